@@ -31,10 +31,11 @@ from workstation.core.phrases import about_words
 from workstation.core.planner import plan_for_profile
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
-from workstation.tui.app import WARNING_MOST_S, WorkstationApp
+from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts
 from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPrompt
 from workstation.tui.screens.profile_menu import ProfileMenu
+from workstation.tui.toasts import WARNING_MOST_S
 from workstation.tui.widgets.message_view import MessageView, PlainBody
 
 
@@ -663,7 +664,7 @@ async def test_what_another_window_or_chat_c_writes_shows_here(profiles: Path) -
 async def test_a_reply_is_kept_as_it_streams(profiles: Path) -> None:
     """A kill -9 (a crash, the power cut) mid-reply lost all of the reply on screen: the store
     held the question alone. What the file holds while the reply streams is what is left."""
-    from workstation.tui.app import KEEP_PARTIAL_EVERY_S
+    from workstation.tui.turn import KEEP_PARTIAL_EVERY_S
 
     app = WorkstationApp("b", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
@@ -2801,3 +2802,21 @@ def test_a_loads_bar_moves_at_most_ten_times_a_second(profiles: Path) -> None:
     for share in shares:  # as fast as llama.cpp's callbacks come: far more than ten a LOAD_BAR_EVERY_S
         bar(share)
     assert posted[0] == 0.0 and posted[-1] == 1.0 and len(posted) < len(shares) // 10, posted
+
+
+def test_every_part_of_the_app_hears_its_messages() -> None:
+    """The app is made of parts (``AppPart`` mixins, tui/app_part.py). Textual drops an ``@on``
+    handler without a word in a class its metaclass did not make (Textual issue #3930): each
+    ``@on`` of the app and its parts is where Textual's dispatch looks for it."""
+    from workstation.tui.app_part import AppPart
+
+    heard: list[str] = []
+    for cls in WorkstationApp.__mro__:
+        for name, value in vars(cls).items():
+            for message_type, selectors in getattr(value, "_textual_on", []):
+                registered = vars(cls).get("_decorated_handlers", {}).get(message_type, [])
+                assert (value, selectors) in registered, f"{cls.__name__}.{name} never hears {message_type.__name__}"
+                if issubclass(cls, AppPart) and cls is not WorkstationApp:
+                    heard.append(name)
+    assert {"_document_read", "_attachment_measured", "_token", "_finished", "_failed", "_engine_exited",
+            "_load_progress", "_loaded"} <= set(heard)

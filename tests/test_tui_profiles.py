@@ -114,8 +114,8 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
     from workstation.core.paths import user_profiles_dir
     from workstation.core.planner import memory_held
     from workstation.core.profiles import load_profile_file
-    from workstation.tui.app import LAST_PROFILE
     from workstation.tui.messages import ProfileLoaded
+    from workstation.tui.model_loading import LAST_PROFILE
     from workstation.tui.screens.dialogs import ConfirmDialog
     from workstation.tui.screens.load_settings import LoadSettings
     from workstation.tui.screens.profile_menu import ProfileMenu
@@ -687,11 +687,11 @@ async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
     from serve_helpers import free_port, serve, write_profile
     from tui_helpers import type_message
 
-    from workstation.tui import app as app_module
+    from workstation.tui import turn as turn_module
     from workstation.tui.screens.summarize import SummarizeScreen
     from workstation.tui.widgets.message_view import MessageView
 
-    monkeypatch.setattr(app_module, "SERVER_RETRY_S", 0.5)
+    monkeypatch.setattr(turn_module, "SERVER_RETRY_S", 0.5)
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     _write(folder, "desk", {"backend": "openai", "remote": {"base_url": url},

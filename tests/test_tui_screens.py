@@ -502,7 +502,7 @@ async def test_a_document_cut_to_fit_a_message_says_so_where_it_stays(
     that 97% of it was left out; the line under the box now says so while it is attached."""
     from textual.widgets import Input
 
-    from workstation.tui.app import MAX_DOCUMENT_CHARS
+    from workstation.tui.attachments import MAX_DOCUMENT_CHARS
     from workstation.tui.screens.file_picker import FilePicker
 
     (tmp_path / "huge.txt").write_text("The invoice was paid. " * 15_000, encoding="utf-8")  # 330,000 characters

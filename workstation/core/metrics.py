@@ -6,9 +6,12 @@ import dataclasses
 import statistics
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workstation.core.phrases import Lookup, local_number, say
+
+if TYPE_CHECKING:
+    from workstation.core.store import StoredMessage
 
 
 def draft_acceptance(accepted: int, drafted: int) -> float | None:
@@ -149,6 +152,15 @@ class MetricsHistory:
         ref, before_name = profiles[i - 1]
         j = start_of(i, ref)
         return current, ProfileRun(ref, before_name or ref, turns[j:i])
+
+
+def _history_of(messages: list[StoredMessage]) -> MetricsHistory:
+    """The dashboard's turns of a conversation's replies."""
+    history = MetricsHistory(60)
+    for msg in messages:
+        if msg.metrics:
+            history.add_record(msg.metrics)
+    return history
 
 
 STOP_WORDS = {"cancelled": "metric.stopped", "length": "metric.length", "quota": "metric.quota",

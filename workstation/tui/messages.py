@@ -64,7 +64,7 @@ class EngineFailed(Message):
         super().__init__()
         self.reason = reason
         # the engine is lost (its process stopped: ``EngineStopped``; its model file changed):
-        # the app says why and loads the model again (``WorkstationApp._engine_lost``)
+        # the app says why and loads the model again (``ModelLoading._engine_lost``)
         self.lost = lost
         self.during = during  # turn | load
         self.unreachable = unreachable  # the engine's server could not be reached (it may be back later)

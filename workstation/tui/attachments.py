@@ -1,0 +1,156 @@
+"""A document going with the next message: picked (Ctrl+O), read, measured against the model's
+room, said under the box, and taken off (the message's own form: ``attachment``)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+
+from workstation.core.engine_api import answer_reserve
+from workstation.core.phrases import about_words, rounded_words, say
+from workstation.core.profiles import Sampling
+from workstation.tui import integrations
+from workstation.tui.app_part import AppPart
+from workstation.tui.messages import AttachmentMeasured, DocumentRead
+from workstation.tui.screens.file_picker import FilePicker, start_folder
+
+if TYPE_CHECKING:
+    from workstation.tui.app import WorkstationApp
+
+
+MAX_DOCUMENT_CHARS = 200_000
+
+
+class Attachments(AppPart):
+    """The document attached to the next message."""
+
+    def action_attach(self: WorkstationApp) -> None:
+        self.pick_file(self.texts("chat.attach_title"), "document",
+                       lambda path, read: self.post_message(DocumentRead(str(path), *read)),
+                       load=integrations.read_document_text)  # a file that is no document: said in the dialog
+
+    def action_detach(self: WorkstationApp) -> None:
+        """Take the attached document off the next message (it could only be sent or replaced)."""
+        if self.pending_document is not None:
+            name = self.pending_document[0].name
+            self._attach(None)
+            self.notify(self.texts("chat.detached", name=name))
+
+    def pick_file(self: WorkstationApp, title: str, kind: str, chosen: Callable[..., object],
+                  load: Callable[[Path], Any] | None = None) -> None:
+        """The Open dialog (Ctrl+O, F6, F4's add), starting where the last pick was (at first,
+        the folder the app was started from, as ``workstation summarize FILE`` reads from).
+        ``chosen(path)``, or with ``load`` (see FilePicker) ``chosen(path, loaded)``."""
+        picker = FilePicker(title, start_folder(self.last_folder), kind, load)
+
+        async def picked(path: Path | None) -> None:
+            if path is not None:
+                self.remember_folder(path)
+                done = chosen(path) if load is None else chosen(path, picker.loaded)
+                if inspect.isawaitable(done):
+                    await done
+
+        self.push_screen(picker, picked)
+
+    def remember_folder(self: WorkstationApp, document: Path) -> None:
+        """The folder ``document`` was opened from: where the Open dialog and F7 start next, this
+        start and the next. Picked in the dialog or typed in F6's box (a typed path did not count,
+        and F7 offered another folder than the one README names)."""
+        folder = document.absolute().parent
+        self.last_folder = folder
+        self.store_write(lambda: self.store.remember("folder", str(folder)))  # where the next start's dialog opens
+
+    @on(DocumentRead)
+    def _document_read(self: WorkstationApp, event: DocumentRead) -> None:
+        whole = event.text.rstrip()  # as the message holds it (its trailing blank lines go), so counted
+        text = whole
+        path = Path(event.path)
+        self._attached_paths.add(path)
+        if len(text) > MAX_DOCUMENT_CHARS:
+            text = text[:MAX_DOCUMENT_CHARS]
+            # (two lines to read and act on: Textual's 5 s went before they were read, on a busy PC
+            # before the test looked too)
+            self.notify(self.texts("chat.doc_cut", n=f"{MAX_DOCUMENT_CHARS:,}"), severity="warning", timeout=15)
+            self._document_sizes[path] = len(whole)  # the attachment line says so too (a toast goes)
+        else:
+            self._document_sizes.pop(path, None)
+        self._document_notes[path] = event.notes
+        before = self.pending_document
+        if before is not None and before[0] != path:  # one document goes with a message: said
+            self.notify(self.texts("chat.doc_replaced", name=path.name, old=before[0].name), severity="warning")
+        self._attach((path, text))
+        self.chat_screen.focus_prompt()
+
+    def _attach(self: WorkstationApp, document: tuple[Path, str] | None) -> None:
+        """``document`` goes with the next message (None: nothing attached); part of the draft,
+        saved with it."""
+        changed = document != self.pending_document
+        attached = (document is None) != (self.pending_document is None)
+        self.pending_document = document
+        if attached:
+            self.refresh_bindings()  # Ctrl+R (remove it) in the footer and F1 while one is attached
+        if changed and self._draft_shown:
+            self.draft_edited()
+        if document is None:
+            self.chat_screen.set_attachment(None)
+            return
+        t, remove, name = self.texts, self.key_for("chat.detach"), document[0].name
+        whole = self._document_sizes.get(document[0], 0)
+        measured = self._document_tokens.get(document)
+        room = self._attachment_room(measured) if measured is not None else (True, "")
+        line = (
+            t("chat.attached_too_long", name=name, n=rounded_words(len(document[1].split())),
+              ctx=about_words(measured[1], t.get), remove=remove) if measured is not None and room is None
+            # it fits a message, not the room this conversation has left: the model would forget
+            # the conversation's start or cut its reply, and nothing said so before Enter
+            else t("chat.attached_no_room", name=name, n=about_words(measured[2], t.get), left=room[1],
+                   new=self.key_for("conv.new"), remove=remove) if measured is not None and room is not None and not room[0]
+            else t("chat.attached_cut", name=name, n=f"{len(document[1]):,}", total=f"{whole:,}",
+                   remove=remove) if whole > len(document[1])
+            else t("chat.attached", name=name, n=f"{len(document[1]):,}", remove=remove)
+        )
+        if measured is not None and room is not None and room[0]:  # how much of the room it takes, in words
+            line += " " + t("chat.attached_room", n=about_words(measured[2], t.get), left=room[1])
+        # and what its reader left out: a workbook's hidden sheets, its cells past the limit
+        notes = self._document_notes.get(document[0], [])
+        if notes:
+            line += " " + " ".join(say([n], t.get) for n in notes)
+        self.chat_screen.set_attachment(line)
+        if measured is None and self.engine is not None and self.profile is not None:
+            self._measure_attachment(self.engine, document, self.session_sampling or self.profile.sampling)
+
+    def _attachment_room(self: WorkstationApp, measured: tuple[int, int, int]) -> tuple[bool, str] | None:
+        """Whether a document of ``measured`` tokens (as a message, the context, its own) fits the room the
+        open conversation has left beside a reply, and that room in words as the line under the
+        box says it (the whole context before a turn); None: it fits no message of this profile."""
+        tokens, n_ctx, own = measured
+        sampling = self.session_sampling or (self.profile.sampling if self.profile is not None else Sampling())
+        reserve = answer_reserve(sampling, n_ctx)
+        if tokens > n_ctx - reserve:
+            return None
+        left = self.context_left()
+        left = n_ctx - (tokens - own) if left is None else left  # (before a turn: less the instructions)
+        return own <= left - reserve, about_words(max(0, left), self.texts.get)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="measure")
+    def _measure_attachment(self: WorkstationApp, engine: Any, document: tuple[Path, str], sampling: Sampling) -> None:
+        """Whether the document can go with a message at all, said when it is attached: a long
+        one was refused only after Enter, in a toast. Counted as a message of its own (the
+        question and the conversation come on top)."""
+        n_ctx = engine.info().n_ctx
+        room = n_ctx - answer_reserve(sampling, n_ctx)
+        tokens = engine.count_prompt([{"role": "user", "content": document[1]}])
+        # its own, in a conversation: less the instructions and the message's frame, counted once
+        # there ("Meeting at ten." took "about 26" of the words left, SmolLM2's system prompt in them)
+        frame = engine.count_prompt([{"role": "user", "content": ""}])
+        self.post_message(AttachmentMeasured(document, tokens, room, n_ctx, max(1, tokens - frame)))
+
+    @on(AttachmentMeasured)
+    def _attachment_measured(self: WorkstationApp, event: AttachmentMeasured) -> None:
+        self._document_tokens[event.document] = (event.tokens, event.n_ctx, event.own)
+        if self.pending_document == event.document:
+            self._attach(event.document)  # its line says it now

@@ -1,0 +1,224 @@
+"""The last question and its reply changed: the question taken back to the box (Up), asked
+again (Alt+R), the reply continued (Alt+C) or another one asked for (Alt+V)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.widgets import Input, TextArea
+
+from workstation.core.store import StoredMessage, TakenOut
+from workstation.tui.app_part import AppPart
+from workstation.tui.attachment import find_attached
+from workstation.tui.widgets.message_view import MessageView
+
+if TYPE_CHECKING:
+    from workstation.tui.app import WorkstationApp
+
+
+class LastExchange(AppPart):
+    """The conversation's last exchange, changed."""
+
+    def _last_question(self: WorkstationApp) -> StoredMessage | None:
+        """The open conversation's last message of the user's (None: none yet)."""
+        if self.conversation_id is None or self._open_gone():
+            return None
+        return next((m for m in reversed(self.store.messages(self.conversation_id)) if m.role == "user"), None)
+
+    async def _take_back(self: WorkstationApp, question: StoredMessage) -> TakenOut:
+        """``question`` (the last of the user's) and its reply out of the conversation, and off
+        the screen: changed, or too long for the context. What went is returned, to put back."""
+        conv_id = self.conversation_id
+        assert conv_id is not None
+        taken = self.store_write(lambda: self.store.take_out(conv_id, question.id))
+        self._note_revision()
+        await self.chat_screen.remove_last_exchange(keep_question=False)
+        return taken
+
+    def action_edit_last(self: WorkstationApp) -> None:
+        """Up in the empty message box: the last message sent is put back in the box, to change
+        (or leave) and send instead of it, its reply replaced; as Up in Slack, Telegram or a
+        shell. Nothing is taken back until it is sent: the conversation stays as it was."""
+        prompt = self.chat_screen.query_one("#prompt", Input)
+        editor = self.chat_screen.query_one("#editor", TextArea)
+        if self.screen is not self.chat_screen or self.focused not in (prompt, editor) \
+                or self.chat_screen.input_text() or self.pending_document is not None:
+            return  # (what is in the box, an attached document too, is the next message's: not replaced)
+        if self.generating:  # (Up goes nowhere while a reply is written)
+            return
+        question = self._last_question()
+        if question is None:
+            return
+        if question.shown:  # F6's document chat: its message is the document and the instructions
+            self.notify(self.texts("chat.not_again_document"), severity="warning")
+            return
+        attached = find_attached(question.content)
+        self.chat_screen.set_input(question.content if attached is None else attached.text)
+        if attached is not None:  # attached again, as it was sent: the box gets the words only
+            path = next((p for p in self._document_sizes if p.name == attached.name), Path(attached.name))
+            self._attach((path, attached.document))
+        self._editing = (question.id, question.created)
+        self._say_editing_last()
+
+    def _say_editing_last(self: WorkstationApp) -> None:
+        """The last message is in the box to be changed (Up, or its conversation opened again)."""
+        in_editor = self.chat_screen.query_one("#editor", TextArea).display
+        self.notify(self.texts("chat.editing_last", send="Ctrl+S" if in_editor else "Enter"), timeout=5)
+
+    def _chat_free(self: WorkstationApp) -> bool:
+        """Whether the chat's last exchange can be acted on now (Alt+R, Alt+V): the chat shown,
+        nothing being written, the open conversation still there (said where it is not)."""
+        if self.screen is not self.chat_screen:
+            return False
+        if self.generating or self._sending:
+            self.notify(self.busy_text(), severity="warning")
+            return False
+        if self._open_gone():
+            self.run_worker(self._lost_open_conversation(), exit_on_error=False)
+            return False
+        return True
+
+    async def action_ask_again(self: WorkstationApp) -> None:
+        """A new reply to the last message (ChatGPT's and LM Studio's "regenerate"), in the
+        place of the one there, which stays until the new one has come: a try that fails, or
+        is stopped (Esc), leaves it. The message box and its draft are left alone."""
+        if not self._chat_free():
+            return
+        question = self._last_question()
+        if question is None:
+            self.notify(self.texts("chat.nothing_to_ask_again"), severity="warning")
+            return
+        if question.shown:  # F6's document chat: asked again, the model would not have the document
+            self.notify(self.texts("chat.not_again_document"), severity="warning")
+            return
+        if self.engine is None:
+            self.notify(self.not_ready_text(), severity="warning")
+            return
+        conv_id = self.conversation_id
+        assert conv_id is not None  # (a question put back by Up stays so: sent, it replaces this one and its new reply)
+        if not self._claim_turn():
+            return
+        self._replacing = [m.id for m in self.store.messages(conv_id) if m.id > question.id]
+        self._replacing_question = question.id
+        self._asked = question.content
+        self._turn_from = "again"
+        self.generating = True  # (no other turn begins while the screen is made ready)
+        try:
+            await self.chat_screen.remove_last_exchange(keep_question=True)
+            reply = await self.chat_screen.add_reply()
+            self._start_reply(reply, upto=question.id)
+        except BaseException:  # (a database that fails to read the prompt: not "generating" for ever)
+            self.generating, self._replacing = False, []
+            raise
+
+    async def _keep_replaced(self: WorkstationApp, view: MessageView | None) -> None:
+        """A question asked again got no new reply (it failed, was stopped, or gave nothing):
+        the one it had stays, drawn again; what the try kept as it streamed goes."""
+        self._replacing = []
+        if view is not None:
+            await view.remove()
+        partial, self._partial = self._partial, None
+        if partial is not None and self.conversation_id is not None and not self._open_gone():
+            conv_id = self.conversation_id
+            self.store_write(lambda: self.store.forget_messages(conv_id, [partial]))
+        await self._redraw_open()
+
+    async def _keep_continued(self: WorkstationApp) -> None:
+        """A reply to go on with got nothing more (it failed, or was stopped before a word): it
+        stays as it was, its figures too (they said "stopped"), drawn again."""
+        self._partial = None
+        await self._redraw_open()
+
+    async def action_continue_reply(self: WorkstationApp) -> None:
+        """The last reply goes on where it stopped (its length limit, Esc), in the same message:
+        ChatGPT's "Continue generating". The model reads its own words so far as the reply
+        begun (``reply_to_continue``), not as a reply to answer."""
+        if self.screen is not self.chat_screen:
+            return
+        if self.generating or self._sending:
+            self.notify(self.busy_text(), severity="warning")
+            return
+        stored = self.store.messages(self.conversation_id) if self.conversation_id is not None and not self._open_gone() else []
+        views = self.chat_screen.message_views()
+        last = stored[-1] if stored else None
+        if last is None or last.role != "assistant" or not last.content.strip() or not views \
+                or views[-1].role != "assistant":
+            # a question with no reply yet (stopped before its first word): Alt+R asks for one
+            unanswered = last is not None and (last.role == "user" or not last.content.strip())
+            said = "chat.no_reply_to_continue" if unanswered else "chat.nothing_to_continue" if last else \
+                "chat.no_reply_yet"  # (an empty conversation: "the last message here" named none)
+            self.notify(self.texts(said, again=self.key_for("chat.again")), severity="warning")
+            return
+        if (last.metrics or {}).get("stop_reason") in ("eos", "stop"):  # the model (or a stop text) ended it: nothing is cut (it said nothing)
+            self.notify(self.texts("chat.reply_complete", again=self.key_for("chat.again")))
+            return
+        if self.engine is None:  # (what there is to go on with said first: no model is needed to know)
+            self.notify(self.not_ready_text(), severity="warning")
+            return
+        if not self._can_go_on():  # a server other than workstation serve may begin anew
+            self.notify(self.texts("chat.continue_not_here"), severity="warning")
+            return
+        if not self._claim_turn():
+            return
+        self._continued = last.content
+        self._turn_from = "continue"
+        self._partial = last.id  # the reply's own row is written again as it goes on
+        self._asked = next((m.content for m in reversed(stored) if m.role == "user"), "")
+        views[-1].reopen()
+        self._start_reply(views[-1])
+
+    def _can_go_on(self: WorkstationApp) -> bool:
+        """Whether Alt+C can go on with a reply here: not on a server other than workstation
+        serve, which may begin a reply anew."""
+        meta = getattr(self.engine, "meta", None)
+        return meta is None or bool(meta.get("n_ctx"))
+
+    async def action_other_reply(self: WorkstationApp) -> None:
+        """The last question's next reply in the place of the one shown (ChatGPT's "< 2/2 >"):
+        each Alt+R keeps the reply it replaces, and this goes through them in the order they
+        were written, back to the first after the last. The next turn reads the one shown."""
+        if not self._chat_free():
+            return
+        question = self._last_question()
+        conv_id = self.conversation_id
+        stored = self.store.messages(conv_id) if conv_id is not None and question is not None else []
+        reply = stored[-1] if stored and stored[-1].role == "assistant" else None
+        shown = None
+        if conv_id is not None and question is not None and reply is not None:
+            shown = self.store_write(lambda: self.store.next_reply_version(conv_id, question.id, reply.id))
+        if shown is None:  # (with no reply at all, "this reply has no other one" named none there)
+            said = "chat.no_other_reply" if reply is not None else "chat.no_reply_to_continue" if question else \
+                "chat.no_reply_yet"
+            self.notify(self.texts(said, again=self.key_for("chat.again")), severity="warning")
+            return
+        self._note_revision()
+        await self._redraw_open()
+        n, total = shown
+        self.notify(self.texts("chat.reply_version", n=f"{n:,}", total=f"{total:,}", press=self.key_for("chat.versions")))
+
+    async def _keep_edited(self: WorkstationApp, edited: TakenOut) -> None:
+        """The last question changed and answered: the question it was sent in place of, with
+        its replies, kept as earlier versions of it (Alt+V goes back to them)."""
+        conv_id, question = self.conversation_id, self._last_question()
+        if conv_id is None or question is None:
+            return
+        kept = self.store_write(lambda: self.store.keep_edited(conv_id, question.id, edited))
+        if kept:
+            self._note_revision()
+            self.chat_screen.mark_versions()
+            self.notify(self.texts("chat.edit_kept", press=self.key_for("chat.versions")))
+
+    async def _put_back(self: WorkstationApp, away: TakenOut, after: StoredMessage | None = None) -> list[StoredMessage]:
+        """What a message was sent in place of (Up), back in the open conversation, before
+        ``after`` (the message sent, kept in the chat) where it is given; the messages as kept."""
+        conv_id = self.conversation_id
+        if conv_id is None or self._open_gone():
+            return []
+        later = self.store_write(lambda: self.store.take_out(conv_id, after.id)) if after is not None else None
+        kept = self.store_write(lambda: self.store.put_back(conv_id, away))
+        if later is not None:
+            self.store_write(lambda: self.store.put_back(conv_id, later))
+        self._note_revision()
+        await self._redraw_open()
+        return kept

@@ -1,0 +1,203 @@
+"""The status bar and the line under the message box: the model and its state, a download,
+what the app is busy with, how full the model's context is, the pace of a streaming reply."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workstation.core.letters import shortened
+from workstation.core.phrases import about_words, part_percent, words_per_token
+from workstation.core.planner import offloadable_layers
+from workstation.tui import pacing
+from workstation.tui.app_part import AppPart
+
+if TYPE_CHECKING:
+    from workstation.tui.app import WorkstationApp
+
+
+def fitted_line(candidates: list[str], width: int) -> str:
+    """The first of ``candidates`` (longest first) that fits ``width`` columns, else the last
+    cut to it with "…": a line cut at the terminal's edge showed a word's first letters."""
+    for text in candidates:
+        if len(text) <= width:
+            return text
+    return shortened(candidates[-1], width) if width > 0 else candidates[-1]
+
+
+CONTEXT_NEARLY_FULL = 85  # percent of the context past which the line under the box warns
+
+
+class StatusLine(AppPart):
+    """The app's status bar and the line under the box, in words."""
+
+    # --- status --------------------------------------------------------------------------
+    def show_download(self: WorkstationApp, name: str | None, pct: int | None = None) -> None:
+        """Say in the status bar that F4 downloads ``name`` (``pct`` done; None: not known yet);
+        ``name`` None: the download has ended."""
+        now = (name, pct) if name is not None else None
+        if now != self.downloading:  # (a progress comes per MB: the line is redrawn per percent)
+            self.downloading = now
+            self.update_status()
+
+    def status_text(self: WorkstationApp) -> str:
+        t = self.texts
+        bar = self.glyphs.between  # (the line's own mark: ASCII on the Linux console)
+        profile = self.profile
+        download = ""
+        if self.downloading is not None:
+            name, pct = self.downloading
+            download = f" {bar} " + (t("status.downloading", name=name, pct=pct) if pct is not None
+                                      else t("status.downloading_wait", name=name))
+        if profile is None:
+            return t("status.no_profile") + download
+        info = self.engine_info
+        model = info.model_name if info else (profile.model or profile.remote.model)
+        # the share of the model on the GPU, and no K/V types: "context memory half size" told a
+        # newcomer nothing (F3 says a profile's "in half the usual memory", F5 the loaded types)
+        layers = self.gpu_share_said(info.gpu_layers, offloadable_layers(info.n_layer)) if info else \
+            ("", "")  # (loading: the share is known once it has loaded)
+        if self.loading is not None:
+            pct = str(part_percent(self.load_fraction))
+            # a share only while llama.cpp reads the file: before, the engine's process starts (most
+            # of a small model's load), after, the context is made (a large one's); "0%" and "100%"
+            # stood still for seconds, and a switch looked stuck
+            if 0 < self.load_fraction < 1:
+                state = t("status.reloading", pct=pct) if self._reloading else \
+                    t("status.loading", name=self.loading.key, pct=pct)
+            else:
+                state = t("status.reloading_wait") if self._reloading else \
+                    t("status.loading_wait", name=self.loading.key)
+        elif self.summarizing is not None:
+            state = t("status.summarizing", name=self.summarizing)
+        elif self.generating:
+            state = t("status.generating")
+        elif self.engine is None and self.engine_problem is not None:  # its process stopped twice
+            state = t("status.engine_stopped")
+        elif self.engine is None:  # a server's profile is not loaded: it is not connected
+            state = t("status.not_loaded" if profile.backend == "llama" else "status.not_connected")
+        elif self.unreachable:  # the last turn found the server gone: not "ready"
+            state = t("status.unreachable")
+        else:
+            state = t("status.ready")
+        if self.session_sampling is not None:  # Ctrl+E's, not the file's
+            state = f"{state} {bar} {t('status.session_sampling')}"
+        state += download
+        width = self.size.width
+        if self.api is not None:  # the API's address whole before the words around it
+            return fitted_line([f" {state} {bar} {profile.key} · {t('status.api', url=self.api.url)}",
+                                f" {state} {bar} {profile.key} · {t('status.api_short', url=self.api.url)}",
+                                f" {state} {bar} {t('status.api_short', url=self.api.url)}"], width)
+        server = profile.remote.server_name
+
+        def line(model: str, layers: str) -> str:
+            if profile.backend != "llama":  # a server's model: no layers or K/V of ours to show
+                if not model:  # remote.model left out: the server's first, once it has said
+                    return f" {state} {bar} {profile.key} · {t('status.remote_any', server=server)}"
+                return f" {state} {bar} {profile.key} · {t('status.remote', model=model, server=server)}"
+            return " · ".join(part for part in (f" {state} {bar} {profile.key}", model, layers) if part)
+
+        if profile.backend == "llama" and model.casefold() == profile.key.casefold():
+            model = ""  # a profile made for a model (F4's U) is named as it: said once, not "gemma · gemma"
+        # too long for the line (80 columns, a longer state word: "generating", "own sampling"),
+        # in turn: the model's name loses its middle, the layers their word ("GPU 0/31"), the
+        # layers go, then the model; never a cut in the middle of a figure (the line ended "· KV";
+        # at 40 columns "· GPU", whose U stayed beside every dialog)
+        tried: list[str] = []
+        for on_gpu in layers + ("",):
+            tried.append(line(model, on_gpu))
+            if len(model) > 12:
+                keep = max(width - (len(tried[-1]) - len(model)), 12)
+                tail = min(13, keep - 5)  # the end says the quantization (….Q4_1 / ….Q8_0): kept
+                tried.append(line(model[: keep - 1 - tail] + "…" + model[-tail:], on_gpu))
+        return fitted_line([*tried, line("", "")], width)
+
+    def gpu_share_said(self: WorkstationApp, n: int, total: int) -> tuple[str, str]:
+        """What share of the loaded model runs on the GPU, in words (and shorter, for a narrow
+        line): "GPU layers 0/31" told an office PC with no GPU nothing, and one with a GPU
+        nothing it could picture; F5 counts the layers. Nothing where no GPU is seen and none
+        is used (the model runs on the CPU, as on any PC)."""
+        t = self.texts
+        if n <= 0:
+            if self.system is None or not self.system.gpus:
+                return "", ""
+            return t("status.on_gpu_none"), t("status.on_gpu_none_short")
+        if n >= total:
+            return t("status.on_gpu_all"), t("status.on_gpu_all_short")
+        pct = f"{part_percent(n / total)}%"
+        return t("status.on_gpu_part", pct=pct), t("status.on_gpu_part_short", pct=pct)
+
+    def not_ready_text(self: WorkstationApp) -> str:
+        """Why nothing can run now: a model loading, a desk PC's server not reached (its load
+        failed: F6 said "No model is loaded; press F3", its profile loaded and the server back
+        up), or no profile loaded."""
+        if self.loading is not None:
+            return self.texts("chat.loading")
+        if self.load_failed and self.profile is not None and self.profile.backend == "openai":
+            return self.texts("chat.not_connected", url=self.profile.remote.base_url)
+        if self.engine_problem is not None:  # its process stopped again: why, and what to do
+            return self.engine_problem
+        return self.texts("chat.no_engine")
+
+    def busy_text(self: WorkstationApp) -> str:
+        """Why the chat cannot take a message now (a reply, or a summary going on)."""
+        if self.summarizing is not None:
+            return self.texts("chat.busy_summary", name=self.summarizing)
+        return self.texts("chat.busy")
+
+    def update_status(self: WorkstationApp) -> None:
+        text = self.status_text()
+        for screen in self.screen_stack:
+            set_status = getattr(screen, "set_status", None)
+            if callable(set_status):
+                set_status(text)
+        self._show_context_fill()
+        self._editing = self._editing  # the box's title in the language of now (F9), and once it is mounted
+
+    def _show_context_fill(self: WorkstationApp) -> None:
+        chat = getattr(self, "chat_screen", None)
+        if chat is not None:
+            fill = self.context_fill_text()
+            chat.set_context_fill(fill)
+            if self.pending_document is not None and fill != self._fill_shown:
+                self._attach(self.pending_document)  # how much of the room it takes: the room changed
+            self._fill_shown = fill
+
+    def context_left(self: WorkstationApp) -> int | None:
+        """The tokens the model's context has left after the open conversation's last turn (None
+        before a turn): what the line under the box says in words, and what an attached document
+        is measured against."""
+        n_ctx = self.engine_info.n_ctx if self.engine_info else 0
+        last = self._history.turns[-1] if self._history.turns and self.conversation_id is not None else None
+        if not n_ctx or last is None:
+            return None
+        return n_ctx - (last.prompt_n + last.cache_n + last.predicted_n)
+
+    def context_fill_text(self: WorkstationApp) -> str:
+        """How full the model's context is after the open conversation's last turn, for the line
+        under the message box ('' before a turn): it showed on F5 only, and the conversation's
+        start was left out with no warning ahead (LM Studio shows it by the box)."""
+        left = self.context_left()
+        if left is None or self.engine_info is None:
+            return ""
+        n_ctx = self.engine_info.n_ctx
+        pct = min(100, round((n_ctx - left) / n_ctx * 100))
+        # in words a newcomer pictures: how much more the conversation holds before the model
+        # forgets its start ("context 3% full (120 of 4,096 tokens)" said neither; F5 counts tokens)
+        key = "chat.context_over" if left * words_per_token(self.texts.get) < 1 else \
+            "chat.context_full" if pct >= CONTEXT_NEARLY_FULL else "chat.context_fill"
+        return self.texts(key, words=about_words(left, self.texts.get))  # (a Turkish word takes more tokens)
+
+    def stream_pace(self: WorkstationApp) -> pacing.Pace:
+        """How much the screen does while a reply streams (see ``pacing``)."""
+        profile, info = self.profile, self.engine_info
+        if self.api is not None and profile is not None:  # our own server on this machine
+            return pacing.pace(profile.resolved_threads(), True)
+        if info is None or profile is None or profile.backend != "llama":
+            return pacing.FREE_CPU  # decoded on another machine
+        return pacing.pace(info.threads, info.gpu_layers < offloadable_layers(info.n_layer))
+
+    def live_rate(self: WorkstationApp) -> float | None:
+        if self._t_first is None or self._t_last is None or self.live_tokens < 2:
+            return None
+        span = self._t_last - self._t_first
+        return (self.live_tokens - 1) / span if span > 0 else None
