@@ -917,7 +917,7 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
 
         # a half-typed message stays with its conversation, and so does an attached document
         app.chat_screen.query_one("#prompt").value = "Also the margins for"  # type: ignore[attr-defined]
-        app._attach((Path("margins.txt"), "Q3: 12%"))
+        app._attach_document((Path("margins.txt"), "Q3: 12%"))
         screen, laid = app.chat_screen, []  # each layout of the screen counted (with a long list, 0.1 to 0.3 s each)
         screen._refresh_layout = lambda *a, _was=screen._refresh_layout, **k: (laid.append(1), _was(*a, **k))[1]
         await app.open_conversation(second.id)
@@ -938,7 +938,7 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         app.chat_screen.clear_input()  # (the one-line box again)
         await app.open_conversation(first.id)
         app.chat_screen.clear_input()
-        app._attach(None)
+        app._attach_document(None)
 
         await pilot.press("ctrl+n")
         await until(pilot, lambda: app.conversation_id is None and not _views(app))
@@ -1149,7 +1149,7 @@ async def test_drafts_survive_quitting(profiles: Path) -> None:
         await type_message_only(pilot, "Soup on Fridays?")
         await app.open_conversation(report.id)
         await type_message_only(pilot, "Also the margins for")
-        app._attach((Path("margins.txt"), "Q3: 12%"))
+        app._attach_document((Path("margins.txt"), "Q3: 12%"))
         await pilot.press("ctrl+n")
         await until(pilot, lambda: app.conversation_id is None)
         await type_message_only(pilot, "A new idea")
@@ -2300,7 +2300,7 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         prompt = app.chat_screen.query_one("#prompt", Input)
-        app._attach((Path("/docs/memo.txt"), memo))
+        app._attach_document((Path("/docs/memo.txt"), memo))
         app.chat_screen.set_input("When is the meeting?")
         prompt.focus()
         await pilot.press("enter")
@@ -2328,7 +2328,7 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         assert len(sent) == 2 and sent[0].content.endswith(memo) and sent[0].content.count(memo) == 1
         assert "Belge: memo.txt" in sent[0].content
         # a document sent with no words: the box stays empty, the document attached again
-        app._attach((Path("/docs/memo.txt"), memo))
+        app._attach_document((Path("/docs/memo.txt"), memo))
         await pilot.press("enter")
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 4)
         assert app.pending_document is None
@@ -2339,7 +2339,7 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         # a document attached for the next message stays: Up does not replace it with the last one's
         app.chat_screen.clear_input()
         app._editing = None
-        app._attach((Path("/docs/minutes.txt"), "Minutes of Monday."))
+        app._attach_document((Path("/docs/minutes.txt"), "Minutes of Monday."))
         prompt.focus()
         await pilot.press("up")
         await pilot.pause()
@@ -2361,10 +2361,10 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         line = app.chat_screen.query_one("#attachment")
         # attached before the model has loaded (a draft restored at the start): said once it has
         # (it read "(6,737 characters); it goes with your next message" until Enter)
-        app._attach((ledger, ledger.read_text(encoding="utf-8")))
+        app._attach_document((ledger, ledger.read_text(encoding="utf-8")))
         await until(pilot, lambda: app.engine is not None and "more than a message can hold" in str(line.render()))
-        app._attach((Path("/docs/short.txt"), "Meeting at ten."))
-        app._attach((ledger, ledger.read_text(encoding="utf-8")))
+        app._attach_document((Path("/docs/short.txt"), "Meeting at ten."))
+        app._attach_document((ledger, ledger.read_text(encoding="utf-8")))
         await until(pilot, lambda: "more than a message can hold" in str(line.render()))
         said = str(line.render())
         # in words, as the box's line says what the conversation holds (it said "about 2,001 tokens ... context of
@@ -2392,7 +2392,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         assert box.value == "/elsewhere/typed.txt"
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
-        app._attach((Path("/docs/short.txt"), "Meeting at ten."))
+        app._attach_document((Path("/docs/short.txt"), "Meeting at ten."))
         # how much of the conversation's room it takes, said when attached (a document that did not
         # fit what was left of the conversation was said nothing of: the reply came cut or failed)
         await until(pilot, lambda: "words left in this conversation" in str(line.render()))
@@ -2403,7 +2403,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         app.chat_screen.set_input("Note this. " + "The invoice was paid. " * 20)  # ~100 of the 1,024 tokens
         await pilot.press("enter")
         await until(pilot, lambda: not app.generating and app.context_left() is not None)
-        app._attach((ledger, "The invoice was paid. " * 180))  # ~900 tokens: fits a message, not what is left
+        app._attach_document((ledger, "The invoice was paid. " * 180))  # ~900 tokens: fits a message, not what is left
         await until(pilot, lambda: "words are left in this conversation" in str(line.render()))
         said, words_left = str(line.render()), app.context_fill_text().split("about ")[1].split()[0]
         assert said.startswith("Attached: ledger.txt, about ") and f"only about {words_left} words are left" in said \

@@ -47,10 +47,10 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert [t for t in titles if t.startswith("Quit")] == ["Quit (Ctrl+Q)"]  # one, with its key
         assert "Stop (Esc)" in titles and not any("escape" in t for t in titles)
         assert not any(t.startswith("Remove the attachment") for t in titles)  # nothing attached
-        app._attach((profiles / "notes.txt", "The meeting is on Tuesday."))
+        app._attach_document((profiles / "notes.txt", "The meeting is on Tuesday."))
         assert "Remove the attachment (Ctrl+R)" in [c.title for c in app.get_system_commands(app.screen)]
         assert "ctrl+r" in app.screen.active_bindings  # the footer's and F1's, as Ctrl+P's: while one is attached
-        app._attach(None)
+        app._attach_document(None)
         assert "ctrl+r" not in app.screen.active_bindings
         assert "Theme" in titles and "Screenshot" in titles  # Textual's own, as Textual words them
         assert any(t.startswith("Language: Türkçe") for t in titles)  # found by "language" too
@@ -79,7 +79,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         await pilot.pause()
         await pilot.press("escape")
         await pilot.pause()
-        app._attach((Path("memo.txt"), "Meeting at ten"))
+        app._attach_document((Path("memo.txt"), "Meeting at ten"))
         # toasts still shown are said again in the new language, with their time left; one that
         # cannot be (two sentences joined) is put away: a Turkish warning stayed on the English screen
         app.notify(app.texts("load.reset_failed", file="a.yaml", error="busy"), severity="warning", timeout=60)
@@ -107,7 +107,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         attached = str(app.chat_screen.query_one("#attachment").render())
         assert attached == app.texts("chat.attached", name="memo.txt", n=14, remove="Ctrl+R") != Texts("en")(
             "chat.attached", name="memo.txt", n=14, remove="Ctrl+R")  # it stayed in English
-        app._attach(None)
+        app._attach_document(None)
         kept = app.summarize_screen()  # relabelled although it was not showing
         assert kept.query_one("#summarize-path").placeholder == app.texts("summarize.path") != "Document to summarize"
         assert "yüklü değil" in app.status_text()
@@ -502,7 +502,7 @@ async def test_a_document_cut_to_fit_a_message_says_so_where_it_stays(
     that 97% of it was left out; the line under the box now says so while it is attached."""
     from textual.widgets import Input
 
-    from workstation.tui.attachments import MAX_DOCUMENT_CHARS
+    from workstation.tui.attaching import MAX_DOCUMENT_CHARS
     from workstation.tui.screens.file_picker import FilePicker
 
     (tmp_path / "huge.txt").write_text("The invoice was paid. " * 15_000, encoding="utf-8")  # 330,000 characters

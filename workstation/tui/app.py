@@ -12,7 +12,7 @@ the system samples and the last nets. The parts: ``Toasts`` (toasts.py, the noti
 ``StatusLine`` (status_line.py), ``OtherWindows`` (other_windows.py, what other windows
 wrote), ``StoreFallback`` (store_fallback.py, the session in memory on a full disk),
 ``ConversationActions`` (conversation_actions.py: rename, delete, export, copy),
-``Attachments`` (attachments.py), ``Quitting`` (quitting.py, keys and signals),
+``Attachments`` (attaching.py), ``Quitting`` (quitting.py, keys and signals),
 ``ModelLoading`` (model_loading.py: load, switch, serve, the engine lost), ``Turn`` (turn.py,
 a message and its reply) and ``LastExchange`` (last_exchange.py: Up, Alt+R, Alt+C, Alt+V).
 """
@@ -83,8 +83,8 @@ from workstation.tui.actions import (
     keys_lost,
     keys_now,
 )
+from workstation.tui.attaching import Attachments
 from workstation.tui.attachment import find_attached
-from workstation.tui.attachments import Attachments
 from workstation.tui.conversation_actions import ConversationActions
 from workstation.tui.glyphs import glyphs, terminal_charset, terminal_table
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
@@ -536,7 +536,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
                 relabel()
             if isinstance(screen, AppScreen):
                 screen.translate_bindings()
-        self._attach(self.pending_document)  # its line says itself in the new language
+        self._attach_document(self.pending_document)  # its line says itself in the new language
         self.update_status()
         self._say_toasts_again()
         self.notify(self.texts("lang.changed"))
@@ -789,7 +789,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         text, document = self._drafts.pop(going_to, ("", None))
         self._arriving_edit = self._edits.pop(going_to, None) if going_to is not None and text.strip() else None
         self.chat_screen.set_input(text)
-        self._attach(document)
+        self._attach_document(document)
 
     def save_draft(self) -> tuple[str, tuple[Path, str] | None] | None:
         """The box's text and attached document saved as the open conversation's draft (None:
@@ -834,7 +834,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             self._editing = None
             if attached is not None and self.pending_document is not None \
                     and self.pending_document[0].name == attached.name and self.pending_document[1] == attached.document:
-                self._attach(None)
+                self._attach_document(None)
         elif self.pending_document is None:
             self._editing = None
 

@@ -324,7 +324,7 @@ class ModelLoading(AppPart):
         self._know_small_model(loaded, event.engine)
         self._document_tokens.clear()  # counted by another model's tokens, against another context
         if self.pending_document is not None:  # attached before a model was there (a draft restored at the start):
-            self._attach(self.pending_document)  # measured now, not first said too long after Enter
+            self._attach_document(self.pending_document)  # measured now, not first said too long after Enter
         # (not written on the open conversation: its next reply does that, in send; a load with no
         # reply after it made a conversation say it "was with" a profile that never answered in it)
         if event.restored:

@@ -30,7 +30,6 @@ CONTEXT_NEARLY_FULL = 85  # percent of the context past which the line under the
 class StatusLine(AppPart):
     """The app's status bar and the line under the box, in words."""
 
-    # --- status --------------------------------------------------------------------------
     def show_download(self: WorkstationApp, name: str | None, pct: int | None = None) -> None:
         """Say in the status bar that F4 downloads ``name`` (``pct`` done; None: not known yet);
         ``name`` None: the download has ended."""
@@ -159,7 +158,7 @@ class StatusLine(AppPart):
             fill = self.context_fill_text()
             chat.set_context_fill(fill)
             if self.pending_document is not None and fill != self._fill_shown:
-                self._attach(self.pending_document)  # how much of the room it takes: the room changed
+                self._attach_document(self.pending_document)  # how much of the room it takes: the room changed
             self._fill_shown = fill
 
     def context_left(self: WorkstationApp) -> int | None:

@@ -142,7 +142,7 @@ class Turn(AppPart):
         self._asked = content
         self._sent = (text, document)
         self._turn_from = "send"
-        self._attach(None)
+        self._attach_document(None)
         self.chat_screen.clear_input()
         self.save_draft()  # sent: no draft left (a new conversation's was kept under None)
         if made:
@@ -560,7 +560,7 @@ class Turn(AppPart):
             pass  # (kept, empty: nothing is lost either way)
         text, document = self._sent
         self.chat_screen.set_input(text)
-        self._attach(document)
+        self._attach_document(document)
 
     def _typed_since(self: WorkstationApp) -> bool:
         """Something typed in the box, or a document attached, since a message was sent."""

@@ -37,7 +37,7 @@ class Attachments(AppPart):
         """Take the attached document off the next message (it could only be sent or replaced)."""
         if self.pending_document is not None:
             name = self.pending_document[0].name
-            self._attach(None)
+            self._attach_document(None)
             self.notify(self.texts("chat.detached", name=name))
 
     def pick_file(self: WorkstationApp, title: str, kind: str, chosen: Callable[..., object],
@@ -82,10 +82,10 @@ class Attachments(AppPart):
         before = self.pending_document
         if before is not None and before[0] != path:  # one document goes with a message: said
             self.notify(self.texts("chat.doc_replaced", name=path.name, old=before[0].name), severity="warning")
-        self._attach((path, text))
+        self._attach_document((path, text))
         self.chat_screen.focus_prompt()
 
-    def _attach(self: WorkstationApp, document: tuple[Path, str] | None) -> None:
+    def _attach_document(self: WorkstationApp, document: tuple[Path, str] | None) -> None:
         """``document`` goes with the next message (None: nothing attached); part of the draft,
         saved with it."""
         changed = document != self.pending_document
@@ -153,4 +153,4 @@ class Attachments(AppPart):
     def _attachment_measured(self: WorkstationApp, event: AttachmentMeasured) -> None:
         self._document_tokens[event.document] = (event.tokens, event.n_ctx, event.own)
         if self.pending_document == event.document:
-            self._attach(event.document)  # its line says it now
+            self._attach_document(event.document)  # its line says it now
