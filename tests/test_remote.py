@@ -239,6 +239,29 @@ def test_a_desk_pc_waits_while_the_server_loads_its_model(server: RunningServer,
     assert reply.text and reply.metrics.stop_reason != "failed"
 
 
+@contextlib.contextmanager
+def _stalling_server(go_on: threading.Event, went_on: threading.Event | None = None) -> Iterator[str]:
+    """A server on 127.0.0.1 that says "Yes", stays silent until ``go_on``, then ends the reply
+    (``went_on`` set just before its next word: a reply cannot end on that word unseen)."""
+    def stalls(listener: socket.socket) -> None:
+        conn, _ = listener.accept()
+        with conn, contextlib.suppress(OSError):
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+                         b'data: {"choices": [{"index": 0, "delta": {"content": "Yes"}}]}\n\n')
+            go_on.wait(10)
+            if went_on is not None:
+                went_on.set()
+            conn.sendall(b'data: {"choices": [{"index": 0, "delta": {"content": ", go"}, "finish_reason": "stop"}]}'
+                         b"\n\ndata: [DONE]\n\n")
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        threading.Thread(target=stalls, args=(listener,), daemon=True).start()
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+
+
 def test_missing_key_variable_is_one_sentence(server: RunningServer, monkeypatch: pytest.MonkeyPatch,
                                              tmp_path: Path) -> None:
     monkeypatch.delenv("WS_REMOTE_TEST_KEY", raising=False)
@@ -338,57 +361,26 @@ def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: py
     # stood still without a word (15 s in use; no time is asserted)
     monkeypatch.setattr(remote_module, "STALLED_SAID_AFTER_S", 0.0)
     go_on = threading.Event()
-
-    def stalls(listener: socket.socket) -> None:
-        conn, _ = listener.accept()
-        with conn:
-            conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
-                         b'data: {"choices": [{"index": 0, "delta": {"content": "Yes"}}]}\n\n')
-            go_on.wait(10)
-            conn.sendall(b'data: {"choices": [{"index": 0, "delta": {"content": ", go"}, "finish_reason": "stop"}]}'
-                         b"\n\ndata: [DONE]\n\n")
-
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(1)
-        threading.Thread(target=stalls, args=(listener,), daemon=True).start()
-        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
-        with RemoteEngine(remote_profile(url, timeout_s=60, model="m"), check=False) as stalling:
-            events = stalling.stream_chat(HELLO, reading=True)
-            first, stalled = next(events), next(events)
-            go_on.set()
-            rest = [e for e in events if not isinstance(e, ServerWaiting)]
+    with _stalling_server(go_on) as url, \
+            RemoteEngine(remote_profile(url, timeout_s=60, model="m"), check=False) as stalling:
+        events = stalling.stream_chat(HELLO, reading=True)
+        first, stalled = next(events), next(events)
+        go_on.set()
+        rest = [e for e in events if not isinstance(e, ServerWaiting)]
     assert isinstance(first, TokenDelta) and first.text == "Yes"
     assert isinstance(stalled, ServerWaiting) and stalled.stalled and not stalled.own, stalled
     assert isinstance(rest[-1], TurnFinished) and rest[-1].text == "Yes, go"
     # Esc while it is silent ends the reply within a second, with what came ("Esc stops", the
     # line says): the closed response was read on until the server's next word
     go_on, went_on = threading.Event(), threading.Event()
-
-    def stalls_then_says(listener: socket.socket) -> None:
-        conn, _ = listener.accept()
-        with conn, contextlib.suppress(OSError):
-            conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
-                         b'data: {"choices": [{"index": 0, "delta": {"content": "Yes"}}]}\n\n')
-            go_on.wait(10)
-            went_on.set()  # (before its next word: the reply cannot end on it unseen)
-            conn.sendall(b'data: {"choices": [{"index": 0, "delta": {"content": ", go"}, "finish_reason": "stop"}]}'
-                         b"\n\ndata: [DONE]\n\n")
-
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(1)
-        threading.Thread(target=stalls_then_says, args=(listener,), daemon=True).start()
-        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
-        with RemoteEngine(remote_profile(url, timeout_s=60, model="m"), check=False) as stalling:
-            events = stalling.stream_chat(HELLO, reading=True)
-            first, stalled = next(events), next(events)
-            stalling.cancel()
-            rest = [e for e in events if not isinstance(e, ServerWaiting)]
-            ended_first = not went_on.is_set()
-            go_on.set()
+    with _stalling_server(go_on, went_on) as url, \
+            RemoteEngine(remote_profile(url, timeout_s=60, model="m"), check=False) as stalling:
+        events = stalling.stream_chat(HELLO, reading=True)
+        first, stalled = next(events), next(events)
+        stalling.cancel()
+        rest = [e for e in events if not isinstance(e, ServerWaiting)]
+        ended_first = not went_on.is_set()
+        go_on.set()
     assert ended_first, "Esc waited for the server's next word"
     assert [type(e) for e in rest] == [TurnFinished] and rest[0].metrics.stop_reason == "cancelled", rest
     assert rest[0].text == "Yes", rest
