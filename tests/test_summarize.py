@@ -595,6 +595,12 @@ def test_a_summary_that_goes_round_in_circles_is_cut_where_it_began_to() -> None
     assert _clean_summary(stars) == "Sales rose by a tenth in Q3."
     assert _clean_summary("The minutes cover the budget and " + "the the plan plan " * 5) == \
         "The minutes cover the budget and the the plan plan…"
+    # the parts' summaries go to the last step as paragraphs: labelled "Part 1: …", the labels came
+    # back in the summary ("Part 3: The goal of this text…" of a document read in 2 parts)
+    from workstation.core.summarize import _Item, _reduce_body
+
+    assert _reduce_body([_Item(0, 1, "The team met."), _Item(1, 2, "The budget grew.")]) == \
+        "The team met.\n\nThe budget grew."
     plain = "The office moves in May. Desks go by team, and the kitchen stays on the third floor."
     assert _clean_summary(plain) == plain  # a sentence that says new things each time is kept whole
     # a phrase that comes back later is no loop: every point of the list is kept

@@ -1049,7 +1049,10 @@ class _Item:
 
 
 def _reduce_body(items: list[_Item]) -> str:
-    return "\n".join(f"Part {i}: {neutralize(it.text)}" for i, it in enumerate(items, 1))
+    """The parts' summaries, a paragraph each, in order. Labelled "Part 1: …", SmolLM2 wrote
+    the labels into the summary ("Part 3: The goal of this text…" of a document read in 2
+    parts): greedy, 2 of 3 reduce prompts, 0 of 3 without them."""
+    return "\n\n".join(neutralize(it.text) for it in items)
 
 
 def _reduce(
