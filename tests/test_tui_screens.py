@@ -1429,6 +1429,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert app.last_folder == doc.parent  # typed, not picked: F7 and the Open dialog start there too
         # the summary scrolls from the path box, which keeps the focus (PageDown and End did nothing
         # there: a long summary seemed cut at the screen's last line), and is shown whole
+        assert screen.query_one("#summarize-ask").region.right < 100  # (it touched the right edge)
         shown = screen.query_one("#summarize-result")
         await pilot.resize_terminal(100, 16)  # (whole at 30 lines)
         await until(pilot, lambda: shown.max_scroll_y > 0)
