@@ -1429,6 +1429,22 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         state = str(screen.query_one("#summarize-state").render())
         assert not app.generating and "Done." in state and "Ctrl+S saves it beside the document" in state
         assert app.last_folder == doc.parent  # typed, not picked: F7 and the Open dialog start there too
+        # the summary scrolls from the path box, which keeps the focus (PageDown and End did nothing
+        # there: a long summary seemed cut at the screen's last line), and is shown whole
+        assert screen.query_one("#summarize-ask").region.right < 100  # (it touched the right edge)
+        shown = screen.query_one("#summarize-result")
+        await pilot.resize_terminal(100, 16)  # (whole at 30 lines)
+        await until(pilot, lambda: shown.max_scroll_y > 0)
+        assert app.focused is screen.query_one("#summarize-path")
+        await pilot.press("pagedown")
+        await until(pilot, lambda: shown.scroll_y > 0)
+        await pilot.press("ctrl+end")
+        await until(pilot, lambda: shown.scroll_y == shown.max_scroll_y)
+        last = screen.query_one("#summary", Markdown).children[-1]  # its last line on the screen
+        assert shown.region.y < last.region.bottom <= shown.region.bottom, (last.region, shown.region)
+        await pilot.press("ctrl+home")
+        await until(pilot, lambda: shown.scroll_y == 0)
+        await pilot.resize_terminal(100, 30)
         # Ctrl+S writes it beside the document (the way was Ctrl+K, then F7 of the whole chat); a
         # file of the person's there is left as it was
         beside = doc.with_name("bees.md.summary.md")

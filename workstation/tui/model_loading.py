@@ -23,6 +23,7 @@ from workstation.tui.app_part import AppPart
 from workstation.tui.messages import EngineExited, EngineFailed, LoadProgress, ProfileLoaded
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.screens.summarize import SummarizeScreen
+from workstation.tui.toasts import LOAD_NOTICE
 
 if TYPE_CHECKING:
     from workstation.tui.app import WorkstationApp
@@ -331,21 +332,21 @@ class ModelLoading(AppPart):
             self.notify(
                 self.texts("serve.failed" if event.serve_failed else "profiles.failed",
                            reason=event.reason, name=event.profile.key),
-                title=self.texts("error.title"), severity="error", timeout=15,
+                title=self.texts("error.title"), severity="error", timeout=15, kind=LOAD_NOTICE,
             )
             if event.serve_stopped:  # (the switch stopped the API before the new profile failed)
-                self.notify(self.texts("serve.stopped", name=loaded.title(self.texts.lang)))
+                self.notify(self.texts("serve.stopped", name=loaded.title(self.texts.lang)))  # (beside the failure)
         elif event.api is not None:
             started = ("serve.started" if not event.api.protected else
                        "serve.started_keys" if integrations.people_keys_exist() else "serve.started_shared_key")
-            self.notify(self.texts(started, url=event.api.url), timeout=10)
+            self.notify(self.texts(started, url=event.api.url), timeout=10, kind=LOAD_NOTICE)
         elif event.serve_stopped:
-            self.notify(self.texts("serve.stopped", name=loaded.title(self.texts.lang)))
+            self.notify(self.texts("serve.stopped", name=loaded.title(self.texts.lang)), kind=LOAD_NOTICE)
         elif event.switch_stopped_api is not None:  # F3 while serving: the API went with the old profile
             self.notify(self.texts("serve.stopped_by_switch", old=event.switch_stopped_api.title(self.texts.lang),
-                                   name=loaded.title(self.texts.lang), serve=self.key_for("api.serve")))
+                                   name=loaded.title(self.texts.lang), serve=self.key_for("api.serve")), kind=LOAD_NOTICE)
         else:
-            self.notify(self.texts("profiles.loaded", name=loaded.title(self.texts.lang)))
+            self.notify(self.texts("profiles.loaded", name=loaded.title(self.texts.lang)), kind=LOAD_NOTICE)
         other, self._other_profile_said = self._other_profile_said, None
         if other is not None and other[0] == self.conversation_id and not event.restored \
                 and other[1] not in (loaded.ref, loaded.key):

@@ -38,6 +38,7 @@ from workstation.tui.i18n import Texts
 from workstation.tui.integrations import memory_freed_by_switch, speed_estimate
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.sampling import read_number
+from workstation.tui.toasts import LOAD_NOTICE
 from workstation.tui.widgets.line_input import LineInput
 
 if TYPE_CHECKING:
@@ -468,7 +469,7 @@ def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None, p
             menu.notify(f"{said} {t('load.reload_later')}", timeout=12)
         else:
             menu.dismiss(saved)  # loaded again, as Enter loads it
-            app.notify(f"{said} {t('load.reloading')}")
+            app.notify(f"{said} {t('load.reloading')}", kind=LOAD_NOTICE)
             return
     else:
         menu.notify(said)

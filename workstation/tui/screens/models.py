@@ -43,6 +43,7 @@ from workstation.tui.integrations import ModelRow
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.dialogs import ConfirmDialog
+from workstation.tui.toasts import LOAD_NOTICE
 from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ScreenFooter
 
@@ -327,7 +328,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         said += said_server
         self.app.pop_screen()  # the chat, where the load's progress shows
         app.switch_profile(profile)
-        app.notify(said, timeout=15 if said_server else None)  # (long only to say how to go back)
+        app.notify(said, timeout=15 if said_server else None, kind=LOAD_NOTICE)  # (long only to say how to go back)
 
     # --- pull ----------------------------------------------------------------------------
     def action_pull(self) -> None:

@@ -100,6 +100,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # a stopped run's parts of that document: a client's letter summarized stayed in the data
         # folder until another document was summarized, with no way to delete it
         Binding("f8", "forget", "delete this summary", id="summarize.forget", show=False),
+        # the summary scrolled from the path box, which keeps the focus (they did nothing there: a
+        # long summary seemed to stop at its screen's last line until Tab had reached it, four presses)
+        Binding("pageup", "page(-1)", show=False), Binding("pagedown", "page(1)", show=False),
+        Binding("ctrl+home", "page(-2)", show=False), Binding("ctrl+end", "page(2)", show=False),
     ]
 
     def __init__(self) -> None:
@@ -267,6 +271,12 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if action == "start_over":
             return self._parts_kept and not self.running  # only where there are parts to do again
         return True  # Ctrl+R and Ctrl+O while one runs: out of the footer (RunningFooter), they say why they wait
+
+    def action_page(self, way: int) -> None:
+        """The summary a page up (``way`` -1) or down (1), or to its start (-2) or end (2)."""
+        shown = self.query_one("#summarize-result", VerticalScroll)
+        {-2: shown.scroll_home, -1: shown.scroll_page_up, 1: shown.scroll_page_down, 2: shown.scroll_end}[way](
+            animate=False)
 
     def _set_running(self, running: bool) -> None:
         t = self.wapp.texts
