@@ -821,11 +821,19 @@ async def test_a_narrow_terminal_puts_the_list_away_until_ctrl_b(profiles: Path)
         await until(pilot, lambda: not sidebar.display)
         await pilot.resize_terminal(100, 30)
         await until(pilot, lambda: sidebar.display)
-        await pilot.press("ctrl+b")  # the person's choice stands at any width
+        # Ctrl+B with the list shown goes to it (it hid it: Down and Enter then sent the draft)
+        await pilot.press("H", "i", "ctrl+b")
+        await until(pilot, lambda: sidebar.has_focus_within)
+        assert sidebar.display
+        await pilot.press("ctrl+b")  # pressed there, it puts the list away: the choice stands at any width
         await until(pilot, lambda: not sidebar.display)
+        assert app.focused is app.chat_screen.query_one("#prompt")
         await pilot.resize_terminal(120, 30)
         await pilot.pause()
         assert not sidebar.display
+        await pilot.press("ctrl+b")  # hidden, it is shown with the focus
+        await until(pilot, lambda: sidebar.display and sidebar.has_focus_within)
+        assert app.chat_screen.query_one("#prompt").value == "Hi"
 
 
 async def test_f6_on_a_narrow_terminal_gives_the_path_a_line_of_its_own(profiles: Path) -> None:
