@@ -27,7 +27,7 @@ from tui_helpers import send_text as _send_text
 
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
-from workstation.core.phrases import about_words
+from workstation.core.phrases import about_words, rounded_words
 from workstation.core.planner import plan_for_profile
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
@@ -2405,16 +2405,21 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         # fit what was left of the conversation was said nothing of: the reply came cut or failed)
         await until(pilot, lambda: "words left in this conversation" in str(line.render()))
         said = str(line.render())
-        assert said.startswith("Attached: short.txt (15 characters)") and \
-            "This document takes about 4 of the 750 words left in this conversation." in said, said
+        # its words counted as the too-long line counts them (3, as wc -w; it said "about 4" of its tokens),
+        # and the room in the same words: its tokens' own words each
+        tokens, n_ctx, own = app._document_tokens[app.pending_document]
+        left = rounded_words((n_ctx - (tokens - own)) * 3 / own)
+        assert said.startswith("Attached: short.txt (15 characters)") and left != "750" and \
+            f"This document takes about 3 of the {left} words left in this conversation." in said, said
         await pilot.press("ctrl+r")
         app.chat_screen.set_input("Note this. " + "The invoice was paid. " * 20)  # ~100 of the 1,024 tokens
         await pilot.press("enter")
         await until(pilot, lambda: not app.generating and app.context_left() is not None)
         app._attach_document((ledger, "The invoice was paid. " * 180))  # ~900 tokens: fits a message, not what is left
         await until(pilot, lambda: "words are left in this conversation" in str(line.render()))
-        said, words_left = str(line.render()), app.context_fill_text().split("about ")[1].split()[0]
-        assert said.startswith("Attached: ledger.txt, about ") and f"only about {words_left} words are left" in said \
+        tokens, _, own = app._document_tokens[app.pending_document]
+        said, words_left = str(line.render()), rounded_words(app.context_left() * 720 / own)
+        assert said.startswith("Attached: ledger.txt, about 720 words") and f"only about {words_left} words are left" in said \
             and "Ctrl+N starts a new conversation" in said and "F6 summarizes it" in said, said
 
 
