@@ -1466,8 +1466,13 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert [m["role"] for m in follow_up] == ["user", "assistant"]
         assert SUBJECT_PARAGRAPHS[1][:40] in follow_up[0]["content"]
         document_prompt = len(app.engine.chat_prompt(follow_up[:1]))  # the summary's prompt
+        before = app.conversation_id
+        app.chat_screen.set_input("What does it say of bees?")  # typed before F6: asked in the new one
         await pilot.press("ctrl+k")
         await until(pilot, lambda: app.screen is app.chat_screen and len(_views(app)) == 2)
+        # (it stayed behind as the other conversation's "not sent: What doe…", this box empty)
+        assert app.chat_screen.input_text() == "What does it say of bees?" and before not in app._drafts
+        app.chat_screen.set_input("")
         assert [(m.role, m.content) for m in app.store.messages(app.conversation_id)] == [
             (m["role"], m["content"]) for m in follow_up
         ]

@@ -974,7 +974,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             self.notify(self.busy_text(), severity="warning")
             return None
         if made is not None and made in {c.id for c in self.store.list()}:
-            await self._show_conversation(made)
+            await self._show_conversation(made, self._carried_question(made, path))
             return made
         def made_of_it() -> Conversation:
             conv = self.store.new(self.texts("summarize.conv_title", name=path.name),
@@ -988,14 +988,29 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
                 self.engine.claim_cells(self.cells_tag(conv.id), messages[:1])
             except (WorkstationError, OSError):
                 pass  # the engine went away: the next question reads the document again
-        await self._show_conversation(conv.id)
+        await self._show_conversation(conv.id, self._carried_question(conv.id, path))
         return conv.id
 
-    async def _show_conversation(self, conversation_id: int) -> None:
-        """Back to the chat, on ``conversation_id``, ready to type in."""
+    def _carried_question(self, going_to: int, path: Path) -> str:
+        """What the message box holds, taken out of it for the conversation about ``path`` that
+        Ctrl+K opens (it stayed behind as the open one's "not sent: What doe…", and the new
+        one's box was empty); "" where nothing is typed or ``going_to`` has a draft of its own.
+        That document attached goes too: the conversation about it holds it."""
+        typed = self.chat_screen.input_text()
+        if not typed.strip() or self._drafts.get(going_to, ("", None))[0].strip():
+            return ""
+        self.chat_screen.set_input("")
+        if self.pending_document is not None and self.pending_document[0] == path:
+            self._attach_document(None)
+        return typed
+
+    async def _show_conversation(self, conversation_id: int, typed: str = "") -> None:
+        """Back to the chat, on ``conversation_id``, ready to type in (``typed`` in the box)."""
         while self.screen is not self.chat_screen:
             self.pop_screen()
         await self.open_conversation(conversation_id)
+        if typed and self.conversation_id == conversation_id:
+            self.chat_screen.set_input(typed)
         self.chat_screen.focus_prompt()
 
     # --- screens --------------------------------------------------------------------------
