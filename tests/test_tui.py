@@ -2032,8 +2032,9 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         cut = app.store.messages(conv)[1]
         assert cut.metrics and cut.metrics["stop_reason"] == "length"  # 8 tokens at most
         # "length limit" under it named no way on: Alt+C is said
-        assert any(n.message == f"The reply stopped at its length limit ({cut.metrics['predicted_n']} tokens); Alt+C "
-                   "lets it go on." for n in app._notifications)
+        # in words (it said "(8 tokens)": jargon), rounded as the app rounds words
+        assert any(n.message == f"The reply stopped at its length limit (about {about_words(cut.metrics['predicted_n'])} "
+                   "words); Alt+C lets it go on." for n in app._notifications)
         await app.open_conversation(conv)  # drawn from the store (text with no Markdown: one plain widget)
         await until(pilot, lambda: len(_views(app)) == 2)
         await pilot.press("alt+c")  # the reply goes on, in the same message
