@@ -1892,11 +1892,15 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
         assert first.index("Ofis için donanım hesabı") < first.index("Örnekleme") < first.index("Özetle") < first.index("Pano")
         assert any(n.endswith(" (Yukarı ok)") for n in names) and not any("(Up)" in n for n in names)  # its keys in Turkish
         assert first.index("Talimatlar") < first.index("Tema") and first.index("Örnekleme") < first.index("Yeni")
-        for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme")):
+        # "kaydet" (save) finds Dışa aktar by its other words (the locale's): "No command matches" before
+        for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme"), ("kaydet", "Dışa aktar")):
             await pilot.press(*typed)
             await until(pilot, lambda found=found: any(
                 str(o.prompt).startswith(found) for o in app.screen.query_one(CommandList).options))
             await pilot.press(*["backspace"] * len(typed))
+        app.texts = Texts("en")  # and "save" finds Export in English
+        await pilot.press(*"save")
+        await until(pilot, lambda: any(str(o.prompt).startswith("Export") for o in app.screen.query_one(CommandList).options))
 
 
 async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_colours(

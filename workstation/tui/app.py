@@ -628,6 +628,15 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             if c.callback != self.action_quit and c.title != "Keys":
                 yield self._translated(c)
 
+    def other_words(self, callback: Any) -> list[str]:
+        """The palette's other words for the command ``callback`` runs (``<label>.also`` in the
+        locale, comma-separated): F7's Export is what a person looking to "save" a conversation
+        types, and Ctrl+P said "No command matches" to it."""
+        name = getattr(callback, "__name__", "").removeprefix("action_")
+        action = next((a for a in ACTIONS if a.action == name), None)
+        said = self.texts.get(f"{action.label}.also") if action is not None else None
+        return [word.strip() for word in said.split(",") if word.strip()] if said else []
+
     def _translated(self, command: SystemCommand) -> SystemCommand:
         """One of Textual's palette commands in the app's language (``palette.<Title>`` and its
         ``.help``); as Textual words it where the
