@@ -27,7 +27,7 @@ from tui_helpers import send_text as _send_text
 
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
-from workstation.core.phrases import about_words
+from workstation.core.phrases import about_words, rounded_words
 from workstation.core.planner import plan_for_profile
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
@@ -821,11 +821,19 @@ async def test_a_narrow_terminal_puts_the_list_away_until_ctrl_b(profiles: Path)
         await until(pilot, lambda: not sidebar.display)
         await pilot.resize_terminal(100, 30)
         await until(pilot, lambda: sidebar.display)
-        await pilot.press("ctrl+b")  # the person's choice stands at any width
+        # Ctrl+B with the list shown goes to it (it hid it: Down and Enter then sent the draft)
+        await pilot.press("H", "i", "ctrl+b")
+        await until(pilot, lambda: sidebar.has_focus_within)
+        assert sidebar.display
+        await pilot.press("ctrl+b")  # pressed there, it puts the list away: the choice stands at any width
         await until(pilot, lambda: not sidebar.display)
+        assert app.focused is app.chat_screen.query_one("#prompt")
         await pilot.resize_terminal(120, 30)
         await pilot.pause()
         assert not sidebar.display
+        await pilot.press("ctrl+b")  # hidden, it is shown with the focus
+        await until(pilot, lambda: sidebar.display and sidebar.has_focus_within)
+        assert app.chat_screen.query_one("#prompt").value == "Hi"
 
 
 async def test_f6_on_a_narrow_terminal_gives_the_path_a_line_of_its_own(profiles: Path) -> None:
@@ -2024,8 +2032,9 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         cut = app.store.messages(conv)[1]
         assert cut.metrics and cut.metrics["stop_reason"] == "length"  # 8 tokens at most
         # "length limit" under it named no way on: Alt+C is said
-        assert any(n.message == f"The reply stopped at its length limit ({cut.metrics['predicted_n']} tokens); Alt+C "
-                   "lets it go on." for n in app._notifications)
+        # in words (it said "(8 tokens)": jargon), rounded as the app rounds words
+        assert any(n.message == f"The reply stopped at its length limit (about {about_words(cut.metrics['predicted_n'])} "
+                   "words); Alt+C lets it go on." for n in app._notifications)
         await app.open_conversation(conv)  # drawn from the store (text with no Markdown: one plain widget)
         await until(pilot, lambda: len(_views(app)) == 2)
         await pilot.press("alt+c")  # the reply goes on, in the same message
@@ -2397,16 +2406,21 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         # fit what was left of the conversation was said nothing of: the reply came cut or failed)
         await until(pilot, lambda: "words left in this conversation" in str(line.render()))
         said = str(line.render())
-        assert said.startswith("Attached: short.txt (15 characters)") and \
-            "This document takes about 4 of the 750 words left in this conversation." in said, said
+        # its words counted as the too-long line counts them (3, as wc -w; it said "about 4" of its tokens),
+        # and the room in the same words: its tokens' own words each
+        tokens, n_ctx, own = app._document_tokens[app.pending_document]
+        left = rounded_words((n_ctx - (tokens - own)) * 3 / own)
+        assert said.startswith("Attached: short.txt (15 characters)") and left != "750" and \
+            f"This document takes about 3 of the {left} words left in this conversation." in said, said
         await pilot.press("ctrl+r")
         app.chat_screen.set_input("Note this. " + "The invoice was paid. " * 20)  # ~100 of the 1,024 tokens
         await pilot.press("enter")
         await until(pilot, lambda: not app.generating and app.context_left() is not None)
         app._attach_document((ledger, "The invoice was paid. " * 180))  # ~900 tokens: fits a message, not what is left
         await until(pilot, lambda: "words are left in this conversation" in str(line.render()))
-        said, words_left = str(line.render()), app.context_fill_text().split("about ")[1].split()[0]
-        assert said.startswith("Attached: ledger.txt, about ") and f"only about {words_left} words are left" in said \
+        tokens, _, own = app._document_tokens[app.pending_document]
+        said, words_left = str(line.render()), rounded_words(app.context_left() * 720 / own)
+        assert said.startswith("Attached: ledger.txt, about 720 words") and f"only about {words_left} words are left" in said \
             and "Ctrl+N starts a new conversation" in said and "F6 summarizes it" in said, said
 
 

@@ -1484,8 +1484,13 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert [m["role"] for m in follow_up] == ["user", "assistant"]
         assert SUBJECT_PARAGRAPHS[1][:40] in follow_up[0]["content"]
         document_prompt = len(app.engine.chat_prompt(follow_up[:1]))  # the summary's prompt
+        before = app.conversation_id
+        app.chat_screen.set_input("What does it say of bees?")  # typed before F6: asked in the new one
         await pilot.press("ctrl+k")
         await until(pilot, lambda: app.screen is app.chat_screen and len(_views(app)) == 2)
+        # (it stayed behind as the other conversation's "not sent: What doe…", this box empty)
+        assert app.chat_screen.input_text() == "What does it say of bees?" and before not in app._drafts
+        app.chat_screen.set_input("")
         assert [(m.role, m.content) for m in app.store.messages(app.conversation_id)] == [
             (m["role"], m["content"]) for m in follow_up
         ]
@@ -1905,11 +1910,15 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
         assert first.index("Ofis için donanım hesabı") < first.index("Örnekleme") < first.index("Özetle") < first.index("Pano")
         assert any(n.endswith(" (Yukarı ok)") for n in names) and not any("(Up)" in n for n in names)  # its keys in Turkish
         assert first.index("Talimatlar") < first.index("Tema") and first.index("Örnekleme") < first.index("Yeni")
-        for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme")):
+        # "kaydet" (save) finds Dışa aktar by its other words (the locale's): "No command matches" before
+        for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme"), ("kaydet", "Dışa aktar")):
             await pilot.press(*typed)
             await until(pilot, lambda found=found: any(
                 str(o.prompt).startswith(found) for o in app.screen.query_one(CommandList).options))
             await pilot.press(*["backspace"] * len(typed))
+        app.texts = Texts("en")  # and "save" finds Export in English
+        await pilot.press(*"save")
+        await until(pilot, lambda: any(str(o.prompt).startswith("Export") for o in app.screen.query_one(CommandList).options))
 
 
 async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_colours(

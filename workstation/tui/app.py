@@ -628,6 +628,15 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             if c.callback != self.action_quit and c.title != "Keys":
                 yield self._translated(c)
 
+    def other_words(self, callback: Any) -> list[str]:
+        """The palette's other words for the command ``callback`` runs (``<label>.also`` in the
+        locale, comma-separated): F7's Export is what a person looking to "save" a conversation
+        types, and Ctrl+P said "No command matches" to it."""
+        name = getattr(callback, "__name__", "").removeprefix("action_")
+        action = next((a for a in ACTIONS if a.action == name), None)
+        said = self.texts.get(f"{action.label}.also") if action is not None else None
+        return [word.strip() for word in said.split(",") if word.strip()] if said else []
+
     def _translated(self, command: SystemCommand) -> SystemCommand:
         """One of Textual's palette commands in the app's language (``palette.<Title>`` and its
         ``.help``); as Textual words it where the
@@ -974,7 +983,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             self.notify(self.busy_text(), severity="warning")
             return None
         if made is not None and made in {c.id for c in self.store.list()}:
-            await self._show_conversation(made)
+            await self._show_conversation(made, self._carried_question(made, path))
             return made
         def made_of_it() -> Conversation:
             conv = self.store.new(self.texts("summarize.conv_title", name=path.name),
@@ -988,14 +997,29 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
                 self.engine.claim_cells(self.cells_tag(conv.id), messages[:1])
             except (WorkstationError, OSError):
                 pass  # the engine went away: the next question reads the document again
-        await self._show_conversation(conv.id)
+        await self._show_conversation(conv.id, self._carried_question(conv.id, path))
         return conv.id
 
-    async def _show_conversation(self, conversation_id: int) -> None:
-        """Back to the chat, on ``conversation_id``, ready to type in."""
+    def _carried_question(self, going_to: int, path: Path) -> str:
+        """What the message box holds, taken out of it for the conversation about ``path`` that
+        Ctrl+K opens (it stayed behind as the open one's "not sent: What doe…", and the new
+        one's box was empty); "" where nothing is typed or ``going_to`` has a draft of its own.
+        That document attached goes too: the conversation about it holds it."""
+        typed = self.chat_screen.input_text()
+        if not typed.strip() or self._drafts.get(going_to, ("", None))[0].strip():
+            return ""
+        self.chat_screen.set_input("")
+        if self.pending_document is not None and self.pending_document[0] == path:
+            self._attach_document(None)
+        return typed
+
+    async def _show_conversation(self, conversation_id: int, typed: str = "") -> None:
+        """Back to the chat, on ``conversation_id``, ready to type in (``typed`` in the box)."""
         while self.screen is not self.chat_screen:
             self.pop_screen()
         await self.open_conversation(conversation_id)
+        if typed and self.conversation_id == conversation_id:
+            self.chat_screen.set_input(typed)
         self.chat_screen.focus_prompt()
 
     # --- screens --------------------------------------------------------------------------

@@ -101,20 +101,21 @@ class Attachments(AppPart):
         t, remove, name = self.texts, self.key_for("chat.detach"), document[0].name
         whole = self._document_sizes.get(document[0], 0)
         measured = self._document_tokens.get(document)
-        room = self._attachment_room(measured) if measured is not None else (True, "")
+        words = len(document[1].split())  # (its words counted, as wc -w: each line says these)
+        room = self._attachment_room(measured, words) if measured is not None else (True, "")
         line = (
-            t("chat.attached_too_long", name=name, n=rounded_words(len(document[1].split())),
+            t("chat.attached_too_long", name=name, n=rounded_words(words),
               ctx=about_words(measured[1], t.get), remove=remove) if measured is not None and room is None
             # it fits a message, not the room this conversation has left: the model would forget
             # the conversation's start or cut its reply, and nothing said so before Enter
-            else t("chat.attached_no_room", name=name, n=about_words(measured[2], t.get), left=room[1],
+            else t("chat.attached_no_room", name=name, n=rounded_words(words), left=room[1],
                    new=self.key_for("conv.new"), remove=remove) if measured is not None and room is not None and not room[0]
             else t("chat.attached_cut", name=name, n=f"{len(document[1]):,}", total=f"{whole:,}",
                    remove=remove) if whole > len(document[1])
             else t("chat.attached", name=name, n=f"{len(document[1]):,}", remove=remove)
         )
         if measured is not None and room is not None and room[0]:  # how much of the room it takes, in words
-            line += " " + t("chat.attached_room", n=about_words(measured[2], t.get), left=room[1])
+            line += " " + t("chat.attached_room", n=rounded_words(words), left=room[1])
         # and what its reader left out: a workbook's hidden sheets, its cells past the limit
         notes = self._document_notes.get(document[0], [])
         if notes:
@@ -123,10 +124,12 @@ class Attachments(AppPart):
         if measured is None and self.engine is not None and self.profile is not None:
             self._measure_attachment(self.engine, document, self.session_sampling or self.profile.sampling)
 
-    def _attachment_room(self: WorkstationApp, measured: tuple[int, int, int]) -> tuple[bool, str] | None:
+    def _attachment_room(self: WorkstationApp, measured: tuple[int, int, int], words: int) -> tuple[bool, str] | None:
         """Whether a document of ``measured`` tokens (as a message, the context, its own) fits the room the
-        open conversation has left beside a reply, and that room in words as the line under the
-        box says it (the whole context before a turn); None: it fits no message of this profile."""
+        open conversation has left beside a reply, and that room (the whole context before a turn)
+        in the words of the document, ``words`` of them: its tokens' own words each, so that the
+        two figures of its line compare (a 610-word memo read "540 of the 2,700 words left", as a
+        token's three quarters of a word counted it); None: it fits no message of this profile."""
         tokens, n_ctx, own = measured
         sampling = self.session_sampling or (self.profile.sampling if self.profile is not None else Sampling())
         reserve = answer_reserve(sampling, n_ctx)
@@ -134,7 +137,9 @@ class Attachments(AppPart):
             return None
         left = self.context_left()
         left = n_ctx - (tokens - own) if left is None else left  # (before a turn: less the instructions)
-        return own <= left - reserve, about_words(max(0, left), self.texts.get)
+        left_words = max(0, left) * words / own if own and words else None
+        return own <= left - reserve, (about_words(max(0, left), self.texts.get) if left_words is None
+                                       else rounded_words(left_words))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="measure")
     def _measure_attachment(self: WorkstationApp, engine: Any, document: tuple[Path, str], sampling: Sampling) -> None:

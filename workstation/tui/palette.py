@@ -1,7 +1,8 @@
 """Textual's command palette (Ctrl+P) in the app's language: its "No matches found" said in it,
 its search folding Turkish letters as conversation search does (KULLANIM found nothing in
-"Kullanım", İNGİLİZCE nothing in "İngilizce", "disa" nothing in "Dışa aktar"), and its list in
-the alphabet's order (code points put "Çık", "Özetle" and "İstem" after z)."""
+"Kullanım", İNGİLİZCE nothing in "İngilizce", "disa" nothing in "Dışa aktar"), a command found
+by its other words too ("save": Export), and its list in the alphabet's order (code points put
+"Çık", "Özetle" and "İstem" after z)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 from rich.align import Align
 from rich.text import Text
-from textual.command import CommandList, CommandPalette, DiscoveryHit, Hits
+from textual.command import CommandList, CommandPalette, DiscoveryHit, Hit, Hits
 from textual.fuzzy import FuzzySearch, Matcher
 from textual.system_commands import SystemCommandsProvider
 from textual.widgets.option_list import Option
@@ -38,6 +39,16 @@ class FoldedCommands(SystemCommandsProvider):
                                                           key=lambda command: letters.alphabetical(command[0])):
             if discover:
                 yield DiscoveryHit(name, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        """As Textual's (the name matched), and by the command's other words in the app's
+        language too (``WorkstationApp.other_words``: "save" finds Export), with the same matcher."""
+        matcher = self.matcher(query)
+        other_words = getattr(self.app, "other_words", lambda _callback: [])
+        for name, help_text, callback, *_ in self.app.get_system_commands(self.screen):
+            score = max([matcher.match(name), *(matcher.match(word) for word in other_words(callback))])
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text)
 
     def matcher(self, user_input: str, case_sensitive: bool = False) -> Matcher:
         matcher = super().matcher(user_input, case_sensitive)

@@ -18,6 +18,7 @@ from workstation.core.events import PromptRead, ServerWaiting
 from workstation.core.kv_state import NOT_KEPT, conversation_tag
 from workstation.core.metrics import TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
+from workstation.core.phrases import about_words
 from workstation.core.profiles import Profile, Sampling, model_file
 from workstation.core.remote import refused
 from workstation.core.store import Conversation, ConversationGone, title_from_message
@@ -392,7 +393,8 @@ class Turn(AppPart):
                 self.chat_screen.name_profiles()  # (the first reply of a profile switched to)
             self._tell_left_out(metrics)
             if metrics.stop_reason == "length" and text.strip() and self._can_go_on():  # ("length limit" named no way on)
-                self.notify(self.texts("chat.cut_at_limit", n=f"{metrics.predicted_n:,}",
+                # (in words: "(1,024 tokens)" said nothing to the office staff the app is for)
+                self.notify(self.texts("chat.cut_at_limit", n=about_words(metrics.predicted_n, self.texts.get),
                                        go_on=self.key_for("chat.continue")), timeout=8)
             if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
                 if self._save_message("assistant", text, record, reasoning=thought):

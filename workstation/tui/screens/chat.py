@@ -538,8 +538,19 @@ class ChatScreen(AppScreen, Screen[None]):
             bar.update(total=1.0 if 0 < fraction < 1 else None, progress=fraction)
 
     def toggle_sidebar(self) -> None:
-        self.sidebar.display = not self.sidebar.display
+        """Ctrl+B goes to the list: shown but not focused, the list takes the focus (it hid the
+        list, and Down and Enter meant for the list sent the half-typed message); focused, it
+        is put away and the message box has the focus; hidden, it is shown with the focus."""
+        sidebar = self.sidebar
+        if sidebar.display and not sidebar.has_focus_within:
+            self.set_focus(self.query_one("#conversations"))
+            return
+        sidebar.display = not sidebar.display
         self._sidebar_chosen = True
+        if sidebar.display:
+            self.set_focus(self.query_one("#conversations"))
+        else:
+            self.focus_prompt()
 
     def on_resize(self, event: events.Resize) -> None:
         """Below ``NARROW`` columns the list is put away (Ctrl+B brings it back): its 22 columns

@@ -59,7 +59,7 @@ def fold(content: str) -> tuple[str, str]:
     return head + " …", content[len(head):].lstrip(" \n")
 
 
-WAIT_SAID_AFTER_S = 3.0  # from this long on (a short wait stays "waiting for the first token…")
+WAIT_SAID_AFTER_S = 3.0  # from this long on (a short wait stays "waiting for the first word…")
 
 
 def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
@@ -265,7 +265,7 @@ class MessageView(Vertical):
 
     def _tick_wait(self) -> None:
         """Until the first word, how long the model has been reading, each second: a long
-        conversation read again (after F3, a restart) showed "waiting for the first token…"
+        conversation read again (after F3, a restart) showed "waiting for the first token…" (now "word")
         for 103 s, unchanged, and looked frozen."""
         if self._streaming or self.metrics is not None or self.reasoning:
             if self._wait_timer is not None:
