@@ -27,7 +27,7 @@ from tui_helpers import send_text as _send_text
 
 from workstation.core.catalog import read_model_info, resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
-from workstation.core.phrases import about_words, rounded_words
+from workstation.core.phrases import about_words, part_percent
 from workstation.core.planner import plan_for_profile
 from workstation.core.profiles import load_profile
 from workstation.core.store import ConversationStore
@@ -2404,24 +2404,25 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         app._attach_document((Path("/docs/short.txt"), "Meeting at ten."))
         # how much of the conversation's room it takes, said when attached (a document that did not
         # fit what was left of the conversation was said nothing of: the reply came cut or failed)
-        await until(pilot, lambda: "words left in this conversation" in str(line.render()))
+        await until(pilot, lambda: "of the room left in this conversation" in str(line.render()))
         said = str(line.render())
-        # its words counted as the too-long line counts them (3, as wc -w; it said "about 4" of its tokens),
-        # and the room in the same words: its tokens' own words each
+        # as a share of the room, of its tokens: in words, "540 of the 2,700 words left" of a 610-word
+        # memo (a token's words), or in its own words a room the line under the box did not say
         tokens, n_ctx, own = app._document_tokens[app.pending_document]
-        left = rounded_words((n_ctx - (tokens - own)) * 3 / own)
-        assert said.startswith("Attached: short.txt (15 characters)") and left != "750" and \
-            f"This document takes about 3 of the {left} words left in this conversation." in said, said
+        assert said.startswith("Attached: short.txt (15 characters)") and \
+            f"It takes about {part_percent(own / (n_ctx - (tokens - own)))}% of the room left in this " \
+            "conversation." in said, said
         await pilot.press("ctrl+r")
         app.chat_screen.set_input("Note this. " + "The invoice was paid. " * 20)  # ~100 of the 1,024 tokens
         await pilot.press("enter")
         await until(pilot, lambda: not app.generating and app.context_left() is not None)
         app._attach_document((ledger, "The invoice was paid. " * 180))  # ~900 tokens: fits a message, not what is left
         await until(pilot, lambda: "words are left in this conversation" in str(line.render()))
-        tokens, _, own = app._document_tokens[app.pending_document]
-        said, words_left = str(line.render()), rounded_words(app.context_left() * 720 / own)
+        # its words as wc -w counts them, the room as the line under the box says it (the same figure)
+        said, words_left = str(line.render()), about_words(app.context_left(), app.texts.get)
         assert said.startswith("Attached: ledger.txt, about 720 words") and f"only about {words_left} words are left" in said \
             and "Ctrl+N starts a new conversation" in said and "F6 summarizes it" in said, said
+        assert f"room for about {words_left} more words" in app.context_fill_text(), app.context_fill_text()
 
 
 async def test_a_first_message_too_long_leaves_no_empty_conversation(profiles: Path) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from textual import on, work
 
 from workstation.core.engine_api import answer_reserve
-from workstation.core.phrases import about_words, rounded_words, say
+from workstation.core.phrases import about_words, part_percent, rounded_words, say
 from workstation.core.profiles import Sampling
 from workstation.tui import integrations
 from workstation.tui.app_part import AppPart
@@ -102,7 +102,7 @@ class Attachments(AppPart):
         whole = self._document_sizes.get(document[0], 0)
         measured = self._document_tokens.get(document)
         words = len(document[1].split())  # (its words counted, as wc -w: each line says these)
-        room = self._attachment_room(measured, words) if measured is not None else (True, "")
+        room = self._attachment_room(measured) if measured is not None else (True, "", 0)
         line = (
             t("chat.attached_too_long", name=name, n=rounded_words(words),
               ctx=about_words(measured[1], t.get), remove=remove) if measured is not None and room is None
@@ -114,8 +114,8 @@ class Attachments(AppPart):
                    remove=remove) if whole > len(document[1])
             else t("chat.attached", name=name, n=f"{len(document[1]):,}", remove=remove)
         )
-        if measured is not None and room is not None and room[0]:  # how much of the room it takes, in words
-            line += " " + t("chat.attached_room", n=rounded_words(words), left=room[1])
+        if measured is not None and room is not None and room[0]:  # how much of the room it takes
+            line += " " + t("chat.attached_room", share=room[2])
         # and what its reader left out: a workbook's hidden sheets, its cells past the limit
         notes = self._document_notes.get(document[0], [])
         if notes:
@@ -124,12 +124,13 @@ class Attachments(AppPart):
         if measured is None and self.engine is not None and self.profile is not None:
             self._measure_attachment(self.engine, document, self.session_sampling or self.profile.sampling)
 
-    def _attachment_room(self: WorkstationApp, measured: tuple[int, int, int], words: int) -> tuple[bool, str] | None:
-        """Whether a document of ``measured`` tokens (as a message, the context, its own) fits the room the
-        open conversation has left beside a reply, and that room (the whole context before a turn)
-        in the words of the document, ``words`` of them: its tokens' own words each, so that the
-        two figures of its line compare (a 610-word memo read "540 of the 2,700 words left", as a
-        token's three quarters of a word counted it); None: it fits no message of this profile."""
+    def _attachment_room(self: WorkstationApp, measured: tuple[int, int, int]) -> tuple[bool, str, int] | None:
+        """Whether a document of ``measured`` tokens (as a message, the context, its own) fits the
+        room the open conversation has left beside a reply (the whole context before a turn), that
+        room in the words the line under the box says it in, and the share of it the document
+        takes (of its tokens: its words in the app's words per token read "540 of the 2,700 words
+        left" of a 610-word memo, and in its own they contradicted the line under the box);
+        None: it fits no message of this profile."""
         tokens, n_ctx, own = measured
         sampling = self.session_sampling or (self.profile.sampling if self.profile is not None else Sampling())
         reserve = answer_reserve(sampling, n_ctx)
@@ -137,9 +138,7 @@ class Attachments(AppPart):
             return None
         left = self.context_left()
         left = n_ctx - (tokens - own) if left is None else left  # (before a turn: less the instructions)
-        left_words = max(0, left) * words / own if own and words else None
-        return own <= left - reserve, (about_words(max(0, left), self.texts.get) if left_words is None
-                                       else rounded_words(left_words))
+        return own <= left - reserve, about_words(max(0, left), self.texts.get), part_percent(own / max(1, left))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="measure")
     def _measure_attachment(self: WorkstationApp, engine: Any, document: tuple[Path, str], sampling: Sampling) -> None:
