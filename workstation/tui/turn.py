@@ -32,6 +32,7 @@ from workstation.tui.messages import (
     TurnFinished,
 )
 from workstation.tui.screens.sampling import changes as sampling_changes
+from workstation.tui.toasts import LOAD_NOTICE
 from workstation.tui.widgets.message_view import MessageView
 
 if TYPE_CHECKING:
@@ -473,7 +474,8 @@ class Turn(AppPart):
             reason = self.texts("chat.sent_too_long_with_document", name=self._sent[1][0].name,
                                 summarize=self.key_for("summarize.open"))
         if not quiet and event.lost is None:  # (a lost engine is said by _engine_lost, once)  # (a retry of a server still not reached: said once, when the wait began)
-            self.notify(reason, title=self.texts("error.title"), severity="error", timeout=12)
+            self.notify(reason, title=self.texts("error.title"), severity="error", timeout=12,
+                        kind=LOAD_NOTICE if event.during == "load" else "")  # (the next load's notice replaces it)
         self.unreachable = event.unreachable
         if event.during == "load":
             self.load_failed = True
