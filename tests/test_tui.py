@@ -845,7 +845,7 @@ async def test_f6_on_a_narrow_terminal_gives_the_path_a_line_of_its_own(profiles
         await pilot.press("f6")
         await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
         path, run = (app.screen.query_one(f"#summarize-{w}") for w in ("path", "run"))
-        await until(pilot, lambda: path.region.width == 60 and run.region.y > path.region.y)
+        await until(pilot, lambda: path.region.width == 59 and run.region.y > path.region.y)
         await pilot.resize_terminal(100, 30)  # wide: one line again
         await until(pilot, lambda: run.region.y == path.region.y and path.region.width > 40)
 
