@@ -315,4 +315,6 @@ def test_sizes_are_written_one_way_exact_or_approximate() -> None:
     assert human_bytes(98_000_000) == "93 MB" and human_bytes(4_920_000_000) == "4.6 GB" == gb(4_920_000_000) + " GB"
     assert [human_bytes(n) for n in (0, 7_000, 1015 * 1024**2, 1023.7 * 1024**2, 9.97 * 1024**3, 24 * 1024**3)] == [
         "0 B", "7 KB", "1.0 GB", "1.0 GB", "10 GB", "24 GB"]  # (three figures at most; no "1024 MB", no "10.0 GB")
+    # and the verdicts' figures of GB the same way: `fit` said "23.1 GB of memory free" above "free 23 GB"
+    assert [gb(n) for n in (0.3 * 1024**3, 9.94 * 1024**3, 9.97 * 1024**3, 23.1 * 1024**3)] == ["0.3", "9.9", "10", "23"]
     assert file_size_text(None) == "?"

@@ -1429,6 +1429,8 @@ def test_an_office_profiles_folder_adds_to_the_shipped_ones(tmp_path: Path, monk
     assert capsys.readouterr().err == (f"workstation: WORKSTATION_MODEL_DIRS names the folder {tmp_path / 'shared-modles'}"
                                        ", which is not there (a typo?), so its models are not listed; set it to the "
                                        "folder that holds them (folders separated by ':').\n")
+    assert main(["models", "list"]) == 0  # and not named as where the models here are, under that warning
+    assert "shared-modles" not in capsys.readouterr().out
 
 
 def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(tmp_path: Path, smollm2_path: Path) -> None:

@@ -307,6 +307,11 @@ def test_requests_running_hold_their_share_of_the_day() -> None:
     # the new day: it switched back to the old day, and today's 100 held were forgotten
     assert isinstance(quota.hold("alice", 100, 10, 50, noon), OverQuota)
     assert quota.held("alice") == 100
+    # and one that fits is yesterday's, as its release and its charge are: held in today's holds,
+    # it was never given back, and 60 of the key's 100 stayed held all day
+    assert quota.hold("bob", 100, 10, 50, noon) == 50
+    quota.release("bob", 60, noon)
+    assert quota.held("bob") == 0
 
 
 def test_a_prompt_that_uses_the_last_of_the_day_is_over_quota() -> None:

@@ -95,7 +95,9 @@ def run_list(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    extra = catalog.model_dirs()[1:]  # (their models are listed too: they were said to be in models/)
+    # (their models are listed too: they were said to be in models/); one not there is not named as
+    # where models are, under the warning that it is not there
+    extra = [folder for folder in catalog.model_dirs()[1:] if folder.is_dir()]
     print(f"Installed in {models_dir()}" + (f" and {', '.join(map(str, extra))} (WORKSTATION_MODEL_DIRS)"
                                             if extra else "") + ":")
     if not installed:

@@ -204,8 +204,11 @@ KB = 1024
 
 
 def gb(n: float) -> str:
-    """A number of bytes as a figure of GB (4.6), for a sentence that writes "GB" after it."""
-    return f"{n / GB:.1f}"
+    """A number of bytes as a figure of GB, for a sentence that writes "GB" after it: as
+    ``human_bytes`` says GB, one decimal under 10 (4.6, 0.3), none from 10 on (24): the fit
+    verdict said "5.2 of 24.0 GB" and "23.1 GB of memory free" of the card and the memory F5
+    and ``hw`` call 24 GB and 23 GB."""
+    return f"{n / GB:.1f}" if round(n / GB, 1) < 10 else f"{n / GB:.0f}"
 
 
 def stated_bytes(approx_gb: float) -> float:
@@ -222,8 +225,7 @@ def human_bytes(n: float) -> str:
     if at and round(n / units[at][1]) >= 1000:  # 1015 MB (F5's RAM used) is 1.0 GB, not four figures
         at -= 1
     unit, scale = units[at]
-    value = n / scale
-    return f"{value:.1f} GB" if unit == "GB" and round(value, 1) < 10 else f"{value:.0f} {unit}"
+    return f"{gb(n)} GB" if unit == "GB" else f"{n / scale:.0f} {unit}"
 
 
 def file_size_text(n: int | None, approx_gb: float | None = None) -> str:

@@ -63,7 +63,7 @@ class DailyQuota:
         start = day_start(now)
         if start > self._day:  # never back: a request that read the clock before midnight and
             # came here after another began the new day switched to the old one, clearing the new
-            # day's holds (the key could then go past its limit by them); it counts in the new day
+            # day's holds (the key could then go past its limit by them); it is measured against the new day
             self._day = start
             self._used = dict(self._used_since(start)) if self._used_since else {}
             self._held = {}  # a hold never outlives its day (one a lost request never gave back)
@@ -104,7 +104,9 @@ class DailyQuota:
             if left < 1:
                 return OverQuota(used, limit, next_day_start(max(now, self._day)), held)
             reply = min(reply, left)
-            self._held[name] = held + prompt + reply
+            if day_start(now) == self._day:  # (a hold read before midnight is of the day gone, as
+                # ``release`` and ``charge`` take it: held in the new day, it was never given back)
+                self._held[name] = held + prompt + reply
         return reply
 
     def release(self, name: str, tokens: int, held_at: float | None = None) -> None:
