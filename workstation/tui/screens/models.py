@@ -328,7 +328,9 @@ class ModelsScreen(AppScreen, Screen[None]):
         said += said_server
         self.app.pop_screen()  # the chat, where the load's progress shows
         app.switch_profile(profile)
-        app.notify(said, timeout=15 if said_server else None, kind=LOAD_NOTICE)  # (long only to say how to go back)
+        # "Loaded" takes the place of "Loading the profile …", never of a notice saying how to go
+        # back or where the profile made is kept (it went a second later, read by no one)
+        app.notify(said, timeout=15 if said_server else None, kind=LOAD_NOTICE if found and not said_server else "")
 
     # --- pull ----------------------------------------------------------------------------
     def action_pull(self) -> None:
