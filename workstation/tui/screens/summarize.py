@@ -536,9 +536,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
             self.path = path
 
     async def action_ask(self) -> None:
-        if not self.summary or self.path is None:
-            return
-        if self.result is None:
+        if not self.summary or self.path is None or self.result is None:  # (it did nothing, said nothing)
+            self.notify(self.wapp.texts("summarize.nothing_to_ask"), severity="warning")
             return
         intro = self.wapp.texts(self.result.intro_key, name=self.path.name)
         asked = await self.wapp.start_document_chat(self.path, self.result.conversation(intro), made=self._asked)
