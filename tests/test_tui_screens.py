@@ -1617,8 +1617,8 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         assert isinstance(screen, SummarizeScreen)
         states: list[str] = []  # every state line said, and the bar's figure with it
         say = screen._say
-        screen._say = lambda text: (  # type: ignore[method-assign]
-            states.append(f"{text} [{screen.query_one('#summarize-progress').progress:g}]"), say(text))
+        screen._say = lambda text, *whole: (  # type: ignore[method-assign]
+            states.append(f"{text} [{screen.query_one('#summarize-progress').progress:g}]"), say(text, *whole))
         # the bar counts the step that puts the parts' summaries together, and the words say it
         # (at 80% they said "Parts done: 4 of 4" all through that step, and "2 of 4" at 40%)
         screen.post_message(Progress(4, 5, data=SummaryProgress("reduce", 4, 5, 4, 4, 20.0, None)))
@@ -1766,7 +1766,7 @@ async def test_f6_starts_a_stopped_summary_over_with_alt_r(
         assert isinstance(screen, SummarizeScreen)
         states: list[str] = []
         say = screen._say
-        screen._say = lambda text: (states.append(text), say(text))  # type: ignore[method-assign]
+        screen._say = lambda text, *whole: (states.append(text), say(text, *whole))  # type: ignore[method-assign]
         shown = lambda: {a for a, _, _ in footer_keys(screen)}  # noqa: E731
         screen.query_one("#summarize-path", Input).value = str(doc)
         await pilot.pause()
@@ -1864,6 +1864,17 @@ def test_the_summary_eta_speaks_the_ui_language() -> None:
     # Turkish abbreviates hour, minute and second as sa, dk and sn (the thinking time says sn too)
     assert [eta("tr", s) for s in (7, 65, 3725)] == ["kalan süre: 7 sn", "kalan süre: 1 dk 5 sn",
                                                     "kalan süre: 1 sa 2 dk"]
+    # F6's state line breaks between phrases, never inside a time: at 100 columns it ended
+    # "· 1 min 0 s so" with "far" on the next line (Textual breaks at a no-break space too)
+    from workstation.tui.line_breaks import broken_at, held
+
+    said = f"Parts done: 1 of 3, then the summary · {held(eta('en', 65))} · part 2: 1,234 words of its summary written"
+    assert broken_at(f"{said} · {held('1 min 0 s so far')}", 100).split("\n") == [
+        "Parts done: 1 of 3, then the summary · time left: 1 min 5 s · part 2: 1,234 words of its summary",
+        "written · 1 min 0 s so far"]
+    assert broken_at(f"{said} · {held('1 min 43 s so far')}", 60).split("\n") == [
+        "Parts done: 1 of 3, then the summary · time left: 1 min 5 s", "· part 2: 1,234 words of its summary written ·",
+        "1 min 43 s so far"]
 
 
 async def test_a_progress_bars_percentage_is_written_as_the_language_writes_it() -> None:
