@@ -1922,14 +1922,19 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
         assert any(n.endswith(" (Yukarı ok)") for n in names) and not any("(Up)" in n for n in names)  # its keys in Turkish
         assert first.index("Talimatlar") < first.index("Tema") and first.index("Örnekleme") < first.index("Yeni")
         # "kaydet" (save) finds Dışa aktar by its other words (the locale's): "No command matches" before
-        for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme"), ("kaydet", "Dışa aktar")):
+        # and the commands people look for by another word: "indir" (download) F4's models, "exit" Quit
+        async def finds(typed: str, found: str) -> None:
             await pilot.press(*typed)
-            await until(pilot, lambda found=found: any(
+            await until(pilot, lambda: any(
                 str(o.prompt).startswith(found) for o in app.screen.query_one(CommandList).options))
             await pilot.press(*["backspace"] * len(typed))
+
+        for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme"), ("kaydet", "Dışa aktar"),
+                             ("indir", "Modeller")):
+            await finds(typed, found)
         app.texts = Texts("en")  # and "save" finds Export in English
-        await pilot.press(*"save")
-        await until(pilot, lambda: any(str(o.prompt).startswith("Export") for o in app.screen.query_one(CommandList).options))
+        for typed, found in (("save", "Export"), ("exit", "Quit"), ("history", "Sidebar")):
+            await finds(typed, found)
 
 
 async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_colours(
