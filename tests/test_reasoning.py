@@ -304,7 +304,7 @@ def test_the_chat_command_prints_the_answer_and_keeps_the_thinking(
 
 async def test_the_chat_folds_the_thinking_and_says_when_no_answer_came(thinker: str, tmp_path: Path) -> None:
     """The TUI: the thinking streams into a folded block above the answer ("Thought for 1.2 s ·
-    8 tokens"), Enter on it unfolds it; a reply that was all thinking says so where the answer
+    6 words"), Enter on it unfolds it; a reply that was all thinking says so where the answer
     goes; the thinking is saved, shown again when the conversation is reopened, and never read
     back to the model."""
     from textual.widgets import Static
@@ -322,7 +322,9 @@ async def test_the_chat_folds_the_thinking_and_says_when_no_answer_came(thinker:
         view = list(app.chat_screen.query(MessageView))[-1]
         block = view.thought
         assert block.display and block.collapsed
-        assert block.title.startswith("Thought for ") and block.title.endswith(" · 8 tokens")
+        # its length in its words, not "8 tokens" (office staff read it)
+        words = len(view.reasoning.split())
+        assert words > 0 and block.title.startswith("Thought for ") and block.title.endswith(f" · {words} words"), block.title
         assert "spent all 8 tokens of its limit thinking and has not answered yet. Allow longer replies in this " \
                "conversation with Ctrl+E (Longest reply), or choose a profile that answers without thinking with F3." \
                in (view.body.source or ""), view.body.source  # (it named sampling.max_tokens and thinking: false)

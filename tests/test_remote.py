@@ -245,6 +245,12 @@ def _stalling_server(go_on: threading.Event, went_on: threading.Event | None = N
     (``went_on`` set just before its next word: a reply cannot end on that word unseen)."""
     def stalls(listener: socket.socket) -> None:
         conn, _ = listener.accept()
+        while conn.recv(65536, socket.MSG_PEEK).startswith(b"GET"):  # the chat command's look at /models first
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 23\r\n'
+                             b'Connection: close\r\n\r\n{"data": [{"id": "m"}]}')
+            conn, _ = listener.accept()
         with conn, contextlib.suppress(OSError):
             conn.recv(65536)
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
@@ -476,6 +482,32 @@ def test_chat_command_uses_the_remote_backend(
     }))
     assert main(["chat", "-p", str(path), "Say hello."]) == 0
     assert f"Note: the server at {server.base_url} serves " in capsys.readouterr().err
+    # a server silent in the middle of a reply is said on a terminal, once a silence, as the app
+    # says it (chat printed nothing: the half-written reply stood still); a log or a pipe is left as it was
+    import io
+    import sys
+
+    monkeypatch.setattr(remote_module, "STALLED_SAID_AFTER_S", 0.0)  # (15 s in use; no time is asserted)
+    go_on = threading.Event()
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+        def write(self, text: str) -> int:
+            if "slow to answer" in text:  # the server goes on a while later: more silence, not said again
+                threading.Timer(1.5, go_on.set).start()
+            return super().write(text)
+
+    terminal = Terminal()
+    with _stalling_server(go_on) as url:
+        path.write_text(yaml.safe_dump({"name": "remote", "backend": "openai", "remote": {
+            "base_url": url, "api_key_env": "WS_REMOTE_TEST_KEY", "model": "m"}}))
+        monkeypatch.setattr(sys, "stderr", terminal)
+        assert main(["chat", "-p", str(path), "Say hello."]) == 0, terminal.getvalue()
+    assert capsys.readouterr().out == "Yes, go\n"
+    assert terminal.getvalue().count("the server is slow to answer") == 1, terminal.getvalue()
+    assert "the server is slow to answer: nothing more from it for a while (Ctrl-C stops)…\n" in terminal.getvalue()
 
 
 def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answers(

@@ -73,6 +73,8 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert rows["Ctrl+E"] == ("Sampling", Texts("en")("action.sampling.help"))
         # what the figures under a reply mean, for a keyboard's user too (a mouse's tooltip said it)
         assert app.screen.rows[-1] == ("", "Figures under a reply", Texts("en")("metric.help"))
+        # in words: "in tokens a second" explained a figure with the word it was there to explain
+        assert "in pieces of words a second" in app.screen.rows[-1][2] and "tokens a second" not in app.screen.rows[-1][2]
         await pilot.press("f1")
         await until(pilot, lambda: app.screen is app.chat_screen)
         await pilot.press("f6")  # the summarize screen, kept by the app once made
@@ -1620,8 +1622,8 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         assert isinstance(screen, SummarizeScreen)
         states: list[str] = []  # every state line said, and the bar's figure with it
         say = screen._say
-        screen._say = lambda text: (  # type: ignore[method-assign]
-            states.append(f"{text} [{screen.query_one('#summarize-progress').progress:g}]"), say(text))
+        screen._say = lambda text, *whole: (  # type: ignore[method-assign]
+            states.append(f"{text} [{screen.query_one('#summarize-progress').progress:g}]"), say(text, *whole))
         # the bar counts the step that puts the parts' summaries together, and the words say it
         # (at 80% they said "Parts done: 4 of 4" all through that step, and "2 of 4" at 40%)
         screen.post_message(Progress(4, 5, data=SummaryProgress("reduce", 4, 5, 4, 4, 20.0, None)))
@@ -1769,7 +1771,7 @@ async def test_f6_starts_a_stopped_summary_over_with_alt_r(
         assert isinstance(screen, SummarizeScreen)
         states: list[str] = []
         say = screen._say
-        screen._say = lambda text: (states.append(text), say(text))  # type: ignore[method-assign]
+        screen._say = lambda text, *whole: (states.append(text), say(text, *whole))  # type: ignore[method-assign]
         shown = lambda: {a for a, _, _ in footer_keys(screen)}  # noqa: E731
         screen.query_one("#summarize-path", Input).value = str(doc)
         await pilot.pause()
@@ -1867,6 +1869,17 @@ def test_the_summary_eta_speaks_the_ui_language() -> None:
     # Turkish abbreviates hour, minute and second as sa, dk and sn (the thinking time says sn too)
     assert [eta("tr", s) for s in (7, 65, 3725)] == ["kalan süre: 7 sn", "kalan süre: 1 dk 5 sn",
                                                     "kalan süre: 1 sa 2 dk"]
+    # F6's state line breaks between phrases, never inside a time: at 100 columns it ended
+    # "· 1 min 0 s so" with "far" on the next line (Textual breaks at a no-break space too)
+    from workstation.tui.line_breaks import broken_at, held
+
+    said = f"Parts done: 1 of 3, then the summary · {held(eta('en', 65))} · part 2: 1,234 words of its summary written"
+    assert broken_at(f"{said} · {held('1 min 0 s so far')}", 100).split("\n") == [
+        "Parts done: 1 of 3, then the summary · time left: 1 min 5 s · part 2: 1,234 words of its summary",
+        "written · 1 min 0 s so far"]
+    assert broken_at(f"{said} · {held('1 min 43 s so far')}", 60).split("\n") == [
+        "Parts done: 1 of 3, then the summary · time left: 1 min 5 s", "· part 2: 1,234 words of its summary written ·",
+        "1 min 43 s so far"]
 
 
 async def test_a_progress_bars_percentage_is_written_as_the_language_writes_it() -> None:
@@ -1914,14 +1927,19 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
         assert any(n.endswith(" (Yukarı ok)") for n in names) and not any("(Up)" in n for n in names)  # its keys in Turkish
         assert first.index("Talimatlar") < first.index("Tema") and first.index("Örnekleme") < first.index("Yeni")
         # "kaydet" (save) finds Dışa aktar by its other words (the locale's): "No command matches" before
-        for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme"), ("kaydet", "Dışa aktar")):
+        # and the commands people look for by another word: "indir" (download) F4's models, "exit" Quit
+        async def finds(typed: str, found: str) -> None:
             await pilot.press(*typed)
-            await until(pilot, lambda found=found: any(
+            await until(pilot, lambda: any(
                 str(o.prompt).startswith(found) for o in app.screen.query_one(CommandList).options))
             await pilot.press(*["backspace"] * len(typed))
+
+        for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme"), ("kaydet", "Dışa aktar"),
+                             ("indir", "Modeller")):
+            await finds(typed, found)
         app.texts = Texts("en")  # and "save" finds Export in English
-        await pilot.press(*"save")
-        await until(pilot, lambda: any(str(o.prompt).startswith("Export") for o in app.screen.query_one(CommandList).options))
+        for typed, found in (("save", "Export"), ("exit", "Quit"), ("history", "Sidebar")):
+            await finds(typed, found)
 
 
 async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_colours(

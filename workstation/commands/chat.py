@@ -236,6 +236,7 @@ def run(args: argparse.Namespace) -> int:
                     tag = conversation_tag(conversation.store.identity, conversation.id, created)
                 thinking = _ThinkingOut()
                 waiting_said: bool | None = None
+                stall_said = False  # this silence in the middle of the reply said on the terminal
                 for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag, reading=not args.json):
                     if stop_asked.is_set():  # a Ctrl-C before the turn began, whose start clears the stop
                         engine.cancel()
@@ -246,10 +247,17 @@ def run(args: argparse.Namespace) -> int:
                         reading.show(event)
                         continue
                     if isinstance(event, ServerWaiting):  # said once (the TTFT after it holds the wait)
-                        if not event.stalled and event.own != waiting_said:  # (mid-reply: the app's, not stdout's)
+                        if not event.stalled and event.own != waiting_said:
                             waiting_said = event.own
                             print(waiting_line(event), file=sys.stderr, flush=True)
+                        elif event.stalled and not stall_said and sys.stderr.isatty():
+                            # silent mid-reply: once a silence, on a terminal only (a reply piped on
+                            # or a log is left whole), on a line of its own below the reply so far
+                            stall_said = True
+                            print(("\n" if sys.stdout.isatty() else "") + waiting_line(event), file=sys.stderr,
+                                  flush=True)
                         continue
+                    stall_said = False
                     reading.done()
                     if isinstance(event, TokenDelta):
                         arrived.append(event.text)

@@ -35,6 +35,7 @@ from workstation.core.summarize import (
 )
 from workstation.tui import integrations
 from workstation.tui.i18n import LANGUAGES, Texts
+from workstation.tui.line_breaks import broken_at, held
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.dialogs import ConfirmDialog
@@ -116,6 +117,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.running = False
         self._cancel = threading.Event()
         self._said = ""  # the state line while a summary runs, without the time so far
+        self._whole = ""  # a phrase of it kept on one line (the time left)
         self._started = 0.0
         self._clock: Timer | None = None
         self._kept_at: float | None = None  # the summary shown is the last run's, read back after a restart
@@ -398,17 +400,20 @@ class SummarizeScreen(AppScreen, Screen[None]):
         """How far the running summary has got, as its state line says it (the dashboard's too)."""
         return self._said
 
-    def _say(self, text: str) -> None:
-        """The state line while a summary runs, with the time it has taken so far."""
-        self._said = text
+    def _say(self, text: str, whole: str = "") -> None:
+        """The state line while a summary runs, with the time it has taken so far; ``whole``, a
+        phrase of ``text`` (the time left), is kept on one line as that time is."""
+        self._said, self._whole = text, whole
         self._tick()
 
     def _tick(self) -> None:
         if not self.running:
             return
         t = self.wapp.texts
-        so_far = duration(time.monotonic() - self._started, t.get)
-        self.query_one("#summarize-state", Label).update(f"{self._said} · {t('summarize.so_far', time=so_far)}")
+        state = self.query_one("#summarize-state", Label)
+        said = self._said.replace(self._whole, held(self._whole)) if self._whole else self._said
+        so_far = held(t("summarize.so_far", time=duration(time.monotonic() - self._started, t.get)))
+        state.update(broken_at(f"{said} · {so_far}", state.content_size.width))
 
     def action_stop(self) -> None:
         """Stop the running summary; the parts already done are kept and shown."""
@@ -506,13 +511,13 @@ class SummarizeScreen(AppScreen, Screen[None]):
             elif p.part:
                 said += " · " + (t("summarize.part_writing_one", part=p.part) if p.part_written == 1 else
                                  t("summarize.part_writing", part=p.part, tokens=f"{p.part_written:,}"))
-            self._say(said)
+            self._say(said, eta)
         elif isinstance(p, SummaryProgress) and p.stage == "kept":  # (it said "combining summaries")
             self._say(t("summarize.parts_kept", done=p.chunks_done, total=p.chunks_total, rest=p.chunks_total - p.chunks_done))
         elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
-            said = t("summarize.combining", total=p.chunks_total,
-                     eta=eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get)))
-            self._say(said + (" · " + waiting_text(p.waiting, t) if p.waiting is not None else ""))
+            eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get))
+            said = t("summarize.combining", total=p.chunks_total, eta=eta)
+            self._say(said + (" · " + waiting_text(p.waiting, t) if p.waiting is not None else ""), eta)
         self.wapp.update_status()
 
     @on(TaskFailed)

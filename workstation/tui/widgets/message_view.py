@@ -357,13 +357,16 @@ class MessageView(Vertical):
         return self.texts(key, n=f"{lines:,}", chars=f"{len(self._folded):,}")
 
     def _thought_title(self) -> str:
+        """How long the thinking is, in its words ("Thinking… 412 words": its tokens, "412 tokens",
+        meant nothing to the office staff who read it)."""
+        words = f"{len(self.reasoning.split()):,}"
         if self.metrics is None:
             if self._thought_tokens:
-                return self.texts("thought.live", n=self._thought_tokens)
+                return self.texts("thought.live", n=words)
             return self.texts("thought.saved")
         m = TurnMetrics.from_dict(self.metrics)
         if m.reasoning_n:
-            return self.texts("thought.done", s=f"{m.reasoning_ms / 1000:.1f}", n=m.reasoning_n)
+            return self.texts("thought.done", s=f"{m.reasoning_ms / 1000:.1f}", n=words)
         return self.texts("thought.saved")
 
     def _thought_block(self) -> Collapsible:
