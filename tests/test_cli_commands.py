@@ -324,7 +324,7 @@ def test_a_memory_limit_is_planned_for_and_named_when_it_bites(tmp_path: Path, s
     planned = run("fit", "-p", str(prof), "--json")
     assert json.loads(planned.stdout)["fits"] is False, planned.stdout + planned.stderr
     said = json.loads(planned.stdout)["verdict"]
-    assert "the memory limit this program runs under leaves 0." in said and "a context of " in said \
+    assert re.search(r"the memory limit this program runs under leaves \d+ MB for it", said) and "a context of " in said \
         and "tokens fits here" in said and "kept for the system" not in said, said
     refused = run("chat", "-p", str(prof), "Hi")  # before loading: the plan's sentence
     assert refused.returncode == 1 and "was not loaded; it does not fit" in refused.stderr, refused.stderr
@@ -1566,7 +1566,7 @@ def test_quantize_into_a_read_only_models_folder_says_so(
         subprocess.run(["mount", "-o", "remount,rw", str(disk)], check=True)  # writable, and too small
         assert main(["models", "quantize", str(smollm2_path), "--type", "q8_0", "--allow-requantize"]) == 1
         err = capsys.readouterr().err
-        assert re.search(r": the copy needs about 0\.\d GB and its disk has 0\.0 GB free\.\n$", err), err
+        assert re.search(r": the copy needs about \d+ MB and its disk has \d+ KB free\.\n$", err), err  # (not 0.0 GB)
         assert sorted(p.name for p in disk.iterdir()) == []  # no half-written .part left
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)

@@ -1007,9 +1007,12 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
     assert tr("conv.delete_q", title="2,500").startswith('"2,500"') and tr("sidebar.draft", text="1.5").endswith("1.5")
     unreadable = say([("doc.unreadable", {"name": "2,500", "reason": "1.5"})], tr.get)
     assert "'2,500'" in unreadable and "(teknik ayrıntı: 1.5)" in unreadable, unreadable
-    verdict = [("fit.gpu", {"where": ("fit.where_one", {}), "used": "5.2", "total": "24.0"})]
-    assert say(verdict) == "fits entirely on the GPU: 5.2 of 24.0 GB"
-    assert say(verdict, tr.get) == "tamamen GPU belleğine sığar: 5,2 / 24,0 GB"
+    verdict = [("fit.gpu", {"where": ("fit.where_one", {}), "used": "5.2 GB", "total": "24 GB"})]
+    assert say(verdict) == "fits entirely on the GPU: 5.2 GB of 24 GB"
+    assert say(verdict, tr.get) == "tamamen GPU belleğine sığar: 5,2 GB / 24 GB"
+    # a size is said whole, its unit with it (human_bytes): "282 MB'ını", not "0,3 GB'ını"
+    small = [("fit.cpu", {"why": "", "need": "282 MB", "free": "23.4 GB"})]
+    assert say(small, tr.get) == "CPU'da çalışır: boş 23,4 GB belleğin 282 MB'ını kullanır"
     assert say(verdict, en.get) == say(verdict)
 
 

@@ -204,10 +204,10 @@ KB = 1024
 
 
 def gb(n: float) -> str:
-    """A number of bytes as a figure of GB, for a sentence that writes "GB" after it: as
-    ``human_bytes`` says GB, one decimal under 10 (4.6, 0.3), none from 10 on (24): the fit
-    verdict said "5.2 of 24.0 GB" and "23.1 GB of memory free" of the card and the memory F5
-    and ``hw`` call 24 GB and 23 GB."""
+    """A number of bytes as a figure of GB, one decimal under 10 (4.6, 0.3), none from 10 on (24):
+    ``human_bytes``'s GB, and a table's column headed in GB. A sentence takes ``human_bytes``
+    whole, its unit with it: the fit verdicts wrote "GB" after this and said "needs 0.3 GB" one
+    line above "needs 282 MB"."""
     return f"{n / GB:.1f}" if round(n / GB, 1) < 10 else f"{n / GB:.0f}"
 
 
@@ -286,7 +286,7 @@ def missing_model_error(path: Path) -> ModelFileError:
     in_models = path.parent.resolve() == models_dir().resolve()
     entry = next((e for e in catalog_entries() if e.get("file") == path.name), None) if in_models else None
     if entry is not None:
-        size: Phrase | str = (("model.about_gb", {"gb": gb(stated_bytes(entry["approx_size_gb"]))})  # (a figure:
+        size: Phrase | str = (("model.about_gb", {"size": human_bytes(stated_bytes(entry["approx_size_gb"]))})  # (a figure:
                               if entry.get("approx_size_gb") else "")  # "4,9 GB" in Turkish, not "4.9")
         name = str(entry.get("name"))
         return ModelFileError(said=[("model.not_downloaded", {"name": name, "command": cli("models pull " + name),

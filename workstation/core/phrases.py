@@ -2,7 +2,7 @@
 
 A sentence is a list of phrases, each a key and its values (a value may be a phrase itself, or
 a list of phrases):
-``[("fit.gpu", {"where": ("fit.where_one", {}), "used": "5.2", "total": "24.0"})]``. The
+``[("fit.gpu", {"where": ("fit.where_one", {}), "used": "5.2 GB", "total": "24 GB"})]``. The
 command line and JSON print it in English with ``say(phrases)``; the TUI passes its locale's
 lookup (``say(phrases, texts.get)``), and Turkish lives in ``tui/locales/tr.yaml`` under the
 same keys. English is here, in one place: the planner's verdicts, the sizing headline, and
@@ -24,33 +24,33 @@ Lookup = Callable[[str], str | None]  # a translation by key (the TUI's Texts.ge
 
 ENGLISH: dict[str, str] = {
     # the memory plan's verdict (planner.plan)
-    "fit.gpu_too_small": ("does not fit: {layers} layers on the {where} need {need} GB of VRAM, "
-                          "{usable} GB is usable; set gpu_layers to auto ({auto} layers fit)"),
-    "fit.too_big": ("does not fit: needs {need} GB, this machine has {have} GB free for it (what is free, "
-                    "less {reserve} GB kept for the system and other programs)"),
-    "fit.context_hint": "; the {context}-token context alone takes {kv} GB: try a smaller context or q8_0 K/V",
-    "fit.context_hint_fits": ("; the {context}-token context alone takes {kv} GB: a context of {fits} tokens "
+    "fit.gpu_too_small": ("does not fit: {layers} layers on the {where} need {need} of VRAM, "
+                          "{usable} is usable; set gpu_layers to auto ({auto} layers fit)"),
+    "fit.too_big": ("does not fit: needs {need}, this machine has {have} free for it (what is free, "
+                    "less {reserve} kept for the system and other programs)"),
+    "fit.context_hint": "; the {context}-token context alone takes {kv}: try a smaller context or q8_0 K/V",
+    "fit.context_hint_fits": ("; the {context}-token context alone takes {kv}: a context of {fits} tokens "
                               "fits here"),
-    "fit.context_hint_q8": "; the {context}-token context alone takes {kv} GB: with q8_0 K/V {q8} tokens fit here",
-    "fit.context_hint_both": ("; the {context}-token context alone takes {kv} GB: a context of {fits} tokens "
+    "fit.context_hint_q8": "; the {context}-token context alone takes {kv}: with q8_0 K/V {q8} tokens fit here",
+    "fit.context_hint_both": ("; the {context}-token context alone takes {kv}: a context of {fits} tokens "
                               "fits here, or {q8} with q8_0 K/V"),
     # a context that fits only with its weights read from the disk (``paged_bytes``) runs slowly
     "fit.context_hint_slower": "; {slow} tokens fit too, but run slowly (the model is then read from the disk as it writes)",
     "fit.context_hint_slow": "; slowly, though: the model is then read from the disk as it writes",
-    "fit.too_big_limit": ("does not fit: needs {need} GB, and the memory limit this program runs under "
-                          "leaves {have} GB for it"),
-    "fit.gpu": "fits entirely on the {where}: {used} of {total} GB",
-    "fit.partial": ("{layers} of {n_layer} layers on the {where} ({used} of {total} GB), "
+    "fit.too_big_limit": ("does not fit: needs {need}, and the memory limit this program runs under "
+                          "leaves {have} for it"),
+    "fit.gpu": "fits entirely on the {where}: {used} of {total}",
+    "fit.partial": ("{layers} of {n_layer} layers on the {where} ({used} of {total}), "
                     "the rest on the CPU: it runs, more slowly"),
-    "fit.cpu": "runs on the CPU{why}: needs {need} GB of the {free} GB of memory free",
+    "fit.cpu": "runs on the CPU{why}: needs {need} of the {free} of memory free",
     # weights that do not fit in the memory free are read from the model's file as it runs
     "fit.cpu_paged": "runs on the CPU{why}, but slowly: {said}",
     "fit.paged": "; slower still: {said}",
-    "fit.paged_why": ("it needs {need} GB of memory and {free} GB is free for it, so {short} GB of the model is "
-                      "read from the disk again for every word it writes; {short} GB more free memory ({how}) "
+    "fit.paged_why": ("it needs {need} of memory and {free} is free for it, so {short} of the model is "
+                      "read from the disk again for every word it writes; {short} more free memory ({how}) "
                       "makes it fast"),
     "fit.paged_close": "close other programs",
-    "fit.paged_more_ram": "this PC has {total} GB in all, so more memory fitted in it",
+    "fit.paged_more_ram": "this PC has {total} in all, so more memory fitted in it",
     "fit.paged_note": "the model runs slowly here, because {said}",
     "fit.paged_limit": "a larger memory limit for this program",
     "fit.cpu_layers_zero": " (gpu_layers is 0)",
@@ -61,8 +61,8 @@ ENGLISH: dict[str, str] = {
     # RAM": one thing had two names on one row, and "RAM" where the verdict before said "memory")
     "fit.draft_too_big": "does not fit with its small helper model: ",
     "fit.refused": "The profile {profile} was not loaded; it {verdict}.",
-    "fit.draft_pair": "; with its small helper model it needs {on_gpu}{ram} GB of memory",
-    "fit.draft_on_gpu": "{gpu} GB on the GPU and ",
+    "fit.draft_pair": "; with its small helper model it needs {on_gpu}{ram} of memory",
+    "fit.draft_on_gpu": "{gpu} on the GPU and ",
     # settings that load but work against the user (planner.setting_phrases)
     "fit.threads_past_cores": ("threads is {threads} but this PC has {cores} physical cores: more threads than "
                                "cores make llama.cpp slower, not faster; use {cores} or auto"),
@@ -71,7 +71,7 @@ ENGLISH: dict[str, str] = {
     "fit.no_chat_template": ("{model} was not made for chat (it has no chat template: a base model, probably), so "
                              "its replies may ramble; a model made for chat (an -Instruct or -it one) answers better"),
     "fit.setting_note": "Note: {what}.",
-    "fit.freed_counted": "It fits once {model}, loaded now, is closed, which frees {gb} GB: the switch does that first.",
+    "fit.freed_counted": "It fits once {model}, loaded now, is closed, which frees {size}: the switch does that first.",
     "fit.slow": ("Slow here: it would write about {words} words a second (a page of answer in about {minutes} "
                  "minutes), slower than people read."),
     "engine.not_a_number": ("The model's numbers for this text came out as NaN (not a number): its file is damaged "
@@ -140,7 +140,7 @@ ENGLISH: dict[str, str] = {
     "file.is_a_folder": "that is a folder; give a file name",
     "file.is_input": "it is one of the files read, and would be replaced; give another file name",
     "file.os_says": "{reason}",
-    "quantize.no_room": "the copy needs about {need} GB and its disk has {free} GB free",
+    "quantize.no_room": "the copy needs about {need} and its disk has {free} free",
     # a sampling setting out of range (profiles.check_sampling: a profile, chat's options, Ctrl+E)
     "check.between": "{name} is {value}; allowed values are {low} to {high}.",
     "check.between_off": "{name} is {value}; allowed values are {low} to {high} ({off} is off).",
@@ -359,7 +359,7 @@ ENGLISH: dict[str, str] = {
     "pull.not_a_model": "The download of {name} is not a usable model ({why}); it was removed.",
     # a profile's model file (catalog.missing_model_error)
     "model.not_downloaded": "The model {name} is not downloaded yet; run '{command}'{size}.",
-    "model.about_gb": " (about {gb} GB)",
+    "model.about_gb": " (about {size})",
     "weights.four_bit": ("{name}'s weights take at most 16 values in each block of 32, as a 4-bit file's do ({four} "
                          "of {sampled} layer weights looked at): it holds no more than a 4-bit file (made from one "
                          "with models quantize --allow-requantize, or a model trained at 4 bits)"),

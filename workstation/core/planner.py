@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from workstation.core.catalog import (
     GGML_TYPES,
     ModelInfo,
-    gb,
     human_bytes,
     installed_name,
     read_model_info,
@@ -338,7 +337,7 @@ def _context_hint(info: ModelInfo, context: int, type_k: str, type_v: str, kv_to
         smaller, q8 = any_own, any_q8
         if smaller is not None or q8 is not None:
             tail = [("fit.context_hint_slow", {})]
-    said = {"context": f"{context:,}", "kv": gb(kv_total)}
+    said = {"context": f"{context:,}", "kv": human_bytes(kv_total)}
     if q8 is not None and (smaller is None or q8 > smaller):
         if smaller is None:
             return [("fit.context_hint_q8", {**said, "q8": f"{q8:,}"}), *tail]
@@ -487,25 +486,27 @@ def plan(
         if not gpu_ok:
             usable = sum(_gpu_usable(g) for g in gpus)
             auto_n = next((c for c in range(total_layers, -1, -1) if split(c)[1]), 0)
-            phrases = [("fit.gpu_too_small", {"layers": n, "where": where, "need": gb(gpu_bytes),
-                                              "usable": gb(usable), "auto": auto_n})]
+            phrases = [("fit.gpu_too_small", {"layers": n, "where": where, "need": human_bytes(gpu_bytes),
+                                              "usable": human_bytes(usable), "auto": auto_n})]
         else:
-            phrases = [("fit.too_big", {"need": gb(need), "have": gb(have), "reserve": gb(RAM_RESERVE_BYTES)})
-                       if ram_limit is None else ("fit.too_big_limit", {"need": gb(need), "have": gb(have)})]
+            phrases = [("fit.too_big", {"need": human_bytes(need), "have": human_bytes(have),
+                                        "reserve": human_bytes(RAM_RESERVE_BYTES)})
+                       if ram_limit is None else
+                       ("fit.too_big_limit", {"need": human_bytes(need), "have": human_bytes(have)})]
             if kv_total > weights / 2:
                 phrases.extend(_context_hint(info, context, type_k, type_v, kv_total, hint_room))
     elif n >= total_layers and gpus:
         placement = "gpu"
-        phrases = [("fit.gpu", {"where": where, "used": gb(gpu_bytes), "total": gb(vram_total)})]
+        phrases = [("fit.gpu", {"where": where, "used": human_bytes(gpu_bytes), "total": human_bytes(vram_total)})]
     elif n > 0:
         placement = "partial"
         phrases = [("fit.partial", {"layers": min(n, n_layer), "n_layer": n_layer, "where": where,
-                                    "used": gb(gpu_bytes), "total": gb(vram_total)})]
+                                    "used": human_bytes(gpu_bytes), "total": human_bytes(vram_total)})]
     else:
         placement = "cpu"
         why: Any = "" if not gpus else (
             ("fit.cpu_layers_zero", {}) if isinstance(gpu_layers, int) else ("fit.cpu_no_room", {}))
-        phrases = [("fit.cpu", {"why": why, "need": gb(cpu_bytes), "free": gb(ram_said)})]
+        phrases = [("fit.cpu", {"why": why, "need": human_bytes(cpu_bytes), "free": human_bytes(ram_said)})]
     if fits and paged:  # (on the CPU alone its sentence replaces "runs on the CPU: needs …")
         said_paged = paged_phrase(paged, cpu_bytes, ram_room, ram_limit is not None, ram_total)
         phrases = [("fit.cpu_paged", {"why": why, "said": said_paged})] if placement == "cpu" \
@@ -554,12 +555,12 @@ def plan(
         how = " and ".join(basis)
         speed_note = f"about {tps:.0f} tokens/s (an estimate from {how}; {cli('bench -p PROFILE')} measures it)"
     elif tps:
-        speed_note = (f"about {tps:.0f} tokens/s (an estimate: {gb(bytes_tok)} GB read per token at the memory "
+        speed_note = (f"about {tps:.0f} tokens/s (an estimate: {human_bytes(bytes_tok)} read per token at the memory "
                       f"speed assumed for this machine; {cli('bench -p PROFILE')} measures it)")
     else:
         speed_note = "no speed estimate"
     if fits and paged:
-        speed_note += f"; with all of it in memory: {gb(paged)} GB read from the disk for every token is far slower"
+        speed_note += f"; with all of it in memory: {human_bytes(paged)} read from the disk for every token is far slower"
     return MemoryPlan(
         model=installed_name(Path(info.path)) or info.name,  # as 'models list' and profiles name it
         path=info.path,
@@ -614,8 +615,9 @@ def paged_phrase(paged: int, need: int, free: int, limited: bool, total: int) ->
     closed); ``total``: the PC's memory (where it is all too little, closing programs does
     not make the room: more memory in the PC does)."""
     how: Phrase = ("fit.paged_limit", {}) if limited else ("fit.paged_close", {}) \
-        if need <= total - RAM_RESERVE_BYTES else ("fit.paged_more_ram", {"total": gb(total)})
-    return ("fit.paged_why", {"need": gb(need), "free": gb(free), "short": gb(paged), "how": how})
+        if need <= total - RAM_RESERVE_BYTES else ("fit.paged_more_ram", {"total": human_bytes(total)})
+    return ("fit.paged_why", {"need": human_bytes(need), "free": human_bytes(free), "short": human_bytes(paged),
+                              "how": how})
 
 
 SLOW_TPS = 5.0  # tokens/s (about 4 words) under which a reply falls behind its reader
@@ -669,7 +671,7 @@ def _model_info(ref: str, not_downloaded: bool) -> tuple[ModelInfo, str]:
         shaped = catalog_model(ref)
         if shaped is not None:
             entry = catalog_entry(ref) or {}
-            size = f", about {gb(stated_bytes(entry['approx_size_gb']))} GB" if entry.get("approx_size_gb") else ""
+            size = f", about {human_bytes(stated_bytes(entry['approx_size_gb']))}" if entry.get("approx_size_gb") else ""
             return shaped[0], (f"{ref} is not downloaded yet: planned from its published shape at "
                                f"{shaped[0].file_type}; '{cli('models pull ' + ref)}' downloads it{size}")
     return read_model_info(path, check=False), ""
@@ -927,12 +929,12 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
         result.verdict_phrases = [("fit.cpu_paged", {"why": cpu_phrase[1]["why"], "said": said})] \
             if cpu_phrase is not None else [*kept, ("fit.paged", {"said": said})]
     elif result.fits:  # the target's verdict counted the target alone: say the pair's whole need
-        on_gpu: Any = ("fit.draft_on_gpu", {"gpu": gb(result.gpu_bytes)}) if result.gpu_bytes else ""
-        result.verdict_phrases.append(("fit.draft_pair", {"on_gpu": on_gpu, "ram": gb(result.cpu_bytes)}))
+        on_gpu: Any = ("fit.draft_on_gpu", {"gpu": human_bytes(result.gpu_bytes)}) if result.gpu_bytes else ""
+        result.verdict_phrases.append(("fit.draft_pair", {"on_gpu": on_gpu, "ram": human_bytes(result.cpu_bytes)}))
     result.verdict = say(result.verdict_phrases)
     where = "on the GPU" if d.gpu_layers else "on the CPU"
-    share = (f"draft model {installed_name(draft_path)}: {gb(d.weights_bytes)} GB of weights and "
-             f"{gb(d.kv_cache_bytes)} GB of f16 K/V {where}")
+    share = (f"draft model {installed_name(draft_path)}: {human_bytes(d.weights_bytes)} of weights and "
+             f"{human_bytes(d.kv_cache_bytes)} of f16 K/V {where}")
     result.notes.append(f"counts the {share}" + (
         " (planned from its published shape: it is not downloaded yet)" if shaped is not None else ""))
     result.draft = {"model": spec.draft_model, "path": str(draft_path), "gpu_layers": d.gpu_layers,

@@ -21,8 +21,8 @@ from workstation.core.catalog import (
     QUANTIZE_TYPES,
     UNQUANTIZED,
     check_gguf,
-    gb,
     held_part,
+    human_bytes,
     own_part,
     read_model_info,
 )
@@ -81,7 +81,7 @@ def _check_room(src: Path, dest: Path, tmp: Path, key: str) -> None:
     need = int(src.stat().st_size * _bits(key) / _bits(read_model_info(src).file_type))
     if free < need:
         raise WorkstationError(said=[("file.cannot_write", {"path": str(dest), "why": (
-            "quantize.no_room", {"need": gb(need), "free": gb(free)})})])
+            "quantize.no_room", {"need": human_bytes(need), "free": human_bytes(free)})})])
 
 
 def _bits(file_type: str) -> float:

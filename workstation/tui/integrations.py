@@ -37,11 +37,11 @@ def memory_freed_by_switch(running: Profile | None, engine: Any) -> FreedMemory 
 def freed_note(freed: FreedMemory | None, fits: bool, fits_without: Callable[[], bool]) -> list[Phrase]:
     """That it fits once the loaded model is closed, where that is why (``fits_without``: the
     plan without ``freed``): the free memory said is then more than a system monitor shows."""
-    from workstation.core.catalog import GB
+    from workstation.core.catalog import human_bytes
 
     if freed is None or not fits or fits_without():
         return []
-    return [("fit.freed_counted", {"gb": f"{freed.total_bytes / GB:.1f}", "model": freed.model})]
+    return [("fit.freed_counted", {"size": human_bytes(freed.total_bytes), "model": freed.model})]
 
 
 def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory | None = None,

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Select
 
+from workstation.core.catalog import human_bytes
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.paths import given_profile_folders, user_profiles_dir
 from workstation.core.profiles import (
@@ -232,8 +233,8 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         if not self.gpus:
             return t("load.no_gpu")
         if layers in ("auto", "all", 0):
-            free = sum(g.vram_free for g in self.gpus) / 1024**3
-            return t(f"load.layers_help_{'none' if layers == 0 else layers}", free=f"{free:.1f}")
+            free = human_bytes(sum(g.vram_free for g in self.gpus))
+            return t(f"load.layers_help_{'none' if layers == 0 else layers}", free=free)
         return t("load.layers_help_n")
 
     def on_mount(self) -> None:
