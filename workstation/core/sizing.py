@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from workstation.core.catalog import GB, QUANT_SUFFIX, ModelInfo
+from workstation.core.catalog import GB, QUANT_SUFFIX, ModelInfo, human_bytes
 from workstation.core.gpu_table import GpuSpec, cards_named, find_spec, sizing_specs
 from workstation.core.hardware import GpuInfo, table_gpu
 from workstation.core.model_shapes import (
@@ -279,8 +279,7 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
         on_card = q_info.weights_bytes - q_info.input_bytes  # the token embeddings stay in RAM, at the least
         if on_card > usable:
             opt.weights_bytes = on_card
-            opt.memory_verdict = (f"does not fit: the weights alone take {on_card / GB:.1f} GB "
-                                  f"of {usable / GB:.1f} GB usable")
+            opt.memory_verdict = f"does not fit: the weights alone take {human_bytes(on_card)} of {human_bytes(usable)} usable"
             opt.miss("miss.no_fit")
             return opt
         p = plan(q_info, context=ctx * slots, type_k=kv, type_v=kv, gpu_layers="all", gpus=[machine.gpu],
