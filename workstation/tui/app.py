@@ -7,14 +7,15 @@ relays the child's tokens. Every message is stored in SQLite the moment it exist
 
 The app is made of parts, mixins sharing its one ``self`` (``AppPart``, app_part.py: ``@on``
 handlers in them are heard); this module keeps the state (``__init__``), the start, the open
-conversation and its drafts, sampling and instructions, keys and the palette, the screens,
+conversation, sampling and instructions, keys and the palette, the screens,
 the system samples and the last nets. The parts: ``Toasts`` (toasts.py, the notices),
 ``StatusLine`` (status_line.py), ``OtherWindows`` (other_windows.py, what other windows
 wrote), ``StoreFallback`` (store_fallback.py, the session in memory on a full disk),
 ``ConversationActions`` (conversation_actions.py: rename, delete, export, copy),
 ``Attachments`` (attaching.py), ``Quitting`` (quitting.py, keys and signals),
 ``ModelLoading`` (model_loading.py: load, switch, serve, the engine lost), ``Turn`` (turn.py,
-a message and its reply) and ``LastExchange`` (last_exchange.py: Up, Alt+R, Alt+C, Alt+V).
+a message and its reply), ``LastExchange`` (last_exchange.py: Up, Alt+R, Alt+C, Alt+V) and
+``Drafts`` (drafts.py, a message typed and not sent, kept with its conversation).
 """
 
 from __future__ import annotations
@@ -84,8 +85,8 @@ from workstation.tui.actions import (
     keys_now,
 )
 from workstation.tui.attaching import Attachments
-from workstation.tui.attachment import find_attached
 from workstation.tui.conversation_actions import ConversationActions
+from workstation.tui.drafts import Drafts
 from workstation.tui.glyphs import glyphs, terminal_charset, terminal_table
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
 from workstation.tui.last_exchange import LastExchange
@@ -127,7 +128,7 @@ LIGHT_THEME = dataclasses.replace(BUILTIN_THEMES["textual-light"], variables={
 
 
 class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, ConversationActions, Attachments,
-                     Quitting, ModelLoading, Turn, LastExchange, App[None]):
+                     Quitting, ModelLoading, Turn, LastExchange, Drafts, App[None]):
     # (the parts before Textual's App: Toasts.notify, _on_notify and Quitting's actions take the place of App's)
     CSS_PATH = "workstation.tcss"
     TITLE = "workstation"
@@ -775,77 +776,6 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         else:
             await self.refresh_sidebar()
         self.chat_screen.focus_prompt()
-
-    def _keep_draft(self, going_to: int | None) -> None:
-        """A half-typed message stays with its conversation, as in a mail or chat app: it is
-        kept when another conversation opens (or a new one starts) and comes back with it,
-        also after a restart."""
-        if self._draft_shown:
-            if going_to == self.conversation_id:
-                self._arriving_edit = self._editing
-                return
-            draft = self.save_draft()
-            if draft is not None:  # an attached document goes with it
-                self._drafts[self.conversation_id] = draft
-            else:
-                self._drafts.pop(self.conversation_id, None)
-            if self.conversation_id is not None:  # Up's change of the last question goes with it too
-                if draft is not None and self._editing is not None:
-                    self._edits[self.conversation_id] = self._editing
-                else:
-                    self._edits.pop(self.conversation_id, None)
-        self._draft_shown = True
-        text, document = self._drafts.pop(going_to, ("", None))
-        self._arriving_edit = self._edits.pop(going_to, None) if going_to is not None and text.strip() else None
-        self.chat_screen.set_input(text)
-        self._attach_document(document)
-
-    def save_draft(self) -> tuple[str, tuple[Path, str] | None] | None:
-        """The box's text and attached document saved as the open conversation's draft (None:
-        nothing to keep, and nothing kept). A draft that cannot be saved stays on screen."""
-        if self._draft_timer is not None:
-            self._draft_timer.stop()
-            self._draft_timer = None
-        if not self._draft_shown:
-            return None
-        try:
-            text = self.chat_screen.input_text()
-        except NoMatches:  # on the way out, after the screens are gone: exit() kept it
-            return None
-        draft = (text, self.pending_document) if text.strip() or self.pending_document is not None else None
-        self._store_draft(self.conversation_id, *(draft or ("", None)))
-        return draft
-
-    def _store_draft(self, conversation_id: int | None, text: str, document: tuple[Path, str] | None) -> None:
-        """The store's ``save_draft``; a database that cannot take it (full disk, locked) is
-        said once in a toast, and nothing else stops: the text stays on screen."""
-        try:
-            self.store.save_draft(conversation_id, text, document)
-        except WorkstationError as err:
-            self.notify(self.texts.error(err), severity="warning")
-
-    def draft_edited(self) -> None:
-        """The box changed: save the draft once typing pauses for a second. Emptied, it no
-        longer holds the last question put back by Up."""
-        if self._editing is not None and not self.chat_screen.input_text().strip():
-            self._leave_last_as_it_was()
-        if self._draft_timer is not None:
-            self._draft_timer.stop()
-        self._draft_timer = self.set_timer(1.0, self.save_draft)
-
-    def _leave_last_as_it_was(self) -> None:
-        """The box emptied while it held the last message put back by Up: it is no longer to be
-        changed, and the document Up attached again with it goes too (it went with the next
-        message). A message that was a document alone is left so once the document is taken off."""
-        question = self._last_question()
-        attached = find_attached(question.content) if question is not None else None
-        if attached is None or attached.text.strip():
-            self._editing = None
-            if attached is not None and self.pending_document is not None \
-                    and self.pending_document[0].name == attached.name and self.pending_document[1] == attached.document:
-                self._attach_document(None)
-        elif self.pending_document is None:
-            self._editing = None
 
     def action_search_conversations(self) -> None:
         self.chat_screen.sidebar.display = True
