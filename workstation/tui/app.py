@@ -7,14 +7,16 @@ relays the child's tokens. Every message is stored in SQLite the moment it exist
 
 The app is made of parts, mixins sharing its one ``self`` (``AppPart``, app_part.py: ``@on``
 handlers in them are heard); this module keeps the state (``__init__``), the start, the open
-conversation and its drafts, sampling and instructions, keys and the palette, the screens,
-the system samples and the last nets. The parts: ``Toasts`` (toasts.py, the notices),
+conversation, sampling and instructions, the language, the screens, the system samples and
+the last nets. The parts: ``Toasts`` (toasts.py, the notices),
 ``StatusLine`` (status_line.py), ``OtherWindows`` (other_windows.py, what other windows
 wrote), ``StoreFallback`` (store_fallback.py, the session in memory on a full disk),
 ``ConversationActions`` (conversation_actions.py: rename, delete, export, copy),
 ``Attachments`` (attaching.py), ``Quitting`` (quitting.py, keys and signals),
 ``ModelLoading`` (model_loading.py: load, switch, serve, the engine lost), ``Turn`` (turn.py,
-a message and its reply) and ``LastExchange`` (last_exchange.py: Up, Alt+R, Alt+C, Alt+V).
+a message and its reply), ``LastExchange`` (last_exchange.py: Up, Alt+R, Alt+C, Alt+V),
+``Drafts`` (drafts.py, a message typed and not sent, kept with its conversation) and
+``KeyHelp`` (key_help.py: F1's keys, Ctrl+P's commands, the actions on now, ``key_for``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ import signal
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterable
 from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any
@@ -34,16 +35,14 @@ from typing import Any
 from rich.console import RenderableType
 from rich.text import Text
 from textual import on, work
-from textual._node_list import DuplicateIds
 from textual.actions import SkipAction
-from textual.app import App, SystemCommand
+from textual.app import App
 from textual.binding import Binding
-from textual.command import CommandPalette
 from textual.css.query import NoMatches
 from textual.dom import NoScreen
 from textual.driver import Driver
 from textual.notifications import Notification
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES, Theme
 from textual.timer import Timer
 from textual.widget import Widget
@@ -74,20 +73,16 @@ from workstation.core.store import (
 )
 from workstation.tui import integrations
 from workstation.tui.actions import (
-    ACTIONS,
-    ALWAYS,
-    BASICS,
     BY_ID,
-    CHAT_ONLY,
     bindings,
     keys_lost,
-    keys_now,
 )
 from workstation.tui.attaching import Attachments
-from workstation.tui.attachment import find_attached
 from workstation.tui.conversation_actions import ConversationActions
+from workstation.tui.drafts import Drafts
 from workstation.tui.glyphs import glyphs, terminal_charset, terminal_table
 from workstation.tui.i18n import LANGUAGES, Texts, detect_language
+from workstation.tui.key_help import KeyHelp
 from workstation.tui.last_exchange import LastExchange
 from workstation.tui.messages import (
     SystemSampled,
@@ -95,12 +90,11 @@ from workstation.tui.messages import (
 )
 from workstation.tui.model_loading import ModelLoading
 from workstation.tui.other_windows import OUTSIDE_CHANGES_EVERY_S, OtherWindows
-from workstation.tui.palette import FoldedCommands, LocalPalette
+from workstation.tui.palette import FoldedCommands
 from workstation.tui.quitting import Quitting
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.chat import ChatScreen
 from workstation.tui.screens.dashboard import DashboardScreen
-from workstation.tui.screens.dialogs import KeysDialog
 from workstation.tui.screens.instructions import InstructionsDialog
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import FitCheck
@@ -127,8 +121,9 @@ LIGHT_THEME = dataclasses.replace(BUILTIN_THEMES["textual-light"], variables={
 
 
 class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, ConversationActions, Attachments,
-                     Quitting, ModelLoading, Turn, LastExchange, App[None]):
-    # (the parts before Textual's App: Toasts.notify, _on_notify and Quitting's actions take the place of App's)
+                     Quitting, ModelLoading, Turn, LastExchange, Drafts, KeyHelp, App[None]):
+    # (the parts before Textual's App: Toasts.notify, _on_notify, Quitting's actions and KeyHelp's check_action and
+    # get_system_commands take the place of App's)
     CSS_PATH = "workstation.tcss"
     TITLE = "workstation"
     BINDINGS = bindings(Texts("en"))
@@ -545,125 +540,6 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         if new != "en" and self.profile is not None and self.engine is not None:
             self._warn_small_for_language(self.profile, self.engine)
 
-    def action_help(self) -> None:
-        """F1: every key of this screen and what it does, the screen's own first, in the UI's
-        language (the footer has room for a few; Textual's keys panel began with thirty of the
-        text box's editing keys)."""
-        rows: list[tuple[str, str, str]] = []  # the app's keys
-        basics: dict[str, tuple[str, str, str]] = {}  # …those a newcomer needs first (the chat's), by action id
-        own: dict[str, list[str]] = {}  # the screen's, by binding id: a binding of several keys is one row (Left/Right)
-        said: dict[str, tuple[str, str]] = {}
-        order = [b.id for b in getattr(self.screen, "BINDINGS", []) if isinstance(b, Binding)]
-        chat = self.screen is self.chat_screen
-        for key, active in self.screen.active_bindings.items():  # the keymap and check_action applied
-            b = active.binding
-            if not active.enabled or b.system:
-                continue
-            if b.id in BY_ID:
-                label = BY_ID[b.id].label
-                row = (self.texts.key(key), self.texts(label), self.texts(f"{label}.help"))
-                if chat and b.id in BASICS and b.id not in basics:
-                    basics[b.id] = row
-                else:
-                    rows.append(row)
-            elif b.action == "command_palette":
-                rows.append((self.texts.key(key), self.texts.capital(self.texts("binding.palette")), self.texts("keys.palette")))
-            elif active.node is self.screen and b.description and (b.show or b.id):  # the screen's own
-                # (F4's p, pull; not Textual's Tab, focus next); named as the app's are, with what it does
-                what = self.texts(f"binding.{b.id}.help") if b.id else ""
-                what = "" if what == f"binding.{b.id}.help" else what
-                name = b.id or f"{b.action}:{key}"
-                own.setdefault(name, []).append(self.texts.key(key))
-                said[name] = (self.texts.capital(b.description), what)
-        # the screen's own first, in the order it declares them (a priority key, as F6's
-        # Ctrl+X, came first of all or, put after the rest, after the app's)
-        first = sorted(own, key=lambda n: order.index(n) if n in order else len(order))
-        rows = [("/".join(own[n]), *said[n]) for n in first] + rows
-        if chat:  # keys of the chat's parts, which F1 never named
-            t = self.texts
-            if basics:  # a newcomer's few before all, then a blank line (the list began with Ctrl+E's
-                # sampling settings, and sending was found twelfth, as Ctrl+S alone: Enter sends)
-                if "chat.send" in basics:
-                    key, name, what = basics["chat.send"]
-                    basics["chat.send"] = (f"{t.key('enter')}/{key}", name, what)
-                rows = [basics[i] for i in BASICS if i in basics] + [("", "", "")] + rows
-            up = BY_ID["chat.edit_last"]  # (the message box's own Up comes first in the keys: listed here)
-            if not any(label == t(up.label) for _, label, _ in rows):
-                rows += [("/".join(map(self.texts.key, keys_now(self._keymap)[up.id])), t(up.label), t(f"{up.label}.help"))]
-            rows += [("PgUp/PgDn", t("keys.scroll"), t("keys.scroll.help")), ("Tab", t("keys.tab"), t("keys.tab.help")),
-                     ("Shift+Enter/Ctrl+J", t("keys.new_line"), t("keys.new_line.help"))]
-            # what the figures under each reply mean (TTFT … tok/s): a mouse's tooltip said it, and
-            # a keyboard's user never learnt it
-            rows += [("", "", ""), ("", t("keys.figures"), t("metric.help"))]
-        self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
-
-    # --- the command palette ---------------------------------------------------------------
-    def action_command_palette(self) -> None:
-        """Textual's palette, its search box in the app's language."""
-        if self.use_command_palette and not CommandPalette.is_open(self):
-            try:
-                self.push_screen(LocalPalette(self.texts("palette.no_matches"), id="--command-palette",
-                                              placeholder=self.texts("palette.search")))
-            except DuplicateIds:  # (the one closed a moment ago still going: Ctrl+P, Esc, Ctrl+P at once)
-                pass
-
-    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        for action in ACTIONS:
-            if action.action in CHAT_ONLY and screen is not self.chat_screen:
-                continue  # as their keys: the chat's own (see check_action)
-            if isinstance(screen, ModalScreen) and action.action not in ALWAYS:
-                continue  # as their keys: a dialog owns them (Profiles behind Ctrl+E lost its change)
-            if self._does_nothing(action.action):
-                continue  # nothing attached: nothing to remove (it was listed, and did nothing)
-            method = getattr(self, f"action_{action.action}")
-            # written as F1 writes them (Esc, not escape); none where the keymap gave its key away
-            keys = "/".join(map(self.texts.key, keys_now(self._keymap)[action.id]))
-            yield SystemCommand(
-                f"{self.texts(action.label)} ({keys})" if keys else self.texts(action.label),
-                self.texts(f"{action.label}.help"),
-                method,
-            )
-        # Textual's own, less its Quit and Keys (ours above show the key), in the app's language
-        for c in super().get_system_commands(screen):
-            if c.callback != self.action_quit and c.title != "Keys":
-                yield self._translated(c)
-
-    def other_words(self, callback: Any) -> list[str]:
-        """The palette's other words for the command ``callback`` runs (``<label>.also`` in the
-        locale, comma-separated): F7's Export is what a person looking to "save" a conversation
-        types, and Ctrl+P said "No command matches" to it."""
-        name = getattr(callback, "__name__", "").removeprefix("action_")
-        action = next((a for a in ACTIONS if a.action == name), None)
-        said = self.texts.get(f"{action.label}.also") if action is not None else None
-        return [word.strip() for word in said.split(",") if word.strip()] if said else []
-
-    def _translated(self, command: SystemCommand) -> SystemCommand:
-        """One of Textual's palette commands in the app's language (``palette.<Title>`` and its
-        ``.help``); as Textual words it where the
-        locale has no text for it (English, a command a later Textual adds)."""
-        title = command.title
-        key = f"palette.{title}"
-        if self.texts(key) == key or self.texts.lang == "en":
-            return command
-        return SystemCommand(self.texts(key), self.texts(f"{key}.help"), command.callback, command.discover)
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """App actions wait while a dialog is open (the dialog owns the keys). The chat's own
-        (stop a reply, a new conversation) are off elsewhere, and out of those screens' footers:
-        F4's footer was cut at 100 columns, and showed Esc twice (back, and stop)."""
-        if isinstance(self.screen, ModalScreen) and action in {a.action for a in ACTIONS} - ALWAYS:
-            return False
-        if action in CHAT_ONLY and self.screen is not getattr(self, "chat_screen", None):
-            return False
-        if self._does_nothing(action):  # out of the footer and F1's list, as out of Ctrl+P's
-            return False
-        return True
-
-    def _does_nothing(self, action: str) -> bool:
-        """An action with nothing to act on now: Ctrl+R with no document attached (listed in the
-        footer, F1 and Ctrl+P, it did nothing)."""
-        return action == "detach" and getattr(self, "pending_document", None) is None
-
     @property
     def history(self) -> MetricsHistory:
         """The open conversation's last turns (F5's figures, the context line under the box)."""
@@ -776,77 +652,6 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             await self.refresh_sidebar()
         self.chat_screen.focus_prompt()
 
-    def _keep_draft(self, going_to: int | None) -> None:
-        """A half-typed message stays with its conversation, as in a mail or chat app: it is
-        kept when another conversation opens (or a new one starts) and comes back with it,
-        also after a restart."""
-        if self._draft_shown:
-            if going_to == self.conversation_id:
-                self._arriving_edit = self._editing
-                return
-            draft = self.save_draft()
-            if draft is not None:  # an attached document goes with it
-                self._drafts[self.conversation_id] = draft
-            else:
-                self._drafts.pop(self.conversation_id, None)
-            if self.conversation_id is not None:  # Up's change of the last question goes with it too
-                if draft is not None and self._editing is not None:
-                    self._edits[self.conversation_id] = self._editing
-                else:
-                    self._edits.pop(self.conversation_id, None)
-        self._draft_shown = True
-        text, document = self._drafts.pop(going_to, ("", None))
-        self._arriving_edit = self._edits.pop(going_to, None) if going_to is not None and text.strip() else None
-        self.chat_screen.set_input(text)
-        self._attach_document(document)
-
-    def save_draft(self) -> tuple[str, tuple[Path, str] | None] | None:
-        """The box's text and attached document saved as the open conversation's draft (None:
-        nothing to keep, and nothing kept). A draft that cannot be saved stays on screen."""
-        if self._draft_timer is not None:
-            self._draft_timer.stop()
-            self._draft_timer = None
-        if not self._draft_shown:
-            return None
-        try:
-            text = self.chat_screen.input_text()
-        except NoMatches:  # on the way out, after the screens are gone: exit() kept it
-            return None
-        draft = (text, self.pending_document) if text.strip() or self.pending_document is not None else None
-        self._store_draft(self.conversation_id, *(draft or ("", None)))
-        return draft
-
-    def _store_draft(self, conversation_id: int | None, text: str, document: tuple[Path, str] | None) -> None:
-        """The store's ``save_draft``; a database that cannot take it (full disk, locked) is
-        said once in a toast, and nothing else stops: the text stays on screen."""
-        try:
-            self.store.save_draft(conversation_id, text, document)
-        except WorkstationError as err:
-            self.notify(self.texts.error(err), severity="warning")
-
-    def draft_edited(self) -> None:
-        """The box changed: save the draft once typing pauses for a second. Emptied, it no
-        longer holds the last question put back by Up."""
-        if self._editing is not None and not self.chat_screen.input_text().strip():
-            self._leave_last_as_it_was()
-        if self._draft_timer is not None:
-            self._draft_timer.stop()
-        self._draft_timer = self.set_timer(1.0, self.save_draft)
-
-    def _leave_last_as_it_was(self) -> None:
-        """The box emptied while it held the last message put back by Up: it is no longer to be
-        changed, and the document Up attached again with it goes too (it went with the next
-        message). A message that was a document alone is left so once the document is taken off."""
-        question = self._last_question()
-        attached = find_attached(question.content) if question is not None else None
-        if attached is None or attached.text.strip():
-            self._editing = None
-            if attached is not None and self.pending_document is not None \
-                    and self.pending_document[0].name == attached.name and self.pending_document[1] == attached.document:
-                self._attach_document(None)
-        elif self.pending_document is None:
-            self._editing = None
-
     def action_search_conversations(self) -> None:
         self.chat_screen.sidebar.display = True
         self.chat_screen.query_one("#search").focus()
@@ -887,15 +692,6 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         own = sampling_changes(sampling, self.profile.sampling) if self.profile is not None else {}
         return ", ".join(f"{self.texts(f'sampling.{name}')} {said(getattr(sampling, name), self.texts) or '-'}"
                          for name in own)
-
-    def key_for(self, action_id: str) -> str:
-        """The key of an action as people write it (Alt+I), as the keymap has it now; for a
-        screen's own binding (F6's summarize.stop), as its screen has it."""
-        if action_id not in BY_ID:
-            keys = [key for key, active in self.screen.active_bindings.items() if active.binding.id == action_id]
-            return self.texts.key(keys[0]) if keys else ""
-        keys = keys_now(self._keymap)[action_id]
-        return self.texts.key(keys[0]) if keys else ""
 
     def instructions_now(self) -> str:
         """The open conversation's own instructions ('' none: its profile's system prompt); a new

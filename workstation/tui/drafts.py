@@ -1,0 +1,91 @@
+"""Drafts: a message typed and not sent, kept with its conversation (also after a restart) and
+back in the box when it opens again, with its attached document and Up's change of the last question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.css.query import NoMatches
+
+from workstation.core.errors import WorkstationError
+from workstation.tui.app_part import AppPart
+from workstation.tui.attachment import find_attached
+
+if TYPE_CHECKING:
+    from workstation.tui.app import WorkstationApp
+
+
+class Drafts(AppPart):
+    """The box's draft, one per conversation (``_drafts``, ``_edits``: the state is the app's)."""
+
+    def _keep_draft(self: WorkstationApp, going_to: int | None) -> None:
+        """A half-typed message stays with its conversation, as in a mail or chat app: it is
+        kept when another conversation opens (or a new one starts) and comes back with it,
+        also after a restart."""
+        if self._draft_shown:
+            if going_to == self.conversation_id:
+                self._arriving_edit = self._editing
+                return
+            draft = self.save_draft()
+            if draft is not None:  # an attached document goes with it
+                self._drafts[self.conversation_id] = draft
+            else:
+                self._drafts.pop(self.conversation_id, None)
+            if self.conversation_id is not None:  # Up's change of the last question goes with it too
+                if draft is not None and self._editing is not None:
+                    self._edits[self.conversation_id] = self._editing
+                else:
+                    self._edits.pop(self.conversation_id, None)
+        self._draft_shown = True
+        text, document = self._drafts.pop(going_to, ("", None))
+        self._arriving_edit = self._edits.pop(going_to, None) if going_to is not None and text.strip() else None
+        self.chat_screen.set_input(text)
+        self._attach_document(document)
+
+    def save_draft(self: WorkstationApp) -> tuple[str, tuple[Path, str] | None] | None:
+        """The box's text and attached document saved as the open conversation's draft (None:
+        nothing to keep, and nothing kept). A draft that cannot be saved stays on screen."""
+        if self._draft_timer is not None:
+            self._draft_timer.stop()
+            self._draft_timer = None
+        if not self._draft_shown:
+            return None
+        try:
+            text = self.chat_screen.input_text()
+        except NoMatches:  # on the way out, after the screens are gone: exit() kept it
+            return None
+        draft = (text, self.pending_document) if text.strip() or self.pending_document is not None else None
+        self._store_draft(self.conversation_id, *(draft or ("", None)))
+        return draft
+
+    def _store_draft(self: WorkstationApp, conversation_id: int | None, text: str, document: tuple[Path, str] | None) -> None:
+        """The store's ``save_draft``; a database that cannot take it (full disk, locked) is
+        said once in a toast, and nothing else stops: the text stays on screen."""
+        try:
+            self.store.save_draft(conversation_id, text, document)
+        except WorkstationError as err:
+            self.notify(self.texts.error(err), severity="warning")
+
+    def draft_edited(self: WorkstationApp) -> None:
+        """The box changed: save the draft once typing pauses for a second. Emptied, it no
+        longer holds the last question put back by Up."""
+        if self._editing is not None and not self.chat_screen.input_text().strip():
+            self._leave_last_as_it_was()
+        if self._draft_timer is not None:
+            self._draft_timer.stop()
+        self._draft_timer = self.set_timer(1.0, self.save_draft)
+
+    def _leave_last_as_it_was(self: WorkstationApp) -> None:
+        """The box emptied while it held the last message put back by Up: it is no longer to be
+        changed, and the document Up attached again with it goes too (it went with the next
+        message). A message that was a document alone is left so once the document is taken off."""
+        question = self._last_question()
+        attached = find_attached(question.content) if question is not None else None
+        if attached is None or attached.text.strip():
+            self._editing = None
+            if attached is not None and self.pending_document is not None \
+                    and self.pending_document[0].name == attached.name and self.pending_document[1] == attached.document:
+                self._attach_document(None)
+        elif self.pending_document is None:
+            self._editing = None
