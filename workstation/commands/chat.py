@@ -373,8 +373,6 @@ def _stopped(sig: int, began: bool, kept: bool) -> TurnCancelled:
     return stopped(said, sig)
 
 
-
-
 class _ReadingBar:
     """How far a long message has been read, on stderr, until the reply begins: on a CPU a
     pasted contract took a minute before the first word, with nothing on the screen (the app

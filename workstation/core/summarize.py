@@ -11,8 +11,8 @@
    placed *before* the text, so every chunk's prompt starts with identical tokens and the
    engine's KV prefix reuse serves them: a chunk after the first has ``cache_n`` >= the prefix
    length and only prefills its own text.
-3. **Reduce.** The partial summaries, each labelled with the pages or sections it came from,
-   are summarized into one; when they do not fit the context together they are reduced in
+3. **Reduce.** The partial summaries, in order, a paragraph each (no labels: a small model
+   copied "Part N:" into the summary), are summarized into one; when they do not fit the context together they are reduced in
    groups first (hierarchically) until they do.
 
 The result is Markdown: an overall summary, then one point per part citing its pages or
