@@ -14,7 +14,13 @@ from workstation.cli import main
 from workstation.core.catalog import read_model_info
 from workstation.core.errors import ModelFileError
 from workstation.core.hardware import FakeGpuProbe, set_probe
-from workstation.core.planner import human_bytes, kv_cache_per_layer, plan_for_profile
+from workstation.core.phrases import say
+from workstation.core.planner import (
+    RAM_RESERVE_BYTES,
+    human_bytes,
+    kv_cache_per_layer,
+    plan_for_profile,
+)
 from workstation.tui.i18n import Texts
 
 GIB = 1024**3
@@ -45,6 +51,25 @@ def test_no_gpu_counts_the_draft_in_ram(smollm2_path: Path, gemma_path: Path, pr
     assert f"; with its small helper model it needs {human_bytes(paired.cpu_bytes)} of memory" in paired.verdict
     assert "draft" not in paired.verdict and "RAM" not in paired.verdict
     assert "GPU" not in paired.verdict
+    # held to a memory in which the target fits alone, and the draft alone, but not the two
+    # together: it does not fit, and says the helper model is why; with room for what the pair
+    # must hold in RAM, to the byte, it fits (its weights, mapped from their files, page)
+    pair = make_profile(model=GEMMA, context=2048, speculative=DRAFT)
+    draft_resident = paired.resident_bytes - alone.resident_bytes
+    assert 0 < draft_resident < alone.resident_bytes
+    between = RAM_RESERVE_BYTES + alone.resident_bytes + draft_resident // 2
+    assert plan_for_profile(make_profile(model=GEMMA, context=2048), ram_available=between).fits
+    short = plan_for_profile(pair, ram_available=between)
+    assert not short.fits and short.placement == "none" and short.paged_bytes == 0
+    # the pair's memory, not the target's "runs on the CPU, but slowly: … more free memory makes it fast"
+    assert short.verdict == (f"does not fit with its small helper model: together they need {human_bytes(paired.cpu_bytes)} "
+                             f"of memory, and {human_bytes(between - RAM_RESERVE_BYTES)} is free for them"), short.verdict
+    assert say(short.verdict_phrases, Texts("tr").get).startswith("küçük yardımcı modeliyle birlikte sığmıyor: ikisi ")
+    assert not plan_for_profile(pair, ram_available=RAM_RESERVE_BYTES + paired.resident_bytes - 1).fits
+    just = plan_for_profile(pair, ram_available=RAM_RESERVE_BYTES + paired.resident_bytes)
+    assert just.fits and just.paged_bytes == just.cpu_bytes - paired.resident_bytes
+    roomy = plan_for_profile(pair, ram_available=RAM_RESERVE_BYTES + paired.cpu_bytes)
+    assert roomy.fits and roomy.paged_bytes == 0 and roomy.ram_available == RAM_RESERVE_BYTES + paired.cpu_bytes
 
 
 def test_draft_goes_to_the_gpu_with_the_target(gemma_path: Path, smollm2_path: Path, probe) -> None:

@@ -60,6 +60,8 @@ ENGLISH: dict[str, str] = {
     # the draft model is "a small helper model", as F3's row says it ("with its draft model 8.8 GB in
     # RAM": one thing had two names on one row, and "RAM" where the verdict before said "memory")
     "fit.draft_too_big": "does not fit with its small helper model: ",
+    "fit.draft_pair_too_big": ("does not fit with its small helper model: together they need {need} of memory, "
+                               "and {have} is free for them"),
     "fit.refused": "The profile {profile} was not loaded; it {verdict}.",
     "fit.draft_pair": "; with its small helper model it needs {on_gpu}{ram} of memory",
     "fit.draft_on_gpu": "{gpu} on the GPU and ",

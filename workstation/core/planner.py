@@ -347,6 +347,21 @@ def _context_hint(info: ModelInfo, context: int, type_k: str, type_v: str, kv_to
     return [("fit.context_hint", said)]
 
 
+def ram_free_now() -> tuple[int, int | None]:
+    """The RAM free now (psutil's available), and what a memory limit (ulimit -v, a cgroup)
+    leaves this process where that is less (None where there is none): the RAM free is then
+    the limit plus the reserve, which is for other programs, not within the limit."""
+    import psutil
+
+    from workstation.core.hardware import memory_left_under_limits
+
+    available = psutil.virtual_memory().available
+    limit = memory_left_under_limits()
+    if limit is not None and limit + RAM_RESERVE_BYTES < available:
+        return limit + RAM_RESERVE_BYTES, limit
+    return available, None
+
+
 def plan(
     info: ModelInfo,
     *,
@@ -356,6 +371,7 @@ def plan(
     gpu_layers: int | str = "auto",
     gpus: list[GpuInfo] | None = None,
     ram_available: int | None = None,
+    ram_limit: int | None = None,
     ram_total: int | None = None,
     flash_attn: bool = True,
     n_ubatch: int = 512,
@@ -370,21 +386,15 @@ def plan(
     machine's CPU as measured here (``calibration.measured_cpu``), else its decode speed is
     its memory speed's estimate. ``hint``: a context too large for the memory names the ones
     that fit (False: the plans that find them). ``ram_freed``: RAM that is in use now but free
-    before this model loads (the loaded model's, which a switch closes first)."""
+    before this model loads (the loaded model's, which a switch closes first). ``ram_available``
+    and ``ram_limit`` as ``ram_free_now`` gives them, read now where ``ram_available`` is not given."""
     import psutil
 
     gpus = list(gpus or [])
-    ram_limit = None
-    if ram_available is None or ram_total is None:
-        from workstation.core.hardware import memory_left_under_limits
-
-        vm = psutil.virtual_memory()
-        if ram_available is None:
-            ram_available = vm.available
-            limit = memory_left_under_limits()  # the reserve is for other programs: not within a limit
-            if limit is not None and limit + RAM_RESERVE_BYTES < ram_available:
-                ram_available, ram_limit = limit + RAM_RESERVE_BYTES, limit
-        ram_total = vm.total if ram_total is None else ram_total
+    if ram_available is None:
+        ram_available, ram_limit = ram_free_now()
+    if ram_total is None:
+        ram_total = psutil.virtual_memory().total
     if ram_freed:  # (a memory limit counts the engine's process too: closed, it is room under it)
         ram_available += ram_freed
         ram_limit = None if ram_limit is None else ram_limit + ram_freed
@@ -636,7 +646,8 @@ def slow_phrase(p: MemoryPlan, measured: float | None = None, lookup: Lookup | N
 
 
 def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None, *,
-                     not_downloaded: bool = False, freed: FreedMemory | None = None) -> MemoryPlan:
+                     not_downloaded: bool = False, freed: FreedMemory | None = None,
+                     ram_available: int | None = None, ram_limit: int | None = None) -> MemoryPlan:
     """The plan for a profile on this machine (NVML for the GPUs unless ``gpus`` is given).
 
     Fast (the GGUF header is cached) and never raises for a missing GPU; a missing or damaged
@@ -644,6 +655,7 @@ def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None, *,
     yet (the target or the draft) is planned from its published shape, as ``size`` plans it,
     and a note says so: "will it fit" before a 5 GB download. ``freed``: what the loaded
     model holds, counted as free (``memory_held``: a switch closes it before this one loads).
+    ``ram_available``, ``ram_limit``: as ``plan`` takes them (read now where not given).
     """
     from workstation.core import hardware
 
@@ -652,7 +664,8 @@ def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None, *,
         gpus = hardware.gpus()
     gpus = counting_freed(gpus, freed)
     result = plan_with_draft(profile, info, gpus, not_downloaded=not_downloaded,
-                             ram_freed=freed.ram_bytes if freed is not None else 0)
+                             ram_freed=freed.ram_bytes if freed is not None else 0,
+                             ram_available=ram_available, ram_limit=ram_limit)
     if note:
         result.notes.insert(0, note)
     result.notes += setting_warnings(profile, info)
@@ -849,7 +862,8 @@ def unsaid_notes(notes: list[Phrase], store: ConversationStore | None = None) ->
 
 
 def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
-                    not_downloaded: bool = False, ram_freed: int = 0) -> MemoryPlan:
+                    not_downloaded: bool = False, ram_freed: int = 0,
+                    ram_available: int | None = None, ram_limit: int | None = None) -> MemoryPlan:
     """The target's plan, with the profile's draft model (``speculative.mode: draft``) counted in.
 
     The draft loads as the engine loads it (speculative.load_draft_model): the target's context,
@@ -857,7 +871,11 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
     else none. Its GPU share is taken off the GPUs' free memory before the target's layers are
     chosen, so ``gpu_layers: auto`` leaves it room; a draft file that is not there yet is only
     named in a note (with ``not_downloaded``, a catalog draft is counted from its published shape).
+    ``ram_available``, ``ram_limit``: as ``plan`` takes them, read now where not given (once:
+    the pair is held to the same memory as the target alone).
     """
+    if ram_available is None:
+        ram_available, ram_limit = ram_free_now()
     context = profile.context or info.context_length
     flash = profile.resolved_flash_attn()
 
@@ -868,7 +886,7 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
     def target(on: list[GpuInfo]) -> MemoryPlan:
         return plan(info, context=context, type_k=profile.kv_cache.k, type_v=profile.kv_cache.v,
                     gpu_layers=profile.gpu_layers, gpus=on, flash_attn=flash, cpu_speed=cpu_speed,
-                    ram_freed=ram_freed)
+                    ram_available=ram_available, ram_limit=ram_limit, ram_freed=ram_freed)
 
     spec = profile.speculative
     if spec.mode != "draft" or not spec.draft_model:
@@ -888,7 +906,7 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
 
     def draft(on: list[GpuInfo], layers: int | str) -> MemoryPlan:
         return plan(dinfo, context=context, gpu_layers=layers, gpus=on, flash_attn=flash, cpu_speed=cpu_speed,
-                    ram_freed=ram_freed)
+                    ram_available=ram_available, ram_limit=ram_limit, ram_freed=ram_freed)
 
     d = draft(gpus, "all" if asked == "auto" else asked)
     left = [dataclasses.replace(g) for g in gpus]
@@ -918,7 +936,12 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
     room = max(0, result.ram_available - RAM_RESERVE_BYTES)
     if result.resident_bytes > room or not d.fits:
         result.fits, result.placement, result.paged_bytes = False, "none", 0
-        if alone:  # ("does not fit with its draft model: does not fit: needs …")
+        if alone and result.resident_bytes > room:  # the memory, for the pair: the target's verdict said
+            # "does not fit with its small helper model: runs on the CPU, but slowly: … 163 MB more
+            # free memory makes it fast", which it did not
+            result.verdict_phrases = [("fit.draft_pair_too_big", {"need": human_bytes(result.cpu_bytes),
+                                                                  "have": human_bytes(room)})]
+        elif alone:  # ("does not fit with its draft model: does not fit: needs …")
             result.verdict_phrases.insert(0, ("fit.draft_too_big", {}))
     elif result.fits and result.cpu_bytes > room and result.paged_bytes != result.cpu_bytes - room:  # (the pair's weights page)
         result.paged_bytes = result.cpu_bytes - room
