@@ -10,7 +10,7 @@ import pytest
 
 from workstation.core.metrics import figures_line
 from workstation.core.moments import local_text
-from workstation.core.sqlite_schema import kept_before_upgrade
+from workstation.core.sqlite_schema import kept_before_upgrade, kept_copies, migrate, schema_version
 from workstation.core.store import SCHEMA_VERSION, ConversationStore, StoreError, title_from_message
 
 
@@ -275,6 +275,71 @@ def test_an_old_file_opened_by_many_at_once_is_upgraded_once(tmp_path: Path) -> 
     kept = sqlite3.connect(kept_before_upgrade(path, 1))
     assert kept.execute("SELECT content FROM messages").fetchall() == [("Hi",), ("Later",)]
     kept.close()
+
+
+STEPS = ("CREATE TABLE notes(text TEXT);", "ALTER TABLE notes ADD COLUMN day REAL;\nCREATE TABLE tags(name TEXT);\n")
+
+
+def _schema(db: sqlite3.Connection) -> tuple[int, list[str], list[str]]:
+    """The file's version, tables and the columns of ``notes``, as ``db`` sees them."""
+    tables = [n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    return schema_version(db), tables, [row[1] for row in db.execute("PRAGMA table_info(notes)")]
+
+
+def test_a_failed_migration_step_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    """A step that fails half-way (its last statement) is undone whole: the version, the tables
+    and the columns as they were, on the connection that ran it and in the file; the step
+    mended, the next opening upgrades it. A copy cut short (a process killed while copying the
+    file before its upgrade) is no kept copy, and the next upgrade keeps a whole one."""
+    path = tmp_path / "m.sqlite3"
+    db = sqlite3.connect(path)
+    migrate(db, STEPS[:1], "The test file", path)
+    db.execute("INSERT INTO notes VALUES ('kept')")
+    db.commit()
+    cut = kept_before_upgrade(path, 1).with_name(kept_before_upgrade(path, 1).name + ".part")
+    cut.write_bytes(path.read_bytes()[:1000])
+    assert kept_copies(path) == []
+    failing = (STEPS[0], STEPS[1] + "INSERT INTO nowhere VALUES (1);")
+    with pytest.raises(sqlite3.OperationalError, match="no such table: nowhere"):
+        migrate(db, failing, "The test file", path)
+    assert not db.in_transaction
+    other = sqlite3.connect(path)
+    assert _schema(db) == _schema(other) == (1, ["notes"], ["text"])
+    assert db.execute("SELECT text FROM notes").fetchall() == [("kept",)]
+    migrate(db, STEPS, "The test file", path)
+    assert _schema(other) == (2, ["notes", "tags"], ["text", "day"])
+    assert kept_copies(path) == [kept_before_upgrade(path, 1)] and not cut.exists()
+    copy = sqlite3.connect(kept_before_upgrade(path, 1))
+    assert _schema(copy) == (1, ["notes"], ["text"]) and copy.execute("SELECT text FROM notes").fetchall() == [("kept",)]
+    for c in (db, other, copy):
+        c.close()
+
+
+def test_a_step_another_opener_ran_meanwhile_is_not_run_again(tmp_path: Path) -> None:
+    """Two programs open a file of the older schema at once: the second read its version before
+    the first upgraded it, and takes the write lock after. It reads the version again under the
+    lock and runs nothing (an ALTER TABLE run twice fails: "duplicate column name"), and no
+    second copy is kept. (The moment between is made with SQLite's trace hook, not a race.)"""
+    path = tmp_path / "m.sqlite3"
+    first, second = sqlite3.connect(path), sqlite3.connect(path)
+    migrate(first, STEPS[:1], "The test file", path)
+    ran: list[str] = []
+
+    def meanwhile(statement: str) -> None:
+        if statement == "BEGIN IMMEDIATE" and not ran:  # before it takes the lock
+            ran.append(statement)
+            migrate(first, STEPS, "The test file", path)
+            ran.append("upgraded")
+
+    second.set_trace_callback(meanwhile)
+    migrate(second, STEPS, "The test file", path)
+    assert ran == ["BEGIN IMMEDIATE", "upgraded"]
+    assert _schema(second) == (2, ["notes", "tags"], ["text", "day"])
+    assert kept_copies(path) == [kept_before_upgrade(path, 1)]
+    copy = sqlite3.connect(kept_before_upgrade(path, 1))  # the file as it was, not copied again once upgraded
+    assert _schema(copy) == (1, ["notes"], ["text"])
+    for c in (first, second, copy):
+        c.close()
 
 
 def test_drafts_are_kept_per_conversation_and_go_with_it(tmp_path: Path) -> None:
