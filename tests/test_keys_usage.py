@@ -62,8 +62,8 @@ def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
         ring.add("carol", max_parallel=0)
     with pytest.raises(KeyRingError, match="--tokens-per-day is 0; it must be 1 or more"):  # a key for nothing
         ring.add("carol", tokens_per_day=0)
-    revoked = ring.revoke("bob")
-    assert revoked.revoked is not None
+    revoked = ring.revoke("bob", now=1000.0)
+    assert revoked.revoked == 1000.0
     found = ring.find(first)
     assert found is not None and found.revoked is not None  # the server says "revoked"
     _, second = ring.add("bob")  # a new key for the same person
@@ -72,7 +72,10 @@ def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
     assert len(ring.list(include_revoked=True)) == 4  # (Ayşe Yılmaz revoked)
     with pytest.raises(KeyRingError, match="no active key named 'nobody'"):
         ring.revoke("nobody")
-    ring.revoke("bob")
+    # a revoke touches the key revoked alone: bob's first key keeps the date it was revoked on,
+    # and the key returned is the one just revoked (it was bob's first, revoked at 1000)
+    assert ring.revoke("bob", now=2000.0).revoked == 2000.0
+    assert sorted(k.revoked for k in ring.list(include_revoked=True) if k.name == "bob") == [1000.0, 2000.0]
     ring.revoke("ayşe.yılmaz")
     assert ring.list() == [] and ring.any_keys()  # revoking every key must not open the server
 

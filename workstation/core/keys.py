@@ -258,15 +258,16 @@ class KeyRing:
         ``add`` keeps them: "ayşe" revokes AYŞE's key)."""
         name = canonical_name(name)
         with self._lock, self._db:
-            row = self._db.execute("SELECT name FROM keys WHERE revoked IS NULL AND fold(name) = ? "
+            row = self._db.execute("SELECT id FROM keys WHERE revoked IS NULL AND fold(name) = ? "
                                    "ORDER BY name = ? DESC LIMIT 1", (fold(name), name)).fetchone()
-            if row is not None:
-                self._db.execute("UPDATE keys SET revoked = ? WHERE name = ? AND revoked IS NULL",
-                                 (time.time() if now is None else now, row[0]))
+            if row is not None:  # that key alone: the person's keys revoked before keep their dates
+                self._db.execute("UPDATE keys SET revoked = ? WHERE id = ?", (time.time() if now is None else now, row[0]))
+                revoked = self._db.execute(f"SELECT {_COLUMNS} FROM keys WHERE id = ?", row).fetchone()
         if row is None:
             known = ", ".join(k.name for k in self.list()) or "none"
             raise KeyRingError(f"There is no active key named '{name}'; active keys: {known}.")
-        return next(k for k in self.list(include_revoked=True) if k.name == row[0] and k.revoked)
+        # (the first of the person's revoked keys was returned: a key revoked before, with its date)
+        return _row(revoked)
 
     def find(self, secret: str) -> ApiKey | None:
         """The key whose digest matches ``secret`` (revoked ones too: the caller says so)."""
