@@ -481,8 +481,8 @@ def test_pull_offline_says_the_host_cannot_be_reached(
     assert main(["models", "pull", "https://huggingface.co/o/r/resolve/main/m.gguf"]) == 1
     err = capsys.readouterr().err
     assert "huggingface.co cannot be reached from this PC (no network" in err and "Errno" not in err
-    from workstation.core.catalog import pull
     from workstation.core.errors import WorkstationError
+    from workstation.core.model_download import pull
     from workstation.tui.i18n import Texts
 
     with pytest.raises(WorkstationError) as caught:  # F4's p in the Turkish UI
@@ -560,8 +560,9 @@ def test_a_download_that_filled_the_disk_says_what_a_new_one_needs(tmp_path: Pat
     """After the disk filled mid-download (the part file removed), the sentence said "free at
     least ?" where the server gave no size, and else what was left to download, though a new
     download needs the whole file beside what stays free (freeing that was refused again)."""
-    from workstation.core.catalog import disk_full_phrase, file_size_text
+    from workstation.core.catalog import file_size_text
     from workstation.core.kv_state import keep_free
+    from workstation.core.model_download import disk_full_phrase
     from workstation.core.phrases import say
 
     usage = shutil.disk_usage(tmp_path)
@@ -583,9 +584,9 @@ def test_a_resumed_download_that_fills_the_disk_keeps_its_part(
     that room is freed the same pull goes on from there."""
     import subprocess
 
-    from workstation.core.catalog import download
     from workstation.core.errors import WorkstationError
     from workstation.core.kv_state import keep_free
+    from workstation.core.model_download import download
     from workstation.core.phrases import say
 
     disk = tmp_path / "disk"

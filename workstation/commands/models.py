@@ -10,7 +10,7 @@ from typing import Any
 
 from workstation.commands import asked_yes, default_verb, print_json
 from workstation.commands.stopping import stopped
-from workstation.core import catalog
+from workstation.core import catalog, model_download
 from workstation.core.atomic import named_output
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
@@ -84,7 +84,7 @@ def run_list(args: argparse.Namespace) -> int:
     installed = catalog.list_installed()
     files = {Path(m.path).name for m in installed}
     available = [e for e in catalog.catalog_entries() if str(e.get("file")) not in files]
-    unfinished = catalog.unfinished_downloads()
+    unfinished = model_download.unfinished_downloads()
     if args.json:
         print_json(
             {
@@ -169,7 +169,7 @@ def run_remove(args: argparse.Namespace) -> int:
 
     path = catalog.resolve_model_path(args.model)
     if not path.exists() and not path.is_symlink():  # an unfinished download of it, as 'models list' says
-        for d in catalog.unfinished_downloads():
+        for d in model_download.unfinished_downloads():
             if d.part == path.with_name(f".{path.name}.part"):
                 return _remove_unfinished(d, args)
     if not (path.is_symlink() and not path.exists()):  # a link whose file has gone is the one most worth removing
@@ -198,13 +198,13 @@ def _removal_confirmed(what: str, args: argparse.Namespace) -> bool:
     return False
 
 
-def _remove_unfinished(d: catalog.UnfinishedDownload, args: argparse.Namespace) -> int:
+def _remove_unfinished(d: model_download.UnfinishedDownload, args: argparse.Namespace) -> int:
     if d.running:  # (said before asking: a yes could not be done)
         raise WorkstationError(said=[d.busy()])
     what = f"Delete the unfinished download of {d.name} ({catalog.file_size_text(d.have)} so far)"
     if not _removal_confirmed(what, args):
         return 1
-    catalog.remove_unfinished(d)
+    model_download.remove_unfinished(d)
     print(f"Removed the unfinished download of {d.name}.")
     return 0
 
@@ -246,7 +246,7 @@ def run_pull(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     try:
-        path = catalog.pull(src, sha256=args.sha256, progress=True)
+        path = model_download.pull(src, sha256=args.sha256, progress=True)
     except KeyboardInterrupt:  # ("stopped." alone: a user took the download as lost, and its part file as litter)
         source = str((catalog.catalog_entry(src) or {}).get("source", src))
         kept = ("what came is kept: run the same command again to resume" if "://" in source

@@ -300,7 +300,7 @@ ENGLISH: dict[str, str] = {
     "gguf.a_folder": "The model path {path} is a folder; name the .gguf file in it ({listed}).",
     "gguf.no_models_in": "no .gguf files are in it",
     "gguf.unreadable": "The model file {path} cannot be read ({reason}).",
-    # a model download (catalog.pull)
+    # a model download (model_download.pull)
     "models.changed_meanwhile": ("{name} changed while you were asked (another window or command put another "
                                  "file in its place); nothing was deleted. Look at the list again and choose once more."),
     "models.being_added": ("{name} is being copied into {folder} already (by another window or command); it is "

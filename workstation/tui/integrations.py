@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workstation.core import catalog, hardware
+from workstation.core import catalog, hardware, model_download
 from workstation.core.errors import WorkstationError
 from workstation.core.phrases import Phrase, about_words, part_percent
 from workstation.core.planner import offloadable_layers
@@ -171,7 +171,7 @@ class ModelRow:
     description: dict[str, str] = field(default_factory=dict)  # the catalog's, by language ("en", "tr")
     # a catalog model's download that stopped half-way (its part, GBs, kept for p to resume):
     # F4 showed it as "no", like one never begun, and nothing here removed it
-    unfinished: catalog.UnfinishedDownload | None = None
+    unfinished: model_download.UnfinishedDownload | None = None
     damaged: bool = False  # an installed file that cannot be read: ``details`` says why
 
     @property
@@ -236,7 +236,7 @@ def catalog_models(texts: Texts | None = None) -> list[ModelRow]:
     from workstation.core.paths import models_dir
 
     t = texts or Texts()
-    unfinished = {d.source: d for d in catalog.unfinished_downloads()}  # (by the catalog's name)
+    unfinished = {d.source: d for d in model_download.unfinished_downloads()}  # (by the catalog's name)
     rows = []
     for entry in catalog.catalog_entries():
         file = str(entry.get("file") or "")
@@ -380,14 +380,14 @@ def pull_model(name: str, progress: Callable[[float, float | None], None]) -> No
     entry = catalog.catalog_entry(name) or {}
     source = str(entry.get("source") or "")
     if source.startswith(("https://", "http://")) and entry.get("file"):
-        catalog.download(
+        model_download.download(
             source,
             models_dir() / str(entry["file"]),
             sha256=entry.get("sha256") or None,
             progress=lambda done, total: progress(float(done), float(total) if total else None),
         )
         return
-    catalog.pull(name, progress=False)
+    model_download.pull(name, progress=False)
 
 
 def add_model(path: Path) -> catalog.AddedModel:

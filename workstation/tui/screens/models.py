@@ -24,16 +24,15 @@ from textual.widgets import (
 )
 
 from workstation.core.catalog import (
-    UnfinishedDownload,
     delete_model,
     file_size_text,
     file_state,
     installed_name,
     read_model_info,
-    remove_unfinished,
 )
 from workstation.core.errors import WorkstationError
 from workstation.core.letters import shortened
+from workstation.core.model_download import UnfinishedDownload, remove_unfinished
 from workstation.core.model_profile import make_profile, running
 from workstation.core.paths import models_dir
 from workstation.core.phrases import part_percent
