@@ -14,7 +14,7 @@ import pytest
 
 from workstation.cli import main
 from workstation.core import calibration
-from workstation.core.catalog import installed_name
+from workstation.core.installed_models import installed_name
 
 
 @pytest.mark.timeout(600)  # 2 loads, 18 contexts and 6 decode runs on a busy machine

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from workstation.core import catalog, gguf_check
+from workstation.core import catalog, gguf_check, installed_models
 from workstation.core.catalog import ModelInfo, read_model_info
 from workstation.core.errors import ModelFileError
 from workstation.core.packaged_models import sha256_file
@@ -74,13 +74,13 @@ def test_catalog_yaml_is_honest(smollm2_path: Path, gemma_path: Path) -> None:
 
 
 def test_list_installed_and_resolve(smollm2_path: Path, gemma_path: Path) -> None:
-    items = {Path(m.path).name: m for m in catalog.list_installed()}
+    items = {Path(m.path).name: m for m in installed_models.list_installed()}
     assert smollm2_path.name in items and gemma_path.name in items
     assert items[smollm2_path.name].name == "smollm2-135m-instruct-q4_1"
     assert items[smollm2_path.name].info is not None
     assert catalog.resolve_model_path("smollm2-135m-instruct-q4_1") == smollm2_path
     with pytest.raises(ModelFileError, match="models list"):
-        catalog.find_installed("no-such-model")
+        installed_models.find_installed("no-such-model")
 
 
 def test_extra_model_dir_and_damaged_file_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -90,7 +90,7 @@ def test_extra_model_dir_and_damaged_file_listed(tmp_path: Path, monkeypatch: py
     (extra / "tiny.gguf").write_bytes(TINY.read_bytes())
     (extra / "notes.gguf").write_text("this is a text file, not a model\n")
     monkeypatch.setenv("WORKSTATION_MODEL_DIRS", str(extra))
-    items = {Path(m.path).name: m for m in catalog.list_installed()}
+    items = {Path(m.path).name: m for m in installed_models.list_installed()}
     assert items["tiny.gguf"].info is not None
     assert items["notes.gguf"].info is None and "GGUF" in (items["notes.gguf"].error or "")
     # a catalog model copied once to a shared folder runs from there by its catalog name, as profiles

@@ -185,7 +185,7 @@ def test_remove_says_what_goes_and_asks_unless_told(models_home: Path, tmp_path:
 def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     """"added tiny.gguf" and nothing more: -p takes only profiles, and nothing said how to make one."""
-    from workstation.core.catalog import find_installed
+    from workstation.core.installed_models import find_installed
     from workstation.core.profiles import load_profile
 
     monkeypatch.setenv("WORKSTATION_PROFILES", str(tmp_path / "profiles"))
@@ -494,7 +494,7 @@ def test_models_are_listed_in_alphabetical_order_whatever_their_case(models_home
     """`models list` put SmolLM2-… before bad, gemma and half: capitals sorted first."""
     import shutil
 
-    from workstation.core.catalog import list_installed
+    from workstation.core.installed_models import list_installed
 
     for name in ("SmolLM2-copy.gguf", "bad-name.gguf", "gemma-copy.gguf", "Alpha.gguf", "Çeviri.gguf"):
         shutil.copyfile(TINY, models_home / name)
@@ -509,7 +509,7 @@ def test_a_model_added_again_is_not_copied_and_the_app_finds_a_free_name(
     names a different file of a taken name NAME-2, and the same file is the one installed."""
     import shutil
 
-    from workstation.core.catalog import add_model
+    from workstation.core.installed_models import add_model
     from workstation.tui.integrations import add_model as app_adds
 
     mine = tmp_path / "docs" / "my-smol.gguf"

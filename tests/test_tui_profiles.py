@@ -660,7 +660,7 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
             replies = list(app.chat_screen.query(MessageView))
             assert replies[-1].content.strip() and " ready │ desk" in app.status_text()
             # the server's model by its own name (it named the server's profile, serve-test, as the model)
-            from workstation.core.catalog import installed_name
+            from workstation.core.installed_models import installed_name
             assert f"desk · {installed_name(smollm2_path)} on 127.0.0.1:{port}" in app.status_text(), app.status_text()
             # kept with the reply, so that F7's file names the model that answered
             assert (replies[-1].metrics or {}).get("served_model") == installed_name(smollm2_path)

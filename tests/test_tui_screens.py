@@ -1019,7 +1019,8 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
 def test_a_model_not_downloaded_is_said_with_the_apps_own_keys() -> None:
     """In the app, F3's note said "F4, then p" but the toast for the same model said to run
     './run.sh models pull …' at a command line."""
-    from workstation.core.catalog import catalog_entries, missing_model_error
+    from workstation.core.catalog import catalog_entries
+    from workstation.core.installed_models import missing_model_error
     from workstation.core.paths import models_dir
 
     entry = next(e for e in catalog_entries() if e["name"] == "llama-3.1-8b-instruct-q4_k_m")

@@ -10,7 +10,7 @@ from typing import Any
 
 from workstation.commands import asked_yes, default_verb, print_json
 from workstation.commands.stopping import stopped
-from workstation.core import catalog, model_download
+from workstation.core import catalog, installed_models, model_download
 from workstation.core.atomic import named_output
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
@@ -74,14 +74,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from workstation.core.phrases import say
 
-    removed = catalog.clear_left_copies()  # (a copy killed mid-way left GBs nothing showed)
+    removed = installed_models.clear_left_copies()  # (a copy killed mid-way left GBs nothing showed)
     if removed:
-        print(f"workstation: {say(catalog.left_copies_phrases(removed))}", file=sys.stderr)
+        print(f"workstation: {say(installed_models.left_copies_phrases(removed))}", file=sys.stderr)
     return int(args.action(args) or 0)
 
 
 def run_list(args: argparse.Namespace) -> int:
-    installed = catalog.list_installed()
+    installed = installed_models.list_installed()
     files = {Path(m.path).name for m in installed}
     available = [e for e in catalog.catalog_entries() if str(e.get("file")) not in files]
     unfinished = model_download.unfinished_downloads()
@@ -133,7 +133,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_inspect(args: argparse.Namespace) -> int:
     from workstation.core.weight_levels import four_bit_note, weight_levels
 
-    path = catalog.find_installed(args.model)
+    path = installed_models.find_installed(args.model)
     info = catalog.read_model_info(path)
     if args.json:  # (a Q8_0 made from a Q4_1 said Q8_0 alone: a reference that was none)
         print_json({**info.to_dict(with_layers=args.layers), "from_four_bits": weight_levels(path).from_four_bits})
@@ -157,7 +157,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     ]
     for k, v in rows:
         print(f"{k + ':':<17} {v}")
-    note = four_bit_note(catalog.installed_name(path), path)
+    note = four_bit_note(installed_models.installed_name(path), path)
     if note:
         print(f"Note: {note}.")
     return 0
@@ -173,8 +173,8 @@ def run_remove(args: argparse.Namespace) -> int:
             if d.part == path.with_name(f".{path.name}.part"):
                 return _remove_unfinished(d, args)
     if not (path.is_symlink() and not path.exists()):  # a link whose file has gone is the one most worth removing
-        path = catalog.find_installed(args.model)
-    name = catalog.installed_name(path)
+        path = installed_models.find_installed(args.model)
+    name = installed_models.installed_name(path)
     if path.is_symlink():
         what = f"Remove the link {name} (the file it points to, {path.resolve()}, stays and no space is freed)"
     else:
@@ -185,7 +185,7 @@ def run_remove(args: argparse.Namespace) -> int:
                  else f"; the profiles {', '.join(users)} use it and will not load until they name another model")
     if not _removal_confirmed(what, args):
         return 1
-    catalog.delete_model(path)
+    installed_models.delete_model(path)
     print(f"Removed {name}.")
     return 0
 
@@ -210,7 +210,7 @@ def _remove_unfinished(d: model_download.UnfinishedDownload, args: argparse.Name
 
 
 def run_add(args: argparse.Namespace) -> int:
-    dest, new = catalog.add_model(Path(args.path), name=args.name, link=args.link)
+    dest, new = installed_models.add_model(Path(args.path), name=args.name, link=args.link)
     info = catalog.read_model_info(dest)
     if args.json:
         print_json({"path": str(dest), "added": new, "info": info.to_dict()})
@@ -235,7 +235,7 @@ def _how_to_use(dest: Path, name: str | None = None) -> str:
     runs = running(dest)
     if runs:
         return f"workstation: the profile {runs[0].key} runs it; chat with it: {cli('-p ' + shell_word(runs[0].key))}"
-    return f"workstation: {how_to_make_one(name or catalog.installed_name(dest))}"
+    return f"workstation: {how_to_make_one(name or installed_models.installed_name(dest))}"
 
 
 def run_pull(args: argparse.Namespace) -> int:
@@ -264,7 +264,7 @@ def run_pull(args: argparse.Namespace) -> int:
 def run_quantize(args: argparse.Namespace) -> int:
     from workstation.core.quantize import FTYPES, quantize_model
 
-    src = catalog.find_installed(args.src)
+    src = installed_models.find_installed(args.src)
     info = catalog.read_model_info(src)
     key = args.qtype.lower()
     if key not in FTYPES:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workstation.core.catalog import installed_name
+from workstation.core.installed_models import installed_name
 from workstation.core.results import ResultRow, history, save_run
 
 if TYPE_CHECKING:

@@ -19,16 +19,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from workstation.core.catalog import (
-    _plain_model_name,
     catalog_entries,
     catalog_entry,
     file_size_text,
-    held_part,
     human_bytes,
-    installed_name,
     read_model_info,
 )
 from workstation.core.errors import ModelFileError, WorkstationError
+from workstation.core.installed_models import _plain_model_name, held_part, installed_name
 from workstation.core.paths import models_dir
 from workstation.core.phrases import Phrase, part_percent
 from workstation.core.terminal import redraws_in_place

@@ -29,13 +29,13 @@ from workstation.core.catalog import (
     GGML_TYPES,
     ModelInfo,
     human_bytes,
-    installed_name,
     read_model_info,
     resolve_model_path,
     stated_bytes,
 )
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
+from workstation.core.installed_models import installed_name
 from workstation.core.model_shapes import active_params
 from workstation.core.phrases import PAGE_WORDS, Lookup, Phrase, about_words, say, words_per_token
 from workstation.core.profiles import KV_CACHE_TYPES, KVCache, Profile
@@ -1036,7 +1036,7 @@ def readiness(eff: dict[str, Any]) -> tuple[str, str | None]:
     """Whether a valid local profile can run here now: ('ready', None), or a short status for
     'profiles list' and the one sentence 'profiles check' says (its model or draft is not
     installed, or it does not fit this machine's memory)."""
-    from workstation.core.catalog import missing_model_error
+    from workstation.core.installed_models import missing_model_error
 
     if not eff.get("model_installed"):
         return "model not installed", str(missing_model_error(Path(str(eff["model_path"]))))

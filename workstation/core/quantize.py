@@ -21,12 +21,11 @@ from workstation.core.catalog import (
     QUANTIZE_TYPES,
     UNQUANTIZED,
     check_gguf,
-    held_part,
     human_bytes,
-    own_part,
     read_model_info,
 )
 from workstation.core.errors import WorkstationError
+from workstation.core.installed_models import held_part, own_part
 from workstation.core.model_shapes import QUANT_BPW
 
 FTYPES: dict[str, int] = {  # the catalog's list, in its order: llama.cpp's ftype for each

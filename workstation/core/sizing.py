@@ -585,7 +585,7 @@ def installed_at(info: ModelInfo, quant: str) -> str | None:
     """The name of a model file on this PC that holds ``info``'s model (its architecture,
     layers, width and vocabulary, read from a file of it here) at ``quant``: one 'models
     quantize' made, or one added by hand."""
-    from workstation.core.catalog import list_installed
+    from workstation.core.installed_models import list_installed
 
     for item in list_installed():
         other = item.info

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workstation.core import catalog, hardware, model_download
+from workstation.core import installed_models as on_disk  # (add_model: this module's own too)
 from workstation.core.errors import WorkstationError
 from workstation.core.phrases import Phrase, about_words, part_percent
 from workstation.core.planner import offloadable_layers
@@ -228,7 +229,7 @@ def installed_models(texts: Texts | None = None) -> list[ModelRow]:
             damaged=item.error is not None,
             description=described.get(Path(item.path).name, {}),
         )
-        for item in catalog.list_installed()
+        for item in on_disk.list_installed()
     ]
 
 
@@ -390,16 +391,16 @@ def pull_model(name: str, progress: Callable[[float, float | None], None]) -> No
     model_download.pull(name, progress=False)
 
 
-def add_model(path: Path) -> catalog.AddedModel:
+def add_model(path: Path) -> on_disk.AddedModel:
     """Put a GGUF file into the models folder (checked first), under a free name (the app has
     no --name to offer); the same file installed already is not copied again."""
-    return catalog.add_model(path, free_name=True)
+    return on_disk.add_model(path, free_name=True)
 
 
 def clear_left_copies() -> list[Phrase]:
     """Remove what copies into models/ (and quantized copies, KL divergence references) stopped
     mid-way left; what was removed, said (nothing: an empty list)."""
-    return catalog.left_copies_phrases(catalog.clear_left_copies())
+    return on_disk.left_copies_phrases(on_disk.clear_left_copies())
 
 
 # --- the API server alongside the chat ---------------------------------------------------
