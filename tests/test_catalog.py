@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from workstation.core import catalog, gguf_check, installed_models
-from workstation.core.catalog import ModelInfo, read_model_info
+from workstation.core import catalog, gguf_check, installed_models, model_info
 from workstation.core.errors import ModelFileError
+from workstation.core.model_info import ModelInfo, read_model_info
 from workstation.core.packaged_models import sha256_file
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -152,7 +152,7 @@ def test_header_read_once_per_file_version(tmp_path: Path, monkeypatch: pytest.M
     model = tmp_path / "tiny.gguf"
     model.write_bytes(TINY.read_bytes())
     first = read_model_info(model)
-    catalog.check_gguf(model)  # the check before a load: the same read, not a second one
+    model_info.check_gguf(model)  # the check before a load: the same read, not a second one
     assert read_model_info(model, check=False) is first
     assert len(reads) == 1
     st = model.stat()
@@ -164,7 +164,7 @@ def test_header_read_once_per_file_version(tmp_path: Path, monkeypatch: pytest.M
     bad.write_bytes((HOSTILE / "block-count-huge.gguf").read_bytes())
     for _ in range(2):
         with pytest.raises(ModelFileError, match="block_count"):
-            catalog.check_gguf(bad)
+            model_info.check_gguf(bad)
     assert len(reads) == 4
 
 

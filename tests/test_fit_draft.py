@@ -11,9 +11,9 @@ import yaml
 from conftest import GEMMA, SMOLLM2, as_turkish, make_profile
 
 from workstation.cli import main
-from workstation.core.catalog import read_model_info
 from workstation.core.errors import ModelFileError
 from workstation.core.hardware import FakeGpuProbe, set_probe
+from workstation.core.model_info import read_model_info
 from workstation.core.planner import human_bytes, kv_cache_per_layer, plan_for_profile
 from workstation.tui.i18n import Texts
 

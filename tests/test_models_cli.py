@@ -20,7 +20,7 @@ from conftest import TINY
 from serve_helpers import FileServer
 
 from workstation.cli import main
-from workstation.core.catalog import read_model_info
+from workstation.core.model_info import read_model_info
 from workstation.core.turn_lock import claim_turn, release_turn
 
 

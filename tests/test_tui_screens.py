@@ -1099,8 +1099,8 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
 
     from docmaker import make_docx
 
-    from workstation.core.catalog import check_gguf
     from workstation.core.documents import DocumentError, read_document
+    from workstation.core.model_info import check_gguf
 
     tr = Texts("tr")
     assert tr("dash.ram", used="1.04 GB", total="23.54 GB") == "RAM: 23,54 GB belleğin 1,04 GB'ı kullanımda"

@@ -10,7 +10,7 @@ from typing import Any
 
 from workstation.commands import asked_yes, default_verb, print_json
 from workstation.commands.stopping import stopped
-from workstation.core import catalog, installed_models, model_download
+from workstation.core import catalog, installed_models, model_download, model_info
 from workstation.core.atomic import named_output
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
@@ -134,7 +134,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     from workstation.core.weight_levels import four_bit_note, weight_levels
 
     path = installed_models.find_installed(args.model)
-    info = catalog.read_model_info(path)
+    info = model_info.read_model_info(path)
     if args.json:  # (a Q8_0 made from a Q4_1 said Q8_0 alone: a reference that was none)
         print_json({**info.to_dict(with_layers=args.layers), "from_four_bits": weight_levels(path).from_four_bits})
         return 0
@@ -211,7 +211,7 @@ def _remove_unfinished(d: model_download.UnfinishedDownload, args: argparse.Name
 
 def run_add(args: argparse.Namespace) -> int:
     dest, new = installed_models.add_model(Path(args.path), name=args.name, link=args.link)
-    info = catalog.read_model_info(dest)
+    info = model_info.read_model_info(dest)
     if args.json:
         print_json({"path": str(dest), "added": new, "info": info.to_dict()})
     elif new:
@@ -252,7 +252,7 @@ def run_pull(args: argparse.Namespace) -> int:
         kept = ("what came is kept: run the same command again to resume" if "://" in source
                 else "run the same command again to download it")
         raise stopped(f"stopped by Ctrl-C; {kept}.", signal.SIGINT) from None
-    info = catalog.read_model_info(path)
+    info = model_info.read_model_info(path)
     if args.json:
         print_json({"path": str(path), "info": info.to_dict()})
     else:
@@ -265,7 +265,7 @@ def run_quantize(args: argparse.Namespace) -> int:
     from workstation.core.quantize import FTYPES, quantize_model
 
     src = installed_models.find_installed(args.src)
-    info = catalog.read_model_info(src)
+    info = model_info.read_model_info(src)
     key = args.qtype.lower()
     if key not in FTYPES:
         raise WorkstationError(f"Unknown quantization type '{args.qtype}'; allowed: {', '.join(FTYPES)}.")
@@ -298,7 +298,7 @@ def run_quantize(args: argparse.Namespace) -> int:
         cache_budget()  # and a bad WORKSTATION_KLD_CACHE_MB, before minutes of quantizing
     print(f"quantizing {src.name} -> {dest.name} ...", file=sys.stderr)
     quantize_model(src, dest, key, allow_requantize=args.allow_requantize, threads=args.threads)
-    out = catalog.read_model_info(dest)
+    out = model_info.read_model_info(dest)
     if not args.json:
         print(f"wrote {dest} ({out.file_type}, {catalog.file_size_text(out.file_size)})")
         from workstation.core.model_profile import model_ref

@@ -23,14 +23,12 @@ from typing import Any, NamedTuple
 from workstation.core.catalog import (
     QUANTIZE_TYPES,
     UNQUANTIZED,
-    ModelInfo,
     catalog_entries,
     catalog_entry,
     file_size_text,
     human_bytes,
     model_dirs,
     quantized_copy_name,
-    read_model_info,
     resolve_model_path,
     stated_bytes,
 )
@@ -38,6 +36,7 @@ from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.gguf_check import missing_model
 from workstation.core.invocation import cli
 from workstation.core.letters import alphabetical
+from workstation.core.model_info import ModelInfo, read_model_info
 from workstation.core.paths import models_dir, typed_path
 from workstation.core.phrases import Phrase
 

@@ -80,7 +80,7 @@ def process_vram_bytes(pid: int | None = None) -> int | None:
 def check(model: LoadedModel) -> MemoryCheck:
     """The estimate for ``model``'s settings beside what llama.cpp allocated for it."""
     from workstation.core import hardware
-    from workstation.core.catalog import read_model_info
+    from workstation.core.model_info import read_model_info
     from workstation.core.planner import plan
 
     s = model.settings

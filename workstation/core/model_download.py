@@ -18,15 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from workstation.core.catalog import (
-    catalog_entries,
-    catalog_entry,
-    file_size_text,
-    human_bytes,
-    read_model_info,
-)
+from workstation.core.catalog import catalog_entries, catalog_entry, file_size_text, human_bytes
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.installed_models import _plain_model_name, held_part, installed_name
+from workstation.core.model_info import read_model_info
 from workstation.core.paths import models_dir
 from workstation.core.phrases import Phrase, part_percent
 from workstation.core.terminal import redraws_in_place

@@ -357,7 +357,7 @@ ENGLISH: dict[str, str] = {
                                "the file's size: free more than that, then download it again."),
     "pull.bad_sha256": "The download of {name} has sha256 {got}…, expected {expected}…; the damaged file was removed.",
     "pull.not_a_model": "The download of {name} is not a usable model ({why}); it was removed.",
-    # a profile's model file (catalog.missing_model_error)
+    # a profile's model file (installed_models.missing_model_error)
     "model.not_downloaded": "The model {name} is not downloaded yet; run '{command}'{size}.",
     "model.about_gb": " (about {size})",
     "weights.four_bit": ("{name}'s weights take at most 16 values in each block of 32, as a 4-bit file's do ({four} "

@@ -25,17 +25,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workstation.core.catalog import (
-    GGML_TYPES,
-    ModelInfo,
-    human_bytes,
-    read_model_info,
-    resolve_model_path,
-    stated_bytes,
-)
+from workstation.core.catalog import human_bytes, resolve_model_path, stated_bytes
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
 from workstation.core.installed_models import installed_name
+from workstation.core.model_info import GGML_TYPES, ModelInfo, read_model_info
 from workstation.core.model_shapes import active_params
 from workstation.core.phrases import PAGE_WORDS, Lookup, Phrase, about_words, say, words_per_token
 from workstation.core.profiles import KV_CACHE_TYPES, KVCache, Profile
@@ -1018,7 +1012,7 @@ def profile_draft_problem(profile: Profile) -> str | None:
     """Why the profile's draft model cannot draft for its model (another vocabulary, too small
     a context), in the sentence loading says; None where it can, or either file is not here to
     read. ``profiles check`` and ``fit`` say it (fit said such a pair "runs on the CPU")."""
-    from workstation.core.catalog import draft_problem as between
+    from workstation.core.model_info import draft_problem as between
 
     spec = profile.speculative
     if spec.mode != "draft" or not spec.draft_model:

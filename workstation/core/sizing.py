@@ -29,9 +29,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from workstation.core.catalog import GB, QUANT_SUFFIX, ModelInfo, human_bytes
+from workstation.core.catalog import GB, QUANT_SUFFIX, human_bytes
 from workstation.core.gpu_table import GpuSpec, cards_named, find_spec, sizing_specs
 from workstation.core.hardware import GpuInfo, table_gpu
+from workstation.core.model_info import ModelInfo
 from workstation.core.model_shapes import (
     QUANT_BPW,
     active_params,

@@ -233,8 +233,9 @@ def small_model(profile: Profile, engine: ChatEngine | None = None) -> tuple[str
         if info is None or not 0 < info.n_params < SMALL_MODEL_PARAMS:
             return None
         return info.model_name, info.n_params
-    from workstation.core.catalog import read_model_info, resolve_model_path
+    from workstation.core.catalog import resolve_model_path
     from workstation.core.installed_models import installed_name
+    from workstation.core.model_info import read_model_info
 
     try:
         info = read_model_info(resolve_model_path(profile.model), check=False)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workstation.core import catalog, hardware, model_download
+from workstation.core import catalog, hardware, model_download, model_info
 from workstation.core import installed_models as on_disk  # (add_model: this module's own too)
 from workstation.core.errors import WorkstationError
 from workstation.core.phrases import Phrase, about_words, part_percent
@@ -189,7 +189,7 @@ class ModelRow:
         return texts.number(catalog.file_size_text(d.have))
 
 
-def _model_details(info: catalog.ModelInfo | None, texts: Texts) -> str:
+def _model_details(info: model_info.ModelInfo | None, texts: Texts) -> str:
     if info is None:
         return ""
     parts = [info.architecture]
@@ -277,7 +277,7 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
         return ""  # its details say why it cannot be read: no verdict repeating it
     try:
         if row.installed and row.path is not None:
-            info = catalog.read_model_info(row.path, check=False)
+            info = model_info.read_model_info(row.path, check=False)
         else:
             shaped = catalog_model(row.name)
             if shaped is None:
