@@ -415,7 +415,7 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
         assert f"{earlier} holds another summary ({said}), so it was left as it was; add --yes to replace it" in err, err
     # a name inside another's ("Q3 bees.md") is another document, in either language's title; and a
     # summary of more documents than these is another summary
-    from workstation.core.summarize import earlier_summary
+    from workstation.core.summary_file import earlier_summary
 
     footer = "\n_Read in one go (about 8 words); the model was asked once; 1 s._\n"
     for title in ("# Summary of Q3 bees.md", "# Q3 bees.md özeti", "# Summary of bees.md\n\n# Summary of other.txt"):
@@ -426,7 +426,7 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
         assert earlier_summary(tmp_path / "s.md", of=["bees.md"]), title
     # its closing line in Turkish, and as it was written before it said its figures in words (last
     # night's summaries): whole, or stopped part-way (which a stopped run may write over)
-    from workstation.core.summarize import whole_summary
+    from workstation.core.summary_file import whole_summary
 
     for footer, whole in (("_4 bölümde okundu (yaklaşık 1.200 sözcük); modele 5 kez soruldu; 1 dk 1 sn._", True),
                           ("_4 bölümden 1'i okundu (belgenin yaklaşık 1.200 sözcüğünden 300'ü); modele bir kez "
