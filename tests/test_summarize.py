@@ -23,17 +23,19 @@ from docmaker import SUBJECT_PARAGRAPHS, honeybee_text, make_pdf
 from workstation.core.documents import Document, read_document
 from workstation.core.phrases import rounded_words
 from workstation.core.summarize import (
+    SummarizeOptions,
+    SummaryProgress,
+    _Runner,
+    duration,
+    render_markdown,
+    summarize_document,
+)
+from workstation.core.summary_chunks import (
     MAP_INSTRUCTION,
     MAP_SUFFIX,
     Chunk,
-    SummarizeOptions,
-    SummaryProgress,
     _messages,
-    _Runner,
-    duration,
     make_chunks,
-    render_markdown,
-    summarize_document,
 )
 from workstation.tui.i18n import Texts
 
@@ -174,7 +176,7 @@ def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, prof
     export's after its first line."""
     from docmaker import make_xlsx
 
-    from workstation.core.summarize import _chunk_messages, map_instruction
+    from workstation.core.summary_chunks import _chunk_messages, map_instruction
 
     rows: list[list[object]] = [["Date", "Department", "Amount (EUR)"]]
     rows += [[f"2026-01-{1 + i % 28:02d}", ["Sales", "IT", "HR"][i % 3], 100 + i] for i in range(150)]
@@ -198,7 +200,7 @@ def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, prof
     # its figures from them (the model alone wrote totals that were nowhere in the sheet); the
     # reader finds the same facts under the summary, to check its words against (here a run
     # stopped before its first call: its parts measured, no model time spent)
-    from workstation.core.summarize import MAP_FACTS_INSTRUCTION
+    from workstation.core.summary_chunks import MAP_FACTS_INSTRUCTION
 
     stopped = threading.Event()
     stopped.set()

@@ -453,7 +453,7 @@ ENGLISH: dict[str, str] = {
     "facts.other": " Cells of another kind, left out of these figures: {n}.",
     "facts.guessed": " A guess: {text} was read as {value}, not {other} (nothing in the file says which).",
     "facts.more_columns": "- and {n} more columns.",
-    # the rows of a long sheet left out of a summary's input (summarize.with_facts), and the summary's heading over the facts
+    # the rows of a long sheet left out of a summary's input (summary_chunks.with_facts), and the summary's heading over the facts
     "facts.rows_left_out": "[Rows {a} to {b} of this table are left out here; the figures above were counted from every row.]",
     "summary.facts": "Facts counted from the rows (by the program, not the model)",
     "doc.zip_not_odt": ("'{name}' is a zip archive but not an OpenDocument text; open it in its program and save it "

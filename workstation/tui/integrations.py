@@ -121,7 +121,7 @@ def read_document_text(path: Path) -> tuple[str, list[Phrase]]:
     left out (``Document.notes``: a workbook's hidden sheets, its cells past the limit), for the
     attach line to say."""
     from workstation.core.documents import read_document
-    from workstation.core.summarize import with_facts
+    from workstation.core.summary_chunks import with_facts
 
     document = read_document(path, isolate=True)
     return with_facts(document, all_rows=True).text, document.notes
