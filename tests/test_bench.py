@@ -80,7 +80,8 @@ def test_bench_table_and_replay(tiny_profile: Path, tmp_path: Path, capsys: pyte
     # letter given to --replay was a prompt per paragraph, "Yours sincerely," one of them)
     from workstation.core.bench import document_prompts
     from workstation.core.documents import read_document
-    from workstation.core.summarize import FACTS_LABEL, whole_document_messages
+    from workstation.core.summarize import whole_document_messages
+    from workstation.core.summary_chunks import FACTS_LABEL
 
     sheet, letter, other = tmp_path / "invoices.csv", tmp_path / "a" / "letter.txt", tmp_path / "b" / "letter.txt"
     sheet.write_text("Customer,Amount\nOakfield,120.50\nGreenway,80\n", encoding="utf-8")

@@ -14,7 +14,7 @@ import pytest
 
 from workstation.cli import main
 from workstation.core import calibration
-from workstation.core.catalog import installed_name
+from workstation.core.installed_models import installed_name
 
 
 @pytest.mark.timeout(600)  # 2 loads, 18 contexts and 6 decode runs on a busy machine
@@ -67,7 +67,7 @@ def test_figures_too_unsteady_to_fit_are_not_gone_by(smollm2_path: Path, gemma_p
     estimate after it: fit said "about 46 tokens/s (from this PC's own measurements)" beside
     bench's 125, and F4 called the same 46 "a reference PC scaled to this one". Figures that
     disagree so much are said, and the estimates keep to the reference PC until measured again."""
-    from workstation.core.catalog import read_model_info
+    from workstation.core.model_info import read_model_info
     from workstation.core.results import ResultRow, save_run
     from workstation.core.speed_model import default_cpu
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from workstation.core import catalog, gguf_check
-from workstation.core.catalog import ModelInfo, read_model_info
+from workstation.core import catalog, gguf_check, installed_models, model_info
 from workstation.core.errors import ModelFileError
+from workstation.core.model_info import ModelInfo, read_model_info
 from workstation.core.packaged_models import sha256_file
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -74,13 +74,13 @@ def test_catalog_yaml_is_honest(smollm2_path: Path, gemma_path: Path) -> None:
 
 
 def test_list_installed_and_resolve(smollm2_path: Path, gemma_path: Path) -> None:
-    items = {Path(m.path).name: m for m in catalog.list_installed()}
+    items = {Path(m.path).name: m for m in installed_models.list_installed()}
     assert smollm2_path.name in items and gemma_path.name in items
     assert items[smollm2_path.name].name == "smollm2-135m-instruct-q4_1"
     assert items[smollm2_path.name].info is not None
     assert catalog.resolve_model_path("smollm2-135m-instruct-q4_1") == smollm2_path
     with pytest.raises(ModelFileError, match="models list"):
-        catalog.find_installed("no-such-model")
+        installed_models.find_installed("no-such-model")
 
 
 def test_extra_model_dir_and_damaged_file_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -90,7 +90,7 @@ def test_extra_model_dir_and_damaged_file_listed(tmp_path: Path, monkeypatch: py
     (extra / "tiny.gguf").write_bytes(TINY.read_bytes())
     (extra / "notes.gguf").write_text("this is a text file, not a model\n")
     monkeypatch.setenv("WORKSTATION_MODEL_DIRS", str(extra))
-    items = {Path(m.path).name: m for m in catalog.list_installed()}
+    items = {Path(m.path).name: m for m in installed_models.list_installed()}
     assert items["tiny.gguf"].info is not None
     assert items["notes.gguf"].info is None and "GGUF" in (items["notes.gguf"].error or "")
     # a catalog model copied once to a shared folder runs from there by its catalog name, as profiles
@@ -152,7 +152,7 @@ def test_header_read_once_per_file_version(tmp_path: Path, monkeypatch: pytest.M
     model = tmp_path / "tiny.gguf"
     model.write_bytes(TINY.read_bytes())
     first = read_model_info(model)
-    catalog.check_gguf(model)  # the check before a load: the same read, not a second one
+    model_info.check_gguf(model)  # the check before a load: the same read, not a second one
     assert read_model_info(model, check=False) is first
     assert len(reads) == 1
     st = model.stat()
@@ -164,7 +164,7 @@ def test_header_read_once_per_file_version(tmp_path: Path, monkeypatch: pytest.M
     bad.write_bytes((HOSTILE / "block-count-huge.gguf").read_bytes())
     for _ in range(2):
         with pytest.raises(ModelFileError, match="block_count"):
-            catalog.check_gguf(bad)
+            model_info.check_gguf(bad)
     assert len(reads) == 4
 
 

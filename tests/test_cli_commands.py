@@ -294,7 +294,7 @@ def test_chat_c_says_when_the_model_no_longer_sees_the_conversations_start(
 
 def test_chat_says_what_profiles_check_notes_once_it_loads(
         tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from workstation.core.catalog import read_model_info
+    from workstation.core.model_info import read_model_info
 
     trained = read_model_info(smollm2_path).context_length
     prof = _profile_file(tmp_path, max_tokens=1, context=trained + 256)

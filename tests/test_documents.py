@@ -951,7 +951,7 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     table's facts (rows, columns, per column its kind: totals, dates, most common values)
     exactly, for a workbook's sheet and a CSV alike: 0.1 + 0.2 is 0.3, a Total row is not counted
     twice, a cell of another kind is left out and said, a CSV split by ; has decimal commas."""
-    from workstation.core.summarize import with_facts
+    from workstation.core.summary_chunks import with_facts
     from workstation.core.table_facts import facts_text
     from workstation.tui.i18n import Texts
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from workstation.core import gguf_check
-from workstation.core.catalog import check_gguf
 from workstation.core.errors import ModelFileError
 from workstation.core.gguf_check import GGML_TYPES, known_architectures, preflight
+from workstation.core.model_info import check_gguf
 
 HOSTILE = Path(__file__).parent / "hostile"
 sys.path.insert(0, str(HOSTILE))

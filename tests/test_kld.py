@@ -557,7 +557,7 @@ def test_side_by_side_says_memory_and_which_to_pick(smollm2_path: Path) -> None:
     import dataclasses
 
     from workstation.commands.eval import ProfileEval, compare, format_eval
-    from workstation.core.catalog import read_model_info
+    from workstation.core.model_info import read_model_info
     from workstation.core.planner import plan
 
     model = str(smollm2_path)

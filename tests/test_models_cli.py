@@ -20,7 +20,7 @@ from conftest import TINY
 from serve_helpers import FileServer
 
 from workstation.cli import main
-from workstation.core.catalog import read_model_info
+from workstation.core.model_info import read_model_info
 from workstation.core.turn_lock import claim_turn, release_turn
 
 
@@ -185,7 +185,7 @@ def test_remove_says_what_goes_and_asks_unless_told(models_home: Path, tmp_path:
 def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     """"added tiny.gguf" and nothing more: -p takes only profiles, and nothing said how to make one."""
-    from workstation.core.catalog import find_installed
+    from workstation.core.installed_models import find_installed
     from workstation.core.profiles import load_profile
 
     monkeypatch.setenv("WORKSTATION_PROFILES", str(tmp_path / "profiles"))
@@ -481,8 +481,8 @@ def test_pull_offline_says_the_host_cannot_be_reached(
     assert main(["models", "pull", "https://huggingface.co/o/r/resolve/main/m.gguf"]) == 1
     err = capsys.readouterr().err
     assert "huggingface.co cannot be reached from this PC (no network" in err and "Errno" not in err
-    from workstation.core.catalog import pull
     from workstation.core.errors import WorkstationError
+    from workstation.core.model_download import pull
     from workstation.tui.i18n import Texts
 
     with pytest.raises(WorkstationError) as caught:  # F4's p in the Turkish UI
@@ -494,7 +494,7 @@ def test_models_are_listed_in_alphabetical_order_whatever_their_case(models_home
     """`models list` put SmolLM2-… before bad, gemma and half: capitals sorted first."""
     import shutil
 
-    from workstation.core.catalog import list_installed
+    from workstation.core.installed_models import list_installed
 
     for name in ("SmolLM2-copy.gguf", "bad-name.gguf", "gemma-copy.gguf", "Alpha.gguf", "Çeviri.gguf"):
         shutil.copyfile(TINY, models_home / name)
@@ -509,7 +509,7 @@ def test_a_model_added_again_is_not_copied_and_the_app_finds_a_free_name(
     names a different file of a taken name NAME-2, and the same file is the one installed."""
     import shutil
 
-    from workstation.core.catalog import add_model
+    from workstation.core.installed_models import add_model
     from workstation.tui.integrations import add_model as app_adds
 
     mine = tmp_path / "docs" / "my-smol.gguf"
@@ -560,8 +560,9 @@ def test_a_download_that_filled_the_disk_says_what_a_new_one_needs(tmp_path: Pat
     """After the disk filled mid-download (the part file removed), the sentence said "free at
     least ?" where the server gave no size, and else what was left to download, though a new
     download needs the whole file beside what stays free (freeing that was refused again)."""
-    from workstation.core.catalog import disk_full_phrase, file_size_text
+    from workstation.core.catalog import file_size_text
     from workstation.core.kv_state import keep_free
+    from workstation.core.model_download import disk_full_phrase
     from workstation.core.phrases import say
 
     usage = shutil.disk_usage(tmp_path)
@@ -583,9 +584,9 @@ def test_a_resumed_download_that_fills_the_disk_keeps_its_part(
     that room is freed the same pull goes on from there."""
     import subprocess
 
-    from workstation.core.catalog import download
     from workstation.core.errors import WorkstationError
     from workstation.core.kv_state import keep_free
+    from workstation.core.model_download import download
     from workstation.core.phrases import say
 
     disk = tmp_path / "disk"

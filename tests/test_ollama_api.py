@@ -16,7 +16,7 @@ import pytest
 from conftest import wait_until
 from serve_helpers import RunningServer, serve, write_profile
 
-from workstation.core.catalog import installed_name
+from workstation.core.installed_models import installed_name
 from workstation.core.server.guard import CLIENT_GONE
 from workstation.core.usage import UsageLog
 

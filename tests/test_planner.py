@@ -10,9 +10,9 @@ import llama_cpp
 import pytest
 from conftest import GEMMA, make_profile
 
-from workstation.core.catalog import GGML_TYPES, ModelInfo, read_model_info
 from workstation.core.events import EngineInfo
 from workstation.core.hardware import FakeGpuProbe, set_probe
+from workstation.core.model_info import GGML_TYPES, ModelInfo, read_model_info
 from workstation.core.planner import (
     RAM_RESERVE_BYTES,
     MemoryPlan,

@@ -363,7 +363,7 @@ def test_a_turn_whose_drafts_lose_time_stops_drafting(
 def test_the_draft_vocabulary_rule_is_llama_cpps() -> None:
     """A draft may differ from its target by padding at the end of the vocabulary (Qwen2.5 0.5B
     has 151,936 tokens, 14B 152,064), never by a token text from id 5 on."""
-    from workstation.core.catalog import draft_token_difference
+    from workstation.core.model_info import draft_token_difference
 
     words = [b"<unk>", b"<s>", b"</s>", b"<pad>", b"<mask>"] + [b"w%d" % i for i in range(300)]
     padded = words + [b"[PAD%d]" % i for i in range(128)]
@@ -377,8 +377,8 @@ def test_the_draft_vocabulary_rule_is_llama_cpps() -> None:
 
 
 def test_a_draft_with_the_same_vocabulary_in_another_quantization_is_accepted(smollm2_path: Path) -> None:
-    from workstation.core.catalog import draft_vocabulary_difference, read_model_info
     from workstation.core.gguf_check import token_texts
+    from workstation.core.model_info import draft_vocabulary_difference, read_model_info
 
     q8 = smollm2_path.with_name("SmolLM2-135M-Instruct.Q8_0.gguf")
     assert draft_vocabulary_difference(read_model_info(smollm2_path), read_model_info(q8)) is None

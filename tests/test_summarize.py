@@ -23,17 +23,19 @@ from docmaker import SUBJECT_PARAGRAPHS, honeybee_text, make_pdf
 from workstation.core.documents import Document, read_document
 from workstation.core.phrases import rounded_words
 from workstation.core.summarize import (
+    SummarizeOptions,
+    SummaryProgress,
+    _Runner,
+    duration,
+    render_markdown,
+    summarize_document,
+)
+from workstation.core.summary_chunks import (
     MAP_INSTRUCTION,
     MAP_SUFFIX,
     Chunk,
-    SummarizeOptions,
-    SummaryProgress,
     _messages,
-    _Runner,
-    duration,
     make_chunks,
-    render_markdown,
-    summarize_document,
 )
 from workstation.tui.i18n import Texts
 
@@ -174,7 +176,7 @@ def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, prof
     export's after its first line."""
     from docmaker import make_xlsx
 
-    from workstation.core.summarize import _chunk_messages, map_instruction
+    from workstation.core.summary_chunks import _chunk_messages, map_instruction
 
     rows: list[list[object]] = [["Date", "Department", "Amount (EUR)"]]
     rows += [[f"2026-01-{1 + i % 28:02d}", ["Sales", "IT", "HR"][i % 3], 100 + i] for i in range(150)]
@@ -198,7 +200,7 @@ def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, prof
     # its figures from them (the model alone wrote totals that were nowhere in the sheet); the
     # reader finds the same facts under the summary, to check its words against (here a run
     # stopped before its first call: its parts measured, no model time spent)
-    from workstation.core.summarize import MAP_FACTS_INSTRUCTION
+    from workstation.core.summary_chunks import MAP_FACTS_INSTRUCTION
 
     stopped = threading.Event()
     stopped.set()
@@ -415,7 +417,7 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
         assert f"{earlier} holds another summary ({said}), so it was left as it was; add --yes to replace it" in err, err
     # a name inside another's ("Q3 bees.md") is another document, in either language's title; and a
     # summary of more documents than these is another summary
-    from workstation.core.summarize import earlier_summary
+    from workstation.core.summary_file import earlier_summary
 
     footer = "\n_Read in one go (about 8 words); the model was asked once; 1 s._\n"
     for title in ("# Summary of Q3 bees.md", "# Q3 bees.md özeti", "# Summary of bees.md\n\n# Summary of other.txt"):
@@ -426,7 +428,7 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
         assert earlier_summary(tmp_path / "s.md", of=["bees.md"]), title
     # its closing line in Turkish, and as it was written before it said its figures in words (last
     # night's summaries): whole, or stopped part-way (which a stopped run may write over)
-    from workstation.core.summarize import whole_summary
+    from workstation.core.summary_file import whole_summary
 
     for footer, whole in (("_4 bölümde okundu (yaklaşık 1.200 sözcük); modele 5 kez soruldu; 1 dk 1 sn._", True),
                           ("_4 bölümden 1'i okundu (belgenin yaklaşık 1.200 sözcüğünden 300'ü); modele bir kez "

@@ -25,8 +25,9 @@ from tui_helpers import notices, press_at_once, screen_lines, type_message, type
 from tui_helpers import send_message as _send
 from tui_helpers import send_text as _send_text
 
-from workstation.core.catalog import read_model_info, resolve_model_path
+from workstation.core.catalog import resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
+from workstation.core.model_info import read_model_info
 from workstation.core.phrases import about_words, part_percent
 from workstation.core.planner import plan_for_profile
 from workstation.core.profiles import load_profile

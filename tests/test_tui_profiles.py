@@ -332,8 +332,8 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
     model before it is downloaded too (planned from its published shape), in the UI's language."""
     from textual.widgets import DataTable, Static, TabbedContent
 
-    from workstation.core.catalog import read_model_info
     from workstation.core.hardware import FakeGpuProbe, set_probe
+    from workstation.core.model_info import read_model_info
     from workstation.core.planner import offloadable_layers
     from workstation.tui.screens.models import ModelsScreen
 
@@ -660,7 +660,7 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
             replies = list(app.chat_screen.query(MessageView))
             assert replies[-1].content.strip() and " ready │ desk" in app.status_text()
             # the server's model by its own name (it named the server's profile, serve-test, as the model)
-            from workstation.core.catalog import installed_name
+            from workstation.core.installed_models import installed_name
             assert f"desk · {installed_name(smollm2_path)} on 127.0.0.1:{port}" in app.status_text(), app.status_text()
             # kept with the reply, so that F7's file names the model that answered
             assert (replies[-1].metrics or {}).get("served_model") == installed_name(smollm2_path)

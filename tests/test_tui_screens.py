@@ -1019,7 +1019,8 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
 def test_a_model_not_downloaded_is_said_with_the_apps_own_keys() -> None:
     """In the app, F3's note said "F4, then p" but the toast for the same model said to run
     './run.sh models pull …' at a command line."""
-    from workstation.core.catalog import catalog_entries, missing_model_error
+    from workstation.core.catalog import catalog_entries
+    from workstation.core.installed_models import missing_model_error
     from workstation.core.paths import models_dir
 
     entry = next(e for e in catalog_entries() if e["name"] == "llama-3.1-8b-instruct-q4_k_m")
@@ -1098,8 +1099,8 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
 
     from docmaker import make_docx
 
-    from workstation.core.catalog import check_gguf
     from workstation.core.documents import DocumentError, read_document
+    from workstation.core.model_info import check_gguf
 
     tr = Texts("tr")
     assert tr("dash.ram", used="1.04 GB", total="23.54 GB") == "RAM: 23,54 GB belleğin 1,04 GB'ı kullanımda"

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from workstation.commands import add_profile_arg, print_json, profile_refs
 from workstation.commands.bench import _clear_progress, _progress, _table, command_line, speed_words
 from workstation.core.bench import check_local
-from workstation.core.catalog import file_size_text, read_model_info, resolve_model_path
+from workstation.core.catalog import file_size_text, resolve_model_path
 from workstation.core.documents import read_document, told_apart
 from workstation.core.engine import Engine
 from workstation.core.engine_api import open_engine
@@ -46,6 +46,7 @@ from workstation.core.kld import (
     reference_windows,
     time_reference,
 )
+from workstation.core.model_info import read_model_info
 from workstation.core.profiles import KVCache, Profile, kv_words, load_variant
 from workstation.core.results import ResultRow, save_printed_run
 from workstation.core.runtime import LoadedModel

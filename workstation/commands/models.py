@@ -10,7 +10,7 @@ from typing import Any
 
 from workstation.commands import asked_yes, default_verb, print_json
 from workstation.commands.stopping import stopped
-from workstation.core import catalog
+from workstation.core import catalog, installed_models, model_download, model_info
 from workstation.core.atomic import named_output
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
@@ -74,17 +74,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from workstation.core.phrases import say
 
-    removed = catalog.clear_left_copies()  # (a copy killed mid-way left GBs nothing showed)
+    removed = installed_models.clear_left_copies()  # (a copy killed mid-way left GBs nothing showed)
     if removed:
-        print(f"workstation: {say(catalog.left_copies_phrases(removed))}", file=sys.stderr)
+        print(f"workstation: {say(installed_models.left_copies_phrases(removed))}", file=sys.stderr)
     return int(args.action(args) or 0)
 
 
 def run_list(args: argparse.Namespace) -> int:
-    installed = catalog.list_installed()
+    installed = installed_models.list_installed()
     files = {Path(m.path).name for m in installed}
     available = [e for e in catalog.catalog_entries() if str(e.get("file")) not in files]
-    unfinished = catalog.unfinished_downloads()
+    unfinished = model_download.unfinished_downloads()
     if args.json:
         print_json(
             {
@@ -133,8 +133,8 @@ def run_list(args: argparse.Namespace) -> int:
 def run_inspect(args: argparse.Namespace) -> int:
     from workstation.core.weight_levels import four_bit_note, weight_levels
 
-    path = catalog.find_installed(args.model)
-    info = catalog.read_model_info(path)
+    path = installed_models.find_installed(args.model)
+    info = model_info.read_model_info(path)
     if args.json:  # (a Q8_0 made from a Q4_1 said Q8_0 alone: a reference that was none)
         print_json({**info.to_dict(with_layers=args.layers), "from_four_bits": weight_levels(path).from_four_bits})
         return 0
@@ -157,7 +157,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     ]
     for k, v in rows:
         print(f"{k + ':':<17} {v}")
-    note = four_bit_note(catalog.installed_name(path), path)
+    note = four_bit_note(installed_models.installed_name(path), path)
     if note:
         print(f"Note: {note}.")
     return 0
@@ -169,12 +169,12 @@ def run_remove(args: argparse.Namespace) -> int:
 
     path = catalog.resolve_model_path(args.model)
     if not path.exists() and not path.is_symlink():  # an unfinished download of it, as 'models list' says
-        for d in catalog.unfinished_downloads():
+        for d in model_download.unfinished_downloads():
             if d.part == path.with_name(f".{path.name}.part"):
                 return _remove_unfinished(d, args)
     if not (path.is_symlink() and not path.exists()):  # a link whose file has gone is the one most worth removing
-        path = catalog.find_installed(args.model)
-    name = catalog.installed_name(path)
+        path = installed_models.find_installed(args.model)
+    name = installed_models.installed_name(path)
     if path.is_symlink():
         what = f"Remove the link {name} (the file it points to, {path.resolve()}, stays and no space is freed)"
     else:
@@ -185,7 +185,7 @@ def run_remove(args: argparse.Namespace) -> int:
                  else f"; the profiles {', '.join(users)} use it and will not load until they name another model")
     if not _removal_confirmed(what, args):
         return 1
-    catalog.delete_model(path)
+    installed_models.delete_model(path)
     print(f"Removed {name}.")
     return 0
 
@@ -198,20 +198,20 @@ def _removal_confirmed(what: str, args: argparse.Namespace) -> bool:
     return False
 
 
-def _remove_unfinished(d: catalog.UnfinishedDownload, args: argparse.Namespace) -> int:
+def _remove_unfinished(d: model_download.UnfinishedDownload, args: argparse.Namespace) -> int:
     if d.running:  # (said before asking: a yes could not be done)
         raise WorkstationError(said=[d.busy()])
     what = f"Delete the unfinished download of {d.name} ({catalog.file_size_text(d.have)} so far)"
     if not _removal_confirmed(what, args):
         return 1
-    catalog.remove_unfinished(d)
+    model_download.remove_unfinished(d)
     print(f"Removed the unfinished download of {d.name}.")
     return 0
 
 
 def run_add(args: argparse.Namespace) -> int:
-    dest, new = catalog.add_model(Path(args.path), name=args.name, link=args.link)
-    info = catalog.read_model_info(dest)
+    dest, new = installed_models.add_model(Path(args.path), name=args.name, link=args.link)
+    info = model_info.read_model_info(dest)
     if args.json:
         print_json({"path": str(dest), "added": new, "info": info.to_dict()})
     elif new:
@@ -235,7 +235,7 @@ def _how_to_use(dest: Path, name: str | None = None) -> str:
     runs = running(dest)
     if runs:
         return f"workstation: the profile {runs[0].key} runs it; chat with it: {cli('-p ' + shell_word(runs[0].key))}"
-    return f"workstation: {how_to_make_one(name or catalog.installed_name(dest))}"
+    return f"workstation: {how_to_make_one(name or installed_models.installed_name(dest))}"
 
 
 def run_pull(args: argparse.Namespace) -> int:
@@ -246,13 +246,13 @@ def run_pull(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     try:
-        path = catalog.pull(src, sha256=args.sha256, progress=True)
+        path = model_download.pull(src, sha256=args.sha256, progress=True)
     except KeyboardInterrupt:  # ("stopped." alone: a user took the download as lost, and its part file as litter)
         source = str((catalog.catalog_entry(src) or {}).get("source", src))
         kept = ("what came is kept: run the same command again to resume" if "://" in source
                 else "run the same command again to download it")
         raise stopped(f"stopped by Ctrl-C; {kept}.", signal.SIGINT) from None
-    info = catalog.read_model_info(path)
+    info = model_info.read_model_info(path)
     if args.json:
         print_json({"path": str(path), "info": info.to_dict()})
     else:
@@ -264,8 +264,8 @@ def run_pull(args: argparse.Namespace) -> int:
 def run_quantize(args: argparse.Namespace) -> int:
     from workstation.core.quantize import FTYPES, quantize_model
 
-    src = catalog.find_installed(args.src)
-    info = catalog.read_model_info(src)
+    src = installed_models.find_installed(args.src)
+    info = model_info.read_model_info(src)
     key = args.qtype.lower()
     if key not in FTYPES:
         raise WorkstationError(f"Unknown quantization type '{args.qtype}'; allowed: {', '.join(FTYPES)}.")
@@ -298,7 +298,7 @@ def run_quantize(args: argparse.Namespace) -> int:
         cache_budget()  # and a bad WORKSTATION_KLD_CACHE_MB, before minutes of quantizing
     print(f"quantizing {src.name} -> {dest.name} ...", file=sys.stderr)
     quantize_model(src, dest, key, allow_requantize=args.allow_requantize, threads=args.threads)
-    out = catalog.read_model_info(dest)
+    out = model_info.read_model_info(dest)
     if not args.json:
         print(f"wrote {dest} ({out.file_type}, {catalog.file_size_text(out.file_size)})")
         from workstation.core.model_profile import model_ref

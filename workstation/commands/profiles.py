@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_new(args: argparse.Namespace) -> int:
     """A profile for a model, so that ``-p`` runs it. Without --name or --context, a profile that
     already runs the model is named instead of making a second one."""
-    from workstation.core.catalog import find_installed
+    from workstation.core.installed_models import find_installed
     from workstation.core.invocation import cli, shell_word
     from workstation.core.model_profile import make_profile, running
 

@@ -36,13 +36,11 @@ from workstation.core.summarize import (
     SummarizeOptions,
     SummaryProgress,
     SummaryResult,
-    earlier_summary,
     eta_text,
     small_model,
     summarize_document,
-    summary_heads,
-    whole_summary,
 )
+from workstation.core.summary_file import earlier_summary, summary_heads, whole_summary
 from workstation.core.terminal import redraws_in_place
 
 

@@ -160,7 +160,7 @@ def _our_summary(path: Path, root: Path, outdir: Path) -> bool:
     where that document is, or, its document renamed or gone, holding what a summary holds
     (``earlier_summary``: it was summarized as a document). A person's own notes.summary.md,
     with no notes beside it and no summary's closing line, is a document."""
-    from workstation.core.summarize import earlier_summary
+    from workstation.core.summary_file import earlier_summary
 
     if not path.name.endswith(SUMMARY_SUFFIX):
         return False
@@ -681,7 +681,7 @@ def _paths_for(rel: str, found: set[str], root: Path, outdir: Path) -> tuple[Pat
 def _check_not_theirs(out: Path) -> None:
     """WorkstationError where a person's own file is where the summary goes: never written over
     (as ``summarize -o`` leaves one)."""
-    from workstation.core.summarize import earlier_summary
+    from workstation.core.summary_file import earlier_summary
 
     if out.exists() and not earlier_summary(out):
         raise WorkstationError(f"'{out}' is there already and was not written by workstation, so it was left "

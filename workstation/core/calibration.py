@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from workstation.core.catalog import ModelInfo, installed_name, read_model_info
 from workstation.core.errors import WorkstationError
+from workstation.core.installed_models import installed_name
+from workstation.core.model_info import ModelInfo, read_model_info
 from workstation.core.model_shapes import active_params
 from workstation.core.results import HistoryEntry, ResultRow, history, save_run
 from workstation.core.speed_model import (

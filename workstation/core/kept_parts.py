@@ -69,7 +69,7 @@ class PartsKept:
                     "SELECT start, end, reply, summary FROM parts WHERE path=? AND version=?", (key, version))}
 
     def keep(self, chunk: Any) -> None:
-        """``chunk`` (a ``summarize.Chunk``) finished: kept at once."""
+        """``chunk`` (a ``summary_chunks.Chunk``) finished: kept at once."""
         row = (self.key, self.version, chunk.start, chunk.end, chunk.reply, chunk.summary or "")
         with self._lock:
             try:

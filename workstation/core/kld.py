@@ -59,7 +59,6 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from workstation.core.atomic import WRITE_ERRNOS, cannot_write
-from workstation.core.catalog import held_part, own_part, read_model_info, vocabulary_difference
 from workstation.core.disk_budget import budget_from_env, evict_least_recent
 from workstation.core.evaluate import (
     EvalInputError,
@@ -68,6 +67,8 @@ from workstation.core.evaluate import (
     mean_and_uncertainty,
     scored_logits,
 )
+from workstation.core.installed_models import held_part, own_part
+from workstation.core.model_info import read_model_info, vocabulary_difference
 from workstation.core.paths import data_dir, kld_dir, own_folder
 from workstation.core.phrases import say
 from workstation.core.results import HistoryEntry

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workstation.core.catalog import installed_name
+from workstation.core.installed_models import installed_name
 from workstation.core.results import ResultRow, history, save_run
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def process_vram_bytes(pid: int | None = None) -> int | None:
 def check(model: LoadedModel) -> MemoryCheck:
     """The estimate for ``model``'s settings beside what llama.cpp allocated for it."""
     from workstation.core import hardware
-    from workstation.core.catalog import read_model_info
+    from workstation.core.model_info import read_model_info
     from workstation.core.planner import plan
 
     s = model.settings

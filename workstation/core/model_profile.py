@@ -19,14 +19,10 @@ from pathlib import Path
 import yaml
 
 from workstation.core.atomic import cannot_write, umask
-from workstation.core.catalog import (
-    _inside_dir,
-    installed_name,
-    model_dirs,
-    read_model_info,
-    resolve_model_path,
-)
+from workstation.core.catalog import model_dirs, resolve_model_path
 from workstation.core.errors import ProfileError
+from workstation.core.installed_models import _inside_dir, installed_name
+from workstation.core.model_info import read_model_info
 from workstation.core.paths import profiles_dir, user_profiles_dir
 from workstation.core.planner import effective_settings, readiness
 from workstation.core.profiles import (

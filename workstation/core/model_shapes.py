@@ -1,6 +1,6 @@
 """A catalog model at any weight quantization, as the planner's ``ModelInfo``.
 
-A model on disk has its real tensor table (``catalog.read_model_info``); ``size`` also plans
+A model on disk has its real tensor table (``model_info.read_model_info``); ``size`` also plans
 models that are not downloaded and quantizations nobody has made yet. For those the shape
 comes from ``workstation/data/model_shapes.yaml`` (or from the file on disk, re-quantized on
 paper), and the bytes from the parameter count of each tensor at the quantization's average
@@ -14,19 +14,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from workstation.core.catalog import (
-    ModelInfo,
-    catalog_entries,
-    catalog_entry,
-    read_model_info,
-    resolve_model_path,
-)
+from workstation.core.catalog import catalog_entries, catalog_entry, resolve_model_path
 from workstation.core.errors import ProfileError
+from workstation.core.model_info import ModelInfo, read_model_info
 
 SHAPES_PATH = Path(__file__).resolve().parent.parent / "data" / "model_shapes.yaml"
 
 # Average bits per weight of llama.cpp's quantization mixes over a whole model: the block
-# sizes of catalog.GGML_TYPES (Q4_0 18 bytes / 32 weights = 4.5, Q8_0 8.5, Q4_K 4.5, Q6_K
+# sizes of model_info.GGML_TYPES (Q4_0 18 bytes / 32 weights = 4.5, Q8_0 8.5, Q4_K 4.5, Q6_K
 # 6.5625) weighted by the tensor mix llama-quant.cpp chooses (Q4_K_M puts half of attn_v and
 # ffn_down in Q6_K). An estimate within a few percent of real files; a file on disk is exact.
 QUANT_BPW: dict[str, float] = {

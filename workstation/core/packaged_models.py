@@ -151,7 +151,8 @@ def ensure(name: str, target_dir: Path | None = None) -> Path:
                 )
     expected = spec.sha256
     target_dir.mkdir(parents=True, exist_ok=True)
-    from workstation.core.catalog import check_room, disk_full_phrase, held_part, unpacking_part
+    from workstation.core.installed_models import held_part, unpacking_part
+    from workstation.core.model_download import check_room, disk_full_phrase
 
     tmp = unpacking_part(target)  # (its lock held while written: a part left by a kill is swept)
 

@@ -302,7 +302,7 @@ ENGLISH: dict[str, str] = {
     "gguf.a_folder": "The model path {path} is a folder; name the .gguf file in it ({listed}).",
     "gguf.no_models_in": "no .gguf files are in it",
     "gguf.unreadable": "The model file {path} cannot be read ({reason}).",
-    # a model download (catalog.pull)
+    # a model download (model_download.pull)
     "models.changed_meanwhile": ("{name} changed while you were asked (another window or command put another "
                                  "file in its place); nothing was deleted. Look at the list again and choose once more."),
     "models.being_added": ("{name} is being copied into {folder} already (by another window or command); it is "
@@ -359,7 +359,7 @@ ENGLISH: dict[str, str] = {
                                "the file's size: free more than that, then download it again."),
     "pull.bad_sha256": "The download of {name} has sha256 {got}…, expected {expected}…; the damaged file was removed.",
     "pull.not_a_model": "The download of {name} is not a usable model ({why}); it was removed.",
-    # a profile's model file (catalog.missing_model_error)
+    # a profile's model file (installed_models.missing_model_error)
     "model.not_downloaded": "The model {name} is not downloaded yet; run '{command}'{size}.",
     "model.about_gb": " (about {size})",
     "weights.four_bit": ("{name}'s weights take at most 16 values in each block of 32, as a 4-bit file's do ({four} "
@@ -455,7 +455,7 @@ ENGLISH: dict[str, str] = {
     "facts.other": " Cells of another kind, left out of these figures: {n}.",
     "facts.guessed": " A guess: {text} was read as {value}, not {other} (nothing in the file says which).",
     "facts.more_columns": "- and {n} more columns.",
-    # the rows of a long sheet left out of a summary's input (summarize.with_facts), and the summary's heading over the facts
+    # the rows of a long sheet left out of a summary's input (summary_chunks.with_facts), and the summary's heading over the facts
     "facts.rows_left_out": "[Rows {a} to {b} of this table are left out here; the figures above were counted from every row.]",
     "summary.facts": "Facts counted from the rows (by the program, not the model)",
     "doc.zip_not_odt": ("'{name}' is a zip archive but not an OpenDocument text; open it in its program and save it "

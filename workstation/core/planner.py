@@ -25,17 +25,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workstation.core.catalog import (
-    GGML_TYPES,
-    ModelInfo,
-    human_bytes,
-    installed_name,
-    read_model_info,
-    resolve_model_path,
-    stated_bytes,
-)
+from workstation.core.catalog import human_bytes, resolve_model_path, stated_bytes
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
+from workstation.core.installed_models import installed_name
+from workstation.core.model_info import GGML_TYPES, ModelInfo, read_model_info
 from workstation.core.model_shapes import active_params
 from workstation.core.phrases import PAGE_WORDS, Lookup, Phrase, about_words, say, words_per_token
 from workstation.core.profiles import KV_CACHE_TYPES, KVCache, Profile
@@ -1041,7 +1035,7 @@ def profile_draft_problem(profile: Profile) -> str | None:
     """Why the profile's draft model cannot draft for its model (another vocabulary, too small
     a context), in the sentence loading says; None where it can, or either file is not here to
     read. ``profiles check`` and ``fit`` say it (fit said such a pair "runs on the CPU")."""
-    from workstation.core.catalog import draft_problem as between
+    from workstation.core.model_info import draft_problem as between
 
     spec = profile.speculative
     if spec.mode != "draft" or not spec.draft_model:
@@ -1059,7 +1053,7 @@ def readiness(eff: dict[str, Any]) -> tuple[str, str | None]:
     """Whether a valid local profile can run here now: ('ready', None), or a short status for
     'profiles list' and the one sentence 'profiles check' says (its model or draft is not
     installed, or it does not fit this machine's memory)."""
-    from workstation.core.catalog import missing_model_error
+    from workstation.core.installed_models import missing_model_error
 
     if not eff.get("model_installed"):
         return "model not installed", str(missing_model_error(Path(str(eff["model_path"]))))

@@ -17,16 +17,10 @@ from pathlib import Path
 import llama_cpp
 
 from workstation.core.atomic import cannot_write
-from workstation.core.catalog import (
-    QUANTIZE_TYPES,
-    UNQUANTIZED,
-    check_gguf,
-    held_part,
-    human_bytes,
-    own_part,
-    read_model_info,
-)
+from workstation.core.catalog import QUANTIZE_TYPES, UNQUANTIZED, human_bytes
 from workstation.core.errors import WorkstationError
+from workstation.core.installed_models import held_part, own_part
+from workstation.core.model_info import check_gguf, read_model_info
 from workstation.core.model_shapes import QUANT_BPW
 
 FTYPES: dict[str, int] = {  # the catalog's list, in its order: llama.cpp's ftype for each

@@ -25,9 +25,9 @@ import llama_cpp
 import numpy as np
 from llama_cpp import _internals as internals
 
-from workstation.core.catalog import check_gguf
 from workstation.core.errors import EngineError, ModelFileError
 from workstation.core.model_file import FileStamp
+from workstation.core.model_info import check_gguf
 
 # --- llama.cpp's log: kept in a ring buffer (errors and sizes are read from it), printed only
 # when WORKSTATION_LLAMA_LOG is set.

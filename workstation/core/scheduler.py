@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from workstation.core.catalog import installed_name, resolve_model_path
+from workstation.core.catalog import resolve_model_path
 from workstation.core.chat_template import FALLBACK_STOPS, chat_prompt_tokens, template_for
 from workstation.core.detokenizer import StreamDetokenizer
 from workstation.core.errors import EngineError, WorkstationError
@@ -62,6 +62,7 @@ from workstation.core.events import (
     TurnFinished,
 )
 from workstation.core.grammar import GrammarError, GrammarStuck, compile_grammar
+from workstation.core.installed_models import installed_name
 from workstation.core.invocation import cli
 from workstation.core.kv_state import (
     MIN_RESTORE_TOKENS,

@@ -29,9 +29,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from workstation.core.catalog import GB, QUANT_SUFFIX, ModelInfo, human_bytes
+from workstation.core.catalog import GB, QUANT_SUFFIX, human_bytes
 from workstation.core.gpu_table import GpuSpec, cards_named, find_spec, sizing_specs
 from workstation.core.hardware import GpuInfo, table_gpu
+from workstation.core.model_info import ModelInfo
 from workstation.core.model_shapes import (
     QUANT_BPW,
     active_params,
@@ -585,7 +586,7 @@ def installed_at(info: ModelInfo, quant: str) -> str | None:
     """The name of a model file on this PC that holds ``info``'s model (its architecture,
     layers, width and vocabulary, read from a file of it here) at ``quant``: one 'models
     quantize' made, or one added by hand."""
-    from workstation.core.catalog import list_installed
+    from workstation.core.installed_models import list_installed
 
     for item in list_installed():
         other = item.info

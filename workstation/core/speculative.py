@@ -58,11 +58,9 @@ from pathlib import Path
 
 import numpy as np
 
-from workstation.core.catalog import (
-    draft_problem,
-    resolve_model_path,
-)
+from workstation.core.catalog import resolve_model_path
 from workstation.core.errors import EngineError, ModelFileError
+from workstation.core.model_info import draft_problem
 from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling, Speculative, fixed_seed
 from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
 from workstation.core.sampling import PENALTY_LAST_N, SamplerChain, penalized

@@ -24,8 +24,6 @@ in this process, in a child process, or a remote server (``backend: openai``).
 from __future__ import annotations
 
 import dataclasses
-import functools
-import json
 import re
 import threading
 import time
@@ -35,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.catalog import params_text
-from workstation.core.documents import Document, Section, read_document
+from workstation.core.documents import Document, read_document
 from workstation.core.engine_api import ChatEngine
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import (
@@ -50,24 +48,17 @@ from workstation.core.kv_state import NOT_KEPT
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Lookup, rounded_words, say
 from workstation.core.profiles import Profile, Sampling
+from workstation.core.summary_chunks import (
+    MAP_SUFFIX,
+    Chunk,
+    _chunk_messages,
+    _messages,
+    make_chunks,
+    map_instruction,
+    neutralize,
+    with_facts,
+)
 
-MAP_INSTRUCTION = (
-    "Summarize the following part of a document in two or three short sentences. "
-    "Say what it is about and keep the important names and numbers. Write in the language "
-    "of the text.\n\nTEXT:\n"
-)
-MAP_SUFFIX = "\n\nEND OF TEXT. Write the summary of this text."
-# a table's (a workbook's sheets, a CSV file): its facts counted by the program come first in its
-# text (``with_facts``), and the model is told to take its figures from them: given the rows
-# alone, SmolLM2 wrote totals and growth that were nowhere in the workbook
-MAP_FACTS_INSTRUCTION = (
-    "Summarize the following part of a spreadsheet in two or three short sentences. Say what its "
-    "rows are about. The lines under 'Facts counted by the program' were counted exactly from every "
-    "row: for totals, counts, averages and dates use only the figures written there, exactly as "
-    "written, and do not work out or guess any other figure (no percentages, growth or trends "
-    "that are not written there). Write in the language of the text.\n\nTEXT:\n"
-)
-FACTS_LABEL = "Facts counted by the program from every row:"
 REDUCE_INSTRUCTION = (
     "Here are summaries of consecutive parts of one document. Write a short summary of the "
     "whole document in a few sentences, in the language of the summaries.\n\nSUMMARIES:\n"
@@ -76,76 +67,6 @@ REDUCE_SUFFIX = "\n\nEND OF SUMMARIES. Write the summary of the whole document."
 REDUCE_FACTS_INSTRUCTION = REDUCE_INSTRUCTION.replace(
     "in the language of the summaries.", "in the language of the summaries. Keep their figures exactly as "
     "written and do not work out any other figure.")
-FACT_ROWS = 100  # a table of more rows is summarized from its facts and its first SAMPLE_ROWS rows
-SAMPLE_ROWS = 10  # (enough for the model to see what a row holds; its figures come from the facts)
-
-
-def map_instruction(document: Document) -> str:
-    """The instruction a part of ``document`` is summarized with: a table's tells the model to
-    take its figures from the facts the program counted."""
-    return MAP_FACTS_INSTRUCTION if document.facts else MAP_INSTRUCTION
-
-
-def with_facts(document: Document, all_rows: bool = False) -> Document:
-    """``document`` as a summary reads it: each table's facts (``Document.facts``) before its rows,
-    and of a table longer than FACT_ROWS rows only the first SAMPLE_ROWS, a line saying the rest
-    are left out (3,000 invoice rows were 33 parts, about an hour on a 2-core CPU, and the model's figures were made
-    up; the facts are a few hundred tokens and true). ``all_rows``: every row after the facts."""
-    from workstation.core.table_facts import facts_text
-
-    if not document.facts:
-        return document
-    by_section = {f.section: f for f in document.facts}
-    parts: list[str] = []
-    sections: list[Section] = []
-    at = 0  # in the old text
-    length = 0
-    for i, sec in enumerate(document.sections):
-        gap = document.text[at:sec.start]
-        parts.append(gap)
-        length += len(gap)
-        body = document.text[sec.start:sec.end]
-        facts = by_section.get(i)
-        lines = body.split("\n")
-        if facts is not None and FACTS_LABEL not in lines[:2]:  # (not twice: a document given as summarize read it)
-            sheet = document.kind != "text"
-            if not sheet:  # a CSV's rows: a quoted cell's line breaks in its row, blank lines none (a table of
-                lines = _csv_records(lines, document.name)  # 60 rows of two-line notes was cut to its first 5, "rows 11 to 121")
-            head = [lines.pop(0)] if sec.title and lines and lines[0] == sec.title else []
-            columns = [lines.pop(0) for _ in range(facts.above + facts.header) if lines]  # (a title above it)
-            tail = [lines.pop()] if sheet and lines and lines[-1].startswith("[") else []  # (a sheet read in part says so)
-            if not all_rows and len(lines) > FACT_ROWS:
-                left_out = say([("facts.rows_left_out", {"a": f"{SAMPLE_ROWS + 1:,}", "b": f"{len(lines):,}"})])
-                lines = [*lines[:SAMPLE_ROWS], left_out]
-            body = "\n".join([*head, FACTS_LABEL, *facts_text(facts), "", *columns, *lines, *tail])
-        sections.append(dataclasses.replace(sec, start=length, end=length + len(body)))
-        parts.append(body)
-        length += len(body)
-        at = sec.end
-    parts.append(document.text[at:])
-    return dataclasses.replace(document, text="".join(parts), sections=sections)
-
-
-def _csv_records(lines: list[str], name: str) -> list[str]:
-    """A CSV's lines as its rows, as the csv module reads them (``documents.csv_delimiter``): a
-    quoted cell's line breaks in its row; blank lines, which are no rows, left out."""
-    import csv
-
-    from workstation.core.documents import csv_delimiter
-
-    columns = next((line for line in lines if line.strip()), "")
-    reader = csv.reader(iter(lines), delimiter=csv_delimiter(name, columns))
-    records: list[str] = []
-    at = 0
-    try:
-        for _ in reader:
-            record = "\n".join(lines[at:reader.line_num])
-            at = reader.line_num
-            if record.strip():
-                records.append(record)
-    except csv.Error:  # (not read as a table: table_facts gave it no facts)
-        return lines
-    return records
 
 
 class SummarizeError(WorkstationError):
@@ -160,25 +81,6 @@ class SummarizeOptions:
     reduce_prompt_tokens: int | None = None  # cap a reduce prompt below what the context allows
     all_rows: bool = False  # a long table's every row after its facts, not its first rows only (``with_facts``)
     margin: int = 8  # tokens kept free in every prompt
-
-
-@dataclass
-class Chunk:
-    index: int  # 1-based
-    start: int  # character span in Document.text
-    end: int
-    tokens: int  # tokens of the chunk text as sent
-    prompt_tokens: int  # the whole prompt (template + instruction + chunk)
-    cite: str  # "pp. 3–4", "§ Methods", "lines 10–80"
-    summary: str | None = None
-    metrics: TurnMetrics | None = None
-    reply: str = ""  # the model's reply as generated (``summary`` is it cleaned up)
-    lead: str = ""  # read before the chunk's text (``Section.lead``: a sheet's name and columns), counted in ``tokens``
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {k: v for k, v in dataclasses.asdict(self).items() if k != "metrics"}
-        data["metrics"] = self.metrics.to_dict() if self.metrics else None
-        return data
 
 
 @dataclass
@@ -233,7 +135,9 @@ def small_model(profile: Profile, engine: ChatEngine | None = None) -> tuple[str
         if info is None or not 0 < info.n_params < SMALL_MODEL_PARAMS:
             return None
         return info.model_name, info.n_params
-    from workstation.core.catalog import installed_name, read_model_info, resolve_model_path
+    from workstation.core.catalog import resolve_model_path
+    from workstation.core.installed_models import installed_name
+    from workstation.core.model_info import read_model_info
 
     try:
         info = read_model_info(resolve_model_path(profile.model), check=False)
@@ -355,44 +259,6 @@ class SummaryResult:
         )
 
 
-# --- text preparation ----------------------------------------------------------------------
-_SPECIAL = re.compile(
-    r"<\|[^<>|\s]{0,40}\|>|</?(?:s|bos|eos|unk|pad|start_of_turn|end_of_turn|start_of_image)>|\[/?INST\]"
-)
-
-
-def neutralize(text: str) -> str:
-    """Break up special-token strings a document may contain, so they stay plain text."""
-    return _SPECIAL.sub(lambda m: m.group(0)[0] + "\u200b" + m.group(0)[1:], text)
-
-
-_BOUNDARIES = (
-    re.compile(r"\n\s*\n"),  # paragraphs
-    re.compile(r"\n"),  # lines
-    re.compile(r"(?<=[.!?;:])\s+"),  # sentences
-    re.compile(r"\s+"),  # words
-)
-
-
-def split_spans(text: str, start: int, end: int, max_chars: int, level: int = 0) -> list[tuple[int, int]]:
-    """Contiguous spans covering [start, end), each at most ``max_chars`` long where possible,
-    cut at the coarsest boundary that works (paragraph, line, sentence, word, character)."""
-    if end - start <= max_chars:
-        return [(start, end)]
-    if level >= len(_BOUNDARIES):
-        return [(i, min(i + max_chars, end)) for i in range(start, end, max_chars)]
-    cuts = [m.end() for m in _BOUNDARIES[level].finditer(text, start, end) if start < m.end() < end]
-    spans: list[tuple[int, int]] = []
-    prev = start
-    for cut in [*cuts, end]:
-        spans.append((prev, cut))
-        prev = cut
-    out: list[tuple[int, int]] = []
-    for a, b in spans:
-        out.extend(split_spans(text, a, b, max_chars, level + 1))
-    return out
-
-
 # --- the engine side -----------------------------------------------------------------------
 class _Runner:
     def __init__(self, engine: ChatEngine, cancel: Any) -> None:
@@ -502,19 +368,6 @@ def whole_document_messages(document: Document) -> list[Message]:
     return _messages(map_instruction(read), neutralize(read.text), MAP_SUFFIX)
 
 
-def _messages(instruction: str, body: str, suffix: str) -> list[Message]:
-    return [{"role": "user", "content": instruction + body + suffix}]
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 _LEADIN = re.compile(
     r"^\s*(?:(?:the |a |here is (?:a |the )?)?summary[^:\n]{0,40}(?:is)?\s*:|summaries\s*:|text\s*:"
     r"|end of (?:text|summaries)\.?|-\s*|part \d+\s*:|\((?:p|pp|lines?|section|§)[^)]{0,40}\))\s*",
@@ -606,118 +459,6 @@ def _cut_loop(text: str) -> str:
         if i != j and folded[i:j] == folded[j:2 * j - i]:
             return " ".join(words[:j])
     return text
-
-
-# --- chunking -------------------------------------------------------------------------------
-def make_chunks(
-    runner: _Runner, document: Document, n_ctx: int, answer: int, options: SummarizeOptions
-) -> tuple[list[Chunk], int, int]:
-    """(chunks, prefix_tokens, chunk_budget): contiguous chunks whose prompts fit the context."""
-    instruction = map_instruction(document)
-    empty_messages = _messages(instruction, "", MAP_SUFFIX)
-    overhead = runner.count(empty_messages)
-    prompt_limit = n_ctx - answer - options.margin
-    budget = prompt_limit - overhead
-    if options.chunk_tokens:
-        budget = min(budget, options.chunk_tokens)
-    if budget < 32:
-        raise SummarizeError(
-            f"The context of {n_ctx} tokens is too small to summarize with a {answer}-token answer; "
-            "use a profile with a larger context."
-        )
-    text = document.text
-    # characters per token, measured on a sample of this document
-    sample = neutralize(text[:8000])
-    sample_tokens = runner.count(_messages(instruction, sample, MAP_SUFFIX)) - overhead
-    ratio = max(0.5, len(sample) / max(1, sample_tokens))
-    piece_chars = max(16, int(budget * ratio * 0.5))
-    pieces = split_spans(text, 0, len(text), piece_chars)
-
-    chunks: list[Chunk] = []
-    i = 0
-    while i < len(pieces):
-        if chunks and runner.cancelled():  # (Ctrl-C while a long document is measured: stops there, nothing run)
-            break
-        lead = _lead(document, pieces[i][0])
-        if len(lead) > budget * ratio * 0.25:  # (a sheet's row wider than a quarter of a part: not said again)
-            lead = ""
-        target = budget * ratio * 0.95 - len(lead)
-        j, chars = i + 1, pieces[i][1] - pieces[i][0]
-        while j < len(pieces) and chars + (pieces[j][1] - pieces[j][0]) <= target:
-            chars += pieces[j][1] - pieces[j][0]
-            j += 1
-        grow = True  # once a chunk had to shrink it never grows again (no oscillation)
-        while True:
-            body = lead + neutralize(text[pieces[i][0] : pieces[j - 1][1]])
-            n_prompt = runner.count(_messages(instruction, body, MAP_SUFFIX))
-            if n_prompt <= prompt_limit and n_prompt - overhead <= budget:
-                # room left: try the pieces that fit in it as measured, at least one (one at a
-                # time, a text with no line breaks, cut into words, was measured again for each
-                # word: 909 counts and 13 s for 140,000 characters, against 27 with paragraphs)
-                room = budget * 0.98 - (n_prompt - overhead)
-                if grow and j < len(pieces) and (pieces[j][1] - pieces[j][0]) / ratio <= room:
-                    chars, j = pieces[j][1] - pieces[j][0], j + 1
-                    while j < len(pieces) and (chars + pieces[j][1] - pieces[j][0]) / ratio <= room * 0.9:
-                        chars += pieces[j][1] - pieces[j][0]
-                        j += 1
-                    continue
-                break
-            grow = False
-            if j - i > 1:
-                over = n_prompt - overhead - budget
-                drop_chars = max(1.0, over * ratio)
-                while j - i > 1 and drop_chars > 0:
-                    j -= 1
-                    drop_chars -= pieces[j][1] - pieces[j][0]
-            elif lead and pieces[i][1] - pieces[i][0] <= 1:  # not even a character fits after the lead: without it
-                lead = ""
-            else:  # one piece too big for the context: split it finer
-                a, b = pieces[i]
-                half = max(1, (b - a) // 2)
-                sub = split_spans(text, a, b, half)
-                if len(sub) < 2:
-                    sub = [(a, a + half), (a + half, b)]
-                pieces[i : i + 1] = sub
-                j = i + 1
-        start, end = pieces[i][0], pieces[j - 1][1]
-        chunks.append(
-            Chunk(
-                index=len(chunks) + 1,
-                start=start,
-                end=end,
-                tokens=n_prompt - overhead,
-                prompt_tokens=n_prompt,
-                cite=document.cite(start, end),
-                lead=lead,
-            )
-        )
-        i = j
-    return chunks, _shared_prefix(runner, text, chunks, empty_messages, instruction), budget
-
-
-def _shared_prefix(runner: _Runner, text: str, chunks: list[Chunk], empty: list[Message], instruction: str) -> int:
-    """Prompt tokens every chunk's prompt starts with (0 where the engine cannot tell)."""
-    first = runner.tokens(empty if len(chunks) == 1 else _chunk_messages(text, chunks[0], instruction))
-    if first is None:
-        return 0
-    prefix = len(first)
-    for chunk in chunks[1:]:  # the body's first token may merge with the instruction's last
-        prefix = min(prefix, _common_prefix(first, runner.tokens(_chunk_messages(text, chunk, instruction)) or []))
-    return prefix
-
-
-def _lead(document: Document, start: int) -> str:
-    """What a chunk beginning at ``start`` is read after: the ``lead`` of the section it begins
-    inside of (a workbook's rows after the first part were numbers without their columns'
-    names, and the model made up what they were), nothing at a section's start (it says it)."""
-    for s in document.sections:
-        if s.start < start < s.end and s.lead:
-            return neutralize(s.lead) + "\n"
-    return ""
-
-
-def _chunk_messages(text: str, chunk: Chunk, instruction: str = MAP_INSTRUCTION) -> list[Message]:
-    return _messages(instruction, chunk.lead + neutralize(text[chunk.start : chunk.end]), MAP_SUFFIX)
 
 
 # --- map-reduce -------------------------------------------------------------------------------
@@ -1125,110 +866,3 @@ def _reduce(
             merged.append(_Item(start, end, merged_text or group[0].text, cite))
         items = merged
         level += 1
-
-
-MAX_SUMMARY_BYTES = 64 * 2**20  # a summary larger than this is no summary of ours
-
-
-def earlier_summary(path: Path, of: list[str] | None = None) -> bool:
-    """Whether ``path`` holds what ``summarize``, ``batch`` or the app's F6 writes: its Markdown (a title,
-    and its closing line of figures: "_9 of 9 parts, 61,926 document tokens, …, 212.4 s._"), or
-    its JSON (the summary, its parts and their totals). A note a person titled "# Summary of the
-    meeting" is none. ``of``: the names of the documents it must be a summary of (a summary
-    of another document was replaced without a word: nine minutes of a contract's summary lost)."""
-    said = summary_heads(path)
-    # the very documents, no more and no fewer ("Summary of Q3 report.pdf" is none of report.pdf's)
-    return said is not None and (of is None or sorted(_named(head) for head in said) == sorted(of))
-
-
-# a summary's closing line as it was written before it said its figures in words ("_9 of 9 parts,
-# 61,926 document tokens, 10 model calls, 212.4 s._"; Turkish "_9/9 bölüm, …, 212,4 sn._"): last
-# night's summaries are still ours
-_OLD_FOOTER = re.compile(r"_\d.* \d+(?:[.,]\d+)? (?:s|sn)\._")
-
-
-@functools.lru_cache(maxsize=1)
-def _footer_patterns() -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]:
-    """A summary's closing line (``render_markdown``) in each language the app speaks: those of a
-    whole summary, and those of one stopped part-way."""
-    from workstation.core.locales import locale_languages, locale_texts
-    from workstation.core.phrases import ENGLISH
-
-    def patterns(keys: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-        said = {ENGLISH[key] for key in keys} | {
-            text for lang in locale_languages() for key in keys if isinstance(text := locale_texts(lang).get(key), str)}
-        return tuple(re.compile("_" + re.sub(r"\\\{.*?\\\}", ".+", re.escape(t)) + "_") for t in sorted(said))
-
-    return patterns(("summary.footer", "summary.footer_one")), patterns(("summary.footer_stopped",))
-
-
-def _footer(line: str) -> bool | None:
-    """Whether ``line`` is a summary's closing line of a whole summary (True), of one stopped
-    part-way (False), or no such line (None)."""
-    whole, stopped = _footer_patterns()
-    if any(p.fullmatch(line) for p in whole):
-        return True
-    if any(p.fullmatch(line) for p in stopped):
-        return False
-    if _OLD_FOOTER.fullmatch(line):
-        count = re.match(r"_(\d[\d,.]*)(?: of |/)(\d[\d,.]*) ", line)
-        return count is not None and count.group(1) == count.group(2)
-    return None
-
-
-def whole_summary(path: Path, of: list[str]) -> bool:
-    """Whether ``path`` holds a whole summary of the documents ``of`` (every part of each done),
-    which a run stopped part-way does not write over (a stopped --start-over replaced one with
-    "Stopped after 1 of 5 parts")."""
-    if not earlier_summary(path, of=of):
-        return False
-    text = path.read_text(encoding="utf-8")
-    if text.startswith("# "):
-        footers = [said for line in text.splitlines() if (said := _footer(line)) is not None]
-        return bool(footers) and all(footers)
-    data = json.loads(text)
-    items = data["documents"] if set(data) == {"documents"} else [data]
-    return all(not item.get("cancelled") for item in items)
-
-
-@functools.lru_cache(maxsize=1)
-def _title_patterns() -> tuple[re.Pattern[str], ...]:
-    """A summary's title in each language the app speaks ("Summary of {name}", "{name} özeti")."""
-    from workstation.core.locales import locale_languages, locale_texts
-    from workstation.core.phrases import ENGLISH
-
-    templates = {ENGLISH["summary.title"]}
-    for lang in locale_languages():
-        said = locale_texts(lang).get("summary.title")
-        if isinstance(said, str) and "{name}" in said:
-            templates.add(said)
-    return tuple(re.compile("^" + re.escape(t).replace(re.escape("{name}"), "(.+)") + "$") for t in sorted(templates))
-
-
-def _named(head: str) -> str:
-    """The document a summary's title names, in any language's title (a JSON's source: as it is)."""
-    return next((m.group(1) for m in (p.match(head) for p in _title_patterns()) if m), head)
-
-
-def summary_heads(path: Path) -> list[str] | None:
-    """What an earlier summary in ``path`` says it is of: its Markdown's titles, or its JSON's
-    documents' names; None where the file is no summary of ours (``earlier_summary``)."""
-    try:
-        if path.stat().st_size > MAX_SUMMARY_BYTES:
-            return None
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    if text.startswith("# "):
-        if _footer(text.rstrip().rsplit("\n", 1)[-1]) is None:
-            return None
-        return [line[2:].strip() for line in text.splitlines() if line.startswith("# ")]
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    items = data.get("documents") if isinstance(data, dict) and set(data) == {"documents"} else [data]
-    if not (isinstance(items, list) and items and all(
-            isinstance(i, dict) and {"summary", "chunks", "totals"} <= set(i) for i in items)):
-        return None
-    return [Path(str(i.get("source", ""))).name for i in items]

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workstation.core import catalog, hardware
+from workstation.core import catalog, hardware, model_download, model_info
+from workstation.core import installed_models as on_disk  # (add_model: this module's own too)
 from workstation.core.errors import WorkstationError
 from workstation.core.phrases import Phrase, about_words, part_percent
 from workstation.core.planner import offloadable_layers
@@ -120,7 +121,7 @@ def read_document_text(path: Path) -> tuple[str, list[Phrase]]:
     left out (``Document.notes``: a workbook's hidden sheets, its cells past the limit), for the
     attach line to say."""
     from workstation.core.documents import read_document
-    from workstation.core.summarize import with_facts
+    from workstation.core.summary_chunks import with_facts
 
     document = read_document(path, isolate=True)
     return with_facts(document, all_rows=True).text, document.notes
@@ -171,7 +172,7 @@ class ModelRow:
     description: dict[str, str] = field(default_factory=dict)  # the catalog's, by language ("en", "tr")
     # a catalog model's download that stopped half-way (its part, GBs, kept for p to resume):
     # F4 showed it as "no", like one never begun, and nothing here removed it
-    unfinished: catalog.UnfinishedDownload | None = None
+    unfinished: model_download.UnfinishedDownload | None = None
     damaged: bool = False  # an installed file that cannot be read: ``details`` says why
 
     @property
@@ -188,7 +189,7 @@ class ModelRow:
         return texts.number(catalog.file_size_text(d.have))
 
 
-def _model_details(info: catalog.ModelInfo | None, texts: Texts) -> str:
+def _model_details(info: model_info.ModelInfo | None, texts: Texts) -> str:
     if info is None:
         return ""
     parts = [info.architecture]
@@ -228,7 +229,7 @@ def installed_models(texts: Texts | None = None) -> list[ModelRow]:
             damaged=item.error is not None,
             description=described.get(Path(item.path).name, {}),
         )
-        for item in catalog.list_installed()
+        for item in on_disk.list_installed()
     ]
 
 
@@ -236,7 +237,7 @@ def catalog_models(texts: Texts | None = None) -> list[ModelRow]:
     from workstation.core.paths import models_dir
 
     t = texts or Texts()
-    unfinished = {d.source: d for d in catalog.unfinished_downloads()}  # (by the catalog's name)
+    unfinished = {d.source: d for d in model_download.unfinished_downloads()}  # (by the catalog's name)
     rows = []
     for entry in catalog.catalog_entries():
         file = str(entry.get("file") or "")
@@ -276,7 +277,7 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
         return ""  # its details say why it cannot be read: no verdict repeating it
     try:
         if row.installed and row.path is not None:
-            info = catalog.read_model_info(row.path, check=False)
+            info = model_info.read_model_info(row.path, check=False)
         else:
             shaped = catalog_model(row.name)
             if shaped is None:
@@ -380,26 +381,26 @@ def pull_model(name: str, progress: Callable[[float, float | None], None]) -> No
     entry = catalog.catalog_entry(name) or {}
     source = str(entry.get("source") or "")
     if source.startswith(("https://", "http://")) and entry.get("file"):
-        catalog.download(
+        model_download.download(
             source,
             models_dir() / str(entry["file"]),
             sha256=entry.get("sha256") or None,
             progress=lambda done, total: progress(float(done), float(total) if total else None),
         )
         return
-    catalog.pull(name, progress=False)
+    model_download.pull(name, progress=False)
 
 
-def add_model(path: Path) -> catalog.AddedModel:
+def add_model(path: Path) -> on_disk.AddedModel:
     """Put a GGUF file into the models folder (checked first), under a free name (the app has
     no --name to offer); the same file installed already is not copied again."""
-    return catalog.add_model(path, free_name=True)
+    return on_disk.add_model(path, free_name=True)
 
 
 def clear_left_copies() -> list[Phrase]:
     """Remove what copies into models/ (and quantized copies, KL divergence references) stopped
     mid-way left; what was removed, said (nothing: an empty list)."""
-    return catalog.left_copies_phrases(catalog.clear_left_copies())
+    return on_disk.left_copies_phrases(on_disk.clear_left_copies())
 
 
 # --- the API server alongside the chat ---------------------------------------------------

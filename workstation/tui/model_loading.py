@@ -39,7 +39,8 @@ def _preflight(profile: Profile, freed: FreedMemory | None) -> None:
     once it had gone, and the running one was loaded again (a minute, for a large model)."""
     if profile.backend != "llama":
         return
-    from workstation.core.catalog import check_gguf, resolve_model_path
+    from workstation.core.catalog import resolve_model_path
+    from workstation.core.model_info import check_gguf
     from workstation.core.planner import gpu_layers_for_load
 
     check_gguf(resolve_model_path(profile.model))

@@ -256,7 +256,8 @@ class OllamaRoutes:
 
     # --- the model's facts ---------------------------------------------------------------------
     def _read_facts(self) -> ModelFacts:
-        from workstation.core.catalog import catalog_entries, read_model_info
+        from workstation.core.catalog import catalog_entries
+        from workstation.core.model_info import read_model_info
 
         s = self.scheduler
         path = Path(s.model.path)

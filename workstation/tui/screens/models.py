@@ -23,17 +23,12 @@ from textual.widgets import (
     TabPane,
 )
 
-from workstation.core.catalog import (
-    UnfinishedDownload,
-    delete_model,
-    file_size_text,
-    file_state,
-    installed_name,
-    read_model_info,
-    remove_unfinished,
-)
+from workstation.core.catalog import file_size_text
 from workstation.core.errors import WorkstationError
+from workstation.core.installed_models import delete_model, file_state, installed_name
 from workstation.core.letters import shortened
+from workstation.core.model_download import UnfinishedDownload, remove_unfinished
+from workstation.core.model_info import read_model_info
 from workstation.core.model_profile import make_profile, running
 from workstation.core.paths import models_dir
 from workstation.core.phrases import part_percent

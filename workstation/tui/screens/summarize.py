@@ -558,7 +558,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         file there is left as it was, the summary written as NAME.summary-2.md, and said."""
         from workstation.core.atomic import write_text_atomic
         from workstation.core.batch_queue import SUMMARY_SUFFIX
-        from workstation.core.summarize import earlier_summary
+        from workstation.core.summary_file import earlier_summary
 
         t = self.wapp.texts
         if self.running or not self.summary or self.path is None:
