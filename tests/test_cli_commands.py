@@ -1431,6 +1431,12 @@ def test_an_office_profiles_folder_adds_to_the_shipped_ones(tmp_path: Path, monk
                                        "folder that holds them (folders separated by ':').\n")
     assert main(["models", "list"]) == 0  # and not named as where the models here are, under that warning
     assert "shared-modles" not in capsys.readouterr().out
+    # Windows separates them by ';' (':' is a drive's own there): read, and said, as this OS does
+    monkeypatch.setattr(os, "pathsep", ";")
+    monkeypatch.setenv("WORKSTATION_MODEL_DIRS", f"{shared};{tmp_path / 'shared-modles'}")
+    assert main(["models", "list", "--json"]) == 0
+    err = capsys.readouterr().err  # (the shared folder there is read; the typo alone is said)
+    assert f"names the folder {tmp_path / 'shared-modles'}, which" in err and err.endswith("(folders separated by ';').\n")
 
 
 def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(tmp_path: Path, smollm2_path: Path) -> None:

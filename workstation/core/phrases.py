@@ -128,7 +128,7 @@ ENGLISH: dict[str, str] = {
                                 "office's profiles are not listed, only the shipped ones and your own; set it to the "
                                 "folder that holds them."),
     "models.dir_missing": ("WORKSTATION_MODEL_DIRS names the folder {path}, which is not there (a typo?), so its "
-                           "models are not listed; set it to the folder that holds them (folders separated by ':')."),
+                           "models are not listed; set it to the folder that holds them (folders separated by '{sep}')."),
     "file.cannot_write": "Cannot write {path}: {why}.",
     "store.draft_not_saved": "The draft could not be saved in {path} ({reason}).",
     "file.not_a_folder": "{folder} is a file, not a folder",
