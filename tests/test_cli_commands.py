@@ -982,13 +982,13 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["--lang", "tr", "fit"], "'fit' is a command of its own: type it first, as 'workstation fit …' (the options "
                               "before a command go to 'workstation tui')."),
     # another command's option after a command (read by that command's parser alone first)
-    (["fit", "--lang", "tr"], "--lang tr is not an option of 'workstation fit'; did you mean 'workstation tui --lang'?"),
+    (["hw", "--gpu", "rtx"], "--gpu rtx is not an option of 'workstation hw'; did you mean 'workstation fit --gpu'?"),
     # the misspelt option alone: its value went as the text, the word after it is not the option's
     (["chat", "--temprature", "1", "hi"], "--temprature is not an option of 'workstation chat'; did you mean "
                                          "'--temperature'?"),
-    # two options of another command: the first with its value, not both as one ("--lang tr --temprature 1")
-    (["fit", "--lang", "tr", "--temprature", "1"], "--lang tr is not an option of 'workstation fit'; did you mean "
-                                                  "'workstation tui --lang'?"),
+    # two options of another command: the first with its value, not both as one ("--gpu rtx --temprature 1")
+    (["hw", "--gpu", "rtx", "--temprature", "1"], "--gpu rtx is not an option of 'workstation hw'; did you mean "
+                                                 "'workstation fit --gpu'?"),
     # a word too many is no option ("x is not an option of 'workstation hw'")
     (["hw", "--json", "x"], "'x' was not expected: 'workstation hw' takes options only (see 'workstation hw --help')."),
     (["chat", "Hello", "there"], "'there' is more than 'workstation chat' takes (TEXT); a text with spaces goes in quotes"),
