@@ -982,13 +982,13 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["--lang", "tr", "fit"], "'fit' is a command of its own: type it first, as 'workstation fit …' (the options "
                               "before a command go to 'workstation tui')."),
     # another command's option after a command (read by that command's parser alone first)
-    (["fit", "--lang", "tr"], "--lang tr is not an option of 'workstation fit'; did you mean 'workstation tui --lang'?"),
+    (["hw", "--gpu", "rtx"], "--gpu rtx is not an option of 'workstation hw'; did you mean 'workstation fit --gpu'?"),
     # the misspelt option alone: its value went as the text, the word after it is not the option's
     (["chat", "--temprature", "1", "hi"], "--temprature is not an option of 'workstation chat'; did you mean "
                                          "'--temperature'?"),
-    # two options of another command: the first with its value, not both as one ("--lang tr --temprature 1")
-    (["fit", "--lang", "tr", "--temprature", "1"], "--lang tr is not an option of 'workstation fit'; did you mean "
-                                                  "'workstation tui --lang'?"),
+    # two options of another command: the first with its value, not both as one ("--gpu rtx --temprature 1")
+    (["hw", "--gpu", "rtx", "--temprature", "1"], "--gpu rtx is not an option of 'workstation hw'; did you mean "
+                                                 "'workstation fit --gpu'?"),
     # a word too many is no option ("x is not an option of 'workstation hw'")
     (["hw", "--json", "x"], "'x' was not expected: 'workstation hw' takes options only (see 'workstation hw --help')."),
     (["chat", "Hello", "there"], "'there' is more than 'workstation chat' takes (TEXT); a text with spaces goes in quotes"),
@@ -1431,6 +1431,12 @@ def test_an_office_profiles_folder_adds_to_the_shipped_ones(tmp_path: Path, monk
                                        "folder that holds them (folders separated by ':').\n")
     assert main(["models", "list"]) == 0  # and not named as where the models here are, under that warning
     assert "shared-modles" not in capsys.readouterr().out
+    # Windows separates them by ';' (':' is a drive's own there): read, and said, as this OS does
+    monkeypatch.setattr(os, "pathsep", ";")
+    monkeypatch.setenv("WORKSTATION_MODEL_DIRS", f"{shared};{tmp_path / 'shared-modles'}")
+    assert main(["models", "list", "--json"]) == 0
+    err = capsys.readouterr().err  # (the shared folder there is read; the typo alone is said)
+    assert f"names the folder {tmp_path / 'shared-modles'}, which" in err and err.endswith("(folders separated by ';').\n")
 
 
 def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(tmp_path: Path, smollm2_path: Path) -> None:

@@ -27,6 +27,7 @@ from serve_helpers import RunningServer, serve, write_profile
 
 from workstation.core.engine import Engine, TokenDelta, TurnFinished
 from workstation.core.events import finished_turn
+from workstation.core.phrases import about_words, words_in
 from workstation.core.profiles import Constraints, profile_from_dict
 from workstation.core.reasoning import ThinkingSplitter, opens_thinking
 from workstation.core.remote import RemoteEngine
@@ -323,9 +324,10 @@ async def test_the_chat_folds_the_thinking_and_says_when_no_answer_came(thinker:
         block = view.thought
         assert block.display and block.collapsed
         # its length in its words, not "8 tokens" (office staff read it)
-        words = len(view.reasoning.split())
+        words = words_in(view.reasoning)
         assert words > 0 and block.title.startswith("Thought for ") and block.title.endswith(f" · {words} words"), block.title
-        assert "spent all 8 tokens of its limit thinking and has not answered yet. Allow longer replies in this " \
+        # its limit in words too, as a reply cut at its limit says it (it said "all 8 tokens")
+        assert f"spent its whole limit, about {about_words(8)} words, thinking and has not answered yet. Allow longer replies in this " \
                "conversation with Ctrl+E (Longest reply), or choose a profile that answers without thinking with F3." \
                in (view.body.source or ""), view.body.source  # (it named sampling.max_tokens and thinking: false)
         saved = app.store.messages(app.conversation_id)[-1]  # type: ignore[arg-type]
@@ -350,5 +352,5 @@ async def test_the_chat_folds_the_thinking_and_says_when_no_answer_came(thinker:
         await type_message(pilot, "And three?")
         await until(pilot, lambda: len(app.store.messages(app.conversation_id)) == 4 and not app.generating)  # type: ignore[arg-type]
         view = list(app.chat_screen.query(MessageView))[-1]
-        assert "spent all 6 tokens of its limit thinking and has not answered yet. Raise this conversation's " \
+        assert f"spent its whole limit, about {about_words(6)} words, thinking and has not answered yet. Raise this conversation's " \
                "longest reply with Ctrl+E" in (view.body.source or ""), view.body.source

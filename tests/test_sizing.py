@@ -15,6 +15,7 @@ import pytest
 from conftest import as_turkish, table_only
 
 from workstation.cli import main
+from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.gpu_table import find_spec, sizing_specs
 from workstation.core.phrases import say
@@ -467,7 +468,11 @@ def test_a_quantized_kv_cache_on_a_cpu_is_not_timed_faster_than_f16() -> None:
     assert cpu["f16"] > 0 and cpu["q4_0"] <= cpu["f16"] and cpu["q8_0"] <= cpu["f16"], cpu
     gpu = {o.kv_type: o.tps_per_person for o in r.options if o.machine_kind == "gpu"}
     assert gpu["q4_0"] >= gpu["f16"]  # a card reads the smaller cache faster: left as it was
-    assert "On a CPU a q8_0 or q4_0 K/V cache saves memory but costs time" in text_report(r)
+    report = text_report(r)
+    assert "On a CPU a q8_0 or q4_0 K/V cache saves memory but costs time" in report
+    # its memory as every size is said (human_bytes), unit and all: "282 MB of 16 GB", not "0.3/16.0 GB"
+    row = next(o for o in r.options if o.machine_kind == "cpu")
+    assert f"  {human_bytes(row.need_bytes)} of 16 GB  " in report and " MB of 16 GB" in report, report
     only_f16 = size(workload_from_dict({**data, "candidates": {**data["candidates"], "kv_types": ["f16"]}}, "<t>"),
                     candidate_machines(w, here))
     assert only_f16.kv_note() == ""

@@ -1691,6 +1691,12 @@ async def test_ctrl_e_sets_the_conversations_sampling(profiles: Path) -> None:
         await until(pilot, lambda: app.loading is None and app.engine is not None and app.profile.key == "b")
         assert app.session_sampling is not None and "own sampling" in app.status_text()
         assert (app.session_sampling.temperature, app.session_sampling.max_tokens) == (1.0, 400)  # b's own length
+        # a reply's record keeps those that apply on this profile, from the one source: a setting
+        # the profile has itself is none of the conversation's own there
+        assert app.own_sampling == app.changes_from_profile(app.session_sampling) == {"temperature": 1.0}
+        kept, app.own_sampling = app.own_sampling, {"max_tokens": 400}
+        assert app.session_sampling is None and app.changes_from_profile(app.session_sampling) == {}
+        app.own_sampling = kept
         assert any(n.message == "This conversation keeps its own sampling settings with this profile: Temperature 1 "
                    "(Ctrl+E changes them)." for n in app._notifications), [n.message for n in app._notifications]
 

@@ -1001,6 +1001,12 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
 
     assert [rounded_words(w) for w in (1.94, 2.0, 57.4, 347, 3072, 12_345)] == ["1.9", "2", "57", "350", "3,100", "12,000"]
     assert (about_words(4096), about_words(4096, tr.get)) == ("3,100", "1,600")
+    # the words of a text: by spaces, and Chinese and Japanese (no spaces) at 1.5 characters a word,
+    # their punctuation none (by spaces a Chinese thought of 12 characters was 1 word)
+    from workstation.core.phrases import words_in
+
+    assert [words_in(t) for t in ("Hello there,  friend", "你好，世界。我们今天开会。", "私は会議に行きます。",
+                                   "I use Python 和 Java", "안녕하세요 세계", "")] == [3, 7, 6, 5, 2, 0]
     for name in ("Llama 3.1 8B", "127.0.0.1", "8080", "q8_0", "v1.2.3", "12:30", "3.5 Haiku", "2,500 Dollars"):
         assert tr.number(name) == name == en.number(name)
     # people's words given to a sentence are never taken for a figure: a title "2,500", a draft "1.5"

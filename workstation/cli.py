@@ -48,7 +48,7 @@ COMMANDS = (
 
 # What an office's IT person sets once per PC (in /etc/environment, ~/.profile or a service's
 # unit): it was in the README's long paragraphs only, and WORKSTATION_PROFILES nowhere.
-ENVIRONMENT_HELP = """\
+ENVIRONMENT_HELP = f"""\
 environment (set in ~/.profile, /etc/environment or a service's Environment=):
   WORKSTATION_DATA        the data folder: conversations, people's keys, usage, the audit
                           trail and your own profiles (default ~/.local/share/workstation)
@@ -57,7 +57,7 @@ environment (set in ~/.profile, /etc/environment or a service's Environment=):
   WORKSTATION_PROFILES    an office's shared folder of profiles, listed with the shipped
                           ones of profiles/ here; its file of a shipped name is used instead
   WORKSTATION_MODELS      the folder models are kept in (default models/ here)
-  WORKSTATION_MODEL_DIRS  more folders whose .gguf files are read, separated by ':'
+  WORKSTATION_MODEL_DIRS  more folders whose .gguf files are read, separated by '{os.pathsep}'
   WORKSTATION_API_KEY     a desk PC's key for the office server; serve's operator key
   WORKSTATION_ALLOW_ROOT  1: root may work in another user's data folder (a container
                           whose mounted folder's user does not exist there)

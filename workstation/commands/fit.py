@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.calibration import measured_decode
 from workstation.core.invocation import cli
-from workstation.core.phrases import say
+from workstation.core.phrases import about_words, say
 from workstation.core.planner import (
     human_bytes,
     plan_for_profile,
@@ -21,6 +21,8 @@ from workstation.core.profiles import CONTEXT_RANGE, Profile, context_allowed, l
 if TYPE_CHECKING:
     from workstation.core.hardware import GpuInfo
     from workstation.core.memory_check import MemoryCheck
+    from workstation.core.planner import MemoryPlan
+    from workstation.tui.i18n import Texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.add_argument("--check", action="store_true",
                    help="load the profile and print the estimate beside what llama.cpp allocated")
+    p.add_argument("--lang", choices=("en", "tr"),
+                   help="the language it is said in (default: the app's, as F9 set it, else this PC's)")
     p.set_defaults(func=run, usage_error=p.error)
 
 
@@ -42,8 +46,9 @@ def run(args: argparse.Namespace) -> int:
         if not context_allowed(args.context):
             args.usage_error(f"argument --context: {args.context} is not a context; {CONTEXT_RANGE}")
         profile.context = args.context
+    t = _texts(args.lang if not args.json else "en")  # (JSON's verdicts are English, as the plan's)
     if profile.backend != "llama":
-        msg = f"profile '{profile.key}' runs on a remote server ({profile.remote.base_url}); nothing loads here"
+        msg = t("fit_cmd.remote", profile=profile.key, url=profile.remote.base_url)
         if args.json:
             print_json({"profile": profile.key, "remote": True, "fits": True, "verdict": msg,
                         "weights_bytes": 0, "kv_cache_bytes": 0, "gpu_layers": 0, "total_layers": 0})
@@ -65,45 +70,78 @@ def run(args: argparse.Namespace) -> int:
                         "tokens_per_second": measured.value, "test": measured.test, "profile": measured.profile,
                         "when": measured.created, "stddev": measured.data.get("stddev")}})
         return 1 if problem else 0 if plan.fits else 2
-    print(f"{profile.key}: {plan.model} ({plan.architecture}, {plan.file_type}), context {plan.context:,}, "
-          f"K/V {plan.type_k}/{plan.type_v}")
+    print(t("fit_cmd.head", profile=profile.key, model=plan.model, architecture=plan.architecture,
+            file_type=plan.file_type, context=f"{plan.context:,}", k=plan.type_k, v=plan.type_v))
     if cards:
-        print(f"  on:        {' and '.join(g.name for g in cards)} (not this PC's: planned from the card's "
-              "memory and speed, all of it free)")
+        print(t("fit_cmd.on", cards=t.series([g.name for g in cards], most=len(cards))))
+    verdict = say(plan.verdict_phrases, t.get)
     # its memory is planned, but it does not run: said first, as profiles check and loading say it
     if problem:
-        print(f"  verdict:   does not run here: {problem}")
-        print(f"  memory:    as planned, it {plan.verdict}")
+        print(t("fit_cmd.not_here", problem=problem))
+        print(t("fit_cmd.as_planned", verdict=verdict))
     else:
-        print(f"  verdict:   {plan.verdict}")
+        print(t("fit_cmd.verdict", verdict=verdict))
     draft = plan.draft or {}
 
     def with_draft(key: str) -> str:  # the totals hold the draft model's share: said where it is in them
-        return f"; the draft model's {human_bytes(draft[key])} included" if draft.get(key) else ""
+        return t("fit_cmd.draft_included", size=human_bytes(draft[key])) if draft.get(key) else ""
 
-    print(f"  weights:   {human_bytes(plan.weights_bytes)}{with_draft('weights_bytes')}")
-    swa = f", sliding-window layers {plan.swa_cells:,} cells" if plan.swa_cells != plan.kv_cells else ""
-    print(f"  KV cache:  {human_bytes(plan.kv_cache_bytes)} ({plan.kv_cells:,} cells{swa}{with_draft('kv_cache_bytes')})")
-    print(f"  compute:   {human_bytes(plan.compute_bytes)} (estimate{with_draft('compute_bytes')})")
-    print(f"  GPU layers: {plan.gpu_layers} of {plan.total_layers} (gpu_layers: {plan.requested_gpu_layers})")
+    print(t("fit_cmd.weights", size=human_bytes(plan.weights_bytes), draft=with_draft("weights_bytes")))
+    swa = t("fit_cmd.sliding", cells=f"{plan.swa_cells:,}") if plan.swa_cells != plan.kv_cells else ""
+    print(t("fit_cmd.kv", size=human_bytes(plan.kv_cache_bytes), cells=f"{plan.kv_cells:,}", swa=swa,
+            draft=with_draft("kv_cache_bytes")))
+    print(t("fit_cmd.compute", size=human_bytes(plan.compute_bytes), draft=with_draft("compute_bytes")))
+    print(t("fit_cmd.gpu_layers", n=plan.gpu_layers, total=plan.total_layers, requested=plan.requested_gpu_layers))
     for d in plan.devices:
         if d.kind == "gpu" or d.need_bytes:
-            print(f"    {d.name:<24} {d.layers:>3} layers  needs {human_bytes(d.need_bytes):>9}  "
-                  f"free {human_bytes(d.free_bytes):>9}")
-    print(f"  speed:     {plan.speed_note}")
+            print(t("fit_cmd.device", name=d.name, layers=d.layers, need=human_bytes(d.need_bytes),
+                    free=human_bytes(d.free_bytes)))
+    print(t("fit_cmd.speed", said=_speed(plan, cards is None, t)))
     if measured is not None and measured.value:  # what was measured beside what is estimated
         spread = measured.data.get("stddev")
-        print(f"  measured:  {measured.value:.0f} tokens/s" + (f" ± {spread:.0f}" if spread else "")
-              + f" by bench on {measured.created[:10]} (profile {measured.profile}, {measured.test}: this model file, "
-              "K/V and speculation)")
+        print(t("fit_cmd.measured", tps=f"{measured.value:.0f}", words=about_words(measured.value, t.get), spread=t("fit_cmd.spread", n=f"{spread:.0f}") if spread
+                else "", day=t.day(measured.created[:10]), profile=measured.profile, test=measured.test))
         ratio = plan.decode_tps_bound / measured.value if plan.decode_tps_bound else 1.0
         if not 2 / 3 <= ratio <= 1.5:  # (46 beside 125, after a busy moment's size --measure: which to believe?)
-            print(f"  note:      go by the measured figure: the estimate is {max(ratio, 1 / ratio):.1f}x "
-                  f"{'above' if ratio > 1 else 'below'} it (estimates are for any model on this PC)")
-    slow = slow_phrase(plan, measured.value if measured is not None else None)
-    for note in [*([say([slow])] if slow else []), *plan.notes]:
-        print(f"  note:      {note}")
+            print(t("fit_cmd.go_by_measured", x=f"{max(ratio, 1 / ratio):.1f}",
+                    way=t("fit_cmd.above" if ratio > 1 else "fit_cmd.below")))
+    slow = slow_phrase(plan, measured.value if measured is not None else None, t.get)
+    for note in [*([say([slow], t.get)] if slow else []), *_notes(profile, plan, t)]:
+        print(t("fit_cmd.note", note=note))
     return 1 if problem else 0 if plan.fits else 2
+
+
+def _texts(lang: str | None) -> Texts:
+    """What fit says, in ``lang`` (``--lang``), else the app's language as F9 set it, else this
+    PC's (as summarize's document line and the app itself take it): it said it in English alone."""
+    from workstation.tui.i18n import Texts
+    from workstation.tui.settings import ui_language
+
+    return Texts(lang or ui_language())
+
+
+def _speed(plan: MemoryPlan, here: bool, t: Texts) -> str:
+    """The plan's speed: in English the planner's note (tokens/s, and what the estimate is made
+    from); in another language as F4 says it, in words a second (the planner's note is English only)."""
+    if t.lang == "en":
+        return plan.speed_note
+    from workstation.core.calibration import measured_cpu
+    from workstation.tui.integrations import speed_said
+
+    return speed_said(plan, here and measured_cpu() is not None, t) or t("fit_cmd.no_speed")
+
+
+def _notes(profile: Profile, plan: MemoryPlan, t: Texts) -> list[str]:
+    """The plan's notes in ``t``'s language: a setting that works against the user
+    (``setting_phrases``, whose English the plan's notes hold) translated; the planner's other
+    notes are English only."""
+    if t.lang == "en" or not plan.path:
+        return plan.notes
+    from workstation.core.catalog import read_model_info
+    from workstation.core.planner import setting_phrases
+
+    said = {say([p]): say([p], t.get) for p in setting_phrases(profile, read_model_info(plan.path, check=False))}
+    return [said.get(note, note) for note in plan.notes]
 
 
 def _cards(args: argparse.Namespace) -> list[GpuInfo] | None:

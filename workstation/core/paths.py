@@ -50,7 +50,9 @@ def office_folder_problem() -> list[tuple[str, dict[str, str]]]:
     A typo in one left the office's profiles, or a shared drive's models, out without a word."""
     office = os.environ.get("WORKSTATION_PROFILES", "").strip()
     said = [] if not office or typed_path(office).is_dir() else [("profiles.office_missing", {"path": office})]
-    return said + [("models.dir_missing", {"path": str(folder)}) for folder in extra_model_dirs() if not folder.is_dir()]
+    # the separator this OS reads there (";" on Windows, where ":" is a drive's own: "C:\\models")
+    return said + [("models.dir_missing", {"path": str(folder), "sep": os.pathsep}) for folder in extra_model_dirs()
+                   if not folder.is_dir()]
 
 
 def user_profiles_dir() -> Path:

@@ -130,7 +130,7 @@ ENGLISH: dict[str, str] = {
                                 "office's profiles are not listed, only the shipped ones and your own; set it to the "
                                 "folder that holds them."),
     "models.dir_missing": ("WORKSTATION_MODEL_DIRS names the folder {path}, which is not there (a typo?), so its "
-                           "models are not listed; set it to the folder that holds them (folders separated by ':')."),
+                           "models are not listed; set it to the folder that holds them (folders separated by '{sep}')."),
     "file.cannot_write": "Cannot write {path}: {why}.",
     "store.draft_not_saved": "The draft could not be saved in {path} ({reason}).",
     "file.not_a_folder": "{folder} is a file, not a folder",
@@ -593,6 +593,25 @@ def rounded_words(words: float) -> str:
         return f"{words:.1f}"
     digits = len(str(int(words)))
     return f"{round(words, 2 - digits) if digits > 2 else round(words):,.0f}"
+
+
+# Chinese and Japanese write no spaces between words: their characters (Han, kana) are counted
+# as words at this many a word (a Chinese word is 1 to 2 characters, 1.5 on average), and their
+# punctuation (、。「」, full-width ！？) is no word. Hangul is written with spaces: split as English.
+CJK_CHARACTERS_PER_WORD = 1.5
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]")
+_CJK_PUNCTUATION = re.compile("[\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
+
+
+def words_in(text: str) -> int:
+    """The words ``text`` has, as a person counts them: split at spaces (as wc -w), and its Chinese
+    and Japanese characters at ``CJK_CHARACTERS_PER_WORD`` a word (split at spaces, a Chinese
+    paragraph was one word or two). The one count of words from a text (``rounded_words`` says it)."""
+    cjk = len(_CJK.findall(text))
+    if not cjk:
+        return len(text.split())
+    rest = _CJK_PUNCTUATION.sub(" ", _CJK.sub(" ", text)).split()
+    return len(rest) + max(1, round(cjk / CJK_CHARACTERS_PER_WORD))
 
 
 # values that are people's words or names (a conversation titled "2,500", a draft reading

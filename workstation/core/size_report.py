@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.atomic import is_a_stream, named_output, write_bytes_atomic, write_named_file
-from workstation.core.catalog import gb
+from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.memory_check import describe_history
@@ -36,9 +36,10 @@ def _ttft(o: SizingOption) -> str:
 
 
 def _row(i: int, o: SizingOption) -> list[str]:
+    # memory as every size is said (human_bytes): "282 MB of 16 GB", not "0.3/16.0 GB"
     price = "here" if o.here else (f"${o.price_usd:,.0f}" if o.price_usd else "-")
     return [str(i), o.machine, price, model_family(o.model), o.quant, o.kv_type, str(o.slots),
-            f"{gb(o.need_bytes)}/{gb(o.memory_bytes)} GB", f"{o.tps_per_person:.1f}", _ttft(o),
+            f"{human_bytes(o.need_bytes)} of {human_bytes(o.memory_bytes)}", f"{o.tps_per_person:.1f}", _ttft(o),
             f"{o.docs_per_night:,}", o.quality_note, "yes" if o.meets else "; ".join(o.misses)]
 
 

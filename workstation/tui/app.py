@@ -312,8 +312,15 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
 
     @session_sampling.setter
     def session_sampling(self, sampling: Sampling | None) -> None:
-        self.own_sampling = sampling_changes(sampling, self.profile.sampling) \
-            if sampling is not None and self.profile is not None else {}
+        self.own_sampling = self.changes_from_profile(sampling)
+
+    def changes_from_profile(self, sampling: Sampling | None) -> dict[str, Any]:
+        """``sampling``'s settings other than the profile's, by field ({}: none, or no profile):
+        what the setter above keeps as ``own_sampling``; of ``session_sampling``, those that
+        apply now, as a reply's record keeps them (``own_sampling`` less any this profile has
+        itself, or any that cannot be used); and what Ctrl+E's notices name."""
+        return sampling_changes(sampling, self.profile.sampling) if sampling is not None and self.profile is not None \
+            else {}
 
     @property
     def generating(self) -> bool:
@@ -689,7 +696,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
     def _sampling_said(self, sampling: Sampling) -> str:
         """The settings of ``sampling`` other than the profile's, as the notices say them
         ("Temperature 0.2, Longest reply 300")."""
-        own = sampling_changes(sampling, self.profile.sampling) if self.profile is not None else {}
+        own = self.changes_from_profile(sampling)
         return ", ".join(f"{self.texts(f'sampling.{name}')} {said(getattr(sampling, name), self.texts) or '-'}"
                          for name in own)
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from textual import on, work
 
 from workstation.core.engine_api import answer_reserve
-from workstation.core.phrases import about_words, part_percent, rounded_words, say
+from workstation.core.phrases import about_words, part_percent, rounded_words, say, words_in
 from workstation.core.profiles import Sampling
 from workstation.tui import integrations
 from workstation.tui.app_part import AppPart
@@ -101,7 +101,7 @@ class Attachments(AppPart):
         t, remove, name = self.texts, self.key_for("chat.detach"), document[0].name
         whole = self._document_sizes.get(document[0], 0)
         measured = self._document_tokens.get(document)
-        words = len(document[1].split())  # (its words counted, as wc -w: each line says these)
+        words = words_in(document[1])  # (its words counted, as wc -w does and Chinese too: each line says these)
         room = self._attachment_room(measured) if measured is not None else (True, "", 0)
         line = (
             t("chat.attached_too_long", name=name, n=rounded_words(words),

@@ -31,7 +31,6 @@ from workstation.tui.messages import (
     TokenStreamed,
     TurnFinished,
 )
-from workstation.tui.screens.sampling import changes as sampling_changes
 from workstation.tui.toasts import LOAD_NOTICE
 from workstation.tui.widgets.message_view import MessageView
 
@@ -387,7 +386,7 @@ class Turn(AppPart):
             self._replacing = []
             served = (self.engine_info.model_name if self.engine_info is not None and self.profile is not None
                       and self.profile.backend == "openai" else "")
-            record = turn_record(metrics, *ran_on, self._own_sampling(), model_file(self.profile) if self.profile else "",
+            record = turn_record(metrics, *ran_on, self.changes_from_profile(self.session_sampling), model_file(self.profile) if self.profile else "",
                                  served)
             if view is not None:  # stopped before its first token: it says so, and is kept so
                 await view.finish(text, metrics, event.reasoning, record)
@@ -418,13 +417,6 @@ class Turn(AppPart):
         if self._new_after_turn:  # Ctrl+N stopped it: the new conversation now
             self._new_after_turn = False
             await self.action_new_conversation()
-
-    def _own_sampling(self: WorkstationApp) -> dict[str, Any]:
-        """The session's sampling settings (Ctrl+E) other than the profile's, by field, as a
-        reply's record keeps them ({} where it has the profile's)."""
-        if self.session_sampling is None or self.profile is None:
-            return {}
-        return sampling_changes(self.session_sampling, self.profile.sampling)
 
     def _tell_left_out(self: WorkstationApp, metrics: TurnMetrics) -> None:
         """The first time a conversation's start no longer fits the context, said in words (the

@@ -19,6 +19,7 @@ from textual.widgets import Collapsible, Markdown, Static
 
 from workstation.core.metrics import TurnMetrics, figures_line
 from workstation.core.moments import BAD, local_text
+from workstation.core.phrases import about_words, words_in
 from workstation.core.store import profile_key
 from workstation.tui.attachment import find_attached
 from workstation.tui.glyphs import UNICODE
@@ -343,7 +344,9 @@ class MessageView(Vertical):
                         "profiles": key_for("profile.menu") if callable(key_for) else "F3"}
                 # the limit was the conversation's own longest reply (Ctrl+E), or the profile's
                 own = "max_tokens" in ((self.metrics or {}).get("sampling") or {})
-                return self.texts("chat.thought_only_own" if own else "chat.thought_only", n=m.predicted_n, **keys)
+                # in words, as the reply cut at its limit says it ("all 8 tokens" meant nothing to office staff)
+                return self.texts("chat.thought_only_own" if own else "chat.thought_only",
+                                  n=about_words(m.predicted_n, self.texts.get), **keys)
             if m.stop_reason == "context":
                 return self.texts("chat.thought_context")
         return self._shown if self.role == "user" else self.content
@@ -359,7 +362,7 @@ class MessageView(Vertical):
     def _thought_title(self) -> str:
         """How long the thinking is, in its words ("Thinking… 412 words": its tokens, "412 tokens",
         meant nothing to the office staff who read it)."""
-        words = f"{len(self.reasoning.split()):,}"
+        words = f"{words_in(self.reasoning):,}"  # (by spaces, a Chinese thought of 300 characters was 2 words)
         if self.metrics is None:
             if self._thought_tokens:
                 return self.texts("thought.live", n=words)
