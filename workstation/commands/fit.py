@@ -137,7 +137,7 @@ def _notes(profile: Profile, plan: MemoryPlan, t: Texts) -> list[str]:
     notes are English only."""
     if t.lang == "en" or not plan.path:
         return plan.notes
-    from workstation.core.catalog import read_model_info
+    from workstation.core.model_info import read_model_info
     from workstation.core.planner import setting_phrases
 
     said = {say([p]): say([p], t.get) for p in setting_phrases(profile, read_model_info(plan.path, check=False))}
