@@ -21,7 +21,7 @@ from conftest import make_profile, write_profile_file
 from docmaker import SUBJECT_PARAGRAPHS, honeybee_text, make_pdf
 
 from workstation.core.documents import Document, read_document
-from workstation.core.phrases import rounded_words
+from workstation.core.phrases import rounded_words, words_in
 from workstation.core.summarize import (
     SummarizeOptions,
     SummaryProgress,
@@ -58,9 +58,9 @@ def eng(profile) -> Iterator:
 
 
 
-def words_in(document: Document, chunks: list[Chunk]) -> str:
+def words_of(document: Document, chunks: list[Chunk]) -> str:
     """The words of ``chunks`` counted in the document, as a summary's closing line says them."""
-    return rounded_words(sum(len(document.text[c.start:c.end].split()) for c in chunks))
+    return rounded_words(sum(words_in(document.text[c.start:c.end]) for c in chunks))
 
 def real_long_text() -> Path:
     """CPython's licence, shipped with every Python install (found at runtime)."""
@@ -271,7 +271,7 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     assert f"bu yüzden {len(result.chunks)} bölümde, sırayla okundu." in turkish
     tr = Texts("tr")  # its closing line in Turkish words (1.200, Turkish writes a thousands dot), and time
     # its words counted in it, not its tokens turned into Turkish words (an English document said 99 of its 190)
-    assert turkish.endswith(f"_{len(result.chunks)} bölümde okundu (yaklaşık {tr.number(words_in(doc, result.chunks))} "
+    assert turkish.endswith(f"_{len(result.chunks)} bölümde okundu (yaklaşık {tr.number(words_of(doc, result.chunks))} "
                             f"sözcük); modele {int(t['calls'])} kez soruldu; {duration(t['total_ms'] / 1000, tr.get)}._\n"), turkish
     turkish_cite = {"p. ": "s. ", "pp. ": "s. "}  # the pages cited the Turkish way too
     assert all(f"- **{c.index}. bölüm ({turkish_cite[c.cite.split()[0] + ' ']}{c.cite.split()[1]})** — {c.summary}" in turkish
@@ -326,8 +326,8 @@ def test_cancel_keeps_the_finished_parts(eng, profile, tmp_path: Path) -> None:
     # footer said the whole document's tokens and counted the call stopped)
     n = len(result.chunks)
     document = read_document(path)
-    assert f"_1 of {n} parts read (about {words_in(document, result.chunks[:1])} of the document's " \
-        f"{words_in(document, result.chunks)} " \
+    assert f"_1 of {n} parts read (about {words_of(document, result.chunks[:1])} of the document's " \
+        f"{words_of(document, result.chunks)} " \
         "words); the model was asked once; " in result.summary, result.summary
 
 
@@ -741,7 +741,7 @@ def test_a_stopped_summary_goes_on_from_its_kept_parts_until_the_document_change
         "read and summarized at "), closing_line(second, 1.5)
     # its closing line counts the calls of this run, and says the part kept (only this run's were counted)
     calls = int(second.totals["calls"])
-    assert f" parts (about {words_in(read_document(path), second.chunks)} words); the model was asked {calls} times, and " \
+    assert f" parts (about {words_of(read_document(path), second.chunks)} words); the model was asked {calls} times, and " \
            "1 part was kept from a run that stopped; " in second.summary, second.summary
     assert len(second.chunks) >= 2 and all(c.metrics is not None for c in second.chunks[1:])
     assert kept_count(path, profile) == len(second.chunks)

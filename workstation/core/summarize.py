@@ -46,7 +46,7 @@ from workstation.core.events import (
 )
 from workstation.core.kv_state import NOT_KEPT
 from workstation.core.metrics import TurnMetrics
-from workstation.core.phrases import Lookup, rounded_words, say
+from workstation.core.phrases import Lookup, rounded_words, say, words_in
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.summary_chunks import (
     MAP_SUFFIX,
@@ -541,7 +541,7 @@ def render_markdown(
 
     def words_of(parts: list[Chunk]) -> str:  # counted in the text (an English document on a Turkish screen
         # was "about 400 words" of its 619: tokens turned into words at Turkish's rate)
-        return rounded_words(sum(len(document.text[c.start:c.end].split()) for c in parts))
+        return rounded_words(sum(words_in(document.text[c.start:c.end]) for c in parts))
 
     footer, words, whole = "summary.footer" if len(chunks) != 1 else "summary.footer_one", words_of(chunks), {}
     if cancelled:  # the words its parts cover, and the calls that ended (it said the whole document's, and
