@@ -128,6 +128,12 @@ def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.Capt
     both = load_variant("office-cpu context=8192 speculative=lookup kv_cache.v=q4_0")
     assert (both.context, both.speculative.mode) == (8192, "lookup")
     assert both.key == "office-cpu · context 8,192, prompt lookup, K full size, V a quarter"
+    # two quantizations of one model, named whole: Q8_0 and Q4_0 were both "office-cpu · model
+    # SmolLM2-135M-Instruct.Q…" (cut at 24 characters, where they differ), and F12 pooled their rows
+    q8, q4 = (load_variant(f"office-cpu model=SmolLM2-135M-Instruct.{q}") for q in ("Q8_0", "Q4_0"))
+    assert (q8.key, q4.key) == ("office-cpu · SmolLM2-135M-Instruct.Q8_0", "office-cpu · SmolLM2-135M-Instruct.Q4_0")
+    assert load_variant("office-cpu model=/data/Qwen2.5-14B-Instruct-Q4_K_M.gguf").key == \
+        "office-cpu · Qwen2.5-14B-Instruct-Q4_K_M"
     for ref, said in (
             ("office-cpu kv_cache=q9", "'office-cpu kv_cache=q9': field 'kv_cache' is 'q9'; allowed values are f32, f16,"),
             ("office-cpu contex=8192", "unknown field 'contex'; did you mean 'context'?"),

@@ -880,6 +880,11 @@ def _variant_words(profile: Profile, names: list[str]) -> str:
             words = f"context {profile.context:,}"
         elif name in ("speculative", "speculative.mode"):
             words = SPEC_WORDS.get(profile.speculative.mode, profile.speculative.mode)
+        elif name in ("model", "speculative.draft_model"):  # whole: two quantizations of one model differ
+            # at the end of their names ("office-cpu · model SmolLM2-135M-Instruct.Q…" named Q8_0 and Q4_0 alike)
+            file = Path(str(getattr(profile, name) if name == "model" else profile.speculative.draft_model))
+            words = file.stem if file.suffix.lower() == ".gguf" else file.name
+            words = words if name == "model" else f"draft {words}"
         else:
             value: Any = profile
             for part in name.split("."):
