@@ -137,6 +137,8 @@ def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.Capt
     for ref, said in (
             ("office-cpu kv_cache=q9", "'office-cpu kv_cache=q9': field 'kv_cache' is 'q9'; allowed values are f32, f16,"),
             ("office-cpu contex=8192", "unknown field 'contex'; did you mean 'context'?"),
+            # K and V, as README writes it (it offered 'kv_cache.v', which sets V alone)
+            ("office-cpu kvcache=q8_0", "unknown field 'kvcache'; did you mean 'kv_cache'?"),
             ("office-cpu temperature=0.2", "unknown field 'temperature'; did you mean 'sampling.temperature'?"),
             ("office-cpu context=lots", "field 'context' must be a whole number, not 'lots'."),
             ("office-cpu flash_attn=maybe", "field 'flash_attn' is 'maybe'; allowed values are auto, on, off."),

@@ -860,7 +860,9 @@ def _setting_names(src: str, name: str, value: Any) -> list[str]:
     if name in inner.get(head, []) or (name in top and head not in _SECTIONS):
         return [name]
     names = inner[head] if head in _SECTIONS else [n for n in top if n not in _SECTIONS] + list(_SECTIONS)
-    everything = [n for n in top if n not in _SECTIONS] + [n for dotted in inner.values() for n in dotted]
+    # the shorthands too: "kvcache" was meant as kv_cache (K and V), not the 'kv_cache.v' it was offered
+    everything = [n for n in top if n not in _SECTIONS] + list(_SECTION_SHORTHANDS) + [
+        n for dotted in inner.values() for n in dotted]
     meant = [n for n in everything if n.rpartition(".")[2] == name] or difflib.get_close_matches(
         name, everything, n=1, cutoff=0.75)
     hint: Phrase = ("profile.hint_close", {"name": meant[0]}) if meant else \
