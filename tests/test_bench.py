@@ -155,6 +155,26 @@ def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.Capt
         "a/notes.txt", "b/notes.txt", "plan.txt"]
 
 
+def test_document_speeds_say_where_quality_and_memory_are(tiny_profile: Path, tmp_path: Path) -> None:
+    """bench --document compared two quantizations or K/V types by speed alone, and ended there:
+    what the answers lose and the memory each needs (eval --kld) was in --help only. Under the
+    speeds, the command that measures them, on the documents just given; for two models, eval's
+    tasks (a KL divergence between two models is no quantization's loss)."""
+    from workstation.commands.bench import document_costs
+    from workstation.core.invocation import cli, shell_word
+    from workstation.core.profiles import load_variant
+
+    memo = tmp_path / "Q3 memo.txt"
+    same = [load_variant(str(tiny_profile)), load_variant(f"{tiny_profile} kv_cache=f16")]
+    assert document_costs(same, [memo]) == (
+        "These are speeds alone; what the answers lose on these documents, and the memory each needs: "
+        + cli(f"eval -p {shell_word(str(tiny_profile))} -p {shell_word(f'{tiny_profile} kv_cache=f16')} "
+              f"--kld {shell_word(str(memo))}"))
+    remote = load_variant("office-server")  # (its model is a name on the server: not known to be the same)
+    assert document_costs([same[0], remote], [memo]) == (
+        f"These are speeds alone; how well each model answers: {cli(f'eval -p {shell_word(str(tiny_profile))} -p office-server')}")
+
+
 def test_replay_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "p.jsonl"
     bad.write_text('{"prompt": "ok"}\n{"text": 1}\n', encoding="utf-8")

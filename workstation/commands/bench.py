@@ -152,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
             print_json([r.to_dict() for r in replays])
         else:
             print(format_replay(replays, sampling_differences(profiles)))
+            if args.document and len(profiles) > 1:  # (it said speed alone: the memory and the loss are eval's)
+                print(document_costs(profiles, args.document))
         if not args.no_save:
             save_printed_run("bench", [r for res in replays for r in res.result_rows()], command)
         return 0
@@ -354,11 +356,38 @@ def what_it_costs(first: ProfileBench, best: ProfileBench) -> str:
     own document where both run one model (another quantization, K/V type or offload), the
     example tasks where they run two (a KL divergence between two models is no quantization's
     loss, and one of another vocabulary is refused)."""
-    profiles = f"-p {shell_word(first.ref or first.profile)} -p {shell_word(best.ref or best.profile)}"
     one_model = first.model_info.get("model_n_params") == best.model_info.get("model_n_params")
+    command = quality_command([first.ref or first.profile, best.ref or best.profile], one_model, "YOUR_DOCUMENT")
+    return f"what it costs in quality: {command}" if one_model else f"another model; how well each answers: {command}"
+
+
+def quality_command(refs: list[str], one_model: bool, documents: str) -> str:
+    """The eval that prices these profiles in quality: the KL divergence on ``documents`` where
+    they run one model, eval's tasks where they run several."""
+    profiles = " ".join(f"-p {shell_word(ref)}" for ref in refs)
+    return cli(f"eval {profiles} --kld {documents}" if one_model else f"eval {profiles}")
+
+
+def document_costs(profiles: list[Profile], documents: list[Path]) -> str:
+    """Under ``bench --document``'s speeds, where the rest of the choice is measured: the memory
+    each needs and what its answers lose, by ``eval --kld`` on the same documents (one model's
+    quantizations, K/V types or speculation), or by eval's tasks (different models)."""
+    from workstation.core.catalog import read_model_info
+    from workstation.core.errors import WorkstationError
+    from workstation.core.profiles import model_file
+
+    sizes: set[int | None] = set()
+    for profile in profiles:
+        try:
+            sizes.add(read_model_info(model_file(profile), check=False).parameter_count
+                      if profile.backend == "llama" else None)
+        except (WorkstationError, OSError):
+            sizes.add(None)
+    one_model = len(sizes) == 1 and None not in sizes
+    command = quality_command([p.ref for p in profiles], one_model, " ".join(shell_word(str(p)) for p in documents))
     if one_model:
-        return f"what it costs in quality: {cli(f'eval {profiles} --kld YOUR_DOCUMENT')}"
-    return f"another model; how well each answers: {cli(f'eval {profiles}')}"
+        return f"These are speeds alone; what the answers lose on these documents, and the memory each needs: {command}"
+    return f"These are speeds alone; how well each model answers: {command}"
 
 
 def drafting_notes(results: list[ProfileBench]) -> list[str]:
