@@ -21,8 +21,8 @@ from llama_reference import scored_positions, window_log_probs
 from workstation.cli import main
 from workstation.commands.eval import ReferenceRow
 from workstation.core.catalog import file_size_text
-from workstation.core.invocation import shell_word
 from workstation.core.engine import Engine
+from workstation.core.invocation import shell_word
 from workstation.core.kld import (
     RETIME_WINDOWS,
     KLDResult,
