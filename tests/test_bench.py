@@ -460,3 +460,17 @@ def test_the_fastest_is_named_only_when_told_apart_from_the_next_fastest() -> No
     only = format_bench([slow, c]).splitlines()
     assert "Fastest at writing here: lookup (what it costs in quality: workstation eval -p office-cpu -p lookup " \
            "--kld YOUR_DOCUMENT)." in only
+    # "office-cpu gpu_layers=all" on a PC without a GPU, -r 1: the same run twice read "writes a reply 4.62x
+    # slower", as if offloading cost that; one repetition is said, and that llama.cpp was given the same
+    ran = {**info, "model_filename": "/m/smollm2.gguf", "speculative": "off", "n_ctx": 4096, "n_batch": 512}
+    once = ProfileBench("office-cpu", ran, tg=SpeedStat(8, [100_000_000]))
+    offload = ProfileBench("office-cpu · gpu_layers all", ran, tg=SpeedStat(8, [462_000_000]))
+    half = ProfileBench("office-cpu · K/V half size", {**ran, "type_k": "q8_0", "type_v": "q8_0"},
+                        tg=SpeedStat(8, [120_000_000]))
+    lines = format_bench([once, offload, half]).splitlines()
+    assert ("In plain words, against office-cpu: office-cpu · gpu_layers all writes a reply 4.62x slower (one "
+            "repetition each, which a busy moment can sway: -r 3 repeats it).") in lines, lines
+    assert [line for line in lines if line.startswith("note:")] == [
+        "note: office-cpu · gpu_layers all ran exactly as office-cpu here (the same model file, 0 layers on the GPU, "
+        "2 threads, K/V f16/f16): what it changes makes no difference on this PC (GPU layers where llama.cpp has no "
+        "GPU to use, say), so any difference in their figures is the machine's, not the setting's."], lines
