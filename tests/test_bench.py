@@ -129,9 +129,17 @@ def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.Capt
     both = load_variant("office-cpu context=8192 speculative=lookup kv_cache.v=q4_0")
     assert (both.context, both.speculative.mode) == (8192, "lookup")
     assert both.key == "office-cpu · context 8,192, prompt lookup, K full size, V a quarter"
+    # two quantizations of one model, named whole: Q8_0 and Q4_0 were both "office-cpu · model
+    # SmolLM2-135M-Instruct.Q…" (cut at 24 characters, where they differ), and F12 pooled their rows
+    q8, q4 = (load_variant(f"office-cpu model=SmolLM2-135M-Instruct.{q}") for q in ("Q8_0", "Q4_0"))
+    assert (q8.key, q4.key) == ("office-cpu · SmolLM2-135M-Instruct.Q8_0", "office-cpu · SmolLM2-135M-Instruct.Q4_0")
+    assert load_variant("office-cpu model=/data/Qwen2.5-14B-Instruct-Q4_K_M.gguf").key == \
+        "office-cpu · Qwen2.5-14B-Instruct-Q4_K_M"
     for ref, said in (
             ("office-cpu kv_cache=q9", "'office-cpu kv_cache=q9': field 'kv_cache' is 'q9'; allowed values are f32, f16,"),
             ("office-cpu contex=8192", "unknown field 'contex'; did you mean 'context'?"),
+            # K and V, as README writes it (it offered 'kv_cache.v', which sets V alone)
+            ("office-cpu kvcache=q8_0", "unknown field 'kvcache'; did you mean 'kv_cache'?"),
             ("office-cpu temperature=0.2", "unknown field 'temperature'; did you mean 'sampling.temperature'?"),
             ("office-cpu context=lots", "field 'context' must be a whole number, not 'lots'."),
             ("office-cpu flash_attn=maybe", "field 'flash_attn' is 'maybe'; allowed values are auto, on, off."),
@@ -146,6 +154,26 @@ def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.Capt
     # the rows of two documents of one name, by their folders; the others by their names
     assert told_apart([Path("/d/a/notes.txt"), Path("/d/b/notes.txt"), Path("/d/a/plan.txt")]) == [
         "a/notes.txt", "b/notes.txt", "plan.txt"]
+
+
+def test_document_speeds_say_where_quality_and_memory_are(tiny_profile: Path, tmp_path: Path) -> None:
+    """bench --document compared two quantizations or K/V types by speed alone, and ended there:
+    what the answers lose and the memory each needs (eval --kld) was in --help only. Under the
+    speeds, the command that measures them, on the documents just given; for two models, eval's
+    tasks (a KL divergence between two models is no quantization's loss)."""
+    from workstation.commands.bench import document_costs
+    from workstation.core.invocation import cli, shell_word
+    from workstation.core.profiles import load_variant
+
+    memo = tmp_path / "Q3 memo.txt"
+    same = [load_variant(str(tiny_profile)), load_variant(f"{tiny_profile} kv_cache=f16")]
+    assert document_costs(same, [memo]) == (
+        "These are speeds alone; what the answers lose on these documents, and the memory each needs: "
+        + cli(f"eval -p {shell_word(str(tiny_profile))} -p {shell_word(f'{tiny_profile} kv_cache=f16')} "
+              f"--kld {shell_word(str(memo))}"))
+    remote = load_variant("office-server")  # (its model is a name on the server: not known to be the same)
+    assert document_costs([same[0], remote], [memo]) == (
+        f"These are speeds alone; how well each model answers: {cli(f'eval -p {shell_word(str(tiny_profile))} -p office-server')}")
 
 
 def test_replay_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -433,3 +461,17 @@ def test_the_fastest_is_named_only_when_told_apart_from_the_next_fastest() -> No
     only = format_bench([slow, c]).splitlines()
     assert "Fastest at writing here: lookup (what it costs in quality: workstation eval -p office-cpu -p lookup " \
            "--kld YOUR_DOCUMENT)." in only
+    # "office-cpu gpu_layers=all" on a PC without a GPU, -r 1: the same run twice read "writes a reply 4.62x
+    # slower", as if offloading cost that; one repetition is said, and that llama.cpp was given the same
+    ran = {**info, "model_filename": "/m/smollm2.gguf", "speculative": "off", "n_ctx": 4096, "n_batch": 512}
+    once = ProfileBench("office-cpu", ran, tg=SpeedStat(8, [100_000_000]))
+    offload = ProfileBench("office-cpu · gpu_layers all", ran, tg=SpeedStat(8, [462_000_000]))
+    half = ProfileBench("office-cpu · K/V half size", {**ran, "type_k": "q8_0", "type_v": "q8_0"},
+                        tg=SpeedStat(8, [120_000_000]))
+    lines = format_bench([once, offload, half]).splitlines()
+    assert ("In plain words, against office-cpu: office-cpu · gpu_layers all writes a reply 4.62x slower (one "
+            "repetition each, which a busy moment can sway: -r 3 repeats it).") in lines, lines
+    assert [line for line in lines if line.startswith("note:")] == [
+        "note: office-cpu · gpu_layers all ran exactly as office-cpu here (the same model file, 0 layers on the GPU, "
+        "2 threads, K/V f16/f16): what it changes makes no difference on this PC (GPU layers where llama.cpp has no "
+        "GPU to use, say), so any difference in their figures is the machine's, not the setting's."], lines

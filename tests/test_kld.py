@@ -22,6 +22,7 @@ from workstation.cli import main
 from workstation.commands.eval import ReferenceRow
 from workstation.core.catalog import file_size_text
 from workstation.core.engine import Engine
+from workstation.core.invocation import shell_word
 from workstation.core.kld import (
     RETIME_WINDOWS,
     KLDResult,
@@ -499,6 +500,8 @@ def test_a_document_shorter_than_the_window_is_named(
     assert re.search(r"^Side by side, q4_0 against orig on these documents: it needs \d+ MB for the model and its "
                      r"context memory against \d+ MB .* which holds 256 tokens", out, re.M), out
     assert re.search(r"^Which to pick: (orig|q4_0)[:;] ", out, re.M), out
+    # the whole documents timed by bench: the ones just given, not "YOUR_DOCUMENTS" (the short one too)
+    assert f"--document {shell_word(str(long))} {shell_word(str(short))} times whole documents" in out, out
     rc = main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(long), str(short), "--ctx", "64", "--chunks", "1",
                "--no-save", "--json"])
     data = json.loads(capsys.readouterr().out)

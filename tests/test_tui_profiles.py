@@ -1007,6 +1007,13 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
         app.screen.query_one("#load-spec", Select).value = "lookup"
         await until(pilot, lambda: str(help_of["spec"].content) == "faster when a reply quotes your text")
         assert str(help_of["gpu"].content) == "as much on the GPU as fits (7.5 GB free)"
+        # the K/V help says what the type chosen does ("f16: exact; q4_0: a quarter of the memory"
+        # stood beside every choice, q4_1 too)
+        kv_help = app.screen.query_one("#load-kv-v-help", Label)
+        assert str(kv_help.content) == "context memory full size, exact"
+        app.screen.query_one("#load-kv-v", Select).value = "q4_0"
+        await until(pilot, lambda: str(kv_help.content) == "context memory a quarter, less exact")
+        app.screen.query_one("#load-kv-v", Select).value = "f16"
         app.screen.query_one("#load-gpu-layers", Select).value = 0
         app.screen.query_one("#load-spec", Select).value = "off"
         await pilot.press("home", "ctrl+k", *"1048576")  # the context typed: the verdict follows it

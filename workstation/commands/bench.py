@@ -152,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
             print_json([r.to_dict() for r in replays])
         else:
             print(format_replay(replays, sampling_differences(profiles)))
+            if args.document and len(profiles) > 1:  # (it said speed alone: the memory and the loss are eval's)
+                print(document_costs(profiles, args.document))
         if not args.no_save:
             save_printed_run("bench", [r for res in replays for r in res.result_rows()], command)
         return 0
@@ -243,7 +245,7 @@ def format_bench(results: list[ProfileBench]) -> str:
               "order) for one repetition of each test, so a busy moment on this PC slows them alike."]
              if rounds > 1 else [])
     return "\n".join([_table(header, rows, {2, 3, 4, 5, 9}), *order, *plain_words(results), *drafting_notes(results),
-                      *spread_notes(results)])
+                      *spread_notes(results), *same_run_notes(results)])
 
 
 def speed_words(r: float, same: str, faster: str) -> str:
@@ -275,8 +277,11 @@ def plain_words(results: list[ProfileBench]) -> list[str]:
         said = [f"reads a prompt {reading}" if reading else "",
                 f"writes a reply{', without drafting,' if drafts else ''} {writing}" if writing else ""]
         if any(said):
+            # -r 1 said "writes a reply 4.62x slower" with nothing to doubt it (the same run, twice)
+            once = min(len(s.samples_ts) for s in (r.pp, first.pp, r.tg, first.tg) if s is not None and s.avg_ts)
+            doubt = f" ({ONE_REPETITION})" if once < 2 and not all(x.endswith(" as fast") for x in said if x) else ""
             lines.append(f"In plain words, against {first.profile}: {r.profile} " + " and ".join(x for x in said if x)
-                         + ".")
+                         + doubt + ".")
     timed = sorted((r for r in results if r.tg is not None and r.tg.avg_ts), key=lambda r: -r.tg.avg_ts)  # type: ignore[union-attr]
     best = timed[0] if timed else None
     if best is not None and best is not first and len(timed) > 1:
@@ -293,6 +298,7 @@ def plain_words(results: list[ProfileBench]) -> list[str]:
 
 UNSURE = "not sure: within how much the repetitions varied"
 ONE_TURN = "one turn each, which a busy moment can sway: -r 3 repeats it"
+ONE_REPETITION = "one repetition each, which a busy moment can sway: -r 3 repeats it"
 
 # two-sided 95% points of Student's t by degrees of freedom: with 2 to 5 repetitions a spread is
 # itself a guess, and two standard errors called two equal profiles apart 8-18% of the time
@@ -354,11 +360,38 @@ def what_it_costs(first: ProfileBench, best: ProfileBench) -> str:
     own document where both run one model (another quantization, K/V type or offload), the
     example tasks where they run two (a KL divergence between two models is no quantization's
     loss, and one of another vocabulary is refused)."""
-    profiles = f"-p {shell_word(first.ref or first.profile)} -p {shell_word(best.ref or best.profile)}"
     one_model = first.model_info.get("model_n_params") == best.model_info.get("model_n_params")
+    command = quality_command([first.ref or first.profile, best.ref or best.profile], one_model, "YOUR_DOCUMENT")
+    return f"what it costs in quality: {command}" if one_model else f"another model; how well each answers: {command}"
+
+
+def quality_command(refs: list[str], one_model: bool, documents: str) -> str:
+    """The eval that prices these profiles in quality: the KL divergence on ``documents`` where
+    they run one model, eval's tasks where they run several."""
+    profiles = " ".join(f"-p {shell_word(ref)}" for ref in refs)
+    return cli(f"eval {profiles} --kld {documents}" if one_model else f"eval {profiles}")
+
+
+def document_costs(profiles: list[Profile], documents: list[Path]) -> str:
+    """Under ``bench --document``'s speeds, where the rest of the choice is measured: the memory
+    each needs and what its answers lose, by ``eval --kld`` on the same documents (one model's
+    quantizations, K/V types or speculation), or by eval's tasks (different models)."""
+    from workstation.core.catalog import read_model_info
+    from workstation.core.errors import WorkstationError
+    from workstation.core.profiles import model_file
+
+    sizes: set[int | None] = set()
+    for profile in profiles:
+        try:
+            sizes.add(read_model_info(model_file(profile), check=False).parameter_count
+                      if profile.backend == "llama" else None)
+        except (WorkstationError, OSError):
+            sizes.add(None)
+    one_model = len(sizes) == 1 and None not in sizes
+    command = quality_command([p.ref for p in profiles], one_model, " ".join(shell_word(str(p)) for p in documents))
     if one_model:
-        return f"what it costs in quality: {cli(f'eval {profiles} --kld YOUR_DOCUMENT')}"
-    return f"another model; how well each answers: {cli(f'eval {profiles}')}"
+        return f"These are speeds alone; what the answers lose on these documents, and the memory each needs: {command}"
+    return f"These are speeds alone; how well each model answers: {command}"
 
 
 def drafting_notes(results: list[ProfileBench]) -> list[str]:
@@ -376,6 +409,29 @@ def drafting_notes(results: list[ProfileBench]) -> list[str]:
             notes.append(f"note: {r.profile} drafted nothing in these turns: its adaptive policy drafts only where "
                          "a draft is expected to pay (a draft model's measured costs; for lookup, text to copy from "
                          "the prompt); 'chat -p' with a longer reply shows what it drafts there.")
+    return notes
+
+
+RUN_AS = ("model_filename", "n_gpu_layers", "n_threads", "type_k", "type_v", "flash_attn", "speculative", "n_ctx",
+          "n_batch")  # what llama.cpp was given: two profiles alike in all of it ran the same
+
+
+def same_run_notes(results: list[ProfileBench]) -> list[str]:
+    """A profile whose setting changed nothing on this PC ("gpu_layers=all" with no GPU llama.cpp
+    can use ran on the CPU, as the first did): said so, or its figures read as the setting's cost
+    ("writes a reply 4.62x slower" for the same run twice)."""
+    notes = []
+    for r in results[1:]:
+        first = next((o for o in results if o is not r and "model_filename" in o.model_info
+                      and all(o.model_info.get(k) == r.model_info.get(k) for k in RUN_AS)), None)
+        if first is None or results.index(first) > results.index(r):
+            continue
+        mi = r.model_info
+        notes.append(f"note: {r.profile} ran exactly as {first.profile} here (the same model file, "
+                     f"{mi['n_gpu_layers']} layers on the GPU, {mi['n_threads']} threads, K/V "
+                     f"{mi['type_k']}/{mi['type_v']}): what it changes makes no difference on this PC (GPU layers "
+                     "where llama.cpp has no GPU to use, say), so any difference in their figures is the "
+                     "machine's, not the setting's.")
     return notes
 
 

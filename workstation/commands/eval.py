@@ -393,7 +393,7 @@ def run(args: argparse.Namespace) -> int:
                     for r, d in zip(results, deltas, strict=True)])
         _keep(args, results)
         return 0
-    print(format_eval(results, deltas))
+    print(format_eval(results, deltas, args.kld))
     if args.verbose:
         for r in results:
             if r.tasks:
@@ -471,7 +471,9 @@ def _kld_timed(r: ProfileEval) -> bool:
     return bool(r.kld) and not (r.tasks is not None and r.tasks.gen_ts) and r.ppl is None
 
 
-def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str:
+def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], documents: list[Path] | None = None) -> str:
+    """The table and the notes under it; ``documents``: the --kld files as typed, which the
+    command to time them whole names."""
     langs: list[str] = []
     for r in results:
         if r.tasks:
@@ -547,7 +549,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> str
         notes += [f"{r.profile} against {results[0].profile} over all {n_docs} documents: {describe(d)}."
                   for r, d in zip(results[1:], deltas[1:], strict=True) if _kld_timed(r) and describe(d) != "-"]
     notes += plain_kld_notes(results)
-    notes += choice_notes(results, deltas)
+    notes += choice_notes(results, deltas, documents)
     notes += kld_speed_notes(results)
     if results[0].references:
         from workstation.core.phrases import say
@@ -617,7 +619,8 @@ def _memory_dict(r: ProfileEval) -> dict[str, int] | None:
     return None if memory is None else {"model_bytes": memory[0], "kv_bytes": memory[1], "context": r.context}
 
 
-def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> list[str]:
+def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
+                 documents: list[Path] | None = None) -> list[str]:
     """Each profile against the reference on the person's documents, memory, speed and what the
     answers lose in one sentence, then which to pick and why: the table's KLD, Δppl and tok/s
     left a team lead choosing K/V types to work the choice out, and said nothing of the memory
@@ -651,8 +654,10 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> li
     timed = [r for r in results[1:] if r.kld and _kld_timed(r)]
     if timed:  # (q8_0 K/V read 512-token windows 1.13x slower, a 2,900-token sheet 2.2x, and wrote 1.8x slower)
         profiles = " ".join(f"-p {r.typed}" for r in [first, *timed])
+        # the documents just given, as typed (it said YOUR_DOCUMENTS to someone who had named them)
+        named = " ".join(shell_word(str(path)) for path in documents) if documents else "YOUR_DOCUMENTS"
         notes.append(f"These speeds are of windows of {first.references[0].n_ctx} tokens; "
-                     f"{cli(f'bench {profiles} --document YOUR_DOCUMENTS')} times whole documents: the wait for "
+                     f"{cli(f'bench {profiles} --document {named}')} times whole documents: the wait for "
                      "the first word and the writing.")
     return notes
 

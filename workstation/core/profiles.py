@@ -860,7 +860,9 @@ def _setting_names(src: str, name: str, value: Any) -> list[str]:
     if name in inner.get(head, []) or (name in top and head not in _SECTIONS):
         return [name]
     names = inner[head] if head in _SECTIONS else [n for n in top if n not in _SECTIONS] + list(_SECTIONS)
-    everything = [n for n in top if n not in _SECTIONS] + [n for dotted in inner.values() for n in dotted]
+    # the shorthands too: "kvcache" was meant as kv_cache (K and V), not the 'kv_cache.v' it was offered
+    everything = [n for n in top if n not in _SECTIONS] + list(_SECTION_SHORTHANDS) + [
+        n for dotted in inner.values() for n in dotted]
     meant = [n for n in everything if n.rpartition(".")[2] == name] or difflib.get_close_matches(
         name, everything, n=1, cutoff=0.75)
     hint: Phrase = ("profile.hint_close", {"name": meant[0]}) if meant else \
@@ -880,6 +882,11 @@ def _variant_words(profile: Profile, names: list[str]) -> str:
             words = f"context {profile.context:,}"
         elif name in ("speculative", "speculative.mode"):
             words = SPEC_WORDS.get(profile.speculative.mode, profile.speculative.mode)
+        elif name in ("model", "speculative.draft_model"):  # whole: two quantizations of one model differ
+            # at the end of their names ("office-cpu · model SmolLM2-135M-Instruct.Q…" named Q8_0 and Q4_0 alike)
+            file = Path(str(getattr(profile, name) if name == "model" else profile.speculative.draft_model))
+            words = file.stem if file.suffix.lower() == ".gguf" else file.name
+            words = words if name == "model" else f"draft {words}"
         else:
             value: Any = profile
             for part in name.split("."):
