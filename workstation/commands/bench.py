@@ -376,8 +376,8 @@ def document_costs(profiles: list[Profile], documents: list[Path]) -> str:
     """Under ``bench --document``'s speeds, where the rest of the choice is measured: the memory
     each needs and what its answers lose, by ``eval --kld`` on the same documents (one model's
     quantizations, K/V types or speculation), or by eval's tasks (different models)."""
-    from workstation.core.catalog import read_model_info
     from workstation.core.errors import WorkstationError
+    from workstation.core.model_info import read_model_info
     from workstation.core.profiles import model_file
 
     sizes: set[int | None] = set()
