@@ -475,3 +475,9 @@ def test_the_fastest_is_named_only_when_told_apart_from_the_next_fastest() -> No
         "note: office-cpu · gpu_layers all ran exactly as office-cpu here (the same model file, 0 layers on the GPU, "
         "2 threads, K/V f16/f16): what it changes makes no difference on this PC (GPU layers where llama.cpp has no "
         "GPU to use, say), so any difference in their figures is the machine's, not the setting's."], lines
+    # two draft models for one target: llama.cpp was given the same target and "speculative: draft",
+    # but their drafts (the 'chat tg' row) differ; it said one "ran exactly as" the other
+    drafted = {**ran, "speculative": "draft"}
+    pair = [ProfileBench("office-cpu · draft SmolLM2-135M-Instruct.Q8_0", drafted, tg=SpeedStat(8, [100_000_000])),
+            ProfileBench("office-cpu · draft SmolLM2-135M-Instruct.Q4_0", drafted, tg=SpeedStat(8, [90_000_000]))]
+    assert not [line for line in format_bench(pair).splitlines() if "ran exactly as" in line]

@@ -424,7 +424,9 @@ def same_run_notes(results: list[ProfileBench]) -> list[str]:
     for r in results[1:]:
         first = next((o for o in results if o is not r and "model_filename" in o.model_info
                       and all(o.model_info.get(k) == r.model_info.get(k) for k in RUN_AS)), None)
-        if first is None or results.index(first) > results.index(r):
+        # (a speculation's mode alone is in RUN_AS, not its draft model or settings, which change the
+        # 'chat tg' row: two draft models were said to have "ran exactly as" each other)
+        if first is None or results.index(first) > results.index(r) or r.model_info.get("speculative", "off") != "off":
             continue
         mi = r.model_info
         notes.append(f"note: {r.profile} ran exactly as {first.profile} here (the same model file, "
