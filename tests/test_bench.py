@@ -481,3 +481,6 @@ def test_the_fastest_is_named_only_when_told_apart_from_the_next_fastest() -> No
     pair = [ProfileBench("office-cpu · draft SmolLM2-135M-Instruct.Q8_0", drafted, tg=SpeedStat(8, [100_000_000])),
             ProfileBench("office-cpu · draft SmolLM2-135M-Instruct.Q4_0", drafted, tg=SpeedStat(8, [90_000_000]))]
     assert not [line for line in format_bench(pair).splitlines() if "ran exactly as" in line]
+    # one repetition faster is as doubtful as one slower ("4.62x as fast" ends as "as fast" does)
+    assert ("In plain words, against office-cpu · gpu_layers all: office-cpu writes a reply 4.62x as fast (one "
+            "repetition each, which a busy moment can sway: -r 3 repeats it).") in format_bench([offload, once]).splitlines()

@@ -279,7 +279,8 @@ def plain_words(results: list[ProfileBench]) -> list[str]:
         if any(said):
             # -r 1 said "writes a reply 4.62x slower" with nothing to doubt it (the same run, twice)
             once = min(len(s.samples_ts) for s in (r.pp, first.pp, r.tg, first.tg) if s is not None and s.avg_ts)
-            doubt = f" ({ONE_REPETITION})" if once < 2 and not all(x.endswith(" as fast") for x in said if x) else ""
+            # (not where both are "as fast": "2.00x as fast" ends so too, and was left without it)
+            doubt = f" ({ONE_REPETITION})" if once < 2 and {reading, writing} - {None, "as fast"} else ""
             lines.append(f"In plain words, against {first.profile}: {r.profile} " + " and ".join(x for x in said if x)
                          + doubt + ".")
     timed = sorted((r for r in results if r.tg is not None and r.tg.avg_ts), key=lambda r: -r.tg.avg_ts)  # type: ignore[union-attr]
