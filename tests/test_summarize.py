@@ -488,6 +488,10 @@ def test_the_summarys_footer_says_what_it_took_in_plain_words() -> None:
     whole = [dataclasses.replace(parts[0], end=len(doc.text))]
     assert render_markdown(doc, "", whole, False, one).endswith(
         "_Read in one go (about 2,200 words); the model was asked once; 2 s._\n")
+    # a Chinese document's words, as words_in counts them (by spaces it was "about 1 word")
+    chinese = Document("会议.txt", "text", "我们今天开会。" * 300)  # 1,800 characters, 1.5 a word
+    assert render_markdown(chinese, "", [dataclasses.replace(parts[0], end=len(chinese.text))], False, one).endswith(
+        "_Read in one go (about 1,200 words); the model was asked once; 2 s._\n")
 
 
 def test_the_progress_bar_writes_to_stderr_as_it_is_when_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
