@@ -440,7 +440,7 @@ def plan(
         if not hint:
             return None
         other = plan(info, context=ctx, type_k=k, type_v=v, gpu_layers=gpu_layers, gpus=gpus,
-                     ram_available=ram_available, ram_total=ram_total, flash_attn=flash_attn,
+                     ram_available=ram_available, ram_limit=ram_limit, ram_total=ram_total, flash_attn=flash_attn,
                      n_ubatch=n_ubatch, swa_full=swa_full, physical_cores=physical_cores,
                      cpu_flags=cpu_flags, cpu_speed=cpu_speed, hint=False)
         return other.paged_bytes if other.fits else None
