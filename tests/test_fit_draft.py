@@ -3,7 +3,9 @@ the room it takes on the GPU before the target's layers are chosen (real GGUF he
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -101,6 +103,23 @@ def test_auto_layers_leave_room_for_the_draft(gemma_path: Path, smollm2_path: Pa
     assert alone.gpu_layers == alone.total_layers
     assert 0 < paired.gpu_layers < alone.gpu_layers
     assert paired.fits and paired.draft is not None and paired.draft["gpu_layers"] > 0
+    # the draft alone asked onto a card without room for it (draft_gpu_layers: all): one sentence
+    # says what does not fit and which setting to change (it said "does not fit with its small
+    # helper model: " and then the target's own "runs on the CPU: needs …", which fits)
+    for free, fewer in ((0.6, ""), (0.7, ", or to 20 or fewer")):
+        probe(FakeGpuProbe.of(("tiny", 1, free)))
+        crowded = plan_for_profile(make_profile(model=GEMMA, gpu_layers="auto",
+                                                speculative={**DRAFT, "draft_gpu_layers": "all"}))
+        assert not crowded.fits and re.fullmatch(
+            r"does not fit: its small helper model's 31 layers on the GPU need \d+ MB of VRAM, \d+ MB is usable; "
+            rf"set draft_gpu_layers to auto{fewer}", crowded.verdict), crowded.verdict
+        turkish = say(crowded.verdict_phrases, Texts("tr").get)
+        assert turkish.startswith("sığmıyor: küçük yardımcı modelin GPU üzerindeki 31 katmanı ") and \
+            turkish.endswith("draft_gpu_layers'ı auto yapın" if not fewer else "auto ya da en çok 20 yapın"), turkish
+    fitting = make_profile(model=GEMMA, gpu_layers="auto", speculative={**DRAFT, "draft_gpu_layers": 20})
+    assert plan_for_profile(fitting).fits  # (as many as it names)
+    assert plan_for_profile(dataclasses.replace(fitting, speculative=dataclasses.replace(
+        fitting.speculative, draft_gpu_layers="auto"))).fits
 
 
 def test_fit_json_reports_the_draft(tmp_path: Path, smollm2_path: Path, probe,

@@ -59,7 +59,10 @@ ENGLISH: dict[str, str] = {
     "fit.where_many": "{n} GPUs",
     # the draft model is "a small helper model", as F3's row says it ("with its draft model 8.8 GB in
     # RAM": one thing had two names on one row, and "RAM" where the verdict before said "memory")
-    "fit.draft_too_big": "does not fit with its small helper model: ",
+    # a draft model asked onto a GPU (draft_gpu_layers) that has no room for it
+    "fit.draft_gpu_too_small": ("does not fit: its small helper model's {layers} layers on the {where} need {need} "
+                                "of VRAM, {usable} is usable; set draft_gpu_layers to auto{fewer}"),
+    "fit.draft_gpu_fewer": ", or to {layers} or fewer",
     "fit.draft_pair_too_big": ("does not fit with its small helper model: together they need {need} of memory, "
                                "and {have} is free for them"),
     "fit.refused": "The profile {profile} was not loaded; it {verdict}.",

@@ -935,8 +935,14 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
             # free memory makes it fast", which it did not
             result.verdict_phrases = [("fit.draft_pair_too_big", {"need": human_bytes(result.cpu_bytes),
                                                                   "have": human_bytes(room)})]
-        elif alone:  # ("does not fit with its draft model: does not fit: needs …")
-            result.verdict_phrases.insert(0, ("fit.draft_too_big", {}))
+        elif alone:  # the draft's own GPU layers (draft_gpu_layers) have no room: it said "does not fit
+            # with its small helper model: runs on the CPU: needs …", the target's sentence that it fits
+            too_small = next((p for p in d.verdict_phrases if p[0] == "fit.gpu_too_small"), None)
+            if too_small is not None:
+                said = too_small[1]
+                result.verdict_phrases = [("fit.draft_gpu_too_small", {
+                    **{k: said[k] for k in ("layers", "where", "need", "usable")},
+                    "fewer": ("fit.draft_gpu_fewer", {"layers": said["auto"]}) if said["auto"] else ""})]
     elif result.fits and result.cpu_bytes > room and result.paged_bytes != result.cpu_bytes - room:  # (the pair's weights page)
         result.paged_bytes = result.cpu_bytes - room
         said = paged_phrase(result.paged_bytes, result.cpu_bytes, room, result.ram_limit is not None,
