@@ -197,6 +197,21 @@ def test_fit_before_downloading_plans_from_the_published_shape(
     assert "not downloaded yet" in out and "GPU layers:" in out and " of 37 " in out
     partial = fit_verdict(load_profile("gpu-qwen3-8b"), Texts("tr"))
     assert partial and "36 katmanın " in partial and "kalanı CPU'da: çalışır ama daha yavaş" in partial
+    # fit in Turkish says every sentence in Turkish: its notes were English (the model and its draft
+    # not downloaded yet, the draft counted, gpu_layers asked of a PC with no GPU)
+    probe(FakeGpuProbe())
+    for name, draft in (("shaped", "qwen3-0.6b-q4_k_m"), ("absent", str(tmp_path / "absent.gguf"))):
+        pair = tmp_path / f"{name}.yaml"
+        pair.write_text(yaml.safe_dump({"name": name, "model": "qwen3-8b-q4_k_m", "context": 4096, "gpu_layers": "all",
+                                        "speculative": {"mode": "draft", "draft_model": draft}}), encoding="utf-8")
+        main(["fit", "-p", str(pair), "--lang", "tr"])
+        out = capsys.readouterr().out
+        assert "qwen3-8b-q4_k_m henüz indirilmedi" in out and "NVIDIA GPU bulunamadı" in out, out
+        assert ("yardımcı model qwen3-0.6b-q4_k_m de hesaba katıldı" if name == "shaped" else
+                "absent.gguf henüz indirilmedi, bu yüzden hesaba katılmadı") in out, out
+        english = re.findall(r"\b(?:the|is|of|and|no|on|it|yet|counts|draft|downloads?|planned|found|layers|run)\b",
+                             out.replace(str(tmp_path), ""))
+        assert not english, (english, out)
 
 
 @pytest.mark.parametrize("context", ["-5", "0", "1", "99999999"])
