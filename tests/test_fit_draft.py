@@ -3,7 +3,9 @@ the room it takes on the GPU before the target's layers are chosen (real GGUF he
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -101,6 +103,23 @@ def test_auto_layers_leave_room_for_the_draft(gemma_path: Path, smollm2_path: Pa
     assert alone.gpu_layers == alone.total_layers
     assert 0 < paired.gpu_layers < alone.gpu_layers
     assert paired.fits and paired.draft is not None and paired.draft["gpu_layers"] > 0
+    # the draft alone asked onto a card without room for it (draft_gpu_layers: all): one sentence
+    # says what does not fit and which setting to change (it said "does not fit with its small
+    # helper model: " and then the target's own "runs on the CPU: needs …", which fits)
+    for free, fewer in ((0.6, ""), (0.7, ", or to 20 or fewer")):
+        probe(FakeGpuProbe.of(("tiny", 1, free)))
+        crowded = plan_for_profile(make_profile(model=GEMMA, gpu_layers="auto",
+                                                speculative={**DRAFT, "draft_gpu_layers": "all"}))
+        assert not crowded.fits and re.fullmatch(
+            r"does not fit: its small helper model's 31 layers on the GPU need \d+ MB of VRAM, \d+ MB is usable; "
+            rf"set draft_gpu_layers to auto{fewer}", crowded.verdict), crowded.verdict
+        turkish = say(crowded.verdict_phrases, Texts("tr").get)
+        assert turkish.startswith("sığmıyor: küçük yardımcı modelin GPU üzerindeki 31 katmanı ") and \
+            turkish.endswith("draft_gpu_layers'ı auto yapın" if not fewer else "auto ya da en çok 20 yapın"), turkish
+    fitting = make_profile(model=GEMMA, gpu_layers="auto", speculative={**DRAFT, "draft_gpu_layers": 20})
+    assert plan_for_profile(fitting).fits  # (as many as it names)
+    assert plan_for_profile(dataclasses.replace(fitting, speculative=dataclasses.replace(
+        fitting.speculative, draft_gpu_layers="auto"))).fits
 
 
 def test_fit_json_reports_the_draft(tmp_path: Path, smollm2_path: Path, probe,
@@ -178,6 +197,21 @@ def test_fit_before_downloading_plans_from_the_published_shape(
     assert "not downloaded yet" in out and "GPU layers:" in out and " of 37 " in out
     partial = fit_verdict(load_profile("gpu-qwen3-8b"), Texts("tr"))
     assert partial and "36 katmanın " in partial and "kalanı CPU'da: çalışır ama daha yavaş" in partial
+    # fit in Turkish says every sentence in Turkish: its notes were English (the model and its draft
+    # not downloaded yet, the draft counted, gpu_layers asked of a PC with no GPU)
+    probe(FakeGpuProbe())
+    for name, draft in (("shaped", "qwen3-0.6b-q4_k_m"), ("absent", str(tmp_path / "absent.gguf"))):
+        pair = tmp_path / f"{name}.yaml"
+        pair.write_text(yaml.safe_dump({"name": name, "model": "qwen3-8b-q4_k_m", "context": 4096, "gpu_layers": "all",
+                                        "speculative": {"mode": "draft", "draft_model": draft}}), encoding="utf-8")
+        main(["fit", "-p", str(pair), "--lang", "tr"])
+        out = capsys.readouterr().out
+        assert "qwen3-8b-q4_k_m henüz indirilmedi" in out and "NVIDIA GPU bulunamadı" in out, out
+        assert ("yardımcı model qwen3-0.6b-q4_k_m de hesaba katıldı" if name == "shaped" else
+                "absent.gguf henüz indirilmedi, bu yüzden hesaba katılmadı") in out, out
+        english = re.findall(r"\b(?:the|is|of|and|no|on|it|yet|counts|draft|downloads?|planned|found|layers|run)\b",
+                             out.replace(str(tmp_path), ""))
+        assert not english, (english, out)
 
 
 @pytest.mark.parametrize("context", ["-5", "0", "1", "99999999"])

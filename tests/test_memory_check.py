@@ -7,6 +7,7 @@ sizes are deterministic, so the 5% bound is a real check, not a timing.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,15 @@ def test_fit_check_verdicts() -> None:
     under = check_verdict(80 * 2**20, 100 * 2**20)
     assert "allocated 20 MB more than estimated: keep that much more memory free" in under
     assert "the compute estimate alone is off by -9.0%" in check_verdict(100, 101, ("compute", -9.0))
+    # in Turkish where fit is said in Turkish (--lang tr, the app's language): it was English alone
+    from workstation.tui.i18n import Texts
+
+    tr = Texts("tr").get
+    assert check_verdict(100, 101, ("kv_cache", -9.0), tr) == (
+        "tahmin, llama.cpp'nin ayırdığı bellekten en çok %1,0 farklı (yalnızca KV önbelleği tahmini -%9,0 sapıyor); "
+        "'workstation fit' komutunun bu profil için söylediğine güvenilebilir.")
+    assert check_verdict(80 * 2**20, 100 * 2**20, None, tr).startswith("llama.cpp tahminden 20 MB fazla bellek ayırdı: ")
+    assert check_verdict(0, 100, None, tr) == "llama.cpp karşılaştırılacak bir bellek ayırması bildirmedi."
 
 
 def test_fit_check_counts_the_draft_model(smollm2_path: Path, tmp_path: Path,
@@ -122,6 +132,14 @@ def test_fit_check_counts_the_draft_model(smollm2_path: Path, tmp_path: Path,
     assert "draft model:" in out and "both models:" in out
     both = data["allocated"]["total"] + draft["allocated"]["total"]
     assert human_bytes(both) in out.split("both models:")[1]
+    # the whole of it in Turkish (--lang tr): its table, the pair's line and its verdict were English
+    assert main(["fit", "-p", str(prof), "--check", "--lang", "tr"]) == 0
+    turkish = capsys.readouterr().out
+    assert "küçük yardımcı model: " in turkish and "iki model birlikte: tahmin " in turkish and "\n  sonuç: " in turkish
+    assert "KV önbelleği" in turkish and "ayrılana göre" in turkish, turkish
+    english = re.findall(r"\b(?:the|is|of|and|estimated|allocated|difference|weights|compute|total|verdict|both|"
+                         r"draft|context|layers|on|off|holds)\b", turkish.replace(str(smollm2_path), ""))
+    assert not english, (english, turkish)
     # a profile without a draft says nothing of one
     plain = tmp_path / "plain.yaml"
     plain.write_text(yaml.safe_dump({"name": "plain", "model": str(smollm2_path), "context": 1024,

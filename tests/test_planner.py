@@ -257,6 +257,24 @@ def test_does_not_fit_anywhere() -> None:
     freed = plan(llama3_8b(), context=8192, gpus=[], ram_available=2 * GIB, ram_limit=GIB, ram_total=16 * GIB,
                  ram_freed=6 * GIB)
     assert freed.fits and freed.verdict == "runs on the CPU: needs 6.1 GB of the 7.0 GB of memory free", freed.verdict
+    # under ulimit -v the weights' mapping counts within the limit (``_address_space_limited``): the
+    # contexts the hint names are planned under it too (it said 32,768 tokens "fit too, but run
+    # slowly", and they did not fit at all: 4.6 GB of weights under a 6 GB limit)
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    long = dataclasses.replace(llama3_8b(), context_length=131072)
+    six = dict(gpus=[], ram_available=7 * GIB, ram_limit=6 * GIB, ram_total=32 * GIB)
+    try:
+        if soft == resource.RLIM_INFINITY:  # a limit far past any use, which makes this process one under ulimit -v
+            resource.setrlimit(resource.RLIMIT_AS, (2**60, hard))
+        hint = plan(long, context=131072, **six)
+        assert not hint.fits and hint.verdict.endswith(
+            "a context of 4,096 tokens fits here, or 8,192 with q8_0 K/V"), hint.verdict
+        assert plan(long, context=4096, **six).fits and plan(long, context=8192, type_k="q8_0", type_v="q8_0", **six).fits
+        assert not plan(long, context=32768, type_k="q8_0", type_v="q8_0", **six).fits
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def test_weights_larger_than_the_memory_free_run_slowly_and_say_why(smollm2_path: Path) -> None:

@@ -205,6 +205,14 @@ def test_gemma_draft_for_smollm2_is_refused_by_profiles_check_as_by_loading(
     assert f"  verdict:   does not run here: {why}\n  memory:    as planned, it runs on the CPU" in out, out
     assert main(["fit", "-p", str(tmp_path / "pair.yaml"), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["draft_problem"] == why
+    # in Turkish, as loading and fit say it there (it was English in the Turkish app and fit)
+    from workstation.tui.i18n import Texts
+
+    turkish = (f"Küçük yardımcı model {gemma_path.name} başka bir sözcük dağarcığı (262.144 token; yardımcı olduğu "
+               f"modelinki 49.152) kullanıyor, bu yüzden {smollm2_path.name} için taslak üretemez.")
+    assert Texts("tr").error(refused.value) == turkish
+    assert main(["fit", "-p", str(tmp_path / "pair.yaml"), "--lang", "tr"]) == 1
+    assert f"  sonuç:        burada çalışmaz: {turkish}\n" in capsys.readouterr().out
 
 
 # --- pure parts --------------------------------------------------------------------------------
@@ -363,7 +371,12 @@ def test_a_turn_whose_drafts_lose_time_stops_drafting(
 def test_the_draft_vocabulary_rule_is_llama_cpps() -> None:
     """A draft may differ from its target by padding at the end of the vocabulary (Qwen2.5 0.5B
     has 151,936 tokens, 14B 152,064), never by a token text from id 5 on."""
-    from workstation.core.model_info import draft_token_difference
+    from workstation.core.model_info import draft_token_difference as phrase
+    from workstation.core.phrases import say
+
+    def draft_token_difference(target: list[bytes], draft: list[bytes]) -> str | None:
+        said = phrase(target, draft)
+        return say([said]) if said else None
 
     words = [b"<unk>", b"<s>", b"</s>", b"<pad>", b"<mask>"] + [b"w%d" % i for i in range(300)]
     padded = words + [b"[PAD%d]" % i for i in range(128)]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.calibration import measured_decode
 from workstation.core.invocation import cli
-from workstation.core.phrases import about_words, say
+from workstation.core.phrases import Lookup, Phrase, about_words, say
 from workstation.core.planner import (
     human_bytes,
     plan_for_profile,
@@ -58,14 +58,15 @@ def run(args: argparse.Namespace) -> int:
     if args.check and args.gpu:
         args.usage_error("argument --gpu: --check loads the model on this PC's own hardware; leave one out")
     if args.check:
-        return check(profile, args.json)
+        return check(profile, args.json, t)
     cards = _cards(args)
     plan = plan_for_profile(profile, gpus=cards, not_downloaded=True)
     problem = profile_draft_problem(profile)
     measured = (measured_decode(plan.path, plan.gpu_layers, plan.type_k, plan.type_v, profile.speculative.mode)
                 if cards is None else None)  # (this PC's own)
     if args.json:
-        print_json({"profile": profile.key, **plan.to_dict(), "downloaded": bool(plan.path), "draft_problem": problem,
+        print_json({"profile": profile.key, **plan.to_dict(), "downloaded": bool(plan.path),
+                    "draft_problem": say(problem) if problem else None,
                     "measured_decode": None if measured is None else {
                         "tokens_per_second": measured.value, "test": measured.test, "profile": measured.profile,
                         "when": measured.created, "stddev": measured.data.get("stddev")}})
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     verdict = say(plan.verdict_phrases, t.get)
     # its memory is planned, but it does not run: said first, as profiles check and loading say it
     if problem:
-        print(t("fit_cmd.not_here", problem=problem))
+        print(t("fit_cmd.not_here", problem=say(problem, t.get)))
         print(t("fit_cmd.as_planned", verdict=verdict))
     else:
         print(t("fit_cmd.verdict", verdict=verdict))
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
             print(t("fit_cmd.go_by_measured", x=f"{max(ratio, 1 / ratio):.1f}",
                     way=t("fit_cmd.above" if ratio > 1 else "fit_cmd.below")))
     slow = slow_phrase(plan, measured.value if measured is not None else None, t.get)
-    for note in [*([say([slow], t.get)] if slow else []), *_notes(profile, plan, t)]:
+    for note in [*([say([slow], t.get)] if slow else []), *_notes(plan, t)]:
         print(t("fit_cmd.note", note=note))
     return 1 if problem else 0 if plan.fits else 2
 
@@ -131,17 +132,10 @@ def _speed(plan: MemoryPlan, here: bool, t: Texts) -> str:
     return speed_said(plan, here and measured_cpu() is not None, t) or t("fit_cmd.no_speed")
 
 
-def _notes(profile: Profile, plan: MemoryPlan, t: Texts) -> list[str]:
-    """The plan's notes in ``t``'s language: a setting that works against the user
-    (``setting_phrases``, whose English the plan's notes hold) translated; the planner's other
-    notes are English only."""
-    if t.lang == "en" or not plan.path:
-        return plan.notes
-    from workstation.core.model_info import read_model_info
-    from workstation.core.planner import setting_phrases
-
-    said = {say([p]): say([p], t.get) for p in setting_phrases(profile, read_model_info(plan.path, check=False))}
-    return [said.get(note, note) for note in plan.notes]
+def _notes(plan: MemoryPlan, t: Texts) -> list[str]:
+    """The plan's notes in ``t``'s language (they were English in Turkish: a draft model counted,
+    a model not downloaded yet, no GPU found)."""
+    return [say([note], t.get) for note in plan.note_phrases]
 
 
 def _cards(args: argparse.Namespace) -> list[GpuInfo] | None:
@@ -164,9 +158,10 @@ def _cards(args: argparse.Namespace) -> list[GpuInfo] | None:
     return cards
 
 
-def check(profile: Profile, as_json: bool) -> int:
+def check(profile: Profile, as_json: bool, t: Texts) -> int:
     """Load ``profile`` as the app does; print estimate, allocation and difference, for the
-    draft model too when the profile speculates with one (it left the draft out)."""
+    draft model too when the profile speculates with one (it left the draft out), in ``t``'s
+    language (it said it in English alone)."""
     from workstation.core.engine import Engine
     from workstation.core.memory_check import check as memory_check
 
@@ -184,19 +179,18 @@ def check(profile: Profile, as_json: bool) -> int:
                     "draft": mc_draft.to_dict() if mc_draft is not None else None,
                     "verdict": check_verdict(est, got, _worst(mc, mc_draft))})
         return 0
-    _print_check(profile.key, mc)
+    _print_check(profile.key, mc, t)
     vram_estimated = mc.vram_estimated
     if mc_draft is not None:
-        _print_check("draft model", mc_draft)
-        pct = f"  ({(est - got) / got * 100:+.1f}% of allocated)" if got else ""
-        print(f"  both models: estimated {human_bytes(est)}, allocated {human_bytes(got)}, "
-              f"difference {_signed(est - got)}{pct}")
+        _print_check(t("fit_cmd.check_draft"), mc_draft, t)
+        pct = t("fit_cmd.check_pct", pct=f"{(est - got) / got * 100:+.1f}%") if got else ""
+        print(t("fit_cmd.check_both", estimated=human_bytes(est), allocated=human_bytes(got), difference=_signed(est - got),
+                pct=pct))
         if vram_estimated is not None or mc_draft.vram_estimated is not None:
             vram_estimated = (vram_estimated or 0) + (mc_draft.vram_estimated or 0)
     if mc.vram_process is not None and vram_estimated is not None:  # NVML sees the process: both
-        print(f"  VRAM (NVML, this process): {human_bytes(mc.vram_process)}; estimated on the GPU "
-              f"{human_bytes(vram_estimated)} (NVML also counts the CUDA context)")
-    print(f"  verdict: {check_verdict(est, got, _worst(mc, mc_draft))}")
+        print(t("fit_cmd.check_vram", used=human_bytes(mc.vram_process), estimated=human_bytes(vram_estimated)))
+    print(t("fit_cmd.check_verdict", verdict=check_verdict(est, got, _worst(mc, mc_draft), t.get)))
     return 0
 
 
@@ -204,44 +198,47 @@ CLOSE_ENOUGH_PCT = 5.0  # the planner's promise, kept by tests/test_memory_check
 
 
 def _worst(*checks: MemoryCheck | None) -> tuple[str, float] | None:
-    """The component whose estimate is furthest off (name, percent of its allocation)."""
+    """The component whose estimate is furthest off (its name in COMPONENTS, percent of its allocation)."""
     from workstation.core.memory_check import COMPONENTS
 
-    found = [(c.replace("_", " "), pct) for mc in checks if mc is not None for c in COMPONENTS
+    found = [(c, pct) for mc in checks if mc is not None for c in COMPONENTS
              if c != "total" and (pct := mc.diff_pct(c)) is not None]
     return max(found, key=lambda f: abs(f[1]), default=None)
 
 
-def check_verdict(estimated: int, allocated: int, worst: tuple[str, float] | None = None) -> str:
-    """What ``fit --check`` found, in one sentence: can ``fit``'s answer be trusted here?
-    ``worst``: the component furthest off, named when it is off by more than the promise."""
+def check_verdict(estimated: int, allocated: int, worst: tuple[str, float] | None = None,
+                  lookup: Lookup | None = None) -> str:
+    """What ``fit --check`` found, in one sentence (English, or ``lookup``'s language): can
+    ``fit``'s answer be trusted here? ``worst``: the component furthest off (its name in
+    COMPONENTS), named when it is off by more than the promise."""
     if not allocated or not estimated:
-        return "llama.cpp reported no allocation to compare with."
+        return say([("fit.check_none", {})], lookup)
     pct = (estimated - allocated) / allocated * 100
-    part = ""
+    part: Any = ""
     if worst is not None and abs(worst[1]) > CLOSE_ENOUGH_PCT:
-        part = f" (the {worst[0]} estimate alone is off by {worst[1]:+.1f}%)"
+        part = ("fit.check_worst", {"component": (f"fit.part_{worst[0]}", {}), "pct": f"{worst[1]:+.1f}%"})
     if abs(pct) <= CLOSE_ENOUGH_PCT:
-        return (f"the estimate is within {abs(pct):.1f}% of what llama.cpp allocated{part}, so what "
-                f"'{cli('fit')}' says for this profile holds.")
-    if pct > 0:
-        return (f"the estimate is {pct:.1f}% above what llama.cpp allocated{part}: '{cli('fit')}' "
-                "errs on the safe side for this profile.")
-    return (f"llama.cpp allocated {human_bytes(allocated - estimated)} more than estimated{part}: keep "
-            f"that much more memory free than '{cli('fit')}' asks for this profile.")
+        said: Phrase = ("fit.check_within", {"pct": f"{abs(pct):.1f}%", "part": part, "command": cli("fit")})
+    elif pct > 0:
+        said = ("fit.check_above", {"pct": f"{pct:.1f}%", "part": part, "command": cli("fit")})
+    else:
+        said = ("fit.check_below", {"size": human_bytes(allocated - estimated), "part": part, "command": cli("fit")})
+    return say([said], lookup)
 
 
-def _print_check(title: str, mc: MemoryCheck) -> None:
+def _print_check(title: str, mc: MemoryCheck, t: Texts) -> None:
     from workstation.core.memory_check import COMPONENTS
 
     s = mc.settings
-    print(f"{title}: {Path(mc.model).name}, context {s['n_ctx']:,}, K/V {s['type_k']}/{s['type_v']}, "
-          f"{s['n_gpu_layers']} GPU layers, flash attention {'on' if s['flash_attn'] else 'off'}")
-    print(f"  {'':<10} {'estimated':>12} {'allocated':>12} {'difference':>12}")
+    print(t("fit_cmd.check_head", title=title, file=Path(mc.model).name, context=f"{s['n_ctx']:,}", k=s["type_k"],
+            v=s["type_v"], layers=s["n_gpu_layers"], flash=t("fit_cmd.check_on" if s["flash_attn"] else "fit_cmd.check_off")))
+    print(f"  {'':<12} {t('fit_cmd.check_estimated'):>12} {t('fit_cmd.check_allocated'):>12} "
+          f"{t('fit_cmd.check_difference'):>12}")
     for c in COMPONENTS:
         pct = mc.diff_pct(c)
-        print(f"  {c.replace('_', ' '):<10} {human_bytes(mc.estimated[c]):>12} {human_bytes(mc.allocated[c]):>12} "
-              f"{_signed(mc.diff(c)):>12}" + (f"  ({pct:+.1f}% of allocated)" if pct is not None else ""))
+        print(f"  {say([(f'fit.part_{c}', {})], t.get):<12} {t.number(human_bytes(mc.estimated[c])):>12} "
+              f"{t.number(human_bytes(mc.allocated[c])):>12} {t.number(_signed(mc.diff(c))):>12}"
+              + (t("fit_cmd.check_pct", pct=f"{pct:+.1f}%") if pct is not None else ""))
 
 
 def _signed(n: int) -> str:

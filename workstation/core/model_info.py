@@ -25,6 +25,7 @@ from typing import Any
 from workstation.core import gguf_check
 from workstation.core.errors import ModelFileError
 from workstation.core.gguf_check import GGUFHeader, ValueSpan
+from workstation.core.phrases import Phrase
 
 # Sliding-window attention as llama.cpp sets it up per architecture (src/models/<arch>.cpp:
 # load_swa_pattern(ml, n_pattern, dense_first)); a GGUF key
@@ -354,19 +355,19 @@ DRAFT_VOCAB_MAX_SIZE_DIFFERENCE = 128
 DRAFT_VOCAB_CHECK_START_TOKEN_ID = 5
 
 
-def draft_token_difference(target: list[bytes], draft: list[bytes]) -> str | None:
+def draft_token_difference(target: list[bytes], draft: list[bytes]) -> Phrase | None:
     """llama.cpp's draft rule over two vocabularies' token texts (completes "X uses ..."), or
     None when the draft's token ids mean the same text as the target's."""
     if abs(len(target) - len(draft)) > DRAFT_VOCAB_MAX_SIZE_DIFFERENCE:
         return _draft_sizes(len(draft), len(target))
     for i in range(DRAFT_VOCAB_CHECK_START_TOKEN_ID, min(len(target), len(draft))):
         if target[i] != draft[i]:
-            shown = draft[i].decode("utf-8", "replace")[:20]
-            return f"a different vocabulary (token {i} is {shown!r} there, not {target[i].decode('utf-8', 'replace')[:20]!r})"
+            return ("draft.token_text", {"n": str(i), "draft": repr(draft[i].decode("utf-8", "replace")[:20]),
+                                         "target": repr(target[i].decode("utf-8", "replace")[:20])})
     return None
 
 
-def draft_vocabulary_difference(target: ModelInfo, draft: ModelInfo) -> str | None:
+def draft_vocabulary_difference(target: ModelInfo, draft: ModelInfo) -> Phrase | None:
     """Why ``draft`` cannot draft for ``target`` (completes "the draft model uses ..."), or None:
     the same vocabulary, or one that differs only as llama.cpp allows (padding at the end)."""
     if vocabulary_difference(target, draft) is None:
@@ -374,21 +375,21 @@ def draft_vocabulary_difference(target: ModelInfo, draft: ModelInfo) -> str | No
     if abs(int(target.n_vocab) - int(draft.n_vocab)) > DRAFT_VOCAB_MAX_SIZE_DIFFERENCE:
         return _draft_sizes(int(draft.n_vocab), int(target.n_vocab))
     if target.tokenizer_model != draft.tokenizer_model:
-        return f"a different tokenizer ({draft.tokenizer_model} vs {target.tokenizer_model})"
+        return ("draft.tokenizer", {"draft": draft.tokenizer_model, "target": target.tokenizer_model})
     from workstation.core.gguf_check import token_texts
 
     return draft_token_difference(token_texts(Path(target.path)), token_texts(Path(draft.path)))
 
 
-def _draft_sizes(draft: int, target: int) -> str:
+def _draft_sizes(draft: int, target: int) -> Phrase:
     """(they were written target first, in a sentence about the draft: "gemma … uses a different
     vocabulary (49152 vs 262144 tokens)", where gemma has 262,144)"""
-    return f"a different vocabulary ({draft:,} tokens, where the model it drafts for has {target:,})"
+    return ("draft.vocabulary_size", {"draft": f"{draft:,}", "target": f"{target:,}"})
 
 
-def draft_problem(target_path: Path, draft_path: Path, context: int) -> str | None:
+def draft_problem(target_path: Path, draft_path: Path, context: int) -> Phrase | None:
     """Why the model at ``draft_path`` cannot draft for the one at ``target_path`` at ``context``
-    tokens per request, in one sentence; None where it can. Both GGUF headers are read, no
+    tokens per request, in one sentence (a phrase: ``say`` it); None where it can. Both GGUF headers are read, no
     weights: ``profiles check`` says it as loading would (it said "ready: yes"). Once per
     version of the two files: comparing two vocabularies took up to a second (262,144 tokens),
     for each profile ``profiles list`` showed."""
@@ -397,12 +398,12 @@ def draft_problem(target_path: Path, draft_path: Path, context: int) -> str | No
 
 @functools.lru_cache(maxsize=64)
 def _draft_problem(_target: tuple[Any, ...], _draft: tuple[Any, ...], target_path: Path, draft_path: Path,
-                   context: int) -> str | None:
+                   context: int) -> Phrase | None:
     info_t, info_d = read_model_info(target_path), read_model_info(draft_path)
     why = draft_vocabulary_difference(info_t, info_d)
     if why:
-        return f"The draft model {draft_path.name} uses {why}, so it cannot draft for {target_path.name}."
+        return ("draft.vocabulary", {"name": draft_path.name, "why": why, "model": target_path.name})
     if 0 < info_d.context_length < context:
-        return (f"The draft model {draft_path.name} was trained for {info_d.context_length} tokens of "
-                f"context but this profile uses {context}; lower the context or pick another draft model.")
+        return ("draft.context", {"name": draft_path.name, "trained": f"{info_d.context_length:,}",
+                                  "context": f"{context:,}"})
     return None

@@ -59,7 +59,10 @@ ENGLISH: dict[str, str] = {
     "fit.where_many": "{n} GPUs",
     # the draft model is "a small helper model", as F3's row says it ("with its draft model 8.8 GB in
     # RAM": one thing had two names on one row, and "RAM" where the verdict before said "memory")
-    "fit.draft_too_big": "does not fit with its small helper model: ",
+    # a draft model asked onto a GPU (draft_gpu_layers) that has no room for it
+    "fit.draft_gpu_too_small": ("does not fit: its small helper model's {layers} layers on the {where} need {need} "
+                                "of VRAM, {usable} is usable; set draft_gpu_layers to auto{fewer}"),
+    "fit.draft_gpu_fewer": ", or to {layers} or fewer",
     "fit.draft_pair_too_big": ("does not fit with its small helper model: together they need {need} of memory, "
                                "and {have} is free for them"),
     "fit.refused": "The profile {profile} was not loaded; it {verdict}.",
@@ -73,6 +76,36 @@ ENGLISH: dict[str, str] = {
     "fit.no_chat_template": ("{model} was not made for chat (it has no chat template: a base model, probably), so "
                              "its replies may ramble; a model made for chat (an -Instruct or -it one) answers better"),
     "fit.setting_note": "Note: {what}.",
+    # the plan's notes (MemoryPlan.note_phrases): what it counted, and how
+    "fit.no_gpu_found": "gpu_layers asks for GPU layers but no NVIDIA GPU was found; all layers run on the CPU.",
+    "fit.model_shaped": ("{model} is not downloaded yet: planned from its published shape at {quant}; "
+                         "'{command}' downloads it{size}"),
+    "fit.model_size": ", about {size}",
+    "fit.draft_not_downloaded": "the draft model {model} is not downloaded yet, so it is not counted",
+    "fit.draft_counted": "counts the draft model {model}: {weights} of weights and {kv} of f16 K/V {where}{shaped}",
+    "fit.draft_on_the_gpu": "on the GPU",
+    "fit.draft_on_the_cpu": "on the CPU",
+    "fit.draft_shaped": " (planned from its published shape: it is not downloaded yet)",
+    # why a draft model cannot draft for its model (model_info.draft_problem)
+    "draft.vocabulary": "The draft model {name} uses {why}, so it cannot draft for {model}.",
+    "draft.context": ("The draft model {name} was trained for {trained} tokens of context but this profile uses "
+                      "{context}; lower the context or pick another draft model."),
+    "draft.vocabulary_size": "a different vocabulary ({draft} tokens, where the model it drafts for has {target})",
+    "draft.tokenizer": "a different tokenizer ({draft} vs {target})",
+    "draft.token_text": "a different vocabulary (token {n} is {draft} there, not {target})",
+    # fit --check: can fit's answer be trusted here (commands/fit.check_verdict)
+    "fit.check_none": "llama.cpp reported no allocation to compare with.",
+    "fit.check_within": ("the estimate is within {pct} of what llama.cpp allocated{part}, so what '{command}' says "
+                         "for this profile holds."),
+    "fit.check_above": ("the estimate is {pct} above what llama.cpp allocated{part}: '{command}' errs on the safe "
+                        "side for this profile."),
+    "fit.check_below": ("llama.cpp allocated {size} more than estimated{part}: keep that much more memory free than "
+                        "'{command}' asks for this profile."),
+    "fit.check_worst": " (the {component} estimate alone is off by {pct})",
+    "fit.part_weights": "weights",
+    "fit.part_kv_cache": "kv cache",
+    "fit.part_compute": "compute",
+    "fit.part_total": "total",
     "fit.freed_counted": "It fits once {model}, loaded now, is closed, which frees {size}: the switch does that first.",
     "fit.slow": ("Slow here: it would write about {words} words a second (a page of answer in about {minutes} "
                  "minutes), slower than people read."),

@@ -214,7 +214,9 @@ class MemoryPlan:
     decode_tps_bound_full: float | None  # the same with the whole context in the KV cache
     speed_note: str
     devices: list[DevicePlan] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    # what the plan counted, and how (a draft model, a model planned from its published shape),
+    # and settings that work against the user: to be translated (``notes`` says them in English)
+    note_phrases: list[Phrase] = field(default_factory=list)
     draft: dict[str, Any] | None = None  # the draft model's share (already in the totals above)
     repack_bytes: int = 0  # repacked copies of CPU-resident weights (in total_bytes, not weights_bytes)
     verdict_phrases: list[Phrase] = field(default_factory=list)  # the verdict, to be translated
@@ -228,10 +230,16 @@ class MemoryPlan:
     # again for every token (it runs, slowly); 0 where all of it fits
     paged_bytes: int = 0
 
+    @property
+    def notes(self) -> list[str]:
+        """The plan's notes in English (the command line's, JSON's): ``say`` of each note phrase."""
+        return [say([p]) for p in self.note_phrases]
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        del data["verdict_phrases"]
+        del data["verdict_phrases"], data["note_phrases"]
         data["devices"] = [d.to_dict() for d in self.devices]
+        data["notes"] = self.notes
         return data
 
 
@@ -440,16 +448,16 @@ def plan(
         if not hint:
             return None
         other = plan(info, context=ctx, type_k=k, type_v=v, gpu_layers=gpu_layers, gpus=gpus,
-                     ram_available=ram_available, ram_total=ram_total, flash_attn=flash_attn,
+                     ram_available=ram_available, ram_limit=ram_limit, ram_total=ram_total, flash_attn=flash_attn,
                      n_ubatch=n_ubatch, swa_full=swa_full, physical_cores=physical_cores,
                      cpu_flags=cpu_flags, cpu_speed=cpu_speed, hint=False)
         return other.paged_bytes if other.fits else None
     requested = gpu_layers
-    notes: list[str] = []
+    notes: list[Phrase] = []
     if not gpus:
         n = 0
         if isinstance(gpu_layers, int) and gpu_layers > 0 or gpu_layers == "all":
-            notes.append("gpu_layers asks for GPU layers but no NVIDIA GPU was found; all layers run on the CPU.")
+            notes.append(("fit.no_gpu_found", {}))
     elif gpu_layers == "auto":
         n = 0
         for cand in range(total_layers, -1, -1):
@@ -595,7 +603,7 @@ def plan(
         decode_tps_bound_full=tps_full,
         speed_note=speed_note,
         devices=devices,
-        notes=notes,
+        note_phrases=notes,
         repack_bytes=repack,
         ram_limit=ram_limit,
         resident_bytes=resident,
@@ -661,12 +669,12 @@ def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None, *,
                              ram_freed=freed.ram_bytes if freed is not None else 0,
                              ram_available=ram_available, ram_limit=ram_limit)
     if note:
-        result.notes.insert(0, note)
-    result.notes += setting_warnings(profile, info)
+        result.note_phrases.insert(0, note)
+    result.note_phrases += setting_phrases(profile, info)
     return result
 
 
-def _model_info(ref: str, not_downloaded: bool) -> tuple[ModelInfo, str]:
+def _model_info(ref: str, not_downloaded: bool) -> tuple[ModelInfo, Phrase | None]:
     """The model's info from its file, else (``not_downloaded``) from the catalog's published
     shape with a note that says how to download it; a missing file otherwise says how to get it."""
     path = Path(resolve_model_path(ref))
@@ -678,10 +686,11 @@ def _model_info(ref: str, not_downloaded: bool) -> tuple[ModelInfo, str]:
         shaped = catalog_model(ref)
         if shaped is not None:
             entry = catalog_entry(ref) or {}
-            size = f", about {human_bytes(stated_bytes(entry['approx_size_gb']))}" if entry.get("approx_size_gb") else ""
-            return shaped[0], (f"{ref} is not downloaded yet: planned from its published shape at "
-                               f"{shaped[0].file_type}; '{cli('models pull ' + ref)}' downloads it{size}")
-    return read_model_info(path, check=False), ""
+            size: Any = ("fit.model_size", {"size": human_bytes(stated_bytes(entry["approx_size_gb"]))}) \
+                if entry.get("approx_size_gb") else ""
+            return shaped[0], ("fit.model_shaped", {"model": ref, "quant": shaped[0].file_type,
+                                                    "command": cli("models pull " + ref), "size": size})
+    return read_model_info(path, check=False), None
 
 
 @dataclass
@@ -755,11 +764,6 @@ def setting_phrases(profile: Profile, info: ModelInfo) -> list[Phrase]:
     if not info.has_chat_template:  # (its replies ran on, with raw <|im_end|> markers, and nothing said why)
         out.append(("fit.no_chat_template", {"model": installed_name(Path(info.path))}))
     return out
-
-
-def setting_warnings(profile: Profile, info: ModelInfo) -> list[str]:
-    """``setting_phrases`` in English, as the plan's notes."""
-    return [say([p]) for p in setting_phrases(profile, info)]
 
 
 def load_notes(profile: Profile, *, memory: bool = True, freed: FreedMemory | None = None) -> list[Phrase]:
@@ -893,7 +897,7 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
         shaped = catalog_model(spec.draft_model)
     if not draft_path.exists() and shaped is None:
         result = target(gpus)
-        result.notes.append(f"the draft model {spec.draft_model} is not downloaded yet, so it is not counted")
+        result.note_phrases.append(("fit.draft_not_downloaded", {"model": spec.draft_model}))
         return result
     dinfo = shaped[0] if shaped is not None else read_model_info(draft_path, check=False)
     asked = spec.draft_gpu_layers
@@ -935,8 +939,14 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
             # free memory makes it fast", which it did not
             result.verdict_phrases = [("fit.draft_pair_too_big", {"need": human_bytes(result.cpu_bytes),
                                                                   "have": human_bytes(room)})]
-        elif alone:  # ("does not fit with its draft model: does not fit: needs …")
-            result.verdict_phrases.insert(0, ("fit.draft_too_big", {}))
+        elif alone:  # the draft's own GPU layers (draft_gpu_layers) have no room: it said "does not fit
+            # with its small helper model: runs on the CPU: needs …", the target's sentence that it fits
+            too_small = next((p for p in d.verdict_phrases if p[0] == "fit.gpu_too_small"), None)
+            if too_small is not None:
+                said = too_small[1]
+                result.verdict_phrases = [("fit.draft_gpu_too_small", {
+                    **{k: said[k] for k in ("layers", "where", "need", "usable")},
+                    "fewer": ("fit.draft_gpu_fewer", {"layers": said["auto"]}) if said["auto"] else ""})]
     elif result.fits and result.cpu_bytes > room and result.paged_bytes != result.cpu_bytes - room:  # (the pair's weights page)
         result.paged_bytes = result.cpu_bytes - room
         said = paged_phrase(result.paged_bytes, result.cpu_bytes, room, result.ram_limit is not None,
@@ -949,11 +959,10 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
         on_gpu: Any = ("fit.draft_on_gpu", {"gpu": human_bytes(result.gpu_bytes)}) if result.gpu_bytes else ""
         result.verdict_phrases.append(("fit.draft_pair", {"on_gpu": on_gpu, "ram": human_bytes(result.cpu_bytes)}))
     result.verdict = say(result.verdict_phrases)
-    where = "on the GPU" if d.gpu_layers else "on the CPU"
-    share = (f"draft model {installed_name(draft_path)}: {human_bytes(d.weights_bytes)} of weights and "
-             f"{human_bytes(d.kv_cache_bytes)} of f16 K/V {where}")
-    result.notes.append(f"counts the {share}" + (
-        " (planned from its published shape: it is not downloaded yet)" if shaped is not None else ""))
+    result.note_phrases.append(("fit.draft_counted", {
+        "model": installed_name(draft_path), "weights": human_bytes(d.weights_bytes), "kv": human_bytes(d.kv_cache_bytes),
+        "where": ("fit.draft_on_the_gpu" if d.gpu_layers else "fit.draft_on_the_cpu", {}),
+        "shaped": ("fit.draft_shaped", {}) if shaped is not None else ""}))
     result.draft = {"model": spec.draft_model, "path": str(draft_path), "gpu_layers": d.gpu_layers,
                     "total_layers": d.total_layers, "weights_bytes": d.weights_bytes,
                     "kv_cache_bytes": d.kv_cache_bytes, "compute_bytes": d.compute_bytes,
@@ -1021,7 +1030,8 @@ def effective_settings(profile: Profile) -> dict[str, Any]:
         data["speculative"]["draft_model_path"] = str(draft)
         data["speculative"]["draft_model_installed"] = draft.exists()
         if path.is_file() and draft.is_file():
-            data["speculative"]["draft_problem"] = profile_draft_problem(profile)
+            problem = profile_draft_problem(profile)
+            data["speculative"]["draft_problem"] = say(problem) if problem else None
     if path.exists():
         try:
             data["gpu_layers"] = resolve_gpu_layers(profile)
@@ -1031,10 +1041,10 @@ def effective_settings(profile: Profile) -> dict[str, Any]:
     return data
 
 
-def profile_draft_problem(profile: Profile) -> str | None:
+def profile_draft_problem(profile: Profile) -> list[Phrase] | None:
     """Why the profile's draft model cannot draft for its model (another vocabulary, too small
-    a context), in the sentence loading says; None where it can, or either file is not here to
-    read. ``profiles check`` and ``fit`` say it (fit said such a pair "runs on the CPU")."""
+    a context), in the sentence loading says (``say`` it); None where it can, or either file is
+    not here to read. ``profiles check`` and ``fit`` say it (fit said such a pair "runs on the CPU")."""
     from workstation.core.model_info import draft_problem as between
 
     spec = profile.speculative
@@ -1044,9 +1054,10 @@ def profile_draft_problem(profile: Profile) -> str | None:
     if not (target.is_file() and draft.is_file()):
         return None
     try:
-        return between(target, draft, profile.context)
+        problem = between(target, draft, profile.context)
     except ModelFileError as err:  # (a damaged model is said where it is read, or the draft is)
-        return str(err)
+        return err.said or [("file.os_says", {"reason": str(err)})]
+    return [problem] if problem else None
 
 
 def readiness(eff: dict[str, Any]) -> tuple[str, str | None]:

@@ -154,7 +154,7 @@ def check_draft_compatible(target: LoadedModel, draft_path: Path, context: int) 
     in one plain sentence (both GGUF headers are read; no weights are loaded)."""
     problem = draft_problem(target.path, draft_path, context)
     if problem:
-        raise ModelFileError(problem)
+        raise ModelFileError(said=[problem])
 
 
 # --- drafters ------------------------------------------------------------------------------------
