@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workstation.core.server.accounts import Accounts
-    from workstation.core.server.app import OpenAIServer, SSEResponse
+    from workstation.core.server.app import OpenAIServer
     from workstation.core.server.options import DEFAULT_MAX_BODY, ServerOptions
     from workstation.core.server.process import (
         BackgroundServer,
@@ -38,11 +38,12 @@ if TYPE_CHECKING:
         parse_params,
         parse_prompt,
     )
+    from workstation.core.server.sse import SSEResponse
 
 _WHERE = {
     "Accounts": "accounts",
     "OpenAIServer": "app",
-    "SSEResponse": "app",
+    "SSEResponse": "sse",
     "DEFAULT_MAX_BODY": "options",
     "ServerOptions": "options",
     "BackgroundServer": "process",

@@ -30,7 +30,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from workstation.core.chat_template import TemplateError, reply_to_continue
 from workstation.core.engine import TokenDelta, TurnFinished
@@ -84,6 +84,7 @@ from workstation.core.server.protocol import (
     timings,
     usage,
 )
+from workstation.core.server.sse import SSEResponse, _watch_disconnect
 from workstation.core.server.structured import grammar_refused
 from workstation.core.server.tool_protocol import call_deltas, parse_tool_request
 from workstation.core.server.unsupported import CHAT_FIELDS, refuse_unknown, refuse_unsupported
@@ -108,48 +109,6 @@ STOPPING_HEADERS = {"Retry-After": "5", "Connection": "close"}  # a request refu
 CUT_BY_SHUTDOWN = "The server is shutting down, so the reply was cut off; send it again once the server is back."
 MODEL_FILE_CHANGED = "the model file changed on disk since it was loaded: restart the server"  # (/health: no path)
 log = logging.getLogger("uvicorn.error")
-
-
-# --- streaming response --------------------------------------------------------------------------
-class SSEResponse(Response):
-    """Server-sent events from an async iterator; a client disconnect calls ``on_disconnect``.
-    ``media_type``: another streamed shape (Ollama's newline-delimited JSON)."""
-
-    def __init__(
-        self, events: AsyncIterator[bytes], on_disconnect: Callable[[], None],
-        media_type: bytes = b"text/event-stream; charset=utf-8",
-    ) -> None:
-        self.status_code = 200
-        self.background = None
-        self.raw_headers = [
-            (b"content-type", media_type),
-            (b"cache-control", b"no-cache"),
-            (b"x-accel-buffering", b"no"),
-        ]
-        self.events = events
-        self.on_disconnect = on_disconnect
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        watch = asyncio.create_task(_watch_disconnect(receive, self.on_disconnect))
-        try:
-            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-            async for chunk in self.events:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except OSError:
-            self.on_disconnect()
-        finally:
-            watch.cancel()
-            with contextlib.suppress(BaseException):
-                await self.events.aclose()  # type: ignore[attr-defined]
-
-
-async def _watch_disconnect(receive: Receive, on_disconnect: Callable[[], None]) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            on_disconnect()
-            return
 
 
 FINGERPRINT = "workstation"  # OpenAI's system_fingerprint, on every answer and chunk

@@ -539,7 +539,7 @@ class OllamaGeneration:
         self, request: Request, extra: Any, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], params: GenParams,
         model: str, ticket: Ticket, probs: ProbsAsked | None, plan: ToolPrompt | None,
     ) -> Response:
-        from workstation.core.server.app import SSEResponse
+        from workstation.core.server.sse import SSEResponse
 
         name = str(extra)
         reply_format = plan.format if plan is not None else ""

@@ -334,7 +334,7 @@ class ResponsesDialect:
         self, request: Request, extra: Any, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], params: GenParams,
         model: str, ticket: Ticket, probs: ProbsAsked | None, plan: ToolPrompt | None,
     ) -> Response:
-        from workstation.core.server.app import SSEResponse
+        from workstation.core.server.sse import SSEResponse
 
         rid = "resp_" + uuid.uuid4().hex[:24]
         created = time.time() - (time.perf_counter() - req.t_request)
