@@ -59,7 +59,7 @@ from workstation.core.events import (
     TurnEvent,
     TurnFinished,
 )
-from workstation.core.grammar import GrammarError, compile_grammar
+from workstation.core.grammar import compile_grammar
 from workstation.core.installed_models import installed_name
 from workstation.core.invocation import cli
 from workstation.core.kv_state import (
@@ -102,7 +102,7 @@ ADMIT_WINDOW_S = 0.005  # after an idle spell, wait this long for requests sent 
 UNBOUNDED_QUEUE = 1 << 30
 T = TypeVar("T")
 
-__all__ = ["GrammarError", "PromptTooLong", "QueueFull", "Request", "RequestFailed", "Scheduler", "SchedulerEvent"]
+__all__ = ["PromptTooLong", "QueueFull", "Scheduler"]
 
 
 class QueueFull(WorkstationError):

@@ -2,9 +2,12 @@
 
 One job per module: ``accounts`` (people's keys, profile limits, tokens per day, usage and the
 audit trail), ``protocol`` (request bodies into typed parameters, the OpenAI error
-object, response pieces), ``app`` (the routes and server-sent events), ``native`` and ``ollama``
-(llama-server's and Ollama's routes in their own shapes, over ``app``), ``guard`` (Host, Origin
-and CORS, content type, the request cap), ``connections`` (header deadline, connection cap),
+object, response pieces), ``app`` (the routes, ``OpenAIServer``; its parts: ``request_body``
+reads a body within the limits, ``replies`` writes a generation's answer, whole or streamed,
+``sse`` streams it, ``status_routes`` are /health, /v1/models, /usage/today and /metrics,
+``token_routes`` llama-server's /tokenize, /detokenize and /apply-template), ``native`` and
+``ollama`` (llama-server's and Ollama's routes in their own shapes, over ``app``), ``guard``
+(Host, Origin and CORS, content type, the request cap), ``connections`` (header deadline, connection cap),
 ``prometheus`` (``/metrics``), ``options`` (what the operator sets) and ``process`` (binding,
 uvicorn, the server in a thread or a child process). SECURITY.md says what it promises.
 

@@ -36,16 +36,10 @@ from workstation.core.chat_template import reply_to_continue
 from workstation.core.engine import TurnFinished
 from workstation.core.engine_api import with_system_prompt
 from workstation.core.errors import EngineError
+from workstation.core.events import RequestFailed, SchedulerEvent
 from workstation.core.grammar import GrammarError
 from workstation.core.model_file import model_file_changed
-from workstation.core.scheduler import (
-    PromptTooLong,
-    QueueFull,
-    RequestFailed,
-    Scheduler,
-    SchedulerEvent,
-)
-from workstation.core.scheduler import Request as SchedRequest
+from workstation.core.scheduler import PromptTooLong, QueueFull, Scheduler
 from workstation.core.server.accounts import Accounts, Caller, RevokedKey, Ticket
 from workstation.core.server.guard import (
     ACCOUNTED,
@@ -80,6 +74,7 @@ from workstation.core.server.token_routes import TokenRoutes
 from workstation.core.server.tool_protocol import parse_tool_request
 from workstation.core.server.unsupported import CHAT_FIELDS, refuse_unknown, refuse_unsupported
 from workstation.core.slots import Owner
+from workstation.core.slots import Request as SchedRequest
 from workstation.core.structured_output import SchemaError
 from workstation.core.tool_calls import (
     ToolPrompt,
