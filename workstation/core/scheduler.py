@@ -137,7 +137,9 @@ def _requests(n: int) -> str:
 
 
 class Scheduler(SlotReplies, PromptCache):
-    """N slots over one context. ``submit`` from any thread; one thread calls ``step``."""
+    """N slots over one context. ``submit`` from any thread; one thread calls ``step``. Its
+    parts, each a module: ``SlotReplies`` (``core/slot_run.py``: each step's update) and
+    ``PromptCache`` (``core/prompt_cache.py``: the cells reused, saved and restored)."""
 
     def __init__(
         self,

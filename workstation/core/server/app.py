@@ -128,7 +128,9 @@ class Dialect(Protocol):
 class OpenAIServer(RequestBodies, Replies, StatusRoutes, TokenRoutes):
     """``OpenAIServer(scheduler, options, accounts).app``: the ASGI app, its routes behind
     RequestGuard. Without ``accounts`` only ``options.api_key`` is checked and nothing is
-    recorded."""
+    recorded. Its parts, each a module: ``RequestBodies`` (``request_body.py``), ``Replies``
+    (``replies.py``), ``StatusRoutes`` (``status_routes.py``), ``TokenRoutes``
+    (``token_routes.py``)."""
 
     def __init__(self, scheduler: Scheduler, options: ServerOptions, accounts: Accounts | None = None) -> None:
         self.scheduler = scheduler
