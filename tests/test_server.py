@@ -96,7 +96,7 @@ def test_created_is_when_the_request_came() -> None:
     import time
     from types import SimpleNamespace
 
-    from workstation.core.server.app import _created
+    from workstation.core.server.replies import _created
 
     ninety_s_ago = SimpleNamespace(t_request=time.perf_counter() - 90)
     assert abs(_created(ninety_s_ago) - (time.time() - 90)) <= 1  # type: ignore[arg-type]

@@ -8,16 +8,17 @@ submits from HTTP handlers.
 
 Each step (``step``):
 1. **plan** (pure, ``core/slots.py``): admit waiting requests to free slots, settle which
-   cached cells each new request reuses (its own prefix, a copy from another slot, or a wait
-   for a slot prefilling the same prefix right now), let each generating slot's speculator
+   cached cells each new request reuses (its own prefix, a copy from another slot, a saved
+   state on disk, or a wait for a slot prefilling the same prefix right now:
+   ``core/prompt_cache.py``), let each generating slot's speculator
    propose drafts, and fill one batch: every generating slot's sampled token and drafts, then
    prompt chunks up to ``n_batch`` tokens;
 2. **decode** the batch (llama.cpp's abort callback is armed when it holds prompt chunks, so a
    cancelled long prefill stops inside llama.cpp);
-3. **update**: each slot samples (or verifies its drafts) at its own output index with its
-   own sampler chain, and its text goes through an incremental UTF-8 detokenizer and its stop
-   strings to the request's ``sink``; limits (``max_tokens``, the slot's context, EOS, stop)
-   finish it with ``TurnMetrics``.
+3. **update** (``core/slot_run.py``): each slot samples (or verifies its drafts) at its own
+   output index with its own sampler chain, and its text goes through an incremental UTF-8
+   detokenizer and its stop strings to the request's ``sink``; limits (``max_tokens``, the
+   slot's context, EOS, stop) finish it with ``TurnMetrics``.
 
 A slot keeps its cells after a request (prefix reuse: the next turn of a conversation, the
 next chunk of a document with the same instruction). Requests wait in a bounded FIFO queue
@@ -40,14 +41,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
 
 from workstation.core.catalog import resolve_model_path
 from workstation.core.chat_template import FALLBACK_STOPS, chat_prompt_tokens, template_for
-from workstation.core.detokenizer import StreamDetokenizer
 from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.events import (
     CancelFlag,
@@ -57,28 +56,22 @@ from workstation.core.events import (
     RequestFailed,
     SchedulerEvent,
     StepEvent,
-    TokenDelta,
     TurnEvent,
     TurnFinished,
 )
-from workstation.core.grammar import GrammarError, GrammarStuck, compile_grammar
+from workstation.core.grammar import compile_grammar
 from workstation.core.installed_models import installed_name
 from workstation.core.invocation import cli
 from workstation.core.kv_state import (
     MIN_RESTORE_TOKENS,
-    NOT_KEPT,
-    KvStateError,
     KvStateStore,
-    SavedState,
-    StateBytes,
     StateKey,
-    read_sequence,
-    write_sequence,
 )
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Phrase, say
 from workstation.core.planner import gpu_layers_for_load
 from workstation.core.profiles import KV_CACHE_TYPES, Constraints, Profile, Sampling
+from workstation.core.prompt_cache import PromptCache
 from workstation.core.reasoning import CLOSE, OPEN, ThinkingSplitter, opens_thinking
 from workstation.core.runtime import (
     Batch,
@@ -87,18 +80,16 @@ from workstation.core.runtime import (
     RuntimeSettings,
 )
 from workstation.core.sampling import SamplerChain
+from workstation.core.scheduler_stats import SchedulerStats
+from workstation.core.slot_run import SlotReplies, SlotRun, _deliver
 from workstation.core.slots import (
-    BatchEntry,
     Owner,
-    PrefixAction,
     Request,
     Slot,
     StepPlan,
     admit,
-    moved_runs,
     plan_step,
     queue_victim,
-    settle_prefix,
 )
 from workstation.core.stop_strings import StopMatcher
 from workstation.core.thread_policy import RECHECK_TOKENS, LoadSampler, ThreadChoice, ThreadGovernor
@@ -107,24 +98,11 @@ from workstation.core.token_probs import ReplyProbs
 log = logging.getLogger(__name__)
 
 
-MAX_FORGOTTEN = 4096  # deleted conversations' tags kept so their cells are never saved again
-
-
-@dataclass
-class PendingRestore:
-    """A saved state being read and checked by the reader thread for a fresh slot."""
-
-    entry: SavedState
-    n: int  # the prompt's tokens it holds
-    data: Future[bytearray]
-    runs: list[tuple[int, int, int]] = field(default_factory=list)  # of its cells, to move (``moved_runs``)
-
-
 ADMIT_WINDOW_S = 0.005  # after an idle spell, wait this long for requests sent at the same time
 UNBOUNDED_QUEUE = 1 << 30
 T = TypeVar("T")
 
-__all__ = ["GrammarError", "PromptTooLong", "QueueFull", "Request", "RequestFailed", "Scheduler", "SchedulerEvent"]
+__all__ = ["PromptTooLong", "QueueFull", "Scheduler"]
 
 
 class QueueFull(WorkstationError):
@@ -137,47 +115,6 @@ class QueueFull(WorkstationError):
 
 class PromptTooLong(EngineError):
     """The prompt does not fit one slot's context."""
-
-
-@dataclass
-class SchedulerStats:
-    """Counters for /metrics (names follow llama-server's Prometheus metrics)."""
-
-    prompt_tokens_total: int = 0
-    prompt_seconds_total: float = 0.0
-    tokens_predicted_total: int = 0
-    tokens_predicted_seconds_total: float = 0.0
-    n_decode_total: int = 0
-    n_busy_slots_total: int = 0
-    cached_tokens_total: int = 0
-    requests_total: int = 0
-    requests_rejected_total: int = 0
-    requests_cancelled_total: int = 0
-    decode_seconds_total: float = 0.0  # inside llama_decode
-    busy_seconds_total: float = 0.0  # from one decode's start to the next's while slots are busy
-
-
-@dataclass
-class SlotRun:
-    """A slot's state for the request it serves now."""
-
-    sampler: SamplerChain
-    metrics: TurnMetrics
-    stopper: StopMatcher
-    detok: StreamDetokenizer = field(default_factory=StreamDetokenizer)
-    reply: list[int] = field(default_factory=list)
-    parts: list[str] = field(default_factory=list)
-    t_start: float = 0.0  # admitted: its prefill starts
-    t_first: float = 0.0  # first token sampled
-    t_last: float = 0.0  # last token sampled
-    unsent: int = 0  # reply tokens not yet covered by a TokenDelta (held UTF-8 bytes, stop text)
-    probs: ReplyProbs | None = None  # the reply tokens' probabilities (Constraints.n_probs > 0)
-    thinking: ThinkingSplitter | None = None  # the request's ``reasoning``: thinking apart from the answer
-    thought: list[str] = field(default_factory=list)  # the thinking streamed so far
-    unpushed: int = 0  # reply tokens whose text has not reached ``thinking`` yet
-    start_n: int = 0  # tokens pushed while it was not known yet whether a block opens
-    emitted: bool = False  # a TokenDelta went out (time to first token)
-    seen_n: int = 0  # how many of the prompt's first tokens an earlier prompt had (``save_when_reused``)
 
 
 def _discard(req: Request) -> None:
@@ -195,22 +132,14 @@ def _discarded_on_error(req: Request) -> Iterator[None]:
         raise
 
 
-def _deliver(req: Request, event: SchedulerEvent) -> None:
-    """Hand ``event`` to the request's sink; a sink that fails (a client's event loop already
-    closed) loses its own events, never the decoding thread."""
-    try:
-        req.sink(event)
-    except Exception as err:  # noqa: BLE001 - one caller's failure must not stop the others
-        req.dropped = True
-        log.warning("A request's events could not be delivered (%s: %s); it is dropped.", type(err).__name__, err)
-
-
 def _requests(n: int) -> str:
     return "1 request" if n == 1 else f"{n:,} requests"
 
 
-class Scheduler:
-    """N slots over one context. ``submit`` from any thread; one thread calls ``step``."""
+class Scheduler(SlotReplies, PromptCache):
+    """N slots over one context. ``submit`` from any thread; one thread calls ``step``. Its
+    parts, each a module: ``SlotReplies`` (``core/slot_run.py``: each step's update) and
+    ``PromptCache`` (``core/prompt_cache.py``: the cells reused, saved and restored)."""
 
     def __init__(
         self,
@@ -584,43 +513,6 @@ class Scheduler:
             if slot.spec is not None:
                 slot.spec.forget()
 
-    def forget(self, tag: str) -> int:
-        """A conversation was deleted: drop the idle slots' cells made for ``tag`` (they would
-        be saved at close), never save cells of that tag again, and delete its saved states:
-        the files deleted."""
-
-        def drop() -> None:
-            if len(self._forgotten) >= MAX_FORGOTTEN:  # bounded: a tag is one deleted conversation
-                self._forgotten.pop()
-            self._forgotten.add(tag)
-            for slot in self.slots:
-                if slot.tag == tag and slot.req is None:
-                    self.model.seq_rm(slot.seq, -1, -1)
-                    slot.tokens = []
-                    slot.tag = None
-                    if slot.spec is not None:
-                        slot.spec.forget()
-
-        self.between_steps(drop).result()  # on the decoding thread: it owns the slots
-        self.between_steps(self._wait_for_writes).result()  # a state of it may be on its way to disk
-        return self.kv_store.forget(tag) if self.kv_store is not None else 0
-
-    def claim(self, tag: str, prompt: list[int]) -> int:
-        """The idle cells that begin with ``prompt`` and belong to nobody (a document just
-        summarized) now belong to ``tag`` (the conversation made of it): saved with it, deleted
-        with it. The slots claimed."""
-
-        def take() -> int:
-            n = 0
-            for slot in self.slots:
-                if slot.req is None and slot.tag is None and prompt and slot.tokens[: len(prompt)] == prompt:
-                    slot.tag = tag
-                    slot.worth = None  # a conversation's cells: kept as a whole
-                    n += 1
-            return n
-
-        return self.between_steps(take).result()
-
     @property
     def requests_processing(self) -> int:
         return sum(1 for s in self.slots if s.req is not None)
@@ -814,181 +706,6 @@ class Scheduler:
         if slot.spec is not None:
             slot.spec.begin_turn(sampler, req.prompt)
 
-    def _settle(self) -> None:
-        """Apply the cell reuse of fresh slots (oldest request first). A saved state on disk is
-        read and checked by a reader thread: the other slots go on decoding meanwhile, and the
-        slot settles when its state is in memory (at once when no other slot has work)."""
-        model = self.model
-        sources: set[int] = set()  # slots copied from in this pass: llama.cpp copies at the next decode
-        for slot in sorted((s for s in self.slots if s.fresh), key=lambda s: s.req.id if s.req else 0):
-            reuse = slot.req is None or slot.req.cache_prompt
-            action = settle_prefix(slot, self.slots) if reuse else PrefixAction(slot, keep=0)
-            if action is None:
-                continue  # a slot admitted earlier is prefilling the same prefix: wait for it
-            runs = self._runs_to_move(slot, action) if reuse else []
-            kept = action.keep + sum(n for _, _, n in runs)  # the cells this prompt reuses in memory
-            if self.kv_store is not None and slot.restoring is None:
-                worth = self._worth(slot)
-                # the same conversation's next turn (its oldest messages left out, a reply asked
-                # again) is no other one: the state it saves later supersedes this one, which
-                # was copied out and written (tens of MiB) on every turn that left more out
-                going_on = slot.tag is not None and slot.req is not None and slot.req.tag == slot.tag
-                if (worth - kept >= MIN_RESTORE_TOKENS and worth >= self.min_save_tokens and not going_on
-                        and (worth == len(slot.tokens) or slot.seq not in sources)):
-                    if self._save_slot(slot, worth):  # another conversation takes the slot: keep this one on disk
-                        # (its cells past ``worth`` were dropped with it: the runs found before may be gone)
-                        runs = self._runs_to_move(slot, action) if reuse else []
-                        kept = action.keep + sum(n for _, _, n in runs)
-                slot.restoring = self._start_restore(slot, kept) if reuse else None
-            slot.tag = slot.req.tag if slot.req is not None else None  # its cells are the new request's now
-            slot.prompt_n = len(slot.req.prompt) if slot.req is not None else 0
-            slot.worth = (slot.run.seen_n if self.save_when_reused and slot.req is not None and slot.tag is None
-                          else None)
-            pending = slot.restoring
-            if pending is not None and not pending.data.done() and self._others_have_work(slot):
-                continue  # the others decode while the file is read
-            if pending is not None and slot.seq in sources:
-                continue  # restoring now would overwrite the cells another slot is copying
-            slot.restoring = None
-            slot.fresh = False
-            restored = self._restore(slot, pending, kept) if pending is not None else 0
-            if restored:
-                pass  # the slot's cells are now a saved state's prefix, longer than any slot's
-            elif runs:
-                self._move_cells(slot, action.keep, runs)
-            elif action.copy_from is not None:
-                # each sequence has its own KV stream: llama.cpp copies a whole stream (at the
-                # next decode), then the cells past the shared prefix are dropped
-                model.seq_rm(slot.seq, -1, -1)
-                model.seq_cp(action.copy_from.seq, slot.seq, -1, -1)
-                sources.add(action.copy_from.seq)
-                model.seq_rm(slot.seq, action.keep, -1)
-                slot.tokens = action.copy_from.tokens[: action.keep]
-            elif action.keep < len(slot.tokens):
-                keep = action.keep
-                if not model.seq_rm(slot.seq, keep, -1):
-                    model.seq_rm(slot.seq, -1, -1)
-                    keep = 0
-                del slot.tokens[keep:]
-            slot.run.metrics.cache_n = len(slot.tokens)
-            slot.run.metrics.restored_n = restored
-            if slot.worth is not None:  # cells reused from a slot or a file: an earlier request's too
-                slot.worth = max(slot.worth, len(slot.tokens))
-            self.stats.cached_tokens_total += len(slot.tokens)
-
-    def _runs_to_move(self, slot: Slot, action: PrefixAction) -> list[tuple[int, int, int]]:
-        """The slot's own cells past the shared prefix that its prompt holds again nearer its
-        start (``moved_runs``: a conversation whose oldest messages were left out)."""
-        if action.copy_from is not None or slot.req is None or len(slot.tokens) <= action.keep:
-            return []
-        runs = moved_runs(slot.tokens, slot.req.prompt, action.keep)
-        return runs if runs and self.model.can_shift else []
-
-    def _move_cells(self, slot: Slot, keep: int, runs: list[tuple[int, int, int]]) -> None:
-        """Move ``runs`` of the slot's cells back to where its prompt has them (llama-server's
-        cache reuse), and drop every other cell past ``keep``."""
-        slot.tokens = self.model.move_cells(slot.seq, slot.tokens, keep, runs)
-        log.debug("moved %d cached tokens of slot %d in %d runs", len(slot.tokens) - keep, slot.seq, len(runs))
-
-    def _others_have_work(self, slot: Slot) -> bool:
-        return any(s is not slot and s.req is not None and not s.fresh for s in self.slots)
-
-    def _start_restore(self, slot: Slot, in_memory: int) -> PendingRestore | None:
-        """Start reading the saved state that shares more of the prompt than any slot's cells
-        do (None: there is none)."""
-        assert self.kv_store is not None and slot.req is not None
-        moved = slot.req.tag if self.model.can_shift else None  # (its own states: cells moved as in memory)
-        found = self.kv_store.best(self.state_key, slot.req.prompt, in_memory + MIN_RESTORE_TOKENS, moved)
-        if found is None:
-            return None
-        if self._reader is None:
-            self._reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kv-reader")
-        entry, n, runs = found
-        return PendingRestore(entry, n, self._reader.submit(self.kv_store.load, self.state_key, entry), runs)
-
-    def _restore(self, slot: Slot, pending: PendingRestore, in_memory: int) -> int:
-        """Load a saved state read by ``_start_restore`` into the slot, when it still shares more
-        of the prompt than the slots' cells do; the tokens restored (0: none, or a file that could
-        not be used)."""
-        entry, n, runs = pending.entry, pending.n, pending.runs
-        if n <= in_memory + MIN_RESTORE_TOKENS:
-            return 0  # while it was read, another slot came to hold as much: copy that instead
-        try:
-            data = pending.data.result()
-        except KvStateError as err:  # the slot's own cells are untouched
-            log.warning("Ignored a saved KV state: %s; the prompt is read as usual.", err)
-            return 0
-        if not write_sequence(self.model, slot.seq, data):  # the sequence is empty now
-            log.warning("Ignored a saved KV state: llama.cpp could not load %s.", entry.path.name)
-            slot.tokens = []
-            return 0
-        held = len(entry.tokens) if runs else n  # (runs: its cells past the prefix are moved, not cut)
-        self.model.seq_rm(slot.seq, held, -1)
-        if self.model.seq_pos_max(slot.seq) + 1 != held:  # not what the file said it held
-            log.warning("Ignored a saved KV state: %s holds other cells than its header says.", entry.path.name)
-            self.model.seq_rm(slot.seq, -1, -1)
-            slot.tokens = []
-            return 0
-        if runs:  # the oldest messages left out since it was saved: its kept cells go where the prompt has them
-            slot.tokens = self.model.move_cells(slot.seq, list(entry.tokens), n - sum(run[2] for run in runs), runs)
-        else:
-            slot.tokens = entry.tokens[:n]
-        if slot.spec is not None:
-            slot.spec.forget()
-        return n
-
-    def save_states(self) -> int:
-        """Save every idle slot's cells to the store (leaving a conversation, closing) and wait
-        until the files are written: states saved."""
-        if self.kv_store is None:
-            return 0
-        saved = 0
-        for slot in self.slots:
-            worth = self._worth(slot)
-            if slot.req is None and worth >= self.min_save_tokens:
-                saved += self._save_slot(slot, worth)
-        self._wait_for_writes()
-        return saved
-
-    @staticmethod
-    def _worth(slot: Slot) -> int:
-        """How many of the slot's cells are worth saving (``Slot.worth``)."""
-        return len(slot.tokens) if slot.worth is None else min(slot.worth, len(slot.tokens))
-
-    def _save_slot(self, slot: Slot, n: int) -> bool:
-        """Copy the slot's first ``n`` cells out (the rest dropped, the slot being left) and have
-        the writer thread put them on disk (not when a saved state holds them already)."""
-        store = self.kv_store
-        assert store is not None
-        tokens = slot.tokens[:n]
-        if slot.tag == NOT_KEPT or slot.tag in self._forgotten or store.covers(self.state_key, tokens, slot.tag):
-            return False
-        if n < len(slot.tokens):
-            if not self.model.seq_rm(slot.seq, n, -1):  # (a model whose cells cannot be cut: kept whole)
-                return False
-            del slot.tokens[n:]
-        data = read_sequence(self.model, slot.seq)
-        if self._writer is None:
-            self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kv-writer")
-        self._writer.submit(self._write_state, store, tokens, data, slot.tag, slot.prompt_n)
-        return True
-
-    def _write_state(self, store: KvStateStore, tokens: list[int], data: StateBytes, tag: str | None,
-                     prompt_n: int = 0) -> None:
-        try:
-            store.save(self.state_key, tokens, data, tag, prompt_n)
-        except OSError as err:  # a full disk costs only the speed-up: said once, not at every save
-            if err.errno != self._save_problem:
-                log.warning("Could not save a KV state: %s", err.strerror or err)
-            self._save_problem = err.errno
-        else:
-            self._save_problem = None
-
-    def _wait_for_writes(self) -> None:
-        if self._writer is not None:
-            self._writer.shutdown(wait=True)
-            self._writer = None
-
     def _propose(self) -> None:
         for slot in self.slots:
             slot.drafts = []
@@ -1079,169 +796,7 @@ class Scheduler:
             for slot, n_drafts, n_acc, n_out in verified:
                 slot.spec.after_step(seconds, n_drafts, n_acc, n_out, timed=not prefill)
 
-    # --- update ----------------------------------------------------------------------------
-    def _eog_tokens(self) -> np.ndarray:
-        if self._eog is None:
-            self._eog = np.array(
-                [t for t in range(self.model.n_vocab) if self.model.is_eog(t)], dtype=np.int64
-            )
-        return self._eog
-
-    def _update(self, slot: Slot, idx0: int, entry: BatchEntry, n_drafts: int) -> tuple[int, int]:
-        """Sample (or verify the drafts) at ``idx0``..; stream the text; finish at a limit.
-        Returns (drafts accepted, tokens produced)."""
-        req, run, model = slot.req, slot.run, self.model
-        assert req is not None
-        constrained = req.constraints.active
-        if req.ignore_eos and run.sampler.grammar is None:  # a grammar decides when it may end
-            for j in range(n_drafts + 1):
-                model.logits(idx0 + j)[self._eog_tokens()] = -np.inf
-        if not run.reply and np.isnan(model.logits(idx0)).any():  # once a reply, before its first token
-            self._fail(slot, said=[("engine.not_a_number", {})])  # it wrote <unk> to the end, and a reply
-            return 0, 0  # of nothing ended well ("exit 0")
-        drafts = entry.tokens[1:] if n_drafts else []
-        try:
-            if slot.spec is not None and not constrained:
-                out, n_acc = slot.spec.verify(model, idx0, drafts)
-            else:
-                out, n_acc = [run.sampler.sample(model.ctx, idx0)], 0
-        except GrammarStuck as err:  # the request's own constraints contradict each other: a 400
-            self._fail(slot, str(err), status=400)
-            return 0, 0
-        if n_drafts:
-            keep = len(slot.tokens) - n_drafts + n_acc
-            model.seq_rm(slot.seq, keep, -1)
-            del slot.tokens[keep:]
-            run.metrics.draft_n += n_drafts
-            run.metrics.draft_n_accepted += n_acc
-        now = time.perf_counter()
-        self._since_thread_check += len(out)
-        for j, tok in enumerate(out):
-            if model.is_eog(tok) and (not req.ignore_eos or run.sampler.grammar is not None):
-                self._finish(slot, "eos")
-                return n_acc, len(out)
-            # the reply's tokens' times (an EOS is not one: its step would count one more)
-            if not run.t_first:
-                run.t_first = now
-            run.t_last = now
-            run.reply.append(tok)
-            run.unsent += 1
-            run.unpushed += 1
-            text = run.detok.push(model.piece(tok, tok in req.constraints.preserved_tokens))
-            if run.probs is not None:  # out[j] was sampled (or verified) at output idx0 + j
-                run.probs.record(model.logits(idx0 + j), tok)
-                run.probs.decoded(text)
-            if text:
-                text, stopped = run.stopper.push(text)
-                if text:
-                    self._emit(slot, text)
-                if stopped:
-                    self._finish(slot, "stop", flush=False)
-                    return n_acc, len(out)
-            if len(run.reply) >= req.max_tokens:
-                self._finish(slot, "length")
-                return n_acc, len(out)
-        if len(slot.tokens) + 1 >= self.slot_ctx:
-            self._finish(slot, "context")
-        else:
-            slot.pending = out[-1]
-        return n_acc, len(out)
-
-    def _opens_thinking(self, req: Request) -> bool:
-        """Whether the chat template opened the thinking block at the end of the prompt. Not
-        under a grammar that cannot close it (a JSON schema, a tool call): the reply is then
-        the answer the grammar makes, never thinking."""
-        grammar = req.constraints.grammar
-        if grammar and CLOSE not in grammar:
-            return False
-        return opens_thinking(self.model.detokenize(req.prompt[-16:], special=True))
-
-    @staticmethod
-    def _count_thinking(run: SlotRun, before: str, after: str, thought: bool, answer: bool) -> None:
-        """``reasoning_n``: the tokens whose text went into the thinking block (its tags too),
-        counted as their text is split, whether or not it is sent yet."""
-        n, run.unpushed = run.unpushed, 0
-        if before == "thinking":
-            run.metrics.reasoning_n += n
-        elif before == "start":
-            run.start_n += n
-            if after == "thinking" or thought:
-                run.metrics.reasoning_n += run.start_n
-            if after != "start" or answer:  # decided, or blank space let out as the answer's
-                run.start_n = 0
-
-    def _emit(self, slot: Slot, text: str, last: bool = False) -> None:
-        """Stream ``text`` of the reply (``last``: the reply ends; what was held comes out)."""
-        req, run = slot.req, slot.run
-        assert req is not None
-        probs = run.probs.take(text) if run.probs is not None else []
-        thought = ""
-        split = run.thinking
-        if split is not None:
-            before = split.phase
-            thought, text = split.push(text)
-            if last:
-                more, tail = split.flush()
-                thought, text = thought + more, text + tail
-            self._count_thinking(run, before, split.phase, bool(thought), bool(text))
-            if before == "thinking":
-                run.metrics.reasoning_ms = (time.perf_counter() - (run.t_first or req.t_request)) * 1000
-            if not (thought or text or probs):
-                return  # held: its tokens go with the next piece
-            if thought:
-                run.thought.append(thought)
-        if not run.emitted:
-            run.emitted = True
-            run.metrics.ttft_ms = (time.perf_counter() - req.t_request) * 1000
-        if text:
-            run.parts.append(text)
-        ids = run.reply[len(run.reply) - run.unsent :] if run.unsent else []
-        _deliver(req, TokenDelta(text, max(1, run.unsent), ids, probs=probs, reasoning=thought))
-        run.unsent = 0
-
-    def _finish(self, slot: Slot, stop: str, flush: bool = True) -> None:
-        req, run = slot.req, slot.run
-        assert req is not None
-        m = run.metrics
-        tail = ""
-        if flush and stop != "cancelled":
-            tail = run.stopper.push(run.detok.flush())[0] + run.stopper.flush()
-        if tail or run.thinking is not None:
-            self._emit(slot, tail, last=True)
-        now = time.perf_counter()
-        if slot.prefilling:  # a fresh slot has not touched its cells for this request yet
-            m.prompt_n = 0 if slot.fresh else max(0, len(slot.tokens) - m.cache_n)
-            m.prompt_ms = (now - run.t_start) * 1000
-        n = len(run.reply)
-        m.predicted_n = n
-        if n > 1 and run.t_last > run.t_first:
-            # n tokens take n-1 decode steps after the first (sampled from the prompt's
-            # logits): the rate is (n-1) over their time, as llama.cpp's own counters give it
-            m.predicted_ms = (run.t_last - run.t_first) * 1000 * n / (n - 1)
-        if not run.emitted:
-            m.ttft_ms = ((run.t_last or now) - req.t_request) * 1000
-        # the cells keep prompt + reply (a speculative step may have run ahead of a stop)
-        keep = len(req.prompt) + n
-        if len(slot.tokens) > keep and not slot.prefilling:
-            self.model.seq_rm(slot.seq, keep, -1)
-            del slot.tokens[keep:]
-        m.total_ms = (now - req.t_request) * 1000
-        m.kv_used = len(slot.tokens)
-        m.stop_reason = stop
-        threads = self.thread_choice
-        m.n_threads, m.threads_reason, m.cpu_others = threads.decode, threads.reason, round(threads.others, 2)
-        m.finish_rates()
-        self.stats.prompt_tokens_total += m.prompt_n + m.dropped_n  # (its time is in prompt_seconds_total)
-        self.stats.prompt_seconds_total += m.prompt_ms / 1000
-        self.stats.tokens_predicted_total += m.predicted_n
-        self.stats.tokens_predicted_seconds_total += m.predicted_ms / 1000
-        held = now - run.t_start  # how long requests hold a slot: how soon a waiting one gets one
-        self._slot_hold_s = held if self._slot_hold_s is None else 0.8 * self._slot_hold_s + 0.2 * held
-        self._release(slot)
-        probs = run.probs.final(stopped=stop == "stop") if run.probs is not None else []
-        reasoning = "".join(run.thought)
-        _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply), probs=probs, reasoning=reasoning))
-
+    # --- update: SlotReplies (core/slot_run.py); a request refused, failed, its slot released --
     def _retry_after_s(self) -> int:
         """Seconds a refused request waits before trying again (Retry-After): the queue before
         it served at the pace requests have held a slot lately, 1 to 30. It was a second per

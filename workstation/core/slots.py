@@ -88,7 +88,7 @@ class Slot:
     req: Request | None = None
     prefilling: bool = False
     fresh: bool = False  # admitted; which cached cells it reuses is not settled yet
-    restoring: Any = None  # a saved state being read for it (the scheduler's PendingRestore)
+    restoring: Any = None  # a saved state being read for it (prompt_cache.PendingRestore)
     pending: int = -1  # sampled, not yet decoded
     drafts: list[int] = field(default_factory=list)  # to verify with ``pending`` this step
     last_used: float = 0.0

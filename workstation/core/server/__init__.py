@@ -2,9 +2,12 @@
 
 One job per module: ``accounts`` (people's keys, profile limits, tokens per day, usage and the
 audit trail), ``protocol`` (request bodies into typed parameters, the OpenAI error
-object, response pieces), ``app`` (the routes and server-sent events), ``native`` and ``ollama``
-(llama-server's and Ollama's routes in their own shapes, over ``app``), ``guard`` (Host, Origin
-and CORS, content type, the request cap), ``connections`` (header deadline, connection cap),
+object, response pieces), ``app`` (the routes, ``OpenAIServer``; its parts: ``request_body``
+reads a body within the limits, ``replies`` writes a generation's answer, whole or streamed,
+``sse`` streams it, ``status_routes`` are /health, /v1/models, /usage/today and /metrics,
+``token_routes`` llama-server's /tokenize, /detokenize and /apply-template), ``native`` and
+``ollama`` (llama-server's and Ollama's routes in their own shapes, over ``app``), ``guard``
+(Host, Origin and CORS, content type, the request cap), ``connections`` (header deadline, connection cap),
 ``prometheus`` (``/metrics``), ``options`` (what the operator sets) and ``process`` (binding,
 uvicorn, the server in a thread or a child process). SECURITY.md says what it promises.
 
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workstation.core.server.accounts import Accounts
-    from workstation.core.server.app import OpenAIServer, SSEResponse
+    from workstation.core.server.app import OpenAIServer
     from workstation.core.server.options import DEFAULT_MAX_BODY, ServerOptions
     from workstation.core.server.process import (
         BackgroundServer,
@@ -38,11 +41,12 @@ if TYPE_CHECKING:
         parse_params,
         parse_prompt,
     )
+    from workstation.core.server.sse import SSEResponse
 
 _WHERE = {
     "Accounts": "accounts",
     "OpenAIServer": "app",
-    "SSEResponse": "app",
+    "SSEResponse": "sse",
     "DEFAULT_MAX_BODY": "options",
     "ServerOptions": "options",
     "BackgroundServer": "process",

@@ -22,31 +22,24 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
-from workstation.core.chat_template import TemplateError, reply_to_continue
-from workstation.core.engine import TokenDelta, TurnFinished
+from workstation.core.chat_template import reply_to_continue
+from workstation.core.engine import TurnFinished
 from workstation.core.engine_api import with_system_prompt
 from workstation.core.errors import EngineError
-from workstation.core.events import PromptRead
+from workstation.core.events import RequestFailed, SchedulerEvent
 from workstation.core.grammar import GrammarError
 from workstation.core.model_file import model_file_changed
-from workstation.core.scheduler import (
-    PromptTooLong,
-    QueueFull,
-    RequestFailed,
-    Scheduler,
-    SchedulerEvent,
-)
-from workstation.core.scheduler import Request as SchedRequest
+from workstation.core.scheduler import PromptTooLong, QueueFull, Scheduler
 from workstation.core.server.accounts import Accounts, Caller, RevokedKey, Ticket
 from workstation.core.server.guard import (
     ACCOUNTED,
@@ -59,100 +52,40 @@ from workstation.core.server.guard import (
 )
 from workstation.core.server.logprobs import ProbsAsked, parse_token_fields
 from workstation.core.server.options import ServerOptions
-from workstation.core.server.prometheus import prometheus_text
 from workstation.core.server.protocol import (
-    FINISH,
     ApiError,
     FieldNames,
     GenParams,
     bad,
-    busy,
-    decode_body,
-    failed_response,
-    flag,
     parse_messages,
     parse_model,
     parse_params,
     parse_prompt,
     parse_tag,
     parse_template_variables,
-    parse_text,
-    parse_token_ids,
-    prompt_progress,
     queue_full,
-    sse,
-    timings,
-    usage,
 )
+from workstation.core.server.replies import SHUTTING_DOWN, Replies
+from workstation.core.server.request_body import RequestBodies
+from workstation.core.server.sse import SSEResponse
+from workstation.core.server.status_routes import STOPPING_HEADERS, StatusRoutes
 from workstation.core.server.structured import grammar_refused
-from workstation.core.server.tool_protocol import call_deltas, parse_tool_request
+from workstation.core.server.token_routes import TokenRoutes
+from workstation.core.server.tool_protocol import parse_tool_request
 from workstation.core.server.unsupported import CHAT_FIELDS, refuse_unknown, refuse_unsupported
 from workstation.core.slots import Owner
+from workstation.core.slots import Request as SchedRequest
 from workstation.core.structured_output import SchemaError
-from workstation.core.token_probs import TokenProb
 from workstation.core.tool_calls import (
-    ReplyReader,
     ToolPrompt,
     ToolRequest,
-    read_reply,
     tool_prompt,
 )
 from workstation.core.usage import UNKNOWN
 
-SHUTTING_DOWN = 503  # the status recorded for a reply the server's shutdown cut off
-# a body over the limit is read and dropped up to this much (or 4x the limit) and this long before
-# the 413, so that the client, still sending, reads the answer (_drain)
-DRAIN_BYTES = 16 * 2**20
-DRAIN_S = 5.0
-STOPPING_HEADERS = {"Retry-After": "5", "Connection": "close"}  # a request refused while the server stops
-CUT_BY_SHUTDOWN = "The server is shutting down, so the reply was cut off; send it again once the server is back."
-MODEL_FILE_CHANGED = "the model file changed on disk since it was loaded: restart the server"  # (/health: no path)
 log = logging.getLogger("uvicorn.error")
 
 
-# --- streaming response --------------------------------------------------------------------------
-class SSEResponse(Response):
-    """Server-sent events from an async iterator; a client disconnect calls ``on_disconnect``.
-    ``media_type``: another streamed shape (Ollama's newline-delimited JSON)."""
-
-    def __init__(
-        self, events: AsyncIterator[bytes], on_disconnect: Callable[[], None],
-        media_type: bytes = b"text/event-stream; charset=utf-8",
-    ) -> None:
-        self.status_code = 200
-        self.background = None
-        self.raw_headers = [
-            (b"content-type", media_type),
-            (b"cache-control", b"no-cache"),
-            (b"x-accel-buffering", b"no"),
-        ]
-        self.events = events
-        self.on_disconnect = on_disconnect
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        watch = asyncio.create_task(_watch_disconnect(receive, self.on_disconnect))
-        try:
-            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-            async for chunk in self.events:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except OSError:
-            self.on_disconnect()
-        finally:
-            watch.cancel()
-            with contextlib.suppress(BaseException):
-                await self.events.aclose()  # type: ignore[attr-defined]
-
-
-async def _watch_disconnect(receive: Receive, on_disconnect: Callable[[], None]) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            on_disconnect()
-            return
-
-
-FINGERPRINT = "workstation"  # OpenAI's system_fingerprint, on every answer and chunk
 # llama-server's routes for what a chat model's server does not do (501, as llama-server answers
 # them when it was not started with --embeddings or --reranking): route -> (what, its flag)
 NOT_SERVED = {
@@ -192,10 +125,12 @@ class Dialect(Protocol):
 
 
 # --- the app -----------------------------------------------------------------------------------
-class OpenAIServer:
+class OpenAIServer(RequestBodies, Replies, StatusRoutes, TokenRoutes):
     """``OpenAIServer(scheduler, options, accounts).app``: the ASGI app, its routes behind
     RequestGuard. Without ``accounts`` only ``options.api_key`` is checked and nothing is
-    recorded."""
+    recorded. Its parts, each a module: ``RequestBodies`` (``request_body.py``), ``Replies``
+    (``replies.py``), ``StatusRoutes`` (``status_routes.py``), ``TokenRoutes``
+    (``token_routes.py``)."""
 
     def __init__(self, scheduler: Scheduler, options: ServerOptions, accounts: Accounts | None = None) -> None:
         self.scheduler = scheduler
@@ -291,103 +226,6 @@ class OpenAIServer:
         if self.stopping:
             raise ApiError(SHUTTING_DOWN, "The server is shutting down; send the request again once it is back.",
                            type_="server_error", headers=dict(STOPPING_HEADERS))
-
-    def _working_for(self, request: Request) -> Caller:
-        """The caller of a route that costs the server work but no reply (/tokenize, /detokenize,
-        /apply-template): a key whose day is used up is refused there too (it had the server
-        tokenize 4 MB texts over its quota)."""
-        caller = self._auth(request)
-        self.accounts.check_quota(caller)
-        return caller
-
-    @staticmethod
-    def _drain_bytes(limit: int) -> int:
-        """How much of a body over the limit is read (and dropped) before the 413: see _drain."""
-        return max(DRAIN_BYTES, 4 * limit)
-
-    async def _drain(self, request: Request, seen: int, limit: int) -> None:
-        """Read and drop the rest of a body that is over the limit, up to ``_drain_bytes`` in all
-        and DRAIN_S seconds, so that the 413 reaches the client (a "lingering close", as nginx
-        does). Closed with its body unread, a kept-alive connection (the ``openai`` client's)
-        was reset while the client still sent, and it saw "peer closed connection", not 413."""
-        most = self._drain_bytes(limit)
-        try:
-            async with asyncio.timeout(DRAIN_S):
-                async for chunk in request.stream():
-                    seen += len(chunk)
-                    if seen > most:
-                        return
-        except (TimeoutError, ClientDisconnect):
-            return
-        except RuntimeError:  # Starlette's "Stream consumed": the piece over the limit was the last
-            return
-
-    @contextlib.asynccontextmanager
-    async def _json_body(self, request: Request) -> AsyncIterator[dict[str, Any]]:
-        """The body as a JSON object, read within ``body_timeout_s``, its bytes counted against
-        ``max_inflight_body_bytes`` until the block ends (the caller parses and tokenizes in it)."""
-        limit = self.options.max_body_bytes
-        too_big = ApiError(
-            413,
-            f"The request body is larger than this server's limit of {limit} bytes.",
-            headers={"Connection": "close"},
-        )
-        full = busy("This server is reading as many request bodies as it can hold; try again shortly.")
-        declared = request.headers.get("content-length", "")
-        held = 0
-        person = request.scope.get(PERSON)
-        try:
-            if declared.isdigit():
-                if int(declared) > limit:
-                    if int(declared) <= self._drain_bytes(limit):
-                        await self._drain(request, 0, limit)
-                    raise too_big
-                if not self.bodies.take(int(declared), person):
-                    raise self._body_refused(full, person, int(declared))
-                held = int(declared)
-            chunks: list[bytes] = []
-            size = 0
-            over = False
-            try:
-                async with asyncio.timeout(self.options.body_timeout_s):
-                    async for chunk in request.stream():
-                        size += len(chunk)
-                        if size > limit:
-                            over = True  # (drained below: within this timeout, a 408 came instead of the 413)
-                            break
-                        if size > held:
-                            if not self.bodies.take(size - held, person):
-                                raise self._body_refused(full, person, size - held)
-                            held = size
-                        chunks.append(chunk)
-            except TimeoutError:
-                raise ApiError(
-                    408,
-                    f"The request body did not arrive within {self.options.body_timeout_s:g} seconds.",
-                    code="request_timeout",
-                    headers={"Connection": "close"},
-                ) from None
-            except ClientDisconnect:
-                raise ApiError(400, "The client went away before sending the whole body.") from None
-            if over:
-                del chunks
-                await self._drain(request, size, limit)
-                raise too_big
-            data = b"".join(chunks)
-            del chunks
-            body = decode_body(data)
-            del data
-            yield body
-        finally:
-            self.bodies.give(held, person)
-
-    def _body_refused(self, full: ApiError, person: str | None, n: int) -> ApiError:
-        """The 503 for ``n`` bytes of body that cannot be held now: the key's own share said where
-        the server had room (it said the whole server was full, to the one key filling it)."""
-        if person is not None and self.bodies.used + n <= self.bodies.limit:
-            return busy(f"The key '{person}' is sending as many request bodies at once as one person may (a quarter "
-                        "of what this server reads at once); try again once they are in.")
-        return full
 
     def _prompt_limit(self) -> int:
         """The most tokens a request's prompt may have (``--max-prompt-tokens``, within a slot)."""
@@ -510,20 +348,6 @@ class OpenAIServer:
                 while (self._running or self._late) and not give_up():
                     await asyncio.sleep(0.02)
 
-    @staticmethod
-    def _quota_reached(ticket: Ticket, event: TurnFinished) -> dict[str, bool]:
-        """``{"quota_reached": true}`` in the answer of a reply that stopped where the key's
-        day ran out, not at max_tokens (OpenAI has no word for it; a desk PC reads it)."""
-        return {"quota_reached": True} if ticket.capped and event.metrics.stop_reason == "length" else {}
-
-    def _cut_by_shutdown(self, event: TurnFinished) -> bool:
-        return self.cutting and event.metrics.stop_reason == "cancelled"
-
-    @staticmethod
-    def _shutdown_error() -> ApiError:
-        """What the client of a reply cut by the shutdown is told (503; an error event in a stream)."""
-        return ApiError(SHUTTING_DOWN, CUT_BY_SHUTDOWN, type_="server_error")
-
     async def _prompt_tokens(
         self, body: dict[str, Any], chat: bool, ticket: Ticket, tools: ToolRequest | None = None
     ) -> tuple[list[int], ToolPrompt | None]:
@@ -642,315 +466,7 @@ class OpenAIServer:
             )
         return await self._collect(request, req, q, rid, model, chat, ticket, probs, reply_format)
 
-    def _account_later(self, ticket: Ticket, q: asyncio.Queue[SchedulerEvent]) -> None:
-        """The client left before its answer: account for the request when the scheduler says
-        how far it got (the tokens it generated still count)."""
-
-        async def wait() -> None:
-            try:
-                async with asyncio.timeout(600):
-                    while True:
-                        event = await q.get()
-                        if isinstance(event, TurnFinished):
-                            self.accounts.finish(ticket, CLIENT_GONE, event.metrics, event.text)
-                            return
-                        if isinstance(event, RequestFailed):
-                            self.accounts.finish(ticket, event.status)
-                            return
-            except TimeoutError:
-                self.accounts.finish(ticket, CLIENT_GONE)
-
-        task = asyncio.get_running_loop().create_task(wait())
-        self._late.add(task)
-        task.add_done_callback(self._late.discard)
-
-    def _finished(self, ticket: Ticket, event: TurnFinished) -> None:
-        cancelled = event.metrics.stop_reason == "cancelled"
-        status = SHUTTING_DOWN if self._cut_by_shutdown(event) else CLIENT_GONE if cancelled else 200
-        self.accounts.finish(ticket, status, event.metrics, event.text)
-
-    async def _first_event(
-        self, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket
-    ) -> SchedulerEvent | Response:
-        """A stream's first event (its first token, or with ``return_progress`` the first part of
-        its prompt read), waited for before its answer starts: a request that fails
-        before its first token (the queue gave its place to another's, the server stops) is
-        answered with its status, 429 and Retry-After, where a stream said 200 and then an error
-        event, which the openai client raises as an APIError with no status, and does not retry."""
-        return await self._wait(request, req, q, ticket, whole=False)
-
-    async def _finished_event(
-        self, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket
-    ) -> TurnFinished | Response:
-        """Wait for the request's end and account for it; the TurnFinished, or the error
-        response when it failed."""
-        event = await self._wait(request, req, q, ticket, whole=True)
-        assert isinstance(event, TurnFinished | Response)
-        return event
-
-    async def _wait(
-        self, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket, *, whole: bool
-    ) -> SchedulerEvent | Response:
-        """The request's next event (``whole``: its end, accounted for), a client that leaves
-        meanwhile cancelling it; a failure, or the server stopping, as the error response."""
-        watch = asyncio.create_task(_watch_disconnect(request.receive, lambda: self.scheduler.cancel(req)))
-        try:
-            while True:
-                event = await q.get()
-                if isinstance(event, RequestFailed):
-                    self.accounts.finish(ticket, event.status)
-                    return failed_response(event)
-                if not whole or isinstance(event, TurnFinished):
-                    break
-        except asyncio.CancelledError:
-            self.scheduler.cancel(req)
-            self._account_later(ticket, q)
-            raise
-        finally:
-            watch.cancel()
-        if isinstance(event, TurnFinished) and (whole or self._cut_by_shutdown(event)):
-            self._finished(ticket, event)  # (a stream's first event otherwise: the stream accounts for it)
-            if self._cut_by_shutdown(event):
-                return self._shutdown_error().response()
-        return event
-
-    async def _collect(
-        self,
-        request: Request,
-        req: SchedRequest,
-        q: asyncio.Queue[SchedulerEvent],
-        rid: str,
-        model: str,
-        chat: bool,
-        ticket: Ticket,
-        probs: ProbsAsked | None = None,
-        reply_format: str = "",
-    ) -> Response:
-        event = await self._finished_event(request, req, q, ticket)
-        if not isinstance(event, TurnFinished):
-            return event
-        m = event.metrics
-        choice: dict[str, Any] = {"index": 0, "finish_reason": FINISH.get(m.stop_reason, "stop"), "logprobs": None}
-        if chat:
-            choice["message"] = {"role": "assistant", "content": event.text}
-            if event.reasoning:  # llama-server's (and DeepSeek's) field for the thinking
-                choice["message"]["reasoning_content"] = event.reasoning
-            if reply_format:  # the reply may hold tool calls
-                piece = read_reply(reply_format, event.text)
-                choice["message"]["content"] = piece.content if piece.content or not piece.calls else None
-                if piece.calls:
-                    choice["message"]["tool_calls"] = [c.as_openai() for c in piece.calls]
-                    if all(c.whole for c in piece.calls):  # (one cut by the token limit: "length", as OpenAI)
-                        choice["finish_reason"] = "tool_calls"
-        else:
-            choice["text"] = event.text
-        extra: dict[str, Any] = {}
-        if probs is not None:
-            probs.add_to(choice, extra, event.probs, self.scheduler.model)
-        return JSONResponse(
-            {
-                "id": rid,
-                "object": "chat.completion" if chat else "text_completion",
-                "created": _created(req),
-                "model": model,
-                "choices": [choice],
-                "usage": usage(m),
-                "timings": timings(m),
-                "system_fingerprint": FINGERPRINT,
-                **extra,
-                **self._quota_reached(ticket, event),
-            }
-        )
-
-    async def _stream_events(
-        self,
-        req: SchedRequest,
-        q: asyncio.Queue[SchedulerEvent],
-        rid: str,
-        model: str,
-        chat: bool,
-        include_usage: bool,
-        ticket: Ticket,
-        probs: ProbsAsked | None = None,
-        reply_format: str = "",
-        first: SchedulerEvent | None = None,
-    ) -> AsyncIterator[bytes]:
-        """``first``: the event ``_first_event`` took from ``q``, sent first."""
-        created = _created(req)
-        obj = "chat.completion.chunk" if chat else "text_completion"
-        sent = 0  # records sent with deltas; the final event's records past these go in the last chunk
-
-        def chunk(
-            delta_text: str | None, finish: str | None, role: bool = False, records: list[TokenProb] | None = None,
-            thought: str = "",
-        ) -> dict[str, Any]:
-            choice: dict[str, Any] = {"index": 0, "finish_reason": finish, "logprobs": None}
-            if chat:
-                delta: dict[str, Any] = {}
-                if role:
-                    delta["role"] = "assistant"
-                    delta["content"] = ""
-                if delta_text is not None:
-                    delta["content"] = delta_text
-                if thought:
-                    delta["reasoning_content"] = thought
-                choice["delta"] = delta
-            else:
-                choice["text"] = delta_text or ""
-            data: dict[str, Any] = {"id": rid, "object": obj, "created": created, "model": model,
-                                    "system_fingerprint": FINGERPRINT, "choices": [choice]}
-            if probs is not None and records:
-                probs.add_to(choice, data, records, self.scheduler.model)
-            if include_usage:
-                data["usage"] = None
-            return data
-
-        reader = ReplyReader(reply_format) if reply_format else None
-        calls_sent = 0
-        cut = False  # a call cut by the token limit was sent: the stream ends with its reason ("length")
-
-        def tool_chunks(text: str, final: bool) -> bytes:
-            """Text and calls the reader lets out: text that cannot be a call, calls whole."""
-            nonlocal calls_sent, cut
-            assert reader is not None
-            piece = reader.finish() if final else reader.push(text)
-            out = sse(chunk(piece.content, None)) if piece.content else b""
-            if piece.calls:
-                calls = chunk(None, None)
-                calls["choices"][0]["delta"]["tool_calls"] = call_deltas(piece.calls, calls_sent)
-                calls_sent += len(piece.calls)
-                cut = cut or not all(c.whole for c in piece.calls)
-                out += sse(calls)
-            return out
-
-        async def render(event: SchedulerEvent) -> tuple[bytes, bool]:
-            nonlocal sent
-            if isinstance(event, PromptRead):  # as llama-server: an empty delta with the progress
-                return sse({**chunk(None, None), "prompt_progress": prompt_progress(event)}), False
-            if isinstance(event, TokenDelta):
-                if reader is not None:  # tool calls: probabilities come with the last chunk
-                    thinking = sse(chunk(None, None, thought=event.reasoning)) if event.reasoning else b""
-                    return thinking + tool_chunks(event.text, final=False), False
-                sent += len(event.probs)
-                text = event.text if event.text or not event.reasoning else None
-                return sse(chunk(text, None, records=event.probs, thought=event.reasoning)), False
-            if isinstance(event, TurnFinished):
-                self._finished(ticket, event)
-                if self._cut_by_shutdown(event):  # in the words of an error event, as a failure is
-                    return sse(self._shutdown_error().body()), True
-                m = event.metrics
-                held = tool_chunks("", final=True) if reader is not None else b""
-                finish = "tool_calls" if calls_sent and not cut else FINISH.get(m.stop_reason, "stop")
-                last = chunk(None, finish, records=event.probs[sent:])
-                last["timings"] = timings(m)
-                last.update(self._quota_reached(ticket, event))
-                out = held + sse(last)
-                if include_usage:  # llama-server's usage chunk carries the timings too
-                    out += sse({
-                        "id": rid, "object": obj, "created": created, "model": model,
-                        "system_fingerprint": FINGERPRINT, "choices": [],
-                        "usage": usage(m), "timings": timings(m),
-                    })
-                return out + b"data: [DONE]\n\n", True
-            self.accounts.finish(ticket, event.status)
-            return sse(failed_response(event, body_only=True)), True
-
-        opening = sse(chunk(None, None, role=True)) if chat else b""
-        async for body in self._pump(req, q, ticket, render, first, opening):
-            yield body
-
-    async def _pump(
-        self,
-        req: SchedRequest,
-        q: asyncio.Queue[SchedulerEvent],
-        ticket: Ticket,
-        render: Callable[[SchedulerEvent], Awaitable[tuple[bytes, bool]]],
-        first: SchedulerEvent | None = None,
-        opening: bytes = b"",
-    ) -> AsyncIterator[bytes]:
-        """A stream's bytes, in any route's shape: ``opening``, then each event as ``render``
-        writes it (with whether it was the last), what piled up while a slow reader read sent
-        in one write; ``first``: the event ``_first_event`` took from ``q``. However the stream
-        ends, the request is cancelled (a no-op when it finished: a client gone frees its slot)
-        and accounted for."""
-        try:
-            if opening:
-                yield opening
-            done = False
-            while not done:
-                body, done = await render(first if first is not None else await q.get())
-                first = None
-                while not done and not q.empty():  # a slow reader gets what piled up in one write
-                    more, done = await render(q.get_nowait())
-                    body += more
-                if body:  # (a reply that may be a tool call is held back)
-                    yield body
-        finally:
-            self.scheduler.cancel(req)  # no-op when it finished; frees the slot otherwise
-            if not ticket.done:
-                self._account_later(ticket, q)
-
     # --- routes --------------------------------------------------------------------------------
-    async def health(self, request: Request) -> Response:
-        """llama-server's shape; ``problems``: what the server cannot write now (the usage file,
-        the audit trail on a full disk), which it said once in its log and "ok" hid. While it
-        stops, 503 ``"stopping"``: it said "ok" while refusing every request (503), so a load
-        balancer went on sending it people's requests ("loading", 503, comes before the model
-        is loaded: ``answering_while_loading``). A model file changed on disk since it was loaded
-        (every request refused, 503, until a restart): 503 ``"error"``, where it said "ok"."""
-        s = self.scheduler
-        changed = await run_in_threadpool(s.model_file_changed)  # (a stat: a disk may be slow)
-        body: dict[str, Any] = {
-            "status": "stopping" if self.stopping else "error" if changed else "ok",
-            "slots_idle": s.n_parallel - s.requests_processing,
-            "slots_processing": s.requests_processing,
-            "requests_deferred": s.requests_deferred,
-        }
-        # what, not the error's words (they may name the data folder's path: /health needs no key)
-        problems = [f"cannot write {what}" for what in self.accounts.write_problems.copy()]  # (the writer
-        if changed:  # thread changes it; a copy is atomic)
-            problems.insert(0, MODEL_FILE_CHANGED)
-        if problems:
-            body["problems"] = problems
-        if body["status"] != self._health_said:  # (its 503s are not each a line: a poll a second filled the journal)
-            self._health_said = body["status"]
-            log.info(f"workstation: /health now answers {503 if self.stopping or changed else 200} \"{body['status']}\".")
-        return JSONResponse(body, status_code=503 if self.stopping or changed else 200,
-                            headers=dict(STOPPING_HEADERS) if self.stopping else None)
-
-    async def models(self, request: Request) -> Response:
-        """Every id this server answers to (``/v1/models``), or one of them
-        (``/v1/models/{id}``: the openai client's ``models.retrieve``; 404 for an id not served)."""
-        try:
-            self._auth(request)
-            self._refuse_while_stopping()
-        except ApiError as err:
-            return err.response()
-        s = self.scheduler
-        meta = {  # never the model's file path: it tells a caller about the machine
-            "model_name": s.model_name,
-            "n_ctx": s.slot_ctx,
-            "max_prompt_tokens": self._prompt_limit(),  # (a desk PC fits a conversation to it)
-            "n_parallel": s.n_parallel,
-            "n_vocab": s.model.n_vocab,
-            "n_params": s.model.n_params,  # (llama-server's too): a desk PC's summary says a small model is one
-            "prompt_progress": True,  # return_progress is taken (a server before it refused the field: 400)
-        }
-        names = [self.options.model_id, *(a for a in self.options.aliases if a != self.options.model_id)]
-        listed = [  # each alias is a model id a client can pick (llama-server lists them in "aliases")
-            {"id": name, "object": "model", "created": self.created, "owned_by": "workstation",
-             "aliases": names, "meta": meta}
-            for name in names
-        ]
-        asked = request.path_params.get("model")
-        if asked is None:
-            return JSONResponse({"object": "list", "data": listed})
-        for model in listed:
-            if model["id"] == asked:
-                return JSONResponse(model)
-        return ApiError(404, f"This server serves no model '{asked}'; it serves {', '.join(names)}.",
-                        param="model", code="model_not_found").response()
-
     async def chat(self, request: Request) -> Response:
         return await self._handle(request, chat=True)
 
@@ -976,100 +492,6 @@ class OpenAIServer:
             return err.response()
         return JSONResponse({"forgotten": forgotten})
 
-    async def usage_today(self, request: Request) -> Response:
-        """Ours: what the caller's key used today of its daily quota (``tokens``,
-        ``tokens_per_day``, ``left``, ``resets_at``), and its requests ``running`` and ``waiting``
-        for a slot now: a desk PC's Usage screen shows it. The
-        server's shared key gets every key's (``keys: [...]``)."""
-        try:
-            caller = self._auth(request)
-        except ApiError as err:
-            return err.response()
-        data = await run_in_threadpool(self.accounts.today, caller)
-        if caller.key is not None:  # its requests now: a desk PC waiting says it waits behind its own
-            data["running"], data["waiting"] = self.scheduler.owner_requests(caller.name)
-        return JSONResponse(data)
-
-    async def tokenize(self, request: Request) -> Response:
-        """llama-server's ``/tokenize``: ``content``, ``add_special`` (false), ``parse_special``
-        (true), ``with_pieces`` (false) -> ``{"tokens": [id, ...]}`` or ``[{"id", "piece"}]``,
-        a piece being text, or its bytes as a list when they are not valid UTF-8 alone."""
-        model = self.scheduler.model
-        try:
-            self._working_for(request)
-            async with self._json_body(request) as body:
-                content = parse_text(body, "content")
-                add_special = flag(body, "add_special", False)
-                parse_special = flag(body, "parse_special", True)
-                with_pieces = flag(body, "with_pieces", False)
-                tokens = await run_in_threadpool(model.tokenize, content, add_special, parse_special)
-        except ApiError as err:
-            return err.response()
-        if not with_pieces:
-            return JSONResponse({"tokens": tokens})
-        pieces = await run_in_threadpool(lambda: [_piece(model, t) for t in tokens])
-        return JSONResponse({"tokens": [{"id": t, "piece": p} for t, p in zip(tokens, pieces, strict=True)]})
-
-    async def detokenize(self, request: Request) -> Response:
-        """llama-server's ``/detokenize``: ``tokens`` -> ``{"content": text}`` (special tokens
-        included as their text)."""
-        try:
-            self._working_for(request)
-            async with self._json_body(request) as body:
-                tokens = parse_token_ids(body.get("tokens"), "tokens", self.scheduler.model.n_vocab)
-        except ApiError as err:
-            return err.response()
-        # special tokens as their text, as llama-server's /detokenize gives them
-        text = await run_in_threadpool(self.scheduler.model.detokenize, tokens, True)
-        return JSONResponse({"content": text})
-
-    async def apply_template(self, request: Request) -> Response:
-        """llama-server's ``/apply-template``: ``messages`` (and ``tools``) -> ``{"prompt": text}``,
-        the text the model's chat template makes of them (with the assistant's turn opened)."""
-        try:
-            self._working_for(request)
-            async with self._json_body(request) as body:
-                messages = self._with_system_prompt(parse_messages(body, self.options.max_messages))
-                tools = parse_tool_request(body)
-                variables = self.scheduler.template_variables(parse_template_variables(body))
-
-                def render() -> str:
-                    history, begun = reply_to_continue(messages)  # the reply begun, as a chat goes on from it
-                    plan = tool_prompt(self.scheduler.template, history, tools)
-                    return self.scheduler.template.render(plan.messages, True, plan.tools, variables) + begun
-
-                try:
-                    prompt = await run_in_threadpool(render)
-                except SchemaError as err:
-                    raise bad(f"The tools cannot be used together: {err}", "tools") from None
-                except TemplateError as err:
-                    raise bad(f"The model's chat template could not be used: {err}.", "messages") from None
-        except ApiError as err:
-            return err.response()
-        return JSONResponse({"prompt": prompt})
-
-    async def metrics(self, request: Request) -> Response:
-        try:
-            caller = self._auth(request)
-        except ApiError as err:
-            return err.response()
-        rows = [
-            ("http_requests_in_flight", "gauge", "HTTP requests being handled (/health aside).", self.guard.in_flight),
-            ("body_bytes_in_flight", "gauge", "Request body bytes being read or parsed.", self.bodies.used),
-        ]
-        return PlainTextResponse(
-            # what each person used: for the operator's key (or an open server), not for a person's
-            prometheus_text(self.scheduler, rows) + self.accounts.metrics.text(per_key=caller.key is None),
-            media_type="text/plain; version=0.0.4",
-        )
-
-
-def _created(req: SchedRequest) -> int:
-    """When the request came (OpenAI's ``created``, every chunk's the same): it was when the
-    reply ended, or when a stream began."""
-    return int(time.time() - (time.perf_counter() - req.t_request))
-
-
 def _mark(request: Request, caller: Caller) -> None:
     """Whose request it is, for the log line (it said "-") and a person's share of the bodies
     read at once (InflightBodies)."""
@@ -1081,11 +503,3 @@ def _client(request: Request) -> str:
     return client_text(request.client.host) if request.client is not None else ""
 
 
-def _piece(model: Any, token: int) -> str | list[int]:
-    """One token's text, or its bytes when they are not valid UTF-8 on their own (llama-server's
-    shape). Uses the model's raw piece when it has one; detokenized text otherwise."""
-    raw = model.piece(token, True) if hasattr(model, "piece") else model.detokenize([token]).encode("utf-8")
-    try:
-        return bytes(raw).decode("utf-8")
-    except UnicodeDecodeError:
-        return list(raw)

@@ -244,7 +244,7 @@ class NativeRoutes:
     ) -> Response:
         """The answer to a submitted ``/completion``; ``probs``: what ``n_probs`` asked
         (``completion_probabilities``, rendered by ``logprobs.py``); a completion has no ``plan``."""
-        from workstation.core.server.app import SSEResponse
+        from workstation.core.server.sse import SSEResponse
 
         sub = Submitted(native, req, q, params, model, ticket, probs.n_probs or 0 if probs is not None else 0)
         if params.stream:
