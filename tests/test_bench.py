@@ -143,7 +143,8 @@ def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.Capt
             ("office-cpu temperature=0.2", "unknown field 'temperature'; did you mean 'sampling.temperature'?"),
             ("office-cpu context=lots", "field 'context' must be a whole number, not 'lots'."),
             ("office-cpu flash_attn=maybe", "field 'flash_attn' is 'maybe'; allowed values are auto, on, off."),
-            ("office-cpu kv_cache", "'kv_cache' has no value; a setting after the profile is written NAME=VALUE")):
+            ("office-cpu kv_cache", "'kv_cache' has no value; a setting after the profile is written NAME=VALUE"),
+            ("Office_CPU kv_cache=q8_0", "Did you mean 'office-cpu'?")):  # (case and punctuation are no typo)
         with pytest.raises(ProfileError) as bad:
             load_variant(ref)
         assert said in str(bad.value), str(bad.value)
@@ -151,6 +152,10 @@ def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.Capt
         assert main([command, "-p", "office-cpu kv_cache.v=q9"]) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "field 'kv_cache.v' is 'q9'; allowed values are" in err, err
+    # a model's name mistyped in the variant: the one meant, case and punctuation aside, as a profile's
+    assert main(["bench", "-p", "office-cpu model=Gemma-3-270M-Q4_K_M", "--no-save"]) == 1
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert "Gemma-3-270M-Q4_K_M.gguf does not exist;" in err and err.endswith("Did you mean 'gemma-3-270m-q4_k_m'?"), err
     # the rows of two documents of one name, by their folders; the others by their names
     assert told_apart([Path("/d/a/notes.txt"), Path("/d/b/notes.txt"), Path("/d/a/plan.txt")]) == [
         "a/notes.txt", "b/notes.txt", "plan.txt"]

@@ -370,6 +370,7 @@ ENGLISH: dict[str, str] = {
                              "a reference downloaded at Q8_0 or F16 measures that."),
     "model.not_made": "The model file {file} is not made yet; make it from {source} with '{command}'.",
     "model.missing": "The model file {path} does not exist; run '{command}' to see what is installed.",
+    "model.meant": "Did you mean '{name}'?",
     "model.link_gone": ("The model file {path} is a link to {target}, which is not there any more (moved or "
                         "deleted); add the file again from where it is now: '{command}'."),
     # a conversation as the chat shows it, and as F7 exports it (store.to_markdown)

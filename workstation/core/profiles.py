@@ -24,7 +24,7 @@ import yaml
 
 from workstation.core.atomic import read_text_file
 from workstation.core.errors import ModelFileError, ProfileError
-from workstation.core.letters import alphabetical, shortened
+from workstation.core.letters import alphabetical, closest_name, shortened
 from workstation.core.paths import given_profile_folders, profile_folders, typed_path
 from workstation.core.phrases import Lookup, Phrase, say
 
@@ -911,11 +911,10 @@ def _file_given(path: Path) -> Profile:
 
 
 def close_profile(name: str, names: list[str]) -> str:
-    """" Did you mean 'office-cpu'?" for a name one typo away from a profile's ('' for none)."""
-    import difflib
-
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
-    return f" Did you mean '{close[0]}'?" if close else ""
+    """" Did you mean 'office-cpu'?" for a name one typo away from a profile's, case and
+    punctuation aside ('' for none)."""
+    close = closest_name(name, names, cutoff=0.75)
+    return f" Did you mean '{close}'?" if close else ""
 
 
 class _ProfileDumper(yaml.SafeDumper):
