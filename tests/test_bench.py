@@ -413,7 +413,7 @@ def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
     assert out.count("2 prompts × 2 rounds: TTFT") == 2  # not "4 prompts"
     unsure = r"( \(not sure: within how much the repetitions varied\))?"
     assert re.search(rf"^other against tiny: writes (as fast|\d+\.\d\dx (as fast|slower)) \(tok/s \d+\.\d\dx\)"
-                     rf"{unsure} and waits \d+\.\d\dx as long for its first word \(median TTFT\){unsure}\.$", out,
+                     rf"{unsure} and waits (as long|\d+% (less|longer)|\d+\.\d\dx as long) for its first word \(median TTFT\){unsure}\.$", out,
                      re.MULTILINE), out
     assert "The profiles sample differently (temperature 0.7, 0.2" in out, out
 
@@ -437,15 +437,18 @@ def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
     slower = replay("q8", [(150, 1500), (300, 1520), (155, 1480), (290, 1500)])  # every turn slower alike
     busy = replay("q4", [(100, 25000), (200, 700), (100, 1400), (200, 600)])  # one turn hit by a busy moment
     said = format_replay([mine, slower, busy]).splitlines()
-    assert ("q8 against mine: writes 1.50x slower (tok/s 0.67x) and waits 1.48x as long for its first word "
+    assert ("q8 against mine: writes 1.50x slower (tok/s 0.67x) and waits 48% longer for its first word "
             "(median TTFT).") in said
     assert ("q4 against mine: writes 6.93x slower (tok/s 0.14x) (not sure: within how much the repetitions varied) "
-            "and waits 1.00x as long for its first word (median TTFT).") in said
+            "and waits as long for its first word (median TTFT).") in said
     assert said.count(REPLAY_WORDS) == 1  # what TTFT and tok/s are, once
     # one document, once each: nothing to tell a busy moment from the profile by, and said so
-    one = format_replay([replay("mine", [(100, 1000)]), replay("q8", [(150, 1500)])]).splitlines()
-    assert ("q8 against mine: writes 1.50x slower (tok/s 0.67x) and waits 1.50x as long for its first word "
-            "(median TTFT) (one turn each, which a busy moment can sway: -r 3 repeats it).") in one
+    one = format_replay([replay("mine", [(100, 1000)]), replay("q8", [(150, 1500)]), replay("q4", [(87, 1000)])])
+    assert ("q8 against mine: writes 1.50x slower (tok/s 0.67x) and waits 50% longer for its first word "
+            "(median TTFT) (one turn each, which a busy moment can sway: -r 3 repeats it).") in one.splitlines()
+    # a shorter wait in words, as the speeds are ("waits 0.87x as long"), and one prompt is one ("1 prompts")
+    assert "q4 against mine: writes as fast (tok/s 1.00x) and waits 13% less for its first word" in one
+    assert one.count("\n1 prompt: TTFT mean ") == 3 and "1 prompts" not in one, one
 
 
 def test_the_fastest_is_named_only_when_told_apart_from_the_next_fastest() -> None:
