@@ -643,7 +643,7 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
         said, saved = [], 0
         if mine is not None and theirs is not None:
             saved = sum(mine) - sum(theirs)
-            context_words = kv_words(KVCache(r.type_k, r.type_v)) or "full size"
+            context_words = kv_words(KVCache(r.type_k, r.type_v), usual=True)
             said.append(f"needs {file_size_text(sum(theirs))} for the model and its context memory against "
                         f"{file_size_text(sum(mine))} (the model {file_size_text(theirs[0])}, and "
                         f"{file_size_text(theirs[1])} of context memory, {context_words}, which holds "
