@@ -209,7 +209,7 @@ def _inside_dir(path: Path, folder: Path) -> bool:
     return path.absolute().parent.resolve() == folder.resolve()
 
 
-def _plain_model_name(name: str) -> str:
+def plain_model_name(name: str) -> str:
     """A name for a file directly under models/: no folders, no leading dot, nothing hidden."""
     name = name.removesuffix(".gguf")
     if (
@@ -253,7 +253,7 @@ def add_model(src: Path, *, name: str | None = None, link: bool = False, free_na
     dest_dir.mkdir(parents=True, exist_ok=True)
     # (a model named realmodel.bin was copied as it was: added, said so, but never listed, nor
     # found by 'profiles new', nor removable, its size stranded in models/)
-    filename = _plain_model_name(name) + ".gguf" if name else src.name if src.suffix == ".gguf" else src.stem + ".gguf"
+    filename = plain_model_name(name) + ".gguf" if name else src.name if src.suffix == ".gguf" else src.stem + ".gguf"
     dest = dest_dir / filename
     if dest.parent.resolve() != dest_dir.resolve():  # the name's folder (a link added before points elsewhere)
         raise WorkstationError(f"The model name {filename!r} would be written outside {dest_dir}.")

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from workstation.core.catalog import catalog_entries, catalog_entry, file_size_text, human_bytes
 from workstation.core.errors import ModelFileError, WorkstationError
-from workstation.core.installed_models import _plain_model_name, held_part, installed_name
+from workstation.core.installed_models import held_part, installed_name, plain_model_name
 from workstation.core.letters import bare
 from workstation.core.model_info import read_model_info
 from workstation.core.paths import models_dir
@@ -396,7 +396,7 @@ def pull(ref: str, *, sha256: str | None = None, progress: bool = True) -> Path:
         filename = Path(unquote(urlparse(url).path)).name
     if not filename.endswith(".gguf"):
         raise WorkstationError(f"'{url}' does not point to a .gguf file.")
-    dest = models_dir() / _plain_model_name(filename)
+    dest = models_dir() / plain_model_name(filename)
     dest = dest.with_name(dest.name + ".gguf")
     if dest.exists():
         from workstation.core.packaged_models import sha256_file
