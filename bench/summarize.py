@@ -28,7 +28,7 @@ from workstation.core.documents import read_document  # noqa: E402
 from workstation.core.engine import Engine, TurnFinished  # noqa: E402
 from workstation.core.profiles import load_profile, profile_from_dict  # noqa: E402
 from workstation.core.summarize import summarize_document  # noqa: E402
-from workstation.core.summary_chunks import MAP_INSTRUCTION, MAP_SUFFIX, _messages, neutralize  # noqa: E402
+from workstation.core.summary_chunks import MAP_INSTRUCTION, MAP_SUFFIX, neutralize, prompt_messages  # noqa: E402
 
 
 def main() -> int:
@@ -73,7 +73,7 @@ def main() -> int:
         for c in chunks:
             engine.reset()
             body = neutralize(doc.text[c.start : c.end])
-            tokens = engine.chat_prompt(_messages(MAP_INSTRUCTION, body, MAP_SUFFIX))
+            tokens = engine.chat_prompt(prompt_messages(MAP_INSTRUCTION, body, MAP_SUFFIX))
             for ev in engine.stream_tokens(tokens, sampling):
                 if isinstance(ev, TurnFinished):
                     ttft_cold.append(ev.metrics.ttft_ms)

@@ -143,7 +143,8 @@ def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.Capt
             ("office-cpu temperature=0.2", "unknown field 'temperature'; did you mean 'sampling.temperature'?"),
             ("office-cpu context=lots", "field 'context' must be a whole number, not 'lots'."),
             ("office-cpu flash_attn=maybe", "field 'flash_attn' is 'maybe'; allowed values are auto, on, off."),
-            ("office-cpu kv_cache", "'kv_cache' has no value; a setting after the profile is written NAME=VALUE")):
+            ("office-cpu kv_cache", "'kv_cache' has no value; a setting after the profile is written NAME=VALUE"),
+            ("Office_CPU kv_cache=q8_0", "Did you mean 'office-cpu'?")):  # (case and punctuation are no typo)
         with pytest.raises(ProfileError) as bad:
             load_variant(ref)
         assert said in str(bad.value), str(bad.value)
@@ -151,6 +152,10 @@ def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.Capt
         assert main([command, "-p", "office-cpu kv_cache.v=q9"]) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "field 'kv_cache.v' is 'q9'; allowed values are" in err, err
+    # a model's name mistyped in the variant: the one meant, case and punctuation aside, as a profile's
+    assert main(["bench", "-p", "office-cpu model=Gemma-3-270M-Q4_K_M", "--no-save"]) == 1
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert "Gemma-3-270M-Q4_K_M.gguf does not exist;" in err and err.endswith("Did you mean 'gemma-3-270m-q4_k_m'?"), err
     # the rows of two documents of one name, by their folders; the others by their names
     assert told_apart([Path("/d/a/notes.txt"), Path("/d/b/notes.txt"), Path("/d/a/plan.txt")]) == [
         "a/notes.txt", "b/notes.txt", "plan.txt"]
@@ -408,7 +413,7 @@ def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
     assert out.count("2 prompts × 2 rounds: TTFT") == 2  # not "4 prompts"
     unsure = r"( \(not sure: within how much the repetitions varied\))?"
     assert re.search(rf"^other against tiny: writes (as fast|\d+\.\d\dx (as fast|slower)) \(tok/s \d+\.\d\dx\)"
-                     rf"{unsure} and waits \d+\.\d\dx as long for its first word \(median TTFT\){unsure}\.$", out,
+                     rf"{unsure} and waits (as long|\d+% (less|longer)|\d+\.\d\dx as long) for its first word \(median TTFT\){unsure}\.$", out,
                      re.MULTILINE), out
     assert "The profiles sample differently (temperature 0.7, 0.2" in out, out
 
@@ -432,15 +437,18 @@ def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
     slower = replay("q8", [(150, 1500), (300, 1520), (155, 1480), (290, 1500)])  # every turn slower alike
     busy = replay("q4", [(100, 25000), (200, 700), (100, 1400), (200, 600)])  # one turn hit by a busy moment
     said = format_replay([mine, slower, busy]).splitlines()
-    assert ("q8 against mine: writes 1.50x slower (tok/s 0.67x) and waits 1.48x as long for its first word "
+    assert ("q8 against mine: writes 1.50x slower (tok/s 0.67x) and waits 48% longer for its first word "
             "(median TTFT).") in said
     assert ("q4 against mine: writes 6.93x slower (tok/s 0.14x) (not sure: within how much the repetitions varied) "
-            "and waits 1.00x as long for its first word (median TTFT).") in said
+            "and waits as long for its first word (median TTFT).") in said
     assert said.count(REPLAY_WORDS) == 1  # what TTFT and tok/s are, once
     # one document, once each: nothing to tell a busy moment from the profile by, and said so
-    one = format_replay([replay("mine", [(100, 1000)]), replay("q8", [(150, 1500)])]).splitlines()
-    assert ("q8 against mine: writes 1.50x slower (tok/s 0.67x) and waits 1.50x as long for its first word "
-            "(median TTFT) (one turn each, which a busy moment can sway: -r 3 repeats it).") in one
+    one = format_replay([replay("mine", [(100, 1000)]), replay("q8", [(150, 1500)]), replay("q4", [(87, 1000)])])
+    assert ("q8 against mine: writes 1.50x slower (tok/s 0.67x) and waits 50% longer for its first word "
+            "(median TTFT) (one turn each, which a busy moment can sway: -r 3 repeats it).") in one.splitlines()
+    # a shorter wait in words, as the speeds are ("waits 0.87x as long"), and one prompt is one ("1 prompts")
+    assert "q4 against mine: writes as fast (tok/s 1.00x) and waits 13% less for its first word" in one
+    assert one.count("\n1 prompt: TTFT mean ") == 3 and "1 prompts" not in one, one
 
 
 def test_the_fastest_is_named_only_when_told_apart_from_the_next_fastest() -> None:

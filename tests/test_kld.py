@@ -183,7 +183,7 @@ def test_cache_key_follows_the_text_and_the_model(q4_0_path: Path, tmp_path: Pat
     assert key_path(key) != key_path(reference_key(model, KV, "some text", WINDOW, None, 256))
 
 
-def _eval_kld(capsys: pytest.CaptureFixture[str], profiles: list[Path], docs: list[Path]) -> list[dict]:
+def _eval_kld(capsys: pytest.CaptureFixture[str], profiles: list[Path] | list[str], docs: list[Path]) -> list[dict]:
     args = ["eval"]
     for p in profiles:
         args += ["-p", str(p)]
@@ -411,7 +411,12 @@ async def test_quantization_screen_charts_the_newest_kld_run(
 
     doc = tmp_path / "memo.txt"
     doc.write_text(english_text(), encoding="utf-8")
-    _eval_kld(capsys, [ref, ref], [doc])  # an earlier run, of another comparison
+    # an earlier run, of another comparison: two of one name ("orig · m"), with different model
+    # files, which F12 pooled into one row (by the profile's name)
+    for folder_name, model in (("a", smollm2_path), ("b", q4_0_path)):
+        (tmp_path / folder_name).mkdir()
+        (tmp_path / folder_name / "m.gguf").symlink_to(model)
+    _eval_kld(capsys, [f"{ref} model={tmp_path / d / 'm.gguf'}" for d in "ab"], [doc])
     data = _eval_kld(capsys, [ref, cand], [doc])
     loss = data[1]["kld"][0]
     app = WorkstationApp("orig", start_engine=False, sample_system=False, language="en")
@@ -425,8 +430,10 @@ async def test_quantization_screen_charts_the_newest_kld_run(
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert "run 2 of 2" in str(app.screen.query_one("#quality-title", Static).render())
-        assert not any(line.startswith("q4_0") for line in str(app.screen.query_one("#quality-chart").render())
-                       .splitlines())
+        older = str(app.screen.query_one("#quality-chart").render()).splitlines()[1:]
+        assert [line.split()[:3] for line in older] == [
+            ["orig", f"model={tmp_path / d / 'm.gguf'}", q] for d, q in (("a", "Q4_1"), ("b", "Q4_0"))], older
+        assert app.screen.query_one(DataTable).get_row_at(0)[0] == f"orig model={tmp_path / 'b' / 'm.gguf'}"
         await pilot.press("o", "n")
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -293,7 +293,8 @@ def test_profiles_list_does_not_call_a_profile_that_does_not_fit_ready(
     """It said 'ready — does not fit: ...'."""
     (tmp_path / "all-on-gpu.yaml").write_text(f"name: all on GPU\nmodel: {smollm2_path}\ngpu_layers: 31\n",
                                               encoding="utf-8")
-    # the K/V types in F3's words ("half size"), nothing for the usual f16/f16: it said "f16/f16", "q8_0/q8_0"
+    # the K/V types in F3's words ("half size", "full size" for the usual f16/f16, whose cell was empty): it
+    # said "f16/f16", "q8_0/q8_0"
     (tmp_path / "halved.yaml").write_text(f"model: {smollm2_path}\nkv_cache: {{k: q8_0, v: q8_0}}\n", encoding="utf-8")
     monkeypatch.setenv("WORKSTATION_PROFILES", str(tmp_path))
     monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 0.05}]))
@@ -301,7 +302,7 @@ def test_profiles_list_does_not_call_a_profile_that_does_not_fit_ready(
     lines = capsys.readouterr().out.splitlines()
     line = next(x for x in lines if x.startswith("all-on-gpu "))
     assert "  does not fit: 31 layers" in line and "ready" not in line and line.count("does not fit") == 1
-    assert "CONTEXT MEMORY" in lines[0] and "f16" not in line
+    assert "CONTEXT MEMORY" in lines[0] and "f16" not in line and "  full size  " in line
     assert " half size " in next(x for x in lines if x.startswith("halved ")) and "q8_0" not in "".join(lines)
     assert main(["profiles", "check", str(tmp_path / "halved.yaml")]) == 0
     assert "kv_cache         K q8_0, V q8_0 (context memory half size)" in capsys.readouterr().out

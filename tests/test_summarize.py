@@ -34,8 +34,8 @@ from workstation.core.summary_chunks import (
     MAP_INSTRUCTION,
     MAP_SUFFIX,
     Chunk,
-    _messages,
     make_chunks,
+    prompt_messages,
 )
 from workstation.tui.i18n import Texts
 
@@ -79,7 +79,7 @@ def _check_chunks(eng, doc: Document, answer: int) -> list:
     assert "".join(doc.text[c.start : c.end] for c in chunks) == doc.text
     for c in chunks:
         # prompt + answer fit the context, measured with the model's own template/tokenizer
-        real = len(eng.chat_prompt(_messages(MAP_INSTRUCTION, doc.text[c.start : c.end], MAP_SUFFIX)))
+        real = len(eng.chat_prompt(prompt_messages(MAP_INSTRUCTION, doc.text[c.start : c.end], MAP_SUFFIX)))
         assert real == c.prompt_tokens
         assert c.prompt_tokens + answer <= CTX
         assert c.tokens <= budget
@@ -89,7 +89,7 @@ def _check_chunks(eng, doc: Document, answer: int) -> list:
     assert len(chunks) >= -(-doc_tokens // budget)
     assert prefix > 20  # the instruction prefix every chunk shares
     # a chunk filled to its budget still leaves the answer and the margin free
-    overhead = len(eng.chat_prompt(_messages(MAP_INSTRUCTION, "", MAP_SUFFIX)))
+    overhead = len(eng.chat_prompt(prompt_messages(MAP_INSTRUCTION, "", MAP_SUFFIX)))
     assert overhead + budget + answer + SummarizeOptions().margin <= CTX
     return chunks
 
@@ -176,7 +176,7 @@ def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, prof
     export's after its first line."""
     from docmaker import make_xlsx
 
-    from workstation.core.summary_chunks import _chunk_messages, map_instruction
+    from workstation.core.summary_chunks import chunk_messages, map_instruction
 
     rows: list[list[object]] = [["Date", "Department", "Amount (EUR)"]]
     rows += [[f"2026-01-{1 + i % 28:02d}", ["Sales", "IT", "HR"][i % 3], 100 + i] for i in range(150)]
@@ -188,7 +188,7 @@ def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, prof
     for c in chunks[1:]:
         if c.start < doc.sections[0].end:
             assert c.lead == "Sheet: Expenses (continued)\nDate | Department | Amount (EUR)\n"
-        prompt = eng.chat_prompt(_chunk_messages(doc.text, c, instruction))
+        prompt = eng.chat_prompt(chunk_messages(doc.text, c, instruction))
         assert len(prompt) == c.prompt_tokens and c.prompt_tokens + MAX_TOKENS <= CTX and c.tokens <= budget
     assert [c.lead for c in chunks[1:]].count("") <= 1  # (the Summary sheet's own start)
     export = tmp_path / "expenses.csv"  # the same saved as CSV: its first line
@@ -206,7 +206,7 @@ def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, prof
     stopped.set()
     result = summarize_document(eng, read_document(export), profile, cancel=stopped,
                                 options=SummarizeOptions(map_tokens=4, reduce_tokens=4))
-    prompt = _chunk_messages(result.document.text, result.chunks[0], map_instruction(result.document))[0]["content"]
+    prompt = chunk_messages(result.document.text, result.chunks[0], map_instruction(result.document))[0]["content"]
     assert len(result.chunks) == 1 and prompt.startswith(MAP_FACTS_INSTRUCTION)
     assert len(eng.chat_prompt([{"role": "user", "content": prompt}])) == result.chunks[0].prompt_tokens
     assert "Facts counted by the program from every row:\nexpenses.csv: 150 rows under the header row" in prompt

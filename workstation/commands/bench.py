@@ -34,6 +34,7 @@ from workstation.core.engine_api import TOO_LONG
 from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import shortened
 from workstation.core.metrics import TurnMetrics
+from workstation.core.phrases import say
 from workstation.core.profiles import (
     DEFAULT_PROFILE,
     Profile,
@@ -254,6 +255,14 @@ def speed_words(r: float, same: str, faster: str) -> str:
     if f"{max(r, 1 / r):.2f}" == "1.00":
         return same
     return f"{r:.2f}{faster}" if r > 1 else f"{1 / r:.2f}x slower"
+
+
+def wait_words(r: float) -> str:
+    """A wait's ratio (TTFT) in words, as ``speed_words`` says speeds: "as long" within rounding,
+    "13% less", "48% longer", "2.50x as long" ("0.87x as long" left the reader to work it out)."""
+    if f"{abs(r - 1):.0%}" == "0%":
+        return "as long"
+    return f"{1 - r:.0%} less" if r < 1 else f"{r - 1:.0%} longer" if r < 2 else f"{r:.2f}x as long"
 
 
 def plain_words(results: list[ProfileBench]) -> list[str]:
@@ -490,8 +499,9 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
         acc = f", {s['acceptance'] * 100:.1f}% of drafts accepted" if s["acceptance"] is not None else ""
         tps = f"{s['predicted_per_second']:.1f}" if s["predicted_per_second"] is not None else "-"
         parts.append(
-            (f"{s['prompts']} prompts" if s["turns"] == s["prompts"] else
-             f"{s['prompts']} prompts × {s['turns'] // s['prompts']} rounds") + f": TTFT mean {s['ttft_ms_mean']:.0f} ms, median {s['ttft_ms_median']:.0f} ms, "
+            say([("bench.prompts", {"n": s["prompts"]}) if s["turns"] == s["prompts"] else
+                 ("bench.prompts_rounds", {"n": s["prompts"], "rounds": s["turns"] // s["prompts"]})])
+            + f": TTFT mean {s['ttft_ms_mean']:.0f} ms, median {s['ttft_ms_median']:.0f} ms, "
             f"p90 {s['ttft_ms_p90']:.0f} ms; {tps} tok/s over {s['predicted_n']} tokens{acc}\n"
         )
     if replays:
@@ -504,7 +514,7 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
                 ("predicted_per_second", lambda m: m.predicted_per_second,
                  lambda r: f"writes {speed_words(r, 'as fast', 'x as fast')} (tok/s {r:.2f}x)"),
                 ("ttft_ms_median", lambda m: m.ttft_ms,
-                 lambda r: f"waits {r:.2f}x as long for its first word (median TTFT)")):
+                 lambda r: f"waits {wait_words(r)} for its first word (median TTFT)")):
             if s[key] and first.get(key):
                 ratio = s[key] / first[key]
                 pairs = turn_pairs(res, replays[0], figure)

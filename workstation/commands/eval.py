@@ -442,7 +442,8 @@ def result_rows(r: ProfileEval) -> list[ResultRow]:
         rows.append(ResultRow(r.profile, "perplexity", r.ppl.ppl, "ppl", r.model, r.ppl.to_dict()))
         rows.append(ResultRow(r.profile, "ppl_ts", r.ppl.tokens_per_second, "tok/s", r.model, {}))
     if r.kld or r.references:
-        facts = {**_model_facts(r), "type_k": r.type_k, "type_v": r.type_v}
+        # (its ref: F12 tells two of one name apart by it, kld.run_key)
+        facts = {**_model_facts(r), "type_k": r.type_k, "type_v": r.type_v, "ref": r.ref or r.profile}
         for ref in r.references:  # the reference loses nothing against itself
             rows.append(ResultRow(r.profile, "kld_mean", 0.0, "nats", r.model,
                                   {**ref.to_dict(), **facts, "reference": True}))
@@ -642,7 +643,7 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
         said, saved = [], 0
         if mine is not None and theirs is not None:
             saved = sum(mine) - sum(theirs)
-            context_words = kv_words(KVCache(r.type_k, r.type_v)) or "full size"
+            context_words = kv_words(KVCache(r.type_k, r.type_v), usual=True)
             said.append(f"needs {file_size_text(sum(theirs))} for the model and its context memory against "
                         f"{file_size_text(sum(mine))} (the model {file_size_text(theirs[0])}, and "
                         f"{file_size_text(theirs[1])} of context memory, {context_words}, which holds "

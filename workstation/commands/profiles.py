@@ -86,7 +86,7 @@ def _row(profile: Profile) -> dict[str, object]:
         "model": profile.model or profile.remote.model,
         "context": profile.context,
         "kv_cache": f"{profile.kv_cache.k}/{profile.kv_cache.v}",
-        "kv_cache_words": kv_words(profile.kv_cache),  # as F3 says it: "half size"; nothing for f16/f16
+        "kv_cache_words": kv_words(profile.kv_cache, usual=True),  # as F3 says it: "half size", "full size"
         "speculative": profile.speculative.mode,
         "status": status,
         "fit": plan.get("verdict"),
@@ -116,7 +116,7 @@ def run_list(args: argparse.Namespace) -> int:
         return 0
     width = max([len(_key_cell(r)) for r in rows] + [7])
     model_width = max([len(str(r["model"])) for r in rows] + [30])
-    # the context memory in F3's words ("half size"), not "q8_0/q8_0"; the usual f16/f16 says nothing
+    # the context memory in F3's words ("half size", "full size"), not "q8_0/q8_0" (f16/f16's cell was empty)
     kv_width = max([len(str(r["kv_cache_words"])) for r in rows] + [len("CONTEXT MEMORY")])
     print(f"{'PROFILE':<{width}}  {'MODEL':<{model_width}} {'CTX':>6}  {'CONTEXT MEMORY':<{kv_width}}  {'SPEC':<6}  "
           "STATUS")

@@ -9,7 +9,6 @@ killed is told from one being written now and removed (``clear_left_copies``).
 from __future__ import annotations
 
 import contextlib
-import difflib
 import filecmp
 import os
 import re
@@ -35,7 +34,7 @@ from workstation.core.catalog import (
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.gguf_check import missing_model
 from workstation.core.invocation import cli
-from workstation.core.letters import alphabetical
+from workstation.core.letters import alphabetical, closest_name
 from workstation.core.model_info import ModelInfo, read_model_info
 from workstation.core.paths import models_dir, typed_path
 from workstation.core.phrases import Phrase
@@ -76,7 +75,18 @@ def missing_model_error(path: Path) -> ModelFileError:
         return ModelFileError(said=[("model.not_made", {
             "file": path.name, "source": item.name,
             "command": f"{cli()} models quantize {item.name} --type {type_name.lower()}{requantize}"})])
-    return missing_model(path)
+    said = missing_model(path)
+    meant = close_model_name(path.stem) if in_models and said.said[0][0] == "model.missing" else None
+    if meant is not None:  # a name typed in a profile or -p's variant ("model=smollm2-135m-instruct-q8_0")
+        return ModelFileError(said=[*said.said, ("profile.next", {}), ("model.meant", {"name": meant})])
+    return said
+
+
+def close_model_name(typed: str) -> str | None:
+    """The installed or catalog model a name no model has likely means (``closest_name``: case
+    and punctuation aside, else a typo away), or None."""
+    names = [m.name for m in list_installed(with_info=False)] + [str(e.get("name")) for e in catalog_entries()]
+    return closest_name(typed, names, cutoff=0.6)
 
 
 # --- installed models -------------------------------------------------------------------------
@@ -157,9 +167,8 @@ def find_installed(ref: str) -> Path:
             raise said
         if os.sep in ref:  # a file named by its path: not "no model here" (a bare name keeps its guess)
             raise ModelFileError(f"The file {typed_path(ref)} does not exist.")
-        names = [m.name for m in list_installed(with_info=False)] + [str(e.get("name")) for e in catalog_entries()]
-        close = difflib.get_close_matches(ref, names, n=1, cutoff=0.6)
-        guess = f" Did you mean '{close[0]}'?" if close else ""
+        close = close_model_name(ref)
+        guess = f" Did you mean '{close}'?" if close else ""
         raise ModelFileError(
             f"There is no model '{ref}' here; run '{cli('models list')}' to see what is installed.{guess}"
         )
@@ -200,7 +209,7 @@ def _inside_dir(path: Path, folder: Path) -> bool:
     return path.absolute().parent.resolve() == folder.resolve()
 
 
-def _plain_model_name(name: str) -> str:
+def plain_model_name(name: str) -> str:
     """A name for a file directly under models/: no folders, no leading dot, nothing hidden."""
     name = name.removesuffix(".gguf")
     if (
@@ -244,7 +253,7 @@ def add_model(src: Path, *, name: str | None = None, link: bool = False, free_na
     dest_dir.mkdir(parents=True, exist_ok=True)
     # (a model named realmodel.bin was copied as it was: added, said so, but never listed, nor
     # found by 'profiles new', nor removable, its size stranded in models/)
-    filename = _plain_model_name(name) + ".gguf" if name else src.name if src.suffix == ".gguf" else src.stem + ".gguf"
+    filename = plain_model_name(name) + ".gguf" if name else src.name if src.suffix == ".gguf" else src.stem + ".gguf"
     dest = dest_dir / filename
     if dest.parent.resolve() != dest_dir.resolve():  # the name's folder (a link added before points elsewhere)
         raise WorkstationError(f"The model name {filename!r} would be written outside {dest_dir}.")

@@ -555,6 +555,7 @@ class QuantizationPoint:
     tokens_per_second: float
     documents: list[str]
     kv_bytes: int = 0  # its K/V cache at the profile's context (0: a run saved before it was kept)
+    key: str = ""  # what its rows are told apart by (``run_key``)
 
 
 def _pooled(rows: list[HistoryEntry], weights: list[int], name: str) -> float:
@@ -569,9 +570,18 @@ def kld_runs(entries: list[HistoryEntry]) -> list[str]:
     return list(dict.fromkeys(e.run_id for e in entries))
 
 
+def run_key(entry: HistoryEntry) -> str:
+    """What a saved row's profile is told apart by in its run: the profile as -p named it (its
+    ref: ``office-cpu model=a/x.gguf``), else, for a row saved before eval kept it, its name.
+    By the name alone, two of one name with different model files (``model=a/x.gguf`` and
+    ``model=b/x.gguf``, both "office-cpu · x") were pooled into one."""
+    return str(entry.data.get("ref") or entry.profile)
+
+
 def quantization_points(entries: list[HistoryEntry], run: str | None = None) -> tuple[str, list[QuantizationPoint]]:
     """A saved run with KL divergence figures, the newest where ``run`` is None: (its time, one
-    point per profile). ``entries`` are ``results.history(kind="eval", test="kld_mean")``,
+    point per profile, by ``run_key``; named by its profile's name, by its ref where another of
+    the run has that name too). ``entries`` are ``results.history(kind="eval", test="kld_mean")``,
     newest first."""
     if not entries:
         return "", []
@@ -579,9 +589,11 @@ def quantization_points(entries: list[HistoryEntry], run: str | None = None) -> 
     grouped: dict[str, list[HistoryEntry]] = {}
     for e in entries:
         if e.run_id == run:
-            grouped.setdefault(e.profile, []).append(e)
+            grouped.setdefault(run_key(e), []).append(e)
+    names = [rows[0].profile for rows in grouped.values()]
     points = []
-    for profile, rows in grouped.items():
+    for key, rows in grouped.items():
+        profile = key if names.count(rows[0].profile) > 1 else rows[0].profile
         reference = bool(rows[0].data.get("reference"))
         weights, seconds, tokens = [], 0.0, 0
         for r in rows:
@@ -602,5 +614,6 @@ def quantization_points(entries: list[HistoryEntry], run: str | None = None) -> 
             tokens_per_second=tokens / seconds if seconds > 0 else 0.0,
             documents=[str(r.data.get("document", "")) for r in rows],
             kv_bytes=int(first.get("kv_bytes", 0)),
+            key=key,
         ))
     return next((e.created for e in entries if e.run_id == run), ""), points

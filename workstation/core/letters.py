@@ -8,8 +8,10 @@ not find "Şirket Çalışanları"); and sorting by code point put Ç Ğ Ö Ş �
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
+from collections.abc import Iterable
 
 
 def _caseless(text: str) -> str:
@@ -28,6 +30,27 @@ def fold(text: str) -> str:
     slower on Turkish text.) Each letter stays one character (but for casefold's own: ß is ss)."""
     return (_caseless(text).replace("ç", "c").replace("ş", "s").replace("ğ", "g").replace("ö", "o")
             .replace("ü", "u"))
+
+
+def bare(name: str) -> str:
+    """A name's letters and digits, case set aside (``fold``): "SmolLM2-135M-Instruct.Q8_0" and
+    "smollm2-135m-instruct-q8_0" are one, as a person who typed the one meant the other."""
+    return re.sub(r"[\W_]", "", fold(name))
+
+
+def closest_name(typed: str, names: Iterable[str], cutoff: float) -> str | None:
+    """The name of ``names`` that ``typed`` most likely means (a profile's, a model's): the one of
+    its letters and digits (``bare``), else difflib's closest, at least ``cutoff`` alike, of those;
+    None for none. Case and punctuation are no typo: "smollm2-135m-instruct-q8_0" found no
+    "SmolLM2-135M-Instruct.Q8_0", its capitals counted as letters changed."""
+    by_bare: dict[str, str] = {}
+    for name in names:
+        by_bare.setdefault(bare(name), name)
+    typed_bare = bare(typed)
+    if typed_bare in by_bare:
+        return by_bare[typed_bare]
+    close = difflib.get_close_matches(typed_bare, list(by_bare), n=1, cutoff=cutoff)
+    return by_bare[close[0]] if close else None
 
 
 # Turkish letters of their own: each right after its base letter (c, ç, d ... s, ş, t)

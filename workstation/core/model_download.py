@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 
 from workstation.core.catalog import catalog_entries, catalog_entry, file_size_text, human_bytes
 from workstation.core.errors import ModelFileError, WorkstationError
-from workstation.core.installed_models import _plain_model_name, held_part, installed_name
+from workstation.core.installed_models import held_part, installed_name, plain_model_name
+from workstation.core.letters import bare
 from workstation.core.model_info import read_model_info
 from workstation.core.paths import models_dir
 from workstation.core.phrases import Phrase, part_percent
@@ -141,8 +142,6 @@ class _PartialDownload:
 
 def _content_range(value: str | None) -> tuple[int | None, int | None]:
     """(first byte, total size) from ``Content-Range: bytes A-B/T`` or ``bytes */T``."""
-    import re
-
     m = re.fullmatch(r"\s*bytes\s+(?:(\d+)-\d+|\*)/(\d+|\*)\s*", value or "")
     if not m:
         return None, None
@@ -362,9 +361,6 @@ def close_catalog_names(ref: str) -> list[str]:
     """The catalog's models a name as Ollama or a person writes it stands for: its letters and
     digits the start of theirs ("llama3.2" for llama-3.2-1b-instruct-q4_k_m, "qwen3:8b" for
     qwen3-8b-q4_k_m), else difflib's closest."""
-    def bare(name: str) -> str:
-        return re.sub(r"[^a-z0-9]", "", name.lower())
-
     names = [str(e.get("name")) for e in catalog_entries()]
     typed = bare(ref)
     starts = [n for n in names if typed and bare(n).startswith(typed)]
@@ -400,7 +396,7 @@ def pull(ref: str, *, sha256: str | None = None, progress: bool = True) -> Path:
         filename = Path(unquote(urlparse(url).path)).name
     if not filename.endswith(".gguf"):
         raise WorkstationError(f"'{url}' does not point to a .gguf file.")
-    dest = models_dir() / _plain_model_name(filename)
+    dest = models_dir() / plain_model_name(filename)
     dest = dest.with_name(dest.name + ".gguf")
     if dest.exists():
         from workstation.core.packaged_models import sha256_file

@@ -395,6 +395,9 @@ ENGLISH: dict[str, str] = {
     # a profile's model file (installed_models.missing_model_error)
     "model.not_downloaded": "The model {name} is not downloaded yet; run '{command}'{size}.",
     "model.about_gb": " (about {size})",
+    # bench --replay and --document: a profile's turns under its table
+    "bench.prompts": "{n:|prompt|prompts}",
+    "bench.prompts_rounds": "{n:|prompt|prompts} × {rounds} rounds",
     "weights.four_bit": ("{name}'s weights take at most 16 values in each block of 32, as a 4-bit file's do ({four} "
                          "of {sampled} layer weights looked at): it holds no more than a 4-bit file (made from one "
                          "with models quantize --allow-requantize, or a model trained at 4 bits)"),
@@ -403,6 +406,7 @@ ENGLISH: dict[str, str] = {
                              "a reference downloaded at Q8_0 or F16 measures that."),
     "model.not_made": "The model file {file} is not made yet; make it from {source} with '{command}'.",
     "model.missing": "The model file {path} does not exist; run '{command}' to see what is installed.",
+    "model.meant": "Did you mean '{name}'?",
     "model.link_gone": ("The model file {path} is a link to {target}, which is not there any more (moved or "
                         "deleted); add the file again from where it is now: '{command}'."),
     # a conversation as the chat shows it, and as F7 exports it (store.to_markdown)
@@ -663,13 +667,19 @@ def local_value(name: str, value: Any, lookup: Lookup | None) -> Any:
 
 
 class _Wording(string.Formatter):
-    """str.format, and a number's suffix where a sentence asks for one: ``{done:'si}`` is
-    ``done`` and its Turkish suffix as it follows that number (1'i, 2'si, 3'ü, 6'sı, 10'u;
-    ``number_suffix``), so a translation says "3 bölümden 1'i" without "tanesi"."""
+    """str.format, and the words a number is joined with where a sentence asks for them: a
+    noun's one and many forms, ``{n:|prompt|prompts}``, "1 prompt", "3 prompts" (it said "1
+    prompts"; Turkish writes its noun as it is after any number: "{n} istem"); and a number's
+    suffix: ``{done:'si}`` is ``done`` and its Turkish suffix as it follows that number (1'i,
+    2'si, 3'ü, 6'sı, 10'u; ``number_suffix``), so a translation says "3 bölümden 1'i" without
+    "tanesi"."""
 
     def format_field(self, value: Any, format_spec: str) -> Any:
         if format_spec.startswith("'"):
             return f"{value}'{number_suffix(value, format_spec[1:])}"
+        if format_spec.startswith("|"):
+            one, _, many = format_spec[1:].partition("|")
+            return f"{value} {one if str(value).strip() == '1' else many or one}"
         return super().format_field(value, format_spec)
 
 
@@ -677,8 +687,9 @@ _WORDING = _Wording()
 
 
 def fill_in(text: str, values: dict[str, Any]) -> str:
-    """``text.format(**values)``, with ``{n:'si}`` for a number's suffix (``_Wording``)."""
-    return _WORDING.vformat(text, (), values) if ":'" in text else text.format(**values)
+    """``text.format(**values)``, with ``{n:'si}`` for a number's suffix and ``{n:|one|many}``
+    for its noun (``_Wording``)."""
+    return _WORDING.vformat(text, (), values) if ":'" in text or ":|" in text else text.format(**values)
 
 
 def say(phrases: list[Phrase], lookup: Lookup | None = None) -> str:

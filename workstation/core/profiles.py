@@ -24,7 +24,7 @@ import yaml
 
 from workstation.core.atomic import read_text_file
 from workstation.core.errors import ModelFileError, ProfileError
-from workstation.core.letters import alphabetical, shortened
+from workstation.core.letters import alphabetical, closest_name, shortened
 from workstation.core.paths import given_profile_folders, profile_folders, typed_path
 from workstation.core.phrases import Lookup, Phrase, say
 
@@ -63,13 +63,14 @@ def under_file_of(profile: Profile, other: Profile) -> Profile:
     return dataclasses.replace(profile, source=other.source, name=other.name, name_tr=other.name_tr)
 
 
-def kv_words(kv: KVCache, lookup: Lookup | None = None) -> str:
+def kv_words(kv: KVCache, lookup: Lookup | None = None, usual: bool = False) -> str:
     """The K/V cache types in plain words, as E's help says them ("half size" for q8_0/q8_0,
     "K half size, V full size"): F3's list and the status bar said "KV q8_0/q8_0", and
     'profiles list' "q8_0/q8_0". Nothing for the usual f16/f16 (the default: nothing to tell;
     "memory exact" read as the PC's memory, and cut the model's name on the status bar at 80
-    columns). ``lookup``: the app's language (``Texts.get``); none: English."""
-    if kv == KVCache():
+    columns), but where a column or a sentence names each one's (``usual``: "full size";
+    'profiles list' left its cell empty). ``lookup``: the app's language (``Texts.get``); none: English."""
+    if kv == KVCache() and not usual:
         return ""
     k, v = (say([(f"kv.{c}", {})], lookup) if c in KV_CACHE_TYPES else c for c in (kv.k, kv.v))
     return k if k == v else say([("kv.pair", {"k": k, "v": v})], lookup)
@@ -876,7 +877,7 @@ def _variant_words(profile: Profile, names: list[str]) -> str:
     for name in names:
         head = name.partition(".")[0]
         if head == "kv_cache":  # ("K full size, V a quarter" for two types)
-            words = kv_words(profile.kv_cache) or say([("kv.f16", {})])
+            words = kv_words(profile.kv_cache, usual=True)
             words = f"K/V {words}" if profile.kv_cache.k == profile.kv_cache.v else words
         elif head == "context":
             words = f"context {profile.context:,}"
@@ -911,11 +912,10 @@ def _file_given(path: Path) -> Profile:
 
 
 def close_profile(name: str, names: list[str]) -> str:
-    """" Did you mean 'office-cpu'?" for a name one typo away from a profile's ('' for none)."""
-    import difflib
-
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
-    return f" Did you mean '{close[0]}'?" if close else ""
+    """" Did you mean 'office-cpu'?" for a name one typo away from a profile's, case and
+    punctuation aside ('' for none)."""
+    close = closest_name(name, names, cutoff=0.75)
+    return f" Did you mean '{close}'?" if close else ""
 
 
 class _ProfileDumper(yaml.SafeDumper):

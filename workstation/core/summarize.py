@@ -51,13 +51,14 @@ from workstation.core.profiles import Profile, Sampling
 from workstation.core.summary_chunks import (
     MAP_SUFFIX,
     Chunk,
-    _chunk_messages,
-    _messages,
+    chunk_messages,
     make_chunks,
     map_instruction,
     neutralize,
+    prompt_messages,
     with_facts,
 )
+from workstation.core.summary_options import SummarizeError, SummarizeOptions
 
 REDUCE_INSTRUCTION = (
     "Here are summaries of consecutive parts of one document. Write a short summary of the "
@@ -67,20 +68,6 @@ REDUCE_SUFFIX = "\n\nEND OF SUMMARIES. Write the summary of the whole document."
 REDUCE_FACTS_INSTRUCTION = REDUCE_INSTRUCTION.replace(
     "in the language of the summaries.", "in the language of the summaries. Keep their figures exactly as "
     "written and do not work out any other figure.")
-
-
-class SummarizeError(WorkstationError):
-    """A document cannot be summarized with this profile (context too small, engine failed)."""
-
-
-@dataclass
-class SummarizeOptions:
-    map_tokens: int | None = None  # answer budget per chunk (default: from profile and context)
-    reduce_tokens: int | None = None  # answer budget of a reduce step
-    chunk_tokens: int | None = None  # cap a chunk's text below what the context allows
-    reduce_prompt_tokens: int | None = None  # cap a reduce prompt below what the context allows
-    all_rows: bool = False  # a long table's every row after its facts, not its first rows only (``with_facts``)
-    margin: int = 8  # tokens kept free in every prompt
 
 
 @dataclass
@@ -365,7 +352,7 @@ def whole_document_messages(document: Document) -> list[Message]:
     """What a summary of ``document`` in one part asks the model (a table's facts first), for
     'bench --document', which times a profile reading the person's own document as F6 does."""
     read = with_facts(document)
-    return _messages(map_instruction(read), neutralize(read.text), MAP_SUFFIX)
+    return prompt_messages(map_instruction(read), neutralize(read.text), MAP_SUFFIX)
 
 
 _LEADIN = re.compile(
@@ -755,14 +742,14 @@ def summarize_document(
     try:
         cancelled = runner.cancelled()
         if not cancelled and todo:
-            runner.run_many([_chunk_messages(document.text, chunks[k], instruction) for k in todo], sampling_map,
+            runner.run_many([chunk_messages(document.text, chunks[k], instruction) for k in todo], sampling_map,
                             lambda i, final: map_done(todo[i], final), step if on_progress is not None else None)
         cancelled = cancelled or len(finished) < n
         if not cancelled:
             if n == 1:
                 overall = chunks[0].summary or ""
                 if chunks[0].reply.strip():
-                    follow_up = [*_chunk_messages(document.text, chunks[0], instruction),
+                    follow_up = [*chunk_messages(document.text, chunks[0], instruction),
                                  {"role": "assistant", "content": chunks[0].reply}]
             else:
                 overall, cancelled = _reduce(
@@ -815,7 +802,7 @@ def _reduce(
         limit = min(limit, options.reduce_prompt_tokens)
     level = 1
     while True:
-        messages = _messages(instruction, _reduce_body(items), REDUCE_SUFFIX)
+        messages = prompt_messages(instruction, _reduce_body(items), REDUCE_SUFFIX)
         n_prompt = runner.count(messages)
         if n_prompt <= limit:
             if runner.cancelled():
@@ -833,7 +820,7 @@ def _reduce(
         current: list[_Item] = []
         for it in items:
             trial = [*current, it]
-            fits = runner.count(_messages(instruction, _reduce_body(trial), REDUCE_SUFFIX)) <= limit
+            fits = runner.count(prompt_messages(instruction, _reduce_body(trial), REDUCE_SUFFIX)) <= limit
             if fits or not current:
                 current = trial
             else:
@@ -852,7 +839,7 @@ def _reduce(
                 continue
             if runner.cancelled():
                 return "", True
-            messages = _messages(instruction, _reduce_body(group), REDUCE_SUFFIX)
+            messages = prompt_messages(instruction, _reduce_body(group), REDUCE_SUFFIX)
             n_prompt = runner.count(messages)
             report(level, len(steps))
             text, metrics = runner.run(messages, sampling)

@@ -11,15 +11,22 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from workstation.core.documents import Document, Section
 from workstation.core.events import Message
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import say
+from workstation.core.summary_options import SummarizeError, SummarizeOptions
 
-if TYPE_CHECKING:  # (summarize imports this module: its runner and options are only annotations here)
-    from workstation.core.summarize import SummarizeOptions, _Runner
+
+class PromptMeasure(Protocol):
+    """What cutting a document into parts asks of the engine (summarize's runner): a prompt's
+    length in tokens, and its token ids where the engine has them locally (else None)."""
+
+    def count(self, messages: list[Message]) -> int: ...
+
+    def tokens(self, messages: list[Message]) -> list[int] | None: ...
 
 MAP_INSTRUCTION = (
     "Summarize the following part of a document in two or three short sentences. "
@@ -169,7 +176,9 @@ def split_spans(text: str, start: int, end: int, max_chars: int, level: int = 0)
     return out
 
 
-def _messages(instruction: str, body: str, suffix: str) -> list[Message]:
+def prompt_messages(instruction: str, body: str, suffix: str) -> list[Message]:
+    """A summary's prompt (a part's, a reduce step's, a whole document's): one user message of the
+    instruction, the text and what follows it."""
     return [{"role": "user", "content": instruction + body + suffix}]
 
 
@@ -184,19 +193,17 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
 
 # --- chunking -------------------------------------------------------------------------------
 def make_chunks(
-    runner: _Runner, document: Document, n_ctx: int, answer: int, options: SummarizeOptions
+    runner: PromptMeasure, document: Document, n_ctx: int, answer: int, options: SummarizeOptions
 ) -> tuple[list[Chunk], int, int]:
     """(chunks, prefix_tokens, chunk_budget): contiguous chunks whose prompts fit the context."""
     instruction = map_instruction(document)
-    empty_messages = _messages(instruction, "", MAP_SUFFIX)
+    empty_messages = prompt_messages(instruction, "", MAP_SUFFIX)
     overhead = runner.count(empty_messages)
     prompt_limit = n_ctx - answer - options.margin
     budget = prompt_limit - overhead
     if options.chunk_tokens:
         budget = min(budget, options.chunk_tokens)
     if budget < 32:
-        from workstation.core.summarize import SummarizeError
-
         raise SummarizeError(
             f"The context of {n_ctx} tokens is too small to summarize with a {answer}-token answer; "
             "use a profile with a larger context."
@@ -204,7 +211,7 @@ def make_chunks(
     text = document.text
     # characters per token, measured on a sample of this document
     sample = neutralize(text[:8000])
-    sample_tokens = runner.count(_messages(instruction, sample, MAP_SUFFIX)) - overhead
+    sample_tokens = runner.count(prompt_messages(instruction, sample, MAP_SUFFIX)) - overhead
     ratio = max(0.5, len(sample) / max(1, sample_tokens))
     piece_chars = max(16, int(budget * ratio * 0.5))
     pieces = split_spans(text, 0, len(text), piece_chars)
@@ -225,7 +232,7 @@ def make_chunks(
         grow = True  # once a chunk had to shrink it never grows again (no oscillation)
         while True:
             body = lead + neutralize(text[pieces[i][0] : pieces[j - 1][1]])
-            n_prompt = runner.count(_messages(instruction, body, MAP_SUFFIX))
+            n_prompt = runner.count(prompt_messages(instruction, body, MAP_SUFFIX))
             if n_prompt <= prompt_limit and n_prompt - overhead <= budget:
                 # room left: try the pieces that fit in it as measured, at least one (one at a
                 # time, a text with no line breaks, cut into words, was measured again for each
@@ -271,14 +278,14 @@ def make_chunks(
     return chunks, _shared_prefix(runner, text, chunks, empty_messages, instruction), budget
 
 
-def _shared_prefix(runner: _Runner, text: str, chunks: list[Chunk], empty: list[Message], instruction: str) -> int:
+def _shared_prefix(runner: PromptMeasure, text: str, chunks: list[Chunk], empty: list[Message], instruction: str) -> int:
     """Prompt tokens every chunk's prompt starts with (0 where the engine cannot tell)."""
-    first = runner.tokens(empty if len(chunks) == 1 else _chunk_messages(text, chunks[0], instruction))
+    first = runner.tokens(empty if len(chunks) == 1 else chunk_messages(text, chunks[0], instruction))
     if first is None:
         return 0
     prefix = len(first)
     for chunk in chunks[1:]:  # the body's first token may merge with the instruction's last
-        prefix = min(prefix, _common_prefix(first, runner.tokens(_chunk_messages(text, chunk, instruction)) or []))
+        prefix = min(prefix, _common_prefix(first, runner.tokens(chunk_messages(text, chunk, instruction)) or []))
     return prefix
 
 
@@ -292,5 +299,6 @@ def _lead(document: Document, start: int) -> str:
     return ""
 
 
-def _chunk_messages(text: str, chunk: Chunk, instruction: str = MAP_INSTRUCTION) -> list[Message]:
-    return _messages(instruction, chunk.lead + neutralize(text[chunk.start : chunk.end]), MAP_SUFFIX)
+def chunk_messages(text: str, chunk: Chunk, instruction: str = MAP_INSTRUCTION) -> list[Message]:
+    """The prompt that asks for a part's summary: its lead (where in the document it is) and its text."""
+    return prompt_messages(instruction, chunk.lead + neutralize(text[chunk.start : chunk.end]), MAP_SUFFIX)

@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
 from workstation.core.catalog import file_size_text
-from workstation.core.kld import QuantizationPoint, kld_runs, quantization_points
+from workstation.core.kld import QuantizationPoint, kld_runs, quantization_points, run_key
 from workstation.core.phrases import say
 from workstation.core.results import HistoryEntry, history
 from workstation.core.weight_levels import WeightLevels, four_bit_levels, reference_note
@@ -179,10 +179,11 @@ class QuantizationScreen(AppScreen, Screen[None]):
                        n=len(msg.points[0].documents), run=msg.run + 1, runs=msg.runs))
         self._points = msg.points
         chart.update(loss_chart(msg.points, t, self.size.width, self.wapp.glyphs))
+        named = {p.key: p.profile for p in msg.points}  # (two of one name: by their refs, as the chart)
         for e in msg.entries:
             d = e.data
             if d.get("reference"):
                 continue
-            table.add_row(e.profile, str(d.get("document", "")), *(t.number(f) for f in (
+            table.add_row(named.get(run_key(e), e.profile), str(d.get("document", "")), *(t.number(f) for f in (
                 f"{float(d.get('kld_mean', 0)):.5f}", f"{float(d.get('kld_p99', 0)):.4f}",
                 f"{float(d.get('same_top', 0)) * 100:.2f}%", f"{float(d.get('ppl_delta_pct', 0)):+.2f}%")))

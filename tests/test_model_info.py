@@ -1,4 +1,5 @@
-"""GGUF metadata from the real models, the catalog, and damaged files."""
+"""A model file's header as model_info reads it (the real models, damaged files, odd metadata), the
+installed models (installed_models), and the catalog."""
 
 from __future__ import annotations
 
