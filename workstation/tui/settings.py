@@ -108,10 +108,16 @@ def _unicode_name(name: str) -> bool:
 
 
 def ui_language() -> str:
-    """The app's language as it would start now: the one F9 saved, else the locale's."""
+    """The app's language as it would start now: the one F9 saved, else the locale's (the
+    locale's too where the data folder cannot be used: ``fit`` failed there, for its words)."""
+    from workstation.core.errors import WorkstationError
     from workstation.tui.i18n import detect_language
 
-    return load_settings().language or detect_language()
+    try:
+        saved = load_settings().language
+    except WorkstationError:
+        saved = None
+    return saved or detect_language()
 
 
 def save_language(lang: str, path: Path | None = None) -> bool:
