@@ -67,6 +67,11 @@ def test_no_gpu_counts_the_draft_in_ram(smollm2_path: Path, gemma_path: Path, pr
     assert short.verdict == (f"does not fit with its small helper model: together they need {human_bytes(paired.cpu_bytes)} "
                              f"of memory, and {human_bytes(between - RAM_RESERVE_BYTES)} is free for them"), short.verdict
     assert say(short.verdict_phrases, Texts("tr").get).startswith("küçük yardımcı modeliyle birlikte sığmıyor: ikisi ")
+    # under a memory limit, the limit is why (as the target alone says it), not what "is free"
+    limited = plan_for_profile(pair, ram_available=between, ram_limit=between - RAM_RESERVE_BYTES)
+    assert not limited.fits and limited.verdict.endswith(
+        f"the memory limit this program runs under leaves {human_bytes(between - RAM_RESERVE_BYTES)} for them"), limited.verdict
+    assert "bellek sınırı onlara" in say(limited.verdict_phrases, Texts("tr").get)
     assert not plan_for_profile(pair, ram_available=RAM_RESERVE_BYTES + paired.resident_bytes - 1).fits
     just = plan_for_profile(pair, ram_available=RAM_RESERVE_BYTES + paired.resident_bytes)
     assert just.fits and just.paged_bytes == just.cpu_bytes - paired.resident_bytes

@@ -65,6 +65,9 @@ ENGLISH: dict[str, str] = {
     "fit.draft_gpu_fewer": ", or to {layers} or fewer",
     "fit.draft_pair_too_big": ("does not fit with its small helper model: together they need {need} of memory, "
                                "and {have} is free for them"),
+    # (under a memory limit, as the target alone says it: "is free" was not why)
+    "fit.draft_pair_too_big_limit": ("does not fit with its small helper model: together they need {need} of "
+                                     "memory, and the memory limit this program runs under leaves {have} for them"),
     "fit.refused": "The profile {profile} was not loaded; it {verdict}.",
     "fit.draft_pair": "; with its small helper model it needs {on_gpu}{ram} of memory",
     "fit.draft_on_gpu": "{gpu} on the GPU and ",

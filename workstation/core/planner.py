@@ -937,8 +937,8 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
         if alone and result.resident_bytes > room:  # the memory, for the pair: the target's verdict said
             # "does not fit with its small helper model: runs on the CPU, but slowly: … 163 MB more
             # free memory makes it fast", which it did not
-            result.verdict_phrases = [("fit.draft_pair_too_big", {"need": human_bytes(result.cpu_bytes),
-                                                                  "have": human_bytes(room)})]
+            key = "fit.draft_pair_too_big" if result.ram_limit is None else "fit.draft_pair_too_big_limit"
+            result.verdict_phrases = [(key, {"need": human_bytes(result.cpu_bytes), "have": human_bytes(room)})]
         elif alone:  # the draft's own GPU layers (draft_gpu_layers) have no room: it said "does not fit
             # with its small helper model: runs on the CPU: needs …", the target's sentence that it fits
             too_small = next((p for p in d.verdict_phrases if p[0] == "fit.gpu_too_small"), None)
