@@ -69,8 +69,16 @@ def _ctrl_c_after_the_call() -> Iterator[list[int]]:
     if threading.current_thread() is not threading.main_thread():
         yield pressed
         return
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # (started with `&` by a script)
+
+    def on_press(signum: int, _frame: object) -> None:
+        # an ignored Ctrl-C stays ignored; a stop asked as Ctrl-C (serve's SIGTERM,
+        # ``terminate_as_ctrl_c``, comes with its own number) is not one
+        if signum != signal.SIGINT or not ignored:
+            pressed.append(signum)
+
     try:
-        previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
+        previous = signal.signal(signal.SIGINT, on_press)
     except ValueError:  # not in the main interpreter
         yield pressed
         return
@@ -79,19 +87,21 @@ def _ctrl_c_after_the_call() -> Iterator[list[int]]:
     except BaseException:
         signal.signal(signal.SIGINT, previous)
         if pressed:  # the call stopped for the key (a load aborted): the key, not its failure
-            _press(previous)
+            _press(previous, pressed)
             raise KeyboardInterrupt from None
         raise
     signal.signal(signal.SIGINT, previous)
     if pressed:
-        _press(previous)
+        _press(previous, pressed)
 
 
-def _press(handler: Any) -> None:
-    """Ctrl-C, delivered late to the handler that was in place (the default raises)."""
+def _press(handler: Any, pressed: list[int]) -> None:
+    """Ctrl-C, delivered late to the handler that was in place (the default raises). A stop
+    asked as Ctrl-C (SIGTERM in ``pressed``) raises where Ctrl-C is ignored: handed to the
+    ignored Ctrl-C it was lost, and a server stopped while it made its context went on serving."""
     if callable(handler):
         handler(signal.SIGINT, None)
-    elif handler == signal.SIG_DFL:
+    elif handler == signal.SIG_DFL or any(signum != signal.SIGINT for signum in pressed):
         raise KeyboardInterrupt
 
 

@@ -325,7 +325,7 @@ def terminate_as_ctrl_c() -> Iterator[list[int]]:
         received.append(sig)
         during_a_call = signal.getsignal(signal.SIGINT)  # (a load's: it stops it, and raises once it has)
         if callable(during_a_call) and during_a_call is not signal.default_int_handler:
-            during_a_call(signal.SIGINT, frame)
+            during_a_call(sig, frame)  # (its number: a call's handler tells it from an ignored Ctrl-C)
         else:
             raise KeyboardInterrupt
 
