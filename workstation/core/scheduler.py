@@ -81,7 +81,7 @@ from workstation.core.runtime import (
 )
 from workstation.core.sampling import SamplerChain
 from workstation.core.scheduler_stats import SchedulerStats
-from workstation.core.slot_run import SlotReplies, SlotRun, _deliver
+from workstation.core.slot_run import SlotReplies, SlotRun, deliver
 from workstation.core.slots import (
     Owner,
     Request,
@@ -387,7 +387,7 @@ class Scheduler(SlotReplies, PromptCache):
             self._cond.notify()
         if victim is not None:  # outside the lock: a sink may take its time
             _discard(victim)
-            _deliver(victim, RequestFailed(
+            deliver(victim, RequestFailed(
                 "The queue is full and your requests held the most places in it; this one gave "
                 "its place to someone else's. Try again shortly.",
                 status=429, retry_after_s=self._retry_after_s(),
@@ -407,7 +407,7 @@ class Scheduler(SlotReplies, PromptCache):
             self.stats.requests_cancelled_total += 1
             m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
             m.total_ms = (time.perf_counter() - req.t_request) * 1000
-            _deliver(req, TurnFinished("", m))
+            deliver(req, TurnFinished("", m))
 
     def between_steps(self, chore: Callable[[], T]) -> Future[T]:
         """Run ``chore`` on the decoding thread between two steps (at once in the caller's
@@ -652,7 +652,7 @@ class Scheduler(SlotReplies, PromptCache):
             self.stats.requests_cancelled_total += 1
             m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
             m.total_ms = (time.perf_counter() - req.t_request) * 1000
-            _deliver(req, TurnFinished("", m))
+            deliver(req, TurnFinished("", m))
         if self.governor is not None and (admitted or self._since_thread_check >= RECHECK_TOKENS):
             self._since_thread_check = 0
             choice = self.governor.check()
@@ -778,8 +778,8 @@ class Scheduler(SlotReplies, PromptCache):
             if not entry.all_logits:
                 if not entry.ends_prompt:
                     if slot.req.reading:
-                        _deliver(slot.req, PromptRead(len(slot.tokens), len(slot.req.prompt), slot.run.metrics.cache_n,
-                                                      (now - slot.run.t_start) * 1000))
+                        deliver(slot.req, PromptRead(len(slot.tokens), len(slot.req.prompt), slot.run.metrics.cache_n,
+                                                     (now - slot.run.t_start) * 1000))
                     continue
                 slot.prefilling = False
                 m = slot.run.metrics
@@ -815,7 +815,7 @@ class Scheduler(SlotReplies, PromptCache):
             slot.spec.forget()
         self._release(slot)
         if req is not None:
-            _deliver(req, RequestFailed(message or say(said or []), status, said=said))
+            deliver(req, RequestFailed(message or say(said or []), status, said=said))
 
     def _fail_all(self, message: str) -> None:
         for slot in self.slots:
@@ -828,7 +828,7 @@ class Scheduler(SlotReplies, PromptCache):
             self._chores.clear()
         for req in left:
             _discard(req)
-            _deliver(req, RequestFailed(message))
+            deliver(req, RequestFailed(message))
         for _, done in chores:
             if done.set_running_or_notify_cancel():
                 done.set_exception(EngineError(message))

@@ -51,7 +51,7 @@ class SlotRun:
     seen_n: int = 0  # how many of the prompt's first tokens an earlier prompt had (``save_when_reused``)
 
 
-def _deliver(req: Request, event: SchedulerEvent) -> None:
+def deliver(req: Request, event: SchedulerEvent) -> None:
     """Hand ``event`` to the request's sink; a sink that fails (a client's event loop already
     closed) loses its own events, never the decoding thread."""
     try:
@@ -183,7 +183,7 @@ class SlotReplies:
         if text:
             run.parts.append(text)
         ids = run.reply[len(run.reply) - run.unsent :] if run.unsent else []
-        _deliver(req, TokenDelta(text, max(1, run.unsent), ids, probs=probs, reasoning=thought))
+        deliver(req, TokenDelta(text, max(1, run.unsent), ids, probs=probs, reasoning=thought))
         run.unsent = 0
 
     def _finish(self: Scheduler, slot: Slot, stop: str, flush: bool = True) -> None:
@@ -227,4 +227,4 @@ class SlotReplies:
         self._release(slot)
         probs = run.probs.final(stopped=stop == "stop") if run.probs is not None else []
         reasoning = "".join(run.thought)
-        _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply), probs=probs, reasoning=reasoning))
+        deliver(req, TurnFinished("".join(run.parts), m, list(run.reply), probs=probs, reasoning=reasoning))

@@ -44,10 +44,10 @@ from workstation.core.server.protocol import (
     ApiError,
     FieldNames,
     GenParams,
-    _integer,
     bad,
     failed_response,
     flag,
+    parse_integer,
     prompt_progress,
     sse,
     timings,
@@ -191,7 +191,7 @@ class NativeRoutes:
 
     def parse(self, body: dict[str, Any], params: GenParams) -> NativeRequest:
         """The native fields, applied to ``params`` (called by ``OpenAIServer._handle``)."""
-        n_predict = _integer(body, "n_predict", -1, MAX_PREDICT)  # as max_tokens: protocol.parse_params
+        n_predict = parse_integer(body, "n_predict", -1, MAX_PREDICT)  # as max_tokens: protocol.parse_params
         if body.get("logprobs") is not None:  # parse_token_fields reads it as the legacy completions field
             raise bad("'logprobs' is not a /completion field; ask for 'n_probs' instead.", "logprobs")
         return NativeRequest(prompt_only=n_predict == 0, return_tokens=flag(body, "return_tokens", False))

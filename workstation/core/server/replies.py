@@ -31,7 +31,7 @@ from workstation.core.server.protocol import (
     timings,
     usage,
 )
-from workstation.core.server.sse import _watch_disconnect
+from workstation.core.server.sse import watch_disconnect
 from workstation.core.server.tool_protocol import call_deltas
 from workstation.core.slots import Request as SchedRequest
 from workstation.core.token_probs import TokenProb
@@ -45,7 +45,7 @@ CUT_BY_SHUTDOWN = "The server is shutting down, so the reply was cut off; send i
 FINGERPRINT = "workstation"  # OpenAI's system_fingerprint, on every answer and chunk
 
 
-def _created(req: SchedRequest) -> int:
+def created_at(req: SchedRequest) -> int:
     """When the request came (OpenAI's ``created``, every chunk's the same): it was when the
     reply ended, or when a stream began."""
     return int(time.time() - (time.perf_counter() - req.t_request))
@@ -124,7 +124,7 @@ class Replies:
     ) -> SchedulerEvent | Response:
         """The request's next event (``whole``: its end, accounted for), a client that leaves
         meanwhile cancelling it; a failure, or the server stopping, as the error response."""
-        watch = asyncio.create_task(_watch_disconnect(request.receive, lambda: self.scheduler.cancel(req)))
+        watch = asyncio.create_task(watch_disconnect(request.receive, lambda: self.scheduler.cancel(req)))
         try:
             while True:
                 event = await q.get()
@@ -182,7 +182,7 @@ class Replies:
             {
                 "id": rid,
                 "object": "chat.completion" if chat else "text_completion",
-                "created": _created(req),
+                "created": created_at(req),
                 "model": model,
                 "choices": [choice],
                 "usage": usage(m),
@@ -207,7 +207,7 @@ class Replies:
         first: SchedulerEvent | None = None,
     ) -> AsyncIterator[bytes]:
         """``first``: the event ``_first_event`` took from ``q``, sent first."""
-        created = _created(req)
+        created = created_at(req)
         obj = "chat.completion.chunk" if chat else "text_completion"
         sent = 0  # records sent with deltas; the final event's records past these go in the last chunk
 

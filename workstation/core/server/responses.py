@@ -40,11 +40,11 @@ from workstation.core.events import (
 from workstation.core.profiles import MAX_PREDICT
 from workstation.core.server.protocol import (
     ApiError,
-    _integer,
     bad,
     failed_response,
     field_names,
     flag,
+    parse_integer,
 )
 from workstation.core.server.unsupported import NEVER, OFF, refuse_unknown, refuse_unsupported
 from workstation.core.tool_calls import ReplyReader, ToolCall, read_reply
@@ -288,7 +288,7 @@ class ResponsesDialect:
         if out["stream"]:
             out["stream_options"] = {"include_usage": True}
         out["messages"] = _messages(body.get("input"), body.get("instructions"))
-        if (most := _integer(body, "max_output_tokens", 1, MAX_PREDICT)) is not None:
+        if (most := parse_integer(body, "max_output_tokens", 1, MAX_PREDICT)) is not None:
             out["max_tokens"] = most
         if body.get("tools") is not None:
             out["tools"] = _tools(body["tools"])
