@@ -51,6 +51,8 @@ from workstation.core.server.guard import (
     client_text,
 )
 from workstation.core.server.logprobs import ProbsAsked, parse_token_fields
+from workstation.core.server.native import NativeRoutes
+from workstation.core.server.ollama import OllamaErrors, OllamaRoutes
 from workstation.core.server.options import ServerOptions
 from workstation.core.server.protocol import (
     ApiError,
@@ -67,6 +69,7 @@ from workstation.core.server.protocol import (
 )
 from workstation.core.server.replies import SHUTTING_DOWN, Replies
 from workstation.core.server.request_body import RequestBodies
+from workstation.core.server.responses import ResponsesDialect
 from workstation.core.server.sse import SSEResponse
 from workstation.core.server.status_routes import STOPPING_HEADERS, StatusRoutes
 from workstation.core.server.structured import grammar_refused
@@ -144,14 +147,8 @@ class OpenAIServer(RequestBodies, Replies, StatusRoutes, TokenRoutes):
         self._health_said = "ok"  # /health's last status, its change logged once (not each poll)
         self.created = int(time.time())
         self.bodies = InflightBodies(options.max_inflight_body_bytes, options.max_body_bytes)
-        from workstation.core.server.native import NativeRoutes
-
         self.native = NativeRoutes(self)  # llama-server's /completion, /props, /slots
-        from workstation.core.server.ollama import OllamaErrors, OllamaRoutes
-
         self.ollama = OllamaRoutes(self)  # Ollama's /api/chat, /api/generate, /api/tags, ...
-        from workstation.core.server.responses import ResponsesDialect
-
         self.responses = ResponsesDialect(self)  # OpenAI's /v1/responses, over the chat route
         routes = [
             Route("/health", self.health, methods=["GET"]),

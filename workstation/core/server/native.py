@@ -52,6 +52,7 @@ from workstation.core.server.protocol import (
     sse,
     timings,
 )
+from workstation.core.server.sse import SSEResponse
 from workstation.core.slot_files import SlotBusy, SlotFileError, SlotFiles
 from workstation.core.slots import Request as SchedRequest
 from workstation.core.slots import Slot
@@ -244,7 +245,6 @@ class NativeRoutes:
     ) -> Response:
         """The answer to a submitted ``/completion``; ``probs``: what ``n_probs`` asked
         (``completion_probabilities``, rendered by ``logprobs.py``); a completion has no ``plan``."""
-        from workstation.core.server.sse import SSEResponse
 
         sub = Submitted(native, req, q, params, model, ticket, probs.n_probs or 0 if probs is not None else 0)
         if params.stream:

@@ -60,6 +60,8 @@ from workstation.core.events import (
 )
 from workstation.core.profiles import MAX_PREDICT
 from workstation.core.server.protocol import FINISH, ApiError, bad, field_names, flag, parse_integer
+from workstation.core.server.replies import CUT_BY_SHUTDOWN
+from workstation.core.server.sse import SSEResponse
 from workstation.core.server.structured import schema_format
 from workstation.core.server.unsupported import refuse_unsupported
 from workstation.core.tool_calls import ReplyReader, ToolCall, read_reply
@@ -539,7 +541,6 @@ class OllamaGeneration:
         self, request: Request, extra: Any, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], params: GenParams,
         model: str, ticket: Ticket, probs: ProbsAsked | None, plan: ToolPrompt | None,
     ) -> Response:
-        from workstation.core.server.sse import SSEResponse
 
         name = str(extra)
         reply_format = plan.format if plan is not None else ""
@@ -599,7 +600,6 @@ class OllamaGeneration:
         self, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket, name: str, reply_format: str,
         first: SchedulerEvent | None,
     ) -> AsyncIterator[bytes]:
-        from workstation.core.server.replies import CUT_BY_SHUTDOWN
 
         reader = ReplyReader(reply_format) if reply_format else None  # text that may be a call is held
 

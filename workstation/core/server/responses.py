@@ -46,6 +46,8 @@ from workstation.core.server.protocol import (
     flag,
     parse_integer,
 )
+from workstation.core.server.replies import CUT_BY_SHUTDOWN
+from workstation.core.server.sse import SSEResponse
 from workstation.core.server.unsupported import NEVER, OFF, refuse_unknown, refuse_unsupported
 from workstation.core.tool_calls import ReplyReader, ToolCall, read_reply
 
@@ -334,7 +336,6 @@ class ResponsesDialect:
         self, request: Request, extra: Any, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], params: GenParams,
         model: str, ticket: Ticket, probs: ProbsAsked | None, plan: ToolPrompt | None,
     ) -> Response:
-        from workstation.core.server.sse import SSEResponse
 
         rid = "resp_" + uuid.uuid4().hex[:24]
         created = time.time() - (time.perf_counter() - req.t_request)
@@ -363,7 +364,6 @@ class ResponsesDialect:
         """``response.created`` and ``in_progress``; the message item (added, its text part, the
         text's deltas, done) once there is text; each function call as an item whole; then
         ``response.completed`` (or ``incomplete``) with the whole response."""
-        from workstation.core.server.replies import CUT_BY_SHUTDOWN
 
         seq = [0]
         reader = ReplyReader(reply_format) if reply_format else None  # text that may be a call is held
