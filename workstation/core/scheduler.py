@@ -117,18 +117,12 @@ class PromptTooLong(EngineError):
     """The prompt does not fit one slot's context."""
 
 
-def _discard(req: Request) -> None:
-    """``req`` leaves without ever starting: free what was compiled for it."""
-    if req.grammar is not None:
-        req.grammar.close()
-
-
 @contextlib.contextmanager
 def _discarded_on_error(req: Request) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        _discard(req)
+        req.discard()
         raise
 
 
@@ -386,7 +380,7 @@ class Scheduler(SlotReplies, PromptCache):
             self.waiting.append(req)
             self._cond.notify()
         if victim is not None:  # outside the lock: a sink may take its time
-            _discard(victim)
+            victim.discard()
             deliver(victim, RequestFailed(
                 "The queue is full and your requests held the most places in it; this one gave "
                 "its place to someone else's. Try again shortly.",
@@ -403,7 +397,7 @@ class Scheduler(SlotReplies, PromptCache):
                 self.waiting.remove(req)
             self._cond.notify()
         if queued:
-            _discard(req)
+            req.discard()
             self.stats.requests_cancelled_total += 1
             m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
             m.total_ms = (time.perf_counter() - req.t_request) * 1000
@@ -605,7 +599,7 @@ class Scheduler(SlotReplies, PromptCache):
         with self._cond:
             if req in self.waiting:
                 self.waiting.remove(req)
-                _discard(req)
+                req.discard()
                 return
         for slot in self.slots:
             if slot.req is req:
@@ -648,7 +642,7 @@ class Scheduler(SlotReplies, PromptCache):
         with self._cond:
             admitted, dropped = admit(self.slots, self.waiting)
         for req in dropped:
-            _discard(req)
+            req.discard()
             self.stats.requests_cancelled_total += 1
             m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
             m.total_ms = (time.perf_counter() - req.t_request) * 1000
@@ -827,7 +821,7 @@ class Scheduler(SlotReplies, PromptCache):
             chores = list(self._chores)
             self._chores.clear()
         for req in left:
-            _discard(req)
+            req.discard()
             deliver(req, RequestFailed(message))
         for _, done in chores:
             if done.set_running_or_notify_cancel():
