@@ -96,10 +96,10 @@ def test_created_is_when_the_request_came() -> None:
     import time
     from types import SimpleNamespace
 
-    from workstation.core.server.replies import _created
+    from workstation.core.server.replies import created_at
 
     ninety_s_ago = SimpleNamespace(t_request=time.perf_counter() - 90)
-    assert abs(_created(ninety_s_ago) - (time.time() - 90)) <= 1  # type: ignore[arg-type]
+    assert abs(created_at(ninety_s_ago) - (time.time() - 90)) <= 1  # type: ignore[arg-type]
 
 
 def test_stream_without_include_usage_has_no_usage(client: openai.OpenAI) -> None:

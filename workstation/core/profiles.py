@@ -274,7 +274,7 @@ _SHORT_REPR.maxstring = _SHORT_REPR.maxother = MAX_QUOTED_CHARS
 _SHORT_REPR.maxlist = _SHORT_REPR.maxdict = 4
 
 
-def _shown(value: Any) -> str:
+def short_repr(value: Any) -> str:
     """``repr(value)`` for an error message, cut short if long (a bad value can be huge)."""
     text = _SHORT_REPR.repr(value)
     return text if len(text) <= 2 * MAX_QUOTED_CHARS else text[: 2 * MAX_QUOTED_CHARS] + "..."
@@ -287,30 +287,30 @@ def _check_type(src: str, dotted: str, value: Any, expected: Any) -> Any:
         return None
     if "int | str" in exp:
         if isinstance(value, bool) or not isinstance(value, int | str):
-            raise _problem(src, "profile.whole_or_word", field=dotted, value=_shown(value))
+            raise _problem(src, "profile.whole_or_word", field=dotted, value=short_repr(value))
         return value
     if exp.startswith("int"):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _problem(src, "profile.whole", field=dotted, value=_shown(value))
+            raise _problem(src, "profile.whole", field=dotted, value=short_repr(value))
         return value
     if exp.startswith("float"):
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _problem(src, "profile.number", field=dotted, value=_shown(value))
+            raise _problem(src, "profile.number", field=dotted, value=short_repr(value))
         return float(value)
     if exp.startswith("str"):
         if isinstance(value, bool):  # YAML 1.1 reads a bare on/off as a boolean
             return "on" if value else "off"
         if not isinstance(value, str):
-            raise _problem(src, "profile.text", field=dotted, value=_shown(value))
+            raise _problem(src, "profile.text", field=dotted, value=short_repr(value))
         return value
     if exp.startswith("list[str]"):
         if isinstance(value, str):  # one text: the list of it
             return [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise _problem(src, "profile.texts", field=dotted, value=_shown(value))
+            raise _problem(src, "profile.texts", field=dotted, value=short_repr(value))
         return list(value)
     if exp.startswith("bool") and not isinstance(value, bool):
-        raise _problem(src, "profile.true_false", field=dotted, value=_shown(value))
+        raise _problem(src, "profile.true_false", field=dotted, value=short_repr(value))
     return value
 
 
@@ -326,7 +326,7 @@ def _field_hint(key: str, value: Any, names: list[str], sections: dict[str, type
     for section, cls in sections.items():
         close = difflib.get_close_matches(key, [f.name for f in dataclasses.fields(cls)], n=1, cutoff=0.8)
         if close:
-            said = {"name": close[0], "value": _shown(value), "section": section}
+            said = {"name": close[0], "value": short_repr(value), "section": section}
             if section in data:  # a second sampling: block would replace the first (refused, too)
                 return ("profile.hint_belongs_in_block" if close[0] == key else "profile.hint_meant_in_block", said)
             return ("profile.hint_belongs_under" if close[0] == key else "profile.hint_meant_under", said)
@@ -341,7 +341,7 @@ def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type
     (so that a file's every mistake is said at once: three typos took three runs)."""
     sections = _SECTIONS if sections is None else sections
     if not isinstance(data, dict):
-        raise _problem(src, "profile.mapping", field=prefix, value=_shown(data))
+        raise _problem(src, "profile.mapping", field=prefix, value=short_repr(data))
     fields = {f.name: f for f in dataclasses.fields(cls)}
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
@@ -396,7 +396,7 @@ def _together(src: str, problems: list[ProfileError]) -> ProfileError:
 
 def _choice(src: str, dotted: str, value: Any, allowed: tuple[str, ...] | list[str]) -> None:
     if value not in allowed:
-        raise _problem(src, "profile.choice", field=dotted, value=_shown(value), allowed=", ".join(allowed))
+        raise _problem(src, "profile.choice", field=dotted, value=short_repr(value), allowed=", ".join(allowed))
 
 
 # llama.cpp runs any context of 1 cell and up (it keeps at least 256 cells per sequence in
@@ -429,13 +429,13 @@ def validate(profile: Profile, src: str, problems: list[ProfileError] | None = N
         if isinstance(gl, str) and gl not in ("auto", "all") or isinstance(gl, bool) or (
             isinstance(gl, int) and gl < 0
         ):
-            raise _problem(src, "profile.gpu_layers", value=_shown(gl))
+            raise _problem(src, "profile.gpu_layers", value=short_repr(gl))
     th = profile.threads
     with _noted(problems):
         if isinstance(th, str) and th != "auto" or isinstance(th, bool) or (
             isinstance(th, int) and not 1 <= th <= 512
         ):
-            raise _problem(src, "profile.threads", value=_shown(th))
+            raise _problem(src, "profile.threads", value=short_repr(th))
     with _noted(problems):
         if not 1 <= profile.parallel <= 64:
             raise _problem(src, "profile.parallel", value=str(profile.parallel))
@@ -443,7 +443,7 @@ def validate(profile: Profile, src: str, problems: list[ProfileError] | None = N
     parts = urlsplit(profile.remote.base_url)
     with _noted(problems):
         if profile.backend == "openai" and (parts.scheme.lower() not in ("http", "https") or not parts.netloc):
-            raise _problem(src, "profile.base_url", value=_shown(profile.remote.base_url))
+            raise _problem(src, "profile.base_url", value=short_repr(profile.remote.base_url))
     for field_name, value, allowed in (("flash_attn", profile.flash_attn, FLASH_ATTN),
                                        ("kv_cache.k", profile.kv_cache.k, list(KV_CACHE_TYPES)),
                                        ("kv_cache.v", profile.kv_cache.v, list(KV_CACHE_TYPES))):

@@ -10,6 +10,7 @@ import concurrent.futures
 import logging
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from workstation.core.kv_state import (
     MIN_RESTORE_TOKENS,
@@ -22,6 +23,9 @@ from workstation.core.kv_state import (
     write_sequence,
 )
 from workstation.core.slots import PrefixAction, Slot, moved_runs, settle_prefix
+
+if TYPE_CHECKING:
+    from workstation.core.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +50,7 @@ class PromptCache:
     slots, the model, the store (``kv_store``, ``state_key``) and the reader and writer threads
     are the Scheduler's, set in its ``__init__``."""
 
-    def forget(self, tag: str) -> int:
+    def forget(self: Scheduler, tag: str) -> int:
         """A conversation was deleted: drop the idle slots' cells made for ``tag`` (they would
         be saved at close), never save cells of that tag again, and delete its saved states:
         the files deleted."""
@@ -67,7 +71,7 @@ class PromptCache:
         self.between_steps(self._wait_for_writes).result()  # a state of it may be on its way to disk
         return self.kv_store.forget(tag) if self.kv_store is not None else 0
 
-    def claim(self, tag: str, prompt: list[int]) -> int:
+    def claim(self: Scheduler, tag: str, prompt: list[int]) -> int:
         """The idle cells that begin with ``prompt`` and belong to nobody (a document just
         summarized) now belong to ``tag`` (the conversation made of it): saved with it, deleted
         with it. The slots claimed."""
@@ -83,7 +87,7 @@ class PromptCache:
 
         return self.between_steps(take).result()
 
-    def _settle(self) -> None:
+    def _settle(self: Scheduler) -> None:
         """Apply the cell reuse of fresh slots (oldest request first). A saved state on disk is
         read and checked by a reader thread: the other slots go on decoding meanwhile, and the
         slot settles when its state is in memory (at once when no other slot has work)."""
@@ -145,7 +149,7 @@ class PromptCache:
                 slot.worth = max(slot.worth, len(slot.tokens))
             self.stats.cached_tokens_total += len(slot.tokens)
 
-    def _runs_to_move(self, slot: Slot, action: PrefixAction) -> list[tuple[int, int, int]]:
+    def _runs_to_move(self: Scheduler, slot: Slot, action: PrefixAction) -> list[tuple[int, int, int]]:
         """The slot's own cells past the shared prefix that its prompt holds again nearer its
         start (``moved_runs``: a conversation whose oldest messages were left out)."""
         if action.copy_from is not None or slot.req is None or len(slot.tokens) <= action.keep:
@@ -153,16 +157,16 @@ class PromptCache:
         runs = moved_runs(slot.tokens, slot.req.prompt, action.keep)
         return runs if runs and self.model.can_shift else []
 
-    def _move_cells(self, slot: Slot, keep: int, runs: list[tuple[int, int, int]]) -> None:
+    def _move_cells(self: Scheduler, slot: Slot, keep: int, runs: list[tuple[int, int, int]]) -> None:
         """Move ``runs`` of the slot's cells back to where its prompt has them (llama-server's
         cache reuse), and drop every other cell past ``keep``."""
         slot.tokens = self.model.move_cells(slot.seq, slot.tokens, keep, runs)
         log.debug("moved %d cached tokens of slot %d in %d runs", len(slot.tokens) - keep, slot.seq, len(runs))
 
-    def _others_have_work(self, slot: Slot) -> bool:
+    def _others_have_work(self: Scheduler, slot: Slot) -> bool:
         return any(s is not slot and s.req is not None and not s.fresh for s in self.slots)
 
-    def _start_restore(self, slot: Slot, in_memory: int) -> PendingRestore | None:
+    def _start_restore(self: Scheduler, slot: Slot, in_memory: int) -> PendingRestore | None:
         """Start reading the saved state that shares more of the prompt than any slot's cells
         do (None: there is none)."""
         assert self.kv_store is not None and slot.req is not None
@@ -175,7 +179,7 @@ class PromptCache:
         entry, n, runs = found
         return PendingRestore(entry, n, self._reader.submit(self.kv_store.load, self.state_key, entry), runs)
 
-    def _restore(self, slot: Slot, pending: PendingRestore, in_memory: int) -> int:
+    def _restore(self: Scheduler, slot: Slot, pending: PendingRestore, in_memory: int) -> int:
         """Load a saved state read by ``_start_restore`` into the slot, when it still shares more
         of the prompt than the slots' cells do; the tokens restored (0: none, or a file that could
         not be used)."""
@@ -206,7 +210,7 @@ class PromptCache:
             slot.spec.forget()
         return n
 
-    def save_states(self) -> int:
+    def save_states(self: Scheduler) -> int:
         """Save every idle slot's cells to the store (leaving a conversation, closing) and wait
         until the files are written: states saved."""
         if self.kv_store is None:
@@ -224,7 +228,7 @@ class PromptCache:
         """How many of the slot's cells are worth saving (``Slot.worth``)."""
         return len(slot.tokens) if slot.worth is None else min(slot.worth, len(slot.tokens))
 
-    def _save_slot(self, slot: Slot, n: int) -> bool:
+    def _save_slot(self: Scheduler, slot: Slot, n: int) -> bool:
         """Copy the slot's first ``n`` cells out (the rest dropped, the slot being left) and have
         the writer thread put them on disk (not when a saved state holds them already)."""
         store = self.kv_store
@@ -242,7 +246,7 @@ class PromptCache:
         self._writer.submit(self._write_state, store, tokens, data, slot.tag, slot.prompt_n)
         return True
 
-    def _write_state(self, store: KvStateStore, tokens: list[int], data: StateBytes, tag: str | None,
+    def _write_state(self: Scheduler, store: KvStateStore, tokens: list[int], data: StateBytes, tag: str | None,
                      prompt_n: int = 0) -> None:
         try:
             store.save(self.state_key, tokens, data, tag, prompt_n)
@@ -253,7 +257,7 @@ class PromptCache:
         else:
             self._save_problem = None
 
-    def _wait_for_writes(self) -> None:
+    def _wait_for_writes(self: Scheduler) -> None:
         if self._writer is not None:
             self._writer.shutdown(wait=True)
             self._writer = None

@@ -36,7 +36,6 @@ import dataclasses
 import itertools
 import logging
 import math
-import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -55,8 +54,6 @@ from workstation.core.events import (
     PromptRead,
     RequestFailed,
     SchedulerEvent,
-    StepEvent,
-    TurnEvent,
     TurnFinished,
 )
 from workstation.core.grammar import compile_grammar
@@ -81,7 +78,7 @@ from workstation.core.runtime import (
 )
 from workstation.core.sampling import SamplerChain
 from workstation.core.scheduler_stats import SchedulerStats
-from workstation.core.slot_run import SlotReplies, SlotRun, _deliver
+from workstation.core.slot_run import SlotReplies, SlotRun, deliver
 from workstation.core.slots import (
     Owner,
     Request,
@@ -94,6 +91,7 @@ from workstation.core.slots import (
 from workstation.core.stop_strings import StopMatcher
 from workstation.core.thread_policy import RECHECK_TOKENS, LoadSampler, ThreadChoice, ThreadGovernor
 from workstation.core.token_probs import ReplyProbs
+from workstation.core.waiting_callers import WaitingCallers
 
 log = logging.getLogger(__name__)
 
@@ -117,18 +115,12 @@ class PromptTooLong(EngineError):
     """The prompt does not fit one slot's context."""
 
 
-def _discard(req: Request) -> None:
-    """``req`` leaves without ever starting: free what was compiled for it."""
-    if req.grammar is not None:
-        req.grammar.close()
-
-
 @contextlib.contextmanager
 def _discarded_on_error(req: Request) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        _discard(req)
+        req.discard()
         raise
 
 
@@ -136,10 +128,12 @@ def _requests(n: int) -> str:
     return "1 request" if n == 1 else f"{n:,} requests"
 
 
-class Scheduler(SlotReplies, PromptCache):
+class Scheduler(SlotReplies, PromptCache, WaitingCallers):
     """N slots over one context. ``submit`` from any thread; one thread calls ``step``. Its
-    parts, each a module: ``SlotReplies`` (``core/slot_run.py``: each step's update) and
-    ``PromptCache`` (``core/prompt_cache.py``: the cells reused, saved and restored)."""
+    parts, each a module: ``SlotReplies`` (``core/slot_run.py``: each step's update),
+    ``PromptCache`` (``core/prompt_cache.py``: the cells reused, saved and restored) and
+    ``WaitingCallers`` (``core/waiting_callers.py``: ``stream`` and ``run_all``, whose callers
+    wait)."""
 
     def __init__(
         self,
@@ -386,8 +380,8 @@ class Scheduler(SlotReplies, PromptCache):
             self.waiting.append(req)
             self._cond.notify()
         if victim is not None:  # outside the lock: a sink may take its time
-            _discard(victim)
-            _deliver(victim, RequestFailed(
+            victim.discard()
+            deliver(victim, RequestFailed(
                 "The queue is full and your requests held the most places in it; this one gave "
                 "its place to someone else's. Try again shortly.",
                 status=429, retry_after_s=self._retry_after_s(),
@@ -403,11 +397,11 @@ class Scheduler(SlotReplies, PromptCache):
                 self.waiting.remove(req)
             self._cond.notify()
         if queued:
-            _discard(req)
+            req.discard()
             self.stats.requests_cancelled_total += 1
             m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
             m.total_ms = (time.perf_counter() - req.t_request) * 1000
-            _deliver(req, TurnFinished("", m))
+            deliver(req, TurnFinished("", m))
 
     def between_steps(self, chore: Callable[[], T]) -> Future[T]:
         """Run ``chore`` on the decoding thread between two steps (at once in the caller's
@@ -440,63 +434,6 @@ class Scheduler(SlotReplies, PromptCache):
                     return
                 chore, done = self._chores.popleft()
             self._run_chore(chore, done)
-
-    def stream(self, prompt: list[int], sampling: Sampling, **kwargs: Any) -> Iterator[TurnEvent]:
-        """Blocking iterator over one request's events; closing it early cancels the request."""
-        events: queue.SimpleQueue[SchedulerEvent] = queue.SimpleQueue()
-        req = self.submit(prompt, sampling, events.put, **kwargs)
-        try:
-            while True:
-                event = self._next_event(events)
-                if isinstance(event, RequestFailed):
-                    raise EngineError(event.message, said=event.said)
-                yield event
-                if isinstance(event, TurnFinished):
-                    return
-        finally:
-            self._abandon(req)
-
-    def run_all(
-        self,
-        prompts: Sequence[list[int]],
-        sampling: Sampling,
-        on_finished: Callable[[int, TurnFinished], None] | None = None,
-        *,
-        cancelled: CancelFlag | None = None,
-        tag: str | None = None,
-        reasoning: bool = False,
-        on_step: Callable[[int, StepEvent], None] | None = None,
-    ) -> list[TurnFinished]:
-        """Submit every prompt at once (they run in parallel in free slots, sharing common
-        prefixes) and wait for all; ``on_finished(i, result)`` as each ends (``reasoning``: as
-        for ``submit``); ``on_step(i, event)`` as its prompt is read and its reply comes."""
-        events: queue.SimpleQueue[tuple[int, SchedulerEvent]] = queue.SimpleQueue()
-        reqs: list[Request] = []
-        try:
-            for i, prompt in enumerate(prompts):
-                reqs.append(
-                    self.submit(
-                        prompt, sampling, lambda e, i=i: events.put((i, e)), cancelled=cancelled, tag=tag,
-                        reasoning=reasoning, reading=on_step is not None,
-                    )
-                )
-            results: list[TurnFinished | None] = [None] * len(reqs)
-            left = len(reqs)
-            while left:
-                i, event = self._next_event(events)
-                if isinstance(event, RequestFailed):
-                    raise EngineError(event.message, said=event.said)
-                if isinstance(event, TurnFinished):
-                    results[i] = event
-                    left -= 1
-                    if on_finished is not None:
-                        on_finished(i, event)
-                elif on_step is not None:
-                    on_step(i, event)
-            return [r for r in results if r is not None]
-        finally:
-            for req in reqs:
-                self._abandon(req)
 
     def drafting_off(self) -> str:
         """Why drafting is off for the rest of the session ('' where it is not): a draft model
@@ -587,30 +524,6 @@ class Scheduler(SlotReplies, PromptCache):
         self.close()
 
     # --- driving the loop ------------------------------------------------------------------
-    def _next_event(self, events: queue.SimpleQueue[Any]) -> Any:
-        """The next event for a caller waiting on ``events``: a threaded scheduler delivers it;
-        otherwise the caller's thread runs steps until it arrives."""
-        if self.threaded:
-            return events.get()
-        while events.empty():
-            if not self.step() and events.empty():
-                raise EngineError("internal error: a request was lost by the scheduler.")
-        return events.get()
-
-    def _abandon(self, req: Request) -> None:
-        """A caller stopped waiting for ``req``: cancel it (at once when nothing else steps)."""
-        if self.threaded:
-            self.cancel(req)
-            return
-        with self._cond:
-            if req in self.waiting:
-                self.waiting.remove(req)
-                _discard(req)
-                return
-        for slot in self.slots:
-            if slot.req is req:
-                self._finish(slot, "cancelled")
-
     def _loop(self) -> None:
         try:
             while True:
@@ -648,11 +561,11 @@ class Scheduler(SlotReplies, PromptCache):
         with self._cond:
             admitted, dropped = admit(self.slots, self.waiting)
         for req in dropped:
-            _discard(req)
+            req.discard()
             self.stats.requests_cancelled_total += 1
             m = TurnMetrics(stop_reason="cancelled", kv_size=self.slot_ctx)
             m.total_ms = (time.perf_counter() - req.t_request) * 1000
-            _deliver(req, TurnFinished("", m))
+            deliver(req, TurnFinished("", m))
         if self.governor is not None and (admitted or self._since_thread_check >= RECHECK_TOKENS):
             self._since_thread_check = 0
             choice = self.governor.check()
@@ -778,8 +691,8 @@ class Scheduler(SlotReplies, PromptCache):
             if not entry.all_logits:
                 if not entry.ends_prompt:
                     if slot.req.reading:
-                        _deliver(slot.req, PromptRead(len(slot.tokens), len(slot.req.prompt), slot.run.metrics.cache_n,
-                                                      (now - slot.run.t_start) * 1000))
+                        deliver(slot.req, PromptRead(len(slot.tokens), len(slot.req.prompt), slot.run.metrics.cache_n,
+                                                     (now - slot.run.t_start) * 1000))
                     continue
                 slot.prefilling = False
                 m = slot.run.metrics
@@ -815,7 +728,7 @@ class Scheduler(SlotReplies, PromptCache):
             slot.spec.forget()
         self._release(slot)
         if req is not None:
-            _deliver(req, RequestFailed(message or say(said or []), status, said=said))
+            deliver(req, RequestFailed(message or say(said or []), status, said=said))
 
     def _fail_all(self, message: str) -> None:
         for slot in self.slots:
@@ -827,8 +740,8 @@ class Scheduler(SlotReplies, PromptCache):
             chores = list(self._chores)
             self._chores.clear()
         for req in left:
-            _discard(req)
-            _deliver(req, RequestFailed(message))
+            req.discard()
+            deliver(req, RequestFailed(message))
         for _, done in chores:
             if done.set_running_or_notify_cancel():
                 done.set_exception(EngineError(message))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from workstation.core.sampling import SamplerChain
 from workstation.core.slots import BatchEntry, Request, Slot
 from workstation.core.stop_strings import StopMatcher
 from workstation.core.token_probs import ReplyProbs
+
+if TYPE_CHECKING:
+    from workstation.core.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +51,7 @@ class SlotRun:
     seen_n: int = 0  # how many of the prompt's first tokens an earlier prompt had (``save_when_reused``)
 
 
-def _deliver(req: Request, event: SchedulerEvent) -> None:
+def deliver(req: Request, event: SchedulerEvent) -> None:
     """Hand ``event`` to the request's sink; a sink that fails (a client's event loop already
     closed) loses its own events, never the decoding thread."""
     try:
@@ -63,14 +67,14 @@ class SlotReplies:
     (``TurnFinished``). A part of ``Scheduler``: the state it reads (``model``, ``slot_ctx``,
     ``stats``, the thread choice) and the slot's release and failure are the Scheduler's."""
 
-    def _eog_tokens(self) -> np.ndarray:
+    def _eog_tokens(self: Scheduler) -> np.ndarray:
         if self._eog is None:
             self._eog = np.array(
                 [t for t in range(self.model.n_vocab) if self.model.is_eog(t)], dtype=np.int64
             )
         return self._eog
 
-    def _update(self, slot: Slot, idx0: int, entry: BatchEntry, n_drafts: int) -> tuple[int, int]:
+    def _update(self: Scheduler, slot: Slot, idx0: int, entry: BatchEntry, n_drafts: int) -> tuple[int, int]:
         """Sample (or verify the drafts) at ``idx0``..; stream the text; finish at a limit.
         Returns (drafts accepted, tokens produced)."""
         req, run, model = slot.req, slot.run, self.model
@@ -130,7 +134,7 @@ class SlotReplies:
             slot.pending = out[-1]
         return n_acc, len(out)
 
-    def _opens_thinking(self, req: Request) -> bool:
+    def _opens_thinking(self: Scheduler, req: Request) -> bool:
         """Whether the chat template opened the thinking block at the end of the prompt. Not
         under a grammar that cannot close it (a JSON schema, a tool call): the reply is then
         the answer the grammar makes, never thinking."""
@@ -153,7 +157,7 @@ class SlotReplies:
             if after != "start" or answer:  # decided, or blank space let out as the answer's
                 run.start_n = 0
 
-    def _emit(self, slot: Slot, text: str, last: bool = False) -> None:
+    def _emit(self: Scheduler, slot: Slot, text: str, last: bool = False) -> None:
         """Stream ``text`` of the reply (``last``: the reply ends; what was held comes out)."""
         req, run = slot.req, slot.run
         assert req is not None
@@ -179,10 +183,10 @@ class SlotReplies:
         if text:
             run.parts.append(text)
         ids = run.reply[len(run.reply) - run.unsent :] if run.unsent else []
-        _deliver(req, TokenDelta(text, max(1, run.unsent), ids, probs=probs, reasoning=thought))
+        deliver(req, TokenDelta(text, max(1, run.unsent), ids, probs=probs, reasoning=thought))
         run.unsent = 0
 
-    def _finish(self, slot: Slot, stop: str, flush: bool = True) -> None:
+    def _finish(self: Scheduler, slot: Slot, stop: str, flush: bool = True) -> None:
         req, run = slot.req, slot.run
         assert req is not None
         m = run.metrics
@@ -223,4 +227,4 @@ class SlotReplies:
         self._release(slot)
         probs = run.probs.final(stopped=stop == "stop") if run.probs is not None else []
         reasoning = "".join(run.thought)
-        _deliver(req, TurnFinished("".join(run.parts), m, list(run.reply), probs=probs, reasoning=reasoning))
+        deliver(req, TurnFinished("".join(run.parts), m, list(run.reply), probs=probs, reasoning=reasoning))

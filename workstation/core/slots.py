@@ -80,6 +80,11 @@ class Request:
     def is_cancelled(self) -> bool:
         return self.dropped or self.cancelled.is_set()
 
+    def discard(self) -> None:
+        """It leaves without ever starting: free what was compiled for it."""
+        if self.grammar is not None:
+            self.grammar.close()
+
 
 @dataclass(eq=False)
 class Slot:

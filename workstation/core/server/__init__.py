@@ -3,7 +3,8 @@
 One job per module: ``accounts`` (people's keys, profile limits, tokens per day, usage and the
 audit trail), ``protocol`` (request bodies into typed parameters, the OpenAI error
 object, response pieces), ``app`` (the routes, ``OpenAIServer``; its parts: ``request_body``
-reads a body within the limits, ``replies`` writes a generation's answer, whole or streamed,
+reads a body within the limits, ``request_prompt`` makes its prompt's tokens, ``replies``
+writes a generation's answer, whole or streamed,
 ``sse`` streams it, ``status_routes`` are /health, /v1/models, /usage/today and /metrics,
 ``token_routes`` llama-server's /tokenize, /detokenize and /apply-template), ``native`` and
 ``ollama`` (llama-server's and Ollama's routes in their own shapes, over ``app``), ``guard``

@@ -32,9 +32,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from workstation.core.chat_template import reply_to_continue
 from workstation.core.engine import TurnFinished
-from workstation.core.engine_api import with_system_prompt
 from workstation.core.errors import EngineError
 from workstation.core.events import RequestFailed, SchedulerEvent
 from workstation.core.grammar import GrammarError
@@ -51,22 +49,23 @@ from workstation.core.server.guard import (
     client_text,
 )
 from workstation.core.server.logprobs import ProbsAsked, parse_token_fields
+from workstation.core.server.native import NativeRoutes
+from workstation.core.server.ollama import OllamaErrors, OllamaRoutes
 from workstation.core.server.options import ServerOptions
 from workstation.core.server.protocol import (
     ApiError,
     FieldNames,
     GenParams,
     bad,
-    parse_messages,
     parse_model,
     parse_params,
-    parse_prompt,
     parse_tag,
-    parse_template_variables,
     queue_full,
 )
 from workstation.core.server.replies import SHUTTING_DOWN, Replies
 from workstation.core.server.request_body import RequestBodies
+from workstation.core.server.request_prompt import RequestPrompts
+from workstation.core.server.responses import ResponsesDialect
 from workstation.core.server.sse import SSEResponse
 from workstation.core.server.status_routes import STOPPING_HEADERS, StatusRoutes
 from workstation.core.server.structured import grammar_refused
@@ -75,11 +74,9 @@ from workstation.core.server.tool_protocol import parse_tool_request
 from workstation.core.server.unsupported import CHAT_FIELDS, refuse_unknown, refuse_unsupported
 from workstation.core.slots import Owner
 from workstation.core.slots import Request as SchedRequest
-from workstation.core.structured_output import SchemaError
 from workstation.core.tool_calls import (
     ToolPrompt,
     ToolRequest,
-    tool_prompt,
 )
 from workstation.core.usage import UNKNOWN
 
@@ -125,12 +122,12 @@ class Dialect(Protocol):
 
 
 # --- the app -----------------------------------------------------------------------------------
-class OpenAIServer(RequestBodies, Replies, StatusRoutes, TokenRoutes):
+class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRoutes):
     """``OpenAIServer(scheduler, options, accounts).app``: the ASGI app, its routes behind
     RequestGuard. Without ``accounts`` only ``options.api_key`` is checked and nothing is
-    recorded. Its parts, each a module: ``RequestBodies`` (``request_body.py``), ``Replies``
-    (``replies.py``), ``StatusRoutes`` (``status_routes.py``), ``TokenRoutes``
-    (``token_routes.py``)."""
+    recorded. Its parts, each a module: ``RequestBodies`` (``request_body.py``),
+    ``RequestPrompts`` (``request_prompt.py``), ``Replies`` (``replies.py``), ``StatusRoutes``
+    (``status_routes.py``), ``TokenRoutes`` (``token_routes.py``)."""
 
     def __init__(self, scheduler: Scheduler, options: ServerOptions, accounts: Accounts | None = None) -> None:
         self.scheduler = scheduler
@@ -144,14 +141,8 @@ class OpenAIServer(RequestBodies, Replies, StatusRoutes, TokenRoutes):
         self._health_said = "ok"  # /health's last status, its change logged once (not each poll)
         self.created = int(time.time())
         self.bodies = InflightBodies(options.max_inflight_body_bytes, options.max_body_bytes)
-        from workstation.core.server.native import NativeRoutes
-
         self.native = NativeRoutes(self)  # llama-server's /completion, /props, /slots
-        from workstation.core.server.ollama import OllamaErrors, OllamaRoutes
-
         self.ollama = OllamaRoutes(self)  # Ollama's /api/chat, /api/generate, /api/tags, ...
-        from workstation.core.server.responses import ResponsesDialect
-
         self.responses = ResponsesDialect(self)  # OpenAI's /v1/responses, over the chat route
         routes = [
             Route("/health", self.health, methods=["GET"]),
@@ -226,23 +217,6 @@ class OpenAIServer(RequestBodies, Replies, StatusRoutes, TokenRoutes):
         if self.stopping:
             raise ApiError(SHUTTING_DOWN, "The server is shutting down; send the request again once it is back.",
                            type_="server_error", headers=dict(STOPPING_HEADERS))
-
-    def _prompt_limit(self) -> int:
-        """The most tokens a request's prompt may have (``--max-prompt-tokens``, within a slot)."""
-        return min(self.options.max_prompt_tokens or (self.scheduler.slot_ctx - 1), self.scheduler.slot_ctx - 1)
-
-    def _check_prompt(self, prompt: list[int], field: str = "messages") -> None:
-        """ApiError 400 where the prompt is longer than a request may be; ``field``: the request's
-        field that holds it (a completion's ``prompt``)."""
-        limit = self._prompt_limit()
-        if len(prompt) > limit:
-            raise ApiError(
-                400,
-                f"The prompt is {len(prompt)} tokens but this server accepts at most {limit} "
-                "prompt tokens per request.",
-                param=field,
-                code="context_length_exceeded",
-            )
 
     def _submit(
         self, prompt: list[int], params: GenParams, t_request: float, owner: Owner | None,
@@ -347,42 +321,6 @@ class OpenAIServer(RequestBodies, Replies, StatusRoutes, TokenRoutes):
             async with asyncio.timeout(wait_s):
                 while (self._running or self._late) and not give_up():
                     await asyncio.sleep(0.02)
-
-    async def _prompt_tokens(
-        self, body: dict[str, Any], chat: bool, ticket: Ticket, tools: ToolRequest | None = None
-    ) -> tuple[list[int], ToolPrompt | None]:
-        """The prompt's tokens and, for a chat, what its tools made of it (core/tool_calls.py)."""
-        try:
-            if chat:
-                messages = parse_messages(body, self.options.max_messages)
-                variables = parse_template_variables(body)
-                self.accounts.keep_content(ticket, {"messages": messages})  # as the person sent them
-                return await run_in_threadpool(self._chat_prompt, self._with_system_prompt(messages), tools, variables)
-            raw = parse_prompt(body, self.scheduler.model.n_vocab)
-            self.accounts.keep_content(ticket, {"prompt": raw})
-            if isinstance(raw, str):
-                return await run_in_threadpool(self.scheduler.text_tokens, raw), None
-            return raw, None
-        except SchemaError as err:
-            raise bad(f"The tools cannot be used together: {err}", "tools") from None
-        except EngineError as err:
-            raise bad(str(err)) from None
-
-    def _with_system_prompt(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The served profile's system prompt first where the request brings none, as the chat
-        and the app put it (Ollama's SYSTEM does the same): serve answered a bare question with
-        the model's own default system prompt, and so otherwise than `chat -p` on its profile."""
-        return with_system_prompt(self.scheduler.profile, messages)  # type: ignore[arg-type]
-
-    def _chat_prompt(
-        self, messages: list[dict[str, Any]], tools: ToolRequest | None, variables: dict[str, Any]
-    ) -> tuple[list[int], ToolPrompt]:
-        """The chat's tokens; a last assistant message is a reply begun, which the model goes on
-        from (as llama-server: the turns before it with the assistant's turn opened, then its
-        text, as text, never control tokens); it was closed and a new reply begun."""
-        history, begun = reply_to_continue(messages)
-        plan = tool_prompt(self.scheduler.template, history, tools)
-        return self.scheduler.chat_tokens(plan.messages, plan.tools, variables, begun=begun), plan
 
     async def _handle(
         self, request: Request, chat: bool, native: Dialect | None = None, route: str | None = None

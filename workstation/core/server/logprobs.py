@@ -31,8 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from workstation.core.profiles import _shown
-from workstation.core.server.protocol import GenParams, _integer, bad, flag
+from workstation.core.profiles import short_repr
+from workstation.core.server.protocol import GenParams, bad, flag, parse_integer
 from workstation.core.token_probs import TokenProb
 
 MAX_TOP_LOGPROBS = 20  # OpenAI's limit for chat's top_logprobs; also completions' logprobs here
@@ -95,15 +95,15 @@ def parse_token_fields(body: dict[str, Any], chat: bool, vocab: Vocabulary, para
 def parse_probs(body: dict[str, Any], chat: bool) -> ProbsAsked | None:
     """What to render (None: nothing). ``post_sampling_probs: true`` is refused with llama-server's
     other options this server does not implement (``server/unsupported.py``, branch ``native``)."""
-    n_probs = _integer(body, "n_probs", 0, MAX_N_PROBS) or None  # 0: none, as in llama-server
+    n_probs = parse_integer(body, "n_probs", 0, MAX_N_PROBS) or None  # 0: none, as in llama-server
     if chat:
         wanted = flag(body, "logprobs", False)
-        top = _integer(body, "top_logprobs", 0, MAX_TOP_LOGPROBS)
+        top = parse_integer(body, "top_logprobs", 0, MAX_TOP_LOGPROBS)
         if top and not wanted:
             raise bad("'top_logprobs' needs 'logprobs': true.", "top_logprobs")
         logprobs = (top or 0) if wanted else None
     else:
-        logprobs = _integer(body, "logprobs", 0, MAX_TOP_LOGPROBS)
+        logprobs = parse_integer(body, "logprobs", 0, MAX_TOP_LOGPROBS)
     if logprobs is None and n_probs is None:
         return None
     return ProbsAsked(chat, logprobs, n_probs)
@@ -114,7 +114,7 @@ def _bias_value(value: Any, where: str) -> float:
         return BAN
     if isinstance(value, bool) or not isinstance(value, int | float) or not -MAX_BIAS <= value <= MAX_BIAS:
         raise bad(
-            f"'logit_bias' gives {where} a bias of {_shown(value)}; allowed values are -100 to 100, or "
+            f"'logit_bias' gives {where} a bias of {short_repr(value)}; allowed values are -100 to 100, or "
             "false to ban it.",
             "logit_bias",
         )
@@ -154,7 +154,7 @@ def parse_logit_bias(value: Any, vocab: Vocabulary) -> dict[int, float]:
         )
     out: dict[int, float] = {}
     for key, bias in pairs:
-        value_ = _bias_value(bias, f"token {_shown(key)}")
+        value_ = _bias_value(bias, f"token {short_repr(key)}")
         for tok in _bias_tokens(key, vocab):
             out[tok] = value_
     return out

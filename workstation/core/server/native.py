@@ -44,14 +44,15 @@ from workstation.core.server.protocol import (
     ApiError,
     FieldNames,
     GenParams,
-    _integer,
     bad,
     failed_response,
     flag,
+    parse_integer,
     prompt_progress,
     sse,
     timings,
 )
+from workstation.core.server.sse import SSEResponse
 from workstation.core.slot_files import SlotBusy, SlotFileError, SlotFiles
 from workstation.core.slots import Request as SchedRequest
 from workstation.core.slots import Slot
@@ -191,7 +192,7 @@ class NativeRoutes:
 
     def parse(self, body: dict[str, Any], params: GenParams) -> NativeRequest:
         """The native fields, applied to ``params`` (called by ``OpenAIServer._handle``)."""
-        n_predict = _integer(body, "n_predict", -1, MAX_PREDICT)  # as max_tokens: protocol.parse_params
+        n_predict = parse_integer(body, "n_predict", -1, MAX_PREDICT)  # as max_tokens: protocol.parse_params
         if body.get("logprobs") is not None:  # parse_token_fields reads it as the legacy completions field
             raise bad("'logprobs' is not a /completion field; ask for 'n_probs' instead.", "logprobs")
         return NativeRequest(prompt_only=n_predict == 0, return_tokens=flag(body, "return_tokens", False))
@@ -244,7 +245,6 @@ class NativeRoutes:
     ) -> Response:
         """The answer to a submitted ``/completion``; ``probs``: what ``n_probs`` asked
         (``completion_probabilities``, rendered by ``logprobs.py``); a completion has no ``plan``."""
-        from workstation.core.server.sse import SSEResponse
 
         sub = Submitted(native, req, q, params, model, ticket, probs.n_probs or 0 if probs is not None else 0)
         if params.stream:

@@ -59,8 +59,10 @@ from workstation.core.events import (
     TurnFinished,
 )
 from workstation.core.profiles import MAX_PREDICT
-from workstation.core.server.protocol import FINISH, ApiError, _integer, bad, field_names, flag
-from workstation.core.server.structured import _schema_format
+from workstation.core.server.protocol import FINISH, ApiError, bad, field_names, flag, parse_integer
+from workstation.core.server.replies import CUT_BY_SHUTDOWN
+from workstation.core.server.sse import SSEResponse
+from workstation.core.server.structured import schema_format
 from workstation.core.server.unsupported import refuse_unsupported
 from workstation.core.tool_calls import ReplyReader, ToolCall, read_reply
 
@@ -490,7 +492,7 @@ class OllamaGeneration:
         if value == "json":
             return {"response_format": {"type": "json_object"}}
         if isinstance(value, dict):
-            _schema_format(value, "format")  # (a 400 that names 'format')
+            schema_format(value, "format")  # (a 400 that names 'format')
             return {"json_schema": value}
         raise bad("'format' must be \"json\" or a JSON schema (an object).", "format")
 
@@ -509,11 +511,11 @@ class OllamaGeneration:
             if name in SAMPLING_OPTIONS:
                 out[name] = value
             elif name == "num_predict":
-                n = _integer(raw, name, -2, MAX_PREDICT)
+                n = parse_integer(raw, name, -2, MAX_PREDICT)
                 if n:  # -1 and -2 (until the context is full) are llama-server's -1; 0 is Ollama's "unset"
                     out["n_predict"] = max(n, -1)
             elif name == "num_ctx":
-                _integer(raw, name, 1, 2**31)
+                parse_integer(raw, name, 1, 2**31)
             elif name in OFF_OPTIONS:
                 refuse_unsupported({name: value}, where="options.")
             elif name == "tfs_z":
@@ -539,7 +541,6 @@ class OllamaGeneration:
         self, request: Request, extra: Any, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], params: GenParams,
         model: str, ticket: Ticket, probs: ProbsAsked | None, plan: ToolPrompt | None,
     ) -> Response:
-        from workstation.core.server.sse import SSEResponse
 
         name = str(extra)
         reply_format = plan.format if plan is not None else ""
@@ -599,7 +600,6 @@ class OllamaGeneration:
         self, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket, name: str, reply_format: str,
         first: SchedulerEvent | None,
     ) -> AsyncIterator[bytes]:
-        from workstation.core.server.replies import CUT_BY_SHUTDOWN
 
         reader = ReplyReader(reply_format) if reply_format else None  # text that may be a call is held
 

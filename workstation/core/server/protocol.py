@@ -203,7 +203,8 @@ def _number(body: dict[str, Any], name: str, lo: float, hi: float) -> float | No
     return float(value)
 
 
-def _integer(body: dict[str, Any], name: str, lo: int, hi: int) -> int | None:
+def parse_integer(body: dict[str, Any], name: str, lo: int, hi: int) -> int | None:
+    """The whole number ``body[name]`` from ``lo`` to ``hi`` (None: not given); a 400 otherwise."""
     value = body.get(name)
     if value is None:
         return None
@@ -244,7 +245,7 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
         s.top_p = v if v > 0 else 1e-6
     if (v := _number(body, "min_p", 0.0, 1.0)) is not None:
         s.min_p = v
-    if (k := _integer(body, "top_k", 0, MAX_TOP_K)) is not None:
+    if (k := parse_integer(body, "top_k", 0, MAX_TOP_K)) is not None:
         s.top_k = k
     if (v := _number(body, "repeat_penalty", MIN_REPEAT_PENALTY, MAX_REPEAT_PENALTY)) is not None:
         s.repeat_penalty = v
@@ -259,13 +260,13 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise bad("'seed' must be a whole number.", "seed")
         s.seed = seed & 0xFFFFFFFF
-    max_tokens = _integer(body, "max_completion_tokens", 1, MAX_PREDICT)
+    max_tokens = parse_integer(body, "max_completion_tokens", 1, MAX_PREDICT)
     if max_tokens is None:
-        max_tokens = _integer(body, "max_tokens", 1, MAX_PREDICT)
+        max_tokens = parse_integer(body, "max_tokens", 1, MAX_PREDICT)
     # llama-server's own name wins over max_tokens, on every endpoint (a chat completion ignored
     # it); -1: until the slot is full (the room left caps every request), 0 on /completion: the
     # prompt into the cache alone (native.parse), elsewhere a 400 (OpenAIServer._handle)
-    n_predict = _integer(body, "n_predict", -1, MAX_PREDICT)
+    n_predict = parse_integer(body, "n_predict", -1, MAX_PREDICT)
     if n_predict is not None:
         max_tokens = MAX_PREDICT if n_predict == -1 else max(1, n_predict)
     n = body.get("n")
@@ -289,7 +290,7 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
     if not isinstance(opts, dict):
         raise bad("'stream_options' must be an object.", "stream_options")
     include_usage = flag(opts, "include_usage", False) if opts else False
-    id_slot = _integer(body, "id_slot", -1, 63)
+    id_slot = parse_integer(body, "id_slot", -1, 63)
     reasoning = body.get("reasoning_format") or "auto"
     if reasoning not in REASONING_FORMATS:
         raise bad(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -31,18 +31,21 @@ from workstation.core.server.protocol import (
     timings,
     usage,
 )
-from workstation.core.server.sse import _watch_disconnect
+from workstation.core.server.sse import watch_disconnect
 from workstation.core.server.tool_protocol import call_deltas
 from workstation.core.slots import Request as SchedRequest
 from workstation.core.token_probs import TokenProb
 from workstation.core.tool_calls import ReplyReader, read_reply
+
+if TYPE_CHECKING:
+    from workstation.core.server.app import OpenAIServer
 
 SHUTTING_DOWN = 503  # the status recorded for a reply the server's shutdown cut off
 CUT_BY_SHUTDOWN = "The server is shutting down, so the reply was cut off; send it again once the server is back."
 FINGERPRINT = "workstation"  # OpenAI's system_fingerprint, on every answer and chunk
 
 
-def _created(req: SchedRequest) -> int:
+def created_at(req: SchedRequest) -> int:
     """When the request came (OpenAI's ``created``, every chunk's the same): it was when the
     reply ended, or when a stream began."""
     return int(time.time() - (time.perf_counter() - req.t_request))
@@ -62,7 +65,7 @@ class Replies:
         day ran out, not at max_tokens (OpenAI has no word for it; a desk PC reads it)."""
         return {"quota_reached": True} if ticket.capped and event.metrics.stop_reason == "length" else {}
 
-    def _cut_by_shutdown(self, event: TurnFinished) -> bool:
+    def _cut_by_shutdown(self: OpenAIServer, event: TurnFinished) -> bool:
         return self.cutting and event.metrics.stop_reason == "cancelled"
 
     @staticmethod
@@ -70,7 +73,7 @@ class Replies:
         """What the client of a reply cut by the shutdown is told (503; an error event in a stream)."""
         return ApiError(SHUTTING_DOWN, CUT_BY_SHUTDOWN, type_="server_error")
 
-    def _account_later(self, ticket: Ticket, q: asyncio.Queue[SchedulerEvent]) -> None:
+    def _account_later(self: OpenAIServer, ticket: Ticket, q: asyncio.Queue[SchedulerEvent]) -> None:
         """The client left before its answer: account for the request when the scheduler says
         how far it got (the tokens it generated still count)."""
 
@@ -92,13 +95,13 @@ class Replies:
         self._late.add(task)
         task.add_done_callback(self._late.discard)
 
-    def _finished(self, ticket: Ticket, event: TurnFinished) -> None:
+    def _finished(self: OpenAIServer, ticket: Ticket, event: TurnFinished) -> None:
         cancelled = event.metrics.stop_reason == "cancelled"
         status = SHUTTING_DOWN if self._cut_by_shutdown(event) else CLIENT_GONE if cancelled else 200
         self.accounts.finish(ticket, status, event.metrics, event.text)
 
     async def _first_event(
-        self, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket
+        self: OpenAIServer, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket
     ) -> SchedulerEvent | Response:
         """A stream's first event (its first token, or with ``return_progress`` the first part of
         its prompt read), waited for before its answer starts: a request that fails
@@ -108,7 +111,7 @@ class Replies:
         return await self._wait(request, req, q, ticket, whole=False)
 
     async def _finished_event(
-        self, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket
+        self: OpenAIServer, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket
     ) -> TurnFinished | Response:
         """Wait for the request's end and account for it; the TurnFinished, or the error
         response when it failed."""
@@ -117,11 +120,11 @@ class Replies:
         return event
 
     async def _wait(
-        self, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket, *, whole: bool
+        self: OpenAIServer, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket, *, whole: bool
     ) -> SchedulerEvent | Response:
         """The request's next event (``whole``: its end, accounted for), a client that leaves
         meanwhile cancelling it; a failure, or the server stopping, as the error response."""
-        watch = asyncio.create_task(_watch_disconnect(request.receive, lambda: self.scheduler.cancel(req)))
+        watch = asyncio.create_task(watch_disconnect(request.receive, lambda: self.scheduler.cancel(req)))
         try:
             while True:
                 event = await q.get()
@@ -143,7 +146,7 @@ class Replies:
         return event
 
     async def _collect(
-        self,
+        self: OpenAIServer,
         request: Request,
         req: SchedRequest,
         q: asyncio.Queue[SchedulerEvent],
@@ -179,7 +182,7 @@ class Replies:
             {
                 "id": rid,
                 "object": "chat.completion" if chat else "text_completion",
-                "created": _created(req),
+                "created": created_at(req),
                 "model": model,
                 "choices": [choice],
                 "usage": usage(m),
@@ -191,7 +194,7 @@ class Replies:
         )
 
     async def _stream_events(
-        self,
+        self: OpenAIServer,
         req: SchedRequest,
         q: asyncio.Queue[SchedulerEvent],
         rid: str,
@@ -204,7 +207,7 @@ class Replies:
         first: SchedulerEvent | None = None,
     ) -> AsyncIterator[bytes]:
         """``first``: the event ``_first_event`` took from ``q``, sent first."""
-        created = _created(req)
+        created = created_at(req)
         obj = "chat.completion.chunk" if chat else "text_completion"
         sent = 0  # records sent with deltas; the final event's records past these go in the last chunk
 
@@ -288,7 +291,7 @@ class Replies:
             yield body
 
     async def _pump(
-        self,
+        self: OpenAIServer,
         req: SchedRequest,
         q: asyncio.Queue[SchedulerEvent],
         ticket: Ticket,

@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import ClientDisconnect, Request
 
 from workstation.core.server.guard import PERSON
 from workstation.core.server.protocol import ApiError, busy, decode_body
+
+if TYPE_CHECKING:
+    from workstation.core.server.app import OpenAIServer
 
 # a body over the limit is read and dropped up to this much (or 4x the limit) and this long before
 # the 413, so that the client, still sending, reads the answer (_drain)
@@ -29,7 +32,7 @@ class RequestBodies:
         """How much of a body over the limit is read (and dropped) before the 413: see _drain."""
         return max(DRAIN_BYTES, 4 * limit)
 
-    async def _drain(self, request: Request, seen: int, limit: int) -> None:
+    async def _drain(self: OpenAIServer, request: Request, seen: int, limit: int) -> None:
         """Read and drop the rest of a body that is over the limit, up to ``_drain_bytes`` in all
         and DRAIN_S seconds, so that the 413 reaches the client (a "lingering close", as nginx
         does). Closed with its body unread, a kept-alive connection (the ``openai`` client's)
@@ -47,7 +50,7 @@ class RequestBodies:
             return
 
     @contextlib.asynccontextmanager
-    async def _json_body(self, request: Request) -> AsyncIterator[dict[str, Any]]:
+    async def _json_body(self: OpenAIServer, request: Request) -> AsyncIterator[dict[str, Any]]:
         """The body as a JSON object, read within ``body_timeout_s``, its bytes counted against
         ``max_inflight_body_bytes`` until the block ends (the caller parses and tokenizes in it)."""
         limit = self.options.max_body_bytes
@@ -105,7 +108,7 @@ class RequestBodies:
         finally:
             self.bodies.give(held, person)
 
-    def _body_refused(self, full: ApiError, person: str | None, n: int) -> ApiError:
+    def _body_refused(self: OpenAIServer, full: ApiError, person: str | None, n: int) -> ApiError:
         """The 503 for ``n`` bytes of body that cannot be held now: the key's own share said where
         the server had room (it said the whole server was full, to the one key filling it)."""
         if person is not None and self.bodies.used + n <= self.bodies.limit:

@@ -40,12 +40,14 @@ from workstation.core.events import (
 from workstation.core.profiles import MAX_PREDICT
 from workstation.core.server.protocol import (
     ApiError,
-    _integer,
     bad,
     failed_response,
     field_names,
     flag,
+    parse_integer,
 )
+from workstation.core.server.replies import CUT_BY_SHUTDOWN
+from workstation.core.server.sse import SSEResponse
 from workstation.core.server.unsupported import NEVER, OFF, refuse_unknown, refuse_unsupported
 from workstation.core.tool_calls import ReplyReader, ToolCall, read_reply
 
@@ -288,7 +290,7 @@ class ResponsesDialect:
         if out["stream"]:
             out["stream_options"] = {"include_usage": True}
         out["messages"] = _messages(body.get("input"), body.get("instructions"))
-        if (most := _integer(body, "max_output_tokens", 1, MAX_PREDICT)) is not None:
+        if (most := parse_integer(body, "max_output_tokens", 1, MAX_PREDICT)) is not None:
             out["max_tokens"] = most
         if body.get("tools") is not None:
             out["tools"] = _tools(body["tools"])
@@ -334,7 +336,6 @@ class ResponsesDialect:
         self, request: Request, extra: Any, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], params: GenParams,
         model: str, ticket: Ticket, probs: ProbsAsked | None, plan: ToolPrompt | None,
     ) -> Response:
-        from workstation.core.server.sse import SSEResponse
 
         rid = "resp_" + uuid.uuid4().hex[:24]
         created = time.time() - (time.perf_counter() - req.t_request)
@@ -363,7 +364,6 @@ class ResponsesDialect:
         """``response.created`` and ``in_progress``; the message item (added, its text part, the
         text's deltas, done) once there is text; each function call as an item whole; then
         ``response.completed`` (or ``incomplete``) with the whole response."""
-        from workstation.core.server.replies import CUT_BY_SHUTDOWN
 
         seq = [0]
         reader = ReplyReader(reply_format) if reply_format else None  # text that may be a call is held

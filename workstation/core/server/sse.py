@@ -31,7 +31,7 @@ class SSEResponse(Response):
         self.on_disconnect = on_disconnect
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        watch = asyncio.create_task(_watch_disconnect(receive, self.on_disconnect))
+        watch = asyncio.create_task(watch_disconnect(receive, self.on_disconnect))
         try:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
             async for chunk in self.events:
@@ -45,7 +45,9 @@ class SSEResponse(Response):
                 await self.events.aclose()  # type: ignore[attr-defined]
 
 
-async def _watch_disconnect(receive: Receive, on_disconnect: Callable[[], None]) -> None:
+async def watch_disconnect(receive: Receive, on_disconnect: Callable[[], None]) -> None:
+    """Call ``on_disconnect`` when the client hangs up (ASGI's ``http.disconnect``); run as a task
+    while its answer is made or streamed, and cancelled when it is sent."""
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":

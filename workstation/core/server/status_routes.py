@@ -4,7 +4,7 @@ usage today and the Prometheus metrics; none of them generates."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -12,6 +12,9 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from workstation.core.server.prometheus import prometheus_text
 from workstation.core.server.protocol import ApiError
+
+if TYPE_CHECKING:
+    from workstation.core.server.app import OpenAIServer
 
 STOPPING_HEADERS = {"Retry-After": "5", "Connection": "close"}  # a request refused while the server stops
 MODEL_FILE_CHANGED = "the model file changed on disk since it was loaded: restart the server"  # (/health: no path)
@@ -23,7 +26,7 @@ class StatusRoutes:
     A part of ``OpenAIServer``: ``scheduler``, ``options``, ``accounts``, ``guard``, ``bodies``
     and whether it is ``stopping`` are the server's."""
 
-    async def health(self, request: Request) -> Response:
+    async def health(self: OpenAIServer, request: Request) -> Response:
         """llama-server's shape; ``problems``: what the server cannot write now (the usage file,
         the audit trail on a full disk), which it said once in its log and "ok" hid. While it
         stops, 503 ``"stopping"``: it said "ok" while refusing every request (503), so a load
@@ -50,7 +53,7 @@ class StatusRoutes:
         return JSONResponse(body, status_code=503 if self.stopping or changed else 200,
                             headers=dict(STOPPING_HEADERS) if self.stopping else None)
 
-    async def models(self, request: Request) -> Response:
+    async def models(self: OpenAIServer, request: Request) -> Response:
         """Every id this server answers to (``/v1/models``), or one of them
         (``/v1/models/{id}``: the openai client's ``models.retrieve``; 404 for an id not served)."""
         try:
@@ -83,7 +86,7 @@ class StatusRoutes:
         return ApiError(404, f"This server serves no model '{asked}'; it serves {', '.join(names)}.",
                         param="model", code="model_not_found").response()
 
-    async def usage_today(self, request: Request) -> Response:
+    async def usage_today(self: OpenAIServer, request: Request) -> Response:
         """Ours: what the caller's key used today of its daily quota (``tokens``,
         ``tokens_per_day``, ``left``, ``resets_at``), and its requests ``running`` and ``waiting``
         for a slot now: a desk PC's Usage screen shows it. The
@@ -97,7 +100,7 @@ class StatusRoutes:
             data["running"], data["waiting"] = self.scheduler.owner_requests(caller.name)
         return JSONResponse(data)
 
-    async def metrics(self, request: Request) -> Response:
+    async def metrics(self: OpenAIServer, request: Request) -> Response:
         try:
             caller = self._auth(request)
         except ApiError as err:

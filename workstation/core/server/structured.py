@@ -48,7 +48,9 @@ class OutputFormat:
         return Constraints(grammar=self.grammar, json_schema=self.schema)
 
 
-def _schema_format(schema: Any, param: str, strict: bool = False) -> OutputFormat:
+def schema_format(schema: Any, param: str, strict: bool = False) -> OutputFormat:
+    """A JSON schema as the reply's format (its grammar); a 400 naming ``param`` for a schema the
+    grammar cannot make (``strict``: also one with keywords it cannot bind)."""
     try:
         grammar = schema_grammar(schema)
         if strict:
@@ -69,7 +71,7 @@ def _response_format(value: Any) -> OutputFormat:
         return OutputFormat(param=param)
     if kind == "json_object":
         if value.get("schema") is not None:  # llama-server's extension
-            return _schema_format(value["schema"], param)
+            return schema_format(value["schema"], param)
         return OutputFormat("json_object", JSON_OBJECT_GRAMMAR, None, param)
     spec = value.get("json_schema")
     if not isinstance(spec, dict):
@@ -86,7 +88,7 @@ def _response_format(value: Any) -> OutputFormat:
     if "strict" in spec and spec["strict"] is not None and not isinstance(spec["strict"], bool):
         raise bad("'response_format.json_schema.strict' must be true or false.", param)
     schema = spec.get("schema")
-    return _schema_format({} if schema is None else schema, param, strict=spec.get("strict") is True)
+    return schema_format({} if schema is None else schema, param, strict=spec.get("strict") is True)
 
 
 def parse_output_format(body: dict[str, Any]) -> OutputFormat:
@@ -98,7 +100,7 @@ def parse_output_format(body: dict[str, Any]) -> OutputFormat:
         if fmt.grammar:
             found.append(fmt)
     if body.get("json_schema") is not None:
-        found.append(_schema_format(body["json_schema"], "json_schema"))
+        found.append(schema_format(body["json_schema"], "json_schema"))
     grammar = body.get("grammar")
     if grammar is not None:
         if not isinstance(grammar, str):

@@ -3,7 +3,7 @@ makes of messages."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -24,6 +24,9 @@ from workstation.core.server.tool_protocol import parse_tool_request
 from workstation.core.structured_output import SchemaError
 from workstation.core.tool_calls import tool_prompt
 
+if TYPE_CHECKING:
+    from workstation.core.server.app import OpenAIServer
+
 
 def _piece(model: Any, token: int) -> str | list[int]:
     """One token's text, or its bytes when they are not valid UTF-8 on their own (llama-server's
@@ -40,7 +43,7 @@ class TokenRoutes:
     server but no reply, so a key whose day is used up is refused there too (``_working_for``).
     A part of ``OpenAIServer``: ``scheduler``, ``options`` and ``accounts`` are the server's."""
 
-    def _working_for(self, request: Request) -> Caller:
+    def _working_for(self: OpenAIServer, request: Request) -> Caller:
         """The caller of a route that costs the server work but no reply (/tokenize, /detokenize,
         /apply-template): a key whose day is used up is refused there too (it had the server
         tokenize 4 MB texts over its quota)."""
@@ -48,7 +51,7 @@ class TokenRoutes:
         self.accounts.check_quota(caller)
         return caller
 
-    async def tokenize(self, request: Request) -> Response:
+    async def tokenize(self: OpenAIServer, request: Request) -> Response:
         """llama-server's ``/tokenize``: ``content``, ``add_special`` (false), ``parse_special``
         (true), ``with_pieces`` (false) -> ``{"tokens": [id, ...]}`` or ``[{"id", "piece"}]``,
         a piece being text, or its bytes as a list when they are not valid UTF-8 alone."""
@@ -68,7 +71,7 @@ class TokenRoutes:
         pieces = await run_in_threadpool(lambda: [_piece(model, t) for t in tokens])
         return JSONResponse({"tokens": [{"id": t, "piece": p} for t, p in zip(tokens, pieces, strict=True)]})
 
-    async def detokenize(self, request: Request) -> Response:
+    async def detokenize(self: OpenAIServer, request: Request) -> Response:
         """llama-server's ``/detokenize``: ``tokens`` -> ``{"content": text}`` (special tokens
         included as their text)."""
         try:
@@ -81,7 +84,7 @@ class TokenRoutes:
         text = await run_in_threadpool(self.scheduler.model.detokenize, tokens, True)
         return JSONResponse({"content": text})
 
-    async def apply_template(self, request: Request) -> Response:
+    async def apply_template(self: OpenAIServer, request: Request) -> Response:
         """llama-server's ``/apply-template``: ``messages`` (and ``tools``) -> ``{"prompt": text}``,
         the text the model's chat template makes of them (with the assistant's turn opened)."""
         try:
