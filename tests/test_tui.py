@@ -1837,6 +1837,10 @@ async def test_ctrl_e_takes_numbers_as_turkish_writes_them(profiles: Path) -> No
         assert (app.session_sampling.temperature, app.session_sampling.max_tokens) == (0.3, 2048)
         said = [n.message for n in app._notifications if "Sıcaklık" in n.message]
         assert said and "Sıcaklık 0,3" in said[-1] and "En uzun yanıt 2.048" in said[-1], said
+        await pilot.press("ctrl+e")  # the box shows it as the sentence did (it showed "2048")
+        await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
+        assert app.screen.query_one("#s-max_tokens", Input).value == "2.048"
+        await pilot.press("escape")
 
 
 async def test_alt_i_gives_a_conversation_its_own_instructions(profiles: Path) -> None:

@@ -40,6 +40,17 @@ def shown(value: float | int | None) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
+# whole numbers a box shows with the UI's language's thousands marks, as the load settings' context
+# box does (Turkish 2.048; it showed "2048" beside F3's "4.096"); not the seed: a name, not an amount
+GROUPED = frozenset({"top_k", "max_tokens"})
+
+
+def in_box(name: str, value: float | int | None, texts: Texts) -> str:
+    """Setting ``name``'s ``value`` as its box shows it, in the UI's language: 0,7 and 2.048 in
+    Turkish (``read_number`` takes it back as it is)."""
+    return said(value, texts) if name in GROUPED else texts.number(shown(value))
+
+
 def said(value: float | int | None, texts: Texts) -> str:
     """A setting in a sentence, as the UI's language writes it: 0,7 and 2.048 in Turkish."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -95,7 +106,7 @@ class SamplingDialog(ModalScreen[Sampling | None]):
             for name, _whole in FIELDS:
                 with Horizontal(classes="sampling-row"):
                     yield Label(t(f"sampling.{name}"), classes="sampling-name", markup=False)
-                    yield LineInput(t.number(shown(getattr(self.now, name))), id=f"s-{name}", compact=True,
+                    yield LineInput(in_box(name, getattr(self.now, name), t), id=f"s-{name}", compact=True,
                                 restrict=TYPED, placeholder=t("sampling.random") if name == "seed" else "")
                     yield Label(t(f"sampling.{name}.help"), classes="sampling-help", markup=False)
             yield Label(t("sampling.hint"), classes="dialog-hint", markup=False)
@@ -144,7 +155,7 @@ class SamplingDialog(ModalScreen[Sampling | None]):
 
     def action_profile_values(self) -> None:
         for name, _whole in FIELDS:
-            self.query_one(f"#s-{name}", Input).value = self.texts.number(shown(getattr(self.profiles, name)))
+            self.query_one(f"#s-{name}", Input).value = in_box(name, getattr(self.profiles, name), self.texts)
         self.query_one("#sampling-problem", Label).display = False
 
     def action_cancel(self) -> None:
