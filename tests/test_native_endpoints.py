@@ -322,7 +322,7 @@ def test_no_metrics_two_addresses_and_a_small_slot_context(small: RunningServer)
     for host in ("127.0.0.1", "127.0.0.2"):
         assert httpx.get(f"http://{host}:{port}/health", timeout=30).json()["status"] == "ok"
         r = httpx.get(f"http://{host}:{port}/metrics", timeout=30)
-        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+        assert r.status_code == 501 and "--no-metrics" in r.json()["error"]["message"]
     assert httpx.get(f"{small.root}/props", timeout=30).json()["default_generation_settings"]["n_ctx"] == 128
     done = httpx.post("http://127.0.0.2:" + port + "/completion", json={"prompt": PROMPT, "n_predict": 4},
                       timeout=120).json()

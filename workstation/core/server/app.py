@@ -146,7 +146,7 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
         self.responses = ResponsesDialect(self)  # OpenAI's /v1/responses, over the chat route
         routes = [
             Route("/health", self.health, methods=["GET"]),
-            *([Route("/metrics", self.metrics, methods=["GET"])] if options.metrics else []),
+            Route("/metrics", self.metrics if options.metrics else self._metrics_off, methods=["GET"]),
             *self.native.routes(),
             *self.ollama.routes(),
             Route("/tokenize", self.tokenize, methods=["POST"]),
@@ -187,6 +187,13 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
         what, flag = NOT_SERVED[request.url.path]
         return ApiError(501, f"This server runs a chat model and {what}; run a model's own server for that "
                              f"(llama-server {flag} -m MODEL.gguf).", type_="not_supported_error").response()
+
+    async def _metrics_off(self, request: Request) -> Response:
+        """``/metrics`` under ``serve --no-metrics``: 501 and why, as llama-server answers it
+        when it was started without ``--metrics`` (a monitor's 404 "There is no route" said
+        neither that the server turned it off nor how to turn it on)."""
+        return ApiError(501, "This server's metrics are off (it was started with --no-metrics); "
+                             "restart it without that option to read them.", type_="not_supported_error").response()
 
     async def _not_allowed(self, request: Request, exc: Exception) -> Response:
         return ApiError(405, f"{request.method} is not allowed on {request.url.path}.").response()
