@@ -508,6 +508,23 @@ def test_top_p_0_in_a_request_keeps_only_the_most_likely_token() -> None:
     assert list(ids) == [0]
 
 
+def test_max_tokens_minus_one_runs_as_long_as_the_context_allows() -> None:
+    """``max_tokens: -1`` (llama-server's "until the context is full", sent by LM Studio's
+    examples) was a 400 for every request of a client made for those; 0 or -2 say -1 is allowed."""
+    from workstation.core.server.protocol import MAX_PREDICT, ApiError, parse_params
+
+    assert parse_params({"max_tokens": -1}, Sampling()).max_tokens == MAX_PREDICT
+    assert parse_params({"max_completion_tokens": -1}, Sampling()).max_tokens == MAX_PREDICT
+    assert parse_params({"max_tokens": 7}, Sampling()).max_tokens == 7
+    for wrong in (0, -2, True, "5"):
+        with pytest.raises(ApiError) as said:
+            parse_params({"max_tokens": wrong}, Sampling())
+        assert said.value.param == "max_tokens"
+        if isinstance(wrong, int) and not isinstance(wrong, bool):
+            assert said.value.message == f"'max_tokens' is {wrong}; allowed values are 1 to {MAX_PREDICT}, " \
+                "or -1 for as long as the context allows.", said.value.message
+
+
 def test_a_reply_cut_short_by_its_slot_says_length_to_openai_clients() -> None:
     """A reply that ran out of its slot's context said finish_reason "stop", so a client took
     the cut-off text for a whole answer; only the ends the model chose (or a cancel) say "stop"."""

@@ -237,6 +237,18 @@ def parse_model(body: dict[str, Any], default: str, names: Iterable[str] = ()) -
     return model if model == default or model in names else default
 
 
+def _max_tokens(body: dict[str, Any], name: str) -> int | None:
+    """A reply's longest length: 1 to ``MAX_PREDICT``, or -1 until the slot is full (the room
+    left caps every request), as llama-server takes it and LM Studio's examples send it (a
+    client made for those had a 400 for every request)."""
+    if body.get(name) == -1 and not isinstance(body.get(name), bool):
+        return MAX_PREDICT
+    try:
+        return parse_integer(body, name, 1, MAX_PREDICT)
+    except ApiError as err:
+        raise bad(f"{err.message[:-1]}, or -1 for as long as the context allows.", name) from None
+
+
 def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
     s = dataclasses.replace(default)
     if (v := _number(body, "temperature", 0.0, 5.0)) is not None:
@@ -260,9 +272,9 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise bad("'seed' must be a whole number.", "seed")
         s.seed = seed & 0xFFFFFFFF
-    max_tokens = parse_integer(body, "max_completion_tokens", 1, MAX_PREDICT)
+    max_tokens = _max_tokens(body, "max_completion_tokens")
     if max_tokens is None:
-        max_tokens = parse_integer(body, "max_tokens", 1, MAX_PREDICT)
+        max_tokens = _max_tokens(body, "max_tokens")
     # llama-server's own name wins over max_tokens, on every endpoint (a chat completion ignored
     # it); -1: until the slot is full (the room left caps every request), 0 on /completion: the
     # prompt into the cache alone (native.parse), elsewhere a 400 (OpenAIServer._handle)
