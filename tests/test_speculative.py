@@ -209,7 +209,7 @@ def test_gemma_draft_for_smollm2_is_refused_by_profiles_check_as_by_loading(
     from workstation.tui.i18n import Texts
 
     turkish = (f"Küçük yardımcı model {gemma_path.name} başka bir sözcük dağarcığı (262.144 token; yardımcı olduğu "
-               f"modelinki 49.152) kullanıyor, bu yüzden {smollm2_path.name} için taslak üretemez.")
+               f"modelinki 49.152) kullanıyor, bu yüzden {smollm2_path.name} modelini hızlandıramaz.")
     assert Texts("tr").error(refused.value) == turkish
     assert main(["fit", "-p", str(tmp_path / "pair.yaml"), "--lang", "tr"]) == 1
     assert f"  sonuç:        burada çalışmaz: {turkish}\n" in capsys.readouterr().out
