@@ -250,7 +250,8 @@ class Profile:
         return data
 
 
-_SECTIONS: dict[str, type] = {
+# a profile's settings that are sections of their own: a dataclass each
+PROFILE_SECTIONS: dict[str, type] = {
     "kv_cache": KVCache,
     "speculative": Speculative,
     "sampling": Sampling,
@@ -258,10 +259,10 @@ _SECTIONS: dict[str, type] = {
 }
 
 
-_NOT_SETTINGS = ("source", "written", "variant", "variant_words")  # what loading a profile records, never written in one
+NOT_SETTINGS = ("source", "written", "variant", "variant_words")  # what loading a profile records, never written in one
 
 
-def _problem(src: str, key: str, **values: Any) -> ProfileError:
+def profile_file_problem(src: str, key: str, **values: Any) -> ProfileError:
     """A profile file's problem as phrases (core/phrases.py), so the app says it in its own
     language: the file first (``profile.in``, left out where several are said together), then
     the sentence ``key`` (its English in phrases.ENGLISH) with ``values``."""
@@ -287,30 +288,30 @@ def _check_type(src: str, dotted: str, value: Any, expected: Any) -> Any:
         return None
     if "int | str" in exp:
         if isinstance(value, bool) or not isinstance(value, int | str):
-            raise _problem(src, "profile.whole_or_word", field=dotted, value=short_repr(value))
+            raise profile_file_problem(src, "profile.whole_or_word", field=dotted, value=short_repr(value))
         return value
     if exp.startswith("int"):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _problem(src, "profile.whole", field=dotted, value=short_repr(value))
+            raise profile_file_problem(src, "profile.whole", field=dotted, value=short_repr(value))
         return value
     if exp.startswith("float"):
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _problem(src, "profile.number", field=dotted, value=short_repr(value))
+            raise profile_file_problem(src, "profile.number", field=dotted, value=short_repr(value))
         return float(value)
     if exp.startswith("str"):
         if isinstance(value, bool):  # YAML 1.1 reads a bare on/off as a boolean
             return "on" if value else "off"
         if not isinstance(value, str):
-            raise _problem(src, "profile.text", field=dotted, value=short_repr(value))
+            raise profile_file_problem(src, "profile.text", field=dotted, value=short_repr(value))
         return value
     if exp.startswith("list[str]"):
         if isinstance(value, str):  # one text: the list of it
             return [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise _problem(src, "profile.texts", field=dotted, value=short_repr(value))
+            raise profile_file_problem(src, "profile.texts", field=dotted, value=short_repr(value))
         return list(value)
     if exp.startswith("bool") and not isinstance(value, bool):
-        raise _problem(src, "profile.true_false", field=dotted, value=short_repr(value))
+        raise profile_file_problem(src, "profile.true_false", field=dotted, value=short_repr(value))
     return value
 
 
@@ -339,9 +340,9 @@ def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type
     sentence; ``sections`` names the fields that are nested dataclasses (a profile's by default).
     With ``problems``, each field's problem is added to it and the field left at its default
     (so that a file's every mistake is said at once: three typos took three runs)."""
-    sections = _SECTIONS if sections is None else sections
+    sections = PROFILE_SECTIONS if sections is None else sections
     if not isinstance(data, dict):
-        raise _problem(src, "profile.mapping", field=prefix, value=short_repr(data))
+        raise profile_file_problem(src, "profile.mapping", field=prefix, value=short_repr(data))
     fields = {f.name: f for f in dataclasses.fields(cls)}
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
@@ -349,11 +350,11 @@ def _build(cls: type, data: Any, src: str, prefix: str, sections: dict[str, type
         before = len(problems) if problems is not None else 0
         with _noted(problems):
             if dotted == "remote.api_key":  # a key is a person's secret: not in a file others read
-                raise _problem(src, "profile.api_key")
-            if key not in fields or key in _NOT_SETTINGS:
-                names = [n for n in fields if n not in _NOT_SETTINGS]
+                raise profile_file_problem(src, "profile.api_key")
+            if key not in fields or key in NOT_SETTINGS:
+                names = [n for n in fields if n not in NOT_SETTINGS]
                 said = _field_hint(str(key), value, names, sections if not prefix else {}, data)
-                raise _problem(src, "profile.unknown", field=dotted,
+                raise profile_file_problem(src, "profile.unknown", field=dotted,
                                hint=said or ("profile.hint_fields", {"names": ", ".join(names)}))
             if key in sections:
                 kwargs[key] = _build(sections[key], value, src, dotted, sections, problems, failed)
@@ -394,9 +395,10 @@ def _together(src: str, problems: list[ProfileError]) -> ProfileError:
     return ProfileError(said=[("profile.problems", {"src": src, "n": str(len(problems)), "list": items})])
 
 
-def _choice(src: str, dotted: str, value: Any, allowed: tuple[str, ...] | list[str]) -> None:
+def check_choice(src: str, dotted: str, value: Any, allowed: tuple[str, ...] | list[str]) -> None:
+    """ProfileError where ``value`` is none of ``allowed``: the field, the value and what it may be."""
     if value not in allowed:
-        raise _problem(src, "profile.choice", field=dotted, value=short_repr(value), allowed=", ".join(allowed))
+        raise profile_file_problem(src, "profile.choice", field=dotted, value=short_repr(value), allowed=", ".join(allowed))
 
 
 # llama.cpp runs any context of 1 cell and up (it keeps at least 256 cells per sequence in
@@ -416,51 +418,51 @@ def validate(profile: Profile, src: str, problems: list[ProfileError] | None = N
     """Check values that the types alone do not catch; returns the profile. With ``problems``,
     each check's problem is added to it (every one said at once), else the first is raised."""
     with _noted(problems):
-        _choice(src, "backend", profile.backend, BACKENDS)
+        check_choice(src, "backend", profile.backend, BACKENDS)
     if profile.backend == "llama" and not profile.model:
         with _noted(problems):
-            raise _problem(src, "profile.no_model")
+            raise profile_file_problem(src, "profile.no_model")
     with _noted(problems):
         if not context_allowed(profile.context):
-            raise _problem(src, "profile.context", value=str(profile.context), low=str(MIN_CONTEXT),
+            raise profile_file_problem(src, "profile.context", value=str(profile.context), low=str(MIN_CONTEXT),
                            high=f"{MAX_CONTEXT:,}")
     gl = profile.gpu_layers
     with _noted(problems):
         if isinstance(gl, str) and gl not in ("auto", "all") or isinstance(gl, bool) or (
             isinstance(gl, int) and gl < 0
         ):
-            raise _problem(src, "profile.gpu_layers", value=short_repr(gl))
+            raise profile_file_problem(src, "profile.gpu_layers", value=short_repr(gl))
     th = profile.threads
     with _noted(problems):
         if isinstance(th, str) and th != "auto" or isinstance(th, bool) or (
             isinstance(th, int) and not 1 <= th <= 512
         ):
-            raise _problem(src, "profile.threads", value=short_repr(th))
+            raise profile_file_problem(src, "profile.threads", value=short_repr(th))
     with _noted(problems):
         if not 1 <= profile.parallel <= 64:
-            raise _problem(src, "profile.parallel", value=str(profile.parallel))
+            raise profile_file_problem(src, "profile.parallel", value=str(profile.parallel))
     profile.remote.base_url = profile.remote.base_url.strip()  # a paste's spaces
     parts = urlsplit(profile.remote.base_url)
     with _noted(problems):
         if profile.backend == "openai" and (parts.scheme.lower() not in ("http", "https") or not parts.netloc):
-            raise _problem(src, "profile.base_url", value=short_repr(profile.remote.base_url))
+            raise profile_file_problem(src, "profile.base_url", value=short_repr(profile.remote.base_url))
     for field_name, value, allowed in (("flash_attn", profile.flash_attn, FLASH_ATTN),
                                        ("kv_cache.k", profile.kv_cache.k, list(KV_CACHE_TYPES)),
                                        ("kv_cache.v", profile.kv_cache.v, list(KV_CACHE_TYPES))):
         with _noted(problems):
-            _choice(src, field_name, value, allowed)
+            check_choice(src, field_name, value, allowed)
     with _noted(problems):
         if profile.kv_cache.quantized_v and profile.flash_attn == "off":
-            raise _problem(src, "profile.v_needs_flash", v=profile.kv_cache.v)
+            raise profile_file_problem(src, "profile.v_needs_flash", v=profile.kv_cache.v)
     spec = profile.speculative
     with _noted(problems):
-        _choice(src, "speculative.mode", spec.mode, SPEC_MODES)
+        check_choice(src, "speculative.mode", spec.mode, SPEC_MODES)
     with _noted(problems):
         if spec.mode == "draft" and not spec.draft_model:
-            raise _problem(src, "profile.draft_missing")
+            raise profile_file_problem(src, "profile.draft_missing")
     with _noted(problems):
         if not 1 <= spec.draft_tokens <= 64:
-            raise _problem(src, "profile.draft_tokens", value=str(spec.draft_tokens))
+            raise profile_file_problem(src, "profile.draft_tokens", value=str(spec.draft_tokens))
     with _noted(problems):
         try:
             check_sampling(profile.sampling, lambda name: ("profile.field", {"field": f"sampling.{name}"}))
@@ -797,7 +799,7 @@ def load_variant(ref: str | None) -> Profile:
     """``load_profile``, where settings may follow the profile ("office-cpu kv_cache=q8_0
     context=8192"): the profile with those changed for this run, its file left as it is, so that
     bench, eval and fit compare one setting without a second profile written by hand. Each is set
-    as F3's E saves a setting (by dotted name, ``_set_dotted``; ``kv_cache=q8_0`` sets K and V,
+    as F3's E saves a setting (by dotted name, ``set_dotted``; ``kv_cache=q8_0`` sets K and V,
     ``speculative=lookup`` the mode) and the profile checked as its file is; a bad name or value
     is a ProfileError naming it and what it may be. Its key says what differs ("office-cpu · K/V
     half size"); its ref is ``ref`` (what loads it again)."""
@@ -821,9 +823,9 @@ def load_variant(ref: str | None) -> Profile:
     for name, text in settings:
         value = _typed_value(text)
         for dotted in _setting_names(src, name, value):
-            _set_dotted(data, dotted, value)
+            set_dotted(data, dotted, value)
         names.append(name)
-    _words_kept(data)
+    words_kept(data)
     variant = profile_from_dict(data, src, source=base.source)
     variant.written = base.written | {name.partition(".")[0] for name in names}
     variant.variant = " ".join(f"{name}={text}" for name, text in settings)
@@ -848,27 +850,27 @@ def _setting_names(src: str, name: str, value: Any) -> list[str]:
     for a name that is no profile setting, with the one meant where it is close to one."""
     import difflib
 
-    top = [f.name for f in dataclasses.fields(Profile) if f.name not in _NOT_SETTINGS]
-    inner = {section: [f"{section}.{f.name}" for f in dataclasses.fields(cls)] for section, cls in _SECTIONS.items()}
+    top = [f.name for f in dataclasses.fields(Profile) if f.name not in NOT_SETTINGS]
+    inner = {section: [f"{section}.{f.name}" for f in dataclasses.fields(cls)] for section, cls in PROFILE_SECTIONS.items()}
     head, _, rest = name.partition(".")
-    if head in _SECTIONS and not rest:
+    if head in PROFILE_SECTIONS and not rest:
         if head not in _SECTION_SHORTHANDS:
             raise ProfileError(f"{src}: '{head}' holds several settings: give one as {head}.NAME=VALUE "
                                f"({', '.join(inner[head])}).")
         if head == "kv_cache":  # (one sentence for the value, not one for K and one for V)
-            _choice(src, head, value, list(KV_CACHE_TYPES))
+            check_choice(src, head, value, list(KV_CACHE_TYPES))
         return [f"{head}.{part}" for part in _SECTION_SHORTHANDS[head]]
-    if name in inner.get(head, []) or (name in top and head not in _SECTIONS):
+    if name in inner.get(head, []) or (name in top and head not in PROFILE_SECTIONS):
         return [name]
-    names = inner[head] if head in _SECTIONS else [n for n in top if n not in _SECTIONS] + list(_SECTIONS)
+    names = inner[head] if head in PROFILE_SECTIONS else [n for n in top if n not in PROFILE_SECTIONS] + list(PROFILE_SECTIONS)
     # the shorthands too: "kvcache" was meant as kv_cache (K and V), not the 'kv_cache.v' it was offered
-    everything = [n for n in top if n not in _SECTIONS] + list(_SECTION_SHORTHANDS) + [
+    everything = [n for n in top if n not in PROFILE_SECTIONS] + list(_SECTION_SHORTHANDS) + [
         n for dotted in inner.values() for n in dotted]
     meant = [n for n in everything if n.rpartition(".")[2] == name] or difflib.get_close_matches(
         name, everything, n=1, cutoff=0.75)
     hint: Phrase = ("profile.hint_close", {"name": meant[0]}) if meant else \
         ("profile.hint_fields", {"names": ", ".join(names)})
-    raise _problem(src, "profile.unknown", field=name, hint=hint)
+    raise profile_file_problem(src, "profile.unknown", field=name, hint=hint)
 
 
 def _variant_words(profile: Profile, names: list[str]) -> str:
@@ -938,18 +940,18 @@ _ProfileDumper.add_representer(
     _Settings, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=False))
 
 
-def _words_kept(data: dict[str, Any], cls: type = Profile) -> None:
+def words_kept(data: dict[str, Any], cls: type = Profile) -> None:
     """A word YAML read as a boolean (``mode: off``, ``flash_attn: on``) where the setting is a
     word: the word again, as the file had it (written back it said ``mode: false``)."""
     fields = {f.name: f for f in dataclasses.fields(cls)}
     for key, value in data.items():
-        if key in _SECTIONS and isinstance(value, dict) and cls is Profile:
-            _words_kept(value, _SECTIONS[key])
+        if key in PROFILE_SECTIONS and isinstance(value, dict) and cls is Profile:
+            words_kept(value, PROFILE_SECTIONS[key])
         elif isinstance(value, bool) and key in fields and str(fields[key].type).startswith("str"):
             data[key] = "on" if value else "off"
 
 
-def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
+def set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
     """``data["kv_cache"]["k"] = value`` for ``kv_cache.k``: a section the file does not have is made."""
     *sections, name = dotted.split(".")
     for section in sections:
@@ -1075,7 +1077,7 @@ def _block_set(block: str, key: str, old: Any, new: Any) -> str | None:
     except YamlError:
         return None
     if isinstance(read, dict):
-        _words_kept(read)
+        words_kept(read)
     return text if isinstance(read, dict) and list(read) == [key] and repr(read[key]) == repr(new) else None
 
 
@@ -1103,16 +1105,16 @@ def save_profile(profile: Profile, path: Path, changes: Mapping[str, Any] | None
         data = profile.to_dict()
         data.pop("source", None)
         for name, value in (changes or {}).items():
-            _set_dotted(data, name, value)
+            set_dotted(data, name, value)
     else:
         text = read_text_file(profile.source, "Profile file", ProfileError)
         written = dict(read_settings_file(profile.source) or {})
         data = copy.deepcopy(written)
         moved = path.absolute().parent != profile.source.absolute().parent
         for name, value in changes.items():
-            _set_dotted(data, name, value)
-        _words_kept(data)
-        _words_kept(written)
+            set_dotted(data, name, value)
+        words_kept(data)
+        words_kept(written)
         for name, resolved in (("model", profile.model), ("draft_model", profile.speculative.draft_model)):
             section = data.get("speculative") if name == "draft_model" else data
             if moved and isinstance(section, dict) and isinstance(section.get(name), str) \
@@ -1131,7 +1133,7 @@ def save_profile(profile: Profile, path: Path, changes: Mapping[str, Any] | None
     text = "".join(parts) + tail
     read = load_yaml(text)
     if blocks and isinstance(read, dict):
-        _words_kept(read)
+        words_kept(read)
         if repr(read) != repr(data):  # (lines split otherwise than YAML reads them: every setting written out)
             text = "".join(_dumped(key, value) for key, value in data.items())
             read = load_yaml(text)
