@@ -20,7 +20,7 @@ PROFILE_HELP = ("profile name (as 'profiles list' shows it), path to a YAML file
 
 def add_profile_arg(parser: argparse.ArgumentParser, multiple: bool = False, variants: bool = False) -> None:
     """``-p/--profile``; a sub-command's own flag overrides the global one. ``variants``: the
-    command reads it with ``profiles.load_variant`` (settings may follow the profile)."""
+    command reads it with ``profile_variants.load_variant`` (settings may follow the profile)."""
     from workstation.core.profile_variants import VARIANT_HELP
 
     more = VARIANT_HELP if variants else ""
