@@ -17,6 +17,7 @@ from workstation.cli import main
 from workstation.core.engine import Engine
 from workstation.core.engine_host import EngineHost
 from workstation.core.errors import EngineError, ProfileError
+from workstation.core.profile_saving import save_profile
 from workstation.core.profiles import (
     KV_CACHE_TYPES,
     Sampling,
@@ -25,7 +26,6 @@ from workstation.core.profiles import (
     load_profile,
     load_profile_file,
     profile_from_dict,
-    save_profile,
 )
 
 PROJECT = Path(__file__).resolve().parent.parent

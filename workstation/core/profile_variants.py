@@ -12,6 +12,7 @@ from workstation.core.errors import ProfileError
 from workstation.core.letters import shortened
 from workstation.core.paths import typed_path
 from workstation.core.phrases import Phrase
+from workstation.core.profile_saving import set_dotted, words_kept
 from workstation.core.profiles import (
     KV_CACHE_TYPES,
     NOT_SETTINGS,
@@ -23,8 +24,6 @@ from workstation.core.profiles import (
     named_profile_file,
     profile_file_problem,
     profile_from_dict,
-    set_dotted,
-    words_kept,
 )
 from workstation.core.settings_file import YamlError, load_yaml
 

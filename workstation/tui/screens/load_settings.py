@@ -1,7 +1,7 @@
 """A local profile's load settings (F3, then E), as LM Studio's "model load settings": the
 context, the K/V cache types, the GPU layers and speculative decoding, with the fit verdict of
 the settings as chosen beside them (the planner's, as F3 works it out) and the speed estimate.
-Saving writes only the settings changed into the profile's file (``profiles.save_profile``);
+Saving writes only the settings changed into the profile's file (``profile_saving.save_profile``);
 a profile shipped with the app is saved as the user's own copy, which is used in its place."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from textual.widgets import Input, Label, OptionList, Select
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.paths import given_profile_folders, user_profiles_dir
+from workstation.core.profile_saving import save_profile
 from workstation.core.profiles import (
     KV_CACHE_TYPES,
     MAX_CONTEXT,
@@ -31,7 +32,6 @@ from workstation.core.profiles import (
     context_allowed,
     free_path,
     load_profile_file,
-    save_profile,
     set_aside,
     under_file_of,
 )
