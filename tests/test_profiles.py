@@ -17,16 +17,9 @@ from workstation.cli import main
 from workstation.core.engine import Engine
 from workstation.core.engine_host import EngineHost
 from workstation.core.errors import EngineError, ProfileError
+from workstation.core.profile_lookup import list_profiles, load_profile, load_profile_file
 from workstation.core.profile_saving import save_profile
-from workstation.core.profiles import (
-    KV_CACHE_TYPES,
-    Sampling,
-    check_sampling,
-    list_profiles,
-    load_profile,
-    load_profile_file,
-    profile_from_dict,
-)
+from workstation.core.profiles import KV_CACHE_TYPES, Sampling, check_sampling, profile_from_dict
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -433,7 +426,7 @@ def test_a_model_named_relative_to_its_profile_is_found_from_any_folder(
     import shutil
 
     from workstation.cli import main
-    from workstation.core.profiles import load_profile
+    from workstation.core.profile_lookup import load_profile
 
     downloads = tmp_path / "Downloads"
     (downloads / "models").mkdir(parents=True)

@@ -30,7 +30,7 @@ from workstation.core.kv_state import NOT_KEPT, KvStateStore
 from workstation.core.model_info import read_model_info
 from workstation.core.phrases import about_words, part_percent
 from workstation.core.planner import plan_for_profile
-from workstation.core.profiles import load_profile
+from workstation.core.profile_lookup import load_profile
 from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts
@@ -315,7 +315,8 @@ async def test_a_reopened_conversation_answers_from_its_saved_state(profiles: Pa
     one batch: batched and one-token decoding round differently, and on some CPUs a near-tie
     flips a greedy token; the restored cells must be the very cells, bit for bit.)"""
     from workstation.core.engine import Engine
-    from workstation.core.profiles import Sampling, load_profile
+    from workstation.core.profile_lookup import load_profile
+    from workstation.core.profiles import Sampling
 
     long_message = "Our office moves to the third floor in May; desks go by team. " * 8
     app = WorkstationApp("a", sample_system=False, language="en")
@@ -1635,7 +1636,7 @@ async def test_ctrl_e_sets_the_conversations_sampling(profiles: Path) -> None:
     runs with them too, and says so."""
     from textual.widgets import Input, Label
 
-    from workstation.core.profiles import model_file
+    from workstation.core.profile_lookup import model_file
     from workstation.tui.screens.sampling import SamplingDialog
 
     written = (profiles / "a.yaml").read_text(encoding="utf-8")

@@ -28,7 +28,7 @@ from tui_helpers import send_text as _send_text
 
 from workstation.core.errors import WorkstationError
 from workstation.core.phrases import ENGLISH, say
-from workstation.core.profiles import load_profile
+from workstation.core.profile_lookup import load_profile
 from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts, detect_language

@@ -383,7 +383,7 @@ def document_costs(profiles: list[Profile], documents: list[Path]) -> str:
     quantizations, K/V types or speculation), or by eval's tasks (different models)."""
     from workstation.core.errors import WorkstationError
     from workstation.core.model_info import read_model_info
-    from workstation.core.profiles import model_file
+    from workstation.core.profile_lookup import model_file
 
     sizes: set[int | None] = set()
     for profile in profiles:

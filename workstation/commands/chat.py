@@ -35,11 +35,10 @@ from workstation.core.invocation import cli
 from workstation.core.kv_state import conversation_tag
 from workstation.core.letters import fold
 from workstation.core.metrics import turn_record
+from workstation.core.profile_lookup import load_profile, model_file
 from workstation.core.profiles import (
     Profile,
     check_sampling,
-    load_profile,
-    model_file,
     option_name,
     sampling_changes,
     with_own_sampling,

@@ -25,17 +25,15 @@ from workstation.core.installed_models import _inside_dir, installed_name
 from workstation.core.model_info import read_model_info
 from workstation.core.paths import profiles_dir, user_profiles_dir
 from workstation.core.planner import effective_settings, readiness
+from workstation.core.profile_lookup import list_profiles, load_profile_file, profiles_using
 from workstation.core.profiles import (
     CONTEXT_RANGE,
     DEFAULT_PROFILE,
     Profile,
     context_allowed,
     link_path,
-    list_profiles,
-    load_profile_file,
     named_profile_file,
     profile_from_dict,
-    profiles_using,
 )
 
 NEW_CONTEXT = Profile.context  # the default profile's context: what an office PC holds easily

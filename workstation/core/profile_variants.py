@@ -12,6 +12,7 @@ from workstation.core.errors import ProfileError
 from workstation.core.letters import shortened
 from workstation.core.paths import typed_path
 from workstation.core.phrases import Phrase
+from workstation.core.profile_lookup import load_profile
 from workstation.core.profile_saving import set_dotted, words_kept
 from workstation.core.profiles import (
     KV_CACHE_TYPES,
@@ -20,7 +21,6 @@ from workstation.core.profiles import (
     Profile,
     check_choice,
     kv_words,
-    load_profile,
     named_profile_file,
     profile_file_problem,
     profile_from_dict,

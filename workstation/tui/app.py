@@ -57,12 +57,8 @@ from workstation.core.phrases import (
     Phrase,
     say,
 )
-from workstation.core.profiles import (
-    Profile,
-    Sampling,
-    load_profile,
-    with_own_sampling,
-)
+from workstation.core.profile_lookup import load_profile
+from workstation.core.profiles import Profile, Sampling, with_own_sampling
 from workstation.core.store import (
     DB_NAME,
     Conversation,

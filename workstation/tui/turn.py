@@ -19,7 +19,8 @@ from workstation.core.kv_state import NOT_KEPT, conversation_tag
 from workstation.core.metrics import TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
 from workstation.core.phrases import about_words
-from workstation.core.profiles import Profile, Sampling, model_file
+from workstation.core.profile_lookup import model_file
+from workstation.core.profiles import Profile, Sampling
 from workstation.core.remote import refused
 from workstation.core.store import Conversation, ConversationGone, title_from_message
 from workstation.tui.app_part import AppPart

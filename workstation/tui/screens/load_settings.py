@@ -21,6 +21,7 @@ from textual.widgets import Input, Label, OptionList, Select
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.paths import given_profile_folders, user_profiles_dir
+from workstation.core.profile_lookup import load_profile_file
 from workstation.core.profile_saving import save_profile
 from workstation.core.profiles import (
     KV_CACHE_TYPES,
@@ -31,7 +32,6 @@ from workstation.core.profiles import (
     Profile,
     context_allowed,
     free_path,
-    load_profile_file,
     set_aside,
     under_file_of,
 )
@@ -380,7 +380,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         """Ctrl+R on the user's own copy of a shipped profile: the copy put aside (``set_aside``:
         kept in the ``removed`` folder, no profile there; it was deleted, with no way back), once
         asked; the shipped profile is used again (LM Studio's "reset to default")."""
-        from workstation.core.profiles import load_profile_file
+        from workstation.core.profile_lookup import load_profile_file
         from workstation.tui.screens.dialogs import ConfirmDialog
 
         t, copy = self.wapp.texts, self.profile.source
