@@ -102,7 +102,7 @@ def test_profile_alias_bomb_is_refused(tmp_path: Path, capsys: pytest.CaptureFix
 def test_profile_error_quotes_a_bounded_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A huge bad value is named, not echoed whole."""
     from workstation.cli import main
-    from workstation.core.profiles import MAX_QUOTED_CHARS
+    from workstation.core.profile_check import MAX_QUOTED_CHARS
 
     path = tmp_path / "huge.yaml"
     path.write_text("name: t\nmodel: x\ncontext: '" + "9" * 500_000 + "'\n", encoding="utf-8")

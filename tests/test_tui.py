@@ -1947,7 +1947,7 @@ def test_ctrl_e_shows_a_setting_whole() -> None:
 async def test_f8_on_a_desk_pc_says_what_the_server_keeps() -> None:
     """F8 said "This cannot be undone." on a desk PC too, where the office server's cache and
     audit trail keep what F8 cannot reach."""
-    from workstation.core.profiles import profile_from_dict
+    from workstation.core.profile_check import profile_from_dict
 
     desk = profile_from_dict({"name": "desk", "backend": "openai",
                               "remote": {"base_url": "http://192.0.2.7:8088/v1"}}, "<t>")

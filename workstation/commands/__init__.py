@@ -86,8 +86,8 @@ MAX_TOKENS_HELP = "longest summary of one part, in tokens"
 def summary_profile(args: Any) -> Any:
     """The profile -p names, with ``--max-tokens`` (a part's longest summary) as given, checked
     as the profile's own setting is (summarize and batch)."""
+    from workstation.core.profile_check import check_sampling, option_name
     from workstation.core.profile_lookup import load_profile
-    from workstation.core.profiles import check_sampling, option_name
 
     profile = load_profile(profile_ref(args))
     if args.max_tokens is not None:

@@ -35,8 +35,9 @@ from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import shortened
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import say
+from workstation.core.profile_check import context_allowed
 from workstation.core.profile_variants import load_variant, variant_settings
-from workstation.core.profiles import DEFAULT_PROFILE, Profile, context_allowed
+from workstation.core.profiles import DEFAULT_PROFILE, Profile
 from workstation.core.results import save_printed_run
 from workstation.core.terminal import redraws_in_place
 

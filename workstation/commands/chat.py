@@ -35,14 +35,14 @@ from workstation.core.invocation import cli
 from workstation.core.kv_state import conversation_tag
 from workstation.core.letters import fold
 from workstation.core.metrics import turn_record
-from workstation.core.profile_lookup import load_profile, model_file
-from workstation.core.profiles import (
-    Profile,
+from workstation.core.profile_check import (
     check_sampling,
     option_name,
     sampling_changes,
     with_own_sampling,
 )
+from workstation.core.profile_lookup import load_profile, model_file
+from workstation.core.profiles import Profile
 from workstation.core.store import ConversationStore, clean_title
 from workstation.core.structured_output import check_reply, load_schema_file
 from workstation.core.terminal import redraws_in_place

@@ -362,7 +362,7 @@ def _quantization_loss(
         result_rows,
     )
     from workstation.core.evaluate import DEFAULT_WINDOW
-    from workstation.core.profiles import profile_from_dict
+    from workstation.core.profile_check import profile_from_dict
 
     window = args.ctx or DEFAULT_WINDOW
     profiles = [

@@ -14,8 +14,9 @@ import yaml
 
 from workstation.core.atomic import read_text_file
 from workstation.core.errors import ProfileError
+from workstation.core.profile_check import PROFILE_SECTIONS, profile_from_dict
 from workstation.core.profile_lookup import load_profile_file
-from workstation.core.profiles import PROFILE_SECTIONS, Profile, profile_from_dict
+from workstation.core.profiles import Profile
 from workstation.core.settings_file import YamlError, load_yaml, read_settings_file
 
 

@@ -12,19 +12,16 @@ from workstation.core.errors import ProfileError
 from workstation.core.letters import shortened
 from workstation.core.paths import typed_path
 from workstation.core.phrases import Phrase
-from workstation.core.profile_lookup import load_profile
-from workstation.core.profile_saving import set_dotted, words_kept
-from workstation.core.profiles import (
-    KV_CACHE_TYPES,
+from workstation.core.profile_check import (
     NOT_SETTINGS,
     PROFILE_SECTIONS,
-    Profile,
     check_choice,
-    kv_words,
-    named_profile_file,
     profile_file_problem,
     profile_from_dict,
 )
+from workstation.core.profile_lookup import load_profile
+from workstation.core.profile_saving import set_dotted, words_kept
+from workstation.core.profiles import KV_CACHE_TYPES, Profile, kv_words, named_profile_file
 from workstation.core.settings_file import YamlError, load_yaml
 
 # "office-cpu kv_cache=q8_0 context=8192": a setting starts at a word followed by "=", after a space

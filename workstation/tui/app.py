@@ -57,8 +57,9 @@ from workstation.core.phrases import (
     Phrase,
     say,
 )
+from workstation.core.profile_check import with_own_sampling
 from workstation.core.profile_lookup import load_profile
-from workstation.core.profiles import Profile, Sampling, with_own_sampling
+from workstation.core.profiles import Profile, Sampling
 from workstation.core.store import (
     DB_NAME,
     Conversation,

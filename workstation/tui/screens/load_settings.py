@@ -21,16 +21,14 @@ from textual.widgets import Input, Label, OptionList, Select
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.paths import given_profile_folders, user_profiles_dir
+from workstation.core.profile_check import MAX_CONTEXT, MIN_CONTEXT, context_allowed
 from workstation.core.profile_lookup import load_profile_file
 from workstation.core.profile_saving import save_profile
 from workstation.core.profiles import (
     KV_CACHE_TYPES,
-    MAX_CONTEXT,
-    MIN_CONTEXT,
     REMOVED_FOLDER,
     KVCache,
     Profile,
-    context_allowed,
     free_path,
     set_aside,
     under_file_of,

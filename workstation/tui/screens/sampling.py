@@ -15,7 +15,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from workstation.core.errors import ProfileError
-from workstation.core.profiles import Sampling, check_sampling, sampling_changes
+from workstation.core.profile_check import check_sampling, sampling_changes
+from workstation.core.profiles import Sampling
 from workstation.tui.i18n import Texts
 from workstation.tui.widgets.line_input import LineInput
 
