@@ -234,7 +234,7 @@ def _sampling_text(own: dict[str, Any] | None) -> str:
 
 def _sampling_read(text: str | None) -> dict[str, Any]:
     """The settings ``_sampling_text`` wrote; {} for none or a damaged record (the profile's:
-    whether each value is usable is the profile's check, ``profiles.with_own_sampling``)."""
+    whether each value is usable is the profile's check, ``profile_check.with_own_sampling``)."""
     try:
         own = json.loads(text) if text else {}
     except ValueError:
