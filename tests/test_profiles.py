@@ -197,7 +197,7 @@ def test_missing_profile_lists_available() -> None:
 
 def test_profiles_are_listed_in_the_alphabets_order(tmp_path: Path) -> None:
     """Sorted by code point: Office-GPU before büro, Çeviri after zeki."""
-    from workstation.core.profiles import profile_paths
+    from workstation.core.profile_folders import profile_paths
 
     for name in ("zeki", "Çeviri", "büro", "Office-GPU"):
         (tmp_path / f"{name}.yaml").write_text("model: m\n", encoding="utf-8")

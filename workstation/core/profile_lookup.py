@@ -11,13 +11,8 @@ from workstation.core.errors import ModelFileError, ProfileError
 from workstation.core.letters import closest_name
 from workstation.core.paths import typed_path
 from workstation.core.profile_check import profile_from_dict
-from workstation.core.profiles import (
-    DEFAULT_PROFILE,
-    Profile,
-    link_path,
-    named_profile_file,
-    profile_paths,
-)
+from workstation.core.profile_folders import link_path, named_profile_file, profile_paths
+from workstation.core.profiles import DEFAULT_PROFILE, Profile
 from workstation.core.settings_file import read_settings_file
 
 

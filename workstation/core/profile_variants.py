@@ -19,9 +19,10 @@ from workstation.core.profile_check import (
     profile_file_problem,
     profile_from_dict,
 )
+from workstation.core.profile_folders import named_profile_file
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profile_saving import set_dotted, words_kept
-from workstation.core.profiles import KV_CACHE_TYPES, Profile, kv_words, named_profile_file
+from workstation.core.profiles import KV_CACHE_TYPES, Profile, kv_words
 from workstation.core.settings_file import YamlError, load_yaml
 
 # "office-cpu kv_cache=q8_0 context=8192": a setting starts at a word followed by "=", after a space

@@ -22,17 +22,10 @@ from workstation.core.catalog import human_bytes
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.paths import given_profile_folders, user_profiles_dir
 from workstation.core.profile_check import MAX_CONTEXT, MIN_CONTEXT, context_allowed
+from workstation.core.profile_folders import REMOVED_FOLDER, free_path, set_aside
 from workstation.core.profile_lookup import load_profile_file
 from workstation.core.profile_saving import save_profile
-from workstation.core.profiles import (
-    KV_CACHE_TYPES,
-    REMOVED_FOLDER,
-    KVCache,
-    Profile,
-    free_path,
-    set_aside,
-    under_file_of,
-)
+from workstation.core.profiles import KV_CACHE_TYPES, KVCache, Profile, under_file_of
 from workstation.tui.i18n import Texts
 from workstation.tui.integrations import memory_freed_by_switch, speed_estimate
 from workstation.tui.screens.app_screen import AppScreen
