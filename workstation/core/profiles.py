@@ -1,8 +1,12 @@
 """Profiles: one YAML file per way of running a model.
 
 A profile says which model to run and how: context size, GPU layers, threads, flash attention,
-K and V cache types, speculative decoding, sampling and the system prompt. Validation names
-the file, the field, the bad value and what is allowed, in one sentence.
+K and V cache types, speculative decoding, sampling and the system prompt. This module holds
+the settings (``Profile`` and its sections); its parts: reading and checking a profile's file
+(``profile_check.py``: validation names the file, the field, the bad value and what is allowed,
+in one sentence), finding one (``profile_lookup.py``), where the files are
+(``profile_folders.py``), -p's variants (``profile_variants.py``), saving one
+(``profile_saving.py``) and a settings file's YAML (``settings_file.py``).
 """
 
 from __future__ import annotations
