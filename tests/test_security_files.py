@@ -146,13 +146,13 @@ def connect(*args, **kwargs):
 
 sqlite3.connect = connect
 # the real first step, then a second step that is killed after its first statement
-store._MIGRATIONS = (
-    store._MIGRATIONS[0],
+store.MIGRATIONS = (
+    store.MIGRATIONS[0],
     "CREATE TABLE tags (id INTEGER PRIMARY KEY, name TEXT);\\nSELECT die();\\nCREATE TABLE more (x);",
 )
 store.SCHEMA_VERSION = 2
 if sys.argv[2] == "first":
-    store._MIGRATIONS = (store._MIGRATIONS[0].replace("CREATE INDEX", "SELECT die();\\nCREATE INDEX"),)
+    store.MIGRATIONS = (store.MIGRATIONS[0].replace("CREATE INDEX", "SELECT die();\\nCREATE INDEX"),)
     store.SCHEMA_VERSION = 1
 store.ConversationStore(Path(sys.argv[1]))
 """
@@ -167,12 +167,12 @@ def test_migration_killed_half_way_leaves_a_usable_file(tmp_path: Path, step: st
     import subprocess
     import sys
 
-    from workstation.core.store import _MIGRATIONS, SCHEMA_VERSION, ConversationStore
+    from workstation.core.store import MIGRATIONS, SCHEMA_VERSION, ConversationStore
 
     db = tmp_path / "conversations.sqlite3"
     if step == "second":  # a file at version 1 holding a conversation
         with sqlite3.connect(db) as old:
-            old.executescript(_MIGRATIONS[0])
+            old.executescript(MIGRATIONS[0])
             old.execute("PRAGMA user_version = 1")
             conv_id = old.execute(
                 "INSERT INTO conversations(title, created, updated) VALUES ('kept', 0, 0)"

@@ -197,11 +197,11 @@ def test_an_old_file_opens_once_another_program_has_written_to_it(tmp_path: Path
     again until the writer is done (CI's run of the eight-openers test below failed this way)."""
     import threading
 
-    from workstation.core.store import _MIGRATIONS
+    from workstation.core.store import MIGRATIONS
 
     path = tmp_path / "c.sqlite3"
     old = sqlite3.connect(path)
-    old.executescript(_MIGRATIONS[0])
+    old.executescript(MIGRATIONS[0])
     old.execute("PRAGMA user_version = 1")
     old.commit()
     old.close()
@@ -226,11 +226,11 @@ def test_an_old_file_opened_by_many_at_once_is_upgraded_once(tmp_path: Path) -> 
     step runs once (an ALTER TABLE run twice fails), and every opener gets a usable store."""
     import threading
 
-    from workstation.core.store import _MIGRATIONS
+    from workstation.core.store import MIGRATIONS
 
     path = tmp_path / "c.sqlite3"
     old = sqlite3.connect(path)
-    old.executescript(_MIGRATIONS[0])
+    old.executescript(MIGRATIONS[0])
     old.execute("PRAGMA user_version = 1")
     old.execute("INSERT INTO conversations(title, created, updated) VALUES ('Before', 0, 0)")
     old.execute("INSERT INTO messages(conversation_id, role, content, created) VALUES (1, 'user', 'Hi', 0)")
@@ -509,7 +509,7 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
 
     from workstation.core.batch_queue import BatchQueue
     from workstation.core.kept_parts import PartsKept, _store
-    from workstation.core.store import _MIGRATIONS
+    from workstation.core.store import MIGRATIONS
 
     connect = sqlite3.connect
 
@@ -534,7 +534,7 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
 
     path = tmp_path / "conversations.sqlite3"
     old = sqlite3.connect(path)  # a file of an older workstation, upgraded on opening
-    old.executescript(_MIGRATIONS[0])
+    old.executescript(MIGRATIONS[0])
     old.execute("PRAGMA user_version = 1")
     old.execute("INSERT INTO conversations(title, created, updated) VALUES ('older', 0, 0)")
     old.execute("INSERT INTO messages(conversation_id, role, content, created) VALUES (1, 'user', ?, 0)",

@@ -2,7 +2,7 @@
 
 Every message is committed the moment it exists, so a crash, a failed model load or a killed
 terminal loses nothing that was on screen. The schema version lives in ``PRAGMA user_version``
-and ``_MIGRATIONS`` upgrades an older file step by step. Export writes Markdown atomically.
+and ``MIGRATIONS`` upgrades an older file step by step. Export writes Markdown atomically.
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ def _complete_version_3(db: sqlite3.Connection) -> None:
         raise
 
 
-def _complete_if_3(db: sqlite3.Connection) -> None:
+def complete_if_3(db: sqlite3.Connection) -> None:
+    """A file at schema version 3 or later completed where step 3 was left half-done (opening it)."""
     if schema_version(db) >= 3:
         _complete_version_3(db)
 
@@ -83,7 +84,7 @@ def _add_missing_version_3(db: sqlite3.Connection) -> None:
 
 # Index i upgrades schema version i to i + 1. The first step says IF NOT EXISTS so that a file
 # left half-made by an older workstation (tables, but user_version 0) is completed, not refused.
-_MIGRATIONS: tuple[str, ...] = (
+MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE IF NOT EXISTS conversations (
         id INTEGER PRIMARY KEY,
@@ -157,7 +158,7 @@ _MIGRATIONS: tuple[str, ...] = (
     """,
 )
 
-SCHEMA_VERSION = len(_MIGRATIONS)
+SCHEMA_VERSION = len(MIGRATIONS)
 
 
 BUSY_TIMEOUT_MS = WRITE_WAIT_MS  # how long a write waits for another window's
@@ -377,8 +378,8 @@ class ConversationStore:
         self.path = path or data_dir() / DB_NAME
         try:
             # (a half-made 3 is upgraded past it first: completed still, before its tables are checked)
-            self._db = open_database(self.path, _MIGRATIONS, f"The conversation database {self.path}",
-                                     read_only=read_only, complete=_complete_if_3)
+            self._db = open_database(self.path, MIGRATIONS, f"The conversation database {self.path}",
+                                     read_only=read_only, complete=complete_if_3)
         except SchemaError as err:
             raise StoreError(str(err)) from None
         self._db.create_function("fold", 1, fold, deterministic=True)  # search and names, case aside
