@@ -167,7 +167,8 @@ def test_migration_killed_half_way_leaves_a_usable_file(tmp_path: Path, step: st
     import subprocess
     import sys
 
-    from workstation.core.store import MIGRATIONS, SCHEMA_VERSION, ConversationStore
+    from workstation.core.conversation_schema import MIGRATIONS, SCHEMA_VERSION
+    from workstation.core.store import ConversationStore
 
     db = tmp_path / "conversations.sqlite3"
     if step == "second":  # a file at version 1 holding a conversation
