@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from workstation.core.conversation_schema import SCHEMA_VERSION
+from workstation.core.conversation_titles import title_from_message
 from workstation.core.metrics import figures_line
 from workstation.core.moments import local_text
 from workstation.core.sqlite_schema import kept_before_upgrade, kept_copies, migrate, schema_version
-from workstation.core.store import ConversationStore, StoreError, title_from_message
+from workstation.core.store import ConversationStore, StoreError
 
 
 def test_round_trip_and_search(tmp_path: Path) -> None:

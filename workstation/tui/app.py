@@ -49,6 +49,7 @@ from textual.widget import Widget
 from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
+from workstation.core.conversation_titles import profile_key
 from workstation.core.engine import EngineInfo
 from workstation.core.errors import WorkstationError
 from workstation.core.metrics import MetricsHistory, TurnMetrics, _history_of
@@ -66,7 +67,6 @@ from workstation.core.store import (
     ConversationGone,
     ConversationStore,
     TakenOut,
-    profile_key,
 )
 from workstation.tui import integrations
 from workstation.tui.actions import (
