@@ -2,7 +2,9 @@
 
 Every message is committed the moment it exists, so a crash, a failed model load or a killed
 terminal loses nothing that was on screen. The schema version lives in ``PRAGMA user_version``
-and ``MIGRATIONS`` upgrades an older file step by step. Export writes Markdown atomically.
+and ``MIGRATIONS`` (``conversation_schema.py``) upgrades an older file step by step. Export
+writes Markdown atomically. A title and the words that name a conversation:
+``conversation_titles.py``.
 """
 
 from __future__ import annotations
