@@ -284,7 +284,7 @@ def test_stale_summary_of_an_edited_document_is_not_taken_after_sigkill(
         "import os, signal, sys\n"
         "from pathlib import Path\n"
         "from workstation.core.batch_queue import run_batch\n"
-        "from workstation.core.profiles import load_profile_file\n"
+        "from workstation.core.profile_lookup import load_profile_file\n"
         "def on_event(ev):\n"
         "    if ev.kind == 'file-start':\n"
         "        os.kill(os.getpid(), signal.SIGKILL)\n"
