@@ -36,7 +36,7 @@ from workstation.core.bench import BenchConfig, bench_engine  # noqa: E402
 from workstation.core.catalog import resolve_model_path  # noqa: E402
 from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.evaluate import read_text, text_perplexity  # noqa: E402
-from workstation.core.profiles import profile_from_dict  # noqa: E402
+from workstation.core.profile_check import profile_from_dict  # noqa: E402
 from workstation.core.runtime import LoadedModel, RuntimeSettings  # noqa: E402
 
 MODEL = "smollm2-135m-instruct-q4_1"

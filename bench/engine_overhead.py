@@ -29,7 +29,8 @@ from llama_cpp import Llama  # noqa: E402
 from bench.anchors import default_bin, llama_bench  # noqa: E402
 from workstation.core.engine import Engine, TokenDelta, TurnFinished  # noqa: E402
 from workstation.core.engine_process import EngineProcess  # noqa: E402
-from workstation.core.profiles import Sampling, profile_from_dict  # noqa: E402
+from workstation.core.profile_check import profile_from_dict  # noqa: E402
+from workstation.core.profiles import Sampling  # noqa: E402
 
 PROMPT = "Count from 1 to 400, one number per line, and say nothing else."
 

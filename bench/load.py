@@ -224,7 +224,7 @@ class PlainLoop:
 
     def __init__(self, args: argparse.Namespace, n_max: int) -> None:
         from workstation.core.catalog import resolve_model_path
-        from workstation.core.profiles import load_profile
+        from workstation.core.profile_lookup import load_profile
         from workstation.core.runtime import LoadedModel, RuntimeSettings
 
         profile = load_profile(args.profile)
@@ -281,7 +281,7 @@ class PlainLoop:
 
 
 def start_server(args: argparse.Namespace, parallel: int, data_dir: Path | None = None) -> tuple[subprocess.Popen, str]:
-    from workstation.core.profiles import load_profile
+    from workstation.core.profile_lookup import load_profile
 
     profile = load_profile(args.profile)
     data = profile.to_dict()

@@ -37,7 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from workstation.core.engine import Engine, TurnFinished, finished_turn  # noqa: E402
 from workstation.core.kv_state import KvStateStore  # noqa: E402
 from workstation.core.metrics import TurnMetrics  # noqa: E402
-from workstation.core.profiles import Profile, Sampling, profile_from_dict  # noqa: E402
+from workstation.core.profile_check import profile_from_dict  # noqa: E402
+from workstation.core.profiles import Profile, Sampling  # noqa: E402
 
 QUESTION = ("Question {i}: the supplier for floor {i} sent invoice {n} for desks, chairs and lamps, and the "
             "delivery note lists {m} items. Which of these should the office check before paying it? ")

@@ -30,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from workstation.core.catalog import resolve_model_path  # noqa: E402
 from workstation.core.events import SchedulerEvent, TokenDelta, TurnFinished  # noqa: E402
 from workstation.core.kv_state import KvStateStore  # noqa: E402
-from workstation.core.profiles import Sampling, profile_from_dict  # noqa: E402
+from workstation.core.profile_check import profile_from_dict  # noqa: E402
+from workstation.core.profiles import Sampling  # noqa: E402
 from workstation.core.scheduler import Scheduler  # noqa: E402
 from workstation.core.slots import Slot  # noqa: E402
 

@@ -36,7 +36,7 @@ from bench.anchors import default_bin  # noqa: E402
 from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.metrics import draft_acceptance  # noqa: E402
 from workstation.core.packaged_models import ensure  # noqa: E402
-from workstation.core.profiles import profile_from_dict  # noqa: E402
+from workstation.core.profile_check import profile_from_dict  # noqa: E402
 from workstation.core.quantize import quantize_model  # noqa: E402
 from workstation.core.speculative import SlotSpeculator  # noqa: E402
 

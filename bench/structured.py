@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.grammar import compile_grammar  # noqa: E402
 from workstation.core.packaged_models import ensure  # noqa: E402
-from workstation.core.profiles import Constraints, Sampling, profile_from_dict  # noqa: E402
+from workstation.core.profile_check import profile_from_dict  # noqa: E402
+from workstation.core.profiles import Constraints, Sampling  # noqa: E402
 from workstation.core.structured_output import (  # noqa: E402
     JSON_OBJECT_GRAMMAR,
     check_reply,

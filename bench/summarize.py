@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 
 from workstation.core.documents import read_document  # noqa: E402
 from workstation.core.engine import Engine, TurnFinished  # noqa: E402
-from workstation.core.profiles import load_profile, profile_from_dict  # noqa: E402
+from workstation.core.profile_check import profile_from_dict  # noqa: E402
+from workstation.core.profile_lookup import load_profile  # noqa: E402
 from workstation.core.summarize import summarize_document  # noqa: E402
 from workstation.core.summary_chunks import MAP_INSTRUCTION, MAP_SUFFIX, neutralize, prompt_messages  # noqa: E402
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from workstation.core.documents import Document  # noqa: E402
 from workstation.core.engine_process import EngineProcess  # noqa: E402
-from workstation.core.profiles import load_profile  # noqa: E402
+from workstation.core.profile_lookup import load_profile  # noqa: E402
 from workstation.core.summarize import SummaryProgress, summarize_document  # noqa: E402
 
 

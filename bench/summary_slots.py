@@ -35,7 +35,7 @@ from tests.docmaker import honeybee_text  # noqa: E402
 from workstation.core.catalog import resolve_model_path  # noqa: E402
 from workstation.core.documents import Document  # noqa: E402
 from workstation.core.engine import Engine  # noqa: E402
-from workstation.core.profiles import profile_from_dict  # noqa: E402
+from workstation.core.profile_check import profile_from_dict  # noqa: E402
 from workstation.core.summarize import SummarizeOptions, SummaryResult, summarize_document  # noqa: E402
 
 MODEL = "smollm2-135m-instruct-q4_1"

@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.hardware import count_physical_cores  # noqa: E402
-from workstation.core.profiles import Sampling, profile_from_dict  # noqa: E402
+from workstation.core.profile_check import profile_from_dict  # noqa: E402
+from workstation.core.profiles import Sampling  # noqa: E402
 
 PROMPT = ("Here is a note from a colleague. " * 30) + "Write a friendly reply in a few sentences."
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.packaged_models import ensure  # noqa: E402
-from workstation.core.profiles import profile_from_dict  # noqa: E402
+from workstation.core.profile_check import profile_from_dict  # noqa: E402
 
 PROMPT = "Write a long story about a lighthouse keeper who finds a message in a bottle."
 

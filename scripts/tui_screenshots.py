@@ -60,7 +60,7 @@ def _sample_store() -> None:
 
 
 async def shoot(out: Path) -> None:
-    from workstation.core.profiles import load_profile
+    from workstation.core.profile_lookup import load_profile
     from workstation.tui.app import WorkstationApp
 
     _sample_store()

@@ -32,7 +32,8 @@ if os.environ.get("TERM", "").startswith("linux") or os.environ.get("TERM") in (
     os.environ["TERM"] = "xterm-256color"
 
 from workstation.core.packaged_models import ensure  # noqa: E402
-from workstation.core.profiles import Profile, profile_from_dict  # noqa: E402
+from workstation.core.profile_check import profile_from_dict  # noqa: E402
+from workstation.core.profiles import Profile  # noqa: E402
 
 if TYPE_CHECKING:
     from workstation.core.sizing import SizingResult

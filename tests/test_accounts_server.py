@@ -512,7 +512,7 @@ async def test_a_person_sees_what_is_left_of_their_day_on_a_desk_pc(
     import yaml
     from tui_helpers import until
 
-    from workstation.core.profiles import load_profile_file
+    from workstation.core.profile_lookup import load_profile_file
     from workstation.tui.app import WorkstationApp
     from workstation.tui.screens.usage import UsageScreen
 

@@ -120,7 +120,7 @@ def test_server_lost_mid_run_puts_the_rest_back_in_the_queue(tmp_path: Path, smo
 
     from workstation.commands.batch import _engine_factory
     from workstation.core.batch_queue import BatchEvent, BatchStopped, run_batch
-    from workstation.core.profiles import load_profile_file
+    from workstation.core.profile_lookup import load_profile_file
 
     folder, out = tmp_path / "inbox", tmp_path / "out"
     folder.mkdir()

@@ -116,7 +116,8 @@ def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.Capt
     saves them, the file left as it is; a bad one is one sentence naming it and what it may be."""
     from workstation.core.documents import told_apart
     from workstation.core.errors import ProfileError
-    from workstation.core.profiles import load_profile, load_variant
+    from workstation.core.profile_lookup import load_profile
+    from workstation.core.profile_variants import load_variant
 
     shipped = load_profile("office-cpu")
     assert shipped.source is not None
@@ -168,7 +169,7 @@ def test_document_speeds_say_where_quality_and_memory_are(tiny_profile: Path, tm
     tasks (a KL divergence between two models is no quantization's loss)."""
     from workstation.commands.bench import document_costs
     from workstation.core.invocation import cli, shell_word
-    from workstation.core.profiles import load_variant
+    from workstation.core.profile_variants import load_variant
 
     memo = tmp_path / "Q3 memo.txt"
     same = [load_variant(str(tiny_profile)), load_variant(f"{tiny_profile} kv_cache=f16")]
@@ -330,7 +331,7 @@ def test_two_profiles_run_in_rounds_with_the_order_alternating(tiny_profile: Pat
     round, for one repetition of each test."""
     from workstation.commands.bench import format_bench
     from workstation.core.bench import BenchConfig, bench_profiles
-    from workstation.core.profiles import load_profile
+    from workstation.core.profile_lookup import load_profile
 
     other = tmp_path / "other.yaml"
     other.write_text(tiny_profile.read_text(encoding="utf-8").replace("name: tiny", "name: other")

@@ -265,7 +265,7 @@ def test_a_message_too_long_for_chat_c_is_not_kept(
     assert 'Started a new conversation "supplies"' in capsys.readouterr().err
     assert main([*chat, long]) == 1
     assert capsys.readouterr().err.rstrip().endswith("The message was not kept in the conversation.")
-    from workstation.core.profiles import load_profile
+    from workstation.core.profile_lookup import load_profile
 
     same = str(load_profile(str(prof)).sampling.top_p)  # an option as the profile has it: not "own"
     assert main([*chat, "And another?", "--temperature", "0.2", "--max-tokens", "3", "--top-p", same]) == 0
@@ -1417,7 +1417,7 @@ def test_an_office_profiles_folder_adds_to_the_shipped_ones(tmp_path: Path, monk
     'office-cpu'" and the folder had to be a copy of profiles/ that no update reached. The
     shipped ones are listed too, the office's file winning by name; WORKSTATION_PROFILE names
     the one every command uses."""
-    from workstation.core.profiles import load_profile
+    from workstation.core.profile_lookup import load_profile
 
     shared = tmp_path / "shared-profiles"
     shared.mkdir()

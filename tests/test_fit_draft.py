@@ -180,7 +180,7 @@ def test_fit_before_downloading_plans_from_the_published_shape(
     assert data["draft"]["model"] == "qwen3-0.6b-q4_k_m" and data["draft"]["gpu_layers"] == 29
     assert "models pull qwen3-8b-q4_k_m' downloads it, about 4.7 GB" in data["notes"][0]
     # the profile menu (F3) says the same before the download, and how to download
-    from workstation.core.profiles import load_profile
+    from workstation.core.profile_lookup import load_profile
     from workstation.tui.integrations import fit_verdict
 
     verdict = fit_verdict(load_profile("gpu-qwen3-8b"))

@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from workstation.core.documents import DocumentError, Limits, read_document
 from workstation.core.errors import ModelFileError, ProfileError
 from workstation.core.gguf_check import preflight
-from workstation.core.profiles import load_profile_file, profile_from_dict
+from workstation.core.profile_check import profile_from_dict
+from workstation.core.profile_lookup import load_profile_file
 
 HOSTILE = Path(__file__).parent / "hostile"
 VALID = (HOSTILE / "tiny-valid.gguf").read_bytes()

@@ -544,7 +544,7 @@ def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_p
 
         # the TUI's chat through the server it started (Ctrl+G) names its conversation: the
         # cells are saved under its tag, and deleting the conversation deletes them there too
-        from workstation.core.profiles import load_profile_file
+        from workstation.core.profile_lookup import load_profile_file
         from workstation.core.remote import RemoteEngine, client_profile
 
         tag = f"conversation:{tmp_path / 'c.sqlite3'}:7:1.5"

@@ -18,7 +18,7 @@ from workstation.core.errors import ModelFileError, ProfileError
 from workstation.core.gguf_check import preflight
 from workstation.core.model_profile import make_profile
 from workstation.core.paths import PROJECT_DIR, user_profiles_dir
-from workstation.core.profiles import load_profile, load_profile_file
+from workstation.core.profile_lookup import load_profile, load_profile_file
 
 
 @pytest.fixture
@@ -474,7 +474,7 @@ def test_the_default_system_prompt_asks_for_the_users_language() -> None:
     questions in English: the shipped chat profiles and a new profile (F4's U, `profiles new`)
     have one prompt, which asks for the language the user writes in."""
     from workstation.core.model_profile import SYSTEM_PROMPT
-    from workstation.core.profiles import load_profile
+    from workstation.core.profile_lookup import load_profile
 
     assert "in the language the user writes in" in SYSTEM_PROMPT
     for key in ("office-cpu", "gpu-llama31-8b", "gpu-qwen3-8b", "gpu-qwen25-14b", "draft-pair", "office-server"):

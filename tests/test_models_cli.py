@@ -186,7 +186,7 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
                                       capsys: pytest.CaptureFixture[str]) -> None:
     """"added tiny.gguf" and nothing more: -p takes only profiles, and nothing said how to make one."""
     from workstation.core.installed_models import find_installed
-    from workstation.core.profiles import load_profile
+    from workstation.core.profile_lookup import load_profile
 
     monkeypatch.setenv("WORKSTATION_PROFILES", str(tmp_path / "profiles"))
     (tmp_path / "profiles").mkdir()
@@ -399,7 +399,7 @@ def test_a_missing_model_says_how_to_get_it_and_the_advice_works(
     command = err.split("'workstation ", 1)[1].split("'", 1)[0]
     assert command == "models quantize smollm2-135m-instruct-q4_1 --type q8_0 --allow-requantize"
     # F3's row says it in the app's terms: an office worker has no command line to type it in
-    from workstation.core.profiles import load_profile
+    from workstation.core.profile_lookup import load_profile
     from workstation.tui.i18n import Texts
     from workstation.tui.integrations import fit_verdict
 

@@ -552,7 +552,7 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
     replies with the file measured (a first user's busy PC wrote at half the estimate, and office
     staff do not run bench): their median, of replies long enough to time, F4's and E's."""
     from workstation.core.metrics import TurnMetrics, turn_record
-    from workstation.core.profiles import load_profile
+    from workstation.core.profile_lookup import load_profile
     from workstation.core.results import ResultRow, save_run
     from workstation.core.store import ConversationStore
     from workstation.tui.i18n import Texts
@@ -651,7 +651,7 @@ def test_a_model_that_runs_slower_than_people_read_is_said_to(capsys: pytest.Cap
 
     from workstation.cli import main
     from workstation.core.planner import SLOW_TPS
-    from workstation.core.profiles import load_profile
+    from workstation.core.profile_lookup import load_profile
     from workstation.tui.i18n import Texts
     from workstation.tui.integrations import fit_verdict
 

@@ -17,16 +17,10 @@ from workstation.cli import main
 from workstation.core.engine import Engine
 from workstation.core.engine_host import EngineHost
 from workstation.core.errors import EngineError, ProfileError
-from workstation.core.profiles import (
-    KV_CACHE_TYPES,
-    Sampling,
-    check_sampling,
-    list_profiles,
-    load_profile,
-    load_profile_file,
-    profile_from_dict,
-    save_profile,
-)
+from workstation.core.profile_check import check_sampling, profile_from_dict
+from workstation.core.profile_lookup import list_profiles, load_profile, load_profile_file
+from workstation.core.profile_saving import save_profile
+from workstation.core.profiles import KV_CACHE_TYPES, Sampling
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -203,7 +197,7 @@ def test_missing_profile_lists_available() -> None:
 
 def test_profiles_are_listed_in_the_alphabets_order(tmp_path: Path) -> None:
     """Sorted by code point: Office-GPU before büro, Çeviri after zeki."""
-    from workstation.core.profiles import profile_paths
+    from workstation.core.profile_folders import profile_paths
 
     for name in ("zeki", "Çeviri", "büro", "Office-GPU"):
         (tmp_path / f"{name}.yaml").write_text("model: m\n", encoding="utf-8")
@@ -433,7 +427,7 @@ def test_a_model_named_relative_to_its_profile_is_found_from_any_folder(
     import shutil
 
     from workstation.cli import main
-    from workstation.core.profiles import load_profile
+    from workstation.core.profile_lookup import load_profile
 
     downloads = tmp_path / "Downloads"
     (downloads / "models").mkdir(parents=True)
@@ -536,7 +530,7 @@ def test_a_reply_cut_short_by_its_slot_says_length_to_openai_clients() -> None:
 def test_seed_minus_one_is_random_and_another_negative_its_unsigned_bits() -> None:
     """-1 is llama.cpp's "a new seed each time" (0xFFFFFFFF unsigned); another negative seed is
     its unsigned 32 bits, as serve takes it (-2 was random here and fixed through a desk PC)."""
-    from workstation.core.profiles import fixed_seed
+    from workstation.core.profile_check import fixed_seed
 
     assert [fixed_seed(Sampling(seed=s)) for s in (None, -1, 0xFFFFFFFF, -2, 0, 42)] == [
         None, None, None, 0xFFFFFFFE, 0, 42]

@@ -28,7 +28,8 @@ from serve_helpers import RunningServer, serve, write_profile
 from workstation.core.engine import Engine, TokenDelta, TurnFinished
 from workstation.core.events import finished_turn
 from workstation.core.phrases import about_words, words_in
-from workstation.core.profiles import Constraints, profile_from_dict
+from workstation.core.profile_check import profile_from_dict
+from workstation.core.profiles import Constraints
 from workstation.core.reasoning import ThinkingSplitter, opens_thinking
 from workstation.core.remote import RemoteEngine
 from workstation.core.stop_strings import StopMatcher

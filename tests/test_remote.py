@@ -19,7 +19,9 @@ import workstation.core.remote as remote_module
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.errors import BackendUnreachable, EngineError, ProfileError
 from workstation.core.events import PromptRead, ServerWaiting
-from workstation.core.profiles import Profile, Sampling, load_profile, profile_from_dict
+from workstation.core.profile_check import profile_from_dict
+from workstation.core.profile_lookup import load_profile
+from workstation.core.profiles import Profile, Sampling
 from workstation.core.remote import RemoteEngine
 
 KEY = "remote-test-key"

@@ -25,7 +25,8 @@ from serve_helpers import RunningServer, free_port, serve, write_profile
 
 from workstation.core.documents import Document
 from workstation.core.evaluate import EXAMPLE_TASKS, TaskSet, load_task_set, run_tasks
-from workstation.core.profiles import Constraints, Profile, profile_from_dict
+from workstation.core.profile_check import profile_from_dict
+from workstation.core.profiles import Constraints, Profile
 from workstation.core.remote import RemoteEngine, client_profile, estimate_tokens
 from workstation.core.server.process import wait_until_healthy
 from workstation.core.summarize import SummarizeOptions, summarize_document

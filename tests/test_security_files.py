@@ -102,7 +102,7 @@ def test_profile_alias_bomb_is_refused(tmp_path: Path, capsys: pytest.CaptureFix
 def test_profile_error_quotes_a_bounded_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A huge bad value is named, not echoed whole."""
     from workstation.cli import main
-    from workstation.core.profiles import MAX_QUOTED_CHARS
+    from workstation.core.profile_check import MAX_QUOTED_CHARS
 
     path = tmp_path / "huge.yaml"
     path.write_text("name: t\nmodel: x\ncontext: '" + "9" * 500_000 + "'\n", encoding="utf-8")
@@ -146,13 +146,13 @@ def connect(*args, **kwargs):
 
 sqlite3.connect = connect
 # the real first step, then a second step that is killed after its first statement
-store._MIGRATIONS = (
-    store._MIGRATIONS[0],
+store.MIGRATIONS = (
+    store.MIGRATIONS[0],
     "CREATE TABLE tags (id INTEGER PRIMARY KEY, name TEXT);\\nSELECT die();\\nCREATE TABLE more (x);",
 )
 store.SCHEMA_VERSION = 2
 if sys.argv[2] == "first":
-    store._MIGRATIONS = (store._MIGRATIONS[0].replace("CREATE INDEX", "SELECT die();\\nCREATE INDEX"),)
+    store.MIGRATIONS = (store.MIGRATIONS[0].replace("CREATE INDEX", "SELECT die();\\nCREATE INDEX"),)
     store.SCHEMA_VERSION = 1
 store.ConversationStore(Path(sys.argv[1]))
 """
@@ -167,12 +167,13 @@ def test_migration_killed_half_way_leaves_a_usable_file(tmp_path: Path, step: st
     import subprocess
     import sys
 
-    from workstation.core.store import _MIGRATIONS, SCHEMA_VERSION, ConversationStore
+    from workstation.core.conversation_schema import MIGRATIONS, SCHEMA_VERSION
+    from workstation.core.store import ConversationStore
 
     db = tmp_path / "conversations.sqlite3"
     if step == "second":  # a file at version 1 holding a conversation
         with sqlite3.connect(db) as old:
-            old.executescript(_MIGRATIONS[0])
+            old.executescript(MIGRATIONS[0])
             old.execute("PRAGMA user_version = 1")
             conv_id = old.execute(
                 "INSERT INTO conversations(title, created, updated) VALUES ('kept', 0, 0)"
@@ -283,7 +284,7 @@ def test_stale_summary_of_an_edited_document_is_not_taken_after_sigkill(
         "import os, signal, sys\n"
         "from pathlib import Path\n"
         "from workstation.core.batch_queue import run_batch\n"
-        "from workstation.core.profiles import load_profile_file\n"
+        "from workstation.core.profile_lookup import load_profile_file\n"
         "def on_event(ev):\n"
         "    if ev.kind == 'file-start':\n"
         "        os.kill(os.getpid(), signal.SIGKILL)\n"

@@ -13,7 +13,8 @@ from conftest import make_profile
 from serve_helpers import serve, write_profile
 
 from workstation.core.engine import Engine
-from workstation.core.profiles import Sampling, profile_from_dict
+from workstation.core.profile_check import profile_from_dict
+from workstation.core.profiles import Sampling
 from workstation.core.remote import RemoteEngine
 
 PASTE = (

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from workstation.core.conversation_schema import SCHEMA_VERSION
+from workstation.core.conversation_titles import title_from_message
 from workstation.core.metrics import figures_line
 from workstation.core.moments import local_text
 from workstation.core.sqlite_schema import kept_before_upgrade, kept_copies, migrate, schema_version
-from workstation.core.store import SCHEMA_VERSION, ConversationStore, StoreError, title_from_message
+from workstation.core.store import ConversationStore, StoreError
 
 
 def test_round_trip_and_search(tmp_path: Path) -> None:
@@ -197,11 +199,11 @@ def test_an_old_file_opens_once_another_program_has_written_to_it(tmp_path: Path
     again until the writer is done (CI's run of the eight-openers test below failed this way)."""
     import threading
 
-    from workstation.core.store import _MIGRATIONS
+    from workstation.core.conversation_schema import MIGRATIONS
 
     path = tmp_path / "c.sqlite3"
     old = sqlite3.connect(path)
-    old.executescript(_MIGRATIONS[0])
+    old.executescript(MIGRATIONS[0])
     old.execute("PRAGMA user_version = 1")
     old.commit()
     old.close()
@@ -226,11 +228,11 @@ def test_an_old_file_opened_by_many_at_once_is_upgraded_once(tmp_path: Path) -> 
     step runs once (an ALTER TABLE run twice fails), and every opener gets a usable store."""
     import threading
 
-    from workstation.core.store import _MIGRATIONS
+    from workstation.core.conversation_schema import MIGRATIONS
 
     path = tmp_path / "c.sqlite3"
     old = sqlite3.connect(path)
-    old.executescript(_MIGRATIONS[0])
+    old.executescript(MIGRATIONS[0])
     old.execute("PRAGMA user_version = 1")
     old.execute("INSERT INTO conversations(title, created, updated) VALUES ('Before', 0, 0)")
     old.execute("INSERT INTO messages(conversation_id, role, content, created) VALUES (1, 'user', 'Hi', 0)")
@@ -508,8 +510,8 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
     from typing import Any
 
     from workstation.core.batch_queue import BatchQueue
+    from workstation.core.conversation_schema import MIGRATIONS
     from workstation.core.kept_parts import PartsKept, _store
-    from workstation.core.store import _MIGRATIONS
 
     connect = sqlite3.connect
 
@@ -534,7 +536,7 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
 
     path = tmp_path / "conversations.sqlite3"
     old = sqlite3.connect(path)  # a file of an older workstation, upgraded on opening
-    old.executescript(_MIGRATIONS[0])
+    old.executescript(MIGRATIONS[0])
     old.execute("PRAGMA user_version = 1")
     old.execute("INSERT INTO conversations(title, created, updated) VALUES ('older', 0, 0)")
     old.execute("INSERT INTO messages(conversation_id, role, content, created) VALUES (1, 'user', ?, 0)",

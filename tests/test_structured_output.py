@@ -23,7 +23,8 @@ from workstation.core.engine import Engine
 from workstation.core.errors import EngineError
 from workstation.core.evaluate import TaskSetError, run_tasks, task_set_from_data
 from workstation.core.grammar import GrammarError, compile_grammar
-from workstation.core.profiles import Constraints, Sampling, profile_from_dict
+from workstation.core.profile_check import profile_from_dict
+from workstation.core.profiles import Constraints, Sampling
 from workstation.core.remote import RemoteEngine
 from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
 from workstation.core.sampling import SamplerChain

@@ -30,7 +30,7 @@ from workstation.core.kv_state import NOT_KEPT, KvStateStore
 from workstation.core.model_info import read_model_info
 from workstation.core.phrases import about_words, part_percent
 from workstation.core.planner import plan_for_profile
-from workstation.core.profiles import load_profile
+from workstation.core.profile_lookup import load_profile
 from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts
@@ -315,7 +315,8 @@ async def test_a_reopened_conversation_answers_from_its_saved_state(profiles: Pa
     one batch: batched and one-token decoding round differently, and on some CPUs a near-tie
     flips a greedy token; the restored cells must be the very cells, bit for bit.)"""
     from workstation.core.engine import Engine
-    from workstation.core.profiles import Sampling, load_profile
+    from workstation.core.profile_lookup import load_profile
+    from workstation.core.profiles import Sampling
 
     long_message = "Our office moves to the third floor in May; desks go by team. " * 8
     app = WorkstationApp("a", sample_system=False, language="en")
@@ -1635,7 +1636,7 @@ async def test_ctrl_e_sets_the_conversations_sampling(profiles: Path) -> None:
     runs with them too, and says so."""
     from textual.widgets import Input, Label
 
-    from workstation.core.profiles import model_file
+    from workstation.core.profile_lookup import model_file
     from workstation.tui.screens.sampling import SamplingDialog
 
     written = (profiles / "a.yaml").read_text(encoding="utf-8")
@@ -1946,7 +1947,7 @@ def test_ctrl_e_shows_a_setting_whole() -> None:
 async def test_f8_on_a_desk_pc_says_what_the_server_keeps() -> None:
     """F8 said "This cannot be undone." on a desk PC too, where the office server's cache and
     audit trail keep what F8 cannot reach."""
-    from workstation.core.profiles import profile_from_dict
+    from workstation.core.profile_check import profile_from_dict
 
     desk = profile_from_dict({"name": "desk", "backend": "openai",
                               "remote": {"base_url": "http://192.0.2.7:8088/v1"}}, "<t>")

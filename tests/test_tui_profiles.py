@@ -119,7 +119,7 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
     switch to another profile it is still there (it dropped out of the menu)."""
     from workstation.core.paths import user_profiles_dir
     from workstation.core.planner import memory_held
-    from workstation.core.profiles import load_profile_file
+    from workstation.core.profile_lookup import load_profile_file
     from workstation.tui.messages import ProfileLoaded
     from workstation.tui.model_loading import LAST_PROFILE
     from workstation.tui.screens.dialogs import ConfirmDialog
@@ -577,7 +577,7 @@ async def test_the_office_server_down_and_a_model_not_downloaded_are_said_in_tur
     """A desk PC whose office server is down, then a profile whose model is not downloaded
     yet: the Turkish UI says both in Turkish (the command line keeps its English)."""
     from workstation.core.errors import WorkstationError
-    from workstation.core.profiles import load_profile
+    from workstation.core.profile_lookup import load_profile
     from workstation.core.remote import RemoteEngine
 
     _write(folder, "desk", {"backend": "openai",
@@ -1047,7 +1047,7 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
     shipped one back. At 80x24 a long verdict is scrolled into sight. A desk PC's profile (the server
     sets its context) and a broken file: E says in one sentence why they cannot be changed here."""
     from workstation.core.paths import user_profiles_dir
-    from workstation.core.profiles import load_profile_file
+    from workstation.core.profile_lookup import load_profile_file
     from workstation.tui.screens.dialogs import ConfirmDialog
     from workstation.tui.screens.load_settings import copy_descriptions
     from workstation.tui.screens.profile_menu import ProfileMenu

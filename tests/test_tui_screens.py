@@ -28,7 +28,7 @@ from tui_helpers import send_text as _send_text
 
 from workstation.core.errors import WorkstationError
 from workstation.core.phrases import ENGLISH, say
-from workstation.core.profiles import load_profile
+from workstation.core.profile_lookup import load_profile
 from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts, detect_language
@@ -1809,7 +1809,7 @@ async def test_f6_starts_a_stopped_summary_over_with_alt_r(
         held = parts_for(doc, app.profile)  # (this process's: a summarize in another is refused; then that one holds it)
         other = subprocess.Popen(
             [sys.executable, "-c", "import sys; from pathlib import Path; from workstation.cli import main; "
-             "from workstation.core.kept_parts import parts_for; from workstation.core.profiles import load_profile; "
+             "from workstation.core.kept_parts import parts_for; from workstation.core.profile_lookup import load_profile; "
              "print(main(['summarize', '-p', 'small', sys.argv[1]]), flush=True); sys.stdin.readline(); "
              "print(parts_for(Path(sys.argv[1]), load_profile('small')) is not None, flush=True); sys.stdin.read()",
              str(doc)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -15,7 +15,8 @@ import yaml
 from conftest import as_shipped_profiles
 
 from workstation.core.metrics import TurnMetrics
-from workstation.core.profiles import Profile, profile_from_dict
+from workstation.core.profile_check import profile_from_dict
+from workstation.core.profiles import Profile
 from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 from workstation.tui.widgets.message_view import MessageView

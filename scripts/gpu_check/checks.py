@@ -305,7 +305,7 @@ _OURS_LOAD = (
     "print('GPU buffers:', {k: v for k, v in m.buffers.get('model', {}).items() if 'CUDA' in k}, flush=True)\n"
     "m.close()\n"  # (a crash while closing then shows after the line above)
 )
-_PROFILE = "from workstation.core.profiles import load_profile_file\np = load_profile_file(Path(sys.argv[2]))\n"
+_PROFILE = "from workstation.core.profile_lookup import load_profile_file\np = load_profile_file(Path(sys.argv[2]))\n"
 # the libraries (not our modules) the engine imported before llama.cpp until 2026-12-04, in order
 _ENGINE_LIBRARIES = ["json", "jinja2", "decimal", "statistics", "numpy", "base64", "yaml", "platformdirs",
                      "unicodedata", "socket", "uuid", "multiprocessing", "sqlite3", "diskcache"]

@@ -118,7 +118,7 @@ def main() -> int:
     engine = None
     if args.profile:
         from workstation.core.engine import Engine
-        from workstation.core.profiles import load_profile
+        from workstation.core.profile_lookup import load_profile
 
         profile = load_profile(args.profile)
         profile.threads = args.threads

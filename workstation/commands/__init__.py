@@ -20,8 +20,8 @@ PROFILE_HELP = ("profile name (as 'profiles list' shows it), path to a YAML file
 
 def add_profile_arg(parser: argparse.ArgumentParser, multiple: bool = False, variants: bool = False) -> None:
     """``-p/--profile``; a sub-command's own flag overrides the global one. ``variants``: the
-    command reads it with ``profiles.load_variant`` (settings may follow the profile)."""
-    from workstation.core.profiles import VARIANT_HELP
+    command reads it with ``profile_variants.load_variant`` (settings may follow the profile)."""
+    from workstation.core.profile_variants import VARIANT_HELP
 
     more = VARIANT_HELP if variants else ""
     if multiple:
@@ -86,7 +86,8 @@ MAX_TOKENS_HELP = "longest summary of one part, in tokens"
 def summary_profile(args: Any) -> Any:
     """The profile -p names, with ``--max-tokens`` (a part's longest summary) as given, checked
     as the profile's own setting is (summarize and batch)."""
-    from workstation.core.profiles import check_sampling, load_profile, option_name
+    from workstation.core.profile_check import check_sampling, option_name
+    from workstation.core.profile_lookup import load_profile
 
     profile = load_profile(profile_ref(args))
     if args.max_tokens is not None:

@@ -35,13 +35,9 @@ from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import shortened
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import say
-from workstation.core.profiles import (
-    DEFAULT_PROFILE,
-    Profile,
-    context_allowed,
-    load_variant,
-    variant_settings,
-)
+from workstation.core.profile_check import context_allowed
+from workstation.core.profile_variants import load_variant, variant_settings
+from workstation.core.profiles import DEFAULT_PROFILE, Profile
 from workstation.core.results import save_printed_run
 from workstation.core.terminal import redraws_in_place
 
@@ -388,7 +384,7 @@ def document_costs(profiles: list[Profile], documents: list[Path]) -> str:
     quantizations, K/V types or speculation), or by eval's tasks (different models)."""
     from workstation.core.errors import WorkstationError
     from workstation.core.model_info import read_model_info
-    from workstation.core.profiles import model_file
+    from workstation.core.profile_lookup import model_file
 
     sizes: set[int | None] = set()
     for profile in profiles:

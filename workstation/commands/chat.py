@@ -27,6 +27,7 @@ from workstation.commands import (
 )
 from workstation.commands.progress_bar import ProgressBar
 from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
+from workstation.core.conversation_titles import clean_title
 from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.engine_api import open_engine, too_long
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
@@ -35,16 +36,15 @@ from workstation.core.invocation import cli
 from workstation.core.kv_state import conversation_tag
 from workstation.core.letters import fold
 from workstation.core.metrics import turn_record
-from workstation.core.profiles import (
-    Profile,
+from workstation.core.profile_check import (
     check_sampling,
-    load_profile,
-    model_file,
     option_name,
     sampling_changes,
     with_own_sampling,
 )
-from workstation.core.store import ConversationStore, clean_title
+from workstation.core.profile_lookup import load_profile, model_file
+from workstation.core.profiles import Profile
+from workstation.core.store import ConversationStore
 from workstation.core.structured_output import check_reply, load_schema_file
 from workstation.core.terminal import redraws_in_place
 

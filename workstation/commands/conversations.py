@@ -13,12 +13,13 @@ from pathlib import Path
 
 from workstation.commands import asked_yes, default_verb, print_json, text_table
 from workstation.core.atomic import named_output
+from workstation.core.conversation_titles import NUMBER_TITLE, clean_title
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kv_state import KvStateStore, conversation_tag
 from workstation.core.letters import fold
 from workstation.core.moments import local_text
-from workstation.core.store import NUMBER_TITLE, Conversation, ConversationStore, clean_title
+from workstation.core.store import Conversation, ConversationStore
 
 
 class NoSuchConversation(WorkstationError):

@@ -47,7 +47,8 @@ from workstation.core.kld import (
     time_reference,
 )
 from workstation.core.model_info import read_model_info
-from workstation.core.profiles import KVCache, Profile, kv_words, load_variant
+from workstation.core.profile_variants import load_variant
+from workstation.core.profiles import KVCache, Profile, kv_words
 from workstation.core.results import ResultRow, save_printed_run
 from workstation.core.runtime import LoadedModel
 

@@ -16,7 +16,9 @@ from workstation.core.planner import (
     profile_draft_problem,
     slow_phrase,
 )
-from workstation.core.profiles import CONTEXT_RANGE, Profile, context_allowed, load_variant
+from workstation.core.profile_check import CONTEXT_RANGE, context_allowed
+from workstation.core.profile_variants import load_variant
+from workstation.core.profiles import Profile
 
 if TYPE_CHECKING:
     from workstation.core.hardware import GpuInfo

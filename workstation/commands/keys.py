@@ -45,7 +45,8 @@ def _profiles_named(typed: str, not_done: str) -> tuple[list[str], set[str]]:
     """The profiles a key may use, as typed (a,b); a close miss of a profile's name is refused
     (a typo made a key that could never be used). And the profiles there are."""
     from workstation.core.errors import WorkstationError
-    from workstation.core.profiles import close_profile, profile_paths
+    from workstation.core.profile_folders import profile_paths
+    from workstation.core.profile_lookup import close_profile
 
     profiles = [p.strip() for p in typed.split(",") if p.strip()]
     known = {p.stem for p in profile_paths()}

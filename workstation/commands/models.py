@@ -165,7 +165,7 @@ def run_inspect(args: argparse.Namespace) -> int:
 
 def run_remove(args: argparse.Namespace) -> int:
     """F4's delete on the command line: says what goes (a link only), and which profiles use it."""
-    from workstation.core.profiles import profiles_using
+    from workstation.core.profile_lookup import profiles_using
 
     path = catalog.resolve_model_path(args.model)
     if not path.exists() and not path.is_symlink():  # an unfinished download of it, as 'models list' says
@@ -230,7 +230,7 @@ def _how_to_use(dest: Path, name: str | None = None) -> str:
     hint said "profiles new" of a model the office's profile was waiting for."""
     from workstation.core.invocation import cli, shell_word
     from workstation.core.model_profile import running
-    from workstation.core.profiles import how_to_make_one
+    from workstation.core.profile_lookup import how_to_make_one
 
     runs = running(dest)
     if runs:
@@ -362,7 +362,7 @@ def _quantization_loss(
         result_rows,
     )
     from workstation.core.evaluate import DEFAULT_WINDOW
-    from workstation.core.profiles import profile_from_dict
+    from workstation.core.profile_check import profile_from_dict
 
     window = args.ctx or DEFAULT_WINDOW
     profiles = [

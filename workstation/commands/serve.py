@@ -16,7 +16,8 @@ from workstation.core.audit import DEFAULT_MAX_BYTES as DEFAULT_AUDIT_MAX_BYTES
 from workstation.core.invocation import cli
 from workstation.core.keys import key_from_file
 from workstation.core.paths import typed_path
-from workstation.core.profiles import SERVE_SLOTS, load_profile
+from workstation.core.profile_lookup import load_profile
+from workstation.core.profiles import SERVE_SLOTS
 from workstation.core.server.guard import own_names
 from workstation.core.server.options import (
     DEFAULT_BODY_TIMEOUT_S,

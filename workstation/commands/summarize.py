@@ -23,6 +23,7 @@ from workstation.commands import (
 from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
 from workstation.core.atomic import named_output, write_named_file
 from workstation.core.catalog import params_text
+from workstation.core.conversation_titles import clean_title
 from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.invocation import cli, shell_word
@@ -30,7 +31,7 @@ from workstation.core.kept_parts import parts_for, summarizing
 from workstation.core.kv_state import conversation_tag
 from workstation.core.phrases import say
 from workstation.core.profiles import Profile
-from workstation.core.store import ConversationStore, clean_title
+from workstation.core.store import ConversationStore
 from workstation.core.summarize import (
     SummarizeError,
     SummarizeOptions,

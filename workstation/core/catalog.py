@@ -24,7 +24,7 @@ def catalog_entries(directory: Path | None = None) -> list[dict[str, Any]]:
         path = PROJECT_DIR / "models" / "catalog.yaml"
         if not path.exists():
             return []
-    from workstation.core.profiles import YamlError, load_yaml
+    from workstation.core.settings_file import YamlError, load_yaml
 
     global _catalog_read
     try:

@@ -45,7 +45,8 @@ from workstation.core.events import (
 )
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Phrase
-from workstation.core.profiles import Constraints, Profile, Sampling, profile_from_dict
+from workstation.core.profile_check import profile_from_dict
+from workstation.core.profiles import Constraints, Profile, Sampling
 
 _CTX = mp.get_context("spawn")
 _GPU_FAULTS = {11, 7, 6}  # (an illegal instruction is the build's, not the GPU's)

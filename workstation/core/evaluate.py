@@ -62,8 +62,9 @@ from workstation.core.atomic import read_text_file
 from workstation.core.engine_api import ChatEngine
 from workstation.core.errors import WorkstationError
 from workstation.core.letters import fold
-from workstation.core.profiles import Constraints, Sampling, YamlError, load_yaml
+from workstation.core.profiles import Constraints, Sampling
 from workstation.core.runtime import Batch, LoadedModel
+from workstation.core.settings_file import YamlError, load_yaml
 from workstation.core.structured_output import SchemaError, check_reply, schema_constraints
 
 MATCH_KINDS = ("exact", "contains", "regex", "choice")

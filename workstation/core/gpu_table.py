@@ -38,7 +38,7 @@ class GpuSpec:
 @lru_cache(maxsize=1)
 def gpu_specs() -> tuple[GpuSpec, ...]:
     """Every card in the table, in its order."""
-    from workstation.core.profiles import YamlError, load_yaml
+    from workstation.core.settings_file import YamlError, load_yaml
 
     try:
         data = load_yaml(TABLE_PATH.read_text(encoding="utf-8"))

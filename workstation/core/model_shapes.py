@@ -32,7 +32,7 @@ QUANT_BPW: dict[str, float] = {
 
 @lru_cache(maxsize=1)
 def _shapes() -> dict[str, dict[str, Any]]:
-    from workstation.core.profiles import YamlError, load_yaml
+    from workstation.core.settings_file import YamlError, load_yaml
 
     try:
         data = load_yaml(SHAPES_PATH.read_text(encoding="utf-8")) or {}

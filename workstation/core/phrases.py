@@ -179,12 +179,12 @@ ENGLISH: dict[str, str] = {
     "file.is_input": "it is one of the files read, and would be replaced; give another file name",
     "file.os_says": "{reason}",
     "quantize.no_room": "the copy needs about {need} and its disk has {free} free",
-    # a sampling setting out of range (profiles.check_sampling: a profile, chat's options, Ctrl+E)
+    # a sampling setting out of range (profile_check.check_sampling: a profile, chat's options, Ctrl+E)
     "check.between": "{name} is {value}; allowed values are {low} to {high}.",
     "check.between_off": "{name} is {value}; allowed values are {low} to {high} ({off} is off).",
     "check.above_zero": "{name} is {value}; allowed values are above 0 up to {high}.",
     "check.stops": "{name} may hold up to {most} texts, none of them empty.",
-    # a profile file's problems (profiles.profile_from_dict: each field checked, every problem said at once)
+    # a profile file's problems (profile_check.profile_from_dict: each field checked, every problem said at once)
     "profile.in": "{src}: ",
     "profile.problems": "{src} has {n} problems: {list}",
     "profile.item": "({i}) {text}",

@@ -61,7 +61,8 @@ from workstation.core.events import (
 )
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Phrase
-from workstation.core.profiles import Constraints, Profile, Remote, Sampling, profile_from_dict
+from workstation.core.profile_check import profile_from_dict
+from workstation.core.profiles import Constraints, Profile, Remote, Sampling
 from workstation.core.reasoning import ThinkingSplitter
 
 ESTIMATE_BYTES_PER_TOKEN = 2.5

@@ -20,7 +20,8 @@ import llama_cpp
 import numpy as np
 
 from workstation.core.grammar import GrammarSampling
-from workstation.core.profiles import Constraints, Sampling, fixed_seed
+from workstation.core.profile_check import fixed_seed
+from workstation.core.profiles import Constraints, Sampling
 
 # the last tokens the penalties look at (llama-server's repeat_last_n): the prompt's, then the
 # reply's as it grows, as llama-server and llama-cli feed the prompt through the sampler first

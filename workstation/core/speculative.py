@@ -61,7 +61,8 @@ import numpy as np
 from workstation.core.catalog import resolve_model_path
 from workstation.core.errors import EngineError, ModelFileError
 from workstation.core.model_info import draft_problem
-from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling, Speculative, fixed_seed
+from workstation.core.profile_check import fixed_seed
+from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling, Speculative
 from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
 from workstation.core.sampling import PENALTY_LAST_N, SamplerChain, penalized
 from workstation.core.slots import common_prefix, moved_runs

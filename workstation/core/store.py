@@ -2,7 +2,9 @@
 
 Every message is committed the moment it exists, so a crash, a failed model load or a killed
 terminal loses nothing that was on screen. The schema version lives in ``PRAGMA user_version``
-and ``_MIGRATIONS`` upgrades an older file step by step. Export writes Markdown atomically.
+and ``MIGRATIONS`` (``conversation_schema.py``) upgrades an older file step by step. Export
+writes Markdown atomically. A title and the words that name a conversation:
+``conversation_titles.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import json
 import re
 import sqlite3
 import time
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,6 +23,15 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from workstation.core.atomic import write_named_file
+from workstation.core.conversation_schema import MIGRATIONS, complete_if_3
+from workstation.core.conversation_titles import (
+    NUMBER_TITLE,
+    SNIPPET_CHARS,
+    clean_title,
+    match_snippet,
+    one_line,
+    profile_key,
+)
 from workstation.core.errors import WorkstationError
 from workstation.core.letters import fold, shortened
 from workstation.core.metrics import figures_line
@@ -46,118 +56,6 @@ REPLY_RATE_MIN = 32  # tokens a reply wrote for its speed to count (a 5-token "Y
 T = TypeVar("T")
 R = TypeVar("R")
 Draft = tuple[Path, str]  # a document attached to a message not sent yet: its path and text
-
-
-def _complete_version_3(db: sqlite3.Connection) -> None:
-    """Builds from before schema step 3 was finished wrote files at version 3 holding the drafts
-    table only (no app_state, no messages.shown): complete them (once upgraded past 3 too: step
-    4 runs first and does not touch what is missing). Cheap when nothing is missing: two reads,
-    no write."""
-    names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-    columns = {row[1] for row in db.execute("PRAGMA table_info(messages)")}
-    if {"drafts", "drafts_go_with_their_conversation", "app_state"} <= names and "shown" in columns:
-        return
-    db.execute("BEGIN IMMEDIATE")  # another process may complete it at the same moment: look again
-    try:
-        _add_missing_version_3(db)
-        db.commit()
-    except BaseException:
-        db.rollback()
-        raise
-
-
-def _complete_if_3(db: sqlite3.Connection) -> None:
-    if schema_version(db) >= 3:
-        _complete_version_3(db)
-
-
-def _add_missing_version_3(db: sqlite3.Connection) -> None:
-    db.execute("CREATE TABLE IF NOT EXISTS drafts (conversation_id INTEGER PRIMARY KEY, text TEXT NOT NULL, "
-               "document_path TEXT, document_text TEXT, updated REAL NOT NULL)")
-    db.execute("CREATE TRIGGER IF NOT EXISTS drafts_go_with_their_conversation AFTER DELETE ON conversations "
-               "BEGIN DELETE FROM drafts WHERE conversation_id = old.id; END")
-    db.execute("CREATE TABLE IF NOT EXISTS app_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    if "shown" not in {row[1] for row in db.execute("PRAGMA table_info(messages)")}:
-        db.execute("ALTER TABLE messages ADD COLUMN shown TEXT NOT NULL DEFAULT ''")
-
-
-# Index i upgrades schema version i to i + 1. The first step says IF NOT EXISTS so that a file
-# left half-made by an older workstation (tables, but user_version 0) is completed, not refused.
-_MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE IF NOT EXISTS conversations (
-        id INTEGER PRIMARY KEY,
-        title TEXT NOT NULL,
-        profile TEXT NOT NULL DEFAULT '',
-        created REAL NOT NULL,
-        updated REAL NOT NULL
-    );
-    CREATE TABLE IF NOT EXISTS messages (
-        id INTEGER PRIMARY KEY,
-        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
-        role TEXT NOT NULL,
-        content TEXT NOT NULL,
-        metrics TEXT,
-        created REAL NOT NULL
-    );
-    CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id);
-    """,
-    # a reasoning model's thinking before its answer: shown, never read back to the model
-    "ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';",
-    # a half-typed message per conversation (0: the one not started yet) and its attached
-    # document, so quitting or a closed terminal keeps it; gone with its conversation. And
-    # which conversation was open, so the app starts where it was left. And what the chat shows
-    # of a message instead of its text ('' the text): a summarized document's prompt reads
-    # "Summarize the document notes.txt; ..." there, not the model's instructions and the text.
-    """
-    CREATE TABLE drafts (
-        conversation_id INTEGER PRIMARY KEY,
-        text TEXT NOT NULL,
-        document_path TEXT,
-        document_text TEXT,
-        updated REAL NOT NULL
-    );
-    CREATE TRIGGER drafts_go_with_their_conversation AFTER DELETE ON conversations BEGIN
-        DELETE FROM drafts WHERE conversation_id = old.id;
-    END;
-    CREATE TABLE app_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    ALTER TABLE messages ADD COLUMN shown TEXT NOT NULL DEFAULT '';
-    """,
-    # a conversation's own instructions to the model, read in place of its profile's system
-    # prompt (Alt+I; LM Studio's system prompt per chat, Ollama's /set system)
-    "ALTER TABLE conversations ADD COLUMN instructions TEXT NOT NULL DEFAULT '';",
-    # the replies a question had before it was asked again (Alt+R), to go back to (Alt+V):
-    # ChatGPT's "< 2/2 >"; a new reply had thrown the one before away for good
-    """
-    CREATE TABLE earlier_replies (
-        id INTEGER PRIMARY KEY,
-        conversation_id INTEGER NOT NULL,
-        question_id INTEGER NOT NULL,
-        content TEXT NOT NULL,
-        metrics TEXT,
-        created REAL NOT NULL,
-        reasoning TEXT NOT NULL DEFAULT ''
-    );
-    CREATE INDEX earlier_replies_by_question ON earlier_replies(conversation_id, question_id);
-    CREATE TRIGGER earlier_replies_go_with_their_conversation AFTER DELETE ON conversations BEGIN
-        DELETE FROM earlier_replies WHERE conversation_id = old.id;
-    END;
-    """,
-    # the question an earlier reply answered, where it was another wording of the last question
-    # (changed with Up and sent again: the question before and its replies went for good)
-    "ALTER TABLE earlier_replies ADD COLUMN question TEXT;",
-    # a conversation's own sampling settings (Ctrl+E: those other than its profile's, by field, as
-    # JSON), as LM Studio keeps them per chat; they were gone at the next start
-    "ALTER TABLE conversations ADD COLUMN sampling TEXT NOT NULL DEFAULT '';",
-    # who this file is, wherever it lies: the tag of a conversation's saved KV cells names it, so
-    # a data folder copied or moved (a backup restored) still finds them (a path in the tag did not)
-    """
-    CREATE TABLE IF NOT EXISTS store_identity (id TEXT NOT NULL);
-    INSERT INTO store_identity SELECT lower(hex(randomblob(16))) WHERE NOT EXISTS (SELECT 1 FROM store_identity);
-    """,
-)
-
-SCHEMA_VERSION = len(_MIGRATIONS)
 
 
 BUSY_TIMEOUT_MS = WRITE_WAIT_MS  # how long a write waits for another window's
@@ -234,74 +132,12 @@ def _sampling_text(own: dict[str, Any] | None) -> str:
 
 def _sampling_read(text: str | None) -> dict[str, Any]:
     """The settings ``_sampling_text`` wrote; {} for none or a damaged record (the profile's:
-    whether each value is usable is the profile's check, ``profiles.with_own_sampling``)."""
+    whether each value is usable is the profile's check, ``profile_check.with_own_sampling``)."""
     try:
         own = json.loads(text) if text else {}
     except ValueError:
         return {}
     return own if isinstance(own, dict) else {}
-
-
-MAX_TITLE_CHARS = 120
-NUMBER_TITLE = re.compile(r"#([0-9]{1,9})")  # a conversation by its number, as `conversations` lists it
-
-
-def profile_key(ref: str) -> str:
-    """A conversation's or a reply's profile as people name it: a profile file's path as its
-    name (``/home/ayla/profiles/fast.yaml``: ``fast``)."""
-    return Path(ref).stem if "/" in ref else ref
-
-
-def clean_title(title: str) -> str:
-    """A title as one line: tabs, line breaks and other control characters become spaces (a
-    tab showed as two rows in the list, like two conversations), runs of spaces one, at most
-    MAX_TITLE_CHARS characters."""
-    return one_line(title)[:MAX_TITLE_CHARS]
-
-
-def title_from_message(text: str, limit: int = 48) -> str:
-    """A new conversation's title from its first message: cut at a word's end where it is too
-    long ("… works in an o", cut mid-word, was the name `chat -c` wanted typed back)."""
-    line = one_line(text)
-    if len(line) <= limit:
-        return line
-    cut = line[:limit + 1].rsplit(" ", 1)[0]  # (the character after the limit a space: the whole of it)
-    return cut if limit // 2 <= len(cut) <= limit else line[:limit]
-
-
-def one_line(text: str) -> str:
-    """``text`` on one line: control characters (tabs, line breaks) and runs of spaces become one space."""
-    flat = "".join(" " if unicodedata.category(c)[0] == "C" else c for c in text)
-    return " ".join(flat.split())
-
-
-SNIPPET_BEFORE, SNIPPET_CHARS = 10, 40
-
-
-def match_snippet(text: str, needle: str) -> str:
-    """The words around ``needle`` in ``text``, on one line (why a search found a conversation);
-    "" when the text holds no such words. Only the text near the match is flattened (a
-    message can be a whole document, and the list is searched as the user types)."""
-    words = needle.split()
-    if not words:
-        return ""
-    rx = re.compile(r"\s+".join(map(re.escape, words)), re.IGNORECASE)
-    found = rx.search(text)
-    if found is None:
-        return ""
-    lo = max(0, found.start() - 4 * SNIPPET_CHARS)
-    flat = one_line(text[lo : found.end() + 4 * SNIPPET_CHARS])
-    hit = rx.search(flat)
-    if hit is None:  # not after flattening (cannot happen: \s+ spans what one_line joins)
-        return ""
-    # from the start when the match shows there; else from a word just before it
-    start = 0 if lo == 0 and hit.end() <= SNIPPET_CHARS - SNIPPET_BEFORE else max(0, hit.start() - SNIPPET_BEFORE)
-    if start:
-        space = flat.find(" ", start, hit.start())
-        start = space + 1 if space >= 0 else start
-    piece = flat[start : start + SNIPPET_CHARS]
-    more = start + SNIPPET_CHARS < len(flat) or found.end() + 4 * SNIPPET_CHARS < len(text)
-    return ("…" if start or lo else "") + piece + ("…" if more else "")
 
 
 def _ascii_cores(folded: str) -> list[str]:
@@ -377,8 +213,8 @@ class ConversationStore:
         self.path = path or data_dir() / DB_NAME
         try:
             # (a half-made 3 is upgraded past it first: completed still, before its tables are checked)
-            self._db = open_database(self.path, _MIGRATIONS, f"The conversation database {self.path}",
-                                     read_only=read_only, complete=_complete_if_3)
+            self._db = open_database(self.path, MIGRATIONS, f"The conversation database {self.path}",
+                                     read_only=read_only, complete=complete_if_3)
         except SchemaError as err:
             raise StoreError(str(err)) from None
         self._db.create_function("fold", 1, fold, deterministic=True)  # search and names, case aside

@@ -17,7 +17,9 @@ from typing import Any
 
 from workstation.core.errors import ProfileError
 from workstation.core.gpu_table import cards_named, gpu_specs
-from workstation.core.profiles import KV_CACHE_TYPES, build_settings, read_settings_file
+from workstation.core.profile_check import build_settings
+from workstation.core.profiles import KV_CACHE_TYPES
+from workstation.core.settings_file import read_settings_file
 
 WORKLOADS_DIR = Path(__file__).resolve().parent.parent / "data" / "workloads"
 

@@ -11,12 +11,13 @@ from textual import work
 from textual.widgets import ListView
 
 from workstation.core.atomic import named_output
+from workstation.core.conversation_titles import clean_title, one_line
 from workstation.core.errors import WorkstationError
 from workstation.core.kept_summary import forget_summary_asked_in
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
 from workstation.core.letters import shortened
 from workstation.core.paths import typed_path
-from workstation.core.store import ConversationStore, clean_title, one_line
+from workstation.core.store import ConversationStore
 from workstation.tui.app_part import AppPart
 from workstation.tui.documents_of import is_document_of
 from workstation.tui.screens.dialogs import ConfirmDialog, TextPrompt

@@ -323,7 +323,7 @@ def replies_said(model: Path, texts: Texts, store: Path | None = None) -> str:
     import statistics
 
     from workstation.core.paths import data_dir
-    from workstation.core.profiles import model_file_refs
+    from workstation.core.profile_lookup import model_file_refs
     from workstation.core.store import DB_NAME, ConversationStore
 
     path = store or data_dir() / DB_NAME
@@ -361,7 +361,7 @@ def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = N
     loaded model is closed had none)."""
     from workstation.core.calibration import measured_cpu
     from workstation.core.planner import plan_for_profile
-    from workstation.core.profiles import model_file
+    from workstation.core.profile_lookup import model_file
 
     try:
         p = plan_for_profile(profile, not_downloaded=True, freed=freed)

@@ -16,7 +16,8 @@ from workstation.core.engine_process import EngineStopped
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.phrases import say
 from workstation.core.planner import FreedMemory, load_notes, unsaid_notes
-from workstation.core.profiles import Profile, load_profile, under_file_of
+from workstation.core.profile_lookup import load_profile
+from workstation.core.profiles import Profile, under_file_of
 from workstation.core.summarize import small_model
 from workstation.tui import integrations
 from workstation.tui.app_part import AppPart

@@ -20,7 +20,7 @@ import yaml
 from workstation.core.atomic import write_text_atomic
 from workstation.core.paths import data_dir
 from workstation.core.phrases import Phrase
-from workstation.core.profiles import YamlError, load_yaml
+from workstation.core.settings_file import YamlError, load_yaml
 from workstation.tui.actions import BY_ID
 from workstation.tui.i18n import LANGUAGES
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 
+from workstation.core.conversation_titles import title_from_message
 from workstation.core.engine import TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
 from workstation.core.engine_api import too_long
@@ -19,9 +20,10 @@ from workstation.core.kv_state import NOT_KEPT, conversation_tag
 from workstation.core.metrics import TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
 from workstation.core.phrases import about_words
-from workstation.core.profiles import Profile, Sampling, model_file
+from workstation.core.profile_lookup import model_file
+from workstation.core.profiles import Profile, Sampling
 from workstation.core.remote import refused
-from workstation.core.store import Conversation, ConversationGone, title_from_message
+from workstation.core.store import Conversation, ConversationGone
 from workstation.tui.app_part import AppPart
 from workstation.tui.attachment import with_attached
 from workstation.tui.messages import (

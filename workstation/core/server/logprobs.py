@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from workstation.core.profiles import short_repr
+from workstation.core.profile_check import short_repr
 from workstation.core.server.protocol import GenParams, bad, flag, parse_integer
 from workstation.core.token_probs import TokenProb
 

@@ -38,7 +38,8 @@ from workstation.core.events import (
     TokenDelta,
     TurnFinished,
 )
-from workstation.core.profiles import MAX_PREDICT, Constraints, Sampling
+from workstation.core.profile_check import MAX_PREDICT
+from workstation.core.profiles import Constraints, Sampling
 from workstation.core.server.logprobs import ProbsAsked, completion_probabilities
 from workstation.core.server.protocol import (
     ApiError,

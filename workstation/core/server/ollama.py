@@ -58,7 +58,7 @@ from workstation.core.events import (
     TokenDelta,
     TurnFinished,
 )
-from workstation.core.profiles import MAX_PREDICT
+from workstation.core.profile_check import MAX_PREDICT
 from workstation.core.server.protocol import FINISH, ApiError, bad, field_names, flag, parse_integer
 from workstation.core.server.replies import CUT_BY_SHUTDOWN
 from workstation.core.server.sse import SSEResponse

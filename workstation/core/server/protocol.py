@@ -20,15 +20,14 @@ from starlette.responses import JSONResponse
 
 from workstation.core.events import PromptRead, RequestFailed
 from workstation.core.metrics import TurnMetrics
-from workstation.core.profiles import (
+from workstation.core.profile_check import (
     MAX_PREDICT,
     MAX_REPEAT_PENALTY,
     MAX_STOPS,
     MAX_TOP_K,
     MIN_REPEAT_PENALTY,
-    Constraints,
-    Sampling,
 )
+from workstation.core.profiles import Constraints, Sampling
 
 if TYPE_CHECKING:
     from workstation.core.server.structured import OutputFormat

@@ -37,7 +37,7 @@ from workstation.core.events import (
     TokenDelta,
     TurnFinished,
 )
-from workstation.core.profiles import MAX_PREDICT
+from workstation.core.profile_check import MAX_PREDICT
 from workstation.core.server.protocol import (
     ApiError,
     bad,

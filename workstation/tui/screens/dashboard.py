@@ -18,7 +18,8 @@ from textual.widgets import Header, Label, ProgressBar, Sparkline, Static
 from workstation.core.errors import WorkstationError
 from workstation.core.metrics import ProfileRun
 from workstation.core.planner import human_bytes, offloadable_layers
-from workstation.core.profiles import KVCache, kv_words, load_profile
+from workstation.core.profile_lookup import load_profile
+from workstation.core.profiles import KVCache, kv_words
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.progress import LocalProgressBar

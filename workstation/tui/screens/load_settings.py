@@ -1,7 +1,7 @@
 """A local profile's load settings (F3, then E), as LM Studio's "model load settings": the
 context, the K/V cache types, the GPU layers and speculative decoding, with the fit verdict of
 the settings as chosen beside them (the planner's, as F3 works it out) and the speed estimate.
-Saving writes only the settings changed into the profile's file (``profiles.save_profile``);
+Saving writes only the settings changed into the profile's file (``profile_saving.save_profile``);
 a profile shipped with the app is saved as the user's own copy, which is used in its place."""
 
 from __future__ import annotations
@@ -21,20 +21,11 @@ from textual.widgets import Input, Label, OptionList, Select
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.paths import given_profile_folders, user_profiles_dir
-from workstation.core.profiles import (
-    KV_CACHE_TYPES,
-    MAX_CONTEXT,
-    MIN_CONTEXT,
-    REMOVED_FOLDER,
-    KVCache,
-    Profile,
-    context_allowed,
-    free_path,
-    load_profile_file,
-    save_profile,
-    set_aside,
-    under_file_of,
-)
+from workstation.core.profile_check import MAX_CONTEXT, MIN_CONTEXT, context_allowed
+from workstation.core.profile_folders import REMOVED_FOLDER, free_path, set_aside
+from workstation.core.profile_lookup import load_profile_file
+from workstation.core.profile_saving import save_profile
+from workstation.core.profiles import KV_CACHE_TYPES, KVCache, Profile, under_file_of
 from workstation.tui.i18n import Texts
 from workstation.tui.integrations import memory_freed_by_switch, speed_estimate
 from workstation.tui.screens.app_screen import AppScreen
@@ -380,7 +371,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         """Ctrl+R on the user's own copy of a shipped profile: the copy put aside (``set_aside``:
         kept in the ``removed`` folder, no profile there; it was deleted, with no way back), once
         asked; the shipped profile is used again (LM Studio's "reset to default")."""
-        from workstation.core.profiles import load_profile_file
+        from workstation.core.profile_lookup import load_profile_file
         from workstation.tui.screens.dialogs import ConfirmDialog
 
         t, copy = self.wapp.texts, self.profile.source

@@ -32,7 +32,7 @@ from workstation.core.model_info import read_model_info
 from workstation.core.model_profile import make_profile, running
 from workstation.core.paths import models_dir
 from workstation.core.phrases import part_percent
-from workstation.core.profiles import profiles_using
+from workstation.core.profile_lookup import profiles_using
 from workstation.tui import integrations
 from workstation.tui.integrations import ModelRow
 from workstation.tui.messages import Progress, TaskFailed

@@ -20,13 +20,9 @@ from textual.widgets.option_list import Option
 from workstation.core.errors import ProfileError
 from workstation.core.phrases import about_words
 from workstation.core.planner import kv_share
-from workstation.core.profiles import (
-    KV_CACHE_TYPES,
-    Profile,
-    list_profiles,
-    load_profile_file,
-    whose,
-)
+from workstation.core.profile_folders import whose
+from workstation.core.profile_lookup import list_profiles, load_profile_file
+from workstation.core.profiles import KV_CACHE_TYPES, Profile
 from workstation.tui.i18n import Texts
 from workstation.tui.integrations import fit_verdict, memory_freed_by_switch
 from workstation.tui.screens.app_screen import AppScreen

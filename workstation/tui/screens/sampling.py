@@ -1,7 +1,7 @@
 """The sampling settings of this session's chat turns (Ctrl+E), as LM Studio's side panel and
 Ollama's ``/set parameter``: the profile's file is not changed, and a profile chosen with F3
 starts from its own file's settings again. The values are checked by the profile's own check
-(``profiles.check_sampling``), so the dialog refuses what a profile file would."""
+(``profile_check.check_sampling``), so the dialog refuses what a profile file would."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from workstation.core.errors import ProfileError
-from workstation.core.profiles import Sampling, check_sampling, sampling_changes
+from workstation.core.profile_check import check_sampling, sampling_changes
+from workstation.core.profiles import Sampling
 from workstation.tui.i18n import Texts
 from workstation.tui.widgets.line_input import LineInput
 

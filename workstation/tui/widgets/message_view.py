@@ -17,10 +17,10 @@ from textual.geometry import Size
 from textual.timer import Timer
 from textual.widgets import Collapsible, Markdown, Static
 
+from workstation.core.conversation_titles import profile_key
 from workstation.core.metrics import TurnMetrics, figures_line
 from workstation.core.moments import BAD, local_text
 from workstation.core.phrases import about_words, words_in
-from workstation.core.store import profile_key
 from workstation.tui.attachment import find_attached
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.i18n import Texts

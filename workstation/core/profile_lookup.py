@@ -1,0 +1,159 @@
+"""Finding a profile: -p's NAME, a profile file's path or a model file (load_profile), every
+profile listed (list_profiles), 'Did you mean' for a name one typo away, and the profiles that
+run a model file (profiles_using)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from workstation.core.errors import ModelFileError, ProfileError
+from workstation.core.letters import closest_name
+from workstation.core.paths import typed_path
+from workstation.core.profile_check import profile_from_dict
+from workstation.core.profile_folders import link_path, named_profile_file, profile_paths
+from workstation.core.profiles import DEFAULT_PROFILE, Profile
+from workstation.core.settings_file import read_settings_file
+
+
+def load_profile_file(path: Path) -> Profile:
+    """The profile in the YAML file at ``path``; for a model file (.gguf), the settings a new
+    profile for it gets (``model_profile.model_file_profile``), written nowhere."""
+    if path.suffix.lower() == ".gguf":
+        from workstation.core.model_profile import model_file_profile
+
+        return model_file_profile(path)
+    return profile_from_dict(read_settings_file(path), str(path), source=path)
+
+
+def list_profiles(directory: Path | None = None) -> list[Profile | ProfileError]:
+    """Every profile in the folder; a broken file is listed as its error, not skipped."""
+    result: list[Profile | ProfileError] = []
+    for path in profile_paths(directory):
+        try:
+            result.append(load_profile_file(path))
+        except ProfileError as err:
+            result.append(err)
+    return result
+
+
+def how_to_make_one(model: str) -> str:
+    """How to run a model file: -p takes profiles, and ``profiles new`` makes one."""
+    from workstation.core.invocation import cli, shell_word
+
+    return (f"to use it, run {cli('profiles new ' + shell_word(model))}: it makes a profile for it (or names "
+            "the one that runs it) and says the command that chats with it; the app's model list, F4, "
+            "does the same with U")
+
+
+def load_profile(ref: str | None) -> Profile:
+    """A profile by name (a file in profiles/ or a profile's ``name``), by path to YAML, or by
+    path to a model file (.gguf: the defaults a new profile for it gets)."""
+    named_by = "" if ref else ("WORKSTATION_PROFILE" if os.environ.get("WORKSTATION_PROFILE") else "the default")
+    ref = ref or os.environ.get("WORKSTATION_PROFILE") or DEFAULT_PROFILE
+    as_path = typed_path(ref)
+    if as_path.suffix.lower() == ".gguf":  # a model file: run it as a new profile for it would
+        from workstation.core.catalog import resolve_model_path
+
+        in_models = resolve_model_path(ref) if os.sep not in ref else as_path  # (`-p m.gguf` of models/ too)
+        return load_profile_file(as_path if as_path.exists() or not in_models.exists() else in_models)
+    if os.sep in ref and as_path.suffix not in (".yaml", ".yml") and as_path.is_file():
+        return _file_given(as_path)  # (-p ./README.md: read as YAML, "not valid YAML at line 5")
+    if as_path.suffix in (".yaml", ".yml") or os.sep in ref:
+        named = named_profile_file(as_path.name) if os.sep not in ref else None
+        if not as_path.exists() and named is not None:
+            return load_profile_file(named)  # 'long-documents.yaml': the file in a profile folder
+        return load_profile_file(as_path)
+    candidate = named_profile_file(f"{ref}.yaml")
+    if candidate is not None:
+        return load_profile_file(candidate)
+    for path in profile_paths():
+        try:
+            prof = load_profile_file(path)
+        except ProfileError:
+            continue
+        if prof.name == ref:
+            return prof
+    from workstation.core.catalog import resolve_model_path
+
+    if resolve_model_path(ref).is_file():  # a model's name (a copy just quantized, say): how to run it
+        raise ProfileError(f"{ref} is a model, not a profile; {how_to_make_one(ref)}.")
+    if as_path.is_file():  # a file there (-p README.md)
+        return _file_given(as_path)
+    _refused_own_profiles()
+    stems = [p.stem for p in profile_paths()]
+    available = f"available profiles: {', '.join(stems) or 'none'}."
+    if named_by == "the default":  # no -p given: the profile named is none the person chose
+        raise ProfileError(f"No profile was named (-p PROFILE, or WORKSTATION_PROFILE for every command), and the "
+                           f"default one, '{ref}', is not here; {available}")
+    raise ProfileError(f"There is no profile named '{ref}'{' (WORKSTATION_PROFILE names it)' if named_by else ''}; "
+                       f"{available}" + close_profile(ref, stems))
+
+
+def _refused_own_profiles() -> None:
+    """Root in another user's data folder (``sudo serve -p theirs``): the refusal, which names
+    whose folder it is and the command to run as them. The profiles there are left out of the
+    search (``profile_folders``), and "There is no profile named 'theirs'" was said instead."""
+    from workstation.core.errors import WorkstationError
+    from workstation.core.paths import user_profiles_dir
+
+    try:
+        user_profiles_dir()
+    except WorkstationError as err:
+        if err.said and err.said[0][0] == "data.other_owner":
+            raise
+
+
+def _file_given(path: Path) -> Profile:
+    """``-p`` naming a file that is no profile: a model file whatever its name, or the GGUF
+    check's sentence (it said "There is no profile named 'README.md'")."""
+    from workstation.core.gguf_check import preflight
+    from workstation.core.model_profile import model_file_profile
+
+    try:
+        preflight(path)
+    except ModelFileError as err:
+        raise ProfileError(said=err.said) from None
+    return model_file_profile(path)
+
+
+def close_profile(name: str, names: list[str]) -> str:
+    """" Did you mean 'office-cpu'?" for a name one typo away from a profile's, case and
+    punctuation aside ('' for none)."""
+    close = closest_name(name, names, cutoff=0.75)
+    return f" Did you mean '{close}'?" if close else ""
+
+
+def model_file(profile: Profile) -> str:
+    """The model file a local profile runs, resolved (a link to the file it points to), as a
+    reply's record names it (``turn_record``) and F4 finds this PC's replies with it by; "" for
+    a server's profile (its model is a name on that server)."""
+    from workstation.core.catalog import resolve_model_path
+
+    return str(resolve_model_path(profile.model).resolve()) if profile.backend == "llama" else ""
+
+
+def model_file_refs(path: Path) -> list[str]:
+    """The profile refs (``Profile.ref``) whose replies the model file at ``path`` wrote, as far
+    as a reply kept before records named their model file can tell: the profiles that run it now
+    and the file run as it is."""
+    return [*profiles_using(path, drafts=False), str(link_path(path))]
+
+
+def profiles_using(path: Path, *, drafts: bool = True) -> list[str]:
+    """The profiles (by key) whose model or draft model (``drafts``) is the file at ``path``."""
+    from workstation.core.catalog import resolve_model_path
+
+    link = path.is_symlink()  # a link: the profiles naming it (not those naming its file some other way)
+
+    def same(other: Path) -> bool:
+        return link_path(other) == link_path(path) if link else other.resolve() == path.resolve()
+
+    users = []
+    for profile in list_profiles():
+        if not isinstance(profile, Profile) or profile.backend != "llama":
+            continue
+        refs = [profile.model, (profile.speculative.draft_model or "") if drafts else ""]
+        if any(ref and same(resolve_model_path(ref)) for ref in refs):
+            users.append(profile.key)
+    return users
