@@ -462,6 +462,22 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert main(["summarize", str(bad), str(tmp_path / "gone.pdf"), "-p", str(prof)]) == 1  # none readable:
     err = capsys.readouterr().err.strip()  # nothing to leave out for
     assert "2 of 2 documents cannot be read" in err and "Leave" not in err and "batch" not in err
+    # the app's language, as F9 saves it, is summarize's too: its Markdown, what it says on stderr and
+    # its errors (a Turkish office got "# Summary of …" and English sentences); --lang says another
+    from workstation.tui.settings import save_language
+
+    assert save_language("tr")
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "özet.md")]) == 0
+    err = capsys.readouterr().err
+    assert (tmp_path / "özet.md").read_text(encoding="utf-8").startswith("# bees.md özeti\n")
+    assert f"Özet {tmp_path / 'özet.md'} dosyasına yazıldı." in err and "bees.md: 1 bölüm, " in err, err
+    assert "Check names" not in err and "Adları, tarihleri ve rakamları belgeyle karşılaştırın" in err, err
+    damaged = tmp_path / "bozuk.docx"
+    damaged.write_bytes(b"PK\x03\x04 cut")
+    assert main(["summarize", str(damaged), "-p", str(prof)]) == 1
+    assert "'bozuk.docx' hasarlı ya da yarım kalmış bir DOCX dosyası" in capsys.readouterr().err
+    assert main(["summarize", str(damaged), "-p", str(prof), "--lang", "en"]) == 1
+    assert "'bozuk.docx' is a damaged or truncated DOCX file" in capsys.readouterr().err
 
 
 def test_the_summarys_footer_says_what_it_took_in_plain_words() -> None:

@@ -99,7 +99,7 @@ class CommandParser(argparse.ArgumentParser):
             hint = f"; did you mean '{owners[0]} {first}'?"
         elif takes:
             hint = f"; it takes {' '.join(str(t).upper() for t in takes)}"
-        elif 1 < len(owners) <= 3:  # (--lang: fit's and tui's; said for one only, two said nothing; -p of ten
+        elif 1 < len(owners) <= 4:  # (--lang: fit's, profiles check's, summarize's and tui's; said for one only, two said nothing; -p of ten
             names = sorted(o.removeprefix(f"{self.prog} ") for o in owners)  # commands is no hint)
             hint = f"; {first} is an option of {', '.join(names[:-1])} and {names[-1]}"
         else:
