@@ -526,6 +526,12 @@ def test_the_progress_bar_writes_to_stderr_as_it_is_when_it_starts(monkeypatch: 
     stopped = io.StringIO()
     ProgressBar("notes.txt", stopped, width=8)(SummaryProgress("cancelled", 1, 1, 1, 4, None, None))  # as sent
     assert stopped.getvalue() == "notes.txt: [##------] 1/4 parts, then stopped\n"  # it said a full bar
+    from workstation.tui.i18n import Texts  # in the app's language (--lang), as the summary is
+
+    turkish = io.StringIO()
+    ProgressBar("notlar.txt", turkish, width=8, t=Texts("tr"))(SummaryProgress("map", 1, 2, 1, 2, 65.0, 100.0))
+    assert turkish.getvalue() == ("notlar.txt: [####----] 1/2 bölüm · bölümler özetleniyor · istem saniyede 100 token "
+                                  "· kalan süre: 1 dk 5 sn\n")
     # a desk PC's office server silent (behind the person's chat request): the line once, not each second
     from workstation.core.events import ServerWaiting
 

@@ -41,6 +41,7 @@ from workstation.core.summarize import (
     eta_text,
     small_model,
     summarize_document,
+    time_formats,
 )
 from workstation.core.summary_file import earlier_summary, summary_heads, whole_summary
 from workstation.core.terminal import redraws_in_place
@@ -76,15 +77,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 GO_ON = " The same command goes on from them (--start-over summarizes every part again)."
 GO_ON_AFTER_START_OVER = " The same command without --start-over goes on from them."
-STAGE_WORDS = {"map": "summarizing the parts", "reduce": "joining their summaries"}
+STAGE_WORDS = {"map": "summarize_cmd.stage_map", "reduce": "summarize_cmd.stage_reduce"}
 
 
 class ProgressBar:
     """One line on stderr, redrawn in place on a terminal; plain lines otherwise."""
 
-    def __init__(self, name: str, stream: TextIO | None = None, width: int = 24) -> None:
+    def __init__(self, name: str, stream: TextIO | None = None, width: int = 24, t: Texts | None = None) -> None:
         # sys.stderr as it is now (a default bound at import kept a stream closed since)
         self.name, self.stream, self.width = name, stream or sys.stderr, width
+        self.t = t or Texts("en")  # what it says, in the app's language (``--lang``)
         self.tty = redraws_in_place(self.stream)
         self.last = ""
         self.waiting_said: tuple[bool, bool] | None = None  # the office server's silence said (own, stalled)
@@ -100,31 +102,37 @@ class ProgressBar:
             return
         if p.inside_part and not self.tty:  # a log (stderr to a file): a line a part, not one each half second
             return
+        t = self.t
         total = max(p.total, 1)
         filled = int(self.width * min(p.done + p.working, total) / total)
         bar = "#" * filled + "-" * (self.width - filled)
-        speed = f" · {p.prompt_per_second:.0f} tok/s prompt" if p.prompt_per_second else ""
+        speed = t("summarize_cmd.bar_speed", n=f"{p.prompt_per_second:.0f}") if p.prompt_per_second else ""
         if p.stage == "chunking":
-            line = f"{self.name}: reading and measuring…"
+            line = t("summarize_cmd.bar_reading", name=self.name)
         elif p.stage == "kept":  # a line of its own: the bar goes on from there
-            line = f"{self.name}: going on from the {p.chunks_done} of {p.chunks_total} parts finished before it stopped"
+            line = t("summarize_cmd.bar_kept", name=self.name, done=p.chunks_done, total=p.chunks_total)
             self.stream.write(("\r\x1b[2K" if self.tty else "") + line + "\n")
             self.stream.flush()
             self.last = line
             return
         elif p.stage == "done":
-            line = f"{self.name}: [{'#' * self.width}] {p.chunks_done}/{p.chunks_total} parts done"
+            line = t("summarize_cmd.bar_done", name=self.name, bar="#" * self.width, done=p.chunks_done,
+                     total=p.chunks_total)
         elif p.stage == "cancelled":  # the bar as far as the parts got (its calls all ended: done == total)
             part = int(self.width * min(p.chunks_done, p.chunks_total) / max(p.chunks_total, 1))
-            line = f"{self.name}: [{'#' * part}{'-' * (self.width - part)}] {p.chunks_done}/{p.chunks_total} parts, then stopped"
+            line = t("summarize_cmd.bar_stopped", name=self.name, bar="#" * part + "-" * (self.width - part),
+                     done=p.chunks_done, total=p.chunks_total)
         else:
             under_way = ""  # the part under way: a long one takes minutes on a CPU
             if p.part and p.part_read < 1.0:
-                under_way = f" · reading part {p.part}: {int(p.part_read * 100)}%"
+                under_way = t("summarize_cmd.bar_part_read", part=p.part, percent=int(p.part_read * 100))
             elif p.part:
-                under_way = f" · part {p.part}: {p.part_written:,} token{'s' if p.part_written != 1 else ''} written"
-            stage = f" · {STAGE_WORDS.get(p.stage, p.stage)}"
-            line = f"{self.name}: [{bar}] {p.chunks_done}/{p.chunks_total} parts{stage}{speed}{under_way} · {eta_text(p.eta_s)}"
+                under_way = t("summarize_cmd.bar_part_written", part=p.part, n=f"{p.part_written:,}")
+            stage = t("summarize_cmd.bar_stage", stage=t(STAGE_WORDS[p.stage]) if p.stage in STAGE_WORDS else p.stage)
+            eta = (eta_text(p.eta_s) if t.lang == "en" else
+                   eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get)))  # (kalan süre: 1 dk 05 sn)
+            line = t("summarize_cmd.bar", name=self.name, bar=bar, done=p.chunks_done, total=p.chunks_total,
+                     stage=stage, speed=speed, under_way=under_way, eta=eta)
             if self.tty:  # a line longer than the terminal wraps, and "\r" redraws only its last row: each
                 columns = self._columns()  # update left a copy of itself; the least needed words go first
                 for spare in (speed, stage, f"[{bar}] "):
@@ -319,7 +327,7 @@ def _summarize_all(args: argparse.Namespace, profile: Profile, name: str, docume
             for doc in documents:
                 if cancel.is_set():
                     break
-                bar = None if args.quiet else ProgressBar(doc.name)
+                bar = None if args.quiet else ProgressBar(doc.name, t=t)
                 for note in [] if args.quiet else doc.notes:  # (said at once, as well as in the summary: minutes before it)
                     print(f"{doc.name}: {say([note], lookup)}", file=sys.stderr)
                 # the parts a stopped run of it finished are not done again; its own are kept as done
