@@ -1008,9 +1008,11 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     # another command's option after a command (read by that command's parser alone first)
     (["hw", "--gpu", "rtx"], "--gpu rtx is not an option of 'workstation hw'; did you mean 'workstation fit --gpu'?"),
     # an option of several other commands: all named (it named the one owner only, and said nothing for two)
-    (["hw", "--lang", "tr"], "--lang tr is not an option of 'workstation hw'; --lang is an option of fit and tui (see"),
+    (["hw", "--lang", "tr"], "--lang tr is not an option of 'workstation hw'; --lang is an option of fit, profiles check, "
+                        "summarize and tui (see"),
     # ... where the command takes a text too, as one other command's option is named there (it said "it takes TEXT")
-    (["chat", "--lang", "tr", "hi"], "--lang is not an option of 'workstation chat'; --lang is an option of fit and tui"),
+    (["chat", "--lang", "tr", "hi"], "--lang is not an option of 'workstation chat'; --lang is an option of fit, "
+                                "profiles check, summarize and tui"),
     # the misspelt option alone: its value went as the text, the word after it is not the option's
     (["chat", "--temprature", "1", "hi"], "--temprature is not an option of 'workstation chat'; did you mean "
                                          "'--temperature'?"),

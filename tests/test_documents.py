@@ -986,6 +986,10 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     assert facts_text(read_document(turkish).facts[0])[1:] == [
         "- Tarih: dates from 2026-01-15 to 2026-03-01.", "- Müşteri: text, 2 different values; most common: Ayla (2).",
         "- Tutar: numbers; total 1,200.3, smallest 0.1, largest 1,200, average 400.10."]
+    # the model reads them as the rows beside them write theirs (given 1,200.3 beside rows of 1.200, a
+    # Turkish summary quoted the English way); a table of English figures keeps English ones
+    assert "\n- Tutar: numbers; total 1.200,3, smallest 0,1, largest 1.200, average 400,10.\n" in with_facts(
+        read_document(turkish)).text
     tab = tmp_path / "satis.tsv"  # a Turkish Excel's tab-separated text: decimal commas too, by its cells
     tab.write_text("Kalem\tTutar\na\t1.200\nb\t15.000\nc\t350,75\n", encoding="utf-8")
     tsv_total = "- Tutar: numbers; total 16,550.75, smallest 350.75, largest 15,000, average 5,516.92."
@@ -1060,6 +1064,12 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
                                 + "\n[Rows 11 to 150 of this table are left out here; the figures above were counted "
                                   "from every row.]")
     assert with_facts(read_document(long), all_rows=True).text.endswith("\nr148 | 148\nr149 | 149")
+    semicolons = tmp_path / "kasa.csv"  # a long table of decimal commas: its rows left out said so too
+    semicolons.write_text("Kalem;Tutar\n" + "".join(f"r{i};1.000,5\n" for i in range(1500)), encoding="utf-8")
+    assert with_facts(read_document(semicolons)).text.split("\n")[3:4] == [
+        "- Tutar: numbers; total 1.500.750, smallest 1.000,5, largest 1.000,5, average 1.000,50."]
+    assert with_facts(read_document(semicolons)).text.endswith("\n[Rows 11 to 1.500 of this table are left out here; "
+                                                              "the figures above were counted from every row.]")
     assert with_facts(digest).text == digest.text  # (its facts not said twice)
     notes = tmp_path / "notes.csv"  # 60 rows of two-line notes (120 lines) under blank lines: kept whole, a fact a line
     notes.write_text("\n\nItem,Note\n" + "".join(f'r{i},"Call back\nnext week"\n' for i in range(60)) + "\n\n",

@@ -263,6 +263,19 @@ def test_profiles_check_exits_1_when_the_profile_cannot_run_here(
     monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 0.05}]))
     assert main(["profiles", "check", str(crowded)]) == 1
     assert "ready            no: does not fit: 31 layers on the GPU need" in capsys.readouterr().out
+    # in the app's language, as F9 saves it (it was English on a Turkish PC); --lang says another
+    from workstation.tui.settings import save_language
+
+    assert save_language("tr")
+    assert main(["profiles", "check", str(crowded)]) == 1
+    out = capsys.readouterr().out
+    assert "ready            hayır: sığmıyor: GPU üzerindeki 31 katman" in out, out
+    assert main(["profiles", "check", str(drafted), "--lang", "en"]) == 1
+    assert "ready            no: " in capsys.readouterr().out
+    assert main(["profiles", "check", str(drafted)]) == 1
+    assert "gone.gguf model dosyası yok" in capsys.readouterr().out
+    assert main(["profiles", "check", str(drafted), "--json"]) == 1  # a script's words as they are documented
+    assert "gone.gguf does not exist" in json.loads(capsys.readouterr().out)["not_ready"]
     monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 3.5}]))
     assert main(["profiles", "check", str(crowded)]) == 0
 

@@ -497,6 +497,34 @@ def test_setup_keeps_a_link_to_the_packaged_model(
     (models / f".{spec.filename}.verified").unlink()
     assert not ensure(spec.name, models).is_symlink() and sha256_file(link) == spec.sha256
     assert other.read_bytes() == b"GGUF another model"  # the file it pointed to untouched
+    # a second pytest worker in a fresh models/ while the first puts the model there: it waits for
+    # the first (it failed at once with "is being downloaded ... already"), then uses its file
+    import os
+    import threading
+
+    from workstation.core.installed_models import held_part, unpacking_part
+
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    got: list[object] = []
+
+    def second() -> None:
+        try:
+            got.append(ensure(spec.name, fresh))
+        except Exception as err:  # noqa: BLE001 - said by the assert below
+            got.append(err)
+
+    with monkeypatch.context() as no_wheels:  # (nothing to fetch: only the first's file can be used)
+        no_wheels.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        no_wheels.setenv("PIP_NO_INDEX", "1")
+        waiter = threading.Thread(target=second)
+        with held_part(unpacking_part(fresh / spec.filename), ("pull.already", {"name": "x", "folder": "y"})):
+            waiter.start()
+            waiter.join(0.5)  # (it waits, where it failed at once)
+            os.link(smollm2_path.resolve(), fresh / spec.filename)  # the first's file, put in place
+            assert not got, got
+        waiter.join()
+    assert got == [fresh / spec.filename] and (fresh / f".{spec.filename}.verified").is_file()
 
 
 def test_the_data_folder_is_its_owners_alone_and_rewrites_drop_special_bits(

@@ -462,6 +462,22 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert main(["summarize", str(bad), str(tmp_path / "gone.pdf"), "-p", str(prof)]) == 1  # none readable:
     err = capsys.readouterr().err.strip()  # nothing to leave out for
     assert "2 of 2 documents cannot be read" in err and "Leave" not in err and "batch" not in err
+    # the app's language, as F9 saves it, is summarize's too: its Markdown, what it says on stderr and
+    # its errors (a Turkish office got "# Summary of …" and English sentences); --lang says another
+    from workstation.tui.settings import save_language
+
+    assert save_language("tr")
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "özet.md")]) == 0
+    err = capsys.readouterr().err
+    assert (tmp_path / "özet.md").read_text(encoding="utf-8").startswith("# bees.md özeti\n")
+    assert f"Özet {tmp_path / 'özet.md'} dosyasına yazıldı." in err and "bees.md: 1 bölüm, " in err, err
+    assert "Check names" not in err and "Adları, tarihleri ve rakamları belgeyle karşılaştırın" in err, err
+    damaged = tmp_path / "bozuk.docx"
+    damaged.write_bytes(b"PK\x03\x04 cut")
+    assert main(["summarize", str(damaged), "-p", str(prof)]) == 1
+    assert "'bozuk.docx' hasarlı ya da yarım kalmış bir DOCX dosyası" in capsys.readouterr().err
+    assert main(["summarize", str(damaged), "-p", str(prof), "--lang", "en"]) == 1
+    assert "'bozuk.docx' is a damaged or truncated DOCX file" in capsys.readouterr().err
 
 
 def test_the_summarys_footer_says_what_it_took_in_plain_words() -> None:
@@ -510,6 +526,12 @@ def test_the_progress_bar_writes_to_stderr_as_it_is_when_it_starts(monkeypatch: 
     stopped = io.StringIO()
     ProgressBar("notes.txt", stopped, width=8)(SummaryProgress("cancelled", 1, 1, 1, 4, None, None))  # as sent
     assert stopped.getvalue() == "notes.txt: [##------] 1/4 parts, then stopped\n"  # it said a full bar
+    from workstation.tui.i18n import Texts  # in the app's language (--lang), as the summary is
+
+    turkish = io.StringIO()
+    ProgressBar("notlar.txt", turkish, width=8, t=Texts("tr"))(SummaryProgress("map", 1, 2, 1, 2, 65.0, 100.0))
+    assert turkish.getvalue() == ("notlar.txt: [####----] 1/2 bölüm · bölümler özetleniyor · istem saniyede 100 token "
+                                  "· kalan süre: 1 dk 5 sn\n")
     # a desk PC's office server silent (behind the person's chat request): the line once, not each second
     from workstation.core.events import ServerWaiting
 

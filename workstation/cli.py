@@ -17,7 +17,13 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from workstation.commands import PROFILE_HELP, json_run_begins, print_json_error, stdout_gone
+from workstation.commands import (
+    PROFILE_HELP,
+    json_run_begins,
+    print_json_error,
+    said_in,
+    stdout_gone,
+)
 from workstation.commands.parser import CommandParser, NeedsEveryCommand
 from workstation.core.atomic import WRITE_ERRNOS, cannot_write
 from workstation.core.errors import WorkstationError
@@ -162,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # (here, not at exit: a reader gone by then is said below, not by Python)
         return code
     except WorkstationError as err:
-        return _failed(args, str(err), err.exit_code)
+        return _failed(args, said_in(err, args), err.exit_code)  # (fit's, summarize's: in the app's language)
     except KeyboardInterrupt:
         return _failed(args, STOPPED.removeprefix("workstation: "), 130)
     except BrokenPipeError:

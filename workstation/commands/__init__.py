@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from workstation.core.events import ServerWaiting
     from workstation.core.profiles import Profile
+    from workstation.tui.i18n import Texts
 
 
 # what -p takes, as --help says it (the app's, and each command's)
@@ -34,6 +35,38 @@ def add_profile_arg(parser: argparse.ArgumentParser, multiple: bool = False, var
             "-p", "--profile", dest="sub_profile", metavar="PROFILE",
             help=f"{PROFILE_HELP}{more}",
         )
+
+
+LANG_HELP = "the language it is said in (default: the app's, as F9 set it, else this PC's)"
+
+
+def add_lang_arg(parser: argparse.ArgumentParser) -> None:
+    """``--lang``: a command that says its results in the app's language (fit, summarize,
+    profiles check) takes another, as the app's own ``--lang`` does."""
+    parser.add_argument("--lang", choices=("en", "tr"), help=LANG_HELP)
+
+
+def texts_of(args: argparse.Namespace) -> Texts:
+    """What a command with ``--lang`` says, in that language, else the app's as F9 set it, else
+    this PC's; English under ``--json`` (a script reads its words as they are documented)."""
+    from workstation.tui.i18n import Texts
+    from workstation.tui.settings import ui_language
+
+    if getattr(args, "json", False) is True:
+        return Texts("en")
+    return Texts(getattr(args, "lang", None) or ui_language())
+
+
+def said_in(err: BaseException, args: argparse.Namespace | None) -> str:
+    """A failure's sentence in the language the command speaks (``texts_of``): one raised
+    with phrases in that language, where the command takes ``--lang``; else as it is."""
+    said = getattr(err, "said", None)
+    if not said or args is None or not hasattr(args, "lang"):
+        return str(err)
+    from workstation.core.phrases import say
+
+    t = texts_of(args)
+    return str(err) if t.lang == "en" else say(said, t.get)
 
 
 def profile_ref(args: argparse.Namespace) -> str | None:

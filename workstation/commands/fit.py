@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workstation.commands import add_profile_arg, print_json, profile_ref
+from workstation.commands import add_lang_arg, add_profile_arg, print_json, profile_ref, texts_of
 from workstation.core.calibration import measured_decode
 from workstation.core.invocation import cli
 from workstation.core.phrases import Lookup, Phrase, about_words, say
@@ -37,8 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.add_argument("--check", action="store_true",
                    help="load the profile and print the estimate beside what llama.cpp allocated")
-    p.add_argument("--lang", choices=("en", "tr"),
-                   help="the language it is said in (default: the app's, as F9 set it, else this PC's)")
+    add_lang_arg(p)
     p.set_defaults(func=run, usage_error=p.error)
 
 
@@ -48,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         if not context_allowed(args.context):
             args.usage_error(f"argument --context: {args.context} is not a context; {CONTEXT_RANGE}")
         profile.context = args.context
-    t = _texts(args.lang if not args.json else "en")  # (JSON's verdicts are English, as the plan's)
+    t = texts_of(args)  # (JSON's verdicts are English, as the plan's)
     if profile.backend != "llama":
         msg = t("fit_cmd.remote", profile=profile.key, url=profile.remote.base_url)
         if args.json:
@@ -112,15 +111,6 @@ def run(args: argparse.Namespace) -> int:
     for note in [*([say([slow], t.get)] if slow else []), *_notes(plan, t)]:
         print(t("fit_cmd.note", note=note))
     return 1 if problem else 0 if plan.fits else 2
-
-
-def _texts(lang: str | None) -> Texts:
-    """What fit says, in ``lang`` (``--lang``), else the app's language as F9 set it, else this
-    PC's (as summarize's document line and the app itself take it): it said it in English alone."""
-    from workstation.tui.i18n import Texts
-    from workstation.tui.settings import ui_language
-
-    return Texts(lang or ui_language())
 
 
 def _speed(plan: MemoryPlan, here: bool, t: Texts) -> str:

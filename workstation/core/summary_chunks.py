@@ -62,7 +62,7 @@ def with_facts(document: Document, all_rows: bool = False) -> Document:
     and of a table longer than FACT_ROWS rows only the first SAMPLE_ROWS, a line saying the rest
     are left out (3,000 invoice rows were 33 parts, about an hour on a 2-core CPU, and the model's figures were made
     up; the facts are a few hundred tokens and true). ``all_rows``: every row after the facts."""
-    from workstation.core.table_facts import facts_text
+    from workstation.core.table_facts import as_written, facts_text
 
     if not document.facts:
         return document
@@ -86,9 +86,11 @@ def with_facts(document: Document, all_rows: bool = False) -> Document:
             columns = [lines.pop(0) for _ in range(facts.above + facts.header) if lines]  # (a title above it)
             tail = [lines.pop()] if sheet and lines and lines[-1].startswith("[") else []  # (a sheet read in part says so)
             if not all_rows and len(lines) > FACT_ROWS:
-                left_out = say([("facts.rows_left_out", {"a": f"{SAMPLE_ROWS + 1:,}", "b": f"{len(lines):,}"})])
+                left_out = say([("facts.rows_left_out", {"a": f"{SAMPLE_ROWS + 1:,}", "b": f"{len(lines):,}"})],
+                               as_written(facts))
                 lines = [*lines[:SAMPLE_ROWS], left_out]
-            body = "\n".join([*head, FACTS_LABEL, *facts_text(facts), "", *columns, *lines, *tail])
+            # (its figures as its rows write them: 45.600,50 beside 45.600,50)
+            body = "\n".join([*head, FACTS_LABEL, *facts_text(facts, as_written(facts)), "", *columns, *lines, *tail])
         sections.append(dataclasses.replace(sec, start=length, end=length + len(body)))
         parts.append(body)
         length += len(body)

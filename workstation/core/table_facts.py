@@ -66,6 +66,7 @@ class SheetFacts:
     cut: bool = False  # the sheet was read only in part (``Limits.max_cells``)
     sum_row: bool = False  # a last row of the columns' sums with no word saying so, left out (``_sum_row``)
     above: int = 0  # title rows above the header row, left out (``_title_rows``)
+    decimal_comma: bool = False  # most of its numbers' columns are written 45.600,50 (``_column_reading``)
 
 
 def _number(text: str, comma: bool = False) -> Decimal | None:
@@ -295,16 +296,20 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
         data = data[:-1]
     columns: list[ColumnFacts] = []
     shown = 0
+    commas: list[bool] = []  # how each column of numbers is written
     for i in range(width):
         name = first[i] if header and i < len(first) and first[i] else _column_name(i + 1)
         col = _column(name, cells(data, i), *readings[i])
         if col.kind == "empty":
             continue
+        if col.kind in ("numbers", "percents"):
+            commas.append(readings[i][0])
         shown += 1
         if shown <= MAX_COLUMNS:
             columns.append(col)
     return SheetFacts(title, section, len(data), header, columns, max(0, shown - MAX_COLUMNS),
-                      len(body) - len(data) - sum_row, cut, sum_row, above)
+                      len(body) - len(data) - sum_row, cut, sum_row, above,
+                      2 * sum(commas) > len(commas) if commas else decimal_comma)
 
 
 def _title_rows(rows: list[list[str]], comma: bool) -> int:
@@ -390,5 +395,19 @@ def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
 
 
 def facts_text(facts: SheetFacts, lookup: Lookup | None = None) -> list[str]:
-    """``facts_phrases`` in words: English for the model, the UI's language for the user."""
+    """``facts_phrases`` in words: English for the model (with ``as_written``'s figures), the UI's
+    language for the user."""
     return [say(line, lookup) for line in facts_phrases(facts)]
+
+
+def _comma_figures(key: str) -> str | None:
+    return {"number.thousands": ".", "number.decimal": ","}.get(key)
+
+
+def as_written(facts: SheetFacts) -> Lookup | None:
+    """The lookup that writes ``facts``' figures as its table writes its own, for the model:
+    English words, and of a table written 45.600,50 the totals 3.816.895,84 (given 3,816,895.84
+    beside rows of 45.600,50, a model quoted them the English way in a Turkish summary, and could
+    not match them with the rows). The table's way, not the summary's language's: it is what the
+    rows beside them say, and what the reader checks the summary against."""
+    return _comma_figures if facts.decimal_comma else None
