@@ -36,7 +36,8 @@ from workstation.core.catalog import resolve_model_path  # noqa: E402
 from workstation.core.documents import Document  # noqa: E402
 from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.profile_check import profile_from_dict  # noqa: E402
-from workstation.core.summarize import SummarizeOptions, SummaryResult, summarize_document  # noqa: E402
+from workstation.core.summarize import SummaryResult, summarize_document  # noqa: E402
+from workstation.core.summary_options import SummarizeOptions  # noqa: E402
 
 MODEL = "smollm2-135m-instruct-q4_1"
 

@@ -591,7 +591,8 @@ def test_a_summary_whose_day_runs_out_is_no_summary(scheduler: Scheduler, monkey
     from workstation.core.documents import Document
     from workstation.core.errors import BackendUnreachable
     from workstation.core.remote import RemoteEngine
-    from workstation.core.summarize import SummarizeOptions, summarize_document
+    from workstation.core.summarize import summarize_document
+    from workstation.core.summary_options import SummarizeOptions
 
     memo = Document(source="memo.txt", kind="text", text="The office buys paper, pens and two new chairs this week. "
                     "Ayla orders them on Monday; the bill goes to the finance team by Friday.")
@@ -629,7 +630,8 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
     from workstation.core.documents import Document
     from workstation.core.events import ServerWaiting, finished_turn
     from workstation.core.remote import RemoteEngine
-    from workstation.core.summarize import SummarizeOptions, SummaryProgress, summarize_document
+    from workstation.core.summarize import SummaryProgress, summarize_document
+    from workstation.core.summary_options import SummarizeOptions
 
     # the desk says the wait from the first silent second (5 s in use; no time is asserted)
     monkeypatch.setattr(remote_module, "QUIET_SAID_AFTER_S", 0.0)

@@ -27,7 +27,8 @@ from workstation.core.engine import Engine
 from workstation.core.events import TurnFinished
 from workstation.core.profiles import Sampling
 from workstation.core.scheduler import Scheduler
-from workstation.core.summarize import SummarizeOptions, summarize_document
+from workstation.core.summarize import summarize_document
+from workstation.core.summary_options import SummarizeOptions
 
 PASTE = (
     "The committee met on Tuesday to review the budget for the coming year. It agreed to raise "

@@ -126,7 +126,8 @@ def test_a_long_documents_parts_are_not_saved_a_one_part_document_is(smollm2_pat
     from docmaker import honeybee_text
 
     from workstation.core.documents import Document
-    from workstation.core.summarize import SummarizeOptions, summarize_document
+    from workstation.core.summarize import summarize_document
+    from workstation.core.summary_options import SummarizeOptions
 
     profile = make_profile(threads=1, context=1024, sampling={"max_tokens": 8})
     long_doc = Document(source="hive.txt", kind="text", text=honeybee_text(1))

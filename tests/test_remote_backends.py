@@ -29,7 +29,8 @@ from workstation.core.profile_check import profile_from_dict
 from workstation.core.profiles import Constraints, Profile
 from workstation.core.remote import RemoteEngine, client_profile, estimate_tokens
 from workstation.core.server.process import wait_until_healthy
-from workstation.core.summarize import SummarizeOptions, summarize_document
+from workstation.core.summarize import summarize_document
+from workstation.core.summary_options import SummarizeOptions
 
 HELLO = [{"role": "user", "content": "Name three colours of the rainbow."}]
 

@@ -23,7 +23,6 @@ from docmaker import SUBJECT_PARAGRAPHS, honeybee_text, make_pdf
 from workstation.core.documents import Document, read_document
 from workstation.core.phrases import rounded_words, words_in
 from workstation.core.summarize import (
-    SummarizeOptions,
     SummaryProgress,
     _Runner,
     duration,
@@ -37,6 +36,7 @@ from workstation.core.summary_chunks import (
     make_chunks,
     prompt_messages,
 )
+from workstation.core.summary_options import SummarizeOptions
 from workstation.tui.i18n import Texts
 
 CTX = 512

@@ -35,8 +35,6 @@ from workstation.core.phrases import say
 from workstation.core.profiles import Profile
 from workstation.core.store import ConversationStore
 from workstation.core.summarize import (
-    SummarizeError,
-    SummarizeOptions,
     SummaryProgress,
     SummaryResult,
     eta_text,
@@ -45,6 +43,7 @@ from workstation.core.summarize import (
     time_formats,
 )
 from workstation.core.summary_file import earlier_summary, summary_heads, whole_summary
+from workstation.core.summary_options import SummarizeError, SummarizeOptions
 from workstation.core.terminal import redraws_in_place
 from workstation.tui.i18n import Texts
 
