@@ -152,10 +152,8 @@ store.MIGRATIONS = (
     store.MIGRATIONS[0],
     "CREATE TABLE tags (id INTEGER PRIMARY KEY, name TEXT);\\nSELECT die();\\nCREATE TABLE more (x);",
 )
-store.SCHEMA_VERSION = 2
 if sys.argv[2] == "first":
     store.MIGRATIONS = (store.MIGRATIONS[0].replace("CREATE INDEX", "SELECT die();\\nCREATE INDEX"),)
-    store.SCHEMA_VERSION = 1
 store.ConversationStore(Path(sys.argv[1]))
 """
 
