@@ -1580,6 +1580,8 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
         assert main(["conversations", "show", typed]) == 1
         err = capsys.readouterr().err
         assert f'There is no saved conversation "{typed}"' in err and "Traceback" not in err, err
+    # the list shows "#2": a bare 2 is not taken for it, but named ("2" said only "lists them, with their numbers")
+    assert err.endswith(f'Did you mean "#{other.id}" ("Weekly notes")?\n'), err
 
 
 def test_quantize_into_a_read_only_models_folder_says_so(

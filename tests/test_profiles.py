@@ -523,7 +523,7 @@ def test_max_tokens_minus_one_runs_as_long_as_the_context_allows() -> None:
     assert parse_params({"max_tokens": -1}, Sampling()).max_tokens == MAX_PREDICT
     assert parse_params({"max_completion_tokens": -1}, Sampling()).max_tokens == MAX_PREDICT
     assert parse_params({"max_tokens": 7}, Sampling()).max_tokens == 7
-    for wrong in (0, -2, True, "5"):
+    for wrong in (0, -2, True, "5", -1.0):
         with pytest.raises(ApiError) as said:
             parse_params({"max_tokens": wrong}, Sampling())
         assert said.value.param == "max_tokens"

@@ -90,8 +90,12 @@ def find_saved(store: ConversationStore, name: str) -> Conversation:
     found = find_conversation(store, name)
     if found is not None:
         return found
-    meant = likely_meant(store.list(), name, cutoff=0.6)
-    guess = f' Did you mean "{meant.title}"?' if meant is not None else ""
+    titles = store.list()
+    # a bare number, as the list shows it with its '#' ('show 2' for #2): the one of that number
+    numbered = next((c for c in titles if str(c.id) == name.strip()), None)
+    meant = likely_meant(titles, name, cutoff=0.6)
+    guess = (f' Did you mean "#{numbered.id}" ("{numbered.title}")?' if numbered is not None
+             else f' Did you mean "{meant.title}"?' if meant is not None else "")
     raise NoSuchConversation(f'There is no saved conversation "{name}" (\'{cli("conversations")}\' lists them, '
                              f"with their numbers).{guess}")
 

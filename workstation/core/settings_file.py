@@ -46,7 +46,7 @@ class _PlainLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             mark = self.peek_event().start_mark
             raise yaml.composer.ComposerError(
-                None, None, "uses a YAML alias (*name), which settings files may not use", mark
+                None, None, "uses a YAML alias (*name; a settings file may not use one)", mark
             )
         return super().compose_node(parent, index)
 

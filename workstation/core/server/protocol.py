@@ -240,7 +240,7 @@ def _max_tokens(body: dict[str, Any], name: str) -> int | None:
     """A reply's longest length: 1 to ``MAX_PREDICT``, or -1 until the slot is full (the room
     left caps every request), as llama-server takes it and LM Studio's examples send it (a
     client made for those had a 400 for every request)."""
-    if body.get(name) == -1 and not isinstance(body.get(name), bool):
+    if type(body.get(name)) is int and body[name] == -1:  # (-1.0 is no whole number, as 5.0 is not)
         return MAX_PREDICT
     try:
         return parse_integer(body, name, 1, MAX_PREDICT)
