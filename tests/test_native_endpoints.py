@@ -36,9 +36,9 @@ def server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory, saves: 
 
 @pytest.fixture(scope="module")
 def small(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    """No metrics, two loopback addresses, slots of 128 tokens, no slot save folder."""
+    """No metrics, two loopback addresses, slots of 128 tokens, no slot save folder; a key."""
     profile = write_profile(tmp_path_factory.mktemp("small"), smollm2_path, context=128)
-    with serve(profile, "--parallel", "1", "--no-metrics", "--host", "127.0.0.1,127.0.0.2") as srv:
+    with serve(profile, "--parallel", "1", "--no-metrics", "--host", "127.0.0.1,127.0.0.2", api_key=KEY) as srv:
         yield srv
 
 
@@ -319,16 +319,23 @@ def test_aliases_are_listed_and_accepted(server: RunningServer) -> None:
 def test_no_metrics_two_addresses_and_a_small_slot_context(small: RunningServer) -> None:
     port = small.root.rsplit(":", 1)[1]
     assert "http://127.0.0.2:" + port in small.log[0]
+    keyed = small.headers()
     for host in ("127.0.0.1", "127.0.0.2"):
         assert httpx.get(f"http://{host}:{port}/health", timeout=30).json()["status"] == "ok"
-        r = httpx.get(f"http://{host}:{port}/metrics", timeout=30)
+        r = httpx.get(f"http://{host}:{port}/metrics", headers=keyed, timeout=30)
         assert r.status_code == 501 and "--no-metrics" in r.json()["error"]["message"]
-    assert httpx.get(f"{small.root}/props", timeout=30).json()["default_generation_settings"]["n_ctx"] == 128
+    assert httpx.get(f"{small.root}/props", headers=keyed, timeout=30).json()["default_generation_settings"]["n_ctx"] == 128
     done = httpx.post("http://127.0.0.2:" + port + "/completion", json={"prompt": PROMPT, "n_predict": 4},
-                      timeout=120).json()
+                      headers=keyed, timeout=120).json()
     assert done["tokens_predicted"] == 4 and done["content"]
-    r = httpx.post(f"{small.root}/slots/0?action=save", json={"filename": "x.bin"}, timeout=30)
+    r = httpx.post(f"{small.root}/slots/0?action=save", json={"filename": "x.bin"}, headers=keyed, timeout=30)
     assert r.status_code == 501 and "--slot-save-path" in r.json()["error"]["message"]
+    # without the key, what this server does not do is not told either: the key is checked first, as on
+    # every route (the 501 on /metrics answered before it)
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        assert httpx.get(f"{small.root}/metrics", headers=headers, timeout=30).status_code == 401
+        assert httpx.post(f"{small.root}/slots/0?action=save", json={"filename": "x.bin"}, headers=headers,
+                          timeout=30).status_code == 401
 
 
 def test_serve_takes_the_profiles_slots_and_system_prompt_and_n_predict(smollm2_path: Path, tmp_path: Path) -> None:

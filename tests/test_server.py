@@ -608,6 +608,15 @@ def test_embeddings_are_refused_with_why(client: openai.OpenAI) -> None:
     assert rerank.status_code == 501 and "does no reranking" in rerank.json()["error"]["message"]
     # never served, so not to be tried again: the openai library retried the 501 twice (any 5xx)
     assert rerank.headers["x-should-retry"] == "false"
+    # nothing is told without the key, as on every other route (llama-server checks it before routing):
+    # the 501 answered first; a route not here, a method a route does not take, too
+    root = str(client.base_url).rstrip("/").removesuffix("/v1")
+    asked = [("POST", "/v1/embeddings"), ("POST", "/rerank"), ("POST", "/v1/nowhere"), ("GET", "/v1/chat/completions")]
+    for method, path in asked:
+        for headers in ({}, {"Authorization": "Bearer wrong"}):
+            r = httpx.request(method, root + path, json={} if method == "POST" else None, headers=headers)
+            assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key", (method, path, r.text)
+    assert httpx.get(f"{root}/v1/chat/completions", headers={"Authorization": f"Bearer {KEY}"}).status_code == 405
 
 
 def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: RunningServer) -> None:

@@ -401,13 +401,14 @@ def test_the_log_has_a_line_for_every_request_but_a_probe(server: RunningServer)
         if "/no-such-route-for-the-log" in log and " chat 200 " in log and "/forged" in log and "/no-such-xff" in log:
             break
         time.sleep(0.01)
-    line = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO: +- 127\.0\.0\.1 "
-    assert re.search(line + r"GET /no-such-route-for-the-log 404 in \d+\.\d\d s$", log, re.M), log
-    assert re.search(line + r"GET /v1/models 403 in ", log, re.M), log
+    line = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO: +"
+    # (a 404 names who asked: the key is checked before it; a 403 for the origin comes before any key)
+    assert re.search(line + r"\(shared\) 127\.0\.0\.1 GET /no-such-route-for-the-log 404 in \d+\.\d\d s$", log, re.M), log
+    assert re.search(line + r"- 127\.0\.0\.1 GET /v1/models 403 in ", log, re.M), log
     assert " chat 200 " in log and "POST /v1/chat/completions 200" not in log  # the accounts' line alone
     assert "GET /health 200" not in log
     assert "GET /forged%0a2026-12-05%2013:00:00%20INFO:" in log and "alice 10.0.0.9" not in log, log
-    assert "- \\x1b[31mRED GET /no-such-xff 404 in " in log and "\x1b" not in log, log
+    assert "(shared) \\x1b[31mRED GET /no-such-xff 404 in " in log and "\x1b" not in log, log
 
 
 def test_a_persons_key_holds_a_quarter_of_the_bodies_read_at_once() -> None:

@@ -178,25 +178,38 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
         self.app: ASGIApp = OllamaErrors(self.guard)  # (errors on /api/... in Ollama's shape)
 
     # --- helpers -------------------------------------------------------------------------------
+    def _after_key(self, request: Request, error: ApiError) -> Response:
+        """``error``'s answer to a caller whose key passes, the 401 (or 403) to any other: which
+        routes there are and what this server does not do is said to no one without a key (a
+        501 on /v1/embeddings or /metrics answered before the key was checked), as llama-server
+        checks the key before it routes a request."""
+        try:
+            self._auth(request)
+        except ApiError as refused:
+            return refused.response()
+        return error.response()
+
     async def _not_found(self, request: Request, exc: Exception) -> Response:
-        return ApiError(404, f"There is no route {request.url.path}.", code="not_found").response()
+        return self._after_key(request, ApiError(404, f"There is no route {request.url.path}.", code="not_found"))
 
     async def _not_served(self, request: Request) -> Response:
         """``/v1/embeddings`` (a RAG script's first call) and reranking: 404 "There is no route"
         said nothing."""
         what, flag = NOT_SERVED[request.url.path]
-        return ApiError(501, f"This server runs a chat model and {what}; run a model's own server for that "
-                             f"(llama-server {flag} -m MODEL.gguf).", type_="not_supported_error").response()
+        return self._after_key(request, ApiError(
+            501, f"This server runs a chat model and {what}; run a model's own server for that "
+                 f"(llama-server {flag} -m MODEL.gguf).", type_="not_supported_error"))
 
     async def _metrics_off(self, request: Request) -> Response:
         """``/metrics`` under ``serve --no-metrics``: 501 and why, as llama-server answers it
         when it was started without ``--metrics`` (a monitor's 404 "There is no route" said
         neither that the server turned it off nor how to turn it on)."""
-        return ApiError(501, "This server's metrics are off (it was started with --no-metrics); "
-                             "restart it without that option to read them.", type_="not_supported_error").response()
+        return self._after_key(request, ApiError(
+            501, "This server's metrics are off (it was started with --no-metrics); "
+                 "restart it without that option to read them.", type_="not_supported_error"))
 
     async def _not_allowed(self, request: Request, exc: Exception) -> Response:
-        return ApiError(405, f"{request.method} is not allowed on {request.url.path}.").response()
+        return self._after_key(request, ApiError(405, f"{request.method} is not allowed on {request.url.path}."))
 
     async def _failed(self, request: Request, exc: Exception) -> Response:
         # the answer to a bug; RequestGuard logs it in one line

@@ -399,13 +399,8 @@ class OllamaRoutes:
         return JSONResponse(shown)
 
     async def not_served(self, request: Request) -> Response:
-        try:
-            self.server._auth(request)
-        except ApiError as err:
-            return err.response()
-        path = request.url.path
-        why = NOT_SERVED.get(path) or NOT_SERVED["/api/blobs/{digest:path}"]
-        return ApiError(501, why, type_="not_supported_error").response()
+        why = NOT_SERVED.get(request.url.path) or NOT_SERVED["/api/blobs/{digest:path}"]
+        return self.server._after_key(request, ApiError(501, why, type_="not_supported_error"))
 
 
 class OllamaGeneration:

@@ -259,16 +259,14 @@ class ResponsesDialect:
     async def kept(self, request: Request) -> Response:
         """``/v1/responses/{id}`` (retrieve, delete, cancel, input_items): nothing is kept here,
         which a bare "There is no route" did not say."""
-        try:
-            self.server._auth(request)
-        except ApiError as err:
-            return err.response()
         rid = request.path_params.get("rid", "").strip("/")
         if rid in NOT_SERVED:  # the openai client's responses.input_tokens.count and responses.compact: no response's id
-            return ApiError(501, f"{NOT_SERVED[rid]} is not served by this server; the 'usage' of an answer from "
-                                 "/v1/responses says how many tokens its input was.", type_="not_supported_error").response()
-        return ApiError(404, "This server keeps no responses (every answer says store: false), so there is none "
-                             "to retrieve, cancel or delete.", code="not_found").response()
+            return self.server._after_key(request, ApiError(
+                501, f"{NOT_SERVED[rid]} is not served by this server; the 'usage' of an answer from "
+                     "/v1/responses says how many tokens its input was.", type_="not_supported_error"))
+        return self.server._after_key(request, ApiError(
+            404, "This server keeps no responses (every answer says store: false), so there is none "
+                 "to retrieve, cancel or delete.", code="not_found"))
 
     # --- the request ---------------------------------------------------------------------------
     def translate(self, body: dict[str, Any], chat: bool) -> tuple[dict[str, Any], bool]:
