@@ -521,8 +521,10 @@ async def test_a_person_sees_what_is_left_of_their_day_on_a_desk_pc(
         root = o.url.removesuffix("/v1")
         mine = httpx.get(f"{root}/usage/today", headers={"Authorization": f"Bearer {o.keys['alice']}"}).json()
         assert (mine["key"], mine["tokens"], mine["tokens_per_day"], mine["left"]) == ("alice", used, 5000, 5000 - used)
+        assert (mine["running"], mine["waiting"]) == (0, 0)
         everyone = httpx.get(f"{root}/usage/today", headers={"Authorization": f"Bearer {OPERATOR}"}).json()
         assert {k["key"]: k["tokens"] for k in everyone["keys"]} == {"alice": used, "bob": 0}
+        assert all((k["running"], k["waiting"]) == (0, 0) for k in everyone["keys"])  # (each key's, as its own)
         assert httpx.get(f"{root}/usage/today", headers={"Authorization": "Bearer nope"}).status_code == 401
 
         monkeypatch.setenv("WS_DESK_KEY", o.keys["alice"])
@@ -648,11 +650,15 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
         desk = RemoteEngine(desk_profile)
         events = []
         progress: list[SummaryProgress] = []
+        operators: list[dict[str, Any]] = []  # the operator's /usage/today meanwhile
         try:
             # the chat waited 18 s behind the person's own summary without a word: it says so
             for event in desk.stream_chat([{"role": "user", "content": "Say hi."}], reading=True):
                 events.append(event)
                 if isinstance(event, ServerWaiting):
+                    if not operators:  # each key's running and waiting, as a person's own answer has them
+                        operators.append(httpx.get(f"{o.url.removesuffix('/v1')}/usage/today",
+                                                   headers={"Authorization": f"Bearer {OPERATOR}"}).json())
                     summary.cancel()  # (the wait ends when the first request does)
             final = finished_turn(iter(events))
             first.join()
@@ -676,6 +682,7 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
             summary.close()
     waits = [e for e in events if isinstance(e, ServerWaiting)]
     assert waits and all(w.own for w in waits), events
+    assert [(k["key"], k["running"], k["waiting"]) for k in operators[0]["keys"]] == [("solo", 1, 1)], operators
     said = [p.waiting for p in progress if p.waiting is not None]
     assert said and all(w.own for w in said) and progress[-1].stage == "done", progress
     m = final.metrics

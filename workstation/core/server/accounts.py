@@ -18,7 +18,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,18 +220,20 @@ class Accounts:
             },
         )
 
-    def today(self, caller: Caller) -> dict[str, Any]:
-        """What keys used today against their daily quota, and what requests still running hold
-        of it: a person's key sees its own, the server's shared key (or anyone on a server
-        without keys) every key's."""
+    def today(self, caller: Caller, requests: Callable[[str], tuple[int, int]]) -> dict[str, Any]:
+        """What keys used today against their daily quota, what requests still running hold
+        of it, and ``requests(name)``: the key's requests ``running`` and ``waiting`` for a slot
+        now (``Scheduler.owner_requests``). A person's key sees its own, the server's shared key
+        (or anyone on a server without keys) every key's."""
         reset = minute_text(next_day_start(self.clock()))
 
         def one(name: str, limit: int | None) -> dict[str, Any]:
             used, held = self.quota.used(name), self.quota.held(name)
+            running, waiting = requests(name)  # (a desk PC waiting says it waits behind its own)
             # held: set aside by replies still being written (counted as used once they end;
             # what they do not use comes back): a new request has left - held to work with
             return {"key": name, "tokens": used, "tokens_per_day": limit, "held": held,
-                    "left": None if limit is None else max(0, limit - used)}
+                    "left": None if limit is None else max(0, limit - used), "running": running, "waiting": waiting}
 
         if caller.key is not None:
             return {**one(caller.name, caller.key.tokens_per_day), "resets_at": reset}

@@ -90,15 +90,12 @@ class StatusRoutes:
         """Ours: what the caller's key used today of its daily quota (``tokens``,
         ``tokens_per_day``, ``left``, ``resets_at``), and its requests ``running`` and ``waiting``
         for a slot now: a desk PC's Usage screen shows it. The
-        server's shared key gets every key's (``keys: [...]``)."""
+        server's shared key gets every key's (``keys: [...]``, each with its ``running`` and ``waiting``)."""
         try:
             caller = self._auth(request)
         except ApiError as err:
             return err.response()
-        data = await run_in_threadpool(self.accounts.today, caller)
-        if caller.key is not None:  # its requests now: a desk PC waiting says it waits behind its own
-            data["running"], data["waiting"] = self.scheduler.owner_requests(caller.name)
-        return JSONResponse(data)
+        return JSONResponse(await run_in_threadpool(self.accounts.today, caller, self.scheduler.owner_requests))
 
     async def metrics(self: OpenAIServer, request: Request) -> Response:
         try:
