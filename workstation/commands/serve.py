@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=8088, help="port (default 8088; 0 picks a free one)")
     p.add_argument("--parallel", type=int, default=None,
                    help=f"requests decoded together (slots; default: the profile's parallel, else {SERVE_SLOTS})")
-    p.add_argument("--queue", type=int, default=16, help="requests that may wait for a slot")
+    p.add_argument("--queue", type=int, default=16, help="requests that may wait for a slot (default 16)")
     p.add_argument(
         "--key-max-parallel", type=int, metavar="K",
         help="slots one person's key may hold at once unless the key sets its own "
@@ -58,8 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--api-key",
-        help="require 'Authorization: Bearer KEY' (default: env WORKSTATION_API_KEY); "
-        "needed to bind anything but loopback (every user of the computer sees it in ps: see --api-key-file)",
+        help="the operator's key, which clients send as 'Authorization: Bearer KEY' or 'X-Api-Key: KEY' "
+        "(default: env WORKSTATION_API_KEY); off loopback a key is needed, this one or people's keys ('keys add') "
+        "(every user of the computer sees it in ps: see --api-key-file)",
     )
     p.add_argument(
         "--api-key-file", metavar="PATH",
@@ -76,7 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="web origins (https://host[:port]) whose pages may call the API besides loopback ones, "
         "comma-separated ('*' any)",
     )
-    p.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY, help="largest request body in bytes")
+    p.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY,
+                   help=f"largest request body in bytes (default {DEFAULT_MAX_BODY})")
     p.add_argument(
         "--max-inflight-body", type=int, default=DEFAULT_MAX_INFLIGHT_BODY,
         help=f"request body bytes read at once, all requests together (default {DEFAULT_MAX_INFLIGHT_BODY})",
@@ -104,11 +106,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--no-metrics", action="store_true",
-        help="turn GET /metrics off (on by default; llama-server has it off unless --metrics)",
+        help="turn GET /metrics off: it answers 501 saying so (on by default; llama-server has it off unless "
+        "--metrics)",
     )
     p.add_argument(
         "--slot-save-path", metavar="DIR",
-        help="folder for POST /slots/{id}?action=save|restore|erase files (off without it, as in llama-server)",
+        help="folder for POST /slots/{id}?action=save|restore|erase files (off without it: 501, as in llama-server)",
     )
     p.add_argument(
         "--audit-content", action="store_true",
