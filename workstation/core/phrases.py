@@ -424,7 +424,7 @@ ENGLISH: dict[str, str] = {
     "metric.one_token": "1 token",
     "metric.cache": "cache {hit}/{total}",
     "metric.restored": "{n} from disk",
-    "metric.draft": "draft {rate}% ({acc}/{n})",
+    "metric.draft": "speed-up {rate}% ({acc}/{n})",
     "metric.stopped": "stopped",
     "metric.failed": "cut off by an error",
     "metric.interrupted": "unfinished: saved while it was being written",
