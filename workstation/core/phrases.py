@@ -106,7 +106,7 @@ ENGLISH: dict[str, str] = {
                         "'{command}' asks for this profile."),
     "fit.check_worst": " (the {component} estimate alone is off by {pct})",
     "fit.part_weights": "weights",
-    "fit.part_kv_cache": "kv cache",
+    "fit.part_kv_cache": "KV cache",
     "fit.part_compute": "compute",
     "fit.part_total": "total",
     "fit.freed_counted": "It fits once {model}, loaded now, is closed, which frees {size}: the switch does that first.",
