@@ -422,7 +422,7 @@ def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
 def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
     """"kv-q8_0 vs mine: 0.04x its tok/s" was said of one busy moment as of a measured cost: a
     ratio the same prompts in the same rounds do not bear out says "not sure"."""
-    from workstation.commands.bench import REPLAY_WORDS, format_replay
+    from workstation.commands.bench import REPLAY_WORDS, format_replay, wait_words
     from workstation.core.bench import ReplayItem, ReplayResult
     from workstation.core.metrics import TurnMetrics
 
@@ -449,6 +449,10 @@ def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
             "(median TTFT) (one turn each, which a busy moment can sway: -r 3 repeats it).") in one.splitlines()
     # a shorter wait in words, as the speeds are ("waits 0.87x as long"), and one prompt is one ("1 prompts")
     assert "q4 against mine: writes as fast (tok/s 1.00x) and waits 13% less for its first word" in one
+    # a wait near nothing (a cached prompt's) keeps its ratio: it was "100% less", as if none
+    near = format_replay([replay("mine", [(2000, 1000)]), replay("cached", [(5, 1000)])])
+    assert "cached against mine: writes as fast (tok/s 1.00x) and waits 1/400 as long for its first word" in near, near
+    assert wait_words(0.1) == "90% less" and wait_words(0.0004) == "1/2,500 as long"
     assert one.count("\n1 prompt: TTFT mean ") == 3 and "1 prompts" not in one, one
 
 

@@ -255,9 +255,13 @@ def speed_words(r: float, same: str, faster: str) -> str:
 
 def wait_words(r: float) -> str:
     """A wait's ratio (TTFT) in words, as ``speed_words`` says speeds: "as long" within rounding,
-    "13% less", "48% longer", "2.50x as long" ("0.87x as long" left the reader to work it out)."""
+    "13% less", "48% longer", "2.50x as long" ("0.87x as long" left the reader to work it out);
+    a tenth as long or less, as a fraction: "1/400 as long" (a wait near zero, a cached prompt's,
+    was "100% less", as if there were none)."""
     if f"{abs(r - 1):.0%}" == "0%":
         return "as long"
+    if r < 0.1:
+        return f"1/{1 / r:,.0f} as long"
     return f"{1 - r:.0%} less" if r < 1 else f"{r - 1:.0%} longer" if r < 2 else f"{r:.2f}x as long"
 
 
