@@ -200,14 +200,20 @@ def test_bench_rejects_sizes_beyond_the_context(tiny_profile: Path, capsys: pyte
     assert "larger than profile 'tiny''s context of 256" in capsys.readouterr().err
 
 
-def test_results_round_trip() -> None:
-    run1 = save_run("eval", [ResultRow("a", "accuracy", 0.5, "ratio", "m.gguf", {"x": [1, "ü"]})], "eval -p a")
+def test_results_round_trip(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKSTATION_FAKE_GPUS", '[{"name": "RTX 4060 Ti (fake)", "vram_total_gb": 16}]')
+    machine_info.cache_clear()  # (read once a process: the card of this test, then the machine's again)
+    try:
+        run1 = save_run("eval", [ResultRow("a", "accuracy", 0.5, "ratio", "m.gguf", {"x": [1, "ü"]})], "eval -p a")
+    finally:
+        machine_info.cache_clear()
     run2 = save_run("bench", [ResultRow("a", "pp8", 10.0, "tok/s"), ResultRow("b", "pp8", 20.0, "tok/s")])
     everything = history()
     assert [h.run_id for h in everything] == [run2, run2, run1]  # newest run first
     assert [h.profile for h in everything[:2]] == ["a", "b"]  # saved order within a run
     (acc,) = history(kind="eval")
     assert acc.data == {"x": [1, "ü"]} and acc.command == "eval -p a" and acc.model == "m.gguf"
+    assert acc.machine["gpus"] == ["RTX 4060 Ti (fake)"]  # the GPU it ran on, as hw names it
     assert [h.value for h in history(profile="b")] == [20.0]
     assert history(test="nothing") == []
     assert machine_info()["cpu_model"] and isinstance(build_info()["build_flags"], list)
