@@ -52,7 +52,7 @@ from textual.worker import Worker, WorkerState
 from workstation.core.conversation_titles import profile_key
 from workstation.core.engine import EngineInfo
 from workstation.core.errors import WorkstationError
-from workstation.core.metrics import MetricsHistory, TurnMetrics, _history_of
+from workstation.core.metrics import MetricsHistory, TurnMetrics, history_of
 from workstation.core.paths import data_dir, office_folder_problem
 from workstation.core.phrases import (
     Phrase,
@@ -597,7 +597,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             if self._editing is not None:  # its last question is still in the box, being changed
                 self._say_editing_last()
             self.store_write(lambda: self.store.set_open(conv.id))
-            self.history = _history_of(conv.messages)
+            self.history = history_of(conv.messages)
             await self.chat_screen.show_messages(conv.messages, found=found)
             await self.refresh_sidebar()
             self.update_status()
