@@ -200,14 +200,20 @@ def test_bench_rejects_sizes_beyond_the_context(tiny_profile: Path, capsys: pyte
     assert "larger than profile 'tiny''s context of 256" in capsys.readouterr().err
 
 
-def test_results_round_trip() -> None:
-    run1 = save_run("eval", [ResultRow("a", "accuracy", 0.5, "ratio", "m.gguf", {"x": [1, "ü"]})], "eval -p a")
+def test_results_round_trip(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKSTATION_FAKE_GPUS", '[{"name": "RTX 4060 Ti (fake)", "vram_total_gb": 16}]')
+    machine_info.cache_clear()  # (read once a process: the card of this test, then the machine's again)
+    try:
+        run1 = save_run("eval", [ResultRow("a", "accuracy", 0.5, "ratio", "m.gguf", {"x": [1, "ü"]})], "eval -p a")
+    finally:
+        machine_info.cache_clear()
     run2 = save_run("bench", [ResultRow("a", "pp8", 10.0, "tok/s"), ResultRow("b", "pp8", 20.0, "tok/s")])
     everything = history()
     assert [h.run_id for h in everything] == [run2, run2, run1]  # newest run first
     assert [h.profile for h in everything[:2]] == ["a", "b"]  # saved order within a run
     (acc,) = history(kind="eval")
     assert acc.data == {"x": [1, "ü"]} and acc.command == "eval -p a" and acc.model == "m.gguf"
+    assert acc.machine["gpus"] == ["RTX 4060 Ti (fake)"]  # the GPU it ran on, as hw names it
     assert [h.value for h in history(profile="b")] == [20.0]
     assert history(test="nothing") == []
     assert machine_info()["cpu_model"] and isinstance(build_info()["build_flags"], list)
@@ -422,7 +428,7 @@ def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
 def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
     """"kv-q8_0 vs mine: 0.04x its tok/s" was said of one busy moment as of a measured cost: a
     ratio the same prompts in the same rounds do not bear out says "not sure"."""
-    from workstation.commands.bench import REPLAY_WORDS, format_replay
+    from workstation.commands.bench import REPLAY_WORDS, format_replay, wait_words
     from workstation.core.bench import ReplayItem, ReplayResult
     from workstation.core.metrics import TurnMetrics
 
@@ -449,6 +455,10 @@ def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
             "(median TTFT) (one turn each, which a busy moment can sway: -r 3 repeats it).") in one.splitlines()
     # a shorter wait in words, as the speeds are ("waits 0.87x as long"), and one prompt is one ("1 prompts")
     assert "q4 against mine: writes as fast (tok/s 1.00x) and waits 13% less for its first word" in one
+    # a wait near nothing (a cached prompt's) keeps its ratio: it was "100% less", as if none
+    near = format_replay([replay("mine", [(2000, 1000)]), replay("cached", [(5, 1000)])])
+    assert "cached against mine: writes as fast (tok/s 1.00x) and waits 1/400 as long for its first word" in near, near
+    assert wait_words(0.1) == "90% less" and wait_words(0.0004) == "1/2,500 as long"
     assert one.count("\n1 prompt: TTFT mean ") == 3 and "1 prompts" not in one, one
 
 

@@ -85,7 +85,7 @@ def test_fit_check_prints_both_and_the_difference(smollm2_path: Path, capsys: py
     assert main(["fit", "-p", "office-cpu", "--check"]) == 0
     out = capsys.readouterr().out
     assert "estimated" in out and "allocated" in out and "difference" in out
-    for word in ("weights", "kv cache", "compute", "total"):
+    for word in ("weights", "KV cache", "compute", "total"):  # (as fit's table says it: it read "kv cache")
         assert word in out
     assert "% of allocated" in out
     # one sentence says what it means: within 5%, fit's answer holds
@@ -110,6 +110,9 @@ def test_fit_check_verdicts() -> None:
         "'workstation fit' komutunun bu profil için söylediğine güvenilebilir.")
     assert check_verdict(80 * 2**20, 100 * 2**20, None, tr).startswith("llama.cpp tahminden 20 MB fazla bellek ayırdı: ")
     assert check_verdict(0, 100, None, tr) == "llama.cpp karşılaştırılacak bir bellek ayırması bildirmedi."
+    # its first line in Turkish words too ("flash attention" alone was English)
+    assert Texts("tr")("fit_cmd.check_head", title="p", file="m.gguf", context="4,096", k="q8_0", v="q8_0", layers=0,
+                       flash=Texts("tr")("fit_cmd.check_on")).endswith(", 0 GPU katmanı, hızlı dikkat hesabı (flash attention) açık")
 
 
 def test_fit_check_counts_the_draft_model(smollm2_path: Path, tmp_path: Path,

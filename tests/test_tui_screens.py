@@ -8,6 +8,7 @@ time). Waiting is done with pilot.pause and app.workers, never with sleeps.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -75,6 +76,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert app.screen.rows[-1] == ("", "Figures under a reply", Texts("en")("metric.help"))
         # in words: "in tokens a second" explained a figure with the word it was there to explain
         assert "in pieces of words a second" in app.screen.rows[-1][2] and "tokens a second" not in app.screen.rows[-1][2]
+        assert "speed-up: " in app.screen.rows[-1][2] and "draft" not in app.screen.rows[-1][2]  # as F3 and F5 say it
         await pilot.press("f1")
         await until(pilot, lambda: app.screen is app.chat_screen)
         await pilot.press("f6")  # the summarize screen, kept by the app once made
@@ -100,12 +102,18 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert app.reading_time(Texts("tr")("load.unchanged")) == app.reading_time(Texts("en")("load.unchanged"))
         assert app.reading_time(Texts("tr")("fit.no_chat_template", model="m"), least=5.0, most=8.0) == 8.0
         assert app.reading_time(app.texts("load.saved_copy", file="/home/ayse/profiles/long.yaml")) == 5.0
+        # Ctrl+E's notice: its settings are said again in Turkish too ("…kullanır: Temperature 0.2." was half English)
+        own = dataclasses.replace(app.profile.sampling, temperature=0.25, max_tokens=1200)
+        app.notify(applied := app.texts("sampling.applied", changes=app._sampling_said(own)), timeout=60)
+        assert applied.endswith(": Temperature 0.25, Longest reply 1,200."), applied
         await pilot.press("f9")
         await pilot.pause()
         assert app.texts.lang == "tr"
         shown = [(n.title, n.message, n.raised_at + n.timeout) for n in app._notifications]
         assert shown[0] == ("Uyarı", "a.yaml kopyanız kenara konamadı (busy); kullanılmaya devam ediyor.", expires[0])
         assert not any(m.startswith(("No setting", "Hiçbir ayar")) for _, m, _ in shown), shown
+        assert "Bundan sonra bu sohbetin yanıtları şunları kullanır: Sıcaklık 0,25, En uzun yanıt 1.200." in [
+            m for _, m, _ in shown], shown
         attached = str(app.chat_screen.query_one("#attachment").render())
         assert attached == app.texts("chat.attached", name="memo.txt", n=14, remove="Ctrl+R") != Texts("en")(
             "chat.attached", name="memo.txt", n=14, remove="Ctrl+R")  # it stayed in English

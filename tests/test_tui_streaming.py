@@ -297,7 +297,7 @@ def test_a_replys_figures_have_thousands_separators_in_the_uis_language() -> Non
     m = TurnMetrics(ttft_ms=1904, predicted_n=1500, predicted_per_second=1234.5, prompt_n=310, cache_n=693,
                     restored_n=1200, draft_n=2000, draft_n_accepted=1500)
     assert metrics_line(m, Texts("en")) == ("TTFT 1,904 ms · 1,234.5 tok/s · 1,500 tokens · cache 693/1,003 "
-                                            "(1,200 from disk) · draft 75% (1,500/2,000)")
+                                            "(1,200 from disk) · speed-up 75% (1,500/2,000)")
     assert m.acceptance_rate == 0.75 and TurnMetrics().acceptance_rate is None  # (the one rate the bench says too)
     tr = metrics_line(m, Texts("tr"))
     assert "TTFT 1.904 ms" in tr and "1.234,5 token/sn" in tr and "1.500 token" in tr and "693/1.003" in tr, tr

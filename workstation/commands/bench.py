@@ -12,8 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from workstation.commands import add_profile_arg, print_json, profile_refs
-from workstation.commands import text_table as _table
+from workstation.commands import add_profile_arg, print_json, profile_refs, text_table
 from workstation.core.bench import (
     BenchConfig,
     BenchInputError,
@@ -93,7 +92,7 @@ def _profiles(args: argparse.Namespace) -> list[Profile]:
 LOG_EVERY_S = 10.0  # off a terminal, a progress line at most this often (a log that stays alive)
 
 
-def _progress(args: argparse.Namespace):  # noqa: ANN202
+def progress_reporter(args: argparse.Namespace) -> Callable[[str], None]:
     """What bench, eval and quantize --kld are at, on stderr: rewritten in place on a terminal;
     off one (``2>&1 | tee bench.log``, where nothing was printed for minutes) a line for the
     first step and then at most one each ``LOG_EVERY_S`` seconds."""
@@ -115,7 +114,7 @@ def _progress(args: argparse.Namespace):  # noqa: ANN202
     return log
 
 
-def _clear_progress() -> None:
+def clear_progress() -> None:
     if redraws_in_place(sys.stderr):
         sys.stderr.write("\r\033[K")
         sys.stderr.flush()
@@ -131,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         if args.max_tokens < 1:
             raise BenchInputError(f"--max-tokens must be 1 or more, not {args.max_tokens}.")
         try:
-            replays = replay_profiles(profiles, prompts, args.max_tokens, _progress(args),
+            replays = replay_profiles(profiles, prompts, args.max_tokens, progress_reporter(args),
                                       rounds=1 if args.repetitions is None else args.repetitions)
         except PromptTooLong as err:
             if not args.document:
@@ -139,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
             raise BenchInputError(document_too_long(err, args.document[err.index - 1],
                                                     told_apart(args.document)[err.index - 1])) from None
         finally:
-            _clear_progress()
+            clear_progress()
         if args.document:  # named by their files (two of one name by their folders too), not by the instruction
             names = told_apart(args.document)
             for res in replays:
@@ -163,9 +162,9 @@ def run(args: argparse.Namespace) -> int:
         ttft=not args.no_ttft,
     )
     try:
-        results = bench_profiles(profiles, config, _progress(args))
+        results = bench_profiles(profiles, config, progress_reporter(args))
     finally:
-        _clear_progress()
+        clear_progress()
     if args.json:
         print_json([rec for r in results for rec in r.records()])
     else:
@@ -241,7 +240,7 @@ def format_bench(results: list[ProfileBench]) -> str:
     order = ([f"The profiles ran in {rounds} rounds, each loading them in turn (every other round in reverse "
               "order) for one repetition of each test, so a busy moment on this PC slows them alike."]
              if rounds > 1 else [])
-    return "\n".join([_table(header, rows, {2, 3, 4, 5, 9}), *order, *plain_words(results), *drafting_notes(results),
+    return "\n".join([text_table(header, rows, {2, 3, 4, 5, 9}), *order, *plain_words(results), *drafting_notes(results),
                       *spread_notes(results), *same_run_notes(results)])
 
 
@@ -255,9 +254,13 @@ def speed_words(r: float, same: str, faster: str) -> str:
 
 def wait_words(r: float) -> str:
     """A wait's ratio (TTFT) in words, as ``speed_words`` says speeds: "as long" within rounding,
-    "13% less", "48% longer", "2.50x as long" ("0.87x as long" left the reader to work it out)."""
+    "13% less", "48% longer", "2.50x as long" ("0.87x as long" left the reader to work it out);
+    a tenth as long or less, as a fraction: "1/400 as long" (a wait near zero, a cached prompt's,
+    was "100% less", as if there were none)."""
     if f"{abs(r - 1):.0%}" == "0%":
         return "as long"
+    if r < 0.1:
+        return f"1/{1 / r:,.0f} as long"
     return f"{1 - r:.0%} less" if r < 1 else f"{r - 1:.0%} longer" if r < 2 else f"{r:.2f}x as long"
 
 
@@ -490,7 +493,7 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
                          str(m.predicted_n), f"{m.predicted_per_second:.1f}", acc])
         s = res.summary()
         parts.append(f"{res.profile}:")
-        parts.append(_table(["#", "prompt", "prompt tok", "cached", "TTFT ms", "tokens", "tok/s", "accepted"],
+        parts.append(text_table(["#", "prompt", "prompt tok", "cached", "TTFT ms", "tokens", "tok/s", "accepted"],
                             rows, {0, 2, 3, 4, 5, 6}))
         acc = f", {s['acceptance'] * 100:.1f}% of drafts accepted" if s["acceptance"] is not None else ""
         tps = f"{s['predicted_per_second']:.1f}" if s["predicted_per_second"] is not None else "-"

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from workstation.commands import add_profile_arg, print_json, profile_refs
-from workstation.commands.bench import _clear_progress, _progress, _table, command_line, speed_words
+from workstation.commands import add_profile_arg, print_json, profile_refs, text_table
+from workstation.commands.bench import clear_progress, command_line, progress_reporter, speed_words
 from workstation.core.bench import check_local
 from workstation.core.catalog import file_size_text, resolve_model_path
 from workstation.core.documents import read_document, told_apart
@@ -385,9 +385,9 @@ def run(args: argparse.Namespace) -> int:
         plan = KLDPlan(read_kld_documents(args.kld), args.ctx or DEFAULT_WINDOW, args.chunks, args.top_k)
     profiles = _profiles(args)
     try:
-        results = evaluate_profiles(profiles, task_set, text, args.ctx, args.chunks, plan, _progress(args))
+        results = evaluate_profiles(profiles, task_set, text, args.ctx, args.chunks, plan, progress_reporter(args))
     finally:
-        _clear_progress()
+        clear_progress()
     deltas = [compare(results[0], r) for r in results]
     if args.json:
         print_json([{**r.to_dict(), "memory": _memory_dict(r), "vs_first": d}
@@ -399,7 +399,7 @@ def run(args: argparse.Namespace) -> int:
         for r in results:
             if r.tasks:
                 print(f"\n{r.profile}:")
-                print(_table(
+                print(text_table(
                     ["task", "lang", "ok", "expected", "reply"],
                     [[t.id, t.lang, "yes" if t.correct else "no", " / ".join(t.expected)[:30],
                       " ".join(t.reply.split())[:60]] for t in r.tasks.results],
@@ -526,7 +526,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
             rows.append(row)
     left = ("profile", "model", "K/V", "document")
     right = {i for i, h in enumerate(header) if h not in left and not h.startswith("vs ")}
-    table = _table(header, rows, right)
+    table = text_table(header, rows, right)
     notes = []
     for r in results:
         if r.ppl:

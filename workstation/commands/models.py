@@ -353,7 +353,7 @@ def _quantization_loss(
     """KL divergence of the new copy against its source on ``documents``: prints the eval table,
     and returns the JSON entries and the history's rows (saved by the caller, as ``eval --kld``
     saves them, once everything is printed)."""
-    from workstation.commands.bench import _clear_progress, _progress
+    from workstation.commands.bench import clear_progress, progress_reporter
     from workstation.commands.eval import (
         KLDPlan,
         compare,
@@ -371,9 +371,9 @@ def _quantization_loss(
         for path in (src, dest)
     ]
     try:
-        results = evaluate_profiles(profiles, plan=KLDPlan(documents, window), progress=_progress(args))
+        results = evaluate_profiles(profiles, plan=KLDPlan(documents, window), progress=progress_reporter(args))
     finally:
-        _clear_progress()
+        clear_progress()
     deltas = [compare(results[0], r) for r in results]
     if not args.json:
         print(format_eval(results, deltas))

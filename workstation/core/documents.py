@@ -138,7 +138,7 @@ class Document:
 
 
 # --- building a document from parts ---------------------------------------------------------
-class _Builder:
+class DocumentBuilder:
     """Joins (title, text) parts with blank lines and records each part's span."""
 
     def __init__(self, name: str, limits: Limits, deadline: float, kind: str = "section") -> None:
@@ -176,7 +176,7 @@ class _Builder:
 
 
 # --- notes (footnotes and endnotes: Word, OpenDocument, RTF) ---------------------------------------
-def _roman(n: int) -> str:
+def roman_numeral(n: int) -> str:
     """``n`` in lower-case Roman numerals (Word numbers endnotes i, ii, iii…)."""
     out = []
     for value, letters in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"),
@@ -186,7 +186,7 @@ def _roman(n: int) -> str:
     return "".join(out)
 
 
-def _add_notes(builder: _Builder, title: str, lines: list[str]) -> None:
+def add_notes(builder: DocumentBuilder, title: str, lines: list[str]) -> None:
     """A document's footnotes or endnotes as a last section: its title, then '[1] text' lines."""
     if lines:
         builder.add(title + "\n" + "\n".join(lines), title=title)
@@ -415,13 +415,13 @@ def _read_pdf(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
     except RecursionError:
         raise DocumentError(said=[("doc.pdf_nested", {"name": name})]) from None
     except Exception as err:  # noqa: BLE001 - pypdf raises many types on damaged files
-        raise DocumentError(said=[("doc.pdf_damaged", {"name": name, "detail": _short(err)})]) from None
+        raise DocumentError(said=[("doc.pdf_damaged", {"name": name, "detail": short_error(err)})]) from None
     if n_pages == 0:
         raise DocumentError(said=[("doc.pdf_no_pages", {"name": name})])
     if n_pages > limits.max_pages:
         raise DocumentError(said=[("doc.too_many_pages", {"name": name, "pages": f"{n_pages:,}",
                                                           "limit": f"{limits.max_pages:,}"})])
-    builder = _Builder(name, limits, deadline, kind="page")
+    builder = DocumentBuilder(name, limits, deadline, kind="page")
     failed = 0
     for number in range(1, n_pages + 1):
         try:
@@ -457,7 +457,7 @@ def _clean_pdf_text(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
-def _short(err: BaseException) -> str:
+def short_error(err: BaseException) -> str:
     msg = str(err).strip().rstrip(".").splitlines()[0] if str(err).strip() else type(err).__name__
     return msg[:120]
 
@@ -487,7 +487,7 @@ def check_zip(path: Path, limits: Limits, what: str = "DOCX") -> None:
             raise DocumentError(said=[("doc.office_locked", {"name": name, "what": what})]) from None
         raise DocumentError(said=[("doc.renamed", {"name": name, "what": what, "suffix": what.lower()})]) from None
     except (OSError, ValueError, NotImplementedError) as err:  # (NotImplementedError: a zip version or method it lacks)
-        raise DocumentError(said=[("doc.invalid", {"name": name, "what": what, "detail": _short(err)})]) from None
+        raise DocumentError(said=[("doc.invalid", {"name": name, "what": what, "detail": short_error(err)})]) from None
     if len(infos) > limits.max_zip_members:
         raise DocumentError(said=[("doc.zip_members", {"name": name, "members": f"{len(infos):,}",
                                                        "limit": f"{limits.max_zip_members:,}", "what": what})])
@@ -512,14 +512,14 @@ def _read_html(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
         if utf16 is None:
             raise DocumentError(said=[("doc.binary_not_html", {"name": name})])
         markup = utf16[0]
-    builder = _Builder(name, limits, deadline)
-    encoding = _add_html(builder, markup, name)
+    builder = DocumentBuilder(name, limits, deadline)
+    encoding = add_html(builder, markup, name)
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
     return Document(str(path), "html", builder.text(), builder.sections, utf16[1] if utf16 else encoding)
 
 
-def _add_html(builder: _Builder, markup: bytes | str, name: str) -> str | None:
+def add_html(builder: DocumentBuilder, markup: bytes | str, name: str) -> str | None:
     """The text of an HTML page (a file's, or an e-mail's) added to ``builder``: headings
     h1-h3 begin sections, each block (p, li, td…) a line; scripts, styles and the head left
     out. The encoding BeautifulSoup found, for bytes."""
@@ -528,7 +528,7 @@ def _add_html(builder: _Builder, markup: bytes | str, name: str) -> str | None:
     try:
         soup = BeautifulSoup(markup, "html.parser")
     except Exception as err:  # noqa: BLE001
-        raise DocumentError(said=[("doc.bad_html", {"name": name, "detail": _short(err)})]) from None
+        raise DocumentError(said=[("doc.bad_html", {"name": name, "detail": short_error(err)})]) from None
     for tag in soup(["script", "style", "noscript", "template", "svg", "head"]):
         tag.decompose()
     title: str | None = None
@@ -565,7 +565,7 @@ _SNIFF_BYTES = 8192
 _HTML_START = re.compile(rb"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html[\s>]|head[\s>]|body[\s>])", re.I | re.S)
 
 
-_ODF_MIME = "application/vnd.oasis.opendocument."
+ODF_MIME = "application/vnd.oasis.opendocument."
 _HEADER_LINE = re.compile(rb"[A-Za-z][A-Za-z0-9-]*:[^\n]*\n(?:[ \t][^\n]*\n)*")
 
 
@@ -591,7 +591,7 @@ def _odf_mimetype(head: bytes) -> str | None:
         return None
     start = 30 + name_len + extra_len
     value = head[start : start + size].decode("ascii", "replace")
-    return value if value.startswith(_ODF_MIME) else None
+    return value if value.startswith(ODF_MIME) else None
 
 
 _OFFICE_KINDS = {".docx": "docx", ".odt": "odt", ".xlsx": "xlsx", ".xlsm": "xlsx", ".ods": "ods",
@@ -621,9 +621,9 @@ def document_kind(path: Path, head: bytes) -> str:
         except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError):
             names = set()
         if mimetype is None and "content.xml" in names and "META-INF/manifest.xml" in names:  # (mimetype not first)
-            mimetype = _ODF_MIME + {".ods": "spreadsheet", ".odp": "presentation"}.get(suffix, "text")
+            mimetype = ODF_MIME + {".ods": "spreadsheet", ".odp": "presentation"}.get(suffix, "text")
         if mimetype is not None:  # OpenDocument: a text, a spreadsheet or slides (a drawing, a formula: not read)
-            kind = {"text": "odt", "spreadsheet": "ods", "presentation": "odp"}.get(mimetype.removeprefix(_ODF_MIME))
+            kind = {"text": "odt", "spreadsheet": "ods", "presentation": "odp"}.get(mimetype.removeprefix(ODF_MIME))
             if kind is None:
                 raise DocumentError(said=[("doc.zip", {"name": path.name})])
             return kind
@@ -812,7 +812,7 @@ def _isolated_child(conn: Any, path: str, limits: Limits) -> None:
         said: list[Phrase] = [("doc.reader_memory", {"name": Path(path).name, "mib": limits.max_memory_bytes // 2**20})]
         conn.send(("error", (say(said), said)))
     except BaseException as err:  # noqa: BLE001 - reported as one sentence
-        said = [("doc.reader_failed", {"name": Path(path).name, "detail": f"{type(err).__name__}: {_short(err)}"})]
+        said = [("doc.reader_failed", {"name": Path(path).name, "detail": f"{type(err).__name__}: {short_error(err)}"})]
         conn.send(("error", (say(said), said)))
     finally:
         conn.close()

@@ -14,12 +14,12 @@ from typing import Any
 from workstation.core.documents import (
     SUPPORTED_SUFFIXES,
     Document,
+    DocumentBuilder,
     DocumentError,
     Limits,
-    _add_html,
-    _Builder,
-    _short,
+    add_html,
     name_is_text,
+    short_error,
 )
 
 # --- e-mail (.eml) ------------------------------------------------------------------------------
@@ -96,8 +96,8 @@ def read_email(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
     except RecursionError:
         raise  # (parts nested thousands deep: 'nested too deeply', from read_document)
     except Exception as err:  # noqa: BLE001 - the parser is lenient; a failure is a damaged file
-        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "e-mail", "detail": _short(err)})]) from None
-    builder = _Builder(name, limits, deadline)
+        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "e-mail", "detail": short_error(err)})]) from None
+    builder = DocumentBuilder(name, limits, deadline)
     header = [f"{key}: {value}" for key in _EMAIL_HEADERS if (value := _header(msg, key))]
     if header:
         builder.add("\n".join(header))
@@ -110,7 +110,7 @@ def read_email(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
     if body is not None:
         text = _part_text(body)
         if body.get_content_subtype() == "html":
-            _add_html(builder, text, name)
+            add_html(builder, text, name)
         else:
             text = "\n".join(line.rstrip(" \t") for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
             if text.strip():

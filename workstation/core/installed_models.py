@@ -194,7 +194,7 @@ def delete_model(path: Path, seen: FileState | None = None) -> None:
     ``seen``: the file as the person was asked about it (``file_state``); another in its place
     since (another window pulled it, a link became the file) is not deleted: "Remove the link
     m?" deleted a 4 GB download put there meanwhile."""
-    if not any(_inside_dir(path, d) for d in model_dirs()):
+    if not any(inside_dir(path, d) for d in model_dirs()):
         raise ModelFileError(f"{path} is not in {models_dir()}; only installed models are removed here.")
     if seen is not None and file_state(path) != seen:
         raise ModelFileError(said=[("models.changed_meanwhile", {"name": path.name})])
@@ -204,7 +204,7 @@ def delete_model(path: Path, seen: FileState | None = None) -> None:
         raise ModelFileError(f"{path} cannot be deleted ({err.strerror or err}).") from None
 
 
-def _inside_dir(path: Path, folder: Path) -> bool:
+def inside_dir(path: Path, folder: Path) -> bool:
     """Whether ``path`` (itself, not what a link points to) is in ``folder``."""
     return path.absolute().parent.resolve() == folder.resolve()
 

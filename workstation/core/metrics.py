@@ -154,7 +154,7 @@ class MetricsHistory:
         return current, ProfileRun(ref, before_name or ref, turns[j:i])
 
 
-def _history_of(messages: list[StoredMessage]) -> MetricsHistory:
+def history_of(messages: list[StoredMessage]) -> MetricsHistory:
     """The dashboard's turns of a conversation's replies."""
     history = MetricsHistory(60)
     for msg in messages:

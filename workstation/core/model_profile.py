@@ -21,7 +21,7 @@ import yaml
 from workstation.core.atomic import cannot_write, umask
 from workstation.core.catalog import model_dirs, resolve_model_path
 from workstation.core.errors import ProfileError
-from workstation.core.installed_models import _inside_dir, installed_name
+from workstation.core.installed_models import inside_dir, installed_name
 from workstation.core.model_info import read_model_info
 from workstation.core.paths import profiles_dir, user_profiles_dir
 from workstation.core.planner import effective_settings, readiness
@@ -71,7 +71,7 @@ def model_ref(path: Path) -> str:
     (``models list`` names it so; a link in models/ by the link's name, as F4 lists it), else
     the file's whole path (a model outside the models folders)."""
     name = installed_name(path)
-    if any(_inside_dir(path, d) for d in model_dirs() if d.is_dir()) \
+    if any(inside_dir(path, d) for d in model_dirs() if d.is_dir()) \
             and resolve_model_path(name).absolute() == path.absolute():
         return name
     # a link by its own path, as the profiles running it are found (its target's was not found again)

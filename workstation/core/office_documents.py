@@ -16,13 +16,13 @@ from typing import Any
 
 from workstation.core.documents import (
     Document,
+    DocumentBuilder,
     DocumentError,
     Limits,
-    _add_notes,
-    _Builder,
-    _roman,
-    _short,
+    add_notes,
     check_zip,
+    roman_numeral,
+    short_error,
 )
 
 # an office file's XML parts come from outside: no entity is expanded (a "billion laughs" stays a
@@ -52,7 +52,7 @@ def office_part(name: str, what: str, missing: str) -> Iterator[None]:
     except RuntimeError:  # the zip's own encryption
         raise DocumentError(said=[("doc.password", {"name": name})]) from None
     except (*_ZIP_ERRORS, etree.XMLSyntaxError) as err:
-        raise DocumentError(said=[("doc.invalid", {"name": name, "what": what, "detail": _short(err)})]) from None
+        raise DocumentError(said=[("doc.invalid", {"name": name, "what": what, "detail": short_error(err)})]) from None
 
 
 def local_name(tag: Any) -> str:
@@ -109,7 +109,7 @@ class _WordNotes:
 
     @staticmethod
     def _mark(kind: str, number: int) -> str:
-        return str(number) if kind == "footnote" else _roman(number)
+        return str(number) if kind == "footnote" else roman_numeral(number)
 
     def _load(self, doc: Any, path: Path, reltype: str, member: str, kind: str) -> dict[str, str]:
         """Each note's text by its id, the separators left out."""
@@ -161,7 +161,7 @@ class _WordNotes:
                 out.append(f"[{labels[note_id]}]")
         return "".join(out)
 
-    def add_to(self, builder: _Builder) -> None:
+    def add_to(self, builder: DocumentBuilder) -> None:
         """The notes as sections 'Footnotes' and 'Endnotes': a line '[1] text' each."""
         for kind, title in (("footnote", "Footnotes"), ("endnote", "Endnotes")):
             bodies, labels = self.bodies[kind], self.labels[kind]
@@ -172,7 +172,7 @@ class _WordNotes:
                 if note_id not in labels and body:
                     self.numbered[kind] += 1
                     lines.append(f"[{self._mark(kind, self.numbered[kind])}] {body}")
-            _add_notes(builder, title, lines)
+            add_notes(builder, title, lines)
 
 
 def read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Document:
@@ -187,8 +187,8 @@ def read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
     except KeyError:  # a zip without Word's parts ([Content_Types].xml, word/document.xml)
         raise DocumentError(said=[("doc.zip_not_word", {"name": name})]) from None
     except Exception as err:  # noqa: BLE001 - python-docx/lxml raise many types
-        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "DOCX", "detail": _short(err)})]) from None
-    builder = _Builder(name, limits, deadline)
+        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "DOCX", "detail": short_error(err)})]) from None
+    builder = DocumentBuilder(name, limits, deadline)
     title: str | None = None
     lines: list[str] = []
 
@@ -218,34 +218,34 @@ def read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
     except DocumentError:
         raise
     except Exception as err:  # noqa: BLE001
-        raise DocumentError(said=[("doc.docx_damaged", {"name": name, "detail": _short(err)})]) from None
+        raise DocumentError(said=[("doc.docx_damaged", {"name": name, "detail": short_error(err)})]) from None
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
     return Document(str(path), "docx", builder.text(), builder.sections)
 
 
 # --- ODT (OpenDocument text: LibreOffice, OpenOffice) -------------------------------------------
-_ODF_TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
-_ODF_TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
-_ODF_OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
-_ODF_DRAW = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
+ODF_TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+ODF_TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+ODF_OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+ODF_DRAW = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
 
 
-def _odf(ns: str, tag: str) -> str:
+def odf_tag(ns: str, tag: str) -> str:
     return f"{{{ns}}}{tag}"
 
 
-_ODF_H, _ODF_P = _odf(_ODF_TEXT, "h"), _odf(_ODF_TEXT, "p")
-_ODF_NOTE = _odf(_ODF_TEXT, "note")
-_ODF_ROW, _ODF_CELL = _odf(_ODF_TABLE, "table-row"), _odf(_ODF_TABLE, "table-cell")
+ODF_H, ODF_P = odf_tag(ODF_TEXT, "h"), odf_tag(ODF_TEXT, "p")
+ODF_NOTE = odf_tag(ODF_TEXT, "note")
+ODF_ROW, ODF_CELL = odf_tag(ODF_TABLE, "table-row"), odf_tag(ODF_TABLE, "table-cell")
 # what is not the document's running text: tracked deletions, comments, declarations, forms,
 # an index's templates; pictures and text boxes (draw:*) within a paragraph
-_ODF_SKIP = {_odf(_ODF_TEXT, t) for t in ("tracked-changes", "sequence-decls", "variable-decls", "user-field-decls",
+ODF_SKIP = {odf_tag(ODF_TEXT, t) for t in ("tracked-changes", "sequence-decls", "variable-decls", "user-field-decls",
                                            "dde-connection-decls", "note-citation", "ruby-text")} | {
-    _odf(_ODF_OFFICE, t) for t in ("annotation", "annotation-end", "forms")}
+    odf_tag(ODF_OFFICE, t) for t in ("annotation", "annotation-end", "forms")}
 
 
-class _OdtText:
+class OdtText:
     """Text of OpenDocument paragraphs: spans and links read through, ``text:s`` spaces,
     ``text:tab``, ``text:line-break``; a note (``text:note``) is marked with its citation
     (``[1]``, ``[i]``) and its text kept for the notes' sections. No recursion: a stack."""
@@ -263,22 +263,22 @@ class _OdtText:
                 continue
             if item is not para:
                 tag = item.tag
-                if not isinstance(tag, str) or tag in _ODF_SKIP or tag.startswith(f"{{{_ODF_DRAW}}}"):
+                if not isinstance(tag, str) or tag in ODF_SKIP or tag.startswith(f"{{{ODF_DRAW}}}"):
                     continue  # (its tail, pushed apart, still counts)
-                if tag == _odf(_ODF_TEXT, "s"):
+                if tag == odf_tag(ODF_TEXT, "s"):
                     try:
-                        count = int(item.get(_odf(_ODF_TEXT, "c"), "1"))
+                        count = int(item.get(odf_tag(ODF_TEXT, "c"), "1"))
                     except ValueError:
                         count = 1
                     out.append(" " * max(1, min(count, 100)))
                     continue
-                if tag == _odf(_ODF_TEXT, "tab"):
+                if tag == odf_tag(ODF_TEXT, "tab"):
                     out.append("\t")
                     continue
-                if tag == _odf(_ODF_TEXT, "line-break"):
+                if tag == odf_tag(ODF_TEXT, "line-break"):
                     out.append("\n")
                     continue
-                if tag == _ODF_NOTE:
+                if tag == ODF_NOTE:
                     if not in_note:
                         out.append(self._note(item))
                     continue
@@ -291,19 +291,19 @@ class _OdtText:
         return "".join(out)
 
     def _note(self, note: Any) -> str:
-        kind = "endnote" if note.get(_odf(_ODF_TEXT, "note-class")) == "endnote" else "footnote"
+        kind = "endnote" if note.get(odf_tag(ODF_TEXT, "note-class")) == "endnote" else "footnote"
         notes = self.notes[kind]
-        citation = note.find(_odf(_ODF_TEXT, "note-citation"))
+        citation = note.find(odf_tag(ODF_TEXT, "note-citation"))
         mark = (citation.text or "").strip() if citation is not None else ""
         if not mark:
-            mark = str(len(notes) + 1) if kind == "footnote" else _roman(len(notes) + 1)
-        body = note.find(_odf(_ODF_TEXT, "note-body"))
-        paras = [] if body is None else (self.inline(p, in_note=True).strip() for p in body.iter(_ODF_P, _ODF_H))
+            mark = str(len(notes) + 1) if kind == "footnote" else roman_numeral(len(notes) + 1)
+        body = note.find(odf_tag(ODF_TEXT, "note-body"))
+        paras = [] if body is None else (self.inline(p, in_note=True).strip() for p in body.iter(ODF_P, ODF_H))
         notes.append(f"[{mark}] " + " ".join(t for t in paras if t))
         return f"[{mark}]"
 
 
-def _paragraphs(container: Any) -> list[Any]:
+def cell_paragraphs(container: Any) -> list[Any]:
     """The paragraphs and headings of a table cell, as the body's walk takes them: not those
     of a note's body (its text is the note's, marked where it is cited: a cell said it twice)
     nor of a drawing's text box (left out of body paragraphs too)."""
@@ -312,9 +312,9 @@ def _paragraphs(container: Any) -> list[Any]:
     while stack:
         el = stack.pop()
         tag = el.tag
-        if not isinstance(tag, str) or tag in _ODF_SKIP or tag == _ODF_NOTE or tag.startswith(f"{{{_ODF_DRAW}}}"):
+        if not isinstance(tag, str) or tag in ODF_SKIP or tag == ODF_NOTE or tag.startswith(f"{{{ODF_DRAW}}}"):
             continue
-        if tag in (_ODF_P, _ODF_H):
+        if tag in (ODF_P, ODF_H):
             found.append(el)
         else:
             stack.extend(reversed(el))
@@ -338,19 +338,19 @@ def read_odt(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
     except RuntimeError:  # the zip's own encryption
         raise DocumentError(said=[("doc.password", {"name": name})]) from None
     except _ZIP_ERRORS as err:
-        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "ODT", "detail": _short(err)})]) from None
+        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "ODT", "detail": short_error(err)})]) from None
     try:
         root = etree.fromstring(content, xml_parser())
     except etree.XMLSyntaxError as err:
         if b"encryption-data" in manifest:
             raise DocumentError(said=[("doc.password", {"name": name})]) from None
-        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "ODT", "detail": _short(err)})]) from None
+        raise DocumentError(said=[("doc.invalid", {"name": name, "what": "ODT", "detail": short_error(err)})]) from None
     del content
-    body = root.find(f"{_odf(_ODF_OFFICE, 'body')}/{_odf(_ODF_OFFICE, 'text')}")
+    body = root.find(f"{odf_tag(ODF_OFFICE, 'body')}/{odf_tag(ODF_OFFICE, 'text')}")
     if body is None:
         raise DocumentError(said=[("doc.no_text", {"name": name})])
-    builder = _Builder(name, limits, deadline)
-    reader = _OdtText()
+    builder = DocumentBuilder(name, limits, deadline)
+    reader = OdtText()
     title: str | None = None
     lines: list[str] = []
     held = 0  # characters in lines, before they reach the builder (and its cap)
@@ -372,29 +372,29 @@ def read_odt(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
     while stack:
         el = stack.pop()
         tag = el.tag
-        if not isinstance(tag, str) or tag in _ODF_SKIP or tag.endswith("-source"):  # (an index's templates)
+        if not isinstance(tag, str) or tag in ODF_SKIP or tag.endswith("-source"):  # (an index's templates)
             continue
         if time.monotonic() > deadline:
             builder.add("")  # raises the timeout error
-        if tag == _ODF_H:
+        if tag == ODF_H:
             text = reader.inline(el).strip()
             if text:
                 flush()
                 title = text
-        elif tag == _ODF_P:
+        elif tag == ODF_P:
             line(reader.inline(el).strip())
-        elif tag == _ODF_ROW:
+        elif tag == ODF_ROW:
             cells = []
-            for cell in el.iterchildren(_ODF_CELL):
-                paras = (reader.inline(p).strip() for p in _paragraphs(cell))
+            for cell in el.iterchildren(ODF_CELL):
+                paras = (reader.inline(p).strip() for p in cell_paragraphs(cell))
                 cells.append(" ".join(t for t in paras if t))
             if any(cells):
                 line(" | ".join(cells))
         else:  # lists and their items, sections, tables, an index's body: what they hold
             stack.extend(reversed(el))
     flush()
-    _add_notes(builder, "Footnotes", reader.notes["footnote"])
-    _add_notes(builder, "Endnotes", reader.notes["endnote"])
+    add_notes(builder, "Footnotes", reader.notes["footnote"])
+    add_notes(builder, "Endnotes", reader.notes["endnote"])
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
     return Document(str(path), "odt", builder.text(), builder.sections)

@@ -73,28 +73,10 @@ def _cpu_model() -> str:
 
 
 def _gpu_names() -> list[str]:
-    try:
-        from workstation.core import hardware  # written by the hardware helper
+    """The GPUs' names, as ``hw`` lists them (none: no NVIDIA driver, or ``WORKSTATION_FAKE_GPUS``'s)."""
+    from workstation.core import hardware
 
-        gpus = getattr(hardware, "gpu_info", None) or getattr(hardware, "gpus", None)
-        if callable(gpus):
-            return [str(getattr(g, "name", g)) for g in gpus()]
-    except Exception:  # noqa: BLE001 - a missing or failing GPU probe is a normal case
-        pass
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        try:
-            names = []
-            for i in range(pynvml.nvmlDeviceGetCount()):
-                name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(i))
-                names.append(name.decode() if isinstance(name, bytes) else str(name))
-            return names
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:  # noqa: BLE001 - no NVIDIA driver: no GPUs
-        return []
+    return [g.name for g in hardware.gpus()]
 
 
 @lru_cache(maxsize=1)

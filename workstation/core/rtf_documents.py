@@ -12,11 +12,11 @@ from pathlib import Path
 
 from workstation.core.documents import (
     Document,
+    DocumentBuilder,
     DocumentError,
     Limits,
-    _add_notes,
-    _Builder,
-    _roman,
+    add_notes,
+    roman_numeral,
 )
 
 # --- RTF ----------------------------------------------------------------------------------------
@@ -184,14 +184,14 @@ def read_rtf(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
     lines: dict[str, list[str]] = {"footnote": [], "endnote": []}
     for index, (kind, parts) in enumerate(notes):
         number = len(lines[kind]) + 1
-        marks[index] = str(number) if kind == "footnote" else _roman(number)
+        marks[index] = str(number) if kind == "footnote" else roman_numeral(number)
         text = " ".join(_rtf_clean("".join(parts)).split())
         lines[kind].append(f"[{marks[index]}] {text}".rstrip())
     text = _rtf_clean("".join(part if isinstance(part, str) else f"[{marks[part[0]]}]" for part in body))
-    builder = _Builder(name, limits, deadline)
+    builder = DocumentBuilder(name, limits, deadline)
     builder.add(text)
-    _add_notes(builder, "Footnotes", lines["footnote"])
-    _add_notes(builder, "Endnotes", lines["endnote"])
+    add_notes(builder, "Footnotes", lines["footnote"])
+    add_notes(builder, "Endnotes", lines["endnote"])
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
     return Document(str(path), "rtf", builder.text(), builder.sections, default_cp)

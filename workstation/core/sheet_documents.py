@@ -22,16 +22,16 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
-from workstation.core.documents import Document, DocumentError, Limits, _Builder, check_zip
+from workstation.core.documents import Document, DocumentBuilder, DocumentError, Limits, check_zip
 from workstation.core.office_documents import (
-    _ODF_CELL,
-    _ODF_ROW,
-    _ODF_TABLE,
+    ODF_CELL,
+    ODF_ROW,
+    ODF_TABLE,
     SAFE_XML,
-    _odf,
-    _OdtText,
-    _paragraphs,
+    OdtText,
+    cell_paragraphs,
     local_name,
+    odf_tag,
     office_part,
     relation_id,
     relations,
@@ -58,7 +58,7 @@ class _SheetText:
     less among many sheets), so that a huge first sheet does not crowd out a short summary
     sheet after it, nor does a short one take a huge one's room."""
 
-    def __init__(self, builder: _Builder, limits: Limits, sheets: int) -> None:
+    def __init__(self, builder: DocumentBuilder, limits: Limits, sheets: int) -> None:
         self.builder, self.limits = builder, limits
         self.cells_left = limits.max_cells
         self.sheets_left = max(1, sheets)
@@ -364,7 +364,7 @@ def read_xlsx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
     (``_SheetText.notes``), unless every sheet with cells is hidden."""
     check_zip(path, limits, what="XLSX")
     name = path.name
-    builder = _Builder(name, limits, deadline)
+    builder = DocumentBuilder(name, limits, deadline)
     with office_part(name, "XLSX", "doc.zip_not_excel"), zipfile.ZipFile(path) as zf:
         book = _Workbook(zf, path, limits, deadline)
 
@@ -387,28 +387,28 @@ def read_xlsx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
 
 
 # --- OpenDocument spreadsheets (.ods) -------------------------------------------------------------
-_ODF_TABLE_EL = _odf(_ODF_TABLE, "table")
-_ODF_COVERED = _odf(_ODF_TABLE, "covered-table-cell")
+_ODF_TABLE_EL = odf_tag(ODF_TABLE, "table")
+ODF_COVERED = odf_tag(ODF_TABLE, "covered-table-cell")
 _ODF_OFFICE_NS = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
 _ODF_STYLE_NS = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
-_ODF_STYLE = _odf(_ODF_STYLE_NS, "style")
+ODF_STYLE = odf_tag(_ODF_STYLE_NS, "style")
 
 
 def _repeat(el: Any, attr: str) -> int:
     try:
-        return max(1, int(el.get(_odf(_ODF_TABLE, attr), "1")))
+        return max(1, int(el.get(odf_tag(ODF_TABLE, attr), "1")))
     except ValueError:
         return 1
 
 
-def _ods_cell(cell: Any, reader: _OdtText) -> str:
+def _ods_cell(cell: Any, reader: OdtText) -> str:
     """A cell as LibreOffice shows it (its paragraphs: '15.01.2026', '12%'), or its value."""
-    paras = (reader.inline(p).strip() for p in _paragraphs(cell))
+    paras = (reader.inline(p).strip() for p in cell_paragraphs(cell))
     text = _flat(" ".join(t for t in paras if t))
     if text:
         return text
     for attr in ("value", "date-value", "time-value", "boolean-value", "string-value"):
-        value = cell.get(_odf(_ODF_OFFICE_NS, attr))
+        value = cell.get(odf_tag(_ODF_OFFICE_NS, attr))
         if value:
             return _flat(value)
     return ""
@@ -422,12 +422,12 @@ def _ods_stream(zf: zipfile.ZipFile, path: Path, limits: Limits, deadline: float
 
     with zf.open("content.xml") as f:
         for event, el in etree.iterparse(_Reader(f, deadline, path.name, limits), events=("start", "end"),
-                                         tag=(_ODF_STYLE, _ODF_TABLE_EL, _ODF_ROW), **SAFE_XML):
+                                         tag=(ODF_STYLE, _ODF_TABLE_EL, ODF_ROW), **SAFE_XML):
             yield event, el
             if event == "end":
                 el.clear(keep_tail=True)
                 prev = el.getprevious()
-                while prev is not None and prev.tag in (_ODF_ROW, _ODF_TABLE_EL):
+                while prev is not None and prev.tag in (ODF_ROW, _ODF_TABLE_EL):
                     prev.getparent().remove(prev)
                     prev = el.getprevious()
 
@@ -438,7 +438,7 @@ def read_ods(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
     hidden sheets are left out and named (``_SheetText.notes``), unless every sheet with cells is."""
     check_zip(path, limits, what="ODS")
     name = path.name
-    builder = _Builder(name, limits, deadline)
+    builder = DocumentBuilder(name, limits, deadline)
     with office_part(name, "ODS", "doc.zip_not_ods"), zipfile.ZipFile(path) as zf:
         sheets, left_out = _ods_tables(zf, path, limits, deadline, builder, hidden_too=False)
         if left_out and not builder.text().strip():  # (no sheet shown holds anything: the hidden ones, not nothing)
@@ -449,31 +449,31 @@ def read_ods(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
                     notes=sheets.notes(left_out))
 
 
-def _ods_tables(zf: zipfile.ZipFile, path: Path, limits: Limits, deadline: float, builder: _Builder,
+def _ods_tables(zf: zipfile.ZipFile, path: Path, limits: Limits, deadline: float, builder: DocumentBuilder,
                 hidden_too: bool) -> tuple[_SheetText, list[str]]:
     """An .ods's tables read into ``builder``, its hidden ones too where ``hidden_too``; the names
     of the hidden ones left out."""
     def hides(el: Any) -> bool:  # a table's style that hides it (content.xml's styles come before its tables)
-        return any(p.get(_odf(_ODF_TABLE, "display")) == "false" for p in el)
+        return any(p.get(odf_tag(ODF_TABLE, "display")) == "false" for p in el)
 
     hidden: set[str] = set()  # the tables' styles that hide them
     tables = 0
     for event, el in _ods_stream(zf, path, limits, deadline):
-        if el.tag == _ODF_STYLE and event == "end" and hides(el):
-            hidden.add(el.get(_odf(_ODF_STYLE_NS, "name")) or "")
+        if el.tag == ODF_STYLE and event == "end" and hides(el):
+            hidden.add(el.get(odf_tag(_ODF_STYLE_NS, "name")) or "")
         elif el.tag == _ODF_TABLE_EL and event == "start":
-            tables += hidden_too or el.get(_odf(_ODF_TABLE, "style-name")) not in hidden
+            tables += hidden_too or el.get(odf_tag(ODF_TABLE, "style-name")) not in hidden
     sheets = _SheetText(builder, limits, tables)
-    reader = _OdtText()
+    reader = OdtText()
     spent = skipped = False
     left_out: list[str] = []
     for event, el in _ods_stream(zf, path, limits, deadline):
-        if el.tag == _ODF_STYLE:
+        if el.tag == ODF_STYLE:
             continue
         if el.tag == _ODF_TABLE_EL:
             if event == "start":
-                name = el.get(_odf(_ODF_TABLE, "name")) or f"Sheet {len(builder.sections) + 1}"
-                is_hidden = el.get(_odf(_ODF_TABLE, "style-name")) in hidden
+                name = el.get(odf_tag(ODF_TABLE, "name")) or f"Sheet {len(builder.sections) + 1}"
+                is_hidden = el.get(odf_tag(ODF_TABLE, "style-name")) in hidden
                 skipped = is_hidden and not hidden_too
                 if skipped:
                     left_out.append(name)
@@ -488,10 +488,10 @@ def _ods_tables(zf: zipfile.ZipFile, path: Path, limits: Limits, deadline: float
         cells: dict[int, str] = {}
         col = 1
         for cell in el:
-            if cell.tag not in (_ODF_CELL, _ODF_COVERED):
+            if cell.tag not in (ODF_CELL, ODF_COVERED):
                 continue
             times = _repeat(cell, "number-columns-repeated")
-            text = _ods_cell(cell, reader) if cell.tag == _ODF_CELL else ""
+            text = _ods_cell(cell, reader) if cell.tag == ODF_CELL else ""
             if text:  # (a repeated filled cell is unrolled as far as the sheet's cells go, the row's
                 for k in range(min(times, sheets.budget + 1 - len(cells))):  # cells so far counted: a
                     cells[col + k] = text  # 2 KB file of 400 cells each repeated a million took 2 GB)

@@ -11,17 +11,17 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from workstation.core.documents import Document, DocumentError, Limits, _Builder, check_zip
+from workstation.core.documents import Document, DocumentBuilder, DocumentError, Limits, check_zip
 from workstation.core.office_documents import (
-    _ODF_CELL,
-    _ODF_DRAW,
-    _ODF_H,
-    _ODF_P,
-    _ODF_ROW,
-    _odf,
-    _OdtText,
-    _paragraphs,
+    ODF_CELL,
+    ODF_DRAW,
+    ODF_H,
+    ODF_P,
+    ODF_ROW,
+    OdtText,
+    cell_paragraphs,
     local_name,
+    odf_tag,
     office_part,
     relation_id,
     relations,
@@ -72,7 +72,7 @@ def _shape_lines(root: Any, skip: set[str]) -> tuple[str | None, list[str]]:
     return title, lines
 
 
-def _section(builder: _Builder, number: int, title: str | None, hidden: bool, lines: list[str], notes: list[str]) -> None:
+def _section(builder: DocumentBuilder, number: int, title: str | None, hidden: bool, lines: list[str], notes: list[str]) -> None:
     heading = f"Slide {number}" + (f": {title}" if title else "") + (" (hidden)" if hidden else "")
     if notes:
         lines = [*lines, "Speaker notes: " + notes[0], *notes[1:]]
@@ -85,7 +85,7 @@ def read_pptx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
 
     check_zip(path, limits, what="PPTX")
     name = path.name
-    builder = _Builder(name, limits, deadline)
+    builder = DocumentBuilder(name, limits, deadline)
     with office_part(name, "PPTX", "doc.zip_not_powerpoint"), zipfile.ZipFile(path) as zf:
         names = set(zf.namelist())
         root = etree.fromstring(zf.read("ppt/presentation.xml"), xml_parser())
@@ -114,15 +114,15 @@ def read_pptx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
 
 
 # --- OpenDocument presentations (.odp) ------------------------------------------------------------
-_ODF_PRESENTATION = "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"
-_ODF_OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
-_ODF_PAGE = _odf(_ODF_DRAW, "page")
-_ODF_NOTES = _odf(_ODF_PRESENTATION, "notes")
-_ODF_CLASS = _odf(_ODF_PRESENTATION, "class")
+ODF_PRESENTATION = "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"
+ODF_OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+ODF_PAGE = odf_tag(ODF_DRAW, "page")
+ODF_NOTES = odf_tag(ODF_PRESENTATION, "notes")
+ODF_CLASS = odf_tag(ODF_PRESENTATION, "class")
 _ODF_NOT_SAID = {"page-number", "date-time", "footer", "header", "page"}
 
 
-def _odp_lines(container: Any, reader: _OdtText) -> tuple[str | None, list[str]]:
+def _odp_lines(container: Any, reader: OdtText) -> tuple[str | None, list[str]]:
     """A page's (or its notes') title and lines: each frame or shape's paragraphs, tables' rows."""
     title: str | None = None
     lines: list[str] = []
@@ -130,19 +130,19 @@ def _odp_lines(container: Any, reader: _OdtText) -> tuple[str | None, list[str]]
     while stack:
         el = stack.pop()
         tag = el.tag
-        if not isinstance(tag, str) or tag == _ODF_NOTES or el.get(_ODF_CLASS) in _ODF_NOT_SAID:
+        if not isinstance(tag, str) or tag == ODF_NOTES or el.get(ODF_CLASS) in _ODF_NOT_SAID:
             continue
-        if tag == _ODF_ROW:
-            cells = [" ".join(t for t in (reader.inline(p).strip() for p in _paragraphs(c)) if t)
-                     for c in el.iterchildren(_ODF_CELL)]
+        if tag == ODF_ROW:
+            cells = [" ".join(t for t in (reader.inline(p).strip() for p in cell_paragraphs(c)) if t)
+                     for c in el.iterchildren(ODF_CELL)]
             if any(cells):
                 lines.append(" | ".join(cells))
-        elif tag in (_ODF_P, _ODF_H):
+        elif tag in (ODF_P, ODF_H):
             text = reader.inline(el).strip()
             if text:
                 lines.append(text)
-        elif el.get(_ODF_CLASS) == "title" and title is None:
-            texts = [reader.inline(p).strip() for p in el.iter(_ODF_P, _ODF_H)]
+        elif el.get(ODF_CLASS) == "title" and title is None:
+            texts = [reader.inline(p).strip() for p in el.iter(ODF_P, ODF_H)]
             title = " ".join(" ".join(texts).split()) or None
         else:
             stack.extend(reversed(el))
@@ -155,19 +155,19 @@ def read_odp(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
 
     check_zip(path, limits, what="ODP")
     name = path.name
-    builder = _Builder(name, limits, deadline)
-    reader = _OdtText()
+    builder = DocumentBuilder(name, limits, deadline)
+    reader = OdtText()
     with office_part(name, "ODP", "doc.zip_not_odp"), zipfile.ZipFile(path) as zf:
         root = etree.fromstring(zf.read("content.xml"), xml_parser())
-    body = root.find(f"{_odf(_ODF_OFFICE, 'body')}/{_odf(_ODF_OFFICE, 'presentation')}")
+    body = root.find(f"{odf_tag(ODF_OFFICE, 'body')}/{odf_tag(ODF_OFFICE, 'presentation')}")
     if body is None:
         raise DocumentError(said=[("doc.no_text", {"name": name})])
-    for number, page in enumerate(body.iterchildren(_ODF_PAGE), 1):
+    for number, page in enumerate(body.iterchildren(ODF_PAGE), 1):
         if time.monotonic() > deadline:
             builder.add("")  # raises the timeout error
         title, lines = _odp_lines(page, reader)
         notes: list[str] = []
-        for part in page.iterchildren(_ODF_NOTES):
+        for part in page.iterchildren(ODF_NOTES):
             notes.extend(_odp_lines(part, reader)[1])
         _section(builder, number, title, False, lines, notes)
     if not builder.text().strip():

@@ -52,7 +52,7 @@ from textual.worker import Worker, WorkerState
 from workstation.core.conversation_titles import profile_key
 from workstation.core.engine import EngineInfo
 from workstation.core.errors import WorkstationError
-from workstation.core.metrics import MetricsHistory, TurnMetrics, _history_of
+from workstation.core.metrics import MetricsHistory, TurnMetrics, history_of
 from workstation.core.paths import data_dir, office_folder_problem
 from workstation.core.phrases import (
     Phrase,
@@ -96,7 +96,7 @@ from workstation.tui.screens.instructions import InstructionsDialog
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import FitCheck
 from workstation.tui.screens.quantization import QuantizationScreen
-from workstation.tui.screens.sampling import SamplingDialog, said
+from workstation.tui.screens.sampling import SamplingDialog, written
 from workstation.tui.screens.sampling import changes as sampling_changes
 from workstation.tui.screens.sizing import SizingScreen
 from workstation.tui.screens.summarize import SummarizeScreen
@@ -597,7 +597,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             if self._editing is not None:  # its last question is still in the box, being changed
                 self._say_editing_last()
             self.store_write(lambda: self.store.set_open(conv.id))
-            self.history = _history_of(conv.messages)
+            self.history = history_of(conv.messages)
             await self.chat_screen.show_messages(conv.messages, found=found)
             await self.refresh_sidebar()
             self.update_status()
@@ -690,12 +690,13 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self.push_screen(SamplingDialog(self.texts, self.session_sampling or profile.sampling, profile.sampling,
                                         profile.key), chosen)
 
-    def _sampling_said(self, sampling: Sampling) -> str:
+    def _sampling_said(self, sampling: Sampling) -> list[Phrase]:
         """The settings of ``sampling`` other than the profile's, as the notices say them
-        ("Temperature 0.2, Longest reply 300")."""
-        own = self.changes_from_profile(sampling)
-        return ", ".join(f"{self.texts(f'sampling.{name}')} {said(getattr(sampling, name), self.texts) or '-'}"
-                         for name in own)
+        ("Temperature 0.2, Longest reply 300"): phrases, said again in Turkish after F9 (the
+        words made before it stayed English in the Turkish notice)."""
+        return [phrase for i, name in enumerate(self.changes_from_profile(sampling))
+                for phrase in ([("list.comma", {})] if i else []) + [
+                    ("sampling.change", {"name": (f"sampling.{name}", {}), "value": written(getattr(sampling, name)) or "-"})]]
 
     def instructions_now(self) -> str:
         """The open conversation's own instructions ('' none: its profile's system prompt); a new

@@ -158,16 +158,35 @@ class Texts:
         return self("dialog.yes_key"), self("dialog.no_key")
 
     def __call__(self, key: str, **values: Any) -> str:
-        text = locale_texts(self.lang).get(key) or locale_texts("en").get(key) or ENGLISH.get(key) or key
-        if "{cmd}" in text:  # advice naming a command: the one that started us (./run.sh ...)
-            values.setdefault("cmd", command())
-        said = text
-        if values:
-            try:
-                said = fill_in(text, {k: local_value(k, v, self.get) for k, v in values.items()})
-            except (KeyError, IndexError, ValueError):
-                pass
+        """The sentence ``key`` in this language, with ``values`` filled in: figures as this
+        language writes them (``local_value``), and a value that is a phrase (``(key, values)``)
+        or a list of them said in this language too, so that a notice said again after F9 is
+        wholly in the new one (its values, "Temperature 0.2", were made in the old)."""
+        said = self._said(key, values)
         self._recent[said] = (key, values)
         if len(self._recent) > self.RECENT:
             self._recent.popitem(last=False)  # (atomic: workers say sentences too)
         return said
+
+    def _said(self, key: str, values: dict[str, Any]) -> str:
+        text = locale_texts(self.lang).get(key) or locale_texts("en").get(key) or ENGLISH.get(key) or key
+        if "{cmd}" in text:  # advice naming a command: the one that started us (./run.sh ...)
+            values.setdefault("cmd", command())
+        if not values:
+            return text
+        try:
+            return fill_in(text, {k: self._value(k, v) for k, v in values.items()})
+        except (KeyError, IndexError, ValueError):
+            return text
+
+    def _value(self, name: str, value: Any) -> Any:
+        if _is_phrase(value):
+            return self._said(value[0], dict(value[1]))
+        if isinstance(value, list) and value and all(_is_phrase(v) for v in value):
+            return "".join(self._said(k, dict(v)) for k, v in value)
+        return local_value(name, value, self.get)
+
+
+def _is_phrase(value: Any) -> bool:
+    """``value`` is a phrase, ``(key, values)``: said as a sentence's part in the language of now."""
+    return isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], dict)

@@ -452,7 +452,7 @@ def _push(menu: ProfileMenu, index: int, profile: Profile) -> None:
 
 
 def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None, put_aside: Path | None = None) -> None:
-    from workstation.tui.screens.profile_menu import VerdictFound, _same_file
+    from workstation.tui.screens.profile_menu import VerdictFound, same_file
 
     if saved is None:
         return
@@ -462,7 +462,7 @@ def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None, p
                 else t("load.reset_gone", file=str(old.source)))
     else:
         said = t("load.saved_copy" if saved.source != old.source else "load.saved", file=str(saved.source))
-    if app.started_profile is not None and _same_file(app.started_profile, old):
+    if app.started_profile is not None and same_file(app.started_profile, old):
         app.started_profile = saved  # (a shipped file, its copy used in its place now: not listed twice)
     if menu._is_current(old):
         if app.generating or app.loading is not None:

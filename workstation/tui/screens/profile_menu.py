@@ -52,7 +52,7 @@ def _read_again(profile: Profile) -> Profile | ProfileError:
         return err
 
 
-def _same_file(a: Profile, b: Profile) -> bool:
+def same_file(a: Profile, b: Profile) -> bool:
     if a.source is None or b.source is None:
         return a.key == b.key
     return Path(a.source).resolve() == Path(b.source).resolve()
@@ -114,17 +114,17 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         self.entries: list[Profile | ProfileError] = list_profiles()
         seen: list[Profile] = []  # the started profile and the running one may be one file
         for outside in (also, current):
-            if not isinstance(outside, Profile) or any(_same_file(outside, o) for o in seen):
+            if not isinstance(outside, Profile) or any(same_file(outside, o) for o in seen):
                 continue
             seen.append(outside)
-            if not any(isinstance(e, Profile) and _same_file(e, outside) for e in self.entries):
+            if not any(isinstance(e, Profile) and same_file(e, outside) for e in self.entries):
                 self.entries.insert(0, _read_again(outside))  # as the file says now (the user may have fixed it)
         self.verdicts: dict[int, str | None] = {}
         self.freed: FreedMemory | None = None  # the loaded model's memory, which choosing a profile frees first
 
     def _is_current(self, entry: Profile) -> bool:
         if isinstance(self.current, Profile):
-            return _same_file(entry, self.current)
+            return same_file(entry, self.current)
         return entry.key == self.current
 
     def compose(self) -> ComposeResult:

@@ -54,9 +54,15 @@ def in_box(name: str, value: float | int | None, texts: Texts) -> str:
 
 def said(value: float | int | None, texts: Texts) -> str:
     """A setting in a sentence, as the UI's language writes it: 0,7 and 2.048 in Turkish."""
+    return texts.number(written(value))
+
+
+def written(value: float | int | None) -> str:
+    """A setting in a sentence, written the English way (0.7, 2,048): a sentence's value that
+    ``texts`` writes in its language as it says it, in the new one after F9 too."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return texts.number(f"{value:,}")
-    return texts.number(shown(value))
+        return f"{value:,}"
+    return shown(value)
 
 
 # what a box takes as it is typed: digits, a sign, and either decimal mark (Turkish writes 0,7:
