@@ -909,6 +909,10 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     assert 'There is no conversation named "Budget note"; did you mean "Budget notes"? Add --new' in err
     assert main([*chat, "-c", "budget", "How much?"]) == 1  # a saved name's first word (it began another)
     assert 'There is no conversation named "budget"; did you mean "Budget notes"? Add --new' in capsys.readouterr().err
+    # a bare number, as the list shows #1: named, not begun as a new conversation titled "1"
+    assert main([*chat, "-c", str(budget.id), "How much?"]) == 1
+    assert (f'There is no conversation named "{budget.id}"; did you mean "#{budget.id}" ("Budget notes")? Add --new'
+            in capsys.readouterr().err)
     assert main([*chat, "-c", "budget NOTES", "How much?"]) == 0  # the same name, case aside
     assert "Started a new conversation" not in capsys.readouterr().err
     assert main([*chat, "-c", "İŞ PLANI", "Hi"]) == 0  # Turkish capitals: casefold() made İ "i̇"
