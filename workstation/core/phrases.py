@@ -415,6 +415,9 @@ ENGLISH: dict[str, str] = {
     "model.not_made": "The model file {file} is not made yet; make it from {source} with '{command}'.",
     "model.missing": "The model file {path} does not exist; run '{command}' to see what is installed.",
     "model.meant": "Did you mean '{name}'?",
+    # a model named for inspect, quantize, profiles new (installed_models.find_installed)
+    "model.no_such": "There is no model '{name}' here; run '{command}' to see what is installed.",
+    "model.no_file": "The file {path} does not exist.",
     "model.link_gone": ("The model file {path} is a link to {target}, which is not there any more (moved or "
                         "deleted); add the file again from where it is now: '{command}'."),
     # a conversation as the chat shows it, and as F7 exports it (store.to_markdown)
