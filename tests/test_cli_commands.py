@@ -1011,6 +1011,9 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
                               "before a command go to 'workstation tui')."),
     # another command's option after a command (read by that command's parser alone first)
     (["hw", "--gpu", "rtx"], "--gpu rtx is not an option of 'workstation hw'; did you mean 'workstation fit --gpu'?"),
+    # ... before a close spelling of the command's own (--gpu: fit's, not a misspelt --output)
+    (["summarize", "notes.txt", "--gpu", "rtx"], "--gpu rtx is not an option of 'workstation summarize'; did you "
+                                                 "mean 'workstation fit --gpu'?"),
     # an option of several other commands: all named (it named the one owner only, and said nothing for two)
     (["hw", "--lang", "tr"], "--lang tr is not an option of 'workstation hw'; --lang is an option of fit, profiles check, "
                         "summarize and tui (see"),
