@@ -909,6 +909,10 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     assert 'There is no conversation named "Budget note"; did you mean "Budget notes"? Add --new' in err
     assert main([*chat, "-c", "budget", "How much?"]) == 1  # a saved name's first word (it began another)
     assert 'There is no conversation named "budget"; did you mean "Budget notes"? Add --new' in capsys.readouterr().err
+    # a bare number, as the list shows #1: named, not begun as a new conversation titled "1"
+    assert main([*chat, "-c", str(budget.id), "How much?"]) == 1
+    assert (f'There is no conversation named "{budget.id}"; did you mean "#{budget.id}" ("Budget notes")? Add --new'
+            in capsys.readouterr().err)
     assert main([*chat, "-c", "budget NOTES", "How much?"]) == 0  # the same name, case aside
     assert "Started a new conversation" not in capsys.readouterr().err
     assert main([*chat, "-c", "İŞ PLANI", "Hi"]) == 0  # Turkish capitals: casefold() made İ "i̇"
@@ -1007,6 +1011,9 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
                               "before a command go to 'workstation tui')."),
     # another command's option after a command (read by that command's parser alone first)
     (["hw", "--gpu", "rtx"], "--gpu rtx is not an option of 'workstation hw'; did you mean 'workstation fit --gpu'?"),
+    # ... before a close spelling of the command's own (--gpu: fit's, not a misspelt --output)
+    (["summarize", "notes.txt", "--gpu", "rtx"], "--gpu rtx is not an option of 'workstation summarize'; did you "
+                                                 "mean 'workstation fit --gpu'?"),
     # an option of several other commands: all named (it named the one owner only, and said nothing for two)
     (["hw", "--lang", "tr"], "--lang tr is not an option of 'workstation hw'; --lang is an option of fit, profiles check, "
                         "summarize and tui (see"),

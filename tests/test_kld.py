@@ -194,7 +194,8 @@ def _eval_kld(capsys: pytest.CaptureFixture[str], profiles: list[Path] | list[st
 
 
 def test_eval_kld_reuses_the_reference_and_invalidates_it(
-    smollm2_path: Path, q4_0_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    smollm2_path: Path, q4_0_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     ref_model = tmp_path / "reference.gguf"
     shutil.copyfile(smollm2_path, ref_model)
@@ -240,6 +241,20 @@ def test_eval_kld_reuses_the_reference_and_invalidates_it(
     assert healed[0]["kld_reference"][0]["cache_reused"] is False
     assert Path(healed[0]["kld_reference"][0]["cache_path"]) == key_file
     assert healed[1]["kld"][0]["kld_mean"] == pytest.approx(touched[1]["kld"][0]["kld_mean"], rel=1e-9)
+
+    # no data folder to keep it in: measured and printed all the same, then said (it stopped before measuring)
+    monkeypatch.setenv("WORKSTATION_DATA", str(doc))
+    rc = main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(doc), "--ctx", "64", "--chunks", "1",
+               "--json", "--no-save"])
+    out, err = capsys.readouterr()
+    unkept = json.loads(out)
+    assert rc == 0 and unkept[0]["kld_reference"][0]["cache_kept"] is False, err
+    assert unkept[1]["kld"][0]["kld_mean"] == pytest.approx(healed[1]["kld"][0]["kld_mean"], rel=1e-9)
+    assert err.rstrip().endswith(f"were not kept, so the next run measures them again: The data folder {doc}, "
+                                 f"where conversations and measurements are kept, cannot be used: {doc} is a file, "
+                                 "not a folder; set WORKSTATION_DATA to a folder you can write in. "
+                                 "WORKSTATION_KLD_CACHE names another folder for them."), err
+    assert not Path(unkept[0]["kld_reference"][0]["cache_path"]).parent.exists()  # its folder of its own removed
 
 
 def test_load_reference_refuses_another_key(english_reference: ReferenceLogits, smollm2_path: Path) -> None:

@@ -100,6 +100,11 @@ def test_extra_model_dir_and_damaged_file_listed(tmp_path: Path, monkeypatch: py
     (extra / "SmolLM2-135M-Instruct.Q4_1.gguf").write_bytes(b"")  # (its name is what is looked for)
     assert catalog.resolve_model_path("smollm2-135m-instruct-q4_1") == extra / "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert catalog.resolve_model_path("tiny") == extra / "tiny.gguf"
+    # a typo of a model there: guessed from every models folder, in the app's phrase (find_installed had its own English)
+    with pytest.raises(ModelFileError) as typo:
+        installed_models.find_installed("tinny")
+    assert typo.value.said[-1] == ("model.meant", {"name": "tiny"}) and str(typo.value).endswith("Did you mean 'tiny'?")
+    assert installed_models.missing_model_error(extra / "tinny.gguf").said[-1] == ("model.meant", {"name": "tiny"})
     from workstation.cli import main
 
     assert main(["models", "list"]) == 0  # where they are, not models/ alone

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import os
 import re
+import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -478,6 +479,20 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert "'bozuk.docx' hasarlı ya da yarım kalmış bir DOCX dosyası" in capsys.readouterr().err
     assert main(["summarize", str(damaged), "-p", str(prof), "--lang", "en"]) == 1
     assert "'bozuk.docx' is a damaged or truncated DOCX file" in capsys.readouterr().err
+    # what it says before any work in Turkish too (it said these in English): several files, -o, -c
+    assert main(["summarize", str(bad), str(doc), str(damaged), "-p", str(prof)]) == 1
+    err = capsys.readouterr().err
+    assert "3 belgeden 2 tanesi okunamıyor" in err and "'bozuk.docx' hasarlı" in err and "Onları çıkarın" in err, err
+    word = tmp_path / "mektup.docx"
+    word.write_bytes(b"PK\x03\x04 a Word file")
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(word), "--quiet"]) == 1
+    assert f"{word} zaten var ve summarize tarafından yazılmadı, bu yüzden olduğu gibi bırakıldı" in capsys.readouterr().err
+    assert main(["summarize", str(doc), str(bad), "-p", str(prof), "-c", "Arılar"]) == 1
+    assert "-c AD tek bir belgenin sohbetini kaydeder" in capsys.readouterr().err
+    from workstation.commands.stopping import stopped_by
+
+    assert (stopped_by(signal.SIGHUP, Texts("tr")), stopped_by(signal.SIGTERM)) == (
+        "terminalinin kapanması", "a request to end (SIGTERM)")
 
 
 def test_the_summarys_footer_says_what_it_took_in_plain_words() -> None:
@@ -541,6 +556,10 @@ def test_the_progress_bar_writes_to_stderr_as_it_is_when_it_starts(monkeypatch: 
         bar(SummaryProgress("map", 0, 2, 0, 2, None, None, inside_part=True, waiting=ServerWaiting(seconds, own=True)))
     assert waited.getvalue() == ("notes.txt: waiting: the server is busy with your other request; this one starts "
                                  "when it ends (Ctrl-C stops)…\n")
+    turkish = io.StringIO()  # in the app's language too (it was English there alone)
+    ProgressBar("notlar.txt", turkish, t=Texts("tr"))(
+        SummaryProgress("map", 0, 2, 0, 2, None, None, inside_part=True, waiting=ServerWaiting(5.0, own=True)))
+    assert turkish.getvalue().startswith("notlar.txt: bekleniyor: sunucu diğer isteğinizle meşgul"), turkish.getvalue()
 
 
 def test_the_progress_line_fits_the_terminal_it_is_redrawn_on() -> None:

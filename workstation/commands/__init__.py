@@ -146,14 +146,15 @@ def asked_yes(question: str, without_terminal: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def waiting_line(event: ServerWaiting) -> str:
+def waiting_line(event: ServerWaiting, t: Texts | None = None) -> str:
     """What a silent office server is doing (``ServerWaiting``), a line on stderr: before the
-    first word, behind the person's own other request or slow; in the middle of a reply."""
-    if event.stalled:
-        return "the server is slow to answer: nothing more from it for a while (Ctrl-C stops)…"
-    if event.own:
-        return "waiting: the server is busy with your other request; this one starts when it ends (Ctrl-C stops)…"
-    return "the server is slow to answer: nothing from it yet (Ctrl-C stops)…"
+    first word, behind the person's own other request or slow; in the middle of a reply. In
+    ``t``'s language (English without)."""
+    from workstation.tui.i18n import Texts
+
+    t = t or Texts("en")
+    return t("commands.waiting_stalled" if event.stalled else "commands.waiting_own" if event.own
+             else "commands.waiting_slow")
 
 
 _json_out = [False]  # whether this run printed its JSON (a failure after it adds none)

@@ -494,7 +494,7 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
         NUMBER,
         find_conversation,
         find_saved,
-        likely_meant,
+        meant_name,
     )
 
     store = ConversationStore()
@@ -519,13 +519,13 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
         return re.sub(r"[\s_-]*\d+", "", fold(title)) == re.sub(r"[\s_-]*\d+", "", fold(name))
 
     series = any(char.isdigit() for char in name) and any(numbered(c.title) for c in titles)
-    # the start of a longer title (its first words: it began another), or a typo: as `conversations show` says it
-    meant = None if series else likely_meant(titles, name, cutoff=0.75)
+    # the start of a longer title (its first words: it began another), or a typo: as `conversations show` says it;
+    # a bare number, as the list shows it with its '#' ("1" for #1), names that one (--new: a title "1")
+    meant = meant_name(titles, name, cutoff=None if series else 0.75)
     if meant is not None:
-        similar = meant.title
         store.close()
         raise EngineError(
-            f"There is no conversation named \"{name}\"; did you mean \"{similar}\"? Add --new to "
+            f"There is no conversation named \"{name}\"; did you mean {meant}? Add --new to "
             f"start a conversation named \"{name}\" ('{cli('conversations')}' lists them)."
         )
     return _Conversation(store, None, name, fresh=new)

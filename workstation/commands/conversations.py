@@ -85,17 +85,24 @@ def likely_meant(titles: list[Conversation], name: str, cutoff: float) -> Conver
     return next((c for c in titles if fold(c.title) == close[0]), None) if close else None
 
 
+def meant_name(titles: list[Conversation], name: str, cutoff: float | None) -> str | None:
+    """How to write the conversation a name no title has most likely means: a bare number, as
+    the list shows it with its '#' ('show 2', 'chat -c 2' for #2), '"#2" ("Weekly notes")';
+    else ``likely_meant``'s title, quoted (``cutoff`` None: none, only a number); None for none."""
+    numbered = next((c for c in titles if str(c.id) == name.strip()), None)
+    if numbered is not None:
+        return f'"#{numbered.id}" ("{numbered.title}")'
+    meant = likely_meant(titles, name, cutoff) if cutoff is not None else None
+    return f'"{meant.title}"' if meant is not None else None
+
+
 def find_saved(store: ConversationStore, name: str) -> Conversation:
     """``find_conversation``'s, or NoSuchConversation naming the one likely meant."""
     found = find_conversation(store, name)
     if found is not None:
         return found
-    titles = store.list()
-    # a bare number, as the list shows it with its '#' ('show 2' for #2): the one of that number
-    numbered = next((c for c in titles if str(c.id) == name.strip()), None)
-    meant = likely_meant(titles, name, cutoff=0.6)
-    guess = (f' Did you mean "#{numbered.id}" ("{numbered.title}")?' if numbered is not None
-             else f' Did you mean "{meant.title}"?' if meant is not None else "")
+    meant = meant_name(store.list(), name, cutoff=0.6)
+    guess = f" Did you mean {meant}?" if meant is not None else ""
     raise NoSuchConversation(f'There is no saved conversation "{name}" (\'{cli("conversations")}\' lists them, '
                              f"with their numbers).{guess}")
 

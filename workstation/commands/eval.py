@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -42,11 +45,13 @@ from workstation.core.kld import (
     compare_to_reference,
     key_path,
     load_reference,
+    reference_folder,
     reference_key,
     reference_windows,
     time_reference,
 )
 from workstation.core.model_info import read_model_info
+from workstation.core.phrases import Phrase, say
 from workstation.core.profile_variants import load_variant
 from workstation.core.profiles import KVCache, Profile, kv_words
 from workstation.core.results import ResultRow, save_printed_run
@@ -145,6 +150,7 @@ class ReferenceRow:
     cache_bytes_per_1k_tokens: float
     cache_reused: bool
     speed_windows: int  # the windows timed in this run: all of them, or a cached one's first window timed again
+    cache_kept: bool = True  # False: measured in a folder of the run's own, removed after it (no folder for it)
 
     @property
     def n_tokens(self) -> int:
@@ -245,6 +251,8 @@ class KLDPlan:
     n_ctx: int = DEFAULT_WINDOW
     max_chunks: int | None = None
     top_k: int = DEFAULT_TOP_K
+    folder: Path | None = None  # where the reference passes are kept (a temporary one where none can be)
+    not_kept: list[Phrase] = field(default_factory=list)  # why they were not kept: said after the table
 
 
 def read_kld_documents(paths: list[Path]) -> list[tuple[str, str]]:
@@ -314,11 +322,12 @@ def _build_references(
         del plan.documents[i], keys[i], cached[i]
     for (name, text), key, ref in zip(plan.documents, keys, cached, strict=True):
         if ref is None:
-            ref = build_reference(model, text, key, progress=progress)
+            ref = build_reference(model, text, key, plan.folder, progress)
         else:
             time_reference(model, ref, progress)
         refs.append(ref)
         result.references.append(ReferenceRow.of(name, ref))
+        result.references[-1].cache_kept = not plan.not_kept
 
 
 def _compare_candidate(
@@ -353,18 +362,23 @@ def evaluate_profiles(
     for candidate in profiles[1:]:  # refuse a mismatch before any model is loaded
         check_same_vocabulary(ref_path, resolve_model_path(candidate.model))
     cache_budget()  # and a bad WORKSTATION_KLD_CACHE_MB (it was read after the reference pass)
-    kv = (reference.kv_cache.k, reference.kv_cache.v)
-    keys = [reference_key(ref_path, kv, t, plan.n_ctx, plan.max_chunks, plan.top_k) for _, t in plan.documents]
-    cached = [load_reference(key_path(k), k) for k in keys]
-    refs: list[ReferenceLogits] = []
-    results = []
-    # loaded even when every document's pass is cached: its speed is measured in this run
-    work = partial(_build_references, plan, keys, cached, refs, progress)
-    first = evaluate_profile(reference, task_set, text, ctx, chunks, progress, work, plan.n_ctx)
-    results.append(first)
-    for candidate in profiles[1:]:
-        work = partial(_compare_candidate, plan, refs, progress)
-        results.append(evaluate_profile(candidate, task_set, text, ctx, chunks, progress, work, plan.n_ctx))
+    plan.folder, plan.not_kept = reference_folder()
+    with contextlib.ExitStack() as stack:
+        if plan.folder is None:  # measured and printed all the same, then said (it stopped before measuring)
+            plan.folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="workstation-kld-")))
+        kv = (reference.kv_cache.k, reference.kv_cache.v)
+        keys = [reference_key(ref_path, kv, t, plan.n_ctx, plan.max_chunks, plan.top_k) for _, t in plan.documents]
+        cached = [load_reference(key_path(k, plan.folder), k) for k in keys]
+        refs: list[ReferenceLogits] = []
+        results = []
+        # loaded even when every document's pass is cached: its speed is measured in this run
+        work = partial(_build_references, plan, keys, cached, refs, progress)
+        first = evaluate_profile(reference, task_set, text, ctx, chunks, progress, work, plan.n_ctx)
+        results.append(first)
+        for candidate in profiles[1:]:
+            work = partial(_compare_candidate, plan, refs, progress)
+            results.append(evaluate_profile(candidate, task_set, text, ctx, chunks, progress, work, plan.n_ctx))
+        refs.clear()  # (their files mapped: let go before a temporary folder is removed)
     return results
 
 
@@ -392,6 +406,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json([{**r.to_dict(), "memory": _memory_dict(r), "vs_first": d}
                     for r, d in zip(results, deltas, strict=True)])
+        _say_not_kept(plan)
         _keep(args, results)
         return 0
     print(format_eval(results, deltas, args.kld))
@@ -405,8 +420,15 @@ def run(args: argparse.Namespace) -> int:
                       " ".join(t.reply.split())[:60]] for t in r.tasks.results],
                     set(),
                 ))
+    _say_not_kept(plan)
     _keep(args, results)
     return 0
+
+
+def _say_not_kept(plan: KLDPlan | None) -> None:
+    """The reference pass measured in a folder of this run's own, once the results are printed."""
+    if plan is not None and plan.not_kept:
+        print(f"workstation: {say([('kld.not_kept', {'why': plan.not_kept})])}", file=sys.stderr)
 
 
 def _keep(args: argparse.Namespace, results: list[Any]) -> None:
@@ -541,7 +563,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
         notes.append(
             f"KL divergence against {results[0].profile} in windows of {refs[0].n_ctx} tokens; the "
             f"reference keeps its top {refs[0].top_k} log-probabilities per scored token: "
-            f"{sum(ref.cache_bytes for ref in refs) / 2**20:.1f} MiB cached "
+            f"{sum(ref.cache_bytes for ref in refs) / 2**20:.1f} MiB {'cached' if refs[0].cache_kept else 'not kept'} "
             f"({refs[0].cache_bytes_per_1k_tokens / 2**10:.0f} KiB per 1,000 tokens), "
             f"{reused} of {len(refs)} document{'' if len(refs) == 1 else 's'} read from the cache"
             + (" (its speed measured again in this run, over one window)." if reused else ".")
@@ -554,7 +576,6 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
     notes += choice_notes(results, deltas, documents)
     notes += kld_speed_notes(results)
     if results[0].references:
-        from workstation.core.phrases import say
         from workstation.core.weight_levels import four_bit_levels, reference_note
 
         levels = four_bit_levels(Path(results[0].model))

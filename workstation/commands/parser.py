@@ -93,15 +93,17 @@ class CommandParser(argparse.ArgumentParser):
         if command is not None and command is not here:  # `--lang tr fit`: it said "fit is not an option of 'tui'"
             return (f"'{first}' is a command of its own: type it first, as '{command.prog} …' (the options "
                     f"before a command go to '{here.prog}').")
-        if guess:
-            hint = f"; did you mean '{guess[0]}'?"
-        elif len(owners) == 1:
+        # the exact option of another command before a close spelling of one of this one's
+        # (`summarize --gpu` is fit's, not a misspelt --output)
+        if len(owners) == 1:
             hint = f"; did you mean '{owners[0]} {first}'?"
         elif 1 < len(owners) <= 4:  # (--lang: fit's, profiles check's, summarize's and tui's; said for one
             # only, two said nothing; -p of ten commands is no hint); before what the command takes, as one
             # owner is ("it takes TEXT" for chat)
             names = sorted(o.removeprefix(f"{self.prog} ") for o in owners)
             hint = f"; {first} is an option of {', '.join(names[:-1])} and {names[-1]}"
+        elif guess:
+            hint = f"; did you mean '{guess[0]}'?"
         elif takes:
             hint = f"; it takes {' '.join(str(t).upper() for t in takes)}"
         else:

@@ -10,8 +10,12 @@ import os
 import signal
 from collections.abc import Callable, Iterator
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from workstation.core.errors import TurnCancelled
+
+if TYPE_CHECKING:
+    from workstation.tui.i18n import Texts
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -54,10 +58,14 @@ def first_signal(received: list[int]) -> int:
     return received[0] if received else signal.SIGINT
 
 
-def stopped_by(sig: int) -> str:
-    """What stopped the work, in words: "Ctrl-C", "its terminal closing", "a request to end (SIGTERM)"."""
-    return {signal.SIGINT: "Ctrl-C", signal.SIGHUP: "its terminal closing"}.get(
-        signal.Signals(sig), f"a request to end ({signal.Signals(sig).name})")
+def stopped_by(sig: int, t: Texts | None = None) -> str:
+    """What stopped the work, in words: "Ctrl-C", "its terminal closing", "a request to end
+    (SIGTERM)"; in ``t``'s language (English without)."""
+    from workstation.tui.i18n import Texts as Words
+
+    t = t or Words("en")
+    key = {signal.SIGINT: "stop.ctrl_c", signal.SIGHUP: "stop.terminal"}.get(signal.Signals(sig), "stop.request")
+    return t(key, name=signal.Signals(sig).name)
 
 
 def stopped(sentence: str, sig: int) -> TurnCancelled:

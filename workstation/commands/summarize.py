@@ -18,6 +18,7 @@ from workstation.commands import (
     asked_yes,
     print_json,
     print_load_notes,
+    said_in,
     summary_profile,
     texts_of,
     waiting_line,
@@ -73,10 +74,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-
-
-GO_ON = " The same command goes on from them (--start-over summarizes every part again)."
-GO_ON_AFTER_START_OVER = " The same command without --start-over goes on from them."
 STAGE_WORDS = {"map": "summarize_cmd.stage_map", "reduce": "summarize_cmd.stage_reduce"}
 
 
@@ -96,7 +93,7 @@ class ProgressBar:
             said = (p.waiting.own, p.waiting.stalled)
             if said != self.waiting_said:
                 self.waiting_said = said
-                self.stream.write(("\r\x1b[2K" if self.tty else "") + f"{self.name}: {waiting_line(p.waiting)}\n")
+                self.stream.write(("\r\x1b[2K" if self.tty else "") + f"{self.name}: {waiting_line(p.waiting, self.t)}\n")
                 self.stream.flush()
                 self.last = ""
             return
@@ -191,7 +188,7 @@ def _save_conversation(name: str, profile_ref: str, result: SummaryResult, doc_n
         store.close()
 
 
-def _read_all(files: list[str]) -> list[Document]:
+def _read_all(files: list[str], args: argparse.Namespace) -> list[Document]:
     """Every document, or one ``DocumentError`` that names each file that cannot be read (it
     stopped at the first, so a list of ten took ten runs to fix)."""
     documents: list[Document] = []
@@ -205,13 +202,12 @@ def _read_all(files: list[str]) -> list[Document]:
         return documents
     if len(files) == 1:
         raise errors[0]
-    problems = [str(err).rstrip(".") for err in errors]
-    raise DocumentError(
-        f"{len(problems)} of {len(files)} documents cannot be read, so nothing was summarized: "
-        + "; ".join(problems) + "." + (f" Leave {'it' if len(problems) == 1 else 'them'} out, or put the documents "
-                                     f"in a folder: '{cli('batch FOLDER')}' summarizes each one it can read and "
-                                     "names the rest." if len(problems) < len(files) else "")
-    )
+    t = texts_of(args)
+    problems = [said_in(err, args).rstrip(".") for err in errors]
+    advice = "" if len(problems) == len(files) else t(
+        "summarize_cmd.leave_it_out" if len(problems) == 1 else "summarize_cmd.leave_them_out", command=cli("batch FOLDER"))
+    raise DocumentError(t("summarize_cmd.unreadable", n=len(problems), total=len(files), problems="; ".join(problems),
+                          advice=advice))
 
 
 def _put_out(args: argparse.Namespace, results: list[SummaryResult], profile_key: str, t: Texts) -> None:
@@ -267,14 +263,14 @@ def run(args: argparse.Namespace) -> int:
     t = texts_of(args)
     name = clean_title(args.conversation or "")  # as the store keeps it
     if args.conversation is not None and (not name or len(args.files) != 1):
-        raise SummarizeError("-c NAME saves the conversation of one document: give one file and a name.")
+        raise SummarizeError(t("summarize_cmd.one_document"))
     if name:  # a second conversation of one name: chat -c could reach only the newest
         store = ConversationStore()
         try:
             store.check_title_free(name)
         finally:
             store.close()
-    documents = _read_all(args.files)  # fail before loading, naming every file that cannot be read
+    documents = _read_all(args.files, args)  # fail before loading, naming every file that cannot be read
     if args.output:  # before the work, not after it
         args.output = str(named_output(args.output, [Path(f) for f in args.files], SummarizeError))
         there = Path(args.output)
@@ -283,16 +279,12 @@ def run(args: argparse.Namespace) -> int:
         names = [d.name for d in documents]
         heads = summary_heads(there) if there.exists() and not args.yes else None
         if there.exists() and not args.yes and heads is None and not asked_yes(
-                f"{there} is there already and was not written by summarize; replace it with the summary?",
-                f"{there} is there already and was not written by summarize, so it was left as it was; add --yes "
-                "to replace it, or name another file with -o."):
+                t("summarize_cmd.other_file_q", path=str(there)), t("summarize_cmd.other_file_kept", path=str(there))):
             print(t("summarize_cmd.nothing"), file=sys.stderr)
             return 1
         if heads is not None and not earlier_summary(there, of=names) and not asked_yes(
-                f"{there} holds another summary ({'; '.join(heads)}); replace it with the summary of "
-                f"{', '.join(names)}?",
-                f"{there} holds another summary ({'; '.join(heads)}), so it was left as it was; add --yes to "
-                "replace it, or name another file with -o."):
+                t("summarize_cmd.other_summary_q", path=str(there), heads="; ".join(heads), names=", ".join(names)),
+                t("summarize_cmd.other_summary_kept", path=str(there), heads="; ".join(heads))):
             print(t("summarize_cmd.nothing"), file=sys.stderr)
             return 1
     # one summary of a document at a time (F6, or another summarize, writing its kept parts too):
@@ -374,9 +366,9 @@ def _summarize_all(args: argparse.Namespace, profile: Profile, name: str, docume
         # nothing to show: an earlier summary in the output file is worth more than an empty one
         for parts in opened:
             parts.close()
-        kept = f" {args.output} was left as it was." if args.output and Path(args.output).exists() else ""
-        raise stopped(f"stopped by {stopped_by(first_signal(signals))} before any part was summarized, so nothing was "
-                      f"written.{kept}", first_signal(signals))
+        kept = t("summarize_cmd.left_as_it_was", path=args.output) if args.output and Path(args.output).exists() else ""
+        raise stopped(t("summarize_cmd.stopped_nothing", by=stopped_by(first_signal(signals), t), kept=kept),
+                      first_signal(signals))
 
     # stopped part-way: a whole summary of these documents in -o is worth more than this run's parts
     # (kept for the same command, which goes on from them)
@@ -406,23 +398,21 @@ def _summarize_all(args: argparse.Namespace, profile: Profile, name: str, docume
         if name and results and not results[0].cancelled:
             follow_up = cli(f"chat -c {shell_word(name)} " + '"..."')
             print(t("summarize_cmd.saved_as", title=name, command=follow_up), file=sys.stderr)
-    go_on = (GO_ON_AFTER_START_OVER if args.start_over else GO_ON) if resumable else ""  # (--start-over forgets them)
+    # (--start-over forgets them)
+    go_on = t("summarize_cmd.go_on_after_start_over" if args.start_over else "summarize_cmd.go_on") if resumable else ""
     if failed is not None:
-        where = f"in {args.output}" if args.output else "above"
         done, parts = sum(1 for c in results[-1].chunks if c.summary is not None), len(results[-1].chunks)
-        covers = (f"has each of the {parts} parts' summaries, not yet combined into one" if done == parts else
-                  f"covers only the {done} of {parts} parts finished before it")
-        raise type(failed)(f"{failed} The summary {where} {covers}.{go_on}")
+        covers = (t("summarize_cmd.covers_all", parts=parts) if done == parts else
+                  t("summarize_cmd.covers_some", done=done, parts=parts))
+        raise type(failed)(t("summarize_cmd.failed_in" if args.output else "summarize_cmd.failed_above",
+                             error=said_in(failed, args), path=args.output, covers=covers, go_on=go_on))
+    by = stopped_by(first_signal(signals), t)
     if was_stopped and kept_whole:
-        raise stopped(f"stopped by {stopped_by(first_signal(signals))}; {args.output} keeps the whole summary it held, "
-                      f"not this run's parts.{go_on}", first_signal(signals))
+        raise stopped(t("summarize_cmd.stopped_kept_whole", by=by, path=args.output, go_on=go_on), first_signal(signals))
     if was_stopped:
-        where = args.output if args.output else "above"
-        raise stopped(f"stopped; the summary {'in ' if args.output else ''}{where} covers only the parts "
-                      f"finished before {stopped_by(first_signal(signals))}.{go_on}",
-                      first_signal(signals))
+        raise stopped(t("summarize_cmd.stopped_in" if args.output else "summarize_cmd.stopped_above",
+                        by=by, path=args.output, go_on=go_on), first_signal(signals))
     if not_saved is not None:  # the summary went out, the conversation did not
-        where = f"is in {args.output}" if args.output else "is printed above"
-        raise WorkstationError(f"{not_saved} The summary {where}, but it was not saved as the conversation "
-                               f'"{name}"; free some space, then run the same command again.')
+        raise WorkstationError(t("summarize_cmd.not_saved_in" if args.output else "summarize_cmd.not_saved_above",
+                                 error=said_in(not_saved, args), path=args.output, title=name))
     return 0

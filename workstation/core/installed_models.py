@@ -76,7 +76,9 @@ def missing_model_error(path: Path) -> ModelFileError:
             "file": path.name, "source": item.name,
             "command": f"{cli()} models quantize {item.name} --type {type_name.lower()}{requantize}"})])
     said = missing_model(path)
-    meant = close_model_name(path.stem) if in_models and said.said[0][0] == "model.missing" else None
+    # a name typed in models/ or a WORKSTATION_MODEL_DIRS folder (a shared drive's): its guess, from all of them
+    in_folders = in_models or path.parent.resolve() in {folder.resolve() for folder in model_dirs()}
+    meant = close_model_name(path.stem) if in_folders and said.said[0][0] == "model.missing" else None
     if meant is not None:  # a name typed in a profile or -p's variant ("model=smollm2-135m-instruct-q8_0")
         return ModelFileError(said=[*said.said, ("profile.next", {}), ("model.meant", {"name": meant})])
     return said
@@ -166,12 +168,9 @@ def find_installed(ref: str) -> Path:
         if said.said and said.said[0][0] != "model.missing":
             raise said
         if os.sep in ref:  # a file named by its path: not "no model here" (a bare name keeps its guess)
-            raise ModelFileError(f"The file {typed_path(ref)} does not exist.")
-        close = close_model_name(ref)
-        guess = f" Did you mean '{close}'?" if close else ""
-        raise ModelFileError(
-            f"There is no model '{ref}' here; run '{cli('models list')}' to see what is installed.{guess}"
-        )
+            raise ModelFileError(said=[("model.no_file", {"path": str(typed_path(ref))})])
+        # its guess as missing_model_error made it (model.meant, from every models folder)
+        raise ModelFileError(said=[("model.no_such", {"name": ref, "command": cli("models list")}), *said.said[1:]])
     return path
 
 

@@ -69,8 +69,8 @@ from workstation.core.evaluate import (
 )
 from workstation.core.installed_models import held_part, own_part
 from workstation.core.model_info import read_model_info, vocabulary_difference
-from workstation.core.paths import data_dir, kld_dir, own_folder
-from workstation.core.phrases import say
+from workstation.core.paths import kld_dir, own_folder
+from workstation.core.phrases import Phrase, say
 from workstation.core.results import HistoryEntry
 from workstation.core.runtime import LoadedModel
 
@@ -122,6 +122,35 @@ def reference_key(
         "max_chunks": max_chunks,
         "top_k": top_k,
     }
+
+
+def reference_folder() -> tuple[Path | None, list[Phrase]]:
+    """The folder reference passes are kept in (``kld_dir``), made: the data folder's kld/ its
+    owner's alone (a document's tokens, as kv-cache/); WORKSTATION_KLD_CACHE's made so when
+    made, kept as it is when there. None and why where it cannot be used (a data folder that is
+    a file, one not the user's to write in): the run then measures in a folder of its own and
+    says the reference was not kept, as perplexity and bench measure and print, then say their
+    results were not (it stopped before measuring anything)."""
+    from workstation.core.atomic import write_problem
+    from workstation.core.errors import WorkstationError
+
+    try:
+        folder = kld_dir()
+    except WorkstationError as err:
+        return None, err.said or [("kld.why", {"why": str(err)})]
+    try:
+        if os.environ.get("WORKSTATION_KLD_CACHE"):
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        else:
+            own_folder(folder)
+    except OSError as err:  # (a file of that name: not FileExistsError's "File exists")
+        why = (("file.not_a_folder", {"folder": str(folder)}) if folder.exists() and not folder.is_dir()
+               else write_problem(folder, err))
+        return None, [("kld.folder_unusable", {"folder": str(folder), "why": why})]
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return None, [("kld.folder_unusable", {"folder": str(folder),
+                                               "why": ("file.no_permission", {"folder": str(folder)})})]
+    return folder, []
 
 
 def key_path(key: dict[str, Any], directory: Path | None = None) -> Path:
@@ -322,10 +351,8 @@ def build_reference(
     n_text_tokens = len(tokens)
     tokens = tokens[: n_chunk * n_ctx]
     dest = key_path(key, directory)
-    if dest.parent == data_dir() / "kld":  # (a document's tokens: the folder its owner's alone, as kv-cache/)
-        own_folder(dest.parent)
-    else:  # (WORKSTATION_KLD_CACHE, a test's folder: one made is made so; one there keeps its mode)
-        dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # (a document's tokens: made its owner's alone; the data folder's kld/ made so again by reference_folder)
+    dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = own_part(dest)  # (its lock held while written: a part left by a kill is swept)
     with held_part(tmp, ("models.being_added", {"name": dest.name, "folder": str(dest.parent)})):
         nll = nll2 = decode_seconds = 0.0

@@ -373,6 +373,11 @@ ENGLISH: dict[str, str] = {
     "kld.left_references_removed": ("Removed {n} unfinished KL divergence references ({size} in all) from "
                                     "{folder}: their measurements were stopped before they ended; the next ones "
                                     "make them again."),
+    # eval --kld without a folder for the reference pass (kld.reference_folder): measured, printed, then said
+    "kld.not_kept": ("The reference model's figures (KL divergence) were not kept, so the next run measures them "
+                     "again: {why} WORKSTATION_KLD_CACHE names another folder for them."),
+    "kld.folder_unusable": "The folder {folder} cannot be used: {why}.",
+    "kld.why": "{why}",
     "pull.removing_running": ("{name} is being downloaded into {folder} now (in another window or command), so "
                               "nothing was removed; stop that download first, then remove it."),
     "pull.already": ("{name} is being downloaded into {folder} already (started earlier here, in another "
@@ -410,6 +415,9 @@ ENGLISH: dict[str, str] = {
     "model.not_made": "The model file {file} is not made yet; make it from {source} with '{command}'.",
     "model.missing": "The model file {path} does not exist; run '{command}' to see what is installed.",
     "model.meant": "Did you mean '{name}'?",
+    # a model named for inspect, quantize, profiles new (installed_models.find_installed)
+    "model.no_such": "There is no model '{name}' here; run '{command}' to see what is installed.",
+    "model.no_file": "The file {path} does not exist.",
     "model.link_gone": ("The model file {path} is a link to {target}, which is not there any more (moved or "
                         "deleted); add the file again from where it is now: '{command}'."),
     # a conversation as the chat shows it, and as F7 exports it (store.to_markdown)
