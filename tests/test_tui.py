@@ -1906,6 +1906,17 @@ async def test_alt_i_gives_a_conversation_its_own_instructions(profiles: Path) -
         await until(pilot, lambda: not isinstance(app.screen, InstructionsDialog))
         assert other.get(theirs.id).instructions == ""
         assert any("deleted in another window; its instructions were not kept" in n.message for n in app._notifications)
+        # another window's delete seen as the app closes (a check that came during the quit drew
+        # into a chat screen without its log: "No nodes match '#log'"): nothing is drawn then
+        gone = app.store.new("Gone")
+        await app.open_conversation(gone.id)
+        other.delete(gone.id)
+        app._running = False  # as App._shutdown leaves it before it takes the screens away
+        try:
+            await app._follow_outside_changes()
+        finally:
+            app._running = True
+        assert app.conversation_id == gone.id
 
 
 async def test_keys_typed_fast_are_done_in_their_order(profiles: Path) -> None:

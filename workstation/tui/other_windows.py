@@ -88,7 +88,11 @@ class OtherWindows(AppPart):
     async def _follow_outside_changes(self: WorkstationApp) -> None:
         """What another window or the command line wrote in the same data folder, shown here:
         the list never showed conversations made, renamed or deleted elsewhere, and the open
-        one never showed the turns `chat -c` added to it (though the model read them)."""
+        one never showed the turns `chat -c` added to it (though the model read them). Nothing
+        while the app closes (Textual's shutdown stops it running, then takes the screens away: a
+        check that came then drew into a chat screen without its log, "No nodes match '#log'")."""
+        if not self.is_running:
+            return
         if not self.store.in_memory and not self.generating and self._file_of_store() != self._store_file:
             self._store_file_changed()
             await self.refresh_sidebar()
@@ -100,7 +104,7 @@ class OtherWindows(AppPart):
         self._seen_version = version
         await self.refresh_sidebar()
         conv_id = self.conversation_id
-        if conv_id is None:
+        if conv_id is None or not self.is_running:  # (closing began while the list was drawn)
             return
         if self._turn_begun():  # a message sent while the list was drawn: a redraw now took its reply's
             self._seen_version = -1  # view away (the app ended on "No nodes match '.tail'"); after it, then
