@@ -168,9 +168,9 @@ def test_24gb_gpu_takes_everything() -> None:
     # gpu_layers beyond the model's layers is all of them, as llama.cpp takes it (not "99 layers")
     assert plan(llama3_8b(), context=8192, gpus=gpus, gpu_layers=99, **RAM).gpu_layers == 33
     # the card keeps 512 MiB and 3% of itself for CUDA and the display: 23.2 GB free is 22.0 usable
-    from workstation.core.planner import _gpu_usable
+    from workstation.core.planner import gpu_usable
 
-    assert _gpu_usable(gpus[0]) == int(23.2 * GIB) - 512 * MIB - int(0.03 * 24 * GIB)
+    assert gpu_usable(gpus[0]) == int(23.2 * GIB) - 512 * MIB - int(0.03 * 24 * GIB)
 
 
 def test_8gb_gpu_long_context_splits_layers() -> None:
@@ -180,11 +180,11 @@ def test_8gb_gpu_long_context_splits_layers() -> None:
     assert 0 < p.gpu_layers < 32 and p.placement == "partial" and p.fits
     assert p.verdict.startswith(f"{p.gpu_layers} of 32 layers on the GPU")
     gpu = p.devices[0]
-    from workstation.core.planner import _gpu_usable
+    from workstation.core.planner import gpu_usable
 
-    assert gpu.need_bytes <= _gpu_usable(gpus[0])
+    assert gpu.need_bytes <= gpu_usable(gpus[0])
     one_more = plan(info, context=32768, gpus=gpus, gpu_layers=p.gpu_layers + 1, **RAM)
-    assert one_more.devices[0].need_bytes > _gpu_usable(gpus[0])
+    assert one_more.devices[0].need_bytes > gpu_usable(gpus[0])
     assert not one_more.fits and "does not fit" in one_more.verdict and "auto" in one_more.verdict
     # q8_0 K/V halves the cache: more layers fit
     q8 = plan(info, context=32768, type_k="q8_0", type_v="q8_0", gpus=gpus, **RAM)
@@ -257,7 +257,7 @@ def test_does_not_fit_anywhere() -> None:
     freed = plan(llama3_8b(), context=8192, gpus=[], ram_available=2 * GIB, ram_limit=GIB, ram_total=16 * GIB,
                  ram_freed=6 * GIB)
     assert freed.fits and freed.verdict == "runs on the CPU: needs 6.1 GB of the 7.0 GB of memory free", freed.verdict
-    # under ulimit -v the weights' mapping counts within the limit (``_address_space_limited``): the
+    # under ulimit -v the weights' mapping counts within the limit (``address_space_limited``): the
     # contexts the hint names are planned under it too (it said 32,768 tokens "fit too, but run
     # slowly", and they did not fit at all: 4.6 GB of weights under a 6 GB limit)
     import resource

@@ -243,12 +243,14 @@ class MemoryPlan:
         return data
 
 
-def _gpu_usable(g: GpuInfo) -> int:
+def gpu_usable(g: GpuInfo) -> int:
+    """The VRAM a GPU has free for a model: what is free less the reserve (the CUDA context,
+    the driver, and a little more on big cards)."""
     reserve = GPU_RESERVE_BYTES + int(GPU_RESERVE_FRACTION * g.vram_total)
     return max(0, g.vram_free - reserve)
 
 
-def _assign(n: int, gpus: list[GpuInfo]) -> list[int]:
+def layers_per_gpu(n: int, gpus: list[GpuInfo]) -> list[int]:
     """How many of ``n`` offloaded layers each GPU gets (llama.cpp: in proportion to free VRAM)."""
     if not gpus or n <= 0:
         return [0] * len(gpus)
@@ -266,7 +268,7 @@ def _assign(n: int, gpus: list[GpuInfo]) -> list[int]:
     return counts
 
 
-def _device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None,
+def device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None,
                   physical_cores: int | None = None) -> tuple[SpeedConstants, str] | None:
     """How ``size`` times a decode step on the device, and those words: a card of the table by
     published figures scaled to it (at the memory speed its driver reports, where it does: an
@@ -294,7 +296,7 @@ def _device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None,
     return gpu_constants(spec), f"published llama-bench figures scaled to the {d.name}"
 
 
-def _context_hint(info: ModelInfo, context: int, type_k: str, type_v: str, kv_total: int,
+def context_hint(info: ModelInfo, context: int, type_k: str, type_v: str, kv_total: int,
                   room: Callable[[int, str, str], int | None]) -> list[Phrase]:
     """What to change where the K/V cache is what does not fit, with the figures for this
     memory: the largest context that fits (halving down to 512 tokens), and with q8_0 K/V
@@ -412,7 +414,7 @@ def plan(
         """Devices for n offloaded layers; True when every GPU has room."""
         n = max(0, min(n, total_layers))
         start = n_layer - min(n, n_layer)  # first layer on a GPU
-        counts = _assign(n, gpus)
+        counts = layers_per_gpu(n, gpus)
         devices: list[DevicePlan] = []
         ok = True
         order = list(range(start, n_layer)) + (["out"] if n > n_layer else [])
@@ -425,7 +427,7 @@ def plan(
             cb = comp if c else 0
             d = DevicePlan("gpu", g.name, g.index, c, w, k, cb, g.vram_free, g.vram_total,
                            g.bandwidth_gbps or gpu_bandwidth_gbps(g.name))
-            if c and d.need_bytes > _gpu_usable(g):
+            if c and d.need_bytes > gpu_usable(g):
                 ok = False
             devices.append(d)
         cpu_w = info.input_bytes + sum(info.layer_bytes[:start]) + (0 if n > n_layer else info.output_bytes)
@@ -481,7 +483,7 @@ def plan(
     comp_total = sum(d.compute_bytes for d in devices)
     total = weights + kv_total + comp_total + repack
     resident = cpu.kv_cache_bytes + cpu.compute_bytes + repack
-    if ram_limit is not None and _address_space_limited():  # (ulimit -v counts the file's mapping: it must fit)
+    if ram_limit is not None and address_space_limited():  # (ulimit -v counts the file's mapping: it must fit)
         resident += weights
     # mapped weights that do not fit page in from the file as it runs (llama.cpp's mmap): it
     # fits, slowly, and says so; what must sit in RAM not fitting is what does not fit. (fit
@@ -493,10 +495,10 @@ def plan(
     phrases: list[Phrase]
     if not fits:
         placement = "none"
-        have = ram_room + sum(_gpu_usable(g) for g in gpus)
+        have = ram_room + sum(gpu_usable(g) for g in gpus)
         need = weights + kv_total + comp
         if not gpu_ok:
-            usable = sum(_gpu_usable(g) for g in gpus)
+            usable = sum(gpu_usable(g) for g in gpus)
             auto_n = next((c for c in range(total_layers, -1, -1) if split(c)[1]), 0)
             phrases = [("fit.gpu_too_small", {"layers": n, "where": where, "need": human_bytes(gpu_bytes),
                                               "usable": human_bytes(usable), "auto": auto_n})]
@@ -506,7 +508,7 @@ def plan(
                        if ram_limit is None else
                        ("fit.too_big_limit", {"need": human_bytes(need), "have": human_bytes(have)})]
             if kv_total > weights / 2:
-                phrases.extend(_context_hint(info, context, type_k, type_v, kv_total, hint_room))
+                phrases.extend(context_hint(info, context, type_k, type_v, kv_total, hint_room))
     elif n >= total_layers and gpus:
         placement = "gpu"
         phrases = [("fit.gpu", {"where": where, "used": human_bytes(gpu_bytes), "total": human_bytes(vram_total)})]
@@ -536,7 +538,7 @@ def plan(
                 w += info.input_bytes  # the output reuses the embedding matrix
         if d.layers or w:
             per_dev.append((max(w, 0), d.kv_cache_bytes, d.bandwidth_gbps, min(d.layers, n_layer),
-                            _device_speed(d, cpu_speed, physical_cores)))
+                            device_speed(d, cpu_speed, physical_cores)))
     bytes_tok = sum(w for w, *_ in per_dev)
     active = active_params(info)
 
@@ -611,7 +613,7 @@ def plan(
     )
 
 
-def _address_space_limited() -> bool:
+def address_space_limited() -> bool:
     """Whether this process runs under ``ulimit -v`` (RLIMIT_AS), where mapping the model's
     file takes its whole size of the limit: the weights cannot page in and out within it."""
     import resource
@@ -661,7 +663,7 @@ def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None, *,
     """
     from workstation.core import hardware
 
-    info, note = _model_info(profile.model, not_downloaded)
+    info, note = profile_model_info(profile.model, not_downloaded)
     if gpus is None:
         gpus = hardware.gpus()
     gpus = counting_freed(gpus, freed)
@@ -674,7 +676,7 @@ def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None, *,
     return result
 
 
-def _model_info(ref: str, not_downloaded: bool) -> tuple[ModelInfo, Phrase | None]:
+def profile_model_info(ref: str, not_downloaded: bool) -> tuple[ModelInfo, Phrase | None]:
     """The model's info from its file, else (``not_downloaded``) from the catalog's published
     shape with a note that says how to download it; a missing file otherwise says how to get it."""
     path = Path(resolve_model_path(ref))
@@ -779,7 +781,7 @@ def load_notes(profile: Profile, *, memory: bool = True, freed: FreedMemory | No
     if profile.backend != "llama":
         return remote_notes(profile)
     try:
-        info, _ = _model_info(profile.model, False)
+        info, _ = profile_model_info(profile.model, False)
         held = plan_for_profile(profile, freed=freed) if memory else None
     except WorkstationError:
         return []
