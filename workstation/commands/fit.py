@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from workstation.commands import add_profile_arg, print_json, profile_ref
 from workstation.core.calibration import measured_decode
+from workstation.core.catalog import human_bytes
 from workstation.core.invocation import cli
 from workstation.core.phrases import Lookup, Phrase, about_words, say
 from workstation.core.planner import (
-    human_bytes,
     plan_for_profile,
     profile_draft_problem,
     slow_phrase,

@@ -1081,24 +1081,3 @@ def readiness(eff: dict[str, Any]) -> tuple[str, str | None]:
     if plan and not plan.get("fits"):
         return "does not fit", str(plan.get("verdict"))
     return "ready", None
-
-
-__all__ = [
-    "DevicePlan",
-    "FreedMemory",
-    "MemoryPlan",
-    "compute_bytes",
-    "counting_freed",
-    "cpu_repack_bytes",
-    "human_bytes",
-    "kv_cache_per_layer",
-    "kv_cells",
-    "memory_held",
-    "memory_held_by",
-    "plan",
-    "plan_for_profile",
-    "readiness",
-    "gpu_layers_for_load",
-    "row_bytes",
-]
-
