@@ -16,13 +16,10 @@ from workstation.cli import main
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import ModelFileError
 from workstation.core.hardware import FakeGpuProbe, set_probe
+from workstation.core.llama_allocation import kv_cache_per_layer
 from workstation.core.model_info import read_model_info
 from workstation.core.phrases import say
-from workstation.core.planner import (
-    RAM_RESERVE_BYTES,
-    kv_cache_per_layer,
-    plan_for_profile,
-)
+from workstation.core.planner import RAM_RESERVE_BYTES, plan_for_profile
 from workstation.tui.i18n import Texts
 
 GIB = 1024**3

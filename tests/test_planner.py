@@ -12,12 +12,11 @@ from conftest import GEMMA, make_profile
 
 from workstation.core.events import EngineInfo
 from workstation.core.hardware import FakeGpuProbe, set_probe
+from workstation.core.llama_allocation import compute_bytes, kv_cache_per_layer
 from workstation.core.model_info import GGML_TYPES, ModelInfo, read_model_info
 from workstation.core.planner import (
     RAM_RESERVE_BYTES,
     MemoryPlan,
-    compute_bytes,
-    kv_cache_per_layer,
     memory_held,
     plan,
     plan_for_profile,
@@ -209,7 +208,7 @@ def test_a_q4_k_embedding_is_not_counted_in_the_cpu_repack() -> None:
     which stays mapped: counting it too asked for 0.3 GB of RAM Llama 3 8B never uses."""
     import dataclasses
 
-    from workstation.core.planner import cpu_repack_bytes
+    from workstation.core.llama_allocation import cpu_repack_bytes
 
     info = llama3_8b()
     layers_q4k = 3 * GIB

@@ -18,8 +18,8 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from workstation.core.errors import ProfileError
+from workstation.core.llama_allocation import kv_share
 from workstation.core.phrases import about_words
-from workstation.core.planner import kv_share
 from workstation.core.profile_folders import whose
 from workstation.core.profile_lookup import list_profiles, load_profile_file
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
