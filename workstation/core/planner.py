@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from workstation.core.catalog import human_bytes, resolve_model_path, stated_bytes
 from workstation.core.errors import ModelFileError, WorkstationError
-from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
+from workstation.core.hardware import MIB, GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
 from workstation.core.installed_models import installed_name
 from workstation.core.llama_allocation import (
     compute_bytes,
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from workstation.core.events import EngineInfo
     from workstation.core.store import ConversationStore
 
-MIB = 1024**2
 
 
 def offloadable_layers(n_layer: int) -> int:
