@@ -167,7 +167,7 @@ def test_24gb_gpu_takes_everything() -> None:
     # gpu_layers beyond the model's layers is all of them, as llama.cpp takes it (not "99 layers")
     assert plan(llama3_8b(), context=8192, gpus=gpus, gpu_layers=99, **RAM).gpu_layers == 33
     # the card keeps 512 MiB and 3% of itself for CUDA and the display: 23.2 GB free is 22.0 usable
-    from workstation.core.planner import gpu_usable
+    from workstation.core.gpu_layers import gpu_usable
 
     assert gpu_usable(gpus[0]) == int(23.2 * GIB) - 512 * MIB - int(0.03 * 24 * GIB)
 
@@ -179,7 +179,7 @@ def test_8gb_gpu_long_context_splits_layers() -> None:
     assert 0 < p.gpu_layers < 32 and p.placement == "partial" and p.fits
     assert p.verdict.startswith(f"{p.gpu_layers} of 32 layers on the GPU")
     gpu = p.devices[0]
-    from workstation.core.planner import gpu_usable
+    from workstation.core.gpu_layers import gpu_usable
 
     assert gpu.need_bytes <= gpu_usable(gpus[0])
     one_more = plan(info, context=32768, gpus=gpus, gpu_layers=p.gpu_layers + 1, **RAM)

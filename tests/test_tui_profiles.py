@@ -332,9 +332,9 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
     model before it is downloaded too (planned from its published shape), in the UI's language."""
     from textual.widgets import DataTable, Static, TabbedContent
 
+    from workstation.core.gpu_layers import offloadable_layers
     from workstation.core.hardware import FakeGpuProbe, set_probe
     from workstation.core.model_info import read_model_info
-    from workstation.core.planner import offloadable_layers
     from workstation.tui.screens.models import ModelsScreen
 
     set_probe(FakeGpuProbe.of(("RTX 4060 Ti", 16, 15.0)))

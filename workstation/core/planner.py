@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from workstation.core.catalog import human_bytes, resolve_model_path, stated_bytes
 from workstation.core.errors import ModelFileError, WorkstationError
+from workstation.core.gpu_layers import gpu_usable, layers_per_gpu, offloadable_layers
 from workstation.core.hardware import MIB, GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
 from workstation.core.installed_models import installed_name
 from workstation.core.llama_allocation import (
@@ -46,23 +47,7 @@ if TYPE_CHECKING:
     from workstation.core.store import ConversationStore
 
 
-
-def offloadable_layers(n_layer: int) -> int:
-    """How many layers llama.cpp can put on a GPU (``n_gpu_layers`` at most): the repeating
-    layers and the output layer, as its own load log counts them ("offloaded 31/31 layers").
-    0 for a model that is not loaded here (``n_layer`` 0: a remote server)."""
-    return n_layer + 1 if n_layer > 0 else 0
-
-
-def layers_text(n_layer: int) -> str:
-    """A model's layers as a person reads them beside ``gpu_layers`` and llama.cpp's "31/31"
-    (which count the output layer): "30 layers (+1 output)"."""
-    return f"{n_layer} layers (+1 output)" if n_layer > 0 else "no layers"
-
-
 GBPS = 1e9  # bandwidth tables are in decimal GB/s
-GPU_RESERVE_BYTES = 512 * MIB  # CUDA context, cuBLAS workspace, the driver
-GPU_RESERVE_FRACTION = 0.03  # and a little more on big cards (fragmentation, display)
 RAM_RESERVE_BYTES = 1024 * MIB  # leave the OS and the office apps room
 
 
@@ -146,31 +131,6 @@ class MemoryPlan:
         data["devices"] = [d.to_dict() for d in self.devices]
         data["notes"] = self.notes
         return data
-
-
-def gpu_usable(g: GpuInfo) -> int:
-    """The VRAM a GPU has free for a model: what is free less the reserve (the CUDA context,
-    the driver, and a little more on big cards)."""
-    reserve = GPU_RESERVE_BYTES + int(GPU_RESERVE_FRACTION * g.vram_total)
-    return max(0, g.vram_free - reserve)
-
-
-def layers_per_gpu(n: int, gpus: list[GpuInfo]) -> list[int]:
-    """How many of ``n`` offloaded layers each GPU gets (llama.cpp: in proportion to free VRAM)."""
-    if not gpus or n <= 0:
-        return [0] * len(gpus)
-    free = [max(g.vram_free, 1) for g in gpus]
-    total = sum(free)
-    cum, acc = [], 0.0
-    for f in free:
-        acc += f / total
-        cum.append(acc)
-    counts = [0] * len(gpus)
-    for k in range(n):
-        x = k / n
-        j = next((i for i, c in enumerate(cum) if c > x), len(gpus) - 1)
-        counts[j] += 1
-    return counts
 
 
 def device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None,

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from workstation.core import catalog, hardware, model_download, model_info
 from workstation.core import installed_models as on_disk  # (add_model: this module's own too)
 from workstation.core.errors import WorkstationError
+from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.phrases import Phrase, about_words, part_percent
-from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile
 from workstation.tui.i18n import Texts
 from workstation.tui.messages import GpuReading

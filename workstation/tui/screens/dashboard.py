@@ -17,8 +17,8 @@ from textual.widgets import Header, Label, ProgressBar, Sparkline, Static
 
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
+from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.metrics import ProfileRun
-from workstation.core.planner import offloadable_layers
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import KVCache, kv_words
 from workstation.tui.glyphs import UNICODE

@@ -404,9 +404,9 @@ def _model_shape(profile: Profile) -> tuple[int | None, int | None]:
     """The model's trained context and its offloadable layers, from its file or, not downloaded
     yet, the catalog's published shape (as F3 plans it); (None, None) where neither is known."""
     from workstation.core.catalog import resolve_model_path
+    from workstation.core.gpu_layers import offloadable_layers
     from workstation.core.model_info import read_model_info
     from workstation.core.model_shapes import catalog_model
-    from workstation.core.planner import offloadable_layers
 
     path = resolve_model_path(profile.model)
     try:
