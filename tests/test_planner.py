@@ -13,14 +13,9 @@ from conftest import GEMMA, make_profile
 from workstation.core.events import EngineInfo
 from workstation.core.hardware import FakeGpuProbe, set_probe
 from workstation.core.llama_allocation import compute_bytes, kv_cache_per_layer
+from workstation.core.memory_plan import MemoryPlan
 from workstation.core.model_info import GGML_TYPES, ModelInfo, read_model_info
-from workstation.core.planner import (
-    RAM_RESERVE_BYTES,
-    MemoryPlan,
-    memory_held,
-    plan,
-    plan_for_profile,
-)
+from workstation.core.planner import RAM_RESERVE_BYTES, memory_held, plan, plan_for_profile
 from workstation.core.profiles import KV_CACHE_TYPES
 from workstation.core.runtime import LLAMA_LOG, LoadedModel, RuntimeSettings
 from workstation.tui.i18n import Texts

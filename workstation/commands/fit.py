@@ -23,7 +23,7 @@ from workstation.core.profiles import Profile
 if TYPE_CHECKING:
     from workstation.core.hardware import GpuInfo
     from workstation.core.memory_check import MemoryCheck
-    from workstation.core.planner import MemoryPlan
+    from workstation.core.memory_plan import MemoryPlan
     from workstation.tui.i18n import Texts
 
 

@@ -21,8 +21,8 @@ from workstation.tui.i18n import Texts
 from workstation.tui.messages import GpuReading
 
 if TYPE_CHECKING:
+    from workstation.core.memory_plan import FreedMemory
     from workstation.core.phrases import Phrase
-    from workstation.core.planner import FreedMemory
     from workstation.core.summarize import SummaryProgress, SummaryResult
 
 
@@ -269,9 +269,10 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     catalog model not downloaded yet is planned from its published shape ("" for one without a
     known shape). ``freed``: the loaded model's memory, free for it (U loads it in place of
     that one; said as F3 says it)."""
+    from workstation.core.memory_plan import counting_freed
     from workstation.core.model_shapes import catalog_model
     from workstation.core.phrases import say
-    from workstation.core.planner import counting_freed, plan
+    from workstation.core.planner import plan
 
     if row.damaged:
         return ""  # its details say why it cannot be read: no verdict repeating it

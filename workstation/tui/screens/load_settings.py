@@ -35,7 +35,7 @@ from workstation.tui.widgets.line_input import LineInput
 
 if TYPE_CHECKING:
     from workstation.core.hardware import GpuInfo
-    from workstation.core.planner import FreedMemory
+    from workstation.core.memory_plan import FreedMemory
     from workstation.tui.screens.profile_menu import FitCheck, ProfileMenu
 
 UNQUANTIZED_V = ("f16", "f32", "bf16")  # the V cache types that work without flash attention
