@@ -15,8 +15,9 @@ from workstation.core.hardware import FakeGpuProbe, set_probe
 from workstation.core.llama_allocation import compute_bytes, kv_cache_per_layer
 from workstation.core.memory_plan import MemoryPlan
 from workstation.core.model_info import GGML_TYPES, ModelInfo, read_model_info
-from workstation.core.planner import RAM_RESERVE_BYTES, memory_held, plan, plan_for_profile
+from workstation.core.planner import memory_held, plan, plan_for_profile
 from workstation.core.profiles import KV_CACHE_TYPES
+from workstation.core.ram_room import RAM_RESERVE_BYTES
 from workstation.core.runtime import LLAMA_LOG, LoadedModel, RuntimeSettings
 from workstation.tui.i18n import Texts
 from workstation.tui.integrations import fit_verdict, installed_models, model_fit
@@ -288,7 +289,7 @@ def test_weights_larger_than_the_memory_free_run_slowly_and_say_why(smollm2_path
                          "free memory (close other programs) makes it fast"), p.verdict
     assert slow_phrase(p) is None and "read from the disk for every token" in p.speed_note  # (said once)
     # the advice: more free memory than the PC can give, less the system's reserve, is more RAM
-    from workstation.core.planner import paged_phrase
+    from workstation.core.ram_room import paged_phrase
 
     assert paged_phrase(GIB, int(15.5 * GIB), 10 * GIB, False, 16 * GIB)[1]["how"] == ("fit.paged_more_ram",
                                                                                        {"total": "16 GB"})  # (as hw says it)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from workstation.core.catalog import human_bytes, resolve_model_path, stated_bytes
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.gpu_layers import gpu_usable, layers_per_gpu, offloadable_layers
-from workstation.core.hardware import MIB, GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
+from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
 from workstation.core.installed_models import installed_name
 from workstation.core.llama_allocation import (
     compute_bytes,
@@ -40,6 +40,12 @@ from workstation.core.model_info import ModelInfo, read_model_info
 from workstation.core.model_shapes import active_params
 from workstation.core.phrases import PAGE_WORDS, Lookup, Phrase, about_words, say, words_per_token
 from workstation.core.profiles import Profile
+from workstation.core.ram_room import (
+    RAM_RESERVE_BYTES,
+    address_space_limited,
+    paged_phrase,
+    ram_free_now,
+)
 from workstation.core.speed_model import SpeedConstants
 
 if TYPE_CHECKING:
@@ -48,7 +54,6 @@ if TYPE_CHECKING:
 
 
 GBPS = 1e9  # bandwidth tables are in decimal GB/s
-RAM_RESERVE_BYTES = 1024 * MIB  # leave the OS and the office apps room
 
 
 def device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None,
@@ -132,21 +137,6 @@ def context_hint(info: ModelInfo, context: int, type_k: str, type_v: str, kv_tot
     if smaller is not None:
         return [("fit.context_hint_fits", {**said, "fits": f"{smaller:,}"}), *tail]
     return [("fit.context_hint", said)]
-
-
-def ram_free_now() -> tuple[int, int | None]:
-    """The RAM free now (psutil's available), and what a memory limit (ulimit -v, a cgroup)
-    leaves this process where that is less (None where there is none): the RAM free is then
-    the limit plus the reserve, which is for other programs, not within the limit."""
-    import psutil
-
-    from workstation.core.hardware import memory_left_under_limits
-
-    available = psutil.virtual_memory().available
-    limit = memory_left_under_limits()
-    if limit is not None and limit + RAM_RESERVE_BYTES < available:
-        return limit + RAM_RESERVE_BYTES, limit
-    return available, None
 
 
 def plan(
@@ -394,27 +384,6 @@ def plan(
         resident_bytes=resident,
         paged_bytes=paged if fits else 0,
     )
-
-
-def address_space_limited() -> bool:
-    """Whether this process runs under ``ulimit -v`` (RLIMIT_AS), where mapping the model's
-    file takes its whole size of the limit: the weights cannot page in and out within it."""
-    import resource
-
-    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
-
-
-def paged_phrase(paged: int, need: int, free: int, limited: bool, total: int) -> Phrase:
-    """Why a plan whose weights do not all fit in the memory free (``paged`` bytes of them
-    are read from the disk again for every token) runs slowly, and how much more free memory
-    makes it fast. ``need``: the RAM it wants; ``free``: what is free for it (less the reserve; the limit's room under
-    one); ``limited``: under a memory limit (more room is a larger limit, not other programs
-    closed); ``total``: the PC's memory (where it is all too little, closing programs does
-    not make the room: more memory in the PC does)."""
-    how: Phrase = ("fit.paged_limit", {}) if limited else ("fit.paged_close", {}) \
-        if need <= total - RAM_RESERVE_BYTES else ("fit.paged_more_ram", {"total": human_bytes(total)})
-    return ("fit.paged_why", {"need": human_bytes(need), "free": human_bytes(free), "short": human_bytes(paged),
-                              "how": how})
 
 
 SLOW_TPS = 5.0  # tokens/s (about 4 words) under which a reply falls behind its reader
