@@ -279,7 +279,8 @@ def test_weights_larger_than_the_memory_free_run_slowly_and_say_why(smollm2_path
     must sit in RAM (the K/V cache) not fitting is what does not fit, and the load refuses that."""
     from workstation.core.errors import EngineError
     from workstation.core.phrases import say
-    from workstation.core.planner import gpu_layers_for_load, load_notes, slow_phrase
+    from workstation.core.planner import gpu_layers_for_load, load_notes
+    from workstation.core.speed_estimate import slow_phrase
 
     info = llama3_8b()  # 4.6 GB of weights, 1.3 GB of K/V and compute at 8,192 tokens
     p = plan(info, context=8192, gpus=[], ram_available=5 * GIB, ram_total=16 * GIB)
@@ -645,8 +646,8 @@ def test_a_model_that_runs_slower_than_people_read_is_said_to(capsys: pytest.Cap
     import json
 
     from workstation.cli import main
-    from workstation.core.planner import SLOW_TPS
     from workstation.core.profile_lookup import load_profile
+    from workstation.core.speed_estimate import SLOW_TPS
     from workstation.tui.i18n import Texts
     from workstation.tui.integrations import fit_verdict
 
@@ -665,7 +666,8 @@ def test_a_model_that_runs_slower_than_people_read_is_said_to(capsys: pytest.Cap
             assert not slow  # the default model keeps up on any PC
     # in words a person pictures, and a page's time (F3 said "about 1.8 tokens a second"); under 2 with a decimal
     from workstation.core.phrases import say
-    from workstation.core.planner import plan_for_profile, slow_phrase
+    from workstation.core.planner import plan_for_profile
+    from workstation.core.speed_estimate import slow_phrase
 
     runs = plan_for_profile(load_profile("office-cpu"), [])
     said = {tps: say([slow_phrase(runs, measured=tps)]) for tps in (0.4, 1.8, 3.6)}  # type: ignore[list-item]

@@ -11,14 +11,11 @@ from workstation.core.calibration import measured_decode
 from workstation.core.catalog import human_bytes
 from workstation.core.invocation import cli
 from workstation.core.phrases import Lookup, Phrase, about_words, say
-from workstation.core.planner import (
-    plan_for_profile,
-    profile_draft_problem,
-    slow_phrase,
-)
+from workstation.core.planner import plan_for_profile, profile_draft_problem
 from workstation.core.profile_check import CONTEXT_RANGE, context_allowed
 from workstation.core.profile_variants import load_variant
 from workstation.core.profiles import Profile
+from workstation.core.speed_estimate import slow_phrase
 
 if TYPE_CHECKING:
     from workstation.core.hardware import GpuInfo

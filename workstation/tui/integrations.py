@@ -56,7 +56,8 @@ def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory
     if profile.backend != "llama":
         return server_verdict(profile, t)
     from workstation.core.phrases import say
-    from workstation.core.planner import load_notes, plan_for_profile, slow_phrase
+    from workstation.core.planner import load_notes, plan_for_profile
+    from workstation.core.speed_estimate import slow_phrase
 
     try:
         plan = plan_for_profile(profile, not_downloaded=True, freed=freed)
