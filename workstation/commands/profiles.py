@@ -9,9 +9,9 @@ import os
 from workstation.commands import add_profile_arg, default_verb, print_json, profile_ref
 from workstation.core.errors import ProfileError
 from workstation.core.model_shapes import thinks_first
-from workstation.core.planner import effective_settings, readiness
 from workstation.core.profile_folders import whose
 from workstation.core.profile_lookup import list_profiles, load_profile
+from workstation.core.profile_readiness import effective_settings, readiness
 from workstation.core.profiles import KVCache, Profile, kv_said, kv_words
 
 
