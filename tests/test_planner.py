@@ -278,8 +278,9 @@ def test_weights_larger_than_the_memory_free_run_slowly_and_say_why(smollm2_path
     why. The verdict says it runs, slowly, and how much more free memory makes it fast; what
     must sit in RAM (the K/V cache) not fitting is what does not fit, and the load refuses that."""
     from workstation.core.errors import EngineError
+    from workstation.core.load_notes import load_notes
     from workstation.core.phrases import say
-    from workstation.core.planner import gpu_layers_for_load, load_notes
+    from workstation.core.planner import gpu_layers_for_load
     from workstation.core.speed_estimate import slow_phrase
 
     info = llama3_8b()  # 4.6 GB of weights, 1.3 GB of K/V and compute at 8,192 tokens

@@ -229,8 +229,8 @@ def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> in
     print(f"  {'speculative':<16} the server's (its own profile says)")
     _print_turn_settings(profile)  # sent with every request
     print(f"  {'server check':<16} {answer}")
+    from workstation.core.load_notes import remote_notes, unsaid_notes
     from workstation.core.phrases import say
-    from workstation.core.planner import remote_notes, unsaid_notes
 
     # where the text goes; unencrypted over http:// (said nowhere): once for each server, as the app says it
     for note in unsaid_notes(remote_notes(profile)):

@@ -51,7 +51,6 @@ from workstation.core.speed_model import SpeedConstants
 
 if TYPE_CHECKING:
     from workstation.core.events import EngineInfo
-    from workstation.core.store import ConversationStore
 
 
 def plan(
@@ -394,99 +393,6 @@ def setting_phrases(profile: Profile, info: ModelInfo) -> list[Phrase]:
     if not info.has_chat_template:  # (its replies ran on, with raw <|im_end|> markers, and nothing said why)
         out.append(("fit.no_chat_template", {"model": installed_name(Path(info.path))}))
     return out
-
-
-def load_notes(profile: Profile, *, memory: bool = True, freed: FreedMemory | None = None) -> list[Phrase]:
-    """``setting_phrases`` for a profile about to be loaded, each a sentence ("Note: …"):
-    ``profiles check`` and ``fit`` said them, and chat and the app loaded such a profile in
-    silence (a 32K context on a model trained for 8K gave worse answers, never said why).
-    With ``memory``, that it runs slowly where its weights do not all fit in the memory free
-    (``paged_bytes``: fit said "does not fit", and it loaded and crawled with no word why);
-    ``freed``: memory the loaded model holds (asked once it has loaded), counted as free.
-    Nothing for a model file that cannot be read (loading says that). A server's profile: that
-    the text goes to that server (the status bar's host alone said it), and unencrypted over
-    http:// to another machine."""
-    if profile.backend != "llama":
-        return remote_notes(profile)
-    try:
-        info, _ = profile_model_info(profile.model, False)
-        held = plan_for_profile(profile, freed=freed) if memory else None
-    except WorkstationError:
-        return []
-    notes: list[Phrase] = [("fit.setting_note", {"what": p}) for p in setting_phrases(profile, info)]
-    if held is not None and held.paged_bytes:
-        room = max(0, held.ram_available - RAM_RESERVE_BYTES)
-        said = paged_phrase(held.paged_bytes, held.cpu_bytes, room, held.ram_limit is not None,
-                            held.devices[-1].total_bytes)
-        notes.insert(0, ("fit.setting_note", {"what": ("fit.paged_note", {"said": said})}))
-    return notes
-
-
-# what only a profile that loads its model here uses: written in a desk PC's profile, the server
-# decides them (a draft model that did not exist went unused without a word). Not context (the
-# parts of a summary for a server that does not say its own) nor parallel (requests in flight)
-LOADS_HERE = ("gpu_layers", "threads", "flash_attn", "kv_cache", "speculative")
-
-
-def remote_notes(profile: Profile) -> list[Phrase]:
-    """A desk PC's notes: the settings it has that only a model loaded here uses; where its
-    messages and documents go (nothing for a server on this PC)."""
-    from urllib.parse import urlsplit
-
-    from workstation.core.addresses import is_loopback
-
-    unused = [key for key in LOADS_HERE if key in profile.written]
-    notes: list[Phrase] = [("fit.setting_note", {"what": ("remote.unused", {"keys": ", ".join(unused)})})] \
-        if unused else []
-    where = urlsplit(profile.remote.base_url)
-    if not where.hostname or is_loopback(where.hostname):
-        return notes
-    # one sentence (two "Note:"s ran together in the app's box at every start)
-    sends = "remote.sends_unencrypted" if where.scheme == "http" else "remote.sends"
-    notes.append(("fit.setting_note", {"what": (sends, {"server": profile.remote.server_name})}))
-    return notes
-
-
-def where_text_goes(note: Phrase) -> str:
-    """The server a ``remote_notes`` note says the text goes to ("" for any other note): the
-    app says it once for each server, not at every start."""
-    what = note[1].get("what")
-    if isinstance(what, tuple) and what[0] in ("remote.sends", "remote.sends_unencrypted"):
-        return str(what[1].get("server", ""))
-    return ""
-
-
-def unsaid_notes(notes: list[Phrase], store: ConversationStore | None = None) -> list[Phrase]:
-    """A profile's load notes less where the text goes for a server this app has said it of
-    before (remembered in the conversations' database): a desk PC's box said it, in two
-    sentences run together, at every start, and `chat` and `profiles check` at every run.
-    Without ``store``, the data folder's own is opened (only where a note names a server); one
-    that cannot be opened leaves every note said."""
-    if not any(where_text_goes(note) for note in notes):
-        return notes
-    import sqlite3
-
-    from workstation.core.store import ConversationStore
-
-    if store is None:
-        try:
-            opened = ConversationStore()
-        except (WorkstationError, OSError, sqlite3.Error):
-            return notes
-        try:
-            return unsaid_notes(notes, opened)
-        finally:
-            opened.close()
-    kept = []
-    for note in notes:
-        server = where_text_goes(note)
-        if server:
-            said = f"told where the text goes:{server}"
-            if store.recalled(said):
-                continue
-            store.remember(said, "1")
-        kept.append(note)
-    return kept
 
 
 def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,

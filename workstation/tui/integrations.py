@@ -55,8 +55,9 @@ def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory
     t = texts or Texts()
     if profile.backend != "llama":
         return server_verdict(profile, t)
+    from workstation.core.load_notes import load_notes
     from workstation.core.phrases import say
-    from workstation.core.planner import load_notes, plan_for_profile
+    from workstation.core.planner import plan_for_profile
     from workstation.core.speed_estimate import slow_phrase
 
     try:

@@ -14,9 +14,9 @@ from workstation.core.catalog import params_text
 from workstation.core.engine_api import open_engine
 from workstation.core.engine_process import EngineStopped
 from workstation.core.errors import BackendUnreachable, WorkstationError
+from workstation.core.load_notes import load_notes, unsaid_notes
 from workstation.core.memory_plan import FreedMemory
 from workstation.core.phrases import say
-from workstation.core.planner import load_notes, unsaid_notes
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import Profile, under_file_of
 from workstation.core.summarize import small_model
