@@ -19,7 +19,7 @@ from workstation.core.hardware import FakeGpuProbe, set_probe
 from workstation.core.llama_allocation import kv_cache_per_layer
 from workstation.core.model_info import read_model_info
 from workstation.core.phrases import say
-from workstation.core.planner import plan_for_profile
+from workstation.core.profile_plan import plan_for_profile
 from workstation.core.ram_room import RAM_RESERVE_BYTES
 from workstation.tui.i18n import Texts
 

@@ -15,7 +15,8 @@ from workstation.core.hardware import FakeGpuProbe, set_probe
 from workstation.core.llama_allocation import compute_bytes, kv_cache_per_layer
 from workstation.core.memory_plan import MemoryPlan
 from workstation.core.model_info import GGML_TYPES, ModelInfo, read_model_info
-from workstation.core.planner import memory_held, plan, plan_for_profile
+from workstation.core.planner import plan
+from workstation.core.profile_plan import memory_held, plan_for_profile
 from workstation.core.profiles import KV_CACHE_TYPES
 from workstation.core.ram_room import RAM_RESERVE_BYTES
 from workstation.core.runtime import LLAMA_LOG, LoadedModel, RuntimeSettings
@@ -280,7 +281,7 @@ def test_weights_larger_than_the_memory_free_run_slowly_and_say_why(smollm2_path
     from workstation.core.errors import EngineError
     from workstation.core.load_notes import load_notes
     from workstation.core.phrases import say
-    from workstation.core.planner import gpu_layers_for_load
+    from workstation.core.profile_plan import gpu_layers_for_load
     from workstation.core.speed_estimate import slow_phrase
 
     info = llama3_8b()  # 4.6 GB of weights, 1.3 GB of K/V and compute at 8,192 tokens
@@ -401,7 +402,7 @@ def test_plan_for_profile_uses_the_probe(smollm2_path: Path, gemma_path: Path) -
 
 
 def test_engine_auto_layers_without_gpu(smollm2_path: Path) -> None:
-    from workstation.core.planner import resolve_gpu_layers
+    from workstation.core.profile_plan import resolve_gpu_layers
 
     try:
         set_probe(FakeGpuProbe())
@@ -667,7 +668,7 @@ def test_a_model_that_runs_slower_than_people_read_is_said_to(capsys: pytest.Cap
             assert not slow  # the default model keeps up on any PC
     # in words a person pictures, and a page's time (F3 said "about 1.8 tokens a second"); under 2 with a decimal
     from workstation.core.phrases import say
-    from workstation.core.planner import plan_for_profile
+    from workstation.core.profile_plan import plan_for_profile
     from workstation.core.speed_estimate import slow_phrase
 
     runs = plan_for_profile(load_profile("office-cpu"), [])

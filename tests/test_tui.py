@@ -29,8 +29,8 @@ from workstation.core.catalog import resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
 from workstation.core.model_info import read_model_info
 from workstation.core.phrases import about_words, part_percent
-from workstation.core.planner import plan_for_profile
 from workstation.core.profile_lookup import load_profile
+from workstation.core.profile_plan import plan_for_profile
 from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts

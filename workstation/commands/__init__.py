@@ -72,7 +72,7 @@ def print_load_notes(profile: Profile, engine: object = None) -> None:
     then what ``engine`` found as it loaded (a server that serves another model)."""
     from workstation.core.load_notes import load_notes, unsaid_notes
     from workstation.core.phrases import say
-    from workstation.core.planner import memory_held_by
+    from workstation.core.profile_plan import memory_held_by
 
     # the model loaded holds its memory now: counted as free, as before it loaded
     freed = memory_held_by(profile, engine)

@@ -11,8 +11,8 @@ from workstation.core.calibration import measured_decode
 from workstation.core.catalog import human_bytes
 from workstation.core.invocation import cli
 from workstation.core.phrases import Lookup, Phrase, about_words, say
-from workstation.core.planner import plan_for_profile
 from workstation.core.profile_check import CONTEXT_RANGE, context_allowed
+from workstation.core.profile_plan import plan_for_profile
 from workstation.core.profile_readiness import profile_draft_problem
 from workstation.core.profile_variants import load_variant
 from workstation.core.profiles import Profile

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from workstation.core.errors import WorkstationError
 from workstation.core.memory_plan import FreedMemory
 from workstation.core.phrases import Phrase
-from workstation.core.planner import plan_for_profile, profile_model_info, setting_phrases
+from workstation.core.profile_plan import plan_for_profile, profile_model_info, setting_phrases
 from workstation.core.profiles import Profile
 from workstation.core.ram_room import RAM_RESERVE_BYTES, paged_phrase
 

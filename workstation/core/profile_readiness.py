@@ -11,7 +11,7 @@ from typing import Any
 from workstation.core.catalog import resolve_model_path
 from workstation.core.errors import ModelFileError
 from workstation.core.phrases import Phrase, say
-from workstation.core.planner import plan_for_profile, resolve_gpu_layers
+from workstation.core.profile_plan import plan_for_profile, resolve_gpu_layers
 from workstation.core.profiles import Profile
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 def memory_freed_by_switch(running: Profile | None, engine: Any) -> FreedMemory | None:
     """What a switch from the running profile frees before the chosen one loads: the loaded
     local model's memory (``switch_profile`` closes it first); None with no local model loaded."""
-    from workstation.core.planner import memory_held_by
+    from workstation.core.profile_plan import memory_held_by
 
     return memory_held_by(running, engine)
 
@@ -57,7 +57,7 @@ def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory
         return server_verdict(profile, t)
     from workstation.core.load_notes import load_notes
     from workstation.core.phrases import say
-    from workstation.core.planner import plan_for_profile
+    from workstation.core.profile_plan import plan_for_profile
     from workstation.core.speed_estimate import slow_phrase
 
     try:
@@ -363,8 +363,8 @@ def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = N
     ``replies``); ``freed`` as ``fit_verdict`` counts it (a profile that fits only once the
     loaded model is closed had none)."""
     from workstation.core.calibration import measured_cpu
-    from workstation.core.planner import plan_for_profile
     from workstation.core.profile_lookup import model_file
+    from workstation.core.profile_plan import plan_for_profile
 
     try:
         p = plan_for_profile(profile, not_downloaded=True, freed=freed)

@@ -43,7 +43,7 @@ def _preflight(profile: Profile, freed: FreedMemory | None) -> None:
         return
     from workstation.core.catalog import resolve_model_path
     from workstation.core.model_info import check_gguf
-    from workstation.core.planner import gpu_layers_for_load
+    from workstation.core.profile_plan import gpu_layers_for_load
 
     check_gguf(resolve_model_path(profile.model))
     gpu_layers_for_load(profile, profile.context * profile.parallel, freed=freed)  # (the load's own check)
