@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workstation.core.catalog import human_bytes, resolve_model_path, stated_bytes
+from workstation.core.draft_plan import plan_with_draft
 from workstation.core.errors import WorkstationError
 from workstation.core.hardware import GpuInfo
 from workstation.core.installed_models import installed_name
 from workstation.core.memory_plan import FreedMemory, MemoryPlan, counting_freed
 from workstation.core.model_info import ModelInfo, read_model_info
 from workstation.core.phrases import Phrase
-from workstation.core.planner import plan_with_draft
 from workstation.core.profiles import Profile
 from workstation.core.ram_room import RAM_RESERVE_BYTES
 
