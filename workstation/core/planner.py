@@ -1,20 +1,14 @@
-"""The memory plan: will this model fit, how many layers go to the GPU, roughly how fast.
+"""The memory plan (``plan``): will this model fit on these GPUs and this much free RAM, how
+many layers go to the GPU, roughly how fast, and why, in words to be translated.
 
 Everything is computed from the GGUF's own tensor table (bytes per layer, not a guess from
-the file size) and the formulas llama.cpp uses to allocate (the installed llama.cpp's
-src/llama-context.cpp, llama-kv-cache.cpp and llama-kv-cache-iswa.cpp):
-
-- KV cache: the context is padded to a multiple of 256 cells; each layer holds
-  ``cells * head_dim * n_head_kv(layer)`` elements for K and again for V, in the K/V cache
-  type's bytes (q8_0: 34 bytes per 32 values, q4_0: 18 per 32). Sliding-window layers
-  (Gemma 2/3, ...) keep ``min(cells, pad(window + n_ubatch, 256))`` cells when ``swa_full`` is
-  off; llama.cpp's default context parameters (which the runtime keeps) have ``swa_full`` on,
-  and then those layers keep the full context too.
-- Layers: ``n_gpu_layers = N`` puts the last N repeating layers on the GPU, and N = n_layer + 1
-  the output layer as well; the token embeddings stay on the CPU. Several GPUs share the
-  layers in proportion to their free memory, as llama.cpp's default split does.
-- Compute buffers: an estimate, dominated by the logits of one micro-batch
-  (``n_ubatch * n_vocab * 4`` bytes) plus, without flash attention, the attention scores.
+the file size). Its parts: what llama.cpp allocates (the K/V cache per layer, compute buffers,
+repacked CPU weights) in ``llama_allocation``; the layers and the GPUs they go to in
+``gpu_layers``; the RAM free and the weights paged from the disk in ``ram_room``; the speed
+estimate in ``speed_estimate``; the context hint in ``context_hint``; the plan's data in
+``memory_plan``. A profile's plan (its draft counted in by ``draft_plan``) is in
+``profile_plan``; what loading it says in ``load_notes``; whether it can run in
+``profile_readiness``.
 """
 
 from __future__ import annotations
