@@ -10,16 +10,14 @@ writes Markdown atomically. A title and the words that name a conversation:
 from __future__ import annotations
 
 import contextlib
-import functools
-import inspect
 import json
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import quote
 
 from workstation.core.atomic import write_named_file
@@ -41,8 +39,8 @@ from workstation.core.phrases import ENGLISH, Lookup, say
 from workstation.core.sqlite_schema import (
     WRITE_WAIT_MS,
     SchemaError,
-    cannot_use,
     give_back_free_pages,
+    in_plain_words,
     kept_copies,
     open_database,
     schema_version,
@@ -53,8 +51,6 @@ from workstation.core.turn_lock import claim_turn, release_turn
 DB_NAME = "conversations.sqlite3"
 REPLIES_TIMED = 12  # the replies whose median says how fast a model writes here (F4, load settings)
 REPLY_RATE_MIN = 32  # tokens a reply wrote for its speed to count (a 5-token "Yes." times the first token's wait)
-T = TypeVar("T")
-R = TypeVar("R")
 Draft = tuple[Path, str]  # a document attached to a message not sent yet: its path and text
 
 
@@ -148,27 +144,6 @@ def _ascii_cores(folded: str) -> list[str]:
     return [run for run in re.split(r"[^abdehjlmnpqrtv-z0-9 ]", folded) if len(run) >= 2]
 
 
-def _in_plain_words(cls: type[T]) -> type[T]:
-    """Every public method of ``cls``: an SQLite error (a damaged, locked or foreign file, a full
-    disk) comes out as one StoreError sentence naming the file, never a traceback."""
-    for name, method in list(vars(cls).items()):
-        if not name.startswith("_") and inspect.isfunction(method):
-            setattr(cls, name, _plainly(method))
-    return cls
-
-
-def _plainly(method: Callable[..., R]) -> Callable[..., R]:
-    @functools.wraps(method)
-    def run(self: ConversationStore, *args: Any, **kwargs: Any) -> R:
-        try:
-            return method(self, *args, **kwargs)
-        except sqlite3.Error as err:
-            raise StoreError(cannot_use(f"The conversation database {self.path}", err, Path(self.path), "used")) \
-                from None
-
-    return run
-
-
 def _delete_from_copy(kept: Path, conversation_id: int, created: float,
                       messages: list[tuple[int, float]] | None = None) -> bool:
     """The conversation gone from a copy kept before an upgrade too, if it is there (the same
@@ -203,7 +178,7 @@ def _delete_from_copy(kept: Path, conversation_id: int, created: float,
     return True
 
 
-@_in_plain_words
+@in_plain_words(StoreError, lambda store: f"The conversation database {store.path}")
 class ConversationStore:
     """One SQLite file of conversations. Use from one thread (the UI's)."""
 
