@@ -99,35 +99,35 @@ class TakenOut:
     earlier: list[tuple[Any, ...]]
 
 
-_ROW_FIELDS = ("title", "profile", "instructions", "sampling")
+ROW_FIELDS = ("title", "profile", "instructions", "sampling")
 
 
-def _row_fields(conv: Conversation) -> tuple[Any, ...]:
-    """A conversation's own fields as ``_ROW_FIELDS`` names them, as the store keeps them."""
-    return conv.title, conv.profile, conv.instructions, _sampling_text(conv.sampling)
+def row_fields(conv: Conversation) -> tuple[Any, ...]:
+    """A conversation's own fields as ``ROW_FIELDS`` names them, as the store keeps them."""
+    return conv.title, conv.profile, conv.instructions, sampling_text(conv.sampling)
 
 
-def _message_fields(m: StoredMessage) -> tuple[Any, ...]:
+def message_fields(m: StoredMessage) -> tuple[Any, ...]:
     """A message as the store keeps it, its number aside (the order of the messages table's
     columns from ``created``)."""
     return m.created, m.role, m.content, json.dumps(m.metrics) if m.metrics else None, m.reasoning, m.shown
 
 
 @dataclass
-class _AsAdopted:
+class AsAdopted:
     """A conversation as ``ConversationStore.adopt`` took it in: its fields and its messages'
-    (``_message_fields``) by number, what ``take_in`` tells this store's changes from."""
+    (``message_fields``) by number, what ``take_in`` tells this store's changes from."""
     row: tuple[Any, ...]
     messages: dict[int, tuple[Any, ...]]
 
 
-def _sampling_text(own: dict[str, Any] | None) -> str:
+def sampling_text(own: dict[str, Any] | None) -> str:
     """A conversation's own sampling settings as the store keeps them ('' for none)."""
     return json.dumps(own, sort_keys=True) if own else ""
 
 
-def _sampling_read(text: str | None) -> dict[str, Any]:
-    """The settings ``_sampling_text`` wrote; {} for none or a damaged record (the profile's:
+def sampling_read(text: str | None) -> dict[str, Any]:
+    """The settings ``sampling_text`` wrote; {} for none or a damaged record (the profile's:
     whether each value is usable is the profile's check, ``profile_check.with_own_sampling``)."""
     try:
         own = json.loads(text) if text else {}
@@ -193,7 +193,7 @@ class ConversationStore:
         except SchemaError as err:
             raise StoreError(str(err)) from None
         self._db.create_function("fold", 1, fold, deterministic=True)  # search and names, case aside
-        self._adopted: dict[int, _AsAdopted] = {}  # conversations ``adopt`` took in, as they were
+        self._adopted: dict[int, AsAdopted] = {}  # conversations ``adopt`` took in, as they were
         # those of them deleted here since (number, when made): still in their file until ``take_in``
         self._deleted: list[tuple[int, float]] = []
 
@@ -229,7 +229,7 @@ class ConversationStore:
             cur = self._db.execute(
                 "INSERT INTO conversations(title, profile, created, updated, instructions, sampling) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (title, profile, now, now, instructions.strip(), _sampling_text(sampling)),
+                (title, profile, now, now, instructions.strip(), sampling_text(sampling)),
             )
         return Conversation(int(cur.lastrowid or 0), title, profile, now, now, instructions=instructions.strip(),
                             sampling=dict(sampling or {}))
@@ -259,7 +259,7 @@ class ConversationStore:
         ).fetchone()
         if row is None:
             raise StoreError(f"There is no conversation number {conversation_id}.")
-        conv = Conversation(*row[:5], instructions=row[5], sampling=_sampling_read(row[6]))
+        conv = Conversation(*row[:5], instructions=row[5], sampling=sampling_read(row[6]))
         if with_messages:
             conv.messages = self.messages(conversation_id)
         return conv
@@ -314,8 +314,8 @@ class ConversationStore:
         """Whether ``conv`` (with its messages) is not as ``adopt`` took it in: made here, or a
         message added or changed, its title, instructions or settings."""
         was = self._adopted.get(conv.id)
-        return was is None or _row_fields(conv) != was.row or any(
-            was.messages.get(m.id) != _message_fields(m) for m in conv.messages)
+        return was is None or row_fields(conv) != was.row or any(
+            was.messages.get(m.id) != message_fields(m) for m in conv.messages)
 
     def check_title_free(self, title: str, but: int | None = None) -> None:
         """StoreError if a conversation other than ``but`` has the (cleaned) title, case aside
@@ -359,7 +359,7 @@ class ConversationStore:
         field; {}: its profile's again). ConversationGone as for ``set_instructions``."""
         with self._db:
             cur = self._db.execute("UPDATE conversations SET sampling = ? WHERE id = ? AND (? IS NULL OR created = ?)",
-                                   (_sampling_text(own), conversation_id, created, created))
+                                   (sampling_text(own), conversation_id, created, created))
         if cur.rowcount == 0:
             raise ConversationGone("The conversation was deleted; its sampling settings have nowhere to go.")
 
@@ -692,7 +692,7 @@ class ConversationStore:
         except sqlite3.IntegrityError:
             with self._db:
                 kept = self._insert(conv, keep_numbers=False)
-        self._adopted[kept.id] = _AsAdopted(_row_fields(conv), {m.id: _message_fields(m) for m in kept.messages})
+        self._adopted[kept.id] = AsAdopted(row_fields(conv), {m.id: message_fields(m) for m in kept.messages})
         return kept
 
     def take_in(self, memory: ConversationStore) -> dict[int, int]:
@@ -745,7 +745,7 @@ class ConversationStore:
                 self._out_of_kept_copies(number, made)
         return numbers
 
-    def _bring_up_to_date(self, conv: Conversation, adopted: _AsAdopted | None) -> dict[int, int]:
+    def _bring_up_to_date(self, conv: Conversation, adopted: AsAdopted | None) -> dict[int, int]:
         """What changed in ``conv`` since it was adopted (``adopted``: how it was then) written
         into the file's copy: its title and settings where they changed, its messages changed
         written over, those it no longer has deleted, its new ones added (under new numbers, so
@@ -759,10 +759,10 @@ class ConversationStore:
             (conv.id,))}
         mine = {m.id: m for m in conv.messages}
         if adopted is None:
-            adopted = _AsAdopted(_row_fields(conv), {i: here[i] for i, m in mine.items()
+            adopted = AsAdopted(row_fields(conv), {i: here[i] for i, m in mine.items()
                                                      if i in here and here[i][0] == m.created})
-        fields = _row_fields(conv)
-        changed = {name: value for name, value, was in zip(_ROW_FIELDS, fields, adopted.row, strict=True) if value != was}
+        fields = row_fields(conv)
+        changed = {name: value for name, value, was in zip(ROW_FIELDS, fields, adopted.row, strict=True) if value != was}
         self._db.execute(f"UPDATE conversations SET updated = MAX(updated, ?){''.join(f', {n} = ?' for n in changed)} "
                          "WHERE id = ?", (conv.updated, *changed.values(), conv.id))
         # the file's messages as they were when the session moved, still there (by number and time)
@@ -777,11 +777,11 @@ class ConversationStore:
             was = adopted.messages.get(m.id)
             if m.id in still:
                 moved[m.id] = m.id
-                if _message_fields(m) != was:  # (unchanged here: the file's stays, another window's change too)
+                if message_fields(m) != was:  # (unchanged here: the file's stays, another window's change too)
                     self._db.execute("UPDATE messages SET role = ?, content = ?, metrics = ?, created = ?, "
                                      "reasoning = ?, shown = ? WHERE id = ?",
                                      (*self._message_row(conv.id, m, False)[2:], m.id))
-            elif was is None or _message_fields(m) != was:  # new here, or changed here and deleted there
+            elif was is None or message_fields(m) != was:  # new here, or changed here and deleted there
                 moved[m.id] = self._insert_message(conv.id, m)
         return moved
 
@@ -789,7 +789,7 @@ class ConversationStore:
         cur = self._db.execute("INSERT INTO conversations(id, title, profile, created, updated, instructions, sampling) "
                                "VALUES (?, ?, ?, ?, ?, ?, ?)", (conv.id if keep_numbers else None, conv.title,
                                                                 conv.profile, conv.created, conv.updated,
-                                                                conv.instructions, _sampling_text(conv.sampling)))
+                                                                conv.instructions, sampling_text(conv.sampling)))
         conv_id = int(cur.lastrowid or conv.id)
         self._insert_messages(conv_id, conv.messages, keep_numbers)
         return replace(conv, id=conv_id)
