@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from workstation.core.conversation_records import StoreError
 from workstation.core.conversation_schema import SCHEMA_VERSION
 from workstation.core.conversation_titles import title_from_message
 from workstation.core.metrics import figures_line
@@ -20,7 +21,7 @@ from workstation.core.sqlite_schema import (
     migrate,
     schema_version,
 )
-from workstation.core.store import ConversationStore, StoreError
+from workstation.core.store import ConversationStore
 
 
 def test_round_trip_and_search(tmp_path: Path) -> None:
@@ -632,8 +633,8 @@ def test_a_conversations_own_instructions_are_read_first_kept_and_exported(tmp_p
     said to have nowhere to go; a session moved to memory (a full disk) keeps them."""
     from conftest import make_profile
 
+    from workstation.core.conversation_records import ConversationGone
     from workstation.core.engine_api import with_system_prompt
-    from workstation.core.store import ConversationGone
 
     store = ConversationStore(tmp_path / "c.sqlite3")
     conv = store.new("Menu")
