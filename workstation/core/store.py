@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -36,15 +35,9 @@ from workstation.core.conversation_records import (
     sampling_text,
 )
 from workstation.core.conversation_schema import MIGRATIONS, complete_if_3
-from workstation.core.conversation_titles import (
-    NUMBER_TITLE,
-    SNIPPET_CHARS,
-    clean_title,
-    match_snippet,
-    one_line,
-    profile_key,
-)
-from workstation.core.letters import fold, shortened
+from workstation.core.conversation_search import ConversationSearch
+from workstation.core.conversation_titles import NUMBER_TITLE, clean_title, profile_key
+from workstation.core.letters import fold
 from workstation.core.metrics import figures_line
 from workstation.core.moments import local_text, seconds
 from workstation.core.paths import data_dir
@@ -67,14 +60,6 @@ REPLY_RATE_MIN = 32  # tokens a reply wrote for its speed to count (a 5-token "Y
 
 
 BUSY_TIMEOUT_MS = WRITE_WAIT_MS  # how long a write waits for another window's
-
-
-def _ascii_cores(folded: str) -> list[str]:
-    """The stretches of a folded needle that any text it is found in holds as they are, but for
-    ASCII case (what LIKE sets aside): ASCII letters, digits and spaces, not i (İ, I, ı fold
-    to it), c, g, o, s, u (ç, ğ, ö, ş, ü fold to them) nor f, k (ß, ſ, ﬁ and the Kelvin sign
-    fold to f, s, k); those of 2 or more."""
-    return [run for run in re.split(r"[^abdehjlmnpqrtv-z0-9 ]", folded) if len(run) >= 2]
 
 
 def _delete_from_copy(kept: Path, conversation_id: int, created: float,
@@ -112,7 +97,7 @@ def _delete_from_copy(kept: Path, conversation_id: int, created: float,
 
 
 @in_plain_words(StoreError, lambda store: f"The conversation database {store.path}")
-class ConversationStore:
+class ConversationStore(ConversationSearch):
     """One SQLite file of conversations. Use from one thread (the UI's)."""
 
     def __init__(self, path: Path | None = None, read_only: bool = False) -> None:
@@ -196,40 +181,6 @@ class ConversationStore:
         if with_messages:
             conv.messages = self.messages(conversation_id)
         return conv
-
-    def list(self, search: str = "") -> list[Conversation]:
-        """Conversations, newest first; ``search`` matches titles and message text."""
-        if search.strip():
-            needle = one_line(search)
-            folded = fold(needle)  # case aside in Turkish too: SQLite's LIKE folds ASCII only
-            # LIKE first (in C) on a part of the needle any match must hold as it is, case aside:
-            # fold() on every message took 0.7 s a keystroke over 40 MB of conversations
-            cores = _ascii_cores(folded)
-            found = self._db.execute(
-                "SELECT f.*, h.content FROM (SELECT id, title, profile, created, updated, "
-                "(SELECT id FROM messages m WHERE m.conversation_id = c.id "
-                + "".join("AND m.content LIKE ? " for _ in cores)
-                + "AND instr(fold(m.content), ?) ORDER BY m.id LIMIT 1) AS hit FROM conversations c) f "
-                "LEFT JOIN messages h ON h.id = f.hit "
-                "WHERE instr(fold(f.title), ?) OR f.hit IS NOT NULL ORDER BY f.updated DESC, f.id DESC",
-                (*(f"%{core}%" for core in cores), folded, folded),
-            ).fetchall()
-            out = []
-            for *row, hit_id, hit in found:
-                conv = Conversation(*row)
-                if hit and folded not in fold(conv.title):
-                    # (a match the regular expression cannot see, Straße for "strasse": the
-                    # message's first words, not an empty line under the title)
-                    conv.match = match_snippet(hit, needle) or shortened(one_line(hit[: 4 * SNIPPET_CHARS]), SNIPPET_CHARS)
-                    conv.match_id = int(hit_id)
-                out.append(conv)
-            return out
-        else:
-            rows = self._db.execute(
-                "SELECT id, title, profile, created, updated FROM conversations "
-                "ORDER BY updated DESC, id DESC"
-            ).fetchall()
-        return [Conversation(*row) for row in rows]
 
     def message_counts(self) -> dict[int, int]:
         """Messages per conversation (one without any is absent)."""
