@@ -9,7 +9,6 @@ writes Markdown atomically. A title and the words that name a conversation:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
 import time
@@ -20,12 +19,12 @@ from typing import Any
 
 from workstation.core.atomic import write_named_file
 from workstation.core.conversation_deleting import Deleting
+from workstation.core.conversation_drafts import Drafts
 from workstation.core.conversation_records import (
     ROW_FIELDS,
     AsAdopted,
     Conversation,
     ConversationGone,
-    Draft,
     StoredMessage,
     StoreError,
     message_fields,
@@ -47,7 +46,6 @@ from workstation.core.sqlite_schema import (
     in_plain_words,
     open_database,
     schema_version,
-    sqlite_reason,
 )
 from workstation.core.turn_lock import claim_turn, release_turn
 
@@ -57,7 +55,7 @@ REPLY_RATE_MIN = 32  # tokens a reply wrote for its speed to count (a 5-token "Y
 
 
 @in_plain_words(StoreError, lambda store: f"The conversation database {store.path}")
-class ConversationStore(ConversationSearch, Deleting, ReplyVersions):
+class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts):
     """One SQLite file of conversations. Use from one thread (the UI's)."""
 
     def __init__(self, path: Path | None = None, read_only: bool = False) -> None:
@@ -213,47 +211,7 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions):
                 "UPDATE conversations SET profile = ? WHERE id = ?", (profile, conversation_id)
             )
 
-    # --- drafts -------------------------------------------------------------------------
-    def save_draft(self, conversation_id: int | None, text: str, document: Draft | None = None) -> None:
-        """Keep ``text`` (and an attached document) as the draft of ``conversation_id`` (None:
-        the conversation not started yet); nothing to keep removes the draft."""
-        key = conversation_id or 0
-        try:
-            with self._db:
-                if not text.strip() and document is None:
-                    self._db.execute("DELETE FROM drafts WHERE conversation_id = ?", (key,))
-                else:
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO drafts(conversation_id, text, document_path, document_text, "
-                        "updated) SELECT ?, ?, ?, ?, ? WHERE ? = 0 OR EXISTS "
-                        "(SELECT 1 FROM conversations WHERE id = ?)",
-                        (key, text, str(document[0]) if document else None, document[1] if document else None,
-                         time.time(), key, key),
-                    )
-        except sqlite3.Error as err:
-            raise StoreError(said=[("store.draft_not_saved", {"path": str(self.path),  # (said in English in Turkish)
-                                                              "reason": sqlite_reason(err, Path(self.path))})]) from None
-
-    def remember(self, key: str, value: str) -> None:
-        """Keep ``value`` under ``key`` for the next start (the open conversation, the folder
-        the last document was picked from); a database that cannot take it loses only that."""
-        try:
-            with self._db:
-                self._db.execute("INSERT OR REPLACE INTO app_state(key, value) VALUES (?, ?)", (key, value))
-        except sqlite3.Error:
-            pass
-
-    def forget_value(self, key: str) -> None:
-        """What ``remember`` kept under ``key``, gone (a summary holds a document's text)."""
-        with contextlib.suppress(sqlite3.Error), self._db:
-            self._db.execute("DELETE FROM app_state WHERE key = ?", (key,))
-        self._empty_wal()
-
-    def recalled(self, key: str) -> str | None:
-        """What ``remember`` kept under ``key``; None when nothing was."""
-        row = self._db.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
+    # --- what changed: this file's name, other windows' writes --------------------------
     @property
     def identity(self) -> str:
         """This file's own name for itself, kept inside it (a copy has the same): what the tags of
@@ -285,30 +243,6 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions):
                                (conversation_id, conversation_id, conversation_id)).fetchone()
         # (another reply put back: its time)
         return int(row[0]), int(row[1]), str(row[2] or ""), str(row[3] or ""), float(row[4])
-
-    def set_open(self, conversation_id: int | None) -> None:
-        """Remember which conversation is open (None: a new one), for the next start."""
-        self.remember("open", str(conversation_id or 0))
-
-    def last_open(self) -> int | None | bool:
-        """The conversation open when the app last ran: its id, None for a new one, False when
-        unknown or deleted since (the newest opens then)."""
-        value = self.recalled("open")
-        if value is None or not value.isdigit():
-            return False
-        key = int(value)
-        if key == 0:
-            return None
-        found = self._db.execute("SELECT 1 FROM conversations WHERE id = ?", (key,)).fetchone()
-        return key if found else False
-
-    def drafts(self) -> dict[int | None, tuple[str, Draft | None]]:
-        """Every kept draft by conversation (None: the conversation not started yet)."""
-        rows = self._db.execute(
-            "SELECT conversation_id, text, document_path, document_text FROM drafts"
-        ).fetchall()
-        return {(key or None): (text, (Path(path), doc) if path is not None else None)
-                for key, text, path, doc in rows}
 
     # --- messages -----------------------------------------------------------------------
     def add_message(
