@@ -17,9 +17,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from workstation.core.atomic import write_named_file
 from workstation.core.conversation_deleting import Deleting
 from workstation.core.conversation_drafts import Drafts
+from workstation.core.conversation_export import MarkdownExport
 from workstation.core.conversation_records import (
     ROW_FIELDS,
     AsAdopted,
@@ -34,12 +34,10 @@ from workstation.core.conversation_records import (
 )
 from workstation.core.conversation_schema import MIGRATIONS, complete_if_3
 from workstation.core.conversation_search import ConversationSearch
-from workstation.core.conversation_titles import NUMBER_TITLE, clean_title, profile_key
+from workstation.core.conversation_titles import NUMBER_TITLE, clean_title
 from workstation.core.letters import fold
-from workstation.core.metrics import figures_line
-from workstation.core.moments import local_text, seconds
+from workstation.core.moments import seconds
 from workstation.core.paths import data_dir
-from workstation.core.phrases import ENGLISH, Lookup, say
 from workstation.core.reply_versions import ReplyVersions
 from workstation.core.sqlite_schema import (
     SchemaError,
@@ -55,7 +53,7 @@ REPLY_RATE_MIN = 32  # tokens a reply wrote for its speed to count (a 5-token "Y
 
 
 @in_plain_words(StoreError, lambda store: f"The conversation database {store.path}")
-class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts):
+class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, MarkdownExport):
     """One SQLite file of conversations. Use from one thread (the UI's)."""
 
     def __init__(self, path: Path | None = None, read_only: bool = False) -> None:
@@ -475,57 +473,3 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts):
             else:
                 out.append({"role": role, "content": content})
         return out
-
-    # --- export -------------------------------------------------------------------------
-    def to_markdown(self, conversation_id: int, lookup: Lookup | None = None) -> str:
-        """The conversation as Markdown, its words (You, Thinking, how a reply ended) in
-        ``lookup``'s language (the TUI's ``texts.get``) or English, as the chat shows them. For
-        a colleague (F7, ``conversations show|export``): the conversation, not the dashboard's
-        figures under each reply (TTFT, tok/s, cache; the chat, F5 and ``show --json`` keep
-        them)."""
-
-        def said(key: str, **values: Any) -> str:
-            return say([(key, values)], lookup)
-
-        conv = self.get(conversation_id)
-        lines = [f"# {conv.title}", ""]
-        if conv.messages:  # when it was written: a colleague sent the file could not tell
-            moment = (lookup("date.moment") if lookup is not None else None) or "%Y-%m-%d %H:%M"
-            lines += [said("export.when", first=local_text(conv.messages[0].created, moment),
-                           last=local_text(conv.messages[-1].created, moment)), ""]
-        ran_on = list(dict.fromkeys(str(m.metrics["profile"]) for m in conv.messages
-                                    if m.role == "assistant" and m.metrics and m.metrics.get("profile")))
-        several = len(ran_on) > 1  # each reply names its profile (the header named the last one for all)
-        if several:
-            lines += [said("export.profiles", profiles=", ".join(f"`{profile_key(r)}`" for r in ran_on)), ""]
-        elif conv.profile:
-            served = list(dict.fromkeys(str(m.metrics["served_model"]) for m in conv.messages if m.role == "assistant"
-                                        and m.metrics and m.metrics.get("served_model")))
-            lines += [said("export.profile", profile=f"`{conv.profile}`")
-                      + (said("export.served_model", model=", ".join(f"`{s}`" for s in served)) if served else ""), ""]
-        if conv.instructions:  # as a quote: a heading or a list in them stays theirs
-            lines += [said("export.instructions"), "", *(f"> {line}".rstrip() for line in conv.instructions.splitlines()), ""]
-        for msg in conv.messages:
-            role = f"role.{msg.role}"
-            lines += [f"## {said(role) if role in ENGLISH else msg.role.title()}", ""]
-            if msg.reasoning:  # folded, as the chat shows it (GitHub and most viewers fold <details>)
-                lines += [f"<details><summary>{said('thought.saved')}</summary>", "", msg.reasoning.rstrip(), "",
-                          "</details>", ""]
-            m = msg.metrics or {}
-            if msg.role == "assistant" and not msg.content.strip() and not msg.reasoning:
-                if m.get("stop_reason") == "cancelled":  # as the chat shows it
-                    lines += [said("chat.stopped_before"), ""]
-                continue
-            lines += [(msg.shown or msg.content).rstrip(), ""]  # (a document's prompt: as the chat shows it)
-            if m:  # the chat's line, with how it ended (cut off by an error, the key's day over)
-                whose = profile_key(str(m["profile"])) if several and m.get("profile") else ""
-                line = " · ".join(part for part in (whose, figures_line(m, lookup, speed=False)) if part)
-                lines += ["*" + line + "*", ""] if line else []
-        return "\n".join(lines).rstrip() + "\n"
-
-    def export_markdown(self, conversation_id: int, path: Path, lookup: Lookup | None = None) -> Path:
-        """Write the conversation to ``path`` as Markdown (atomically), in ``lookup``'s
-        language; returns the path."""
-        text = self.to_markdown(conversation_id, lookup)
-        write_named_file(path, text, StoreError)
-        return path
