@@ -4,7 +4,11 @@ Every message is committed the moment it exists, so a crash, a failed model load
 terminal loses nothing that was on screen. The schema version lives in ``PRAGMA user_version``
 and ``MIGRATIONS`` (``conversation_schema.py``) upgrades an older file step by step. Export
 writes Markdown atomically. A title and the words that name a conversation:
-``conversation_titles.py``.
+``conversation_titles.py``; what the store keeps (a conversation, a message, its errors):
+``conversation_records.py``. ``ConversationStore``'s parts: finding conversations
+(``conversation_search.py``), deleting for good (``conversation_deleting.py``), a question's
+replies (``reply_versions.py``), what is kept for the next start (``conversation_drafts.py``),
+Markdown (``conversation_export.py``) and a session kept in memory (``memory_session.py``).
 """
 
 from __future__ import annotations
@@ -53,7 +57,9 @@ REPLY_RATE_MIN = 32  # tokens a reply wrote for its speed to count (a 5-token "Y
 @in_plain_words(StoreError, lambda store: f"The conversation database {store.path}")
 class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, MarkdownExport,
                         MemorySession):
-    """One SQLite file of conversations. Use from one thread (the UI's)."""
+    """One SQLite file of conversations. Use from one thread (the UI's). Its parts (search,
+    deleting, reply versions, drafts, export, a session in memory) are mixins that use its
+    database; every public method, theirs too, says an SQLite error in one sentence."""
 
     def __init__(self, path: Path | None = None, read_only: bool = False) -> None:
         """``read_only``: only read (``conversations list``/``show``), so a file that cannot be
