@@ -11,7 +11,7 @@ from workstation.core.phrases import Phrase
 
 
 def context_hint(info: ModelInfo, context: int, type_k: str, type_v: str, kv_total: int,
-                  room: Callable[[int, str, str], int | None]) -> list[Phrase]:
+                 room: Callable[[int, str, str], int | None]) -> list[Phrase]:
     """What to change where the K/V cache is what does not fit, with the figures for this
     memory: the largest context that fits (halving down to 512 tokens), and with q8_0 K/V
     where the cache is f16 ("try a smaller context" left the user guessing which). Never more

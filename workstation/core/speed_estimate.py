@@ -14,7 +14,7 @@ GBPS = 1e9  # bandwidth tables are in decimal GB/s
 
 
 def device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None,
-                  physical_cores: int | None = None) -> tuple[SpeedConstants, str] | None:
+                 physical_cores: int | None = None) -> tuple[SpeedConstants, str] | None:
     """How ``size`` times a decode step on the device, and those words: a card of the table by
     published figures scaled to it (at the memory speed its driver reports, where it does: an
     RTX 3060 8 GB reads 240 GB/s, the 12 GB of the table's row 360), this machine's CPU by its
