@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from workstation.core.catalog import resolve_model_path  # noqa: E402
 from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.kv_state import KvStateStore, read_sequence, write_sequence  # noqa: E402
+from workstation.core.llama_allocation import kv_cache_per_layer  # noqa: E402
 from workstation.core.model_info import read_model_info  # noqa: E402
-from workstation.core.planner import kv_cache_per_layer  # noqa: E402
 from workstation.core.profile_check import profile_from_dict  # noqa: E402
 from workstation.core.profiles import Sampling  # noqa: E402
 from workstation.core.summarize import summarize_document  # noqa: E402

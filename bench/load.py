@@ -231,7 +231,7 @@ class PlainLoop:
         ctx = max(512, args.prompt_words * 3 + args.max_tokens + 64)
         threads = args.threads or profile.resolved_threads()
         self.threads = threads
-        from workstation.core.planner import resolve_gpu_layers
+        from workstation.core.profile_plan import resolve_gpu_layers
 
         self.model = LoadedModel(
             resolve_model_path(profile.model),

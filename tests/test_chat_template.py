@@ -139,7 +139,7 @@ def test_a_model_without_a_template_stops_at_the_stand_ins_end_and_is_said(
     from conftest import make_profile
 
     from workstation.core.engine import Engine
-    from workstation.core.planner import load_notes
+    from workstation.core.load_notes import load_notes
     from workstation.core.profiles import Sampling
 
     profile = make_profile(model=gemma_path, context=1024)

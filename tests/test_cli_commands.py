@@ -409,7 +409,7 @@ def test_a_profile_that_cannot_fit_is_not_loaded(
     tokens: a K/V cache of 180 GB, which no machine this runs on has free."""
     import dataclasses
 
-    from workstation.core.planner import plan_for_profile
+    from workstation.core.profile_plan import plan_for_profile
 
     profile = make_profile(context=1_048_576, parallel=8, threads=1, sampling={"max_tokens": 2})
     prof = write_profile_file(tmp_path / "huge.yaml", profile)

@@ -296,7 +296,7 @@ def test_serve_counts_the_model_it_loaded_as_free_as_the_chat_does(plain: Schedu
     what it loaded, as an engine does, and what it holds is its slots' context together."""
     import dataclasses
 
-    from workstation.core.planner import memory_held_by, plan_for_profile
+    from workstation.core.profile_plan import memory_held_by, plan_for_profile
 
     held = memory_held_by(plain.profile, plain)
     assert held is not None and held.model == plain.model_name == reference.info().model_name

@@ -13,16 +13,14 @@ import yaml
 from conftest import GEMMA, SMOLLM2, as_turkish, make_profile
 
 from workstation.cli import main
+from workstation.core.catalog import human_bytes
 from workstation.core.errors import ModelFileError
 from workstation.core.hardware import FakeGpuProbe, set_probe
+from workstation.core.llama_allocation import kv_cache_per_layer
 from workstation.core.model_info import read_model_info
 from workstation.core.phrases import say
-from workstation.core.planner import (
-    RAM_RESERVE_BYTES,
-    human_bytes,
-    kv_cache_per_layer,
-    plan_for_profile,
-)
+from workstation.core.profile_plan import plan_for_profile
+from workstation.core.ram_room import RAM_RESERVE_BYTES
 from workstation.tui.i18n import Texts
 
 GIB = 1024**3

@@ -15,8 +15,8 @@ import yaml
 from conftest import make_profile
 
 from workstation.cli import main
+from workstation.core.catalog import human_bytes
 from workstation.core.memory_check import COMPONENTS, check, history_summary, latest
-from workstation.core.planner import human_bytes
 from workstation.core.profiles import KV_CACHE_TYPES
 from workstation.core.results import history
 from workstation.core.runtime import LoadedModel, RuntimeSettings

@@ -313,8 +313,7 @@ def test_sizes_are_written_one_way_exact_or_approximate() -> None:
     # in the units the fit verdicts and the dashboard say beside it (F4 said "4.92 GB" of a file the
     # verdict said needed 4.6 GB): binary, as Windows counts a file and a card's memory is sold
     assert file_size_text(98_000_000) == "93 MB" and file_size_text(4_920_000_000) == "4.6 GB"
-    from workstation.core.catalog import gb
-    from workstation.core.planner import human_bytes
+    from workstation.core.catalog import gb, human_bytes
 
     # one formatter: the dashboard (F5), `fit` and `hw` said "93.5 MB" and "4.58 GB" of the file
     # F4 and `models list` called "93 MB" and a verdict needed "4.6 GB" for

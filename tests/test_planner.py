@@ -13,17 +13,13 @@ from conftest import GEMMA, make_profile
 
 from workstation.core.events import EngineInfo
 from workstation.core.hardware import FakeGpuProbe, set_probe
+from workstation.core.llama_allocation import compute_bytes, kv_cache_per_layer
+from workstation.core.memory_plan import MemoryPlan
 from workstation.core.model_info import GGML_TYPES, ModelInfo, read_model_info
-from workstation.core.planner import (
-    RAM_RESERVE_BYTES,
-    MemoryPlan,
-    compute_bytes,
-    kv_cache_per_layer,
-    memory_held,
-    plan,
-    plan_for_profile,
-)
+from workstation.core.planner import plan
+from workstation.core.profile_plan import memory_held, plan_for_profile
 from workstation.core.profiles import KV_CACHE_TYPES
+from workstation.core.ram_room import RAM_RESERVE_BYTES
 from workstation.core.runtime import LLAMA_LOG, LoadedModel, RuntimeSettings
 from workstation.tui.i18n import Texts
 from workstation.tui.integrations import fit_verdict, installed_models, model_fit
@@ -169,9 +165,9 @@ def test_24gb_gpu_takes_everything() -> None:
     # gpu_layers beyond the model's layers is all of them, as llama.cpp takes it (not "99 layers")
     assert plan(llama3_8b(), context=8192, gpus=gpus, gpu_layers=99, **RAM).gpu_layers == 33
     # the card keeps 512 MiB and 3% of itself for CUDA and the display: 23.2 GB free is 22.0 usable
-    from workstation.core.planner import _gpu_usable
+    from workstation.core.gpu_layers import gpu_usable
 
-    assert _gpu_usable(gpus[0]) == int(23.2 * GIB) - 512 * MIB - int(0.03 * 24 * GIB)
+    assert gpu_usable(gpus[0]) == int(23.2 * GIB) - 512 * MIB - int(0.03 * 24 * GIB)
 
 
 def test_8gb_gpu_long_context_splits_layers() -> None:
@@ -181,11 +177,11 @@ def test_8gb_gpu_long_context_splits_layers() -> None:
     assert 0 < p.gpu_layers < 32 and p.placement == "partial" and p.fits
     assert p.verdict.startswith(f"{p.gpu_layers} of 32 layers on the GPU")
     gpu = p.devices[0]
-    from workstation.core.planner import _gpu_usable
+    from workstation.core.gpu_layers import gpu_usable
 
-    assert gpu.need_bytes <= _gpu_usable(gpus[0])
+    assert gpu.need_bytes <= gpu_usable(gpus[0])
     one_more = plan(info, context=32768, gpus=gpus, gpu_layers=p.gpu_layers + 1, **RAM)
-    assert one_more.devices[0].need_bytes > _gpu_usable(gpus[0])
+    assert one_more.devices[0].need_bytes > gpu_usable(gpus[0])
     assert not one_more.fits and "does not fit" in one_more.verdict and "auto" in one_more.verdict
     # q8_0 K/V halves the cache: more layers fit
     q8 = plan(info, context=32768, type_k="q8_0", type_v="q8_0", gpus=gpus, **RAM)
@@ -210,7 +206,7 @@ def test_a_q4_k_embedding_is_not_counted_in_the_cpu_repack() -> None:
     which stays mapped: counting it too asked for 0.3 GB of RAM Llama 3 8B never uses."""
     import dataclasses
 
-    from workstation.core.planner import cpu_repack_bytes
+    from workstation.core.llama_allocation import cpu_repack_bytes
 
     info = llama3_8b()
     layers_q4k = 3 * GIB
@@ -271,7 +267,7 @@ def test_does_not_fit_anywhere() -> None:
         assert freed.fits and freed.verdict == "runs on the CPU: needs 6.1 GB of the 7.0 GB of memory free", freed.verdict
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-    # under ulimit -v the weights' mapping counts within the limit (``_address_space_limited``): the
+    # under ulimit -v the weights' mapping counts within the limit (``address_space_limited``): the
     # contexts the hint names are planned under it too (it said 32,768 tokens "fit too, but run
     # slowly", and they did not fit at all: 4.6 GB of weights under a 6 GB limit)
     long = dataclasses.replace(llama3_8b(), context_length=131072)
@@ -294,8 +290,10 @@ def test_weights_larger_than_the_memory_free_run_slowly_and_say_why(smollm2_path
     why. The verdict says it runs, slowly, and how much more free memory makes it fast; what
     must sit in RAM (the K/V cache) not fitting is what does not fit, and the load refuses that."""
     from workstation.core.errors import EngineError
+    from workstation.core.load_notes import load_notes
     from workstation.core.phrases import say
-    from workstation.core.planner import gpu_layers_for_load, load_notes, slow_phrase
+    from workstation.core.profile_plan import gpu_layers_for_load
+    from workstation.core.speed_estimate import slow_phrase
 
     info = llama3_8b()  # 4.6 GB of weights, 1.3 GB of K/V and compute at 8,192 tokens
     p = plan(info, context=8192, gpus=[], ram_available=5 * GIB, ram_total=16 * GIB)
@@ -305,7 +303,7 @@ def test_weights_larger_than_the_memory_free_run_slowly_and_say_why(smollm2_path
                          "free memory (close other programs) makes it fast"), p.verdict
     assert slow_phrase(p) is None and "read from the disk for every token" in p.speed_note  # (said once)
     # the advice: more free memory than the PC can give, less the system's reserve, is more RAM
-    from workstation.core.planner import paged_phrase
+    from workstation.core.ram_room import paged_phrase
 
     assert paged_phrase(GIB, int(15.5 * GIB), 10 * GIB, False, 16 * GIB)[1]["how"] == ("fit.paged_more_ram",
                                                                                        {"total": "16 GB"})  # (as hw says it)
@@ -415,7 +413,7 @@ def test_plan_for_profile_uses_the_probe(smollm2_path: Path, gemma_path: Path) -
 
 
 def test_engine_auto_layers_without_gpu(smollm2_path: Path) -> None:
-    from workstation.core.planner import resolve_gpu_layers
+    from workstation.core.profile_plan import resolve_gpu_layers
 
     try:
         set_probe(FakeGpuProbe())
@@ -661,8 +659,8 @@ def test_a_model_that_runs_slower_than_people_read_is_said_to(capsys: pytest.Cap
     import json
 
     from workstation.cli import main
-    from workstation.core.planner import SLOW_TPS
     from workstation.core.profile_lookup import load_profile
+    from workstation.core.speed_estimate import SLOW_TPS
     from workstation.tui.i18n import Texts
     from workstation.tui.integrations import fit_verdict
 
@@ -681,7 +679,8 @@ def test_a_model_that_runs_slower_than_people_read_is_said_to(capsys: pytest.Cap
             assert not slow  # the default model keeps up on any PC
     # in words a person pictures, and a page's time (F3 said "about 1.8 tokens a second"); under 2 with a decimal
     from workstation.core.phrases import say
-    from workstation.core.planner import plan_for_profile, slow_phrase
+    from workstation.core.profile_plan import plan_for_profile
+    from workstation.core.speed_estimate import slow_phrase
 
     runs = plan_for_profile(load_profile("office-cpu"), [])
     said = {tps: say([slow_phrase(runs, measured=tps)]) for tps in (0.4, 1.8, 3.6)}  # type: ignore[list-item]

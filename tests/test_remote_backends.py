@@ -372,8 +372,8 @@ def test_a_desk_pc_is_told_where_its_text_goes(capsys: pytest.CaptureFixture[str
     """With a server's profile the text left the PC, said only by the status bar's host; over
     http:// to another machine, unencrypted with its API key, said nowhere. A server on this PC
     sends nothing off it: nothing said."""
+    from workstation.core.load_notes import load_notes
     from workstation.core.phrases import say
-    from workstation.core.planner import load_notes
     from workstation.tui.i18n import Texts
 
     def notes(url: str) -> list[str]:
@@ -392,7 +392,7 @@ def test_a_desk_pc_is_told_where_its_text_goes(capsys: pytest.CaptureFixture[str
     assert profile.remote.server_name == "10.0.0.5"  # (as the status bar, F8 and the usage line name it too)
     tr = Texts("tr")
     assert say(load_notes(profile)[:1], tr.get).startswith("Not: mesajlarınız")  # in the app's language
-    from workstation.core.planner import unsaid_notes
+    from workstation.core.load_notes import unsaid_notes
     from workstation.core.store import ConversationStore
 
     store = ConversationStore()

@@ -5,15 +5,23 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from workstation.core.conversation_records import StoreError
 from workstation.core.conversation_schema import SCHEMA_VERSION
 from workstation.core.conversation_titles import title_from_message
 from workstation.core.metrics import figures_line
 from workstation.core.moments import local_text
-from workstation.core.sqlite_schema import kept_before_upgrade, kept_copies, migrate, schema_version
-from workstation.core.store import ConversationStore, StoreError
+from workstation.core.sqlite_schema import (
+    in_plain_words,
+    kept_before_upgrade,
+    kept_copies,
+    migrate,
+    schema_version,
+)
+from workstation.core.store import ConversationStore
 
 
 def test_round_trip_and_search(tmp_path: Path) -> None:
@@ -408,6 +416,21 @@ def test_a_damaged_database_is_one_sentence_not_a_crash(tmp_path: Path) -> None:
     store._db.execute("DROP TABLE app_state")  # whatever made it so: the table is not there
     with pytest.raises(StoreError, match=r"^The conversation database .*c\.sqlite3 cannot be used \(no such table: app_state\)\.$"):
         store.last_open()
+    store.close()
+
+    class Counting:  # a part of a store, as ConversationStore's parts are: its methods are worded too
+        def states(self: Any) -> int:
+            return int(self._db.execute("SELECT count(*) FROM app_state").fetchone()[0])
+
+    @in_plain_words(StoreError, lambda store: f"The conversation database {store.path}")
+    class WithPart(Counting, ConversationStore):
+        pass
+
+    with_part = WithPart(path)
+    with_part._db.execute("DROP TABLE IF EXISTS app_state")
+    with pytest.raises(StoreError, match=r"^The conversation database .*c\.sqlite3 cannot be used \(no such table: app_state\)\.$"):
+        with_part.states()
+    with_part.close()
 
 
 def test_a_name_is_kept_for_one_conversation_case_aside_in_any_language(tmp_path: Path) -> None:
@@ -507,7 +530,6 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
     for good in the copy an upgrade kept beside the file (one from before that upgrade); a
     summary's parts, kept in the data folder and in batch's queue, in their free pages too."""
     from types import SimpleNamespace
-    from typing import Any
 
     from workstation.core.batch_queue import BatchQueue
     from workstation.core.conversation_schema import MIGRATIONS
@@ -611,8 +633,8 @@ def test_a_conversations_own_instructions_are_read_first_kept_and_exported(tmp_p
     said to have nowhere to go; a session moved to memory (a full disk) keeps them."""
     from conftest import make_profile
 
+    from workstation.core.conversation_records import ConversationGone
     from workstation.core.engine_api import with_system_prompt
-    from workstation.core.store import ConversationGone
 
     store = ConversationStore(tmp_path / "c.sqlite3")
     conv = store.new("Menu")

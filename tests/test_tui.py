@@ -29,8 +29,8 @@ from workstation.core.catalog import resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
 from workstation.core.model_info import read_model_info
 from workstation.core.phrases import about_words, part_percent
-from workstation.core.planner import plan_for_profile
 from workstation.core.profile_lookup import load_profile
+from workstation.core.profile_plan import plan_for_profile
 from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts
@@ -430,7 +430,7 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
     them draws 30 more each time it is pressed."""
     from textual.widgets import Button
 
-    from workstation.core.store import StoredMessage
+    from workstation.core.conversation_records import StoredMessage
     from workstation.tui.screens.chat import SHOWN_AT_ONCE, SHOWN_CHARS, drawn_at_once
 
     # long replies (tables, code: 30 took 2.7 s to open): as many as hold SHOWN_CHARS, two at least;

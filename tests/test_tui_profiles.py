@@ -118,8 +118,8 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
     not in profiles/), as a server's profile, and choosing it tries the server again; after a
     switch to another profile it is still there (it dropped out of the menu)."""
     from workstation.core.paths import user_profiles_dir
-    from workstation.core.planner import memory_held
     from workstation.core.profile_lookup import load_profile_file
+    from workstation.core.profile_plan import memory_held
     from workstation.tui.messages import ProfileLoaded
     from workstation.tui.model_loading import LAST_PROFILE
     from workstation.tui.screens.dialogs import ConfirmDialog
@@ -332,9 +332,9 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
     model before it is downloaded too (planned from its published shape), in the UI's language."""
     from textual.widgets import DataTable, Static, TabbedContent
 
+    from workstation.core.gpu_layers import offloadable_layers
     from workstation.core.hardware import FakeGpuProbe, set_probe
     from workstation.core.model_info import read_model_info
-    from workstation.core.planner import offloadable_layers
     from workstation.tui.screens.models import ModelsScreen
 
     set_probe(FakeGpuProbe.of(("RTX 4060 Ti", 16, 15.0)))

@@ -103,8 +103,9 @@ def print_load_notes(profile: Profile, engine: object = None) -> None:
     """What ``profiles check`` notes of the settings (more threads than cores, a context past
     the model's trained length), on stderr once the model has loaded, as the app says them;
     then what ``engine`` found as it loaded (a server that serves another model)."""
+    from workstation.core.load_notes import load_notes, unsaid_notes
     from workstation.core.phrases import say
-    from workstation.core.planner import load_notes, memory_held_by, unsaid_notes
+    from workstation.core.profile_plan import memory_held_by
 
     # the model loaded holds its memory now: counted as free, as before it loaded
     freed = memory_held_by(profile, engine)

@@ -13,13 +13,14 @@ from pathlib import Path
 
 from workstation.commands import asked_yes, default_verb, print_json, text_table
 from workstation.core.atomic import named_output
+from workstation.core.conversation_records import Conversation
 from workstation.core.conversation_titles import NUMBER_TITLE, clean_title
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kv_state import KvStateStore, conversation_tag
 from workstation.core.letters import fold
 from workstation.core.moments import local_text
-from workstation.core.store import Conversation, ConversationStore
+from workstation.core.store import ConversationStore
 
 
 class NoSuchConversation(WorkstationError):

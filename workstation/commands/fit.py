@@ -8,22 +8,20 @@ from typing import TYPE_CHECKING, Any
 
 from workstation.commands import add_lang_arg, add_profile_arg, print_json, profile_ref, texts_of
 from workstation.core.calibration import measured_decode
+from workstation.core.catalog import human_bytes
 from workstation.core.invocation import cli
 from workstation.core.phrases import Lookup, Phrase, about_words, say
-from workstation.core.planner import (
-    human_bytes,
-    plan_for_profile,
-    profile_draft_problem,
-    slow_phrase,
-)
 from workstation.core.profile_check import CONTEXT_RANGE, context_allowed
+from workstation.core.profile_plan import plan_for_profile
+from workstation.core.profile_readiness import profile_draft_problem
 from workstation.core.profile_variants import load_variant
 from workstation.core.profiles import Profile
+from workstation.core.speed_estimate import slow_phrase
 
 if TYPE_CHECKING:
     from workstation.core.hardware import GpuInfo
     from workstation.core.memory_check import MemoryCheck
-    from workstation.core.planner import MemoryPlan
+    from workstation.core.memory_plan import MemoryPlan
     from workstation.tui.i18n import Texts
 
 

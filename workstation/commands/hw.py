@@ -6,7 +6,7 @@ import argparse
 
 from workstation.commands import print_json
 from workstation.core import hardware
-from workstation.core.planner import human_bytes
+from workstation.core.catalog import human_bytes
 
 
 def register(sub: argparse._SubParsersAction) -> None:

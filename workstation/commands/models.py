@@ -13,10 +13,10 @@ from workstation.commands.stopping import stopped
 from workstation.core import catalog, installed_models, model_download, model_info
 from workstation.core.atomic import named_output
 from workstation.core.errors import WorkstationError
+from workstation.core.gpu_layers import layers_text, offloadable_layers
 from workstation.core.invocation import cli
 from workstation.core.paths import models_dir, typed_path
 from workstation.core.phrases import part_percent
-from workstation.core.planner import layers_text, offloadable_layers
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -16,9 +16,9 @@ from workstation.commands import (
 )
 from workstation.core.errors import ProfileError
 from workstation.core.model_shapes import thinks_first
-from workstation.core.planner import effective_settings, readiness
 from workstation.core.profile_folders import whose
 from workstation.core.profile_lookup import list_profiles, load_profile
+from workstation.core.profile_readiness import effective_settings, readiness
 from workstation.core.profiles import KVCache, Profile, kv_said, kv_words
 
 
@@ -239,8 +239,8 @@ def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> in
     print(f"  {'speculative':<16} the server's (its own profile says)")
     _print_turn_settings(profile)  # sent with every request
     print(f"  {'server check':<16} {answer}")
+    from workstation.core.load_notes import remote_notes, unsaid_notes
     from workstation.core.phrases import say
-    from workstation.core.planner import remote_notes, unsaid_notes
 
     # where the text goes; unencrypted over http:// (said nowhere): once for each server, as the app says it
     for note in unsaid_notes(remote_notes(profile)):

@@ -25,6 +25,7 @@ import psutil
 
 from workstation.core.gpu_table import GpuSpec, find_spec, gpu_specs
 
+MIB = 1024**2
 GIB = 1024**3
 
 

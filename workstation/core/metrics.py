@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from workstation.core.phrases import Lookup, local_number, say
 
 if TYPE_CHECKING:
-    from workstation.core.store import StoredMessage
+    from workstation.core.conversation_records import StoredMessage
 
 
 def draft_acceptance(accepted: int, drafted: int) -> float | None:

@@ -24,10 +24,10 @@ from workstation.core.errors import ProfileError
 from workstation.core.installed_models import inside_dir, installed_name
 from workstation.core.model_info import read_model_info
 from workstation.core.paths import profiles_dir, user_profiles_dir
-from workstation.core.planner import effective_settings, readiness
 from workstation.core.profile_check import CONTEXT_RANGE, context_allowed, profile_from_dict
 from workstation.core.profile_folders import link_path, named_profile_file
 from workstation.core.profile_lookup import list_profiles, load_profile_file, profiles_using
+from workstation.core.profile_readiness import effective_settings, readiness
 from workstation.core.profiles import DEFAULT_PROFILE, Profile
 
 NEW_CONTEXT = Profile.context  # the default profile's context: what an office PC holds easily

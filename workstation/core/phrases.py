@@ -71,7 +71,7 @@ ENGLISH: dict[str, str] = {
     "fit.refused": "The profile {profile} was not loaded; it {verdict}.",
     "fit.draft_pair": "; with its small helper model it needs {on_gpu}{ram} of memory",
     "fit.draft_on_gpu": "{gpu} on the GPU and ",
-    # settings that load but work against the user (planner.setting_phrases)
+    # settings that load but work against the user (profile_plan.setting_phrases)
     "fit.threads_past_cores": ("threads is {threads} but this PC has {cores} physical cores: more threads than "
                                "cores make llama.cpp slower, not faster; use {cores} or auto"),
     "fit.context_past_trained": ("context is {context} tokens but {model} was trained for {trained}: past "
@@ -264,7 +264,7 @@ ENGLISH: dict[str, str] = {
     "serve.no_address": "Cannot bind to {host}: no such address on this machine.",
     # the office server, seen from a desk PC (remote.RemoteEngine)
     "remote.unreachable": "Cannot reach the server at {url}: {reason}.",
-    # a desk PC's profile loaded (planner.remote_notes): where the text goes
+    # a desk PC's profile loaded (load_notes.remote_notes): where the text goes
     "remote.serves_other": ("the server at {url} serves {served}, not {model}, so its replies may come from "
                             "another model than the profile names (set remote.model to one it serves, or leave it "
                             "out for the first)"),

@@ -1,367 +1,44 @@
-"""The memory plan: will this model fit, how many layers go to the GPU, roughly how fast.
+"""The memory plan (``plan``): will this model fit on these GPUs and this much free RAM, how
+many layers go to the GPU, roughly how fast, and why, in words to be translated.
 
 Everything is computed from the GGUF's own tensor table (bytes per layer, not a guess from
-the file size) and the formulas llama.cpp uses to allocate (the installed llama.cpp's
-src/llama-context.cpp, llama-kv-cache.cpp and llama-kv-cache-iswa.cpp):
-
-- KV cache: the context is padded to a multiple of 256 cells; each layer holds
-  ``cells * head_dim * n_head_kv(layer)`` elements for K and again for V, in the K/V cache
-  type's bytes (q8_0: 34 bytes per 32 values, q4_0: 18 per 32). Sliding-window layers
-  (Gemma 2/3, ...) keep ``min(cells, pad(window + n_ubatch, 256))`` cells when ``swa_full`` is
-  off; llama.cpp's default context parameters (which the runtime keeps) have ``swa_full`` on,
-  and then those layers keep the full context too.
-- Layers: ``n_gpu_layers = N`` puts the last N repeating layers on the GPU, and N = n_layer + 1
-  the output layer as well; the token embeddings stay on the CPU. Several GPUs share the
-  layers in proportion to their free memory, as llama.cpp's default split does.
-- Compute buffers: an estimate, dominated by the logits of one micro-batch
-  (``n_ubatch * n_vocab * 4`` bytes) plus, without flash attention, the attention scores.
+the file size). Its parts: what llama.cpp allocates (the K/V cache per layer, compute buffers,
+repacked CPU weights) in ``llama_allocation``; the layers and the GPUs they go to in
+``gpu_layers``; the RAM free and the weights paged from the disk in ``ram_room``; the speed
+estimate in ``speed_estimate``; the context hint in ``context_hint``; the plan's data in
+``memory_plan``. A profile's plan (its draft counted in by ``draft_plan``) is in
+``profile_plan``; what loading it says in ``load_notes``; whether it can run in
+``profile_readiness``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from workstation.core.catalog import human_bytes, resolve_model_path, stated_bytes
-from workstation.core.errors import ModelFileError, WorkstationError
+from workstation.core.catalog import human_bytes
+from workstation.core.context_hint import context_hint
+from workstation.core.gpu_layers import gpu_usable, layers_per_gpu, offloadable_layers
 from workstation.core.hardware import GpuInfo, cpu_bandwidth_gbps, gpu_bandwidth_gbps
 from workstation.core.installed_models import installed_name
-from workstation.core.model_info import GGML_TYPES, ModelInfo, read_model_info
+from workstation.core.llama_allocation import (
+    compute_bytes,
+    cpu_repack_bytes,
+    kv_cache_per_layer,
+    kv_cells,
+)
+from workstation.core.memory_plan import DevicePlan, MemoryPlan
+from workstation.core.model_info import ModelInfo
 from workstation.core.model_shapes import active_params
-from workstation.core.phrases import PAGE_WORDS, Lookup, Phrase, about_words, say, words_per_token
-from workstation.core.profiles import KV_CACHE_TYPES, KVCache, Profile
+from workstation.core.phrases import Phrase, say
+from workstation.core.ram_room import (
+    RAM_RESERVE_BYTES,
+    address_space_limited,
+    paged_phrase,
+    ram_free_now,
+)
+from workstation.core.speed_estimate import GBPS, device_speed
 from workstation.core.speed_model import SpeedConstants
-
-if TYPE_CHECKING:
-    from workstation.core.events import EngineInfo
-    from workstation.core.store import ConversationStore
-
-MIB = 1024**2
-
-
-def offloadable_layers(n_layer: int) -> int:
-    """How many layers llama.cpp can put on a GPU (``n_gpu_layers`` at most): the repeating
-    layers and the output layer, as its own load log counts them ("offloaded 31/31 layers").
-    0 for a model that is not loaded here (``n_layer`` 0: a remote server)."""
-    return n_layer + 1 if n_layer > 0 else 0
-
-
-def layers_text(n_layer: int) -> str:
-    """A model's layers as a person reads them beside ``gpu_layers`` and llama.cpp's "31/31"
-    (which count the output layer): "30 layers (+1 output)"."""
-    return f"{n_layer} layers (+1 output)" if n_layer > 0 else "no layers"
-
-
-GBPS = 1e9  # bandwidth tables are in decimal GB/s
-KV_PAD = 256  # llama.cpp pads the context (and the SWA cache) to 256 cells
-GPU_RESERVE_BYTES = 512 * MIB  # CUDA context, cuBLAS workspace, the driver
-GPU_RESERVE_FRACTION = 0.03  # and a little more on big cards (fragmentation, display)
-RAM_RESERVE_BYTES = 1024 * MIB  # leave the OS and the office apps room
-
-
-def _pad(n: int, to: int) -> int:
-    return (n + to - 1) // to * to
-
-
-def row_bytes(type_name: str, n: int) -> int:
-    """ggml_row_size: bytes of ``n`` values of a K/V cache type (f16, q8_0, ...)."""
-    tid = KV_CACHE_TYPES[type_name]
-    _, block, size = GGML_TYPES[tid]
-    return n // block * size
-
-
-def kv_share(kv: KVCache) -> float:
-    """The memory a K/V cache of these types takes, against the usual f16/f16 (q8_0/q8_0: 0.53)."""
-    return (row_bytes(kv.k, 256) + row_bytes(kv.v, 256)) / (2 * row_bytes("f16", 256))
-
-
-def kv_cells(info: ModelInfo, context: int, n_ubatch: int = 512, swa_full: bool = True) -> tuple[int, int]:
-    """(cells of a full-attention layer, cells of a sliding-window layer) for one sequence."""
-    n_ctx = _pad(context or info.context_length or 4096, KV_PAD)
-    swa = n_ctx
-    if info.sliding_window and not swa_full:
-        swa = min(n_ctx, _pad(info.sliding_window + min(n_ubatch, n_ctx), KV_PAD))
-    return n_ctx, swa
-
-
-def kv_cache_per_layer(
-    info: ModelInfo,
-    context: int,
-    type_k: str = "f16",
-    type_v: str = "f16",
-    *,
-    n_ubatch: int = 512,
-    swa_full: bool = True,
-) -> list[int]:
-    """KV-cache bytes of each layer, as llama.cpp allocates them."""
-    full, swa = kv_cells(info, context, n_ubatch, swa_full)
-    result = []
-    heads = info.n_head_kv_per_layer or [info.n_head_kv] * info.n_layer
-    swa_layers = info.swa_layers or [False] * info.n_layer
-    for il in range(info.n_layer):
-        n_kv = heads[il] if il < len(heads) else info.n_head_kv
-        cells = swa if il < len(swa_layers) and swa_layers[il] else full
-        k = row_bytes(type_k, info.head_dim * n_kv * cells)
-        v = row_bytes(type_v, info.head_dim_v * n_kv * cells)
-        result.append(k + v)
-    return result
-
-
-def compute_bytes(info: ModelInfo, context: int, *, n_ubatch: int = 512, flash_attn: bool = True) -> int:
-    """An estimate of llama.cpp's compute buffer (the graph's scratch memory) for one device:
-    the logits of one micro-batch (``n_ubatch * n_vocab`` floats) and one hidden and one FFN
-    activation per token; without flash attention, the attention scores too.
-
-    Measured on the CPU here it came within 3% of llama.cpp's own figure at 1024-8192 tokens
-    and f16/q8_0/q4_0 K/V (SmolLM2: 98.3-102.7 MiB reported, 100.1 estimated; Gemma 3 270M:
-    514.5 reported, 517.3 estimated).
-    """
-    ub = min(n_ubatch, _pad(context or info.context_length or 4096, KV_PAD))
-    n_ctx = _pad(context or info.context_length or 4096, KV_PAD)
-    est = 4 * ub * (info.n_vocab + info.n_embd + info.n_ff)
-    if not flash_attn:
-        est += 4 * ub * n_ctx * max(info.n_head, 1)
-        return est
-    # with flash attention the attention step's peak is its mask (f16, a cell per token of the
-    # context and of the micro-batch; a second one for sliding-window layers) and some
-    # activations: past a few hundred thousand tokens it outgrows the logits. Measured here:
-    # SmolLM2 at 131k-262k tokens 148-283 MiB (1024 bytes a token, the estimate said 100);
-    # Gemma 3 270M at 786k-1M tokens 1.55-2.02 GiB (2048 bytes a token, two masks).
-    masks = 2 if info.sliding_window else 1
-    width = max(info.n_embd, info.n_head * info.head_dim)
-    return max(est, masks * 2 * ub * n_ctx + 16 * 4 * ub * width)
-
-
-# Weight types llama.cpp's CPU backend repacks into an interleaved copy for faster matrix
-# products (ggml-cpu's repack buffer, "CPU_REPACK model buffer size" in its log), by the SIMD
-# feature that enables it. The mapped file stays mapped, so these bytes come on top.
-REPACK_TYPES: dict[str, tuple[str, ...]] = {
-    "avx2": ("Q4_0", "Q4_K", "IQ4_NL"),
-    "asimd": ("Q4_0", "Q4_K", "IQ4_NL"),
-}
-
-
-def cpu_repack_bytes(info: ModelInfo, cpu_share: float, cpu_flags: list[str] | None = None) -> int:
-    """Bytes of the repacked copies of the weights on the CPU (``cpu_share``: the part of the
-    repeating layers there, 0..1). The token embedding is only looked up, never repacked."""
-    if cpu_share <= 0 or not info.tensor_types:
-        return 0
-    if cpu_flags is None:
-        from workstation.core.hardware import cpu_info
-
-        cpu_flags = cpu_info().flags
-    types = {t for flag, ts in REPACK_TYPES.items() if flag in cpu_flags for t in ts}
-    total = sum(b for t, b in info.tensor_types.items() if t in types)
-    n_emb = info.n_vocab * info.n_embd
-    if n_emb and info.input_bytes and abs(info.input_bytes / n_emb - 18 / 32) < 0.01:
-        total -= info.input_bytes  # a Q4_0/Q4_K embedding (4.5 bits a weight) stays mapped
-    return max(0, int(total * cpu_share))
-
-
-@dataclass
-class DevicePlan:
-    kind: str  # gpu | cpu
-    name: str
-    index: int | None
-    layers: int  # repeating layers (plus the output layer, counted as one) on this device
-    weights_bytes: int
-    kv_cache_bytes: int
-    compute_bytes: int
-    free_bytes: int  # what the device has free now (VRAM, or available RAM)
-    total_bytes: int  # the device's size
-    bandwidth_gbps: float
-
-    @property
-    def need_bytes(self) -> int:
-        return self.weights_bytes + self.kv_cache_bytes + self.compute_bytes
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["need_bytes"] = self.need_bytes
-        return data
-
-
-@dataclass
-class MemoryPlan:
-    model: str
-    path: str
-    architecture: str
-    file_type: str
-    context: int
-    type_k: str
-    type_v: str
-    kv_cells: int
-    swa_cells: int
-    weights_bytes: int  # all of the model's tensors
-    kv_cache_bytes: int
-    compute_bytes: int  # compute buffers on every device used
-    total_bytes: int
-    gpu_layers: int
-    total_layers: int  # n_layer + 1: llama.cpp counts the output layer
-    requested_gpu_layers: int | str
-    fits: bool
-    placement: str  # gpu (all on GPUs) | partial | cpu | none (does not fit)
-    verdict: str  # in English: say(verdict_phrases)
-    gpu_bytes: int
-    cpu_bytes: int
-    vram_free: int
-    ram_available: int
-    decode_bytes_per_token: int
-    decode_tps_bound: float | None  # tokens/s upper bound at an empty context (an estimate)
-    decode_tps_bound_full: float | None  # the same with the whole context in the KV cache
-    speed_note: str
-    devices: list[DevicePlan] = field(default_factory=list)
-    # what the plan counted, and how (a draft model, a model planned from its published shape),
-    # and settings that work against the user: to be translated (``notes`` says them in English)
-    note_phrases: list[Phrase] = field(default_factory=list)
-    draft: dict[str, Any] | None = None  # the draft model's share (already in the totals above)
-    repack_bytes: int = 0  # repacked copies of CPU-resident weights (in total_bytes, not weights_bytes)
-    verdict_phrases: list[Phrase] = field(default_factory=list)  # the verdict, to be translated
-    # what a memory limit (ulimit -v, a cgroup) leaves this process, where it is less than what
-    # is free (``ram_available`` is then this plus the reserve, which is for other programs)
-    ram_limit: int | None = None
-    # what must sit in RAM (the CPU's K/V cache and compute buffers, repacked weights): the
-    # weights beside it are mapped from their file, and page in and out where RAM is short
-    resident_bytes: int = 0
-    # the CPU's weights that do not fit in the memory free beside the rest: read from the disk
-    # again for every token (it runs, slowly); 0 where all of it fits
-    paged_bytes: int = 0
-
-    @property
-    def notes(self) -> list[str]:
-        """The plan's notes in English (the command line's, JSON's): ``say`` of each note phrase."""
-        return [say([p]) for p in self.note_phrases]
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        del data["verdict_phrases"], data["note_phrases"]
-        data["devices"] = [d.to_dict() for d in self.devices]
-        data["notes"] = self.notes
-        return data
-
-
-def _gpu_usable(g: GpuInfo) -> int:
-    reserve = GPU_RESERVE_BYTES + int(GPU_RESERVE_FRACTION * g.vram_total)
-    return max(0, g.vram_free - reserve)
-
-
-def _assign(n: int, gpus: list[GpuInfo]) -> list[int]:
-    """How many of ``n`` offloaded layers each GPU gets (llama.cpp: in proportion to free VRAM)."""
-    if not gpus or n <= 0:
-        return [0] * len(gpus)
-    free = [max(g.vram_free, 1) for g in gpus]
-    total = sum(free)
-    cum, acc = [], 0.0
-    for f in free:
-        acc += f / total
-        cum.append(acc)
-    counts = [0] * len(gpus)
-    for k in range(n):
-        x = k / n
-        j = next((i for i, c in enumerate(cum) if c > x), len(gpus) - 1)
-        counts[j] += 1
-    return counts
-
-
-def _device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None,
-                  physical_cores: int | None = None) -> tuple[SpeedConstants, str] | None:
-    """How ``size`` times a decode step on the device, and those words: a card of the table by
-    published figures scaled to it (at the memory speed its driver reports, where it does: an
-    RTX 3060 8 GB reads 240 GB/s, the 12 GB of the table's row 360), this machine's CPU by its
-    own measurements; None where neither is known (its memory speed alone then). fit said 41
-    tok/s for Qwen 2.5 14B on an RTX 3060 where size said 32. A CPU not measured here: a
-    reference PC's figures scaled to its cores and assumed memory speed, as ``size`` times it
-    (by the memory speed alone, fit said 207 tok/s for SmolLM2 where bench measured 80)."""
-    if d.kind == "cpu":
-        if cpu_speed is not None:
-            return cpu_speed, "this PC's own measurements"
-        from workstation.core.hardware import count_physical_cores
-        from workstation.core.speed_model import default_cpu
-
-        return (default_cpu(physical_cores or count_physical_cores(), d.bandwidth_gbps),
-                "a reference PC's figures scaled to this one's cores and memory speed")
-    from workstation.core.gpu_table import find_spec
-    from workstation.core.speed_model import gpu_constants
-
-    spec = find_spec(d.name)
-    if spec is None:
-        return None
-    if d.bandwidth_gbps:
-        spec = dataclasses.replace(spec, bandwidth_gbps=d.bandwidth_gbps)
-    return gpu_constants(spec), f"published llama-bench figures scaled to the {d.name}"
-
-
-def _context_hint(info: ModelInfo, context: int, type_k: str, type_v: str, kv_total: int,
-                  room: Callable[[int, str, str], int | None]) -> list[Phrase]:
-    """What to change where the K/V cache is what does not fit, with the figures for this
-    memory: the largest context that fits (halving down to 512 tokens), and with q8_0 K/V
-    where the cache is f16 ("try a smaller context" left the user guessing which). Never more
-    than the model was trained for: asked for 1,048,576 of a model trained for 8,192, it named
-    1,048,576 with q8_0 K/V, and the note after it said answers degrade past 8,192.
-    ``room``: the bytes of weights read from the disk as it runs with that context (0: it runs
-    fast), None where it does not fit. The contexts that run fast are named first, and a larger
-    one that runs only slowly is said to (it named such a context as one that fits, and that
-    context crawled); where none runs fast, that what it names runs slowly."""
-    top = min(context, info.context_length) if info.context_length > 0 else context
-    rooms: dict[tuple[int, str, str], int | None] = {}
-
-    def largest(k: str, v: str, fast: bool, from_top: bool) -> int | None:
-        """The largest context from ``top`` (itself where ``from_top``), halving, that fits
-        (``fast``: that runs fast)."""
-        def ok(ctx: int) -> bool:
-            if (ctx, k, v) not in rooms:
-                rooms[ctx, k, v] = room(ctx, k, v)
-            paged = rooms[ctx, k, v]
-            return paged is not None and (not fast or paged == 0)
-
-        ctx = top
-        if (from_top or top < context) and ok(top):
-            return top
-        while ctx > 512:
-            ctx //= 2
-            if ok(ctx):
-                return ctx
-        return None
-
-    fast_own, any_own = largest(type_k, type_v, True, False), largest(type_k, type_v, False, False)
-    fast_q8 = any_q8 = None
-    if {type_k, type_v} & {"f16", "f32", "bf16"}:
-        fast_q8, any_q8 = largest("q8_0", "q8_0", True, True), largest("q8_0", "q8_0", False, True)
-    tail: list[Phrase] = []
-    if fast_own is not None or fast_q8 is not None:
-        smaller, q8 = fast_own, fast_q8
-        if any_own is not None and any_own > max(fast_own or 0, fast_q8 or 0):  # (q8_0's runs fast: that one)
-            tail = [("fit.context_hint_slower", {"slow": f"{any_own:,}"})]
-    else:
-        smaller, q8 = any_own, any_q8
-        if smaller is not None or q8 is not None:
-            tail = [("fit.context_hint_slow", {})]
-    said = {"context": f"{context:,}", "kv": human_bytes(kv_total)}
-    if q8 is not None and (smaller is None or q8 > smaller):
-        if smaller is None:
-            return [("fit.context_hint_q8", {**said, "q8": f"{q8:,}"}), *tail]
-        return [("fit.context_hint_both", {**said, "fits": f"{smaller:,}", "q8": f"{q8:,}"}), *tail]
-    if smaller is not None:
-        return [("fit.context_hint_fits", {**said, "fits": f"{smaller:,}"}), *tail]
-    return [("fit.context_hint", said)]
-
-
-def ram_free_now() -> tuple[int, int | None]:
-    """The RAM free now (psutil's available), and what a memory limit (ulimit -v, a cgroup)
-    leaves this process where that is less (None where there is none): the RAM free is then
-    the limit plus the reserve, which is for other programs, not within the limit."""
-    import psutil
-
-    from workstation.core.hardware import memory_left_under_limits
-
-    available = psutil.virtual_memory().available
-    limit = memory_left_under_limits()
-    if limit is not None and limit + RAM_RESERVE_BYTES < available:
-        return limit + RAM_RESERVE_BYTES, limit
-    return available, None
 
 
 def plan(
@@ -412,7 +89,7 @@ def plan(
         """Devices for n offloaded layers; True when every GPU has room."""
         n = max(0, min(n, total_layers))
         start = n_layer - min(n, n_layer)  # first layer on a GPU
-        counts = _assign(n, gpus)
+        counts = layers_per_gpu(n, gpus)
         devices: list[DevicePlan] = []
         ok = True
         order = list(range(start, n_layer)) + (["out"] if n > n_layer else [])
@@ -425,7 +102,7 @@ def plan(
             cb = comp if c else 0
             d = DevicePlan("gpu", g.name, g.index, c, w, k, cb, g.vram_free, g.vram_total,
                            g.bandwidth_gbps or gpu_bandwidth_gbps(g.name))
-            if c and d.need_bytes > _gpu_usable(g):
+            if c and d.need_bytes > gpu_usable(g):
                 ok = False
             devices.append(d)
         cpu_w = info.input_bytes + sum(info.layer_bytes[:start]) + (0 if n > n_layer else info.output_bytes)
@@ -481,7 +158,7 @@ def plan(
     comp_total = sum(d.compute_bytes for d in devices)
     total = weights + kv_total + comp_total + repack
     resident = cpu.kv_cache_bytes + cpu.compute_bytes + repack
-    if ram_limit is not None and _address_space_limited():  # (ulimit -v counts the file's mapping: it must fit)
+    if ram_limit is not None and address_space_limited():  # (ulimit -v counts the file's mapping: it must fit)
         resident += weights
     # mapped weights that do not fit page in from the file as it runs (llama.cpp's mmap): it
     # fits, slowly, and says so; what must sit in RAM not fitting is what does not fit. (fit
@@ -493,10 +170,10 @@ def plan(
     phrases: list[Phrase]
     if not fits:
         placement = "none"
-        have = ram_room + sum(_gpu_usable(g) for g in gpus)
+        have = ram_room + sum(gpu_usable(g) for g in gpus)
         need = weights + kv_total + comp
         if not gpu_ok:
-            usable = sum(_gpu_usable(g) for g in gpus)
+            usable = sum(gpu_usable(g) for g in gpus)
             auto_n = next((c for c in range(total_layers, -1, -1) if split(c)[1]), 0)
             phrases = [("fit.gpu_too_small", {"layers": n, "where": where, "need": human_bytes(gpu_bytes),
                                               "usable": human_bytes(usable), "auto": auto_n})]
@@ -506,7 +183,7 @@ def plan(
                        if ram_limit is None else
                        ("fit.too_big_limit", {"need": human_bytes(need), "have": human_bytes(have)})]
             if kv_total > weights / 2:
-                phrases.extend(_context_hint(info, context, type_k, type_v, kv_total, hint_room))
+                phrases.extend(context_hint(info, context, type_k, type_v, kv_total, hint_room))
     elif n >= total_layers and gpus:
         placement = "gpu"
         phrases = [("fit.gpu", {"where": where, "used": human_bytes(gpu_bytes), "total": human_bytes(vram_total)})]
@@ -536,7 +213,7 @@ def plan(
                 w += info.input_bytes  # the output reuses the embedding matrix
         if d.layers or w:
             per_dev.append((max(w, 0), d.kv_cache_bytes, d.bandwidth_gbps, min(d.layers, n_layer),
-                            _device_speed(d, cpu_speed, physical_cores)))
+                            device_speed(d, cpu_speed, physical_cores)))
     bytes_tok = sum(w for w, *_ in per_dev)
     active = active_params(info)
 
@@ -610,503 +287,4 @@ def plan(
         paged_bytes=paged if fits else 0,
     )
 
-
-def _address_space_limited() -> bool:
-    """Whether this process runs under ``ulimit -v`` (RLIMIT_AS), where mapping the model's
-    file takes its whole size of the limit: the weights cannot page in and out within it."""
-    import resource
-
-    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
-
-
-def paged_phrase(paged: int, need: int, free: int, limited: bool, total: int) -> Phrase:
-    """Why a plan whose weights do not all fit in the memory free (``paged`` bytes of them
-    are read from the disk again for every token) runs slowly, and how much more free memory
-    makes it fast. ``need``: the RAM it wants; ``free``: what is free for it (less the reserve; the limit's room under
-    one); ``limited``: under a memory limit (more room is a larger limit, not other programs
-    closed); ``total``: the PC's memory (where it is all too little, closing programs does
-    not make the room: more memory in the PC does)."""
-    how: Phrase = ("fit.paged_limit", {}) if limited else ("fit.paged_close", {}) \
-        if need <= total - RAM_RESERVE_BYTES else ("fit.paged_more_ram", {"total": human_bytes(total)})
-    return ("fit.paged_why", {"need": human_bytes(need), "free": human_bytes(free), "short": human_bytes(paged),
-                              "how": how})
-
-
-SLOW_TPS = 5.0  # tokens/s (about 4 words) under which a reply falls behind its reader
-
-
-def slow_phrase(p: MemoryPlan, measured: float | None = None, lookup: Lookup | None = None) -> Phrase | None:
-    """A plan that runs, but writes slower than people read: said beside "runs on the CPU"
-    (fit said only that of an 8B model at 2 tokens/s, F3 gave no speed at all). ``measured``:
-    what bench measured of it here, gone by before the estimate. ``lookup``: the language it
-    is said in, whose words a token is (``words_per_token``)."""
-    tps = measured or p.decode_tps_bound
-    if not p.fits or p.paged_bytes or not tps or tps >= SLOW_TPS:  # (paged: its verdict says it is slow)
-        return None
-    # in words and a page's time, which a person pictures ("about 1.8 tokens a second" said neither)
-    return ("fit.slow", {"words": about_words(tps, lookup), "minutes": round(PAGE_WORDS / (tps * words_per_token(lookup)) / 60)})
-
-
-def plan_for_profile(profile: Profile, gpus: list[GpuInfo] | None = None, *,
-                     not_downloaded: bool = False, freed: FreedMemory | None = None,
-                     ram_available: int | None = None, ram_limit: int | None = None) -> MemoryPlan:
-    """The plan for a profile on this machine (NVML for the GPUs unless ``gpus`` is given).
-
-    Fast (the GGUF header is cached) and never raises for a missing GPU; a missing or damaged
-    model file raises ModelFileError. With ``not_downloaded``, a catalog model not downloaded
-    yet (the target or the draft) is planned from its published shape, as ``size`` plans it,
-    and a note says so: "will it fit" before a 5 GB download. ``freed``: what the loaded
-    model holds, counted as free (``memory_held``: a switch closes it before this one loads).
-    ``ram_available``, ``ram_limit``: as ``plan`` takes them (read now where not given).
-    """
-    from workstation.core import hardware
-
-    info, note = _model_info(profile.model, not_downloaded)
-    if gpus is None:
-        gpus = hardware.gpus()
-    gpus = counting_freed(gpus, freed)
-    result = plan_with_draft(profile, info, gpus, not_downloaded=not_downloaded,
-                             ram_freed=freed.ram_bytes if freed is not None else 0,
-                             ram_available=ram_available, ram_limit=ram_limit)
-    if note:
-        result.note_phrases.insert(0, note)
-    result.note_phrases += setting_phrases(profile, info)
-    return result
-
-
-def _model_info(ref: str, not_downloaded: bool) -> tuple[ModelInfo, Phrase | None]:
-    """The model's info from its file, else (``not_downloaded``) from the catalog's published
-    shape with a note that says how to download it; a missing file otherwise says how to get it."""
-    path = Path(resolve_model_path(ref))
-    if not_downloaded and not path.exists():
-        from workstation.core.catalog import catalog_entry
-        from workstation.core.invocation import cli
-        from workstation.core.model_shapes import catalog_model
-
-        shaped = catalog_model(ref)
-        if shaped is not None:
-            entry = catalog_entry(ref) or {}
-            size: Any = ("fit.model_size", {"size": human_bytes(stated_bytes(entry["approx_size_gb"]))}) \
-                if entry.get("approx_size_gb") else ""
-            return shaped[0], ("fit.model_shaped", {"model": ref, "quant": shaped[0].file_type,
-                                                    "command": cli("models pull " + ref), "size": size})
-    return read_model_info(path, check=False), None
-
-
-@dataclass
-class FreedMemory:
-    """What closing the loaded model gives back: RAM (its K/V cache, compute buffers and
-    repacked weights; its weights, mapped from their file, are page cache that counts as free
-    already) and VRAM per GPU index (all of its share there, weights included)."""
-
-    ram_bytes: int = 0
-    vram_bytes: dict[int, int] = field(default_factory=dict)
-    model: str = ""  # the loaded model's name, as 'models list' says it
-
-    @property
-    def total_bytes(self) -> int:
-        return self.ram_bytes + sum(self.vram_bytes.values())
-
-
-def counting_freed(gpus: list[GpuInfo], freed: FreedMemory | None) -> list[GpuInfo]:
-    """``gpus`` with what ``freed`` gives back on each counted as free (copies; as they are
-    without it)."""
-    if freed is None:
-        return gpus
-    return [dataclasses.replace(g, vram_free=min(g.vram_total, g.vram_free + freed.vram_bytes.get(g.index, 0)))
-            for g in gpus]
-
-
-def memory_held(profile: Profile, loaded: EngineInfo) -> FreedMemory:
-    """What the engine loaded for ``profile`` holds, as the plan counts it for the settings it
-    was loaded with (``loaded``: its model file, its slots' context together, K/V types, GPU
-    layers, flash attention; the profile's draft model with it). F3 counted it as taken, and
-    a profile that fits once the switch has closed it was said not to fit. Nothing where its
-    file cannot be read now."""
-    sized = dataclasses.replace(
-        profile, model=loaded.model_path, context=loaded.n_ctx * max(1, loaded.parallel),
-        gpu_layers=loaded.gpu_layers, kv_cache=dataclasses.replace(profile.kv_cache, k=loaded.type_k, v=loaded.type_v),
-        flash_attn="on" if loaded.flash_attn else "off")
-    try:
-        held = plan_for_profile(sized)
-    except WorkstationError:
-        return FreedMemory(model=loaded.model_name)
-    cpu = next(d for d in held.devices if d.kind == "cpu")
-    return FreedMemory(
-        ram_bytes=cpu.kv_cache_bytes + cpu.compute_bytes + held.repack_bytes,
-        vram_bytes={d.index: d.need_bytes for d in held.devices if d.kind == "gpu" and d.layers and d.index is not None},
-        model=loaded.model_name)
-
-
-def memory_held_by(profile: Profile | None, engine: Any) -> FreedMemory | None:
-    """``memory_held`` of what ``engine`` (an engine, or serve's scheduler: anything with
-    ``info()``) loaded for ``profile``; None with no local model loaded. A switch counts it as
-    free before the chosen profile loads, and the notes said once a model has loaded count it
-    as free (serve counted its own model as taken, and said a model that ran fast ran slowly)."""
-    if profile is None or profile.backend != "llama" or engine is None or not hasattr(engine, "info"):
-        return None
-    return memory_held(profile, engine.info())
-
-
-def setting_phrases(profile: Profile, info: ModelInfo) -> list[Phrase]:
-    """Settings that load but work against the user: more threads than cores (llama.cpp's
-    threads wait for each other at every step, so the extra ones only stall it), and a
-    context past what the model was trained for (llama.cpp warns too: answers degrade there)."""
-    from workstation.core.hardware import count_physical_cores
-
-    out: list[Phrase] = []
-    cores = count_physical_cores()
-    if isinstance(profile.threads, int) and profile.threads > cores:
-        out.append(("fit.threads_past_cores", {"threads": str(profile.threads), "cores": str(cores)}))
-    if info.context_length and profile.context > info.context_length:
-        out.append(("fit.context_past_trained", {"context": f"{profile.context:,}", "trained": f"{info.context_length:,}",
-                                                 "model": installed_name(Path(info.path))}))
-    if not info.has_chat_template:  # (its replies ran on, with raw <|im_end|> markers, and nothing said why)
-        out.append(("fit.no_chat_template", {"model": installed_name(Path(info.path))}))
-    return out
-
-
-def load_notes(profile: Profile, *, memory: bool = True, freed: FreedMemory | None = None) -> list[Phrase]:
-    """``setting_phrases`` for a profile about to be loaded, each a sentence ("Note: …"):
-    ``profiles check`` and ``fit`` said them, and chat and the app loaded such a profile in
-    silence (a 32K context on a model trained for 8K gave worse answers, never said why).
-    With ``memory``, that it runs slowly where its weights do not all fit in the memory free
-    (``paged_bytes``: fit said "does not fit", and it loaded and crawled with no word why);
-    ``freed``: memory the loaded model holds (asked once it has loaded), counted as free.
-    Nothing for a model file that cannot be read (loading says that). A server's profile: that
-    the text goes to that server (the status bar's host alone said it), and unencrypted over
-    http:// to another machine."""
-    if profile.backend != "llama":
-        return remote_notes(profile)
-    try:
-        info, _ = _model_info(profile.model, False)
-        held = plan_for_profile(profile, freed=freed) if memory else None
-    except WorkstationError:
-        return []
-    notes: list[Phrase] = [("fit.setting_note", {"what": p}) for p in setting_phrases(profile, info)]
-    if held is not None and held.paged_bytes:
-        room = max(0, held.ram_available - RAM_RESERVE_BYTES)
-        said = paged_phrase(held.paged_bytes, held.cpu_bytes, room, held.ram_limit is not None,
-                            held.devices[-1].total_bytes)
-        notes.insert(0, ("fit.setting_note", {"what": ("fit.paged_note", {"said": said})}))
-    return notes
-
-
-# what only a profile that loads its model here uses: written in a desk PC's profile, the server
-# decides them (a draft model that did not exist went unused without a word). Not context (the
-# parts of a summary for a server that does not say its own) nor parallel (requests in flight)
-LOADS_HERE = ("gpu_layers", "threads", "flash_attn", "kv_cache", "speculative")
-
-
-def remote_notes(profile: Profile) -> list[Phrase]:
-    """A desk PC's notes: the settings it has that only a model loaded here uses; where its
-    messages and documents go (nothing for a server on this PC)."""
-    from urllib.parse import urlsplit
-
-    from workstation.core.addresses import is_loopback
-
-    unused = [key for key in LOADS_HERE if key in profile.written]
-    notes: list[Phrase] = [("fit.setting_note", {"what": ("remote.unused", {"keys": ", ".join(unused)})})] \
-        if unused else []
-    where = urlsplit(profile.remote.base_url)
-    if not where.hostname or is_loopback(where.hostname):
-        return notes
-    # one sentence (two "Note:"s ran together in the app's box at every start)
-    sends = "remote.sends_unencrypted" if where.scheme == "http" else "remote.sends"
-    notes.append(("fit.setting_note", {"what": (sends, {"server": profile.remote.server_name})}))
-    return notes
-
-
-def where_text_goes(note: Phrase) -> str:
-    """The server a ``remote_notes`` note says the text goes to ("" for any other note): the
-    app says it once for each server, not at every start."""
-    what = note[1].get("what")
-    if isinstance(what, tuple) and what[0] in ("remote.sends", "remote.sends_unencrypted"):
-        return str(what[1].get("server", ""))
-    return ""
-
-
-def unsaid_notes(notes: list[Phrase], store: ConversationStore | None = None) -> list[Phrase]:
-    """A profile's load notes less where the text goes for a server this app has said it of
-    before (remembered in the conversations' database): a desk PC's box said it, in two
-    sentences run together, at every start, and `chat` and `profiles check` at every run.
-    Without ``store``, the data folder's own is opened (only where a note names a server); one
-    that cannot be opened leaves every note said."""
-    if not any(where_text_goes(note) for note in notes):
-        return notes
-    import sqlite3
-
-    from workstation.core.store import ConversationStore
-
-    if store is None:
-        try:
-            opened = ConversationStore()
-        except (WorkstationError, OSError, sqlite3.Error):
-            return notes
-        try:
-            return unsaid_notes(notes, opened)
-        finally:
-            opened.close()
-    kept = []
-    for note in notes:
-        server = where_text_goes(note)
-        if server:
-            said = f"told where the text goes:{server}"
-            if store.recalled(said):
-                continue
-            store.remember(said, "1")
-        kept.append(note)
-    return kept
-
-
-def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
-                    not_downloaded: bool = False, ram_freed: int = 0,
-                    ram_available: int | None = None, ram_limit: int | None = None) -> MemoryPlan:
-    """The target's plan, with the profile's draft model (``speculative.mode: draft``) counted in.
-
-    The draft loads as the engine loads it (speculative.load_draft_model): the target's context,
-    f16 K/V, and with ``draft_gpu_layers: auto`` all of it on the GPU when the target uses one,
-    else none. Its GPU share is taken off the GPUs' free memory before the target's layers are
-    chosen, so ``gpu_layers: auto`` leaves it room; a draft file that is not there yet is only
-    named in a note (with ``not_downloaded``, a catalog draft is counted from its published shape).
-    ``ram_available``, ``ram_limit``: as ``plan`` takes them, read now where not given (once:
-    the pair is held to the same memory as the target alone).
-    """
-    if ram_available is None:
-        ram_available, ram_limit = ram_free_now()
-    context = profile.context or info.context_length
-    flash = profile.resolved_flash_attn()
-
-    from workstation.core.calibration import measured_cpu
-
-    cpu_speed = measured_cpu()
-
-    def target(on: list[GpuInfo]) -> MemoryPlan:
-        return plan(info, context=context, type_k=profile.kv_cache.k, type_v=profile.kv_cache.v,
-                    gpu_layers=profile.gpu_layers, gpus=on, flash_attn=flash, cpu_speed=cpu_speed,
-                    ram_available=ram_available, ram_limit=ram_limit, ram_freed=ram_freed)
-
-    spec = profile.speculative
-    if spec.mode != "draft" or not spec.draft_model:
-        return target(gpus)
-    draft_path = Path(resolve_model_path(spec.draft_model))
-    shaped = None
-    if not draft_path.exists() and not_downloaded:
-        from workstation.core.model_shapes import catalog_model
-
-        shaped = catalog_model(spec.draft_model)
-    if not draft_path.exists() and shaped is None:
-        result = target(gpus)
-        result.note_phrases.append(("fit.draft_not_downloaded", {"model": spec.draft_model}))
-        return result
-    dinfo = shaped[0] if shaped is not None else read_model_info(draft_path, check=False)
-    asked = spec.draft_gpu_layers
-
-    def draft(on: list[GpuInfo], layers: int | str) -> MemoryPlan:
-        return plan(dinfo, context=context, gpu_layers=layers, gpus=on, flash_attn=flash, cpu_speed=cpu_speed,
-                    ram_available=ram_available, ram_limit=ram_limit, ram_freed=ram_freed)
-
-    d = draft(gpus, "all" if asked == "auto" else asked)
-    left = [dataclasses.replace(g) for g in gpus]
-    for dev in d.devices:
-        if dev.kind == "gpu" and dev.layers:
-            g = next(x for x in left if x.index == dev.index)
-            g.vram_free = max(0, g.vram_free - dev.need_bytes)
-    result = target(left)
-    alone = result.fits  # (not: its verdict says so already, the draft's prefix said it twice)
-    if asked == "auto" and result.gpu_layers == 0 and d.gpu_layers:
-        d = draft(gpus, 0)  # the engine keeps the draft off a GPU the target does not use
-    for dev in result.devices:
-        same = next((x for x in d.devices if x.kind == dev.kind and x.index == dev.index), None)
-        if same is not None and (same.layers or same.kind == "cpu"):
-            dev.weights_bytes += same.weights_bytes
-            dev.kv_cache_bytes += same.kv_cache_bytes
-            dev.compute_bytes += same.compute_bytes
-        dev.free_bytes = next((g.vram_free for g in gpus if g.index == dev.index), dev.free_bytes)
-    result.vram_free = sum(g.vram_free for g in gpus)
-    result.weights_bytes += d.weights_bytes
-    result.kv_cache_bytes += d.kv_cache_bytes
-    result.compute_bytes += d.compute_bytes
-    result.total_bytes += d.total_bytes
-    result.gpu_bytes += d.gpu_bytes
-    result.cpu_bytes += d.cpu_bytes
-    result.resident_bytes += d.resident_bytes
-    room = max(0, result.ram_available - RAM_RESERVE_BYTES)
-    if result.resident_bytes > room or not d.fits:
-        result.fits, result.placement, result.paged_bytes = False, "none", 0
-        if alone and result.resident_bytes > room:  # the memory, for the pair: the target's verdict said
-            # "does not fit with its small helper model: runs on the CPU, but slowly: … 163 MB more
-            # free memory makes it fast", which it did not
-            key = "fit.draft_pair_too_big" if result.ram_limit is None else "fit.draft_pair_too_big_limit"
-            result.verdict_phrases = [(key, {"need": human_bytes(result.cpu_bytes), "have": human_bytes(room)})]
-        elif alone:  # the draft's own GPU layers (draft_gpu_layers) have no room: it said "does not fit
-            # with its small helper model: runs on the CPU: needs …", the target's sentence that it fits
-            too_small = next((p for p in d.verdict_phrases if p[0] == "fit.gpu_too_small"), None)
-            if too_small is not None:
-                said = too_small[1]
-                result.verdict_phrases = [("fit.draft_gpu_too_small", {
-                    **{k: said[k] for k in ("layers", "where", "need", "usable")},
-                    "fewer": ("fit.draft_gpu_fewer", {"layers": said["auto"]}) if said["auto"] else ""})]
-    elif result.fits and result.cpu_bytes > room and result.paged_bytes != result.cpu_bytes - room:  # (the pair's weights page)
-        result.paged_bytes = result.cpu_bytes - room
-        said = paged_phrase(result.paged_bytes, result.cpu_bytes, room, result.ram_limit is not None,
-                            result.devices[-1].total_bytes)
-        kept = [p for p in result.verdict_phrases if p[0] not in ("fit.cpu", "fit.cpu_paged", "fit.paged")]
-        cpu_phrase = next((p for p in result.verdict_phrases if p[0] in ("fit.cpu", "fit.cpu_paged")), None)
-        result.verdict_phrases = [("fit.cpu_paged", {"why": cpu_phrase[1]["why"], "said": said})] \
-            if cpu_phrase is not None else [*kept, ("fit.paged", {"said": said})]
-    elif result.fits:  # the target's verdict counted the target alone: say the pair's whole need
-        on_gpu: Any = ("fit.draft_on_gpu", {"gpu": human_bytes(result.gpu_bytes)}) if result.gpu_bytes else ""
-        result.verdict_phrases.append(("fit.draft_pair", {"on_gpu": on_gpu, "ram": human_bytes(result.cpu_bytes)}))
-    result.verdict = say(result.verdict_phrases)
-    result.note_phrases.append(("fit.draft_counted", {
-        "model": installed_name(draft_path), "weights": human_bytes(d.weights_bytes), "kv": human_bytes(d.kv_cache_bytes),
-        "where": ("fit.draft_on_the_gpu" if d.gpu_layers else "fit.draft_on_the_cpu", {}),
-        "shaped": ("fit.draft_shaped", {}) if shaped is not None else ""}))
-    result.draft = {"model": spec.draft_model, "path": str(draft_path), "gpu_layers": d.gpu_layers,
-                    "total_layers": d.total_layers, "weights_bytes": d.weights_bytes,
-                    "kv_cache_bytes": d.kv_cache_bytes, "compute_bytes": d.compute_bytes,
-                    "gpu_bytes": d.gpu_bytes, "cpu_bytes": d.cpu_bytes}
-    return result
-
-
-def resolve_gpu_layers(profile: Profile, result: MemoryPlan | None = None) -> int:
-    """``gpu_layers`` as a number: explicit values pass, ``all`` is every layer, ``auto`` asks the
-    plan (``result``, made where not given; 0 when there is no GPU)."""
-    gl = profile.gpu_layers
-    if isinstance(gl, int):
-        return gl
-    if gl == "all":
-        return 999
-    return (result or plan_for_profile(profile)).gpu_layers
-
-
-def gpu_layers_for_load(profile: Profile, n_ctx: int | None = None, *, freed: FreedMemory | None = None) -> int:
-    """``resolve_gpu_layers`` for loading the profile now with ``n_ctx`` tokens of context in
-    all (its slots together; the profile's context where not given): EngineError, before
-    anything is loaded, where what must sit in RAM (the CPU's share of the K/V cache, compute
-    buffers, repacked weights) is more than the memory free for it, as the plan's verdict
-    counts it (less its reserve for the system): ``profiles check`` and ``fit`` said "does not
-    fit", and chat loaded it anyway: a 1M-token context took all of a 23 GB machine. The
-    weights are not counted (mapped from their file, they page in and out: a model larger
-    than the memory runs, slowly, and the verdict and ``load_notes`` say so and why); nor is
-    anything where the profile asks for GPU layers and NVML sees no GPU (a
-    Vulkan build, an AMD card: the plan cannot know where the layers go). Too many GPU layers
-    are left to llama.cpp (a CUDA build says so itself). ``freed``: the loaded model's memory,
-    to be freed before this one loads (``memory_held``: a switch asks before it closes it)."""
-    import dataclasses
-
-    from workstation.core.errors import EngineError
-
-    sized = dataclasses.replace(profile, context=n_ctx) if n_ctx and n_ctx != profile.context else profile
-    result = plan_for_profile(sized, freed=freed)
-    gl = profile.gpu_layers
-    unseen_gpu = (gl == "all" or isinstance(gl, int) and gl > 0) and not any(d.kind == "gpu" for d in result.devices)
-    # the room the plan's verdict counts: what is free less the system's reserve, or under a
-    # memory limit the limit's room (the reserve is not within it: a 3 GB context passed under
-    # a 2.5 GB cgroup, and the kernel killed the load with no word). The load went ahead within
-    # the reserve, where fit said "does not fit"
-    room = max(0, result.ram_available - RAM_RESERVE_BYTES)
-    if not result.fits and not unseen_gpu and result.resident_bytes > room:
-        raise EngineError(said=[("fit.refused", {"profile": profile.name, "verdict": result.verdict_phrases})])
-    return resolve_gpu_layers(sized, result)
-
-
-def effective_settings(profile: Profile, lookup: Lookup | None = None) -> dict[str, Any]:
-    """What a run of ``profile`` will use once defaults and the memory plan are applied; its
-    sentences (the verdict, notes, a model's problem) in English or ``lookup``'s language."""
-    data = profile.to_dict()
-    data["key"] = profile.key
-    data["threads"] = profile.resolved_threads()
-    data["flash_attn"] = "on" if profile.resolved_flash_attn() else "off"
-    # "parallel" is the app's and chat's; serve (and Ctrl+G) runs 4 where the file sets none
-    data["serve_slots"] = profile.slots_to_serve()
-    if profile.backend != "llama":
-        return data
-    path = resolve_model_path(profile.model)
-    data["model_path"] = str(path)
-    data["model_installed"] = path.exists()
-    if profile.speculative.mode == "draft" and profile.speculative.draft_model:
-        draft = resolve_model_path(profile.speculative.draft_model)
-        data["speculative"]["draft_model_path"] = str(draft)
-        data["speculative"]["draft_model_installed"] = draft.exists()
-        if path.is_file() and draft.is_file():
-            problem = profile_draft_problem(profile)
-            data["speculative"]["draft_problem"] = say(problem, lookup) if problem else None
-    if path.exists():
-        try:
-            data["gpu_layers"] = resolve_gpu_layers(profile)
-            plan = plan_for_profile(profile)
-            data["plan"] = plan.to_dict()
-            if lookup is not None:
-                data["plan"].update(verdict=say(plan.verdict_phrases, lookup),
-                                    notes=[say([p], lookup) for p in plan.note_phrases])
-        except ModelFileError as err:  # a damaged file is this profile's status: `profiles list` had no table
-            data["model_problem"] = say(err.said, lookup) if err.said and lookup else str(err)
-    return data
-
-
-def profile_draft_problem(profile: Profile) -> list[Phrase] | None:
-    """Why the profile's draft model cannot draft for its model (another vocabulary, too small
-    a context), in the sentence loading says (``say`` it); None where it can, or either file is
-    not here to read. ``profiles check`` and ``fit`` say it (fit said such a pair "runs on the CPU")."""
-    from workstation.core.model_info import draft_problem as between
-
-    spec = profile.speculative
-    if spec.mode != "draft" or not spec.draft_model:
-        return None
-    target, draft = resolve_model_path(profile.model), resolve_model_path(spec.draft_model)
-    if not (target.is_file() and draft.is_file()):
-        return None
-    try:
-        problem = between(target, draft, profile.context)
-    except ModelFileError as err:  # (a damaged model is said where it is read, or the draft is)
-        return err.said or [("file.os_says", {"reason": str(err)})]
-    return [problem] if problem else None
-
-
-def readiness(eff: dict[str, Any], lookup: Lookup | None = None) -> tuple[str, str | None]:
-    """Whether a valid local profile can run here now: ('ready', None), or a short status for
-    'profiles list' and the one sentence 'profiles check' says (its model or draft is not
-    installed, or it does not fit this machine's memory), in English or ``lookup``'s language
-    (``eff``'s sentences are said in it by ``effective_settings``)."""
-    from workstation.core.installed_models import missing_model_error
-
-    def missing(path: object) -> str:
-        err = missing_model_error(Path(str(path)))
-        return say(err.said, lookup) if err.said else str(err)
-
-    if not eff.get("model_installed"):
-        return "model not installed", missing(eff["model_path"])
-    if eff.get("model_problem"):
-        return "model file damaged", str(eff["model_problem"])
-    spec = eff.get("speculative") or {}
-    if spec.get("draft_model_path") and not spec.get("draft_model_installed"):  # names the draft file
-        return "draft model not installed", missing(spec["draft_model_path"])
-    if spec.get("draft_problem"):
-        return "draft model cannot draft", str(spec["draft_problem"])
-    plan = eff.get("plan") or {}
-    if plan and not plan.get("fits"):
-        return "does not fit", str(plan.get("verdict"))
-    return "ready", None
-
-
-__all__ = [
-    "DevicePlan",
-    "FreedMemory",
-    "MemoryPlan",
-    "compute_bytes",
-    "counting_freed",
-    "cpu_repack_bytes",
-    "human_bytes",
-    "kv_cache_per_layer",
-    "kv_cells",
-    "memory_held",
-    "memory_held_by",
-    "plan",
-    "plan_for_profile",
-    "readiness",
-    "gpu_layers_for_load",
-    "row_bytes",
-]
 

@@ -66,7 +66,7 @@ from workstation.core.kv_state import (
 )
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Phrase, say
-from workstation.core.planner import gpu_layers_for_load
+from workstation.core.profile_plan import gpu_layers_for_load
 from workstation.core.profiles import KV_CACHE_TYPES, Constraints, Profile, Sampling
 from workstation.core.prompt_cache import PromptCache
 from workstation.core.reasoning import CLOSE, OPEN, ThinkingSplitter, opens_thinking

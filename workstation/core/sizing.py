@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from workstation.core.catalog import GB, QUANT_SUFFIX, human_bytes
+from workstation.core.gpu_layers import GPU_RESERVE_BYTES, GPU_RESERVE_FRACTION
 from workstation.core.gpu_table import GpuSpec, cards_named, find_spec, sizing_specs
 from workstation.core.hardware import GpuInfo, table_gpu
 from workstation.core.model_info import ModelInfo
@@ -42,7 +43,7 @@ from workstation.core.model_shapes import (
     thinks_first,
 )
 from workstation.core.phrases import Phrase, say
-from workstation.core.planner import GPU_RESERVE_BYTES, GPU_RESERVE_FRACTION, plan
+from workstation.core.planner import plan
 from workstation.core.speed_model import SpeedConstants, gpu_constants
 from workstation.core.workload import Workload
 

@@ -189,7 +189,7 @@ def cannot_use(what: str, err: BaseException, path: Path, verb: str = "opened") 
 
 
 def in_plain_words(error: type[WorkstationError], what: Callable[[Any], str]) -> Callable[[type[T]], type[T]]:
-    """A class decorator: every public method of the class turns an SQLite error (a locked,
+    """A class decorator: every public method of the class (its parts' too) turns an SQLite error (a locked,
     damaged or foreign file, a full disk) into one ``error`` sentence naming the file
     (``what(self)``, as "The key file /path"; the file is ``self.path``), never a traceback."""
 
@@ -204,9 +204,14 @@ def in_plain_words(error: type[WorkstationError], what: Callable[[Any], str]) ->
         return run
 
     def decorate(cls: type[T]) -> type[T]:
-        for name, method in list(vars(cls).items()):
-            if not name.startswith("_") and inspect.isfunction(method):
-                setattr(cls, name, wrap(method))
+        # the class's own methods and its parts' (mixins: ``vars`` of the class alone left a
+        # part's method raising the SQLite error itself), the nearest definition of each name
+        methods: dict[str, Callable[..., Any]] = {}
+        for klass in reversed(cls.__mro__):
+            methods.update((name, method) for name, method in vars(klass).items()
+                           if not name.startswith("_") and inspect.isfunction(method))
+        for name, method in methods.items():
+            setattr(cls, name, wrap(method))
         return cls
 
     return decorate

@@ -4,208 +4,62 @@ Every message is committed the moment it exists, so a crash, a failed model load
 terminal loses nothing that was on screen. The schema version lives in ``PRAGMA user_version``
 and ``MIGRATIONS`` (``conversation_schema.py``) upgrades an older file step by step. Export
 writes Markdown atomically. A title and the words that name a conversation:
-``conversation_titles.py``.
+``conversation_titles.py``; what the store keeps (a conversation, a message, its errors):
+``conversation_records.py``. ``ConversationStore``'s parts: finding conversations
+(``conversation_search.py``), deleting for good (``conversation_deleting.py``), a question's
+replies (``reply_versions.py``), what is kept for the next start (``conversation_drafts.py``),
+Markdown (``conversation_export.py``) and a session kept in memory (``memory_session.py``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import inspect
 import json
-import re
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
-from urllib.parse import quote
+from typing import Any
 
-from workstation.core.atomic import write_named_file
-from workstation.core.conversation_schema import MIGRATIONS, complete_if_3
-from workstation.core.conversation_titles import (
-    NUMBER_TITLE,
-    SNIPPET_CHARS,
-    clean_title,
-    match_snippet,
-    one_line,
-    profile_key,
+from workstation.core.conversation_deleting import Deleting
+from workstation.core.conversation_drafts import Drafts
+from workstation.core.conversation_export import MarkdownExport
+from workstation.core.conversation_records import (
+    AsAdopted,
+    Conversation,
+    ConversationGone,
+    StoredMessage,
+    StoreError,
+    sampling_read,
+    sampling_text,
 )
-from workstation.core.errors import WorkstationError
-from workstation.core.letters import fold, shortened
-from workstation.core.metrics import figures_line
-from workstation.core.moments import local_text, seconds
+from workstation.core.conversation_schema import MIGRATIONS, complete_if_3
+from workstation.core.conversation_search import ConversationSearch
+from workstation.core.conversation_titles import NUMBER_TITLE, clean_title
+from workstation.core.letters import fold
+from workstation.core.memory_session import MemorySession
+from workstation.core.moments import seconds
 from workstation.core.paths import data_dir
-from workstation.core.phrases import ENGLISH, Lookup, say
+from workstation.core.reply_versions import ReplyVersions
 from workstation.core.sqlite_schema import (
-    WRITE_WAIT_MS,
     SchemaError,
-    cannot_use,
-    give_back_free_pages,
-    kept_copies,
+    in_plain_words,
     open_database,
     schema_version,
-    sqlite_reason,
 )
 from workstation.core.turn_lock import claim_turn, release_turn
 
 DB_NAME = "conversations.sqlite3"
 REPLIES_TIMED = 12  # the replies whose median says how fast a model writes here (F4, load settings)
 REPLY_RATE_MIN = 32  # tokens a reply wrote for its speed to count (a 5-token "Yes." times the first token's wait)
-T = TypeVar("T")
-R = TypeVar("R")
-Draft = tuple[Path, str]  # a document attached to a message not sent yet: its path and text
 
 
-BUSY_TIMEOUT_MS = WRITE_WAIT_MS  # how long a write waits for another window's
-
-class StoreError(WorkstationError):
-    """The conversation database cannot be used."""
-
-
-class ConversationGone(StoreError):
-    """The conversation was deleted (in another window of the app, by the command line) while
-    it was open here: a message for it has nowhere to go."""
-
-
-@dataclass
-class StoredMessage:
-    id: int
-    role: str  # system | user | assistant
-    content: str
-    metrics: dict[str, Any] | None = None
-    created: float = 0.0
-    reasoning: str = ""  # a reasoning model's thinking (not part of ``content``)
-    shown: str = ""  # what the chat shows instead of ``content`` ('': the content)
-
-
-@dataclass
-class Conversation:
-    id: int
-    title: str
-    profile: str = ""
-    created: float = 0.0
-    updated: float = 0.0
-    messages: list[StoredMessage] = field(default_factory=list)
-    match: str = ""  # from a search: the words around where a message matched (not the title)
-    match_id: int | None = None  # the message those words are from (opened there: Ctrl+F's result)
-    instructions: str = ""  # the conversation's own, in place of its profile's system prompt ('': the profile's)
-    # its own sampling settings (Ctrl+E) in place of its profile's, by field ({}: the profile's)
-    sampling: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class TakenOut:
-    """A question and its reply taken out of a conversation (``ConversationStore.take_out``),
-    with the question's earlier replies (rows of ``earlier_replies`` without their conversation)."""
-    messages: list[StoredMessage]
-    earlier: list[tuple[Any, ...]]
-
-
-_ROW_FIELDS = ("title", "profile", "instructions", "sampling")
-
-
-def _row_fields(conv: Conversation) -> tuple[Any, ...]:
-    """A conversation's own fields as ``_ROW_FIELDS`` names them, as the store keeps them."""
-    return conv.title, conv.profile, conv.instructions, _sampling_text(conv.sampling)
-
-
-def _message_fields(m: StoredMessage) -> tuple[Any, ...]:
-    """A message as the store keeps it, its number aside (the order of the messages table's
-    columns from ``created``)."""
-    return m.created, m.role, m.content, json.dumps(m.metrics) if m.metrics else None, m.reasoning, m.shown
-
-
-@dataclass
-class _AsAdopted:
-    """A conversation as ``ConversationStore.adopt`` took it in: its fields and its messages'
-    (``_message_fields``) by number, what ``take_in`` tells this store's changes from."""
-    row: tuple[Any, ...]
-    messages: dict[int, tuple[Any, ...]]
-
-
-def _sampling_text(own: dict[str, Any] | None) -> str:
-    """A conversation's own sampling settings as the store keeps them ('' for none)."""
-    return json.dumps(own, sort_keys=True) if own else ""
-
-
-def _sampling_read(text: str | None) -> dict[str, Any]:
-    """The settings ``_sampling_text`` wrote; {} for none or a damaged record (the profile's:
-    whether each value is usable is the profile's check, ``profile_check.with_own_sampling``)."""
-    try:
-        own = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    return own if isinstance(own, dict) else {}
-
-
-def _ascii_cores(folded: str) -> list[str]:
-    """The stretches of a folded needle that any text it is found in holds as they are, but for
-    ASCII case (what LIKE sets aside): ASCII letters, digits and spaces, not i (İ, I, ı fold
-    to it), c, g, o, s, u (ç, ğ, ö, ş, ü fold to them) nor f, k (ß, ſ, ﬁ and the Kelvin sign
-    fold to f, s, k); those of 2 or more."""
-    return [run for run in re.split(r"[^abdehjlmnpqrtv-z0-9 ]", folded) if len(run) >= 2]
-
-
-def _in_plain_words(cls: type[T]) -> type[T]:
-    """Every public method of ``cls``: an SQLite error (a damaged, locked or foreign file, a full
-    disk) comes out as one StoreError sentence naming the file, never a traceback."""
-    for name, method in list(vars(cls).items()):
-        if not name.startswith("_") and inspect.isfunction(method):
-            setattr(cls, name, _plainly(method))
-    return cls
-
-
-def _plainly(method: Callable[..., R]) -> Callable[..., R]:
-    @functools.wraps(method)
-    def run(self: ConversationStore, *args: Any, **kwargs: Any) -> R:
-        try:
-            return method(self, *args, **kwargs)
-        except sqlite3.Error as err:
-            raise StoreError(cannot_use(f"The conversation database {self.path}", err, Path(self.path), "used")) \
-                from None
-
-    return run
-
-
-def _delete_from_copy(kept: Path, conversation_id: int, created: float,
-                      messages: list[tuple[int, float]] | None = None) -> bool:
-    """The conversation gone from a copy kept before an upgrade too, if it is there (the same
-    number and start: the copy was taken of this file), its freed pages overwritten; ``messages``
-    (number, time written): only those of it (a question changed, a reply asked again), and the
-    earlier replies of a question among them. False where the copy could not be written (a
-    read-only or damaged file, one another program holds): the text may still be in it."""
-    try:
-        db = sqlite3.connect(f"file:{quote(str(kept.resolve()))}?mode=rw", uri=True, timeout=1)
-    except sqlite3.Error:
-        return False
-    try:
-        db.execute("PRAGMA foreign_keys = ON")  # (its messages go with it: ON DELETE CASCADE)
-        db.execute("PRAGMA secure_delete = ON")
-        if db.execute("SELECT 1 FROM conversations WHERE id = ? AND created = ?",
-                      (conversation_id, created)).fetchone() is None:
-            return True  # (not in it: nothing to write, in a read-only copy either)
-        with db:
-            if messages is None:
-                db.execute("DELETE FROM conversations WHERE id = ? AND created = ?", (conversation_id, created))
-            else:
-                db.executemany("DELETE FROM messages WHERE conversation_id = ? AND id = ? AND created = ?",
-                               [(conversation_id, i, made) for i, made in messages])
-                if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'earlier_replies'").fetchone():
-                    db.executemany("DELETE FROM earlier_replies WHERE conversation_id = ? AND question_id = ?",
-                                   [(conversation_id, i) for i, _ in messages])
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    except sqlite3.Error:
-        return False
-    finally:
-        db.close()
-    return True
-
-
-@_in_plain_words
-class ConversationStore:
-    """One SQLite file of conversations. Use from one thread (the UI's)."""
+@in_plain_words(StoreError, lambda store: f"The conversation database {store.path}")
+class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, MarkdownExport,
+                        MemorySession):
+    """One SQLite file of conversations. Use from one thread (the UI's). Its parts (search,
+    deleting, reply versions, drafts, export, a session in memory) are mixins that use its
+    database; every public method, theirs too, says an SQLite error in one sentence."""
 
     def __init__(self, path: Path | None = None, read_only: bool = False) -> None:
         """``read_only``: only read (``conversations list``/``show``), so a file that cannot be
@@ -218,7 +72,7 @@ class ConversationStore:
         except SchemaError as err:
             raise StoreError(str(err)) from None
         self._db.create_function("fold", 1, fold, deterministic=True)  # search and names, case aside
-        self._adopted: dict[int, _AsAdopted] = {}  # conversations ``adopt`` took in, as they were
+        self._adopted: dict[int, AsAdopted] = {}  # conversations ``adopt`` took in, as they were
         # those of them deleted here since (number, when made): still in their file until ``take_in``
         self._deleted: list[tuple[int, float]] = []
 
@@ -254,7 +108,7 @@ class ConversationStore:
             cur = self._db.execute(
                 "INSERT INTO conversations(title, profile, created, updated, instructions, sampling) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (title, profile, now, now, instructions.strip(), _sampling_text(sampling)),
+                (title, profile, now, now, instructions.strip(), sampling_text(sampling)),
             )
         return Conversation(int(cur.lastrowid or 0), title, profile, now, now, instructions=instructions.strip(),
                             sampling=dict(sampling or {}))
@@ -284,63 +138,15 @@ class ConversationStore:
         ).fetchone()
         if row is None:
             raise StoreError(f"There is no conversation number {conversation_id}.")
-        conv = Conversation(*row[:5], instructions=row[5], sampling=_sampling_read(row[6]))
+        conv = Conversation(*row[:5], instructions=row[5], sampling=sampling_read(row[6]))
         if with_messages:
             conv.messages = self.messages(conversation_id)
         return conv
-
-    def list(self, search: str = "") -> list[Conversation]:
-        """Conversations, newest first; ``search`` matches titles and message text."""
-        if search.strip():
-            needle = one_line(search)
-            folded = fold(needle)  # case aside in Turkish too: SQLite's LIKE folds ASCII only
-            # LIKE first (in C) on a part of the needle any match must hold as it is, case aside:
-            # fold() on every message took 0.7 s a keystroke over 40 MB of conversations
-            cores = _ascii_cores(folded)
-            found = self._db.execute(
-                "SELECT f.*, h.content FROM (SELECT id, title, profile, created, updated, "
-                "(SELECT id FROM messages m WHERE m.conversation_id = c.id "
-                + "".join("AND m.content LIKE ? " for _ in cores)
-                + "AND instr(fold(m.content), ?) ORDER BY m.id LIMIT 1) AS hit FROM conversations c) f "
-                "LEFT JOIN messages h ON h.id = f.hit "
-                "WHERE instr(fold(f.title), ?) OR f.hit IS NOT NULL ORDER BY f.updated DESC, f.id DESC",
-                (*(f"%{core}%" for core in cores), folded, folded),
-            ).fetchall()
-            out = []
-            for *row, hit_id, hit in found:
-                conv = Conversation(*row)
-                if hit and folded not in fold(conv.title):
-                    # (a match the regular expression cannot see, Straße for "strasse": the
-                    # message's first words, not an empty line under the title)
-                    conv.match = match_snippet(hit, needle) or shortened(one_line(hit[: 4 * SNIPPET_CHARS]), SNIPPET_CHARS)
-                    conv.match_id = int(hit_id)
-                out.append(conv)
-            return out
-        else:
-            rows = self._db.execute(
-                "SELECT id, title, profile, created, updated FROM conversations "
-                "ORDER BY updated DESC, id DESC"
-            ).fetchall()
-        return [Conversation(*row) for row in rows]
 
     def message_counts(self) -> dict[int, int]:
         """Messages per conversation (one without any is absent)."""
         rows = self._db.execute("SELECT conversation_id, COUNT(*) FROM messages GROUP BY conversation_id")
         return {int(cid): int(n) for cid, n in rows}
-
-    def holds_unsaved(self) -> bool:
-        """Whether something here is in no file: a conversation not ``adopt``-ed, or changed
-        since (a message added or changed, its title, instructions or settings: a conversation
-        renamed in a session kept in memory was lost at Ctrl+Q without a question); those read
-        from a file that takes no writes are in it as they were."""
-        return bool(self._deleted) or any(self._changed_since_adopted(self.get(listed.id)) for listed in self.list())
-
-    def _changed_since_adopted(self, conv: Conversation) -> bool:
-        """Whether ``conv`` (with its messages) is not as ``adopt`` took it in: made here, or a
-        message added or changed, its title, instructions or settings."""
-        was = self._adopted.get(conv.id)
-        return was is None or _row_fields(conv) != was.row or any(
-            was.messages.get(m.id) != _message_fields(m) for m in conv.messages)
 
     def check_title_free(self, title: str, but: int | None = None) -> None:
         """StoreError if a conversation other than ``but`` has the (cleaned) title, case aside
@@ -384,7 +190,7 @@ class ConversationStore:
         field; {}: its profile's again). ConversationGone as for ``set_instructions``."""
         with self._db:
             cur = self._db.execute("UPDATE conversations SET sampling = ? WHERE id = ? AND (? IS NULL OR created = ?)",
-                                   (_sampling_text(own), conversation_id, created, created))
+                                   (sampling_text(own), conversation_id, created, created))
         if cur.rowcount == 0:
             raise ConversationGone("The conversation was deleted; its sampling settings have nowhere to go.")
 
@@ -394,225 +200,7 @@ class ConversationStore:
                 "UPDATE conversations SET profile = ? WHERE id = ?", (profile, conversation_id)
             )
 
-    def delete(self, conversation_id: int) -> list[Path]:
-        """The conversation, its messages and draft, gone from the file and from its -wal (which
-        held the deleted text while any window had the file open: a copy taken then had it), and
-        from the copies an upgrade kept beside the file (its text stayed readable there for good);
-        those copies that could not be written, its text maybe still in them, are returned."""
-        made = self._db.execute("SELECT created FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
-        with self._db:
-            self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
-        if self._adopted.pop(conversation_id, None) is not None and made is not None and self.in_memory:
-            self._deleted.append((conversation_id, made[0]))  # (gone from its file too by ``take_in``)
-        self._empty_wal()
-        return self._out_of_kept_copies(conversation_id, made[0] if made is not None else None)
-
-    def _written(self, conversation_id: int, ids: list[int]) -> tuple[float | None, list[tuple[int, float]]]:
-        """When the conversation began (None: it is not here) and the messages among ``ids``
-        with the time each was written: how a copy kept before an upgrade knows them."""
-        made = self._db.execute("SELECT created FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
-        if made is None or self.in_memory:
-            return None, []
-        return made[0], [(row[0], row[1]) for i in ids for row in self._db.execute(
-            "SELECT id, created FROM messages WHERE conversation_id = ? AND id = ?", (conversation_id, i))]
-
-    def _out_of_kept_copies(self, conversation_id: int, created: float | None,
-                            messages: list[tuple[int, float]] | None = None) -> list[Path]:
-        """What was deleted from the file (the conversation, or only ``messages`` of it) deleted
-        from the copies an upgrade kept beside it too (``_delete_from_copy``): those that could
-        not be written."""
-        if created is None or self.in_memory or messages == []:
-            return []
-        return [kept for kept in kept_copies(self.path)
-                if not _delete_from_copy(kept, conversation_id, created, messages)]
-
-    def forget_messages(self, conversation_id: int, ids: list[int]) -> int:
-        """Those messages of the conversation deleted (a question changed or too long, and its
-        reply; a reply the user stopped), the earlier replies of a question among them too,
-        out of the -wal and the copies an upgrade kept too: how many went."""
-        created, written = self._written(conversation_id, ids)
-        with self._db:
-            cur = self._db.executemany("DELETE FROM messages WHERE conversation_id = ? AND id = ?",
-                                       [(conversation_id, i) for i in ids])
-            self._db.executemany("DELETE FROM earlier_replies WHERE conversation_id = ? AND question_id = ?",
-                                 [(conversation_id, i) for i in ids])
-            self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
-        self._empty_wal()
-        self._out_of_kept_copies(conversation_id, created, written)
-        return cur.rowcount
-
-    def take_out(self, conversation_id: int, from_id: int) -> TakenOut:
-        """The conversation's messages from ``from_id`` on (a question and its reply), and that
-        question's earlier replies, deleted as ``forget_messages`` does, and returned whole, to
-        be put back (``put_back``) where what was sent in their place does not stay."""
-        messages = [m for m in self.messages(conversation_id) if m.id >= from_id]
-        earlier = self._db.execute("SELECT question_id, content, metrics, created, reasoning, question "
-                                   "FROM earlier_replies WHERE conversation_id = ? AND question_id >= ? ORDER BY id",
-                                   (conversation_id, from_id)).fetchall()
-        self.forget_messages(conversation_id, [m.id for m in messages])
-        return TakenOut(messages, [tuple(row) for row in earlier])
-
-    def put_back(self, conversation_id: int, taken: TakenOut) -> list[StoredMessage]:
-        """What ``take_out`` took, back in the conversation at its own times, under its own
-        numbers where they are free, else after the last message (a number freed is taken by
-        the next message written: the one sent in their place, one another window wrote); the
-        messages as kept, its earlier replies with their question."""
-        try:
-            with self._db:
-                self._insert_messages(conversation_id, taken.messages, keep_numbers=True)
-                kept = taken.messages
-                self._put_back_earlier(conversation_id, taken, kept)
-        except sqlite3.IntegrityError:
-            with self._db:
-                kept = [replace(m, id=self._insert_message(conversation_id, m)) for m in taken.messages]
-                self._put_back_earlier(conversation_id, taken, kept)
-        return kept
-
-    def _put_back_earlier(self, conversation_id: int, taken: TakenOut, kept: list[StoredMessage]) -> None:
-        numbers = {old.id: new.id for old, new in zip(taken.messages, kept, strict=True)}
-        self._db.executemany("INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, "
-                             "created, reasoning, question) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                             [(conversation_id, numbers.get(row[0], row[0]), *row[1:]) for row in taken.earlier])
-        self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
-
-    def keep_as_earlier(self, conversation_id: int, question_id: int, ids: list[int]) -> None:
-        """A question asked again has its new reply: the replies among ``ids`` (what followed the
-        question) are kept as its earlier replies, to go back to; the messages themselves go
-        (from the copies an upgrade kept too: the earlier replies go when the next question is
-        asked)."""
-        created, written = self._written(conversation_id, ids)
-        with self._db:
-            self._db.executemany(
-                "INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, created, reasoning) "
-                "SELECT conversation_id, ?, content, metrics, created, reasoning FROM messages "
-                "WHERE conversation_id = ? AND id = ? AND role = 'assistant'",
-                [(question_id, conversation_id, i) for i in ids])
-            self._db.executemany("DELETE FROM messages WHERE conversation_id = ? AND id = ?",
-                                 [(conversation_id, i) for i in ids])
-            self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
-        self._out_of_kept_copies(conversation_id, created, written)
-
-    def keep_edited(self, conversation_id: int, question_id: int, taken: TakenOut) -> int:
-        """The last question was changed (Up) and sent again as ``question_id``: what it was
-        sent in place of (``taken``: the question before, its reply and earlier replies) is kept
-        as earlier replies of it, each with the wording it answered, to go back to (Alt+V), as
-        ChatGPT keeps an edited message's "< 1/2 >"; how many were kept."""
-        before = next((m for m in taken.messages if m.role == "user"), None)
-        if before is None:
-            return 0
-        rows = [(conversation_id, question_id, m.content, json.dumps(m.metrics) if m.metrics else None, m.created,
-                 m.reasoning, before.content)
-                for m in taken.messages if m.role == "assistant" and (m.content.strip() or m.reasoning.strip())]
-        rows += [(conversation_id, question_id, *row[1:5], row[5] if row[5] is not None else before.content)
-                 for row in taken.earlier if row[0] == before.id]
-        with self._db:
-            if self._db.execute("SELECT 1 FROM messages WHERE id = ? AND conversation_id = ?",
-                                (question_id, conversation_id)).fetchone() is None:
-                return 0
-            self._db.executemany("INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, "
-                                 "created, reasoning, question) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-        return len(rows)
-
-    def reply_versions(self, conversation_id: int, question_id: int, reply_id: int) -> tuple[int, int]:
-        """Which of the question's replies ``reply_id`` is, and how many it has (1, 1: no
-        earlier one), in the order they were written."""
-        row = self._db.execute(
-            "SELECT COUNT(*), COALESCE(SUM(e.created < m.created), 0) FROM messages m JOIN earlier_replies e "
-            "ON e.conversation_id = m.conversation_id AND e.question_id = ? WHERE m.id = ? AND m.conversation_id = ?",
-            (question_id, reply_id, conversation_id)).fetchone()
-        return int(row[1]) + 1, int(row[0]) + 1
-
-    def last_reply_versions(self, conversation_id: int) -> tuple[int, int]:
-        """``reply_versions`` of the conversation's last message, where it is a reply to the
-        question before it (Alt+V goes through those); (1, 1) otherwise."""
-        last = self._db.execute("SELECT id, role FROM messages WHERE conversation_id = ? ORDER BY id DESC LIMIT 2",
-                                (conversation_id,)).fetchall()
-        if len(last) < 2 or last[0][1] != "assistant" or last[1][1] != "user":
-            return 1, 1
-        return self.reply_versions(conversation_id, last[1][0], last[0][0])
-
-    def next_reply_version(self, conversation_id: int, question_id: int, reply_id: int) -> tuple[int, int] | None:
-        """The question's next reply (in the order they were written, the first after the
-        last) in the place of ``reply_id``, which is kept among its earlier ones; which one it
-        is now, and of how many. None where the question has no earlier reply."""
-        with self._db:
-            mine = self._db.execute("SELECT content, metrics, created, reasoning FROM messages WHERE id = ? "
-                                    "AND conversation_id = ? AND role = 'assistant'",
-                                    (reply_id, conversation_id)).fetchone()
-            asked = self._db.execute("SELECT content FROM messages WHERE id = ? AND conversation_id = ?",
-                                     (question_id, conversation_id)).fetchone()
-            others = self._db.execute("SELECT id, content, metrics, created, reasoning, question FROM earlier_replies "
-                                      "WHERE conversation_id = ? AND question_id = ? ORDER BY created, id",
-                                      (conversation_id, question_id)).fetchall()
-            if mine is None or asked is None or not others:
-                return None
-            later = [o for o in others if o[3] > mine[2]]
-            chosen = (later or others)[0]
-            # each one keeps the wording it answered (None: the question as it reads now, which
-            # is about to change where the one chosen answered another)
-            self._db.execute("UPDATE earlier_replies SET question = ? WHERE conversation_id = ? AND question_id = ? "
-                             "AND question IS NULL", (asked[0], conversation_id, question_id))
-            self._db.execute("UPDATE messages SET content = ?, metrics = ?, created = ?, reasoning = ? WHERE id = ?",
-                             (*chosen[1:5], reply_id))
-            self._db.execute("UPDATE earlier_replies SET content = ?, metrics = ?, created = ?, reasoning = ?, "
-                             "question = ? WHERE id = ?", (*mine, asked[0], chosen[0]))
-            if chosen[5] is not None and chosen[5] != asked[0]:
-                self._db.execute("UPDATE messages SET content = ? WHERE id = ?", (chosen[5], question_id))
-        return self.reply_versions(conversation_id, question_id, reply_id)
-
-    def _empty_wal(self) -> None:
-        """Deleted text out of the -wal too (it stays there until emptied, a copy taken meanwhile
-        holding it), and the pages it freed given back to the disk. Not waited for: another window reading now keeps the frames until the file
-        is closed (TRUNCATE waited 5 s for it, the app frozen)."""
-        with contextlib.suppress(sqlite3.Error):
-            self._db.execute("PRAGMA busy_timeout = 0")
-            try:
-                give_back_free_pages(self._db)  # (the file shrinks: it never did, 400 deleted or not)
-                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            finally:
-                self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-
-    # --- drafts -------------------------------------------------------------------------
-    def save_draft(self, conversation_id: int | None, text: str, document: Draft | None = None) -> None:
-        """Keep ``text`` (and an attached document) as the draft of ``conversation_id`` (None:
-        the conversation not started yet); nothing to keep removes the draft."""
-        key = conversation_id or 0
-        try:
-            with self._db:
-                if not text.strip() and document is None:
-                    self._db.execute("DELETE FROM drafts WHERE conversation_id = ?", (key,))
-                else:
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO drafts(conversation_id, text, document_path, document_text, "
-                        "updated) SELECT ?, ?, ?, ?, ? WHERE ? = 0 OR EXISTS "
-                        "(SELECT 1 FROM conversations WHERE id = ?)",
-                        (key, text, str(document[0]) if document else None, document[1] if document else None,
-                         time.time(), key, key),
-                    )
-        except sqlite3.Error as err:
-            raise StoreError(said=[("store.draft_not_saved", {"path": str(self.path),  # (said in English in Turkish)
-                                                              "reason": sqlite_reason(err, Path(self.path))})]) from None
-
-    def remember(self, key: str, value: str) -> None:
-        """Keep ``value`` under ``key`` for the next start (the open conversation, the folder
-        the last document was picked from); a database that cannot take it loses only that."""
-        try:
-            with self._db:
-                self._db.execute("INSERT OR REPLACE INTO app_state(key, value) VALUES (?, ?)", (key, value))
-        except sqlite3.Error:
-            pass
-
-    def forget_value(self, key: str) -> None:
-        """What ``remember`` kept under ``key``, gone (a summary holds a document's text)."""
-        with contextlib.suppress(sqlite3.Error), self._db:
-            self._db.execute("DELETE FROM app_state WHERE key = ?", (key,))
-        self._empty_wal()
-
-    def recalled(self, key: str) -> str | None:
-        """What ``remember`` kept under ``key``; None when nothing was."""
-        row = self._db.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
+    # --- what changed: this file's name, other windows' writes --------------------------
     @property
     def identity(self) -> str:
         """This file's own name for itself, kept inside it (a copy has the same): what the tags of
@@ -644,30 +232,6 @@ class ConversationStore:
                                (conversation_id, conversation_id, conversation_id)).fetchone()
         # (another reply put back: its time)
         return int(row[0]), int(row[1]), str(row[2] or ""), str(row[3] or ""), float(row[4])
-
-    def set_open(self, conversation_id: int | None) -> None:
-        """Remember which conversation is open (None: a new one), for the next start."""
-        self.remember("open", str(conversation_id or 0))
-
-    def last_open(self) -> int | None | bool:
-        """The conversation open when the app last ran: its id, None for a new one, False when
-        unknown or deleted since (the newest opens then)."""
-        value = self.recalled("open")
-        if value is None or not value.isdigit():
-            return False
-        key = int(value)
-        if key == 0:
-            return None
-        found = self._db.execute("SELECT 1 FROM conversations WHERE id = ?", (key,)).fetchone()
-        return key if found else False
-
-    def drafts(self) -> dict[int | None, tuple[str, Draft | None]]:
-        """Every kept draft by conversation (None: the conversation not started yet)."""
-        rows = self._db.execute(
-            "SELECT conversation_id, text, document_path, document_text FROM drafts"
-        ).fetchall()
-        return {(key or None): (text, (Path(path), doc) if path is not None else None)
-                for key, text, path, doc in rows}
 
     # --- messages -----------------------------------------------------------------------
     def add_message(
@@ -702,119 +266,11 @@ class ConversationStore:
             self._empty_wal()
         return StoredMessage(int(cur.lastrowid or 0), role, content, metrics, now, reasoning, shown)
 
-    def adopt(self, conv: Conversation) -> Conversation:
-        """``conv`` (read from another store, with its messages) kept here under its own number
-        and time, and its messages' (a reply kept as it streams is one), so that what refers to
-        it goes on as before: the app moving to memory when its file can no longer be written
-        (a full disk). Where those numbers are taken (another file put in its place), under new
-        ones: the conversation as kept here is returned. How it was is remembered: what
-        ``take_in`` writes back is what changed here since, not the copy (another window's
-        messages added to the file meanwhile were deleted by it)."""
-        try:
-            with self._db:
-                self._insert(conv, keep_numbers=True)
-            kept = conv
-        except sqlite3.IntegrityError:
-            with self._db:
-                kept = self._insert(conv, keep_numbers=False)
-        self._adopted[kept.id] = _AsAdopted(_row_fields(conv), {m.id: _message_fields(m) for m in kept.messages})
-        return kept
-
-    def take_in(self, memory: ConversationStore) -> dict[int, int]:
-        """Every conversation of ``memory`` (the session kept in memory while this file took no
-        writes: a full disk) written here in one transaction, when the file takes writes again:
-        it was lost at the end of the session though the disk had room again long before. The
-        one that was open when the session moved is here already (its number and the time it
-        was made the same): what changed in memory since it moved is written here (``adopt``
-        remembers how it was), and what another window or ``chat -c`` wrote here meanwhile
-        stays; the others come in under their own numbers where free. Their drafts and what
-        the session remembered (``remember``) come too. A conversation ``memory`` took in and
-        deleted is deleted here (it came back); one gone from here meanwhile (another window
-        deleted it) stays gone unless it changed in memory. Which number each conversation has
-        here is returned."""
-        numbers: dict[int, int] = {}
-        with self._db:
-            self._db.executemany("DELETE FROM conversations WHERE id = ? AND created = ?", memory._deleted)
-            for listed in memory.list():
-                conv = memory.get(listed.id)
-                row = self._db.execute("SELECT created FROM conversations WHERE id = ?", (conv.id,)).fetchone()
-                if (row is None or row[0] != conv.created) and not memory._changed_since_adopted(conv):
-                    continue  # (taken in as it was here, and deleted here since: not brought back)
-                if row is None or row[0] != conv.created:
-                    kept = self._insert(replace(conv, messages=[]), keep_numbers=row is None)
-                    moved = {m.id: self._insert_message(kept.id, m) for m in conv.messages}  # (theirs may be taken)
-                else:
-                    kept, moved = conv, self._bring_up_to_date(conv, memory._adopted.get(conv.id))
-                numbers[conv.id] = kept.id
-                earlier = memory._db.execute(
-                    "SELECT question_id, content, metrics, created, reasoning, question FROM earlier_replies "
-                    "WHERE conversation_id = ? ORDER BY id", (conv.id,)).fetchall()
-                self._db.executemany(
-                    "INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, created, reasoning, "
-                    "question) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(kept.id, moved[q], *rest) for q, *rest in earlier if q in moved])
-            # a draft typed in memory (the one being typed is saved again by the app; those of
-            # the other conversations were not): where this file has none newer (another window's)
-            for key, text, path, doc, updated in memory._db.execute(
-                    "SELECT conversation_id, text, document_path, document_text, updated FROM drafts").fetchall():
-                here = numbers.get(key) if key else 0
-                if here is not None:
-                    self._db.execute("INSERT OR REPLACE INTO drafts(conversation_id, text, document_path, document_text, "
-                                     "updated) SELECT ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM drafts WHERE "
-                                     "conversation_id = ? AND updated > ?)", (here, text, path, doc, updated, here, updated))
-            self._db.executemany("INSERT OR REPLACE INTO app_state(key, value) VALUES (?, ?)",
-                                 memory._db.execute("SELECT key, value FROM app_state").fetchall())
-        if memory._deleted:  # (their text out of the -wal and the copies an upgrade kept, as ``delete``)
-            self._empty_wal()
-            for number, made in memory._deleted:
-                self._out_of_kept_copies(number, made)
-        return numbers
-
-    def _bring_up_to_date(self, conv: Conversation, adopted: _AsAdopted | None) -> dict[int, int]:
-        """What changed in ``conv`` since it was adopted (``adopted``: how it was then) written
-        into the file's copy: its title and settings where they changed, its messages changed
-        written over, those it no longer has deleted, its new ones added (under new numbers, so
-        they stay last); the messages' numbers here by their numbers in ``conv``. A message is
-        the same one by its number and the time it was written. What another window or ``chat
-        -c`` wrote here meanwhile stays: messages it added, a title it gave, a message it
-        changed that ``conv`` did not. Not adopted (nothing known of how it was): the file's
-        messages that ``conv`` has too are how it was, and none is deleted."""
-        here = {row[0]: row[1:] for row in self._db.execute(
-            "SELECT id, created, role, content, metrics, reasoning, shown FROM messages WHERE conversation_id = ?",
-            (conv.id,))}
-        mine = {m.id: m for m in conv.messages}
-        if adopted is None:
-            adopted = _AsAdopted(_row_fields(conv), {i: here[i] for i, m in mine.items()
-                                                     if i in here and here[i][0] == m.created})
-        fields = _row_fields(conv)
-        changed = {name: value for name, value, was in zip(_ROW_FIELDS, fields, adopted.row, strict=True) if value != was}
-        self._db.execute(f"UPDATE conversations SET updated = MAX(updated, ?){''.join(f', {n} = ?' for n in changed)} "
-                         "WHERE id = ?", (conv.updated, *changed.values(), conv.id))
-        # the file's messages as they were when the session moved, still there (by number and time)
-        still = {i for i, was in adopted.messages.items() if i in here and here[i][0] == was[0]}
-        gone = [i for i in still if i not in mine]
-        self._db.executemany("DELETE FROM messages WHERE id = ?", [(i,) for i in gone])
-        self._out_of_kept_copies(conv.id, conv.created, [(i, here[i][0]) for i in gone])
-        self._db.executemany("DELETE FROM earlier_replies WHERE conversation_id = ? AND question_id = ?",
-                             [(conv.id, i) for i in gone])
-        moved: dict[int, int] = {}
-        for m in conv.messages:
-            was = adopted.messages.get(m.id)
-            if m.id in still:
-                moved[m.id] = m.id
-                if _message_fields(m) != was:  # (unchanged here: the file's stays, another window's change too)
-                    self._db.execute("UPDATE messages SET role = ?, content = ?, metrics = ?, created = ?, "
-                                     "reasoning = ?, shown = ? WHERE id = ?",
-                                     (*self._message_row(conv.id, m, False)[2:], m.id))
-            elif was is None or _message_fields(m) != was:  # new here, or changed here and deleted there
-                moved[m.id] = self._insert_message(conv.id, m)
-        return moved
-
     def _insert(self, conv: Conversation, keep_numbers: bool) -> Conversation:
         cur = self._db.execute("INSERT INTO conversations(id, title, profile, created, updated, instructions, sampling) "
                                "VALUES (?, ?, ?, ?, ?, ?, ?)", (conv.id if keep_numbers else None, conv.title,
                                                                 conv.profile, conv.created, conv.updated,
-                                                                conv.instructions, _sampling_text(conv.sampling)))
+                                                                conv.instructions, sampling_text(conv.sampling)))
         conv_id = int(cur.lastrowid or conv.id)
         self._insert_messages(conv_id, conv.messages, keep_numbers)
         return replace(conv, id=conv_id)
@@ -900,57 +356,3 @@ class ConversationStore:
             else:
                 out.append({"role": role, "content": content})
         return out
-
-    # --- export -------------------------------------------------------------------------
-    def to_markdown(self, conversation_id: int, lookup: Lookup | None = None) -> str:
-        """The conversation as Markdown, its words (You, Thinking, how a reply ended) in
-        ``lookup``'s language (the TUI's ``texts.get``) or English, as the chat shows them. For
-        a colleague (F7, ``conversations show|export``): the conversation, not the dashboard's
-        figures under each reply (TTFT, tok/s, cache; the chat, F5 and ``show --json`` keep
-        them)."""
-
-        def said(key: str, **values: Any) -> str:
-            return say([(key, values)], lookup)
-
-        conv = self.get(conversation_id)
-        lines = [f"# {conv.title}", ""]
-        if conv.messages:  # when it was written: a colleague sent the file could not tell
-            moment = (lookup("date.moment") if lookup is not None else None) or "%Y-%m-%d %H:%M"
-            lines += [said("export.when", first=local_text(conv.messages[0].created, moment),
-                           last=local_text(conv.messages[-1].created, moment)), ""]
-        ran_on = list(dict.fromkeys(str(m.metrics["profile"]) for m in conv.messages
-                                    if m.role == "assistant" and m.metrics and m.metrics.get("profile")))
-        several = len(ran_on) > 1  # each reply names its profile (the header named the last one for all)
-        if several:
-            lines += [said("export.profiles", profiles=", ".join(f"`{profile_key(r)}`" for r in ran_on)), ""]
-        elif conv.profile:
-            served = list(dict.fromkeys(str(m.metrics["served_model"]) for m in conv.messages if m.role == "assistant"
-                                        and m.metrics and m.metrics.get("served_model")))
-            lines += [said("export.profile", profile=f"`{conv.profile}`")
-                      + (said("export.served_model", model=", ".join(f"`{s}`" for s in served)) if served else ""), ""]
-        if conv.instructions:  # as a quote: a heading or a list in them stays theirs
-            lines += [said("export.instructions"), "", *(f"> {line}".rstrip() for line in conv.instructions.splitlines()), ""]
-        for msg in conv.messages:
-            role = f"role.{msg.role}"
-            lines += [f"## {said(role) if role in ENGLISH else msg.role.title()}", ""]
-            if msg.reasoning:  # folded, as the chat shows it (GitHub and most viewers fold <details>)
-                lines += [f"<details><summary>{said('thought.saved')}</summary>", "", msg.reasoning.rstrip(), "",
-                          "</details>", ""]
-            m = msg.metrics or {}
-            if msg.role == "assistant" and not msg.content.strip() and not msg.reasoning:
-                if m.get("stop_reason") == "cancelled":  # as the chat shows it
-                    lines += [said("chat.stopped_before"), ""]
-                continue
-            lines += [(msg.shown or msg.content).rstrip(), ""]  # (a document's prompt: as the chat shows it)
-            if m:  # the chat's line, with how it ended (cut off by an error, the key's day over)
-                whose = profile_key(str(m["profile"])) if several and m.get("profile") else ""
-                line = " · ".join(part for part in (whose, figures_line(m, lookup, speed=False)) if part)
-                lines += ["*" + line + "*", ""] if line else []
-        return "\n".join(lines).rstrip() + "\n"
-
-    def export_markdown(self, conversation_id: int, path: Path, lookup: Lookup | None = None) -> Path:
-        """Write the conversation to ``path`` as Markdown (atomically), in ``lookup``'s
-        language; returns the path."""
-        text = self.to_markdown(conversation_id, lookup)
-        write_named_file(path, text, StoreError)
-        return path

@@ -49,6 +49,7 @@ from textual.widget import Widget
 from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
+from workstation.core.conversation_records import Conversation, ConversationGone, TakenOut
 from workstation.core.conversation_titles import profile_key
 from workstation.core.engine import EngineInfo
 from workstation.core.errors import WorkstationError
@@ -61,13 +62,7 @@ from workstation.core.phrases import (
 from workstation.core.profile_check import with_own_sampling
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import Profile, Sampling
-from workstation.core.store import (
-    DB_NAME,
-    Conversation,
-    ConversationGone,
-    ConversationStore,
-    TakenOut,
-)
+from workstation.core.store import DB_NAME, ConversationStore
 from workstation.tui import integrations
 from workstation.tui.actions import (
     BY_ID,

@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Any
 from workstation.core import catalog, hardware, model_download, model_info
 from workstation.core import installed_models as on_disk  # (add_model: this module's own too)
 from workstation.core.errors import WorkstationError
+from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.phrases import Phrase, about_words, part_percent
-from workstation.core.planner import offloadable_layers
 from workstation.core.profiles import Profile
 from workstation.tui.i18n import Texts
 from workstation.tui.messages import GpuReading
 
 if TYPE_CHECKING:
+    from workstation.core.memory_plan import FreedMemory
     from workstation.core.phrases import Phrase
-    from workstation.core.planner import FreedMemory
     from workstation.core.summarize import SummaryProgress, SummaryResult
 
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 def memory_freed_by_switch(running: Profile | None, engine: Any) -> FreedMemory | None:
     """What a switch from the running profile frees before the chosen one loads: the loaded
     local model's memory (``switch_profile`` closes it first); None with no local model loaded."""
-    from workstation.core.planner import memory_held_by
+    from workstation.core.profile_plan import memory_held_by
 
     return memory_held_by(running, engine)
 
@@ -55,8 +55,10 @@ def fit_verdict(profile: Profile, texts: Texts | None = None, freed: FreedMemory
     t = texts or Texts()
     if profile.backend != "llama":
         return server_verdict(profile, t)
+    from workstation.core.load_notes import load_notes
     from workstation.core.phrases import say
-    from workstation.core.planner import load_notes, plan_for_profile, slow_phrase
+    from workstation.core.profile_plan import plan_for_profile
+    from workstation.core.speed_estimate import slow_phrase
 
     try:
         plan = plan_for_profile(profile, not_downloaded=True, freed=freed)
@@ -269,9 +271,10 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     catalog model not downloaded yet is planned from its published shape ("" for one without a
     known shape). ``freed``: the loaded model's memory, free for it (U loads it in place of
     that one; said as F3 says it)."""
+    from workstation.core.memory_plan import counting_freed
     from workstation.core.model_shapes import catalog_model
     from workstation.core.phrases import say
-    from workstation.core.planner import counting_freed, plan
+    from workstation.core.planner import plan
 
     if row.damaged:
         return ""  # its details say why it cannot be read: no verdict repeating it
@@ -360,8 +363,8 @@ def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = N
     ``replies``); ``freed`` as ``fit_verdict`` counts it (a profile that fits only once the
     loaded model is closed had none)."""
     from workstation.core.calibration import measured_cpu
-    from workstation.core.planner import plan_for_profile
     from workstation.core.profile_lookup import model_file
+    from workstation.core.profile_plan import plan_for_profile
 
     try:
         p = plan_for_profile(profile, not_downloaded=True, freed=freed)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from textual.widgets import Input, TextArea
 
-from workstation.core.store import StoredMessage, TakenOut
+from workstation.core.conversation_records import StoredMessage, TakenOut
 from workstation.tui.app_part import AppPart
 from workstation.tui.attachment import find_attached
 from workstation.tui.widgets.message_view import MessageView

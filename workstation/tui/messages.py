@@ -107,7 +107,7 @@ class ProfileLoaded(Message):
     ) -> None:
         super().__init__()
         self.switch_stopped_api = switch_stopped_api  # another profile loaded while this one was served
-        self.notes = notes or []  # planner.load_notes: settings that load but work against the user
+        self.notes = notes or []  # load_notes.load_notes: settings that load but work against the user
         self.serve_failed = serve_failed
         self.serve_stopped = serve_stopped  # Ctrl+G again: the API stopped, the chat's own engine is back
         self.engine = engine

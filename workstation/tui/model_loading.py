@@ -14,8 +14,9 @@ from workstation.core.catalog import params_text
 from workstation.core.engine_api import open_engine
 from workstation.core.engine_process import EngineStopped
 from workstation.core.errors import BackendUnreachable, WorkstationError
+from workstation.core.load_notes import load_notes, unsaid_notes
+from workstation.core.memory_plan import FreedMemory
 from workstation.core.phrases import say
-from workstation.core.planner import FreedMemory, load_notes, unsaid_notes
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import Profile, under_file_of
 from workstation.core.summarize import small_model
@@ -42,7 +43,7 @@ def _preflight(profile: Profile, freed: FreedMemory | None) -> None:
         return
     from workstation.core.catalog import resolve_model_path
     from workstation.core.model_info import check_gguf
-    from workstation.core.planner import gpu_layers_for_load
+    from workstation.core.profile_plan import gpu_layers_for_load
 
     check_gguf(resolve_model_path(profile.model))
     gpu_layers_for_load(profile, profile.context * profile.parallel, freed=freed)  # (the load's own check)

@@ -7,9 +7,10 @@ import contextlib
 import os
 from typing import TYPE_CHECKING
 
+from workstation.core.conversation_records import StoreError
 from workstation.core.errors import WorkstationError
 from workstation.core.metrics import MetricsHistory, history_of
-from workstation.core.store import ConversationStore, StoreError
+from workstation.core.store import ConversationStore
 from workstation.tui.app_part import AppPart
 
 if TYPE_CHECKING:

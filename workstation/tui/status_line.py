@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.letters import shortened
 from workstation.core.phrases import about_words, part_percent, words_per_token
-from workstation.core.planner import offloadable_layers
 from workstation.tui import pacing
 from workstation.tui.app_part import AppPart
 

@@ -11,9 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from workstation.core.conversation_records import Conversation, ConversationGone, StoreError
 from workstation.core.errors import WorkstationError
 from workstation.core.sqlite_schema import FULL_BELOW, says_damaged
-from workstation.core.store import Conversation, ConversationGone, ConversationStore, StoreError
+from workstation.core.store import ConversationStore
 from workstation.tui.app_part import AppPart
 
 if TYPE_CHECKING:

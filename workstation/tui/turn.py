@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 
+from workstation.core.conversation_records import Conversation, ConversationGone
 from workstation.core.conversation_titles import title_from_message
 from workstation.core.engine import TokenDelta
 from workstation.core.engine import TurnFinished as EngineTurnFinished
@@ -23,7 +24,6 @@ from workstation.core.phrases import about_words
 from workstation.core.profile_lookup import model_file
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.remote import refused
-from workstation.core.store import Conversation, ConversationGone
 from workstation.tui.app_part import AppPart
 from workstation.tui.attachment import with_attached
 from workstation.tui.messages import (

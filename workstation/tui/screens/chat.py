@@ -16,10 +16,10 @@ from textual.timer import Timer
 from textual.widgets import Button, Header, Input, ProgressBar, Static, TextArea
 
 from workstation.core.catalog import params_text
+from workstation.core.conversation_records import StoredMessage
 from workstation.core.errors import WorkstationError
 from workstation.core.letters import shortened
 from workstation.core.moments import local_time
-from workstation.core.store import StoredMessage
 from workstation.tui.pacing import over_ssh
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.dialogs import (

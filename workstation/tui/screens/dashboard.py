@@ -15,9 +15,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Header, Label, ProgressBar, Sparkline, Static
 
+from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
+from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.metrics import ProfileRun
-from workstation.core.planner import human_bytes, offloadable_layers
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import KVCache, kv_words
 from workstation.tui.glyphs import UNICODE

@@ -35,7 +35,7 @@ from workstation.tui.widgets.line_input import LineInput
 
 if TYPE_CHECKING:
     from workstation.core.hardware import GpuInfo
-    from workstation.core.planner import FreedMemory
+    from workstation.core.memory_plan import FreedMemory
     from workstation.tui.screens.profile_menu import FitCheck, ProfileMenu
 
 UNQUANTIZED_V = ("f16", "f32", "bf16")  # the V cache types that work without flash attention
@@ -404,9 +404,9 @@ def _model_shape(profile: Profile) -> tuple[int | None, int | None]:
     """The model's trained context and its offloadable layers, from its file or, not downloaded
     yet, the catalog's published shape (as F3 plans it); (None, None) where neither is known."""
     from workstation.core.catalog import resolve_model_path
+    from workstation.core.gpu_layers import offloadable_layers
     from workstation.core.model_info import read_model_info
     from workstation.core.model_shapes import catalog_model
-    from workstation.core.planner import offloadable_layers
 
     path = resolve_model_path(profile.model)
     try:

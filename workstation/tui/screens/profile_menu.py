@@ -18,8 +18,8 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from workstation.core.errors import ProfileError
+from workstation.core.llama_allocation import kv_share
 from workstation.core.phrases import about_words
-from workstation.core.planner import kv_share
 from workstation.core.profile_folders import whose
 from workstation.core.profile_lookup import list_profiles, load_profile_file
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
@@ -29,7 +29,7 @@ from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.load_settings import shipped_original
 
 if TYPE_CHECKING:
-    from workstation.core.planner import FreedMemory
+    from workstation.core.memory_plan import FreedMemory
 
 # a K/V cache's memory against the usual, as F3's line says it (the nearest of these)
 KV_SHARES = {2.0: "twice", 1.0: "", 0.75: "three_quarters", 0.5: "half", 1 / 3: "third", 0.25: "quarter"}  # (K q8_0, V f16: 0.77, said as the usual)

@@ -14,8 +14,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, Label, ListItem, ListView
 
+from workstation.core.conversation_records import Conversation
 from workstation.core.conversation_titles import one_line
-from workstation.core.store import Conversation
 from workstation.tui.i18n import Texts
 from workstation.tui.widgets.line_input import LineInput
 

@@ -1,0 +1,75 @@
+"""A conversation as Markdown: its title, when it was made, its instructions and its
+messages with their figures, in the UI's language, written to a file atomically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workstation.core.atomic import write_named_file
+from workstation.core.conversation_records import StoreError
+from workstation.core.conversation_titles import profile_key
+from workstation.core.metrics import figures_line
+from workstation.core.moments import local_text
+from workstation.core.phrases import ENGLISH, Lookup, say
+
+if TYPE_CHECKING:
+    from workstation.core.store import ConversationStore
+
+
+class MarkdownExport:
+    """``to_markdown`` and ``export_markdown``. A part of ``ConversationStore``: the
+    conversation and its messages (``get``) are the store's."""
+
+    def to_markdown(self: ConversationStore, conversation_id: int, lookup: Lookup | None = None) -> str:
+        """The conversation as Markdown, its words (You, Thinking, how a reply ended) in
+        ``lookup``'s language (the TUI's ``texts.get``) or English, as the chat shows them. For
+        a colleague (F7, ``conversations show|export``): the conversation, not the dashboard's
+        figures under each reply (TTFT, tok/s, cache; the chat, F5 and ``show --json`` keep
+        them)."""
+
+        def said(key: str, **values: Any) -> str:
+            return say([(key, values)], lookup)
+
+        conv = self.get(conversation_id)
+        lines = [f"# {conv.title}", ""]
+        if conv.messages:  # when it was written: a colleague sent the file could not tell
+            moment = (lookup("date.moment") if lookup is not None else None) or "%Y-%m-%d %H:%M"
+            lines += [said("export.when", first=local_text(conv.messages[0].created, moment),
+                           last=local_text(conv.messages[-1].created, moment)), ""]
+        ran_on = list(dict.fromkeys(str(m.metrics["profile"]) for m in conv.messages
+                                    if m.role == "assistant" and m.metrics and m.metrics.get("profile")))
+        several = len(ran_on) > 1  # each reply names its profile (the header named the last one for all)
+        if several:
+            lines += [said("export.profiles", profiles=", ".join(f"`{profile_key(r)}`" for r in ran_on)), ""]
+        elif conv.profile:
+            served = list(dict.fromkeys(str(m.metrics["served_model"]) for m in conv.messages if m.role == "assistant"
+                                        and m.metrics and m.metrics.get("served_model")))
+            lines += [said("export.profile", profile=f"`{conv.profile}`")
+                      + (said("export.served_model", model=", ".join(f"`{s}`" for s in served)) if served else ""), ""]
+        if conv.instructions:  # as a quote: a heading or a list in them stays theirs
+            lines += [said("export.instructions"), "", *(f"> {line}".rstrip() for line in conv.instructions.splitlines()), ""]
+        for msg in conv.messages:
+            role = f"role.{msg.role}"
+            lines += [f"## {said(role) if role in ENGLISH else msg.role.title()}", ""]
+            if msg.reasoning:  # folded, as the chat shows it (GitHub and most viewers fold <details>)
+                lines += [f"<details><summary>{said('thought.saved')}</summary>", "", msg.reasoning.rstrip(), "",
+                          "</details>", ""]
+            m = msg.metrics or {}
+            if msg.role == "assistant" and not msg.content.strip() and not msg.reasoning:
+                if m.get("stop_reason") == "cancelled":  # as the chat shows it
+                    lines += [said("chat.stopped_before"), ""]
+                continue
+            lines += [(msg.shown or msg.content).rstrip(), ""]  # (a document's prompt: as the chat shows it)
+            if m:  # the chat's line, with how it ended (cut off by an error, the key's day over)
+                whose = profile_key(str(m["profile"])) if several and m.get("profile") else ""
+                line = " · ".join(part for part in (whose, figures_line(m, lookup, speed=False)) if part)
+                lines += ["*" + line + "*", ""] if line else []
+        return "\n".join(lines).rstrip() + "\n"
+
+    def export_markdown(self: ConversationStore, conversation_id: int, path: Path, lookup: Lookup | None = None) -> Path:
+        """Write the conversation to ``path`` as Markdown (atomically), in ``lookup``'s
+        language; returns the path."""
+        text = self.to_markdown(conversation_id, lookup)
+        write_named_file(path, text, StoreError)
+        return path

@@ -1,0 +1,56 @@
+"""How fast a plan decodes, as an estimate: how each device is timed (a card of the table by
+its published figures, this PC's CPU by its own measurements, else the memory speed alone),
+and a plan that runs but writes slower than people read, said in words and a page's time."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from workstation.core.memory_plan import DevicePlan, MemoryPlan
+from workstation.core.phrases import PAGE_WORDS, Lookup, Phrase, about_words, words_per_token
+from workstation.core.speed_model import SpeedConstants
+
+GBPS = 1e9  # bandwidth tables are in decimal GB/s
+
+
+def device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None,
+                 physical_cores: int | None = None) -> tuple[SpeedConstants, str] | None:
+    """How ``size`` times a decode step on the device, and those words: a card of the table by
+    published figures scaled to it (at the memory speed its driver reports, where it does: an
+    RTX 3060 8 GB reads 240 GB/s, the 12 GB of the table's row 360), this machine's CPU by its
+    own measurements; None where neither is known (its memory speed alone then). fit said 41
+    tok/s for Qwen 2.5 14B on an RTX 3060 where size said 32. A CPU not measured here: a
+    reference PC's figures scaled to its cores and assumed memory speed, as ``size`` times it
+    (by the memory speed alone, fit said 207 tok/s for SmolLM2 where bench measured 80)."""
+    if d.kind == "cpu":
+        if cpu_speed is not None:
+            return cpu_speed, "this PC's own measurements"
+        from workstation.core.hardware import count_physical_cores
+        from workstation.core.speed_model import default_cpu
+
+        return (default_cpu(physical_cores or count_physical_cores(), d.bandwidth_gbps),
+                "a reference PC's figures scaled to this one's cores and memory speed")
+    from workstation.core.gpu_table import find_spec
+    from workstation.core.speed_model import gpu_constants
+
+    spec = find_spec(d.name)
+    if spec is None:
+        return None
+    if d.bandwidth_gbps:
+        spec = dataclasses.replace(spec, bandwidth_gbps=d.bandwidth_gbps)
+    return gpu_constants(spec), f"published llama-bench figures scaled to the {d.name}"
+
+
+SLOW_TPS = 5.0  # tokens/s (about 4 words) under which a reply falls behind its reader
+
+
+def slow_phrase(p: MemoryPlan, measured: float | None = None, lookup: Lookup | None = None) -> Phrase | None:
+    """A plan that runs, but writes slower than people read: said beside "runs on the CPU"
+    (fit said only that of an 8B model at 2 tokens/s, F3 gave no speed at all). ``measured``:
+    what bench measured of it here, gone by before the estimate. ``lookup``: the language it
+    is said in, whose words a token is (``words_per_token``)."""
+    tps = measured or p.decode_tps_bound
+    if not p.fits or p.paged_bytes or not tps or tps >= SLOW_TPS:  # (paged: its verdict says it is slow)
+        return None
+    # in words and a page's time, which a person pictures ("about 1.8 tokens a second" said neither)
+    return ("fit.slow", {"words": about_words(tps, lookup), "minutes": round(PAGE_WORDS / (tps * words_per_token(lookup)) / 60)})
