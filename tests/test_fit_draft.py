@@ -119,6 +119,19 @@ def test_auto_layers_leave_room_for_the_draft(gemma_path: Path, smollm2_path: Pa
         turkish = say(crowded.verdict_phrases, Texts("tr").get)
         assert turkish.startswith("sığmıyor: küçük yardımcı modelin GPU üzerindeki 31 katmanı ") and \
             turkish.endswith("draft_gpu_layers'ı auto yapın" if not fewer else "auto ya da en çok 20 yapın"), turkish
+        # the model asked onto the card too (gpu_layers: all, or a number): both, in one sentence, of the
+        # whole card (it said the model's alone, "0 B is usable", and the draft's came after that fix)
+        for layers, said in (("all", 19), (10, 10)):
+            both = plan_for_profile(make_profile(model=GEMMA, gpu_layers=layers,
+                                                 speculative={**DRAFT, "draft_gpu_layers": "all"}))
+            assert not both.fits and re.fullmatch(
+                rf"does not fit: {said} layers on the GPU need \d+ MB of VRAM and its small helper model's 31 layers "
+                r"\d+ MB, \d+ MB is usable; set gpu_layers and draft_gpu_layers to auto", both.verdict), both.verdict
+            turkish = say(both.verdict_phrases, Texts("tr").get)
+            assert "küçük yardımcı modelin 31 katmanı da " in turkish and \
+                turkish.endswith("; gpu_layers'ı ve draft_gpu_layers'ı auto yapın"), turkish
+        assert plan_for_profile(make_profile(model=GEMMA, gpu_layers="auto", speculative={
+            **DRAFT, "draft_gpu_layers": "auto"})).fits  # (as it says)
     fitting = make_profile(model=GEMMA, gpu_layers="auto", speculative={**DRAFT, "draft_gpu_layers": 20})
     assert plan_for_profile(fitting).fits  # (as many as it names)
     assert plan_for_profile(dataclasses.replace(fitting, speculative=dataclasses.replace(

@@ -100,14 +100,23 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
             # free memory makes it fast", which it did not
             key = "fit.draft_pair_too_big" if result.ram_limit is None else "fit.draft_pair_too_big_limit"
             result.verdict_phrases = [(key, {"need": human_bytes(result.cpu_bytes), "have": human_bytes(room)})]
-        elif alone:  # the draft's own GPU layers (draft_gpu_layers) have no room: it said "does not fit
+        elif not d.fits:  # the draft's own GPU layers (draft_gpu_layers) have no room: it said "does not fit
             # with its small helper model: runs on the CPU: needs …", the target's sentence that it fits
             too_small = next((p for p in d.verdict_phrases if p[0] == "fit.gpu_too_small"), None)
-            if too_small is not None:
+            # the target against the whole card, not beside a draft that has no room there (it said
+            # "0 B is usable" of the target alone, and nothing of the draft, fixed next)
+            own = None if alone else target(gpus)
+            own_small = next((p for p in own.verdict_phrases if p[0] == "fit.gpu_too_small"), None) if own else None
+            if too_small is not None and (own is None or own.fits):
                 said = too_small[1]
                 result.verdict_phrases = [("fit.draft_gpu_too_small", {
                     **{k: said[k] for k in ("layers", "where", "need", "usable")},
                     "fewer": ("fit.draft_gpu_fewer", {"layers": said["auto"]}) if said["auto"] else ""})]
+            elif too_small is not None and own_small is not None:  # neither has room: both, in one sentence
+                said = own_small[1]
+                result.verdict_phrases = [("fit.pair_gpu_too_small", {
+                    **{k: said[k] for k in ("layers", "where", "need", "usable")},
+                    "draft_layers": too_small[1]["layers"], "draft_need": too_small[1]["need"]})]
     elif result.fits and result.cpu_bytes > room and result.paged_bytes != result.cpu_bytes - room:  # (the pair's weights page)
         result.paged_bytes = result.cpu_bytes - room
         said = paged_phrase(result.paged_bytes, result.cpu_bytes, room, result.ram_limit is not None,

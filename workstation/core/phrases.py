@@ -63,6 +63,10 @@ ENGLISH: dict[str, str] = {
     "fit.draft_gpu_too_small": ("does not fit: its small helper model's {layers} layers on the {where} need {need} "
                                 "of VRAM, {usable} is usable; set draft_gpu_layers to auto{fewer}"),
     "fit.draft_gpu_fewer": ", or to {layers} or fewer",
+    # the model and its draft both asked onto a GPU (gpu_layers, draft_gpu_layers) without room for either
+    "fit.pair_gpu_too_small": ("does not fit: {layers} layers on the {where} need {need} of VRAM and its small "
+                               "helper model's {draft_layers} layers {draft_need}, {usable} is usable; set gpu_layers "
+                               "and draft_gpu_layers to auto"),
     "fit.draft_pair_too_big": ("does not fit with its small helper model: together they need {need} of memory, "
                                "and {have} is free for them"),
     # (under a memory limit, as the target alone says it: "is free" was not why)
