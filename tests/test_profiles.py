@@ -269,7 +269,12 @@ def test_profiles_check_exits_1_when_the_profile_cannot_run_here(
     assert save_language("tr")
     assert main(["profiles", "check", str(crowded)]) == 1
     out = capsys.readouterr().out
-    assert "ready            hayır: sığmıyor: GPU üzerindeki 31 katman" in out, out
+    assert "\n  hazır                          hayır: sığmıyor: GPU üzerindeki 31 katman" in out, out
+    # the settings' names and the words among their values too (they were English: "threads 2 (auto:
+    # chosen for this machine)", "seed a new one each turn"); the file's own key beside each name
+    assert "\n  GPU katmanı (gpu_layers)       31\n" in out and "\n  model kurulu                   evet\n" in out, out
+    assert " (auto: bu bilgisayar için seçildi)\n" in out and "seed her turda yeni" in out, out
+    assert not [w for w in ("chosen", "each turn", "sampling ", "backend ", "ready ", " yes") if w in out], out
     assert main(["profiles", "check", str(drafted), "--lang", "en"]) == 1
     assert "ready            no: " in capsys.readouterr().out
     assert main(["profiles", "check", str(drafted)]) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 
 from workstation.commands import (
     add_lang_arg,
@@ -20,6 +21,7 @@ from workstation.core.profile_folders import whose
 from workstation.core.profile_lookup import list_profiles, load_profile
 from workstation.core.profile_readiness import effective_settings, readiness
 from workstation.core.profiles import KVCache, Profile, kv_said, kv_words
+from workstation.tui.i18n import Texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -160,41 +162,55 @@ def run_check(args: argparse.Namespace) -> int:
         print_json({**eff, "ready": not not_ready, "not_ready": not_ready})
         return code
     print(t("profiles_cmd.valid", profile=profile.key, name=profile.name))
+    label = _labels(t)
     for key in ("backend", "model_path", "model_installed", "context", "gpu_layers", "threads", "flash_attn"):
         if key in eff:  # a setting the file leaves to the machine says so ("threads 2" read as the file's)
             chosen = getattr(profile, key, None)
-            shown = ("yes" if eff[key] else "no") if isinstance(eff[key], bool) else eff[key]  # (it printed True)
-            print(f"  {key:<16} {shown}" + (f" ({chosen}: chosen for this machine)" if chosen == "auto"
+            shown = t("profiles_cmd.yes" if eff[key] else "profiles_cmd.no") if isinstance(eff[key], bool) \
+                else t(f"profiles_cmd.{eff[key]}") if key == "flash_attn" else eff[key]  # (it printed True)
+            print(label(key) + str(shown) + (t("profiles_cmd.chosen", chosen=chosen) if chosen == "auto"
                                              and str(chosen) != str(eff[key]) else ""))
-    print(f"  {'parallel':<16} {eff['parallel']} (serve: {eff['serve_slots']})")
+    print(label("parallel") + t("profiles_cmd.parallel", n=eff["parallel"], slots=eff["serve_slots"]))
     kv = eff["kv_cache"]
-    words = kv_said(KVCache(kv["k"], kv["v"]))  # (in words, as F5 says the loaded types)
-    print(f"  {'kv_cache':<16} K {kv['k']}, V {kv['v']}" + (f" ({words})" if words else ""))
-    print(f"  {'speculative':<16} {eff['speculative']['mode']}")
-    _print_turn_settings(profile)
+    words = kv_said(KVCache(kv["k"], kv["v"]), lookup)  # (in words, as F5 says the loaded types)
+    print(label("kv_cache") + f"K {kv['k']}, V {kv['v']}" + (f" ({words})" if words else ""))
+    mode = eff["speculative"]["mode"]
+    print(label("speculative") + (t("profiles_cmd.off") if mode == "off" else mode))
+    _print_turn_settings(profile, t)
     if not profile.thinking or thinks_first(profile.model):
-        print(f"  {'thinking':<16} " + ("on (the model thinks before it answers)" if profile.thinking
-                                       else "off (a reasoning model answers at once)"))
+        print(label("thinking") + t("profiles_cmd.thinking_on" if profile.thinking else "profiles_cmd.thinking_off"))
     if eff.get("plan"):
-        print(f"  {'fit':<16} {eff['plan'].get('verdict')}")
+        print(label("fit") + str(eff["plan"].get("verdict")))
         for note in eff["plan"].get("notes") or []:
-            print(f"  {'note':<16} {note}")
-    print(f"  {'ready':<16} " + (t("profiles_cmd.not_ready", why=not_ready) if not_ready else t("profiles_cmd.ready")))
+            print(label("note") + note)
+    print(label("ready") + (t("profiles_cmd.not_ready", why=not_ready) if not_ready else t("profiles_cmd.ready")))
     return code
 
 
-def _print_turn_settings(profile: Profile) -> None:
+ROWS = ("backend", "model_path", "model_installed", "context", "gpu_layers", "threads", "flash_attn", "parallel",
+        "kv_cache", "speculative", "sampling", "system_prompt", "thinking", "fit", "note", "ready")
+
+
+def _labels(t: Texts) -> Callable[[str], str]:
+    """A row's setting name in ``t``'s language, padded so that the values line up (16 wide in English)."""
+    width = max(16, *(len(t(f"profiles_cmd.row.{key}")) + 1 for key in ROWS))
+    return lambda key: "  " + t(f"profiles_cmd.row.{key}").ljust(width) + " "
+
+
+def _print_turn_settings(profile: Profile, t: Texts) -> None:
     """The sampling and the system prompt, which the text left out (--json had them)."""
+    label = _labels(t)
     s = profile.sampling
-    print(f"  {'sampling':<16} temperature {s.temperature:g}, top_p {s.top_p:g}, top_k {s.top_k}, "
+    print(label("sampling") + f"temperature {s.temperature:g}, top_p {s.top_p:g}, top_k {s.top_k}, "
           f"min_p {s.min_p:g}, repeat_penalty {s.repeat_penalty:g}, max_tokens {s.max_tokens}, "
           + "".join(f"{name} {getattr(s, name):g}, " for name in ("presence_penalty", "frequency_penalty")
                     if getattr(s, name))
-          + f"seed {'a new one each turn' if s.seed is None else s.seed}" + (", ignore_eos" if s.ignore_eos else "")
-          + (f", stop {', '.join(repr(t) for t in s.stop)}" if s.stop else ""))
+          + f"seed {t('profiles_cmd.seed_each_turn') if s.seed is None else s.seed}"
+          + (", ignore_eos" if s.ignore_eos else "")
+          + (f", stop {', '.join(repr(x) for x in s.stop)}" if s.stop else ""))
     said = " ".join(profile.system_prompt.split())
-    shown = f'"{said[:70]}…"' if len(said) > 70 else f'"{said}"' if said else "none (the model's own default, if any)"
-    print(f"  {'system_prompt':<16} {shown}")
+    shown = f'"{said[:70]}…"' if len(said) > 70 else f'"{said}"' if said else t("profiles_cmd.no_system_prompt")
+    print(label("system_prompt") + shown)
 
 
 def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> int:
@@ -237,7 +253,7 @@ def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> in
     print(f"  {'timeout':<16} {remote.timeout_s:g} s")
     # (said "off" from the profile's defaults: whether a reply is drafted is the server's choice)
     print(f"  {'speculative':<16} the server's (its own profile says)")
-    _print_turn_settings(profile)  # sent with every request
+    _print_turn_settings(profile, Texts("en"))  # sent with every request (the rest here says English too)
     print(f"  {'server check':<16} {answer}")
     from workstation.core.load_notes import remote_notes, unsaid_notes
     from workstation.core.phrases import say
