@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -77,6 +78,30 @@ def _priority_kept() -> Iterator[None]:
     yield
     assert os.nice(0) == before, (f"the test lowered this process's priority (nice {before} -> {os.nice(0)}): "
                                   "run what lowers it (batch) in a process of its own")
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_kept() -> Iterator[None]:
+    """A test leaves Ctrl-C's handler as it found it. An async test that read it inside its loop
+    read asyncio's own (set for the loop's run only), put that back after the loop, and a later
+    test of this process (Ctrl-C during a load) found asyncio's handler in place of Python's."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    assert signal.getsignal(signal.SIGINT) is before, (
+        "the test left another Ctrl-C handler in place: take the signals_kept fixture, which reads "
+        "the handlers before the test's event loop runs")
+
+
+@pytest.fixture
+def signals_kept() -> Iterator[None]:
+    """The handlers of the signals the app takes (``quit_on_signals``), read before the test's
+    event loop runs and put back after it: read inside the loop, Ctrl-C's is asyncio's own."""
+    from workstation.tui.quitting import QUIT_SIGNALS
+
+    before = {sig: signal.getsignal(sig) for sig in (*QUIT_SIGNALS, signal.SIGCONT)}
+    yield
+    for sig, handler in before.items():
+        signal.signal(sig, handler)
 
 
 @pytest.fixture(scope="session")

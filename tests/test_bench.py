@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
+from conftest import requantized_copy
 
 from workstation.cli import main
 from workstation.core.bench import BenchInputError, read_replay_file
@@ -162,7 +164,7 @@ def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.Capt
         "a/notes.txt", "b/notes.txt", "plan.txt"]
 
 
-def test_document_speeds_say_where_quality_and_memory_are(tiny_profile: Path, tmp_path: Path) -> None:
+def test_document_speeds_say_where_quality_and_memory_are(tiny_profile: Path, tmp_path: Path, smollm2_path: Path) -> None:
     """bench --document compared two quantizations or K/V types by speed alone, and ended there:
     what the answers lose and the memory each needs (eval --kld) was in --help only. Under the
     speeds, the command that measures them, on the documents just given; for two models, eval's
@@ -180,6 +182,21 @@ def test_document_speeds_say_where_quality_and_memory_are(tiny_profile: Path, tm
     remote = load_variant("office-server")  # (its model is a name on the server: not known to be the same)
     assert document_costs([same[0], remote], [memo]) == (
         f"These are speeds alone; how well each model answers: {cli(f'eval -p {shell_word(str(tiny_profile))} -p office-server')}")
+    # a fine-tune of the same size and architecture with other token texts is another model (it was
+    # offered --kld, by its parameter count alone); another quantization of the same model is not
+    import gguf
+
+    tuned = tmp_path / "tuned.gguf"
+    shutil.copyfile(smollm2_path, tuned)
+    reader = gguf.GGUFReader(tuned, "r+")
+    tokens = reader.fields["tokenizer.ggml.tokens"]
+    tokens.parts[tokens.data[1000]][0] = 0x7F  # one token's text, one letter ("()" to "\x7f)", a token of its own)
+    reader.data.flush()
+    del reader
+    for model, kld in ((tuned, False), (requantized_copy(smollm2_path, "Q8_0"), True)):
+        other = tmp_path / f"{model.stem}.yaml"
+        other.write_text(tiny_profile.read_text(encoding="utf-8").replace(str(smollm2_path), str(model)), encoding="utf-8")
+        assert ("--kld" in document_costs([same[0], load_variant(str(other))], [memo])) is kld, model
 
 
 def test_replay_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -245,17 +262,19 @@ def test_results_written_by_the_first_version_still_open_and_a_damaged_file_is_s
         "damaged: move it aside with the files beside it whose names begin the same (bad.sqlite3-wal, bad.sqlite3-shm)")
 
 
-def test_repetitions_that_disagree_are_said_under_the_table() -> None:
+def test_repetitions_that_disagree_are_said_under_the_table(smollm2_path: Path, gemma_path: Path) -> None:
     """Two profiles benched while the test suite took a core read 37.9 ± 16.5 tok/s and
     3.2 ± 0.4, with nothing to say that the figures could not be compared."""
     from workstation.commands.bench import format_bench
     from workstation.core.bench import ProfileBench, SpeedStat
 
     info = {"model_type": "llama 256M Q4_1", "model_size": 2**27, "model_n_params": 134_515_008, "n_gpu_layers": 0,
+            "model_filename": str(smollm2_path),
             "n_threads": 2, "type_k": "f16", "type_v": "f16", "flash_attn": True}
     steady = ProfileBench("office-cpu", info, pp=SpeedStat(64, [500_000_000, 510_000_000]),
                           tg=SpeedStat(16, [200_000_000, 202_000_000]))
-    noisy = ProfileBench("kv-q8", info, pp=SpeedStat(64, [500_000_000, 505_000_000]),
+    kv_q8 = {**info, "type_k": "q8_0", "type_v": "q8_0"}
+    noisy = ProfileBench("kv-q8", kv_q8, pp=SpeedStat(64, [500_000_000, 505_000_000]),
                          tg=SpeedStat(16, [200_000_000, 900_000_000]))
     assert "note:" not in format_bench([steady])
     # the model is named by its parameter count, as `models inspect` says it, not llama.cpp's
@@ -273,7 +292,7 @@ def test_repetitions_that_disagree_are_said_under_the_table() -> None:
             "sure: within how much the repetitions varied).") in lines
     assert ("Fastest at writing here: not sure; office-cpu wrote faster than kv-q8 by less than their repetitions "
             "varied. Run again when the machine is quiet, or with more repetitions (-r).") in lines
-    slow = ProfileBench("kv-q8", info, pp=SpeedStat(64, [500_000_000, 505_000_000]),
+    slow = ProfileBench("kv-q8", kv_q8, pp=SpeedStat(64, [500_000_000, 505_000_000]),
                         tg=SpeedStat(16, [300_000_000, 303_000_000]))  # slower by more than either varies
     lines = format_bench([slow, steady]).splitlines()
     assert "In plain words, against kv-q8: office-cpu reads a prompt as fast and writes a reply 1.50x as fast." in lines
@@ -281,7 +300,7 @@ def test_repetitions_that_disagree_are_said_under_the_table() -> None:
             "--kld YOUR_DOCUMENT).") in lines
     # a profile given by its path is named so; another model is priced by its answers (a KLD
     # between two models is no quantization's loss)
-    other = ProfileBench("desk", {**info, "model_n_params": 1_235_814_432}, ref="/home/ayla/my profiles/desk.yaml",
+    other = ProfileBench("desk", {**info, "model_filename": str(gemma_path)}, ref="/home/ayla/my profiles/desk.yaml",
                          pp=SpeedStat(64, [500_000_000, 505_000_000]), tg=SpeedStat(16, [100_000_000, 101_000_000]))
     assert ("Fastest at writing here: desk (another model; how well each answers: workstation eval -p office-cpu "
             "-p /home/ayla/my\\ profiles/desk.yaml).") in format_bench([steady, other]).splitlines()
@@ -462,13 +481,14 @@ def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
     assert one.count("\n1 prompt: TTFT mean ") == 3 and "1 prompts" not in one, one
 
 
-def test_the_fastest_is_named_only_when_told_apart_from_the_next_fastest() -> None:
+def test_the_fastest_is_named_only_when_told_apart_from_the_next_fastest(smollm2_path: Path) -> None:
     """With the first profile slow and two others alike, the one a hair faster was "Fastest at
     writing here", checked only against the slow first one."""
     from workstation.commands.bench import format_bench
     from workstation.core.bench import ProfileBench, SpeedStat
 
     info = {"model_type": "llama 135M Q4_1", "model_size": 2**27, "model_n_params": 134_515_008, "n_gpu_layers": 0,
+            "model_filename": str(smollm2_path),
             "n_threads": 2, "type_k": "f16", "type_v": "f16", "flash_attn": True}
     slow = ProfileBench("office-cpu", info, tg=SpeedStat(16, [400_000_000, 402_000_000, 398_000_000]))
     b = ProfileBench("kv-q8", info, tg=SpeedStat(16, [200_000_000, 230_000_000, 190_000_000]))
@@ -482,7 +502,7 @@ def test_the_fastest_is_named_only_when_told_apart_from_the_next_fastest() -> No
            "--kld YOUR_DOCUMENT)." in only
     # "office-cpu gpu_layers=all" on a PC without a GPU, -r 1: the same run twice read "writes a reply 4.62x
     # slower", as if offloading cost that; one repetition is said, and that llama.cpp was given the same
-    ran = {**info, "model_filename": "/m/smollm2.gguf", "speculative": "off", "n_ctx": 4096, "n_batch": 512}
+    ran = {**info, "speculative": "off", "n_ctx": 4096, "n_batch": 512}
     once = ProfileBench("office-cpu", ran, tg=SpeedStat(8, [100_000_000]))
     offload = ProfileBench("office-cpu · gpu_layers all", ran, tg=SpeedStat(8, [462_000_000]))
     half = ProfileBench("office-cpu · K/V half size", {**ran, "type_k": "q8_0", "type_v": "q8_0"},

@@ -1493,9 +1493,7 @@ async def test_keys_typed_with_the_chat_history_focused_go_to_the_message_box(pr
         assert app.focused is prompt and prompt.value == "hi there"  # type: ignore[attr-defined]
 
 
-async def test_the_app_draws_its_whole_screen_again_after_a_suspend(
-    profiles: Path, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
+async def test_the_app_draws_its_whole_screen_again_after_a_suspend(profiles: Path, tmp_path: Path, signals_kept: None) -> None:
     """Suspended (Ctrl+Z, `kill -TSTP`) and continued (`fg`, `kill -CONT`), the app took the
     terminal again (Textual's driver does, on SIGCONT) but drew only what changed next: in a
     terminal window most of the screen stayed blank until a resize. (A pty read here gets the
@@ -1504,9 +1502,6 @@ async def test_the_app_draws_its_whole_screen_again_after_a_suspend(
     import os
     import signal
 
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGCONT):
-        previous = signal.getsignal(sig)
-        request.addfinalizer(lambda sig=sig, previous=previous: signal.signal(sig, previous))
     app = WorkstationApp("b", sample_system=False, language="en", store_path=tmp_path / "c.db", start_engine=False,
                          quit_on_signals=True)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -1576,9 +1576,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
 
 
 @pytest.mark.parametrize("how", ["ctrl+q", "SIGTERM", "SIGHUP", "SIGINT"])
-async def test_quitting_mid_reply_keeps_the_reply_so_far(
-    profiles: Path, tmp_path: Path, how: str, request: pytest.FixtureRequest
-) -> None:
+async def test_quitting_mid_reply_keeps_the_reply_so_far(profiles: Path, tmp_path: Path, how: str, signals_kept: None) -> None:
     """Ctrl+Q while a reply streams stops it and saves what arrived, as Esc does (it was thrown
     away, although the palette says quitting saves the conversations). So do SIGTERM (`kill`,
     a logout) and SIGHUP (the terminal window closed): they killed the app, the reply on screen
@@ -1588,8 +1586,7 @@ async def test_quitting_mid_reply_keeps_the_reply_so_far(
     import signal
 
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # should the app not catch it, pytest lives on
-        previous = signal.signal(sig, lambda *_: None)
-        request.addfinalizer(lambda sig=sig, previous=previous: signal.signal(sig, previous))
+        signal.signal(sig, lambda *_: None)
     db = tmp_path / "c.db"
     app = WorkstationApp("b", sample_system=False, language="en", store_path=db, quit_on_signals=how != "ctrl+q")
     async with app.run_test(size=(100, 30)) as pilot:
@@ -1615,7 +1612,7 @@ async def test_quitting_mid_reply_keeps_the_reply_so_far(
 
 
 async def test_a_summary_goes_on_behind_the_chat_until_stopped(
-    profiles: Path, tmp_path: Path, smollm2_path: Path, request: pytest.FixtureRequest
+    profiles: Path, tmp_path: Path, smollm2_path: Path, signals_kept: None
 ) -> None:
     """Esc on F6 goes back to the chat and the summary goes on (it was cancelled without a
     word): the status line and the chat say so, F6 shows the same run, Ctrl+X stops it keeping
@@ -1624,8 +1621,7 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
     import os
     import signal
 
-    previous = signal.signal(signal.SIGTERM, lambda *_: None)  # should the app not catch it, pytest lives on
-    request.addfinalizer(lambda: signal.signal(signal.SIGTERM, previous))
+    signal.signal(signal.SIGTERM, lambda *_: None)  # should the app not catch it, pytest lives on
     from docmaker import honeybee_text
     from textual.widgets import Button, Input, Markdown
 

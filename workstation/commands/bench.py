@@ -369,7 +369,7 @@ def what_it_costs(first: ProfileBench, best: ProfileBench) -> str:
     own document where both run one model (another quantization, K/V type or offload), the
     example tasks where they run two (a KL divergence between two models is no quantization's
     loss, and one of another vocabulary is refused)."""
-    one_model = first.model_info.get("model_n_params") == best.model_info.get("model_n_params")
+    one_model = same_model([r.model_info.get("model_filename") for r in (first, best)])
     command = quality_command([first.ref or first.profile, best.ref or best.profile], one_model, "YOUR_DOCUMENT")
     return f"what it costs in quality: {command}" if one_model else f"another model; how well each answers: {command}"
 
@@ -381,22 +381,40 @@ def quality_command(refs: list[str], one_model: bool, documents: str) -> str:
     return cli(f"eval {profiles} --kld {documents}" if one_model else f"eval {profiles}")
 
 
+def same_model(files: list[Path | str | None]) -> bool:
+    """Whether these model files hold one model (the same file, or its other quantizations): the
+    same architecture, parameter count and vocabulary (its token texts), read from their headers.
+    Two fine-tunes of one size with other token texts are two models; a model on a server (None)
+    or a file that cannot be read is not known to be the same."""
+    from workstation.core.errors import WorkstationError
+    from workstation.core.model_info import read_model_info
+
+    models: set[tuple[str, int, int, str]] = set()
+    for file in files:
+        if not file:
+            return False
+        try:
+            info = read_model_info(Path(file), check=False)
+        except (WorkstationError, OSError):
+            return False
+        models.add((info.architecture, info.parameter_count, info.n_vocab, info.tokenizer_fingerprint))
+    return len(models) == 1
+
+
 def document_costs(profiles: list[Profile], documents: list[Path]) -> str:
     """Under ``bench --document``'s speeds, where the rest of the choice is measured: the memory
     each needs and what its answers lose, by ``eval --kld`` on the same documents (one model's
     quantizations, K/V types or speculation), or by eval's tasks (different models)."""
     from workstation.core.errors import WorkstationError
-    from workstation.core.model_info import read_model_info
     from workstation.core.profile_lookup import model_file
 
-    sizes: set[int | None] = set()
+    files: list[Path | str | None] = []
     for profile in profiles:
         try:
-            sizes.add(read_model_info(model_file(profile), check=False).parameter_count
-                      if profile.backend == "llama" else None)
+            files.append(model_file(profile) or None)  # ("": a server's model)
         except (WorkstationError, OSError):
-            sizes.add(None)
-    one_model = len(sizes) == 1 and None not in sizes
+            files.append(None)
+    one_model = same_model(files)
     command = quality_command([p.ref for p in profiles], one_model, " ".join(shell_word(str(p)) for p in documents))
     if one_model:
         return f"These are speeds alone; what the answers lose on these documents, and the memory each needs: {command}"

@@ -390,7 +390,7 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
                 if native is not None:
                     prompt, plan = await native.prompt_tokens(body, chat, ticket, tools)
                 else:
-                    prompt, plan = await self._prompt_tokens(body, chat, ticket, tools)
+                    prompt, plan = await self.request_prompt_tokens(body, chat, ticket, tools)
                 self._check_prompt(prompt, "messages" if chat else "prompt")
                 wanted = min(params.max_tokens or params.sampling.max_tokens, self.scheduler.slot_ctx - len(prompt))
                 held = self.accounts.hold_quota(ticket, len(prompt), wanted)  # within the key's day

@@ -230,7 +230,7 @@ class NativeRoutes:
             if not tokens:
                 raise bad("'prompt' is empty.", "prompt")
             return tokens, None
-        return await self.server._prompt_tokens(body, False, ticket)
+        return await self.server.request_prompt_tokens(body, False, ticket)
 
     async def respond(
         self,

@@ -529,7 +529,7 @@ class OllamaGeneration:
     ) -> tuple[list[int], ToolPrompt | None]:
         """As the OpenAI routes make them (the profile's system prompt where none is sent, as
         Ollama's SYSTEM; ``raw``: the text itself)."""
-        return await self.server._prompt_tokens(body, chat, ticket, tools)
+        return await self.server.request_prompt_tokens(body, chat, ticket, tools)
 
     # --- the answer ----------------------------------------------------------------------------
     async def respond(

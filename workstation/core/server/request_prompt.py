@@ -1,4 +1,4 @@
-"""A generation request's prompt as tokens (``_prompt_tokens``): a chat's messages through the
+"""A generation request's prompt as tokens (``request_prompt_tokens``): a chat's messages through the
 model's template (the served profile's system prompt first where they bring none, a last
 assistant message a reply to go on from, the tools' prompt), or a completion's text or tokens;
 and its length within the server's limit (``_check_prompt``)."""
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 class RequestPrompts:
     """The prompt of a chat, a completion and the dialects' requests (``native.py``,
-    ``ollama.py``, ``responses.py`` call ``_prompt_tokens``) and its limit (``/props`` says it).
+    ``ollama.py``, ``responses.py`` call ``request_prompt_tokens``) and its limit (``/props`` says it).
     A part of ``OpenAIServer``: the scheduler (its model and template), the options and the
     accounts are the server's."""
 
@@ -50,7 +50,7 @@ class RequestPrompts:
                 code="context_length_exceeded",
             )
 
-    async def _prompt_tokens(
+    async def request_prompt_tokens(
         self, body: dict[str, Any], chat: bool, ticket: Ticket, tools: ToolRequest | None = None
     ) -> tuple[list[int], ToolPrompt | None]:
         """The prompt's tokens and, for a chat, what its tools made of it (core/tool_calls.py)."""

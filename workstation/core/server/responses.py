@@ -318,7 +318,7 @@ class ResponsesDialect:
     async def prompt_tokens(
         self, body: dict[str, Any], chat: bool, ticket: Ticket, tools: ToolRequest | None
     ) -> tuple[list[int], ToolPrompt | None]:
-        return await self.server._prompt_tokens(body, chat, ticket, tools)
+        return await self.server.request_prompt_tokens(body, chat, ticket, tools)
 
     # --- the answer ----------------------------------------------------------------------------
     def _response(self, rid: str, created: float, model: str, extra: dict[str, Any], status: str,
