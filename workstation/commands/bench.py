@@ -306,8 +306,9 @@ def plain_words(results: list[ProfileBench]) -> list[str]:
 
 
 UNSURE = "not sure: within how much the repetitions varied"
-ONE_TURN = "one turn each, which a busy moment can sway: -r 3 repeats it"
-ONE_REPETITION = "one repetition each, which a busy moment can sway: -r 3 repeats it"
+SWAYED = "each, which a busy moment can sway: -r 3 repeats it"  # a figure measured once
+ONE_TURN = f"one turn {SWAYED}"  # (a replay's prompt)
+ONE_REPETITION = f"one repetition {SWAYED}"  # (a test of llama-bench's)
 
 # two-sided 95% points of Student's t by degrees of freedom: with 2 to 5 repetitions a spread is
 # itself a guess, and two standard errors called two equal profiles apart 8-18% of the time
