@@ -106,6 +106,14 @@ def test_auto_layers_leave_room_for_the_draft(gemma_path: Path, smollm2_path: Pa
     assert alone.gpu_layers == alone.total_layers
     assert 0 < paired.gpu_layers < alone.gpu_layers
     assert paired.fits and paired.draft is not None and paired.draft["gpu_layers"] > 0
+    # all the model's layers asked onto that card: they fit alone, not beside the draft, and the sentence
+    # says so (it said the model's own "… is usable; set gpu_layers to auto", of a card it had more of)
+    beside = plan_for_profile(make_profile(model=GEMMA, gpu_layers="all", speculative=DRAFT))
+    assert plan_for_profile(make_profile(model=GEMMA, gpu_layers="all")).fits and not beside.fits
+    assert re.fullmatch(rf"does not fit beside its small helper model: {alone.total_layers} layers on the GPU need "
+                        r"\d+ MB of VRAM, and \d+ MB is usable once the helper model's 31 layers have \d+ MB; set "
+                        rf"gpu_layers to auto \({paired.gpu_layers} layers fit\)", beside.verdict), beside.verdict
+    assert say(beside.verdict_phrases, Texts("tr").get).startswith("küçük yardımcı modelinin yanına sığmıyor: ")
     # the draft alone asked onto a card without room for it (draft_gpu_layers: all): one sentence
     # says what does not fit and which setting to change (it said "does not fit with its small
     # helper model: " and then the target's own "runs on the CPU: needs …", which fits)

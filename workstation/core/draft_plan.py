@@ -93,6 +93,13 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
     result.cpu_bytes += d.cpu_bytes
     result.resident_bytes += d.resident_bytes
     room = max(0, result.ram_available - RAM_RESERVE_BYTES)
+    beside = next((p for p in result.verdict_phrases if p[0] == "fit.gpu_too_small"), None)
+    if not alone and d.fits and d.gpu_layers and beside is not None:  # the model has no room beside its draft on
+        # the card: it said "… 40 MB is usable; set gpu_layers to auto", of a card it had more of, and not why
+        said = beside[1]
+        result.verdict_phrases = [("fit.beside_draft_gpu_too_small", {
+            **{k: said[k] for k in ("layers", "where", "need", "usable", "auto")},
+            "draft_layers": d.gpu_layers, "draft_need": human_bytes(d.gpu_bytes)})]
     if result.resident_bytes > room or not d.fits:
         result.fits, result.placement, result.paged_bytes = False, "none", 0
         if alone and result.resident_bytes > room:  # the memory, for the pair: the target's verdict said

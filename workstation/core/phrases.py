@@ -67,6 +67,11 @@ ENGLISH: dict[str, str] = {
     "fit.pair_gpu_too_small": ("does not fit: {layers} layers on the {where} need {need} of VRAM and its small "
                                "helper model's {draft_layers} layers {draft_need}, {usable} is usable; set gpu_layers "
                                "and draft_gpu_layers to auto"),
+    # the model asked onto a GPU (gpu_layers) that has room for its draft but not for both
+    "fit.beside_draft_gpu_too_small": ("does not fit beside its small helper model: {layers} layers on the {where} "
+                                       "need {need} of VRAM, and {usable} is usable once the helper model's "
+                                       "{draft_layers} layers have {draft_need}; set gpu_layers to auto ({auto} "
+                                       "layers fit)"),
     "fit.draft_pair_too_big": ("does not fit with its small helper model: together they need {need} of memory, "
                                "and {have} is free for them"),
     # (under a memory limit, as the target alone says it: "is free" was not why)
