@@ -311,7 +311,9 @@ def test_status_after_a_killed_run_and_a_deleted_document(tmp_path: Path, capsys
     assert [(f["path"], f["output"]) for f in files] == [("a.txt", None), ("tasks.txt", None)]  # none written yet
 
 
-def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(tmp_path: Path) -> None:
+def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A folder of .pages, .key and .numbers files (.rtf, .odt, .ods and .pptx then, read since) said "0 pending, 0 running,
     0 done, 0 failed" and exited, without a word of the files it did not read."""
     folder = tmp_path / "inbox"
@@ -323,6 +325,13 @@ def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(tmp_pat
     err = run.stderr
     assert "batch: left alone 3 files of kinds it does not read (budget.numbers, report.pages, slides.key); it reads .txt" in err
     assert f"batch: found no documents in {folder}" in err
+    # in the app's language, or --lang's (it was English on a Turkish PC); no model loads, no priority lowered
+    from workstation.cli import main
+
+    assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path)), "--lang", "tr", "--full-priority"]) == 0
+    err = capsys.readouterr().err
+    assert "batch: okumadığı türden 3 dosya atlandı (budget.numbers, report.pages, slides.key); okuduğu türler: .txt" in err
+    assert f"batch: {folder} içinde hiç belge bulunamadı" in err and "batch: 0 bekliyor, 0 sürüyor, 0 bitti" in err, err
 
 
 def test_documents_whose_names_are_not_utf8_are_left_alone_with_a_sentence(tmp_path: Path) -> None:

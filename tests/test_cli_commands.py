@@ -122,6 +122,9 @@ def test_chat_streams_the_reply_and_prints_its_figures(
     assert m["stop_reason"] in ("eos", "length") and (m["stop_reason"] == "length") == (m["predicted_n"] == 12)
     # a reply cut by its limit says so (it read as finished, mid-sentence)
     assert ("The reply stopped at its limit of 12 tokens; --max-tokens" in err) == (m["stop_reason"] == "length"), err
+    # in the app's language, or --lang's (it was English on a Turkish PC)
+    assert main(["chat", "-p", str(prof), "--lang", "tr", "--max-tokens", "2", "Name three colours."]) == 0
+    assert "Yanıt 2 token'lık sınırında durdu; --max-tokens (ya da profildeki" in capsys.readouterr().err
 
 
 class _Output:
@@ -359,6 +362,12 @@ def test_ctrl_c_before_the_reply_began_says_only_that(tmp_path: Path, smollm2_pa
     assert code == 130 and not out.strip()
     _one_sentence_and_no_traceback(err, "stopped by Ctrl-C before the reply began")
     assert "TTFT" not in err and "0 tokens" not in err, err
+    # in the command's language, as summarize's (a Turkish PC's said it in English)
+    from workstation.commands.chat import _stopped
+    from workstation.tui.i18n import Texts
+
+    assert str(_stopped(signal.SIGTERM, Texts("tr"), began=True, kept=True)) == (
+        "bir sonlandırma isteği (SIGTERM) ile durduruldu; yukarıdaki yanıt ondan önce gelen kısımdır ve sohbete kaydedildi.")
 
 
 @pytest.mark.parametrize(("option", "value", "said"), [
@@ -1016,11 +1025,11 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["summarize", "notes.txt", "--gpu", "rtx"], "--gpu rtx is not an option of 'workstation summarize'; did you "
                                                  "mean 'workstation fit --gpu'?"),
     # an option of several other commands: all named (it named the one owner only, and said nothing for two)
-    (["hw", "--lang", "tr"], "--lang tr is not an option of 'workstation hw'; --lang is an option of fit, profiles check, "
-                        "summarize and tui (see"),
+    (["hw", "--lang", "tr"], "--lang tr is not an option of 'workstation hw'; --lang is an option of batch, chat, fit, "
+                        "profiles check, summarize and tui (see"),
     # ... where the command takes a text too, as one other command's option is named there (it said "it takes TEXT")
-    (["chat", "--lang", "tr", "hi"], "--lang is not an option of 'workstation chat'; --lang is an option of fit, "
-                                "profiles check, summarize and tui"),
+    (["models", "inspect", "--lang", "tr", "x"], "--lang is not an option of 'workstation models inspect'; --lang is an "
+                                                "option of batch, chat, fit, profiles check, summarize and tui"),
     # the misspelt option alone: its value went as the text, the word after it is not the option's
     (["chat", "--temprature", "1", "hi"], "--temprature is not an option of 'workstation chat'; did you mean "
                                          "'--temperature'?"),

@@ -539,6 +539,12 @@ def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answer
         assert "sampling         temperature 0.7, top_p 0.95" in out and "seed a new one each turn" in out, out
         assert "speculative      the server's" in out
     assert ", not gpt-4; set remote.model to one of those" in out
+    # in the app's language, or --lang's (it was English under --lang tr): the server's answer too
+    assert main(["profiles", "check", str(path), "--lang", "tr"]) == 1
+    out = capsys.readouterr().out
+    assert f"  sunucu                         {server.base_url}" in out, out
+    assert "  sunucu denetimi                yanıt veriyor, ama gpt-4 değil " in out, out
+    assert "WS_REMOTE_TEST_KEY ortam değişkeninden (ayarlı)" in out and "seed her turda yeni" in out, out
     monkeypatch.setenv("WS_REMOTE_TEST_KEY", "ws-not-a-key-we-gave")  # refused: it answered, and said no
     path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
                                     "remote": {"base_url": server.base_url, "api_key_env": "WS_REMOTE_TEST_KEY"}}))

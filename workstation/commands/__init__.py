@@ -99,10 +99,11 @@ def default_verb(parent: argparse.ArgumentParser, verb: argparse.ArgumentParser)
                         action.default = argparse.SUPPRESS  # what the parent parsed, or its default, stands
 
 
-def print_load_notes(profile: Profile, engine: object = None) -> None:
+def print_load_notes(profile: Profile, engine: object = None, t: Texts | None = None) -> None:
     """What ``profiles check`` notes of the settings (more threads than cores, a context past
     the model's trained length), on stderr once the model has loaded, as the app says them;
-    then what ``engine`` found as it loaded (a server that serves another model)."""
+    then what ``engine`` found as it loaded (a server that serves another model). In ``t``'s
+    language (English without)."""
     from workstation.core.load_notes import load_notes, unsaid_notes
     from workstation.core.phrases import say
     from workstation.core.profile_plan import memory_held_by
@@ -111,7 +112,7 @@ def print_load_notes(profile: Profile, engine: object = None) -> None:
     freed = memory_held_by(profile, engine)
     # where the text goes: once for each server, as the app says it (it was said at every run)
     for note in [*unsaid_notes(load_notes(profile, freed=freed)), *getattr(engine, "load_notes", [])]:
-        print(say([note]), file=sys.stderr)
+        print(say([note], t.get if t is not None and t.lang != "en" else None), file=sys.stderr)
 
 
 MAX_TOKENS_HELP = "longest summary of one part, in tokens"

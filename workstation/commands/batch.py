@@ -15,14 +15,17 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workstation.commands import (
     MAX_TOKENS_HELP,
+    add_lang_arg,
     add_profile_arg,
     print_json,
     print_load_notes,
+    said_in,
     summary_profile,
+    texts_of,
     waiting_line,
 )
 from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
@@ -38,7 +41,10 @@ from workstation.core.batch_queue import (
 )
 from workstation.core.documents import SUPPORTED_SUFFIXES
 from workstation.core.invocation import cli, shell_word
-from workstation.core.summarize import eta_text
+from workstation.core.summarize import ETA_FORMATS, eta_text, time_formats
+
+if TYPE_CHECKING:
+    from workstation.tui.i18n import Texts
 
 SOME_FAILED = 3  # the run finished, and some documents failed (1: it could not run; 75: the server is away)
 
@@ -55,18 +61,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--full-priority", action="store_true",
                    help="run at normal priority, on a computer no one is using (by default a batch "
                         "yields to the people using this one)")
+    add_lang_arg(p)  # what it says on stderr as it goes (it was English on a Turkish PC)
     p.set_defaults(func=run)
 
 
-def _engine_factory(profile: Any) -> Any:
+def _engine_factory(profile: Any, t: Texts) -> Any:
     from workstation.core.engine_api import open_engine
 
     engine = open_engine(profile, child_process=False, concurrent=profile.parallel > 1)
-    print_load_notes(profile, engine)  # once it loaded: a refusal says it alone
+    print_load_notes(profile, engine, t)  # once it loaded: a refusal says it alone
     return engine
 
 
+def _eta(t: Texts, seconds: float | None, word: str) -> str:
+    """Time left as ``eta_text`` says it: 'about 1m05s', in Turkish 'yaklaşık 1 dk 5 sn'."""
+    return eta_text(seconds, t(word), ETA_FORMATS if t.lang == "en" else time_formats(t.get))
+
+
 def run(args: argparse.Namespace) -> int:
+    t = texts_of(args)  # (English under --json)
     root = Path(args.directory)
     outdir = Path(args.output) if args.output else root / "summaries"
     check_folder(root)
@@ -75,11 +88,10 @@ def run(args: argparse.Namespace) -> int:
         lock: BatchLock | None = None
         if not ran:  # nothing is made (it made DIR/summaries and an empty queue): what a run would take
             # (on stderr: --json's output stays JSON)
-            print(f"No batch has run on {root} with its summaries in {outdir}; a run would take these:",
-                  file=sys.stderr)
+            print(t("batch_cmd.not_run", folder=str(root), path=str(outdir)), file=sys.stderr)
             for other in sorted(db.parent for db in root.rglob(DB_NAME)):  # a run with -o DIR/elsewhere
                 command = cli(f"batch {shell_word(str(root))} -o {shell_word(str(other))} --status")
-                print(f"(A queue of its documents is in {other}: '{command}' shows it.)", file=sys.stderr)
+                print(t("batch_cmd.queue_elsewhere", folder=str(other), command=command), file=sys.stderr)
         else:
             try:
                 lock = BatchLock(outdir)  # no run is working: a "running" row is a killed run's
@@ -101,11 +113,12 @@ def run(args: argparse.Namespace) -> int:
             print_json({"counts": counts, "files": [{**r.__dict__, "output": r.output if r.status == "done" else None}
                                                     for r in rows]})
         else:
+            width = max(8, *(len(t(f"batch_cmd.status.{status}")) for status in counts))
             for r in rows:
-                print(f"{r.status:8} {r.path}" + (f" — {r.reason}" if r.reason else ""))
-            print(_counts_line(counts))
+                print(f"{t(f'batch_cmd.status.{r.status}'):{width}} {r.path}" + (f" — {r.reason}" if r.reason else ""))
+            print(_counts_line(counts, t))
             if counts.get("failed"):
-                print(_retry_line(counts["failed"], see_why=False))
+                print(_retry_line(counts["failed"], t, see_why=False))
         return 0
 
     profile = summary_profile(args)  # (before the queue is touched: a bad --max-tokens is said alone)
@@ -119,80 +132,79 @@ def run(args: argparse.Namespace) -> int:
     def on_event(ev: BatchEvent) -> None:
         if ev.kind == "start" and ev.counts is not None:
             if profile.backend == "llama" and not args.full_priority:  # (a remote profile's work is on the server)
-                _yield_to_people()  # once this run holds the folder (a refused run says one sentence)
+                _yield_to_people(t)  # once this run holds the folder (a refused run says one sentence)
             skipped = ev.detail.splitlines()
             if skipped:
-                shown = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
-                print(f"batch: left alone {len(skipped)} file{'s' if len(skipped) != 1 else ''} of kinds it does "
-                      f"not read ({shown}); it reads {', '.join(SUPPORTED_SUFFIXES)}", file=sys.stderr)
+                print("batch: " + t("batch_cmd.skipped", n=len(skipped), shown=_first_five(skipped, t),
+                                    kinds=", ".join(SUPPORTED_SUFFIXES)), file=sys.stderr)
             if ev.unnamed:
-                shown = ", ".join(ev.unnamed[:5]) + (f" and {len(ev.unnamed) - 5} more" if len(ev.unnamed) > 5 else "")
                 one = len(ev.unnamed) == 1
-                print(f"batch: left alone {len(ev.unnamed)} document{'' if one else 's'} whose "
-                      f"name{' is' if one else 's are'} not UTF-8 text ({shown}): probably from another computer "
-                      f"or an old zip archive; rename {'it' if one else 'them'}, then run the same command again",
-                      file=sys.stderr)
+                print("batch: " + t("batch_cmd.unnamed_one" if one else "batch_cmd.unnamed", n=len(ev.unnamed),
+                                    shown=_first_five(ev.unnamed, t)), file=sys.stderr)
             if not any(ev.counts.values()):
-                print(f"batch: found no documents in {root}", file=sys.stderr)
-            print(f"batch: {_counts_line(ev.counts)}", file=sys.stderr)
+                print("batch: " + t("batch_cmd.none_found", folder=str(root)), file=sys.stderr)
+            print(f"batch: {_counts_line(ev.counts, t)}", file=sys.stderr)
         elif ev.kind == "file-start":
             c = ev.counts or {}
             at = c.get("done", 0) + c.get("failed", 0) + c.get("running", 0)  # (this one is running)
-            print(f"batch: summarizing {ev.path} (document {at} of {sum(c.values())})", file=sys.stderr)
+            print("batch: " + t("batch_cmd.summarizing", path=ev.path, at=at, total=sum(c.values())), file=sys.stderr)
         elif ev.kind == "file-done":
             left = (ev.counts or {}).get("pending", 0) + (ev.counts or {}).get("running", 0)
-            rest = (f" ({eta_text(ev.eta_s, 'about')} for the {_documents(left)} left, at this run's pace)"
+            rest = (t("batch_cmd.time_left", eta=_eta(t, ev.eta_s, "batch_cmd.about"), n=left)
                     if ev.eta_s is not None and left else "")
-            print(f"batch: done {ev.path} -> {ev.detail}{rest}", file=sys.stderr)
+            print("batch: " + t("batch_cmd.done", path=ev.path, file=ev.detail, rest=rest), file=sys.stderr)
         elif ev.kind == "file-failed":
-            print(f"batch: failed {ev.path}: {ev.detail}", file=sys.stderr)
+            print("batch: " + t("batch_cmd.failed", path=ev.path, why=ev.detail), file=sys.stderr)
         elif ev.kind == "file-pending":
-            print(f"batch: {ev.path} is back in the queue (not failed)", file=sys.stderr)
+            print("batch: " + t("batch_cmd.back_in_queue", path=ev.path), file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.waiting is not None:
             said = (ev.path, ev.progress.waiting.own, ev.progress.waiting.stalled)  # once a document
             if said != waiting_said[0]:
                 waiting_said[0] = said
-                print(f"batch:   {ev.path}: {waiting_line(ev.progress.waiting)}", file=sys.stderr)
+                print(f"batch:   {ev.path}: {waiting_line(ev.progress.waiting, t)}", file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "chunking":
             # before its parts are known (a long document is measured for seconds): said, not a count
-            print(f"batch:   {ev.path}: measuring it to cut it into parts", file=sys.stderr)
+            print(f"batch:   {ev.path}: " + t("batch_cmd.measuring"), file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "kept":
             p = ev.progress
-            print(f"batch:   {ev.path}: {p.chunks_done} of {p.chunks_total} parts kept from the run that stopped",
+            print(f"batch:   {ev.path}: " + t("batch_cmd.parts_kept", done=p.chunks_done, total=p.chunks_total),
                   file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "map" \
                 and not ev.progress.inside_part:  # a line a part, as it ends (a log, not a live bar)
             p = ev.progress
-            eta = f", {eta_text(p.eta_s)}" if p.eta_s is not None else ""
-            print(f"batch:   {ev.path}: {p.chunks_done} of {p.chunks_total} parts done{eta}", file=sys.stderr)
+            eta = f", {_eta(t, p.eta_s, 'batch_cmd.eta')}" if p.eta_s is not None else ""
+            print(f"batch:   {ev.path}: " + t("batch_cmd.parts_done", done=p.chunks_done, total=p.chunks_total, eta=eta),
+                  file=sys.stderr)
 
     stopped_for: BatchStopped | None = None
     with stop_signals(_on_stop) as signals:
         try:
-            counts = run_batch(root, outdir, profile, _engine_factory, on_event,
+            counts = run_batch(root, outdir, profile, lambda profile: _engine_factory(profile, t), on_event,
                                retry_failed=args.retry_failed, cancel=cancel)
         except BatchStopped as err:
             stopped_for, counts = err, err.counts
     if args.json:
         print_json({"counts": counts, "output": str(outdir)})
     else:
-        print(f"batch: {_counts_line(counts)}; summaries in {outdir}", file=sys.stderr)
-    again = "run the same command again to continue where it stopped" + _also_retry(counts)
+        print("batch: " + t("batch_cmd.summaries_in", counts=_counts_line(counts, t), path=str(outdir)), file=sys.stderr)
+    again = t("batch_cmd.again") + _also_retry(counts, t)
     if stopped_for is not None:  # the server (or the engine), not the documents: nothing failed for it
-        fix = "" if stopped_for.temporary else "fix that, then "
+        # (the engine's own sentence, in the command's language)
+        reason = said_in(stopped_for.__cause__, args) if stopped_for.__cause__ is not None else stopped_for.reason
         raise BatchStopped(
-            f"stopped: {stopped_for.reason} {_documents(counts['pending'], 'is', 'are')} still pending "
-            f"(none was marked failed); {fix}{again}.",
+            t("batch_cmd.stopped_for", reason=reason, n=counts["pending"],
+              fix="" if stopped_for.temporary else t("batch_cmd.fix_that"), again=again),
             counts, stopped_for.temporary,
         )
     if cancel.is_set():
-        raise stopped(f"stopped by {stopped_by(first_signal(signals))}; {again}.", first_signal(signals))
+        raise stopped(t("batch_cmd.stopped_by", by=stopped_by(first_signal(signals), t), again=again),
+                      first_signal(signals))
     if counts.get("failed"):
         for name, why in _failed(outdir)[:FAILED_NAMED]:  # named where the night's log ends (--status alone did)
-            print(f"batch:   failed {name}: {why}", file=sys.stderr)
+            print("batch:   " + t("batch_cmd.failed", path=name, why=why), file=sys.stderr)
         if counts["failed"] > FAILED_NAMED:
-            print(f"batch:   and {counts['failed'] - FAILED_NAMED} more (--status lists them)", file=sys.stderr)
-        print(f"batch: {_retry_line(counts['failed'], see_why=counts['failed'] > FAILED_NAMED)}", file=sys.stderr)
+            print("batch:   " + t("batch_cmd.more_failed", n=counts["failed"] - FAILED_NAMED), file=sys.stderr)
+        print(f"batch: {_retry_line(counts['failed'], t, see_why=counts['failed'] > FAILED_NAMED)}", file=sys.stderr)
         return SOME_FAILED
     return 0
 
@@ -211,26 +223,25 @@ def _failed(outdir: Path) -> list[tuple[str, str]]:
     return [(path, why[:300] + ("…" if len(why) > 300 else "")) for path, why in said]
 
 
-def _documents(n: int, one: str = "", many: str = "") -> str:
-    """'1 document is', '3 documents are' (or without the verb)."""
-    return f"{n} document{'' if n == 1 else 's'}" + (f" {one if n == 1 else many}" if one else "")
+def _first_five(names: list[str], t: Texts) -> str:
+    """The first five of ``names``, and how many more."""
+    return ", ".join(names[:5]) + (t("batch_cmd.and_more", n=len(names) - 5) if len(names) > 5 else "")
 
 
-def _retry_line(failed: int, see_why: bool = True) -> str:
-    why = " (see why with --status)" if see_why else ""
-    return (f"{_documents(failed)} failed{why}; to try {'it' if failed == 1 else 'them'} again, "
-            "run the batch with --retry-failed.")
+def _retry_line(failed: int, t: Texts, see_why: bool = True) -> str:
+    why = t("batch_cmd.see_why") if see_why else ""
+    return t("batch_cmd.retry_one" if failed == 1 else "batch_cmd.retry", n=failed, why=why)
 
 
-def _also_retry(counts: dict[str, int]) -> str:
+def _also_retry(counts: dict[str, int], t: Texts) -> str:
     failed = counts.get("failed", 0)
-    return f" (add --retry-failed to also try the {_documents(failed)} that failed)" if failed else ""
+    return t("batch_cmd.also_retry", n=failed) if failed else ""
 
 
 BATCH_NICENESS = 10
 
 
-def _yield_to_people() -> None:
+def _yield_to_people(t: Texts) -> None:
     """An overnight queue often runs while people work: it takes the CPU only when they leave
     it (a lower priority; with threads: auto the engine also leaves their busy cores alone)."""
     try:
@@ -239,9 +250,9 @@ def _yield_to_people() -> None:
             os.nice(BATCH_NICENESS - now)
     except (AttributeError, OSError):
         return
-    print(f"batch: running at low priority (nice {BATCH_NICENESS}) so people using this computer come first",
-          file=sys.stderr)
+    print("batch: " + t("batch_cmd.low_priority", nice=BATCH_NICENESS), file=sys.stderr)
 
 
-def _counts_line(counts: dict[str, int]) -> str:
-    return ", ".join(f"{n} {status}" for status, n in counts.items())
+def _counts_line(counts: dict[str, int], t: Texts) -> str:
+    """'1 pending, 0 running, 2 done, 0 failed', in ``t``'s language."""
+    return ", ".join(f"{n} {t(f'batch_cmd.status.{status}')}" for status, n in counts.items())

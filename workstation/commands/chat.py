@@ -16,13 +16,17 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workstation.commands import (
+    add_lang_arg,
     add_profile_arg,
     print_json,
     print_load_notes,
     profile_ref,
+    said_in,
     stdout_gone,
+    texts_of,
     waiting_line,
 )
 from workstation.commands.progress_bar import ProgressBar
@@ -48,9 +52,9 @@ from workstation.core.store import ConversationStore
 from workstation.core.structured_output import check_reply, load_schema_file
 from workstation.core.terminal import redraws_in_place
 
-# how to allow a longer reply where the limit is the conversation's own (the app's Ctrl+E, kept
-# with it): the advice named --max-tokens and the profile, whose setting that one overrides
-RAISE_OWN_LIMIT = "raise this conversation's longest reply with Ctrl+E in the app (or give --max-tokens for one turn)"
+if TYPE_CHECKING:
+    from workstation.tui.i18n import Texts
+
 # the sampling settings chat's options set for one turn (each as its profile field)
 SAMPLING_OPTIONS = ("max_tokens", "temperature", "seed", "top_p", "top_k", "min_p", "repeat_penalty",
                     "presence_penalty", "frequency_penalty", "stop")
@@ -85,6 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "close to a saved one is refused as a likely typo ('conversations' lists them)")
     p.add_argument("--new", action="store_true",
                    help="with -c: start a new conversation NAME even if one of a similar name exists")
+    add_lang_arg(p)  # what it says on stderr (Ctrl-C, a cut reply, a conversation): it was English on a Turkish PC
     p.set_defaults(func=run)
 
 
@@ -119,7 +124,7 @@ def _piped_beside() -> bool | None:
         return False
 
 
-def _read_pipe() -> str:
+def _read_pipe(t: Texts) -> str:
     """The message from standard input, in whatever encoding a text file has (as summarize
     reads one); a document or a picture is refused in one sentence that says where it goes."""
     from workstation.core.documents import DocumentError, plain_text
@@ -127,11 +132,8 @@ def _read_pipe() -> str:
     try:
         return plain_text(sys.stdin.buffer.read(), "standard input")[0]
     except DocumentError:
-        raise WorkstationError(
-            f"What came through the pipe is not text (a Word or PDF document, a picture?); chat reads text. "
-            f"'{cli('summarize FILE -c NAME')}' reads a document, then '{cli('chat -c NAME')} \"question\"' "
-            "asks about it."
-        ) from None
+        raise WorkstationError(t("chat_cmd.pipe_not_text", summarize=cli("summarize FILE -c NAME"),
+                                 chat=cli("chat -c NAME"))) from None
 
 
 def _show(text: str, kept: bool) -> None:
@@ -155,27 +157,25 @@ def run(args: argparse.Namespace) -> int:
     if args.text is None and not _piped():  # (`echo hi | chat` said "needs text": it reads the pipe now)
         print(f"workstation: '{cli('chat')}' needs text (see '{cli('chat --help')}').", file=sys.stderr)
         raise SystemExit(2)  # as the command line's other mistakes
-    text = _read_pipe() if args.text in ("-", None) else args.text
+    t = texts_of(args)  # (English under --json)
+    text = _read_pipe(t) if args.text in ("-", None) else args.text
     beside = _piped_beside() if args.text not in ("-", None) else False
     if beside:  # the piped text, then the question about it (as Ollama)
-        piped = _read_pipe().strip("\n")
+        piped = _read_pipe(t).strip("\n")
         text = f"{piped}\n\n{args.text}" if piped.strip() else args.text
     elif beside is None:  # (dropped without a word when it came late)
-        print(f"workstation: nothing came through the pipe in {PIPE_WAIT_S:.0f} s, so the question went alone; "
-              "to send a slow command's text, save it to a file and pipe that, or add < /dev/null to say there "
-              "is none.", file=sys.stderr)
+        print("workstation: " + t("chat_cmd.pipe_late", s=f"{PIPE_WAIT_S:.0f}"), file=sys.stderr)
     if not text.strip():
-        raise EngineError("The message is empty; type something to send.")
+        raise EngineError(t("chat_cmd.empty"))
     if args.stop and args.json_schema is not None:  # (locally dropped, a desk PC's cut the JSON)
-        raise EngineError("--stop cannot be used with --json-schema: a stop text would cut the JSON the "
-                          "schema asks for.")
+        raise EngineError(t("chat_cmd.stop_with_schema"))
     constraints = load_schema_file(args.json_schema) if args.json_schema is not None else None
     profile = load_profile(profile_ref(args))
     conversation = None
     if args.conversation is not None:
-        conversation = _conversation(args.conversation, new=args.new)
+        conversation = _conversation(args.conversation, t, new=args.new)
         conversation.claim()
-        profile = _conversation_profile(conversation, profile, chosen=profile_ref(args) is not None)
+        profile = _conversation_profile(conversation, profile, args, chosen=profile_ref(args) is not None)
     s = profile.sampling
     file_sampling = dataclasses.replace(s, stop=list(s.stop))  # the profile's own, for the reply's record
     own_limit = False  # the reply's length limit is the conversation's own (the app's Ctrl+E)
@@ -202,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
     # a model that cannot be loaded (not downloaded, moved, a server down) leaves the
     # conversation as it was: no question without an answer, and -p's profile not made its own
     engine = open_engine(profile, child_process=False, keep_state=conversation is not None)
-    print_load_notes(profile, engine)  # once it loaded: a refusal says it alone
+    print_load_notes(profile, engine, t)  # once it loaded: a refusal says it alone
     asked: tuple[int, int] | None = None  # (conversation, message) of the question kept
     if conversation is not None:  # kept even if the turn fails (but not one the context cannot hold)
         had_none = conversation.id is None
@@ -222,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
         if not turn_over.is_set():
             engine.cancel()  # llama.cpp's abort callback stops even a long prefill
 
-    reading = _ReadingBar("the conversation" if conversation is not None else "your message")
+    reading = _ReadingBar(t, t("chat_cmd.reading_conversation" if conversation is not None else "chat_cmd.reading_message"))
     arrived: list[str] = []  # the reply's text so far, and its thinking: kept if the turn fails
     thought: list[str] = []
     final: TurnFinished | None = None
@@ -234,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
                 if conversation is not None:
                     created = conversation.store.get(conversation.id, with_messages=False).created
                     tag = conversation_tag(conversation.store.identity, conversation.id, created)
-                thinking = _ThinkingOut()
+                thinking = _ThinkingOut(t)
                 waiting_said: bool | None = None
                 stall_said = False  # this silence in the middle of the reply said on the terminal
                 for event in engine.stream_chat(messages, s, constraints=constraints, tag=tag, reading=not args.json):
@@ -249,12 +249,12 @@ def run(args: argparse.Namespace) -> int:
                     if isinstance(event, ServerWaiting):  # said once (the TTFT after it holds the wait)
                         if not event.stalled and event.own != waiting_said:
                             waiting_said = event.own
-                            print(waiting_line(event), file=sys.stderr, flush=True)
+                            print(waiting_line(event, t), file=sys.stderr, flush=True)
                         elif event.stalled and not stall_said and sys.stderr.isatty():
                             # silent mid-reply: once a silence, on a terminal only (a reply piped on
                             # or a log is left whole), on a line of its own below the reply so far
                             stall_said = True
-                            print(("\n" if sys.stdout.isatty() else "") + waiting_line(event), file=sys.stderr,
+                            print(("\n" if sys.stdout.isatty() else "") + waiting_line(event, t), file=sys.stderr,
                                   flush=True)
                         continue
                     stall_said = False
@@ -280,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
                         conversation.store.delete(asked[0])
                         conversation.note = ""
                     else:
-                        raise EngineError(f"{err} The message was not kept in the conversation.") from None
+                        raise EngineError(f"{said_in(err, args)} {t('chat_cmd.message_not_kept')}") from None
                 if conversation is not None and "".join(arrived + thought):  # the server went away mid-reply:
                     if not args.json:  # what was read on screen stays, as the app and Ctrl-C keep it
                         thinking.write("", answer=True)  # (a reply cut while it thought: not left dimmed)
@@ -290,8 +290,8 @@ def run(args: argparse.Namespace) -> int:
                                                        {"stop_reason": "failed"}, reasoning="".join(thought))
                     except WorkstationError:
                         raise err from None  # (a full disk): the error that stopped the reply says it
-                    kept = "The reply so far is" if args.json else "The reply above, as far as it came, is"
-                    raise type(err)(f"{err} {kept} kept in the conversation.") from None
+                    kept = t("chat_cmd.reply_so_far_kept" if args.json else "chat_cmd.reply_above_kept")
+                    raise type(err)(f"{said_in(err, args)} {kept}") from None
                 raise
             finally:
                 turn_over.set()
@@ -305,8 +305,7 @@ def run(args: argparse.Namespace) -> int:
                                                                model_file(profile)),
                                                    reasoning=final.reasoning)
                 except WorkstationError as err:  # (a full disk): said once the reply is out (--json's too)
-                    not_kept = WorkstationError(f"{err} The reply above was not saved in the conversation; "
-                                                "free some space, then ask again.")
+                    not_kept = WorkstationError(f"{said_in(err, args)} {t('chat_cmd.reply_not_saved')}")
                 finally:
                     conversation.store.close()
         finally:
@@ -326,51 +325,36 @@ def run(args: argparse.Namespace) -> int:
         if m.predicted_n or m.stop_reason != "cancelled":  # (stopped before the reply began: said below, not "0 tokens")
             print(m.summary_line(), file=sys.stderr)
         if m.left_out_n:  # (the app says it in words; here the model answered as if it had read them)
-            print(f"The model did not see this conversation's first {m.left_out_n:,} message"
-                  f"{'' if m.left_out_n == 1 else 's'}: they no longer fit its context. A new name after -c "
-                  "starts a new conversation.", file=sys.stderr)
+            print(t("chat_cmd.left_out", n=f"{m.left_out_n:,}"), file=sys.stderr)
         if m.stop_reason == "length" and final.text.strip():  # (the plain reply read as finished, mid-sentence)
-            allows = f"for a longer one, {RAISE_OWN_LIMIT}" if own_limit else \
-                "--max-tokens (or sampling.max_tokens in the profile) allows a longer one"
-            print(f"The reply stopped at its limit of {m.predicted_n:,} tokens; {allows}.", file=sys.stderr)
+            allows = t("chat_cmd.longer_own" if own_limit else "chat_cmd.longer")
+            print(t("chat_cmd.at_limit", n=f"{m.predicted_n:,}", allows=allows), file=sys.stderr)
         if check is not None and check.valid:  # (said only when it did not: README says it says)
-            print(f"The reply follows {args.json_schema.name}.", file=sys.stderr)
+            print(t("chat_cmd.follows_schema", name=args.json_schema.name), file=sys.stderr)
     if not_kept is not None:
         raise not_kept
     if m.stop_reason == "quota":
         raise WorkstationError(said=[("remote.quota_cut", {})])
     if m.stop_reason == "cancelled" or signals:  # (a signal while the reply was kept: it ends now)
-        raise _stopped(first_signal(signals), began=bool(final.text or final.reasoning),
+        raise _stopped(first_signal(signals), t, began=bool(final.text or final.reasoning),
                        kept=conversation is not None)
     if not final.text.strip() and final.reasoning and m.stop_reason in ("length", "context"):
         if m.stop_reason == "length":
-            raise WorkstationError(
-                f"The model spent all {m.predicted_n} tokens of its limit thinking and gave no answer; "
-                f"{RAISE_OWN_LIMIT if own_limit else 'raise --max-tokens (or sampling.max_tokens in the profile)'}, "
-                "or set thinking: false in the profile."
-            )
-        raise WorkstationError(
-            "The context filled up while the model was thinking, before it answered; use a profile "
-            "with a longer context, or set thinking: false in it."
-        )
+            raise WorkstationError(t("chat_cmd.thought_only", n=f"{m.predicted_n:,}",
+                                     raise_it=t("chat_cmd.raise_own" if own_limit else "chat_cmd.raise_limit")))
+        raise WorkstationError(t("chat_cmd.thought_context"))
     if check is not None and not check.valid:
-        raise_it = RAISE_OWN_LIMIT if own_limit else "raise --max-tokens"
-        why = f" (the reply was cut short: {raise_it})" if m.stop_reason in ("length", "context") else ""
-        raise WorkstationError(f"The reply does not follow {args.json_schema.name}: {check.error}{why}.")
+        raise_it = t("chat_cmd.raise_own" if own_limit else "chat_cmd.raise_max_tokens")
+        why = t("chat_cmd.cut_short", raise_it=raise_it) if m.stop_reason in ("length", "context") else ""
+        raise WorkstationError(t("chat_cmd.not_schema", name=args.json_schema.name, error=check.error, why=why))
     return 0
 
 
-def _stopped(sig: int, began: bool, kept: bool) -> TurnCancelled:
-    """The sentence for a turn a signal stopped, with the shell's exit code for that signal
-    (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP)."""
-    by = stopped_by(sig)
-    if not began:
-        said = f"stopped by {by} before the reply began."
-    elif kept:
-        said = f"stopped by {by}; the reply above is what arrived before it, kept in the conversation."
-    else:
-        said = f"stopped; the reply above is what arrived before {by}."
-    return stopped(said, sig)
+def _stopped(sig: int, t: Texts, began: bool, kept: bool) -> TurnCancelled:
+    """The sentence for a turn a signal stopped, in ``t``'s language, with the shell's exit code
+    for that signal (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP)."""
+    key = "chat_cmd.stopped_kept" if kept else "chat_cmd.stopped_above"
+    return stopped(t(key if began else "chat_cmd.stopped_before", by=stopped_by(sig, t)), sig)
 
 
 class _ReadingBar:
@@ -379,7 +363,8 @@ class _ReadingBar:
     showed the percentage; llama-server's ``prompt_progress``). Drawn from the first part that
     leaves more to read: a message read in one part shows none."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, t: Texts, what: str) -> None:
+        self.t = t
         self.what = what  # "your message", "the conversation" (chat -c: the earlier turns, a document's summary)
         self.bar: ProgressBar | None = None
 
@@ -388,8 +373,8 @@ class _ReadingBar:
             if event.fraction >= 1.0:
                 return
             self.bar = ProgressBar(started_s_ago=event.ms / 1000)
-        self.bar(event.fraction, f"reading {self.what}: {event.read - event.cached:,} of "
-                                 f"{event.total - event.cached:,} tokens")
+        self.bar(event.fraction, self.t("chat_cmd.reading", what=self.what, read=f"{event.read - event.cached:,}",
+                                        total=f"{event.total - event.cached:,}"))
 
     def done(self) -> None:
         if self.bar is not None:
@@ -401,7 +386,8 @@ class _ThinkingOut:
     """A reasoning model's thinking goes to stderr (dimmed on a terminal), so that stdout is
     the answer alone (``workstation chat "..." > answer.txt``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, t: Texts) -> None:
+        self.t = t
         self.open = False
         self.dim = redraws_in_place(sys.stderr)
 
@@ -410,7 +396,7 @@ class _ThinkingOut:
             if not self.open:
                 self.open = True
                 sys.stderr.write("\x1b[2m" if self.dim else "")
-                sys.stderr.write("Thinking: ")
+                sys.stderr.write(self.t("chat_cmd.thinking") + " ")
             sys.stderr.write(text)
             sys.stderr.flush()
         if answer and self.open:
@@ -424,6 +410,7 @@ class _Conversation:
     store: ConversationStore
     id: int | None  # None: a new one, made once its model has loaded
     title: str
+    t: Texts  # what it says, in the command's language
     new_profile: bool = False  # -p chose another profile: the conversation's from the first turn on
     fresh: bool = False  # --new: a conversation of its own even where one has the name
 
@@ -437,23 +424,20 @@ class _Conversation:
         TURN_WAIT_S (core/turn_lock.py)."""
         if self.id is None or self.store.claim_turn(self.id):
             return
-        print(f'workstation: waiting for the reply being written in "{self.title}" (in another window or command) '
-              "to end…", file=sys.stderr, flush=True)
+        print("workstation: " + self.t("chat_cmd.waiting_turn", title=self.title), file=sys.stderr, flush=True)
         deadline = time.monotonic() + TURN_WAIT_S
         while not self.store.claim_turn(self.id):
             if time.monotonic() > deadline:
-                raise EngineError(f'Another window or command has been writing a reply in the conversation "{self.title}" '
-                                  f"for over {TURN_WAIT_S // 60} minutes; run this again once it is done, or add --new "
-                                  "for a conversation of its own.")
+                raise EngineError(self.t("chat_cmd.turn_timeout", title=self.title, minutes=TURN_WAIT_S // 60))
             time.sleep(0.2)
 
     def begin(self, profile: Profile) -> int:
         """The model has loaded: a new conversation is made, and -p's profile kept as its own."""
-        started = f'Started a new conversation "{self.title}"; continue it with -c "{self.title}".'
+        started = self.t("chat_cmd.started", title=self.title)
         if self.id is None and not self.fresh:  # one made meanwhile by a command started with this one
             conv, self.made = self.store.titled_or_new(self.title, profile.ref)
             self.id = conv.id
-            self.note = started if self.made else f'Continuing the conversation "{self.title}" another command has just started.'
+            self.note = started if self.made else self.t("chat_cmd.continuing_other", title=self.title)
         elif self.id is None:  # --new: a new one in any case
             self.id = self.store.new(title=self.title, profile=profile.ref).id
             self.made = True
@@ -463,30 +447,32 @@ class _Conversation:
         return self.id
 
 
-def _conversation_profile(conversation: _Conversation, profile: Profile, chosen: bool) -> Profile:
+def _conversation_profile(conversation: _Conversation, profile: Profile, args: argparse.Namespace,
+                          chosen: bool) -> Profile:
     """The profile a saved conversation goes on with: its own when no -p is given (it went on
     with the default one, unsaid: a desk PC's conversation with the office server ran on the
     local model); -p's when given, kept as the conversation's from then on. Each change said."""
     if conversation.id is None:
         return profile
+    t = texts_of(args)
     saved = conversation.store.get(conversation.id, with_messages=False).profile
     if not saved or saved in (profile.ref, profile.key):
         return profile
     if chosen:
         conversation.new_profile = True
-        print(f"Continuing with {profile.key} (this conversation was with {saved}).", file=sys.stderr)
+        print(t("chat_cmd.other_profile", profile=profile.key, saved=saved), file=sys.stderr)
         return profile
     try:
         own = load_profile(saved)
     except WorkstationError as err:
-        print(f"This conversation was with {saved}, which cannot be used now ({str(err).rstrip('.')}); "
-              f"continuing with {profile.key}.", file=sys.stderr)
+        print(t("chat_cmd.own_unusable", saved=saved, error=said_in(err, args).rstrip("."), profile=profile.key),
+              file=sys.stderr)
         return profile
-    print(f"Continuing with {own.key}, this conversation's profile (-p chooses another).", file=sys.stderr)
+    print(t("chat_cmd.own_profile", profile=own.key), file=sys.stderr)
     return own
 
 
-def _conversation(name: str, new: bool = False) -> _Conversation:
+def _conversation(name: str, t: Texts, new: bool = False) -> _Conversation:
     """The saved conversation titled ``name`` (the newest such; case aside), or a new one. A
     name close to a saved one is refused unless ``new``: a typo would start an empty
     conversation, and the question would be answered without what it was about."""
@@ -500,19 +486,18 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
     store = ConversationStore()
     found = find_conversation(store, name) if not new else None  # by its title, or its number (#12)
     if found is not None:
-        return _Conversation(store, found.id, found.title)
+        return _Conversation(store, found.id, found.title, t)
     if NUMBER.fullmatch(name.strip()):  # a number no conversation has: said, not begun as a title
         try:
             if new:
-                raise EngineError(f"“{name.strip()}” reads as a conversation's number (#12 is conversation 12); "
-                                  "name the new conversation with words.")
+                raise EngineError(t("chat_cmd.number_name", name=name.strip()))
             find_saved(store, name)
         finally:
             store.close()
     name = clean_title(name)  # as the store keeps titles, so the same name finds it again
     if not name:
         store.close()
-        raise EngineError("A conversation needs a name; give one after -c.")
+        raise EngineError(t("chat_cmd.no_name"))
     titles = [c for c in store.list() if not new]
 
     def numbered(title: str) -> bool:  # report-2 beside report-1, monday2 beside monday: a series, no typo
@@ -524,8 +509,5 @@ def _conversation(name: str, new: bool = False) -> _Conversation:
     meant = meant_name(titles, name, cutoff=None if series else 0.75)
     if meant is not None:
         store.close()
-        raise EngineError(
-            f"There is no conversation named \"{name}\"; did you mean {meant}? Add --new to "
-            f"start a conversation named \"{name}\" ('{cli('conversations')}' lists them)."
-        )
-    return _Conversation(store, None, name, fresh=new)
+        raise EngineError(t("chat_cmd.did_you_mean", name=name, meant=meant, command=cli("conversations")))
+    return _Conversation(store, None, name, t, fresh=new)

@@ -13,6 +13,7 @@ from workstation.commands import (
     default_verb,
     print_json,
     profile_ref,
+    said_in,
     texts_of,
 )
 from workstation.core.errors import ProfileError
@@ -155,7 +156,7 @@ def run_check(args: argparse.Namespace) -> int:
     lookup = None if t.lang == "en" else t.get
     eff = effective_settings(profile, lookup)
     if profile.backend == "openai":
-        return _check_remote(profile, eff, args.json)
+        return _check_remote(profile, eff, args)
     not_ready = readiness(eff, lookup)[1]
     code = 1 if not_ready else 0  # scripts can tell a profile that cannot run here now
     if args.json:
@@ -188,7 +189,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 ROWS = ("backend", "model_path", "model_installed", "context", "gpu_layers", "threads", "flash_attn", "parallel",
-        "kv_cache", "speculative", "sampling", "system_prompt", "thinking", "fit", "note", "ready")
+        "kv_cache", "speculative", "sampling", "system_prompt", "thinking", "fit", "note", "ready",
+        "server", "model", "api_key", "timeout", "server_check")  # (the last: a remote profile's)
 
 
 def _labels(t: Texts) -> Callable[[str], str]:
@@ -213,52 +215,55 @@ def _print_turn_settings(profile: Profile, t: Texts) -> None:
     print(label("system_prompt") + shown)
 
 
-def _check_remote(profile: Profile, eff: dict[str, object], as_json: bool) -> int:
+def _check_remote(profile: Profile, eff: dict[str, object], args: argparse.Namespace) -> int:
     """A desk PC's profile: the server it uses, and whether that server answers now (the
-    model, context and K/V cache are the server's, so they are not shown as ours)."""
+    model, context and K/V cache are the server's, so they are not shown as ours). In the
+    app's language, or --lang's (English under --json)."""
     from workstation.core.remote import check_server
 
+    t = texts_of(args)
     remote = profile.remote
     check = check_server(profile)
     server: dict[str, object] = {"base_url": remote.base_url, "reachable": check.reachable, "ok": check.ok}
     if check.error is not None:
         server["error"] = str(check.error)
-        answer = (f"answers, but: {check.error}" if check.reachable
-                  else f"not asked: {check.error}" if isinstance(check.error, ProfileError)
-                  else f"does not answer now: {check.error}")
+        error = said_in(check.error, args)
+        answer = t("profiles_cmd.answers_but" if check.reachable else "profiles_cmd.not_asked"
+                   if isinstance(check.error, ProfileError) else "profiles_cmd.no_answer", error=error)
     else:
         server.update(model=check.model or None, listed=check.listed)
         if check.not_served:
-            server["error"] = (f"it serves {', '.join(check.listed)}, not {check.model}; set remote.model to "
-                               "one of those (or leave it out for the first)")
-            answer = f"answers, but {server['error']}"
+            server["error"] = t("profiles_cmd.serves_other", served=", ".join(check.listed), model=check.model)
+            answer = t("profiles_cmd.answers_but_serves", error=server["error"])
         else:
-            answer = f"answers now, serving {check.model}" if check.model else "answers now"
+            answer = t("profiles_cmd.answers_serving", model=check.model) if check.model else t("profiles_cmd.answers")
     code = 0 if server["ok"] else 1  # scripts can tell a desk PC that cannot work now
-    if as_json:
+    if args.json:
         print_json({**eff, "server": server})
         return code
     key = remote.api_key_env
-    print(f"{profile.key}: valid ({profile.name})")
-    print(f"  {'backend':<16} openai (a server does the work)")
-    print(f"  {'server':<16} {remote.base_url}")
-    print(f"  {'model':<16} {remote.model or 'the first the server lists'}")
+    label = _labels(t)
+    print(t("profiles_cmd.valid", profile=profile.key, name=profile.name))
+    print(label("backend") + t("profiles_cmd.remote_backend"))
+    print(label("server") + remote.base_url)
+    print(label("model") + (remote.model or t("profiles_cmd.remote_model_first")))
     from workstation.core.remote import key_source
 
     by_file = remote.api_key_file is not None and key_source(remote) == remote.api_key_file
-    instead = f"; there is no file {remote.api_key_file}" if remote.api_key_file and not by_file else ""
-    print(f"  {'api key':<16} " + (f"from the file {remote.api_key_file}" if by_file else
-                                   f"from {key} ({'set' if os.environ.get(key) else 'not set in this shell'}{instead})"
-                                   if key else "none"))
-    print(f"  {'timeout':<16} {remote.timeout_s:g} s")
+    instead = t("profiles_cmd.key_no_file", file=remote.api_key_file) if remote.api_key_file and not by_file else ""
+    print(label("api_key") + (t("profiles_cmd.key_file", file=remote.api_key_file) if by_file else
+                              t("profiles_cmd.key_env", env=key, instead=instead, state=t(
+                                  "profiles_cmd.key_set" if os.environ.get(key) else "profiles_cmd.key_not_set"))
+                              if key else t("profiles_cmd.key_none")))
+    print(label("timeout") + t("profiles_cmd.timeout", s=f"{remote.timeout_s:g}"))
     # (said "off" from the profile's defaults: whether a reply is drafted is the server's choice)
-    print(f"  {'speculative':<16} the server's (its own profile says)")
-    _print_turn_settings(profile, Texts("en"))  # sent with every request (the rest here says English too)
-    print(f"  {'server check':<16} {answer}")
+    print(label("speculative") + t("profiles_cmd.speculative_server"))
+    _print_turn_settings(profile, t)  # sent with every request
+    print(label("server_check") + answer)
     from workstation.core.load_notes import remote_notes, unsaid_notes
     from workstation.core.phrases import say
 
     # where the text goes; unencrypted over http:// (said nowhere): once for each server, as the app says it
     for note in unsaid_notes(remote_notes(profile)):
-        print(say([note]))
+        print(say([note], None if t.lang == "en" else t.get))
     return code
