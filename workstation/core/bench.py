@@ -30,9 +30,10 @@ import llama_cpp
 import numpy as np
 
 from workstation.core.atomic import read_text_file
-from workstation.core.engine import Engine, TurnFinished
+from workstation.core.engine import Engine
 from workstation.core.engine_api import ChatEngine, open_engine, too_long
 from workstation.core.errors import EngineError, WorkstationError
+from workstation.core.events import TurnFinished
 from workstation.core.metrics import TurnMetrics, draft_acceptance
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.results import ResultRow, build_info, machine_info
