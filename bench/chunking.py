@@ -23,12 +23,12 @@ sys.path.insert(0, str(ROOT))
 from workstation.core.documents import Document  # noqa: E402
 from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.profile_check import profile_from_dict  # noqa: E402
-from workstation.core.summarize import _Runner  # noqa: E402
+from workstation.core.summarize import Runner  # noqa: E402
 from workstation.core.summary_chunks import make_chunks  # noqa: E402
 from workstation.core.summary_options import SummarizeOptions  # noqa: E402
 
 
-class Counting(_Runner):
+class Counting(Runner):
     measured = 0
 
     def count(self, messages: list) -> int:  # type: ignore[type-arg]

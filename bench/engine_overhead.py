@@ -27,8 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from llama_cpp import Llama  # noqa: E402
 
 from bench.anchors import default_bin, llama_bench  # noqa: E402
-from workstation.core.engine import Engine, TokenDelta, TurnFinished  # noqa: E402
+from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.engine_process import EngineProcess  # noqa: E402
+from workstation.core.events import TokenDelta, TurnFinished  # noqa: E402
 from workstation.core.profile_check import profile_from_dict  # noqa: E402
 from workstation.core.profiles import Sampling  # noqa: E402
 

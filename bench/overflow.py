@@ -34,7 +34,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from workstation.core.engine import Engine, TurnFinished, finished_turn  # noqa: E402
+from workstation.core.engine import Engine  # noqa: E402
+from workstation.core.events import TurnFinished, finished_turn  # noqa: E402
 from workstation.core.kv_state import KvStateStore  # noqa: E402
 from workstation.core.metrics import TurnMetrics  # noqa: E402
 from workstation.core.profile_check import profile_from_dict  # noqa: E402

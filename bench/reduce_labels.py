@@ -3,7 +3,7 @@
 The reduce prompt gave the parts' summaries as "Part 1: …", "Part 2: …"; a first user found
 "Part 3: The goal of this text…" in the summary of a document read in 2 parts. This runs the
 reduce prompt (``REDUCE_INSTRUCTION`` … ``REDUCE_SUFFIX``) over three sets of office parts'
-summaries, greedy, with the labels and as the product sends it now (``_reduce_body``:
+summaries, greedy, with the labels and as the product sends it now (``reduce_body``:
 paragraphs), and counts the summaries that carry a "Part N" label or a "Title:" side by side.
 
     .venv/bin/python bench/reduce_labels.py [--model models/SmolLM2-135M-Instruct.Q4_1.gguf]
@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from workstation.core.summarize import REDUCE_INSTRUCTION, REDUCE_SUFFIX, _Item, _reduce_body  # noqa: E402
+from workstation.core.summarize import REDUCE_INSTRUCTION, REDUCE_SUFFIX, PartSummary, reduce_body  # noqa: E402
 
 PARTS = [
     ["Title: Enhancing Business Success. The report explains how the sales team grew revenue by 12% in the third "
@@ -42,7 +42,7 @@ def labelled(texts: list[str]) -> str:
 
 
 def paragraphs(texts: list[str]) -> str:
-    return _reduce_body([_Item(i, i + 1, text) for i, text in enumerate(texts)])
+    return reduce_body([PartSummary(i, i + 1, text) for i, text in enumerate(texts)])
 
 
 def main() -> int:

@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from workstation.core.documents import read_document  # noqa: E402
-from workstation.core.engine import Engine, TurnFinished  # noqa: E402
+from workstation.core.engine import Engine  # noqa: E402
+from workstation.core.events import TurnFinished  # noqa: E402
 from workstation.core.profile_check import profile_from_dict  # noqa: E402
 from workstation.core.profile_lookup import load_profile  # noqa: E402
 from workstation.core.summarize import summarize_document  # noqa: E402

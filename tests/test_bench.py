@@ -425,10 +425,10 @@ def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
     assert err.splitlines()[0] == "round 1/2: tiny: replay prompt 1/2"
     # and, from the second turn on, how long the rest takes at the run's pace (5 minutes of three
     # documents with two profiles said only "replay prompt 2/3")
-    from workstation.core.bench import _paced
+    from workstation.core.bench import paced_progress
 
     seen: list[str] = []
-    say = _paced(seen.append, 3)
+    say = paced_progress(seen.append, 3)
     assert say is not None
     for msg in ("tiny: replay prompt 1/3", "tiny: replay prompt 2/3", "tiny: replay prompt 3/3"):
         say(msg)

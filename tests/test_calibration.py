@@ -76,7 +76,7 @@ def test_figures_too_unsteady_to_fit_are_not_gone_by(smollm2_path: Path, gemma_p
     def figures(factors: list[float]) -> None:
         rows, factor = [], iter(factors)
         for path in (smollm2_path, gemma_path):
-            w, n_layer, act = calibration._cpu_cost(read_model_info(path, check=False))
+            w, n_layer, act = calibration.cpu_cost(read_model_info(path, check=False))
             for b in calibration.SLOTS:
                 tps = quiet.decode_tps(w, n_layer, act, b) * b * next(factor)
                 rows.append(ResultRow(installed_name(path), f"tg24x{b}", tps, "tok/s", str(path), {"n_seq": b}))

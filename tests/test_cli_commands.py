@@ -1030,6 +1030,10 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     # ... where the command takes a text too, as one other command's option is named there (it said "it takes TEXT")
     (["models", "inspect", "--lang", "tr", "x"], "--lang is not an option of 'workstation models inspect'; --lang is an "
                                                 "option of batch, chat, fit, profiles check, summarize and tui"),
+    # ... five of them too (the limit was --lang's four owners: -o/--output's five went unsaid); -p of ten, no list
+    (["hw", "-o", "x"], "-o x is not an option of 'workstation hw'; -o is an option of batch, conversations export, "
+                        "models quantize, size and summarize (see"),
+    (["hw", "-p", "a"], "-p a is not an option of 'workstation hw' (see"),
     # the misspelt option alone: its value went as the text, the word after it is not the option's
     (["chat", "--temprature", "1", "hi"], "--temprature is not an option of 'workstation chat'; did you mean "
                                          "'--temperature'?"),

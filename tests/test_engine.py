@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from conftest import make_profile
 
-from workstation.core.engine import Engine, TokenDelta, TurnFinished, finished_turn
+from workstation.core.engine import Engine
 from workstation.core.engine_api import answer_reserve
 from workstation.core.errors import EngineError, ModelFileError
-from workstation.core.events import PromptRead
+from workstation.core.events import PromptRead, TokenDelta, TurnFinished, finished_turn
 from workstation.core.kv_state import KvStateStore
 
 HELLO = [{"role": "user", "content": "Name three colours of the rainbow."}]

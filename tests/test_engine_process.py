@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import make_profile
 
-from workstation.core.engine import Engine, TokenDelta, TurnFinished
+from workstation.core.engine import Engine
 from workstation.core.engine_api import open_engine
 from workstation.core.engine_process import EngineProcess, _send_events
-from workstation.core.events import PromptRead
+from workstation.core.events import PromptRead, TokenDelta, TurnFinished
 from workstation.core.metrics import TurnMetrics
 
 MESSAGES = [{"role": "user", "content": "Name three colours of the rainbow and say why the sky is blue."}]

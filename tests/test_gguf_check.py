@@ -118,7 +118,7 @@ def test_a_profile_naming_a_folder_is_told_it_is_one(tmp_path: Path) -> None:
 
 
 def test_ggml_type_table_matches_installed_ggml() -> None:
-    lib_dir = gguf_check._llama_lib_path()
+    lib_dir = gguf_check.llama_lib_path()
     assert lib_dir is not None
     ggml = ctypes.CDLL(str(lib_dir.parent / "libggml-base.so"))
     ggml.ggml_blck_size.restype = ctypes.c_int64

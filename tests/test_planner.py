@@ -507,7 +507,7 @@ def test_fit_times_a_decode_as_size_does(smollm2_path: Path, gemma_path: Path) -
     assert speed is not None
     measured = plan_for_profile(profile, gpus=[])
     assert "this PC's own measurements" in measured.speed_note
-    cost = calibration._cpu_cost(read_model_info(smollm2_path))
+    cost = calibration.cpu_cost(read_model_info(smollm2_path))
     assert measured.decode_tps_bound == pytest.approx(speed.decode_tps(*cost), rel=0.05)
     assert 45 < (measured.decode_tps_bound or 0) < 80  # near the 60 measured, not the 207 guessed
 

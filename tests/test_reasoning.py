@@ -25,8 +25,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from serve_helpers import RunningServer, serve, write_profile
 
-from workstation.core.engine import Engine, TokenDelta, TurnFinished
-from workstation.core.events import finished_turn
+from workstation.core.engine import Engine
+from workstation.core.events import TokenDelta, TurnFinished, finished_turn
 from workstation.core.phrases import about_words, words_in
 from workstation.core.profile_check import profile_from_dict
 from workstation.core.profiles import Constraints

@@ -16,9 +16,8 @@ from conftest import wait_until
 from serve_helpers import RunningServer, serve, write_profile
 
 import workstation.core.remote as remote_module
-from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.errors import BackendUnreachable, EngineError, ProfileError
-from workstation.core.events import PromptRead, ServerWaiting
+from workstation.core.events import PromptRead, ServerWaiting, TokenDelta, TurnFinished
 from workstation.core.profile_check import profile_from_dict
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import Profile, Sampling

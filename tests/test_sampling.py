@@ -75,7 +75,8 @@ def test_the_penalties_look_at_the_prompts_end_as_llama_server(smollm2_path: Pat
     reply alone, and the same request answered otherwise than llama-server."""
     from conftest import make_profile
 
-    from workstation.core.engine import Engine, TurnFinished
+    from workstation.core.engine import Engine
+    from workstation.core.events import TurnFinished
 
     text = "The secret word is banana. The secret word is banana. Please repeat the secret word:"
     s = Sampling(temperature=0.0, repeat_penalty=1.5, frequency_penalty=0.3, max_tokens=12)

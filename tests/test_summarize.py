@@ -24,8 +24,8 @@ from docmaker import SUBJECT_PARAGRAPHS, honeybee_text, make_pdf
 from workstation.core.documents import Document, read_document
 from workstation.core.phrases import rounded_words, words_in
 from workstation.core.summarize import (
+    Runner,
     SummaryProgress,
-    _Runner,
     duration,
     render_markdown,
     summarize_document,
@@ -72,7 +72,7 @@ def real_long_text() -> Path:
 
 
 def _check_chunks(eng, doc: Document, answer: int) -> list:
-    chunks, prefix, budget = make_chunks(_Runner(eng, None), doc, CTX, answer, SummarizeOptions())
+    chunks, prefix, budget = make_chunks(Runner(eng, None), doc, CTX, answer, SummarizeOptions())
     # every character is in exactly one chunk, in order: nothing lost between chunks
     assert chunks[0].start == 0 and chunks[-1].end == len(doc.text)
     for a, b in zip(chunks, chunks[1:], strict=False):
@@ -113,7 +113,7 @@ def test_a_text_with_no_line_breaks_is_measured_a_few_times_a_chunk_and_stops_on
     doc = Document(source="line.txt", kind="text", text=" ".join(next(words) for _ in range(4000)))
     measured = [0]
 
-    class Counting(_Runner):
+    class Counting(Runner):
         def count(self, messages: list) -> int:
             measured[0] += 1
             return super().count(messages)
@@ -123,7 +123,7 @@ def test_a_text_with_no_line_breaks_is_measured_a_few_times_a_chunk_and_stops_on
     assert len(chunks) >= 3 and measured[0] <= 2 + 6 * len(chunks), (measured[0], len(chunks))
     stop = threading.Event()
 
-    class StopsAfterOne(_Runner):
+    class StopsAfterOne(Runner):
         def count(self, messages: list) -> int:
             if measured[0] > 4:
                 stop.set()  # (Ctrl-C while it measures)
@@ -161,7 +161,7 @@ def _pages_read_from_markers(text: str, start: int, end: int) -> str:
 def test_chunks_of_a_pdf_cite_pages(eng, tmp_path: Path) -> None:
     doc = read_document(make_pdf(tmp_path / "bees.pdf", _marked_pages(6)))
     chunks = _check_chunks(eng, doc, MAX_TOKENS)
-    small, _, _ = make_chunks(_Runner(eng, None), doc, CTX, MAX_TOKENS, SummarizeOptions(chunk_tokens=60))
+    small, _, _ = make_chunks(Runner(eng, None), doc, CTX, MAX_TOKENS, SummarizeOptions(chunk_tokens=60))
     assert len(chunks) >= 2 and len(small) >= 8
     # chunks that end mid-page too (60 tokens is less than a page): the next one starts on it
     assert any(not doc.text[c.end - 2 : c.end + 2].count("\n\n") for c in small[:-1])
@@ -183,7 +183,7 @@ def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, prof
     rows += [[f"2026-01-{1 + i % 28:02d}", ["Sales", "IT", "HR"][i % 3], 100 + i] for i in range(150)]
     doc = read_document(make_xlsx(tmp_path / "expenses.xlsx", [("Expenses", rows), ("Summary", [["Total", 26175]])]))
     instruction = map_instruction(doc)  # (a table's: take the figures from the facts)
-    chunks, _, budget = make_chunks(_Runner(eng, None), doc, CTX, MAX_TOKENS, SummarizeOptions())
+    chunks, _, budget = make_chunks(Runner(eng, None), doc, CTX, MAX_TOKENS, SummarizeOptions())
     assert len(chunks) >= 3 and "".join(doc.text[c.start : c.end] for c in chunks) == doc.text
     assert chunks[0].lead == ""  # (its text begins with them)
     for c in chunks[1:]:
@@ -194,7 +194,7 @@ def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, prof
     assert [c.lead for c in chunks[1:]].count("") <= 1  # (the Summary sheet's own start)
     export = tmp_path / "expenses.csv"  # the same saved as CSV: its first line
     export.write_text("\n".join(",".join(str(v) for v in row) for row in rows), encoding="utf-8")
-    chunks = make_chunks(_Runner(eng, None), read_document(export), CTX, MAX_TOKENS, SummarizeOptions())[0]
+    chunks = make_chunks(Runner(eng, None), read_document(export), CTX, MAX_TOKENS, SummarizeOptions())[0]
     assert len(chunks) >= 2 and chunks[0].lead == ""
     assert {c.lead for c in chunks[1:]} == {"expenses.csv (continued)\nDate,Department,Amount (EUR)\n"}
     # summarized, it reads the facts the program counted and 10 of its 150 rows, and is told to take
@@ -634,61 +634,61 @@ def test_a_summary_that_goes_round_in_circles_is_cut_where_it_began_to() -> None
     """A long document's summary by the 135M model was a page of "2022-2023 Top 15 High Tech
     Industry 2022-2023 Top 15 List …" and rows of "* * *", burying its first sentences. The
     text is cut where a run of words comes a second time (ending in "…" mid-sentence)."""
-    from workstation.core.summarize import _clean_summary
+    from workstation.core.summarize import clean_summary
 
     looped = ("The board approved the budget. " + "Top 15 High Tech Industry 2022-2023 list of firms. " * 6)
-    assert _clean_summary(looped) == "The board approved the budget. Top 15 High Tech Industry 2022-2023 list of firms."
+    assert clean_summary(looped) == "The board approved the budget. Top 15 High Tech Industry 2022-2023 list of firms."
     stars = "Sales rose by a tenth in Q3.\n* * * * *\n* * * * *\n* * * * *\n* * * * *"
-    assert _clean_summary(stars) == "Sales rose by a tenth in Q3."
-    assert _clean_summary("The minutes cover the budget and " + "the the plan plan " * 5) == \
+    assert clean_summary(stars) == "Sales rose by a tenth in Q3."
+    assert clean_summary("The minutes cover the budget and " + "the the plan plan " * 5) == \
         "The minutes cover the budget and the the plan plan…"
     # the parts' summaries go to the last step as paragraphs: labelled "Part 1: …", the labels came
     # back in the summary ("Part 3: The goal of this text…" of a document read in 2 parts)
-    from workstation.core.summarize import _Item, _reduce_body
+    from workstation.core.summarize import PartSummary, reduce_body
 
-    assert _reduce_body([_Item(0, 1, "The team met."), _Item(1, 2, "The budget grew.")]) == \
+    assert reduce_body([PartSummary(0, 1, "The team met."), PartSummary(1, 2, "The budget grew.")]) == \
         "The team met.\n\nThe budget grew."
     plain = "The office moves in May. Desks go by team, and the kitchen stays on the third floor."
-    assert _clean_summary(plain) == plain  # a sentence that says new things each time is kept whole
+    assert clean_summary(plain) == plain  # a sentence that says new things each time is kept whole
     # a phrase that comes back later is no loop: every point of the list is kept
     points = ("- Revenue rose 5% in the first quarter of the year.\n- Costs rose 2% in the first quarter of the "
               "year.\n- Profit rose 9% in the first quarter of the year.\n- Staff grew by 4 in the first quarter of "
               "the year.")
-    assert _clean_summary(points).endswith("Staff grew by 4 in the first quarter of the year.")
+    assert clean_summary(points).endswith("Staff grew by 4 in the first quarter of the year.")
 
 
 def test_a_summary_written_in_markdown_reads_as_one_paragraph() -> None:
     """F6 showed "… impact the entire business. ## Next steps To ensure … ### Key points - The
     meeting …": the reply's headings and list marks stayed in the one paragraph."""
-    from workstation.core.summarize import _clean_summary
+    from workstation.core.summarize import clean_summary
 
     reply = ("The outage will impact the entire business.\n\n## Next steps\nTo ensure it does not happen again, "
              "IT replaces the switch.\n### Key points:\n- The meeting is on Monday.\n* Bring the report.\n"
              "2. Ayla chairs it.")
-    assert _clean_summary(reply) == ("The outage will impact the entire business. Next steps: To ensure it does not "
+    assert clean_summary(reply) == ("The outage will impact the entire business. Next steps: To ensure it does not "
                                      "happen again, IT replaces the switch. Key points: The meeting is on Monday. "
                                      "Bring the report. Ayla chairs it.")
     # items without a full stop stay apart; a number that wraps a sentence is no list's; a
     # heading that ends the reply is no lead-in
-    assert _clean_summary("Key points\n- Revenue up 5%\n- Costs down 3%") == "Key points: Revenue up 5%. Costs down 3%."
-    assert _clean_summary("The steps are listed in section\n3. Each takes a week.") == \
+    assert clean_summary("Key points\n- Revenue up 5%\n- Costs down 3%") == "Key points: Revenue up 5%. Costs down 3%."
+    assert clean_summary("The steps are listed in section\n3. Each takes a week.") == \
         "The steps are listed in section 3. Each takes a week."
-    assert _clean_summary("Hiring comes first.\n# 1 priority is hiring") == "Hiring comes first. 1 priority is hiring"
+    assert clean_summary("Hiring comes first.\n# 1 priority is hiring") == "Hiring comes first. 1 priority is hiring"
 
 
 def test_the_prompts_markers_echoed_in_a_summary_are_left_out() -> None:
     """A desk PC's summary of meeting minutes read "… on 19 December. END OF SUMMARIES. The
     team …": the prompt's closing marker, echoed by the model in the middle of its reply."""
-    from workstation.core.summarize import _clean_summary
+    from workstation.core.summarize import clean_summary
 
     said = ("The team met on Monday. END OF SUMMARIES. Write the summary of the whole document. "
             "The budget grew.\nEND OF TEXT.")
-    assert _clean_summary(said) == "The team met on Monday. The budget grew."
-    assert _clean_summary("The team met on Monday. END OF SUMMARIES.\n\nSUMMARIES:\nThe budget grew.") \
+    assert clean_summary(said) == "The team met on Monday. The budget grew."
+    assert clean_summary("The team met on Monday. END OF SUMMARIES.\n\nSUMMARIES:\nThe budget grew.") \
         == "The team met on Monday. The budget grew."  # its label on a line of its own
     for own in ("The report covers the end of summaries written by hand, and the text: a letter.",
                 "The memo quotes the FULL TEXT: the parties agree to pay. Section 4 (TEXT: see annex) holds."):
-        assert _clean_summary(own) == own  # the document's own words stay
+        assert clean_summary(own) == own  # the document's own words stay
 
 
 def test_summarize_to_a_log_says_each_part_once(profile, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

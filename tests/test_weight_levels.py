@@ -12,7 +12,7 @@ from docmaker import english_text
 
 from workstation.cli import main
 from workstation.core.gguf_check import TensorEntry
-from workstation.core.weight_levels import _coarse, weight_levels
+from workstation.core.weight_levels import coarse, weight_levels
 
 
 def _q8_0_blocks(weights: np.ndarray) -> bytes:
@@ -36,7 +36,7 @@ def test_blocks_of_at_most_16_values_are_a_4_bit_files(four_bit: bool) -> None:
         weights = low + np.round((weights - low) / step) * step
     data = np.frombuffer(_q8_0_blocks(weights), dtype=np.uint8)
     tensor = TensorEntry("blk.0.ffn_up.weight", (32, 64), 8, 0, len(data), 0)
-    assert _coarse(data, 0, tensor) is four_bit
+    assert coarse(data, 0, tensor) is four_bit
 
 
 def test_a_q8_0_made_from_q4_1_is_said_so(smollm2_path: Path, tmp_path: Path,

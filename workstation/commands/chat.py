@@ -32,10 +32,9 @@ from workstation.commands import (
 from workstation.commands.progress_bar import ProgressBar
 from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
 from workstation.core.conversation_titles import clean_title
-from workstation.core.engine import TokenDelta, TurnFinished
 from workstation.core.engine_api import open_engine, too_long
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
-from workstation.core.events import PromptRead, ServerWaiting
+from workstation.core.events import PromptRead, ServerWaiting, TokenDelta, TurnFinished
 from workstation.core.invocation import cli
 from workstation.core.kv_state import conversation_tag
 from workstation.core.letters import fold

@@ -20,6 +20,10 @@ _CHOICE = re.compile(r"argument (?P<name>[^:]+): invalid choice: '?(?P<value>[^'
 _TYPED = re.compile(r"argument (?P<name>[^:]+): invalid (?P<kind>int|float) value: '(?P<value>[^']*)'")
 _REQUIRED = "the following arguments are required: "
 _UNKNOWN = "unrecognized arguments: "
+# the most other commands an option is said to belong to: a list read at a glance (-o/--output's five);
+# one many commands share (-p's ten, --json's thirty) is their help's list, no hint. (It was --lang's count
+# of owners, raised with it from 3 to 4, and -o of five commands was then named nowhere.)
+_OWNERS_NAMED = 6
 
 
 class NeedsEveryCommand(Exception):
@@ -97,9 +101,8 @@ class CommandParser(argparse.ArgumentParser):
         # (`summarize --gpu` is fit's, not a misspelt --output)
         if len(owners) == 1:
             hint = f"; did you mean '{owners[0]} {first}'?"
-        elif 1 < len(owners) <= 6:  # (--lang: batch's, chat's, fit's, profiles check's, summarize's and tui's; said for one
-            # only, two said nothing; -p of ten commands is no hint); before what the command takes, as one
-            # owner is ("it takes TEXT" for chat)
+        elif 1 < len(owners) <= _OWNERS_NAMED:  # (said for one only, two said nothing); before what the
+            # command takes, as one owner is ("it takes TEXT" for chat)
             names = sorted(o.removeprefix(f"{self.prog} ") for o in owners)
             hint = f"; {first} is an option of {', '.join(names[:-1])} and {names[-1]}"
         elif guess:

@@ -30,9 +30,10 @@ import llama_cpp
 import numpy as np
 
 from workstation.core.atomic import read_text_file
-from workstation.core.engine import Engine, TurnFinished
+from workstation.core.engine import Engine
 from workstation.core.engine_api import ChatEngine, open_engine, too_long
 from workstation.core.errors import EngineError, WorkstationError
+from workstation.core.events import TurnFinished
 from workstation.core.metrics import TurnMetrics, draft_acceptance
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.results import ResultRow, build_info, machine_info
@@ -533,7 +534,7 @@ def replay_engine(
     return ReplayResult(engine.profile.key, engine.info().model_path, items)
 
 
-def _paced(progress: Progress | None, turns: int) -> Progress | None:
+def paced_progress(progress: Progress | None, turns: int) -> Progress | None:
     """``progress`` with the time the rest of the run takes at its pace so far ("about 3m05s
     left"), each message being the start of a turn: a team lead's run of three documents with two
     profiles took 5 minutes and said only "replay prompt 2/3" meanwhile."""
@@ -566,7 +567,7 @@ def replay_profiles(
     if rounds < 1:
         raise BenchInputError(f"--repetitions must be 1 or more, not {rounds}.")
     results: dict[int, ReplayResult] = {}
-    paced = _paced(progress, len(profiles) * rounds * len(prompts))
+    paced = paced_progress(progress, len(profiles) * rounds * len(prompts))
     for i, say in in_rounds(len(profiles), rounds, paced):
         engine = open_engine(profiles[i], child_process=False)
         try:

@@ -43,7 +43,7 @@ MEMORY_CONTEXTS = (1024, 4096, 8192)
 MEMORY_KV = ("f16", "q8_0", "q4_0")
 
 
-def _cpu_cost(info: ModelInfo) -> tuple[float, int, float]:
+def cpu_cost(info: ModelInfo) -> tuple[float, int, float]:
     from workstation.core.planner import plan
 
     p = plan(info, context=512, gpu_layers=0, gpus=[], ram_available=2**40, ram_total=2**40)
@@ -139,7 +139,7 @@ def _points(entries: list[Any]) -> tuple[list[DecodePoint], list[tuple[float, fl
             continue
         seen.add(key)
         info = read_model_info(path, check=False)
-        w, n_layer, act = _cpu_cost(info)
+        w, n_layer, act = cpu_cost(info)
         if test.startswith("tg"):
             points.append(DecodePoint(installed_name(path), w, n_layer, act, n_seq, float(e.value) / n_seq))
         else:

@@ -33,7 +33,6 @@ from workstation.core.events import (
     Message,
     RunningTurns,
     StepEvent,
-    TokenDelta,
     TurnEvent,
     TurnFinished,
     finished_turn,
@@ -43,7 +42,7 @@ from workstation.core.profiles import Constraints, Profile, Sampling
 from workstation.core.runtime import LoadedModel
 from workstation.core.scheduler import UNBOUNDED_QUEUE, Scheduler
 
-__all__ = ["Engine", "EngineInfo", "Message", "TokenDelta", "TurnEvent", "TurnFinished", "finished_turn"]
+__all__ = ["Engine"]
 
 
 log = logging.getLogger(__name__)

@@ -674,7 +674,7 @@ def _check_vocab(
 # --- the architectures the installed llama.cpp knows
 
 
-def _llama_lib_path() -> Path | None:
+def llama_lib_path() -> Path | None:
     spec = importlib.util.find_spec("llama_cpp")
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -689,7 +689,7 @@ def _llama_lib_path() -> Path | None:
 @functools.lru_cache(maxsize=1)
 def known_architectures() -> frozenset[str]:
     """Architecture names from the installed libllama's ``llm_arch_name`` (empty if unavailable)."""
-    lib_path = _llama_lib_path()
+    lib_path = llama_lib_path()
     if lib_path is None:
         return frozenset()
     try:
@@ -710,7 +710,7 @@ def known_architectures() -> frozenset[str]:
 
 @functools.lru_cache(maxsize=1)
 def _library_strings() -> frozenset[bytes]:
-    lib_path = _llama_lib_path()
+    lib_path = llama_lib_path()
     if lib_path is None:
         return frozenset()
     data = lib_path.read_bytes()

@@ -137,7 +137,7 @@ def reference_folder() -> tuple[Path | None, list[Phrase]]:
     try:
         folder = kld_dir()
     except WorkstationError as err:
-        return None, err.said or [("kld.why", {"why": str(err)})]
+        return None, err.said  # (the data folder's "data.unusable": it is said with its phrase)
     try:
         if os.environ.get("WORKSTATION_KLD_CACHE"):
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)

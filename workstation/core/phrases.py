@@ -386,7 +386,6 @@ ENGLISH: dict[str, str] = {
     "kld.not_kept": ("The reference model's figures (KL divergence) were not kept, so the next run measures them "
                      "again: {why} WORKSTATION_KLD_CACHE names another folder for them."),
     "kld.folder_unusable": "The folder {folder} cannot be used: {why}.",
-    "kld.why": "{why}",
     "pull.removing_running": ("{name} is being downloaded into {folder} now (in another window or command), so "
                               "nothing was removed; stop that download first, then remove it."),
     "pull.already": ("{name} is being downloaded into {folder} already (started earlier here, in another "

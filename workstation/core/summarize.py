@@ -247,7 +247,7 @@ class SummaryResult:
 
 
 # --- the engine side -----------------------------------------------------------------------
-class _Runner:
+class Runner:
     def __init__(self, engine: ChatEngine, cancel: Any) -> None:
         self.engine = engine
         self.cancel = cancel
@@ -374,7 +374,7 @@ _ECHO = re.compile(
 SENTENCE_ENDS = frozenset(".!?…\"'»”’)]。！？")  # a text that ends in one of these was not cut mid-sentence
 
 
-def _clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
+def clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
     """One paragraph without the lead-ins small models like to echo ("Summary:", "- (p. 3)"),
     ending in "…" where its token limit cut it in the middle of a sentence (its citation
     followed the cut word: "compared to the (lines 1–179)")."""
@@ -509,7 +509,7 @@ def render_markdown(
         lines += ["> " + say([note], lookup), ""]
     if overall:  # (it ended "(lines 1–400)": the whole document, a label nobody could place)
         lines += [overall, ""]
-        if overall.rstrip().endswith("…") and not cancelled:  # cut by its token limit (_clean_summary): said in
+        if overall.rstrip().endswith("…") and not cancelled:  # cut by its token limit (clean_summary): said in
             lines += ["> " + t("summary.cut_short"), ""]  # the file, where batch's reader sees it (the console alone did)
     if document.facts:  # what the program counted, for the reader to check the model's words against
         from workstation.core.table_facts import facts_text
@@ -573,7 +573,7 @@ def summarize_document(
         document = read_document(document, isolate=True)
     document = with_facts(document, options.all_rows)
     instruction = map_instruction(document)
-    runner = _Runner(engine, cancel)
+    runner = Runner(engine, cancel)
     n_ctx = _n_ctx(engine, profile)
     map_tokens, reduce_tokens = _answer_budgets(profile, n_ctx, options)
 
@@ -689,7 +689,7 @@ def summarize_document(
             "(the model spent all its tokens for this part thinking and wrote no summary)"
             if final.reasoning else "(the model returned nothing for this part)"
         )
-        chunk.summary = _clean_summary(final.text, final.metrics) or nothing
+        chunk.summary = clean_summary(final.text, final.metrics) or nothing
         finished.append(k)
         if on_part is not None:
             on_part(chunk)
@@ -768,7 +768,7 @@ def summarize_document(
 
 
 @dataclass
-class _Item:
+class PartSummary:
     start: int
     end: int
     text: str
@@ -776,7 +776,7 @@ class _Item:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _reduce_body(items: list[_Item]) -> str:
+def reduce_body(items: list[PartSummary]) -> str:
     """The parts' summaries, a paragraph each, in order. Labelled "Part 1: …", SmolLM2 wrote
     the labels into the summary ("Part 3: The goal of this text…" of a document read in 2
     parts): greedy, 2 of 3 reduce prompts, 0 of 3 without them."""
@@ -784,7 +784,7 @@ def _reduce_body(items: list[_Item]) -> str:
 
 
 def _reduce(
-    runner: _Runner,
+    runner: Runner,
     document: Document,
     chunks: list[Chunk],
     steps: list[ReduceStep],
@@ -795,14 +795,14 @@ def _reduce(
     report: Callable[[int, int], None],
 ) -> tuple[str, bool]:
     """Reduce the chunk summaries to one; hierarchical when they do not fit together."""
-    items = [_Item(c.start, c.end, c.summary or "", c.cite) for c in chunks]
+    items = [PartSummary(c.start, c.end, c.summary or "", c.cite) for c in chunks]
     instruction = REDUCE_FACTS_INSTRUCTION if document.facts else REDUCE_INSTRUCTION
     limit = n_ctx - answer - options.margin
     if options.reduce_prompt_tokens:
         limit = min(limit, options.reduce_prompt_tokens)
     level = 1
     while True:
-        messages = prompt_messages(instruction, _reduce_body(items), REDUCE_SUFFIX)
+        messages = prompt_messages(instruction, reduce_body(items), REDUCE_SUFFIX)
         n_prompt = runner.count(messages)
         if n_prompt <= limit:
             if runner.cancelled():
@@ -811,16 +811,16 @@ def _reduce(
             text, metrics = runner.run(messages, sampling)
             if metrics.stop_reason == "cancelled":
                 return "", True
-            overall = _clean_summary(text, metrics)
+            overall = clean_summary(text, metrics)
             steps.append(ReduceStep(level, len(items), document.cite(0, len(document.text)), n_prompt, overall, metrics))
             report(level, len(steps))
             return overall, False
         # group consecutive items so that each group's prompt fits, then reduce each group
-        groups: list[list[_Item]] = []
-        current: list[_Item] = []
+        groups: list[list[PartSummary]] = []
+        current: list[PartSummary] = []
         for it in items:
             trial = [*current, it]
-            fits = runner.count(prompt_messages(instruction, _reduce_body(trial), REDUCE_SUFFIX)) <= limit
+            fits = runner.count(prompt_messages(instruction, reduce_body(trial), REDUCE_SUFFIX)) <= limit
             if fits or not current:
                 current = trial
             else:
@@ -832,14 +832,14 @@ def _reduce(
             for it in items:
                 it.text = it.text[: max(40, len(it.text) // 2)]
             continue
-        merged: list[_Item] = []
+        merged: list[PartSummary] = []
         for group in groups:
             if len(group) == 1:
                 merged.append(group[0])
                 continue
             if runner.cancelled():
                 return "", True
-            messages = prompt_messages(instruction, _reduce_body(group), REDUCE_SUFFIX)
+            messages = prompt_messages(instruction, reduce_body(group), REDUCE_SUFFIX)
             n_prompt = runner.count(messages)
             report(level, len(steps))
             text, metrics = runner.run(messages, sampling)
@@ -847,9 +847,9 @@ def _reduce(
                 return "", True
             start, end = group[0].start, group[-1].end
             cite = document.cite(start, end)
-            merged_text = _clean_summary(text, metrics)
+            merged_text = clean_summary(text, metrics)
             steps.append(ReduceStep(level, len(group), cite, n_prompt, merged_text, metrics))
             report(level, len(steps))
-            merged.append(_Item(start, end, merged_text or group[0].text, cite))
+            merged.append(PartSummary(start, end, merged_text or group[0].text, cite))
         items = merged
         level += 1

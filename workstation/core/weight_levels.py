@@ -59,13 +59,13 @@ def weight_levels(path: Path) -> WeightLevels:
     picked = [tensors[i] for i in np.linspace(0, len(tensors) - 1, min(MOST_TENSORS, len(tensors))).astype(int)]
     data = np.memmap(path, dtype=np.uint8, mode="r")
     try:
-        four_bit = sum(_coarse(data, header.data_offset, t) for t in picked)
+        four_bit = sum(coarse(data, header.data_offset, t) for t in picked)
     finally:
         del data
     return WeightLevels(len(picked), four_bit)
 
 
-def _coarse(data: np.ndarray, data_offset: int, tensor: TensorEntry) -> bool:
+def coarse(data: np.ndarray, data_offset: int, tensor: TensorEntry) -> bool:
     size, skip, dtype = _WIDE[tensor.ggml_type]
     n_blocks = tensor.nbytes // size
     start = data_offset + tensor.offset

@@ -51,8 +51,8 @@ from textual.worker import Worker, WorkerState
 
 from workstation.core.conversation_records import Conversation, ConversationGone, TakenOut
 from workstation.core.conversation_titles import profile_key
-from workstation.core.engine import EngineInfo
 from workstation.core.errors import WorkstationError
+from workstation.core.events import EngineInfo
 from workstation.core.metrics import MetricsHistory, TurnMetrics, history_of
 from workstation.core.paths import data_dir, office_folder_problem
 from workstation.core.phrases import (

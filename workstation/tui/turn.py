@@ -11,12 +11,11 @@ from textual import on, work
 
 from workstation.core.conversation_records import Conversation, ConversationGone
 from workstation.core.conversation_titles import title_from_message
-from workstation.core.engine import TokenDelta
-from workstation.core.engine import TurnFinished as EngineTurnFinished
 from workstation.core.engine_api import too_long
 from workstation.core.engine_process import EngineStopped
 from workstation.core.errors import BackendUnreachable, WorkstationError
-from workstation.core.events import PromptRead, ServerWaiting
+from workstation.core.events import PromptRead, ServerWaiting, TokenDelta
+from workstation.core.events import TurnFinished as EngineTurnFinished
 from workstation.core.kv_state import NOT_KEPT, conversation_tag
 from workstation.core.metrics import TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed

@@ -32,9 +32,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from workstation.core.engine import TurnFinished
 from workstation.core.errors import EngineError
-from workstation.core.events import RequestFailed, SchedulerEvent
+from workstation.core.events import RequestFailed, SchedulerEvent, TurnFinished
 from workstation.core.grammar import GrammarError
 from workstation.core.model_file import model_file_changed
 from workstation.core.scheduler import PromptTooLong, QueueFull, Scheduler
