@@ -632,6 +632,7 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
     assert message["type"] == "message" and message["role"] == "assistant" and message["status"] == "incomplete"
     assert message["content"][0]["type"] == "output_text" and message["content"][0]["text"]
     assert whole["usage"]["output_tokens"] == 3 and whole["usage"]["total_tokens"] > 3
+    assert type(whole["created_at"]) is int  # (OpenAI's type: it was a float)
     with httpx.stream("POST", url, json={**body, "stream": True}, headers=headers, timeout=120) as r:
         lines = [line for line in r.iter_lines() if line]
     events = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
@@ -645,6 +646,7 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
     deltas = "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
     assert deltas == events[-4]["text"] == events[-1]["response"]["output"][0]["content"][0]["text"]
     assert events[0]["response"]["id"] == events[-1]["response"]["id"]
+    assert type(events[0]["response"]["created_at"]) is int
     # an earlier call and its output sent back as items, a function tool called: the chat route's tools underneath
     tools = [{"type": "function", "name": "get_weather", "parameters": {
         "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]

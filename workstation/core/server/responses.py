@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -46,7 +45,7 @@ from workstation.core.server.protocol import (
     flag,
     parse_integer,
 )
-from workstation.core.server.replies import CUT_BY_SHUTDOWN
+from workstation.core.server.replies import CUT_BY_SHUTDOWN, created_at
 from workstation.core.server.sse import SSEResponse
 from workstation.core.server.unsupported import NEVER, OFF, refuse_unknown, refuse_unsupported
 from workstation.core.tool_calls import ReplyReader, ToolCall, read_reply
@@ -321,7 +320,7 @@ class ResponsesDialect:
         return await self.server.request_prompt_tokens(body, chat, ticket, tools)
 
     # --- the answer ----------------------------------------------------------------------------
-    def _response(self, rid: str, created: float, model: str, extra: dict[str, Any], status: str,
+    def _response(self, rid: str, created: int, model: str, extra: dict[str, Any], status: str,
                   output: list[dict[str, Any]], m: TurnMetrics | None) -> dict[str, Any]:
         out = {"id": rid, "created_at": created, "model": model, "status": status, "output": output,
                "usage": _usage(m) if m is not None else None, **extra}
@@ -336,7 +335,7 @@ class ResponsesDialect:
     ) -> Response:
 
         rid = "resp_" + uuid.uuid4().hex[:24]
-        created = time.time() - (time.perf_counter() - req.t_request)
+        created = created_at(req)  # (whole seconds, OpenAI's type: it was a float)
         reply_format = plan.format if plan is not None else ""
         if params.stream:
             first = await self.server._first_event(request, req, q, ticket)  # a 429 before a 200
@@ -356,7 +355,7 @@ class ResponsesDialect:
         return JSONResponse({**answer, **self.server._quota_reached(ticket, event)})
 
     async def _stream(
-        self, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket, rid: str, created: float,
+        self, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket, rid: str, created: int,
         model: str, extra: dict[str, Any], reply_format: str, first: SchedulerEvent | None,
     ) -> AsyncIterator[bytes]:
         """``response.created`` and ``in_progress``; the message item (added, its text part, the
