@@ -632,7 +632,10 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
     assert message["type"] == "message" and message["role"] == "assistant" and message["status"] == "incomplete"
     assert message["content"][0]["type"] == "output_text" and message["content"][0]["text"]
     assert whole["usage"]["output_tokens"] == 3 and whole["usage"]["total_tokens"] > 3
-    assert type(whole["created_at"]) is int  # (OpenAI's type: it was a float)
+    assert type(whole["created_at"]) is int and whole["max_output_tokens"] == 3  # (OpenAI's type: it was a float)
+    # -1: as long as the context allows, as the chat route's max_tokens takes it (it was a 400 here)
+    endless = httpx.post(url, json={**body, "max_output_tokens": -1}, headers=headers, timeout=120)
+    assert endless.status_code == 200 and endless.json()["max_output_tokens"] == -1, endless.text
     with httpx.stream("POST", url, json={**body, "stream": True}, headers=headers, timeout=120) as r:
         lines = [line for line in r.iter_lines() if line]
     events = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]

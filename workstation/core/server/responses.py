@@ -36,14 +36,13 @@ from workstation.core.events import (
     TokenDelta,
     TurnFinished,
 )
-from workstation.core.profile_check import MAX_PREDICT
 from workstation.core.server.protocol import (
     ApiError,
     bad,
     failed_response,
     field_names,
     flag,
-    parse_integer,
+    parse_max_tokens,
 )
 from workstation.core.server.replies import CUT_BY_SHUTDOWN, created_at
 from workstation.core.server.sse import SSEResponse
@@ -287,7 +286,7 @@ class ResponsesDialect:
         if out["stream"]:
             out["stream_options"] = {"include_usage": True}
         out["messages"] = _messages(body.get("input"), body.get("instructions"))
-        if (most := parse_integer(body, "max_output_tokens", 1, MAX_PREDICT)) is not None:
+        if (most := parse_max_tokens(body, "max_output_tokens")) is not None:  # (-1 too, as the chat route's)
             out["max_tokens"] = most
         if body.get("tools") is not None:
             out["tools"] = _tools(body["tools"])
@@ -297,7 +296,8 @@ class ResponsesDialect:
         # what the answer echoes (the chat route reads no field of this name)
         out["_responses"] = {"instructions": body.get("instructions"), "tools": body.get("tools") or [],
                              "tool_choice": body.get("tool_choice", "auto"), "text": body.get("text"),
-                             "metadata": body.get("metadata") or {}}
+                             "metadata": body.get("metadata") or {},
+                             "max_output_tokens": body.get("max_output_tokens")}
         return out, True
 
     def parse(self, body: dict[str, Any], params: GenParams) -> dict[str, Any]:
@@ -306,7 +306,7 @@ class ResponsesDialect:
         sampling = params.sampling
         return {
             "object": "response", "error": None, "incomplete_details": None,
-            "instructions": echo["instructions"], "max_output_tokens": params.max_tokens,
+            "instructions": echo["instructions"], "max_output_tokens": echo["max_output_tokens"],
             "metadata": echo["metadata"], "parallel_tool_calls": flag(body, "parallel_tool_calls", False),
             "previous_response_id": None, "reasoning": {"effort": None, "summary": None}, "store": False,
             "temperature": sampling.temperature, "text": echo["text"] or {"format": {"type": "text"}},
