@@ -91,6 +91,12 @@ NOT_SERVED = {
 }
 
 
+# the routes that need no key (a load balancer's probe, Ollama's clients' "is it up"): another
+# method on them is told "not allowed" without one too, as llama-server exempts a public path
+# from the key whatever its method
+KEYLESS = frozenset({"/health", "/", "/api/version"})
+
+
 class Dialect(Protocol):
     """Another server's request and response shapes over ``OpenAIServer._handle`` (its key
     check, limits, accounting, submission): llama-server's ``/completion`` (``native.py``) and
@@ -209,7 +215,12 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
                  "restart it without that option to read them.", type_="not_supported_error"))
 
     async def _not_allowed(self, request: Request, exc: Exception) -> Response:
-        return self._after_key(request, ApiError(405, f"{request.method} is not allowed on {request.url.path}."))
+        """405 with the methods the route takes (``Allow``, which a 405 must carry); on a route that
+        needs no key, without one (``POST /health`` asked for the key ``GET /health`` does not)."""
+        allow = (getattr(exc, "headers", None) or {}).get("Allow", "")  # (from a set: in no one order)
+        error = ApiError(405, f"{request.method} is not allowed on {request.url.path}.",
+                         headers={"Allow": ", ".join(sorted(m.strip() for m in allow.split(",")))} if allow else None)
+        return error.response() if request.url.path in KEYLESS else self._after_key(request, error)
 
     async def _failed(self, request: Request, exc: Exception) -> Response:
         # the answer to a bug; RequestGuard logs it in one line
