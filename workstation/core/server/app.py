@@ -185,12 +185,15 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
 
     # --- helpers -------------------------------------------------------------------------------
     def _after_key(self, request: Request, error: ApiError) -> Response:
-        """``error``'s answer to a caller whose key passes, the 401 (or 403) to any other: which
+        """``error``'s answer to a caller with a key of this server's, the 401 to any other: which
         routes there are and what this server does not do is said to no one without a key (a
         501 on /v1/embeddings or /metrics answered before the key was checked), as llama-server
-        checks the key before it routes a request."""
+        checks the key before it routes a request. Only whose key it is: what the key may use
+        (its profiles, 403) is each route's to say, as OpenAI refuses a restricted key per
+        endpoint, naming the scope that endpoint needs (a route not here was 403 "may use the
+        profiles ...", as if it were there for another key)."""
         try:
-            self._auth(request)
+            _mark(request, self.accounts.authenticate(request.headers, _client(request)))
         except ApiError as refused:
             return refused.response()
         return error.response()
