@@ -147,6 +147,7 @@ def test_wrong_or_missing_key(server: RunningServer) -> None:
     r = httpx.get(f"{server.base_url}/models")
     assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key"
     assert httpx.get(f"{server.root}/health").json()["status"] == "ok"  # health needs no key
+    assert httpx.get(f"{server.root}/v1/health").json()["status"] == "ok"  # (llama-server's other name: it was 401)
     # nor another method on it: "not allowed" and which are, not "send a key" (llama-server exempts the path)
     r = httpx.post(f"{server.root}/health", json={})
     assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD", r.text

@@ -4,7 +4,7 @@ OpenAI's ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/comple
 (streamed or not; ``usage`` always, and in a stream as a last chunk with llama-server's
 ``timings`` when ``stream_options.include_usage`` is set; the same routes answer without
 ``/v1``), OpenAI's ``POST /v1/responses`` (``responses.py``), llama-server's ``POST /tokenize``, ``/detokenize`` and ``/apply-template``,
-``GET /health`` and ``GET /metrics`` (off with ``serve --no-metrics``); llama-server's
+``GET /health`` (and ``/v1/health``, as llama-server) and ``GET /metrics`` (off with ``serve --no-metrics``); llama-server's
 ``/completion``, ``/props`` and ``/slots`` live in ``native.py``, Ollama's ``/api/...`` in
 ``ollama.py`` (both through ``_handle``, as a ``Dialect``). An option llama-server has
 and this server does not implement is refused by name on every route (``unsupported.py``). With an API key, or once a person's key exists
@@ -42,6 +42,7 @@ from workstation.core.server.accounts import Accounts, Caller, RevokedKey, Ticke
 from workstation.core.server.guard import (
     ACCOUNTED,
     CLIENT_GONE,
+    HEALTH,
     PERSON,
     WHO,
     InflightBodies,
@@ -94,7 +95,7 @@ NOT_SERVED = {
 # the routes that need no key (a load balancer's probe, Ollama's clients' "is it up"): another
 # method on them is told "not allowed" without one too, as llama-server exempts a public path
 # from the key whatever its method
-KEYLESS = frozenset({"/health", "/", "/api/version"})
+KEYLESS = HEALTH | {"/", "/api/version"}
 
 
 class Dialect(Protocol):
@@ -151,7 +152,7 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
         self.ollama = OllamaRoutes(self)  # Ollama's /api/chat, /api/generate, /api/tags, ...
         self.responses = ResponsesDialect(self)  # OpenAI's /v1/responses, over the chat route
         routes = [
-            Route("/health", self.health, methods=["GET"]),
+            *(Route(path, self.health, methods=["GET"]) for path in sorted(HEALTH)),
             Route("/metrics", self.metrics if options.metrics else self._metrics_off, methods=["GET"]),
             *self.native.routes(),
             *self.ollama.routes(),
