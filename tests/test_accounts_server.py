@@ -323,6 +323,10 @@ def test_a_key_limited_to_other_profiles_cannot_reach_this_one(
         assert error["code"] == "profile_not_allowed" and "big-model" in error["message"]
         with pytest.raises(openai.PermissionDeniedError):
             o.client("dave").models.list()
+        # a path that is none is 404 to any key of this server's: what a key may use is each route's to say, as
+        # OpenAI's restricted keys are refused per endpoint (it was 403 "may use the profiles", as if it were there)
+        nowhere = httpx.get(o.url + "/nowhere", headers={"Authorization": f"Bearer {o.keys['dave']}"})
+        assert nowhere.status_code == 404 and nowhere.json()["error"]["code"] == "not_found", nowhere.text
         assert chat(o.client("erin")) > 0
 
 

@@ -147,6 +147,10 @@ def test_wrong_or_missing_key(server: RunningServer) -> None:
     r = httpx.get(f"{server.base_url}/models")
     assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key"
     assert httpx.get(f"{server.root}/health").json()["status"] == "ok"  # health needs no key
+    assert httpx.get(f"{server.root}/v1/health").json()["status"] == "ok"  # (llama-server's other name: it was 401)
+    # nor another method on it: "not allowed" and which are, not "send a key" (llama-server exempts the path)
+    r = httpx.post(f"{server.root}/health", json={})
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD", r.text
     assert httpx.get(f"{server.root}/metrics").status_code == 401
 
 
@@ -632,6 +636,10 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
     assert message["type"] == "message" and message["role"] == "assistant" and message["status"] == "incomplete"
     assert message["content"][0]["type"] == "output_text" and message["content"][0]["text"]
     assert whole["usage"]["output_tokens"] == 3 and whole["usage"]["total_tokens"] > 3
+    assert type(whole["created_at"]) is int and whole["max_output_tokens"] == 3  # (OpenAI's type: it was a float)
+    # -1: as long as the context allows, as the chat route's max_tokens takes it (it was a 400 here)
+    endless = httpx.post(url, json={**body, "max_output_tokens": -1}, headers=headers, timeout=120)
+    assert endless.status_code == 200 and endless.json()["max_output_tokens"] == -1, endless.text
     with httpx.stream("POST", url, json={**body, "stream": True}, headers=headers, timeout=120) as r:
         lines = [line for line in r.iter_lines() if line]
     events = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
@@ -645,6 +653,7 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
     deltas = "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
     assert deltas == events[-4]["text"] == events[-1]["response"]["output"][0]["content"][0]["text"]
     assert events[0]["response"]["id"] == events[-1]["response"]["id"]
+    assert type(events[0]["response"]["created_at"]) is int
     # an earlier call and its output sent back as items, a function tool called: the chat route's tools underneath
     tools = [{"type": "function", "name": "get_weather", "parameters": {
         "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]

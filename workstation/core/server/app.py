@@ -4,7 +4,7 @@ OpenAI's ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/comple
 (streamed or not; ``usage`` always, and in a stream as a last chunk with llama-server's
 ``timings`` when ``stream_options.include_usage`` is set; the same routes answer without
 ``/v1``), OpenAI's ``POST /v1/responses`` (``responses.py``), llama-server's ``POST /tokenize``, ``/detokenize`` and ``/apply-template``,
-``GET /health`` and ``GET /metrics`` (off with ``serve --no-metrics``); llama-server's
+``GET /health`` (and ``/v1/health``, as llama-server) and ``GET /metrics`` (off with ``serve --no-metrics``); llama-server's
 ``/completion``, ``/props`` and ``/slots`` live in ``native.py``, Ollama's ``/api/...`` in
 ``ollama.py`` (both through ``_handle``, as a ``Dialect``). An option llama-server has
 and this server does not implement is refused by name on every route (``unsupported.py``). With an API key, or once a person's key exists
@@ -41,6 +41,7 @@ from workstation.core.server.accounts import Accounts, Caller, RevokedKey, Ticke
 from workstation.core.server.guard import (
     ACCOUNTED,
     CLIENT_GONE,
+    HEALTH,
     PERSON,
     WHO,
     InflightBodies,
@@ -88,6 +89,12 @@ NOT_SERVED = {
     **dict.fromkeys(("/v1/embeddings", "/embeddings", "/embedding"), ("makes no embeddings", "--embeddings")),
     **dict.fromkeys(("/v1/rerank", "/rerank", "/reranking", "/v1/reranking"), ("does no reranking", "--reranking")),
 }
+
+
+# the routes that need no key (a load balancer's probe, Ollama's clients' "is it up"): another
+# method on them is told "not allowed" without one too, as llama-server exempts a public path
+# from the key whatever its method
+KEYLESS = HEALTH | {"/", "/api/version"}
 
 
 class Dialect(Protocol):
@@ -144,7 +151,7 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
         self.ollama = OllamaRoutes(self)  # Ollama's /api/chat, /api/generate, /api/tags, ...
         self.responses = ResponsesDialect(self)  # OpenAI's /v1/responses, over the chat route
         routes = [
-            Route("/health", self.health, methods=["GET"]),
+            *(Route(path, self.health, methods=["GET"]) for path in sorted(HEALTH)),
             Route("/metrics", self.metrics if options.metrics else self._metrics_off, methods=["GET"]),
             *self.native.routes(),
             *self.ollama.routes(),
@@ -178,12 +185,15 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
 
     # --- helpers -------------------------------------------------------------------------------
     def _after_key(self, request: Request, error: ApiError) -> Response:
-        """``error``'s answer to a caller whose key passes, the 401 (or 403) to any other: which
+        """``error``'s answer to a caller with a key of this server's, the 401 to any other: which
         routes there are and what this server does not do is said to no one without a key (a
         501 on /v1/embeddings or /metrics answered before the key was checked), as llama-server
-        checks the key before it routes a request."""
+        checks the key before it routes a request. Only whose key it is: what the key may use
+        (its profiles, 403) is each route's to say, as OpenAI refuses a restricted key per
+        endpoint, naming the scope that endpoint needs (a route not here was 403 "may use the
+        profiles ...", as if it were there for another key)."""
         try:
-            self._auth(request)
+            _mark(request, self.accounts.authenticate(request.headers, _client(request)))
         except ApiError as refused:
             return refused.response()
         return error.response()
@@ -208,7 +218,12 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
                  "restart it without that option to read them.", type_="not_supported_error"))
 
     async def _not_allowed(self, request: Request, exc: Exception) -> Response:
-        return self._after_key(request, ApiError(405, f"{request.method} is not allowed on {request.url.path}."))
+        """405 with the methods the route takes (``Allow``, which a 405 must carry); on a route that
+        needs no key, without one (``POST /health`` asked for the key ``GET /health`` does not)."""
+        allow = (getattr(exc, "headers", None) or {}).get("Allow", "")  # (from a set: in no one order)
+        error = ApiError(405, f"{request.method} is not allowed on {request.url.path}.",
+                         headers={"Allow": ", ".join(sorted(m.strip() for m in allow.split(",")))} if allow else None)
+        return error.response() if request.url.path in KEYLESS else self._after_key(request, error)
 
     async def _failed(self, request: Request, exc: Exception) -> Response:
         # the answer to a bug; RequestGuard logs it in one line

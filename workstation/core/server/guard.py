@@ -37,7 +37,8 @@ WHO = "workstation.who"  # in a request's scope: the key's name it was authentic
 PERSON = "workstation.person"  # in a request's scope: that name where it is a person's key (None: the shared)
 CLIENT_GONE = 499  # nginx's status for a client that closed the connection before its answer
 # answered even when the request cap is reached (and a 200 not logged): probes
-UNMETERED = frozenset({"/health", "/metrics", "/", "/api/version"})
+HEALTH = frozenset({"/health", "/v1/health"})  # (llama-server answers both, without a key)
+UNMETERED = HEALTH | {"/metrics", "/", "/api/version"}
 log = logging.getLogger("uvicorn.error")
 
 
@@ -172,7 +173,7 @@ class RequestGuard:
             # (probes: quiet; /health's own 503s too, "stopping" or "error", polled each second by a load
             # balancer: the app logs the change of its answer once)
             if not scope.get(ACCOUNTED) and not (said[0] == 200 and scope["path"] in UNMETERED) and \
-                    not (said[0] == 503 and scope["path"] == "/health"):
+                    not (said[0] == 503 and scope["path"] in HEALTH):
                 client = scope.get("client")
                 log.info(f"{logged_name(scope.get(WHO) or '-')} {client_text(client[0]) if client else '-'} {scope['method']} "
                          f"{logged_path(scope)} "

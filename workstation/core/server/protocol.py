@@ -236,10 +236,11 @@ def parse_model(body: dict[str, Any], default: str, names: Iterable[str] = ()) -
     return model if model == default or model in names else default
 
 
-def _max_tokens(body: dict[str, Any], name: str) -> int | None:
+def parse_max_tokens(body: dict[str, Any], name: str) -> int | None:
     """A reply's longest length: 1 to ``MAX_PREDICT``, or -1 until the slot is full (the room
     left caps every request), as llama-server takes it and LM Studio's examples send it (a
-    client made for those had a 400 for every request)."""
+    client made for those had a 400 for every request); /v1/responses' ``max_output_tokens``
+    too (it refused the -1 the chat route took)."""
     if type(body.get(name)) is int and body[name] == -1:  # (-1.0 is no whole number, as 5.0 is not)
         return MAX_PREDICT
     try:
@@ -271,9 +272,9 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise bad("'seed' must be a whole number.", "seed")
         s.seed = seed & 0xFFFFFFFF
-    max_tokens = _max_tokens(body, "max_completion_tokens")
+    max_tokens = parse_max_tokens(body, "max_completion_tokens")
     if max_tokens is None:
-        max_tokens = _max_tokens(body, "max_tokens")
+        max_tokens = parse_max_tokens(body, "max_tokens")
     # llama-server's own name wins over max_tokens, on every endpoint (a chat completion ignored
     # it); -1: until the slot is full (the room left caps every request), 0 on /completion: the
     # prompt into the cache alone (native.parse), elsewhere a 400 (OpenAIServer._handle)

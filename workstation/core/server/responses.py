@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -37,16 +36,15 @@ from workstation.core.events import (
     TokenDelta,
     TurnFinished,
 )
-from workstation.core.profile_check import MAX_PREDICT
 from workstation.core.server.protocol import (
     ApiError,
     bad,
     failed_response,
     field_names,
     flag,
-    parse_integer,
+    parse_max_tokens,
 )
-from workstation.core.server.replies import CUT_BY_SHUTDOWN
+from workstation.core.server.replies import CUT_BY_SHUTDOWN, created_at
 from workstation.core.server.sse import SSEResponse
 from workstation.core.server.unsupported import NEVER, OFF, refuse_unknown, refuse_unsupported
 from workstation.core.tool_calls import ReplyReader, ToolCall, read_reply
@@ -288,7 +286,7 @@ class ResponsesDialect:
         if out["stream"]:
             out["stream_options"] = {"include_usage": True}
         out["messages"] = _messages(body.get("input"), body.get("instructions"))
-        if (most := parse_integer(body, "max_output_tokens", 1, MAX_PREDICT)) is not None:
+        if (most := parse_max_tokens(body, "max_output_tokens")) is not None:  # (-1 too, as the chat route's)
             out["max_tokens"] = most
         if body.get("tools") is not None:
             out["tools"] = _tools(body["tools"])
@@ -298,7 +296,8 @@ class ResponsesDialect:
         # what the answer echoes (the chat route reads no field of this name)
         out["_responses"] = {"instructions": body.get("instructions"), "tools": body.get("tools") or [],
                              "tool_choice": body.get("tool_choice", "auto"), "text": body.get("text"),
-                             "metadata": body.get("metadata") or {}}
+                             "metadata": body.get("metadata") or {},
+                             "max_output_tokens": body.get("max_output_tokens")}
         return out, True
 
     def parse(self, body: dict[str, Any], params: GenParams) -> dict[str, Any]:
@@ -307,7 +306,7 @@ class ResponsesDialect:
         sampling = params.sampling
         return {
             "object": "response", "error": None, "incomplete_details": None,
-            "instructions": echo["instructions"], "max_output_tokens": params.max_tokens,
+            "instructions": echo["instructions"], "max_output_tokens": echo["max_output_tokens"],
             "metadata": echo["metadata"], "parallel_tool_calls": flag(body, "parallel_tool_calls", False),
             "previous_response_id": None, "reasoning": {"effort": None, "summary": None}, "store": False,
             "temperature": sampling.temperature, "text": echo["text"] or {"format": {"type": "text"}},
@@ -321,7 +320,7 @@ class ResponsesDialect:
         return await self.server.request_prompt_tokens(body, chat, ticket, tools)
 
     # --- the answer ----------------------------------------------------------------------------
-    def _response(self, rid: str, created: float, model: str, extra: dict[str, Any], status: str,
+    def _response(self, rid: str, created: int, model: str, extra: dict[str, Any], status: str,
                   output: list[dict[str, Any]], m: TurnMetrics | None) -> dict[str, Any]:
         out = {"id": rid, "created_at": created, "model": model, "status": status, "output": output,
                "usage": _usage(m) if m is not None else None, **extra}
@@ -336,7 +335,7 @@ class ResponsesDialect:
     ) -> Response:
 
         rid = "resp_" + uuid.uuid4().hex[:24]
-        created = time.time() - (time.perf_counter() - req.t_request)
+        created = created_at(req)  # (whole seconds, OpenAI's type: it was a float)
         reply_format = plan.format if plan is not None else ""
         if params.stream:
             first = await self.server._first_event(request, req, q, ticket)  # a 429 before a 200
@@ -356,7 +355,7 @@ class ResponsesDialect:
         return JSONResponse({**answer, **self.server._quota_reached(ticket, event)})
 
     async def _stream(
-        self, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket, rid: str, created: float,
+        self, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket, rid: str, created: int,
         model: str, extra: dict[str, Any], reply_format: str, first: SchedulerEvent | None,
     ) -> AsyncIterator[bytes]:
         """``response.created`` and ``in_progress``; the message item (added, its text part, the
