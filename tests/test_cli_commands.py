@@ -124,7 +124,11 @@ def test_chat_streams_the_reply_and_prints_its_figures(
     assert ("The reply stopped at its limit of 12 tokens; --max-tokens" in err) == (m["stop_reason"] == "length"), err
     # in the app's language, or --lang's (it was English on a Turkish PC)
     assert main(["chat", "-p", str(prof), "--lang", "tr", "--max-tokens", "2", "Name three colours."]) == 0
-    assert "Yanıt 2 token'lık sınırında durdu; --max-tokens (ya da profildeki" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Yanıt 2 token'lık sınırında durdu; --max-tokens (ya da profildeki" in err
+    # its figures too, in the words of the app's line under a reply (they were English)
+    assert re.search(r"^TTFT [\d.]+ ms · [\d.,]+ token/sn · 2 token · istem [\d.]+ \(\+[\d.]+ önbellekten\), "
+                     r"[\d.]+ token/sn$", err, re.M), err
 
 
 class _Output:
