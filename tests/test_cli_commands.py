@@ -1029,11 +1029,11 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["summarize", "notes.txt", "--gpu", "rtx"], "--gpu rtx is not an option of 'workstation summarize'; did you "
                                                  "mean 'workstation fit --gpu'?"),
     # an option of several other commands: all named (it named the one owner only, and said nothing for two)
-    (["hw", "--lang", "tr"], "--lang tr is not an option of 'workstation hw'; --lang is an option of batch, chat, fit, "
-                        "profiles check, summarize and tui (see"),
+    (["hw", "--max-tokens", "5"], "--max-tokens 5 is not an option of 'workstation hw'; --max-tokens is an option of "
+                                  "batch, bench, chat and summarize (see"),
     # ... where the command takes a text too, as one other command's option is named there (it said "it takes TEXT")
-    (["models", "inspect", "--lang", "tr", "x"], "--lang is not an option of 'workstation models inspect'; --lang is an "
-                                                "option of batch, chat, fit, profiles check, summarize and tui"),
+    (["models", "inspect", "--max-tokens", "5", "x"], "--max-tokens is not an option of 'workstation models inspect'; "
+                                                     "--max-tokens is an option of batch, bench, chat and summarize"),
     # the misspelt option alone: its value went as the text, the word after it is not the option's
     (["chat", "--temprature", "1", "hi"], "--temprature is not an option of 'workstation chat'; did you mean "
                                          "'--temperature'?"),

@@ -97,7 +97,7 @@ class CommandParser(argparse.ArgumentParser):
         # (`summarize --gpu` is fit's, not a misspelt --output)
         if len(owners) == 1:
             hint = f"; did you mean '{owners[0]} {first}'?"
-        elif 1 < len(owners) <= 6:  # (--lang: batch's, chat's, fit's, profiles check's, summarize's and tui's; said for one
+        elif 1 < len(owners) <= 6:  # (--max-tokens: batch's, bench's, chat's and summarize's; said for one
             # only, two said nothing; -p of ten commands is no hint); before what the command takes, as one
             # owner is ("it takes TEXT" for chat)
             names = sorted(o.removeprefix(f"{self.prog} ") for o in owners)
