@@ -1547,6 +1547,11 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     assert main(["conversations"]) == 0
     listed = capsys.readouterr().out
     assert re.search(rf"\|\s+#{first.id} \| Write a Python function that adds two numbers, \|\s+2 \|", listed), listed
+    # in the app's language, or --lang's (it was English on a Turkish PC), a day as Turkish writes it
+    assert main(["conversations", "--lang", "tr"]) == 0
+    listed = capsys.readouterr().out
+    assert re.search(r"^\|\s+# \| sohbet\s+\| mesaj \| son mesaj\s+\| profil\s+\|$", listed, re.M) and re.search(
+        r"\| \d\d\.\d\d\.\d{4} \d\d:\d\d \|", listed) and "Birine devam etmek için: '" in listed, listed
     # found by words in it, as the app's Ctrl+F finds it (the command line listed them all, or none)
     assert main(["conversations", "--search", "LUNCH", "--json"]) == 0
     assert [c["id"] for c in json.loads(capsys.readouterr().out)["conversations"]] == [other.id]
@@ -1560,6 +1565,8 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     assert data["id"] == other.id and [m["content"] for m in data["messages"]] == ["Lunch is at noon."]
     assert main(["conversations", "show", "weekly"]) == 1
     assert 'There is no saved conversation "weekly"' in capsys.readouterr().err
+    assert main(["conversations", "show", "weekly", "--lang", "tr"]) == 1
+    assert capsys.readouterr().err.endswith('sohbetleri numaralarıyla listeler). "Weekly notes" mı demek istediniz?\n')
     out = tmp_path / "adds.md"
     assert main(["conversations", "export", f"#{first.id}", "-o", str(out)]) == 0
     assert out.read_text(encoding="utf-8") == shown  # as show prints it, as F7 writes it
@@ -1591,6 +1598,8 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     store.close()
     assert main(["chat", "-c", f"#{first.id}", "Hello"]) == 1  # a number no conversation has now
     assert f'There is no saved conversation "#{first.id}"' in capsys.readouterr().err
+    assert main(["chat", "-c", f"#{first.id}", "--lang", "tr", "Hello"]) == 1  # (it was English under --lang tr)
+    assert f'"#{first.id}" adında kayıtlı bir sohbet yok (' in capsys.readouterr().err
     # no title is written as a number (it hid that conversation's number); '#²' and a bare number are no numbers
     assert main(["conversations", "rename", "weekly notes", f"#{other.id + 5}"]) == 1
     assert "reads as a conversation's number (#12 is conversation 12); choose a title with words" in \
