@@ -124,7 +124,11 @@ def test_chat_streams_the_reply_and_prints_its_figures(
     assert ("The reply stopped at its limit of 12 tokens; --max-tokens" in err) == (m["stop_reason"] == "length"), err
     # in the app's language, or --lang's (it was English on a Turkish PC)
     assert main(["chat", "-p", str(prof), "--lang", "tr", "--max-tokens", "2", "Name three colours."]) == 0
-    assert "Yanıt 2 token'lık sınırında durdu; --max-tokens (ya da profildeki" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Yanıt 2 token'lık sınırında durdu; --max-tokens (ya da profildeki" in err
+    # its figures too, in the words of the app's line under a reply (they were English)
+    assert re.search(r"^TTFT [\d.]+ ms · [\d.,]+ token/sn · 2 token · istem [\d.]+ \(\+[\d.]+ önbellekten\), "
+                     r"[\d.]+ token/sn$", err, re.M), err
 
 
 class _Output:
@@ -1025,12 +1029,12 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["summarize", "notes.txt", "--gpu", "rtx"], "--gpu rtx is not an option of 'workstation summarize'; did you "
                                                  "mean 'workstation fit --gpu'?"),
     # an option of several other commands: all named (it named the one owner only, and said nothing for two)
-    (["hw", "--lang", "tr"], "--lang tr is not an option of 'workstation hw'; --lang is an option of batch, chat, fit, "
-                        "profiles check, summarize and tui (see"),
+    (["hw", "--max-tokens", "5"], "--max-tokens 5 is not an option of 'workstation hw'; --max-tokens is an option of "
+                                  "batch, bench, chat and summarize (see"),
     # ... where the command takes a text too, as one other command's option is named there (it said "it takes TEXT")
-    (["models", "inspect", "--lang", "tr", "x"], "--lang is not an option of 'workstation models inspect'; --lang is an "
-                                                "option of batch, chat, fit, profiles check, summarize and tui"),
-    # ... five of them too (the limit was --lang's four owners: -o/--output's five went unsaid); -p of ten, no list
+    (["models", "inspect", "--max-tokens", "5", "x"], "--max-tokens is not an option of 'workstation models inspect'; "
+                                                     "--max-tokens is an option of batch, bench, chat and summarize"),
+    # ... five of them too (the limit was four owners: -o/--output's five went unsaid); -p of ten, no list
     (["hw", "-o", "x"], "-o x is not an option of 'workstation hw'; -o is an option of batch, conversations export, "
                         "models quantize, size and summarize (see"),
     (["hw", "-p", "a"], "-p a is not an option of 'workstation hw' (see"),
@@ -1547,6 +1551,11 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     assert main(["conversations"]) == 0
     listed = capsys.readouterr().out
     assert re.search(rf"\|\s+#{first.id} \| Write a Python function that adds two numbers, \|\s+2 \|", listed), listed
+    # in the app's language, or --lang's (it was English on a Turkish PC), a day as Turkish writes it
+    assert main(["conversations", "--lang", "tr"]) == 0
+    listed = capsys.readouterr().out
+    assert re.search(r"^\|\s+# \| sohbet\s+\| mesaj \| son mesaj\s+\| profil\s+\|$", listed, re.M) and re.search(
+        r"\| \d\d\.\d\d\.\d{4} \d\d:\d\d \|", listed) and "Birine devam etmek için: '" in listed, listed
     # found by words in it, as the app's Ctrl+F finds it (the command line listed them all, or none)
     assert main(["conversations", "--search", "LUNCH", "--json"]) == 0
     assert [c["id"] for c in json.loads(capsys.readouterr().out)["conversations"]] == [other.id]
@@ -1560,6 +1569,8 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     assert data["id"] == other.id and [m["content"] for m in data["messages"]] == ["Lunch is at noon."]
     assert main(["conversations", "show", "weekly"]) == 1
     assert 'There is no saved conversation "weekly"' in capsys.readouterr().err
+    assert main(["conversations", "show", "weekly", "--lang", "tr"]) == 1
+    assert capsys.readouterr().err.endswith('sohbetleri numaralarıyla listeler). "Weekly notes" mı demek istediniz?\n')
     out = tmp_path / "adds.md"
     assert main(["conversations", "export", f"#{first.id}", "-o", str(out)]) == 0
     assert out.read_text(encoding="utf-8") == shown  # as show prints it, as F7 writes it
@@ -1591,6 +1602,8 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     store.close()
     assert main(["chat", "-c", f"#{first.id}", "Hello"]) == 1  # a number no conversation has now
     assert f'There is no saved conversation "#{first.id}"' in capsys.readouterr().err
+    assert main(["chat", "-c", f"#{first.id}", "--lang", "tr", "Hello"]) == 1  # (it was English under --lang tr)
+    assert f'"#{first.id}" adında kayıtlı bir sohbet yok (' in capsys.readouterr().err
     # no title is written as a number (it hid that conversation's number); '#²' and a bare number are no numbers
     assert main(["conversations", "rename", "weekly notes", f"#{other.id + 5}"]) == 1
     assert "reads as a conversation's number (#12 is conversation 12); choose a title with words" in \

@@ -357,6 +357,12 @@ def test_a_users_own_profile_of_a_shipped_name_is_the_one_used(
     lines = capsys.readouterr().out.splitlines()
     assert any(line.startswith("office-cpu (yours, in place of the shipped one) ") for line in lines)
     assert not any("(yours" in line for line in lines if not line.startswith("office-cpu "))
+    # in the app's language, or --lang's: the statuses, the planner's verdict, the folder (they were English)
+    assert main(["profiles", "list", "--lang", "tr"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("office-cpu (sizin, uygulamayla gelenin yerine) ") and " 1.024  tam boy " in line
+               and " kapalı " in line and "hazır — CPU'da çalışır: " in line for line in lines) \
+        and lines[-1].startswith(f"Kendi profilleriniz {folder} klasöründe tutulur"), lines
 
 
 def test_profiles_list_goes_on_where_the_data_folder_cannot_be_used(

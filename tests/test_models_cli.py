@@ -47,11 +47,17 @@ def test_list_and_inspect(capsys: pytest.CaptureFixture[str], smollm2_path: Path
     assert any(e["name"] == "llama-3.1-8b-instruct-q4_k_m" for e in data["available"])
     assert main(["models", "list"]) == 0
     assert "smollm2-135m-instruct-q4_1" in capsys.readouterr().out
+    # in the app's language, or --lang's, sizes as F4 writes them (it was English on a Turkish PC)
+    assert main(["models", "list", "--lang", "tr"]) == 0
+    listed = capsys.readouterr().out
+    assert listed.startswith("Kurulu modeller (") and "bağlam 8.192   sohbet" in listed and "~4,6 GB" in listed, listed
     assert main(["models", "inspect", "gemma-3-270m-q4_k_m", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["architecture"] == "gemma3" and info["sliding_window"] == 512 and info["n_swa_layers"] == 15
     assert main(["models", "inspect", str(smollm2_path)]) == 0
     assert "Q4_1" in capsys.readouterr().out
+    assert main(["models", "inspect", str(smollm2_path), "--lang", "tr"]) == 0
+    assert "\nbağlam uzunluğu:  8.192\nkatman:           30 katman (+1 çıktı katmanı)" in capsys.readouterr().out
 
 
 def test_inspect_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:

@@ -259,6 +259,8 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
     long = TurnMetrics(ttft_ms=1261, predicted_n=1200, predicted_per_second=40.0, prompt_n=1500, cache_n=2048,
                        prompt_ms=1000.0)
     assert long.summary_line().startswith("TTFT 1,261 ms · 40.0 tok/s · 1,200 tokens · prompt 1,500 (+2,048 cached)")
+    assert long.summary_line(Texts("tr").get).startswith("TTFT 1.261 ms · 40,0 token/sn · 1.200 token · istem 1.500 "
+                                                         "(+2.048 önbellekten), ")
     # the rates are counts over times (tok/s, TPOT in ms); one token has no rate to show
     rates = TurnMetrics(prompt_n=500, prompt_ms=250.0, predicted_n=40, predicted_ms=1000.0, draft_n=10, draft_n_accepted=7)
     rates.finish_rates()

@@ -322,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(out)
     else:
         if m.predicted_n or m.stop_reason != "cancelled":  # (stopped before the reply began: said below, not "0 tokens")
-            print(m.summary_line(), file=sys.stderr)
+            print(m.summary_line(t.get), file=sys.stderr)
         if m.left_out_n:  # (the app says it in words; here the model answered as if it had read them)
             print(t("chat_cmd.left_out", n=f"{m.left_out_n:,}"), file=sys.stderr)
         if m.stop_reason == "length" and final.text.strip():  # (the plain reply read as finished, mid-sentence)

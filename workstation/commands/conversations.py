@@ -11,7 +11,14 @@ import re
 import sys
 from pathlib import Path
 
-from workstation.commands import asked_yes, default_verb, print_json, text_table
+from workstation.commands import (
+    add_lang_arg,
+    asked_yes,
+    default_verb,
+    print_json,
+    text_table,
+    texts_of,
+)
 from workstation.core.atomic import named_output
 from workstation.core.conversation_records import Conversation
 from workstation.core.conversation_titles import NUMBER_TITLE, clean_title
@@ -19,7 +26,6 @@ from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kv_state import KvStateStore, conversation_tag
 from workstation.core.letters import fold
-from workstation.core.moments import local_text
 from workstation.core.store import ConversationStore
 
 
@@ -34,10 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--json", action="store_true", help="print them as JSON")
     ls.add_argument("-s", "--search", metavar="WORDS", default="",
                     help="only those whose title or messages hold WORDS, case aside (as the app's Ctrl+F)")
+    add_lang_arg(ls)  # (it was English on a Turkish PC)
     ls.set_defaults(func=run)
     show = verbs.add_parser("show", help="a conversation as Markdown, as the app's F7 writes it")
     show.add_argument("name", metavar="NAME", help="its title, or its number as #12")
     show.add_argument("--json", action="store_true", help="its messages as JSON")
+    add_lang_arg(show)  # a name no conversation has, said in it
     show.set_defaults(func=run_show)
     export = verbs.add_parser("export", help="a conversation written to a Markdown file")
     export.add_argument("name", metavar="NAME", help="its title, or its number as #12")
@@ -103,9 +111,8 @@ def find_saved(store: ConversationStore, name: str) -> Conversation:
     if found is not None:
         return found
     meant = meant_name(store.list(), name, cutoff=0.6)
-    guess = f" Did you mean {meant}?" if meant is not None else ""
-    raise NoSuchConversation(f'There is no saved conversation "{name}" (\'{cli("conversations")}\' lists them, '
-                             f"with their numbers).{guess}")
+    guess = [("saved.did_you_mean", {"meant": meant})] if meant is not None else []
+    raise NoSuchConversation(said=[("saved.no_such", {"name": name, "command": cli("conversations")}), *guess])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -121,20 +128,21 @@ def run(args: argparse.Namespace) -> int:
                                        "messages": counts.get(c.id, 0), "updated": c.updated}
                                       for c in convs]})
         return 0
+    t = texts_of(args)
     follow = cli('chat -c NAME "..."')
     if not convs and search.strip():  # (as the app's list says it)
-        print(f'No conversation holds "{search.strip()}".')
+        print(t("sidebar.none_found", search=search.strip()))
         return 0
     if not convs:
-        print(f"No saved conversations yet; '{follow}' starts one.")
+        print(t("conversations_cmd.none_yet", command=follow))
         return 0
     home = str(Path.home())
-    rows = [[f"#{c.id}", c.title, str(counts.get(c.id, 0)), local_text(c.updated),
+    rows = [[f"#{c.id}", c.title, t.number(f"{counts.get(c.id, 0):,}"), t.moment(c.updated),
              # a profile file's path with ~ for the home folder, as a shell takes it back (narrower)
              ("~" + c.profile[len(home):] if c.profile.startswith(home + "/") else c.profile) or "-"] for c in convs]
-    print(text_table(["#", "conversation", "messages", "last message", "profile"], rows, right={0, 2}))
-    print(f"Continue one with '{follow}' (the newest of a name is continued); "
-          f"'{cli('conversations show #N')}' shows one.")
+    heads = ["#", *(t(f"conversations_cmd.col.{k}") for k in ("conversation", "messages", "last", "profile"))]
+    print(text_table(heads, rows, right={0, 2}))
+    print(t("conversations_cmd.follow", command=follow, show=cli("conversations show #N")))
     return 0
 
 

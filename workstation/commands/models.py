@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from workstation.commands import asked_yes, default_verb, print_json
+from workstation.commands import add_lang_arg, asked_yes, default_verb, print_json, texts_of
 from workstation.commands.stopping import stopped
 from workstation.core import catalog, installed_models, model_download, model_info
 from workstation.core.atomic import named_output
 from workstation.core.errors import WorkstationError
-from workstation.core.gpu_layers import layers_text, offloadable_layers
+from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.invocation import cli
 from workstation.core.paths import models_dir, typed_path
 from workstation.core.phrases import part_percent
@@ -25,12 +25,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     ls = msub.add_parser("list", help="models installed here and known models to download")
     ls.add_argument("--json", action="store_true", help="print JSON")
+    add_lang_arg(ls)  # (it was English on a Turkish PC)
     ls.set_defaults(action=run_list)
 
     ins = msub.add_parser("inspect", help="what a GGUF file says about its model")
     ins.add_argument("model", help="catalog name, file name under models/, or path")
     ins.add_argument("--json", action="store_true", help="print JSON")
     ins.add_argument("--layers", action="store_true", help="include per-layer sizes (JSON)")
+    add_lang_arg(ins)
     ins.set_defaults(action=run_inspect)
 
     rm = msub.add_parser("remove", aliases=["rm"], help="delete an installed model (a link: the link only)")
@@ -95,37 +97,42 @@ def run_list(args: argparse.Namespace) -> int:
             }
         )
         return 0
+    t = texts_of(args)
     # (their models are listed too: they were said to be in models/); one not there is not named as
     # where models are, under the warning that it is not there
     extra = [folder for folder in catalog.model_dirs()[1:] if folder.is_dir()]
-    print(f"Installed in {models_dir()}" + (f" and {', '.join(map(str, extra))} (WORKSTATION_MODEL_DIRS)"
-                                            if extra else "") + ":")
+    folders = t("models_cmd.more_dirs", folder=str(models_dir()), more=", ".join(map(str, extra))) if extra \
+        else str(models_dir())
+    print(t("models_cmd.installed_in", folders=folders))
+
+    def size(n: int | None, approx_gb: float | None = None) -> str:  # as F4 says it (1,5 GB in Turkish)
+        return t.number(catalog.file_size_text(n, approx_gb))
+
     if not installed:
-        print(f"  (none) - try '{cli('models pull smollm2-135m-instruct-q4_1')}', or "
-              f"'{cli('models add FILE.gguf')}' for a model copied to this PC")
+        print(t("models_cmd.none", pull=cli("models pull smollm2-135m-instruct-q4_1"), add=cli("models add FILE.gguf")))
     for m in installed:
         if m.info is None:
-            print(f"  {m.name:<36} {catalog.file_size_text(m.size_bytes):>9}  DAMAGED: {m.error}")
+            print(f"  {m.name:<36} {size(m.size_bytes):>9}  {t('models_cmd.damaged', error=m.error)}")
             continue
         i = m.info
-        chat = "chat" if i.has_chat_template else "base"
+        chat = t("models_cmd.chat" if i.has_chat_template else "models_cmd.base")
         print(
-            f"  {m.name:<36} {catalog.file_size_text(m.size_bytes):>9}  {i.architecture:<8} {catalog.params_text(i.parameter_count):>6} "
-            f"{i.file_type:<7} ctx {i.context_length:<6} {chat}"
+            f"  {m.name:<36} {size(m.size_bytes):>9}  {i.architecture:<8} {t.number(catalog.params_text(i.parameter_count)):>6} "
+            f"{i.file_type:<7} {t('models_cmd.ctx')} {t.number(f'{i.context_length:,}'):<7} {chat}"
         )
     for d in unfinished:  # (a download stopped half-way: its part, GBs, was shown nowhere)
-        have = catalog.file_size_text(d.have)
-        done = (f"{part_percent(d.have / d.total)}% of {catalog.file_size_text(d.total)}" if d.total  # (as F4 says it)
-                else "size not known")
+        done = (t("models_cmd.part_of", part=f"{part_percent(d.have / d.total)}%", total=size(d.total)) if d.total
+                else t("models_cmd.size_unknown"))  # (as F4 says it)
         if d.running:
-            print(f"  {d.name:<36} {have:>9}  being downloaded ({done}) in another window or command")
+            print(f"  {d.name:<36} {size(d.have):>9}  {t('models_cmd.downloading', done=done)}")
         else:
-            print(f"  {d.name:<36} {have:>9}  unfinished download ({done}): '{cli('models pull ' + d.source)}' "
-                  f"resumes it, '{cli('models remove ' + d.name)}' removes it")
+            print(f"  {d.name:<36} {size(d.have):>9}  " + t("models_cmd.unfinished", done=done,
+                                                             resume=cli("models pull " + d.source),
+                                                             remove=cli("models remove " + d.name)))
     if available:
-        print(f"Known models to download ('{cli('models pull NAME')}'):")
+        print(t("models_cmd.known", pull=cli("models pull NAME")))
         for e in available:
-            shown = catalog.file_size_text(e.get("size_bytes"), e.get("approx_size_gb"))
+            shown = size(e.get("size_bytes"), e.get("approx_size_gb"))
             print(f"  {e.get('name', '?'):<36} {shown:>9}  {e.get('licence', '')}")
     return 0
 
@@ -138,28 +145,34 @@ def run_inspect(args: argparse.Namespace) -> int:
     if args.json:  # (a Q8_0 made from a Q4_1 said Q8_0 alone: a reference that was none)
         print_json({**info.to_dict(with_layers=args.layers), "from_four_bits": weight_levels(path).from_four_bits})
         return 0
+    t = texts_of(args)
+    n = t.number
+    layers = t("models_cmd.layers", n=info.n_layer) if info.n_layer > 0 else t("models_cmd.no_layers")
     rows = [
-        ("file", info.path),
+        ("file", str(info.path)),
         ("name", info.name),
         ("architecture", info.architecture),
-        ("parameters", f"{catalog.params_text(info.parameter_count)} ({info.parameter_count:,})"),
-        ("file type", info.file_type),
-        ("file size", catalog.file_size_text(info.file_size)),
-        ("context length", f"{info.context_length:,}"),
-        ("layers", f"{layers_text(info.n_layer)}; gpu_layers counts {offloadable_layers(info.n_layer)}"),
-        ("attention heads", f"{info.n_head} (KV heads {info.n_head_kv}, head dim {info.head_dim})"),
-        ("embedding width", str(info.n_embd)),
-        ("vocabulary", f"{info.n_vocab:,} ({info.tokenizer_model}, fingerprint {info.tokenizer_fingerprint})"),
-        ("sliding window", f"{info.sliding_window} on {info.n_swa_layers} of {info.n_layer} layers"
-         if info.sliding_window else "none"),
-        ("chat template", "yes" if info.has_chat_template else "no (a base model)"),
-        ("licence", info.licence or "not stated"),
+        ("parameters", f"{n(catalog.params_text(info.parameter_count))} ({n(f'{info.parameter_count:,}')})"),
+        ("file_type", info.file_type),
+        ("file_size", n(catalog.file_size_text(info.file_size))),
+        ("context_length", n(f"{info.context_length:,}")),
+        ("layers", t("models_cmd.layers_counted", layers=layers, n=offloadable_layers(info.n_layer))),
+        ("heads", t("models_cmd.heads", n=info.n_head, kv=info.n_head_kv, dim=info.head_dim)),
+        ("embedding", str(info.n_embd)),
+        ("vocabulary", t("models_cmd.vocabulary", n=f"{info.n_vocab:,}", tokenizer=info.tokenizer_model,
+                         fingerprint=info.tokenizer_fingerprint)),
+        ("sliding_window", t("models_cmd.sliding", n=info.sliding_window, on=info.n_swa_layers, of=info.n_layer)
+         if info.sliding_window else t("models_cmd.none_word")),
+        ("chat_template", t("models_cmd.yes" if info.has_chat_template else "models_cmd.no_base")),
+        ("licence", info.licence or t("models_cmd.not_stated")),
     ]
-    for k, v in rows:
-        print(f"{k + ':':<17} {v}")
-    note = four_bit_note(installed_models.installed_name(path), path)
+    labels = [t(f"models_cmd.row.{k}") + ":" for k, _ in rows]
+    width = max(17, *(len(label) for label in labels))
+    for label, (_, v) in zip(labels, rows, strict=True):
+        print(f"{label:<{width}} {v}")
+    note = four_bit_note(installed_models.installed_name(path), path, t.get)
     if note:
-        print(f"Note: {note}.")
+        print(t("models_cmd.note", note=note))
     return 0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from workstation.commands import (
     add_lang_arg,
@@ -24,12 +25,16 @@ from workstation.core.profile_readiness import effective_settings, readiness
 from workstation.core.profiles import KVCache, Profile, kv_said, kv_words
 from workstation.tui.i18n import Texts
 
+if TYPE_CHECKING:
+    from workstation.core.phrases import Lookup
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("profiles", help="list and check profiles; new MODEL makes one for an installed model")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     ls = verbs.add_parser("list", help="every profile, its model and whether it is installed")
     ls.add_argument("--json", action="store_true", help="print it as JSON")
+    add_lang_arg(ls)  # its statuses and verdicts (English on a Turkish PC)
     ls.set_defaults(func=run_list)
     chk = verbs.add_parser("check", help="validate a profile and show its effective settings")
     # the name after check, or -p as every other command takes it (before or after check)
@@ -79,8 +84,9 @@ def run_new(args: argparse.Namespace) -> int:
     return 0
 
 
-def _row(profile: Profile) -> dict[str, object]:
-    eff = effective_settings(profile)
+def _row(profile: Profile, lookup: Lookup | None = None) -> dict[str, object]:
+    """A profile's row of the listing; its verdict in English or ``lookup``'s language (its status stays English)."""
+    eff = effective_settings(profile, lookup)
     plan = eff.get("plan") or {}
     # a local profile: ready, or why not in short ('profiles check' says it in a sentence)
     status = f"remote: {profile.remote.base_url}" if profile.backend == "openai" else readiness(eff)[0]
@@ -100,49 +106,65 @@ def _row(profile: Profile) -> dict[str, object]:
     }
 
 
-def _key_cell(row: dict[str, object]) -> str:
+def _key_cell(row: dict[str, object], t: Texts) -> str:
     if row["hides_shipped"]:
-        return f"{row['key']} (yours, in place of the shipped one)"
+        return t("profiles_cmd.key_in_place", profile=row["key"])
     if row["from"] == "office":
-        return f"{row['key']} (the office's)"
-    return f"{row['key']} (yours)" if row["own"] else str(row["key"])
+        return t("profiles_cmd.key_office", profile=row["key"])
+    return t("profiles_cmd.key_own", profile=row["key"]) if row["own"] else str(row["key"])
+
+
+def _status_cell(profile: Profile, row: dict[str, object], t: Texts) -> str:
+    """A row's status in ``t``'s language: a remote profile's server; else ready or why not
+    (``readiness``'s word), with the verdict (which says "does not fit" first)."""
+    if profile.backend == "openai":
+        return t("profiles_cmd.status.remote", url=profile.remote.base_url)
+    if row["status"] == "does not fit":
+        return str(row["fit"])
+    status = t(f"profiles_cmd.status.{str(row['status']).replace(' ', '_')}")
+    return status + (f" — {row['fit']}" if row["fit"] else "")
 
 
 def run_list(args: argparse.Namespace) -> int:
+    t = texts_of(args)  # (English under --json)
     rows: list[dict[str, object]] = []
+    said: list[tuple[str, str]] = []  # each row's status and context memory in t's words
     errors: list[str] = []
     for item in list_profiles():
         if isinstance(item, ProfileError):
-            errors.append(str(item))
+            errors.append(said_in(item, args))
         else:
-            rows.append(_row(item))
+            rows.append(_row(item, None if t.lang == "en" else t.get))
+            said.append((_status_cell(item, rows[-1], t), kv_words(item.kv_cache, t.get, usual=True)))
     if args.json:
         print_json({"profiles": rows, "errors": errors})
         return 0
-    width = max([len(_key_cell(r)) for r in rows] + [7])
+    heads = {k: t(f"profiles_cmd.col.{k}") for k in ("profile", "model", "ctx", "kv", "spec", "status")}
+    width = max([len(_key_cell(r, t)) for r in rows] + [len(heads["profile"])])
     model_width = max([len(str(r["model"])) for r in rows] + [30])
     # the context memory in F3's words ("half size", "full size"), not "q8_0/q8_0" (f16/f16's cell was empty)
-    kv_width = max([len(str(r["kv_cache_words"])) for r in rows] + [len("CONTEXT MEMORY")])
-    print(f"{'PROFILE':<{width}}  {'MODEL':<{model_width}} {'CTX':>6}  {'CONTEXT MEMORY':<{kv_width}}  {'SPEC':<6}  "
-          "STATUS")
-    for r in rows:
+    kv_width = max([len(kv) for _, kv in said] + [len(heads["kv"])])
+    ctx_width, spec_width = max(6, len(heads["ctx"])), max(6, len(heads["spec"]))
+    print(f"{heads['profile']:<{width}}  {heads['model']:<{model_width}} {heads['ctx']:>{ctx_width}}  "
+          f"{heads['kv']:<{kv_width}}  {heads['spec']:<{spec_width}}  {heads['status']}")
+    for r, (status, kv) in zip(rows, said, strict=True):
         local = r["backend"] == "llama"  # a remote profile's context and K/V are the server's
+        ctx = t.number(f"{r['context']:,}") if local else "-"
+        spec = t("profiles_cmd.off") if r["speculative"] == "off" else str(r["speculative"])  # (as check says it)
         print(
-            f"{_key_cell(r):<{width}}  {str(r['model']) or '-':<{model_width}} {r['context'] if local else '-'!s:>6}  "
-            f"{r['kv_cache_words'] if local else '-'!s:<{kv_width}}  {r['speculative'] if local else '-'!s:<6}  "
-            + (str(r["fit"]) if r["status"] == "does not fit" else  # the verdict says it first
-               f"{r['status']}" + (f" — {r['fit']}" if r["fit"] else ""))
+            f"{_key_cell(r, t):<{width}}  {str(r['model']) or '-':<{model_width}} {ctx:>{ctx_width}}  "
+            f"{kv if local else '-':<{kv_width}}  {spec if local else '-':<{spec_width}}  {status}"
         )
     for err in errors:
-        print(f"broken: {err}")
+        print(t("profiles_cmd.broken", error=err))
     from workstation.core.errors import WorkstationError
     from workstation.core.paths import user_profiles_dir
 
     # where a profile of one's own goes (not the checkout's profiles/, which an update changes)
     try:
-        print(f"Your own profiles are kept in {user_profiles_dir()} ('profiles new MODEL' makes one there).")
+        print(t("profiles_cmd.own_kept", folder=str(user_profiles_dir())))
     except WorkstationError as err:  # an unusable data folder: the listing stands (exit 0, as before)
-        print(f"Your own profiles cannot be kept now: {err}")
+        print(t("profiles_cmd.own_not_kept", error=said_in(err, args)))
     return 0
 
 

@@ -15,12 +15,6 @@ def offloadable_layers(n_layer: int) -> int:
     return n_layer + 1 if n_layer > 0 else 0
 
 
-def layers_text(n_layer: int) -> str:
-    """A model's layers as a person reads them beside ``gpu_layers`` and llama.cpp's "31/31"
-    (which count the output layer): "30 layers (+1 output)"."""
-    return f"{n_layer} layers (+1 output)" if n_layer > 0 else "no layers"
-
-
 GPU_RESERVE_BYTES = 512 * MIB  # CUDA context, cuBLAS workspace, the driver
 GPU_RESERVE_FRACTION = 0.03  # and a little more on big cards (fragmentation, display)
 

@@ -69,18 +69,24 @@ class TurnMetrics:
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
 
-    def summary_line(self) -> str:
+    def summary_line(self, lookup: Lookup | None = None) -> str:
+        """chat's figures on stderr after a reply, in ``lookup``'s language (``Texts.get``) or
+        English: in the words of the app's line under a reply (``metric.*``, ``figures_line``)."""
+
+        def said(key: str, **values: Any) -> str:
+            return say([(key, values)], lookup)
+
         parts = [  # (figures with thousands separators, as the app's line: "TTFT 1261 ms" beside its 1,261)
-            f"TTFT {self.ttft_ms:,.0f} ms",
-            *([f"{self.predicted_per_second:,.1f} tok/s"] if self.predicted_n > 1 else []),  # (one token: no rate)
-            f"{self.predicted_n:,} token{'' if self.predicted_n == 1 else 's'}",
+            said("metric.ttft", ms=f"{self.ttft_ms:,.0f}"),
+            *([said("metric.tps", tps=f"{self.predicted_per_second:,.1f}")] if self.predicted_n > 1 else []),  # (one token: no rate)
+            said("metric.one_token") if self.predicted_n == 1 else said("metric.tokens", n=f"{self.predicted_n:,}"),
         ]
         if self.prompt_n + self.cache_n:  # a reply stopped before a server said its counts: none known
-            parts.append(f"prompt {self.prompt_n:,} (+{self.cache_n:,} cached"
-                         + (f", {self.restored_n:,} of them from disk" if self.restored_n else "")
-                         + f") at {self.prompt_per_second:,.0f} tok/s")
+            restored = said("metric.prompt_restored", n=f"{self.restored_n:,}") if self.restored_n else ""
+            parts.append(said("metric.prompt", n=f"{self.prompt_n:,}", cached=f"{self.cache_n:,}", restored=restored,
+                              tps=f"{self.prompt_per_second:,.0f}"))
         if self.draft_n:
-            parts.append(f"draft {self.draft_n_accepted:,}/{self.draft_n:,} accepted")
+            parts.append(said("metric.draft_accepted", acc=f"{self.draft_n_accepted:,}", n=f"{self.draft_n:,}"))
         return " · ".join(parts)
 
 

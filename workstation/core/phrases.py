@@ -449,6 +449,13 @@ ENGLISH: dict[str, str] = {
     "metric.context": "context full",
     "metric.sampling": "own settings: {settings}",
     "metric.left_out": "the model did not see the first {n} messages",
+    # a conversation name or number no saved one has (conversations show|export|rename|delete, chat -c #12)
+    "saved.no_such": "There is no saved conversation \"{name}\" ('{command}' lists them, with their numbers).",
+    "saved.did_you_mean": " Did you mean {meant}?",
+    # chat's figures on stderr (TurnMetrics.summary_line): the prompt read and what was kept of it
+    "metric.prompt": "prompt {n} (+{cached} cached{restored}) at {tps} tok/s",
+    "metric.prompt_restored": ", {n} of them from disk",
+    "metric.draft_accepted": "draft {acc}/{n} accepted",
     "export.when": "Started {first}; last message {last}",
     "export.profile": "Profile: {profile}",
     "export.served_model": " (the server's model: {model})",

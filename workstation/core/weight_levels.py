@@ -18,7 +18,7 @@ import numpy as np
 
 from workstation.core.errors import WorkstationError
 from workstation.core.gguf_check import TensorEntry, preflight
-from workstation.core.phrases import Phrase, say
+from workstation.core.phrases import Lookup, Phrase, say
 
 BLOCK = 32  # weights per block in Q4_0/Q4_1/IQ4 and per sub-block in Q4_K: at most 16 values each
 FOUR_BIT_VALUES = 16
@@ -94,10 +94,11 @@ def four_bit_phrase(name: str, levels: WeightLevels) -> Phrase:
     return ("weights.four_bit", {"name": name, "four": f"{levels.four_bit:,}", "sampled": f"{levels.sampled:,}"})
 
 
-def four_bit_note(name: str, path: Path) -> str | None:
-    """A sentence where the file at ``path`` holds only what a 4-bit file holds (``four_bit_levels``)."""
+def four_bit_note(name: str, path: Path, lookup: Lookup | None = None) -> str | None:
+    """A sentence where the file at ``path`` holds only what a 4-bit file holds (``four_bit_levels``),
+    in ``lookup``'s language or English."""
     levels = four_bit_levels(path)
-    return say([four_bit_phrase(name, levels)]) if levels is not None else None
+    return say([four_bit_phrase(name, levels)], lookup) if levels is not None else None
 
 
 def reference_note(name: str, levels: WeightLevels) -> list[Phrase]:
