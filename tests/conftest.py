@@ -104,6 +104,20 @@ def signals_kept() -> Iterator[None]:
         signal.signal(sig, handler)
 
 
+@pytest.fixture
+def steady_ram(monkeypatch: pytest.MonkeyPatch) -> tuple[int, int | None]:
+    """This PC's free memory (``ram_free_now``) read once and held for the test: a test that
+    sizes a context by one reading and plans or loads it by the next was judged against
+    another figure (the suite's other process loads and closes models beside it; CI saw the
+    free memory move by a GB between two reads)."""
+    from workstation.core import draft_plan, planner, ram_room
+
+    now = ram_room.ram_free_now()
+    for module in (ram_room, planner, draft_plan):  # (each holds the name it imported)
+        monkeypatch.setattr(module, "ram_free_now", lambda: now)
+    return now
+
+
 @pytest.fixture(scope="session")
 def smollm2_path() -> Path:
     return ensure(SMOLLM2)
