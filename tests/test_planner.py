@@ -658,7 +658,8 @@ def test_fit_plans_on_a_card_this_pc_lacks(capsys: pytest.CaptureFixture[str]) -
     assert "'my pc' is no card this program knows; known: RTX 5090, " in capsys.readouterr().err
 
 
-def test_a_model_that_runs_slower_than_people_read_is_said_to(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_model_that_runs_slower_than_people_read_is_said_to(capsys: pytest.CaptureFixture[str],
+                                                               steady_ram: tuple[int, int | None]) -> None:
     """fit said "runs on the CPU" of an 8B model at about 2 tokens/s, and F3 gave no speed at all:
     a plan that runs but writes slower than people read says so, in fit and in F3's line."""
     import json
@@ -669,10 +670,13 @@ def test_a_model_that_runs_slower_than_people_read_is_said_to(capsys: pytest.Cap
     from workstation.tui.i18n import Texts
     from workstation.tui.integrations import fit_verdict
 
-    for name in ("gpu-llama31-8b", "office-cpu"):  # (no GPU here: the 8B model on this CPU)
+    # (no GPU here: the 8B model on this CPU; the free memory held still between fit's two runs
+    # and F3's: with 8 GB free the 8B's weights are read from the disk, and "slow" is not said)
+    for name in ("gpu-llama31-8b", "office-cpu"):
         assert main(["fit", "-p", name, "--json"]) == 0
-        tps = json.loads(capsys.readouterr().out)["decode_tps_bound"]
-        slow = tps is not None and tps < SLOW_TPS
+        planned = json.loads(capsys.readouterr().out)
+        tps = planned["decode_tps_bound"]  # (weights read from the disk: the verdict says it is slow, in its place)
+        slow = tps is not None and tps < SLOW_TPS and planned["fits"] and not planned["paged_bytes"]
         assert main(["fit", "-p", name]) == 0
         out = capsys.readouterr().out
         assert ("  note:      Slow here: it would write about " in out) == slow, (name, tps, out)
