@@ -15,14 +15,22 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-# Tests never touch the user's real data directory, nor the checkout: a model loaded by a
-# module-scoped fixture (before the per-test folder below) records its memory check somewhere.
-if "WORKSTATION_DATA" not in os.environ:
+# None of the user's own settings reach the tests (a test sets what it is about): with
+# WORKSTATION_PROFILE naming a model not downloaded here, `chat` without -p failed; with
+# WORKSTATION_DATA set, the module-scoped engines recorded their loads in the user's real data
+# folder; WORKSTATION_ALLOW_ROOT let root through where a test expects it refused; advice names
+# the command that started us (WORKSTATION_COMMAND, which a shell opened from ./run.sh has).
+# A process this suite starts (an xdist worker, a script a test runs that imports this file)
+# keeps what the suite gave it: the test's own data folder among it.
+if os.environ.get("WORKSTATION_TEST_RUN") != "1":
+    for _name in [name for name in os.environ if name.startswith("WORKSTATION_")]:
+        del os.environ[_name]
+    os.environ["WORKSTATION_TEST_RUN"] = "1"
+    # Tests never touch the user's real data directory, nor the checkout: a model loaded by a
+    # module-scoped fixture (before the per-test folder below) records its memory check somewhere.
     _TEST_DATA = tempfile.mkdtemp(prefix="workstation-tests-")
     os.environ["WORKSTATION_DATA"] = _TEST_DATA
     atexit.register(shutil.rmtree, _TEST_DATA, ignore_errors=True)  # each run left one behind
-# advice names the command that started us; a shell opened from ./run.sh must not change it
-os.environ.pop("WORKSTATION_COMMAND", None)
 # the terminal the app draws for is the same wherever the tests run: a UTF-8 language setting
 # (LANG=C or POSIX would send the snapshots ASCII, glyphs.terminal_charset), not the Linux
 # console, in colour, not over SSH (the cursor would not blink), English unless a test says
@@ -102,6 +110,20 @@ def signals_kept() -> Iterator[None]:
     yield
     for sig, handler in before.items():
         signal.signal(sig, handler)
+
+
+@pytest.fixture
+def steady_ram(monkeypatch: pytest.MonkeyPatch) -> tuple[int, int | None]:
+    """This PC's free memory (``ram_free_now``) read once and held for the test: a test that
+    sizes a context by one reading and plans or loads it by the next was judged against
+    another figure (the suite's other process loads and closes models beside it; CI saw the
+    free memory move by a GB between two reads)."""
+    from workstation.core import draft_plan, planner, ram_room
+
+    now = ram_room.ram_free_now()
+    for module in (ram_room, planner, draft_plan):  # (each holds the name it imported)
+        monkeypatch.setattr(module, "ram_free_now", lambda: now)
+    return now
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import random
 import re
 import shutil
 import socket
@@ -159,8 +160,23 @@ def openai_client(server: RunningServer):  # noqa: ANN201 - openai.OpenAI (impor
 
 
 def free_port() -> int:
-    """A loopback port that nothing listens on (as the system handed it out just now)."""
-    with socket.socket() as s:
+    """A loopback port that nothing listens on, below the range the system hands out for port 0
+    and for outgoing connections: one handed out by the system was free then, and the test's
+    server started on it seconds later found it taken, as the other test processes' servers
+    (``--port 0``) and connections draw from that range meanwhile."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text(encoding="ascii").split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768  # (Linux's default)
+    # (not the random module's: pytest-randomly seeds it alike in every test process)
+    for port in random.SystemRandom().sample(range(max(1024, low - 10000), low), 100):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as s:  # (that range all taken: as the system hands one out)
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 

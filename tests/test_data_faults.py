@@ -94,8 +94,9 @@ def test_rows_a_stopping_server_cannot_write_are_kept_aside_and_counted(monkeypa
 def test_the_side_file_counts_toward_today_until_folded_in() -> None:
     log = UsageLog(_data() / "usage.sqlite3")
     try:
-        log.keep_aside([_row(time.time(), tokens=40)])
-        assert log.tokens_on_day(time.time()) == {"alice": 40}
+        now = time.time()  # (one reading: two read either side of midnight are two days)
+        log.keep_aside([_row(now, tokens=40)])
+        assert log.tokens_on_day(now) == {"alice": 40}
     finally:
         log.close()
 
@@ -157,7 +158,8 @@ def test_one_bad_timestamp_is_shown_as_a_question_mark(bad: object, capsys: pyte
     with sqlite3.connect(_data() / "keys.sqlite3") as db:
         db.execute("UPDATE keys SET created = ?, last_used = ? WHERE name = 'alice'", (bad, bad))
     log = UsageLog(_data() / "usage.sqlite3")
-    log.add([_row(time.time()), _row(time.time(), key="bob")])
+    now = time.time()
+    log.add([_row(now), _row(now, key="bob")])
     log.close()
     with sqlite3.connect(_data() / "usage.sqlite3") as db:
         db.execute("UPDATE requests SET t = ? WHERE key = 'alice'", (bad,))
@@ -166,7 +168,8 @@ def test_one_bad_timestamp_is_shown_as_a_question_mark(bad: object, capsys: pyte
     assert "alice" in out and "bob" in out
     assert main(["usage", "--by", "day"]) == 0
     out = capsys.readouterr().out
-    assert "None" not in out and time.strftime("%Y-%m-%d") in out
+    assert "None" not in out and time.strftime("%Y-%m-%d", time.localtime(now)) in out  # (the day it was used: not
+    # today's date read after the commands ran, which past midnight is the next day's)
     assert "| ?" in out
 
 

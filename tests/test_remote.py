@@ -256,7 +256,7 @@ def _stalling_server(go_on: threading.Event, went_on: threading.Event | None = N
             conn.recv(65536)
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
                          b'data: {"choices": [{"index": 0, "delta": {"content": "Yes"}}]}\n\n')
-            go_on.wait(10)
+            go_on.wait(60)  # (set by every test: a bound only; Esc is asserted to end before it)
             if went_on is not None:
                 went_on.set()
             conn.sendall(b'data: {"choices": [{"index": 0, "delta": {"content": ", go"}, "finish_reason": "stop"}]}'
@@ -351,7 +351,9 @@ def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: py
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(1)
-        threading.Thread(target=reads_slowly, args=(listener, next_part, 10.0, replied), daemon=True).start()
+        # (the next part only once the turn ended, or after a minute: 10 s was the whole of a
+        # turn's start, the 0.3 s and Esc's end, on a busy machine)
+        threading.Thread(target=reads_slowly, args=(listener, next_part, 60.0, replied), daemon=True).start()
         url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
         with RemoteEngine(remote_profile(url, timeout_s=60, model="m"), check=False) as reading:
             events = reading.stream_chat(HELLO, reading=True)

@@ -1514,7 +1514,7 @@ async def test_the_app_draws_its_whole_screen_again_after_a_suspend(profiles: Pa
 
         app.refresh = refresh  # type: ignore[method-assign]
         os.kill(os.getpid(), signal.SIGCONT)
-        await until(pilot, lambda: refreshed, steps=100)
+        await until(pilot, lambda: refreshed)
         assert refreshed == [{"layout": True}]
 
 
@@ -1565,7 +1565,7 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         await until(pilot, lambda: editor.text == "Dear team,\ndesks")
         assert editor.has_focus and not app.generating
         await pilot.press("ctrl+j", *"chairs")  # in the editor too (it did nothing there)
-        await until(pilot, lambda: editor.text == "Dear team,\ndesks\nchairs", steps=100)
+        await until(pilot, lambda: editor.text == "Dear team,\ndesks\nchairs")
         app.chat_screen.clear_input()  # as a message is sent: one line again (the editor stayed 8 rows tall)
         await until(pilot, lambda: prompt.has_focus)
         assert not editor.display and prompt.display and editor.text == ""
@@ -1573,7 +1573,7 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         # editor had the focus went to the hidden line, and the next Ctrl+J put it on line 1
         for key in [*"first", "ctrl+j", *"second", "ctrl+j", *"third"]:
             app.post_message(events.Key(key, key if len(key) == 1 else None))
-        await until(pilot, lambda: editor.text == "first\nsecond\nthird", steps=100)
+        await until(pilot, lambda: editor.text == "first\nsecond\nthird")
         app.chat_screen.clear_input()
 
         conv = app.store.new("Lines")

@@ -1605,7 +1605,7 @@ async def test_quitting_mid_reply_keeps_the_reply_so_far(profiles: Path, tmp_pat
             os.kill(os.getpid(), getattr(signal, how))
             await pilot.pause()
             os.kill(os.getpid(), signal.SIGHUP if how == "SIGTERM" else signal.SIGTERM)
-        await until(pilot, lambda: not app.is_running, steps=200)
+        await until(pilot, lambda: not app.is_running)
     store = ConversationStore(db)
     try:
         messages = store.messages(conv_id)
