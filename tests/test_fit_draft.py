@@ -73,8 +73,13 @@ def test_no_gpu_counts_the_draft_in_ram(smollm2_path: Path, gemma_path: Path, pr
     assert not plan_for_profile(pair, ram_available=RAM_RESERVE_BYTES + paired.resident_bytes - 1).fits
     just = plan_for_profile(pair, ram_available=RAM_RESERVE_BYTES + paired.resident_bytes)
     assert just.fits and just.paged_bytes == just.cpu_bytes - paired.resident_bytes
+    # the speed line says what the pair reads from the disk (it said the model's own, "16 MB", or nothing,
+    # beside a verdict of 1.6 GB)
+    assert just.speed_note.endswith(f"; with all of it in memory: {human_bytes(just.paged_bytes)} read from the disk "
+                                    "for every token is far slower"), just.speed_note
     roomy = plan_for_profile(pair, ram_available=RAM_RESERVE_BYTES + paired.cpu_bytes)
     assert roomy.fits and roomy.paged_bytes == 0 and roomy.ram_available == RAM_RESERVE_BYTES + paired.cpu_bytes
+    assert "from the disk" not in roomy.speed_note + short.speed_note
 
 
 def test_draft_goes_to_the_gpu_with_the_target(gemma_path: Path, smollm2_path: Path, probe) -> None:

@@ -18,6 +18,7 @@ from workstation.core.phrases import say
 from workstation.core.planner import plan
 from workstation.core.profiles import Profile
 from workstation.core.ram_room import RAM_RESERVE_BYTES, paged_phrase, ram_free_now
+from workstation.core.speed_estimate import paged_speed_note
 
 
 def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
@@ -135,6 +136,7 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
     elif result.fits:  # the target's verdict counted the target alone: say the pair's whole need
         on_gpu: Any = ("fit.draft_on_gpu", {"gpu": human_bytes(result.gpu_bytes)}) if result.gpu_bytes else ""
         result.verdict_phrases.append(("fit.draft_pair", {"on_gpu": on_gpu, "ram": human_bytes(result.cpu_bytes)}))
+    result.speed_note = paged_speed_note(result.speed_note, result.paged_bytes if result.fits else 0)  # (the pair's)
     result.verdict = say(result.verdict_phrases)
     result.note_phrases.append(("fit.draft_counted", {
         "model": installed_name(draft_path), "weights": human_bytes(d.weights_bytes), "kv": human_bytes(d.kv_cache_bytes),

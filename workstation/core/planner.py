@@ -37,7 +37,7 @@ from workstation.core.ram_room import (
     paged_phrase,
     ram_free_now,
 )
-from workstation.core.speed_estimate import GBPS, device_speed
+from workstation.core.speed_estimate import GBPS, device_speed, paged_speed_note
 from workstation.core.speed_model import SpeedConstants
 
 
@@ -248,8 +248,7 @@ def plan(
                       f"speed assumed for this machine; {cli('bench -p PROFILE')} measures it)")
     else:
         speed_note = "no speed estimate"
-    if fits and paged:
-        speed_note += f"; with all of it in memory: {human_bytes(paged)} read from the disk for every token is far slower"
+    speed_note = paged_speed_note(speed_note, paged if fits else 0)
     return MemoryPlan(
         model=installed_name(Path(info.path)) or info.name,  # as 'models list' and profiles name it
         path=info.path,

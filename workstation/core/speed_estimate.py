@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from workstation.core.catalog import human_bytes
 from workstation.core.memory_plan import DevicePlan, MemoryPlan
 from workstation.core.phrases import PAGE_WORDS, Lookup, Phrase, about_words, words_per_token
 from workstation.core.speed_model import SpeedConstants
@@ -39,6 +40,17 @@ def device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None,
     if d.bandwidth_gbps:
         spec = dataclasses.replace(spec, bandwidth_gbps=d.bandwidth_gbps)
     return gpu_constants(spec), f"published llama-bench figures scaled to the {d.name}"
+
+
+PAGED_SPEED = "; with all of it in memory: "
+
+
+def paged_speed_note(note: str, paged: int) -> str:
+    """The speed note of a plan whose weights are ``paged`` bytes short of memory: the estimate
+    holds with all of it in memory, and says so (a model with its draft kept the model's own
+    "16 MB read from the disk" beside a verdict of 1.6 GB)."""
+    note = note.split(PAGED_SPEED)[0]
+    return f"{note}{PAGED_SPEED}{human_bytes(paged)} read from the disk for every token is far slower" if paged else note
 
 
 SLOW_TPS = 5.0  # tokens/s (about 4 words) under which a reply falls behind its reader
