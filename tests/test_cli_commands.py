@@ -923,6 +923,9 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     assert 'There is no conversation named "Budget note"; did you mean "Budget notes"? Add --new' in err
     assert main([*chat, "-c", "budget", "How much?"]) == 1  # a saved name's first word (it began another)
     assert 'There is no conversation named "budget"; did you mean "Budget notes"? Add --new' in capsys.readouterr().err
+    # in Turkish without a suffix that must agree with the name's last vowel ("Budget notes" mı read wrong)
+    assert main([*chat, "-c", "budget", "--lang", "tr", "How much?"]) == 1
+    assert '"budget" adında bir sohbet yok; bunu mu demek istediniz: "Budget notes"? ' in capsys.readouterr().err
     # a bare number, as the list shows #1: named, not begun as a new conversation titled "1"
     assert main([*chat, "-c", str(budget.id), "How much?"]) == 1
     assert (f'There is no conversation named "{budget.id}"; did you mean "#{budget.id}" ("Budget notes")? Add --new'
@@ -1570,7 +1573,7 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     assert main(["conversations", "show", "weekly"]) == 1
     assert 'There is no saved conversation "weekly"' in capsys.readouterr().err
     assert main(["conversations", "show", "weekly", "--lang", "tr"]) == 1
-    assert capsys.readouterr().err.endswith('sohbetleri numaralarıyla listeler). "Weekly notes" mı demek istediniz?\n')
+    assert capsys.readouterr().err.endswith('numaralarıyla listeler). Bunu mu demek istediniz: "Weekly notes"?\n')
     out = tmp_path / "adds.md"
     assert main(["conversations", "export", f"#{first.id}", "-o", str(out)]) == 0
     assert out.read_text(encoding="utf-8") == shown  # as show prints it, as F7 writes it
