@@ -1196,7 +1196,7 @@ def test_a_profile_with_several_problems_is_said_wholly_in_turkish(tmp_path: Pat
     app = WorkstationApp(str(bad), start_engine=False, sample_system=False, language="tr")
     said = app.startup_problem
     assert said == (
-        f"{bad} dosyasında 5 sorun var: (1) 'contex' diye bir alan yok; 'context' mi demek istediniz? "
+        f"{bad} dosyasında 5 sorun var: (1) 'contex' diye bir alan yok; bunu mu demek istediniz: 'context'? "
         "(2) 'temperature' diye bir alan yok; bu alan, zaten var olan sampling: bloğunda temperature: 0,2 olarak "
         "yazılmalı. (3) 'threads' alanı 'lots'; izin verilen değerler auto ya da 1 ile 512 arası. "
         "(4) 'flash_attn' alanı 'maybe'; izin verilen değerler: auto, on, off. "
