@@ -276,9 +276,11 @@ def test_profiles_check_exits_1_when_the_profile_cannot_run_here(
     assert " (auto: bu bilgisayar için seçildi)\n" in out and "seed her turda yeni" in out, out
     assert not [w for w in ("chosen", "each turn", "sampling ", "backend ", "ready ", " yes") if w in out], out
     assert main(["profiles", "check", str(drafted), "--lang", "en"]) == 1
-    assert "ready            no: " in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "ready            no: " in out and "\n  speculative      draft\n" in out, out
     assert main(["profiles", "check", str(drafted)]) == 1
-    assert "gone.gguf model dosyası yok" in capsys.readouterr().out
+    out = capsys.readouterr().out  # (the speed-up's word as F3 says it, with the file's: it said "draft")
+    assert "gone.gguf model dosyası yok" in out and "\n  hızlandırma (speculative)      yardımcı (draft)\n" in out, out
     assert main(["profiles", "check", str(drafted), "--json"]) == 1  # a script's words as they are documented
     assert "gone.gguf does not exist" in json.loads(capsys.readouterr().out)["not_ready"]
     monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 3.5}]))

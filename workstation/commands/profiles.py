@@ -150,7 +150,7 @@ def run_list(args: argparse.Namespace) -> int:
     for r, (status, kv) in zip(rows, said, strict=True):
         local = r["backend"] == "llama"  # a remote profile's context and K/V are the server's
         ctx = t.number(f"{r['context']:,}") if local else "-"
-        spec = t("profiles_cmd.off") if r["speculative"] == "off" else str(r["speculative"])  # (as check says it)
+        spec = _speed_up_said(str(r["speculative"]), t)  # (as check says it)
         print(
             f"{_key_cell(r, t):<{width}}  {str(r['model']) or '-':<{model_width}} {ctx:>{ctx_width}}  "
             f"{kv if local else '-':<{kv_width}}  {spec if local else '-':<{spec_width}}  {status}"
@@ -198,7 +198,8 @@ def run_check(args: argparse.Namespace) -> int:
     words = kv_said(KVCache(kv["k"], kv["v"]), lookup)  # (in words, as F5 says the loaded types)
     print(label("kv_cache") + f"K {kv['k']}, V {kv['v']}" + (f" ({words})" if words else ""))
     mode = eff["speculative"]["mode"]
-    print(label("speculative") + (t("profiles_cmd.off") if mode == "off" else mode))
+    said = _speed_up_said(mode, t)
+    print(label("speculative") + (said if said in (mode, t("profiles_cmd.off")) else f"{said} ({mode})"))
     _print_turn_settings(profile, t)
     if not profile.thinking or thinks_first(profile.model):
         print(label("thinking") + t("profiles_cmd.thinking_on" if profile.thinking else "profiles_cmd.thinking_off"))
@@ -219,6 +220,14 @@ def _labels(t: Texts) -> Callable[[str], str]:
     """A row's setting name in ``t``'s language, padded so that the values line up (16 wide in English)."""
     width = max(16, *(len(t(f"profiles_cmd.row.{key}")) + 1 for key in ROWS))
     return lambda key: "  " + t(f"profiles_cmd.row.{key}").ljust(width) + " "
+
+
+def _speed_up_said(mode: str, t: Texts) -> str:
+    """A profile's speculative mode: in English the file's word (draft, lookup), in another
+    language F3's (Turkish "yardımcı", "alıntıda": the list said "draft" beside "kapalı")."""
+    if mode == "off":
+        return t("profiles_cmd.off")
+    return mode if t.lang == "en" or mode not in ("draft", "lookup") else t(f"load.spec_{mode}")
 
 
 def _print_turn_settings(profile: Profile, t: Texts) -> None:
