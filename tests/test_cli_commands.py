@@ -1567,6 +1567,9 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     assert main(["conversations", "show", f"#{first.id}"]) == 0
     shown = capsys.readouterr().out
     assert shown.startswith("# Write a Python function that adds two numbers,\n") and "return a + b" in shown
+    # its headings in the app's language or --lang's, as F7 writes them (they were English under --lang tr)
+    assert main(["conversations", "show", f"#{first.id}", "--lang", "tr"]) == 0
+    assert "\n## Siz\n" in (shown_tr := capsys.readouterr().out) and "\n## Asistan\n" in shown_tr, shown_tr
     assert main(["conversations", "show", "weekly NOTES", "--json"]) == 0  # a title, case aside
     data = json.loads(capsys.readouterr().out)
     assert data["id"] == other.id and [m["content"] for m in data["messages"]] == ["Lunch is at noon."]
@@ -1577,6 +1580,10 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     out = tmp_path / "adds.md"
     assert main(["conversations", "export", f"#{first.id}", "-o", str(out)]) == 0
     assert out.read_text(encoding="utf-8") == shown  # as show prints it, as F7 writes it
+    capsys.readouterr()
+    assert main(["conversations", "export", f"#{first.id}", "-o", str(tmp_path / "tr.md"), "--lang", "tr"]) == 0
+    assert (tmp_path / "tr.md").read_text(encoding="utf-8") == shown_tr and capsys.readouterr().err == \
+        f'"Write a Python function that adds two numbers," sohbeti {tmp_path / "tr.md"} dosyasına yazıldı.\n'
     out.write_text("mine\n", encoding="utf-8")
     assert main(["conversations", "export", f"#{first.id}", "-o", str(out)]) == 1  # asked first; no terminal
     assert out.read_text(encoding="utf-8") == "mine\n" and "add --yes to replace it" in capsys.readouterr().err
@@ -1595,10 +1602,15 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     assert f"{memo} is a document this conversation is about, so it was left as it was" in capsys.readouterr().err
     assert main(["conversations", "rename", f"#{first.id}", "Adding"]) == 0
     assert 'Renamed "Write a Python function that adds two numbers," to "Adding"' in capsys.readouterr().out
+    assert main(["conversations", "rename", "adding", "Adding", "--lang", "tr"]) == 0
+    assert capsys.readouterr().out.startswith('"Adding" sohbetinin adı "Adding" oldu; \'')
     assert main(["conversations", "rename", "Adding", "weekly notes"]) == 1  # a title taken (case aside)
     capsys.readouterr()
     assert main(["conversations", "delete", "Adding"]) == 1  # asked first; no terminal: kept
     assert "Nothing was deleted: add --yes" in capsys.readouterr().err
+    assert main(["conversations", "delete", "Adding", "--lang", "tr"]) == 1
+    assert capsys.readouterr().err.endswith('"Adding" sohbeti silinsin mi (2 mesaj)? Hiçbir şey silinmedi: sormadan '
+                                            "silmek için --yes ekleyin.\n")
     assert main(["conversations", "delete", "Adding", "--yes"]) == 0
     store = ConversationStore()
     assert [c.title for c in store.list()] == ["Weekly notes"]

@@ -334,5 +334,7 @@ def test_cache_list_marks_a_state_cut_short(capsys: pytest.CaptureFixture[str]) 
     path.write_bytes(path.read_bytes()[:-1000])
     assert main(["cache", "list"]) == 0
     assert f"damaged: {path.name}" in capsys.readouterr().out
-    assert main(["cache", "clear", "--damaged"]) == 0
-    assert not path.exists()
+    assert main(["cache", "list", "--lang", "tr"]) == 0  # in the app's language or --lang's (it was English)
+    assert capsys.readouterr().out.startswith(f"bozuk: {path.name} yarım ya da okunamıyor ve hiç kullanılmaz ('")
+    assert main(["cache", "clear", "--damaged", "--lang", "tr"]) == 0
+    assert not path.exists() and capsys.readouterr().out == f"{states.folder} klasöründen 1 bozuk kayıtlı KV durumu silindi.\n"

@@ -147,6 +147,9 @@ def test_hw_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPa
     assert first["vram_used"] == 1 * GIB and first["bandwidth_gbps"] == 504
     assert second["vram_free"] == 16 * GIB and second["bandwidth_gbps"] == 320  # free defaults to all of it
     assert data["memory_limit_left"] is None or data["memory_limit_left"] >= 0
+    assert main(["hw", "--lang", "tr"]) == 0  # in the app's language or --lang's (it was English on a Turkish PC)
+    out = capsys.readouterr().out
+    assert " çekirdek, " in out and "\nGPU 0:  RTX 4070: 12 GB VRAM içinden 11 GB boş; %" in out, out
     # under a memory limit (ulimit -v here), what it leaves is said beside the machine's free memory
     import resource
     import subprocess

@@ -77,6 +77,10 @@ def test_a_model_a_profile_runs_names_the_default_profile(folder: Path, capsys: 
     """SmolLM2 Q4_1 runs in office-cpu, long-documents and quoting-lookup: the plain one is named."""
     assert main(["profiles", "new", "smollm2-135m-instruct-q4_1"]) == 0
     assert capsys.readouterr().out.startswith("The profile office-cpu (")
+    assert main(["profiles", "new", "smollm2-135m-instruct-q4_1", "--lang", "tr"]) == 0  # (it was English)
+    said = capsys.readouterr().out
+    assert said.startswith("office-cpu profili (") and "\nSığma: CPU'da çalışır: " in said and \
+        "\nOnunla sohbet etmek için: " in said, said
 
 
 def test_a_new_profile_keeps_within_the_models_trained_context_and_takes_a_name(

@@ -97,6 +97,8 @@ def test_add(models_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert _sha(models_home / "tiny-valid.gguf") == _sha(TINY)
     assert main(["models", "add", str(TINY)]) == 0  # already there: not copied again
     assert "tiny-valid.gguf is installed already, as tiny-valid.gguf" in capsys.readouterr().out
+    assert main(["models", "add", str(TINY), "--lang", "tr"]) == 0  # (it was English under --lang tr)
+    assert capsys.readouterr().out.startswith(f"tiny-valid.gguf zaten kurulu: {models_home} klasöründe tiny-valid.gguf ")
     bad = tmp_path / "bad.gguf"
     bad.write_text("hello\n")
     assert main(["models", "add", str(bad)]) == 1
@@ -167,6 +169,10 @@ def test_remove_says_what_goes_and_asks_unless_told(models_home: Path, tmp_path:
     err = capsys.readouterr().err
     assert "Nothing was removed: add --yes" in err
     assert "; the profile memo uses it and will not load until it names another model?" in err, err
+    assert main(["models", "remove", "copied", "--lang", "tr"]) == 1  # (it was English under --lang tr)
+    assert capsys.readouterr().err.endswith(" diskten silinsin mi; memo profili onu kullanıyor ve başka bir model "
+                                            "belirtene kadar yüklenmez? Hiçbir şey silinmedi: sormadan silmek için "
+                                            "--yes ekleyin.\n")
     (profiles / "memo.yaml").unlink()
     assert (models_home / "copied.gguf").is_file()
     assert main(["models", "remove", "copied", "--yes"]) == 0
@@ -323,8 +329,11 @@ def test_pull_https_style_resume_and_verify(
     assert not (models_home / ".tiny.gguf.part.json").exists()  # (kept until the part is the model: see _download)
     # a fresh download, no sha256 given: the GGUF header is still checked
     (models_home / "tiny.gguf").unlink()
-    assert main(["models", "pull", f"{server.url}/tiny.gguf"]) == 0
+    assert main(["models", "pull", f"{server.url}/tiny.gguf", "--lang", "tr"]) == 0
     assert server.ranges[-1] is None
+    captured = capsys.readouterr()  # its progress and its end in --lang's words (they were English)
+    assert re.search(r"^tiny\.gguf indiriliyor: 39 KB içinden 39 KB \(%100\)$", captured.err, re.M) and \
+        captured.out == f"hazır: {models_home / 'tiny.gguf'} (F16, 39 KB)\n", captured
     assert read_model_info(models_home / "tiny.gguf").n_layer == 1
 
 
@@ -378,6 +387,11 @@ def test_quantize(smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixt
     made = out.stat().st_mtime_ns
     assert main(["models", "quantize", str(smollm2_path), "--type", "q8_0", "-o", str(out), "--allow-requantize"]) == 1
     assert f"{out} already exists; delete it first, or name another file with -o." in capsys.readouterr().err
+    assert main(["models", "quantize", str(smollm2_path), "--type", "q8_0", "-o", str(out), "--allow-requantize",
+                 "--lang", "tr"]) == 1  # (it was English under --lang tr)
+    assert capsys.readouterr().err == ("workstation: uyarı: Q4_1 yeniden Q8_0 olarak niceleniyor: kopya Q4_1 modelinden "
+                                       f"iyi olmaz, daha kötü olabilir.\nworkstation: {out} zaten var; önce onu silin "
+                                       "ya da -o ile başka bir dosya belirtin.\n")
     assert out.stat().st_mtime_ns == made  # replaced without a word before
     for where, why in ((f"{tmp_path}/", "that is a folder; give a file name"),  # not "delete it first"
                        (f"{tmp_path}/new/", "that is a folder; give a file name"),  # not a file named new

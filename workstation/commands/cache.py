@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sqlite3
-import time
 from pathlib import Path
 
-from workstation.commands import default_verb, print_json
+from workstation.commands import add_lang_arg, default_verb, print_json, texts_of
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.kv_state import STORE, KvStateStore, SavedState, tagged_conversation
@@ -25,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         v.add_argument("--json", action="store_true", help="print it as JSON")
         if verb == "clear":
             v.add_argument("--damaged", action="store_true", help="only the damaged ones (cut short, unreadable)")
+        add_lang_arg(v)  # (it was English on a Turkish PC)
         v.set_defaults(func=run)
     default_verb(p, verbs.choices["list"])  # 'cache' alone lists, as 'models' alone does
 
@@ -42,13 +42,14 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json({"removed": n, "folder": str(store.folder)})
         else:
-            print(f"Removed {n}{' damaged' if args.damaged else ''} saved KV state{'' if n == 1 else 's'} "
-                  f"from {store.folder}.")
+            print(texts_of(args)("cache_cmd.removed_damaged" if args.damaged else "cache_cmd.removed", n=n,
+                                 folder=str(store.folder)))
         return 0
     damaged = store.damaged()
     entries = sorted((e for e in store.entries() if e.path not in damaged), key=lambda e: e.last_used, reverse=True)
     total = sum(e.n_bytes for e in entries)
-    titles = _conversation_titles(entries)
+    t = texts_of(args)
+    titles = _conversation_titles(entries, t("cache_cmd.deleted"))
     if args.json:
         print_json({
             "folder": str(store.folder), "budget_bytes": store.budget, "bytes": total,
@@ -59,24 +60,24 @@ def run(args: argparse.Namespace) -> int:
         })
         return 0
     if entries:
-        width = max(5, *(len(e.model) for e in entries))
-        print(f"{'TOKENS':>7}  {'SIZE':>12}  {'LAST USED':<16}  {'MODEL':<{width}}  {'K/V':<9}  CONVERSATION")
+        heads = {k: t(f"cache_cmd.col.{k}") for k in ("tokens", "size", "last", "model", "conversation")}
+        width = max(5, len(heads["model"]), *(len(e.model) for e in entries))
+        print(f"{heads['tokens']:>7}  {heads['size']:>12}  {heads['last']:<16}  {heads['model']:<{width}}  "
+              f"{'K/V':<9}  {heads['conversation']}")
     for e in entries:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.last_used))
         title = titles.get(e.tag) or "-"
-        print(f"{len(e.tokens):>7}  {e.n_bytes / 2**20:8.1f} MiB  {when:<16}  {e.model:<{width}}  {e.kv_types:<9}  "
-              f"{shortened(title, 40)}")
+        print(f"{len(e.tokens):>7}  {t.number(f'{e.n_bytes / 2**20:.1f} MiB'):>12}  "
+              f"{t.moment(e.last_used):<16}  {e.model:<{width}}  {e.kv_types:<9}  {shortened(title, 40)}")
     for path in damaged:
-        print(f"damaged: {path.name} is cut short or unreadable and is never used "
-              f"('{cli('cache clear --damaged')}' removes it)")
-    print(f"{len(entries)} saved state{'' if len(entries) == 1 else 's'}, {total / 2**20:.1f} of {store.budget / 2**20:.0f} MiB, in {store.folder}; "
-          f"the least recently used go first when it is full ('{cli('cache clear')}' empties it)")
+        print(t("cache_cmd.damaged", file=path.name, command=cli("cache clear --damaged")))
+    print(t("cache_cmd.total", n=len(entries), used=f"{total / 2**20:.1f}", budget=f"{store.budget / 2**20:.0f}",
+            folder=str(store.folder), command=cli("cache clear")))
     return 0
 
 
-def _conversation_titles(entries: list[SavedState]) -> dict[str | None, str]:
+def _conversation_titles(entries: list[SavedState], deleted: str = "(deleted)") -> dict[str | None, str]:
     """Each conversation tag's title ('-' in the list: a summary's or a server's prompt;
-    "(deleted)" for a conversation no longer there, or a database that cannot be read)."""
+    ``deleted`` for a conversation no longer there, or a database that cannot be read)."""
     titles: dict[str | None, str] = {}
     stores: dict[str, ConversationStore | None] = {}
     for e in entries:
@@ -87,10 +88,10 @@ def _conversation_titles(entries: list[SavedState]) -> dict[str | None, str]:
         if where not in stores:
             stores[where] = _store_named(where)
         store = stores[where]
-        titles[e.tag] = "(deleted)"
+        titles[e.tag] = deleted
         if store is not None:
             try:
-                titles[e.tag] = store.title_of(conversation_id, created) or "(deleted)"
+                titles[e.tag] = store.title_of(conversation_id, created) or deleted
             except (WorkstationError, sqlite3.Error):
                 continue
     for store in stores.values():

@@ -16,6 +16,7 @@ from workstation.commands import (
     asked_yes,
     default_verb,
     print_json,
+    said_in,
     text_table,
     texts_of,
 )
@@ -51,14 +52,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     export.add_argument("name", metavar="NAME", help="its title, or its number as #12")
     export.add_argument("-o", "--output", metavar="FILE", required=True, help="the Markdown file to write")
     export.add_argument("--yes", "-y", action="store_true", help="replace FILE if it is there, without asking")
+    add_lang_arg(export)  # the Markdown's words (You, Assistant) as F7 writes them, and what it says
     export.set_defaults(func=run_export)
     rename = verbs.add_parser("rename", help="give a conversation another title")
     rename.add_argument("name", metavar="NAME", help="its title, or its number as #12")
     rename.add_argument("title", metavar="TITLE", help="the new title")
+    add_lang_arg(rename)
     rename.set_defaults(func=run_rename)
     delete = verbs.add_parser("delete", help="delete a conversation, with its saved KV cache")
     delete.add_argument("name", metavar="NAME", help="its title, or its number as #12")
     delete.add_argument("--yes", "-y", action="store_true", help="without asking")
+    add_lang_arg(delete)
     delete.set_defaults(func=run_delete)
     default_verb(p, verbs.choices["list"])  # 'conversations' alone lists, as before
 
@@ -155,13 +159,14 @@ def run_show(args: argparse.Namespace) -> int:
                         "messages": [{"role": m.role, "content": m.content, "reasoning": m.reasoning or None,
                                       "metrics": m.metrics, "created": m.created} for m in conv.messages]})
         else:
-            sys.stdout.write(store.to_markdown(conv.id))
+            sys.stdout.write(store.to_markdown(conv.id, texts_of(args).get))  # as F7 writes it, in its language
     finally:
         store.close()
     return 0
 
 
 def run_export(args: argparse.Namespace) -> int:
+    t = texts_of(args)
     store = ConversationStore()
     try:
         conv = find_saved(store, args.name)
@@ -169,18 +174,16 @@ def run_export(args: argparse.Namespace) -> int:
         from workstation.tui.documents_of import is_document_of
 
         if is_document_of(out, store, conv.id):  # (--yes wrote the conversation over it)
-            raise WorkstationError(f"{out} is a document this conversation is about, so it was left as it was; "
-                                   "name another file with -o.")
+            raise WorkstationError(t("conversations_cmd.export_is_document", path=str(out)))
         if out.exists() and not args.yes and not asked_yes(
-                f"{out} is there already; replace it with the conversation \"{conv.title}\"?",
-                f"{out} is there already, so it was left as it was; add --yes to replace it, or name another "
-                "file with -o."):
-            print("Nothing was written.", file=sys.stderr)
+                t("conversations_cmd.export_replace_q", path=str(out), title=conv.title),
+                t("conversations_cmd.export_there", path=str(out))):
+            print(t("conversations_cmd.nothing_written"), file=sys.stderr)
             return 1
-        store.export_markdown(conv.id, out)
+        store.export_markdown(conv.id, out, t.get)  # (F7's words, in its language)
     finally:
         store.close()
-    print(f'Wrote the conversation "{conv.title}" to {out.resolve()}.', file=sys.stderr)
+    print(t("conversations_cmd.exported", title=conv.title, path=str(out.resolve())), file=sys.stderr)
     return 0
 
 
@@ -192,21 +195,22 @@ def run_rename(args: argparse.Namespace) -> int:
         title = store.get(conv.id, with_messages=False).title
     finally:
         store.close()
-    print(f'Renamed "{conv.title}" to "{title}"; \'{cli("chat -c " + shell_word(title))} "..."\' continues it.')
+    print(texts_of(args)("conversations_cmd.renamed", old=conv.title, new=title,
+                         command=cli("chat -c " + shell_word(title))))
     return 0
 
 
 def run_delete(args: argparse.Namespace) -> int:
     from workstation.core.kept_summary import forget_summary_asked_in
 
+    t = texts_of(args)
     store = ConversationStore()
     try:
         conv = find_saved(store, args.name)
         n = len(store.messages(conv.id))
-        what = f'Delete the conversation "{conv.title}" ({n} message{"" if n == 1 else "s"})'
-        if not args.yes and not asked_yes(f"{what}?", f"{what}? Nothing was deleted: add --yes to delete it "
-                                                       "without asking."):
-            print("Kept.", file=sys.stderr)
+        asked = t("conversations_cmd.delete_q_one" if n == 1 else "conversations_cmd.delete_q", title=conv.title, n=n)
+        if not args.yes and not asked_yes(asked, t("conversations_cmd.delete_unasked", question=asked)):
+            print(t("commands.kept"), file=sys.stderr)
             return 1
         tag = conversation_tag(store.identity, conv.id, conv.created)
         stuck = store.delete(conv.id)
@@ -216,11 +220,8 @@ def run_delete(args: argparse.Namespace) -> int:
     try:  # its KV cells saved on disk hold its text: they go with it (as F8's)
         KvStateStore().forget(tag)
     except (OSError, WorkstationError) as err:
-        print(f"workstation: its saved KV cache could not be removed ({err}); "
-              f"'{cli('cache clear')}' removes every one.", file=sys.stderr)
-    for kept_copy in stuck:
-        print(f"workstation: the conversation is deleted, but {kept_copy} (a copy kept before an upgrade) could not "
-              "be changed and may still hold its text: delete that file if you will not go back to the older "
-              "workstation.", file=sys.stderr)
-    print(f'Deleted the conversation "{conv.title}".')
+        print(t("conversations_cmd.cache_kept", error=said_in(err, args), command=cli("cache clear")), file=sys.stderr)
+    for kept_copy in stuck:  # (as F8 says it)
+        print(f"workstation: {t('conv.copy_kept', path=str(kept_copy))}", file=sys.stderr)
+    print(t("conversations_cmd.deleted", title=conv.title))
     return 0

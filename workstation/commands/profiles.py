@@ -51,6 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     new.add_argument("--context", type=int, metavar="TOKENS",
                      help="its context (default: what the model was trained for, at most 4096)")
     new.add_argument("--json", action="store_true", help="print it as JSON")
+    add_lang_arg(new)  # what it made, where, its fit (English on a Turkish PC)
     new.set_defaults(func=run_new)
     default_verb(p, ls)  # 'profiles' alone lists, as 'models' alone does
 
@@ -65,22 +66,23 @@ def run_new(args: argparse.Namespace) -> int:
     path = find_installed(args.model)  # not installed, a folder, a typo: one sentence with a guess
     existing = running(path) if args.name is None and args.context is None else []
     profile = existing[0] if existing else make_profile(path, args.name, args.context)
-    plan = effective_settings(profile).get("plan") or {}
+    t = texts_of(args)
+    plan = effective_settings(profile, None if t.lang == "en" else t.get).get("plan") or {}
     verdict, notes = plan.get("verdict"), list(plan.get("notes") or [])
     if args.json:
         print_json({"key": profile.key, "file": str(profile.source), "made": not existing, "model": profile.model,
                     "context": profile.context, "fit": verdict, "notes": notes})
         return 0
     if existing:
-        print(f"The profile {profile.key} ({profile.source}) already runs {args.model}.")
+        print(t("profiles_cmd.runs_already", profile=profile.key, file=str(profile.source), model=args.model))
     else:
-        print(f"Made the profile {profile.key} ({profile.source}): {profile.model}, a context of "
-              f"{profile.context:,} tokens; change its settings in that file.")
+        print(t("profiles_cmd.made", profile=profile.key, file=str(profile.source), model=profile.model,
+                n=f"{profile.context:,}"))
     if verdict:
-        print(f"Fit: {verdict}")
+        print(t("profiles_cmd.new_fit", verdict=verdict))
     for note in notes:
-        print(f"Note: {note}")
-    print(f"Chat with it: {cli('-p ' + shell_word(profile.key))}")
+        print(t("profiles_cmd.new_note", note=note))
+    print(t("profiles_cmd.chat_with_it", command=cli("-p " + shell_word(profile.key))))
     return 0
 
 

@@ -24,14 +24,15 @@ from workstation.core.installed_models import held_part, installed_name, plain_m
 from workstation.core.letters import bare
 from workstation.core.model_info import read_model_info
 from workstation.core.paths import models_dir
-from workstation.core.phrases import Phrase, part_percent
+from workstation.core.phrases import Lookup, Phrase, part_percent, say
 from workstation.core.terminal import redraws_in_place
 
 # --- download (models pull) -------------------------------------------------------------------
 ProgressFn = Callable[[int, int | None], None]
 
 
-def _stderr_progress(label: str) -> ProgressFn:
+def _stderr_progress(name: str, lookup: Lookup | None = None) -> ProgressFn:
+    """``models pull``'s progress line on stderr, in ``lookup``'s language (English without)."""
     import time
 
     state = {"t": 0.0}
@@ -44,7 +45,9 @@ def _stderr_progress(label: str) -> ProgressFn:
             return
         state["t"] = now
         share = 100 if final else part_percent(done / total) if total else 0  # sizes and share as F4 says them
-        text = f"{label}: {human_bytes(done)}" + (f" of {human_bytes(total)} ({share}%)" if total else "")
+        text = say([("pull.progress_of", {"name": name, "done": human_bytes(done), "total": human_bytes(total),
+                                          "share": f"{share}%"}) if total
+                    else ("pull.progress", {"name": name, "done": human_bytes(done)})], lookup)
         sys.stderr.write(("\r" + text) if tty else (text + "\n"))
         if final and tty:
             sys.stderr.write("\n")
@@ -67,7 +70,7 @@ def download(
 
     parsed = urlparse(url)
     if parsed.scheme not in ("https", "http"):
-        raise WorkstationError(f"Cannot download '{url}': only https:// (or http://) addresses are supported.")
+        raise WorkstationError(said=[("pull.only_https", {"url": url})])
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(f".{dest.name}.part")
     # one download of a file at a time (F4 in two windows, `models pull` beside F4): two wrote
@@ -87,7 +90,7 @@ def _download(url: str, dest: Path, part: Path, sha256: str | None, progress: Pr
         if _fetch(url, part, about, progress, timeout):
             break
     else:
-        raise WorkstationError(f"The download of {url} could not be resumed; run the same command again.")
+        raise WorkstationError(said=[("pull.not_resumed", {"url": url})])
     # its .part.json stays until the part is the model or gone: stopped while a large file's sha256
     # is worked out, the whole part was left without it, and the next start swept it as a copy cut short
     if sha256:
@@ -107,7 +110,7 @@ def _download(url: str, dest: Path, part: Path, sha256: str | None, progress: Pr
     if dest.exists():
         part.unlink(missing_ok=True)
         about.remove()
-        raise WorkstationError(f"A model named {dest.name} appeared in {dest.parent} meanwhile; it was kept.")
+        raise WorkstationError(said=[("pull.appeared", {"name": dest.name, "folder": str(dest.parent)})])
     os.replace(part, dest)
     about.remove()
     return dest
@@ -218,13 +221,10 @@ def _fetch(
         except OSError as err:
             if err.errno == errno.ENOSPC:  # the disk filled meanwhile: the part kept, less what stays free
                 raise WorkstationError(said=[_keep_part_of_full_disk(part, about, total)]) from None
-            raise WorkstationError(
-                f"The download of {url} stopped at {done:,} bytes ({err}); run the same command again to resume."
-            ) from None
+            raise WorkstationError(said=[("pull.stopped_why", {"url": url, "done": f"{done:,}", "why": str(err)})]) \
+                from None
         if total is not None and done < total:
-            raise WorkstationError(
-                f"The download of {url} stopped at {done:,} of {total:,} bytes; run the same command again to resume."
-            )
+            raise WorkstationError(said=[("pull.stopped_at", {"url": url, "done": f"{done:,}", "total": f"{total:,}"})])
     return True
 
 
@@ -367,16 +367,18 @@ def close_catalog_names(ref: str) -> list[str]:
     return starts or difflib.get_close_matches(ref.lower(), names, n=3, cutoff=0.6)
 
 
-def pull(ref: str, *, sha256: str | None = None, progress: bool = True) -> Path:
-    """``models pull``: a catalog name (PyPI or https source) or an https URL -> installed path."""
+def pull(ref: str, *, sha256: str | None = None, progress: bool = True, lookup: Lookup | None = None) -> Path:
+    """``models pull``: a catalog name (PyPI or https source) or an https URL -> installed path;
+    its progress on stderr in ``lookup``'s language (English without)."""
     entry = catalog_entry(ref)
     if entry is None and "://" not in ref:
         close = close_catalog_names(ref)
         if close:  # Ollama's names (llama3.2, qwen3:8b): said as this catalog names them
-            guess = close[0] if len(close) == 1 else ", ".join(close[:-1]) + " or " + close[-1]
-            raise WorkstationError(f"'{ref}' is no model of the catalog; did you mean {guess}?")
+            raise WorkstationError(said=[("pull.not_in_catalog", {"ref": ref, "guess": close[0]}) if len(close) == 1
+                                         else ("pull.not_in_catalog_or", {"ref": ref, "guess": ", ".join(close[:-1]),
+                                                                          "last": close[-1]})])
         names = ", ".join(str(e.get("name")) for e in catalog_entries())
-        raise WorkstationError(f"'{ref}' is neither a known model nor a URL; known models: {names}.")
+        raise WorkstationError(said=[("pull.unknown", {"ref": ref, "names": names})])
     if entry is None:
         for e in catalog_entries():
             if e.get("source") == ref:
@@ -395,7 +397,7 @@ def pull(ref: str, *, sha256: str | None = None, progress: bool = True) -> Path:
 
         filename = Path(unquote(urlparse(url).path)).name
     if not filename.endswith(".gguf"):
-        raise WorkstationError(f"'{url}' does not point to a .gguf file.")
+        raise WorkstationError(said=[("pull.not_gguf", {"url": url})])
     dest = models_dir() / plain_model_name(filename)
     dest = dest.with_name(dest.name + ".gguf")
     if dest.exists():
@@ -403,10 +405,7 @@ def pull(ref: str, *, sha256: str | None = None, progress: bool = True) -> Path:
 
         if sha256 and sha256_file(dest) == sha256.lower():
             return dest
-        why = "its sha256 differs from the expected one" if sha256 else "no sha256 is known to compare it with"
-        raise WorkstationError(
-            f"A model named {dest.name} is already in {dest.parent} and {why}, so it was kept "
-            "(remove it first to download it again)."
-        )
-    show = _stderr_progress(f"downloading {filename}") if progress else None
+        raise WorkstationError(said=[("pull.there_differs" if sha256 else "pull.there_unchecked",
+                                      {"name": dest.name, "folder": str(dest.parent)})])
+    show = _stderr_progress(filename, lookup) if progress else None
     return download(url, dest, sha256=sha256, progress=show)

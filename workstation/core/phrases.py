@@ -390,6 +390,23 @@ ENGLISH: dict[str, str] = {
                               "nothing was removed; stop that download first, then remove it."),
     "pull.already": ("{name} is being downloaded into {folder} already (started earlier here, in another "
                      "window or by `models pull`); it is ready when that download ends."),
+    # models pull: its progress on stderr, and what stops it
+    "pull.progress": "downloading {name}: {done}",
+    "pull.progress_of": "downloading {name}: {done} of {total} ({share})",
+    "pull.only_https": "Cannot download '{url}': only https:// (or http://) addresses are supported.",
+    "pull.stopped_why": "The download of {url} stopped at {done} bytes ({why}); run the same command again to resume.",
+    "pull.stopped_at": ("The download of {url} stopped at {done} of {total} bytes; run the same command again to "
+                        "resume."),
+    "pull.not_resumed": "The download of {url} could not be resumed; run the same command again.",
+    "pull.appeared": "A model named {name} appeared in {folder} meanwhile; it was kept.",
+    "pull.not_in_catalog": "'{ref}' is no model of the catalog; did you mean {guess}?",
+    "pull.not_in_catalog_or": "'{ref}' is no model of the catalog; did you mean {guess} or {last}?",
+    "pull.unknown": "'{ref}' is neither a known model nor a URL; known models: {names}.",
+    "pull.not_gguf": "'{url}' does not point to a .gguf file.",
+    "pull.there_differs": ("A model named {name} is already in {folder} and its sha256 differs from the expected one, "
+                           "so it was kept (remove it first to download it again)."),
+    "pull.there_unchecked": ("A model named {name} is already in {folder} and no sha256 is known to compare it with, "
+                             "so it was kept (remove it first to download it again)."),
     "pull.http": "The download of {url} failed: the server answered {code} {reason}.",
     "pull.offline": ("The download failed: {host} cannot be reached from this PC (no network, or the name "
                      "cannot be looked up). Check the connection and try again."),
@@ -408,6 +425,9 @@ ENGLISH: dict[str, str] = {
                                "the file's size: free more than that, then download it again."),
     "pull.bad_sha256": "The download of {name} has sha256 {got}…, expected {expected}…; the damaged file was removed.",
     "pull.not_a_model": "The download of {name} is not a usable model ({why}); it was removed.",
+    # how to run a model just added, pulled or quantized (-p takes profiles: profile_lookup.how_to_make_one)
+    "model.how_to_use": ("to use it, run {command}: it makes a profile for it (or names the one that runs it) and "
+                         "says the command that chats with it; the app's model list, F4, does the same with U"),
     # a profile's model file (installed_models.missing_model_error)
     "model.not_downloaded": "The model {name} is not downloaded yet; run '{command}'{size}.",
     "model.about_gb": " (about {size})",

@@ -10,6 +10,7 @@ from pathlib import Path
 from workstation.core.errors import ModelFileError, ProfileError
 from workstation.core.letters import closest_name
 from workstation.core.paths import typed_path
+from workstation.core.phrases import Lookup, say
 from workstation.core.profile_check import profile_from_dict
 from workstation.core.profile_folders import link_path, named_profile_file, profile_paths
 from workstation.core.profiles import DEFAULT_PROFILE, Profile
@@ -37,13 +38,12 @@ def list_profiles(directory: Path | None = None) -> list[Profile | ProfileError]
     return result
 
 
-def how_to_make_one(model: str) -> str:
-    """How to run a model file: -p takes profiles, and ``profiles new`` makes one."""
+def how_to_make_one(model: str, lookup: Lookup | None = None) -> str:
+    """How to run a model file: -p takes profiles, and ``profiles new`` makes one; in
+    ``lookup``'s language (English without)."""
     from workstation.core.invocation import cli, shell_word
 
-    return (f"to use it, run {cli('profiles new ' + shell_word(model))}: it makes a profile for it (or names "
-            "the one that runs it) and says the command that chats with it; the app's model list, F4, "
-            "does the same with U")
+    return say([("model.how_to_use", {"command": cli("profiles new " + shell_word(model))})], lookup)
 
 
 def load_profile(ref: str | None) -> Profile:
