@@ -174,12 +174,24 @@ def test_remove_says_what_goes_and_asks_unless_told(models_home: Path, tmp_path:
                                             "belirtene kadar yüklenmez? Hiçbir şey silinmedi: sormadan silmek için "
                                             "--yes ekleyin.\n")
     (profiles / "memo.yaml").unlink()
-    assert (models_home / "copied.gguf").is_file()
+
+    class Terminal(io.StringIO):  # a person at the terminal, who answers
+        def isatty(self) -> bool:
+            return True
+
+    # asked in Turkish, answered in Turkish: "[e/H]", and "h" keeps it (it asked "[y/N]" and took y alone)
+    monkeypatch.setattr(sys, "stdin", Terminal("h\n"))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(["models", "remove", "copied", "--lang", "tr"]) == 1
+    assert "silinsin mi? [e/H] " in capsys.readouterr().err and (models_home / "copied.gguf").is_file()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     assert main(["models", "remove", "copied", "--yes"]) == 0
     assert not (models_home / "copied.gguf").exists() and capsys.readouterr().out.strip() == "Removed copied."
     assert main(["models", "rm", "linked"]) == 1
     assert f"Remove the link linked (the file it points to, {mine}, stays" in capsys.readouterr().err
-    assert main(["models", "rm", "linked", "-y"]) == 0
+    monkeypatch.setattr(sys, "stdin", Terminal("Evet\n"))
+    assert main(["models", "rm", "linked", "--lang", "tr"]) == 0
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     assert not (models_home / "linked.gguf").is_symlink() and mine.is_file()
     assert main(["models", "remove", str(mine), "--yes"]) == 1  # not an installed model: not deleted
     assert mine.is_file() and "only installed models are removed here" in capsys.readouterr().err

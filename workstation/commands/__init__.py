@@ -131,21 +131,25 @@ def summary_profile(args: Any) -> Any:
     return profile
 
 
-def asked_yes(question: str, without_terminal: str) -> bool:
-    """``question`` answered y or n on the terminal (Ctrl-D or Ctrl-C there: no). Without a
-    terminal to ask on (a script, a pipe), ``without_terminal`` is the error: say what
-    was left as it was, and the option that does it without asking."""
+def asked_yes(question: str, without_terminal: str, t: Texts | None = None) -> bool:
+    """``question`` answered y or n on the terminal (Ctrl-D or Ctrl-C there: no), in ``t``'s
+    language (Turkish: e or h; it asked "[y/N]" after a Turkish question). Without a terminal
+    to ask on (a script, a pipe), ``without_terminal`` is the error: say what was left as it
+    was, and the option that does it without asking."""
     from workstation.core.errors import WorkstationError
+    from workstation.tui.i18n import Texts
 
     if not (sys.stdin.isatty() and sys.stderr.isatty()):  # (2>log: the question went into the log, unseen)
         raise WorkstationError(without_terminal)
+    t = t or Texts("en")
     try:  # (asked on stderr: input()'s prompt went to stdout, into a file the output was sent to)
-        print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+        print(f"{question} {t('commands.yes_no')} ", end="", file=sys.stderr, flush=True)
         answer = input()
     except (EOFError, KeyboardInterrupt):
         answer = ""
         print(file=sys.stderr)
-    return answer.strip().lower() in ("y", "yes")
+    # (English's y and yes understood in every language: a keyboard's habit)
+    return answer.strip().lower() in {"y", "yes", *(w.strip() for w in t("commands.yes_words").split(","))}
 
 
 def waiting_line(event: ServerWaiting, t: Texts | None = None) -> str:

@@ -177,7 +177,7 @@ def run_export(args: argparse.Namespace) -> int:
             raise WorkstationError(t("conversations_cmd.export_is_document", path=str(out)))
         if out.exists() and not args.yes and not asked_yes(
                 t("conversations_cmd.export_replace_q", path=str(out), title=conv.title),
-                t("conversations_cmd.export_there", path=str(out))):
+                t("conversations_cmd.export_there", path=str(out)), t):
             print(t("conversations_cmd.nothing_written"), file=sys.stderr)
             return 1
         store.export_markdown(conv.id, out, t.get)  # (F7's words, in its language)
@@ -209,7 +209,7 @@ def run_delete(args: argparse.Namespace) -> int:
         conv = find_saved(store, args.name)
         n = len(store.messages(conv.id))
         asked = t("conversations_cmd.delete_q_one" if n == 1 else "conversations_cmd.delete_q", title=conv.title, n=n)
-        if not args.yes and not asked_yes(asked, t("conversations_cmd.delete_unasked", question=asked)):
+        if not args.yes and not asked_yes(asked, t("conversations_cmd.delete_unasked", question=asked), t):
             print(t("commands.kept"), file=sys.stderr)
             return 1
         tag = conversation_tag(store.identity, conv.id, conv.created)

@@ -219,7 +219,7 @@ def _removal_confirmed(what: str, args: argparse.Namespace) -> bool:
     """``--yes``, or the person's yes to "``what``?" (a no, or no one to ask, says it was kept)."""
     t = texts_of(args)
     asked = t("models_cmd.remove_q", what=what)
-    if args.yes or asked_yes(asked, t("models_cmd.remove_unasked", question=asked)):
+    if args.yes or asked_yes(asked, t("models_cmd.remove_unasked", question=asked), t):
         return True
     print(t("commands.kept"), file=sys.stderr)
     return False

@@ -279,12 +279,12 @@ def run(args: argparse.Namespace) -> int:
         names = [d.name for d in documents]
         heads = summary_heads(there) if there.exists() and not args.yes else None
         if there.exists() and not args.yes and heads is None and not asked_yes(
-                t("summarize_cmd.other_file_q", path=str(there)), t("summarize_cmd.other_file_kept", path=str(there))):
+                t("summarize_cmd.other_file_q", path=str(there)), t("summarize_cmd.other_file_kept", path=str(there)), t):
             print(t("summarize_cmd.nothing"), file=sys.stderr)
             return 1
         if heads is not None and not earlier_summary(there, of=names) and not asked_yes(
                 t("summarize_cmd.other_summary_q", path=str(there), heads="; ".join(heads), names=", ".join(names)),
-                t("summarize_cmd.other_summary_kept", path=str(there), heads="; ".join(heads))):
+                t("summarize_cmd.other_summary_kept", path=str(there), heads="; ".join(heads)), t):
             print(t("summarize_cmd.nothing"), file=sys.stderr)
             return 1
     # one summary of a document at a time (F6, or another summarize, writing its kept parts too):
