@@ -251,6 +251,10 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
     assert all(p.exists() for p in others) and "notes" not in err and "report" not in err, err
     assert out.startswith("added tiny.gguf")
     assert "workstation profiles new tiny: it makes a profile for it" in err, err
+    (models_home / ".again.gguf.part").write_bytes(b"\0" * 3000)  # in the command's language (it was English)
+    os.utime(models_home / ".again.gguf.part", (time.time() - 3600, time.time() - 3600))
+    assert main(["models", "list", "--lang", "tr"]) == 0
+    assert "Removed" not in (err := capsys.readouterr().err) and "again.gguf" in err, err
     # a profile that runs it already (the office's, waiting for the model a USB stick brings) is
     # named instead: it said "profiles new" all the same
     (tmp_path / "profiles" / "office-tiny.yaml").write_text("name: Office tiny\nmodel: tiny\n", encoding="utf-8")

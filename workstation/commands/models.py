@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
 
     removed = installed_models.clear_left_copies()  # (a copy killed mid-way left GBs nothing showed)
     if removed:
-        print(f"workstation: {say(installed_models.left_copies_phrases(removed))}", file=sys.stderr)
+        # (in the command's language: it was English before a Turkish line)
+        print(f"workstation: {say(installed_models.left_copies_phrases(removed), texts_of(args).get)}", file=sys.stderr)
     return int(args.action(args) or 0)
 
 
