@@ -215,12 +215,22 @@ def test_a_folder_or_a_binary_file_given_as_a_profile_is_one_plain_sentence(tmp_
     assert str(odd.value) == f"Profile file {tmp_path / 'odd.yaml'} cannot be read: it is not UTF-8 text."
 
 
-def test_a_models_name_given_as_a_profile_says_how_to_make_one() -> None:
+def test_a_models_name_given_as_a_profile_says_how_to_make_one(capsys: pytest.CaptureFixture[str]) -> None:
     """`-p NAME` of an installed model (a copy just made by models quantize) said "There is no
     profile named"; a model file's path runs (test_model_profile.py)."""
     with pytest.raises(ProfileError, match=r"^smollm2-135m-instruct-q4_1 is a model, not a profile; .*profiles new "
                                            r"smollm2-135m-instruct-q4_1: it makes"):
         load_profile("smollm2-135m-instruct-q4_1")
+    # said in the app's language, a misspelt profile too (both were English under Turkish)
+    from workstation.cli import main
+
+    assert main(["fit", "-p", "smollm2-135m-instruct-q4_1", "--lang", "tr"]) == 1
+    assert capsys.readouterr().err.startswith("workstation: smollm2-135m-instruct-q4_1 bir model, profil değil; "
+                                              "kullanmak için ")
+    assert main(["fit", "-p", "ofice-cpu", "--lang", "tr"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("workstation: 'ofice-cpu' adında bir profil yok; var olan profiller: ") and \
+        err.endswith(", office-cpu, office-server, quoting-lookup. Bunu mu demek istediniz: 'office-cpu'?\n"), err
 
 
 def test_a_shipped_profiles_file_name_finds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

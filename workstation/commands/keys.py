@@ -45,6 +45,7 @@ def _profiles_named(typed: str, not_done: str) -> tuple[list[str], set[str]]:
     """The profiles a key may use, as typed (a,b); a close miss of a profile's name is refused
     (a typo made a key that could never be used). And the profiles there are."""
     from workstation.core.errors import WorkstationError
+    from workstation.core.phrases import say
     from workstation.core.profile_folders import profile_paths
     from workstation.core.profile_lookup import close_profile
 
@@ -53,7 +54,7 @@ def _profiles_named(typed: str, not_done: str) -> tuple[list[str], set[str]]:
     for name in profiles:
         guess = close_profile(name, sorted(known)) if name not in known else ""
         if guess:
-            raise WorkstationError(f"There is no profile '{name}' in the profiles folder.{guess} {not_done}")
+            raise WorkstationError(f"There is no profile '{name}' in the profiles folder.{say([guess])} {not_done}")
     return profiles, known
 
 

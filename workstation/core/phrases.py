@@ -443,6 +443,14 @@ ENGLISH: dict[str, str] = {
     "model.not_made": "The model file {file} is not made yet; make it from {source} with '{command}'.",
     "model.missing": "The model file {path} does not exist; run '{command}' to see what is installed.",
     "model.meant": "Did you mean '{name}'?",
+    # -p naming no profile (profile_lookup.load_profile)
+    "profile.is_a_model": "{ref} is a model, not a profile; {how}.",
+    "profile.default_missing": ("No profile was named (-p PROFILE, or WORKSTATION_PROFILE for every command), and the "
+                                "default one, '{ref}', is not here; available profiles: {names}."),
+    "profile.no_such": "There is no profile named '{ref}'{by}; available profiles: {names}.{meant}",
+    "profile.named_by_env": " (WORKSTATION_PROFILE names it)",
+    "profile.none_here": "none",
+    "profile.meant": " Did you mean '{name}'?",
     # a model named for inspect, quantize, profiles new (installed_models.find_installed)
     "model.no_such": "There is no model '{name}' here; run '{command}' to see what is installed.",
     "model.no_file": "The file {path} does not exist.",

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from workstation.core.errors import ModelFileError, ProfileError
 from workstation.core.letters import closest_name
 from workstation.core.paths import typed_path
-from workstation.core.phrases import Lookup, say
+from workstation.core.phrases import Lookup, Phrase, say
 from workstation.core.profile_check import profile_from_dict
 from workstation.core.profile_folders import link_path, named_profile_file, profile_paths
 from workstation.core.profiles import DEFAULT_PROFILE, Profile
@@ -41,9 +42,14 @@ def list_profiles(directory: Path | None = None) -> list[Profile | ProfileError]
 def how_to_make_one(model: str, lookup: Lookup | None = None) -> str:
     """How to run a model file: -p takes profiles, and ``profiles new`` makes one; in
     ``lookup``'s language (English without)."""
+    return say([how_to_use(model)], lookup)
+
+
+def how_to_use(model: str) -> Phrase:
+    """``how_to_make_one`` as a phrase, for a sentence said in the app's language later."""
     from workstation.core.invocation import cli, shell_word
 
-    return say([("model.how_to_use", {"command": cli("profiles new " + shell_word(model))})], lookup)
+    return "model.how_to_use", {"command": cli("profiles new " + shell_word(model))}
 
 
 def load_profile(ref: str | None) -> Profile:
@@ -77,17 +83,17 @@ def load_profile(ref: str | None) -> Profile:
     from workstation.core.catalog import resolve_model_path
 
     if resolve_model_path(ref).is_file():  # a model's name (a copy just quantized, say): how to run it
-        raise ProfileError(f"{ref} is a model, not a profile; {how_to_make_one(ref)}.")
+        raise ProfileError(said=[("profile.is_a_model", {"ref": ref, "how": how_to_use(ref)})])
     if as_path.is_file():  # a file there (-p README.md)
         return _file_given(as_path)
     _refused_own_profiles()
     stems = [p.stem for p in profile_paths()]
-    available = f"available profiles: {', '.join(stems) or 'none'}."
+    names: Any = ", ".join(stems) if stems else ("profile.none_here", {})
     if named_by == "the default":  # no -p given: the profile named is none the person chose
-        raise ProfileError(f"No profile was named (-p PROFILE, or WORKSTATION_PROFILE for every command), and the "
-                           f"default one, '{ref}', is not here; {available}")
-    raise ProfileError(f"There is no profile named '{ref}'{' (WORKSTATION_PROFILE names it)' if named_by else ''}; "
-                       f"{available}" + close_profile(ref, stems))
+        raise ProfileError(said=[("profile.default_missing", {"ref": ref, "names": names})])
+    # (in the language the command or the app says it in: it was English under Turkish)
+    raise ProfileError(said=[("profile.no_such", {"ref": ref, "names": names, "meant": close_profile(ref, stems),
+                                                   "by": ("profile.named_by_env", {}) if named_by else ""})])
 
 
 def _refused_own_profiles() -> None:
@@ -117,11 +123,11 @@ def _file_given(path: Path) -> Profile:
     return model_file_profile(path)
 
 
-def close_profile(name: str, names: list[str]) -> str:
+def close_profile(name: str, names: list[str]) -> Phrase | str:
     """" Did you mean 'office-cpu'?" for a name one typo away from a profile's, case and
-    punctuation aside ('' for none)."""
+    punctuation aside ('' for none), as a phrase."""
     close = closest_name(name, names, cutoff=0.75)
-    return f" Did you mean '{close}'?" if close else ""
+    return ("profile.meant", {"name": close}) if close else ""
 
 
 def model_file(profile: Profile) -> str:
