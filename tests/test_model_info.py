@@ -104,6 +104,11 @@ def test_extra_model_dir_and_damaged_file_listed(tmp_path: Path, monkeypatch: py
     with pytest.raises(ModelFileError) as typo:
         installed_models.find_installed("tinny")
     assert typo.value.said[-1] == ("model.meant", {"name": "tiny"}) and str(typo.value).endswith("Did you mean 'tiny'?")
+    from workstation.core.phrases import say
+    from workstation.tui.i18n import Texts
+
+    # Turkish asks before the name: a fixed "mi" after it broke vowel harmony ("'tiny' mi", "'gemma…' mi")
+    assert say(typo.value.said, Texts("tr").get).endswith(" Bunu mu demek istediniz: 'tiny'?")
     assert installed_models.missing_model_error(extra / "tinny.gguf").said[-1] == ("model.meant", {"name": "tiny"})
     from workstation.cli import main
 

@@ -367,6 +367,9 @@ def test_a_users_own_profile_of_a_shipped_name_is_the_one_used(
     assert any(line.startswith("office-cpu (sizin, uygulamayla gelenin yerine) ") and " 1.024  tam boy " in line
                and " kapalı " in line and "hazır — CPU'da çalışır: " in line for line in lines) \
         and lines[-1].startswith(f"Kendi profilleriniz {folder} klasöründe tutulur"), lines
+    # the speed-up in F3's words (it said "draft" beside "kapalı")
+    assert any(line.startswith("quoting-lookup ") and " alıntıda " in line for line in lines) and \
+        any(line.startswith("draft-pair ") and " yardımcı " in line for line in lines), lines
 
 
 def test_profiles_list_goes_on_where_the_data_folder_cannot_be_used(

@@ -588,6 +588,12 @@ def test_pull_takes_ollamas_names_as_a_guess(capsys: pytest.CaptureFixture[str])
                         ("qwen3", "did you mean qwen3-8b-q4_k_m, qwen3-4b-q4_k_m or qwen3-0.6b-q4_k_m?")):
         assert main(["models", "pull", typed]) == 1
         assert capsys.readouterr().err.strip() == f"workstation: '{typed}' is no model of the catalog; {said}"
+    # in Turkish the names come after the question: a fixed "mı" after a name broke vowel harmony ("q4_k_m mı")
+    for typed, said in (("qwen3:8b", "bunu mu demek istediniz: qwen3-8b-q4_k_m?"),
+                        ("qwen3", "bunlardan birini mi demek istediniz: qwen3-8b-q4_k_m, qwen3-4b-q4_k_m ya da "
+                                  "qwen3-0.6b-q4_k_m?")):
+        assert main(["models", "pull", typed, "--lang", "tr"]) == 1
+        assert capsys.readouterr().err.strip() == f"workstation: '{typed}' katalogdaki bir model değil; {said}"
     assert main(["models", "pull", "nomodel"]) == 1
     assert "is neither a known model nor a URL; known models: " in capsys.readouterr().err
 
