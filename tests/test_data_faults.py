@@ -332,9 +332,13 @@ def test_cache_list_marks_a_state_cut_short(capsys: pytest.CaptureFixture[str]) 
     states = KvStateStore()
     path = states.save(StateKey("m.gguf", "f16", "f16", 512), [1, 2, 3], b"a" * 4096)
     path.write_bytes(path.read_bytes()[:-1000])
+    states.save(StateKey("m.gguf", "f16", "f16", 2048), list(range(1234)), b"b" * 4096)
     assert main(["cache", "list"]) == 0
-    assert f"damaged: {path.name}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"damaged: {path.name}" in out and "\n  1,234  " in out and " of 2,048 MiB" in out, out
     assert main(["cache", "list", "--lang", "tr"]) == 0  # in the app's language or --lang's (it was English)
-    assert capsys.readouterr().out.startswith(f"bozuk: {path.name} yarım ya da okunamıyor ve hiç kullanılmaz ('")
+    out = capsys.readouterr().out  # (numbers as the language writes them: "1234", "2048 MiB" in both)
+    assert f"\nbozuk: {path.name} yarım ya da okunamıyor ve hiç kullanılmaz ('" in out and "\n  1.234  " in out, out
+    assert "2.048 MiB" in out, out
     assert main(["cache", "clear", "--damaged", "--lang", "tr"]) == 0
     assert not path.exists() and capsys.readouterr().out == f"{states.folder} klasöründen 1 bozuk kayıtlı KV durumu silindi.\n"
