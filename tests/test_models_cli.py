@@ -170,9 +170,11 @@ def test_remove_says_what_goes_and_asks_unless_told(models_home: Path, tmp_path:
     assert "Nothing was removed: add --yes" in err
     assert "; the profile memo uses it and will not load until it names another model?" in err, err
     assert main(["models", "remove", "copied", "--lang", "tr"]) == 1  # (it was English under --lang tr)
-    assert capsys.readouterr().err.endswith(" diskten silinsin mi; memo profili onu kullanıyor ve başka bir model "
-                                            "belirtene kadar yüklenmez? Hiçbir şey silinmedi: sormadan silmek için "
-                                            "--yes ekleyin.\n")
+    # (the profile's sentence before the question: it stood between "silinsin mi" and its question mark)
+    assert capsys.readouterr().err == ("workstation: memo profili bu modeli kullanıyor ve başka bir model belirtene kadar "
+                                       "yüklenmez. "
+                                       "copied (39 KB) diskten silinsin mi? Hiçbir şey silinmedi: sormadan silmek için "
+                                       "--yes ekleyin.\n")
     (profiles / "memo.yaml").unlink()
 
     class Terminal(io.StringIO):  # a person at the terminal, who answers

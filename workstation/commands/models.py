@@ -206,20 +206,21 @@ def run_remove(args: argparse.Namespace) -> int:
     else:
         what = t("models_cmd.delete_q", name=name, size=catalog.file_size_text(path.stat().st_size))
     users = profiles_using(path)
-    if users:
-        what += (t("models_cmd.used_by", profile=users[0]) if len(users) == 1
-                 else t("models_cmd.used_by_several", profiles=", ".join(users)))
-    if not _removal_confirmed(what, args):
+    used = "" if not users else t("models_cmd.used_by", profile=users[0]) if len(users) == 1 \
+        else t("models_cmd.used_by_several", profiles=", ".join(users))
+    if not _removal_confirmed(what, args, used):
         return 1
     installed_models.delete_model(path)
     print(t("models_cmd.removed", name=name))
     return 0
 
 
-def _removal_confirmed(what: str, args: argparse.Namespace) -> bool:
-    """``--yes``, or the person's yes to "``what``?" (a no, or no one to ask, says it was kept)."""
+def _removal_confirmed(what: str, args: argparse.Namespace, used: str = "") -> bool:
+    """``--yes``, or the person's yes to "``what``?" (a no, or no one to ask, says it was kept);
+    ``used``: the profiles that will not load without it, where the language puts them (Turkish
+    before the question: it put them between "silinsin mi" and its question mark)."""
     t = texts_of(args)
-    asked = t("models_cmd.remove_q", what=what)
+    asked = t("models_cmd.remove_q", what=what, used=used)
     if args.yes or asked_yes(asked, t("models_cmd.remove_unasked", question=asked), t):
         return True
     print(t("commands.kept"), file=sys.stderr)
