@@ -273,7 +273,9 @@ class ModelLoading(AppPart):
                 try:
                     engine = self._open_engine(old_profile, self._load_bar(old_profile))
                 except Exception as err2:  # noqa: BLE001
-                    reason = f"{reason} {self.texts.error(err2)}"
+                    # (the same profile chosen again fails as it did: its sentence once, not twice)
+                    if (again := self.texts.error(err2, foreign=True)) != reason:
+                        reason = f"{reason} {again}"
                 else:
                     self.post_message(ProfileLoaded(engine, old_profile, restored=True, reason=reason,
                                                     serve_stopped=old_api is not None))
