@@ -773,6 +773,11 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
             await until(pilot, lambda: app.chat_screen.input_text() == "What is on the agenda today?")
             assert not app.generating and not list(app.chat_screen.query(MessageView))
             assert app.conversation_id is None or not app.store.messages(app.conversation_id)
+            # F9: the server's model too small for Turkish; it said "a larger model (F4)", this PC's
+            await pilot.press("f9")
+            await until(pilot, lambda: any("sunucuyu yöneten kişiden daha büyük bir model isteyin" in str(n.message)
+                                           for n in app._notifications))
+            assert not any("(F4)" in str(n.message) for n in app._notifications)
 
 
 async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:

@@ -126,6 +126,9 @@ ENGLISH: dict[str, str] = {
                             "suit it; download or convert it again, or change the setting."),
     "fit.small_for_language": ("{name} is a very small model ({n} parameters): its answers in languages other than "
                                "English are often nonsense; a larger model (F4) writes them better."),
+    "fit.small_for_language_server": ("{name}, the office server's model, is a very small model ({n} parameters): its "
+                                      "answers in languages other than English are often nonsense; ask whoever runs "
+                                      "the server for a larger one."),
     # the sizing headline (sizing.SizingResult.headline)
     "headline.here_cpu": "This machine's CPU is enough",
     "headline.use": "Use {machine}",
