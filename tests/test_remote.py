@@ -581,6 +581,12 @@ def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answer
     out = capsys.readouterr().out
     assert f"not asked: The key file (remote.api_key_file) {key_file} can be read by every user of this computer" \
            f", so the key in it is no secret; let only you read it (chmod 600 {key_file}), then try again." in out, out
+    # in the language the desk PC speaks (it was English under Turkish, in the app too)
+    assert main(["profiles", "check", str(path), "--lang", "tr"]) == 1
+    out = capsys.readouterr().out
+    assert f"Anahtar dosyası (remote.api_key_file) {key_file} bu bilgisayarın her kullanıcısı tarafından " \
+           f"okunabiliyor, yani içindeki anahtar gizli değil; onu yalnızca sizin okuyabileceğiniz hâle getirin " \
+           f"(chmod 600 {key_file}), ardından yeniden deneyin." in out, out
     # both, as the shipped office-server.yaml names them: the file first (README tells offices to
     # use it), the variable where there is no such file (a desk set up with it goes on working)
     key_file.chmod(0o600)

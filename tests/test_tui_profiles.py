@@ -680,6 +680,14 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
         await until(pilot, lambda: not app.generating and app.chat_screen.input_text() == "Are you there?")
         assert list(app.chat_screen.query(MessageView))[-1] is cut
         assert app.store.messages(app.conversation_id)[-1].metrics == {"stop_reason": "failed"}
+        # F3 on the same profile, the server still gone: its one sentence once (the load and the
+        # old profile's load again failed alike, and the notice said the sentence twice)
+        from workstation.core.profile_lookup import load_profile
+        app._notifications.clear()
+        app.switch_profile(load_profile("desk"))
+        await until(pilot, lambda: app.loading is None and said("Cannot reach the server"))
+        failed = [str(n.message) for n in app._notifications if "Cannot reach the server" in str(n.message)]
+        assert len(failed) == 1 and failed[0].count("Cannot reach the server") == 1, failed
 
 
 async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
@@ -765,6 +773,11 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
             await until(pilot, lambda: app.chat_screen.input_text() == "What is on the agenda today?")
             assert not app.generating and not list(app.chat_screen.query(MessageView))
             assert app.conversation_id is None or not app.store.messages(app.conversation_id)
+            # F9: the server's model too small for Turkish; it said "a larger model (F4)", this PC's
+            await pilot.press("f9")
+            await until(pilot, lambda: any("sunucuyu yöneten kişiden daha büyük bir model isteyin" in str(n.message)
+                                           for n in app._notifications))
+            assert not any("(F4)" in str(n.message) for n in app._notifications)
 
 
 async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:

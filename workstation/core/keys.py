@@ -25,6 +25,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import alphabetical, fold
 from workstation.core.paths import data_dir
+from workstation.core.phrases import Phrase
 from workstation.core.sqlite_schema import SchemaError, in_plain_words, open_database
 
 DB_NAME = "keys.sqlite3"
@@ -35,7 +36,7 @@ NAME_RULE = re.compile(r"(?=.{1,64}\Z)[^\W_][\w.@-]*(?: [\w.@-]+)*")
 NAME_HELP = ("1 to 64 letters, digits, spaces, '.', '_', '@' or '-', starting with a letter or digit (a "
              "name of several words in quotes: \"Ayşe Yılmaz\")")
 
-def key_from_file(path: str | None, named_by: str, *, service: bool = False) -> str | None:
+def key_from_file(path: str | None, named_by: str | Phrase, *, service: bool = False) -> str | None:
     """A key from a file: its first line, without the spaces around it (serve's
     ``--api-key-file``, a desk profile's ``remote.api_key_file``). A file every user of the
     computer may read is refused, as ssh refuses such a private key: the key would be no more
@@ -51,27 +52,25 @@ def key_from_file(path: str | None, named_by: str, *, service: bool = False) -> 
 
     from workstation.core.paths import typed_path
 
-    then = "start the server again" if service else "try again"
+    # phrases, so that a desk PC's app and commands say it in their language (it was English)
+    then = ("key.then_restart", {}) if service else ("key.then_try", {})
     try:
         with open(typed_path(path), encoding="utf-8-sig") as f:
             st = os.fstat(f.fileno()) if os.name != "nt" else None
             mine = st is not None and st.st_uid == os.geteuid()
             if st is not None and (st.st_mode & stat.S_IROTH or (mine and st.st_mode & stat.S_IRGRP)):
-                who = (f"let only the server's user read it (chmod 600 {path}, or a file of root's with the service's "
-                       "group as its group: chown root:workstation, chmod 640)") if service \
-                    else f"let only you read it (chmod 600 {path})"
-                readers = "every user of this computer" if st.st_mode & stat.S_IROTH else "its group, not only by you"
-                raise WorkstationError(f"{named_by} {path} can be read by {readers}, so the key in it is no secret; "
-                                       f"{who}, then {then}.")
+                who = ("key.only_service" if service else "key.only_you", {"path": path})
+                readers = ("key.readers_all" if st.st_mode & stat.S_IROTH else "key.readers_group", {})
+                raise WorkstationError(said=[("key.file_open", {"named": named_by, "path": path, "readers": readers,
+                                                                "who": who, "then": then})])
             first = f.readline(4096).strip()
     except OSError as err:
-        raise WorkstationError(f"{named_by} {path} cannot be read ({err.strerror or err}); give the path of a file "
-                               "whose first line is the key.") from None
+        raise WorkstationError(said=[("key.file_unreadable", {"named": named_by, "path": path,
+                                                              "why": err.strerror or str(err)})]) from None
     except UnicodeDecodeError:
-        raise WorkstationError(f"{named_by} {path} is not text; its first line should be the key.") from None
+        raise WorkstationError(said=[("key.file_not_text", {"named": named_by, "path": path})]) from None
     if not first:
-        raise WorkstationError(f"{named_by} {path} has no key on its first line; write the key there (one line), "
-                               f"then {then}.")
+        raise WorkstationError(said=[("key.file_empty", {"named": named_by, "path": path, "then": then})])
     return first
 
 

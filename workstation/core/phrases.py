@@ -126,6 +126,22 @@ ENGLISH: dict[str, str] = {
                             "suit it; download or convert it again, or change the setting."),
     "fit.small_for_language": ("{name} is a very small model ({n} parameters): its answers in languages other than "
                                "English are often nonsense; a larger model (F4) writes them better."),
+    # a key's file (serve's --api-key-file, a desk profile's remote.api_key_file: keys.key_from_file)
+    "key.named_remote": "The key file (remote.api_key_file)",
+    "key.file_open": "{named} {path} can be read by {readers}, so the key in it is no secret; {who}, then {then}.",
+    "key.readers_all": "every user of this computer",
+    "key.readers_group": "its group, not only by you",
+    "key.only_you": "let only you read it (chmod 600 {path})",
+    "key.only_service": ("let only the server's user read it (chmod 600 {path}, or a file of root's with the "
+                         "service's group as its group: chown root:workstation, chmod 640)"),
+    "key.then_try": "try again",
+    "key.then_restart": "start the server again",
+    "key.file_unreadable": "{named} {path} cannot be read ({why}); give the path of a file whose first line is the key.",
+    "key.file_not_text": "{named} {path} is not text; its first line should be the key.",
+    "key.file_empty": "{named} {path} has no key on its first line; write the key there (one line), then {then}.",
+    "fit.small_for_language_server": ("{name}, the office server's model, is a very small model ({n} parameters): its "
+                                      "answers in languages other than English are often nonsense; ask whoever runs "
+                                      "the server for a larger one."),
     # the sizing headline (sizing.SizingResult.headline)
     "headline.here_cpu": "This machine's CPU is enough",
     "headline.use": "Use {machine}",

@@ -229,9 +229,9 @@ def key_from_profile(remote: Remote) -> str | None:
         from workstation.core.keys import key_from_file
 
         try:
-            return key_from_file(remote.api_key_file, "The key file (remote.api_key_file)")
+            return key_from_file(remote.api_key_file, ("key.named_remote", {}))
         except WorkstationError as err:
-            raise ProfileError(str(err)) from None
+            raise ProfileError(said=err.said) from None
     return os.environ.get(remote.api_key_env) if remote.api_key_env else None
 
 

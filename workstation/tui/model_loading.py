@@ -49,6 +49,13 @@ def _preflight(profile: Profile, freed: FreedMemory | None) -> None:
     gpu_layers_for_load(profile, profile.context * profile.parallel, freed=freed)  # (the load's own check)
 
 
+def _small_for_language(profile: Profile, small: tuple[str, int]) -> tuple[str, dict[str, Any]]:
+    """What a start in a language other than English says of ``small``, the model too small for
+    it: a desk PC's is the office server's, which F4 (this PC's models) cannot change."""
+    key = "fit.small_for_language_server" if profile.backend == "openai" else "fit.small_for_language"
+    return key, {"name": small[0], "n": params_text(small[1])}
+
+
 def _close_quietly(engine: Any) -> None:
     """Close an engine that is going away anyway (a failure to close changes nothing)."""
     if engine is None:
@@ -98,7 +105,7 @@ class ModelLoading(AppPart):
         small for it (the header is read: a thread's work)."""
         small = small_model(profile, engine)
         if small is not None:
-            said = say([("fit.small_for_language", {"name": small[0], "n": params_text(small[1])})], self.texts.get)
+            said = say([_small_for_language(profile, small)], self.texts.get)
             self.call_from_thread(self.notify, said, severity="warning")
 
     def server_to_try_again(self: WorkstationApp) -> bool:
@@ -273,7 +280,9 @@ class ModelLoading(AppPart):
                 try:
                     engine = self._open_engine(old_profile, self._load_bar(old_profile))
                 except Exception as err2:  # noqa: BLE001
-                    reason = f"{reason} {self.texts.error(err2)}"
+                    # (the same profile chosen again fails as it did: its sentence once, not twice)
+                    if (again := self.texts.error(err2, foreign=True)) != reason:
+                        reason = f"{reason} {again}"
                 else:
                     self.post_message(ProfileLoaded(engine, old_profile, restored=True, reason=reason,
                                                     serve_stopped=old_api is not None))
@@ -282,7 +291,7 @@ class ModelLoading(AppPart):
             return
         if self.texts.lang != "en" and (small := small_model(profile, engine)) is not None:
             # (the default model answered a Turkish question in made-up words; F6 said so of documents)
-            notes = [*notes, ("fit.small_for_language", {"name": small[0], "n": params_text(small[1])})]
+            notes = [*notes, _small_for_language(profile, small)]
         # (the API served from the old profile stopped with it: said)
         self.post_message(ProfileLoaded(engine, profile, notes=notes, switch_stopped_api=old_profile
                                         if old_api is not None else None))
