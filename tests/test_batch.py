@@ -218,7 +218,7 @@ def test_a_profile_with_slots_keeps_several_documents_in_flight(tmp_path: Path, 
     summary written once, and never more than two at a time."""
     import threading
 
-    from workstation.commands.batch import _engine_factory
+    from workstation.commands.batch import engine_factory
     from workstation.core.batch_queue import BatchEvent, output_name, run_batch
 
     folder, out = tmp_path / "inbox", tmp_path / "out"
@@ -239,7 +239,7 @@ def test_a_profile_with_slots_keeps_several_documents_in_flight(tmp_path: Path, 
             elif ev.kind in ("file-done", "file-failed") and ev.path:
                 running.discard(ev.path)
 
-    counts = run_batch(folder, out, profile, _engine_factory, on_event)
+    counts = run_batch(folder, out, profile, engine_factory, on_event)
     assert counts == {"pending": 0, "running": 0, "done": 4, "failed": 0}
     assert most == 2
     for i in range(4):
@@ -376,7 +376,7 @@ def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm
 
     from docmaker import honeybee_text
 
-    from workstation.commands.batch import _engine_factory
+    from workstation.commands.batch import engine_factory
     from workstation.core.batch_queue import BatchEvent, output_name, run_batch
 
     folder, out = tmp_path / "inbox", tmp_path / "out"
@@ -394,13 +394,13 @@ def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm
             if ev.progress.stage == "map" and ev.progress.chunks_done >= 1:
                 stop.set()  # Ctrl-C, after a part
 
-    counts = run_batch(folder, out, profile, _engine_factory, on_event, cancel=stop)
+    counts = run_batch(folder, out, profile, engine_factory, on_event, cancel=stop)
     assert counts["pending"] == 1 and not (out / output_name("bees.txt")).exists()
     finished = max(done for stage, done, _ in seen if stage == "map")
     total = seen[-1][2]
     assert 1 <= finished < total and total >= 3, seen
     seen.clear()
-    counts = run_batch(folder, out, profile, _engine_factory, on_event)
+    counts = run_batch(folder, out, profile, engine_factory, on_event)
     assert counts["done"] == 1
     assert seen[0] == ("kept", finished, total), seen  # not summarized again
     assert [done for stage, done, _ in seen if stage == "map"] == list(range(finished + 1, total + 1))

@@ -118,7 +118,7 @@ def test_server_lost_mid_run_puts_the_rest_back_in_the_queue(tmp_path: Path, smo
     the rest stay pending (not failed), run_batch raises BatchStopped naming the server."""
     import pytest
 
-    from workstation.commands.batch import _engine_factory
+    from workstation.commands.batch import engine_factory
     from workstation.core.batch_queue import BatchEvent, BatchStopped, run_batch
     from workstation.core.profile_lookup import load_profile_file
 
@@ -135,7 +135,7 @@ def test_server_lost_mid_run_puts_the_rest_back_in_the_queue(tmp_path: Path, smo
                 server.proc.wait(timeout=30)
 
         with pytest.raises(BatchStopped) as stop:
-            run_batch(folder, out, profile, _engine_factory, on_event)
+            run_batch(folder, out, profile, engine_factory, on_event)
     # (the next document's count found the server gone: the server's own count is not given up
     # for an estimate that cuts documents into other parts)
     assert f"Cannot reach the server at {server.base_url}" in str(stop.value)

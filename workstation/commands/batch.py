@@ -65,11 +65,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _engine_factory(profile: Any, t: Texts) -> Any:
+def engine_factory(profile: Any, t: Texts | None = None) -> Any:
+    """The engine a batch runs on, its load notes said in ``t``'s language (English without)."""
     from workstation.core.engine_api import open_engine
+    from workstation.tui.i18n import Texts
 
     engine = open_engine(profile, child_process=False, concurrent=profile.parallel > 1)
-    print_load_notes(profile, engine, t)  # once it loaded: a refusal says it alone
+    print_load_notes(profile, engine, t or Texts("en"))  # once it loaded: a refusal says it alone
     return engine
 
 
@@ -179,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
     stopped_for: BatchStopped | None = None
     with stop_signals(_on_stop) as signals:
         try:
-            counts = run_batch(root, outdir, profile, lambda profile: _engine_factory(profile, t), on_event,
+            counts = run_batch(root, outdir, profile, lambda profile: engine_factory(profile, t), on_event,
                                retry_failed=args.retry_failed, cancel=cancel)
         except BatchStopped as err:
             stopped_for, counts = err, err.counts
