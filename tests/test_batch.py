@@ -65,7 +65,10 @@ def usual_umask() -> Iterator[None]:
     os.umask(previous)
 
 
-def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smollm2_path: Path, usual_umask: None) -> None:
+def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smollm2_path: Path, usual_umask: None,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from workstation.cli import main
+
     folder = tmp_path / "inbox"
     folder.mkdir()
     for i in range(4):
@@ -79,8 +82,8 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
     prof = _profile_file(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
-    # run 1: kill -9 as soon as the first document is done
-    proc = subprocess.Popen(_batch(folder, out, prof, yielding=True), cwd=ROOT, env=env,
+    # run 1: kill -9 as soon as the first document is done (said in Turkish)
+    proc = subprocess.Popen([*_batch(folder, out, prof, yielding=True), "--lang", "tr"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_until(lambda: proc.poll() is not None or "done" in _status(db).values(),
@@ -94,16 +97,30 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    # why the document failed, in the run's language as it fails (it was English)
+    why = "'broken.txt' ikili bir dosya, metin değil."
+    assert proc.stderr is not None
+    log = proc.stderr.read().decode()
+    assert f"batch: başarısız: broken.txt: {why}\n" in log, log
     first = _status(db)
     done_before = {p for p, s in first.items() if s == "done"}
     assert done_before and len(done_before) < 5
     mtimes = {p: (out / f"{p}.summary.md").stat().st_mtime_ns for p in done_before}
 
-    # run 2: finishes the rest, redoes nothing
-    rerun = subprocess.run(_batch(folder, out, prof), cwd=ROOT, env=env,
+    # run 2: finishes the rest, redoes nothing (said in Turkish)
+    rerun = subprocess.run([*_batch(folder, out, prof), "--lang", "tr"], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 3, rerun.stderr  # one document failed (1: the run could not start)
-    assert "low priority" not in rerun.stderr  # --full-priority: a computer no one is using
+    assert "düşük öncelikle" not in rerun.stderr  # --full-priority: a computer no one is using
+    assert f"batch:   başarısız: broken.txt: {why}\n" in rerun.stderr, rerun.stderr  # (where its log ends)
+    # and by --status in the language asked for; --json's stays English
+    for lang, line in (("tr", f"başarısız broken.txt — {why}"),
+                       ("en", "failed   broken.txt — 'broken.txt' is a binary file, not text.")):
+        assert main(["batch", str(folder), "-o", str(out), "--status", "--lang", lang]) == 0
+        assert line in capsys.readouterr().out.splitlines()
+    assert main(["batch", str(folder), "-o", str(out), "--status", "--json"]) == 0
+    (failed,) = [f for f in json.loads(capsys.readouterr().out)["files"] if f["status"] == "failed"]
+    assert failed["reason"] == "'broken.txt' is a binary file, not text." and "said" not in failed, failed
     final = _status(db)
     expected = {"note0.txt", "note1.txt", "note2.txt", "note3.txt", "memo.docx", "broken.txt"}
     assert set(final) == expected
@@ -309,6 +326,47 @@ def test_status_after_a_killed_run_and_a_deleted_document(tmp_path: Path, capsys
     assert main(["batch", str(folder), "--status", "--json"]) == 0
     files = json.loads(capsys.readouterr().out)["files"]
     assert [(f["path"], f["output"]) for f in files] == [("a.txt", None), ("tasks.txt", None)]  # none written yet
+
+
+def test_a_queue_of_an_older_workstation_opens_and_says_its_reasons_in_english(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A queue made before its file had a version (nor its later columns) is brought to the
+    current schema on opening; its reasons, kept in English alone, are said as they are under
+    Turkish. One of a newer workstation is refused in a sentence, never changed."""
+    from workstation.cli import main
+
+    folder, out = tmp_path / "old", tmp_path / "old" / "summaries"
+    out.mkdir(parents=True)
+    (folder / "photo.txt").write_text("text", encoding="utf-8")
+    db = sqlite3.connect(out / DB_NAME)  # the first queue's tables, as an older workstation made them
+    db.executescript("""
+        CREATE TABLE files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+            status TEXT NOT NULL, reason TEXT, output TEXT, attempts INTEGER NOT NULL DEFAULT 0,
+            added_at REAL NOT NULL, started_at REAL, finished_at REAL, result_json TEXT);
+        CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, event TEXT NOT NULL,
+            at REAL NOT NULL, detail TEXT);""")
+    st = (folder / "photo.txt").stat()
+    db.execute("INSERT INTO files VALUES ('photo.txt', ?, ?, 'failed', ?, NULL, 1, 0, 0, 0, NULL)",
+               (st.st_size, st.st_mtime_ns, "'photo.txt' is a binary file, not text."))
+    db.commit()
+    db.close()
+    english = "başarısız photo.txt — 'photo.txt' is a binary file, not text."
+    assert main(["batch", str(folder), "--status", "--lang", "tr"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == english
+    db = sqlite3.connect(out / DB_NAME)
+    try:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert {"prior_output", "reason_said"} <= {r[1] for r in db.execute("PRAGMA table_info(files)")}
+        # phrases that say another reason (an older workstation's run wrote the English alone since)
+        db.execute("""UPDATE files SET reason_said = '[["doc.empty", {"name": "photo.txt"}]]'""")
+        db.commit()
+        assert main(["batch", str(folder), "--status", "--lang", "tr"]) == 0
+        assert capsys.readouterr().out.splitlines()[0] == english
+        db.execute("PRAGMA user_version = 99")  # (a newer workstation's)
+    finally:
+        db.close()
+    assert main(["batch", str(folder), "--status"]) == 1
+    assert "was written by a newer workstation (schema 99, this one knows 2)" in capsys.readouterr().err
 
 
 def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(

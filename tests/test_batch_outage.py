@@ -161,9 +161,11 @@ def test_a_model_that_cannot_be_loaded_fails_no_document(tmp_path: Path) -> None
     assert {s for s, _r in _rows(out / DB_NAME).values()} == {"pending"}
 
 
-def test_a_document_the_server_goes_away_on_each_time_fails_at_its_third_try(tmp_path: Path) -> None:
+def test_a_document_the_server_goes_away_on_each_time_fails_at_its_third_try(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A document that brings the server down (the connection drops mid-reply, every time) is put
     back twice, then marked failed, so that the rest of the queue is not held up behind it."""
+    from workstation.cli import main
     from workstation.core.batch_queue import MAX_ATTEMPTS
 
     folder, out = tmp_path / "inbox", tmp_path / "out"
@@ -181,6 +183,11 @@ def test_a_document_the_server_goes_away_on_each_time_fails_at_its_third_try(tmp
         status, reason = _rows(out / DB_NAME)["heavy.txt"]
         assert status == "failed" and f"try {MAX_ATTEMPTS} at this document" in (reason or ""), last.stderr
         assert server.replies == MAX_ATTEMPTS
+        # said whole in the reader's language (both its sentences were English under Turkish)
+        assert main(["batch", str(folder), "-o", str(out), "--status", "--lang", "tr"]) == 0
+        line = capsys.readouterr().out.splitlines()[0]
+        assert line.startswith("başarısız heavy.txt — ") and "Lost the connection" not in line, line
+        assert line.endswith(f" Bu belge {MAX_ATTEMPTS}. kez denendi, bu yüzden bir daha denenmeyecek."), line
     finally:
         server.close()
 

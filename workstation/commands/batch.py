@@ -40,10 +40,12 @@ from workstation.core.batch_queue import (
     run_batch,
 )
 from workstation.core.documents import SUPPORTED_SUFFIXES
+from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.summarize import ETA_FORMATS, eta_text, time_formats
 
 if TYPE_CHECKING:
+    from workstation.core.phrases import Phrase
     from workstation.tui.i18n import Texts
 
 SOME_FAILED = 3  # the run finished, and some documents failed (1: it could not run; 75: the server is away)
@@ -112,12 +114,15 @@ def run(args: argparse.Namespace) -> int:
                 lock.release()
         if args.json:
             # a summary's file only where one was written (a failed document's named a file that was not there)
-            print_json({"counts": counts, "files": [{**r.__dict__, "output": r.output if r.status == "done" else None}
+            # (why a document failed in English alone: its phrases are the text's words)
+            print_json({"counts": counts, "files": [{**{k: v for k, v in r.__dict__.items() if k != "said"},
+                                                     "output": r.output if r.status == "done" else None}
                                                     for r in rows]})
         else:
             width = max(8, *(len(t(f"batch_cmd.status.{status}")) for status in counts))
             for r in rows:
-                print(f"{t(f'batch_cmd.status.{r.status}'):{width}} {r.path}" + (f" — {r.reason}" if r.reason else ""))
+                why = _why(r.reason, r.said, args) if r.reason else ""
+                print(f"{t(f'batch_cmd.status.{r.status}'):{width}} {r.path}" + (f" — {why}" if why else ""))
             print(_counts_line(counts, t))
             if counts.get("failed"):
                 print(_retry_line(counts["failed"], t, see_why=False))
@@ -156,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
                     if ev.eta_s is not None and left else "")
             print("batch: " + t("batch_cmd.done", path=ev.path, file=ev.detail, rest=rest), file=sys.stderr)
         elif ev.kind == "file-failed":
-            print("batch: " + t("batch_cmd.failed", path=ev.path, why=ev.detail), file=sys.stderr)
+            print("batch: " + t("batch_cmd.failed", path=ev.path, why=_why(ev.detail, ev.said, args)), file=sys.stderr)
         elif ev.kind == "file-pending":
             print("batch: " + t("batch_cmd.back_in_queue", path=ev.path), file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.waiting is not None:
@@ -202,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
         raise stopped(t("batch_cmd.stopped_by", by=stopped_by(first_signal(signals), t), again=again),
                       first_signal(signals))
     if counts.get("failed"):
-        for name, why in _failed(outdir)[:FAILED_NAMED]:  # named where the night's log ends (--status alone did)
+        for name, why in _failed(outdir, args)[:FAILED_NAMED]:  # named where the night's log ends (--status alone did)
             print("batch:   " + t("batch_cmd.failed", path=name, why=why), file=sys.stderr)
         if counts["failed"] > FAILED_NAMED:
             print("batch:   " + t("batch_cmd.more_failed", n=counts["failed"] - FAILED_NAMED), file=sys.stderr)
@@ -214,14 +219,20 @@ def run(args: argparse.Namespace) -> int:
 FAILED_NAMED = 5  # the failed documents named at the end of a run, with why
 
 
-def _failed(outdir: Path) -> list[tuple[str, str]]:
-    """The queue's failed documents and why, each reason cut to a line."""
+def _why(reason: str, said: list[Phrase], args: argparse.Namespace) -> str:
+    """Why a document failed, in the command's language where the queue kept it as phrases
+    (``said_in``), else in the English it kept (a queue of an older workstation's)."""
+    return said_in(WorkstationError(reason, said=said), args)
+
+
+def _failed(outdir: Path, args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The queue's failed documents and why (in the command's language), each reason cut to a line."""
     queue = BatchQueue(outdir / DB_NAME)
     try:
         rows = [r for r in queue.rows() if r.status == "failed"]
     finally:
         queue.close()
-    said = [(r.path, " ".join((r.reason or "").split())) for r in rows]  # (one line each)
+    said = [(r.path, " ".join(_why(r.reason or "", r.said, args).split())) for r in rows]  # (one line each)
     return [(path, why[:300] + ("…" if len(why) > 300 else "")) for path, why in said]
 
 

@@ -12,7 +12,8 @@ moment the next run finds either
   summary of an older version of the document is never taken for the new one),
 
 and never redoes a ``done`` document (unless the file changed on disk since). A document that
-cannot be read or summarized is marked ``failed`` with its one-sentence reason and the queue
+cannot be read or summarized is marked ``failed`` with its one-sentence reason (in English, and
+as its phrases, so that ``batch --status`` says it in the reader's language) and the queue
 goes on; ``retry_failed=True`` queues those again. A failure that is not a document's own — the
 engine cannot be opened (the server cannot be reached, the model cannot be loaded) or the
 server stops answering (``BackendUnreachable``) — fails no document: the documents in flight
@@ -55,8 +56,8 @@ from workstation.core.documents import (
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kept_parts import PARTS_TABLE, PartsKept, version_of
-from workstation.core.phrases import Phrase
-from workstation.core.sqlite_schema import cannot_use, in_plain_words
+from workstation.core.phrases import Phrase, say
+from workstation.core.sqlite_schema import SchemaError, cannot_use, in_plain_words, migrate
 
 DB_NAME = ".workstation-batch.sqlite"
 LOCK_NAME = ".workstation-batch.lock"
@@ -85,6 +86,13 @@ CREATE TABLE IF NOT EXISTS events (
     detail TEXT
 );
 """
+# the queue's schema by ``sqlite_schema.migrate`` (its version in PRAGMA user_version); the first step
+# is the file as it was before it had a version (an older one's missing columns: ``_complete``)
+_MIGRATIONS: tuple[str, ...] = (
+    _SCHEMA,
+    # why a document failed, as its phrases (JSON, ``_said_json``), beside the English ``reason``
+    "ALTER TABLE files ADD COLUMN reason_said TEXT;",
+)
 
 
 class BatchError(WorkstationError):
@@ -141,14 +149,39 @@ class BatchStopped(BatchError):
 class QueueRow:
     path: str
     status: str
-    reason: str | None
+    reason: str | None  # why it failed, in English
     output: str | None
     attempts: int
     size: int = 0  # the document's bytes on disk
+    said: list[Phrase] = field(default_factory=list)  # why it failed, as phrases (none: a queue of an older workstation)
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> QueueRow:
-        return cls(row["path"], row["status"], row["reason"], row["output"], row["attempts"], row["size"])
+        return cls(row["path"], row["status"], row["reason"], row["output"], row["attempts"], row["size"],
+                   _said_of(row["reason_said"], row["reason"]))
+
+
+def _said_json(said: list[Phrase]) -> str | None:
+    """A sentence's phrases as the queue keeps them (a phrase, a tuple, is a JSON list)."""
+    return json.dumps(said, ensure_ascii=False, default=str) if said else None
+
+
+def _said_of(text: str | None, reason: str | None) -> list[Phrase]:
+    """The phrases ``_said_json`` kept; none where they do not say ``reason``, the English kept
+    beside them (damaged, a phrase this workstation does not know, or written over by an older
+    workstation's run, which keeps no phrases): the English is said then."""
+    def back(value: Any) -> Any:
+        if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], dict):
+            return (value[0], {k: back(v) for k, v in value[1].items()})
+        return [back(v) for v in value] if isinstance(value, list) else value
+
+    if not text:
+        return []
+    try:
+        said = [back(p) for p in json.loads(text)]
+        return said if say(said) == reason else []
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return []
 
 
 def output_name(rel: str) -> str:
@@ -255,14 +288,12 @@ class BatchQueue:
             # the parts of a summary written go: their text overwritten, not left in free pages where
             # SQLite is built without secure delete (not Debian's)
             self.db.execute("PRAGMA secure_delete = ON")
-            self.db.executescript(_SCHEMA)
-            columns = {r["name"] for r in self.db.execute("PRAGMA table_info(files)")}
-            if "prior_output" not in columns:  # a queue made by an older workstation
-                self.db.execute("ALTER TABLE files ADD COLUMN prior_output TEXT")
-            if "kept_at" not in {r["name"] for r in self.db.execute("PRAGMA table_info(parts)")}:  # (and its parts)
-                self.db.execute("ALTER TABLE parts ADD COLUMN kept_at REAL NOT NULL DEFAULT 0")
+            migrate(self.db, _MIGRATIONS, f"The batch queue {db_path}", db_path)
+            _complete(self.db)
         except sqlite3.DatabaseError as err:  # (a damaged one: moved aside, as the data folder's databases)
             raise BatchError(cannot_use(f"The batch queue {db_path}", err, db_path)) from None
+        except SchemaError as err:  # (a newer workstation's)
+            raise BatchError(str(err)) from None
 
     @property
     def path(self) -> Path:
@@ -341,18 +372,18 @@ class BatchQueue:
                     queued += 1
                 elif (row["size"], row["mtime_ns"]) != (size, mtime) and row["status"] != "running":
                     db.execute(
-                        "UPDATE files SET status='pending', reason=NULL, size=?, mtime_ns=? WHERE path=?",
+                        "UPDATE files SET status='pending', reason=NULL, reason_said=NULL, size=?, mtime_ns=? WHERE path=?",
                         (size, mtime, rel),
                     )
                     self._event(rel, "changed")
                     queued += 1
                 elif row["status"] == "done" and not (outdir / output_name(rel)).exists():
                     # its summary deleted: made again (it stayed "done", and no run made it)
-                    db.execute("UPDATE files SET status='pending', reason=NULL WHERE path=?", (rel,))
+                    db.execute("UPDATE files SET status='pending', reason=NULL, reason_said=NULL WHERE path=?", (rel,))
                     self._event(rel, "requeued", "its summary is gone")
                     queued += 1
                 elif retry_failed and row["status"] == "failed":
-                    db.execute("UPDATE files SET status='pending', reason=NULL WHERE path=?", (rel,))
+                    db.execute("UPDATE files SET status='pending', reason=NULL, reason_said=NULL WHERE path=?", (rel,))
                     self._event(rel, "requeued", "retry failed")
                     queued += 1
             # a document deleted (or moved) since it was queued: nothing left to do or to retry (a done
@@ -412,17 +443,18 @@ class BatchQueue:
     def mark_done(self, path: str, result: dict[str, Any]) -> None:
         with self._tx() as db:
             db.execute(
-                "UPDATE files SET status='done', reason=NULL, finished_at=?, result_json=? WHERE path=?",
+                "UPDATE files SET status='done', reason=NULL, reason_said=NULL, finished_at=?, result_json=? WHERE path=?",
                 (time.time(), json.dumps(result, default=str), path),
             )
             db.execute("DELETE FROM parts WHERE path=?", (path,))  # its summary is written: not needed
             self._event(path, "done")
 
-    def mark_failed(self, path: str, reason: str) -> None:
+    def mark_failed(self, path: str, reason: str, said: list[Phrase] | None = None) -> None:
+        """``reason``: why, in English; ``said``: the same sentence as phrases, where it has them."""
         with self._tx() as db:
             db.execute(
-                "UPDATE files SET status='failed', reason=?, finished_at=? WHERE path=?",
-                (reason, time.time(), path),
+                "UPDATE files SET status='failed', reason=?, reason_said=?, finished_at=? WHERE path=?",
+                (reason, _said_json(said or []), time.time(), path),
             )
             self._event(path, "failed", reason)
 
@@ -452,6 +484,15 @@ class BatchQueue:
         return [QueueRow.from_row(r) for r in self.db.execute("SELECT * FROM files ORDER BY path")]
 
 
+def _complete(db: sqlite3.Connection) -> None:
+    """The columns a queue made before its file had a version may lack (its first step is
+    ``CREATE TABLE IF NOT EXISTS``): added once."""
+    if "prior_output" not in {r["name"] for r in db.execute("PRAGMA table_info(files)")}:
+        db.execute("ALTER TABLE files ADD COLUMN prior_output TEXT")
+    if "kept_at" not in {r["name"] for r in db.execute("PRAGMA table_info(parts)")}:  # (and its parts)
+        db.execute("ALTER TABLE parts ADD COLUMN kept_at REAL NOT NULL DEFAULT 0")
+
+
 def _fsync_dir(path: Path) -> None:
     """Make the rename of a just-written summary durable before the queue says 'done'."""
     try:
@@ -475,6 +516,7 @@ class BatchEvent:
     progress: Any = None
     unnamed: list[str] = field(default_factory=list)  # (start) documents left alone for their names
     eta_s: float | None = None  # (file-done) the rest of the queue at this run's pace so far
+    said: list[Phrase] = field(default_factory=list)  # (file-failed) ``detail`` as phrases, where it has them
 
 
 class Pace:
@@ -549,8 +591,7 @@ def run_batch(
                 try:
                     source, out = _paths_for(row.path, queue.found, root, outdir)
                 except WorkstationError as err:
-                    queue.mark_failed(row.path, str(err))
-                    emit(BatchEvent("file-failed", row.path, str(err), counts=queue.counts()))
+                    _fail(queue, row.path, str(err), err.said, emit)
                     continue
                 if engine is None:
                     try:
@@ -640,20 +681,23 @@ def _settle_file(
             raise
         # the server went away on this very document each time (it may bring the server down):
         # it fails, so that the rest of the queue is not held up behind it night after night
-        reason = f"{err} This was try {row.attempts} at this document, so it is not tried again."
-        queue.mark_failed(row.path, reason)
-        emit(BatchEvent("file-failed", row.path, reason, counts=queue.counts()))
+        said: list[Phrase] = [("batch.last_try", {"why": err.said or str(err), "n": row.attempts})]
+        _fail(queue, row.path, say(said), said, emit)
         raise
     except WorkstationError as err:
-        queue.mark_failed(row.path, str(err))
-        emit(BatchEvent("file-failed", row.path, str(err), counts=queue.counts()))
+        _fail(queue, row.path, str(err), err.said, emit)
     except Exception as err:  # noqa: BLE001 - one bad file must not stop the night
         if disk_is_full(err):  # the summary, or a part kept as it was done: the run stops, the document waits
             raise disk_full(out.parent) from None
-        reason = f"'{row.path}' failed: {type(err).__name__}: {err}"
-        queue.mark_failed(row.path, reason)
-        emit(BatchEvent("file-failed", row.path, reason, counts=queue.counts()))
+        said = [("batch.failed_foreign", {"path": row.path, "what": f"{type(err).__name__}: {err}"})]
+        _fail(queue, row.path, say(said), said, emit)
     return False
+
+
+def _fail(queue: BatchQueue, path: str, reason: str, said: list[Phrase], emit: Callable[[BatchEvent], None]) -> None:
+    """The document failed: ``reason`` in English, ``said`` its phrases (none: English only)."""
+    queue.mark_failed(path, reason, said)
+    emit(BatchEvent("file-failed", path, reason, counts=queue.counts(), said=said))
 
 
 def _put_back(queue: BatchQueue, row: QueueRow, err: WorkstationError, emit: Callable[[BatchEvent], None],
@@ -669,11 +713,9 @@ def _paths_for(rel: str, found: set[str], root: Path, outdir: Path) -> tuple[Pat
     path would resolve outside its folder."""
     source, out = root / rel, outdir / output_name(rel)
     if rel not in found or not _inside(source, root):
-        raise BatchError(
-            f"'{rel}' is not a document in '{root}' (the queue file names it, the folder does not); skipped."
-        )
+        raise BatchError(said=[("batch.not_in_folder", {"path": rel, "folder": str(root)})])
     if not _inside(out.parent, outdir):
-        raise BatchError(f"The summary of '{rel}' would be written outside '{outdir}'; skipped.")
+        raise BatchError(said=[("batch.outside_output", {"path": rel, "folder": str(outdir)})])
     _check_not_theirs(out)  # before the work, not after it (a night's summary was thrown away)
     return source, out
 
@@ -684,5 +726,4 @@ def _check_not_theirs(out: Path) -> None:
     from workstation.core.summary_file import earlier_summary
 
     if out.exists() and not earlier_summary(out):
-        raise WorkstationError(f"'{out}' is there already and was not written by workstation, so it was left "
-                               "as it was; move it away, then run the batch again.")
+        raise WorkstationError(said=[("batch.not_ours", {"path": str(out)})])

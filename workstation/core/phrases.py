@@ -512,6 +512,13 @@ ENGLISH: dict[str, str] = {
     "doc.folder": "'{path}' is a folder, not a document; '{command}' summarizes every document in it.",
     "batch.not_folder": "'{path}' is a document, not a folder; '{command}' summarizes it.",
     "batch.not_a_folder": "'{path}' is a file, not a folder of documents.",
+    # why a document of the overnight queue failed (batch_queue: kept in its queue, said by --status)
+    "batch.last_try": "{why} This was try {n} at this document, so it is not tried again.",
+    "batch.failed_foreign": "'{path}' failed: {what}",
+    "batch.not_in_folder": "'{path}' is not a document in '{folder}' (the queue file names it, the folder does not); skipped.",
+    "batch.outside_output": "The summary of '{path}' would be written outside '{folder}'; skipped.",
+    "batch.not_ours": ("'{path}' is there already and was not written by workstation, so it was left as it was; "
+                       "move it away, then run the batch again."),
     "doc.too_big": "'{name}' is {mib} MiB, more than the {limit} MiB limit for one document.",
     "doc.empty": "'{name}' is empty.",
     "doc.name_not_text": "The file name '{name}' is not UTF-8 text (it probably came from another computer or an old "
