@@ -1158,3 +1158,23 @@ def test_a_powerpoint_presentation_is_read_slide_by_slide(tmp_path: Path) -> Non
                         "Speaker notes: Start with the rent.\nThen staff.\n\n"
                         "Slide 2: Next steps (hidden)\nSign the lease")
     assert [s.title for s in doc.sections] == ["Slide 1: Budget 2026", "Slide 2: Next steps (hidden)"]
+
+
+def test_an_isolated_reader_whose_parent_is_gone_ends_without_a_traceback(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """A batch killed with kill -9 while its reader read: the reader's answer met a closed pipe
+    and printed BrokenPipeError's traceback on the terminal the batch was started from."""
+    import multiprocessing as mp
+
+    from workstation.core.documents import _isolated_child
+
+    letter = tmp_path / "letter.txt"
+    letter.write_text("Dear team, the canteen closes at two on Fridays.\n", encoding="utf-8")
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe(duplex=False)
+    parent.close()  # (the batch, gone)
+    reader = ctx.Process(target=_isolated_child, args=(child, str(letter), Limits()), daemon=True)
+    reader.start()
+    child.close()
+    reader.join(120)
+    assert reader.exitcode == 0 and "Traceback" not in capfd.readouterr().err

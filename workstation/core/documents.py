@@ -804,16 +804,21 @@ def _isolated_child(conn: Any, path: str, limits: Limits) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
         except (ValueError, OSError, psutil.Error):
             pass
+    reply: tuple[str, Any]
     try:
-        conn.send(("ok", read_document(path, limits)))
+        reply = ("ok", read_document(path, limits))
     except WorkstationError as err:
-        conn.send(("error", (str(err), err.said)))
+        reply = ("error", (str(err), err.said))
     except MemoryError:
         said: list[Phrase] = [("doc.reader_memory", {"name": Path(path).name, "mib": limits.max_memory_bytes // 2**20})]
-        conn.send(("error", (say(said), said)))
+        reply = ("error", (say(said), said))
     except BaseException as err:  # noqa: BLE001 - reported as one sentence
         said = [("doc.reader_failed", {"name": Path(path).name, "detail": f"{type(err).__name__}: {short_error(err)}"})]
-        conn.send(("error", (say(said), said)))
+        reply = ("error", (say(said), said))
+    try:
+        conn.send(reply)
+    except OSError:  # the reader's parent is gone (a batch killed with kill -9): no one to tell, and no
+        pass  # traceback on the terminal it was started from (BrokenPipeError's was)
     finally:
         conn.close()
 
