@@ -233,7 +233,7 @@ def test_chat_c_keeps_what_arrived_when_the_server_goes_away_mid_reply(
         desk = tmp_path / "desk.yaml"
         desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
                                         "remote": {"base_url": server.base_url, "timeout_s": 30}}), encoding="utf-8")
-        assert main(["chat", "-p", str(desk), "-c", "story", "Tell me a story."]) == 1
+        assert main(["chat", "-p", str(desk), "-c", "story", "Tell me a story."]) == 75  # try again later, as batch
     finally:
         server.close()
     out, err = capsys.readouterr()
@@ -247,10 +247,11 @@ def test_chat_c_keeps_what_arrived_when_the_server_goes_away_mid_reply(
     try:  # --json prints no reply above
         desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
                                         "remote": {"base_url": server.base_url, "timeout_s": 30}}), encoding="utf-8")
-        assert main(["chat", "-p", str(desk), "-c", "story", "--json", "And then?"]) == 1
+        assert main(["chat", "-p", str(desk), "-c", "story", "--json", "And then?"]) == 75
     finally:
         server.close()
-    assert capsys.readouterr().err.rstrip().endswith("The reply so far is kept in the conversation.")
+    out, err = capsys.readouterr()
+    assert err.rstrip().endswith("The reply so far is kept in the conversation.") and '"exit_code": 75' in out, out
 
 
 def test_a_message_too_long_for_chat_c_is_not_kept(

@@ -298,7 +298,10 @@ def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: py
     with RemoteEngine(remote_profile("http://127.0.0.1:9/v1", timeout_s=5, model="m"), check=False) as gone, \
             pytest.raises(BackendUnreachable) as down:
         gone.run_chat(HELLO)
-    assert str(down.value) == "Cannot reach the server at http://127.0.0.1:9/v1: connection refused or host unreachable."
+    # in plain words: what may be wrong and whom to ask (it said "connection refused or host unreachable")
+    assert str(down.value) == ("Cannot reach the server at http://127.0.0.1:9/v1: nothing answers there; the office "
+                               "server may be stopped, or this PC cannot reach it over the network (ask whoever runs "
+                               "the office server).")
     # a server frozen (kill -STOP: its socket takes the request, nothing answers): the chat said
     # "reading the conversation… 26 s"; after some silent seconds it says the server is slow
     monkeypatch.setattr(remote_module, "QUIET_SAID_AFTER_S", 0.0)  # (5 s in use; no time is asserted)

@@ -24,6 +24,7 @@ from docmaker import honeybee_text
 from serve_helpers import RunningServer, free_port, serve, write_profile
 
 from workstation.core.documents import Document
+from workstation.core.errors import EX_TEMPFAIL
 from workstation.core.evaluate import EXAMPLE_TASKS, TaskSet, load_task_set, run_tasks
 from workstation.core.profile_check import profile_from_dict
 from workstation.core.profiles import Constraints, Profile
@@ -263,13 +264,21 @@ def test_a_summary_the_server_stops_keeps_the_parts_it_finished(
         doc = tmp_path / "hives.txt"
         doc.write_text(honeybee_text(8), encoding="utf-8")
         out = tmp_path / "summary.md"
-        assert main(["summarize", "-p", str(desk), str(doc), "-o", str(out), "--quiet"]) == 1
+        # exit status 75, "try again later", as batch says for the same cause (it was 1, as for a
+        # document that cannot be read)
+        assert main(["summarize", "-p", str(desk), str(doc), "-o", str(out), "--quiet"]) == EX_TEMPFAIL == 75
     finally:
         server.shutdown()
+        server.server_close()
     err = capsys.readouterr().err
     assert "your key has left today" in err and "covers only the 1 of " in err, err
     assert _DayRunsOut.answered == 2  # the parts after the refused one were not sent (each would be refused)
     assert "Red." in out.read_text(encoding="utf-8")  # part 1's summary, written
+    # the server stopped since: the same status, the address and whom to ask said
+    assert main(["summarize", "-p", str(desk), str(doc), "--quiet"]) == EX_TEMPFAIL
+    err = capsys.readouterr().err
+    assert f"Cannot reach the server at http://127.0.0.1:{server.server_address[1]}/v1" in err, err
+    assert "ask whoever runs the office server" in err and "Traceback" not in err, err
 
 
 async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_on(

@@ -1558,6 +1558,10 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         search.focus()
         await pilot.press(*"budget", "ctrl+u")  # the search box's own Ctrl+U: the message stays
         assert search.value == "" and prompt.value == "Dear team, old words" and search.has_focus
+        # and its own Ctrl+A/Ctrl+E/Ctrl+K (the app's Ctrl+E opened the sampling settings over it)
+        await pilot.press(*"budget", "ctrl+a", "ctrl+e", "left", "left", "ctrl+k")
+        assert search.value == "budg" and search.has_focus and app.screen is app.chat_screen
+        await pilot.press("ctrl+u")
         prompt.focus()
         prompt.value, prompt.cursor_position = "Dear team,", len("Dear team,")
         await until(pilot, lambda: prompt.has_focus)

@@ -585,14 +585,17 @@ async def test_the_office_server_down_and_a_model_not_downloaded_are_said_in_tur
     _write(folder, "later", {"model": "qwen3-8b-q4_k_m"})
     with pytest.raises(WorkstationError) as down:
         RemoteEngine(load_profile("desk"))
-    assert str(down.value) == "Cannot reach the server at http://127.0.0.1:9/v1: connection refused or host unreachable."
+    assert str(down.value) == ("Cannot reach the server at http://127.0.0.1:9/v1: nothing answers there; the office "
+                               "server may be stopped, or this PC cannot reach it over the network (ask whoever runs "
+                               "the office server).")
     app = WorkstationApp("desk", sample_system=False, language="tr")
     async with app.run_test(size=(120, 30)) as pilot:
         def said(text: str) -> bool:
             return any(text in str(n.message) for n in app._notifications)
 
         await until(pilot, lambda: said("http://127.0.0.1:9/v1 adresindeki sunucuya ulaşılamıyor: "
-                                        "bağlantı reddedildi ya da sunucuya erişilemiyor."))
+                                        "orada yanıt veren yok; ofis sunucusu kapalı olabilir ya da bu bilgisayar ağ "
+                                        "üzerinden ona ulaşamıyor olabilir (ofis sunucusunu yöneten kişiye sorun)."))
         app.switch_profile(load_profile("later"))
         # in the app's own keys (a command line's './run.sh models pull …' was no help there)
         await until(pilot, lambda: said("qwen3-8b-q4_k_m modeli henüz indirilmedi (yaklaşık 4,7 GB); F4, ardından p "

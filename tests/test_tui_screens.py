@@ -36,6 +36,7 @@ from workstation.tui.i18n import Texts, detect_language
 from workstation.tui.messages import SystemSampled
 from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog
 from workstation.tui.screens.profile_menu import ProfileMenu
+from workstation.tui.widgets.line_input import LineInput
 
 
 async def test_language_switch_and_palette(profiles: Path) -> None:
@@ -1465,6 +1466,12 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         state = str(screen.query_one("#summarize-state").render())
         assert not app.generating and "Done." in state and "Ctrl+S saves it beside the document" in state
         assert app.last_folder == doc.parent  # typed, not picked: F7 and the Open dialog start there too
+        # the path box's own Ctrl+K deletes to the end, as in every box (it asked in the chat, and
+        # the path typed next was sent to the model); at the end of the document's path, it asks
+        box = screen.query_one("#summarize-path", LineInput)
+        await pilot.press("home", "right", "ctrl+k", *"tmp/other.md", "ctrl+k")
+        assert app.screen is screen and box.value == "/tmp/other.md" and box.has_focus
+        box.put(str(doc))
         # the summary scrolls from the path box, which keeps the focus (PageDown and End did nothing
         # there: a long summary seemed cut at the screen's last line), and is shown whole
         assert screen.query_one("#summarize-ask").region.right < 100  # (it touched the right edge)

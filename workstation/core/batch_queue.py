@@ -53,7 +53,7 @@ from workstation.core.documents import (
     read_document,
     shown_name,
 )
-from workstation.core.errors import BackendUnreachable, WorkstationError
+from workstation.core.errors import EX_TEMPFAIL, BackendUnreachable, WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kept_parts import PARTS_TABLE, PartsKept, version_of
 from workstation.core.phrases import Phrase, say
@@ -142,7 +142,7 @@ class BatchStopped(BatchError):
         self.reason = reason
         self.counts = counts
         self.temporary = temporary
-        self.exit_code = 75 if temporary else 1
+        self.exit_code = EX_TEMPFAIL if temporary else 1
 
 
 @dataclass

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from workstation.core.phrases import Phrase, say
 
+# the exit status of a command that stopped because the office server cannot take its requests
+# now (not reached, gone mid-way, busy, over the key's quota): sysexits.h's EX_TEMPFAIL, "try
+# again later", as a mail queue reads it; chat, summarize and batch alike (summarize said 1,
+# as for a document that cannot be read, where batch said 75)
+EX_TEMPFAIL = 75
+
 
 class WorkstationError(Exception):
     """A problem the user can act on; ``str(err)`` is one clear sentence.
@@ -35,7 +41,10 @@ class EngineError(WorkstationError):
 class BackendUnreachable(EngineError):
     """The engine's server cannot take the request now: the connection was refused, could not
     be made in time or was lost, or the server said it is busy, over its quota or down behind a
-    proxy (429, 502, 503, 504). Not the fault of what was asked; it may work later."""
+    proxy (429, 502, 503, 504). Not the fault of what was asked; it may work later: exit status
+    ``EX_TEMPFAIL``."""
+
+    exit_code = EX_TEMPFAIL
 
     @property
     def connection_lost(self) -> bool:

@@ -301,7 +301,9 @@ ENGLISH: dict[str, str] = {
                                  "unencrypted, as its address starts with http://; ask whoever runs it for an "
                                  "https:// address"),
     "remote.lost": "Lost the connection to {url}: {reason}.",
-    "remote.refused": "connection refused or host unreachable",
+    # (it said "connection refused or host unreachable": words for IT, and nothing on what to do)
+    "remote.refused": ("nothing answers there; the office server may be stopped, or this PC cannot reach it over "
+                       "the network (ask whoever runs the office server)"),
     "remote.timed_out": "timed out",
     "remote.not_https": "it does not answer in HTTPS there; an office server's address usually starts with http://",
     "remote.bad_certificate": "this PC does not trust its HTTPS certificate",

@@ -35,7 +35,6 @@ from typing import Any
 from rich.console import RenderableType
 from rich.text import Text
 from textual import on, work
-from textual.actions import SkipAction
 from textual.app import App
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -46,7 +45,7 @@ from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES, Theme
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Input, TextArea
+from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from workstation.core.conversation_records import Conversation, ConversationGone, TakenOut
@@ -754,10 +753,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
     def action_clear_message(self) -> None:
         """Ctrl+U: the whole message box emptied. A long paste took a key press per line to
         take out (the editor's select-all is F7, which is the app's); Ctrl+Z brings it back. In
-        another box (the conversation search) that box's own Ctrl+U."""
-        focused = self.focused
-        if isinstance(focused, Input | TextArea) and focused.id not in ("prompt", "editor"):
-            raise SkipAction()  # another box's own Ctrl+U (the conversation search's)
+        another box (the conversation search) that box's own Ctrl+U (``box_keeps``)."""
         if self.screen is not self.chat_screen or not self.chat_screen.input_text():
             return
         self.chat_screen.clear_message()

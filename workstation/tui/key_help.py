@@ -12,6 +12,7 @@ from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.screen import ModalScreen, Screen
+from textual.widgets import Input, TextArea
 
 from workstation.tui.actions import ACTIONS, ALWAYS, BASICS, BY_ID, CHAT_ONLY, keys_now
 from workstation.tui.app_part import AppPart
@@ -20,6 +21,15 @@ from workstation.tui.screens.dialogs import KeysDialog
 
 if TYPE_CHECKING:
     from workstation.tui.app import WorkstationApp
+
+# a text box's editing keys (Textual's Input and TextArea bind them) that the app's and the
+# screens' priority keys leave to the box in focus: F6's Ctrl+K (ask in chat) took the path box's
+# delete-to-the-end, opened the chat, and the path typed next was sent to the model
+BOX_KEYS = frozenset({"ctrl+a", "ctrl+e", "ctrl+k", "ctrl+u", "ctrl+w", "ctrl+d", "ctrl+f", "ctrl+b",
+                      "left", "right", "home", "end"})
+# the chat's message box and editor, whose Ctrl+U (empty it; Ctrl+Z brings it back) and Ctrl+E
+# (sampling) are the chat's, as F1 lists them: Home and End move there as Ctrl+A and Ctrl+E would
+MESSAGE_BOXES = frozenset({"prompt", "editor"})
 
 
 class KeyHelp(AppPart):
@@ -128,6 +138,26 @@ class KeyHelp(AppPart):
         if self.texts(key) == key or self.texts.lang == "en":
             return command
         return SystemCommand(self.texts(key), self.texts(f"{key}.help"), command.callback, command.discover)
+
+    async def _check_bindings(self: WorkstationApp, key: str, priority: bool = False) -> bool:
+        """Textual's key dispatch (priority keys first, then from the focused widget up), less the
+        priority keys a text box in focus keeps (``box_keeps``): the key goes on to the box."""
+        if priority and self.box_keeps(key):
+            return False
+        return await super()._check_bindings(key, priority)  # type: ignore[misc]
+
+    def box_keeps(self: WorkstationApp, key: str) -> bool:
+        """Whether ``key`` is the focused text box's own editing key (``BOX_KEYS``, which it binds)
+        rather than an app's or a screen's priority key: in every box but the chat's message box,
+        unless the screen takes it there (``takes_from_box``: F6's Ctrl+K where the box has nothing
+        to delete)."""
+        box = self.focused
+        if not isinstance(box, Input | TextArea) or key not in BOX_KEYS or box.id in MESSAGE_BOXES:
+            return False
+        if key not in box._bindings.key_to_bindings:
+            return False
+        takes = getattr(self.screen, "takes_from_box", None)
+        return not (takes is not None and takes(key))
 
     def check_action(self: WorkstationApp, action: str, parameters: tuple[object, ...]) -> bool | None:
         """App actions wait while a dialog is open (the dialog owns the keys). The chat's own

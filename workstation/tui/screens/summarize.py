@@ -91,8 +91,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # priority: the path field keeps the focus and has Ctrl+X (cut); while nothing runs the
         # stop is not allowed (check_action), so the key is the field's again
         Binding("ctrl+x", "stop", "stop the summary", id="summarize.stop", priority=True),
-        # priority: the path field keeps the focus, and a text field's own Ctrl+K deletes to the
-        # end of the line (the key did nothing a user could see)
+        # priority: the path field keeps the focus; there the field's own Ctrl+K (delete to the
+        # end) comes first, but where it has nothing to delete in the path of the summary shown
+        # (takes_from_box): it took a path being typed to the chat, which sent it to the model
         Binding("ctrl+k", "ask", "ask in chat", id="summarize.ask", priority=True),
         Binding("ctrl+o", "browse", "choose a file", id="summarize.browse"),  # in the footer too: the main way to pick
         # beside the document, as batch names it (the only way was Ctrl+K, then F7 of the whole chat)
@@ -273,6 +274,18 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if action == "start_over":
             return self._parts_kept and not self.running  # only where there are parts to do again
         return True  # Ctrl+R and Ctrl+O while one runs: out of the footer (RunningFooter), they say why they wait
+
+    def takes_from_box(self, key: str) -> bool:
+        """Whether ``key``, a text box's own editing key, is this screen's in the path box (the
+        app's ``box_keeps``): Ctrl+K asks in the chat where the box names the document of the
+        last run, as left, the cursor at its end (as the line above says: "Ctrl+K asks"); in a
+        path being typed or mended, it deletes to the end as in every box."""
+        bound = self.active_bindings.get(key)
+        if bound is None or bound.binding.id != "summarize.ask" or self.path is None:
+            return False
+        box = self.query_one("#summarize-path", LineInput)
+        typed = box.value.strip()
+        return box.cursor_position >= len(box.value) and bool(typed) and typed_path(typed) == self.path
 
     def action_page(self, way: int) -> None:
         """The summary a page up (``way`` -1) or down (1), or to its start (-2) or end (2)."""
