@@ -294,6 +294,25 @@ def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: py
     monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
     with pytest.raises(EngineError, match="Cannot reach the server"):
         RemoteEngine(remote_profile("http://127.0.0.1:9/v1", timeout_s=5))
+    # a server whose connections are never taken (its backlog full: a firewall dropping them reads so):
+    # what to do, not "timed out"
+    import socket
+
+    with socket.socket() as full:
+        full.bind(("127.0.0.1", 0))
+        full.listen(0)
+        waiting = [socket.socket() for _ in range(3)]
+        for s in waiting:
+            s.setblocking(False)
+            s.connect_ex(full.getsockname())
+        url = f"http://127.0.0.1:{full.getsockname()[1]}/v1"
+        with pytest.raises(EngineError) as silent:
+            RemoteEngine(remote_profile(url, timeout_s=1))
+        for s in waiting:
+            s.close()
+    assert str(silent.value) == (f"Cannot reach the server at {url}: it did not answer in time; this PC may not "
+                                 "reach it over the network, or the office server may be stopped (ask whoever runs "
+                                 "the office server)."), str(silent.value)
     # a server stopped since the app connected: the next turn "Lost the connection", never made
     with RemoteEngine(remote_profile("http://127.0.0.1:9/v1", timeout_s=5, model="m"), check=False) as gone, \
             pytest.raises(BackendUnreachable) as down:

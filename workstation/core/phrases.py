@@ -304,7 +304,9 @@ ENGLISH: dict[str, str] = {
     # (it said "connection refused or host unreachable": words for IT, and nothing on what to do)
     "remote.refused": ("nothing answers there; the office server may be stopped, or this PC cannot reach it over "
                        "the network (ask whoever runs the office server)"),
-    "remote.timed_out": "timed out",
+    # (a connection that never came, or a request that could not be sent: "timed out" said nothing to do)
+    "remote.timed_out": ("it did not answer in time; this PC may not reach it over the network, or the office "
+                         "server may be stopped (ask whoever runs the office server)"),
     "remote.not_https": "it does not answer in HTTPS there; an office server's address usually starts with http://",
     "remote.bad_certificate": "this PC does not trust its HTTPS certificate",
     "remote.no_such_host": "this PC cannot find a computer named {host}; check the name in remote.base_url",
