@@ -1936,6 +1936,12 @@ async def test_keys_typed_fast_are_done_in_their_order(profiles: Path) -> None:
         assert box.value == "0,3"
         await press_at_once(pilot, "home", "delete", "delete", "delete", *"1,25", "left", "backspace", "right", "9")
         assert box.value == "1,59"
+        # a key that moves the focus on (Tab, the dialog's Down) then keys for the next box: they
+        # went on in the box they were sent to, the next box's binding run on its text (Ctrl+K
+        # emptied Top-p, "0,9" went into the temperature)
+        await press_at_once(pilot, "tab", "ctrl+a", "ctrl+k", *"0,9", "down", "end", "backspace", "5")
+        top_p = app.screen.query_one("#s-top_p", Input)
+        assert (box.value, top_p.value, app.screen.query_one("#s-top_k", Input).value) == ("1,59", "0,9", "45")
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
         prompt = app.chat_screen.query_one("#prompt", Input)

@@ -5,7 +5,8 @@ Textual runs a key's binding only once the key has bubbled up from the box to th
 message queue for each container on the way), while a character goes into the box at once:
 keys that came fast (End, six Backspaces then "0,3" sent by tmux, or a fast typist) were done
 out of order, the characters first, and Ctrl+E's temperature box was left empty or holding
-"0". Here the box runs a bound key's binding when it reads the key, as the app would have.
+"0". Here the box runs a bound key's binding when it reads the key, as the app would have, and
+hands the keys read after one that moved the focus on to the box in focus.
 """
 
 from __future__ import annotations
@@ -33,6 +34,16 @@ class LineInput(Input):
         self.scroll_to(x=self.max_scroll_x, animate=False, force=True, immediate=True)
 
     async def _on_key(self, event: events.Key) -> None:
+        focused = self.app.focused
+        if focused is not None and focused is not self and focused.screen is self.screen:
+            # a key before it in the same burst (Tab, a dialog's Down) moved the focus on: the
+            # keys typed after it are the next box's, in their order. Here they ran the next
+            # box's binding (Ctrl+K emptied Top-p) but typed into this one ("0,9" in the
+            # temperature)
+            event.stop()
+            event.prevent_default()
+            focused._forward_event(events.Key(event.key, event.character))
+            return
         # (the app's own check, from the focused widget up, non-priority bindings: the
         # priority ones ran before the key was handed here). An Alt key is a key, not its
         # letter: a terminal sends Alt+R as ESC r, which the box typed as "r" (F6's Alt+R,
