@@ -276,7 +276,8 @@ def test_a_message_too_long_for_chat_c_is_not_kept(
     from workstation.core.profile_lookup import load_profile
 
     same = str(load_profile(str(prof)).sampling.top_p)  # an option as the profile has it: not "own"
-    assert main([*chat, "And another?", "--temperature", "0.2", "--max-tokens", "3", "--top-p", same]) == 0
+    # 0,2: the decimal comma a Turkish PC writes, as Ctrl+E takes it (it said "must be a number")
+    assert main([*chat, "And another?", "--temperature", "0,2", "--max-tokens", "3", "--top-p", same]) == 0
     [conv] = ConversationStore().list()
     said = ConversationStore().messages(conv.id)
     assert [(m.role, m.content) for m in said if m.role == "user"] == [("user", "Name a colour."),

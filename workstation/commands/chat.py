@@ -29,6 +29,7 @@ from workstation.commands import (
     texts_of,
     waiting_line,
 )
+from workstation.commands.parser import decimal
 from workstation.commands.progress_bar import ProgressBar
 from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
 from workstation.core.conversation_titles import clean_title
@@ -66,16 +67,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                   "message, the piped text comes first, the message after it)")
     p.add_argument("--json", action="store_true", help="print {text, metrics} as JSON")
     p.add_argument("--max-tokens", type=int, help="longest reply in tokens")
-    p.add_argument("--temperature", type=float, help="0 for greedy (repeatable) output")
+    p.add_argument("--temperature", type=decimal, help="0 for greedy (repeatable) output")
     p.add_argument("--seed", type=int,
                    help="random seed for sampling: the same seed and settings, the same reply (-1: a new one each turn)")
     # the profile's other sampling settings, for one turn (as llama-cli's options)
-    p.add_argument("--top-p", type=float, help="sample from the likeliest tokens up to this probability (0-1)")
+    p.add_argument("--top-p", type=decimal, help="sample from the likeliest tokens up to this probability (0-1)")
     p.add_argument("--top-k", type=int, help="sample from the K likeliest tokens (0: all)")
-    p.add_argument("--min-p", type=float, help="leave out tokens below this fraction of the likeliest's (0-1)")
-    p.add_argument("--repeat-penalty", type=float, help="discourage repeating recent tokens (1: off)")
-    p.add_argument("--presence-penalty", type=float, help="-2 to 2: above 0 favours new topics (0: off)")
-    p.add_argument("--frequency-penalty", type=float, help="-2 to 2: above 0 repeats words less (0: off)")
+    p.add_argument("--min-p", type=decimal, help="leave out tokens below this fraction of the likeliest's (0-1)")
+    p.add_argument("--repeat-penalty", type=decimal, help="discourage repeating recent tokens (1: off)")
+    p.add_argument("--presence-penalty", type=decimal, help="-2 to 2: above 0 favours new topics (0: off)")
+    p.add_argument("--frequency-penalty", type=decimal, help="-2 to 2: above 0 repeats words less (0: off)")
     p.add_argument("--stop", action="append", metavar="TEXT",
                    help="end the reply before this text (again for more; replaces the profile's)")
     p.add_argument("--system", help="system prompt for this turn, instead of the profile's (and of the "

@@ -15,15 +15,22 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from workstation.core.invocation import command
+from workstation.core.phrases import read_number
 
 _CHOICE = re.compile(r"argument (?P<name>[^:]+): invalid choice: '?(?P<value>[^'\s]*)'?")
-_TYPED = re.compile(r"argument (?P<name>[^:]+): invalid (?P<kind>int|float) value: '(?P<value>[^']*)'")
+_TYPED = re.compile(r"argument (?P<name>[^:]+): invalid (?P<kind>int|float|decimal) value: '(?P<value>[^']*)'")
 _REQUIRED = "the following arguments are required: "
 _UNKNOWN = "unrecognized arguments: "
 # the most other commands an option is said to belong to: a list read at a glance (-o/--output's five);
 # one many commands share (-p's ten, --json's thirty) is their help's list, no hint. (It was --lang's count
 # of owners, raised with it from 3 to 4, and -o of five commands was then named nowhere.)
 _OWNERS_NAMED = 6
+
+
+def decimal(typed: str) -> float:
+    """An option's number written the English way or the Turkish (0.7 or 0,7), as Ctrl+E takes
+    it: ``chat --temperature 0,7`` on a Turkish PC said it "must be a number"."""
+    return float(read_number(typed, False))
 
 
 class NeedsEveryCommand(Exception):

@@ -680,6 +680,20 @@ def local_number(text: str, lookup: Lookup | None) -> str:
     return found["about"] + found["sign"] + number + found["unit"]
 
 
+def read_number(typed: str, whole: bool, thousands: str = ",") -> float | int:
+    """A number typed the English way or the Turkish (0.7 or 0,7); a whole one may mark its
+    thousands as the UI's language does (``thousands``: 2,048 in English, 2.048 in Turkish,
+    where 1.500 typed in English is no 1500). ValueError for anything else (2.5 in a whole
+    number's box is not 25)."""
+    if whole:
+        if re.fullmatch(rf"[-+]?\d{{1,3}}({re.escape(thousands)}\d{{3}})+", typed):  # thousands marked
+            typed = typed.replace(thousands, "")
+        return int(typed)
+    if "," in typed and "." in typed:
+        raise ValueError(typed)
+    return float(typed.replace(",", "."))
+
+
 PAGE_WORDS = 500  # a page of text, single-spaced
 
 

@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from workstation.core.errors import ProfileError
+from workstation.core.phrases import read_number
 from workstation.core.profile_check import check_sampling, sampling_changes
 from workstation.core.profiles import Sampling
 from workstation.tui.i18n import Texts
@@ -68,22 +69,6 @@ def written(value: float | int | None) -> str:
 # what a box takes as it is typed: digits, a sign, and either decimal mark (Turkish writes 0,7:
 # Textual's "number" box dropped the comma as it was typed, and 0,3 was taken as 3)
 TYPED = r"[-+]?[0-9.,]*([eE][-+]?[0-9]*)?"  # (1e-05, as a small min_p is shown, stays editable)
-
-
-def read_number(typed: str, whole: bool, thousands: str = ",") -> float | int:
-    """A number typed the English way or the Turkish (0.7 or 0,7); a whole one may mark its
-    thousands as the UI's language does (``thousands``: 2,048 in English, 2.048 in Turkish,
-    where 1.500 typed in English is no 1500). ValueError for anything else (2.5 in a whole
-    number's box is not 25)."""
-    import re
-
-    if whole:
-        if re.fullmatch(rf"[-+]?\d{{1,3}}({re.escape(thousands)}\d{{3}})+", typed):  # thousands marked
-            typed = typed.replace(thousands, "")
-        return int(typed)
-    if "," in typed and "." in typed:
-        raise ValueError(typed)
-    return float(typed.replace(",", "."))
 
 
 class SamplingDialog(ModalScreen[Sampling | None]):
