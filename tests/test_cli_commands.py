@@ -1561,6 +1561,7 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     listed = capsys.readouterr().out
     assert re.search(r"^\|\s+# \| sohbet\s+\| mesaj \| son mesaj\s+\| profil\s+\|$", listed, re.M) and re.search(
         r"\| \d\d\.\d\d\.\d{4} \d\d:\d\d \|", listed) and "Birine devam etmek için: '" in listed, listed
+    assert 'chat -c AD "..."' in listed, listed  # the command's placeholder in Turkish too (it said NAME)
     # found by words in it, as the app's Ctrl+F finds it (the command line listed them all, or none)
     assert main(["conversations", "--search", "LUNCH", "--json"]) == 0
     assert [c["id"] for c in json.loads(capsys.readouterr().out)["conversations"]] == [other.id]

@@ -132,8 +132,8 @@ def _read_pipe(t: Texts) -> str:
     try:
         return plain_text(sys.stdin.buffer.read(), "standard input")[0]
     except DocumentError:
-        raise WorkstationError(t("chat_cmd.pipe_not_text", summarize=cli("summarize FILE -c NAME"),
-                                 chat=cli("chat -c NAME"))) from None
+        raise WorkstationError(t("chat_cmd.pipe_not_text", summarize=cli(f"summarize {t('cli.file')} -c {t('cli.name')}"),
+                                 chat=cli(f"chat -c {t('cli.name')}"))) from None
 
 
 def _show(text: str, kept: bool) -> None:

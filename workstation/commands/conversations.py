@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
                                       for c in convs]})
         return 0
     t = texts_of(args)
-    follow = cli('chat -c NAME "..."')
+    follow = cli(f'chat -c {t("cli.name")} "..."')  # (NAME on a Turkish PC)
     if not convs and search.strip():  # (as the app's list says it)
         print(t("sidebar.none_found", search=search.strip()))
         return 0

@@ -121,7 +121,8 @@ def run_list(args: argparse.Namespace) -> int:
         return t.number(catalog.file_size_text(n, approx_gb))
 
     if not installed:
-        print(t("models_cmd.none", pull=cli("models pull smollm2-135m-instruct-q4_1"), add=cli("models add FILE.gguf")))
+        print(t("models_cmd.none", pull=cli("models pull smollm2-135m-instruct-q4_1"),
+                add=cli(f"models add {t('cli.file')}.gguf")))
     for m in installed:
         if m.info is None:
             print(f"  {m.name:<36} {size(m.size_bytes):>9}  {t('models_cmd.damaged', error=m.error)}")
@@ -142,7 +143,7 @@ def run_list(args: argparse.Namespace) -> int:
                                                              resume=cli("models pull " + d.source),
                                                              remove=cli("models remove " + d.name)))
     if available:
-        print(t("models_cmd.known", pull=cli("models pull NAME")))
+        print(t("models_cmd.known", pull=cli(f"models pull {t('cli.name')}")))
         for e in available:
             shown = size(e.get("size_bytes"), e.get("approx_size_gb"))
             print(f"  {e.get('name', '?'):<36} {shown:>9}  {e.get('licence', '')}")
