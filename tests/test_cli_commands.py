@@ -54,7 +54,12 @@ def test_a_stop_between_the_load_and_serving_is_a_clean_stop(
 
     monkeypatch.setattr(serve, "print_load_notes", stopped_meanwhile)
     prof = _profile_file(tmp_path, max_tokens=8, context=256)
-    assert main(["serve", "-p", str(prof), "--port", "0", "--parallel", "1"]) == 0
+    # a level uvicorn does not know: refused before the load (it loaded, then "unexpected error: KeyError")
+    with pytest.raises(SystemExit) as stopped:
+        main(["serve", "-p", str(prof), "--port", "0", "--log-level", "verbose"])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.startswith("workstation: --log-level cannot be 'verbose'; choose from critical,")
+    assert main(["serve", "-p", str(prof), "--port", "0", "--parallel", "1", "--log-level", "WARNING"]) == 0
     err = capsys.readouterr().err
     assert "workstation: serving " in err and err.rstrip().endswith("workstation: stopped (SIGTERM)."), err
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

@@ -121,8 +121,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--audit-max-bytes", type=int, default=DEFAULT_AUDIT_MAX_BYTES, metavar="N",
         help=f"start a new audit file past this size; the chain runs on (default {DEFAULT_AUDIT_MAX_BYTES})",
     )
-    p.add_argument("--log-level", default="warning",
-                   help="log level (default warning: problems only; info: a line a request, who, status and tokens)")
+    # (a choice: a level uvicorn does not know, "verbose", loaded the model and then ended serve with
+    # "unexpected error: KeyError: 'verbose'")
+    p.add_argument("--log-level", default="warning", type=str.lower, metavar="LEVEL",
+                   choices=("critical", "error", "warning", "info", "debug", "trace"),
+                   help="log level: critical, error, warning (default: problems only), info (a line a request, "
+                   "who, status and tokens), debug or trace")
     p.add_argument(
         "--no-prompt-cache", action="store_true",
         help="do not keep long prompts' KV cache on disk (by default, once a second request starts "
