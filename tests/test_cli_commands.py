@@ -54,7 +54,18 @@ def test_a_stop_between_the_load_and_serving_is_a_clean_stop(
 
     monkeypatch.setattr(serve, "print_load_notes", stopped_meanwhile)
     prof = _profile_file(tmp_path, max_tokens=8, context=256)
-    assert main(["serve", "-p", str(prof), "--port", "0", "--parallel", "1"]) == 0
+    # a level uvicorn does not know: refused before the load (it loaded, then "unexpected error: KeyError")
+    with pytest.raises(SystemExit) as stopped:
+        main(["serve", "-p", str(prof), "--port", "0", "--log-level", "verbose"])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.startswith("workstation: --log-level cannot be 'verbose'; choose from critical,")
+    # a limit below its least, said in the bytes given ("it must be 4.1943e+06 or more") ...
+    assert main(["serve", "-p", str(prof), "--port", "0", "--max-inflight-body", "0"]) == 1
+    assert "--max-inflight-body is 0; it must be 4,194,304 or more." in capsys.readouterr().err
+    # ... and a negative prompt limit refused, not served (every prompt was "over at most -5 tokens")
+    assert main(["serve", "-p", str(prof), "--port", "0", "--max-prompt-tokens", "-5"]) == 1
+    assert "--max-prompt-tokens is -5; it must be 0 or more." in capsys.readouterr().err
+    assert main(["serve", "-p", str(prof), "--port", "0", "--parallel", "1", "--log-level", "WARNING"]) == 0
     err = capsys.readouterr().err
     assert "workstation: serving " in err and err.rstrip().endswith("workstation: stopped (SIGTERM)."), err
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

@@ -155,7 +155,10 @@ def test_wrong_or_missing_key(server: RunningServer) -> None:
     # nor another method on it: "not allowed" and which are, not "send a key" (llama-server exempts the path)
     r = httpx.post(f"{server.root}/health", json={})
     assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD", r.text
+    r = httpx.post(f"{server.root}/v1/health")  # as curl -X POST sends it: no body, no JSON (was 415 "must be JSON")
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD", r.text
     assert httpx.get(f"{server.root}/metrics").status_code == 401
+    assert httpx.post(f"{server.root}/metrics").status_code == 401  # the key first (was 415)
 
 
 def test_shared_system_prompt_is_copied_not_recomputed(client: openai.OpenAI) -> None:

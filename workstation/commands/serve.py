@@ -121,8 +121,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--audit-max-bytes", type=int, default=DEFAULT_AUDIT_MAX_BYTES, metavar="N",
         help=f"start a new audit file past this size; the chain runs on (default {DEFAULT_AUDIT_MAX_BYTES})",
     )
-    p.add_argument("--log-level", default="warning",
-                   help="log level (default warning: problems only; info: a line a request, who, status and tokens)")
+    # (a choice: a level uvicorn does not know, "verbose", loaded the model and then ended serve with
+    # "unexpected error: KeyError: 'verbose'")
+    p.add_argument("--log-level", default="warning", type=str.lower, metavar="LEVEL",
+                   choices=("critical", "error", "warning", "info", "debug", "trace"),
+                   help="log level: critical, error, warning (default: problems only), info (a line a request, "
+                   "who, status and tokens), debug or trace")
     p.add_argument(
         "--no-prompt-cache", action="store_true",
         help="do not keep long prompts' KV cache on disk (by default, once a second request starts "
@@ -367,12 +371,15 @@ def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptio
     from workstation.core.errors import WorkstationError
 
     def at_least(flag: str, value: float, low: float) -> None:
-        if value < low:
-            raise WorkstationError(f"{flag} is {value:g}; it must be {low:g} or more.")
+        if value < low:  # (in bytes as given: ':g' wrote --max-body's 4194304 as "4.1943e+06")
+            said = [f"{n:,}" if isinstance(n, int) else f"{n:g}" for n in (value, low)]
+            raise WorkstationError(f"{flag} is {said[0]}; it must be {said[1]} or more.")
 
     at_least("--max-body", args.max_body, 1024)
     at_least("--max-inflight-body", args.max_inflight_body, args.max_body)
     at_least("--max-messages", args.max_messages, 1)
+    if args.max_prompt_tokens is not None:  # (-5 served, refusing every prompt as over "at most -5 tokens")
+        at_least("--max-prompt-tokens", args.max_prompt_tokens, 0)
     at_least("--header-timeout", args.header_timeout, 0.1)
     at_least("--body-timeout", args.body_timeout, 0.1)
     if not 0 <= args.shutdown_grace <= 3600:  # (nan and inf too)

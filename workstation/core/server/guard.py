@@ -201,7 +201,9 @@ class RequestGuard:
                 origin,
             )
             return
-        if method == "POST":
+        if method == "POST" and scope["path"] not in UNMETERED:
+            # (those take no POST: a monitor's bare "POST /health" is told 405 and the methods
+            # there are, or 401 on /metrics, not to send it as JSON)
             media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if media != "application/json":
                 error = ApiError(
