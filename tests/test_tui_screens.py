@@ -263,6 +263,13 @@ async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profile
         streaming = await footer()
         assert app.generating and {"stop", "dashboard"} <= {a for a, _, _ in streaming}, streaming
         assert "new_conversation" not in {a for a, _, _ in streaming} and fits(streaming), streaming
+        await pilot.press("f5")  # the first reply's live speed: said as this reply (it said "last 0 turns")
+        await until(pilot, lambda: bool(app.screen.query("#row-decode")) and bool(
+            app.screen.query_one("#row-decode .metric-spark").data))  # type: ignore[attr-defined]
+        decode_name = str(app.screen.query_one("#row-decode .metric-name").render())
+        assert decode_name.endswith("\n" + app.texts("dash.axis_this_reply")) and " 0 " not in decode_name, decode_name
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
         await pilot.press("f6")  # F6's Choose… says the model is busy (it said none was loaded)
         await until(pilot, lambda: app.screen is not app.chat_screen)
         await pilot.press("ctrl+o")

@@ -224,12 +224,16 @@ class DashboardScreen(AppScreen, Screen[None]):
         n_turns = len(series("ttft_ms"))
         tps = t("unit.tps")
         turns_span = t("dash.axis_turn_one") if n_turns == 1 else t("dash.axis_turns", n=n_turns)
+        # the decode row plots the reply being written too: its span counts it (the first reply's
+        # live bar said "last 0 turns")
+        decode_span = (turns_span if len(decode) == n_turns else t("dash.axis_this_reply") if len(decode) == 1
+                       else t("dash.axis_turns", n=len(decode)))
         self.query_one("#row-ttft", MetricRow).set(
             t("dash.ttft"), series("ttft_ms"), t.number(f"{last.ttft_ms:,.0f} ms") if last else "–", "ms", turns_span
         )
         rate = live if app.generating and live else (last.predicted_per_second if last else 0.0)
         self.query_one("#row-decode", MetricRow).set(  # (no rate yet, or a reply of one token: "–", not "0.0")
-            t("dash.decode"), decode, t.number(f"{rate:.1f} {tps}") if rate else "–", tps, turns_span,
+            t("dash.decode"), decode, t.number(f"{rate:.1f} {tps}") if rate else "–", tps, decode_span,
         )
         # reading speed of turns that read a prompt worth timing: a follow-up of 19 new tokens is
         # mostly the step's own cost, and its "30 tok/s" read as a PC reading slowly
