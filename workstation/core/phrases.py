@@ -159,7 +159,11 @@ ENGLISH: dict[str, str] = {
     "headline.get_pull": " Get the model with '{cmd}'.",
     "headline.get_installed": " It is on this PC as {name}: '{cmd}' makes a profile that runs it.",
     "headline.get_elsewhere": (" The catalog does not have {model} at {quant}: download a {quant} GGUF "
-                               "file of it (on Hugging Face) and add it with '{add}'."),
+                               "file of it (on Hugging Face) and add it with '{add} {file}'."),
+    # a command's placeholders where a sentence shows how to type it ('chat -c NAME "..."'): Turkish
+    # says AD, DOSYA (the commands' own lines, t("cli.file"), and the core's phrases, ("cli.file", {}))
+    "cli.name": "NAME",
+    "cli.file": "FILE",
     "headline.nothing_fits": ("Nothing meets this workload: no candidate model fits any candidate machine "
                             "at {context} tokens per slot; try a smaller context or more memory."),
     "headline.closest": "Nothing meets this workload ({people}). Closest: {what} (misses: {misses}); {served}.",

@@ -426,7 +426,7 @@ class SizingResult:
         if catalog_entry(option.model) is not None and found and found.group(1).upper() == option.quant.upper():
             return [("headline.get_pull", {"cmd": cli(f"models pull {option.model}")})]
         return [("headline.get_elsewhere", {"model": model_family(option.model), "quant": option.quant,
-                                            "add": cli("models add FILE")})]
+                                            "add": cli("models add"), "file": ("cli.file", {})})]
 
     def nothing_fits(self) -> list[Phrase]:
         w = self.workload
