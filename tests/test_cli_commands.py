@@ -1037,6 +1037,10 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["keys", "revoke"], "'workstation keys revoke' needs name"),
     (["cache", "lst"], "There is no command 'cache lst'; did you mean 'cache list'?"),
     (["chat", "--new", "hi"], "--new starts a saved conversation and goes with -c NAME; without -c nothing is kept."),
+    # ... in the command's language (both were English on a Turkish PC)
+    (["chat", "--lang", "tr"], "'workstation chat' bir metin ister (ayrıntılar: 'workstation chat --help')."),
+    (["chat", "--lang", "tr", "--new", "hi"], "--new kaydedilen yeni bir sohbet başlatır ve -c AD ile birlikte "
+                                              "kullanılır; -c olmadan hiçbir şey saklanmaz."),
     (["--lang", "tr", "fit"], "'fit' is a command of its own: type it first, as 'workstation fit …' (the options "
                               "before a command go to 'workstation tui')."),
     # another command's option after a command (read by that command's parser alone first)

@@ -150,14 +150,13 @@ def _show(text: str, kept: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    t = texts_of(args)  # (English under --json; the two mistakes below were English on a Turkish PC)
     if args.new and args.conversation is None:  # (it was dropped without a word: a reply not kept as meant)
-        print("workstation: --new starts a saved conversation and goes with -c NAME; without -c nothing is kept.",
-              file=sys.stderr)
+        print("workstation: " + t("chat_cmd.new_without_c", name=t("cli.name")), file=sys.stderr)
         raise SystemExit(2)  # as the command line's other mistakes
     if args.text is None and not _piped():  # (`echo hi | chat` said "needs text": it reads the pipe now)
-        print(f"workstation: '{cli('chat')}' needs text (see '{cli('chat --help')}').", file=sys.stderr)
+        print("workstation: " + t("chat_cmd.needs_text", command=cli("chat"), help=cli("chat --help")), file=sys.stderr)
         raise SystemExit(2)  # as the command line's other mistakes
-    t = texts_of(args)  # (English under --json)
     text = _read_pipe(t) if args.text in ("-", None) else args.text
     beside = _piped_beside() if args.text not in ("-", None) else False
     if beside:  # the piped text, then the question about it (as Ollama)
