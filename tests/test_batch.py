@@ -111,6 +111,9 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
     rerun = subprocess.run([*_batch(folder, out, prof), "--lang", "tr"], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 3, rerun.stderr  # one document failed (1: the run could not start)
+    # a one-part document's part done, its summary being written: not "time left 0 s"
+    assert re.search(r"^batch:   note\d\.txt: 1 bölümden 1'i bitti, az kaldı$", rerun.stderr, re.M), rerun.stderr
+    assert " 0 sn" not in rerun.stderr, rerun.stderr
     assert "düşük öncelikle" not in rerun.stderr  # --full-priority: a computer no one is using
     assert f"batch:   başarısız: broken.txt: {why}\n" in rerun.stderr, rerun.stderr  # (where its log ends)
     # and by --status in the language asked for; --json's stays English

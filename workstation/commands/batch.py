@@ -77,9 +77,11 @@ def engine_factory(profile: Any, t: Texts | None = None) -> Any:
     return engine
 
 
-def _eta(t: Texts, seconds: float | None, word: str) -> str:
-    """Time left as ``eta_text`` says it: 'about 1m05s', in Turkish 'yaklaşık 1 dk 5 sn'."""
-    return eta_text(seconds, t(word), ETA_FORMATS if t.lang == "en" else time_formats(t.get))
+def _eta(t: Texts, seconds: float | None, word: str, soon: str | None = None) -> str:
+    """Time left as ``eta_text`` says it: 'about 1m05s', in Turkish 'yaklaşık 1 dk 5 sn'; the
+    ``soon`` key's words where it rounds to none."""
+    return eta_text(seconds, t(word), ETA_FORMATS if t.lang == "en" else time_formats(t.get),
+                    t(soon) if soon else None)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -179,7 +181,8 @@ def run(args: argparse.Namespace) -> int:
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "map" \
                 and not ev.progress.inside_part:  # a line a part, as it ends (a log, not a live bar)
             p = ev.progress
-            eta = f", {_eta(t, p.eta_s, 'batch_cmd.eta')}" if p.eta_s is not None else ""
+            # (a document's last part done, its summary being written: "nearly finished", not "ETA 0s")
+            eta = f", {_eta(t, p.eta_s, 'batch_cmd.eta', 'batch_cmd.eta_soon')}" if p.eta_s is not None else ""
             print(f"batch:   {ev.path}: " + t("batch_cmd.parts_done", done=p.chunks_done, total=p.chunks_total, eta=eta),
                   file=sys.stderr)
 

@@ -138,12 +138,16 @@ def small_model(profile: Profile, engine: ChatEngine | None = None) -> tuple[str
 ETA_FORMATS = ("{h}h{m:02d}m", "{m}m{s:02d}s", "{s}s")  # hours, minutes, seconds (English)
 
 
-def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, str, str] = ETA_FORMATS) -> str:
+def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, str, str] = ETA_FORMATS,
+             soon: str | None = None) -> str:
     """'ETA 1m05s' ('ETA …' before the first part has been measured); ``word`` and the
-    ``formats`` of an hour, a minute and a second in the UI's language ('kalan 1 dk 05 sn')."""
+    ``formats`` of an hour, a minute and a second in the UI's language ('kalan 1 dk 05 sn').
+    ``soon`` in place of 'ETA 0s' (a document's last part done, its summary being written)."""
     if seconds is None:
         return f"{word} …"
     total = int(round(seconds))
+    if soon is not None and total == 0:
+        return soon
     h, m, s = total // 3600, total % 3600 // 60, total % 60
     if total >= 3600:
         return f"{word} {formats[0].format(h=h, m=m, s=s)}"
