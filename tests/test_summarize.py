@@ -379,6 +379,8 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     err = capsys.readouterr().err
     assert "Check names, dates and figures against the document:" in err and "is a very small model" in err
     assert f"Wrote the summary to {tmp_path / 'out.md'}." in err  # -o says where it went
+    # its one part done, the summary being written: "nearly finished", not "ETA 0s"
+    assert "1/1 parts · summarizing the parts · " in err and "ETA 0s" not in err and "nearly finished" in err, err
     # and so does the file, under its title: what is read the next morning (batch writes these too)
     written = (tmp_path / "out.md").read_text(encoding="utf-8").split("\n")
     assert written[2].startswith("> Check names, dates and figures against the document: ") and "135M" in written[2]

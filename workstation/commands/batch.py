@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
                 and not ev.progress.inside_part:  # a line a part, as it ends (a log, not a live bar)
             p = ev.progress
             # (a document's last part done, its summary being written: "nearly finished", not "ETA 0s")
-            eta = f", {_eta(t, p.eta_s, 'batch_cmd.eta', 'batch_cmd.eta_soon')}" if p.eta_s is not None else ""
+            eta = f", {_eta(t, p.eta_s, 'batch_cmd.eta', 'summarize.eta_soon')}" if p.eta_s is not None else ""
             print(f"batch:   {ev.path}: " + t("batch_cmd.parts_done", done=p.chunks_done, total=p.chunks_total, eta=eta),
                   file=sys.stderr)
 

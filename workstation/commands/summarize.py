@@ -126,8 +126,8 @@ class ProgressBar:
             elif p.part:
                 under_way = t("summarize_cmd.bar_part_written", part=p.part, n=f"{p.part_written:,}")
             stage = t("summarize_cmd.bar_stage", stage=t(STAGE_WORDS[p.stage]) if p.stage in STAGE_WORDS else p.stage)
-            eta = (eta_text(p.eta_s) if t.lang == "en" else
-                   eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get)))  # (kalan süre: 1 dk 05 sn)
+            eta = (eta_text(p.eta_s, soon=t("summarize.eta_soon")) if t.lang == "en" else  # (not "ETA 0s")
+                   eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get), t("summarize.eta_soon")))  # (kalan süre: 1 dk 05 sn)
             line = t("summarize_cmd.bar", name=self.name, bar=bar, done=p.chunks_done, total=p.chunks_total,
                      stage=stage, speed=speed, under_way=under_way, eta=eta)
             if self.tty:  # a line longer than the terminal wraps, and "\r" redraws only its last row: each

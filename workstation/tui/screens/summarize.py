@@ -513,7 +513,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             return  # "stopping…" stays until it has
         p = event.data
         if isinstance(p, SummaryProgress) and p.stage == "map":
-            eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get))
+            eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get), t("summarize.eta_soon"))
             # (the bar counts the step that puts the parts' summaries together: the words say it too)
             said = t("summarize.parts" if p.chunks_total == 1 else "summarize.parts_then",
                      done=p.chunks_done, total=p.chunks_total, eta=eta)
@@ -528,7 +528,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         elif isinstance(p, SummaryProgress) and p.stage == "kept":  # (it said "combining summaries")
             self._say(t("summarize.parts_kept", done=p.chunks_done, total=p.chunks_total, rest=p.chunks_total - p.chunks_done))
         elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
-            eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get))
+            eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get), t("summarize.eta_soon"))
             said = t("summarize.combining", total=p.chunks_total, eta=eta)
             self._say(said + (" · " + waiting_text(p.waiting, t) if p.waiting is not None else ""), eta)
         self.wapp.update_status()
