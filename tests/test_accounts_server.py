@@ -753,14 +753,16 @@ def test_a_key_whose_day_is_used_up_cannot_make_the_server_tokenize(scheduler: S
     """/tokenize, /detokenize and /apply-template cost the server work and no tokens: a key over
     its day had it tokenize 4 MB texts, slowing everyone's replies. They are refused as a reply
     is; the log says whose request each was."""
-    with office(scheduler, {"carol": {"tokens_per_day": 20}}) as o:
+    with office(scheduler, {"carol": {"tokens_per_day": 2300}}) as o:
         root, carol = o.url.removesuffix("/v1"), {"Authorization": f"Bearer {o.keys['carol']}"}
         assert httpx.post(f"{root}/tokenize", json={"content": "Hello"}, headers=carol).status_code == 200
-        o.accounts.quota.charge("carol", 20, o.clock())  # the day's tokens used (as replies charge them)
+        o.accounts.quota.charge("carol", 2300, o.clock())  # the day's tokens used (as replies charge them)
         for route, body in (("/tokenize", {"content": "Hello"}), ("/detokenize", {"tokens": [1, 2]}),
                             ("/apply-template", {"messages": QUESTION})):
             r = httpx.post(f"{root}{route}", json=body, headers=carol)
             assert r.status_code == 429 and r.json()["error"]["code"] == "insufficient_quota", (route, r.text)
+            # its figures as 'keys list' writes them (it said "2300 of its 2300")
+            assert "The key 'carol' has used 2,300 of its 2,300 tokens for today;" in r.json()["error"]["message"]
 
 
 def test_a_persons_slow_bodies_leave_room_for_the_others(scheduler: Scheduler) -> None:
