@@ -339,31 +339,15 @@ def _url(host: str, port: int) -> str:
 def addresses_for(hosts: list[str]) -> list[str]:
     """What other PCs can type for a server bound to every address (0.0.0.0, ::): this PC's
     name, then its network addresses (loopback and link-local left out); none for others."""
-    import ipaddress
     import socket
 
-    import psutil
+    from workstation.core.addresses import network_addresses
 
     families = {"0.0.0.0": socket.AF_INET, "::": socket.AF_INET6}
     wanted = {families[h] for h in hosts if h in families}
     if not wanted:
         return []
-    found = list(own_names()[:1])
-    try:
-        interfaces = psutil.net_if_addrs()
-    except OSError:
-        interfaces = {}
-    for addrs in interfaces.values():
-        for a in addrs:
-            if a.family not in wanted:
-                continue
-            try:
-                ip = ipaddress.ip_address(a.address.split("%")[0])
-            except ValueError:
-                continue
-            if not (ip.is_loopback or ip.is_link_local):
-                found.append(str(ip))
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys([*own_names()[:1], *network_addresses(wanted)]))
 
 
 def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptions:

@@ -287,6 +287,10 @@ ENGLISH: dict[str, str] = {
     "serve.port_in_use": "Port {port} on {host} is already in use; stop the other server or choose another with --port.",
     "serve.port_denied": "Not allowed to bind port {port} on {host}; choose a port above 1023.",
     "serve.no_address": "Cannot bind to {host}: no such address on this machine.",
+    "serve.not_this_pc": ("{host} is not one of this PC's addresses; serve on one that is ({addresses}), on {every} "
+                          "(all of them) or on {loopback} (this PC alone)."),
+    "serve.not_this_pc_none": ("{host} is not one of this PC's addresses (it has none on a network now); serve on "
+                               "{loopback} (this PC alone), or on {every} to take its network address when it has one."),
     # the office server, seen from a desk PC (remote.RemoteEngine)
     "remote.unreachable": "Cannot reach the server at {url}: {reason}.",
     # a desk PC's profile loaded (load_notes.remote_notes): where the text goes
