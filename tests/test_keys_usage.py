@@ -253,6 +253,13 @@ def test_serve_refuses_a_persons_key_as_its_own(monkeypatch: pytest.MonkeyPatch,
     key_file.write_text("şifre-2026\n", encoding="utf-8")
     assert main(["serve", "--port", "0", "--api-key-file", str(key_file)]) == 1
     assert "The operator's key from --api-key-file has 'ş' in it, which no client can send" in capsys.readouterr().err
+    # the key as a request's header carries it: it was refused for "' ' in it"
+    key_file.write_text("Bearer operator-key-of-the-office\n", encoding="utf-8")
+    assert main(["serve", "--port", "0", "--api-key-file", str(key_file)]) == 1
+    assert capsys.readouterr().err == (f"workstation: --api-key-file {key_file} has 'Bearer ' before the key; write "
+                                       "only the key, without 'Bearer ', then start the server again.\n")
+    assert main(["serve", "--port", "0", "--api-key", "Bearer operator-key-of-the-office"]) == 1
+    assert "The key from --api-key starts with 'Bearer '; write only the key, without 'Bearer '." in capsys.readouterr().err
 
 
 # --- tokens per day --------------------------------------------------------------------------------

@@ -36,6 +36,15 @@ NAME_RULE = re.compile(r"(?=.{1,64}\Z)[^\W_][\w.@-]*(?: [\w.@-]+)*")
 NAME_HELP = ("1 to 64 letters, digits, spaces, '.', '_', '@' or '-', starting with a letter or digit (a "
              "name of several words in quotes: \"Ayşe Yılmaz\")")
 
+BEARER_BEFORE = re.compile(r"(?:authorization:\s*)?bearer\s", re.IGNORECASE)  # a header's words copied with the key
+
+
+def bearer_before(key: str) -> bool:
+    """Whether ``key`` was written with 'Bearer ' (or the whole 'Authorization: Bearer ')
+    before it, as a request's header carries it: it was refused for the space in it."""
+    return BEARER_BEFORE.match(key) is not None
+
+
 def key_from_file(path: str | None, named_by: str | Phrase, *, service: bool = False) -> str | None:
     """A key from a file: its first line, without the spaces around it (serve's
     ``--api-key-file``, a desk profile's ``remote.api_key_file``). A file every user of the
@@ -71,6 +80,8 @@ def key_from_file(path: str | None, named_by: str | Phrase, *, service: bool = F
         raise WorkstationError(said=[("key.file_not_text", {"named": named_by, "path": path})]) from None
     if not first:
         raise WorkstationError(said=[("key.file_empty", {"named": named_by, "path": path, "then": then})])
+    if bearer_before(first):
+        raise WorkstationError(said=[("key.file_bearer", {"named": named_by, "path": path, "then": then})])
     return first
 
 

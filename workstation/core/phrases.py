@@ -139,6 +139,9 @@ ENGLISH: dict[str, str] = {
     "key.file_unreadable": "{named} {path} cannot be read ({why}); give the path of a file whose first line is the key.",
     "key.file_not_text": "{named} {path} is not text; its first line should be the key.",
     "key.file_empty": "{named} {path} has no key on its first line; write the key there (one line), then {then}.",
+    "key.file_bearer": ("{named} {path} has 'Bearer ' before the key; write only the key, without 'Bearer ', "
+                        "then {then}."),
+    "key.bearer": "The key from {named} starts with 'Bearer '; write only the key, without 'Bearer '.",
     "fit.small_for_language_server": ("{name}, the office server's model, is a very small model ({n} parameters): its "
                                       "answers in languages other than English are often nonsense; ask whoever runs "
                                       "the server for a larger one."),
