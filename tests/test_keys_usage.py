@@ -141,11 +141,19 @@ def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) ->
     # the last key revoked: the server stays closed (revoked keys count); it said "No keys yet"
     assert main(["keys", "revoke", "alice"]) == 0
     assert "That was the last key in use. serve now refuses every request (but those with the operator" in capsys.readouterr().out
+    assert main(["keys", "list", "--all", "--json"]) == 0
+    revoked = next(k["revoked"] for k in json.loads(capsys.readouterr().out)["keys"] if k["name"] == "alice")
     assert main(["keys", "list"]) == 0
     listed = capsys.readouterr().out
     assert listed.startswith("No key is in use (2 revoked: ") and "keys add NAME" in listed, listed
-    assert main(["keys", "revoke", "alice"]) == 1
-    assert "no active key" in capsys.readouterr().err
+    assert main(["keys", "revoke", "alice"]) == 1  # it said "There is no active key named 'alice'", as for a stranger
+    assert capsys.readouterr().err == (f"workstation: The key of 'alice' was already revoked on "
+                                       f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(revoked))}; a running "
+                                       "server refuses it.\n")
+    assert main(["keys", "set", "Alice", "--tokens-per-day", "5"]) == 1
+    assert "The key of 'alice' was revoked on " in capsys.readouterr().err
+    assert main(["keys", "revoke", "nobody"]) == 1
+    assert "There is no active key named 'nobody'" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root makes files another user cannot open")

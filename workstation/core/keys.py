@@ -253,6 +253,9 @@ class KeyRing:
                                  "WHERE name = ? AND revoked IS NULL",
                                  (tokens_per_day, max_parallel, ",".join(names), row[0]))
         if row is None:
+            if (revoked := self._revoked(name)) is not None:
+                raise KeyRingError(f"The key of '{revoked[0]}' was revoked on {revoked[1]}, so it has no limits to "
+                                   f"change; make a new one with: {cli('keys add ' + shell_word(revoked[0], readable=True))}")
             known = ", ".join(k.name for k in self.list()) or "none"
             raise KeyRingError(f"There is no active key named '{name}'; active keys: {known}.")
         return next(k for k in self.list() if k.name == row[0])
@@ -274,10 +277,23 @@ class KeyRing:
                 self._db.execute("UPDATE keys SET revoked = ? WHERE id = ?", (time.time() if now is None else now, row[0]))
                 revoked = self._db.execute(f"SELECT {_COLUMNS} FROM keys WHERE id = ?", row).fetchone()
         if row is None:
+            if (gone := self._revoked(name)) is not None:  # (it said "no active key", as for a name never given one)
+                raise KeyRingError(f"The key of '{gone[0]}' was already revoked on {gone[1]}; a running server "
+                                   "refuses it.")
             known = ", ".join(k.name for k in self.list()) or "none"
             raise KeyRingError(f"There is no active key named '{name}'; active keys: {known}.")
         # (the first of the person's revoked keys was returned: a key revoked before, with its date)
         return _row(revoked)
+
+    def _revoked(self, name: str) -> tuple[str, str] | None:
+        """The name, as stored, of the last key of ``name`` (in any capitals) that was revoked,
+        and when (local time, to the minute); None where it never had one."""
+        from workstation.core.moments import local_text
+
+        with self._lock:
+            row = self._db.execute("SELECT name, revoked FROM keys WHERE revoked IS NOT NULL AND fold(name) = ? "
+                                   "ORDER BY name = ? DESC, revoked DESC LIMIT 1", (fold(name), name)).fetchone()
+        return None if row is None else (row[0], local_text(row[1]))
 
     def find(self, secret: str) -> ApiKey | None:
         """The key whose digest matches ``secret`` (revoked ones too: the caller says so)."""
