@@ -154,6 +154,12 @@ def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) ->
     assert "The key of 'alice' was revoked on " in capsys.readouterr().err
     assert main(["keys", "revoke", "nobody"]) == 1
     assert "There is no active key named 'nobody'" in capsys.readouterr().err
+    # an empty list made a key for every profile without a word (no profiles is any)
+    assert main(["keys", "add", "carol", "--profiles", ""]) == 1
+    assert capsys.readouterr().err == ("workstation: --profiles names no profile, so no key was made; to let the key "
+                                       "use every profile, leave --profiles out.\n")
+    assert main(["keys", "add", "carol", "--profiles", " , "]) == 1
+    assert "no key was made" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root makes files another user cannot open")
@@ -202,6 +208,9 @@ def test_keys_set_changes_a_persons_limits_and_keeps_the_key(capsys: pytest.Capt
     assert "no daily limit; the server's default at once; profiles office-cpu" in capsys.readouterr().out
     assert main(["keys", "set", "ayşe", "--profiles", "offce-cpu"]) == 1  # a typo: left as it was
     assert "Did you mean 'office-cpu'? The key was left as it was." in capsys.readouterr().err
+    assert main(["keys", "set", "ayşe", "--profiles", ""]) == 1  # none: it let the key use any, without a word
+    assert capsys.readouterr().err == ("workstation: --profiles names no profile, so the key was left as it was; to "
+                                       "let it use every profile, give --profiles any.\n")
     assert main(["keys", "set", "ayşe"]) == 1
     assert "Say what to change" in capsys.readouterr().err
     assert main(["keys", "set", "nobody", "--tokens-per-day", "5"]) == 1
