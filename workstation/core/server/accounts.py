@@ -33,6 +33,11 @@ from workstation.core.usage import SHARED, UNKNOWN, UsageLog, UsageRecord
 
 log = logging.getLogger("uvicorn.error")
 BAD_KEY = "Incorrect or missing API key; send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'."
+# what only the operator's key reads (/slots, /metrics' per-key lines), on a server started without
+# one: no key could read them, and the 403 said "its --api-key" as if it had one
+NO_OPERATOR_KEY = ("this server was started without an operator's key, so no key can read them: start serve with "
+                   "--api-key-file FILE (a key of the operator's own, in a file only the server's user reads) and "
+                   "send that key")
 
 
 class RevokedKey(ApiError):
