@@ -69,14 +69,16 @@ def scheduler(smollm2_path: Path) -> Iterator[Scheduler]:
 
 @contextmanager
 def office(
-    scheduler: Scheduler, people: dict[str, dict[str, object]], audit_content: bool = False, **options: Any
+    scheduler: Scheduler, people: dict[str, dict[str, object]], audit_content: bool = False,
+    operator: str | None = OPERATOR, **options: Any
 ) -> Iterator[Office]:
-    """A server over ``scheduler`` whose key file holds ``people`` (name -> KeyRing.add options)."""
+    """A server over ``scheduler`` whose key file holds ``people`` (name -> KeyRing.add options);
+    ``operator``: its own key (serve --api-key-file; None: people's keys only)."""
     ring = KeyRing()
     keys = {name: ring.add(name, **opts)[1] for name, opts in people.items()}  # type: ignore[arg-type]
     clock = Clock(day_start(time.time()) + 12 * 3600)  # noon today
     accounts = Accounts(
-        PROFILE, shared_key=OPERATOR, keys=ring, usage=UsageLog(), audit=AuditTrail(),
+        PROFILE, shared_key=operator, keys=ring, usage=UsageLog(), audit=AuditTrail(),
         audit_content=audit_content, clock=clock,
     )
     server = BackgroundServer(scheduler, ServerOptions(model_id=PROFILE, **options), port=0, accounts=accounts).start()
@@ -740,6 +742,7 @@ def test_the_slots_are_the_operators_not_a_persons_key(scheduler: Scheduler) -> 
         operator = {"Authorization": f"Bearer {OPERATOR}"}
         listed = httpx.get(f"{o.url.removesuffix('/v1')}/slots", headers=bob)
         assert listed.status_code == 403 and listed.json()["error"]["code"] == "operator_only"
+        assert "(its --api-key)" in listed.json()["error"]["message"]
         for action in ("save", "restore", "erase"):
             r = httpx.post(f"{o.url.removesuffix('/v1')}/slots/0?action={action}", json={"filename": "bob-0"},
                            headers=bob)
@@ -747,20 +750,35 @@ def test_the_slots_are_the_operators_not_a_persons_key(scheduler: Scheduler) -> 
         assert httpx.get(f"{o.url.removesuffix('/v1')}/slots", headers=operator).status_code == 200
         erase = httpx.post(f"{o.url.removesuffix('/v1')}/slots/0?action=erase", json={}, headers=operator)
         assert erase.status_code == 501  # (no --slot-save-path here: said, not refused)
+    # people's keys and no operator's key: no key could read the slots or the per-key lines, and the 403
+    # said "its --api-key" as if there were one; it says how the operator gets them
+    with office(scheduler, {"carol": {}}, operator=None) as o:
+        carol = {"Authorization": f"Bearer {o.keys['carol']}"}
+        listed = httpx.get(f"{o.url.removesuffix('/v1')}/slots", headers=carol)
+        assert listed.status_code == 403 and listed.json()["error"]["message"] == (
+            "The slots and their files are for whoever runs the server, not a person's key (this server was "
+            "started without an operator's key, so no key can read them: start serve with --api-key-file FILE (a "
+            "key of the operator's own, in a file only the server's user reads) and send that key).")
+        metrics = httpx.get(f"{o.url.removesuffix('/v1')}/metrics", headers=carol).text
+        assert "# The per-key counters (workstation:key_*) are the operator's: this server was started without an " \
+               "operator's key, so no key can read them: start serve with --api-key-file FILE" in metrics
+        assert "workstation:key_requests_total" not in metrics
 
 
 def test_a_key_whose_day_is_used_up_cannot_make_the_server_tokenize(scheduler: Scheduler) -> None:
     """/tokenize, /detokenize and /apply-template cost the server work and no tokens: a key over
     its day had it tokenize 4 MB texts, slowing everyone's replies. They are refused as a reply
     is; the log says whose request each was."""
-    with office(scheduler, {"carol": {"tokens_per_day": 20}}) as o:
+    with office(scheduler, {"carol": {"tokens_per_day": 2300}}) as o:
         root, carol = o.url.removesuffix("/v1"), {"Authorization": f"Bearer {o.keys['carol']}"}
         assert httpx.post(f"{root}/tokenize", json={"content": "Hello"}, headers=carol).status_code == 200
-        o.accounts.quota.charge("carol", 20, o.clock())  # the day's tokens used (as replies charge them)
+        o.accounts.quota.charge("carol", 2300, o.clock())  # the day's tokens used (as replies charge them)
         for route, body in (("/tokenize", {"content": "Hello"}), ("/detokenize", {"tokens": [1, 2]}),
                             ("/apply-template", {"messages": QUESTION})):
             r = httpx.post(f"{root}{route}", json=body, headers=carol)
             assert r.status_code == 429 and r.json()["error"]["code"] == "insufficient_quota", (route, r.text)
+            # its figures as 'keys list' writes them (it said "2300 of its 2300")
+            assert "The key 'carol' has used 2,300 of its 2,300 tokens for today;" in r.json()["error"]["message"]
 
 
 def test_a_persons_slow_bodies_leave_room_for_the_others(scheduler: Scheduler) -> None:

@@ -141,11 +141,25 @@ def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) ->
     # the last key revoked: the server stays closed (revoked keys count); it said "No keys yet"
     assert main(["keys", "revoke", "alice"]) == 0
     assert "That was the last key in use. serve now refuses every request (but those with the operator" in capsys.readouterr().out
+    assert main(["keys", "list", "--all", "--json"]) == 0
+    revoked = next(k["revoked"] for k in json.loads(capsys.readouterr().out)["keys"] if k["name"] == "alice")
     assert main(["keys", "list"]) == 0
     listed = capsys.readouterr().out
     assert listed.startswith("No key is in use (2 revoked: ") and "keys add NAME" in listed, listed
-    assert main(["keys", "revoke", "alice"]) == 1
-    assert "no active key" in capsys.readouterr().err
+    assert main(["keys", "revoke", "alice"]) == 1  # it said "There is no active key named 'alice'", as for a stranger
+    assert capsys.readouterr().err == (f"workstation: The key of 'alice' was already revoked on "
+                                       f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(revoked))}; a running "
+                                       "server refuses it.\n")
+    assert main(["keys", "set", "Alice", "--tokens-per-day", "5"]) == 1
+    assert "The key of 'alice' was revoked on " in capsys.readouterr().err
+    assert main(["keys", "revoke", "nobody"]) == 1
+    assert "There is no active key named 'nobody'" in capsys.readouterr().err
+    # an empty list made a key for every profile without a word (no profiles is any)
+    assert main(["keys", "add", "carol", "--profiles", ""]) == 1
+    assert capsys.readouterr().err == ("workstation: --profiles names no profile, so no key was made; to let the key "
+                                       "use every profile, leave --profiles out.\n")
+    assert main(["keys", "add", "carol", "--profiles", " , "]) == 1
+    assert "no key was made" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root makes files another user cannot open")
@@ -194,6 +208,9 @@ def test_keys_set_changes_a_persons_limits_and_keeps_the_key(capsys: pytest.Capt
     assert "no daily limit; the server's default at once; profiles office-cpu" in capsys.readouterr().out
     assert main(["keys", "set", "ayşe", "--profiles", "offce-cpu"]) == 1  # a typo: left as it was
     assert "Did you mean 'office-cpu'? The key was left as it was." in capsys.readouterr().err
+    assert main(["keys", "set", "ayşe", "--profiles", ""]) == 1  # none: it let the key use any, without a word
+    assert capsys.readouterr().err == ("workstation: --profiles names no profile, so the key was left as it was; to "
+                                       "let it use every profile, give --profiles any.\n")
     assert main(["keys", "set", "ayşe"]) == 1
     assert "Say what to change" in capsys.readouterr().err
     assert main(["keys", "set", "nobody", "--tokens-per-day", "5"]) == 1
@@ -253,6 +270,13 @@ def test_serve_refuses_a_persons_key_as_its_own(monkeypatch: pytest.MonkeyPatch,
     key_file.write_text("şifre-2026\n", encoding="utf-8")
     assert main(["serve", "--port", "0", "--api-key-file", str(key_file)]) == 1
     assert "The operator's key from --api-key-file has 'ş' in it, which no client can send" in capsys.readouterr().err
+    # the key as a request's header carries it: it was refused for "' ' in it"
+    key_file.write_text("Bearer operator-key-of-the-office\n", encoding="utf-8")
+    assert main(["serve", "--port", "0", "--api-key-file", str(key_file)]) == 1
+    assert capsys.readouterr().err == (f"workstation: --api-key-file {key_file} has 'Bearer ' before the key; write "
+                                       "only the key, without 'Bearer ', then start the server again.\n")
+    assert main(["serve", "--port", "0", "--api-key", "Bearer operator-key-of-the-office"]) == 1
+    assert "The key from --api-key starts with 'Bearer '; write only the key, without 'Bearer '." in capsys.readouterr().err
 
 
 # --- tokens per day --------------------------------------------------------------------------------

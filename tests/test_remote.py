@@ -578,6 +578,9 @@ def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answer
     monkeypatch.setenv("WS_REMOTE_TEST_KEY", f"{KEY[:4]} {KEY[4:]}")  # a space inside: not a key
     assert main(["profiles", "check", str(path)]) == 1
     assert "not asked: The API key in WS_REMOTE_TEST_KEY is not a key: it holds a space" in capsys.readouterr().out
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", f"Bearer {KEY}")  # as the header carries it: said so
+    assert main(["profiles", "check", str(path)]) == 1
+    assert "The key from WS_REMOTE_TEST_KEY starts with 'Bearer '; write only the key, without" in capsys.readouterr().out
     # a server address without http:// is a mistake in the file: refused as the profile is read
     path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {"base_url": "127.0.0.1:8088"}}))
     assert main(["profiles", "check", str(path)]) == 1

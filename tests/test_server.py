@@ -280,13 +280,22 @@ def test_a_port_written_into_the_host_is_said(host: str, name: str, port: str) -
     check_host("::1", None)  # an IPv6 address alone: no port in it
 
 
-def test_a_host_that_is_no_address_is_told_so_before_the_key() -> None:
+def test_a_host_that_is_no_address_is_told_so_before_the_key(capsys: pytest.CaptureFixture[str]) -> None:
     """`--host "not a host"` was refused for want of an API key; no key would have helped."""
+    from workstation.cli import main
+    from workstation.core.addresses import network_addresses
     from workstation.core.server.process import ServeError, check_host
 
     with pytest.raises(ServeError) as caught:
         check_host("300.1.1.1", None)
     assert str(caught.value) == "Cannot bind to 300.1.1.1: no such address on this machine."
+    # another PC's address said "Cannot assign requested address": it says so, and what works here
+    other = "203.0.113.7"  # (TEST-NET-3: no PC's own)
+    assert other not in network_addresses({socket.AF_INET})
+    assert main(["serve", "--host", other, "--port", "0", "--api-key", "k" * 16]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"workstation: {other} is not one of this PC's addresses; ") and err.count("\n") == 1, err
+    assert "0.0.0.0 (all of them) or on 127.0.0.1 (this PC alone)." in err and "Cannot assign" not in err
     with pytest.raises(ServeError, match="without an API key"):
         check_host("0.0.0.0", None)
     # an operator's key anyone on the network could guess opened the whole API ('--api-key secret' was taken)

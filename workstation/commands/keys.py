@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add.add_argument("name", help="the person's name, as usage and the audit trail show it")
     add.add_argument("--tokens-per-day", type=int, metavar="N", help="prompt + generated tokens a day (default: no limit)")
     add.add_argument("--max-parallel", type=int, metavar="K", help="slots the key may hold at once (default: the server's --key-max-parallel, one fewer than its slots)")
-    add.add_argument("--profiles", metavar="A,B", default="", help="profiles the key may use (default: any)")
+    add.add_argument("--profiles", metavar="A,B", help="profiles the key may use (default: any)")
     add.add_argument("--json", action="store_true", help="print it as JSON")
     add.set_defaults(func=run_add)
     ls = verbs.add_parser("list", help="keys with their limits and last use (never the key)")
@@ -41,15 +41,18 @@ def _when(t: float | None) -> str:
     return local_text(t) if t is not None else "never"
 
 
-def _profiles_named(typed: str, not_done: str) -> tuple[list[str], set[str]]:
+def _profiles_named(typed: str, not_done: str, empty: str) -> tuple[list[str], set[str]]:
     """The profiles a key may use, as typed (a,b); a close miss of a profile's name is refused
-    (a typo made a key that could never be used). And the profiles there are."""
+    (a typo made a key that could never be used), and so is none (``--profiles ""`` made a key
+    for every profile without a word: ``empty`` says so, and how to ask for that). And the profiles there are."""
     from workstation.core.errors import WorkstationError
     from workstation.core.phrases import say
     from workstation.core.profile_folders import profile_paths
     from workstation.core.profile_lookup import close_profile
 
     profiles = [p.strip() for p in typed.split(",") if p.strip()]
+    if not profiles:
+        raise WorkstationError(empty)
     known = {p.stem for p in profile_paths()}
     for name in profiles:
         guess = close_profile(name, sorted(known)) if name not in known else ""
@@ -58,10 +61,17 @@ def _profiles_named(typed: str, not_done: str) -> tuple[list[str], set[str]]:
     return profiles, known
 
 
+NO_PROFILES_ADD = ("--profiles names no profile, so no key was made; to let the key use every profile, leave "
+                   "--profiles out.")
+NO_PROFILES_SET = ("--profiles names no profile, so the key was left as it was; to let it use every profile, give "
+                   "--profiles any.")
+
+
 def run_add(args: argparse.Namespace) -> int:
     from workstation.core.keys import KeyRing
 
-    profiles, known = _profiles_named(args.profiles, "No key was made.")
+    profiles, known = ([], set()) if args.profiles is None else \
+        _profiles_named(args.profiles, "No key was made.", NO_PROFILES_ADD)
     ring = KeyRing()
     try:
         first = not ring.any_keys()
@@ -162,7 +172,7 @@ def run_set(args: argparse.Namespace) -> int:
     if args.tokens_per_day is None and args.max_parallel is None and args.profiles is None:
         raise WorkstationError("Say what to change: --tokens-per-day, --max-parallel or --profiles.")
     profiles = None if args.profiles is None else [] if args.profiles.strip().lower() == "any" else \
-        _profiles_named(args.profiles, "The key was left as it was.")[0]
+        _profiles_named(args.profiles, "The key was left as it was.", NO_PROFILES_SET)[0]
     ring = KeyRing()
     try:
         now = next((k for k in ring.list() if fold(k.name) == fold(canonical_name(args.name))), None)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from workstation.commands import add_profile_arg, print_load_notes, profile_ref
 from workstation.core.audit import DEFAULT_MAX_BYTES as DEFAULT_AUDIT_MAX_BYTES
 from workstation.core.invocation import cli
-from workstation.core.keys import key_from_file
+from workstation.core.keys import bearer_before, key_from_file
 from workstation.core.paths import typed_path
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import SERVE_SLOTS
@@ -159,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
         raise WorkstationError("Both --api-key and --api-key-file are given; give the operator's key one way "
                                "(--api-key-file keeps it out of the process list).")
     api_key = args.api_key or key_from_file(args.api_key_file, "--api-key-file", service=True) or os.environ.get("WORKSTATION_API_KEY") or None
+    if api_key and bearer_before(api_key):  # (--api-key-file's is said by key_from_file)
+        raise WorkstationError(said=[("key.bearer", {"named": "--api-key" if args.api_key else "WORKSTATION_API_KEY"})])
     if api_key and (odd := next((c for c in api_key if not (c.isascii() and c.isprintable()) or c.isspace()), None)):
         named_by = "--api-key" if args.api_key else "--api-key-file" if args.api_key_file else "WORKSTATION_API_KEY"
         raise WorkstationError(f"The operator's key from {named_by} has {odd!r} in it, which no client can send in "
@@ -339,31 +341,15 @@ def _url(host: str, port: int) -> str:
 def addresses_for(hosts: list[str]) -> list[str]:
     """What other PCs can type for a server bound to every address (0.0.0.0, ::): this PC's
     name, then its network addresses (loopback and link-local left out); none for others."""
-    import ipaddress
     import socket
 
-    import psutil
+    from workstation.core.addresses import network_addresses
 
     families = {"0.0.0.0": socket.AF_INET, "::": socket.AF_INET6}
     wanted = {families[h] for h in hosts if h in families}
     if not wanted:
         return []
-    found = list(own_names()[:1])
-    try:
-        interfaces = psutil.net_if_addrs()
-    except OSError:
-        interfaces = {}
-    for addrs in interfaces.values():
-        for a in addrs:
-            if a.family not in wanted:
-                continue
-            try:
-                ip = ipaddress.ip_address(a.address.split("%")[0])
-            except ValueError:
-                continue
-            if not (ip.is_loopback or ip.is_link_local):
-                found.append(str(ip))
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys([*own_names()[:1], *network_addresses(wanted)]))
 
 
 def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptions:

@@ -17,3 +17,26 @@ def is_loopback(host: str, *, names_under_localhost: bool = True) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def network_addresses(families: set[int]) -> list[str]:
+    """This PC's network addresses of these families (``socket.AF_INET``, ``AF_INET6``), loopback
+    and link-local left out: what colleagues can type to reach it, and what serve can bind."""
+    import psutil
+
+    try:
+        interfaces = psutil.net_if_addrs()
+    except OSError:
+        interfaces = {}
+    found: list[str] = []
+    for addrs in interfaces.values():
+        for a in addrs:
+            if a.family not in families:
+                continue
+            try:
+                ip = ipaddress.ip_address(a.address.split("%")[0])
+            except ValueError:
+                continue
+            if not (ip.is_loopback or ip.is_link_local):
+                found.append(str(ip))
+    return list(dict.fromkeys(found))

@@ -36,6 +36,15 @@ NAME_RULE = re.compile(r"(?=.{1,64}\Z)[^\W_][\w.@-]*(?: [\w.@-]+)*")
 NAME_HELP = ("1 to 64 letters, digits, spaces, '.', '_', '@' or '-', starting with a letter or digit (a "
              "name of several words in quotes: \"Ayşe Yılmaz\")")
 
+BEARER_BEFORE = re.compile(r"(?:authorization:\s*)?bearer\s", re.IGNORECASE)  # a header's words copied with the key
+
+
+def bearer_before(key: str) -> bool:
+    """Whether ``key`` was written with 'Bearer ' (or the whole 'Authorization: Bearer ')
+    before it, as a request's header carries it: it was refused for the space in it."""
+    return BEARER_BEFORE.match(key) is not None
+
+
 def key_from_file(path: str | None, named_by: str | Phrase, *, service: bool = False) -> str | None:
     """A key from a file: its first line, without the spaces around it (serve's
     ``--api-key-file``, a desk profile's ``remote.api_key_file``). A file every user of the
@@ -71,6 +80,8 @@ def key_from_file(path: str | None, named_by: str | Phrase, *, service: bool = F
         raise WorkstationError(said=[("key.file_not_text", {"named": named_by, "path": path})]) from None
     if not first:
         raise WorkstationError(said=[("key.file_empty", {"named": named_by, "path": path, "then": then})])
+    if bearer_before(first):
+        raise WorkstationError(said=[("key.file_bearer", {"named": named_by, "path": path, "then": then})])
     return first
 
 
@@ -242,6 +253,9 @@ class KeyRing:
                                  "WHERE name = ? AND revoked IS NULL",
                                  (tokens_per_day, max_parallel, ",".join(names), row[0]))
         if row is None:
+            if (revoked := self._revoked(name)) is not None:
+                raise KeyRingError(f"The key of '{revoked[0]}' was revoked on {revoked[1]}, so it has no limits to "
+                                   f"change; make a new one with: {cli('keys add ' + shell_word(revoked[0], readable=True))}")
             known = ", ".join(k.name for k in self.list()) or "none"
             raise KeyRingError(f"There is no active key named '{name}'; active keys: {known}.")
         return next(k for k in self.list() if k.name == row[0])
@@ -263,10 +277,23 @@ class KeyRing:
                 self._db.execute("UPDATE keys SET revoked = ? WHERE id = ?", (time.time() if now is None else now, row[0]))
                 revoked = self._db.execute(f"SELECT {_COLUMNS} FROM keys WHERE id = ?", row).fetchone()
         if row is None:
+            if (gone := self._revoked(name)) is not None:  # (it said "no active key", as for a name never given one)
+                raise KeyRingError(f"The key of '{gone[0]}' was already revoked on {gone[1]}; a running server "
+                                   "refuses it.")
             known = ", ".join(k.name for k in self.list()) or "none"
             raise KeyRingError(f"There is no active key named '{name}'; active keys: {known}.")
         # (the first of the person's revoked keys was returned: a key revoked before, with its date)
         return _row(revoked)
+
+    def _revoked(self, name: str) -> tuple[str, str] | None:
+        """The name, as stored, of the last key of ``name`` (in any capitals) that was revoked,
+        and when (local time, to the minute); None where it never had one."""
+        from workstation.core.moments import local_text
+
+        with self._lock:
+            row = self._db.execute("SELECT name, revoked FROM keys WHERE revoked IS NOT NULL AND fold(name) = ? "
+                                   "ORDER BY name = ? DESC, revoked DESC LIMIT 1", (fold(name), name)).fetchone()
+        return None if row is None else (row[0], local_text(row[1]))
 
     def find(self, secret: str) -> ApiKey | None:
         """The key whose digest matches ``secret`` (revoked ones too: the caller says so)."""

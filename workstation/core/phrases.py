@@ -139,6 +139,9 @@ ENGLISH: dict[str, str] = {
     "key.file_unreadable": "{named} {path} cannot be read ({why}); give the path of a file whose first line is the key.",
     "key.file_not_text": "{named} {path} is not text; its first line should be the key.",
     "key.file_empty": "{named} {path} has no key on its first line; write the key there (one line), then {then}.",
+    "key.file_bearer": ("{named} {path} has 'Bearer ' before the key; write only the key, without 'Bearer ', "
+                        "then {then}."),
+    "key.bearer": "The key from {named} starts with 'Bearer '; write only the key, without 'Bearer '.",
     "fit.small_for_language_server": ("{name}, the office server's model, is a very small model ({n} parameters): its "
                                       "answers in languages other than English are often nonsense; ask whoever runs "
                                       "the server for a larger one."),
@@ -291,6 +294,10 @@ ENGLISH: dict[str, str] = {
     "serve.port_in_use": "Port {port} on {host} is already in use; stop the other server or choose another with --port.",
     "serve.port_denied": "Not allowed to bind port {port} on {host}; choose a port above 1023.",
     "serve.no_address": "Cannot bind to {host}: no such address on this machine.",
+    "serve.not_this_pc": ("{host} is not one of this PC's addresses; serve on one that is ({addresses}), on {every} "
+                          "(all of them) or on {loopback} (this PC alone)."),
+    "serve.not_this_pc_none": ("{host} is not one of this PC's addresses (it has none on a network now); serve on "
+                               "{loopback} (this PC alone), or on {every} to take its network address when it has one."),
     # the office server, seen from a desk PC (remote.RemoteEngine)
     "remote.unreachable": "Cannot reach the server at {url}: {reason}.",
     # a desk PC's profile loaded (load_notes.remote_notes): where the text goes

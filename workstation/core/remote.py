@@ -254,6 +254,10 @@ class RemoteEngine:
         # wants one answers 401 and the error names the variable. ``api_key``: the key itself
         # (the TUI's chat on the server it started), used instead of the variable
         key = (api_key or key_from_profile(remote) or "").strip()
+        from workstation.core.keys import bearer_before
+
+        if key and bearer_before(key):  # (a key file's is said by key_from_file)
+            raise ProfileError(said=[("key.bearer", {"named": key_source(remote) or "the profile"})])
         if key and (not key.isprintable() or " " in key or not key.isascii()):
             raise ProfileError(  # pasted with a line break or a space inside, or with typographic quotes
                 f"The API key in {key_source(remote) or 'the profile'} is not a key: it holds a space, a line "

@@ -33,6 +33,11 @@ from workstation.core.usage import SHARED, UNKNOWN, UsageLog, UsageRecord
 
 log = logging.getLogger("uvicorn.error")
 BAD_KEY = "Incorrect or missing API key; send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'."
+# what only the operator's key reads (/slots, /metrics' per-key lines), on a server started without
+# one: no key could read them, and the 403 said "its --api-key" as if it had one
+NO_OPERATOR_KEY = ("this server was started without an operator's key, so no key can read them: start serve with "
+                   "--api-key-file FILE (a key of the operator's own, in a file only the server's user reads) and "
+                   "send that key")
 
 
 class RevokedKey(ApiError):
@@ -177,7 +182,8 @@ class Accounts:
         over = self.quota.check(caller.name, caller.key.tokens_per_day)
         self.metrics.accounting_seconds += time.perf_counter() - t0
         if over is not None:
-            raise self._over(caller, over, f"The key '{caller.name}' has used {over.used} of its {over.limit} "
+            # (thousands apart as 'keys list' shows them: "2,300 of its 2,300", not "2300 of its 2300")
+            raise self._over(caller, over, f"The key '{caller.name}' has used {over.used:,} of its {over.limit:,} "
                                            "tokens for today")
 
     def hold_quota(self, ticket: Ticket, prompt: int, reply: int) -> int:
@@ -194,13 +200,13 @@ class Accounts:
             left = max(0, held.limit - held.used)
             if held.held and prompt < left:  # it fits the day: the key's own requests running hold the rest
                 raise ApiError(
-                    429, f"The key '{caller.name}' has {left} of its {held.limit} tokens left today, but its "
-                         f"requests still running hold {held.held} of them; try again when they end.",
+                    429, f"The key '{caller.name}' has {left:,} of its {held.limit:,} tokens left today, but its "
+                         f"requests still running hold {held.held:,} of them; try again when they end.",
                     type_="insufficient_quota", code="rate_limit_exceeded",
                     headers={"Retry-After": "2", "X-RateLimit-Limit-Tokens": str(held.limit),
                              "X-RateLimit-Remaining-Tokens": str(max(0, left - held.held))})
-            raise self._over(caller, held, f"This request's prompt is {prompt} tokens, but the key "
-                                           f"'{caller.name}' has {left} of its {held.limit} tokens left for today")
+            raise self._over(caller, held, f"This request's prompt is {prompt:,} tokens, but the key "
+                                           f"'{caller.name}' has {left:,} of its {held.limit:,} tokens left for today")
         ticket.held, ticket.held_at = prompt + held, now
         ticket.capped = held < reply
         return held

@@ -37,7 +37,7 @@ from workstation.core.events import RequestFailed, SchedulerEvent, TurnFinished
 from workstation.core.grammar import GrammarError
 from workstation.core.model_file import model_file_changed
 from workstation.core.scheduler import PromptTooLong, QueueFull, Scheduler
-from workstation.core.server.accounts import Accounts, Caller, RevokedKey, Ticket
+from workstation.core.server.accounts import NO_OPERATOR_KEY, Accounts, Caller, RevokedKey, Ticket
 from workstation.core.server.guard import (
     ACCOUNTED,
     CLIENT_GONE,
@@ -237,8 +237,9 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
         if operator and caller.key is not None:
             # a person's key saved another's cells to a file of its naming, restored them at will
             # (a cached-tokens oracle on their prompt), erased them, and filled the disk
-            raise ApiError(403, "The slots and their files are for whoever runs the server (its --api-key), not a "
-                                "person's key.", type_="permission_error", code="operator_only")
+            how = "its --api-key" if self.accounts.shared_key else NO_OPERATOR_KEY
+            raise ApiError(403, f"The slots and their files are for whoever runs the server, not a person's key "
+                                f"({how}).", type_="permission_error", code="operator_only")
         self.accounts.check_profile(caller)
         return caller
 

@@ -21,6 +21,7 @@ from workstation.core.addresses import is_loopback
 from workstation.core.engine_process import killed_by_system
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
+from workstation.core.phrases import Phrase
 from workstation.core.scheduler import Scheduler
 from workstation.core.server.accounts import Accounts
 from workstation.core.server.app import OpenAIServer
@@ -70,6 +71,19 @@ def _resolve(host: str, port: int) -> tuple[socket.AddressFamily, tuple]:
     return infos[0][0], infos[0][4]
 
 
+def _not_this_pc(host: str, family: socket.AddressFamily) -> Phrase:
+    """That ``host`` is another PC's address, and the ones that work here: this PC's own, every
+    address (0.0.0.0) and this PC alone (127.0.0.1)."""
+    from workstation.core.addresses import network_addresses
+
+    v6 = family == socket.AF_INET6
+    values = {"host": host, "every": "::" if v6 else "0.0.0.0", "loopback": "::1" if v6 else "127.0.0.1"}
+    own = network_addresses({family})
+    if not own:
+        return ("serve.not_this_pc_none", values)
+    return ("serve.not_this_pc", {**values, "addresses": ", ".join(own)})
+
+
 def bind_socket(host: str, port: int) -> socket.socket:
     """A listening socket, or one clear sentence when the port is taken or the host is wrong."""
     family, addr = _resolve(host, port)
@@ -84,6 +98,8 @@ def bind_socket(host: str, port: int) -> socket.socket:
             raise ServeError(said=[("serve.port_in_use", {"port": port, "host": host})]) from None
         if err.errno == errno.EACCES:
             raise ServeError(said=[("serve.port_denied", {"port": port, "host": host})]) from None
+        if err.errno == errno.EADDRNOTAVAIL:  # ("Cannot assign requested address": another PC's address)
+            raise ServeError(said=[_not_this_pc(host, family)]) from None
         raise ServeError(f"Cannot bind {host}:{port}: {err.strerror}.") from None
     sock.set_inheritable(True)
     return sock

@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+from workstation.core.server.accounts import NO_OPERATOR_KEY
 from workstation.core.server.prometheus import prometheus_text
 from workstation.core.server.protocol import ApiError
 
@@ -106,8 +107,13 @@ class StatusRoutes:
             ("http_requests_in_flight", "gauge", "HTTP requests being handled (/health aside).", self.guard.in_flight),
             ("body_bytes_in_flight", "gauge", "Request body bytes being read or parsed.", self.bodies.used),
         ]
+        per_key = caller.key is None
+        # a person's key on a server without an operator's key: a comment (Prometheus reads past it)
+        # says why the per-key lines are not there and how the operator gets them
+        why = "" if per_key or self.accounts.shared_key else (
+            f"# The per-key counters (workstation:key_*) are the operator's: {NO_OPERATOR_KEY}.\n")
         return PlainTextResponse(
             # what each person used: for the operator's key (or an open server), not for a person's
-            prometheus_text(self.scheduler, rows) + self.accounts.metrics.text(per_key=caller.key is None),
+            prometheus_text(self.scheduler, rows) + why + self.accounts.metrics.text(per_key=per_key),
             media_type="text/plain; version=0.0.4",
         )
