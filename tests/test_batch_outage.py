@@ -17,6 +17,7 @@ from docmaker import SUBJECT_PARAGRAPHS
 from serve_helpers import DroppingServer, free_port, serve, write_profile
 
 from workstation.core.batch_queue import DB_NAME
+from workstation.core.errors import EX_TEMPFAIL
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY_ENV = "WS_BATCH_OUTAGE_TEST_KEY"  # never set: the test server takes no key
@@ -257,6 +258,7 @@ def test_a_summary_cut_by_the_server_going_away_says_what_to_do(
         code = main(["summarize", str(doc), "-p", str(desk), "--quiet", "-o", str(tmp_path / "summary.md")])
         crasher.join()
     err = capsys.readouterr().err.strip()
-    assert code == 1 and err.startswith(f"workstation: Lost the connection to {server.base_url}: "), err
+    # (75, "try again later", as batch exits for the same cause: it was 1)
+    assert code == EX_TEMPFAIL and err.startswith(f"workstation: Lost the connection to {server.base_url}: "), err
     assert err.endswith(". Nothing was written; run the same command again once the server answers."), err
     assert "\n" not in err and not (tmp_path / "summary.md").exists()
