@@ -242,15 +242,13 @@ def test_results_written_by_the_first_version_still_open_and_a_damaged_file_is_s
     import sqlite3
 
     from workstation.core.errors import WorkstationError
-    from workstation.core.results import _SCHEMA
 
     old = tmp_path / "old.sqlite3"
+    first = save_run("bench", [ResultRow("p", "tg", 5.0, "tok/s")], path=old)
     with sqlite3.connect(old) as db:
-        db.executescript(_SCHEMA)
-        db.execute("INSERT INTO runs VALUES ('r1', 'bench', '2026-01-01T00:00:00Z', 'bench', '{}', '{}')")
-        db.execute("INSERT INTO results(run_id, profile, test, value, unit, data) VALUES ('r1', 'p', 'tg', 5, 'tok/s', '{}')")
+        db.execute("PRAGMA user_version = 0")  # (the first version's file: its tables, with no schema version)
     db.close()
-    assert [(h.run_id, h.value) for h in history(path=old)] == [("r1", 5.0)]
+    assert [(h.run_id, h.value) for h in history(path=old)] == [(first, 5.0)]
     save_run("bench", [ResultRow("p", "tg", 6.0, "tok/s")], path=old)
     assert [h.value for h in history(path=old)] == [6.0, 5.0]
     bad = tmp_path / "bad.sqlite3"

@@ -212,14 +212,14 @@ def test_a_file_without_its_table_is_one_sentence(
 
 def test_results_history_without_its_table_is_said() -> None:
     from workstation.core.errors import WorkstationError
-    from workstation.core.results import _connect, db_path
+    from workstation.core.results import ResultRow, db_path, history, save_run
 
-    _connect().close()
+    save_run("bench", [ResultRow("p", "tg", 5.0, "tok/s")])
     with sqlite3.connect(db_path()) as db:
         db.execute("PRAGMA foreign_keys = OFF")
         db.execute("DROP TABLE runs")
     with pytest.raises(WorkstationError, match="has no table 'runs'"):
-        _connect()
+        history()
 
 
 def test_a_locked_key_file_is_one_sentence(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

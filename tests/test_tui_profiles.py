@@ -991,7 +991,6 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
     defaults, kept); Esc leaves the file as it was."""
     from textual.widgets import Label, Select
 
-    from workstation.core import hardware
     from workstation.core.paths import user_profiles_dir
     from workstation.tui.screens.profile_menu import ProfileMenu
 
@@ -1007,7 +1006,7 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
                     .replace("context: 512\n", notes) + "# more than 8192 stalls this PC\n", encoding="utf-8")
     before = path.read_bytes()
     app = WorkstationApp("running", start_engine=False, sample_system=False, language="en")
-    monkeypatch.setattr(hardware, "_probe", hardware.FakeGpuProbe.of(("NVIDIA GeForce RTX 4060", 8, 7.5)))
+    monkeypatch.setenv("WORKSTATION_FAKE_GPUS", '[{"name": "NVIDIA GeForce RTX 4060", "vram_total_gb": 8, "vram_free_gb": 7.5}]')
     async with app.run_test(size=(80, 24)) as pilot:
         said = notices(app)
         await _load_settings_of(pilot, app, "mine")

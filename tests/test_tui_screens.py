@@ -1229,18 +1229,19 @@ async def test_ctrl_g_serves_when_the_users_own_persons_key_is_set(
     """On the PC that holds the keys, its user's own key in WORKSTATION_API_KEY (as desk PCs set
     it) is no operator's key: serve refuses that, so Ctrl+G serves with a key of its own."""
     from workstation.cli import main
-    from workstation.tui import integrations
+    from workstation.core.remote import RemoteEngine
 
     assert main(["keys", "add", "alice"]) == 0
     secret = capsys.readouterr().out.strip()
     monkeypatch.setenv("WORKSTATION_API_KEY", secret)
-    assert integrations._chat_key() not in (None, secret)
     app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db", api_port=0)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         await pilot.press("ctrl+g")
         await until(pilot, lambda: app.loading is None and app.engine is not None)
         assert app.api is not None, [n.message for n in app._notifications]  # it said "The operator's key …"
+        assert isinstance(app.engine, RemoteEngine)  # a key of its own, not alice's
+        assert app.engine.client.headers.get("Authorization") not in (None, f"Bearer {secret}")
         await _send(pilot, app, "Say hello")
         await until(pilot, lambda: not app.generating)
         assert _views(app)[-1].content.strip()
