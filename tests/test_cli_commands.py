@@ -486,17 +486,17 @@ def test_sigterm_in_a_load_step_stops_serve_started_with_ctrl_c_ignored() -> Non
     creation) was kept for the end of the call and then handed to the ignored Ctrl-C: lost, so
     the server went on to serve after its stop (found with `kill` 1.5 s after the start). A
     Ctrl-C that is ignored stays ignored, during such a call too."""
-    from workstation.core.runtime import _ctrl_c_after_the_call
+    from workstation.core.runtime import ctrl_c_after_the_call
     from workstation.core.server.process import terminate_as_ctrl_c
 
     before = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         with pytest.raises(KeyboardInterrupt), terminate_as_ctrl_c() as terminated:
-            with _ctrl_c_after_the_call() as pressed:
+            with ctrl_c_after_the_call() as pressed:
                 signal.raise_signal(signal.SIGTERM)  # the service's stop, as llama.cpp logs
                 assert pressed  # (a load's progress stops it part-way: it is told)
         assert terminated == [signal.SIGTERM]
-        with _ctrl_c_after_the_call() as pressed:
+        with ctrl_c_after_the_call() as pressed:
             signal.raise_signal(signal.SIGINT)
         assert not pressed  # (nor does it stop a load)
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN

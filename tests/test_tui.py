@@ -1997,7 +1997,7 @@ async def test_f8_on_the_conversation_asked_of_a_summary_deletes_the_kept_summar
 
     from textual.widgets import Input
 
-    from workstation.core.kept_parts import _store
+    from workstation.core.kept_parts import parts_store
     from workstation.core.kept_summary import KEPT
     from workstation.tui.screens.summarize import SummarizeScreen
 
@@ -2015,7 +2015,7 @@ async def test_f8_on_the_conversation_asked_of_a_summary_deletes_the_kept_summar
 
         letter = tmp_path / "letter.txt"
         letter.write_text("Dear Ms Quill, your balance QUILL-88 is due.")
-        parts = _store(None)
+        parts = parts_store(None)
         db = sqlite3.connect(parts)
         db.execute("INSERT INTO parts (path, version, start, end, reply, summary, kept_at) VALUES (?, 'v', 0, 9, ?, ?, ?)",
                    (str(letter.resolve()), "QUILL-88", "QUILL-88", time.time()))

@@ -125,7 +125,7 @@ def _child_main(
                     if kind == "chat"
                     else engine.stream_tokens(msg[1], sampling)
                 )
-                _send_events(conn, events, msg[3])
+                send_events(conn, events, msg[3])
             else:
                 conn.send(("error", f"unknown request {kind!r}"))
         except (BrokenPipeError, ConnectionResetError):
@@ -154,7 +154,7 @@ def _tell(conn: Connection, msg: tuple[Any, ...]) -> bool:
     return True
 
 
-def _send_events(
+def send_events(
     conn: Connection,
     events: Iterator[TurnEvent],
     interval_s: float,

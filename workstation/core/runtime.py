@@ -58,7 +58,7 @@ llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
 
 
 @contextmanager
-def _ctrl_c_after_the_call() -> Iterator[list[int]]:
+def ctrl_c_after_the_call() -> Iterator[list[int]]:
     """Ctrl-C during a long llama.cpp call that logs (loading a model) is acted on once the
     call returns. Python raised it inside the log callback, where ctypes can only print it
     ("Exception ignored on calling ctypes callback function", a traceback) and drop it: the
@@ -254,7 +254,7 @@ class LoadedModel:
         self._progress_cb = llama_cpp.llama_progress_callback(_progress)
         mparams.progress_callback = self._progress_cb
         try:
-            with _ctrl_c_after_the_call() as pressed:
+            with ctrl_c_after_the_call() as pressed:
                 stop[0] = pressed
                 self.model = internals.LlamaModel(path_model=str(path), params=mparams, verbose=True)
         except ValueError:
@@ -293,7 +293,7 @@ class LoadedModel:
             log_mark = _log_count[0]
         ctx = None
         try:
-            with _ctrl_c_after_the_call():
+            with ctrl_c_after_the_call():
                 ctx = llama_cpp.llama_init_from_model(self.model.model, cparams)
         except BaseException:
             if ctx is not None:
@@ -416,7 +416,7 @@ class LoadedModel:
         too much for one token). Ctrl-C in `eval --perplexity/--kld` waited for the batch of
         a whole window: seconds here, minutes for a 7B model on a CPU. Raises KeyboardInterrupt
         (from DecodeAborted when it stopped the batch)."""
-        with _ctrl_c_after_the_call() as pressed:
+        with ctrl_c_after_the_call() as pressed:
             self.set_abort(lambda: bool(pressed))
             try:
                 self.decode(batch)

@@ -332,7 +332,7 @@ def hang_up_taken(stop: Any) -> Iterator[None]:
 @contextlib.contextmanager
 def terminate_as_ctrl_c() -> Iterator[list[int]]:
     """SIGTERM within the block stops what runs as Ctrl+C does (a model's load: at llama.cpp's
-    next step, ``runtime._ctrl_c_after_the_call``), raising KeyboardInterrupt; yields the list
+    next step, ``runtime.ctrl_c_after_the_call``), raising KeyboardInterrupt; yields the list
     the SIGTERM is put in, so that the caller tells the two apart. ``systemctl stop`` while the
     model loaded killed the process (143, not a word in the log). Main thread only."""
     received: list[int] = []
