@@ -335,10 +335,12 @@ def test_cache_list_marks_a_state_cut_short(capsys: pytest.CaptureFixture[str]) 
     states.save(StateKey("m.gguf", "f16", "f16", 2048), list(range(1234)), b"b" * 4096)
     assert main(["cache", "list"]) == 0
     out = capsys.readouterr().out
-    assert f"damaged: {path.name}" in out and "\n  1,234  " in out and " of 2,048 MiB" in out, out
+    assert f"damaged: {path.name}" in out and "\n  1,234  " in out, out
+    # sizes as every command says them: a state of 10 KB read "0.0 MiB", and the total "0.0 of 2,048 MiB"
+    assert "  10 KB  " in out and ", 10 KB of 2.0 GB, in " in out and "MiB" not in out, out
     assert main(["cache", "list", "--lang", "tr"]) == 0  # in the app's language or --lang's (it was English)
-    out = capsys.readouterr().out  # (numbers as the language writes them: "1234", "2048 MiB" in both)
+    out = capsys.readouterr().out  # (numbers as the language writes them: "1.234", "2,0 GB")
     assert f"\nbozuk: {path.name} yarım ya da okunamıyor ve hiç kullanılmaz ('" in out and "\n  1.234  " in out, out
-    assert "2.048 MiB" in out, out
+    assert "2,0 GB içinden 10 KB" in out, out
     assert main(["cache", "clear", "--damaged", "--lang", "tr"]) == 0
     assert not path.exists() and capsys.readouterr().out == f"{states.folder} klasöründen 1 bozuk kayıtlı KV durumu silindi.\n"

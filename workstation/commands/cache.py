@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from workstation.commands import add_lang_arg, default_verb, print_json, texts_of
+from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.kv_state import STORE, KvStateStore, SavedState, tagged_conversation
@@ -66,11 +67,11 @@ def run(args: argparse.Namespace) -> int:
               f"{'K/V':<9}  {heads['conversation']}")
     for e in entries:
         title = titles.get(e.tag) or "-"
-        print(f"{t.number(f'{len(e.tokens):,}'):>7}  {t.number(f'{e.n_bytes / 2**20:.1f} MiB'):>12}  "
+        print(f"{t.number(f'{len(e.tokens):,}'):>7}  {t.number(human_bytes(e.n_bytes)):>12}  "
               f"{t.moment(e.last_used):<16}  {e.model:<{width}}  {e.kv_types:<9}  {shortened(title, 40)}")
     for path in damaged:
         print(t("cache_cmd.damaged", file=path.name, command=cli("cache clear --damaged")))
-    print(t("cache_cmd.total", n=len(entries), used=f"{total / 2**20:,.1f}", budget=f"{store.budget / 2**20:,.0f}",
+    print(t("cache_cmd.total", n=len(entries), used=human_bytes(total), budget=human_bytes(store.budget),
             folder=str(store.folder), command=cli("cache clear")))
     return 0
 
