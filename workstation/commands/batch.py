@@ -84,6 +84,15 @@ def _eta(t: Texts, seconds: float | None, word: str, soon: str | None = None) ->
                     t(soon) if soon else None)
 
 
+def time_left(t: Texts, seconds: float | None, left: int) -> str:
+    """What a document done says of the ``left`` documents after it: ' (3 documents left, about
+    1m05s at this run's pace)'; 'nearly finished' where the estimate rounds to none (it said
+    'about 0s for the 1 document left'); nothing where none are left or no pace is known yet."""
+    if seconds is None or not left:
+        return ""
+    return t("batch_cmd.time_left", eta=_eta(t, seconds, "batch_cmd.about", "summarize.eta_soon"), n=left)
+
+
 def run(args: argparse.Namespace) -> int:
     t = texts_of(args)  # (English under --json)
     root = Path(args.directory)
@@ -159,9 +168,8 @@ def run(args: argparse.Namespace) -> int:
             print("batch: " + t("batch_cmd.summarizing", path=ev.path, at=at, total=sum(c.values())), file=sys.stderr)
         elif ev.kind == "file-done":
             left = (ev.counts or {}).get("pending", 0) + (ev.counts or {}).get("running", 0)
-            rest = (t("batch_cmd.time_left", eta=_eta(t, ev.eta_s, "batch_cmd.about"), n=left)
-                    if ev.eta_s is not None and left else "")
-            print("batch: " + t("batch_cmd.done", path=ev.path, file=ev.detail, rest=rest), file=sys.stderr)
+            print("batch: " + t("batch_cmd.done", path=ev.path, file=ev.detail, rest=time_left(t, ev.eta_s, left)),
+                  file=sys.stderr)
         elif ev.kind == "file-failed":
             print("batch: " + t("batch_cmd.failed", path=ev.path, why=_why(ev.detail, ev.said, args)), file=sys.stderr)
         elif ev.kind == "file-pending":
