@@ -380,10 +380,10 @@ def test_ctrl_c_before_the_reply_began_says_only_that(tmp_path: Path, smollm2_pa
     _one_sentence_and_no_traceback(err, "stopped by Ctrl-C before the reply began")
     assert "TTFT" not in err and "0 tokens" not in err, err
     # in the command's language, as summarize's (a Turkish PC's said it in English)
-    from workstation.commands.chat import _stopped
+    from workstation.commands.chat import turn_stopped
     from workstation.tui.i18n import Texts
 
-    assert str(_stopped(signal.SIGTERM, Texts("tr"), began=True, kept=True)) == (
+    assert str(turn_stopped(signal.SIGTERM, Texts("tr"), began=True, kept=True)) == (
         "bir sonlandırma isteği (SIGTERM) ile durduruldu; yukarıdaki yanıt ondan önce gelen kısımdır ve sohbete kaydedildi.")
 
 

@@ -1166,14 +1166,14 @@ def test_an_isolated_reader_whose_parent_is_gone_ends_without_a_traceback(
     and printed BrokenPipeError's traceback on the terminal the batch was started from."""
     import multiprocessing as mp
 
-    from workstation.core.documents import _isolated_child
+    from workstation.core.documents import isolated_reader
 
     letter = tmp_path / "letter.txt"
     letter.write_text("Dear team, the canteen closes at two on Fridays.\n", encoding="utf-8")
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     parent.close()  # (the batch, gone)
-    reader = ctx.Process(target=_isolated_child, args=(child, str(letter), Limits()), daemon=True)
+    reader = ctx.Process(target=isolated_reader, args=(child, str(letter), Limits()), daemon=True)
     reader.start()
     child.close()
     reader.join(120)

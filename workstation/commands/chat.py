@@ -335,7 +335,7 @@ def run(args: argparse.Namespace) -> int:
     if m.stop_reason == "quota":
         raise WorkstationError(said=[("remote.quota_cut", {})])
     if m.stop_reason == "cancelled" or signals:  # (a signal while the reply was kept: it ends now)
-        raise _stopped(first_signal(signals), t, began=bool(final.text or final.reasoning),
+        raise turn_stopped(first_signal(signals), t, began=bool(final.text or final.reasoning),
                        kept=conversation is not None)
     if not final.text.strip() and final.reasoning and m.stop_reason in ("length", "context"):
         if m.stop_reason == "length":
@@ -349,7 +349,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stopped(sig: int, t: Texts, began: bool, kept: bool) -> TurnCancelled:
+def turn_stopped(sig: int, t: Texts, began: bool, kept: bool) -> TurnCancelled:
     """The sentence for a turn a signal stopped, in ``t``'s language, with the shell's exit code
     for that signal (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP)."""
     key = "chat_cmd.stopped_kept" if kept else "chat_cmd.stopped_above"

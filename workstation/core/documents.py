@@ -785,7 +785,7 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
     return doc
 
 
-def _isolated_child(conn: Any, path: str, limits: Limits) -> None:
+def isolated_reader(conn: Any, path: str, limits: Limits) -> None:
     try:
         import resource
     except ImportError:  # (Windows: no address-space limit)
@@ -826,7 +826,7 @@ def _isolated_child(conn: Any, path: str, limits: Limits) -> None:
 def _read_isolated(path: Path, limits: Limits) -> Document:
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_isolated_child, args=(child, str(path), limits), daemon=True,
+    proc = ctx.Process(target=isolated_reader, args=(child, str(path), limits), daemon=True,
                        name="workstation-reader")
     start_child(proc)
     child.close()
