@@ -39,6 +39,8 @@ def test_models(client: openai.OpenAI, server: RunningServer, smollm2_path: Path
     assert [m.id for m in models] == ["serve-test"]
     one = client.models.retrieve("serve-test")  # was 404: there was no route /v1/models/serve-test
     assert one.id == "serve-test" and one.model_dump() == models[0].model_dump()
+    # Ollama's name for it, as /api/chat takes it, in any case (was 404)
+    assert client.models.retrieve("SERVE-TEST:latest").model_dump() == models[0].model_dump()
     with pytest.raises(openai.NotFoundError) as unknown:
         client.models.retrieve("gpt-4")
     assert unknown.value.body["message"] == "This server serves no model 'gpt-4'; it serves serve-test."  # type: ignore[index]

@@ -243,12 +243,22 @@ class OllamaRoutes:
         options = self.server.options
         return [options.model_id, *(a for a in options.aliases if a != options.model_id)]
 
+    def served_name(self, asked: str) -> str | None:
+        """The served model's name (its id or an alias, as ``names`` lists it) that ``asked`` is,
+        tagged or not (Ollama's "office:latest"), in any case; None where it names no model
+        served here. ``/api/chat`` and the OpenAI routes' ``/v1/models/{name}`` alike (that
+        answered 404 for the name Ollama's clients are given)."""
+        key = _tagged(asked).lower()
+        # (and the model file's own name, which serve's start line shows in brackets: copied into a tool, a 404)
+        for name, served in [*((n, n) for n in self.names()), (self.scheduler.model_name, self.server.options.model_id)]:
+            if _tagged(name).lower() == key:
+                return served
+        return None
+
     def reply_name(self, asked: str) -> str:
         """The name a reply carries: the client's, where it names the served model (tagged or
         not, in any case); else ApiError 404 in Ollama's words, with the names to choose from."""
-        # (and the model file's own name, which serve's start line shows in brackets: copied into a tool, a 404)
-        known = {_tagged(n).lower() for n in (*self.names(), self.scheduler.model_name)}
-        if _tagged(asked).lower() in known:
+        if self.served_name(asked) is not None:
             return asked
         served, *others = [_tagged(n) for n in self.names()]
         also = f" (also named {', '.join(others)})" if others else ""
