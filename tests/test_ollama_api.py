@@ -48,14 +48,21 @@ def lines(server: RunningServer, path: str, body: dict[str, Any]) -> list[dict[s
     """A streamed answer (``stream`` left out: Ollama streams by default), object by object."""
     with httpx.stream("POST", f"{server.root}{path}", json=body, headers=server.headers(), timeout=120) as r:
         assert r.status_code == 200 and r.headers["content-type"] == "application/x-ndjson"
-        return [json.loads(line) for line in r.iter_lines() if line]
+        sent = [line for line in r.iter_lines() if line]
+    # compact JSON, as Ollama (Go) writes it (each ':' and ',' had a space after it)
+    assert sent == [compact(json.loads(line)) for line in sent]
+    return [json.loads(line) for line in sent]
+
+
+def compact(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def error(r: httpx.Response, status: int) -> str:
     """Ollama's error shape: one string under "error"."""
     assert r.status_code == status, r.text
     body = r.json()
-    assert list(body) == ["error"] and isinstance(body["error"], str)
+    assert list(body) == ["error"] and isinstance(body["error"], str) and r.text == compact(body)
     return str(body["error"])
 
 

@@ -11,7 +11,8 @@ words (``OllamaGeneration.translate``) and checked there.
 the durations in nanoseconds). ``GET /api/tags``, ``/api/ps`` and ``/api/version``, ``POST
 /api/show``; ``GET /`` ("Ollama is running") and ``/api/version`` answer without a key (clients
 probe them first; ``/api/tags`` names the model, so it needs the key). Embeddings and model management (``/api/embed``, ``/api/pull``, ...) are refused
-with why (501). Every error on these paths is Ollama's ``{"error": "..."}`` (``OllamaErrors``).
+with why (501). Every error on these paths is Ollama's ``{"error": "..."}`` (``OllamaErrors``); the
+replies and streamed lines are compact JSON, as Ollama (Go) writes them.
 
 Model names: the served id and its ``--alias``es, each listed with Ollama's ``:latest`` tag and
 accepted with or without it, in any case. Any other name is a 404 ``model "x" not found`` on
@@ -59,7 +60,15 @@ from workstation.core.events import (
     TurnFinished,
 )
 from workstation.core.profile_check import MAX_PREDICT
-from workstation.core.server.protocol import FINISH, ApiError, bad, field_names, flag, parse_integer
+from workstation.core.server.protocol import (
+    FINISH,
+    ApiError,
+    bad,
+    field_names,
+    flag,
+    json_bytes,
+    parse_integer,
+)
 from workstation.core.server.replies import CUT_BY_SHUTDOWN
 from workstation.core.server.sse import SSEResponse
 from workstation.core.server.structured import schema_format
@@ -116,7 +125,7 @@ NOT_SERVED = {
 
 
 def ndjson(data: dict[str, Any]) -> bytes:
-    return json.dumps(data, ensure_ascii=False).encode("utf-8") + b"\n"
+    return json_bytes(data) + b"\n"
 
 
 def _now() -> str:
@@ -192,7 +201,7 @@ def _ollama_error(body: bytes) -> bytes:
         return body
     error = data.get("error") if isinstance(data, dict) else None
     if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return json.dumps({"error": error["message"]}, ensure_ascii=False).encode("utf-8")
+        return json_bytes({"error": error["message"]})
     return body
 
 
