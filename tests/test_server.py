@@ -161,6 +161,9 @@ def test_wrong_or_missing_key(server: RunningServer) -> None:
     assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD", r.text
     assert httpx.get(f"{server.root}/metrics").status_code == 401
     assert httpx.post(f"{server.root}/metrics").status_code == 401  # the key first (was 415)
+    # a route that takes no POST is 405 and which it takes, whatever the body (was 415 "must be JSON")
+    r = httpx.post(f"{server.base_url}/models", content=b"{}", headers={**server.headers(), "Content-Type": "text/plain"})
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD", r.text
 
 
 def test_shared_system_prompt_is_copied_not_recomputed(client: openai.OpenAI) -> None:

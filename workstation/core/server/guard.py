@@ -2,8 +2,9 @@
 
 A keyless server on loopback must not be usable by web pages the user happens to visit (what
 Ollama learnt): a foreign ``Host`` header (DNS rebinding) gets 403, a foreign ``Origin`` gets
-403 (allowed ones get proper CORS answers, preflight included), and a POST must be
-``application/json``, which a page cannot send cross-origin without a preflight. It also caps
+403 (allowed ones get proper CORS answers, preflight included), and a POST to a route that
+takes one must be ``application/json``, which a page cannot send cross-origin without a
+preflight. It also caps
 the requests handled at once, so a crowd of slow clients cannot starve ``/health``.
 """
 
@@ -19,6 +20,7 @@ from urllib.parse import quote, urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import Response
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from workstation.core.addresses import is_loopback
@@ -144,9 +146,10 @@ class RequestGuard:
     """Host, Origin (CORS), content type and the request cap, before the app; an exception
     that escapes the app is one line in the log (its traceback at debug level only)."""
 
-    def __init__(self, app: ASGIApp, options: ServerOptions) -> None:
+    def __init__(self, app: ASGIApp, options: ServerOptions, routes: Iterable[BaseRoute]) -> None:
         self.app = app
         self.options = options
+        self.routes = list(routes)  # the app's: which take the request's method at its path
         self.in_flight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -201,9 +204,10 @@ class RequestGuard:
                 origin,
             )
             return
-        if method == "POST" and scope["path"] not in UNMETERED:
-            # (those take no POST: a monitor's bare "POST /health" is told 405 and the methods
-            # there are, or 401 on /metrics, not to send it as JSON)
+        if method == "POST" and self._takes(scope):
+            # (a route that takes no POST is told 405 and the methods there are, whatever the
+            # body: a monitor's bare "POST /health", a POST to /v1/models was 415 "must be JSON";
+            # a path with no route is 404, or 401 without the key)
             media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if media != "application/json":
                 error = ApiError(
@@ -237,6 +241,10 @@ class RequestGuard:
         finally:
             if metered:
                 self.in_flight -= 1
+
+    def _takes(self, scope: Scope) -> bool:
+        """Whether a route of the app takes this request's method at its path."""
+        return any(route.matches(scope)[0] is Match.FULL for route in self.routes)
 
     def _refusal(self, scope: Scope, headers: Headers, origin: str | None) -> ApiError | None:
         if not host_allowed(headers.get("host"), self.options.allowed_hosts):
