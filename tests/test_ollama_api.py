@@ -114,8 +114,13 @@ def test_every_route_needs_the_key_and_refuses_in_ollamas_shape(server: RunningS
     assert "deletes no models" in error(httpx.request("DELETE", f"{server.root}/api/delete", json={"model": "x"},
                                                       headers=server.headers(), timeout=30), 501)
     assert error(get(server, "/api/nothing"), 404) == "There is no route /api/nothing."
-    assert "Content-Type" in error(httpx.post(f"{server.root}/api/chat", content=b"{}", timeout=30,
-                                              headers={**server.headers(), "Content-Type": "text/plain"}), 415)
+    # JSON sent as Ollama's own examples send it (curl -d, so a form's Content-Type) is read (was 415)
+    form = {**server.headers(), "Content-Type": "application/x-www-form-urlencoded"}
+    loaded = httpx.post(f"{server.root}/api/chat", content=json.dumps({"model": "office", "messages": []}),
+                        headers=form, timeout=30)
+    assert loaded.status_code == 200 and loaded.json()["done_reason"] == "load", loaded.text
+    assert error(httpx.post(f"{server.root}/api/chat", content=b"model=office", headers=form, timeout=30),
+                 400) == "The request body is not valid JSON."
     # options and fields that would change the reply, refused by name
     refused = {
         "'options.mirostat'": {"options": {"mirostat": 2}},

@@ -4,7 +4,8 @@ A keyless server on loopback must not be usable by web pages the user happens to
 Ollama learnt): a foreign ``Host`` header (DNS rebinding) gets 403, a foreign ``Origin`` gets
 403 (allowed ones get proper CORS answers, preflight included), and a POST to a route that
 takes one must be ``application/json``, which a page cannot send cross-origin without a
-preflight. It also caps
+preflight (on Ollama's routes, whose own examples send JSON as curl's form type, the Origin
+check alone refuses a page, as Ollama's does). It also caps
 the requests handled at once, so a crowd of slow clients cannot starve ``/health``.
 """
 
@@ -41,6 +42,9 @@ CLIENT_GONE = 499  # nginx's status for a client that closed the connection befo
 # answered even when the request cap is reached (and a 200 not logged): probes
 HEALTH = frozenset({"/health", "/v1/health"})  # (llama-server answers both, without a key)
 UNMETERED = HEALTH | {"/metrics", "/", "/api/version"}
+# Ollama's routes: a JSON body is read whatever its Content-Type says, as Ollama reads it (its own
+# documented examples, `curl http://host:11434/api/chat -d '{...}'`, send it as a form)
+OLLAMA_PATHS = "/api/"
 log = logging.getLogger("uvicorn.error")
 
 
@@ -204,7 +208,7 @@ class RequestGuard:
                 origin,
             )
             return
-        if method == "POST" and self._takes(scope):
+        if method == "POST" and not scope["path"].startswith(OLLAMA_PATHS) and self._takes(scope):
             # (a route that takes no POST is told 405 and the methods there are, whatever the
             # body: a monitor's bare "POST /health", a POST to /v1/models was 415 "must be JSON";
             # a path with no route is 404, or 401 without the key)

@@ -11,7 +11,8 @@ words (``OllamaGeneration.translate``) and checked there.
 the durations in nanoseconds). ``GET /api/tags``, ``/api/ps`` and ``/api/version``, ``POST
 /api/show``; ``GET /`` ("Ollama is running") and ``/api/version`` answer without a key (clients
 probe them first; ``/api/tags`` names the model, so it needs the key). Embeddings and model management (``/api/embed``, ``/api/pull``, ...) are refused
-with why (501). Every error on these paths is Ollama's ``{"error": "..."}`` (``OllamaErrors``); the
+with why (501). Every error on these paths is Ollama's ``{"error": "..."}`` (``OllamaErrors``). A
+JSON body is read whatever its Content-Type says, as Ollama reads it (``guard.OLLAMA_PATHS``); the
 replies and streamed lines are compact JSON, as Ollama (Go) writes them.
 
 Model names: the served id and its ``--alias``es, each listed with Ollama's ``:latest`` tag and
@@ -60,6 +61,7 @@ from workstation.core.events import (
     TurnFinished,
 )
 from workstation.core.profile_check import MAX_PREDICT
+from workstation.core.server.guard import OLLAMA_PATHS
 from workstation.core.server.protocol import (
     FINISH,
     ApiError,
@@ -83,7 +85,6 @@ if TYPE_CHECKING:
     from workstation.core.slots import Request as SchedRequest
     from workstation.core.tool_calls import ToolPrompt, ToolRequest
 
-PREFIX = "/api/"
 NDJSON = b"application/x-ndjson"
 # The Ollama release whose API these routes follow (think, tools in streams, structured output):
 # clients turn features on by it. The server's own version is beside it.
@@ -162,14 +163,14 @@ def ollama_call(call: ToolCall) -> dict[str, Any]:
 
 class OllamaErrors:
     """ASGI: an error on Ollama's paths in Ollama's shape, ``{"error": "..."}``, whichever layer
-    answered it (the guard's 403, 415 or 503, a refused key, a body over the limit, a 429, a
+    answered it (the guard's 403 or 503, a refused key, a body over the limit, a 429, a
     route's 400) in OpenAI's ``{"error": {"message": ...}}``; status and headers stay."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(PREFIX):
+        if scope["type"] != "http" or not scope["path"].startswith(OLLAMA_PATHS):
             await self.app(scope, receive, send)
             return
         start: Message | None = None
