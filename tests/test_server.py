@@ -39,6 +39,8 @@ def test_models(client: openai.OpenAI, server: RunningServer, smollm2_path: Path
     assert [m.id for m in models] == ["serve-test"]
     one = client.models.retrieve("serve-test")  # was 404: there was no route /v1/models/serve-test
     assert one.id == "serve-test" and one.model_dump() == models[0].model_dump()
+    # Ollama's name for it, as /api/chat takes it, in any case (was 404)
+    assert client.models.retrieve("SERVE-TEST:latest").model_dump() == models[0].model_dump()
     with pytest.raises(openai.NotFoundError) as unknown:
         client.models.retrieve("gpt-4")
     assert unknown.value.body["message"] == "This server serves no model 'gpt-4'; it serves serve-test."  # type: ignore[index]
@@ -159,6 +161,9 @@ def test_wrong_or_missing_key(server: RunningServer) -> None:
     assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD", r.text
     assert httpx.get(f"{server.root}/metrics").status_code == 401
     assert httpx.post(f"{server.root}/metrics").status_code == 401  # the key first (was 415)
+    # a route that takes no POST is 405 and which it takes, whatever the body (was 415 "must be JSON")
+    r = httpx.post(f"{server.base_url}/models", content=b"{}", headers={**server.headers(), "Content-Type": "text/plain"})
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD", r.text
 
 
 def test_shared_system_prompt_is_copied_not_recomputed(client: openai.OpenAI) -> None:
@@ -471,7 +476,10 @@ def test_usage_chunk_carries_timings(server: RunningServer) -> None:
     body = {"messages": QUESTION, "max_tokens": 5, "stream": True, "stream_options": {"include_usage": True}}
     with httpx.stream("POST", f"{server.base_url}/chat/completions", json=body, headers=server.headers(),
                       timeout=120) as r:
-        chunks = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: {")]
+        events = [line[6:] for line in r.iter_lines() if line.startswith("data: {")]
+    chunks = [json.loads(event) for event in events]
+    # compact, as OpenAI and llama-server write them (each ':' and ',' had a space after it)
+    assert events == [json.dumps(c, ensure_ascii=False, separators=(",", ":")) for c in chunks]
     last = chunks[-1]
     assert last["choices"] == [] and last["usage"]["completion_tokens"] > 0
     assert last["timings"]["predicted_n"] == last["usage"]["completion_tokens"]
@@ -603,7 +611,7 @@ def test_a_stop_lets_the_replies_being_written_finish(smollm2_path: Path, tmp_pa
         assert shown.status_code == 503 and shown.json() == {"error": "The server is shutting down; send the request "
                                                              "again once it is back."}, shown.text
         clients[0].join(timeout=60)
-        assert arrived[-1] == "data: [DONE]" and '"finish_reason": "length"' in arrived[-2]  # finished whole
+        assert arrived[-1] == "data: [DONE]" and '"finish_reason":"length"' in arrived[-2]  # finished whole
         assert srv.proc.poll() is None and "long" not in got  # the long one goes on meanwhile
         srv.proc.send_signal(signal.SIGTERM)  # a second stop: at once
         clients[1].join(timeout=60)
@@ -659,6 +667,8 @@ def test_responses_api_answers_whole_streamed_and_with_tool_calls(server: Runnin
     with httpx.stream("POST", url, json={**body, "stream": True}, headers=headers, timeout=120) as r:
         lines = [line for line in r.iter_lines() if line]
     events = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
+    assert [line[6:] for line in lines if line.startswith("data: ")] == [  # compact, as OpenAI writes them
+        json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in events]
     assert [line[7:] for line in lines if line.startswith("event: ")] == [e["type"] for e in events]
     assert [e["sequence_number"] for e in events] == list(range(len(events)))
     kinds = [e["type"] for e in events]

@@ -118,6 +118,10 @@ def test_cross_site_simple_post_is_refused(server: RunningServer) -> None:
     _error(httpx.post(url, content=body, headers={"Content-Type": "text/plain"}), 415, "unsupported_media_type")
     r = httpx.post(url, content=b"a=1", headers={"Content-Type": "application/x-www-form-urlencoded"})
     _error(r, 415)
+    # Ollama's routes read JSON whatever its Content-Type (as Ollama does): a page's is refused by its Origin
+    r = httpx.post(f"{server.root}/api/chat", content=body, headers={"Content-Type": "text/plain",
+                                                                    "Origin": "https://evil.example"})
+    assert r.status_code == 403 and "access-control-allow-origin" not in r.headers, r.text
     r = httpx.post(url, content=body, headers={**JSON, "Origin": "null"})  # sandboxed frames, file:// pages
     _error(r, 403, "origin_not_allowed")
     assert _generated(server) == before

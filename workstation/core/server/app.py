@@ -180,7 +180,7 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
                 Exception: self._failed,
             },
         )
-        self.guard = RequestGuard(starlette, options)
+        self.guard = RequestGuard(starlette, options, routes)
         self.app: ASGIApp = OllamaErrors(self.guard)  # (errors on /api/... in Ollama's shape)
 
     # --- helpers -------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import http
-import json
 import logging
 import time
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from workstation.core.server.protocol import ApiError
+from workstation.core.server.protocol import ApiError, json_bytes
 
 TLS_HANDSHAKE = b"\x16\x03"  # a TLS record of type handshake, version 3.x: never the start of an HTTP request
 log = logging.getLogger("uvicorn.error")
@@ -30,7 +29,7 @@ log = logging.getLogger("uvicorn.error")
 def _raw_error(error: ApiError) -> bytes:
     """A whole HTTP/1.1 response for ``error`` that closes the connection (written before h11
     has seen a request, so h11 cannot build it)."""
-    body = json.dumps(error.body()).encode("utf-8")
+    body = json_bytes(error.body())
     head = [
         f"HTTP/1.1 {error.status} {http.HTTPStatus(error.status).phrase}",
         "content-type: application/json",

@@ -2,8 +2,10 @@
 
 A keyless server on loopback must not be usable by web pages the user happens to visit (what
 Ollama learnt): a foreign ``Host`` header (DNS rebinding) gets 403, a foreign ``Origin`` gets
-403 (allowed ones get proper CORS answers, preflight included), and a POST must be
-``application/json``, which a page cannot send cross-origin without a preflight. It also caps
+403 (allowed ones get proper CORS answers, preflight included), and a POST to a route that
+takes one must be ``application/json``, which a page cannot send cross-origin without a
+preflight (on Ollama's routes, whose own examples send JSON as curl's form type, the Origin
+check alone refuses a page, as Ollama's does). It also caps
 the requests handled at once, so a crowd of slow clients cannot starve ``/health``.
 """
 
@@ -19,6 +21,7 @@ from urllib.parse import quote, urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import Response
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from workstation.core.addresses import is_loopback
@@ -39,6 +42,9 @@ CLIENT_GONE = 499  # nginx's status for a client that closed the connection befo
 # answered even when the request cap is reached (and a 200 not logged): probes
 HEALTH = frozenset({"/health", "/v1/health"})  # (llama-server answers both, without a key)
 UNMETERED = HEALTH | {"/metrics", "/", "/api/version"}
+# Ollama's routes: a JSON body is read whatever its Content-Type says, as Ollama reads it (its own
+# documented examples, `curl http://host:11434/api/chat -d '{...}'`, send it as a form)
+OLLAMA_PATHS = "/api/"
 log = logging.getLogger("uvicorn.error")
 
 
@@ -144,9 +150,10 @@ class RequestGuard:
     """Host, Origin (CORS), content type and the request cap, before the app; an exception
     that escapes the app is one line in the log (its traceback at debug level only)."""
 
-    def __init__(self, app: ASGIApp, options: ServerOptions) -> None:
+    def __init__(self, app: ASGIApp, options: ServerOptions, routes: Iterable[BaseRoute]) -> None:
         self.app = app
         self.options = options
+        self.routes = list(routes)  # the app's: which take the request's method at its path
         self.in_flight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -201,9 +208,10 @@ class RequestGuard:
                 origin,
             )
             return
-        if method == "POST" and scope["path"] not in UNMETERED:
-            # (those take no POST: a monitor's bare "POST /health" is told 405 and the methods
-            # there are, or 401 on /metrics, not to send it as JSON)
+        if method == "POST" and not scope["path"].startswith(OLLAMA_PATHS) and self._takes(scope):
+            # (a route that takes no POST is told 405 and the methods there are, whatever the
+            # body: a monitor's bare "POST /health", a POST to /v1/models was 415 "must be JSON";
+            # a path with no route is 404, or 401 without the key)
             media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if media != "application/json":
                 error = ApiError(
@@ -237,6 +245,10 @@ class RequestGuard:
         finally:
             if metered:
                 self.in_flight -= 1
+
+    def _takes(self, scope: Scope) -> bool:
+        """Whether a route of the app takes this request's method at its path."""
+        return any(route.matches(scope)[0] is Match.FULL for route in self.routes)
 
     def _refusal(self, scope: Scope, headers: Headers, origin: str | None) -> ApiError | None:
         if not host_allowed(headers.get("host"), self.options.allowed_hosts):

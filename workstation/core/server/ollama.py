@@ -11,7 +11,9 @@ words (``OllamaGeneration.translate``) and checked there.
 the durations in nanoseconds). ``GET /api/tags``, ``/api/ps`` and ``/api/version``, ``POST
 /api/show``; ``GET /`` ("Ollama is running") and ``/api/version`` answer without a key (clients
 probe them first; ``/api/tags`` names the model, so it needs the key). Embeddings and model management (``/api/embed``, ``/api/pull``, ...) are refused
-with why (501). Every error on these paths is Ollama's ``{"error": "..."}`` (``OllamaErrors``).
+with why (501). Every error on these paths is Ollama's ``{"error": "..."}`` (``OllamaErrors``). A
+JSON body is read whatever its Content-Type says, as Ollama reads it (``guard.OLLAMA_PATHS``); the
+replies and streamed lines are compact JSON, as Ollama (Go) writes them.
 
 Model names: the served id and its ``--alias``es, each listed with Ollama's ``:latest`` tag and
 accepted with or without it, in any case. Any other name is a 404 ``model "x" not found`` on
@@ -59,7 +61,16 @@ from workstation.core.events import (
     TurnFinished,
 )
 from workstation.core.profile_check import MAX_PREDICT
-from workstation.core.server.protocol import FINISH, ApiError, bad, field_names, flag, parse_integer
+from workstation.core.server.guard import OLLAMA_PATHS
+from workstation.core.server.protocol import (
+    FINISH,
+    ApiError,
+    bad,
+    field_names,
+    flag,
+    json_bytes,
+    parse_integer,
+)
 from workstation.core.server.replies import CUT_BY_SHUTDOWN
 from workstation.core.server.sse import SSEResponse
 from workstation.core.server.structured import schema_format
@@ -74,7 +85,6 @@ if TYPE_CHECKING:
     from workstation.core.slots import Request as SchedRequest
     from workstation.core.tool_calls import ToolPrompt, ToolRequest
 
-PREFIX = "/api/"
 NDJSON = b"application/x-ndjson"
 # The Ollama release whose API these routes follow (think, tools in streams, structured output):
 # clients turn features on by it. The server's own version is beside it.
@@ -116,7 +126,7 @@ NOT_SERVED = {
 
 
 def ndjson(data: dict[str, Any]) -> bytes:
-    return json.dumps(data, ensure_ascii=False).encode("utf-8") + b"\n"
+    return json_bytes(data) + b"\n"
 
 
 def _now() -> str:
@@ -153,14 +163,14 @@ def ollama_call(call: ToolCall) -> dict[str, Any]:
 
 class OllamaErrors:
     """ASGI: an error on Ollama's paths in Ollama's shape, ``{"error": "..."}``, whichever layer
-    answered it (the guard's 403, 415 or 503, a refused key, a body over the limit, a 429, a
+    answered it (the guard's 403 or 503, a refused key, a body over the limit, a 429, a
     route's 400) in OpenAI's ``{"error": {"message": ...}}``; status and headers stay."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(PREFIX):
+        if scope["type"] != "http" or not scope["path"].startswith(OLLAMA_PATHS):
             await self.app(scope, receive, send)
             return
         start: Message | None = None
@@ -192,7 +202,7 @@ def _ollama_error(body: bytes) -> bytes:
         return body
     error = data.get("error") if isinstance(data, dict) else None
     if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return json.dumps({"error": error["message"]}, ensure_ascii=False).encode("utf-8")
+        return json_bytes({"error": error["message"]})
     return body
 
 
@@ -243,12 +253,22 @@ class OllamaRoutes:
         options = self.server.options
         return [options.model_id, *(a for a in options.aliases if a != options.model_id)]
 
+    def served_name(self, asked: str) -> str | None:
+        """The served model's name (its id or an alias, as ``names`` lists it) that ``asked`` is,
+        tagged or not (Ollama's "office:latest"), in any case; None where it names no model
+        served here. ``/api/chat`` and the OpenAI routes' ``/v1/models/{name}`` alike (that
+        answered 404 for the name Ollama's clients are given)."""
+        key = _tagged(asked).lower()
+        # (and the model file's own name, which serve's start line shows in brackets: copied into a tool, a 404)
+        for name, served in [*((n, n) for n in self.names()), (self.scheduler.model_name, self.server.options.model_id)]:
+            if _tagged(name).lower() == key:
+                return served
+        return None
+
     def reply_name(self, asked: str) -> str:
         """The name a reply carries: the client's, where it names the served model (tagged or
         not, in any case); else ApiError 404 in Ollama's words, with the names to choose from."""
-        # (and the model file's own name, which serve's start line shows in brackets: copied into a tool, a 404)
-        known = {_tagged(n).lower() for n in (*self.names(), self.scheduler.model_name)}
-        if _tagged(asked).lower() in known:
+        if self.served_name(asked) is not None:
             return asked
         served, *others = [_tagged(n) for n in self.names()]
         also = f" (also named {', '.join(others)})" if others else ""

@@ -133,11 +133,12 @@ def answering_while_loading(socks: list[socket.socket]) -> Iterator[list[str]]:
     model was loaded (a minute for a large one), indistinguishable from a hung server. Requests
     arriving as this ends wait in the socket's queue for the server proper. Yields the request
     lines answered so far ("GET /health HTTP/1.1")."""
-    import json
     import selectors
 
-    body = json.dumps({"status": "loading", "error": {"message": LOADING, "type": "server_error",
-                                                      "param": None, "code": "loading"}}).encode()
+    from workstation.core.server.protocol import json_bytes
+
+    body = json_bytes({"status": "loading", "error": {"message": LOADING, "type": "server_error",
+                                                      "param": None, "code": "loading"}})
     answer = (f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
               f"Content-Length: {len(body)}\r\nRetry-After: {LOADING_RETRY_S}\r\nConnection: close\r\n\r\n"
               ).encode() + body

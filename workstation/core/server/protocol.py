@@ -530,8 +530,15 @@ def usage(m: TurnMetrics) -> dict[str, Any]:
     }
 
 
+def json_bytes(data: Any) -> bytes:
+    """``data`` as JSON in UTF-8, compact, as OpenAI, llama-server and Ollama (Go) write it and
+    Starlette's JSONResponse does: a stream's events and Ollama's lines had a space after each
+    ':' and ',' (Python's default)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def sse(data: Any) -> bytes:
-    return b"data: " + json.dumps(data, ensure_ascii=False).encode("utf-8") + b"\n\n"
+    return b"data: " + json_bytes(data) + b"\n\n"
 
 
 def queue_full(message: str, retry_after_s: int) -> ApiError:

@@ -21,7 +21,6 @@ item) is left out of the prompt, and a reasoning model's thinking is not answere
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -42,6 +41,7 @@ from workstation.core.server.protocol import (
     failed_response,
     field_names,
     flag,
+    json_bytes,
     parse_max_tokens,
 )
 from workstation.core.server.replies import CUT_BY_SHUTDOWN, created_at
@@ -212,7 +212,7 @@ def _event(kind: str, data: dict[str, Any], seq: list[int]) -> bytes:
     same ``type`` and the stream's ``sequence_number``."""
     body = {"type": kind, **data, "sequence_number": seq[0]}
     seq[0] += 1
-    return f"event: {kind}\ndata: ".encode() + json.dumps(body, ensure_ascii=False).encode("utf-8") + b"\n\n"
+    return f"event: {kind}\ndata: ".encode() + json_bytes(body) + b"\n\n"
 
 
 def _message_item(item_id: str, text: str, status: str) -> dict[str, Any]:

@@ -56,7 +56,8 @@ class StatusRoutes:
 
     async def models(self: OpenAIServer, request: Request) -> Response:
         """Every id this server answers to (``/v1/models``), or one of them
-        (``/v1/models/{id}``: the openai client's ``models.retrieve``; 404 for an id not served)."""
+        (``/v1/models/{id}``: the openai client's ``models.retrieve``, any name ``/api/chat``
+        takes; 404 for an id not served)."""
         try:
             self._auth(request)
             self._refuse_while_stopping()
@@ -72,7 +73,7 @@ class StatusRoutes:
             "n_params": s.model.n_params,  # (llama-server's too): a desk PC's summary says a small model is one
             "prompt_progress": True,  # return_progress is taken (a server before it refused the field: 400)
         }
-        names = [self.options.model_id, *(a for a in self.options.aliases if a != self.options.model_id)]
+        names = self.ollama.names()
         listed = [  # each alias is a model id a client can pick (llama-server lists them in "aliases")
             {"id": name, "object": "model", "created": self.created, "owned_by": "workstation",
              "aliases": names, "meta": meta}
@@ -81,8 +82,9 @@ class StatusRoutes:
         asked = request.path_params.get("model")
         if asked is None:
             return JSONResponse({"object": "list", "data": listed})
+        served = self.ollama.served_name(asked)  # (as /api/chat takes it: "office:latest" too, in any case)
         for model in listed:
-            if model["id"] == asked:
+            if model["id"] == served:
                 return JSONResponse(model)
         return ApiError(404, f"This server serves no model '{asked}'; it serves {', '.join(names)}.",
                         param="model", code="model_not_found").response()
