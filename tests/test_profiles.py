@@ -293,6 +293,11 @@ def test_profiles_check_exits_1_when_the_profile_cannot_run_here(
     assert "gone.gguf model dosyası yok" in out and "\n  hızlandırma (speculative)      yardımcı (draft)\n" in out, out
     assert main(["profiles", "check", str(drafted), "--json"]) == 1  # a script's words as they are documented
     assert "gone.gguf does not exist" in json.loads(capsys.readouterr().out)["not_ready"]
+    # a mistake in the command line too, known before it is read (argparse's own words stayed English)
+    with pytest.raises(SystemExit) as stopped:
+        main(["profiles", "chek"])
+    assert stopped.value.code == 2
+    assert "'profiles chek' diye bir komut yok; bunu mu demek istediniz: 'profiles check'?" in capsys.readouterr().err
     monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 3.5}]))
     assert main(["profiles", "check", str(crowded)]) == 0
 
