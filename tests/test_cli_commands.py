@@ -1041,8 +1041,22 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["chat", "--lang", "tr"], "'workstation chat' bir metin ister (ayrıntılar: 'workstation chat --help')."),
     (["chat", "--lang", "tr", "--new", "hi"], "--new kaydedilen yeni bir sohbet başlatır ve -c AD ile birlikte "
                                               "kullanılır; -c olmadan hiçbir şey saklanmaz."),
-    (["--lang", "tr", "fit"], "'fit' is a command of its own: type it first, as 'workstation fit …' (the options "
-                              "before a command go to 'workstation tui')."),
+    (["--no-load", "fit"], "'fit' is a command of its own: type it first, as 'workstation fit …' (the options "
+                           "before a command go to 'workstation tui')."),
+    # argparse's own mistakes in the language of --lang, anywhere in the line (they were English under it)
+    (["--lang", "tr", "fit"], "'fit' ayrı bir komut: onu en başa yazın, 'workstation fit …' gibi (bir komuttan önce "
+                              "yazılan seçenekler 'workstation tui' içindir)."),
+    (["chat", "--temperature", "abc", "--lang", "tr"], "--temperature bir sayı olmalı, 'abc' değil (ayrıntılar: "
+                                                       "'workstation chat --help')."),
+    (["profiles", "chek", "--lang", "tr"], "'profiles chek' diye bir komut yok; bunu mu demek istediniz: 'profiles "
+                                           "check'? (komutları 'workstation profiles --help' listeler)."),
+    (["summarize", "--lang=tr"], "'workstation summarize' şunu ister: FILE (ayrıntılar: 'workstation summarize --help')."),
+    (["chat", "--lang", "tr", "--bogus"], "--bogus, 'workstation chat' komutunun bir seçeneği değil; aldığı: TEXT"),
+    (["usage", "--lang", "tr", "--by", "persn"], "--by 'persn' olamaz; bunu mu demek istediniz: 'person'?"),
+    (["chat", "--lang", "tr", "--temperature"], "--temperature bir değer ister: onu hemen ardından yazın"),
+    (["chat", "--lang", "tr", "--t", "1", "hi"], "--t birden çok seçeneğe uyuyor (--temperature, --top-p, --top-k)"),
+    (["hw", "--lang", "tr", "--max-tokens", "5"], "--max-tokens şu komutların seçeneği: batch, bench, chat ve summarize"),
+    (["profiles", "chek", "--lang", "tr", "--json"], "There is no command 'profiles chek'"),  # a script's: English
     # another command's option after a command (read by that command's parser alone first)
     (["hw", "--gpu", "rtx"], "--gpu rtx is not an option of 'workstation hw'; did you mean 'workstation fit --gpu'?"),
     # ... before a close spelling of the command's own (--gpu: fit's, not a misspelt --output)

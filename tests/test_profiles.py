@@ -283,7 +283,10 @@ def test_profiles_check_exits_1_when_the_profile_cannot_run_here(
     # the settings' names and the words among their values too (they were English: "threads 2 (auto:
     # chosen for this machine)", "seed a new one each turn"); the file's own key beside each name
     assert "\n  GPU katmanı (gpu_layers)       31\n" in out and "\n  model kurulu                   evet\n" in out, out
-    assert " (auto: bu bilgisayar için seçildi)\n" in out and "seed her turda yeni" in out, out
+    assert " (auto: bu bilgisayar için seçildi)\n" in out and "Tohum her turda yeni" in out, out
+    # the sampling by Ctrl+E's names, with the decimal comma (it said "temperature 0.7, top_p 0.95")
+    assert "\n  örnekleme (sampling)           Sıcaklık 0,7, Top-p 0,95, Top-k 40, Min-p 0,05, Tekrar cezası 1,1, " \
+           "En uzun yanıt 1.024, Tohum her turda yeni\n" in out, out
     assert not [w for w in ("chosen", "each turn", "sampling ", "backend ", "ready ", " yes") if w in out], out
     assert main(["profiles", "check", str(drafted), "--lang", "en"]) == 1
     out = capsys.readouterr().out
@@ -293,6 +296,11 @@ def test_profiles_check_exits_1_when_the_profile_cannot_run_here(
     assert "gone.gguf model dosyası yok" in out and "\n  hızlandırma (speculative)      yardımcı (draft)\n" in out, out
     assert main(["profiles", "check", str(drafted), "--json"]) == 1  # a script's words as they are documented
     assert "gone.gguf does not exist" in json.loads(capsys.readouterr().out)["not_ready"]
+    # a mistake in the command line too, known before it is read (argparse's own words stayed English)
+    with pytest.raises(SystemExit) as stopped:
+        main(["profiles", "chek"])
+    assert stopped.value.code == 2
+    assert "'profiles chek' diye bir komut yok; bunu mu demek istediniz: 'profiles check'?" in capsys.readouterr().err
     monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 3050", "vram_total_gb": 4, "vram_free_gb": 3.5}]))
     assert main(["profiles", "check", str(crowded)]) == 0
 

@@ -567,7 +567,7 @@ def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answer
     out = capsys.readouterr().out
     assert f"  sunucu                         {server.base_url}" in out, out
     assert "  sunucu denetimi                yanıt veriyor, ama gpt-4 değil " in out, out
-    assert "WS_REMOTE_TEST_KEY ortam değişkeninden (ayarlı)" in out and "seed her turda yeni" in out, out
+    assert "WS_REMOTE_TEST_KEY ortam değişkeninden (ayarlı)" in out and "Tohum her turda yeni" in out, out
     monkeypatch.setenv("WS_REMOTE_TEST_KEY", "ws-not-a-key-we-gave")  # refused: it answered, and said no
     path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
                                     "remote": {"base_url": server.base_url, "api_key_env": "WS_REMOTE_TEST_KEY"}}))

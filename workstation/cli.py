@@ -109,6 +109,7 @@ def _starts_the_tui(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
 def _parsed(argv: list[str]) -> argparse.Namespace:
     """The command line read: by the typed command's parser alone where one is typed, else (and
     for any mistake, whose sentence may name another command) by the whole command line's."""
+    CommandParser.line = argv  # (a mistake is said in its --lang, known before it is read)
     named = command_word(argv)
     if named in COMMANDS:
         CommandParser.one_command = True

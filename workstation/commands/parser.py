@@ -8,19 +8,76 @@ did you mean 'summarize'? ('./run.sh --help' lists them)." and exit code 2, as b
 from __future__ import annotations
 
 import argparse
+import ast
 import difflib
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from gettext import gettext as _
+from gettext import ngettext
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from workstation.core.invocation import command
 from workstation.core.phrases import read_number
 
-_CHOICE = re.compile(r"argument (?P<name>[^:]+): invalid choice: '?(?P<value>[^'\s]*)'?")
-_TYPED = re.compile(r"argument (?P<name>[^:]+): invalid (?P<kind>int|float|decimal) value: '(?P<value>[^']*)'")
-_REQUIRED = "the following arguments are required: "
-_UNKNOWN = "unrecognized arguments: "
+if TYPE_CHECKING:
+    from workstation.tui.i18n import Texts
+
+_FIELD = re.compile(r"%(?:\((?P<name>\w+)\))?(?P<kind>[sr])")
+_REPR = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|.*?"  # a %r: a string's repr, else any (a number's)
+
+
+class _Form:
+    """One of argparse's messages, read by its own format string (as its gettext ``_()`` gives
+    it, the same call argparse makes): ``read`` gives what argparse filled in, by the field's
+    name (a lone %s as "s", a lone %r as "text"), a %r one as the value it wrote the repr of;
+    None for another message. (A mistake's words are taken from where argparse put them, not
+    guessed from its English.)"""
+
+    def __init__(self, format_: str) -> None:
+        parts: list[str] = []
+        self.reprs: set[str] = set()
+        at = 0
+        for field in _FIELD.finditer(format_):
+            name = field["name"] or ("text" if field["kind"] == "r" else "s")
+            parts += [re.escape(format_[at:field.start()]), f"(?P<{name}>{_REPR if field['kind'] == 'r' else '.*?'})"]
+            if field["kind"] == "r":
+                self.reprs.add(name)
+            at = field.end()
+        self.pattern = re.compile("".join([*parts, re.escape(format_[at:])]), re.S)
+
+    def read(self, message: str) -> dict[str, str] | None:
+        found = self.pattern.fullmatch(message)
+        if found is None:
+            return None
+        return {name: _unrepr(value) if name in self.reprs else value for name, value in found.groupdict().items()}
+
+
+def _unrepr(text: str) -> str:
+    try:
+        return str(ast.literal_eval(text))
+    except (ValueError, SyntaxError):
+        return text
+
+
+_ARGUMENT = _Form(_("argument %(argument_name)s: %(message)s"))  # an argument's mistake: its name, then which
+_CHOICE = _Form(_("invalid choice: %(value)r (choose from %(choices)s)"))
+_TYPED = _Form(_("invalid %(type)s value: %(value)r"))
+_REQUIRED = _Form(_("the following arguments are required: %s"))
+_UNKNOWN = _Form(_("unrecognized arguments: %s"))
+# argparse's other messages, each said by its key with what argparse filled in ({name}: the argument's,
+# "" for none); another is said as argparse has it
+_OTHERS = (
+    (_Form(_("expected one argument")), "parser.expected_one"),
+    (_Form(_("expected at most one argument")), "parser.expected_at_most_one"),
+    (_Form(_("expected at least one argument")), "parser.expected_at_least_one"),
+    (_Form(ngettext("expected %s argument", "expected %s arguments", 1)), "parser.expected_n"),
+    (_Form(ngettext("expected %s argument", "expected %s arguments", 2)), "parser.expected_n"),
+    (_Form(_("not allowed with argument %s")), "parser.not_with"),
+    (_Form(_("ignored explicit argument %r")), "parser.no_value"),
+    (_Form(_("one of the arguments %s is required")), "parser.one_of"),
+    (_Form(_("ambiguous option: %(option)s could match %(matches)s")), "parser.ambiguous"),
+)
 # the most other commands an option is said to belong to: a list read at a glance (-o/--output's five);
 # one many commands share (-p's ten, --json's thirty) is their help's list, no hint. (It was --lang's count
 # of owners, raised with it from 3 to 4, and -o of five commands was then named nowhere.)
@@ -50,35 +107,43 @@ class CommandParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
     def sentence(self, message: str) -> str:
-        """argparse's ``message`` as one plain sentence."""
-        help_ = f"'{self.prog} --help'"
-        if found := _CHOICE.match(message):
-            name, value = found["name"], found["value"]
+        """argparse's ``message`` as one plain sentence, in the command line's language (``line_texts``)."""
+        t = line_texts(CommandParser.line)
+        help_ = f"{self.prog} --help"
+        argument = _ARGUMENT.read(message) or {"argument_name": "", "message": message}
+        name, inner = argument["argument_name"], argument["message"]
+        if found := _CHOICE.read(inner):
+            value = found["value"]
             action = self._action(name)
             choices = [str(c) for c in action.choices] if action is not None and action.choices else []
             if isinstance(action, argparse._SubParsersAction):  # a command, or a command's verb
                 before = self.prog.removeprefix(command()).strip()  # 'models' of './run.sh models'
-                what = f"There is no command '{f'{before} ' if before else ''}{value}'"
                 guess = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
+                typed = f"{before} {value}" if before else value
                 if guess:
-                    return f"{what}; did you mean '{f'{before} ' if before else ''}{guess[0]}'? ({help_} lists them)."
-                return f"{what} ({help_} lists them)."
+                    return t("parser.no_command_guess", name=typed, help=help_,
+                             what=f"{before} {guess[0]}" if before else guess[0])
+                return t("parser.no_command", name=typed, help=help_)
             guess = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
-            what = f"{name} cannot be '{value}'"
             if guess:
-                return f"{what}; did you mean '{guess[0]}'?"
-            return f"{what}; choose from {', '.join(choices)}." if len(choices) <= 8 else f"{what} (see {help_})."
-        if found := _TYPED.match(message):
-            kind = "a whole number" if found["kind"] == "int" else "a number"
-            return f"{found['name']} must be {kind}, not '{found['value']}' (see {help_})."
-        if message.startswith(_REQUIRED):
-            missing = message.removeprefix(_REQUIRED)  # as written: '-t/--type', 'list|clear', 'text'
-            return f"'{self.prog}' needs {missing} (see {help_})."
-        if message.startswith(_UNKNOWN):
-            return self._unknown(message.removeprefix(_UNKNOWN).split())
+                return t("parser.choice_guess", name=name, text=value, what=guess[0])
+            if len(choices) <= 8:
+                return t("parser.choice_from", name=name, text=value, names=", ".join(choices))
+            return t("parser.choice_see", name=name, text=value, help=help_)
+        if (found := _TYPED.read(inner)) and found["type"] in ("int", "float", "decimal"):
+            return t("parser.not_whole" if found["type"] == "int" else "parser.not_number", name=name,
+                     text=found["value"], help=help_)
+        if found := _REQUIRED.read(message):  # as written: '-t/--type', 'list|clear', 'text'
+            return t("parser.needs", command=self.prog, names=found["s"], help=help_)
+        if found := _UNKNOWN.read(message):
+            return self._unknown(found["s"].split(), t)
+        for form, key in _OTHERS:
+            if (found := form.read(inner)) is not None:
+                return t(key, **found, name=name, help=help_)
         text = message.removeprefix("argument ")
-        return f"{text[:1].upper()}{text[1:].rstrip('.')} (see {help_})."
+        return f"{text[:1].upper()}{text[1:].rstrip('.')} (see '{help_}')."
 
+    line: Sequence[str] = ()  # the command line's words, as the whole of it was given to be read
     entered: CommandParser | None = None  # the innermost parser argparse ran: the command typed
     typed: Sequence[str] = ()  # the words each parser was given
 
@@ -87,7 +152,7 @@ class CommandParser(argparse.ArgumentParser):
         self.typed = list(sys.argv[1:] if args is None else args)  # what it was given, in order
         return super().parse_known_args(args, namespace)
 
-    def _unknown(self, extra: list[str]) -> str:
+    def _unknown(self, extra: list[str], t: Texts) -> str:
         """Options argparse did not take, said against the command they were typed to (argparse
         reports a sub-command's from the top parser): a near miss among its own options, else
         the one command that has it, else what the command takes."""
@@ -98,32 +163,30 @@ class CommandParser(argparse.ArgumentParser):
         guess = difflib.get_close_matches(first, [o for o in own if o != first], n=1, cutoff=0.6)
         owners = [p.prog for p in self._parsers() if first in {o for a in p._actions for o in a.option_strings}
                   and p is not here]
-        takes = [a.metavar or a.dest for a in here._actions if not a.option_strings
-                 and not isinstance(a, argparse._SubParsersAction)]
+        takes = " ".join(str(a.metavar or a.dest).upper() for a in here._actions if not a.option_strings
+                         and not isinstance(a, argparse._SubParsersAction))
         command = self._subcommands().get(first)
         if command is not None and command is not here:  # `--lang tr fit`: it said "fit is not an option of 'tui'"
-            return (f"'{first}' is a command of its own: type it first, as '{command.prog} …' (the options "
-                    f"before a command go to '{here.prog}').")
+            return t("parser.own_command", name=first, command=command.prog, before=here.prog)
         # the exact option of another command before a close spelling of one of this one's
         # (`summarize --gpu` is fit's, not a misspelt --output)
         if len(owners) == 1:
-            hint = f"; did you mean '{owners[0]} {first}'?"
+            hint = t("parser.hint_owner", command=owners[0], name=first)
         elif 1 < len(owners) <= _OWNERS_NAMED:  # (said for one only, two said nothing); before what the
             # command takes, as one owner is ("it takes TEXT" for chat)
             names = sorted(o.removeprefix(f"{self.prog} ") for o in owners)
-            hint = f"; {first} is an option of {', '.join(names[:-1])} and {names[-1]}"
+            hint = t("parser.hint_owners", name=first, names=t.series(names, _OWNERS_NAMED))
         elif guess:
-            hint = f"; did you mean '{guess[0]}'?"
+            hint = t("parser.hint_guess", what=guess[0])
         elif takes:
-            hint = f"; it takes {' '.join(str(t).upper() for t in takes)}"
+            hint = t("parser.hint_takes", names=takes)
         else:
             hint = ""
         if not first.startswith("-"):  # a word, not an option: "x is not an option" named no option
             if not takes:
-                return f"'{' '.join(extra)}' was not expected: '{here.prog}' takes options only (see '{here.prog} --help')."
-            return (f"'{' '.join(extra)}' is more than '{here.prog}' takes ({' '.join(str(t).upper() for t in takes)}); "
-                    f"a text with spaces goes in quotes (see '{here.prog} --help').")
-        return f"{' '.join(_typed_together(extra, here.typed))} is not an option of '{here.prog}'{hint} (see '{here.prog} --help')."
+                return t("parser.not_expected", text=" ".join(extra), command=here.prog)
+            return t("parser.too_many", text=" ".join(extra), command=here.prog, names=takes)
+        return t("parser.not_option", text=" ".join(_typed_together(extra, here.typed)), command=here.prog, hint=hint)
 
     def _subcommands(self) -> dict[str, CommandParser]:
         for action in self._actions:
@@ -145,6 +208,24 @@ class CommandParser(argparse.ArgumentParser):
             if name in (action.metavar, action.dest) or names & set(action.option_strings):
                 return action
         return None
+
+
+def line_texts(line: Sequence[str]) -> Texts:
+    """The language a mistake in the command line ``line`` is said in, known before it is read
+    (``commands.texts_of`` of what it would have given): its ``--lang`` (``--lang tr`` or
+    ``--lang=tr``, the last; a word after ``--`` is a text), else the app's as F9 set it, else
+    this PC's; English with ``--json``."""
+    from workstation.commands import texts_of
+    from workstation.tui.i18n import LANGUAGES
+
+    words = list(line)[:list(line).index("--")] if "--" in line else list(line)
+    lang = None
+    for at, word in enumerate(words):
+        typed = word.removeprefix("--lang=") if word.startswith("--lang=") else \
+            words[at + 1] if word == "--lang" and at + 1 < len(words) else None
+        if typed in LANGUAGES:
+            lang = typed
+    return texts_of(argparse.Namespace(lang=lang, json="--json" in words))
 
 
 def _typed_together(extra: list[str], typed: Sequence[str]) -> list[str]:

@@ -22,7 +22,7 @@ from workstation.core.model_shapes import thinks_first
 from workstation.core.profile_folders import whose
 from workstation.core.profile_lookup import list_profiles, load_profile
 from workstation.core.profile_readiness import effective_settings, readiness
-from workstation.core.profiles import KVCache, Profile, kv_said, kv_words
+from workstation.core.profiles import KVCache, Profile, Sampling, kv_said, kv_words
 from workstation.tui.i18n import Texts
 
 if TYPE_CHECKING:
@@ -235,17 +235,31 @@ def _speed_up_said(mode: str, t: Texts) -> str:
 def _print_turn_settings(profile: Profile, t: Texts) -> None:
     """The sampling and the system prompt, which the text left out (--json had them)."""
     label = _labels(t)
-    s = profile.sampling
-    print(label("sampling") + f"temperature {s.temperature:g}, top_p {s.top_p:g}, top_k {s.top_k}, "
-          f"min_p {s.min_p:g}, repeat_penalty {s.repeat_penalty:g}, max_tokens {s.max_tokens}, "
-          + "".join(f"{name} {getattr(s, name):g}, " for name in ("presence_penalty", "frequency_penalty")
-                    if getattr(s, name))
-          + f"seed {t('profiles_cmd.seed_each_turn') if s.seed is None else s.seed}"
-          + (", ignore_eos" if s.ignore_eos else "")
-          + (f", stop {', '.join(repr(x) for x in s.stop)}" if s.stop else ""))
+    print(label("sampling") + _sampling_said(profile.sampling, t))
     said = " ".join(profile.system_prompt.split())
     shown = f'"{said[:70]}…"' if len(said) > 70 else f'"{said}"' if said else t("profiles_cmd.no_system_prompt")
     print(label("system_prompt") + shown)
+
+
+def _sampling_said(s: Sampling, t: Texts) -> str:
+    """A profile's sampling on one row: in English by the file's names (temperature 0.7, top_p
+    0.95), in another language by Ctrl+E's, its numbers as that language writes them (Turkish
+    "Sıcaklık 0,7, Top-p 0,95, ..., En uzun yanıt 1.024": it said "temperature 0.7" there)."""
+    english = t.lang == "en"
+
+    def setting(name: str, value: float | int) -> str:
+        if english:
+            return f"{name} {value:g}" if isinstance(value, float) else f"{name} {value}"
+        amount = f"{value:g}" if isinstance(value, float) else f"{value:,}"  # (top_k, max_tokens: 2.048, as Ctrl+E)
+        return f"{t(f'sampling.{name}')} {t.number(amount)}"
+
+    shown = [setting(name, getattr(s, name)) for name in ("temperature", "top_p", "top_k", "min_p", "repeat_penalty",
+                                                          "max_tokens")]
+    shown += [setting(name, getattr(s, name)) for name in ("presence_penalty", "frequency_penalty") if getattr(s, name)]
+    seed = t("profiles_cmd.seed_each_turn") if s.seed is None else str(s.seed)
+    shown.append(f"{'seed' if english else t('sampling.seed')} {seed}")
+    return (", ".join(shown) + (", ignore_eos" if s.ignore_eos else "")
+            + (f", stop {', '.join(repr(x) for x in s.stop)}" if s.stop else ""))
 
 
 def _check_remote(profile: Profile, eff: dict[str, object], args: argparse.Namespace) -> int:
