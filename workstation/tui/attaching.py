@@ -20,6 +20,7 @@ from workstation.tui.screens.file_picker import FilePicker, start_folder
 
 if TYPE_CHECKING:
     from workstation.tui.app import WorkstationApp
+    from workstation.tui.i18n import Texts
 
 
 MAX_DOCUMENT_CHARS = 200_000
@@ -105,7 +106,7 @@ class Attachments(AppPart):
         room = self._attachment_room(measured) if measured is not None else (True, "", 0)
         line = (
             t("chat.attached_too_long", name=name, n=rounded_words(words),
-              ctx=about_words(measured[1], t.get), remove=remove) if measured is not None and room is None
+              ctx=_context_words(measured, words, t), remove=remove) if measured is not None and room is None
             # it fits a message, not the room this conversation has left: the model would forget
             # the conversation's start or cut its reply, and nothing said so before Enter
             else t("chat.attached_no_room", name=name, n=rounded_words(words), left=room[1],
@@ -158,3 +159,11 @@ class Attachments(AppPart):
         self._document_tokens[event.document] = (event.tokens, event.n_ctx, event.own)
         if self.pending_document == event.document:
             self._attach_document(event.document)  # its line says it now
+
+
+def _context_words(measured: tuple[int, int, int], words: int, t: Texts) -> str:
+    """The words of this document a context of ``measured`` (as a message, the context, its own
+    tokens) reads at once, by the document's own words a token: the app's English three quarters
+    said 3,100 of a 4,096 context beside F6's first part of the same document of 3,200 words."""
+    own = measured[2]
+    return rounded_words(measured[1] * words / own) if own > 0 and words > 0 else about_words(measured[1], t.get)
