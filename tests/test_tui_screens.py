@@ -1732,8 +1732,9 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         states.clear()
         await pilot.press("ctrl+r")
         await until(pilot, lambda: screen.running)
-        await until(pilot, lambda: any(s.startswith(f"{len(finished)} of 2 parts kept from the run that stopped")
-                                       for s in states))
+        # (how many are left: "the others are being summarized" was said of the one part left)
+        await until(pilot, lambda: any(s.startswith(f"{len(finished)} of 2 parts kept from the run that stopped; "
+                                                    f"{2 - len(finished)} more to summarize…") for s in states))
         await pilot.press("ctrl+x")
         await until(pilot, lambda: not screen.running)
         assert screen.result is not None
