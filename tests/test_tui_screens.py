@@ -1476,9 +1476,17 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         # the path box's own Ctrl+K deletes to the end, as in every box (it asked in the chat, and
         # the path typed next was sent to the model); at the end of the document's path, it asks
         box = screen.query_one("#summarize-path", LineInput)
-        await pilot.press("home", "right", "ctrl+k", *"tmp/other.md", "ctrl+k")
+        # …and the footer says Ctrl+K (ask in chat) only where it asks: it still said so while the
+        # key deleted the path being mended
+        asks = lambda: "ctrl+k" in {k.key for k in screen.query(FooterKey)}  # noqa: E731
+        await until(pilot, asks)
+        await pilot.press("home")  # (the cursor off the path's end: the box's key)
+        await until(pilot, lambda: not asks())
+        await pilot.press("right", "ctrl+k", *"tmp/other.md", "ctrl+k")
         assert app.screen is screen and box.value == "/tmp/other.md" and box.has_focus
+        await until(pilot, lambda: not asks())
         box.put(str(doc))
+        await until(pilot, asks)
         # the summary scrolls from the path box, which keeps the focus (PageDown and End did nothing
         # there: a long summary seemed cut at the screen's last line), and is shown whole
         assert screen.query_one("#summarize-ask").region.right < 100  # (it touched the right edge)
