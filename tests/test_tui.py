@@ -891,7 +891,10 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
 
     from workstation.tui.widgets.conversation_list import ConversationItem
 
-    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    # the app's "today" is this moment's, taken once before anything is written: every message
+    # after it is of its day (a run across midnight said "Yesterday" over the replies)
+    now = time.time()
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", clock=lambda: now)
     first = app.store.new("Quarterly report")
     app.store.add_message(first.id, "user", "Summarize the sales figures")
     second = app.store.new("Lunch menu")
@@ -968,7 +971,7 @@ async def test_conversations_new_rename_search_delete(profiles: Path) -> None:
         for n in range(6):  # more than a screen after the match: the conversation opened at its end
             app.store.add_message(first.id, "assistant", f"Reply {n}")
             app.store.add_message(first.id, "user", f"Question {n}")
-        asked = time.time() - 3 * 86400  # the question three days ago, the replies today
+        asked = now - 3 * 86400  # the question three days ago, the replies today
         with sqlite3.connect(app.store.path) as db:
             db.execute("UPDATE messages SET created = ? WHERE content = 'Summarize the sales figures'", (asked,))
         await pilot.press("ctrl+f")
@@ -1227,26 +1230,26 @@ async def test_f8_in_the_list_deletes_the_highlighted_conversation_not_the_open_
     the cursor steps over the headings."""
     import datetime as dt
     import sqlite3
-    import time
 
     from textual.widgets import Input, Label
 
-    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    # the days by the app's clock, one moment taken once (the test's own "today" and the app's
+    # differed in a run across midnight): a Wednesday noon, the lunch menu last used on the Sunday
+    now = dt.datetime(2026, 3, 4, 12, 0).timestamp()
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", clock=lambda: now)
     lunch = app.store.new("Lunch menu")
     app.store.add_message(lunch.id, "user", "Soup on Fridays?")
     policy = app.store.new("Remote work policy")
-    three_days_ago = time.time() - 3 * 86400
     with sqlite3.connect(app.store.path) as db:  # the lunch menu was last used three days ago
-        db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (three_days_ago, lunch.id))
-    weekday = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()[
-        dt.datetime.fromtimestamp(three_days_ago).weekday()]
+        db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now - 3 * 86400, lunch.id))
+        db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now - 60, policy.id))
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.conversation_id == policy.id)
         listed = app.chat_screen.sidebar.query_one("#conversations")
         def titles() -> list[str]:
             return [str(i.query_one(Label).render()) for i in listed.children if i.query(Label)]
 
-        await until(pilot, lambda: titles() == ["Today", "Remote work policy", weekday, "Lunch menu"])
+        await until(pilot, lambda: titles() == ["Today", "Remote work policy", "Sunday", "Lunch menu"])
         listed.focus()
         await pilot.press("down")  # from the open one to the lunch menu, over its day's heading
         await until(pilot, lambda: getattr(listed.highlighted_child, "conversation_id", None) == lunch.id)

@@ -826,9 +826,12 @@ def contrast(one: tuple[int, int, int], other: tuple[int, int, int]) -> float:
 
 
 async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from textual.widgets import Input
+
     data = tmp_path / "data"
     data.mkdir()
-    (data / "settings.yaml").write_text("theme: textual-light\nkeymap:\n  dashboard.toggle: f10\n", encoding="utf-8")
+    (data / "settings.yaml").write_text("theme: textual-light\nkeymap:\n  dashboard.toggle: f10\n  conv.new: ctrl+w\n",
+                                        encoding="utf-8")
     monkeypatch.setenv("WORKSTATION_DATA", str(data))
     monkeypatch.setenv("WORKSTATION_PROFILES", str(tmp_path / "ofice"))  # (a typo: said, not left out unsaid)
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
@@ -851,10 +854,22 @@ async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch:
         assert type(app.screen).__name__ == "DashboardScreen"
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
+        # a key the keymap gives an app's action that a text box edits with (Ctrl+W, a word back):
+        # the message box gives it up, the sidebar's search box keeps it, and the footer says
+        # "New" only where the key makes one (it said so in the search box, where it deleted a word)
+        footer = lambda: {k.key for k in app.chat_screen.query(FooterKey)}  # noqa: E731
+        await until(pilot, lambda: "ctrl+w" in footer())
+        await pilot.press("ctrl+f", *"bee hive", "ctrl+w")
+        search = app.chat_screen.query_one("#search", Input)
+        assert search.has_focus and search.value == "bee "
+        await until(pilot, lambda: "ctrl+w" not in footer() and "f1" in footer())
+        await pilot.press("escape")  # (to the message box)
+        await until(pilot, lambda: app.chat_screen.query_one("#prompt").has_focus and "ctrl+w" in footer())
         await pilot.press("f1")  # F1's list says the keys as the keymap made them
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
         names = {key: name for key, name, _ in app.screen.rows}
         assert names["F10"] == "Dashboard" and "F5" not in names, names
+        assert names["Ctrl+W"] == "New", names
         # the theme chosen last (a light one on a light terminal) is the one it starts with: it
         # went back to the dark one at each start; a new choice is kept beside the keymap
         assert app.theme == "textual-light"
@@ -867,7 +882,7 @@ async def test_keymap_from_settings(profiles: Path, tmp_path: Path, monkeypatch:
         app.theme = "textual-dark"
         await pilot.pause()
         assert yaml.safe_load((data / "settings.yaml").read_text(encoding="utf-8")) == {
-            "theme": "textual-dark", "keymap": {"dashboard.toggle": "f10"}}
+            "theme": "textual-dark", "keymap": {"dashboard.toggle": "f10", "conv.new": "ctrl+w"}}
 
 
 async def test_the_dashboard_tells_no_drafts_from_no_speculation(profiles: Path, smollm2_path: Path) -> None:
@@ -1477,9 +1492,17 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         # the path box's own Ctrl+K deletes to the end, as in every box (it asked in the chat, and
         # the path typed next was sent to the model); at the end of the document's path, it asks
         box = screen.query_one("#summarize-path", LineInput)
-        await pilot.press("home", "right", "ctrl+k", *"tmp/other.md", "ctrl+k")
+        # …and the footer says Ctrl+K (ask in chat) only where it asks: it still said so while the
+        # key deleted the path being mended
+        asks = lambda: "ctrl+k" in {k.key for k in screen.query(FooterKey)}  # noqa: E731
+        await until(pilot, asks)
+        await pilot.press("home")  # (the cursor off the path's end: the box's key)
+        await until(pilot, lambda: not asks())
+        await pilot.press("right", "ctrl+k", *"tmp/other.md", "ctrl+k")
         assert app.screen is screen and box.value == "/tmp/other.md" and box.has_focus
+        await until(pilot, lambda: not asks())
         box.put(str(doc))
+        await until(pilot, asks)
         # the summary scrolls from the path box, which keeps the focus (PageDown and End did nothing
         # there: a long summary seemed cut at the screen's last line), and is shown whole
         assert screen.query_one("#summarize-ask").region.right < 100  # (it touched the right edge)

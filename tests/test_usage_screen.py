@@ -41,7 +41,10 @@ def _record(t: float, key: str, prompt: int, completion: int) -> UsageRecord:
 
 
 async def test_usage_screen_charts_days_and_people(tmp_path: Path) -> None:
-    today = day_start(time.time()) + 9 * 3600
+    # the days by the app's clock, one moment taken once (the screen's 14 days and the test's
+    # "today" differed in a run across midnight): a day of a past month, at 10:00
+    now = day_start(time.time() - 60 * 86400) + 10 * 3600
+    today = day_start(now) + 9 * 3600
     log = UsageLog(data_dir() / "usage.sqlite3")
     log.add([
         _record(today - 2 * 86400, "alice", 1000, 200),
@@ -52,7 +55,7 @@ async def test_usage_screen_charts_days_and_people(tmp_path: Path) -> None:
     ])
     log.close()
     app = WorkstationApp(None, start_engine=False, sample_system=False, language="en",
-                         store_path=tmp_path / "conversations.sqlite3")
+                         store_path=tmp_path / "conversations.sqlite3", clock=lambda: now)
     async with app.run_test(size=(100, 40)) as pilot:
         await pilot.press("f11")
         await until(pilot, lambda: isinstance(app.screen, UsageScreen) and app.screen.overview is not None)

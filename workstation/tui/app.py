@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import os
 import signal
 import sys
 import threading
+import time
 from collections import deque
 from multiprocessing import resource_tracker
 from pathlib import Path
@@ -61,6 +63,7 @@ from workstation.core.phrases import (
 from workstation.core.profile_check import with_own_sampling
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import Profile, Sampling
+from workstation.core.quota import Clock
 from workstation.core.store import DB_NAME, ConversationStore
 from workstation.tui import integrations
 from workstation.tui.actions import (
@@ -135,8 +138,11 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         api_port: int = 8088,
         quit_on_signals: bool = False,
         exit_deadline_s: float | None = None,
+        clock: Clock = time.time,
     ) -> None:
-        """``quit_on_signals``: SIGTERM (a logout, ``kill``) and SIGHUP (the terminal closed)
+        """``clock``: now, for the days the app names (Today over a conversation, the usage
+        screen's last 14 days): one moment a test takes once (a run across midnight compared the
+        app's day with the test's). ``quit_on_signals``: SIGTERM (a logout, ``kill``) and SIGHUP (the terminal closed)
         quit as Ctrl+Q does, keeping a reply being written (``workstation tui`` sets it; tests
         running the app in pytest's process leave those signals alone). ``exit_deadline_s``:
         the process ends this long after such a signal, however far the quitting came."""
@@ -167,6 +173,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self.start_engine = start_engine
         self.fit_check = fit_check
         self.sample_system = sample_system
+        self.clock = clock
         self.startup_problem: str | None = self._settings_problem()
         self.profile: Profile | None = None
         profile_problem: str | None = None
@@ -328,6 +335,10 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self.refresh_bindings()  # Esc (stop) or Ctrl+N (new) in the chat's footer (ChatFooter)
 
     # --- set-up --------------------------------------------------------------------------
+    def today(self) -> dt.date:
+        """Today's date by the app's ``clock``."""
+        return dt.date.fromtimestamp(self.clock())
+
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver for this terminal. Its keys: a typed byte that is not UTF-8 is read
         in the language setting's charset (an é from PuTTY set to Latin-1 ended the app with a

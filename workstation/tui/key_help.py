@@ -146,17 +146,19 @@ class KeyHelp(AppPart):
             return False
         return await super()._check_bindings(key, priority)  # type: ignore[misc]
 
-    def box_keeps(self: WorkstationApp, key: str) -> bool:
+    def box_keeps(self: WorkstationApp, key: str, screen: Screen[Any] | None = None) -> bool:
         """Whether ``key`` is the focused text box's own editing key (``BOX_KEYS``, which it binds)
         rather than an app's or a screen's priority key: in every box but the chat's message box,
         unless the screen takes it there (``takes_from_box``: F6's Ctrl+K where the box has nothing
-        to delete)."""
-        box = self.focused
+        to delete). On ``screen`` (the one shown where none is named): its footer leaves such a
+        key out, as it does not do there what the footer says."""
+        screen = self.screen if screen is None else screen
+        box = screen.focused
         if not isinstance(box, Input | TextArea) or key not in BOX_KEYS or box.id in MESSAGE_BOXES:
             return False
         if key not in box._bindings.key_to_bindings:
             return False
-        takes = getattr(self.screen, "takes_from_box", None)
+        takes = getattr(screen, "takes_from_box", None)
         return not (takes is not None and takes(key))
 
     def check_action(self: WorkstationApp, action: str, parameters: tuple[object, ...]) -> bool | None:

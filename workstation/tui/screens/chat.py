@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import sqlite3
 from typing import TYPE_CHECKING, cast
 
@@ -169,7 +168,7 @@ class ChatScreen(AppScreen, Screen[None]):
         t = self.wapp.texts
         yield Header()
         with Horizontal(id="body"):
-            yield ConversationList(t, id="sidebar")
+            yield ConversationList(t, self.wapp.today, id="sidebar")
             with Vertical(id="chat"):
                 yield VerticalScroll(id="log")
                 # in a box of their own: a repaint of the log then leaves them alone (Textual
@@ -330,7 +329,7 @@ class ChatScreen(AppScreen, Screen[None]):
         unless it is of today, and over each of another day than the one before (a conversation
         over several days did not say when anything was said; a line over every message, or
         the date in each header, would fill the 80x24 chat)."""
-        today = dt.date.today()
+        today = self.wapp.today()
         lines, last = [], today
         for t in times:
             at = local_time(t)

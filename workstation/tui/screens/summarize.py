@@ -125,6 +125,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._asked: int | None = None  # the conversation Ctrl+K made of this summary
         self._made_at = 0.0  # when this summary was made
         self._parts_kept = False  # a stopped run's parts are kept for the box's document (Alt+R shows)
+        self._asks = False  # Ctrl+K in the path box asks in the chat (not the box's delete to the end)
         self._written: dict[str, str] = {}  # a summary read back: its Markdown in each UI language, as kept
 
     def compose(self) -> ComposeResult:
@@ -143,7 +144,11 @@ class SummarizeScreen(AppScreen, Screen[None]):
 
     async def on_mount(self) -> None:
         self.query_one("#summarize-progress").display = False
-        self.query_one("#summarize-path", Input).focus()
+        box = self.query_one("#summarize-path", Input)
+        box.focus()
+        # the footer's Ctrl+K (ask in chat) shown only where the box leaves it the screen's: the
+        # cursor at the end of the shown summary's path (takes_from_box)
+        self.watch(box, "cursor_position", lambda _at: self._note_asks(), init=False)
         await self._read_back()
         self._offer_attached()
         self._note_parts_kept()
@@ -155,6 +160,17 @@ class SummarizeScreen(AppScreen, Screen[None]):
     @on(Input.Changed, "#summarize-path")
     def _path_changed(self) -> None:
         self._note_parts_kept()
+        self._note_asks()
+
+    def _note_asks(self) -> None:
+        """Whether Ctrl+K asks in the chat from the path box now, or deletes to its end (the box's
+        own key): the footer follows (it said "ask in chat" while the key deleted a path)."""
+        if self.takes_from_box("ctrl+k") != self._asks:
+            self.refresh_bindings()
+
+    def refresh_bindings(self) -> None:
+        self._asks = self.takes_from_box("ctrl+k")  # as the footer shows it from now (_note_asks)
+        super().refresh_bindings()
 
     def _note_parts_kept(self) -> None:
         """Whether Alt+R (start over) is offered now: a stopped run's parts are kept for the box's
@@ -280,8 +296,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
         app's ``box_keeps``): Ctrl+K asks in the chat where the box names the document of the
         last run, as left, the cursor at its end (as the line above says: "Ctrl+K asks"); in a
         path being typed or mended, it deletes to the end as in every box."""
+        if self.path is None:
+            return False
         bound = self.active_bindings.get(key)
-        if bound is None or bound.binding.id != "summarize.ask" or self.path is None:
+        if bound is None or bound.binding.id != "summarize.ask":
             return False
         box = self.query_one("#summarize-path", LineInput)
         typed = box.value.strip()

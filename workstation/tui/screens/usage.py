@@ -143,7 +143,7 @@ class UsageScreen(AppScreen, Screen[None]):
     def action_reload(self) -> None:
         app = self.wapp
         try:
-            overview = read_overview()
+            overview = read_overview(now=app.clock())
         except WorkstationError as err:
             self.post_message(TaskFailed(app.texts.error(err)))
             return

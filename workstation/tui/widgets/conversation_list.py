@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import difflib
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -107,9 +107,11 @@ class ConversationList(Vertical):
 
     PAGE = 100  # conversations listed at a time; a last line lists the next ones
 
-    def __init__(self, texts: Texts, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, texts: Texts, today: Callable[[], dt.date] = dt.date.today,
+                 id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.texts = texts
+        self.today = today  # the app's (its clock), for the days' headings
         self._filling = False
         self._shown: list[tuple[object, ...]] = []  # what the list holds now, line by line
         self._all: tuple[list[Conversation], int | None, dict[int | None, str] | None, str] = ([], None, None, "")
@@ -224,7 +226,7 @@ class ConversationList(Vertical):
         where it differs from the line before's (Today, Yesterday, Tuesday, November 2026).
         None while every listed conversation is of one day: a week's "Draft a ticket: th…"
         lines were told apart by nothing, the list said no day and search found them alike."""
-        today = dt.date.today()
+        today = self.today()
         days = [self.texts.day_heading(c.updated, today) for c in listed]
         if len(set(days)) < 2:
             return {}

@@ -38,7 +38,8 @@ def drop_closed_watchers(*owners: object) -> int:
 
 
 class ScreenFooter(Footer):
-    """A screen's footer without the app's keys that the chat's footer shows, nor the palette's;
+    """A screen's footer without the app's keys that the chat's footer shows, nor the palette's,
+    nor those the text box in focus keeps as its own (``box_keeps``: the footer follows the focus);
     the keys that do not fit whole are left out from the end (at 60 columns the chat's showed
     'f4 Model' under the palette's key, its 's' and F5 cut off)."""
 
@@ -70,8 +71,11 @@ class ScreenFooter(Footer):
         # runs as each screen opens and as the chat's footer is made again on a screen change
         drop_closed_watchers(self, self.app, *self.app.screen_stack)
         left_out, shown = self.left_out(), 0
+        app = cast("WorkstationApp", self.app)
         for widget in super().compose():
-            if isinstance(widget, FooterKey) and widget.action in left_out:
+            # nor a key the text box in focus keeps (F6's Ctrl+K said "ask in chat" where it
+            # deleted the path being mended; a keymap's Ctrl+W, a word in the sidebar's search)
+            if isinstance(widget, FooterKey) and (widget.action in left_out or app.box_keeps(widget.key, self.screen)):
                 continue
             shown += not widget.has_class("-command-palette")  # docked on the right, not a column
             yield widget
