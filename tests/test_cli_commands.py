@@ -928,8 +928,17 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     store.add_message(budget.id, "user", "The budget for 2027 is 40,000 euros.")
     store.add_message(budget.id, "assistant", "Noted.")
     store.new("İş Planı")
+    store.new("Write a short e-mail to my colleague asking to move the meeting")  # a title the app gave
     store.close()
     chat = ["chat", "--max-tokens", "2", "--temperature", "0"]
+    # a typo in a long title's first words (only a whole title was compared: it began a new one)
+    assert main([*chat, "-c", "Write a short e-mal", "Hi"]) == 1
+    assert ('no conversation named "Write a short e-mal"; did you mean "Write a short e-mail to my colleague'
+            in capsys.readouterr().err)
+    assert main(["conversations", "show", "wrte a short"]) == 1  # (one mechanism)
+    assert 'Did you mean "Write a short e-mail to my colleague' in capsys.readouterr().err
+    assert main([*chat, "-c", "Write a long e-mail", "Hi"]) == 0  # a word other than the title's: another name
+    assert 'Started a new conversation "Write a long e-mail"' in capsys.readouterr().err
 
     assert main([*chat, "-c", "Budget note", "How much?"]) == 1
     err = capsys.readouterr().err
@@ -957,9 +966,11 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
 
     assert main(["conversations", "--json"]) == 0
     listed = {c["title"]: c["messages"] for c in json.loads(capsys.readouterr().out)["conversations"]}
-    assert listed == {"Budget notes": 4, "İş Planı": 2, "Budget note": 2, "Budget note 2": 2, "Budget note-3": 2}
+    assert listed == {"Budget notes": 4, "İş Planı": 2, "Budget note": 2, "Budget note 2": 2, "Budget note-3": 2,
+                      "Write a long e-mail": 2, "Write a short e-mail to my colleague asking to move the meeting": 0}
     assert main(["conversations"]) == 0
-    assert "| Budget notes  |        4 |" in capsys.readouterr().out  # (the longest name sets the width)
+    width = len("Write a short e-mail to my colleague asking to move the meeting")  # (the longest name sets it)
+    assert f"| {'Budget notes':<{width}} |        4 |" in capsys.readouterr().out
 
 
 def test_chat_c_with_one_new_name_started_together_makes_one_conversation(tmp_path: Path, smollm2_path: Path) -> None:
