@@ -1221,6 +1221,14 @@ def test_batch_and_summarize_name_a_wrong_path_alike(
             assert main([command, name, "--status"] if command == "batch" else [command, name]) == 1
             said[command, name] = capsys.readouterr().err.strip()
     assert said["batch", "nofolder"] == said["summarize", "nofolder"] == f"workstation: 'nofolder' does not exist in {tmp_path}."
+    # a typo gets the file (folder) of that folder it most likely means, as command and profile typos do
+    assert main(["summarize", "minuts.txt"]) == 1
+    assert capsys.readouterr().err.strip() == (f"workstation: 'minuts.txt' does not exist in {tmp_path}. "
+                                               "Did you mean 'minutes.txt'?")
+    assert main(["summarize", str(tmp_path / "minute.txt")]) == 1  # (with its folder, as it was typed)
+    assert capsys.readouterr().err.strip().endswith(f"does not exist. Did you mean '{tmp_path / 'minutes.txt'}'?")
+    assert main(["batch", "inbx", "--status"]) == 1
+    assert capsys.readouterr().err.strip().endswith(f"'inbx' does not exist in {tmp_path}. Did you mean 'inbox'?")
     assert said["batch", "minutes.txt"].endswith("'minutes.txt' is a document, not a folder; 'workstation summarize minutes.txt' summarizes it.")
     (tmp_path / "photos.zip").write_bytes(b"PK\x03\x04")  # a file, but no document
     assert main(["batch", "photos.zip"]) == 1

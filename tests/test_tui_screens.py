@@ -1146,6 +1146,10 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
         monkeypatch.chdir(tmp_path)
         read_document(Path("yokdosya.txt"))
     assert tr.error(missing.value) == f"'yokdosya.txt' bulunamadı ({tmp_path} klasöründe arandı)."
+    (tmp_path / "rapor.txt").write_text("Satışlar arttı.", encoding="utf-8")
+    with pytest.raises(DocumentError) as typo:  # a typo: the file of that folder it most likely means
+        read_document(Path("rapr.txt"))
+    assert tr.error(typo.value) == f"'rapr.txt' bulunamadı ({tmp_path} klasöründe arandı). Bunu mu demek istediniz: 'rapor.txt'?"
     # a count's suffix as the number is read: "3 bölümden 1'i", 2'si, 3'ü ... (it said "1 tanesinden")
     assert [tr("summarize.stopped", done=n, total=12).split(" bittikten")[0].split()[-1] for n in (1, 2, 3, 6, 9, 10, 40)] \
         == ["1'i", "2'si", "3'ü", "6'sı", "9'u", "10'u", "40'ı"]
