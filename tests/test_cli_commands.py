@@ -1187,7 +1187,10 @@ def test_the_apps_own_options_need_no_command(capsys: pytest.CaptureFixture[str]
     words = " ".join(said.split())
     for line in ("models list, inspect, add, download, quantize and remove models",
                  "profiles list and check profiles; new MODEL makes one for an installed model",
-                 "cache the KV caches kept on disk (conversations, documents, serve's long prompts)"):
+                 "cache the KV caches kept on disk (conversations, documents, serve's long prompts)",
+                 # the kinds of document, as Ctrl+O, Ctrl+P and F1 list them (CSV was left out, and it is read)
+                 "summarize documents longer than the context (text, Word (.docx), PDF, Excel (.xlsx), CSV, "
+                 "PowerPoint (.pptx), e-mail (.eml) and web page)"):
         assert line in words, line
 
 

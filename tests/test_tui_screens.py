@@ -73,6 +73,11 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert rows["Ctrl+Y"] == ("Copy reply", Texts("en")("action.copy.help"))
         assert "in the multi-line editor Ctrl+Y is its redo" in rows["Ctrl+Y"][1]  # where it does not copy
         assert rows["Ctrl+E"] == ("Sampling", Texts("en")("action.sampling.help"))
+        # the kinds of document Ctrl+O's dialog lists, here and in Ctrl+P's list (they left CSV out, and it is read)
+        kinds = "(text, Word (.docx), PDF, Excel (.xlsx), CSV, PowerPoint (.pptx), e-mail (.eml) and web page)"
+        assert kinds in rows["Ctrl+O"][1], rows["Ctrl+O"]
+        assert [c.help for c in app.get_system_commands(app.chat_screen) if c.title.startswith("Attach")] == [
+            rows["Ctrl+O"][1]]
         # what the figures under a reply mean, for a keyboard's user too (a mouse's tooltip said it)
         assert app.screen.rows[-1] == ("", "Figures under a reply", Texts("en")("metric.help"))
         # in words: "in tokens a second" explained a figure with the word it was there to explain
