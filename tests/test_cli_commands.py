@@ -928,8 +928,17 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     store.add_message(budget.id, "user", "The budget for 2027 is 40,000 euros.")
     store.add_message(budget.id, "assistant", "Noted.")
     store.new("İş Planı")
+    store.new("Write a short e-mail to my colleague asking to move the meeting")  # a title the app gave
     store.close()
     chat = ["chat", "--max-tokens", "2", "--temperature", "0"]
+    # a typo in a long title's first words (only a whole title was compared: it began a new one)
+    assert main([*chat, "-c", "Write a short e-mal", "Hi"]) == 1
+    assert ('no conversation named "Write a short e-mal"; did you mean "Write a short e-mail to my colleague'
+            in capsys.readouterr().err)
+    assert main(["conversations", "show", "wrte a short"]) == 1  # (one mechanism)
+    assert 'Did you mean "Write a short e-mail to my colleague' in capsys.readouterr().err
+    assert main([*chat, "-c", "Write a long e-mail", "Hi"]) == 0  # a word other than the title's: another name
+    assert 'Started a new conversation "Write a long e-mail"' in capsys.readouterr().err
 
     assert main([*chat, "-c", "Budget note", "How much?"]) == 1
     err = capsys.readouterr().err
@@ -957,9 +966,11 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
 
     assert main(["conversations", "--json"]) == 0
     listed = {c["title"]: c["messages"] for c in json.loads(capsys.readouterr().out)["conversations"]}
-    assert listed == {"Budget notes": 4, "İş Planı": 2, "Budget note": 2, "Budget note 2": 2, "Budget note-3": 2}
+    assert listed == {"Budget notes": 4, "İş Planı": 2, "Budget note": 2, "Budget note 2": 2, "Budget note-3": 2,
+                      "Write a long e-mail": 2, "Write a short e-mail to my colleague asking to move the meeting": 0}
     assert main(["conversations"]) == 0
-    assert "| Budget notes  |        4 |" in capsys.readouterr().out  # (the longest name sets the width)
+    width = len("Write a short e-mail to my colleague asking to move the meeting")  # (the longest name sets it)
+    assert f"| {'Budget notes':<{width}} |        4 |" in capsys.readouterr().out
 
 
 def test_chat_c_with_one_new_name_started_together_makes_one_conversation(tmp_path: Path, smollm2_path: Path) -> None:
@@ -1176,7 +1187,10 @@ def test_the_apps_own_options_need_no_command(capsys: pytest.CaptureFixture[str]
     words = " ".join(said.split())
     for line in ("models list, inspect, add, download, quantize and remove models",
                  "profiles list and check profiles; new MODEL makes one for an installed model",
-                 "cache the KV caches kept on disk (conversations, documents, serve's long prompts)"):
+                 "cache the KV caches kept on disk (conversations, documents, serve's long prompts)",
+                 # the kinds of document, as Ctrl+O, Ctrl+P and F1 list them (CSV was left out, and it is read)
+                 "summarize documents longer than the context (text, Word (.docx), PDF, Excel (.xlsx), CSV, "
+                 "PowerPoint (.pptx), e-mail (.eml) and web page)"):
         assert line in words, line
 
 
@@ -1210,6 +1224,14 @@ def test_batch_and_summarize_name_a_wrong_path_alike(
             assert main([command, name, "--status"] if command == "batch" else [command, name]) == 1
             said[command, name] = capsys.readouterr().err.strip()
     assert said["batch", "nofolder"] == said["summarize", "nofolder"] == f"workstation: 'nofolder' does not exist in {tmp_path}."
+    # a typo gets the file (folder) of that folder it most likely means, as command and profile typos do
+    assert main(["summarize", "minuts.txt"]) == 1
+    assert capsys.readouterr().err.strip() == (f"workstation: 'minuts.txt' does not exist in {tmp_path}. "
+                                               "Did you mean 'minutes.txt'?")
+    assert main(["summarize", str(tmp_path / "minute.txt")]) == 1  # (with its folder, as it was typed)
+    assert capsys.readouterr().err.strip().endswith(f"does not exist. Did you mean '{tmp_path / 'minutes.txt'}'?")
+    assert main(["batch", "inbx", "--status"]) == 1
+    assert capsys.readouterr().err.strip().endswith(f"'inbx' does not exist in {tmp_path}. Did you mean 'inbox'?")
     assert said["batch", "minutes.txt"].endswith("'minutes.txt' is a document, not a folder; 'workstation summarize minutes.txt' summarizes it.")
     (tmp_path / "photos.zip").write_bytes(b"PK\x03\x04")  # a file, but no document
     assert main(["batch", "photos.zip"]) == 1

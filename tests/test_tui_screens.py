@@ -73,6 +73,11 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert rows["Ctrl+Y"] == ("Copy reply", Texts("en")("action.copy.help"))
         assert "in the multi-line editor Ctrl+Y is its redo" in rows["Ctrl+Y"][1]  # where it does not copy
         assert rows["Ctrl+E"] == ("Sampling", Texts("en")("action.sampling.help"))
+        # the kinds of document Ctrl+O's dialog lists, here and in Ctrl+P's list (they left CSV out, and it is read)
+        kinds = "(text, Word (.docx), PDF, Excel (.xlsx), CSV, PowerPoint (.pptx), e-mail (.eml) and web page)"
+        assert kinds in rows["Ctrl+O"][1], rows["Ctrl+O"]
+        assert [c.help for c in app.get_system_commands(app.chat_screen) if c.title.startswith("Attach")] == [
+            rows["Ctrl+O"][1]]
         # what the figures under a reply mean, for a keyboard's user too (a mouse's tooltip said it)
         assert app.screen.rows[-1] == ("", "Figures under a reply", Texts("en")("metric.help"))
         # in words: "in tokens a second" explained a figure with the word it was there to explain
@@ -1161,6 +1166,10 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
         monkeypatch.chdir(tmp_path)
         read_document(Path("yokdosya.txt"))
     assert tr.error(missing.value) == f"'yokdosya.txt' bulunamadı ({tmp_path} klasöründe arandı)."
+    (tmp_path / "rapor.txt").write_text("Satışlar arttı.", encoding="utf-8")
+    with pytest.raises(DocumentError) as typo:  # a typo: the file of that folder it most likely means
+        read_document(Path("rapr.txt"))
+    assert tr.error(typo.value) == f"'rapr.txt' bulunamadı ({tmp_path} klasöründe arandı). Bunu mu demek istediniz: 'rapor.txt'?"
     # a count's suffix as the number is read: "3 bölümden 1'i", 2'si, 3'ü ... (it said "1 tanesinden")
     assert [tr("summarize.stopped", done=n, total=12).split(" bittikten")[0].split()[-1] for n in (1, 2, 3, 6, 9, 10, 40)] \
         == ["1'i", "2'si", "3'ü", "6'sı", "9'u", "10'u", "40'ı"]

@@ -39,6 +39,7 @@ from workstation.core.profile_variants import load_variant, variant_settings
 from workstation.core.profiles import DEFAULT_PROFILE, Profile
 from workstation.core.results import save_printed_run
 from workstation.core.terminal import redraws_in_place
+from workstation.tui.i18n import Texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="run your own prompts instead (text: blank-line separated; .jsonl: "
                    '{"prompt": ...} or {"messages": [...]} per line)')
     p.add_argument("--document", type=Path, nargs="+", metavar="DOC",
-                   help="time each profile summarizing your own documents (txt, md, pdf, docx, csv, xlsx, ...; "
+                   help=f"time each profile summarizing your own documents ({Texts('en').file_kinds()}; "
                    "each one part, as F6 reads a document that fits the context): the wait for the first word "
                    "and the writing speed, side by side; then 'eval --kld' on them says what the answers lose")
     p.add_argument("--max-tokens", type=int, default=128, metavar="N",

@@ -86,7 +86,8 @@ def find_conversation(store: ConversationStore, name: str) -> Conversation | Non
 def likely_meant(titles: list[Conversation], name: str, cutoff: float) -> Conversation | None:
     """The conversation a name no title has most likely means: the newest whose title starts
     with its words as they were written, else case and Turkish letters aside ("isik faturasi"
-    is the start of "Işık faturası için hatırlatma yaz"), else the closest title at least ``cutoff`` alike (a typo).
+    is the start of "Işık faturası için hatırlatma yaz"), else the closest title at least ``cutoff`` alike (a typo),
+    else the one whose first words it is a typo of ("Write a short e-mal": ``_typed_start``).
     ``conversations show`` suggested one title and ``chat -c`` another for the same words."""
     folded = fold(name.strip())
     if not folded:
@@ -95,7 +96,26 @@ def likely_meant(titles: list[Conversation], name: str, cutoff: float) -> Conver
     if starts:  # one that starts with them as they were written first ("ışık faturası …" before "IŞIK FATURASI …")
         return min(starts, key=lambda c: not c.title.startswith(name.strip()))
     close = difflib.get_close_matches(folded, [fold(c.title) for c in titles], n=1, cutoff=cutoff)
-    return next((c for c in titles if fold(c.title) == close[0]), None) if close else None
+    if close:
+        return next((c for c in titles if fold(c.title) == close[0]), None)
+    typo = [(alike, c) for c in titles if (alike := _typed_start(folded, fold(c.title), cutoff))]
+    return max(typo, key=lambda found: found[0])[1] if typo else None  # (the closest; of those the newest)
+
+
+def _typed_start(folded: str, title: str, cutoff: float) -> float:
+    """How alike a folded name of two words or more is to a folded title's first as many words, where
+    it is a typo of them: at least ``cutoff`` alike, and each word it has other than the title's a
+    typo of that word ("write a short e-mal" of "Write a short e-mail to my colleague …"); 0 for none.
+    One word other ("write a long e-mail") is another name, and a single word no start of a title's."""
+    words = folded.split()
+    start = title.split()[:len(words)]
+    if len(words) < 2 or len(start) < len(words):
+        return 0.0
+    if any(difflib.SequenceMatcher(None, typed, word).ratio() < cutoff
+           for typed, word in zip(words, start, strict=True) if typed != word):
+        return 0.0
+    alike = difflib.SequenceMatcher(None, folded, " ".join(start)).ratio()
+    return alike if alike >= cutoff else 0.0
 
 
 def meant_name(titles: list[Conversation], name: str, cutoff: float | None) -> str | None:

@@ -56,6 +56,7 @@ from workstation.core.profile_variants import load_variant
 from workstation.core.profiles import KVCache, Profile, kv_words
 from workstation.core.results import ResultRow, save_printed_run
 from workstation.core.runtime import LoadedModel
+from workstation.tui.i18n import Texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -72,8 +73,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--perplexity", type=Path, metavar="TEXT", help="text file to measure perplexity on")
     p.add_argument("--kld", type=Path, nargs="+", action="extend", metavar="DOC",
                    help="what each profile after the first loses against it (the reference): KL "
-                   "divergence, same top token and perplexity change on these documents (txt, md, "
-                   "pdf, docx, html), one row per document; the reference's logits are cached")
+                   "divergence, same top token and perplexity change on these documents "
+                   f"({Texts('en').file_kinds()}), one row per document; the reference's logits are cached")
     p.add_argument("--ctx", type=int, metavar="N",
                    help=f"perplexity and --kld window in tokens (default {DEFAULT_WINDOW}, as llama-perplexity's)")
     p.add_argument("--chunks", type=int, metavar="N", help="score at most N windows per text")

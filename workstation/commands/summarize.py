@@ -50,7 +50,8 @@ from workstation.tui.i18n import Texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("summarize", help="summarize documents longer than the context (txt, md, pdf, docx, odt, xlsx, ods, pptx, odp, rtf, html, eml)")
+    documents = Texts("en").file_kinds()  # (what the reader reads, as Ctrl+O, Ctrl+P and F1 list it)
+    p = sub.add_parser("summarize", help=f"summarize documents longer than the context ({documents})")
     add_profile_arg(p)
     p.add_argument("files", nargs="+", metavar="FILE", help="documents to summarize")
     p.add_argument("-o", "--output", metavar="OUT", help="write the Markdown (or the JSON) to this file")

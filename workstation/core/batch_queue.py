@@ -50,6 +50,7 @@ from workstation.core.documents import (
     SUPPORTED_SUFFIXES,
     looks_like_document,
     name_is_text,
+    not_there,
     read_document,
     shown_name,
 )
@@ -119,8 +120,7 @@ def check_folder(root: Path) -> None:
     if root.is_dir():
         return
     if not root.exists():
-        where: Phrase | str = "" if root.is_absolute() else ("doc.in_folder", {"folder": str(Path.cwd())})
-        raise BatchError(said=[("doc.missing", {"path": str(root), "where": where})])
+        raise BatchError(said=not_there(root, folder=True))
     if looks_like_document(root):
         raise BatchError(said=[("batch.not_folder", {"path": str(root),
                                                      "command": cli("summarize " + shell_word(str(root)))})])

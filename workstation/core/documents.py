@@ -12,6 +12,7 @@ workstation. Every failure is one ``DocumentError`` sentence that names the file
 from __future__ import annotations
 
 import codecs
+import contextlib
 import multiprocessing as mp
 import os
 import re
@@ -24,6 +25,7 @@ from typing import Any
 from workstation.core.child_process import start_child
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
+from workstation.core.letters import closest_name
 from workstation.core.phrases import Phrase, say
 from workstation.core.table_facts import SheetFacts, table_facts
 
@@ -32,6 +34,20 @@ HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 # Office files: Word, Excel and PowerPoint (with macros too), and OpenDocument's text, spreadsheet, slides
 OFFICE_SUFFIXES = (".docx", ".odt", ".xlsx", ".xlsm", ".ods", ".pptx", ".pptm", ".odp")
 SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, ".pdf", *OFFICE_SUFFIXES, ".rtf", ".eml", *HTML_SUFFIXES)
+# what a kind of file is called (its locale key) where the kinds the app reads are listed: Ctrl+O's
+# hint, Ctrl+P and F1's line for attaching, summarize --help (``Texts.file_kinds``). Its 22 endings
+# listed one by one (.rst .tsv .xlsm .pptm .eml .xhtml …) read as a puzzle to a first-time user, and
+# lists written by hand left CSV out while Ctrl+O listed it.
+FILE_KIND_WORDS: dict[str, str] = {
+    **dict.fromkeys((".txt", ".md", ".markdown", ".text", ".rst"), "picker.kind_text"),
+    **dict.fromkeys((".docx", ".odt", ".rtf"), "picker.kind_word"),
+    ".pdf": "picker.kind_pdf",
+    **dict.fromkeys((".xlsx", ".xlsm", ".ods"), "picker.kind_sheet"),
+    **dict.fromkeys((".csv", ".tsv"), "picker.kind_csv"),
+    **dict.fromkeys((".pptx", ".pptm", ".odp"), "picker.kind_slides"),
+    ".eml": "picker.kind_email",
+    **dict.fromkeys((".html", ".htm", ".xhtml"), "picker.kind_web"),
+}
 
 
 class DocumentError(WorkstationError):
@@ -736,6 +752,33 @@ def link_target(path: Path) -> str:
     return target if os.path.isabs(target) else os.path.normpath(os.path.join(path.absolute().parent, target))
 
 
+LOOKED_AT = 5000  # names of a folder compared with a path that is not there (a home folder may hold many more)
+
+
+def not_there(path: Path, folder: bool = False) -> list[Phrase]:
+    """How to say that ``path`` (a document, or with ``folder`` a folder of them) is not there: where
+    it was looked for (the current folder, for a relative path), and the file (folder) of its folder
+    that it most likely means, as command and profile typos get one ("long_reprot.txt": "did you
+    mean 'long_report.txt'?"; it said only that it does not exist)."""
+    where: Phrase | str = "" if path.is_absolute() else ("doc.in_folder", {"folder": str(Path.cwd())})
+    said: list[Phrase] = [("doc.missing", {"path": str(path), "where": where})]
+    names: list[str] = []
+    try:
+        with os.scandir(path.parent) as entries:
+            for n, entry in enumerate(entries):
+                if n >= LOOKED_AT:
+                    break
+                with contextlib.suppress(OSError):
+                    if entry.is_dir() if folder else entry.is_file():
+                        names.append(entry.name)
+    except OSError:  # its folder is not there either, or cannot be read: nothing to guess from
+        return said
+    meant = closest_name(path.name, names, cutoff=0.6)
+    if meant is not None:
+        said.append(("doc.meant", {"path": str(path.with_name(meant))}))  # (as it was typed, with its folder)
+    return said
+
+
 def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bool = False) -> Document:
     """The text of ``path`` with its pages/sections; ``DocumentError`` when it cannot be read.
 
@@ -753,8 +796,7 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
     if not path.exists():
         if path.is_symlink():  # a link whose file was moved or deleted: it said "does not exist"
             raise DocumentError(said=[("doc.broken_link", {"name": name, "target": link_target(path)})])
-        where: Phrase | str = "" if path.is_absolute() else ("doc.in_folder", {"folder": str(Path.cwd())})
-        raise DocumentError(said=[("doc.missing", {"path": str(path), "where": where})])  # where it was looked for
+        raise DocumentError(said=not_there(path))
     if path.is_dir():
         raise DocumentError(said=[("doc.folder", {"path": str(path), "command": cli("batch " + shell_word(str(path)))})])
     if not path.is_file():  # a pipe, a device, a socket: reading it could wait for ever

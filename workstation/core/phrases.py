@@ -523,6 +523,7 @@ ENGLISH: dict[str, str] = {
     # a document that cannot be read (documents.read_document)
     "doc.missing": "'{path}' does not exist{where}.",
     "doc.in_folder": " in {folder}",
+    "doc.meant": " Did you mean '{path}'?",
     "doc.broken_link": "'{name}' is a link to {target}, which is not there.",
     "doc.folder": "'{path}' is a folder, not a document; '{command}' summarizes every document in it.",
     "batch.not_folder": "'{path}' is a document, not a folder; '{command}' summarizes it.",

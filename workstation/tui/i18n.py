@@ -143,6 +143,19 @@ class Texts:
             return "".join(items)
         return ", ".join(items[:-1]) + self("list.and") + items[-1]
 
+    def file_kinds(self, suffixes: Sequence[str] | None = None) -> str:
+        """The kinds of file with ``suffixes`` (all the app reads: None), as people call them: "text,
+        Word (.docx), PDF, Excel (.xlsx), CSV, PowerPoint (.pptx), e-mail (.eml) and web page" (the
+        ending where an older kind is not read: no .doc; one no word is known for as it is: ".gguf").
+        A sentence with ``{documents}`` gets it for all (Ctrl+P and F1's line for attaching)."""
+        from workstation.core.documents import FILE_KIND_WORDS, SUPPORTED_SUFFIXES
+
+        suffixes = SUPPORTED_SUFFIXES if suffixes is None else suffixes
+        given = set(suffixes)
+        keys = dict.fromkeys(key for suffix, key in FILE_KIND_WORDS.items() if suffix in given)  # (its order)
+        said = [self(key) for key in keys] + [suffix for suffix in suffixes if suffix not in FILE_KIND_WORDS]
+        return self.series(said, most=len(said))
+
     def key(self, key: str) -> str:
         """A key as people write it in this language: Ctrl+N, F3, Esc; the arrows and the space
         bar, which have no word on them, in its words (``key.up``: Up, Turkish Yukarı ok)."""
@@ -172,6 +185,8 @@ class Texts:
         text = locale_texts(self.lang).get(key) or locale_texts("en").get(key) or ENGLISH.get(key) or key
         if "{cmd}" in text:  # advice naming a command: the one that started us (./run.sh ...)
             values.setdefault("cmd", command())
+        if "{documents}" in text:  # the kinds of document the app reads, from what its reader reads
+            values.setdefault("documents", self.file_kinds())
         if not values:
             return text
         try:

@@ -117,7 +117,7 @@ def system_sample() -> tuple[float, int, int, list[GpuReading]]:
 
 # --- documents --------------------------------------------------------------------------
 def read_document_text(path: Path) -> tuple[str, list[Phrase]]:
-    """The text of an office document (txt, md, pdf, docx, odt, xlsx, ods, pptx, odp, rtf, html, eml);
+    """The text of an office document (any kind ``documents.SUPPORTED_SUFFIXES`` names);
     a table's (a sheet, a CSV) with its facts counted by the program before its rows, so that
     "what is the total?" is answered from the program's sum, not the model's; and what its reader
     left out (``Document.notes``: a workbook's hidden sheets, its cells past the limit), for the

@@ -24,7 +24,6 @@ from workstation.core.errors import WorkstationError
 from workstation.core.letters import alphabetical
 from workstation.core.paths import typed_path
 from workstation.tui.glyphs import UNICODE
-from workstation.tui.i18n import Texts
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.line_input import LineInput
 
@@ -32,30 +31,6 @@ KINDS: dict[str, tuple[str, ...]] = {  # what a picker shows and lets pick, by k
     "document": SUPPORTED_SUFFIXES,  # what the document reader reads
     "model": (".gguf",),
 }
-# what a kind of file is called in the hint ("text, Word, PDF … files"): its 22 endings, listed
-# one by one (.rst .tsv .xlsm .pptm .eml .xhtml …), read as a puzzle to a first-time user
-FILE_KIND_WORDS: dict[str, str] = {
-    **dict.fromkeys((".txt", ".md", ".markdown", ".text", ".rst"), "picker.kind_text"),
-    **dict.fromkeys((".docx", ".odt", ".rtf"), "picker.kind_word"),
-    ".pdf": "picker.kind_pdf",
-    **dict.fromkeys((".xlsx", ".xlsm", ".ods"), "picker.kind_sheet"),
-    **dict.fromkeys((".csv", ".tsv"), "picker.kind_csv"),
-    **dict.fromkeys((".pptx", ".pptm", ".odp"), "picker.kind_slides"),
-    ".eml": "picker.kind_email",
-    **dict.fromkeys((".html", ".htm", ".xhtml"), "picker.kind_web"),
-}
-
-
-def kinds_said(suffixes: Iterable[str], t: Texts) -> str:
-    """The kinds of file a picker opens, as people call them: "text, Word (.docx), PDF, Excel
-    (.xlsx), CSV, PowerPoint (.pptx), e-mail (.eml) and web page" (the ending where an older
-    kind is not read: no .doc; one no word is known for as it is: ".gguf")."""
-    given = set(suffixes)
-    keys = dict.fromkeys(key for suffix, key in FILE_KIND_WORDS.items() if suffix in given)  # (its order)
-    said = [t(key) for key in keys] + [suffix for suffix in suffixes if suffix not in FILE_KIND_WORDS]
-    return t.series(said, most=len(said))
-
-
 def _exists(path: Path) -> bool:
     try:
         return path.exists()
@@ -190,7 +165,7 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
                            select_on_focus=False)
             yield FileTree(self.start, self.suffixes, id="picker-tree")
             yield Static("", id="picker-problem", markup=False)
-            yield Label(t("picker.hint", kinds=kinds_said(self.suffixes, t)), classes="dialog-hint", markup=False)
+            yield Label(t("picker.hint", kinds=t.file_kinds(self.suffixes)), classes="dialog-hint", markup=False)
 
     def on_mount(self) -> None:
         tree = self.query_one(FileTree)
