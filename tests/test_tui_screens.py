@@ -1756,6 +1756,9 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
             screen.query_one("#summarize-state").render())
         assert str(screen.query_one("#summarize-state").render()).endswith(
             "Ctrl+R goes on from them; Alt+R does every part again.")
+        # the key and the button say so too (they said "summarize" beside that line)
+        await until(pilot, lambda: {k.key: k.description for k in screen.query(FooterKey)}.get("ctrl+r") == "go on")
+        assert str(screen.query_one("#summarize-run", Button).label) == "Go on"
         assert screen.query_one("#summary", Markdown).source == screen.summary != ""
         assert not app.generating and app.summarizing is None and "summarizing" not in app.status_text()
         # Ctrl+R on it again goes on from the parts it finished (it began again at part 1, and a

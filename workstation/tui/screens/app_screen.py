@@ -28,8 +28,13 @@ class AppScreen:
         bindings: Any = self._bindings  # type: ignore[attr-defined]
         for key, items in list(bindings.key_to_bindings.items()):
             bindings.key_to_bindings[key] = [
-                dataclasses.replace(b, description=texts(f"binding.{b.id}"))
-                if b.id and texts(f"binding.{b.id}") != f"binding.{b.id}" else b
+                dataclasses.replace(b, description=texts(f"binding.{self.words_of(b.id)}"))
+                if b.id and texts(f"binding.{self.words_of(b.id)}") != f"binding.{self.words_of(b.id)}" else b
                 for b in items
             ]
         self.refresh_bindings()  # type: ignore[attr-defined]
+
+    def words_of(self, binding_id: str) -> str:
+        """The locale key (after ``binding.``) of the words a binding's key has in the footer now:
+        its id; a screen whose key does another thing in a state says that state's."""
+        return binding_id

@@ -178,7 +178,19 @@ class SummarizeScreen(AppScreen, Screen[None]):
         kept = self._resumable()
         if kept != self._parts_kept:
             self._parts_kept = kept
-            self.refresh_bindings()
+            self._label_run()
+            self.translate_bindings()  # (Ctrl+R's words: it goes on from them)
+
+    def _label_run(self) -> None:
+        """The run button's words: stop while a summary runs, go on where a stopped run's parts
+        are kept (it said "Summarize" beside "Ctrl+R goes on from them"), else summarize."""
+        label = "summarize.stop" if self.running else "summarize.run_on" if self._parts_kept else "summarize.run"
+        self.query_one("#summarize-run", Button).label = self.wapp.texts(label)
+
+    def words_of(self, binding_id: str) -> str:
+        # Ctrl+R goes on from a stopped run's kept parts: the footer said "summarize" beside the
+        # line "Ctrl+R goes on from them"
+        return "summarize.go_on" if binding_id == "summarize.run" and self._parts_kept else binding_id
 
     def on_resize(self, event: events.Resize) -> None:
         self.query_one("#summarize-bar").set_class(event.size.width < NARROW_BAR, "narrow")
@@ -271,7 +283,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         """F9: the app keeps this screen, so it takes the new language itself."""
         t = self.wapp.texts
         self.query_one("#summarize-path", Input).placeholder = t("summarize.path")
-        self.query_one("#summarize-run", Button).label = t("summarize.stop") if self.running else t("summarize.run")
+        self._label_run()
         self.query_one("#summarize-ask", Button).label = t("summarize.ask")
         self.query_one("#summarize-browse", Button).label = t("summarize.browse")
         if not self.running:  # what to do, or how the last summary ended (its text is the model's)
@@ -312,7 +324,6 @@ class SummarizeScreen(AppScreen, Screen[None]):
             animate=False)
 
     def _set_running(self, running: bool) -> None:
-        t = self.wapp.texts
         self.running = running
         if self._clock is not None:
             self._clock.stop()
@@ -323,10 +334,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._parts_kept = self._resumable()  # (none while it runs; after, those it kept)
         self.wapp.generating = running  # the engine is busy: the chat waits
         self.wapp.summarizing = self.path.name if running and self.path else None
-        run = self.query_one("#summarize-run", Button)
-        run.label = t("summarize.stop") if running else t("summarize.run")
-        run.variant = "error" if running else "primary"
-        self.refresh_bindings()
+        self._label_run()
+        self.query_one("#summarize-run", Button).variant = "error" if running else "primary"
+        self.translate_bindings()  # (Ctrl+R's words follow the parts kept)
         self.wapp.update_status()
 
     @on(Button.Pressed, "#summarize-browse")
