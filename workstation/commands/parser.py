@@ -61,7 +61,10 @@ def _unrepr(text: str) -> str:
 
 
 _ARGUMENT = _Form(_("argument %(argument_name)s: %(message)s"))  # an argument's mistake: its name, then which
-_CHOICE = _Form(_("invalid choice: %(value)r (choose from %(choices)s)"))
+# (Python 3.14's with its guess first, where the parser's suggest_on_error is on, its default from
+# 3.15: the plain one read it whole as the value; the guess said is ours, made below)
+_CHOICES = (_Form(_("invalid choice: %(value)r, maybe you meant %(closest)r? (choose from %(choices)s)")),
+            _Form(_("invalid choice: %(value)r (choose from %(choices)s)")))
 _TYPED = _Form(_("invalid %(type)s value: %(value)r"))
 _REQUIRED = _Form(_("the following arguments are required: %s"))
 _UNKNOWN = _Form(_("unrecognized arguments: %s"))
@@ -112,7 +115,7 @@ class CommandParser(argparse.ArgumentParser):
         help_ = f"{self.prog} --help"
         argument = _ARGUMENT.read(message) or {"argument_name": "", "message": message}
         name, inner = argument["argument_name"], argument["message"]
-        if found := _CHOICE.read(inner):
+        if found := next((read for form in _CHOICES if (read := form.read(inner)) is not None), None):
             value = found["value"]
             action = self._action(name)
             choices = [str(c) for c in action.choices] if action is not None and action.choices else []
