@@ -1118,6 +1118,10 @@ def test_argparse_messages_of_other_pythons_are_read(monkeypatch: pytest.MonkeyP
     assert parser.sentence(f"argument COMMAND: invalid choice: 'summarise', maybe you meant 'summarize'? "
                            f"(choose from {choices})") == plain
     assert parser.sentence("argument --x: a message of a later Python").startswith("--x: a message of a later Python")
+    # an option of nargs=1 is said as one value, as argparse says it ("expected 1 arguments" in English)
+    monkeypatch.setattr(CommandParser, "line", ["fit"])
+    assert parser.sentence("argument --x: expected 1 argument").startswith("--x: expected one argument (see ")
+    assert parser.sentence("argument --x: expected 2 arguments").startswith("--x: expected 2 arguments (see ")
 
 
 def test_a_command_imports_its_own_module_only() -> None:

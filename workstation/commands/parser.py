@@ -74,7 +74,7 @@ _OTHERS = (
     (_Form(_("expected one argument")), "parser.expected_one"),
     (_Form(_("expected at most one argument")), "parser.expected_at_most_one"),
     (_Form(_("expected at least one argument")), "parser.expected_at_least_one"),
-    (_Form(ngettext("expected %s argument", "expected %s arguments", 1)), "parser.expected_n"),
+    (_Form(ngettext("expected %s argument", "expected %s arguments", 1)), "parser.expected_one"),  # (nargs=1: "expected 1 argument")
     (_Form(ngettext("expected %s argument", "expected %s arguments", 2)), "parser.expected_n"),
     (_Form(_("not allowed with argument %s")), "parser.not_with"),
     (_Form(_("ignored explicit argument %r")), "parser.no_value"),
