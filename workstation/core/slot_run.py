@@ -102,6 +102,10 @@ class SlotReplies:
             run.metrics.draft_n += n_drafts
             run.metrics.draft_n_accepted += n_acc
         now = time.perf_counter()
+        if not run.t_first:  # the step that ends the prompt: its time ends once its logits were read (sampled),
+            # as llama-server's ends after the context's sync and llama.cpp's own counter ends where logits are read
+            # (it ended as llama_decode returned: llama.cpp counted 505 ms of a prompt timed here at 501 ms)
+            run.metrics.prompt_ms = (now - run.t_start) * 1000
         self._since_thread_check += len(out)
         for j, tok in enumerate(out):
             if model.is_eog(tok) and (not req.ignore_eos or run.sampler.grammar is not None):
