@@ -722,6 +722,8 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
 
         assert spark("decode") == [20.0, 25.0] and spark("ttft") == [200.0, 250.0]
         assert str(screen.query_one("#live").render()) == "5 turns in this conversation"
+        # the sentence on top tells of the loaded profile's replies only, as the rows plot them
+        assert str(screen.query_one("#headline").render()).startswith("Your last 2 replies: the first words after about 0.2 s")
         line = str(screen.query_one("#switch-line").render())
         # the older turn without a profile joins B's run: median of 40, 70, 80 and of 900, 300, 1300
         assert line == ("The rows show A only: its 2 turns since you switched to it. "
@@ -731,6 +733,7 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
         screen.refresh_view()
         await pilot.pause()
         assert spark("decode") == [] and str(screen.query_one("#kv-value").render()) == "–"
+        assert not screen.query_one("#headline").display  # (no replies of its own to tell of)
         assert str(screen.query_one("#switch-line").render()) == (
             "No turns on B yet since you switched to it. "
             "Before the switch, A: median 22.5 tok/s, TTFT 225 ms over 2 turns.")
@@ -899,9 +902,11 @@ async def test_the_dashboard_tells_no_drafts_from_no_speculation(profiles: Path,
     _profile(profiles / "desk.yaml", "", backend="openai", remote={"base_url": "http://127.0.0.1:9/v1"})
     # (in F3's word for speculation, "Speed-up", as Turkish says "Hızlandırma" there: it said "Draft acceptance: no
     # speculative decoding")
-    for key, said in (("look", "Speed-up hits: no guesses this turn (the speed-up is on"),
-                      ("a", "Speed-up hits: the speed-up is off"),
-                      ("desk", "Speed-up hits: none reported by the server this turn (the speed-up is the server's")):
+    # (and what the hits are, in words, before the term: "Speed-up hits" alone was jargon to a first user)
+    for key, said in (("look", "Words guessed ahead (speed-up hits): none this turn (the speed-up is on"),
+                      ("a", "Words guessed ahead (speed-up hits): none, the speed-up is off"),
+                      ("desk", "Words guessed ahead (speed-up hits): none reported by the server this turn (the "
+                               "speed-up is the server's")):
         app = WorkstationApp(key, start_engine=False, sample_system=False, language="en")
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
@@ -932,6 +937,16 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         assert shown in str(row.query_one(".metric-axis").render())
         prompt = str(app.screen.query_one("#row-prompt").query_one(".metric-value").render())
         assert prompt.startswith("2,000" if lang == "en" else "2.000"), prompt
+        # each row's name in plain words, then the engineers' term ("TTFT per turn" was jargon to
+        # a first user), and the replies in a sentence on top: the wait in seconds, the language's
+        # way; no writing speed from replies of 10 tokens (too short to time, as F4 says a model's)
+        assert str(row.query_one(".metric-name").render()) == {
+            "en": "Wait for first word (TTFT)\nlast 2 turns", "tr": "İlk sözcük süresi (TTFT)\nson 2 tur"}[lang]
+        assert str(app.screen.query_one("#headline").render()) == {
+            "en": "Your last 2 replies: the first words after about 2.5 s.",
+            "tr": "Son 2 yanıtınız: ilk sözcükler yaklaşık 2,5 sn sonra geldi."}[lang]
+        for label in app.screen.query(".metric-name"):  # each line of a name fits its column, unwrapped
+            assert all(len(line) <= label.size.width for line in str(label.render()).splitlines()), label.render()
 
 
 async def test_the_dashboards_reading_speed_leaves_out_turns_that_read_a_few_tokens(profiles: Path) -> None:
@@ -957,6 +972,25 @@ async def test_the_dashboards_reading_speed_leaves_out_turns_that_read_a_few_tok
         # the turn shown is not the last one: not said to be ("last turn" beside the figure of the one before)
         name = str(app.screen.query_one("#row-prompt .metric-name").render())
         assert name.endswith("\nlong prompts: 1") and "last turn" not in name, name
+        assert name.startswith("Reading speed (prompt)\n"), name
+        # on top, in words: the median wait (1,000 and 630 ms), the speed of the reply long enough
+        # to time (40 tokens at 100 tok/s, 75 words) beside the speed people read
+        assert str(app.screen.query_one("#headline").render()) == (
+            "Your last 2 replies: the first words after about 0.8 s, then about 75 words a second, "
+            "faster than people read.")
+
+
+def test_the_dashboards_headline_says_a_slow_reply_beside_the_speed_people_read() -> None:
+    """F5's sentence on top, of a reply slower than people read (a large model on the CPU), and
+    of a wait too long for tenths of a second."""
+    from workstation.core.metrics import TurnMetrics
+    from workstation.tui.screens.dashboard import replies_headline
+
+    turn = TurnMetrics(ttft_ms=65_000, predicted_n=40, predicted_ms=20_000, stop_reason="eos")
+    turn.finish_rates()  # 2 tok/s
+    assert replies_headline([turn], Texts("en")) == (
+        "Your last reply: the first words after about 1 min 5 s, then about 1.5 words a second, slower than people read.")
+    assert replies_headline([], Texts("en")) == ""
 
 
 @pytest.mark.parametrize(("lang", "said"), [("en", "Press Ctrl+Q to quit the app"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
@@ -18,9 +19,13 @@ from textual.widgets import Header, Label, ProgressBar, Sparkline, Static
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.gpu_layers import offloadable_layers
-from workstation.core.metrics import ProfileRun
+from workstation.core.metrics import ProfileRun, TurnMetrics
+from workstation.core.phrases import about_words
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import KVCache, kv_words
+from workstation.core.speed_estimate import SLOW_TPS
+from workstation.core.store import REPLIES_TIMED, REPLY_RATE_MIN
+from workstation.core.summarize import duration
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.progress import LocalProgressBar
@@ -29,6 +34,7 @@ from workstation.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from workstation.tui.app import WorkstationApp
+    from workstation.tui.i18n import Texts
 
 
 def axis_value(v: float) -> str:
@@ -39,6 +45,28 @@ def axis_value(v: float) -> str:
 AXIS_WIDTH = 14  # .metric-axis in workstation.tcss
 PROMPT_RATE_MIN = 32  # new prompt tokens a turn reads for its reading speed to be plotted (a 19-token follow-up showed 30 tok/s)
 
+
+
+def replies_headline(turns: list[TurnMetrics], texts: Texts) -> str:
+    """The last replies' speed in one sentence a person pictures, at the top of F5: the wait for
+    the first words and the words a second after it (``about_words``), beside the speed people
+    read (``SLOW_TPS``, as fit says a slow plan). Medians of the last ``REPLIES_TIMED``, the
+    writing speed of those long enough to time (``REPLY_RATE_MIN``, as F4 says a model's); ""
+    with none. The rows under it were jargon to a first user ("TTFT per turn", "Decode tok/s")."""
+    recent = turns[-REPLIES_TIMED:]
+    if not recent:
+        return ""
+    wait_s = statistics.median(turn.ttft_ms for turn in recent) / 1000
+    wait = ("unit.s", {"n": f"{max(wait_s, 0.1):.1f}"}) if wait_s < 10 else duration(wait_s, texts.get)
+    rates = [turn.predicted_per_second for turn in recent
+             if turn.predicted_n >= REPLY_RATE_MIN and turn.predicted_per_second > 0]
+    if rates:
+        tps = statistics.median(rates)
+        said = texts("dash.first_words_then", wait=wait, words=about_words(tps, texts.get),
+                     pace=("dash.pace_fast" if tps >= SLOW_TPS else "dash.pace_slow", {}))
+    else:  # (short replies only: "Yes." is timed by its first word's wait)
+        said = texts("dash.first_words", wait=wait)
+    return texts("dash.headline_one", said=said) if len(recent) == 1 else texts("dash.headline", n=len(recent), said=said)
 
 
 class Heights(Sparkline):
@@ -125,6 +153,7 @@ class DashboardScreen(AppScreen, Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="dashboard"):
+            yield Static("", id="headline", markup=False)
             yield Static("", id="live", markup=False)
             yield Static("", id="switch-line", markup=False)
             yield MetricRow("ttft")
@@ -197,6 +226,10 @@ class DashboardScreen(AppScreen, Screen[None]):
         def series(name: str) -> list[float]:
             return [float(getattr(turn, name)) for turn in run.turns]
 
+        headline = replies_headline(run.turns, t)
+        self._put("#headline", headline)
+        if self.query_one("#headline").display != bool(headline):
+            self.query_one("#headline").display = bool(headline)
         live = app.live_rate()
         if app.summarizing is not None:  # a summary's model calls, not the last chat turn's figures (stale)
             live = None
