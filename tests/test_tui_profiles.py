@@ -365,6 +365,12 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             # only once reached with Shift+Tab); Left goes back, and Right again
             await pilot.press("right")
             assert models.query_one(TabbedContent).active == "tab-catalog" and app.focused is catalog
+            # office staff download a model: "pull" is Ollama's and the command line's word, not F4's
+            footer = {b.binding.description for b in app.active_bindings.values() if b.binding.show}
+            assert ("indir" if language == "tr" else "download") in footer, footer
+            words = [app.texts(key, name="m") for key in ("action.models.help", "models.pick_catalog", "models.pulling",
+                                                          "models.use_pull_first", "binding.models.pull")]
+            assert not [w for w in words if re.search(r"(?i)\bpull", w)], words
             await pilot.press("down")
             assert catalog.cursor_row == 1
             await pilot.press("left")
