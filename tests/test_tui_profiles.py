@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import as_shipped_profiles
-from tui_helpers import notices, screen_lines, until
+from tui_helpers import notices, press_at_once, screen_lines, until
 
 from workstation.core.profiles import KVCache
 from workstation.tui.app import WorkstationApp
@@ -365,6 +365,12 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             # only once reached with Shift+Tab); Left goes back, and Right again
             await pilot.press("right")
             assert models.query_one(TabbedContent).active == "tab-catalog" and app.focused is catalog
+            # office staff download a model: "pull" is Ollama's and the command line's word, not F4's
+            footer = {b.binding.description for b in app.active_bindings.values() if b.binding.show}
+            assert ("indir" if language == "tr" else "download") in footer, footer
+            words = [app.texts(key, name="m") for key in ("action.models.help", "models.pick_catalog", "models.pulling",
+                                                          "models.use_pull_first", "binding.models.pull")]
+            assert not [w for w in words if re.search(r"(?i)\bpull", w)], words
             await pilot.press("down")
             assert catalog.cursor_row == 1
             await pilot.press("left")
@@ -604,17 +610,25 @@ async def test_the_office_server_down_and_a_model_not_downloaded_are_said_in_tur
 
 async def test_a_document_that_cannot_be_read_is_said_in_turkish(folder: Path, tmp_path: Path) -> None:
     """Ctrl+O with a file that is not a document: the reader runs in a child process, and its
-    sentence still comes back in the UI's language."""
+    sentence still comes back in the UI's language. The question typed before the dialog was
+    drawn, and while the file picked is read, goes into the message box (it went into the
+    path line: "There is no '…/docs/Who has…'", and was lost when the dialog closed)."""
     from textual.widgets import Input
 
-    from workstation.tui.screens.file_picker import FilePicker
+    from workstation.tui.screens.file_picker import FilePicker, FileTree
 
     photo = tmp_path / "fotoğraf.txt"
     photo.write_bytes(bytes(range(256)) * 10)
+    leave = tmp_path / "docs" / "izin.txt"
+    leave.parent.mkdir()
+    leave.write_text("Ayşe 14 gün, Mehmet 9 gün izin aldı.\n", encoding="utf-8")
     app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="tr")
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("ctrl+o")
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        await press_at_once(pilot, "ctrl+o", *"Kim en çok")  # typed on before the dialog was drawn
         await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(Input)))
+        assert prompt.value == "Kim en çok"
+        assert "Kim" not in app.screen.query_one(Input).value
         app.screen.query_one(Input).value = str(photo)
         app.screen.query_one(Input).focus()
         await pilot.press("enter")  # said in the dialog, which stays for another pick
@@ -628,6 +642,17 @@ async def test_a_document_that_cannot_be_read_is_said_in_turkish(folder: Path, t
         await until(pilot, lambda: problem.display)
         shown = app.screen.folder  # type: ignore[attr-defined]
         assert str(problem.render()) == f"'{shown / 'yok.docx'}' bulunamadı. Başka bir yol yazın ya da listeden seçin."
+        line = app.screen.query_one(Input)
+        line.value = ""
+        # typed faster than the app handles it (a busy PC): the list follows the folder typed,
+        # and the file's name typed after its slash stays (putting the folder back erased it)
+        await press_at_once(pilot, *str(leave))
+        await until(pilot, lambda: Path(app.screen.query_one(FileTree).path) == leave.parent)
+        assert line.value == str(leave)
+        await pilot.press("enter", *" izin aldı?")  # the question goes on while the file is read
+        await until(pilot, lambda: app.pending_document is not None)
+        assert app.pending_document == (leave, "Ayşe 14 gün, Mehmet 9 gün izin aldı.")
+        assert prompt.value == "Kim en çok izin aldı?"
 
 
 async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:

@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DirectoryTree, Input, Label, Static, Tree
+from textual.widgets import DirectoryTree, Input, Label, Static, TextArea, Tree
 from textual.widgets.directory_tree import DirEntry
 from textual.widgets.tree import TreeNode
 
@@ -119,6 +119,8 @@ class PathLine(LineInput):
 
     def on_key(self, event: events.Key) -> None:  # before Input's own, which would add the key
         picker = self.screen
+        if isinstance(picker, FilePicker) and picker.typed_for_box_below(event):
+            return
         char = event.character
         if (isinstance(picker, FilePicker) and picker.refused is not None and picker.refused == self.value
                 and char in ("/", "~") and self.cursor_position == len(self.value)):
@@ -155,6 +157,10 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         self.loaded: Any = None
         self._typing = False  # keys typed in the list are on their way to the path line
         self.refused: str | None = None  # the path line as it was when what it named was refused
+        self._drawn = False  # on the screen once: the keys read before were not typed for it
+        self._reading: Path | None = None  # the file picked, being read by ``load``
+        self._box_below: Input | TextArea | None = None  # the text box typed in when the dialog was opened
+        self._line_leads = False  # the list follows a folder typed in the path line: the line stays as typed
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -173,10 +179,43 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         self._problem("")
         self._look(self.start)
         tree.focus()
+        stack = self.app.screen_stack
+        below = stack[-2].focused if len(stack) > 1 and stack[-1] is self else None
+        self._box_below = below if isinstance(below, (Input, TextArea)) else None
+        self.call_after_refresh(self._now_drawn)
+
+    def _now_drawn(self) -> None:
+        self._drawn = True
+
+    def typed_for_box_below(self, event: events.Key) -> bool:
+        """Whether ``event`` is a key typed for the text box the dialog was opened from (the chat's
+        message box), put there: a key read before the dialog was drawn (Ctrl+O, then the
+        question typed at once: it went into the path line, "There is no '…/docs/Who has…'"),
+        or while the file picked is read (the pick is made, the question comes next: it went
+        into the path line, and was lost when the dialog closed on the document read).
+        Characters and Backspace go into that box; Enter is held back (it picked the file under
+        the list's cursor, unseen); other keys are the dialog's."""
+        box = self._box_below
+        if box is None or not box.is_attached or (self._drawn and self._reading is None):
+            return False
+        if event.key == "backspace":
+            box.action_delete_left()
+        elif event.is_printable and event.character:
+            if isinstance(box, Input):
+                box.insert_text_at_cursor(event.character)
+            else:
+                box.insert(event.character)
+        elif event.key != "enter":
+            return False
+        event.stop()
+        event.prevent_default()
+        return True
 
     def on_key(self, event: events.Key) -> None:
         """Typing in the list types in the path line (it had to be reached with Tab first,
         which nothing said): a name goes after the folder shown; a / or ~ starts a path."""
+        if self.typed_for_box_below(event):
+            return
         tree = self.query_one(FileTree)
         char = event.character
         if not tree.has_focus or not event.is_printable or not char or (char == " " and not self._typing):
@@ -222,8 +261,11 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         return Path(self.query_one(FileTree).path)
 
     def _folder_shown(self, path: str | Path) -> None:
-        """The path line says the folder the tree shows (after Backspace, or a folder typed)."""
-        self.query_one("#picker-path", PathLine).put(_folder_text(Path(path)))  # (the next key typed goes at its end)
+        """The path line says the folder the tree shows (after Backspace, a folder picked); one
+        typed there is left as typed: the keys typed after its slash were in the line before the
+        list followed it (a busy PC), and putting the folder back erased them (the file's name)."""
+        if not self._line_leads:
+            self.query_one("#picker-path", PathLine).put(_folder_text(Path(path)))  # (the next key typed goes at its end)
         self._problem("")
         self._look(Path(path))
 
@@ -243,7 +285,11 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             path = self.folder / path
         tree = self.query_one(FileTree)
         if _is_folder(path) and Path(os.path.normpath(path)) != Path(os.path.normpath(tree.path)):
-            tree.path = path
+            self._line_leads = True
+            try:
+                tree.path = path
+            finally:
+                self._line_leads = False
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="picker-look")
     def _look(self, folder: Path) -> None:
@@ -298,12 +344,15 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             self._problem(self.wapp.texts("picker.missing" if listed else "picker.missing_empty", path=str(path)))
 
     def _pick(self, path: Path) -> None:
-        if not self.is_current:  # once: a second Enter or click on its way would close the screen below
+        # once: a second Enter or click on its way would close the screen below; a second Enter
+        # on the file being read read it again
+        if not self.is_current or path == self._reading:
             return
         if self.load is None:
             self.dismiss(path)
             return
         self._problem(self.wapp.texts("picker.reading", name=path.name), error=False)
+        self._reading = path
         self._load(path)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="picker-load")
@@ -312,15 +361,24 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         try:
             loaded = self.load(path)
         except WorkstationError as err:
-            self.app.call_from_thread(self._problem, self.wapp.texts.error(err))
+            self.app.call_from_thread(self._not_read, path, self.wapp.texts.error(err))
             return
         except Exception as err:  # noqa: BLE001 - one sentence in the dialog, never a traceback
-            self.app.call_from_thread(self._problem, f"{path.name} cannot be read: {self.wapp.texts.error(err, foreign=True)}")
+            self.app.call_from_thread(self._not_read, path,
+                                      f"{path.name} cannot be read: {self.wapp.texts.error(err, foreign=True)}")
             return
         self.app.call_from_thread(self._loaded, path, loaded)
 
+    def _not_read(self, path: Path, why: str) -> None:
+        if path == self._reading:  # (a file picked before the last one, read on behind it, says nothing)
+            self._reading = None
+            self._problem(why)
+
     def _loaded(self, path: Path, loaded: Any) -> None:
-        if self.is_current:  # not after Esc
+        # not after Esc, nor for a file picked before the last one: the thread reading it was
+        # left to end, and it closed the dialog with its own file
+        if self.is_current and path == self._reading:
+            self._reading = None
             self.loaded = loaded
             self.dismiss(path)
 

@@ -1,4 +1,4 @@
-"""The model manager: installed models with metadata, the catalog, pull, add, delete."""
+"""The model manager: installed models with metadata, the catalog, download, add, delete."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ class ModelsScreen(AppScreen, Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back", id="models.back"),
         Binding("u", "use", "use", id="models.use"),
-        Binding("p", "pull", "pull", id="models.pull"),
+        Binding("p", "pull", "download", id="models.pull"),
         Binding("a", "add", "add file", id="models.add"),
         Binding("d", "delete", "delete", id="models.delete"),
         Binding("r", "reload", "refresh", id="models.refresh"),
