@@ -257,6 +257,7 @@ class Runner:
         self.cancel = cancel
         self.calls: list[TurnMetrics] = []
         self.tag: str | None = None  # NOT_KEPT for a long document's parts and reduce steps
+        self.prefix = 0  # the prompt tokens every part's prompt begins with (cached after the first)
         self.on_waiting: Callable[[ServerWaiting], None] | None = None  # an office server silent (``run``)
 
     def cancelled(self) -> bool:
@@ -335,15 +336,27 @@ def _refuse_a_cut_day(metrics: TurnMetrics) -> None:
         raise BackendUnreachable(said=[("remote.quota_cut_part", {})])
 
 
-def _under_way(parts: dict[int, list[float]], calls: list[TurnMetrics], max_answer: int) -> tuple[float, int | None]:
+def _reading_calls(calls: list[TurnMetrics], prefix: int = 0) -> list[TurnMetrics]:
+    """The calls that read most of their own text (past the ``prefix`` every part's prompt
+    shares): the pace of reading. A part a stopped run had begun, gone on with from the cells
+    it left (a summary resumed with Ctrl+R), read a token or two of its prompt: counted, it made
+    reading look free (the next part's "reading part 3: 74%" moved the bar by 0.02 of a part)
+    and a part a second's work (the time left said 3 s where 15 were left)."""
+    return [m for m in calls if m.cache_n - prefix <= m.prompt_n]
+
+
+def _under_way(parts: dict[int, list[float]], calls: list[TurnMetrics], max_answer: int,
+               prefix: int = 0) -> tuple[float, int | None]:
     """The model calls' worth of work the parts under way have done, each part at most 0.95 of
     one until it ends, and the first of them (None: none). A part is its prompt read, then its
     summary written, each weighed by the time the calls so far spent on it (half and half before
-    one has ended); a summary is taken to be as long as those so far (half its budget before)."""
+    one has ended); a summary is taken to be as long as those so far (half its budget before).
+    The calls that read their prompts weigh the two (``_reading_calls``)."""
     if not parts:
         return 0.0, None
-    p_ms = sum(m.prompt_ms for m in calls)
-    g_ms = sum(m.predicted_ms for m in calls)
+    read = _reading_calls(calls, prefix)
+    p_ms = sum(m.prompt_ms for m in read)
+    g_ms = sum(m.predicted_ms for m in read)
     reading = p_ms / (p_ms + g_ms) if p_ms + g_ms > 0 else 0.5
     written = [m.predicted_n for m in calls]
     answer = max(1.0, sum(written) / len(written) if written else max_answer / 2)
@@ -594,13 +607,13 @@ def summarize_document(
         if on_progress is None:
             return
         pps = None
-        if runner.calls:
-            n = sum(m.prompt_n for m in runner.calls)
-            ms = sum(m.prompt_ms for m in runner.calls)
+        if read := _reading_calls(runner.calls, runner.prefix):
+            n = sum(m.prompt_n for m in read)
+            ms = sum(m.prompt_ms for m in read)
             pps = n / ms * 1000 if ms else None
         with lock:  # (and said under it: parts side by side report from their threads, in order)
             parts = {k: list(v) for k, v in under_way.items()} if stage == "map" else {}
-            working, first = _under_way(parts, list(runner.calls), map_tokens)
+            working, first = _under_way(parts, list(runner.calls), map_tokens, runner.prefix)
             if parts and done + working < shown[0]:  # a part's weight measured anew once a call ended
                 working = min(len(parts) * 0.95, shown[0] - done)
             if stage == "map":
@@ -621,6 +634,7 @@ def summarize_document(
     report("chunking", 0, 0, 0, 0, None, f"measuring {document.name}")
     chunks, prefix_tokens, budget = make_chunks(runner, document, n_ctx, map_tokens, options)
     n = len(chunks)
+    runner.prefix = prefix_tokens
     # a document in one part is kept on disk (its questions start from those cells); the parts of
     # a longer one and their reduce steps are not: nobody comes back to them, and each was a
     # state file of up to the whole context (tens of MiB for SmolLM2, GBs for an 8B model)
@@ -661,10 +675,13 @@ def summarize_document(
         """The calls left at the prompt and generation speeds measured so far, but never more
         than the wall clock's time per call finished says: a server's cached prompt made its
         prompt speed a few tokens a second (24 minutes for one part left of three, 8 s in), and
-        parts decoded side by side each counted the time they shared."""
+        parts decoded side by side each counted the time they shared. Both from the calls that
+        read their prompts (``_reading_calls``): a part gone on with from a stopped run's cells
+        is not this run's pace."""
         calls = runner.calls
-        p_ms = sum(m.prompt_ms for m in calls)
-        p_n = sum(m.prompt_n for m in calls)
+        read = _reading_calls(calls, runner.prefix)
+        p_ms = sum(m.prompt_ms for m in read)
+        p_n = sum(m.prompt_n for m in read)
         g_ms = sum(m.predicted_ms for m in calls)
         g_n = sum(m.predicted_n for m in calls)
         if not p_n or not p_ms:
@@ -676,7 +693,7 @@ def summarize_document(
         new_prompt += remaining_reduce * budget // 2
         gen = (len(remaining_chunks) + remaining_reduce) * avg_answer
         by_speed = new_prompt / pps + (gen / tps if tps else 0.0)
-        by_clock = (time.perf_counter() - t_map) / len(calls) * (len(remaining_chunks) + remaining_reduce)
+        by_clock = (time.perf_counter() - t_map) / len(read) * (len(remaining_chunks) + remaining_reduce)
         return min(by_speed, by_clock)
 
     finished: list[int] = []
