@@ -820,14 +820,14 @@ def test_a_part_gone_on_with_from_a_stopped_runs_cells_is_not_the_pace_of_readin
     it ends in a second. Counted as this run's pace, the next part's reading moved F6's bar (and
     the command line's) by 0.02 of a part at 74% read, and the time left said 3 s of 15."""
     from workstation.core.metrics import TurnMetrics
-    from workstation.core.summarize import _reading_calls, _under_way
+    from workstation.core.summarize import part_under_way, reading_calls
 
     prefix = 60  # the instruction every part's prompt begins with
     read = TurnMetrics(prompt_n=1500, cache_n=prefix, prompt_ms=10_000.0, predicted_n=40, predicted_ms=1_000.0)
     went_on = TurnMetrics(prompt_n=1, cache_n=prefix + 1500, prompt_ms=20.0, predicted_n=40, predicted_ms=1_000.0)
-    assert _reading_calls([went_on, read], prefix) == [read]
-    assert _reading_calls([TurnMetrics(prompt_n=30, cache_n=prefix)], prefix)  # a short part read whole
-    working, first = _under_way({2: [0.74, 0.0]}, [went_on], 256, prefix)
+    assert reading_calls([went_on, read], prefix) == [read]
+    assert reading_calls([TurnMetrics(prompt_n=30, cache_n=prefix)], prefix)  # a short part read whole
+    working, first = part_under_way({2: [0.74, 0.0]}, [went_on], 256, prefix)
     assert first == 2 and working == pytest.approx(0.37)  # half and half, none measured yet (it was 0.015)
-    working, _ = _under_way({2: [0.74, 0.0]}, [went_on, read], 256, prefix)
+    working, _ = part_under_way({2: [0.74, 0.0]}, [went_on, read], 256, prefix)
     assert working == pytest.approx(0.74 * 10 / 11)

@@ -336,7 +336,7 @@ def _refuse_a_cut_day(metrics: TurnMetrics) -> None:
         raise BackendUnreachable(said=[("remote.quota_cut_part", {})])
 
 
-def _reading_calls(calls: list[TurnMetrics], prefix: int = 0) -> list[TurnMetrics]:
+def reading_calls(calls: list[TurnMetrics], prefix: int = 0) -> list[TurnMetrics]:
     """The calls that read most of their own text (past the ``prefix`` every part's prompt
     shares): the pace of reading. A part a stopped run had begun, gone on with from the cells
     it left (a summary resumed with Ctrl+R), read a token or two of its prompt: counted, it made
@@ -345,16 +345,16 @@ def _reading_calls(calls: list[TurnMetrics], prefix: int = 0) -> list[TurnMetric
     return [m for m in calls if m.cache_n - prefix <= m.prompt_n]
 
 
-def _under_way(parts: dict[int, list[float]], calls: list[TurnMetrics], max_answer: int,
+def part_under_way(parts: dict[int, list[float]], calls: list[TurnMetrics], max_answer: int,
                prefix: int = 0) -> tuple[float, int | None]:
     """The model calls' worth of work the parts under way have done, each part at most 0.95 of
     one until it ends, and the first of them (None: none). A part is its prompt read, then its
     summary written, each weighed by the time the calls so far spent on it (half and half before
     one has ended); a summary is taken to be as long as those so far (half its budget before).
-    The calls that read their prompts weigh the two (``_reading_calls``)."""
+    The calls that read their prompts weigh the two (``reading_calls``)."""
     if not parts:
         return 0.0, None
-    read = _reading_calls(calls, prefix)
+    read = reading_calls(calls, prefix)
     p_ms = sum(m.prompt_ms for m in read)
     g_ms = sum(m.predicted_ms for m in read)
     reading = p_ms / (p_ms + g_ms) if p_ms + g_ms > 0 else 0.5
@@ -607,13 +607,13 @@ def summarize_document(
         if on_progress is None:
             return
         pps = None
-        if read := _reading_calls(runner.calls, runner.prefix):
+        if read := reading_calls(runner.calls, runner.prefix):
             n = sum(m.prompt_n for m in read)
             ms = sum(m.prompt_ms for m in read)
             pps = n / ms * 1000 if ms else None
         with lock:  # (and said under it: parts side by side report from their threads, in order)
             parts = {k: list(v) for k, v in under_way.items()} if stage == "map" else {}
-            working, first = _under_way(parts, list(runner.calls), map_tokens, runner.prefix)
+            working, first = part_under_way(parts, list(runner.calls), map_tokens, runner.prefix)
             if parts and done + working < shown[0]:  # a part's weight measured anew once a call ended
                 working = min(len(parts) * 0.95, shown[0] - done)
             if stage == "map":
@@ -676,10 +676,10 @@ def summarize_document(
         than the wall clock's time per call finished says: a server's cached prompt made its
         prompt speed a few tokens a second (24 minutes for one part left of three, 8 s in), and
         parts decoded side by side each counted the time they shared. Both from the calls that
-        read their prompts (``_reading_calls``): a part gone on with from a stopped run's cells
+        read their prompts (``reading_calls``): a part gone on with from a stopped run's cells
         is not this run's pace."""
         calls = runner.calls
-        read = _reading_calls(calls, runner.prefix)
+        read = reading_calls(calls, runner.prefix)
         p_ms = sum(m.prompt_ms for m in read)
         p_n = sum(m.prompt_n for m in read)
         g_ms = sum(m.predicted_ms for m in calls)
