@@ -1783,6 +1783,8 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         writing = [s for s in states if s.startswith("Parts done: 0 of 2, then the summary · ") and "part 1: " in s]
         assert any("of its summary written" in s for s in writing), states
         assert any(0 < float(s.rsplit("[", 1)[1].rstrip("]")) < 1 for s in writing), states
+        # the time left is said within the first part, from its reading (it said "time left: …" until a part ended)
+        assert any("time left: …" not in s for s in writing), states
         assert screen.result is not None and screen.result.cancelled
         done = sum(1 for c in screen.result.chunks if c.summary is not None)
         assert 1 <= done < len(screen.result.chunks)

@@ -9,6 +9,7 @@ import dataclasses
 from workstation.core.catalog import human_bytes
 from workstation.core.memory_plan import DevicePlan, MemoryPlan
 from workstation.core.phrases import PAGE_WORDS, Lookup, Phrase, about_words, words_per_token
+from workstation.core.profiles import Profile
 from workstation.core.speed_model import SpeedConstants
 
 GBPS = 1e9  # bandwidth tables are in decimal GB/s
@@ -66,3 +67,22 @@ def slow_phrase(p: MemoryPlan, measured: float | None = None, lookup: Lookup | N
         return None
     # in words and a page's time, which a person pictures ("about 1.8 tokens a second" said neither)
     return ("fit.slow", {"words": about_words(tps, lookup), "minutes": round(PAGE_WORDS / (tps * words_per_token(lookup)) / 60)})
+
+
+def profile_decode_tps(profile: Profile) -> float | None:
+    """How fast ``profile`` writes here, in tokens a second: what bench measured of its model
+    file as the profile runs it (``calibration.measured_decode``, as fit says it), else the
+    plan's estimate; None for an office server's profile (its pace is the server's) or a plan
+    that cannot be made. A summary says its time left from it before its first part is written."""
+    if profile.backend != "llama":
+        return None
+    from workstation.core.calibration import measured_decode
+    from workstation.core.errors import WorkstationError
+    from workstation.core.profile_plan import plan_for_profile
+
+    try:
+        plan = plan_for_profile(profile)
+        measured = measured_decode(plan.path, plan.gpu_layers, plan.type_k, plan.type_v, profile.speculative.mode)
+    except (WorkstationError, OSError, ValueError):
+        return None
+    return measured.value if measured is not None and measured.value else plan.decode_tps_bound

@@ -48,6 +48,7 @@ from workstation.core.kv_state import NOT_KEPT
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Lookup, rounded_words, say, words_in
 from workstation.core.profiles import Profile, Sampling
+from workstation.core.speed_estimate import profile_decode_tps
 from workstation.core.summary_chunks import (
     MAP_SUFFIX,
     Chunk,
@@ -109,6 +110,7 @@ class SummaryProgress:
     waiting: ServerWaiting | None = None
 
 
+EARLY_READ = 256  # prompt tokens read in a run before its pace of reading says a time left (``early_eta``)
 SMALL_MODEL_PARAMS = 1_000_000_000  # below this, a summary's names, dates and figures go astray
 
 
@@ -649,6 +651,34 @@ def summarize_document(
 
     t_map = time.perf_counter()
     said_at = [0.0]
+    # the parts this run has begun to read: part number -> [its tokens read so far, the time taken
+    # (ms), its tokens to read]: the pace of reading before a part has ended (``early_eta``)
+    pace: dict[int, list[float]] = {}
+    # how fast the profile writes (bench's figure, else the plan's estimate): its parts' summaries
+    # are timed by it until one has been written here; None: an office server's (its own pace)
+    write_tps = profile_decode_tps(profile) if on_progress is not None else None
+
+    def early_eta() -> float | None:
+        """The time left before a part of this run has ended (the ETA said "…" for the first
+        part's whole reading and writing: 40 s of a 2-part document here, minutes of a long one):
+        once ``EARLY_READ`` prompt tokens were read, the rest of the parts' reading at this
+        run's pace, their summaries (half their budget, as ``part_under_way`` takes them) at
+        the profile's writing speed, and the combining steps; None before. Said under the lock."""
+        n_read = sum(p[0] for p in pace.values())
+        ms = sum(p[1] for p in pace.values())  # (parts read side by side: a slower pace, a longer wait)
+        if write_tps is None or n_read < EARLY_READ or ms <= 0:
+            return None
+        answer = map_tokens / 2
+        to_read = to_write = 0.0
+        for k in todo:
+            if chunks[k].summary is not None:
+                continue
+            read, _, whole = pace.get(k, [0.0, 0.0, chunks[k].prompt_tokens - prefix_tokens])
+            to_read += max(0.0, whole - read)
+            to_write += max(0.0, answer - under_way.get(k, [0.0, 0.0])[1])
+        to_read += est_reduce * budget // 2  # (as ``eta`` takes a combining step's prompt)
+        to_write += est_reduce * answer
+        return to_read / (n_read / ms * 1000) + to_write / write_tps
 
     def step(i: int, event: StepEvent) -> None:
         """A part read further or written further: said at most twice a second; the office
@@ -663,13 +693,19 @@ def summarize_document(
             state = under_way.setdefault(k, [0.0, 0.0])
             if isinstance(event, PromptRead):
                 state[0] = event.fraction
+                pace[k] = [event.read - event.cached, event.ms, event.total - event.cached]
             else:
+                if not state[1] and not done_parts:  # its first word: its prompt read since the parts began (a short
+                    # one says nothing before); not in a run gone on with, whose part may go on from its cells
+                    whole = pace[k][2] if k in pace else chunks[k].prompt_tokens - prefix_tokens
+                    pace[k] = [whole, (now - t_map) * 1000, whole]
                 state[0], state[1] = 1.0, state[1] + event.tokens
             due = now - said_at[0] >= 0.5
             if due:
                 said_at[0] = now
+            early = early_eta() if due else None
         if due:
-            report("map", len(finished), total_calls, len(finished), n, None, f"part {k + 1} of {n}", inside_part=True)
+            report("map", len(finished), total_calls, len(finished), n, early, f"part {k + 1} of {n}", inside_part=True)
 
     def eta(remaining_chunks: list[Chunk], remaining_reduce: int) -> float | None:
         """The calls left at the prompt and generation speeds measured so far, but never more
@@ -834,7 +870,7 @@ def _reduce(
                 return "", True
             overall = clean_summary(text, metrics)
             steps.append(ReduceStep(level, len(items), document.cite(0, len(document.text)), n_prompt, overall, metrics))
-            report(level, len(steps))
+            # not said: "3 of 4", combining, with a combining step's time left (none is), before "done"
             return overall, False
         # group consecutive items so that each group's prompt fits, then reduce each group
         groups: list[list[PartSummary]] = []
