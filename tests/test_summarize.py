@@ -261,6 +261,8 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     # combining the parts' summaries is said as it begins (all through it, the last word was "4 of 4 parts done")
     combining = next(p for p in seen if p.stage == "reduce")
     assert combining.done == combining.chunks_done == len(result.chunks) < combining.total, combining
+    # and once it has, no step is said to be left (it said "3 of 4" and a step's time left before "done")
+    assert all(p.done < len(result.chunks) + len(result.reduce_steps) for p in seen if p.stage == "reduce"), seen
     assert seen[-1].stage == "done"
     t = result.totals
     assert t["chunks_done"] == len(result.chunks) and t["calls"] == len(result.chunks) + len(result.reduce_steps)
@@ -359,6 +361,11 @@ def test_a_long_part_says_how_far_it_has_been_read_through_the_engine_process(tm
     reading = [p for p in seen if p.part == 1 and 0 < p.part_read < 1]
     assert reading and all(p.chunks_done == 0 and p.part_written == 0 and 0 < p.working < 1 for p in reading), seen
     assert any(p.part == 1 and p.part_read == 1 and p.part_written > 0 for p in seen)
+    # the time left is said while the part is read, from this run's pace of reading and the
+    # profile's writing speed (it said "…" until a part had ended): not a figure out of nowhere
+    assert next(p for p in seen if p.stage == "map").eta_s is None  # before anything was read
+    early = [p.eta_s for p in reading if p.eta_s is not None]
+    assert early and all(0 < s < 10 * result.totals["total_ms"] / 1000 for s in early), (early, result.totals)
 
 
 def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> None:
