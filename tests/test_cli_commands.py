@@ -1059,10 +1059,13 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
                               "yazılan seçenekler 'workstation tui' içindir)."),
     (["chat", "--temperature", "abc", "--lang", "tr"], "--temperature bir sayı olmalı, 'abc' değil (ayrıntılar: "
                                                        "'workstation chat --help')."),
+    # (a sentence ends on its question, not on "? (...)."; "aldığı" alone read as the option's)
     (["profiles", "chek", "--lang", "tr"], "'profiles chek' diye bir komut yok; bunu mu demek istediniz: 'profiles "
-                                           "check'? (komutları 'workstation profiles --help' listeler)."),
-    (["summarize", "--lang=tr"], "'workstation summarize' şunu ister: FILE (ayrıntılar: 'workstation summarize --help')."),
-    (["chat", "--lang", "tr", "--bogus"], "--bogus, 'workstation chat' komutunun bir seçeneği değil; aldığı: TEXT"),
+                                           "check'? Komutları 'workstation profiles --help' listeler."),
+    (["summarize", "--lang=tr"], "'workstation summarize' için şu eksik: FILE (ayrıntılar: 'workstation summarize --help')."),
+    (["chat", "--lang", "tr", "--bogus"], "--bogus, 'workstation chat' komutunun bir seçeneği değil; komutun aldığı: TEXT"),
+    (["models", "pull", "a", "b", "--lang", "tr"], "'b' fazladan yazılmış: 'workstation models pull' komutunun aldığı "
+                                                   "yalnızca SOURCE; boşluk içeren bir metni tırnak içine alın"),
     (["usage", "--lang", "tr", "--by", "persn"], "--by 'persn' olamaz; bunu mu demek istediniz: 'person'?"),
     (["chat", "--lang", "tr", "--temperature"], "--temperature bir değer ister: onu hemen ardından yazın"),
     (["chat", "--lang", "tr", "--t", "1", "hi"], "--t birden çok seçeneğe uyuyor (--temperature, --top-p, --top-k)"),

@@ -341,6 +341,6 @@ def test_cache_list_marks_a_state_cut_short(capsys: pytest.CaptureFixture[str]) 
     assert main(["cache", "list", "--lang", "tr"]) == 0  # in the app's language or --lang's (it was English)
     out = capsys.readouterr().out  # (numbers as the language writes them: "1.234", "2,0 GB")
     assert f"\nbozuk: {path.name} yarım ya da okunamıyor ve hiç kullanılmaz ('" in out and "\n  1.234  " in out, out
-    assert "2,0 GB içinden 10 KB" in out, out
+    assert "2,0 GB içinden 10 KB kullanımda, " in out, out  # (it said "10 KB" of the 2.0 GB, not what they were)
     assert main(["cache", "clear", "--damaged", "--lang", "tr"]) == 0
     assert not path.exists() and capsys.readouterr().out == f"{states.folder} klasöründen 1 bozuk kayıtlı KV durumu silindi.\n"

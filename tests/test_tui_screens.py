@@ -78,6 +78,8 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert kinds in rows["Ctrl+O"][1], rows["Ctrl+O"]
         assert [c.help for c in app.get_system_commands(app.chat_screen) if c.title.startswith("Attach")] == [
             rows["Ctrl+O"][1]]
+        # (Turkish: the text is added to the message, 'eklenir'; it "entered" it, 'girer')
+        assert Texts("tr")("action.attach.help").endswith(" ve web sayfası); metni bir sonraki mesajınıza eklenir")
         # what the figures under a reply mean, for a keyboard's user too (a mouse's tooltip said it)
         assert app.screen.rows[-1] == ("", "Figures under a reply", Texts("en")("metric.help"))
         # in words: "in tokens a second" explained a figure with the word it was there to explain
@@ -941,7 +943,13 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         # a first user), and the replies in a sentence on top: the wait in seconds, the language's
         # way; no writing speed from replies of 10 tokens (too short to time, as F4 says a model's)
         assert str(row.query_one(".metric-name").render()) == {
-            "en": "Wait for first word (TTFT)\nlast 2 turns", "tr": "İlk sözcük süresi (TTFT)\nson 2 tur"}[lang]
+            "en": "Wait for first word (TTFT)\nlast 2 turns", "tr": "İlk sözcüğü bekleme (TTFT)\nson 2 tur"}[lang]
+        # (Turkish: a word piece is no 'parça' alone, the word of the GPU line's model parts; the K/V
+        # memory is 'bağlam belleği' as in F3, profiles list and the K/V line below it)
+        assert str(app.screen.query_one("#row-tpot .metric-name").render()).startswith(
+            {"en": "Per word piece (TPOT)\n", "tr": "Sözcük parçası başı (TPOT)\n"}[lang])
+        assert str(app.screen.query_one("#kv-name").render()) == {"en": "Conversation memory (K/V)",
+                                                                  "tr": "Bağlam belleği (K/V)"}[lang]
         assert str(app.screen.query_one("#headline").render()) == {
             "en": "Your last 2 replies: the first words after about 2.5 s.",
             "tr": "Son 2 yanıtınız: ilk sözcükler yaklaşık 2,5 sn sonra geldi."}[lang]
@@ -990,6 +998,9 @@ def test_the_dashboards_headline_says_a_slow_reply_beside_the_speed_people_read(
     turn.finish_rates()  # 2 tok/s
     assert replies_headline([turn], Texts("en")) == (
         "Your last reply: the first words after about 1 min 5 s, then about 1.5 words a second, slower than people read.")
+    assert replies_headline([turn], Texts("tr")) == (  # (whose reading: 'okuma hızına yetişmez' said no one's; a Turkish word is more tokens)
+        "Son yanıtınız: ilk sözcükler yaklaşık 1 dk 5 sn sonra geldi, ardından saniyede yaklaşık 0,8 sözcük; "
+        "okuyabileceğinizden yavaş.")
     assert replies_headline([], Texts("en")) == ""
 
 
@@ -1207,6 +1218,8 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
     # a count's suffix as the number is read: "3 bölümden 1'i", 2'si, 3'ü ... (it said "1 tanesinden")
     assert [tr("summarize.stopped", done=n, total=12).split(" bittikten")[0].split()[-1] for n in (1, 2, 3, 6, 9, 10, 40)] \
         == ["1'i", "2'si", "3'ü", "6'sı", "9'u", "10'u", "40'ı"]
+    # ... and what follows says the parts done for any count ('onların' of one part read wrong)
+    assert tr("summarize.stopped", done=1, total=11) == "11 bölümden 1'i bittikten sonra durduruldu; bitenlerin özeti aşağıda."
     assert "1.500'ünü kullandınız; saat 14:00'e kadar" in tr(
         "usage.server_today_limit", server="s", tokens="1,500", limit="10,000", left="8,500", resets="14:00")
     # a library's English words in a Turkish sentence are labelled as such: a damaged DOCX, a damaged model
