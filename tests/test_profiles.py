@@ -285,8 +285,9 @@ def test_profiles_check_exits_1_when_the_profile_cannot_run_here(
     assert "\n  GPU katmanı (gpu_layers)       31\n" in out and "\n  model kurulu                   evet\n" in out, out
     assert " (auto: bu bilgisayar için seçildi)\n" in out and "Tohum her turda yeni" in out, out
     # the sampling by Ctrl+E's names, with the decimal comma (it said "temperature 0.7, top_p 0.95")
-    assert "\n  örnekleme (sampling)           Sıcaklık 0,7, Top-p 0,95, Top-k 40, Min-p 0,05, Tekrar cezası 1,1, " \
-           "En uzun yanıt 1.024, Tohum her turda yeni\n" in out, out
+    # (set apart by "; ": "Sıcaklık 0,7, Top-p 0,95" read as a list of numbers)
+    assert "\n  örnekleme (sampling)           Sıcaklık 0,7; Top-p 0,95; Top-k 40; Min-p 0,05; Tekrar cezası 1,1; " \
+           "En uzun yanıt 1.024; Tohum her turda yeni\n" in out, out
     assert not [w for w in ("chosen", "each turn", "sampling ", "backend ", "ready ", " yes") if w in out], out
     assert main(["profiles", "check", str(drafted), "--lang", "en"]) == 1
     out = capsys.readouterr().out

@@ -244,7 +244,7 @@ def _print_turn_settings(profile: Profile, t: Texts) -> None:
 def _sampling_said(s: Sampling, t: Texts) -> str:
     """A profile's sampling on one row: in English by the file's names (temperature 0.7, top_p
     0.95), in another language by Ctrl+E's, its numbers as that language writes them (Turkish
-    "Sıcaklık 0,7, Top-p 0,95, ..., En uzun yanıt 1.024": it said "temperature 0.7" there)."""
+    "Sıcaklık 0,7; Top-p 0,95; ...; En uzun yanıt 1.024": it said "temperature 0.7" there)."""
     english = t.lang == "en"
 
     def setting(name: str, value: float | int) -> str:
@@ -258,8 +258,9 @@ def _sampling_said(s: Sampling, t: Texts) -> str:
     shown += [setting(name, getattr(s, name)) for name in ("presence_penalty", "frequency_penalty") if getattr(s, name)]
     seed = t("profiles_cmd.seed_each_turn") if s.seed is None else str(s.seed)
     shown.append(f"{'seed' if english else t('sampling.seed')} {seed}")
-    return (", ".join(shown) + (", ignore_eos" if s.ignore_eos else "")
-            + (f", stop {', '.join(repr(x) for x in s.stop)}" if s.stop else ""))
+    sep = t("profiles_cmd.sampling_sep")  # (Turkish "; ": its decimal comma read "Sıcaklık 0,7, Top-p 0,95")
+    return (sep.join(shown) + (f"{sep}ignore_eos" if s.ignore_eos else "")
+            + (f"{sep}stop {', '.join(repr(x) for x in s.stop)}" if s.stop else ""))
 
 
 def _check_remote(profile: Profile, eff: dict[str, object], args: argparse.Namespace) -> int:
