@@ -46,6 +46,10 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert any(t.startswith("Profiles (F3)") for t in titles)  # the keys as F1 writes them
         assert any(t.startswith("Dashboard (F5)") for t in titles)
+        # what F5 shows in words first, each term after ("TTFT, tokens per second, KV cache" alone was jargon)
+        dash_help = next(c.help for c in app.get_system_commands(app.screen) if c.title.startswith("Dashboard (F5)"))
+        assert dash_help.startswith("How fast replies come and what this PC is doing: the wait for the first word "
+                                    "(TTFT), the writing speed (tok/s)"), dash_help
         assert [t for t in titles if t.startswith("Quit")] == ["Quit (Ctrl+Q)"]  # one, with its key
         assert "Stop (Esc)" in titles and not any("escape" in t for t in titles)
         assert not any(t.startswith("Remove the attachment") for t in titles)  # nothing attached
@@ -275,6 +279,12 @@ async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profile
             app.screen.query_one("#row-decode .metric-spark").data))  # type: ignore[attr-defined]
         decode_name = str(app.screen.query_one("#row-decode .metric-name").render())
         assert decode_name.endswith("\n" + app.texts("dash.axis_this_reply")) and " 0 " not in decode_name, decode_name
+        # the line above the rows in words first, the figures' terms after ("Generating: 12 tokens so
+        # far, 80.1 tok/s" was jargon to a first user), on its one line at 80 columns
+        live = app.screen.query_one("#live")
+        said = str(live.render())
+        assert said.startswith({"en": "Writing: about ", "tr": "Yazılıyor: yaklaşık "}[language]), said
+        assert " tok" in said and len(said) <= live.size.width, (said, live.size)
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
         await pilot.press("f6")  # F6's Choose… says the model is busy (it said none was loaded)
@@ -661,7 +671,17 @@ async def test_dashboard_kv_gauge_is_the_loaded_engines(profiles: Path, tmp_path
         app.screen.refresh_view()
         assert str(app.screen.query_one("#kv-value").render()) == f"0/{n_ctx:,}".replace(",", ".")
         # the memory line is said again in the new language (it stayed English until F5 again)
-        await until(pilot, lambda: str(app.screen.query_one("#memory-line").render()).startswith("Yüklemede bellek"))
+        memory_line = lambda: str(app.screen.query_one("#memory-line").render())  # noqa: E731
+        await until(pilot, lambda: memory_line().startswith("Modelin aldığı bellek: "))
+        # in words first, the terms after ("Memory at load: estimated 1.1 GB, allocated 772 MB" was
+        # jargon to a first user); the share is the estimate's against what the model took
+        load = {"components": {"total": {"estimated": 1.1 * 1024**3, "allocated": 772 * 1024**2, "diff_pct": 45.9}}}
+        app.screen._show_memory(load)
+        assert memory_line() == "Modelin aldığı bellek: 772 MB (ayrılan), planlanan 1,1 GB (tahmin, +%45,9)"
+        app.texts = Texts("en")
+        app.screen._show_memory(load)
+        assert memory_line() == "Memory the model took: 772 MB (allocated), 1.1 GB planned (estimate, +45.9%)"
+        app.texts = Texts("tr")
         # the turn's cache hits in Turkish figures (3092 of 3122 were written bare)
         await until(pilot, lambda: "3.092" in str(app.screen.query_one("#cache-line").render()))
         assert "3.122" in str(app.screen.query_one("#cache-line").render())
@@ -700,13 +720,13 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
     db = tmp_path / "c.db"
     store = ConversationStore(db)
     conv = store.new("compare", "a")
-    saved = [
-        (TurnMetrics(ttft_ms=900, predicted_per_second=40.0).to_dict()),  # saved before turns said their profile
-        turn_record(TurnMetrics(ttft_ms=300, predicted_per_second=70.0), "b", "B"),
-        turn_record(TurnMetrics(ttft_ms=1300, predicted_per_second=80.0), "b", "B"),
+    saved = [  # (replies of 40 tokens: long enough for their writing speed to count, REPLY_RATE_MIN)
+        (TurnMetrics(ttft_ms=900, predicted_n=40, predicted_per_second=40.0).to_dict()),  # saved before turns said their profile
+        turn_record(TurnMetrics(ttft_ms=300, predicted_n=40, predicted_per_second=70.0), "b", "B"),
+        turn_record(TurnMetrics(ttft_ms=1300, predicted_n=40, predicted_per_second=80.0), "b", "B"),
         turn_record(TurnMetrics(stop_reason="cancelled"), "a", "A"),  # stopped before its first token
-        turn_record(TurnMetrics(ttft_ms=200, predicted_per_second=20.0), "a", "A"),
-        turn_record(TurnMetrics(ttft_ms=250, predicted_per_second=25.0), "a", "A"),
+        turn_record(TurnMetrics(ttft_ms=200, predicted_n=40, predicted_per_second=20.0), "a", "A"),
+        turn_record(TurnMetrics(ttft_ms=250, predicted_n=40, predicted_per_second=25.0), "a", "A"),
     ]
     for record in saved:
         store.add_message(conv.id, "user", "hi")
@@ -727,9 +747,12 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
         # the sentence on top tells of the loaded profile's replies only, as the rows plot them
         assert str(screen.query_one("#headline").render()).startswith("Your last 2 replies: the first words after about 0.2 s")
         line = str(screen.query_one("#switch-line").render())
-        # the older turn without a profile joins B's run: median of 40, 70, 80 and of 900, 300, 1300
+        # the older turn without a profile joins B's run: median of 40, 70, 80 and of 900, 300, 1300;
+        # said as the headline says replies, each figure's term after it ("median 70.0 tok/s, TTFT
+        # 900 ms" alone was jargon to a first user)
         assert line == ("The rows show A only: its 2 turns since you switched to it. "
-                        "Before the switch, B: median 70.0 tok/s, TTFT 900 ms over 3 turns."), line
+                        "Before the switch, B's last 3 replies: the first words after about 0.9 s (TTFT 900 ms), "
+                        "then about 52 words a second (70.0 tok/s)."), line
         # back to B, before its first turn: nothing plotted, and A's turns are the ones before
         app.profile = load_profile("b")
         screen.refresh_view()
@@ -738,7 +761,8 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
         assert not screen.query_one("#headline").display  # (no replies of its own to tell of)
         assert str(screen.query_one("#switch-line").render()) == (
             "No turns on B yet since you switched to it. "
-            "Before the switch, A: median 22.5 tok/s, TTFT 225 ms over 2 turns.")
+            "Before the switch, A's last 2 replies: the first words after about 0.2 s (TTFT 225 ms), "
+            "then about 17 words a second (22.5 tok/s).")
         # the line under the rows agrees with "5 turns in this conversation" (it said "No turns yet")
         assert str(screen.query_one("#cache-line").render()).startswith(
             "No turns since you switched to this profile; send a message to see its figures.")
@@ -751,6 +775,9 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
         app.texts = Texts("tr")
         screen.relabel()
         assert screen._title(ProfileRun("a", "A", [])) == "Ofis A"
+        assert str(screen.query_one("#switch-line").render()).endswith(  # (Turkish words a second: 0.4 a token)
+            "Geçişten önce Ofis A profilinin son 2 yanıtı: ilk sözcükler yaklaşık 0,2 sn (TTFT 225 ms) sonra geldi, "
+            "ardından saniyede yaklaşık 9 sözcük (22,5 token/sn).")
         assert screen._title(ProfileRun(str(tmp_path / "gone.yaml"), "Gone", [])) == "Gone"
         app.texts = Texts("en")
         screen.relabel()

@@ -47,26 +47,46 @@ PROMPT_RATE_MIN = 32  # new prompt tokens a turn reads for its reading speed to 
 
 
 
+def replies_said(recent: list[TurnMetrics], texts: Texts, terms: bool = False) -> tuple[str, dict[str, Any]]:
+    """Replies' speed as a person pictures it (a phrase): the median wait for the first words,
+    then the words a second after it (``about_words``), beside the speed people read
+    (``SLOW_TPS``, as fit says a slow plan); the writing speed of the replies long enough to time
+    (``REPLY_RATE_MIN``, as F4 says a model's). ``terms``: each figure's term after it, "(TTFT
+    900 ms)", "(70.0 tok/s)", where the rows' figures are to be compared with it, in place of
+    the speed people read (F5's line after a profile switch said "median 70.0 tok/s, TTFT 900 ms"
+    alone; with both it took four lines at 80 columns). ``recent``: not empty."""
+    wait_ms = statistics.median(turn.ttft_ms for turn in recent)
+    wait_s = wait_ms / 1000
+    wait = ("unit.s", {"n": f"{max(wait_s, 0.1):.1f}"}) if wait_s < 10 else duration(wait_s, texts.get)
+    ttft = ("dash.ttft_term", {"ms": f"{wait_ms:,.0f}"}) if terms else ""
+    rates = [turn.predicted_per_second for turn in recent
+             if turn.predicted_n >= REPLY_RATE_MIN and turn.predicted_per_second > 0]
+    if not rates:  # (short replies only: "Yes." is timed by its first word's wait)
+        return "dash.first_words", {"wait": wait, "ttft": ttft}
+    tps = statistics.median(rates)
+    return "dash.first_words_then", {
+        "wait": wait, "ttft": ttft, "words": about_words(tps, texts.get),
+        "rate": ("dash.rate_term", {"tps": f"{tps:.1f}"}) if terms else "",
+        "pace": "" if terms else ("dash.pace_fast" if tps >= SLOW_TPS else "dash.pace_slow", {})}
+
+
 def replies_headline(turns: list[TurnMetrics], texts: Texts) -> str:
-    """The last replies' speed in one sentence a person pictures, at the top of F5: the wait for
-    the first words and the words a second after it (``about_words``), beside the speed people
-    read (``SLOW_TPS``, as fit says a slow plan). Medians of the last ``REPLIES_TIMED``, the
-    writing speed of those long enough to time (``REPLY_RATE_MIN``, as F4 says a model's); ""
-    with none. The rows under it were jargon to a first user ("TTFT per turn", "Decode tok/s")."""
+    """The last replies' speed in one sentence a person pictures, at the top of F5
+    (``replies_said``): medians of the last ``REPLIES_TIMED``; "" with none. The rows under it
+    were jargon to a first user ("TTFT per turn", "Decode tok/s")."""
     recent = turns[-REPLIES_TIMED:]
     if not recent:
         return ""
-    wait_s = statistics.median(turn.ttft_ms for turn in recent) / 1000
-    wait = ("unit.s", {"n": f"{max(wait_s, 0.1):.1f}"}) if wait_s < 10 else duration(wait_s, texts.get)
-    rates = [turn.predicted_per_second for turn in recent
-             if turn.predicted_n >= REPLY_RATE_MIN and turn.predicted_per_second > 0]
-    if rates:
-        tps = statistics.median(rates)
-        said = texts("dash.first_words_then", wait=wait, words=about_words(tps, texts.get),
-                     pace=("dash.pace_fast" if tps >= SLOW_TPS else "dash.pace_slow", {}))
-    else:  # (short replies only: "Yes." is timed by its first word's wait)
-        said = texts("dash.first_words", wait=wait)
+    said = replies_said(recent, texts)
     return texts("dash.headline_one", said=said) if len(recent) == 1 else texts("dash.headline", n=len(recent), said=said)
+
+
+def live_said(tokens: int, rate: float | None, texts: Texts) -> str:
+    """F5's line while a reply is written: the words so far and a second (``about_words``, as the
+    headline says them), then the engineers' figures ("Generating: 212 tokens so far, 80.1 tok/s"
+    was jargon to a first user). One line of 80 columns, in Turkish too."""
+    return texts("dash.live", words=about_words(tokens, texts.get), n=f"{tokens:,}",
+                 rate=about_words(rate, texts.get) if rate else "…", tps=f"{rate:,.1f}" if rate else "…")
 
 
 class Heights(Sparkline):
@@ -236,7 +256,7 @@ class DashboardScreen(AppScreen, Screen[None]):
             said = app.summarize_screen().state_said
             self._put("#live", t("dash.summarizing", name=app.summarizing, state=said), one_line=True)
         elif app.generating:
-            self._put("#live", t("dash.live", n=app.live_tokens, tps=f"{live:.1f}" if live else "…"), one_line=True)
+            self._put("#live", live_said(app.live_tokens, live, t), one_line=True)
         else:
             n = len(hist.turns)
             self._put("#live", t("dash.turns_one") if n == 1 else t("dash.turns", n=n), one_line=True)
@@ -245,9 +265,11 @@ class DashboardScreen(AppScreen, Screen[None]):
             switch.display = before is not None
         if before is not None:
             now_name = app.profile.title(t.lang) if app.profile else run.name
-            n_before = len(before.turns)
+            # said as the headline says the loaded one's replies, each figure's term after it (the rows')
+            earlier_turns = before.turns[-REPLIES_TIMED:]
+            n_before = len(earlier_turns)
             earlier = t("dash.before_one" if n_before == 1 else "dash.before", name=self._title(before), n=n_before,
-                        tps=f"{before.median('predicted_per_second'):.1f}", ttft=f"{before.median('ttft_ms'):,.0f}")
+                        said=replies_said(earlier_turns, t, terms=True))
             n_now = len(run.turns)
             now = ("dash.since_switch_none", "dash.since_switch_one")[n_now] if n_now < 2 else "dash.since_switch"
             self._put("#switch-line", t(now, name=now_name, n=n_now) + " " + earlier)
