@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import statistics
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -98,9 +97,6 @@ class ProfileRun:
     ref: str  # Profile.ref; "" where a turn was saved before turns said their profile
     name: str
     turns: list[TurnMetrics]
-
-    def median(self, field: str) -> float:
-        return statistics.median(float(getattr(t, field)) for t in self.turns) if self.turns else 0.0
 
 
 def turn_record(metrics: TurnMetrics, profile_ref: str, profile_name: str,
