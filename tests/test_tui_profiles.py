@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -613,6 +614,7 @@ async def test_a_document_that_cannot_be_read_is_said_in_turkish(folder: Path, t
     sentence still comes back in the UI's language. The question typed before the dialog was
     drawn, and while the file picked is read, goes into the message box (it went into the
     path line: "There is no '…/docs/Who has…'", and was lost when the dialog closed)."""
+    from textual.command import CommandPalette
     from textual.widgets import Input
 
     from workstation.tui.screens.file_picker import FilePicker, FileTree
@@ -653,6 +655,24 @@ async def test_a_document_that_cannot_be_read_is_said_in_turkish(folder: Path, t
         await until(pilot, lambda: app.pending_document is not None)
         assert app.pending_document == (leave, "Ayşe 14 gün, Mehmet 9 gün izin aldı.")
         assert prompt.value == "Kim en çok izin aldı?"
+        # a file read while a dialog opened over the picker (Ctrl+P's palette, Ctrl+Q's question):
+        # Textual's dismiss pops the top screen, and the palette vanished while the picker stayed,
+        # its file taken. The picker closes once the palette is closed, with its file
+        read_on, picked = threading.Event(), []
+        app.pick_file("?", "document", lambda path, read: picked.append(read), load=lambda path: read_on.wait(30))
+        await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(Input)))
+        picker = app.screen
+        picker.query_one(Input).value = str(leave)
+        picker.query_one(Input).focus()
+        await pilot.press("enter", "ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        palette = app.screen
+        read_on.set()
+        await until(pilot, lambda: picker._reading is None)  # type: ignore[attr-defined]
+        await pilot.pause()
+        assert app.screen is palette and app.screen_stack[-2] is picker and not picked
+        await pilot.press("escape")
+        await until(pilot, lambda: picked == [True] and app.screen is app.chat_screen)
 
 
 async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:

@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from textual.css.query import NoMatches
+
 from workstation.tui.app_part import AppPart
 from workstation.tui.screens.dialogs import ConfirmDialog
 
@@ -135,7 +137,7 @@ class Quitting(AppPart):
             self._quit_signalled = True
             self.call_next(self.action_quit, False)
 
-    async def action_quit(self: WorkstationApp, ask: bool = True) -> None:
+    async def action_quit(self: WorkstationApp, ask: bool = True, typed_asked: bool = False) -> None:
         """Quit. A reply still streaming is stopped first and kept as far as it came, as Esc
         keeps it (the end of the cancelled turn saves it, then the app exits; 5 s at most).
         What is typed in the box is kept as its conversation's draft. A summary running asks
@@ -154,6 +156,12 @@ class Quitting(AppPart):
                 return
             self._ask_before_quitting(self.texts("summarize.quit_q"), quit_now)
             return
+        if ask and not typed_asked and self.typed_in_dialog():
+            # Ctrl+Q, the one app key a dialog does not hold back, closed Alt+I's instructions or
+            # F2's new title typed there with the app, without a word (``typed_asked``: asked)
+            self._ask_before_quitting(self.texts("dialog.quit_typed_q"),
+                                      lambda: self.call_next(self.action_quit, True, True))
+            return
         if ask and self._write_back_to is not None and not self._turn_begun() \
                 and self._taken_back(self._write_back_to, at_the_end=True)[0]:
             self.exit()  # (the disk had room enough for this session, under 1 MiB: not asked "lose it?")
@@ -170,6 +178,17 @@ class Quitting(AppPart):
             self.set_timer(5.0, self.exit)
             return
         self.exit()
+
+    def typed_in_dialog(self: WorkstationApp) -> bool:
+        """Whether an open dialog holds text typed in it that quitting would lose (its ``typed``)."""
+        for screen in self.screen_stack:
+            typed = getattr(screen, "typed", None)
+            try:
+                if callable(typed) and typed():
+                    return True
+            except NoMatches:  # (not drawn yet: nothing typed in it)
+                pass
+        return False
 
     def _ask_before_quitting(self: WorkstationApp, question: str, then: Callable[[], None]) -> None:
         """Quit (``then``) once the person says yes; Ctrl+Q again while asked: one question,

@@ -6,6 +6,8 @@ import dataclasses
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
     from workstation.tui.app import WorkstationApp
 
 
@@ -20,6 +22,27 @@ class AppScreen:
     @property
     def wapp(self) -> WorkstationApp:
         return cast("WorkstationApp", self.app)  # type: ignore[attr-defined]
+
+    def close(self, result: Any = None) -> None:
+        """Dismiss this screen with ``result``: at once where it is on top, else once it is on top
+        again (a dialog opened over it while its work went on: Ctrl+Q's question, Ctrl+P's palette);
+        nothing where it is closed already. Textual's ``dismiss`` pops the top screen, whichever
+        it is: the Open dialog's file, read behind the palette, closed the palette, and the Open
+        dialog stayed, its file taken."""
+        screen = cast("Screen[Any]", self)
+        app = screen.app
+        if screen not in app.screen_stack:
+            return
+        if app.screen is screen:
+            screen.dismiss(result)
+            return
+
+        def shown(top: Screen[Any]) -> None:
+            if top is screen and app.screen is screen:  # (still: the call comes a moment after)
+                app.screen_change_signal.unsubscribe(screen)
+                screen.dismiss(result)
+
+        app.screen_change_signal.subscribe(screen, shown)
 
     def translate_bindings(self) -> None:
         """The screen's keys, as the footer shows them, in the app's language (the locale's

@@ -127,6 +127,10 @@ class TextPrompt(ModalScreen[str | None]):
             return
         self.dismiss(answer)
 
+    def typed(self) -> bool:
+        """Whether the line holds something typed that closing the dialog would lose (Ctrl+Q asks)."""
+        return self.query_one("#answer", Input).value.strip() != self.value.strip()
+
     def action_cancel(self) -> None:
         self.dismiss(None)
 

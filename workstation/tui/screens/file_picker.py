@@ -349,7 +349,7 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         if not self.is_current or path == self._reading:
             return
         if self.load is None:
-            self.dismiss(path)
+            self.close(path)
             return
         self._problem(self.wapp.texts("picker.reading", name=path.name), error=False)
         self._reading = path
@@ -376,11 +376,12 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
 
     def _loaded(self, path: Path, loaded: Any) -> None:
         # not after Esc, nor for a file picked before the last one: the thread reading it was
-        # left to end, and it closed the dialog with its own file
-        if self.is_current and path == self._reading:
+        # left to end, and it closed the dialog with its own file. Under a dialog opened while it
+        # was read (Ctrl+Q's question, Ctrl+P's palette), once that one is closed (``close``)
+        if path == self._reading and self in self.app.screen_stack:
             self._reading = None
             self.loaded = loaded
-            self.dismiss(path)
+            self.close(path)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

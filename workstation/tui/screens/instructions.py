@@ -48,6 +48,10 @@ class InstructionsDialog(ModalScreen[str | None]):
     def action_keep(self) -> None:
         self.dismiss(self.query_one("#instructions-text", TextArea).text.strip())
 
+    def typed(self) -> bool:
+        """Whether the box holds something typed that closing the dialog would lose (Ctrl+Q asks)."""
+        return self.query_one("#instructions-text", TextArea).text.strip() != self.now.strip()
+
     def action_empty(self) -> None:
         self.query_one("#instructions-text", TextArea).text = ""
 

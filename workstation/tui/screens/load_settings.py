@@ -473,7 +473,7 @@ def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None, p
                 app.profile = menu.current = under_file_of(app.profile, saved)
             menu.notify(f"{said} {t('load.reload_later')}", timeout=12)
         else:
-            menu.dismiss(saved)  # loaded again, as Enter loads it
+            menu.close(saved)  # loaded again, as Enter loads it (F3 on top by then: ``close``)
             app.notify(f"{said} {t('load.reloading')}", kind=LOAD_NOTICE)
             return
     else:

@@ -145,6 +145,11 @@ class SamplingDialog(ModalScreen[Sampling | None]):
     def _changed(self) -> None:
         self.query_one("#sampling-problem", Label).display = False  # (it stayed once the field was right)
 
+    def typed(self) -> bool:
+        """Whether a box holds something typed that closing the dialog would lose (Ctrl+Q asks)."""
+        return any(self.query_one(f"#s-{name}", Input).value != in_box(name, getattr(self.now, name), self.texts)
+                   for name, _whole in FIELDS)
+
     def action_profile_values(self) -> None:
         for name, _whole in FIELDS:
             self.query_one(f"#s-{name}", Input).value = in_box(name, getattr(self.profiles, name), self.texts)
