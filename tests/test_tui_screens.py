@@ -1019,8 +1019,13 @@ def test_the_dashboards_headline_says_a_slow_reply_beside_the_speed_people_read(
     """F5's sentence on top, of a reply slower than people read (a large model on the CPU), and
     of a wait too long for tenths of a second."""
     from workstation.core.metrics import TurnMetrics
-    from workstation.tui.screens.dashboard import replies_headline
+    from workstation.tui.screens.dashboard import live_said, replies_headline
 
+    # the live line's words so far are a count, whole: "about 0.0 words so far" while the prompt
+    # was read, "about 0.8 words" after a token
+    assert live_said(0, None, Texts("en")).startswith("Writing: about 0 words so far, … a second (0 tokens")
+    assert live_said(1, 3.0, Texts("en")).startswith("Writing: about 1 word so far, 2 a second (1 token, ")
+    assert live_said(2, 3.0, Texts("tr")).startswith("Yazılıyor: yaklaşık 1 sözcük, saniyede 1,2 (2 token, ")
     turn = TurnMetrics(ttft_ms=65_000, predicted_n=40, predicted_ms=20_000, stop_reason="eos")
     turn.finish_rates()  # 2 tok/s
     assert replies_headline([turn], Texts("en")) == (

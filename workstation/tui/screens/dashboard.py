@@ -20,7 +20,7 @@ from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.metrics import ProfileRun, TurnMetrics
-from workstation.core.phrases import about_words
+from workstation.core.phrases import about_words, words_per_token
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import KVCache, kv_words
 from workstation.core.speed_estimate import SLOW_TPS
@@ -84,8 +84,11 @@ def replies_headline(turns: list[TurnMetrics], texts: Texts) -> str:
 def live_said(tokens: int, rate: float | None, texts: Texts) -> str:
     """F5's line while a reply is written: the words so far and a second (``about_words``, as the
     headline says them), then the engineers' figures ("Generating: 212 tokens so far, 80.1 tok/s"
-    was jargon to a first user). One line of 80 columns, in Turkish too."""
-    return texts("dash.live", words=about_words(tokens, texts.get), n=f"{tokens:,}",
+    was jargon to a first user). One line of 80 columns, in Turkish too. The words so far are
+    a count, whole ("about 0.0 words so far" while the prompt was read, "0.8" after a token)."""
+    words = tokens * words_per_token(texts.get)
+    said = about_words(tokens, texts.get) if words >= 2 else str(max(round(words), min(tokens, 1)))
+    return texts("dash.live", words=said, n=f"{tokens:,}",
                  rate=about_words(rate, texts.get) if rate else "…", tps=f"{rate:,.1f}" if rate else "…")
 
 
