@@ -28,7 +28,7 @@ from tui_helpers import send_text as _send_text
 from workstation.core.catalog import resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
 from workstation.core.model_info import read_model_info
-from workstation.core.phrases import about_words, part_percent, rounded_words
+from workstation.core.phrases import about_words, part_percent, rounded_words, words_in
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profile_plan import plan_for_profile
 from workstation.core.store import ConversationStore
@@ -2073,8 +2073,10 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         assert cut.metrics and cut.metrics["stop_reason"] == "length"  # 8 tokens at most
         # "length limit" under it named no way on: Alt+C is said
         # in words (it said "(8 tokens)": jargon), rounded as the app rounds words
-        assert any(n.message == f"The reply stopped at its length limit (about {about_words(cut.metrics['predicted_n'])} "
-                   "words); Alt+C lets it go on." for n in app._notifications)
+        # (its own words counted: tokens said as words by the UI's language made an English reply of 920 words
+        # "about 410" under Turkish)
+        assert any(n.message == f"The reply stopped at its length limit (about {rounded_words(words_in(cut.content))} "
+                   "words); Alt+C lets it go on." for n in app._notifications), [n.message for n in app._notifications]
         await app.open_conversation(conv)  # drawn from the store (text with no Markdown: one plain widget)
         await until(pilot, lambda: len(_views(app)) == 2)
         await pilot.press("alt+c")  # the reply goes on, in the same message
@@ -2422,7 +2424,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         # (it said 770, the app's three quarters of a word a token, of a document read at 0.8)
         own = next(m[2] for d, m in app._document_tokens.items() if d[0] == ledger)
         assert said.startswith("Attached: ledger.txt, about 1,600 words") \
-            and f"reads up to about {rounded_words(1024 * 1600 / own)} words at once" in said \
+            and f"reads up to about {rounded_words(1024 * 1600 / own)} words of it at once" in said \
             and "F6" in said and "token" not in said, said
         app.chat_screen.set_input("What was paid?")
         await pilot.press("enter")  # sent anyway: what to do of the file (it said "save the text as a file")

@@ -1803,8 +1803,11 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         shown = {a for a, _, _ in footer_keys(app.chat_screen)}  # Esc stops no summary: no "Stop" (it said so)
         assert "stop" not in shown and "new_conversation" not in shown and "dashboard" in shown, shown
         await type_message(pilot, "Hello?")
-        await until(pilot, lambda: "A summary of hive.txt is being made" in said())
+        # (that the message was not sent and waits in the box: "the chat waits until it ends" read as queued)
+        await until(pilot, lambda: "A summary of hive.txt is being made, so your message was not sent: it stays in the box"
+                    in said())
         assert app.conversation_id is None  # the message waited: nothing was sent or saved
+        assert app.chat_screen.input_text() == "Hello?"  # (as the notice says: in the box)
         await pilot.press("escape")  # in the chat Esc stops replies, not a summary
         await pilot.pause(0.2)
         assert screen.running and not screen._cancel.is_set() and not app.engine._cancel.is_set()

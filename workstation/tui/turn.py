@@ -19,7 +19,7 @@ from workstation.core.events import TurnFinished as EngineTurnFinished
 from workstation.core.kv_state import NOT_KEPT, conversation_tag
 from workstation.core.metrics import TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
-from workstation.core.phrases import about_words
+from workstation.core.phrases import rounded_words, words_in
 from workstation.core.profile_lookup import model_file
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.remote import refused
@@ -394,8 +394,9 @@ class Turn(AppPart):
                 self.chat_screen.name_profiles()  # (the first reply of a profile switched to)
             self._tell_left_out(metrics)
             if metrics.stop_reason == "length" and text.strip() and self._can_go_on():  # ("length limit" named no way on)
-                # (in words: "(1,024 tokens)" said nothing to the office staff the app is for)
-                self.notify(self.texts("chat.cut_at_limit", n=about_words(metrics.predicted_n, self.texts.get),
+                # (in words: "(1,024 tokens)" said nothing to the office staff the app is for; its own words
+                # counted: an English reply of 920 words was "about 410" under Turkish, a Turkish word's tokens)
+                self.notify(self.texts("chat.cut_at_limit", n=rounded_words(words_in(text)),
                                        go_on=self.key_for("chat.continue")), timeout=8)
             if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
                 if self._save_message("assistant", text, record, reasoning=thought):
