@@ -611,8 +611,9 @@ async def test_the_office_server_down_and_a_model_not_downloaded_are_said_in_tur
 
 async def test_a_document_that_cannot_be_read_is_said_in_turkish(folder: Path, tmp_path: Path) -> None:
     """Ctrl+O with a file that is not a document: the reader runs in a child process, and its
-    sentence still comes back in the UI's language. The question typed before the dialog was
-    drawn, and while the file picked is read, goes into the message box (it went into the
+    sentence still comes back in the UI's language. A path typed at once after Ctrl+O goes into
+    the dialog's path line (it went into the message box, and Enter opened the start folder); the
+    question typed on while the file picked is read goes into the message box (it went into the
     path line: "There is no '…/docs/Who has…'", and was lost when the dialog closed)."""
     from textual.command import CommandPalette
     from textual.widgets import Input
@@ -627,12 +628,10 @@ async def test_a_document_that_cannot_be_read_is_said_in_turkish(folder: Path, t
     app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="tr")
     async with app.run_test(size=(100, 30)) as pilot:
         prompt = app.chat_screen.query_one("#prompt", Input)
-        await press_at_once(pilot, "ctrl+o", *"Kim en çok")  # typed on before the dialog was drawn
-        await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(Input)))
+        app.chat_screen.set_input("Kim en çok")
+        await press_at_once(pilot, "ctrl+o", *str(photo))  # typed on before the dialog was drawn: for the dialog
+        await until(pilot, lambda: isinstance(app.screen, FilePicker) and app.screen.query_one(Input).value == str(photo))
         assert prompt.value == "Kim en çok"
-        assert "Kim" not in app.screen.query_one(Input).value
-        app.screen.query_one(Input).value = str(photo)
-        app.screen.query_one(Input).focus()
         await pilot.press("enter")  # said in the dialog, which stays for another pick
         problem = app.screen.query_one("#picker-problem")
         await until(pilot, lambda: str(problem.render()) == "'fotoğraf.txt' ikili bir dosya, metin değil.")

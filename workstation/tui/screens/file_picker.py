@@ -143,6 +143,9 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
     Backspace in the tree goes to the folder above; Esc gives None."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
+    # the list has the focus from the first key (the path line, first in the dialog, took the keys
+    # typed at once after Ctrl+O: "/tmp/x.txt" went after the start folder, "/work//tmp/x.txt")
+    AUTO_FOCUS = "#picker-tree"
 
     def __init__(self, title: str, start: Path, kind: str, load: Callable[[Path], Any] | None = None) -> None:
         """``kind``: what may be picked, a key of ``KINDS`` ("document", "model"). ``load``: read
@@ -157,7 +160,6 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         self.loaded: Any = None
         self._typing = False  # keys typed in the list are on their way to the path line
         self.refused: str | None = None  # the path line as it was when what it named was refused
-        self._drawn = False  # on the screen once: the keys read before were not typed for it
         self._reading: Path | None = None  # the file picked, being read by ``load``
         self._box_below: Input | TextArea | None = None  # the text box typed in when the dialog was opened
         self._line_leads = False  # the list follows a folder typed in the path line: the line stays as typed
@@ -182,21 +184,17 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         stack = self.app.screen_stack
         below = stack[-2].focused if len(stack) > 1 and stack[-1] is self else None
         self._box_below = below if isinstance(below, (Input, TextArea)) else None
-        self.call_after_refresh(self._now_drawn)
-
-    def _now_drawn(self) -> None:
-        self._drawn = True
 
     def typed_for_box_below(self, event: events.Key) -> bool:
         """Whether ``event`` is a key typed for the text box the dialog was opened from (the chat's
-        message box), put there: a key read before the dialog was drawn (Ctrl+O, then the
-        question typed at once: it went into the path line, "There is no '…/docs/Who has…'"),
-        or while the file picked is read (the pick is made, the question comes next: it went
-        into the path line, and was lost when the dialog closed on the document read).
-        Characters and Backspace go into that box; Enter is held back (it picked the file under
-        the list's cursor, unseen); other keys are the dialog's."""
+        message box), put there: a key read while the file picked is read (the pick is made, the
+        question comes next: it went into the path line, "There is no '…/docs/Who has…'", and was
+        lost when the dialog closed on the document read). Characters and Backspace go into that
+        box; Enter is held back (it picked the file under the list's cursor, unseen); other keys
+        are the dialog's. Keys typed after Ctrl+O before the dialog is drawn are the dialog's: a
+        path typed at once went into the message box, and Enter opened the start folder."""
         box = self._box_below
-        if box is None or not box.is_attached or (self._drawn and self._reading is None):
+        if box is None or not box.is_attached or self._reading is None:
             return False
         if event.key == "backspace":
             box.action_delete_left()
@@ -218,7 +216,9 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             return
         tree = self.query_one(FileTree)
         char = event.character
-        if not tree.has_focus or not event.is_printable or not char or (char == " " and not self._typing):
+        # (while typing on: a key sent to the list before the line took the focus reaches here
+        # with the line focused; it was dropped, and "/tmp/x.txt" typed at once left "/")
+        if not (tree.has_focus or self._typing) or not event.is_printable or not char or (char == " " and not self._typing):
             return  # a space starts nothing (the list's own key), but goes into a name being typed
         event.stop()
         event.prevent_default()
