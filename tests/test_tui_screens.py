@@ -34,6 +34,7 @@ from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts, detect_language
 from workstation.tui.messages import SystemSampled
+from workstation.tui.screens.dashboard import live_said
 from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.widgets.line_input import LineInput
@@ -285,6 +286,10 @@ async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profile
         said = str(live.render())
         assert said.startswith({"en": "Writing: about ", "tr": "Yazılıyor: yaklaşık "}[language]), said
         assert " tok" in said and len(said) <= live.size.width, (said, live.size)
+        # before the first word (the office server's queue, a long prompt read) it says it waits: it
+        # said "Writing: about 0.0 words so far, … a second (0 tokens, … tok/s)"
+        waiting = {"en": "Waiting for the first word…", "tr": "İlk sözcük bekleniyor…"}[language]
+        assert live_said(0, None, app.texts) == waiting
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
         await pilot.press("f6")  # F6's Choose… says the model is busy (it said none was loaded)

@@ -84,10 +84,13 @@ def replies_headline(turns: list[TurnMetrics], texts: Texts) -> str:
 def live_said(tokens: int, rate: float | None, texts: Texts) -> str:
     """F5's line while a reply is written: the words so far and a second (``about_words``, as the
     headline says them), then the engineers' figures ("Generating: 212 tokens so far, 80.1 tok/s"
-    was jargon to a first user). One line of 80 columns, in Turkish too. The words so far are
-    a count, whole ("about 0.0 words so far" while the prompt was read, "0.8" after a token)."""
+    was jargon to a first user). One line of 80 columns, in Turkish too. Before the first word
+    (the prompt read, the office server's queue) it says so: it said "about 0.0 words so far".
+    The words so far are a count, whole ("0.8" after a token)."""
+    if not tokens:
+        return texts("dash.live_waiting")
     words = tokens * words_per_token(texts.get)
-    said = about_words(tokens, texts.get) if words >= 2 else str(max(round(words), min(tokens, 1)))
+    said = about_words(tokens, texts.get) if words >= 2 else str(max(round(words), 1))
     return texts("dash.live", words=said, n=f"{tokens:,}",
                  rate=about_words(rate, texts.get) if rate else "…", tps=f"{rate:,.1f}" if rate else "…")
 
