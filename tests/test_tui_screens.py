@@ -1026,9 +1026,9 @@ def test_the_dashboards_headline_says_a_slow_reply_beside_the_speed_people_read(
     from workstation.core.metrics import TurnMetrics
     from workstation.tui.screens.dashboard import live_said, replies_headline
 
-    # the live line's words so far are a count, whole: "about 0.0 words so far" while the prompt
-    # was read, "about 0.8 words" after a token
-    assert live_said(0, None, Texts("en")).startswith("Writing: about 0 words so far, … a second (0 tokens")
+    # the live line's words so far are a count, whole: "about 0.8 words" after a token (before the
+    # first, "about 0.0 words so far" while the prompt was read: the wait is said)
+    assert live_said(0, None, Texts("en")) == "Waiting for the first word…"
     assert live_said(1, 3.0, Texts("en")).startswith("Writing: about 1 word so far, 2 a second (1 token, ")
     assert live_said(2, 3.0, Texts("tr")).startswith("Yazılıyor: yaklaşık 1 sözcük, saniyede 1,2 (2 token, ")
     turn = TurnMetrics(ttft_ms=65_000, predicted_n=40, predicted_ms=20_000, stop_reason="eos")
