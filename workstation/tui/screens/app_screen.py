@@ -49,12 +49,16 @@ class AppScreen:
         ``binding.<id>``; a binding without one keeps its English words)."""
         texts = self.wapp.texts
         bindings: Any = self._bindings  # type: ignore[attr-defined]
+
+        def said(b: Any) -> Any:
+            if not b.id:
+                return b
+            key = f"binding.{self.words_of(b.id)}"
+            words = texts(key)
+            return dataclasses.replace(b, description=words) if words != key else b
+
         for key, items in list(bindings.key_to_bindings.items()):
-            bindings.key_to_bindings[key] = [
-                dataclasses.replace(b, description=texts(f"binding.{self.words_of(b.id)}"))
-                if b.id and texts(f"binding.{self.words_of(b.id)}") != f"binding.{self.words_of(b.id)}" else b
-                for b in items
-            ]
+            bindings.key_to_bindings[key] = [said(b) for b in items]
         self.refresh_bindings()  # type: ignore[attr-defined]
 
     def words_of(self, binding_id: str) -> str:
