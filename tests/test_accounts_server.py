@@ -250,10 +250,16 @@ def test_usage_equals_the_responses_and_quota_resets_at_midnight(
     assert "1 line removed after" in capsys.readouterr().out
 
 
-def test_a_request_arriving_while_the_server_stops_is_refused_and_recorded(scheduler: Scheduler) -> None:
+def test_a_request_arriving_while_the_server_stops_is_refused_and_recorded(
+    scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """While `serve` ends the replies being written (Ctrl+C), a new request gets 503 saying why,
     and is recorded as every refusal is. /health says so (503, "stopping"): it said "ok", so a
     load balancer went on sending requests there."""
+    from workstation.core.errors import BackendUnreachable
+    from workstation.core.remote import RemoteEngine
+    from workstation.tui.i18n import Texts
+
     with office(scheduler, {"hal": {}}) as o:
         assert o.server is not None
         o.server.openai.stopping = True  # as stop_serving leaves it, for as long as replies take to end
@@ -263,6 +269,12 @@ def test_a_request_arriving_while_the_server_stops_is_refused_and_recorded(sched
             chat(o.client("hal"))
         assert caught.value.status_code == 503
         assert caught.value.body["message"] == "The server is shutting down; send the request again once it is back."  # type: ignore[index]
+        # a desk PC says it by its code, in its own language, with the Retry-After (it was the English sentence)
+        monkeypatch.setenv("WS_DESK_KEY", o.keys["hal"])
+        with pytest.raises(BackendUnreachable) as stopping:
+            RemoteEngine(make_profile(backend="openai", model="", remote={"base_url": o.url, "api_key_env": "WS_DESK_KEY"}))
+        assert Texts("tr").error(stopping.value) == (f"{o.url} adresindeki ofis sunucusu kapanıyor ya da yeniden "
+                                                     "başlıyor; 5 sn sonra yeniden deneyin.")
         o.server.openai.stopping = False
         o.accounts.flush()
     [row] = [r for r in UsageLog().summary("person") if r.group == "hal"]
@@ -472,7 +484,8 @@ def test_a_desk_pc_says_why_the_server_refused_in_its_own_language(
     the rest held by the person's own requests still running."""
     from workstation.core.errors import BackendUnreachable
     from workstation.core.events import finished_turn
-    from workstation.core.remote import RemoteEngine
+    from workstation.core.phrases import say
+    from workstation.core.remote import RemoteEngine, answered_phrase
     from workstation.tui.i18n import Texts
 
     prompt = len(scheduler.chat_tokens(QUESTION))
@@ -507,6 +520,19 @@ def test_a_desk_pc_says_why_the_server_refused_in_its_own_language(
         told = refusal("fay")
         assert "says your requests still running hold the rest of your tokens for today" in str(told)
         assert "hâlâ süren isteklerinizin" in Texts("tr").error(told)
+
+        # a request longer than the server reads at once, by its code (the server's English sentence before);
+        # a refusal whose code is not known here keeps the server's own sentence
+        bearer = {"Authorization": f"Bearer {OPERATOR}"}  # (a key with its day left)
+        long = httpx.post(f"{o.url}/chat/completions", headers=bearer, timeout=600,
+                          json={"messages": [{"role": "user", "content": "word " * 2000}]})
+        assert long.json()["error"]["code"] == "context_length_exceeded", long.text
+        assert say([answered_phrase(o.url, long)], Texts("tr").get) == (
+            f"{o.url} adresindeki sunucu bu isteğin bir seferde okuyabileceğinden uzun olduğunu söylüyor; yeni bir "
+            "sohbet başlatın ya da daha kısa bir metin veya belge gönderin.")
+        wrong = httpx.get(f"{o.url}/chat/completions", headers=bearer)
+        assert say([answered_phrase(o.url, wrong)], Texts("tr").get) == (
+            f"{o.url} adresindeki sunucu HTTP 405 ile yanıt verdi: GET is not allowed on /v1/chat/completions.")
 
 
 async def test_a_person_sees_what_is_left_of_their_day_on_a_desk_pc(

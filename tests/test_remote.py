@@ -22,6 +22,7 @@ from workstation.core.profile_check import profile_from_dict
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.remote import RemoteEngine
+from workstation.tui.i18n import Texts
 
 KEY = "remote-test-key"
 HELLO = [{"role": "user", "content": "Name three colours of the rainbow."}]
@@ -222,12 +223,15 @@ def test_a_desk_pc_waits_while_the_server_loads_its_model(server: RunningServer,
     turn = threading.Thread(target=lambda: replies.append(engine.run_chat(HELLO, Sampling(temperature=0.0, max_tokens=4))))
     try:
         with process.answering_while_loading([sock]) as answered:
-            # `profiles check` said "answers now"; with no remote.model, a chat said "busy or down (HTTP 503)"
-            said = f"The server at {engine.base_url} is loading its model; try again in a moment."
+            # `profiles check` said "answers now"; with no remote.model, a chat said "busy or down (HTTP 503)";
+            # then something generic of a server "loading its model": it is starting, try again after its Retry-After
+            said = f"The office server at {engine.base_url} is starting (it is loading its model); try again in 1 s."
             assert str(check_server(engine.profile).error) == said
             with pytest.raises(BackendUnreachable) as loading:
                 RemoteEngine(remote_profile(engine.base_url))
             assert str(loading.value) == said
+            assert Texts("tr").error(loading.value) == (f"{engine.base_url} adresindeki ofis sunucusu açılıyor "
+                                                        "(modelini yüklüyor); 1 sn sonra yeniden deneyin.")
             turn.start()
             wait_until(lambda: any(line.startswith("POST /v1/chat/completions") for line in answered),
                        "the turn answered 'loading'", 60)
@@ -672,8 +676,20 @@ def test_a_refusal_reads_its_code_and_headers() -> None:
     # a server loading its model, when the desk PC's wait ran out: a refusal (the message goes back in the box)
     loading = httpx.Response(503, headers={"Retry-After": "5"}, json={"status": "loading", "error": {
         "message": "The server is loading its model; send the request again in a moment.", "code": "loading"}})
-    assert say([answered_phrase(url, loading)]) == f"The server at {url} is loading its model; try again in a moment."
+    assert say([answered_phrase(url, loading)]) == (f"The office server at {url} is starting (it is loading its model); "
+                                                    "try again in 5 s.")
     assert answered_phrase(url, loading)[0] in REFUSALS
+    # by its code, not its English words: every slot busy as a 503 too (a limit of requests being read), a
+    # model the server does not have (the OpenAI API's code), and a code not known here in the server's words
+    held = httpx.Response(503, headers={"Retry-After": "1"}, json={"error": {
+        "message": "This server is handling 64 requests, its limit; try again shortly.", "code": "server_busy"}})
+    assert say([answered_phrase(url, held)], Texts("tr").get) == (
+        f"{url} adresindeki sunucu başka kişilerin istekleriyle meşgul; 1 sn sonra yeniden deneyin.")
+    missing = httpx.Response(404, request=asked, json={"error": {
+        "message": "The model `qwen` does not exist", "type": "invalid_request_error", "code": "model_not_found"}})
+    assert say([answered_phrase(url, missing, model="qwen")], Texts("tr").get).startswith(
+        f"{url} adresindeki sunucu qwen modelini sunmuyor; profildeki remote.model'i")
+    assert say([answered_phrase(url, other)], Texts("tr").get) == f"{url} adresindeki sunucu HTTP 429 ile yanıt verdi: Slow down."
     odd = httpx.Response(429, headers={"Retry-After": "inf"}, json={"error": {"code": "server_busy"}})
     assert say([answered_phrase(url, odd)]).endswith("try again in 1 s.")  # not an OverflowError
     quota = httpx.Response(429, headers={"Retry-After": "3600", "X-RateLimit-Limit-Tokens": "50000"},

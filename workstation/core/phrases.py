@@ -326,7 +326,7 @@ ENGLISH: dict[str, str] = {
     "remote.ends_v1": "; remote.base_url usually ends in /v1, as in {example}",
     "remote.closed": "the server closed the connection in the middle of the reply (it stopped or restarted)",
     "remote.busy": "The server at {url} is busy or down (HTTP {status}); try again later.",
-    "remote.loading": "The server at {url} is loading its model; try again in a moment.",
+    "remote.loading": "The office server at {url} is starting (it is loading its model); try again {when}.",
     "remote.lists_no_models": "The server at {url} lists no models (HTTP {status}); set remote.model in the profile.",
     "remote.no_models": "The server at {url} serves no models; set remote.model.",
     "remote.needs_key": ("The server at {url} needs an API key; ask whoever runs it for yours, then set the "
@@ -361,6 +361,14 @@ ENGLISH: dict[str, str] = {
                       "the request may be too long for it."),
     "remote.cannot_forget": "The server at {url} could not forget the conversation's saved cells.",
     "remote.empty": "The message is empty; type something to send.",
+    # a refusal said by the code the server sends with it (its own sentence where the code is not one of these)
+    "remote.in_seconds": "in {seconds} s",
+    "remote.in_a_moment": "in a moment",
+    "remote.stopping": "The office server at {url} is stopping or restarting; try again {when}.",
+    "remote.too_long": ("The server at {url} says this request is longer than it can read at once; start a new "
+                        "conversation, or send a shorter text or document."),
+    "remote.no_model": ("The server at {url} does not serve the model {model}; set remote.model in the profile to "
+                        "one it serves, or leave it empty for its first."),
     "engine.too_long": ("The message is {n} tokens; with {reserve} kept for the reply, this profile's context "
                         "({ctx} tokens) cannot hold it. Shorten it, or summarize the document (F6 in the app, "
                         "'{summarize}' on the command line)."),

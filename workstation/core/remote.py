@@ -118,7 +118,7 @@ def _whole(value: Any) -> int:
 # in the box: it stayed in the chat with no reply, its reason in a notice that faded)
 REFUSALS = frozenset({"remote.key_refused", "remote.key_unknown", "remote.key_not_here", "remote.day_used",
                       "remote.prompt_too_big", "remote.day_held", "remote.all_busy", "remote.busy",
-                      "remote.loading",
+                      "remote.loading", "remote.stopping", "remote.too_long",
                       "remote.needs_key", "remote.needs_key_env", "remote.needs_key_file"})
 
 
@@ -137,12 +137,14 @@ def refused(err: WorkstationError) -> bool:
     return bool(err.said) and err.said[0][0] in REFUSALS
 
 
-def answered_phrase(url: str, response: httpx.Response, now: float | None = None) -> Phrase:
+def answered_phrase(url: str, response: httpx.Response, now: float | None = None, model: str = "") -> Phrase:
     """What a server's refusal means, as a phrase the desk PC's language says, read from the
-    OpenAI-style error and rate-limit headers ``workstation serve`` sends: a key's day used up
-    (with when it resets, on this PC's clock), a message longer than what is left of the day,
-    the person's own running requests holding the rest, or every slot busy. Anything else
-    (another server's per-minute limit too) in the server's own words."""
+    OpenAI-style error's ``code`` and the rate-limit headers ``workstation serve`` sends (never
+    from its English sentence): a key's day used up (with when it resets, on this PC's clock), a
+    message longer than what is left of the day, the person's own running requests holding the
+    rest, every slot busy, the server starting (its model loading) or stopping, a request longer
+    than it reads, no such ``model``. Anything else (another server's per-minute limit too) in
+    the server's own words."""
     code, type_ = _error_fields(response)
     wait = _whole_header(response, "Retry-After")
     limit = _whole_header(response, "X-RateLimit-Limit-Tokens")
@@ -154,14 +156,25 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
         return ("remote.day_used", {"url": url, "limit": f"{limit:,}" if limit is not None else "?", "resets": resets})
     if response.status_code == 429 and code == "rate_limit_exceeded" and type_ == "insufficient_quota":
         return ("remote.day_held", {"url": url})
-    if response.status_code == 429 and code == "server_busy":
+    if response.status_code in (429, 503) and code == "server_busy":
         return ("remote.all_busy", {"url": url, "seconds": wait or 1})
     if response.status_code == 503 and code == "loading":  # workstation serve restarted, its model not loaded yet
-        return ("remote.loading", {"url": url})
+        return ("remote.loading", {"url": url, "when": try_again_in(wait)})
+    if response.status_code == 503 and code == "shutting_down":  # stopped by its admin (or restarting)
+        return ("remote.stopping", {"url": url, "when": try_again_in(wait)})
+    if response.status_code == 400 and code == "context_length_exceeded":
+        return ("remote.too_long", {"url": url})
+    if response.status_code == 404 and code == "model_not_found" and model:
+        return ("remote.no_model", {"url": url, "model": model})
     if response.status_code == 404 and _no_route(response):  # a wrong address
         asked = response.request.url.path if _has_request(response) else ""
         return wrong_address(url, asked.removeprefix(httpx.URL(url).path))
     return ("remote.answered", {"url": url, "status": response.status_code, "message": _error_text(response)})
+
+
+def try_again_in(wait: int | None) -> Phrase:
+    """When to try again: in the seconds a server's ``Retry-After`` names, else in a moment."""
+    return ("remote.in_seconds", {"seconds": wait}) if wait else ("remote.in_a_moment", {})
 
 
 def _no_route(response: httpx.Response) -> bool:
@@ -271,7 +284,8 @@ class RemoteEngine:
         self.model = remote.model
         self.meta: dict[str, Any] = {}
         self.listed: list[str] = []  # the models the server's /models names (empty: it has no list)
-        self.loading = False  # the server answered that it is loading its model (a turn waits for it)
+        # what the server answered of itself: starting (its model loading: a turn waits for it) or stopping
+        self.loading: Phrase | None = None
         self.load_notes: list[Phrase] = []  # what to say once connected, as a local engine's
         self._cancel = threading.Event()
         self.turns = RunningTurns(self._cancel)
@@ -299,11 +313,12 @@ class RemoteEngine:
             raise EngineError(said=[wrong_address(self.base_url, "/models")])
         if response.status_code != 200:
             # some servers have no /models; the first turn will tell
-            self.loading = response.status_code == 503 and _error_fields(response)[0] == "loading"
+            said = answered_phrase(self.base_url, response) if response.status_code == 503 else None
+            self.loading = said if said is not None and said[0] in ("remote.loading", "remote.stopping") else None
             if not self.model:
                 self.client.close()
                 if self.loading:
-                    raise BackendUnreachable(said=[("remote.loading", {"url": self.base_url})])
+                    raise BackendUnreachable(said=[self.loading])
                 if response.status_code in (429, 502, 503, 504):  # busy or down: may work later
                     raise BackendUnreachable(said=[("remote.busy", {"url": self.base_url,
                                                                      "status": response.status_code})])
@@ -694,7 +709,8 @@ class RemoteEngine:
                     response.read()
                     # busy, over its quota, or down behind a proxy: the same request may work later
                     later = response.status_code in (429, 502, 503, 504)
-                    raise (BackendUnreachable if later else EngineError)(said=[answered_phrase(self.base_url, response)])
+                    raise (BackendUnreachable if later else EngineError)(
+                        said=[answered_phrase(self.base_url, response, model=self.model)])
                 for line in response.iter_lines():
                     if self._cancel.is_set():
                         stop = "cancelled"
@@ -872,13 +888,13 @@ def check_server(profile: Profile) -> ServerCheck:
     try:
         engine = RemoteEngine(profile)
     except (BackendUnreachable, ProfileError) as err:  # down or not there; or not asked (a mangled key)
-        return ServerCheck(reachable=bool(err.said) and err.said[0][0] == "remote.loading", error=err)
+        return ServerCheck(reachable=bool(err.said) and err.said[0][0] in ("remote.loading", "remote.stopping"),
+                           error=err)
     except WorkstationError as err:  # it answered, and said no (a key refused, no models)
         return ServerCheck(reachable=True, error=err)
     engine.close()
     if engine.loading:  # it said "answers now" of a server loading its model (503 to every request)
-        return ServerCheck(reachable=True, model=engine.model,
-                           error=BackendUnreachable(said=[("remote.loading", {"url": engine.base_url})]))
+        return ServerCheck(reachable=True, model=engine.model, error=BackendUnreachable(said=[engine.loading]))
     return ServerCheck(reachable=True, model=engine.model, listed=engine.listed)
 
 

@@ -251,7 +251,7 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
         serves. Connection: close: a client's next try opens a connection to the server that is back."""
         if self.stopping:
             raise ApiError(SHUTTING_DOWN, "The server is shutting down; send the request again once it is back.",
-                           type_="server_error", headers=dict(STOPPING_HEADERS))
+                           type_="server_error", code="shutting_down", headers=dict(STOPPING_HEADERS))
 
     def _submit(
         self, prompt: list[int], params: GenParams, t_request: float, owner: Owner | None,
