@@ -242,6 +242,13 @@ def test_a_shipped_profiles_file_name_finds_it(tmp_path: Path, monkeypatch: pyte
     assert load_profile("long-documents.yaml").name == "Mine"
     with pytest.raises(ProfileError, match="does not exist"):
         load_profile("no-such-profile.yaml")
+    # a desk PC's copy of office-server.yaml given a name of its own: the shipped Turkish name is not its
+    # name (the Turkish UI said "Ofis sunucusu" of it); a copy that keeps the name keeps its Turkish one
+    shipped = (PROJECT / "profiles" / "office-server.yaml").read_text(encoding="utf-8")
+    renamed = write(tmp_path, shipped.replace("name: Office server (OpenAI-compatible)", "name: Accounting server"),
+                    "office-server.yaml")
+    assert load_profile_file(renamed).title("tr") == "Accounting server"
+    assert load_profile_file(write(tmp_path, shipped, "copy.yaml")).title("tr") == "Ofis sunucusu (OpenAI uyumlu)"
 
 
 def test_profiles_check_json_shows_effective_settings(capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:

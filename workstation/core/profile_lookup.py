@@ -4,13 +4,15 @@ run a model file (profiles_using)."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 from pathlib import Path
 from typing import Any
 
-from workstation.core.errors import ModelFileError, ProfileError
+from workstation.core.errors import ModelFileError, ProfileError, WorkstationError
 from workstation.core.letters import closest_name
-from workstation.core.paths import typed_path
+from workstation.core.paths import profiles_dir, typed_path
 from workstation.core.phrases import Lookup, Phrase, say
 from workstation.core.profile_check import profile_from_dict
 from workstation.core.profile_folders import link_path, named_profile_file, profile_paths
@@ -25,7 +27,28 @@ def load_profile_file(path: Path) -> Profile:
         from workstation.core.model_profile import model_file_profile
 
         return model_file_profile(path)
-    return profile_from_dict(read_settings_file(path), str(path), source=path)
+    profile = profile_from_dict(read_settings_file(path), str(path), source=path)
+    shipped_name = _shipped_names(profiles_dir()).get(profile.name_tr)
+    if shipped_name is not None and shipped_name != profile.name:
+        # a copy of a shipped profile (office-server.yaml, as README says to make a desk PC's) given a
+        # name of its own: the shipped profile's Turkish name is not its name (a Turkish UI showed
+        # "Ofis sunucusu" of "Accounting server"); its own name, until it is given a Turkish one too
+        profile = dataclasses.replace(profile, name_tr="")
+    return profile
+
+
+@functools.lru_cache(maxsize=4)
+def _shipped_names(folder: Path) -> dict[str, str]:
+    """The shipped profiles' Turkish names (``name_tr``), each with the English name it goes with."""
+    names: dict[str, str] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            data = read_settings_file(path)
+        except WorkstationError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("name_tr"), str) and isinstance(data.get("name"), str):
+            names.setdefault(data["name_tr"], data["name"])
+    return names
 
 
 def list_profiles(directory: Path | None = None) -> list[Profile | ProfileError]:
