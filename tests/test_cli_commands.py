@@ -1198,9 +1198,20 @@ def test_the_apps_own_options_need_no_command(capsys: pytest.CaptureFixture[str]
         assert _starts_the_tui(parser, argv), argv
     for argv in (["--help"], ["chat", "--lang", "tr"], ["-p", "office-cpu", "chat", "hi"], ["--measure"], []):
         assert not _starts_the_tui(parser, argv), argv
+    # --help before a command is the whole command line's (`--lang tr --help` was tui's), in --lang's language:
+    # argparse's headings, the commands' lines and the environment's too (they were English)
     with pytest.raises(SystemExit) as stopped:
         main(["--lang", "tr", "--help"])
-    assert stopped.value.code == 0 and "interface language" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert stopped.value.code == 0 and said.startswith("kullanım: ") and "interface language" not in said, said
+    for line in ("\nseçenekler:\n", "  -h, --help            bu yardımı göster ve çık\n",
+                 "    tui                 terminaldeki sohbet uygulaması (varsayılan komut)\n",
+                 "\n  WORKSTATION_DATA        veri klasörü: sohbetler,"):
+        assert line in said, line
+    with pytest.raises(SystemExit):  # a command's too, --lang after --help
+        main(["summarize", "--help", "--lang", "tr"])
+    said = capsys.readouterr().out
+    assert said.startswith("kullanım: ") and "  FILE                  özetlenecek belgeler\n" in said, said
     with pytest.raises(SystemExit):  # what an IT person sets once per PC is in --help, not only the README
         main(["--help"])
     said = capsys.readouterr().out
@@ -1452,6 +1463,36 @@ def test_every_option_of_every_command_says_what_it_does() -> None:
                 yield f"{path} {'/'.join(action.option_strings)}"
 
     assert list(silent(build_parser(), "workstation")) == []
+
+
+def test_every_commands_help_is_in_turkish_and_english_as_argparse_says_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--help` was English under Turkish. Every text it shows (argparse's headings, a command's
+    description and epilog, an option's help) has its Turkish in the help file, so that a new
+    option is not left English unnoticed (and none there is left over); English is argparse's own."""
+    import argparse
+    import re
+    from gettext import gettext as _
+
+    from workstation.cli import build_parser
+    from workstation.commands.parser import CommandParser
+    from workstation.core.locales import help_texts
+
+    parsers = build_parser()._parsers()  # type: ignore[attr-defined]
+    shown = {_("usage: ")}
+    for parser in parsers:
+        shown |= {parser.description, parser.epilog, *(g.title for g in parser._action_groups),
+                  *(g.description for g in parser._action_groups)}
+        for action in parser._actions:
+            shown |= {action.help, *(choice.help for choice in getattr(action, "_choices_actions", []))}
+    shown -= {None, "", argparse.SUPPRESS}
+    turkish = help_texts("tr")
+    assert sorted(shown - set(turkish)) == [] and sorted(set(turkish) - shown) == []
+    fields = re.compile(r"%\(\w+\)s|%%")  # (argparse fills them in after: the same in both)
+    assert [text for text in shown if fields.findall(text) != fields.findall(turkish[text])] == []
+    monkeypatch.setattr(CommandParser, "line", ["--lang", "en"])
+    assert [p.prog for p in parsers if p.format_help() != argparse.ArgumentParser.format_help(p)] == []
+    monkeypatch.setattr(CommandParser, "line", ["--lang", "tr"])
+    assert [p.prog for p in parsers if not p.format_help().startswith("kullanım: ")] == []
 
 
 def test_a_signal_ignored_by_nohup_stays_ignored() -> None:

@@ -120,6 +120,8 @@ def _parsed(argv: list[str]) -> argparse.Namespace:
         finally:
             CommandParser.one_command = False
     parser = build_parser()
+    if named is None and {"-h", "--help"} & set(argv[:argv.index("--")] if "--" in argv else argv):
+        parser.parse_args(["--help"])  # (`--lang tr --help`: the whole command line's help, as `--help`; it was tui's)
     if _starts_the_tui(parser, argv):
         argv = ["tui", *argv]
     args = parser.parse_args(argv)

@@ -146,6 +146,37 @@ class CommandParser(argparse.ArgumentParser):
         text = message.removeprefix("argument ")
         return f"{text[:1].upper()}{text[1:].rstrip('.')} (see '{help_}')."
 
+    def format_help(self) -> str:
+        """``--help`` in the command line's language (``line_texts``): argparse's own in English; in
+        another, each text it shows (argparse's headings, as its gettext ``_()`` gives them, as the
+        mistakes above are read; a command's description; an option's help) as that language's help
+        file has it (``help_texts``, keyed by the English text)."""
+        from workstation.core.locales import help_texts
+
+        texts = help_texts(line_texts(CommandParser.line).lang)
+        if not texts:
+            return super().format_help()
+
+        def said(text: str | None) -> str | None:
+            return texts.get(text, text) if text else text
+
+        formatter = self._get_formatter()
+
+        class Said(type(formatter)):  # type: ignore[misc]  # (its own kind: the top parser's keeps its lines)
+            def _get_help_string(self, action: argparse.Action) -> str | None:
+                return said(super()._get_help_string(action))  # (before argparse fills in %(default)s)
+
+        formatter.__class__ = Said
+        formatter.add_usage(self.usage, self._actions, self._mutually_exclusive_groups, prefix=said(_("usage: ")))
+        formatter.add_text(said(self.description))
+        for group in self._action_groups:
+            formatter.start_section(said(group.title))
+            formatter.add_text(said(group.description))
+            formatter.add_arguments(group._group_actions)
+            formatter.end_section()
+        formatter.add_text(said(self.epilog))
+        return str(formatter.format_help())
+
     line: Sequence[str] = ()  # the command line's words, as the whole of it was given to be read
     entered: CommandParser | None = None  # the innermost parser argparse ran: the command typed
     typed: Sequence[str] = ()  # the words each parser was given

@@ -7,6 +7,7 @@ them a second time for its titles."""
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -20,7 +21,18 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # (the same safe t
 @cache
 def locale_texts(lang: str) -> dict[str, str]:
     """Each key's text in language ``lang`` (empty where there is no such file)."""
-    path = LOCALES_DIR / f"{lang}.yaml"
+    return _read(LOCALES_DIR / f"{lang}.yaml")
+
+
+@cache
+def help_texts(lang: str) -> dict[str, str]:
+    """The command line's ``--help`` in language ``lang`` (``locales/help/<lang>.yaml``): each
+    English text it shows (a command's description, an option's help, argparse's own headings as
+    its gettext ``_()`` gives them) -> its text in ``lang``; empty for English (no such file)."""
+    return _read(LOCALES_DIR / "help" / f"{lang}.yaml")
+
+
+def _read(path: Path) -> dict[str, str]:
     data: Any = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) if path.exists() else {}  # noqa: S506 - a safe loader
     return {str(k): str(v) for k, v in (data or {}).items()}
 

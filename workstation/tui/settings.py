@@ -21,7 +21,6 @@ from workstation.core.atomic import write_text_atomic
 from workstation.core.paths import data_dir
 from workstation.core.phrases import Phrase
 from workstation.core.settings_file import YamlError, load_yaml
-from workstation.tui.actions import BY_ID
 from workstation.tui.i18n import LANGUAGES
 
 
@@ -63,7 +62,9 @@ def load_settings(path: Path | None = None) -> TuiSettings:
     if isinstance(theme, str) and theme:
         settings.theme = theme
     keymap = data.get("keymap") or {}
-    if isinstance(keymap, dict):
+    if isinstance(keymap, dict) and keymap:  # (the actions import Textual: not for every command's --help language)
+        from workstation.tui.actions import BY_ID
+
         unknown = [k for k in keymap if k not in BY_ID]
         settings.keymap = {str(k): str(v) for k, v in keymap.items() if k in BY_ID}
         if unknown and not settings.problem:
