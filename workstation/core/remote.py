@@ -85,15 +85,19 @@ def _error_text(response: httpx.Response) -> str:
     return str(message or response.reason_phrase or "no message").rstrip(".")
 
 
-def _error_fields(response: httpx.Response) -> tuple[str | None, str | None]:
-    """The OpenAI-style error's ``code`` and ``type`` (None where it has none)."""
+def _error_object(response: httpx.Response) -> dict[str, Any]:
+    """The OpenAI-style error object (empty where the answer has none)."""
     try:
         data = response.json()
         error = data.get("error") if isinstance(data, dict) else None
     except (ValueError, AttributeError):
-        return None, None
-    if not isinstance(error, dict):
-        return None, None
+        return {}
+    return error if isinstance(error, dict) else {}
+
+
+def _error_fields(response: httpx.Response) -> tuple[str | None, str | None]:
+    """The OpenAI-style error's ``code`` and ``type`` (None where it has none)."""
+    error = _error_object(response)
     code, type_ = error.get("code"), error.get("type")
     return (code if isinstance(code, str) else None), (type_ if isinstance(type_, str) else None)
 
@@ -119,6 +123,7 @@ def _whole(value: Any) -> int:
 REFUSALS = frozenset({"remote.key_refused", "remote.key_unknown", "remote.key_not_here", "remote.day_used",
                       "remote.prompt_too_big", "remote.day_held", "remote.all_busy", "remote.busy",
                       "remote.loading", "remote.stopping", "remote.too_long",
+                      "remote.key_revoked", "remote.key_for_others",
                       "remote.needs_key", "remote.needs_key_env", "remote.needs_key_file"})
 
 
@@ -353,14 +358,22 @@ class RemoteEngine:
             return EngineError(said=[("remote.needs_key", {"url": self.base_url, "env": env}) if env
                                      else ("remote.needs_key_env", {"url": self.base_url})])
         source = ("remote.key_from", {"env": env}) if env else ""
+        # by the error's code and fields, never its English sentence (a server's own words only
+        # for a code not known here)
         code, _ = _error_fields(response)
-        message = _error_text(response)
+        error = _error_object(response)
+        profiles, served = error.get("profiles"), error.get("profile")
         if response.status_code == 403 and code == "profile_not_allowed":
-            return EngineError(said=[("remote.key_not_here", {"url": self.base_url, "message": message})])
-        if code == "invalid_api_key" and message.startswith("Incorrect or missing API key"):  # advice for programmers
+            if isinstance(profiles, list) and profiles and isinstance(served, str):
+                return EngineError(said=[("remote.key_for_others", {
+                    "url": self.base_url, "served": served, "profiles": ", ".join(map(str, profiles))})])
+            return EngineError(said=[("remote.key_not_here", {"url": self.base_url, "message": _error_text(response)})])
+        if code == "key_revoked":
+            return EngineError(said=[("remote.key_revoked", {"url": self.base_url, "source": source})])
+        if code == "invalid_api_key":  # (its sentence is advice for programmers: which header to send)
             return EngineError(said=[("remote.key_unknown", {"url": self.base_url, "source": source})])
         return EngineError(said=[("remote.key_refused", {"url": self.base_url, "source": source,
-                                                         "message": message})])
+                                                         "message": _error_text(response)})])
 
     # --- the Engine interface ----------------------------------------------------------------
     def info(self) -> EngineInfo:
