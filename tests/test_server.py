@@ -503,6 +503,9 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     import signal
 
     from workstation.cli import main
+    from workstation.core.phrases import say
+    from workstation.core.remote import stopped_reply
+    from workstation.tui.i18n import Texts
 
     data = tmp_path / "data"
     body = {"messages": QUESTION, "max_tokens": 900, "ignore_eos": True}
@@ -550,8 +553,13 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     said = "The server is shutting down, so the reply was cut off; send it again once the server is back."
     stream = got["stream"]
     assert isinstance(stream, list) and len(stream) > 3  # a part of the reply, then why it ended
-    assert json.loads(stream[-1][6:])["error"]["message"] == said
-    assert got["whole"] == (503, {"error": {"message": said, "type": "server_error", "param": None, "code": None}})
+    cut = json.loads(stream[-1][6:])["error"]
+    assert (cut["message"], cut["code"]) == (said, "shutting_down")
+    assert got["whole"] == (503, {"error": {"message": said, "type": "server_error", "param": None,
+                                            "code": "shutting_down"}})
+    # a desk PC reads the event by its code, in its own language (it said the server's English sentence)
+    assert say([stopped_reply(cut)], Texts("tr").get) == ("Ofis sunucusu kapanıyor ya da yeniden başlıyor, bu yüzden "
+                                                         "yanıt yarıda kesildi; sunucu geri geldiğinde yeniden gönderin.")
     assert got["queued"] == 503  # (it was a 200 and an error event)
     assert "Traceback" not in log and "ERROR" not in log and "could not be delivered" not in log, log
     # --log-level info: a line a request, each line with its time (the log told neither)
@@ -620,7 +628,7 @@ def test_a_stop_lets_the_replies_being_written_finish(smollm2_path: Path, tmp_pa
         log = srv.log_text()
     assert got["long"] == (503, {"error": {"message": "The server is shutting down, so the reply was cut off; send it "
                                            "again once the server is back.", "type": "server_error", "param": None,
-                                           "code": None}})
+                                           "code": "shutting_down"}})
     assert "1 reply still being written was cut off (stopped again)" in log and "Traceback" not in log, log
     assert log.count('workstation: /health now answers 503 "stopping".') == 1 and "GET /health" not in log, log
 

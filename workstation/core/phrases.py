@@ -373,6 +373,8 @@ ENGLISH: dict[str, str] = {
                            "server for a new one."),
     "remote.key_for_others": ("The server at {url} serves the profile '{served}', and your key may use only "
                               "{profiles}; ask whoever runs the server to let your key use '{served}'."),
+    "remote.cut_by_stopping": ("The office server is stopping or restarting, so the reply was cut off; send it again "
+                               "once the server is back."),
     "engine.too_long": ("The message is {n} tokens; with {reserve} kept for the reply, this profile's context "
                         "({ctx} tokens) cannot hold it. Shorten it, or summarize the document (F6 in the app, "
                         "'{summarize}' on the command line)."),

@@ -127,11 +127,15 @@ REFUSALS = frozenset({"remote.key_refused", "remote.key_unknown", "remote.key_no
                       "remote.needs_key", "remote.needs_key_env", "remote.needs_key_file"})
 
 
-def stopped_reply(message: str) -> Phrase:
-    """What an error event in the middle of a stream says: the server's own sentence, where it
-    names the server itself ("The server is shutting down…" was said "The server stopped the
-    reply: The server is shutting down…"), else after "The server stopped the reply"."""
-    message = message.strip().rstrip(".")
+def stopped_reply(error: Any) -> Phrase:
+    """What an error event in the middle of a stream says: by its ``code`` where it is one
+    ``workstation serve`` sends (its shutdown cut the reply off), in the desk PC's language;
+    else the server's own sentence, where it names the server itself ("The server is shutting
+    down…" was said "The server stopped the reply: The server is shutting down…"), or after
+    "The server stopped the reply"."""
+    if isinstance(error, dict) and error.get("code") == "shutting_down":
+        return ("remote.cut_by_stopping", {})
+    message = str(error.get("message") if isinstance(error, dict) else error).strip().rstrip(".")
     if message.lower().startswith(("the server", "server ")):
         return ("remote.server_said", {"message": message})
     return ("remote.stopped_reply", {"message": message})
@@ -740,9 +744,7 @@ class RemoteEngine:
                     if not isinstance(chunk, dict):
                         continue
                     if "error" in chunk:
-                        err = chunk["error"]
-                        msg = err.get("message") if isinstance(err, dict) else str(err)
-                        raise EngineError(said=[stopped_reply(str(msg))])
+                        raise EngineError(said=[stopped_reply(chunk["error"])])
                     if chunk.get("usage"):
                         usage = chunk["usage"]
                     if isinstance(chunk.get("timings"), dict):  # workstation serve's and llama-server's
