@@ -123,7 +123,7 @@ def _whole(value: Any) -> int:
 REFUSALS = frozenset({"remote.key_refused", "remote.key_unknown", "remote.key_not_here", "remote.day_used",
                       "remote.prompt_too_big", "remote.day_held", "remote.all_busy", "remote.busy",
                       "remote.loading", "remote.stopping", "remote.too_long",
-                      "remote.key_revoked", "remote.key_for_others",
+                      "remote.key_revoked", "remote.key_for_others", "remote.too_large", "remote.model_changed",
                       "remote.needs_key", "remote.needs_key_env", "remote.needs_key_file"})
 
 
@@ -152,7 +152,8 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
     from its English sentence): a key's day used up (with when it resets, on this PC's clock), a
     message longer than what is left of the day, the person's own running requests holding the
     rest, every slot busy, the server starting (its model loading) or stopping, a request longer
-    than it reads, no such ``model``. Anything else (another server's per-minute limit too) in
+    than it reads or a body larger than it takes, no such ``model``, its model file changed on
+    disk. Anything else (another server's per-minute limit too) in
     the server's own words."""
     code, type_ = _error_fields(response)
     wait = _whole_header(response, "Retry-After")
@@ -175,6 +176,13 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
         return ("remote.too_long", {"url": url})
     if response.status_code == 404 and code == "model_not_found" and model:
         return ("remote.no_model", {"url": url, "model": model})
+    limit = _error_object(response).get("limit_bytes")
+    if response.status_code == 413 and code == "request_too_large" and isinstance(limit, int) and limit > 0:
+        from workstation.core.catalog import human_bytes
+
+        return ("remote.too_large", {"url": url, "size": human_bytes(limit)})
+    if response.status_code == 503 and code == "model_file_changed":  # until its admin restarts it
+        return ("remote.model_changed", {"url": url})
     if response.status_code == 404 and _no_route(response):  # a wrong address
         asked = response.request.url.path if _has_request(response) else ""
         return wrong_address(url, asked.removeprefix(httpx.URL(url).path))
