@@ -290,14 +290,23 @@ def test_audit_content_only_when_turned_on(scheduler: Scheduler) -> None:
 
 
 # --- revocation and profile limits ---------------------------------------------------------------
-def test_a_revoked_key_fails_on_its_next_request(scheduler: Scheduler, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_revoked_key_fails_on_its_next_request(
+    scheduler: Scheduler, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workstation.core.errors import EngineError
+    from workstation.core.remote import RemoteEngine
+    from workstation.tui.i18n import Texts
+
     with office(scheduler, {"bob": {}, "carol": {}}) as o:
         bob = o.client("bob")
         assert chat(bob) > 0
         assert main(["keys", "revoke", "bob"]) == 0  # the command, on the same data folder
         with pytest.raises(openai.AuthenticationError) as caught:
             chat(bob)
-        assert caught.value.response.json()["error"]["message"] == "The API key 'bob' was revoked."
+        error = caught.value.response.json()["error"]
+        # a code of its own (it was invalid_api_key, as a key never given, told apart by the English sentence)
+        assert (error["message"], error["type"], error["code"]) == (
+            "The API key 'bob' was revoked.", "invalid_request_error", "key_revoked")
         with pytest.raises(openai.AuthenticationError):
             bob.models.list()
         assert chat(o.client("carol")) > 0
@@ -312,6 +321,15 @@ def test_a_revoked_key_fails_on_its_next_request(scheduler: Scheduler, capsys: p
         assert o.accounts.quota.used("bob") == rows["bob"].tokens
         audit = [json.loads(line) for line in (audit_dir() / CURRENT).read_text(encoding="utf-8").splitlines()]
         assert [(a["who"], a["status"]) for a in audit if a["who"] == "bob"] == [("bob", 200), ("bob", 401)]
+        # a desk PC says both by their codes, all in its own language (the revoked one kept the English sentence)
+        desk = make_profile(backend="openai", model="", remote={"base_url": o.url, "api_key_env": "WS_DESK_KEY"})
+        for key, said in ((o.keys["bob"], "reddetti: anahtar iptal edilmiş; sunucuyu yöneten kişiden yeni bir anahtar "
+                           "isteyin."), ("ws-not-a-key", "tanımıyor; tam kopyalandığını denetleyin")):
+            monkeypatch.setenv("WS_DESK_KEY", key)
+            with pytest.raises(EngineError) as desk_said:
+                RemoteEngine(desk)
+            assert Texts("tr").error(desk_said.value).startswith(
+                f"{o.url} adresindeki sunucu API anahtarını (WS_DESK_KEY içindeki) {said}"), Texts("tr").error(desk_said.value)
         # every key revoked: the server stays closed, it does not open to everyone
         assert main(["keys", "revoke", "carol"]) == 0
         anyone = httpx.post(f"{o.url}/chat/completions", json={"messages": QUESTION, "max_tokens": 2})
@@ -323,18 +341,25 @@ def test_a_key_limited_to_other_profiles_cannot_reach_this_one(
 ) -> None:
     from workstation.core.errors import EngineError
     from workstation.core.remote import RemoteEngine
+    from workstation.tui.i18n import Texts
 
     people = {"dave": {"profiles": ["big-model"]}, "erin": {"profiles": ["big-model", PROFILE]}}
     with office(scheduler, people) as o:
         monkeypatch.setenv("WS_DESK_KEY", o.keys["dave"])  # a desk PC: not "refused the API key" (it is fine)
         with pytest.raises(EngineError) as desk:
             RemoteEngine(make_profile(backend="openai", model="", remote={"base_url": o.url, "api_key_env": "WS_DESK_KEY"}))
-        assert str(desk.value) == (f"The server at {o.url} does not let your key use it: The key 'dave' may use "
-                                   f"the profiles big-model; this server serves '{PROFILE}'.")
+        assert str(desk.value) == (f"The server at {o.url} serves the profile '{PROFILE}', and your key may use only "
+                                   f"big-model; ask whoever runs the server to let your key use '{PROFILE}'.")
+        # in the desk PC's language, from the error's fields (the server's English sentence was inside)
+        assert Texts("tr").error(desk.value) == (
+            f"{o.url} adresindeki sunucu '{PROFILE}' profilini sunuyor, anahtarınız ise yalnızca şunları kullanabilir: "
+            f"big-model; sunucuyu yöneten kişiden anahtarınızın '{PROFILE}' profilini kullanmasına izin vermesini isteyin.")
         with pytest.raises(openai.PermissionDeniedError) as caught:
             chat(o.client("dave"))
         error = caught.value.response.json()["error"]
         assert error["code"] == "profile_not_allowed" and "big-model" in error["message"]
+        assert (error["profiles"], error["profile"]) == (["big-model"], PROFILE)  # (the openai client keeps them)
+        assert caught.value.body["profiles"] == ["big-model"]  # type: ignore[index]
         with pytest.raises(openai.PermissionDeniedError):
             o.client("dave").models.list()
         # a path that is none is 404 to any key of this server's: what a key may use is each route's to say, as

@@ -124,6 +124,10 @@ def test_completions(client: openai.OpenAI) -> None:
 
 
 def test_bad_requests_get_openai_errors(client: openai.OpenAI, server: RunningServer) -> None:
+    from workstation.core.phrases import say
+    from workstation.core.remote import answered_phrase
+    from workstation.tui.i18n import Texts
+
     with pytest.raises(openai.BadRequestError) as exc:
         client.chat.completions.create(model="x", messages=[], max_tokens=4)
     assert "messages" in str(exc.value)
@@ -144,6 +148,11 @@ def test_bad_requests_get_openai_errors(client: openai.OpenAI, server: RunningSe
     assert "prompt" in str(exc.value) and "1023" in str(exc.value)
     r = httpx.post(f"{server.base_url}/completions", json={"prompt": "x" * 70_000}, headers=server.headers())
     assert r.status_code == 413 and "65536" in r.json()["error"]["message"]
+    # a code and the limit beside the sentence: a desk PC says it in its own language (it had no code)
+    assert (r.json()["error"]["code"], r.json()["error"]["limit_bytes"]) == ("request_too_large", 65536)
+    assert say([answered_phrase(server.base_url, r)], Texts("tr").get) == (
+        f"{server.base_url} adresindeki sunucu en fazla 64 KB boyutunda istek alıyor, bu istek daha büyük; daha kısa "
+        "bir metin veya belge gönderin ya da yeni bir sohbet başlatın.")
 
 
 def test_wrong_or_missing_key(server: RunningServer) -> None:
@@ -503,6 +512,9 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     import signal
 
     from workstation.cli import main
+    from workstation.core.phrases import say
+    from workstation.core.remote import stopped_reply
+    from workstation.tui.i18n import Texts
 
     data = tmp_path / "data"
     body = {"messages": QUESTION, "max_tokens": 900, "ignore_eos": True}
@@ -550,8 +562,13 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     said = "The server is shutting down, so the reply was cut off; send it again once the server is back."
     stream = got["stream"]
     assert isinstance(stream, list) and len(stream) > 3  # a part of the reply, then why it ended
-    assert json.loads(stream[-1][6:])["error"]["message"] == said
-    assert got["whole"] == (503, {"error": {"message": said, "type": "server_error", "param": None, "code": None}})
+    cut = json.loads(stream[-1][6:])["error"]
+    assert (cut["message"], cut["code"]) == (said, "shutting_down")
+    assert got["whole"] == (503, {"error": {"message": said, "type": "server_error", "param": None,
+                                            "code": "shutting_down"}})
+    # a desk PC reads the event by its code, in its own language (it said the server's English sentence)
+    assert say([stopped_reply(cut)], Texts("tr").get) == ("Ofis sunucusu kapanıyor ya da yeniden başlıyor, bu yüzden "
+                                                         "yanıt yarıda kesildi; sunucu geri geldiğinde yeniden gönderin.")
     assert got["queued"] == 503  # (it was a 200 and an error event)
     assert "Traceback" not in log and "ERROR" not in log and "could not be delivered" not in log, log
     # --log-level info: a line a request, each line with its time (the log told neither)
@@ -620,7 +637,7 @@ def test_a_stop_lets_the_replies_being_written_finish(smollm2_path: Path, tmp_pa
         log = srv.log_text()
     assert got["long"] == (503, {"error": {"message": "The server is shutting down, so the reply was cut off; send it "
                                            "again once the server is back.", "type": "server_error", "param": None,
-                                           "code": None}})
+                                           "code": "shutting_down"}})
     assert "1 reply still being written was cut off (stopped again)" in log and "Traceback" not in log, log
     assert log.count('workstation: /health now answers 503 "stopping".') == 1 and "GET /health" not in log, log
 
@@ -754,6 +771,10 @@ def test_a_model_file_cut_short_while_it_serves_is_refused_with_a_503_not_a_bus_
     import os
     import shutil
 
+    from workstation.core.phrases import say
+    from workstation.core.remote import answered_phrase
+    from workstation.tui.i18n import Texts
+
     copy = tmp_path / "model.gguf"
     shutil.copyfile(smollm2_path, copy)
     with serve(write_profile(tmp_path, copy)) as srv:
@@ -766,6 +787,11 @@ def test_a_model_file_cut_short_while_it_serves_is_refused_with_a_503_not_a_bus_
         said = refused.json()["error"]["message"]
         assert said.startswith("The model file model.gguf changed on disk since it was loaded"), said
         assert "restart" in said
+        # its code: a desk PC says it in its own language (it had none, and said the server's English sentence)
+        assert refused.json()["error"]["code"] == "model_file_changed"
+        assert say([answered_phrase(srv.base_url, refused)], Texts("tr").get) == (
+            f"{srv.base_url} adresindeki ofis sunucusu yanıt veremiyor: model dosyası yüklendiğinden beri diskte "
+            "değişti; sunucuyu yöneten kişiden onu yeniden başlatmasını isteyin.")
         assert httpx.post(f"{srv.base_url}/chat/completions", json=body, timeout=120).status_code == 503
         health = httpx.get(f"{srv.root}/health", timeout=30)
         assert srv.proc.poll() is None and (health.status_code, health.json()["status"]) == (503, "error")

@@ -369,6 +369,16 @@ ENGLISH: dict[str, str] = {
                         "conversation, or send a shorter text or document."),
     "remote.no_model": ("The server at {url} does not serve the model {model}; set remote.model in the profile to "
                         "one it serves, or leave it empty for its first."),
+    "remote.key_revoked": ("The server at {url} refused the API key{source}: it was revoked; ask whoever runs the "
+                           "server for a new one."),
+    "remote.key_for_others": ("The server at {url} serves the profile '{served}', and your key may use only "
+                              "{profiles}; ask whoever runs the server to let your key use '{served}'."),
+    "remote.cut_by_stopping": ("The office server is stopping or restarting, so the reply was cut off; send it again "
+                               "once the server is back."),
+    "remote.too_large": ("The server at {url} takes requests of up to {size}, and this one is larger; send a "
+                         "shorter text or document, or start a new conversation."),
+    "remote.model_changed": ("The office server at {url} cannot answer: its model file changed on disk since it was "
+                             "loaded; ask whoever runs the server to restart it."),
     "engine.too_long": ("The message is {n} tokens; with {reserve} kept for the reply, this profile's context "
                         "({ctx} tokens) cannot hold it. Shorten it, or summarize the document (F6 in the app, "
                         "'{summarize}' on the command line)."),

@@ -85,15 +85,19 @@ def _error_text(response: httpx.Response) -> str:
     return str(message or response.reason_phrase or "no message").rstrip(".")
 
 
-def _error_fields(response: httpx.Response) -> tuple[str | None, str | None]:
-    """The OpenAI-style error's ``code`` and ``type`` (None where it has none)."""
+def _error_object(response: httpx.Response) -> dict[str, Any]:
+    """The OpenAI-style error object (empty where the answer has none)."""
     try:
         data = response.json()
         error = data.get("error") if isinstance(data, dict) else None
     except (ValueError, AttributeError):
-        return None, None
-    if not isinstance(error, dict):
-        return None, None
+        return {}
+    return error if isinstance(error, dict) else {}
+
+
+def _error_fields(response: httpx.Response) -> tuple[str | None, str | None]:
+    """The OpenAI-style error's ``code`` and ``type`` (None where it has none)."""
+    error = _error_object(response)
     code, type_ = error.get("code"), error.get("type")
     return (code if isinstance(code, str) else None), (type_ if isinstance(type_, str) else None)
 
@@ -119,14 +123,19 @@ def _whole(value: Any) -> int:
 REFUSALS = frozenset({"remote.key_refused", "remote.key_unknown", "remote.key_not_here", "remote.day_used",
                       "remote.prompt_too_big", "remote.day_held", "remote.all_busy", "remote.busy",
                       "remote.loading", "remote.stopping", "remote.too_long",
+                      "remote.key_revoked", "remote.key_for_others", "remote.too_large", "remote.model_changed",
                       "remote.needs_key", "remote.needs_key_env", "remote.needs_key_file"})
 
 
-def stopped_reply(message: str) -> Phrase:
-    """What an error event in the middle of a stream says: the server's own sentence, where it
-    names the server itself ("The server is shutting down…" was said "The server stopped the
-    reply: The server is shutting down…"), else after "The server stopped the reply"."""
-    message = message.strip().rstrip(".")
+def stopped_reply(error: Any) -> Phrase:
+    """What an error event in the middle of a stream says: by its ``code`` where it is one
+    ``workstation serve`` sends (its shutdown cut the reply off), in the desk PC's language;
+    else the server's own sentence, where it names the server itself ("The server is shutting
+    down…" was said "The server stopped the reply: The server is shutting down…"), or after
+    "The server stopped the reply"."""
+    if isinstance(error, dict) and error.get("code") == "shutting_down":
+        return ("remote.cut_by_stopping", {})
+    message = str(error.get("message") if isinstance(error, dict) else error).strip().rstrip(".")
     if message.lower().startswith(("the server", "server ")):
         return ("remote.server_said", {"message": message})
     return ("remote.stopped_reply", {"message": message})
@@ -143,7 +152,8 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
     from its English sentence): a key's day used up (with when it resets, on this PC's clock), a
     message longer than what is left of the day, the person's own running requests holding the
     rest, every slot busy, the server starting (its model loading) or stopping, a request longer
-    than it reads, no such ``model``. Anything else (another server's per-minute limit too) in
+    than it reads or a body larger than it takes, no such ``model``, its model file changed on
+    disk. Anything else (another server's per-minute limit too) in
     the server's own words."""
     code, type_ = _error_fields(response)
     wait = _whole_header(response, "Retry-After")
@@ -166,6 +176,13 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
         return ("remote.too_long", {"url": url})
     if response.status_code == 404 and code == "model_not_found" and model:
         return ("remote.no_model", {"url": url, "model": model})
+    limit = _error_object(response).get("limit_bytes")
+    if response.status_code == 413 and code == "request_too_large" and isinstance(limit, int) and limit > 0:
+        from workstation.core.catalog import human_bytes
+
+        return ("remote.too_large", {"url": url, "size": human_bytes(limit)})
+    if response.status_code == 503 and code == "model_file_changed":  # until its admin restarts it
+        return ("remote.model_changed", {"url": url})
     if response.status_code == 404 and _no_route(response):  # a wrong address
         asked = response.request.url.path if _has_request(response) else ""
         return wrong_address(url, asked.removeprefix(httpx.URL(url).path))
@@ -353,14 +370,22 @@ class RemoteEngine:
             return EngineError(said=[("remote.needs_key", {"url": self.base_url, "env": env}) if env
                                      else ("remote.needs_key_env", {"url": self.base_url})])
         source = ("remote.key_from", {"env": env}) if env else ""
+        # by the error's code and fields, never its English sentence (a server's own words only
+        # for a code not known here)
         code, _ = _error_fields(response)
-        message = _error_text(response)
+        error = _error_object(response)
+        profiles, served = error.get("profiles"), error.get("profile")
         if response.status_code == 403 and code == "profile_not_allowed":
-            return EngineError(said=[("remote.key_not_here", {"url": self.base_url, "message": message})])
-        if code == "invalid_api_key" and message.startswith("Incorrect or missing API key"):  # advice for programmers
+            if isinstance(profiles, list) and profiles and isinstance(served, str):
+                return EngineError(said=[("remote.key_for_others", {
+                    "url": self.base_url, "served": served, "profiles": ", ".join(map(str, profiles))})])
+            return EngineError(said=[("remote.key_not_here", {"url": self.base_url, "message": _error_text(response)})])
+        if code == "key_revoked":
+            return EngineError(said=[("remote.key_revoked", {"url": self.base_url, "source": source})])
+        if code == "invalid_api_key":  # (its sentence is advice for programmers: which header to send)
             return EngineError(said=[("remote.key_unknown", {"url": self.base_url, "source": source})])
         return EngineError(said=[("remote.key_refused", {"url": self.base_url, "source": source,
-                                                         "message": message})])
+                                                         "message": _error_text(response)})])
 
     # --- the Engine interface ----------------------------------------------------------------
     def info(self) -> EngineInfo:
@@ -727,9 +752,7 @@ class RemoteEngine:
                     if not isinstance(chunk, dict):
                         continue
                     if "error" in chunk:
-                        err = chunk["error"]
-                        msg = err.get("message") if isinstance(err, dict) else str(err)
-                        raise EngineError(said=[stopped_reply(str(msg))])
+                        raise EngineError(said=[stopped_reply(chunk["error"])])
                     if chunk.get("usage"):
                         usage = chunk["usage"]
                     if isinstance(chunk.get("timings"), dict):  # workstation serve's and llama-server's

@@ -45,7 +45,8 @@ class RevokedKey(ApiError):
     wants to see it still being tried), never counted against a quota."""
 
     def __init__(self, who: str) -> None:
-        super().__init__(401, f"The API key '{who}' was revoked.", code="invalid_api_key")
+        # (its own code: a desk PC tells it from a key never given, in its own language)
+        super().__init__(401, f"The API key '{who}' was revoked.", code="key_revoked")
         self.who = who
 
 
@@ -172,6 +173,7 @@ class Accounts:
                 f"this server serves '{self.profile}'.",
                 type_="permission_error",
                 code="profile_not_allowed",
+                fields={"profiles": list(key.profiles), "profile": self.profile},  # (a desk PC says them)
             )
 
     def check_quota(self, caller: Caller) -> None:

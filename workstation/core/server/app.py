@@ -316,7 +316,8 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
             if model_file_changed(err) and not self._said_model_changed:  # once: a line each refusal said nothing more
                 self._said_model_changed = True
                 log.warning(f"workstation: {err} Every request is refused (503) until then; /health says so.")
-            raise ApiError(503, str(err), type_="server_error") from None
+            raise ApiError(503, str(err), type_="server_error",
+                           code="model_file_changed" if model_file_changed(err) else None) from None
         self._running[q] = req
         if self.cutting:  # it passed the door before the shutdown began, and was reading its body
             self.scheduler.cancel(req)

@@ -37,7 +37,9 @@ FINISH = {"eos": "stop", "stop": "stop", "length": "length", "context": "length"
 
 
 class ApiError(Exception):
-    """An error answered as OpenAI-style JSON: ``{"error": {"message", "type", "param", "code"}}``."""
+    """An error answered as OpenAI-style JSON: ``{"error": {"message", "type", "param", "code"}}``;
+    ``fields``: more of what it means, machine-readable, beside them (a desk PC says the error in
+    its own language from the code and these; OpenAI's clients read the four and keep the rest)."""
 
     def __init__(
         self,
@@ -47,6 +49,7 @@ class ApiError(Exception):
         param: str | None = None,
         code: str | None = None,
         headers: dict[str, str] | None = None,
+        fields: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -55,12 +58,14 @@ class ApiError(Exception):
         self.param = param
         self.code = code
         self.headers = headers or {}
+        self.fields = fields or {}
         self.worded = False  # said in a dialect's own words already (``in_words`` leaves it)
         if status == 501:  # what this server never does: the openai library retried it twice (as any 5xx)
             self.headers.setdefault("x-should-retry", "false")
 
     def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code,
+                          **self.fields}}
 
     def response(self) -> JSONResponse:
         return JSONResponse(self.body(), status_code=self.status, headers=self.headers)

@@ -71,7 +71,7 @@ class Replies:
     @staticmethod
     def _shutdown_error() -> ApiError:
         """What the client of a reply cut by the shutdown is told (503; an error event in a stream)."""
-        return ApiError(SHUTTING_DOWN, CUT_BY_SHUTDOWN, type_="server_error")
+        return ApiError(SHUTTING_DOWN, CUT_BY_SHUTDOWN, type_="server_error", code="shutting_down")
 
     def _account_later(self: OpenAIServer, ticket: Ticket, q: asyncio.Queue[SchedulerEvent]) -> None:
         """The client left before its answer: account for the request when the scheduler says

@@ -57,7 +57,9 @@ class RequestBodies:
         too_big = ApiError(
             413,
             f"The request body is larger than this server's limit of {limit} bytes.",
+            code="request_too_large",
             headers={"Connection": "close"},
+            fields={"limit_bytes": limit},
         )
         full = busy("This server is reading as many request bodies as it can hold; try again shortly.")
         declared = request.headers.get("content-length", "")
