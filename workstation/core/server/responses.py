@@ -431,7 +431,7 @@ class ResponsesDialect:
             if isinstance(event, TurnFinished):
                 self.server._finished(ticket, event)
                 if self.server._cut_by_shutdown(event):
-                    return error(CUT_BY_SHUTDOWN, "server_shutting_down", 503), True
+                    return error(CUT_BY_SHUTDOWN, "shutting_down", 503), True
                 out = b""
                 if reader is not None:
                     rest = reader.finish()
