@@ -359,8 +359,14 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             assert text.splitlines()[1].startswith(said), text  # the verdict first: a small terminal cut it
             assert app.focused is models.query_one("#installed", DataTable)  # the arrows move in the list
             hint = models.query_one("#model-task")  # how to use it, in view at 80x24 (the details' end was cut)
-            assert str(hint.render()) == app.texts("models.use_hint") and hint.region.height == 1
+            # the base model first: U says what it does with it, as F3's verdict says of its profile
+            # (F4 said "U chats with this model" under "no chat template", "not trained for chat")
+            assert not first.for_chat and str(hint.render()) == app.texts("models.use_hint_not_chat")
             assert hint.region.bottom <= app.screen.region.bottom - 1
+            await pilot.press("down")  # a chat model: U chats with it, said on one line
+            await until(pilot, lambda: str(hint.render()) == app.texts("models.use_hint") and hint.region.height == 1)
+            assert hint.region.bottom <= app.screen.region.bottom - 1
+            await pilot.press("up")
             catalog = models.query_one("#catalog", DataTable)
             # Right shows the catalog, its list ready for Up and Down (the tabs took the arrows
             # only once reached with Shift+Tab); Left goes back, and Right again
