@@ -2742,6 +2742,9 @@ async def test_the_welcome_names_f9_and_ctrl_p_and_f9_to_turkish_warns_of_a_smal
                                        "yanıtları çoğu zaman anlamsızdır" in n for n in said))
         assert "F9: English" in str(welcome.render()) and "Ctrl+P her komutu" in str(welcome.render())
         assert "çok küçük bir model (135M parametre): hızlıdır ama" in str(welcome.render())
+        # the warning alone: no notice that the screen is in Turkish, which its every line says (the
+        # two stacked over F3's verdicts)
+        assert not any(n.startswith("Arayüz artık") for n in said), said
 
 
 async def test_an_engine_killed_while_idle_is_noticed_loaded_again_once_and_the_message_answered(

@@ -100,7 +100,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         # toasts still shown are said again in the new language, with their time left; one that
         # cannot be (two sentences joined) is put away: a Turkish warning stayed on the English screen
         app.notify(app.texts("load.reset_failed", file="a.yaml", error="busy"), severity="warning", timeout=60)
-        app.notify(app.texts("load.unchanged") + " " + app.texts("lang.changed"), timeout=60)
+        app.notify(app.texts("load.unchanged") + " " + app.texts("load.unchanged"), timeout=60)
         await pilot.pause()
         expires = [n.raised_at + n.timeout for n in app._notifications]
         # at 80x24 a notice that all went well takes the lines of its words only (two hid half the
