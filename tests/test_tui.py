@@ -1319,13 +1319,20 @@ async def test_f1_on_a_narrow_terminal_says_each_key_on_lines_of_its_own(profile
 async def test_ctrl_e_says_its_keys_in_view_at_80x24(profiles: Path) -> None:
     """At 80x24 Ctrl+E's dialog ended at "Seed": how to apply the settings (Enter), put back
     the profile's (Ctrl+R) or leave (Esc) was said below the fold, under the nine settings."""
-    from textual.widgets import Label
+    from textual.widgets import Input, Label
 
     from workstation.tui.screens.sampling import SamplingDialog
 
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:
+        # a message being typed keeps Ctrl+A and Ctrl+E, the line's start and end as in a terminal
+        # (Ctrl+E opened the sampling settings mid-sentence); from the empty box Ctrl+E opens them
+        box = app.screen.query_one("#prompt", Input)
+        await pilot.press(*"Hello there", "ctrl+a")
+        assert box.cursor_position == 0 and app.screen is app.chat_screen
         await pilot.press("ctrl+e")
+        assert box.cursor_position == len("Hello there") and app.screen is app.chat_screen
+        await pilot.press("ctrl+u", "ctrl+e")
         await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
         await pilot.pause()
         keys = app.screen.query_one("#sampling-keys", Label)
@@ -2735,6 +2742,9 @@ async def test_the_welcome_names_f9_and_ctrl_p_and_f9_to_turkish_warns_of_a_smal
                                        "yanıtları çoğu zaman anlamsızdır" in n for n in said))
         assert "F9: English" in str(welcome.render()) and "Ctrl+P her komutu" in str(welcome.render())
         assert "çok küçük bir model (135M parametre): hızlıdır ama" in str(welcome.render())
+        # the warning alone: no notice that the screen is in Turkish, which its every line says (the
+        # two stacked over F3's verdicts)
+        assert not any(n.startswith("Arayüz artık") for n in said), said
 
 
 async def test_an_engine_killed_while_idle_is_noticed_loaded_again_once_and_the_message_answered(

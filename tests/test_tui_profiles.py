@@ -97,11 +97,12 @@ async def test_a_remote_profile_names_its_server_not_local_settings(folder: Path
         await until(pilot, lambda: app.screen is app.chat_screen and app.loading is None)
         assert any(said.endswith("The office server is no longer used; F3, then desk, brings it back.")
                    for said in said_all), said_all
-        # "Loaded" takes the place of the desk profile's failed load ("Cannot reach the server" stayed
-        # over the local model), not of U's notice saying how to go back (it went a second later)
-        await until(pilot, lambda: any(n.message.startswith("Loaded: ") for n in app._notifications))
+        # the status line says the load ("Loaded: …" covered the chat's lines for seconds): the desk
+        # profile's failed load is put away ("Cannot reach the server" stayed over the local model),
+        # not U's notice saying how to go back (it went a second later)
         shown = [n.message for n in app._notifications]
-        assert not any("Cannot reach" in said for said in shown), shown
+        assert not any(said.startswith("Loaded: ") or "Cannot reach" in said for said in shown), shown
+        assert f"ready {app.glyphs.between} {app.profile.key}" in app.status_text(), app.status_text()
         assert any(said.endswith("F3, then desk, brings it back.") for said in shown), shown
         assert app.profile is not None and app.profile.backend == "llama"
         await pilot.press("f4")  # a model of this PC's in use: no line of the server's
@@ -191,10 +192,11 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         await until(pilot, lambda: app.loading is None and app.engine_info is not None and app.engine_info.n_ctx == 1024)
         copy = user_profiles_dir() / "office-cpu-like.yaml"
         assert app.profile.source == copy and app.profile.context == 1024
-        assert said[-2:] == [f"Saved as your own copy, {copy}; it is used in place of the one that came with the app. "
-                             "Loading the profile again with the new settings.",
-                             "Loaded: office-cpu-like (my copy)"], said  # (titled as the user's own)
-        assert timeouts[said[-2]] is None  # it asks nothing: the app's reading time (it stayed 10 s)
+        assert said[-1] == (f"Saved as your own copy, {copy}; it is used in place of the one that came with the app. "
+                            "Loading the profile again with the new settings."), said
+        assert timeouts[said[-1]] is None  # it asks nothing: the app's reading time (it stayed 10 s)
+        # loaded, it goes (the status line says the load, under the chat: no "Loaded" over its lines)
+        assert said[-1] not in [n.message for n in app._notifications]
         await pilot.press("f3")  # listed once, as the copy (not the shipped file beside it)
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
         assert [getattr(e, "source", None) for e in app.screen.entries] == [desk, copy]  # type: ignore[attr-defined]
@@ -359,8 +361,14 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             assert text.splitlines()[1].startswith(said), text  # the verdict first: a small terminal cut it
             assert app.focused is models.query_one("#installed", DataTable)  # the arrows move in the list
             hint = models.query_one("#model-task")  # how to use it, in view at 80x24 (the details' end was cut)
-            assert str(hint.render()) == app.texts("models.use_hint") and hint.region.height == 1
+            # the base model first: U says what it does with it, as F3's verdict says of its profile
+            # (F4 said "U chats with this model" under "no chat template", "not trained for chat")
+            assert not first.for_chat and str(hint.render()) == app.texts("models.use_hint_not_chat")
             assert hint.region.bottom <= app.screen.region.bottom - 1
+            await pilot.press("down")  # a chat model: U chats with it, said on one line
+            await until(pilot, lambda: str(hint.render()) == app.texts("models.use_hint") and hint.region.height == 1)
+            assert hint.region.bottom <= app.screen.region.bottom - 1
+            await pilot.press("up")
             catalog = models.query_one("#catalog", DataTable)
             # Right shows the catalog, its list ready for Up and Down (the tabs took the arrows
             # only once reached with Shift+Tab); Left goes back, and Right again

@@ -100,7 +100,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         # toasts still shown are said again in the new language, with their time left; one that
         # cannot be (two sentences joined) is put away: a Turkish warning stayed on the English screen
         app.notify(app.texts("load.reset_failed", file="a.yaml", error="busy"), severity="warning", timeout=60)
-        app.notify(app.texts("load.unchanged") + " " + app.texts("lang.changed"), timeout=60)
+        app.notify(app.texts("load.unchanged") + " " + app.texts("load.unchanged"), timeout=60)
         await pilot.pause()
         expires = [n.raised_at + n.timeout for n in app._notifications]
         # at 80x24 a notice that all went well takes the lines of its words only (two hid half the
@@ -1013,10 +1013,11 @@ async def test_the_dashboards_reading_speed_leaves_out_turns_that_read_a_few_tok
         name = str(app.screen.query_one("#row-prompt .metric-name").render())
         assert name.endswith("\nlong prompts: 1") and "last turn" not in name, name
         assert name.startswith("Reading speed (prompt)\n"), name
-        # on top, in words: the median wait (1,000 and 630 ms), the speed of the reply long enough
-        # to time (40 tokens at 100 tok/s, 75 words) beside the speed people read
+        # on top, in words, of the replies that time the model as F3 and F4 count them (the one of
+        # 40 tokens; "your last 2 replies" counted the 1-token one, where F4 said "your last reply"):
+        # its wait (1,000 ms) and speed (100 tok/s, 75 words) beside the speed people read
         assert str(app.screen.query_one("#headline").render()) == (
-            "Your last 2 replies: the first words after about 0.8 s, then about 75 words a second, "
+            "Your last reply: the first words after about 1.0 s, then about 75 words a second, "
             "faster than people read.")
 
 

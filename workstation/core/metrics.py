@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -154,6 +155,20 @@ class MetricsHistory:
         ref, before_name = profiles[i - 1]
         j = start_of(i, ref)
         return current, ProfileRun(ref, before_name or ref, turns[j:i])
+
+
+REPLIES_TIMED = 12  # the replies whose median says how fast a model writes here (F5's headline, F3, F4, load settings)
+REPLY_RATE_MIN = 32  # tokens a reply wrote for its speed to count (a 5-token "Yes." times the first token's wait)
+UNTIMED_ENDS = ("failed", "interrupted")  # replies cut off by an error or by the app's end: they time nothing
+
+
+def timed_replies(turns: Iterable[TurnMetrics]) -> list[TurnMetrics]:
+    """The replies that say how fast a model writes here, in their order: those not cut off
+    (``UNTIMED_ENDS``) that wrote ``REPLY_RATE_MIN`` tokens or more. F5's "Your last N replies"
+    counts these, as F3's and F4's do (the store's ``reply_speeds`` picks the same ones): F5 said
+    "your last 12 replies" where F4 said 4 of the same conversation, counting the short ones too."""
+    return [t for t in turns if t.stop_reason not in UNTIMED_ENDS and t.predicted_n >= REPLY_RATE_MIN
+            and t.predicted_per_second > 0]
 
 
 def history_of(messages: list[StoredMessage]) -> MetricsHistory:

@@ -38,6 +38,7 @@ from workstation.core.conversation_search import ConversationSearch
 from workstation.core.conversation_titles import NUMBER_TITLE, clean_title
 from workstation.core.letters import fold
 from workstation.core.memory_session import MemorySession
+from workstation.core.metrics import REPLIES_TIMED, REPLY_RATE_MIN, UNTIMED_ENDS
 from workstation.core.moments import seconds
 from workstation.core.paths import data_dir
 from workstation.core.reply_versions import ReplyVersions
@@ -50,8 +51,6 @@ from workstation.core.sqlite_schema import (
 from workstation.core.turn_lock import claim_turn, release_turn
 
 DB_NAME = "conversations.sqlite3"
-REPLIES_TIMED = 12  # the replies whose median says how fast a model writes here (F4, load settings)
-REPLY_RATE_MIN = 32  # tokens a reply wrote for its speed to count (a 5-token "Yes." times the first token's wait)
 
 
 @in_plain_words(StoreError, lambda store: f"The conversation database {store.path}")
@@ -304,7 +303,7 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
         """The writing speeds (tokens a second) of the last ``limit`` replies of the model file
         ``model`` (its resolved path, as ``turn_record`` keeps it), newest first; of replies kept
         before turns named their model, those of the profiles ``profiles`` (by ``Profile.ref``;
-        a variant of one too). Only replies long enough to time (``REPLY_RATE_MIN`` tokens)."""
+        a variant of one too). Only the replies that time it (``metrics.timed_replies``, in SQL)."""
         ran_on, named = "json_extract(metrics, '$.profile')", "json_extract(metrics, '$.model')"
         older = " OR ".join([f"{ran_on} = ?"] * len(profiles) + [f"substr({ran_on}, 1, ?) = ?"] * len(profiles))
         variants = [v for ref in profiles for v in (len(ref) + 1, ref + " ")]
@@ -313,10 +312,10 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
             "SELECT json_extract(metrics, '$.predicted_per_second') FROM messages "
             "WHERE role = 'assistant' AND metrics IS NOT NULL AND json_valid(metrics) "
             "AND json_extract(metrics, '$.predicted_n') >= ? AND json_extract(metrics, '$.predicted_per_second') > 0 "
-            "AND COALESCE(json_extract(metrics, '$.stop_reason'), '') NOT IN ('failed', 'interrupted') "
+            f"AND COALESCE(json_extract(metrics, '$.stop_reason'), '') NOT IN ({', '.join('?' * len(UNTIMED_ENDS))}) "
             f"AND ({whose}) "
             "ORDER BY id DESC LIMIT ?",
-            (REPLY_RATE_MIN, model, *profiles, *variants, limit),
+            (REPLY_RATE_MIN, *UNTIMED_ENDS, model, *profiles, *variants, limit),
         ).fetchall()
         return [float(r[0]) for r in rows]
 

@@ -48,7 +48,8 @@ ACTIONS: tuple[UserAction, ...] = (
     UserAction("chat.again", "alt+r", "ask_again", "action.again"),
     UserAction("chat.continue", "alt+c", "continue_reply", "action.continue"),
     UserAction("chat.versions", "alt+v", "other_reply", "action.versions"),
-    # over the editor's own Ctrl+E (line end; End does that too), as Ctrl+F is
+    # over a box's own Ctrl+E (line end), but in the message box only once it is empty: with text
+    # there Ctrl+E goes to the line's end (key_help.MESSAGE_BOX_MOVES)
     UserAction("chat.sampling", "ctrl+e", "sampling", "action.sampling"),
     UserAction("chat.instructions", "alt+i", "instructions", "action.instructions"),
     UserAction("conv.sidebar", "ctrl+b", "toggle_sidebar", "action.sidebar"),

@@ -543,7 +543,8 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._attach_document(self.pending_document)  # its line says itself in the new language
         self.update_status()
         self._say_toasts_again()
-        self.notify(self.texts("lang.changed"))
+        # (no "The interface is now in Turkish" notice: every line on screen says it, and it stacked over
+        # the small model's warning, the two over F3's verdicts)
         if not saved:
             self.notify(self.texts("lang.not_saved", path=str(settings_path())), severity="warning")
         if new != "en" and self.profile is not None and self.engine is not None:

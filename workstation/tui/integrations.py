@@ -176,6 +176,9 @@ class ModelRow:
     # F4 showed it as "no", like one never begun, and nothing here removed it
     unfinished: model_download.UnfinishedDownload | None = None
     damaged: bool = False  # an installed file that cannot be read: ``details`` says why
+    # made for chat (it has a chat template): F4's U says what it does with a base model, as F3's
+    # verdict says it (F4 offered "U chats with this model" under "not trained for chat")
+    for_chat: bool = True
 
     @property
     def size_text(self) -> str:
@@ -230,6 +233,7 @@ def installed_models(texts: Texts | None = None) -> list[ModelRow]:
             installed=True,
             damaged=item.error is not None,
             description=described.get(Path(item.path).name, {}),
+            for_chat=item.info is None or item.info.has_chat_template,
         )
         for item in on_disk.list_installed()
     ]

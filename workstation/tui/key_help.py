@@ -27,9 +27,13 @@ if TYPE_CHECKING:
 # delete-to-the-end, opened the chat, and the path typed next was sent to the model
 BOX_KEYS = frozenset({"ctrl+a", "ctrl+e", "ctrl+k", "ctrl+u", "ctrl+w", "ctrl+d", "ctrl+f", "ctrl+b",
                       "left", "right", "home", "end"})
-# the chat's message box and editor, whose Ctrl+U (empty it; Ctrl+Z brings it back) and Ctrl+E
-# (sampling) are the chat's, as F1 lists them: Home and End move there as Ctrl+A and Ctrl+E would
+# the chat's message box and editor, whose Ctrl+U (empty it; Ctrl+Z brings it back) is the chat's,
+# as F1 lists it
 MESSAGE_BOXES = frozenset({"prompt", "editor"})
+# …and the keys that move along the line there while it holds text (Ctrl+E to its end, as in a
+# terminal and Emacs: a first user typing a message got the sampling settings), the chat's (Ctrl+E's
+# sampling) from the empty box, where there is no line to move along
+MESSAGE_BOX_MOVES = frozenset({"ctrl+a", "ctrl+e"})
 
 
 class KeyHelp(AppPart):
@@ -148,14 +152,17 @@ class KeyHelp(AppPart):
 
     def box_keeps(self: WorkstationApp, key: str, screen: Screen[Any] | None = None) -> bool:
         """Whether ``key`` is the focused text box's own editing key (``BOX_KEYS``, which it binds)
-        rather than an app's or a screen's priority key: in every box but the chat's message box,
-        unless the screen takes it there (``takes_from_box``: F6's Ctrl+K where the box has nothing
+        rather than an app's or a screen's priority key: in every box but the chat's message box
+        (there, only Ctrl+A and Ctrl+E while it holds text: ``MESSAGE_BOX_MOVES``), unless the
+        screen takes it there (``takes_from_box``: F6's Ctrl+K where the box has nothing
         to delete). On ``screen`` (the one shown where none is named): its footer leaves such a
         key out, as it does not do there what the footer says."""
         screen = self.screen if screen is None else screen
         box = screen.focused
-        if not isinstance(box, Input | TextArea) or key not in BOX_KEYS or box.id in MESSAGE_BOXES:
+        if not isinstance(box, Input | TextArea) or key not in BOX_KEYS:
             return False
+        if box.id in MESSAGE_BOXES:  # (its moves while it holds text: MESSAGE_BOX_MOVES)
+            return key in MESSAGE_BOX_MOVES and bool(box.value if isinstance(box, Input) else box.text)
         if key not in box._bindings.key_to_bindings:
             return False
         takes = getattr(screen, "takes_from_box", None)

@@ -26,6 +26,7 @@ from workstation.tui.messages import EngineExited, EngineFailed, LoadProgress, P
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.screens.summarize import SummarizeScreen
 from workstation.tui.toasts import LOAD_NOTICE
+from workstation.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from workstation.tui.app import WorkstationApp
@@ -357,7 +358,10 @@ class ModelLoading(AppPart):
         elif event.switch_stopped_api is not None:  # F3 while serving: the API went with the old profile
             self.notify(self.texts("serve.stopped_by_switch", old=event.switch_stopped_api.title(self.texts.lang),
                                    name=loaded.title(self.texts.lang), serve=self.key_for("api.serve")), kind=LOAD_NOTICE)
-        else:
+        elif self.screen.query(StatusBar):  # its line says it ("ready │ office-cpu · its model"): no notice
+            # over the chat's lines for seconds, only "Loading the profile …" put away (or a failed load's)
+            self.put_away(LOAD_NOTICE)
+        else:  # (F6, F11: no status line)
             self.notify(self.texts("profiles.loaded", name=loaded.title(self.texts.lang)), kind=LOAD_NOTICE)
         other, self._other_profile_said = self._other_profile_said, None
         if other is not None and other[0] == self.conversation_id and not event.restored \

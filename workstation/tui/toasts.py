@@ -53,11 +53,15 @@ class Toasts(AppPart):
         if not kind:
             self.post_message(Notify(toast))
             return
-        last = self._toast_of.get(kind)
-        if last is not None and last in self._notifications:
-            self._unnotify(last, refresh=False)  # (the new one's arrival redraws them)
+        self.put_away(kind, refresh=False)  # (the new one's arrival redraws them)
         self._toast_of[kind] = toast
         self.post_message(Notify(toast))
+
+    def put_away(self: WorkstationApp, kind: str, refresh: bool = True) -> None:
+        """The last toast of ``kind`` (``notify``'s), if still shown, taken away."""
+        last = self._toast_of.pop(kind, None)
+        if last is not None and last in self._notifications:
+            self._unnotify(last, refresh=refresh)
 
     def reading_time(self: WorkstationApp, message: str, least: float = 3.0, most: float | None = None) -> float:
         """How long a notice stays: the time to read it in characters, whatever the UI's language

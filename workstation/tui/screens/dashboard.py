@@ -19,12 +19,11 @@ from textual.widgets import Header, Label, ProgressBar, Sparkline, Static
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.gpu_layers import offloadable_layers
-from workstation.core.metrics import ProfileRun, TurnMetrics
+from workstation.core.metrics import REPLIES_TIMED, ProfileRun, TurnMetrics, timed_replies
 from workstation.core.phrases import about_words, words_per_token
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import KVCache, kv_words
 from workstation.core.speed_estimate import SLOW_TPS
-from workstation.core.store import REPLIES_TIMED, REPLY_RATE_MIN
 from workstation.core.summarize import duration
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.screens.app_screen import AppScreen
@@ -59,8 +58,7 @@ def replies_said(recent: list[TurnMetrics], texts: Texts, terms: bool = False) -
     wait_s = wait_ms / 1000
     wait = ("unit.s", {"n": f"{max(wait_s, 0.1):.1f}"}) if wait_s < 10 else duration(wait_s, texts.get)
     ttft = ("dash.ttft_term", {"ms": f"{wait_ms:,.0f}"}) if terms else ""
-    rates = [turn.predicted_per_second for turn in recent
-             if turn.predicted_n >= REPLY_RATE_MIN and turn.predicted_per_second > 0]
+    rates = [turn.predicted_per_second for turn in timed_replies(recent)]
     if not rates:  # (short replies only: "Yes." is timed by its first word's wait)
         return "dash.first_words", {"wait": wait, "ttft": ttft}
     tps = statistics.median(rates)
@@ -70,11 +68,17 @@ def replies_said(recent: list[TurnMetrics], texts: Texts, terms: bool = False) -
         "pace": "" if terms else ("dash.pace_fast" if tps >= SLOW_TPS else "dash.pace_slow", {})}
 
 
+def recent_replies(turns: list[TurnMetrics]) -> list[TurnMetrics]:
+    """The replies F5 says: the last ``REPLIES_TIMED`` that time a model (``timed_replies``, as F3
+    and F4 count them); where none does (short replies only), the last ones, for their wait."""
+    return timed_replies(turns)[-REPLIES_TIMED:] or turns[-REPLIES_TIMED:]
+
+
 def replies_headline(turns: list[TurnMetrics], texts: Texts) -> str:
     """The last replies' speed in one sentence a person pictures, at the top of F5
-    (``replies_said``): medians of the last ``REPLIES_TIMED``; "" with none. The rows under it
+    (``replies_said``): medians of the ``recent_replies``; "" with none. The rows under it
     were jargon to a first user ("TTFT per turn", "Decode tok/s")."""
-    recent = turns[-REPLIES_TIMED:]
+    recent = recent_replies(turns)
     if not recent:
         return ""
     said = replies_said(recent, texts)
@@ -272,7 +276,7 @@ class DashboardScreen(AppScreen, Screen[None]):
         if before is not None:
             now_name = app.profile.title(t.lang) if app.profile else run.name
             # said as the headline says the loaded one's replies, each figure's term after it (the rows')
-            earlier_turns = before.turns[-REPLIES_TIMED:]
+            earlier_turns = recent_replies(before.turns)
             n_before = len(earlier_turns)
             earlier = t("dash.before_one" if n_before == 1 else "dash.before", name=self._title(before), n=n_before,
                         said=replies_said(earlier_turns, t, terms=True))

@@ -234,7 +234,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         if self.busy or row is None:
             return
         t = self.wapp.texts
-        hint = t("models.use_hint") if row.installed else self._part_hint(row)
+        hint = t("models.use_hint" if row.for_chat else "models.use_hint_not_chat") if row.installed else self._part_hint(row)
         if self.query_one("#model-detail-box", VerticalScroll).show_vertical_scrollbar:
             hint = f"{hint} {t('models.details_key')}".strip()
         self.query_one("#model-task", Label).update(hint)
