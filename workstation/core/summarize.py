@@ -24,6 +24,7 @@ in this process, in a child process, or a remote server (``backend: openai``).
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import threading
 import time
@@ -108,6 +109,48 @@ class SummaryProgress:
     # a desk PC's office server silent before a part's first word (behind the person's own chat
     # request: ``own``) or in the middle of it: said as the chat says it (F6 showed nothing)
     waiting: ServerWaiting | None = None
+
+
+TIME_LEFT_SETTLE_S = 20.0  # how long a revised time left takes to be mostly believed (a blend's time constant)
+TIME_LEFT_RISE = 0.1  # the most a time left said climbs in TIME_LEFT_RISE_S, as a share of the one said before
+TIME_LEFT_RISE_FLOOR = 3.0  # (or this many seconds: "4 s" to "7 s" bothers nobody; stuck at "…" for 10 s, they do)
+TIME_LEFT_RISE_S = 5.0
+
+
+class TimeLeft:
+    """A time left as it is said, from estimates revised as a run goes: what is believed counts
+    down from the last estimate, each new one blended in by the time since the one before it
+    (``TIME_LEFT_SETTLE_S``, or half the time left where that is shorter); what is said follows
+    it down at once and up by at most ``TIME_LEFT_RISE`` of itself in ``TIME_LEFT_RISE_S`` (F6
+    said "2 min 52 s", then "3 min 5 s" 25 s later: a time left that goes up is one nobody
+    believes). The one place F6, the command line's bar and batch's line say a summary's time
+    left from."""
+
+    def __init__(self) -> None:
+        self.believed: float | None = None
+        self.said: float | None = None
+        self.at = 0.0
+        self.estimated_at = 0.0  # when the last estimate came (a part's end: its weight is the time since)
+
+    def update(self, estimate: float | None, now: float) -> float | None:
+        """What to say at ``now`` (seconds, any clock) given the latest ``estimate`` (None: no
+        new one; what was believed counts down, "…" once it has run out: a part longer than foreseen)."""
+        elapsed = max(0.0, now - self.at)
+        if self.believed is None or self.said is None:
+            self.believed = self.said = estimate
+        elif estimate is None and self.believed - elapsed <= 0:
+            self.believed = self.said = None
+        else:
+            believed = self.believed - elapsed
+            if estimate is not None:
+                settle = min(TIME_LEFT_SETTLE_S, max(1.0, believed / 2))
+                believed += (estimate - believed) * (1.0 - math.exp(-max(0.0, now - self.estimated_at) / settle))
+            rise = max(self.said * TIME_LEFT_RISE, TIME_LEFT_RISE_FLOOR) * min(1.0, elapsed / TIME_LEFT_RISE_S)
+            self.believed, self.said = believed, max(0.0, min(believed, self.said + rise))
+        if estimate is not None:
+            self.estimated_at = now
+        self.at = now
+        return self.said
 
 
 EARLY_READ = 256  # prompt tokens read in a run before its pace of reading says a time left (``early_eta``)
@@ -601,7 +644,8 @@ def summarize_document(
     under_way: dict[int, list[float]] = {}
     lock = threading.Lock()
     shown = [0.0]  # the calls' worth of work last said: the bar never goes back
-    last_eta: list[float | None] = [None, 0.0]  # the ETA worked out as the last part ended, and when
+    time_left = TimeLeft()
+    part_ended = [False]  # a part has ended: the time left counts down inside the next from its estimate
     said_done = [0, 0]  # the calls and parts last said done: a report worked out before another's says no fewer
 
     def report(stage: str, done: int, total: int, chunks_done: int, n_chunks: int, eta: float | None,
@@ -622,12 +666,13 @@ def summarize_document(
                 done, chunks_done = max(done, said_done[0]), max(chunks_done, said_done[1])
                 said_done[:] = [done, chunks_done]
             shown[0] = max(shown[0], done + working)
-            now = time.perf_counter()
-            if inside_part and last_eta[0] is not None:  # counted down from the last part's end
-                left = last_eta[0] - (now - last_eta[1])
-                eta = left if left > 0 else None  # a part longer than foreseen: "…", not "0s" for minutes
-            elif not inside_part:
-                last_eta[:] = [eta, now]
+            if stage in ("done", "cancelled"):
+                pass  # (said as it is: nothing is left)
+            elif inside_part and part_ended[0]:  # counted down from the last part's end
+                eta = time_left.update(None, time.perf_counter())
+            else:
+                part_ended[0] = part_ended[0] or (not inside_part and eta is not None)
+                eta = time_left.update(eta, time.perf_counter())
             on_progress(SummaryProgress(stage, done, total, chunks_done, n_chunks, eta, pps, message, working,
                                         first + 1 if first is not None else 0,
                                         parts[first][0] if first is not None else 0.0,
