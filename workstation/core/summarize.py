@@ -708,22 +708,29 @@ def summarize_document(
         part's whole reading and writing: 40 s of a 2-part document here, minutes of a long one):
         once ``EARLY_READ`` prompt tokens were read, the rest of the parts' reading at this
         run's pace, their summaries (half their budget, as ``part_under_way`` takes them) at
-        the profile's writing speed, and the combining steps; None before. Said under the lock."""
+        the profile's writing speed (a desk PC's: its office server's, as its replies were
+        written), and the combining steps; None before. Parts read side by side (``parallel``
+        slots, a part's pace each: their times add up) take the time of one in each slot; the
+        combining steps one after the other. Said under the lock."""
         n_read = sum(p[0] for p in pace.values())
-        ms = sum(p[1] for p in pace.values())  # (parts read side by side: a slower pace, a longer wait)
+        ms = sum(p[1] for p in pace.values())  # (parts read side by side: a slower pace each)
         if write_tps is None or n_read < EARLY_READ or ms <= 0:
             return None
         answer = map_tokens / 2
         to_read = to_write = 0.0
+        left = 0
         for k in todo:
             if chunks[k].summary is not None:
                 continue
+            left += 1
             read, _, whole = pace.get(k, [0.0, 0.0, chunks[k].prompt_tokens - prefix_tokens])
             to_read += max(0.0, whole - read)
             to_write += max(0.0, answer - under_way.get(k, [0.0, 0.0])[1])
-        to_read += est_reduce * budget // 2  # (as ``eta`` takes a combining step's prompt)
-        to_write += est_reduce * answer
-        return to_read / (n_read / ms * 1000) + to_write / write_tps
+        pps = n_read / ms * 1000
+        side_by_side = max(1, min(profile.parallel, left))
+        parts = (to_read / pps + to_write / write_tps) / side_by_side
+        # (as ``eta`` takes a combining step's prompt)
+        return parts + est_reduce * budget // 2 / pps + est_reduce * answer / write_tps
 
     def step(i: int, event: StepEvent) -> None:
         """A part read further or written further: said at most twice a second; the office
