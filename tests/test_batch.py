@@ -619,3 +619,32 @@ def test_a_file_of_a_persons_own_where_a_summary_goes_is_left_as_it_was(
     assert _status(out / DB_NAME) == {"a.md": "failed", "b.md": "done"}
     assert "a.md: 1 of" not in run.stderr and "done a.md" not in run.stderr  # refused before the work, not after
     assert (out / "b.md.summary.md").read_text(encoding="utf-8").startswith("# Summary of b.md")
+
+
+def test_the_time_left_of_a_queue_is_its_text_not_its_bytes(tmp_path: Path) -> None:
+    """A 40 s run said "18m02s" left: its pace was the bytes of the documents done, and a PDF's
+    bytes are mostly not its text. The text of those done (as read), and a document of a kind
+    not read yet taken as the average one."""
+    from workstation.core.batch_queue import Pace
+
+    folder, out = tmp_path / "inbox", tmp_path / "out"
+    folder.mkdir()
+    out.mkdir()
+    (folder / "memo.txt").write_text("Bees make honey. " * 60, encoding="utf-8")  # 1,020 bytes of text
+    (folder / "scan.pdf").write_bytes(b"%PDF-1.4\n" + b"\0" * 102_000)  # 100 times the bytes, as much text
+    queue = BatchQueue(out / DB_NAME)
+    try:
+        queue.scan(folder, out)
+        queue.mark_done("memo.txt", {})
+        pace = Pace()
+        pace.begin()
+        assert pace.started is not None
+        pace.started -= 100  # the memo took 100 s
+        pace.finished(next(r for r in queue.rows() if r.path == "memo.txt"), 1020)
+        eta = pace.eta(queue)
+        assert eta is not None and 100 <= eta < 150, eta  # (by the bytes: 10,000 s)
+        # once a PDF is done, one left is taken to hold the text a byte that one did
+        pace.finished(next(r for r in queue.rows() if r.path == "scan.pdf"), 1020)
+        assert pace.text_of(next(r for r in queue.rows() if r.path == "scan.pdf")) == pytest.approx(1020)
+    finally:
+        queue.close()
