@@ -496,7 +496,7 @@ def test_a_run_says_which_document_of_how_many_it_is_on(tmp_path: Path, smollm2_
     # and how long the rest will take, once a document is done (the last says no more)
     done = [line for line in err.splitlines() if line.startswith("batch: done ")]
     assert len(done) == 2, err
-    assert re.search(r" \(1 document left, (about \d+(m\d\d)?s|nearly finished) at this run's pace\)$", done[0]), done
+    assert re.search(r" \(1 document left, (about (\d+ min )?\d+ s|nearly finished) at this run's pace\)$", done[0]), done
     assert done[1].endswith("memo1.txt.summary.md"), done
     # an estimate that rounds to none is "nearly finished" ("az kaldı"): it said "about 0s for the 1 document left"
     from workstation.commands.batch import time_left
@@ -504,7 +504,9 @@ def test_a_run_says_which_document_of_how_many_it_is_on(tmp_path: Path, smollm2_
 
     assert time_left(Texts("en"), 0.3, 1) == " (1 document left, nearly finished at this run's pace)"
     assert time_left(Texts("tr"), 0.3, 1) == " (kalan 1 belge, bu çalıştırmanın hızıyla az kaldı)"
-    assert time_left(Texts("en"), 65, 3) == " (3 documents left, about 1m05s at this run's pace)"
+    # in F6's words, one way each language says a time (English said "about 1m05s")
+    assert time_left(Texts("en"), 65, 3) == " (3 documents left, about 1 min 5 s at this run's pace)"
+    assert time_left(Texts("tr"), 65, 3) == " (kalan 3 belge, bu çalıştırmanın hızıyla yaklaşık 1 dk 5 sn)"
     assert time_left(Texts("en"), 65, 0) == time_left(Texts("en"), None, 3) == ""
 
 

@@ -180,16 +180,15 @@ def small_model(profile: Profile, engine: ChatEngine | None = None) -> tuple[str
     return installed_name(Path(info.path)), info.parameter_count
 
 
-ETA_FORMATS = ("{h}h{m:02d}m", "{m}m{s:02d}s", "{s}s")  # hours, minutes, seconds (English)
-
-
-def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, str, str] = ETA_FORMATS,
+def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, str, str] | None = None,
              soon: str | None = None) -> str:
-    """'ETA 1m05s' ('ETA …' before the first part has been measured); ``word`` and the
-    ``formats`` of an hour, a minute and a second in the UI's language ('kalan 1 dk 05 sn').
-    ``soon`` in place of 'ETA 0s' (a document's last part done, its summary being written)."""
+    """'ETA 1 min 5 s' ('ETA …' before the first part has been measured); ``word`` and the
+    ``formats`` of an hour, a minute and a second in the UI's language ('kalan 1 dk 5 sn'; by
+    default English's, ``time_formats``: the one way each language says a time).
+    ``soon`` in place of 'ETA 0 s' (a document's last part done, its summary being written)."""
     if seconds is None:
         return f"{word} …"
+    formats = formats or time_formats()
     total = int(round(seconds))
     if soon is not None and total == 0:
         return soon
