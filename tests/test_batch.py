@@ -496,7 +496,7 @@ def test_a_run_says_which_document_of_how_many_it_is_on(tmp_path: Path, smollm2_
     # and how long the rest will take, once a document is done (the last says no more)
     done = [line for line in err.splitlines() if line.startswith("batch: done ")]
     assert len(done) == 2, err
-    assert re.search(r" \(1 document left, (about \d+(m\d\d)?s|nearly finished) at this run's pace\)$", done[0]), done
+    assert re.search(r" \(1 document left, (about (\d+ min )?\d+ s|nearly finished) at this run's pace\)$", done[0]), done
     assert done[1].endswith("memo1.txt.summary.md"), done
     # an estimate that rounds to none is "nearly finished" ("az kaldı"): it said "about 0s for the 1 document left"
     from workstation.commands.batch import time_left
@@ -504,7 +504,9 @@ def test_a_run_says_which_document_of_how_many_it_is_on(tmp_path: Path, smollm2_
 
     assert time_left(Texts("en"), 0.3, 1) == " (1 document left, nearly finished at this run's pace)"
     assert time_left(Texts("tr"), 0.3, 1) == " (kalan 1 belge, bu çalıştırmanın hızıyla az kaldı)"
-    assert time_left(Texts("en"), 65, 3) == " (3 documents left, about 1m05s at this run's pace)"
+    # in F6's words, one way each language says a time (English said "about 1m05s")
+    assert time_left(Texts("en"), 65, 3) == " (3 documents left, about 1 min 5 s at this run's pace)"
+    assert time_left(Texts("tr"), 65, 3) == " (kalan 3 belge, bu çalıştırmanın hızıyla yaklaşık 1 dk 5 sn)"
     assert time_left(Texts("en"), 65, 0) == time_left(Texts("en"), None, 3) == ""
 
 
@@ -619,3 +621,32 @@ def test_a_file_of_a_persons_own_where_a_summary_goes_is_left_as_it_was(
     assert _status(out / DB_NAME) == {"a.md": "failed", "b.md": "done"}
     assert "a.md: 1 of" not in run.stderr and "done a.md" not in run.stderr  # refused before the work, not after
     assert (out / "b.md.summary.md").read_text(encoding="utf-8").startswith("# Summary of b.md")
+
+
+def test_the_time_left_of_a_queue_is_its_text_not_its_bytes(tmp_path: Path) -> None:
+    """A 40 s run said "18m02s" left: its pace was the bytes of the documents done, and a PDF's
+    bytes are mostly not its text. The text of those done (as read), and a document of a kind
+    not read yet taken as the average one."""
+    from workstation.core.batch_queue import Pace
+
+    folder, out = tmp_path / "inbox", tmp_path / "out"
+    folder.mkdir()
+    out.mkdir()
+    (folder / "memo.txt").write_text("Bees make honey. " * 60, encoding="utf-8")  # 1,020 bytes of text
+    (folder / "scan.pdf").write_bytes(b"%PDF-1.4\n" + b"\0" * 102_000)  # 100 times the bytes, as much text
+    queue = BatchQueue(out / DB_NAME)
+    try:
+        queue.scan(folder, out)
+        queue.mark_done("memo.txt", {})
+        pace = Pace()
+        pace.begin()
+        assert pace.started is not None
+        pace.started -= 100  # the memo took 100 s
+        pace.finished(next(r for r in queue.rows() if r.path == "memo.txt"), 1020)
+        eta = pace.eta(queue)
+        assert eta is not None and 100 <= eta < 150, eta  # (by the bytes: 10,000 s)
+        # once a PDF is done, one left is taken to hold the text a byte that one did
+        pace.finished(next(r for r in queue.rows() if r.path == "scan.pdf"), 1020)
+        assert pace.text_of(next(r for r in queue.rows() if r.path == "scan.pdf")) == pytest.approx(1020)
+    finally:
+        queue.close()

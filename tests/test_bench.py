@@ -431,7 +431,7 @@ def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
     for msg in ("tiny: replay prompt 1/3", "tiny: replay prompt 2/3", "tiny: replay prompt 3/3"):
         say(msg)
     assert seen[0] == "tiny: replay prompt 1/3"
-    assert all(re.fullmatch(r"tiny: replay prompt [23]/3 \(about \d+s left\)", m) for m in seen[1:]), seen
+    assert all(re.fullmatch(r"tiny: replay prompt [23]/3 \(about \d+ s left\)", m) for m in seen[1:]), seen
     tables = out.split("other:")
     assert tables[0].count("Say hello.") == 2 and tables[1].count("Say hello.") == 2  # two rounds each
     assert out.count("2 prompts × 2 rounds: TTFT") == 2  # not "4 prompts"

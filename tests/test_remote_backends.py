@@ -80,12 +80,27 @@ def ours(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 
 def test_summary_through_workstation_serve_counts_tokens_exactly(ours: RunningServer) -> None:
+    from workstation.core.metrics import TurnMetrics, turn_record
+    from workstation.core.store import ConversationStore
+
     profile = remote_profile(ours.base_url)
+    # a reply the app kept from this desk PC's profile: how fast its office server writes
+    store = ConversationStore()
+    try:
+        conv = store.new("Bees", profile.ref)
+        replied = TurnMetrics(predicted_n=64, predicted_ms=1600.0, stop_reason="eos")
+        replied.finish_rates()
+        store.add_message(conv.id, "assistant", "Bees make honey.", turn_record(replied, profile.ref, profile.name,
+                                                                                served_model="smollm2"))
+    finally:
+        store.close()
     seen: list[Any] = []
     with RemoteEngine(profile) as engine:
         result = _summarize(engine, profile, seen.append)
         assert engine.exact_counts is True
     assert len(result.chunks) > 1 and not result.cancelled
+    # the time left before a part has ended, by that speed (it said "…" until then on a desk PC)
+    assert any(p.eta_s is not None for p in seen if p.stage == "map" and not p.chunks_done), seen
     # a part's summary said as it streams in, before the part ends (a desk PC's showed nothing)
     assert any(p.stage == "map" and p.chunks_done == 0 and p.part_written > 0 for p in seen), seen
     assert all(c.summary for c in result.chunks) and result.overall

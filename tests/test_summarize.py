@@ -24,6 +24,8 @@ from docmaker import SUBJECT_PARAGRAPHS, honeybee_text, make_pdf
 from workstation.core.documents import Document, read_document
 from workstation.core.phrases import rounded_words, words_in
 from workstation.core.summarize import (
+    TIME_LEFT_RISE,
+    TIME_LEFT_RISE_FLOOR,
     Runner,
     SummaryProgress,
     duration,
@@ -256,6 +258,10 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     assert all(0 < p.working <= 0.95 and p.part == p.chunks_done + 1 and p.inside_part for p in writing)
     # once a part has ended, the ETA goes on inside the next (it went back to "ETA …" there)
     assert all(p.eta_s is not None for p in writing if p.chunks_done >= 1) and any(p.chunks_done for p in writing)
+    # and it counts down, never climbing more than a small share between two said (``TimeLeft``)
+    told = [p.eta_s for p in seen if p.stage in ("map", "reduce")]
+    assert all(b is None or a is None or b <= a + max(a * TIME_LEFT_RISE, TIME_LEFT_RISE_FLOOR)
+               for a, b in zip(told, told[1:], strict=False)), told
     moved = [p.done + p.working for p in maps]
     assert moved == sorted(moved)  # the bar never goes back
     # combining the parts' summaries is said as it begins (all through it, the last word was "4 of 4 parts done")
@@ -585,8 +591,8 @@ def test_the_progress_line_fits_the_terminal_it_is_redrawn_on() -> None:
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 60, 0, 0))  # 60 columns
     with os.fdopen(slave, "w", encoding="utf-8") as terminal:
         bar = ProgressBar("meeting-minutes-2026.md", terminal)
-        for written in (12, 140):
-            bar(SummaryProgress("map", 1, 4, 1, 4, 84.0, 216.0, working=0.5, part=2, part_read=1.0,
+        for written, left in ((12, 90.0), (140, 84.0)):
+            bar(SummaryProgress("map", 1, 4, 1, 4, left, 216.0, working=0.5, part=2, part_read=1.0,
                                 part_written=written, inside_part=True))
     import select
 
@@ -600,7 +606,8 @@ def test_the_progress_line_fits_the_terminal_it_is_redrawn_on() -> None:
     shown = data.decode("utf-8")
     lines = [line for line in shown.split("\r\x1b[2K") if line]
     assert len(lines) == 2 and all(len(line) < 60 for line in lines), lines
-    assert lines[1].startswith("meet") and "…: 1/4 parts · part 2: 140 tokens written · ETA" in lines[1], lines
+    # the time left in F6's words kept to the last (the part's tokens give way before it)
+    assert lines[1] == "meeting-minutes-2026.md: 1/4 parts · time left: 1 min 24 s", lines
 
 
 def test_a_terminal_that_cannot_move_its_cursor_gets_a_line_a_step(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -838,3 +845,29 @@ def test_a_part_gone_on_with_from_a_stopped_runs_cells_is_not_the_pace_of_readin
     assert first == 2 and working == pytest.approx(0.37)  # half and half, none measured yet (it was 0.015)
     working, _ = part_under_way({2: [0.74, 0.0]}, [went_on, read], 256, prefix)
     assert working == pytest.approx(0.74 * 10 / 11)
+
+
+def test_the_time_left_counts_down_and_never_jumps_up() -> None:
+    """F6 said "2 min 52 s", then "3 min 5 s" 25 s later (a part had ended, its estimate taken
+    as it was): a time left that climbs is one nobody believes. The one said counts down from the
+    last, each new estimate blended in gently, climbing at most a small share of itself."""
+    from workstation.core.summarize import TimeLeft
+
+    left = TimeLeft()
+    assert left.update(None, 0.0) is None  # nothing measured: "…"
+    said = [left.update(172.0, 10.0)]  # the first estimate, as it is
+    said += [left.update(None, 10.0 + s / 2) for s in range(1, 50)]  # inside the next part: counting down
+    assert said[1:] == sorted(said[1:], reverse=True) and said[-1] == pytest.approx(172 - 24.5)
+    said.append(left.update(185.0, 35.0))  # that part ended: 3 min 5 s from then
+    assert said[-1] is not None and said[-1] <= 172 * 1.05, said[-1]  # ("2 min 52 s" then "3 min 5 s")
+    # an estimate far too low at first (a run's pace of reading, early): up to it a share at a time
+    left = TimeLeft()
+    shown = [left.update(30.0, 0.0)] + [left.update(180.0, s / 2) for s in range(1, 120)]
+    steps = list(zip(shown, shown[1:], strict=False))
+    assert all(b is not None and a is not None and b <= a * (1 + TIME_LEFT_RISE) for a, b in steps), shown
+    assert shown[-1] is not None and shown[-1] > 60  # and it does climb to it: not 30 s said for minutes
+    # a part longer than foreseen: "…", not "0 s" for minutes; the next estimate said as it is
+    left = TimeLeft()
+    left.update(5.0, 0.0)
+    assert left.update(None, 4.0) == pytest.approx(1.0) and left.update(None, 6.0) is None
+    assert left.update(40.0, 7.0) == 40.0

@@ -1839,6 +1839,14 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         assert any(0 < float(s.rsplit("[", 1)[1].rstrip("]")) < 1 for s in writing), states
         # the time left is said within the first part, from its reading (it said "time left: …" until a part ended)
         assert any("time left: …" not in s for s in writing), states
+        # and it counts down, never climbing more than a small share (it said "2 min 52 s", then "3 min 5 s")
+        units = {"h": 3600, "min": 60, "s": 1}
+        told = [sum(int(n) * units[u] for n, u in re.findall(r"(\d+) (h|min|s)\b", m[1]))
+                for m in (re.search(r"time left: (\d[^·\[]*)", s) for s in states) if m]
+        from workstation.core.summarize import TIME_LEFT_RISE, TIME_LEFT_RISE_FLOOR
+
+        assert all(b <= a + max(a * TIME_LEFT_RISE, TIME_LEFT_RISE_FLOOR) + 1  # (+1: said in whole seconds)
+                   for a, b in zip(told, told[1:], strict=False)), states
         assert screen.result is not None and screen.result.cancelled
         done = sum(1 for c in screen.result.chunks if c.summary is not None)
         assert 1 <= done < len(screen.result.chunks)

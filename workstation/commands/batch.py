@@ -42,7 +42,7 @@ from workstation.core.batch_queue import (
 from workstation.core.documents import SUPPORTED_SUFFIXES
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
-from workstation.core.summarize import ETA_FORMATS, eta_text, time_formats
+from workstation.core.summarize import eta_text, time_formats
 
 if TYPE_CHECKING:
     from workstation.core.phrases import Phrase
@@ -78,15 +78,14 @@ def engine_factory(profile: Any, t: Texts | None = None) -> Any:
 
 
 def _eta(t: Texts, seconds: float | None, word: str, soon: str | None = None) -> str:
-    """Time left as ``eta_text`` says it: 'about 1m05s', in Turkish 'yaklaşık 1 dk 5 sn'; the
-    ``soon`` key's words where it rounds to none."""
-    return eta_text(seconds, t(word), ETA_FORMATS if t.lang == "en" else time_formats(t.get),
-                    t(soon) if soon else None)
+    """Time left as ``eta_text`` says it, in F6's words: 'about 1 min 5 s', in Turkish 'yaklaşık
+    1 dk 5 sn' (English said 'about 1m05s'); the ``soon`` key's words where it rounds to none."""
+    return eta_text(seconds, t(word), time_formats(t.get), t(soon) if soon else None)
 
 
 def time_left(t: Texts, seconds: float | None, left: int) -> str:
     """What a document done says of the ``left`` documents after it: ' (3 documents left, about
-    1m05s at this run's pace)'; 'nearly finished' where the estimate rounds to none (it said
+    1 min 5 s at this run's pace)'; 'nearly finished' where the estimate rounds to none (it said
     'about 0s for the 1 document left'); nothing where none are left or no pace is known yet."""
     if seconds is None or not left:
         return ""

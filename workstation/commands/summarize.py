@@ -127,13 +127,13 @@ class ProgressBar:
             elif p.part:
                 under_way = t("summarize_cmd.bar_part_written", part=p.part, n=f"{p.part_written:,}")
             stage = t("summarize_cmd.bar_stage", stage=t(STAGE_WORDS[p.stage]) if p.stage in STAGE_WORDS else p.stage)
-            eta = (eta_text(p.eta_s, soon=t("summarize.eta_soon")) if t.lang == "en" else  # (not "ETA 0s")
-                   eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get), t("summarize.eta_soon")))  # (kalan süre: 1 dk 05 sn)
+            # as F6 says it (not "ETA 0s"; English said "ETA 1m05s" where F6 said "time left: 1 min 5 s")
+            eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get), t("summarize.eta_soon"))
             line = t("summarize_cmd.bar", name=self.name, bar=bar, done=p.chunks_done, total=p.chunks_total,
                      stage=stage, speed=speed, under_way=under_way, eta=eta)
             if self.tty:  # a line longer than the terminal wraps, and "\r" redraws only its last row: each
                 columns = self._columns()  # update left a copy of itself; the least needed words go first
-                for spare in (speed, stage, f"[{bar}] "):
+                for spare in (speed, stage, f"[{bar}] ", under_way):  # (the time left last)
                     if len(line) >= columns and spare:
                         line = line.replace(spare, "", 1)
         if self.tty and len(line) >= (columns := self._columns()):

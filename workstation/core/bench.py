@@ -535,7 +535,7 @@ def replay_engine(
 
 
 def paced_progress(progress: Progress | None, turns: int) -> Progress | None:
-    """``progress`` with the time the rest of the run takes at its pace so far ("about 3m05s
+    """``progress`` with the time the rest of the run takes at its pace so far ("about 3 min 5 s
     left"), each message being the start of a turn: a team lead's run of three documents with two
     profiles took 5 minutes and said only "replay prompt 2/3" meanwhile."""
     if progress is None:

@@ -5,6 +5,7 @@ and a plan that runs but writes slower than people read, said in words and a pag
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 from workstation.core.catalog import human_bytes
 from workstation.core.memory_plan import DevicePlan, MemoryPlan
@@ -69,13 +70,16 @@ def slow_phrase(p: MemoryPlan, measured: float | None = None, lookup: Lookup | N
     return ("fit.slow", {"words": about_words(tps, lookup), "minutes": round(PAGE_WORDS / (tps * words_per_token(lookup)) / 60)})
 
 
-def profile_decode_tps(profile: Profile) -> float | None:
+def profile_decode_tps(profile: Profile, store: Path | None = None) -> float | None:
     """How fast ``profile`` writes here, in tokens a second: what bench measured of its model
     file as the profile runs it (``calibration.measured_decode``, as fit says it), else the
-    plan's estimate; None for an office server's profile (its pace is the server's) or a plan
-    that cannot be made. A summary says its time left from it before its first part is written."""
+    plan's estimate; for an office server's profile (a desk PC's), the median of the speeds of
+    its last replies kept in the conversations' file ``store`` (the data folder's by default:
+    the speeds F5 shows; a desk PC's summary said "…" until its first part had ended); None
+    where there are none, or a plan that cannot be made. A summary says its time left from it
+    before its first part is written."""
     if profile.backend != "llama":
-        return None
+        return _replies_tps(profile, store)
     from workstation.core.calibration import measured_decode
     from workstation.core.errors import WorkstationError
     from workstation.core.profile_plan import plan_for_profile
@@ -86,3 +90,27 @@ def profile_decode_tps(profile: Profile) -> float | None:
     except (WorkstationError, OSError, ValueError):
         return None
     return measured.value if measured is not None and measured.value else plan.decode_tps_bound
+
+
+def _replies_tps(profile: Profile, store: Path | None = None) -> float | None:
+    """The median writing speed of the last replies ``profile`` wrote (by its ``Profile.ref``, as
+    ``turn_record`` keeps it) in the conversations' file ``store``; None with none."""
+    import sqlite3
+    import statistics
+
+    from workstation.core.errors import WorkstationError
+    from workstation.core.paths import data_dir
+    from workstation.core.store import DB_NAME, ConversationStore
+
+    path = store or data_dir() / DB_NAME
+    if not path.is_file():
+        return None
+    try:
+        conversations = ConversationStore(path, read_only=True)  # (its own: a store is for one thread)
+        try:
+            speeds = conversations.reply_speeds("", [profile.ref])
+        finally:
+            conversations.close()
+    except (OSError, sqlite3.Error, WorkstationError):  # (a damaged file: no speed, as before)
+        return None
+    return statistics.median(speeds) if speeds else None

@@ -24,6 +24,7 @@ in this process, in a child process, or a remote server (``backend: openai``).
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import threading
 import time
@@ -110,6 +111,48 @@ class SummaryProgress:
     waiting: ServerWaiting | None = None
 
 
+TIME_LEFT_SETTLE_S = 20.0  # how long a revised time left takes to be mostly believed (a blend's time constant)
+TIME_LEFT_RISE = 0.1  # the most a time left said climbs in TIME_LEFT_RISE_S, as a share of the one said before
+TIME_LEFT_RISE_FLOOR = 3.0  # (or this many seconds: "4 s" to "7 s" bothers nobody; stuck at "…" for 10 s, they do)
+TIME_LEFT_RISE_S = 5.0
+
+
+class TimeLeft:
+    """A time left as it is said, from estimates revised as a run goes: what is believed counts
+    down from the last estimate, each new one blended in by the time since the one before it
+    (``TIME_LEFT_SETTLE_S``, or half the time left where that is shorter); what is said follows
+    it down at once and up by at most ``TIME_LEFT_RISE`` of itself in ``TIME_LEFT_RISE_S`` (F6
+    said "2 min 52 s", then "3 min 5 s" 25 s later: a time left that goes up is one nobody
+    believes). The one place F6, the command line's bar and batch's line say a summary's time
+    left from."""
+
+    def __init__(self) -> None:
+        self.believed: float | None = None
+        self.said: float | None = None
+        self.at = 0.0
+        self.estimated_at = 0.0  # when the last estimate came (a part's end: its weight is the time since)
+
+    def update(self, estimate: float | None, now: float) -> float | None:
+        """What to say at ``now`` (seconds, any clock) given the latest ``estimate`` (None: no
+        new one; what was believed counts down, "…" once it has run out: a part longer than foreseen)."""
+        elapsed = max(0.0, now - self.at)
+        if self.believed is None or self.said is None:
+            self.believed = self.said = estimate
+        elif estimate is None and self.believed - elapsed <= 0:
+            self.believed = self.said = None
+        else:
+            believed = self.believed - elapsed
+            if estimate is not None:
+                settle = min(TIME_LEFT_SETTLE_S, max(1.0, believed / 2))
+                believed += (estimate - believed) * (1.0 - math.exp(-max(0.0, now - self.estimated_at) / settle))
+            rise = max(self.said * TIME_LEFT_RISE, TIME_LEFT_RISE_FLOOR) * min(1.0, elapsed / TIME_LEFT_RISE_S)
+            self.believed, self.said = believed, max(0.0, min(believed, self.said + rise))
+        if estimate is not None:
+            self.estimated_at = now
+        self.at = now
+        return self.said
+
+
 EARLY_READ = 256  # prompt tokens read in a run before its pace of reading says a time left (``early_eta``)
 SMALL_MODEL_PARAMS = 1_000_000_000  # below this, a summary's names, dates and figures go astray
 
@@ -137,16 +180,15 @@ def small_model(profile: Profile, engine: ChatEngine | None = None) -> tuple[str
     return installed_name(Path(info.path)), info.parameter_count
 
 
-ETA_FORMATS = ("{h}h{m:02d}m", "{m}m{s:02d}s", "{s}s")  # hours, minutes, seconds (English)
-
-
-def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, str, str] = ETA_FORMATS,
+def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, str, str] | None = None,
              soon: str | None = None) -> str:
-    """'ETA 1m05s' ('ETA …' before the first part has been measured); ``word`` and the
-    ``formats`` of an hour, a minute and a second in the UI's language ('kalan 1 dk 05 sn').
-    ``soon`` in place of 'ETA 0s' (a document's last part done, its summary being written)."""
+    """'ETA 1 min 5 s' ('ETA …' before the first part has been measured); ``word`` and the
+    ``formats`` of an hour, a minute and a second in the UI's language ('kalan 1 dk 5 sn'; by
+    default English's, ``time_formats``: the one way each language says a time).
+    ``soon`` in place of 'ETA 0 s' (a document's last part done, its summary being written)."""
     if seconds is None:
         return f"{word} …"
+    formats = formats or time_formats()
     total = int(round(seconds))
     if soon is not None and total == 0:
         return soon
@@ -601,7 +643,8 @@ def summarize_document(
     under_way: dict[int, list[float]] = {}
     lock = threading.Lock()
     shown = [0.0]  # the calls' worth of work last said: the bar never goes back
-    last_eta: list[float | None] = [None, 0.0]  # the ETA worked out as the last part ended, and when
+    time_left = TimeLeft()
+    part_ended = [False]  # a part has ended: the time left counts down inside the next from its estimate
     said_done = [0, 0]  # the calls and parts last said done: a report worked out before another's says no fewer
 
     def report(stage: str, done: int, total: int, chunks_done: int, n_chunks: int, eta: float | None,
@@ -622,12 +665,13 @@ def summarize_document(
                 done, chunks_done = max(done, said_done[0]), max(chunks_done, said_done[1])
                 said_done[:] = [done, chunks_done]
             shown[0] = max(shown[0], done + working)
-            now = time.perf_counter()
-            if inside_part and last_eta[0] is not None:  # counted down from the last part's end
-                left = last_eta[0] - (now - last_eta[1])
-                eta = left if left > 0 else None  # a part longer than foreseen: "…", not "0s" for minutes
-            elif not inside_part:
-                last_eta[:] = [eta, now]
+            if stage in ("done", "cancelled"):
+                pass  # (said as it is: nothing is left)
+            elif inside_part and part_ended[0]:  # counted down from the last part's end
+                eta = time_left.update(None, time.perf_counter())
+            else:
+                part_ended[0] = part_ended[0] or (not inside_part and eta is not None)
+                eta = time_left.update(eta, time.perf_counter())
             on_progress(SummaryProgress(stage, done, total, chunks_done, n_chunks, eta, pps, message, working,
                                         first + 1 if first is not None else 0,
                                         parts[first][0] if first is not None else 0.0,
@@ -663,22 +707,29 @@ def summarize_document(
         part's whole reading and writing: 40 s of a 2-part document here, minutes of a long one):
         once ``EARLY_READ`` prompt tokens were read, the rest of the parts' reading at this
         run's pace, their summaries (half their budget, as ``part_under_way`` takes them) at
-        the profile's writing speed, and the combining steps; None before. Said under the lock."""
+        the profile's writing speed (a desk PC's: its office server's, as its replies were
+        written), and the combining steps; None before. Parts read side by side (``parallel``
+        slots, a part's pace each: their times add up) take the time of one in each slot; the
+        combining steps one after the other. Said under the lock."""
         n_read = sum(p[0] for p in pace.values())
-        ms = sum(p[1] for p in pace.values())  # (parts read side by side: a slower pace, a longer wait)
+        ms = sum(p[1] for p in pace.values())  # (parts read side by side: a slower pace each)
         if write_tps is None or n_read < EARLY_READ or ms <= 0:
             return None
         answer = map_tokens / 2
         to_read = to_write = 0.0
+        left = 0
         for k in todo:
             if chunks[k].summary is not None:
                 continue
+            left += 1
             read, _, whole = pace.get(k, [0.0, 0.0, chunks[k].prompt_tokens - prefix_tokens])
             to_read += max(0.0, whole - read)
             to_write += max(0.0, answer - under_way.get(k, [0.0, 0.0])[1])
-        to_read += est_reduce * budget // 2  # (as ``eta`` takes a combining step's prompt)
-        to_write += est_reduce * answer
-        return to_read / (n_read / ms * 1000) + to_write / write_tps
+        pps = n_read / ms * 1000
+        side_by_side = max(1, min(profile.parallel, left))
+        parts = (to_read / pps + to_write / write_tps) / side_by_side
+        # (as ``eta`` takes a combining step's prompt)
+        return parts + est_reduce * budget // 2 / pps + est_reduce * answer / write_tps
 
     def step(i: int, event: StepEvent) -> None:
         """A part read further or written further: said at most twice a second; the office
