@@ -275,6 +275,37 @@ def test_repetitions_that_disagree_are_said_under_the_table(smollm2_path: Path, 
     noisy = ProfileBench("kv-q8", kv_q8, pp=SpeedStat(64, [500_000_000, 505_000_000]),
                          tg=SpeedStat(16, [200_000_000, 900_000_000]))
     assert "note:" not in format_bench([steady])
+    # -r 1 on a busy PC: "tg128 6.76 ± 0.00" beside "chat tg 65.86", both as facts; now one run is said as one,
+    # the two figures of its writing 10x apart as a busy PC, and what the figures mean in words a second
+    from workstation.core.metrics import TurnMetrics
+    from workstation.tui.i18n import Texts
+
+    busy = ProfileBench("office-cpu", info, pp=SpeedStat(512, [1_000_000_000]), tg=SpeedStat(128, [18_934_911_242]),
+                        turns=[TurnMetrics(ttft_ms=80.0, predicted_n=128, predicted_ms=1943.5)])
+    lines = format_bench([busy]).splitlines()
+    assert any(line.endswith("| tg128   |   6.76 tok/s |") for line in lines), lines
+    assert any(line.endswith("| ttft    |      80.0 ms |") for line in lines) and not any("±" in line for line in lines)
+    assert lines[-3:] == [
+        "What this means: office-cpu reads your documents at about 380 words a second and writes about 5 words a "
+        "second.",
+        "note: office-cpu's tg128 (6.76 tok/s) and chat tg (65.86 tok/s) both time its writing, yet one is 9.7x the "
+        "other: another program was probably using the CPU, so compare these figures with care; run again when the "
+        "machine is quiet, or with more repetitions (-r).",
+        "note: each test ran once, and one run cannot tell whether another program was using the CPU meanwhile; -r 3 "
+        "runs each test three times and says how much the runs differ."], lines
+    said = format_bench([busy], Texts("tr").get)  # in the command line's language (a Turkish word is more tokens)
+    assert "Bunun anlamı: office-cpu belgelerinizi saniyede yaklaşık 200 sözcük okur ve saniyede yaklaşık 3 " \
+        "sözcük yazar." in said and "biri ötekinin 9,7 katı" in said and "not: her test bir kez" in said, said
+    # a newcomer's first look (--quick) and llama-bench's own tests, -n and -r winning over either
+    from workstation.cli import build_parser
+    from workstation.commands.bench import bench_config
+
+    def config(*argv: str) -> tuple[int, int, int]:
+        c = bench_config(build_parser().parse_args(["bench", *argv]))
+        return c.n_prompt, c.n_gen, c.repetitions
+
+    assert (config(), config("--quick"), config("--quick", "-n", "64", "-r", "1")) == (
+        (512, 128, 5), (512, 32, 3), (512, 64, 1))
     # the model is named by its parameter count, as `models inspect` says it, not llama.cpp's
     # size class from the layer count ("llama 256M" for SmolLM2-135M); the JSON keeps that; the
     # params column says it the same way (it read "134.52 M" beside "llama 135M")
@@ -362,6 +393,7 @@ def test_two_profiles_run_in_rounds_with_the_order_alternating(tiny_profile: Pat
     said: list[str] = []
     results = bench_profiles([load_profile(str(tiny_profile)), load_profile(str(other))],
                              BenchConfig(n_prompt=16, n_gen=4, repetitions=3), said.append)
+    assert "round 1/3: tiny: tg4 run 1/1: 2/4 tokens" in said, said  # (tg128 was 19 s without a word)
     loads = [m.split(": loading ")[0] for m in said if ": loading " in m]
     assert loads == ["round 1/3: tiny", "round 1/3: other", "round 2/3: other", "round 2/3: tiny",
                      "round 3/3: tiny", "round 3/3: other"], said
@@ -509,6 +541,8 @@ def test_the_fastest_is_named_only_when_told_apart_from_the_next_fastest(smollm2
     assert ("In plain words, against office-cpu: office-cpu · gpu_layers all writes a reply 4.62x slower (one "
             "repetition each, which a busy moment can sway: -r 3 repeats it).") in lines, lines
     assert [line for line in lines if line.startswith("note:")] == [
+        "note: each test ran once, and one run cannot tell whether another program was using the CPU meanwhile; -r 3 "
+        "runs each test three times and says how much the runs differ.",
         "note: office-cpu · gpu_layers all ran exactly as office-cpu here (the same model file, 0 layers on the GPU, "
         "2 threads, K/V f16/f16): what it changes makes no difference on this PC (GPU layers where llama.cpp has no "
         "GPU to use, say), so any difference in their figures is the machine's, not the setting's."], lines

@@ -12,7 +12,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from workstation.commands import add_profile_arg, print_json, profile_refs, text_table
+from workstation.commands import (
+    add_lang_arg,
+    add_profile_arg,
+    print_json,
+    profile_refs,
+    text_table,
+    texts_of,
+)
 from workstation.core.bench import (
     BenchConfig,
     BenchInputError,
@@ -33,7 +40,7 @@ from workstation.core.engine_api import TOO_LONG
 from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import shortened
 from workstation.core.metrics import TurnMetrics
-from workstation.core.phrases import say
+from workstation.core.phrases import Lookup, about_words, say
 from workstation.core.profile_check import context_allowed
 from workstation.core.profile_variants import load_variant, variant_settings
 from workstation.core.profiles import DEFAULT_PROFILE, Profile
@@ -53,10 +60,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_profile_arg(p, multiple=True, variants=True)
     p.add_argument("--n-prompt", "-n-prompt", dest="n_prompt", type=int, default=512, metavar="N",
                    help="prompt tokens for the pp test, 0 to skip it (default 512)")
-    p.add_argument("--n-gen", "-n-gen", "-n", dest="n_gen", type=int, default=128, metavar="N",
+    p.add_argument("--n-gen", "-n-gen", "-n", dest="n_gen", type=int, metavar="N",
                    help="generated tokens for the tg test, 0 to skip it (default 128)")
     p.add_argument("-r", "--repetitions", type=int, metavar="N",
                    help="timed runs per test (default 5); with --replay, rounds of the prompts (default 1)")
+    p.add_argument("--quick", action="store_true", help=QUICK_HELP)
     p.add_argument("-t", "--threads", type=int, metavar="N", help="threads instead of the profile's")
     p.add_argument("--no-warmup", action="store_true", help="skip the warm-up runs")
     p.add_argument("--no-ttft", action="store_true", help="skip the chat turns (TTFT, acceptance)")
@@ -71,7 +79,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="longest reply per replayed prompt or document (default 128)")
     p.add_argument("--no-save", action="store_true", help="do not save the results to the history")
     p.add_argument("--json", action="store_true", help="print llama-bench-style JSON records")
+    add_lang_arg(p)  # what the figures mean, under the table
     p.set_defaults(func=run)
+
+
+# a newcomer's first look: the default is llama-bench's own tests (pp512, tg128, 5 repetitions), whose
+# figures engineers compare with llama-bench's; a short tg repeated 3 times still says its spread
+QUICK_GEN, QUICK_REPETITIONS = 32, 3
+QUICK_HELP = (f"a first look in about a third of the time: tg{QUICK_GEN} instead of tg128, {QUICK_REPETITIONS} "
+              "repetitions instead of 5 (-n and -r, given too, win); without it, llama-bench's own tests")
 
 
 def _profiles(args: argparse.Namespace) -> list[Profile]:
@@ -155,13 +171,7 @@ def run(args: argparse.Namespace) -> int:
             save_printed_run("bench", [r for res in replays for r in res.result_rows()], command)
         return 0
 
-    config = BenchConfig(
-        n_prompt=args.n_prompt,
-        n_gen=args.n_gen,
-        repetitions=5 if args.repetitions is None else args.repetitions,
-        warmup=not args.no_warmup,
-        ttft=not args.no_ttft,
-    )
+    config = bench_config(args)
     try:
         results = bench_profiles(profiles, config, progress_reporter(args))
     finally:
@@ -169,10 +179,23 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json([rec for r in results for rec in r.records()])
     else:
-        print(format_bench(results))
+        t = texts_of(args)
+        print(format_bench(results, t.get if t.lang != "en" else None))
     if not args.no_save:
         save_printed_run("bench", [row for r in results for row in r.result_rows()], command)
     return 0
+
+
+def bench_config(args: argparse.Namespace) -> BenchConfig:
+    """The pp/tg tests the options ask for: llama-bench's (pp512, tg128, 5 repetitions), or
+    ``--quick``'s shorter ones, -n and -r given winning over either."""
+    return BenchConfig(
+        n_prompt=args.n_prompt,
+        n_gen=args.n_gen if args.n_gen is not None else QUICK_GEN if args.quick else 128,
+        repetitions=args.repetitions if args.repetitions is not None else QUICK_REPETITIONS if args.quick else 5,
+        warmup=not args.no_warmup,
+        ttft=not args.no_ttft,
+    )
 
 
 def document_too_long(err: PromptTooLong, path: Path, name: str) -> str:
@@ -215,7 +238,16 @@ def model_label(info: dict[str, Any]) -> str:
     return f"{parts[0]} {params_text(int(info['model_n_params']))} {parts[2]}"
 
 
-def format_bench(results: list[ProfileBench]) -> str:
+def figure_text(stat: SpeedStat) -> str:
+    """A test's speed as the table says it: with its spread over the repetitions, and over one run
+    the figure alone (a "± 0.00" read as sure where nothing was known of the spread)."""
+    spread = f" ± {stat.stddev_ts:.2f}" if len(stat.samples_ts) > 1 else ""
+    return f"{stat.avg_ts:.2f}{spread} tok/s"
+
+
+def format_bench(results: list[ProfileBench], lookup: Lookup | None = None) -> str:
+    """The table, then the notes under it; the new sentences (what the figures mean, one run, a
+    busy PC) in ``lookup``'s language (the command line's), the rest in English."""
     header = ["profile", "model", "size", "params", "ngl", "threads", "K/V", "fa", "test", "result"]
     rows = []
     for r in results:
@@ -227,10 +259,10 @@ def format_bench(results: list[ProfileBench]) -> str:
         ]
         for name, stat in (("pp", r.pp), ("tg", r.tg)):
             if stat is not None:
-                rows.append([*base, f"{name}{stat.n_tokens}", f"{stat.avg_ts:.2f} ± {stat.stddev_ts:.2f} tok/s"])
+                rows.append([*base, f"{name}{stat.n_tokens}", figure_text(stat)])
         ttft = r.ttft_ms
         if ttft is not None:
-            rows.append([*base, "ttft", f"{ttft[0]:.1f} ± {ttft[1]:.1f} ms"])
+            rows.append([*base, "ttft", f"{ttft[0]:.1f} ± {ttft[1]:.1f} ms" if len(r.turns) > 1 else f"{ttft[0]:.1f} ms"])
             if r.chat_ts is not None:
                 rows.append([*base, "chat tg", f"{r.chat_ts:.2f} tok/s"])
         if r.acceptance is not None:
@@ -241,8 +273,8 @@ def format_bench(results: list[ProfileBench]) -> str:
     order = ([f"The profiles ran in {rounds} rounds, each loading them in turn (every other round in reverse "
               "order) for one repetition of each test, so a busy moment on this PC slows them alike."]
              if rounds > 1 else [])
-    return "\n".join([text_table(header, rows, {2, 3, 4, 5, 9}), *order, *plain_words(results), *drafting_notes(results),
-                      *spread_notes(results), *same_run_notes(results)])
+    return "\n".join([text_table(header, rows, {2, 3, 4, 5, 9}), *order, *plain_words(results, lookup),
+                      *drafting_notes(results), *spread_notes(results, lookup), *same_run_notes(results)])
 
 
 def speed_words(r: float, same: str, faster: str) -> str:
@@ -265,11 +297,19 @@ def wait_words(r: float) -> str:
     return f"{1 - r:.0%} less" if r < 1 else f"{r - 1:.0%} longer" if r < 2 else f"{r:.2f}x as long"
 
 
-def plain_words(results: list[ProfileBench]) -> list[str]:
-    """Each profile against the first in words, the figures of one run side by side (a table of
+def plain_words(results: list[ProfileBench], lookup: Lookup | None = None) -> list[str]:
+    """What each profile's two figures mean in words a second (in ``lookup``'s language), then
+    each profile against the first in words, the figures of one run side by side (a table of
     pp512 and tg128 said nothing to a non-engineer, nor that the default was the slowest)."""
+    lines = []
+    for r in results:
+        read = about_words(r.pp.avg_ts, lookup) if r.pp is not None and r.pp.avg_ts else None
+        write = about_words(r.tg.avg_ts, lookup) if r.tg is not None and r.tg.avg_ts else None
+        if read or write:
+            key = "bench.means_both" if read and write else "bench.means_read" if read else "bench.means_write"
+            lines.append(say([(key, {"profile": r.profile, "read": read, "write": write})], lookup))
     if len(results) < 2:
-        return []
+        return lines
     first = results[0]
 
     def ratio(a: Any, b: Any, paired: bool) -> str | None:
@@ -278,7 +318,6 @@ def plain_words(results: list[ProfileBench]) -> list[str]:
         words = speed_words(a.avg_ts / b.avg_ts, "as fast", "x as fast")
         return words if words == "as fast" or apart(a, b, paired) else f"{words} ({UNSURE})"
 
-    lines = []
     for r in results[1:]:
         in_rounds = r.rounds > 1 and first.rounds > 1  # (repetition i of each in round i)
         reading, writing = ratio(r.pp, first.pp, in_rounds), ratio(r.tg, first.tg, in_rounds)
@@ -467,12 +506,15 @@ def same_run_notes(results: list[ProfileBench]) -> list[str]:
 
 
 NOISY = 0.15  # repetitions further apart than this (standard deviation over the mean) are not to be trusted
+BUSY_APART = 3.0  # tg and a chat turn's writing (no drafts) further apart than this many times: not the model's
 
 
-def spread_notes(results: list[ProfileBench]) -> list[str]:
+def spread_notes(results: list[ProfileBench], lookup: Lookup | None = None) -> list[str]:
     """A sentence under the table for each test whose repetitions disagree: another program
     took the CPU meanwhile, and the figures (each profile's, even when profiles ran in rounds)
-    are less sure than they look."""
+    are less sure than they look. Where a test ran once, that one run cannot tell (said once);
+    and where tg and the chat turns' writing, the same work, are ``BUSY_APART`` in one run
+    (tg128 6.76 beside chat tg 65.86 tok/s, -r 1), the PC was busy (in ``lookup``'s language)."""
     def spread(stat: Any) -> float:
         return stat.stddev_ts / stat.avg_ts if stat is not None and stat.avg_ts else 0.0
 
@@ -490,6 +532,17 @@ def spread_notes(results: list[ProfileBench]) -> list[str]:
                 f"note: {r.profile}'s {name}{stat.n_tokens} repetitions differ by ±{spread(stat):.0%}: {why}, so "
                 "compare these figures with care; run again when the machine is quiet, or with more repetitions (-r)."
             )
+        chat = r.chat_ts
+        if (r.tg is not None and r.tg.avg_ts and chat and r.model_info.get("speculative", "off") == "off"
+                and spread(r.tg) <= NOISY):  # (a tg whose repetitions disagree is said so above)
+            times = max(chat / r.tg.avg_ts, r.tg.avg_ts / chat)
+            if times > BUSY_APART:
+                notes.append(say([("bench.busy", {"profile": r.profile, "test": f"tg{r.tg.n_tokens}",
+                                                  "tg": f"{r.tg.avg_ts:.2f}", "chat": f"{chat:.2f}",
+                                                  "times": f"{times:.1f}"})], lookup))
+    stats = [s for r in results for s in (r.pp, r.tg) if s is not None and s.samples_ns]
+    if any(len(s.samples_ts) < 2 for s in stats) or any(len(r.turns) == 1 for r in results):
+        notes.append(say([("bench.once", {})], lookup))
     return notes
 
 

@@ -51,7 +51,7 @@ from workstation.core.kld import (
     time_reference,
 )
 from workstation.core.model_info import read_model_info
-from workstation.core.phrases import Phrase, say
+from workstation.core.phrases import Phrase, say, share_percent
 from workstation.core.profile_variants import load_variant
 from workstation.core.profiles import KVCache, Profile, kv_words
 from workstation.core.results import ResultRow, save_printed_run
@@ -622,7 +622,7 @@ def plain_kld_notes(results: list[ProfileEval]) -> list[str]:
         for k in r.kld:
             words = next(w for limit, w in KLD_WORDS if k.kld_mean < limit)
             notes.append(f"In plain words, on {k.document}: {r.profile} picks the same next word as {ref} "
-                         f"{k.same_top * 100:.0f}% of the time, and {words}.")
+                         f"{share_percent(k.same_top)} of the time, and {words}.")
     return notes
 
 
@@ -661,7 +661,8 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
         words = next(w for limit, w in KLD_WORDS if worst < limit)
         verb = "reads your documents" if _kld_timed(r) else "writes replies"
         ratio = d.get("speed_ratio")
-        speed = f"{verb} {speed_words(ratio, 'as fast', 'x faster')}" if ratio else ""
+        doubt = speed_doubt(r, first) if _kld_timed(r) else ""
+        speed = f"{verb} {speed_words(ratio, 'as fast', 'x faster')}{doubt}" if ratio else ""
         theirs = _memory(r)
         said, saved = [], 0
         if mine is not None and theirs is not None:
@@ -674,7 +675,7 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
         said += [words, speed]
         notes.append(f"Side by side, {r.profile} against {first.profile} on these documents: it "
                      + "; ".join(x for x in said if x) + ".")
-        notes.append(f"Which to pick: {_pick(first.profile, r.profile, worst, words, saved, mine, ratio, verb)}.")
+        notes.append(f"Which to pick: {_pick(first.profile, r.profile, worst, words, saved, mine, ratio, verb, doubt)}.")
     timed = [r for r in results[1:] if r.kld and _kld_timed(r)]
     if timed:  # (q8_0 K/V read 512-token windows 1.13x slower, a 2,900-token sheet 2.2x, and wrote 1.8x slower)
         profiles = " ".join(f"-p {r.typed}" for r in [first, *timed])
@@ -686,10 +687,30 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
     return notes
 
 
+ROUGH_WINDOWS = 3  # a KL divergence pass's speed timed over fewer windows than this is one moment's
+ROUGH_SPREAD = 1.3  # its documents' speeds against the reference further apart than this: not one speed
+
+
+def speed_doubt(r: ProfileEval, first: ProfileEval) -> str:
+    """Why ``r``'s speed against ``first`` (its KL divergence pass's) is rough, in brackets after
+    the ratio, or "": timed over one or two windows (a 512-token window on a busy PC said "1.32x
+    faster" as a fact), or its documents' ratios far apart (both ways: ``kld_speed_notes``)."""
+    windows = sum(k.n_chunks for k in r.kld)
+    if 0 < windows < ROUGH_WINDOWS:
+        return (f" (rough: timed over {windows} window{'' if windows == 1 else 's'} of {r.kld[0].n_ctx} tokens, "
+                "once, which another program busy on this PC can sway)")
+    ratios = [k.tokens_per_second / ref.tokens_per_second for k, ref in zip(r.kld, first.references, strict=False)
+              if ref.decode_seconds > 0 and ref.tokens_per_second > 0 and k.tokens_per_second > 0]
+    if len(ratios) >= 2 and max(ratios) / min(ratios) > ROUGH_SPREAD:
+        return f" (rough: {min(ratios):.2f}x to {max(ratios):.2f}x on these documents)"
+    return ""
+
+
 def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tuple[int, int] | None,
-          ratio: float | None, verb: str) -> str:
+          ratio: float | None, verb: str, doubt: str = "") -> str:
     """The choice between the reference and ``other`` in a clause: quality first (a KL divergence
-    under 0.02 writes very nearly as well), then memory, then speed (a tenth apart or more)."""
+    under 0.02 writes very nearly as well), then memory, then speed (a tenth apart or more), its
+    ratio said with ``doubt`` (``speed_doubt``)."""
     near = worst < KLD_WORDS[1][0]
     less = mine is not None and saved > MEMORY_APART * sum(mine)
     more = mine is not None and -saved > MEMORY_APART * sum(mine)
@@ -701,13 +722,13 @@ def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tu
                  if less else ""))
     if less and not slower:
         return (f"{other}: it needs {file_size_text(saved)} less memory" +
-                (f", {words} and {verb} {speed_words(ratio or 1, 'as fast', 'x faster')}" if faster else f" and {words}"))
+                (f", {words} and {verb} {speed_words(ratio or 1, 'as fast', 'x faster')}{doubt}" if faster else f" and {words}"))
     if less:
         return (f"{other} where memory is short (it needs {file_size_text(saved)} less, so a longer context fits "
                 f"in the same memory) and {words}; else {first}, as {other} {verb} "
-                f"{speed_words(ratio or 1, 'as fast', 'x faster')}")
+                f"{speed_words(ratio or 1, 'as fast', 'x faster')}{doubt}")
     if faster:
-        return f"{other}: it {verb} {speed_words(ratio or 1, 'as fast', 'x faster')} and {words}" + (
+        return f"{other}: it {verb} {speed_words(ratio or 1, 'as fast', 'x faster')}{doubt} and {words}" + (
             f", if the PCs have {file_size_text(-saved)} more memory for it" if more else "")
     return f"{first}: {other} " + ("needs more memory" if more else "saves no memory") + (
-        " and is slower" if slower else " and is no faster") + " here"
+        " and is slower" if slower else " and is no faster") + " here" + doubt

@@ -483,6 +483,17 @@ ENGLISH: dict[str, str] = {
     # bench --replay and --document: a profile's turns under its table
     "bench.prompts": "{n:|prompt|prompts}",
     "bench.prompts_rounds": "{n:|prompt|prompts} × {rounds} rounds",
+    # bench's pp/tg table: what its two main figures mean, in words a second (pp512 and tg128 said
+    # nothing to a newcomer); one run said as one (a "± 0.00" read as sure); and two figures of the
+    # same writing far apart in one run (tg128 6.76 beside chat tg 65.86 tok/s) said as a busy PC
+    "bench.means_both": "What this means: {profile} reads your documents at about {read} words a second and writes about {write} words a second.",
+    "bench.means_read": "What this means: {profile} reads your documents at about {read} words a second.",
+    "bench.means_write": "What this means: {profile} writes about {write} words a second.",
+    "bench.once": ("note: each test ran once, and one run cannot tell whether another program was using the CPU "
+                   "meanwhile; -r 3 runs each test three times and says how much the runs differ."),
+    "bench.busy": ("note: {profile}'s {test} ({tg} tok/s) and chat tg ({chat} tok/s) both time its writing, yet one is "
+                   "{times}x the other: another program was probably using the CPU, so compare these figures with "
+                   "care; run again when the machine is quiet, or with more repetitions (-r)."),
     "weights.four_bit": ("{name}'s weights take at most 16 values in each block of 32, as a 4-bit file's do ({four} "
                          "of {sampled} layer weights looked at): it holds no more than a 4-bit file (made from one "
                          "with models quantize --allow-requantize, or a model trained at 4 bits)"),
@@ -747,6 +758,20 @@ def part_percent(fraction: float) -> int:
     """A share that is neither none nor all as a whole percent, 1 to 99: "0%" of a load under way
     read as not begun, "100%" of a GPU that holds all but one layer as all of it."""
     return min(99, max(1, round(fraction * 100)))
+
+
+def share_percent(fraction: float) -> str:
+    """A share as a percent a person reads: whole where that is true to it ("91%"), else with as
+    many decimals (two at most) as keep it off the ends: 0.9961 is "99.6%", not "100%" (``eval
+    --kld`` said a quantization picks the same next word "100% of the time" beside 99.61%), 0.004
+    "0.4%"; only all of it is "100%", only none "0%". ``part_percent``'s rule, for a figure kept."""
+    if fraction >= 1 or fraction <= 0:
+        return f"{round(min(1.0, max(0.0, fraction)) * 100)}%"
+    for decimals in (0, 1, 2):
+        text = f"{fraction * 100:.{decimals}f}"
+        if 0 < float(text) < 100:
+            return f"{text}%"
+    return "99.99%" if fraction > 0.5 else "0.01%"
 
 
 def rounded_words(words: float) -> str:
