@@ -1484,6 +1484,7 @@ def test_every_commands_help_is_in_turkish_and_english_as_argparse_says_it(monke
     from workstation.commands.parser import CommandParser
     from workstation.core.locales import help_texts
 
+    monkeypatch.setenv("WORKSTATION_COMMAND", "./run.sh")  # the command as the user typed it
     parsers = build_parser()._parsers()  # type: ignore[attr-defined]
     shown = {_("usage: ")}
     for parser in parsers:
@@ -1498,8 +1499,12 @@ def test_every_commands_help_is_in_turkish_and_english_as_argparse_says_it(monke
     assert [text for text in shown if fields.findall(text) != fields.findall(turkish[text])] == []
     monkeypatch.setattr(CommandParser, "line", ["--lang", "en"])
     assert [p.prog for p in parsers if p.format_help() != argparse.ArgumentParser.format_help(p)] == []
+    summarize = next(p for p in parsers if p.prog == "./run.sh summarize")
+    # the command as run, as every other hint names it (it said 'workstation chat -c NAME')
+    assert '(./run.sh chat -c NAME "..."; the app' in " ".join(summarize.format_help().split())
     monkeypatch.setattr(CommandParser, "line", ["--lang", "tr"])
     assert [p.prog for p in parsers if not p.format_help().startswith("kullanım: ")] == []
+    assert '(./run.sh chat -c NAME "..."; uygulama' in " ".join(summarize.format_help().split())
 
 
 def test_a_signal_ignored_by_nohup_stays_ignored() -> None:
