@@ -477,16 +477,18 @@ def _conversation(name: str, t: Texts, new: bool = False) -> _Conversation:
     conversation, and the question would be answered without what it was about."""
     from workstation.commands.conversations import (
         NUMBER,
+        NUMBERED,
         find_conversation,
         find_saved,
         meant_name,
     )
 
     store = ConversationStore()
-    found = find_conversation(store, name) if not new else None  # by its title, or its number (#12)
+    found = find_conversation(store, name) if not new else None  # by its title, or its number (12, #12)
     if found is not None:
         return _Conversation(store, found.id, found.title, t)
-    if NUMBER.fullmatch(name.strip()):  # a number no conversation has: said, not begun as a title
+    # a number no conversation has: said, not begun as a title (--new: a title "12", not "#12")
+    if NUMBER.fullmatch(name.strip()) or (NUMBERED.fullmatch(name.strip()) and not new):
         try:
             if new:
                 raise EngineError(t("chat_cmd.number_name", name=name.strip()))
@@ -503,9 +505,8 @@ def _conversation(name: str, t: Texts, new: bool = False) -> _Conversation:
         return re.sub(r"[\s_-]*\d+", "", fold(title)) == re.sub(r"[\s_-]*\d+", "", fold(name))
 
     series = any(char.isdigit() for char in name) and any(numbered(c.title) for c in titles)
-    # the start of a longer title (its first words: it began another), or a typo: as `conversations show` says it;
-    # a bare number, as the list shows it with its '#' ("1" for #1), names that one (--new: a title "1")
-    meant = meant_name(titles, name, cutoff=None if series else 0.75)
+    # the start of a longer title (its first words: it began another), or a typo: as `conversations show` says it
+    meant = None if series else meant_name(titles, name, 0.75)
     if meant is not None:
         store.close()
         raise EngineError(t("chat_cmd.did_you_mean", name=name, meant=meant, command=cli("conversations")))
