@@ -1773,6 +1773,26 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
         assert main(["conversations", "show", typed]) == 1
         err = capsys.readouterr().err
         assert f'There is no saved conversation "{typed}"' in err and "Traceback" not in err, err
+    # `chat -c "Make it shorter"` (as `llm -c` continues the last one): the message was taken for a name and
+    # it said "needs text" (with a pipe: began a conversation "Make it shorter"); now the command that continues it
+    with pytest.raises(SystemExit) as stopped:
+        main(["chat", "-c", "Make it shorter"])
+    assert stopped.value.code == 2 and capsys.readouterr().err == (
+        "workstation: -c takes a conversation's name first, then your message; no conversation is named \"Make it "
+        f"shorter\". To continue the last one (\"Weekly notes\"): workstation chat -c {other.id} 'Make it shorter'\n")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The canteen closes at two.\n", encoding="utf-8")
+    with notes.open(encoding="utf-8") as piped, pytest.raises(SystemExit):
+        monkeypatch.setattr(sys, "stdin", piped)  # text piped in: no conversation begun named after the message
+        main(["chat", "-c", "Make it shorter"])
+    assert "(--new starts one of that name with the piped text)" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    with pytest.raises(SystemExit):
+        main(["chat", "-c", "Make it shorter", "--lang", "tr"])
+    assert "Sonuncusuna (\"Weekly notes\") devam etmek için: workstation chat -c" in capsys.readouterr().err
+    store = ConversationStore()
+    assert [c.title for c in store.list()] == ["Weekly notes"]
+    store.close()
 
 
 def test_quantize_into_a_read_only_models_folder_says_so(
