@@ -955,10 +955,9 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
     # in Turkish without a suffix that must agree with the name's last vowel ("Budget notes" mı read wrong)
     assert main([*chat, "-c", "budget", "--lang", "tr", "How much?"]) == 1
     assert '"budget" adında bir sohbet yok; bunu mu demek istediniz: "Budget notes"? ' in capsys.readouterr().err
-    # a bare number, as the list shows #1: named, not begun as a new conversation titled "1"
-    assert main([*chat, "-c", str(budget.id), "How much?"]) == 1
-    assert (f'There is no conversation named "{budget.id}"; did you mean "#{budget.id}" ("Budget notes")? Add --new'
-            in capsys.readouterr().err)
+    # a bare number, as the list shows #1: that one continued (it said 'did you mean "#1"'), not a new "1" begun
+    assert main([*chat, "-c", str(budget.id), "How much?"]) == 0
+    assert "Started a new conversation" not in capsys.readouterr().err
     assert main([*chat, "-c", "budget NOTES", "How much?"]) == 0  # the same name, case aside
     assert "Started a new conversation" not in capsys.readouterr().err
     assert main([*chat, "-c", "İŞ PLANI", "Hi"]) == 0  # Turkish capitals: casefold() made İ "i̇"
@@ -973,11 +972,11 @@ def test_chat_c_refuses_a_likely_typo_and_conversations_lists_the_names(
 
     assert main(["conversations", "--json"]) == 0
     listed = {c["title"]: c["messages"] for c in json.loads(capsys.readouterr().out)["conversations"]}
-    assert listed == {"Budget notes": 4, "İş Planı": 2, "Budget note": 2, "Budget note 2": 2, "Budget note-3": 2,
+    assert listed == {"Budget notes": 6, "İş Planı": 2, "Budget note": 2, "Budget note 2": 2, "Budget note-3": 2,
                       "Write a long e-mail": 2, "Write a short e-mail to my colleague asking to move the meeting": 0}
     assert main(["conversations"]) == 0
     width = len("Write a short e-mail to my colleague asking to move the meeting")  # (the longest name sets it)
-    assert f"| {'Budget notes':<{width}} |        4 |" in capsys.readouterr().out
+    assert f"| {'Budget notes':<{width}} |        6 |" in capsys.readouterr().out
 
 
 def test_chat_c_with_one_new_name_started_together_makes_one_conversation(tmp_path: Path, smollm2_path: Path) -> None:
@@ -1484,6 +1483,7 @@ def test_every_commands_help_is_in_turkish_and_english_as_argparse_says_it(monke
     from workstation.commands.parser import CommandParser
     from workstation.core.locales import help_texts
 
+    monkeypatch.setenv("WORKSTATION_COMMAND", "./run.sh")  # the command as the user typed it
     parsers = build_parser()._parsers()  # type: ignore[attr-defined]
     shown = {_("usage: ")}
     for parser in parsers:
@@ -1498,8 +1498,12 @@ def test_every_commands_help_is_in_turkish_and_english_as_argparse_says_it(monke
     assert [text for text in shown if fields.findall(text) != fields.findall(turkish[text])] == []
     monkeypatch.setattr(CommandParser, "line", ["--lang", "en"])
     assert [p.prog for p in parsers if p.format_help() != argparse.ArgumentParser.format_help(p)] == []
+    summarize = next(p for p in parsers if p.prog == "./run.sh summarize")
+    # the command as run, as every other hint names it (it said 'workstation chat -c NAME')
+    assert '(./run.sh chat -c NAME "..."; the app' in " ".join(summarize.format_help().split())
     monkeypatch.setattr(CommandParser, "line", ["--lang", "tr"])
     assert [p.prog for p in parsers if not p.format_help().startswith("kullanım: ")] == []
+    assert '(./run.sh chat -c NAME "..."; uygulama' in " ".join(summarize.format_help().split())
 
 
 def test_a_signal_ignored_by_nohup_stays_ignored() -> None:
@@ -1686,6 +1690,8 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     assert re.search(r"^\|\s+# \| sohbet\s+\| mesaj \| son mesaj\s+\| profil\s+\|$", listed, re.M) and re.search(
         r"\| \d\d\.\d\d\.\d{4} \d\d:\d\d \|", listed) and "Birine devam etmek için: '" in listed, listed
     assert 'chat -c AD "..."' in listed, listed  # the command's placeholder in Turkish too (it said NAME)
+    # a number as a shell takes it pasted: 'show #N' was 'show' and a comment ("needs NAME")
+    assert f"'workstation conversations show {other.id}' {other.id} numaralı sohbeti gösterir." in listed, listed
     # found by words in it, as the app's Ctrl+F finds it (the command line listed them all, or none)
     assert main(["conversations", "--search", "LUNCH", "--json"]) == 0
     assert [c["id"] for c in json.loads(capsys.readouterr().out)["conversations"]] == [other.id]
@@ -1697,6 +1703,8 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     # its headings in the app's language or --lang's, as F7 writes them (they were English under --lang tr)
     assert main(["conversations", "show", f"#{first.id}", "--lang", "tr"]) == 0
     assert "\n## Siz\n" in (shown_tr := capsys.readouterr().out) and "\n## Asistan\n" in shown_tr, shown_tr
+    assert main(["conversations", "show", str(first.id)]) == 0  # a bare number, as the list's hint writes it
+    assert capsys.readouterr().out == shown  # (it said 'Did you mean "#1"?')
     assert main(["conversations", "show", "weekly NOTES", "--json"]) == 0  # a title, case aside
     data = json.loads(capsys.readouterr().out)
     assert data["id"] == other.id and [m["content"] for m in data["messages"]] == ["Lunch is at noon."]
@@ -1711,6 +1719,15 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     assert main(["conversations", "export", f"#{first.id}", "-o", str(tmp_path / "tr.md"), "--lang", "tr"]) == 0
     assert (tmp_path / "tr.md").read_text(encoding="utf-8") == shown_tr and capsys.readouterr().err == \
         f'"Write a Python function that adds two numbers," sohbeti {tmp_path / "tr.md"} dosyasına yazıldı.\n'
+    # no -o: a new file here, named after the title, never over one there (it said "needs -o/--output")
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    (here / "Weekly-notes.md").write_text("mine\n", encoding="utf-8")
+    assert main(["conversations", "export", str(other.id)]) == 0
+    assert capsys.readouterr().err == f'Wrote the conversation "Weekly notes" to {here / "Weekly-notes-2.md"}.\n'
+    assert (here / "Weekly-notes.md").read_text(encoding="utf-8") == "mine\n"
+    assert (here / "Weekly-notes-2.md").read_text(encoding="utf-8").startswith("# Weekly notes\n")
     out.write_text("mine\n", encoding="utf-8")
     assert main(["conversations", "export", f"#{first.id}", "-o", str(out)]) == 1  # asked first; no terminal
     assert out.read_text(encoding="utf-8") == "mine\n" and "add --yes to replace it" in capsys.readouterr().err
@@ -1752,12 +1769,30 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
         capsys.readouterr().err
     assert main(["chat", "-c", f"#{other.id + 5}", "--new", "Hello"]) == 1
     assert "name the new conversation with words" in capsys.readouterr().err
-    for typed in ("#²", str(other.id)):
+    for typed in ("#²", str(other.id + 5)):
         assert main(["conversations", "show", typed]) == 1
         err = capsys.readouterr().err
         assert f'There is no saved conversation "{typed}"' in err and "Traceback" not in err, err
-    # the list shows "#2": a bare 2 is not taken for it, but named ("2" said only "lists them, with their numbers")
-    assert err.endswith(f'Did you mean "#{other.id}" ("Weekly notes")?\n'), err
+    # `chat -c "Make it shorter"` (as `llm -c` continues the last one): the message was taken for a name and
+    # it said "needs text" (with a pipe: began a conversation "Make it shorter"); now the command that continues it
+    with pytest.raises(SystemExit) as stopped:
+        main(["chat", "-c", "Make it shorter"])
+    assert stopped.value.code == 2 and capsys.readouterr().err == (
+        "workstation: -c takes a conversation's name first, then your message; no conversation is named \"Make it "
+        f"shorter\". To continue the last one (\"Weekly notes\"): workstation chat -c {other.id} 'Make it shorter'\n")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The canteen closes at two.\n", encoding="utf-8")
+    with notes.open(encoding="utf-8") as piped, pytest.raises(SystemExit):
+        monkeypatch.setattr(sys, "stdin", piped)  # text piped in: no conversation begun named after the message
+        main(["chat", "-c", "Make it shorter"])
+    assert "(--new starts one of that name with the piped text)" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    with pytest.raises(SystemExit):
+        main(["chat", "-c", "Make it shorter", "--lang", "tr"])
+    assert "Sonuncusuna (\"Weekly notes\") devam etmek için: workstation chat -c" in capsys.readouterr().err
+    store = ConversationStore()
+    assert [c.title for c in store.list()] == ["Weekly notes"]
+    store.close()
 
 
 def test_quantize_into_a_read_only_models_folder_says_so(

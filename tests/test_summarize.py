@@ -393,7 +393,8 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert "Check names, dates and figures against the document:" in err and "is a very small model" in err
     assert f"Wrote the summary to {tmp_path / 'out.md'}." in err  # -o says where it went
     # its one part done, the summary being written: "nearly finished", not "ETA 0s"
-    assert "1/1 parts · summarizing the parts · " in err and "ETA 0s" not in err and "nearly finished" in err, err
+    assert "1/1 part · summarizing the parts · " in err and "ETA 0s" not in err and "nearly finished" in err, err
+    assert "1/1 part done" in err, err  # one part (it said "1/1 parts done")
     # and so does the file, under its title: what is read the next morning (batch writes these too)
     written = (tmp_path / "out.md").read_text(encoding="utf-8").split("\n")
     assert written[2].startswith("> Check names, dates and figures against the document: ") and "135M" in written[2]
@@ -562,6 +563,13 @@ def test_the_progress_bar_writes_to_stderr_as_it_is_when_it_starts(monkeypatch: 
     ProgressBar("notlar.txt", turkish, width=8, t=Texts("tr"))(SummaryProgress("map", 1, 2, 1, 2, 65.0, 100.0))
     assert turkish.getvalue() == ("notlar.txt: [####----] 1/2 bölüm · bölümler özetleniyor · istem saniyede 100 token "
                                   "· kalan süre: 1 dk 5 sn\n")
+    # one part: "part" (it said "0/1 parts", batch's log "0 of 1 parts done"); Turkish writes "1 bölüm" after any number
+    one = io.StringIO()
+    ProgressBar("notes.txt", one, width=8)(SummaryProgress("done", 1, 1, 1, 1, None, None))
+    ProgressBar("notlar.txt", one, width=8, t=Texts("tr"))(SummaryProgress("done", 1, 1, 1, 1, None, None))
+    assert one.getvalue() == "notes.txt: [########] 1/1 part done\nnotlar.txt: [########] 1/1 bölüm bitti\n"
+    assert Texts("en")("batch_cmd.parts_done", done=0, total=1, eta="") == "0 of 1 part done"
+    assert Texts("tr")("batch_cmd.parts_done", done=0, total=1, eta="") == "1 bölümden 0'ı bitti"
     # a desk PC's office server silent (behind the person's chat request): the line once, not each second
     from workstation.core.events import ServerWaiting
 

@@ -36,7 +36,7 @@ from workstation.core.conversation_titles import clean_title
 from workstation.core.engine_api import open_engine, too_long
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
 from workstation.core.events import PromptRead, ServerWaiting, TokenDelta, TurnFinished
-from workstation.core.invocation import cli
+from workstation.core.invocation import cli, shell_word
 from workstation.core.kv_state import conversation_tag
 from workstation.core.letters import fold
 from workstation.core.metrics import turn_record
@@ -84,11 +84,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json-schema", metavar="FILE", type=Path,
                    help="a JSON schema file: the reply is JSON that follows it (exit 1 if it does not)")
     p.add_argument("-c", "--conversation", metavar="NAME",
-                   help="continue (or start) the saved conversation NAME, which the app lists too; "
-                        "its KV cache is kept on disk, so the next turn reads only the new message; a name "
-                        "close to a saved one is refused as a likely typo ('conversations' lists them)")
+                   help="continue (or start) the saved conversation NAME (its title, or its number as "
+                        "'conversations' lists it), then your message; the app lists it too; its KV cache is kept "
+                        "on disk, so the next turn reads only the new message; a name close to a saved one is "
+                        "refused as a likely typo")
     p.add_argument("--new", action="store_true",
-                   help="with -c: start a new conversation NAME even if one of a similar name exists")
+                   help="with -c: start a new conversation NAME even if one of a similar name exists, or with "
+                        "only piped text as its first message")
     add_lang_arg(p)  # what it says on stderr (Ctrl-C, a cut reply, a conversation): it was English on a Turkish PC
     p.set_defaults(func=run)
 
@@ -154,8 +156,12 @@ def run(args: argparse.Namespace) -> int:
     if args.new and args.conversation is None:  # (it was dropped without a word: a reply not kept as meant)
         print("workstation: " + t("chat_cmd.new_without_c", name=t("cli.name")), file=sys.stderr)
         raise SystemExit(2)  # as the command line's other mistakes
+    if args.conversation is not None and args.text is None and not args.new:
+        _name_first(args.conversation, t, piped=_piped())
     if args.text is None and not _piped():  # (`echo hi | chat` said "needs text": it reads the pipe now)
-        print("workstation: " + t("chat_cmd.needs_text", command=cli("chat"), help=cli("chat --help")), file=sys.stderr)
+        named = f" -c {shell_word(args.conversation)}" if args.conversation is not None else ""
+        print("workstation: " + t("chat_cmd.needs_text", command=cli("chat" + named), help=cli("chat --help")),
+              file=sys.stderr)
         raise SystemExit(2)  # as the command line's other mistakes
     text = _read_pipe(t) if args.text in ("-", None) else args.text
     beside = _piped_beside() if args.text not in ("-", None) else False
@@ -471,22 +477,51 @@ def _conversation_profile(conversation: _Conversation, profile: Profile, args: a
     return own
 
 
+def _name_first(name: str, t: Texts, piped: bool) -> None:
+    """``chat -c WORDS`` with no message after them, WORDS no saved conversation's name nor a
+    likely typo of one: a message meant for the last conversation (``llm -c "…"`` continues
+    it), said with the command that continues that one; it said "needs text", and with text
+    piped in it began a conversation named after the message. --new begins one of that name."""
+    from workstation.commands.conversations import find_conversation, likely_meant
+
+    store = ConversationStore(read_only=True)
+    try:
+        if find_conversation(store, name) is not None:
+            return
+        titles = store.list()
+    finally:
+        store.close()
+    if likely_meant(titles, name, cutoff=0.75) is not None:  # a mistyped name: said as one (_conversation)
+        return
+    said = f"'{name}'" if "'" not in name else shell_word(name)  # (as it would be typed, pasted back)
+    new = t("chat_cmd.name_first_new") if piped else ""
+    if titles:
+        line = t("chat_cmd.name_first", name=name, new=new, title=titles[0].title,
+                 command=cli(f"chat -c {titles[0].id} {said}"))
+    else:
+        line = t("chat_cmd.name_first_none", name=name, new=new, command=cli(f"chat -c {t('cli.name')} {said}"))
+    print("workstation: " + line, file=sys.stderr)
+    raise SystemExit(2)  # as "needs text" and the command line's other mistakes
+
+
 def _conversation(name: str, t: Texts, new: bool = False) -> _Conversation:
     """The saved conversation titled ``name`` (the newest such; case aside), or a new one. A
     name close to a saved one is refused unless ``new``: a typo would start an empty
     conversation, and the question would be answered without what it was about."""
     from workstation.commands.conversations import (
         NUMBER,
+        NUMBERED,
         find_conversation,
         find_saved,
         meant_name,
     )
 
     store = ConversationStore()
-    found = find_conversation(store, name) if not new else None  # by its title, or its number (#12)
+    found = find_conversation(store, name) if not new else None  # by its title, or its number (12, #12)
     if found is not None:
         return _Conversation(store, found.id, found.title, t)
-    if NUMBER.fullmatch(name.strip()):  # a number no conversation has: said, not begun as a title
+    # a number no conversation has: said, not begun as a title (--new: a title "12", not "#12")
+    if NUMBER.fullmatch(name.strip()) or (NUMBERED.fullmatch(name.strip()) and not new):
         try:
             if new:
                 raise EngineError(t("chat_cmd.number_name", name=name.strip()))
@@ -503,9 +538,8 @@ def _conversation(name: str, t: Texts, new: bool = False) -> _Conversation:
         return re.sub(r"[\s_-]*\d+", "", fold(title)) == re.sub(r"[\s_-]*\d+", "", fold(name))
 
     series = any(char.isdigit() for char in name) and any(numbered(c.title) for c in titles)
-    # the start of a longer title (its first words: it began another), or a typo: as `conversations show` says it;
-    # a bare number, as the list shows it with its '#' ("1" for #1), names that one (--new: a title "1")
-    meant = meant_name(titles, name, cutoff=None if series else 0.75)
+    # the start of a longer title (its first words: it began another), or a typo: as `conversations show` says it
+    meant = None if series else meant_name(titles, name, 0.75)
     if meant is not None:
         store.close()
         raise EngineError(t("chat_cmd.did_you_mean", name=name, meant=meant, command=cli("conversations")))

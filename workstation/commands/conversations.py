@@ -44,23 +44,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_lang_arg(ls)  # (it was English on a Turkish PC)
     ls.set_defaults(func=run)
     show = verbs.add_parser("show", help="a conversation as Markdown, as the app's F7 writes it")
-    show.add_argument("name", metavar="NAME", help="its title, or its number as #12")
+    show.add_argument("name", metavar="NAME", help="its title, or its number (12 for #12)")
     show.add_argument("--json", action="store_true", help="its messages as JSON")
     add_lang_arg(show)  # a name no conversation has, said in it
     show.set_defaults(func=run_show)
     export = verbs.add_parser("export", help="a conversation written to a Markdown file")
-    export.add_argument("name", metavar="NAME", help="its title, or its number as #12")
-    export.add_argument("-o", "--output", metavar="FILE", required=True, help="the Markdown file to write")
+    export.add_argument("name", metavar="NAME", help="its title, or its number (12 for #12)")
+    export.add_argument("-o", "--output", metavar="FILE", help="the Markdown file to write (by default a new file "
+                                                                  "in this folder, named after the conversation's title)")
     export.add_argument("--yes", "-y", action="store_true", help="replace FILE if it is there, without asking")
     add_lang_arg(export)  # the Markdown's words (You, Assistant) as F7 writes them, and what it says
     export.set_defaults(func=run_export)
     rename = verbs.add_parser("rename", help="give a conversation another title")
-    rename.add_argument("name", metavar="NAME", help="its title, or its number as #12")
+    rename.add_argument("name", metavar="NAME", help="its title, or its number (12 for #12)")
     rename.add_argument("title", metavar="TITLE", help="the new title")
     add_lang_arg(rename)
     rename.set_defaults(func=run_rename)
     delete = verbs.add_parser("delete", help="delete a conversation, with its saved KV cache")
-    delete.add_argument("name", metavar="NAME", help="its title, or its number as #12")
+    delete.add_argument("name", metavar="NAME", help="its title, or its number (12 for #12)")
     delete.add_argument("--yes", "-y", action="store_true", help="without asking")
     add_lang_arg(delete)
     delete.set_defaults(func=run_delete)
@@ -68,16 +69,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 NUMBER = NUMBER_TITLE  # a conversation by its number (#12), as `list` shows it
+# its number as a shell takes it too: `show #12`, pasted unquoted, was `show` and a comment ("needs NAME")
+NUMBERED = re.compile(r"#?([0-9]{1,9})")
 
 
 def find_conversation(store: ConversationStore, name: str) -> Conversation | None:
     """The saved conversation ``name`` names: its title (the newest of it; case aside), else,
-    written #12, the one of that number (a title "#12" is its own conversation's)."""
+    written 12 or #12, the one of that number (a title "12" or "#12" is its own conversation's)."""
     titles = store.list()
     title = clean_title(name)
     found = next((c for c in titles if c.title == title), None) or next(
         (c for c in titles if fold(c.title) == fold(title)), None)
-    number = NUMBER.fullmatch(name.strip())
+    number = NUMBERED.fullmatch(name.strip())
     if found is None and number is not None:
         found = next((c for c in titles if c.id == int(number.group(1))), None)
     return found
@@ -118,14 +121,10 @@ def _typed_start(folded: str, title: str, cutoff: float) -> float:
     return alike if alike >= cutoff else 0.0
 
 
-def meant_name(titles: list[Conversation], name: str, cutoff: float | None) -> str | None:
-    """How to write the conversation a name no title has most likely means: a bare number, as
-    the list shows it with its '#' ('show 2', 'chat -c 2' for #2), '"#2" ("Weekly notes")';
-    else ``likely_meant``'s title, quoted (``cutoff`` None: none, only a number); None for none."""
-    numbered = next((c for c in titles if str(c.id) == name.strip()), None)
-    if numbered is not None:
-        return f'"#{numbered.id}" ("{numbered.title}")'
-    meant = likely_meant(titles, name, cutoff) if cutoff is not None else None
+def meant_name(titles: list[Conversation], name: str, cutoff: float) -> str | None:
+    """How to write the conversation a name no title has most likely means: ``likely_meant``'s
+    title, quoted; None for none."""
+    meant = likely_meant(titles, name, cutoff)
     return f'"{meant.title}"' if meant is not None else None
 
 
@@ -166,7 +165,9 @@ def run(args: argparse.Namespace) -> int:
              ("~" + c.profile[len(home):] if c.profile.startswith(home + "/") else c.profile) or "-"] for c in convs]
     heads = ["#", *(t(f"conversations_cmd.col.{k}") for k in ("conversation", "messages", "last", "profile"))]
     print(text_table(heads, rows, right={0, 2}))
-    print(t("conversations_cmd.follow", command=follow, show=cli("conversations show #N")))
+    # a number from the list, as a shell takes it pasted ('show #N' was 'show' and a comment)
+    print(t("conversations_cmd.follow", command=follow, name=t("cli.name"), show=cli(f"conversations show {convs[0].id}"),
+            n=convs[0].id))
     return 0
 
 
@@ -190,6 +191,10 @@ def run_export(args: argparse.Namespace) -> int:
     store = ConversationStore()
     try:
         conv = find_saved(store, args.name)
+        if args.output is None:  # a new file here, named after its title ("needs -o/--output")
+            out = store.export_markdown_new(conv.id, Path.cwd(), t.get)
+            print(t("conversations_cmd.exported", title=conv.title, path=str(out.resolve())), file=sys.stderr)
+            return 0
         out = named_output(args.output)
         from workstation.tui.documents_of import is_document_of
 

@@ -66,11 +66,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--start-over", action="store_true",
                    help="summarize every part again, not going on from the parts a stopped run finished")
     p.add_argument("--yes", "-y", action="store_true", help="replace the -o file if it is there, without asking")
-    p.add_argument("-c", "--conversation", metavar="NAME",
-                   help="save a conversation NAME holding the document and its summary, for "
-                        "follow-up questions (workstation chat -c NAME \"...\"; the app lists it "
-                        "too); a document that fits in one part keeps its KV cache on disk, so a "
-                        "question reads only itself")
+    conversation = p.add_argument(
+        "-c", "--conversation", metavar="NAME",
+        help="save a conversation NAME holding the document and its summary, for "
+             "follow-up questions (%(chat)s -c NAME \"...\"; the app lists it "
+             "too); a document that fits in one part keeps its KV cache on disk, so a "
+             "question reads only itself")
+    conversation.chat = cli("chat")  # type: ignore[attr-defined]  # (argparse fills %(chat)s in: the command as run)
     add_lang_arg(p)  # the summary's headings and what it says on the way (it was English on a Turkish PC)
     p.set_defaults(func=run)
 

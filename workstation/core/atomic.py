@@ -28,13 +28,15 @@ def umask() -> int:
     return 0o022  # the usual one, where /proc does not say
 
 
-def write_bytes_atomic(path: Path, data: bytes, *, private: bool = False, make_folders: bool = True) -> None:
+def write_bytes_atomic(path: Path, data: bytes, *, private: bool = False, make_folders: bool = True,
+                       replace: bool = True) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder. The file gets the
     mode a plain ``open`` would give it (an existing file keeps its own), so a summary in a
     shared folder is readable by the others there, as a file saved by any program is;
     ``private`` keeps it to its owner (0600: saved KV caches hold a conversation's text).
     ``make_folders``: make the folders on the way (the data folder's files; a file a person
-    named goes only where its folder already is: ``write_named_file``)."""
+    named goes only where its folder already is: ``write_named_file``). ``replace`` False: a
+    file at ``path`` (made meanwhile too) is left as it is, FileExistsError (``write_new_file``)."""
     if make_folders:
         path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -49,10 +51,47 @@ def write_bytes_atomic(path: Path, data: bytes, *, private: bool = False, make_f
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            _link_new(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _link_new(tmp: str, path: Path) -> None:
+    """The written ``tmp`` at ``path``, where no file is (FileExistsError where one is): a link
+    cannot replace a file, as a rename would. A disk that takes no links (a FAT USB stick)
+    gets it renamed there once no file of the name is seen."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:
+        if os.path.lexists(path):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path)) from None
+        os.replace(tmp, path)
+        return
+    os.unlink(tmp)
+
+
+def write_new_file(folder: Path, name: str, data: str | bytes, error: type[WorkstationError]) -> Path:
+    """``data`` written atomically to a new file ``name`` in ``folder``, or where a file of
+    that name is there (or comes meanwhile) ``stem-2.md``, ``stem-3.md``...: nothing is written
+    over. Its path; ``error`` with one sentence when it cannot be written."""
+    from workstation.core.profile_folders import free_path
+
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    while True:
+        path = free_path(folder, name)
+        try:
+            write_bytes_atomic(path, raw, make_folders=False, replace=False)
+            return path
+        except FileExistsError:
+            continue  # made since it was looked for: the next number
+        except OSError as err:
+            raise error(said=cannot_write(path, err)) from None
 
 
 def write_text_atomic(path: Path, text: str) -> None:

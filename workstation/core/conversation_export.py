@@ -3,10 +3,11 @@ messages with their figures, in the UI's language, written to a file atomically.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workstation.core.atomic import write_named_file
+from workstation.core.atomic import write_named_file, write_new_file
 from workstation.core.conversation_records import StoreError
 from workstation.core.conversation_titles import profile_key
 from workstation.core.metrics import figures_line
@@ -15,6 +16,13 @@ from workstation.core.phrases import ENGLISH, Lookup, say
 
 if TYPE_CHECKING:
     from workstation.core.store import ConversationStore
+
+
+def export_file_name(title: str) -> str:
+    """The file a conversation is exported to where no name is given (F7 offers it, ``conversations
+    export`` without -o writes it): its title as a file's name, ``Weekly-notes.md``."""
+    slug = re.sub(r"[^\w-]+", "-", title, flags=re.UNICODE).strip("-")[:60].strip("-")
+    return f"{slug or 'conversation'}.md"  # (no leading '-': a shell would read the name as an option)
 
 
 class MarkdownExport:
@@ -73,3 +81,12 @@ class MarkdownExport:
         text = self.to_markdown(conversation_id, lookup)
         write_named_file(path, text, StoreError)
         return path
+
+    def export_markdown_new(self: ConversationStore, conversation_id: int, folder: Path,
+                            lookup: Lookup | None = None) -> Path:
+        """Write the conversation as Markdown to a new file in ``folder`` named after its title
+        (``export_file_name``; a number added where one of that name is there: none is written
+        over), atomically, in ``lookup``'s language; returns its path."""
+        text = self.to_markdown(conversation_id, lookup)
+        title = self.get(conversation_id, with_messages=False).title
+        return write_new_file(folder, export_file_name(title), text, StoreError)

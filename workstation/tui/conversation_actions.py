@@ -3,7 +3,6 @@ kept for it, exported (F7), and its replies or their code copied."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,12 +10,14 @@ from textual import work
 from textual.widgets import ListView
 
 from workstation.core.atomic import named_output
+from workstation.core.conversation_export import export_file_name
 from workstation.core.conversation_titles import clean_title, one_line
 from workstation.core.errors import WorkstationError
 from workstation.core.kept_summary import forget_summary_asked_in
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
 from workstation.core.letters import shortened
 from workstation.core.paths import typed_path
+from workstation.core.profile_folders import free_path
 from workstation.core.store import ConversationStore
 from workstation.tui.app_part import AppPart
 from workstation.tui.documents_of import is_document_of
@@ -242,14 +243,10 @@ class ConversationActions(AppPart):
         if conv_id is None:
             return
         title = self.store.get(conv_id, with_messages=False).title
-        slug = re.sub(r"[^\w-]+", "-", title, flags=re.UNICODE).strip("-")[:60] or "conversation"
         # in the folder a document was last opened from (picked or typed in F6) (the app's own folder, where a launcher
         # starts it, was offered: a file no one looks for there); at first, the one started from
         folder = start_folder(self.last_folder)
-        default = folder / f"{slug}.md"
-        n = 2
-        while default.exists():  # another export of this name: offered a new file, not over it
-            default, n = folder / f"{slug}-{n}.md", n + 1
+        default = free_path(folder, export_file_name(title))  # another export of this name: a new file, not over it
 
         def write(path: Path) -> None:
             try:
