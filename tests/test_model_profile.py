@@ -361,6 +361,9 @@ def test_a_users_own_profile_of_a_shipped_name_is_the_one_used(
     lines = capsys.readouterr().out.splitlines()
     assert any(line.startswith("office-cpu (yours, in place of the shipped one) ") for line in lines)
     assert not any("(yours" in line for line in lines if not line.startswith("office-cpu "))
+    # each model by the name 'models list' gives it (draft-pair's file name was shown, .gguf and all)
+    assert any(line.startswith("draft-pair ") and "  SmolLM2-135M-Instruct.Q8_0  " in line and ".gguf" not in line
+               for line in lines), lines
     # in the app's language, or --lang's: the statuses, the planner's verdict, the folder (they were English)
     assert main(["profiles", "list", "--lang", "tr"]) == 0
     lines = capsys.readouterr().out.splitlines()
