@@ -384,7 +384,10 @@ def test_profiles_list_goes_on_where_the_data_folder_cannot_be_used(
     out = capsys.readouterr().out
     assert "office-cpu" in out and "Your own profiles cannot be kept now:" in out
     assert main(["fit", "-p", "office-cpu"]) == 0  # (what bench measured is looked for there: nothing, no error)
-    assert "verdict:" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "verdict:" in out
+    # the file's size beside the weights', as 'models list' says it (92 MB and 94 MB read as one size said two ways)
+    assert re.search(r"^  weights:   \d+ MB \(its file is 94 MB, with its vocabulary and settings\)$", out, re.M), out
 
 
 # --- -p MODEL.gguf: a model file run as a new profile for it would run it -----------------------

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     def with_draft(key: str) -> str:  # the totals hold the draft model's share: said where it is in them
         return t("fit_cmd.draft_included", size=human_bytes(draft[key])) if draft.get(key) else ""
 
-    print(t("fit_cmd.weights", size=human_bytes(plan.weights_bytes), draft=with_draft("weights_bytes")))
+    print(t("fit_cmd.weights", size=human_bytes(plan.weights_bytes) + _file_beside(plan, t), draft=with_draft("weights_bytes")))
     swa = t("fit_cmd.sliding", cells=f"{plan.swa_cells:,}") if plan.swa_cells != plan.kv_cells else ""
     print(t("fit_cmd.kv", size=human_bytes(plan.kv_cache_bytes), cells=f"{plan.kv_cells:,}", swa=swa,
             draft=with_draft("kv_cache_bytes")))
@@ -126,6 +126,19 @@ def _notes(plan: MemoryPlan, t: Texts) -> list[str]:
     """The plan's notes in ``t``'s language (they were English in Turkish: a draft model counted,
     a model not downloaded yet, no GPU found)."""
     return [say([note], t.get) for note in plan.note_phrases]
+
+
+def _file_beside(plan: MemoryPlan, t: Texts) -> str:
+    """The model file's size, as 'models list' says it, where it is not the weights' figure (SmolLM2's
+    weights are 92 MB of its 94 MB file: the two read as one size said two ways); none for a pair
+    (the weights are both models'), nor for a model not downloaded."""
+    if plan.draft or not plan.path:
+        return ""
+    try:
+        size = human_bytes(Path(plan.path).stat().st_size)
+    except OSError:
+        return ""
+    return t("fit_cmd.weights_file", size=size) if size != human_bytes(plan.weights_bytes) else ""
 
 
 def _cards(args: argparse.Namespace) -> list[GpuInfo] | None:
