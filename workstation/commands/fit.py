@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from workstation.commands import add_lang_arg, add_profile_arg, print_json, profile_ref, texts_of
 from workstation.core.calibration import measured_decode
 from workstation.core.catalog import human_bytes
+from workstation.core.installed_models import installed_name
 from workstation.core.invocation import cli
 from workstation.core.phrases import Lookup, Phrase, about_words, say
 from workstation.core.profile_check import CONTEXT_RANGE, context_allowed
@@ -233,7 +234,7 @@ def _print_check(title: str, mc: MemoryCheck, t: Texts) -> None:
     from workstation.core.memory_check import COMPONENTS
 
     s = mc.settings
-    print(t("fit_cmd.check_head", title=title, file=Path(mc.model).name, context=f"{s['n_ctx']:,}", k=s["type_k"],
+    print(t("fit_cmd.check_head", title=title, file=installed_name(Path(mc.model)), context=f"{s['n_ctx']:,}", k=s["type_k"],
             v=s["type_v"], layers=s["n_gpu_layers"], flash=t("fit_cmd.check_on" if s["flash_attn"] else "fit_cmd.check_off")))
     print(f"  {'':<12} {t('fit_cmd.check_estimated'):>12} {t('fit_cmd.check_allocated'):>12} "
           f"{t('fit_cmd.check_difference'):>12}")
