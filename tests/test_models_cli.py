@@ -55,7 +55,10 @@ def test_list_and_inspect(capsys: pytest.CaptureFixture[str], smollm2_path: Path
     info = json.loads(capsys.readouterr().out)
     assert info["architecture"] == "gemma3" and info["sliding_window"] == 512 and info["n_swa_layers"] == 15
     assert main(["models", "inspect", str(smollm2_path)]) == 0
-    assert "Q4_1" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Q4_1" in out
+    # the name 'models list' gives it, the file's own title after it (that title was its only name here)
+    assert "\nname:             smollm2-135m-instruct-q4_1\ntitle in file:    Smollm2 135M 8k Lc100K Mix1 Ep2\n" in out, out
     assert main(["models", "inspect", str(smollm2_path), "--lang", "tr"]) == 0
     assert "\nbağlam uzunluğu:  8.192\nkatman:           30 katman (+1 çıktı katmanı)" in capsys.readouterr().out
 

@@ -163,7 +163,10 @@ def run_inspect(args: argparse.Namespace) -> int:
     layers = t("models_cmd.layers", n=info.n_layer) if info.n_layer > 0 else t("models_cmd.no_layers")
     rows = [
         ("file", str(info.path)),
-        ("name", info.name),
+        # the name 'models list', profiles and -p know it by; the file's own title below ("Smollm2 135M 8k Lc100K
+        # Mix1 Ep2" was the only name here: a third one for the model)
+        ("name", installed_models.installed_name(path)),
+        ("title", info.name or t("models_cmd.not_stated")),
         ("architecture", info.architecture),
         ("parameters", f"{n(catalog.params_text(info.parameter_count))} ({n(f'{info.parameter_count:,}')})"),
         ("file_type", info.file_type),
