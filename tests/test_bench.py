@@ -309,7 +309,11 @@ def test_repetitions_that_disagree_are_said_under_the_table(smollm2_path: Path, 
     # the model is named by its parameter count, as `models inspect` says it, not llama.cpp's
     # size class from the layer count ("llama 256M" for SmolLM2-135M); the JSON keeps that; the
     # params column says it the same way (it read "134.52 M" beside "llama 135M")
-    assert "| llama 135M Q4_1 | 128.00 MiB |   135M |" in format_bench([steady])
+    # its size as 'models list' says it: the file's, in the app's units (it said llama-bench's "92.10 MiB" of
+    # the weights beside the list's "94 MB"); llama-bench's own figure stays in the JSON
+    assert "| llama 135M Q4_1 | 94 MB |   135M |" in format_bench([steady])
+    gone = ProfileBench("office-cpu", {**info, "model_filename": str(smollm2_path) + ".moved"}, pp=steady.pp)
+    assert "| llama 135M Q4_1 | 128 MB |   135M |" in format_bench([gone])  # (a file moved since: the weights)
     notes = [line for line in format_bench([steady, noisy]).splitlines() if line.startswith("note:")]
     assert notes == ["note: kv-q8's tg16 repetitions differ by ±90%: another program was probably using the CPU, "
                      "so compare these figures with care; run again when the machine is quiet, or with more "

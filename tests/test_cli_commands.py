@@ -1189,6 +1189,7 @@ def test_profiles_check_takes_the_profile_as_every_command_does(args: list[str],
     out = capsys.readouterr().out
     assert "  sampling         temperature 0.7, top_p 0.95, top_k 40" in out
     assert "  parallel         1 (serve: 4)" in out
+    assert "  model            smollm2-135m-instruct-q4_1\n" in out  # as 'models list' names it, its file below
     assert '  system_prompt    "You are a helpful assistant for office work.' in out
     # what the file leaves to the machine says so (threads 2 read as the file's own)
     assert re.search(r"^  threads +\d+ \(auto: chosen for this machine\)$", out, re.M), out

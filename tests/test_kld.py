@@ -314,7 +314,11 @@ def test_one_row_per_document_in_any_format(
     q4_rows = [r for r in rows if r.startswith("| q4_0")]
     assert {"policy.docx", "duyuru.html"} == {r.split("|")[4].strip() for r in q4_rows}
     assert all("(reference)" in r for r in rows if r.startswith("| orig"))
-    assert "KiB per 1,000 tokens" in captured.out
+    # each model as 'models list' names it (it said the file's name, .gguf and all)
+    assert [r.split("|")[2].strip() for r in rows] == ["smollm2-135m-instruct-q4_1"] * 2 + ["SmolLM2-135M-Instruct.Q4_0"] * 2
+    # in the units every size is said in (it said "0.4 MiB cached (12 KiB per 1,000 tokens)")
+    assert re.search(r"log-probabilities per scored token: \d+ [KM]B cached \(\d+ [KM]B per 1,000 tokens\)", captured.out), \
+        captured.out
     saved = [h for h in history(kind="eval", test="kld_mean")]
     assert len(saved) == 4
     losses = {h.data["document"]: h for h in saved if not h.data["reference"]}

@@ -457,7 +457,7 @@ def test_chat_c_continues_a_conversation_across_two_processes(smollm2_path: Path
     assert {s["conversation"] for s in states} == {"committee"}  # whose cells, by its title
     table = subprocess.run([sys.executable, "-m", "workstation.cli", "cache", "list"],
                            cwd=ROOT, capture_output=True, text=True, timeout=60).stdout
-    assert "MODEL" in table.splitlines()[0] and smollm2_path.name in table.splitlines()[1]
+    assert "MODEL" in table.splitlines()[0] and " smollm2-135m-instruct-q4_1 " in table.splitlines()[1]  # as 'models list' names it
     assert "CONVERSATION" in table.splitlines()[0] and "committee" in table.splitlines()[1]
 
 
@@ -580,11 +580,13 @@ def test_cache_list_ends_a_cut_title_with_an_ellipsis(capsys: pytest.CaptureFixt
 
     store = ConversationStore()
     conv = store.new("Müşteriye kısa bir teşekkür e-postası yazalım mı?")
-    KvStateStore().save(StateKey("m.gguf:1:1", "f16", "f16", 1024), [1, 2, 3], b"a" * 100,
+    KvStateStore().save(StateKey("SmolLM2-135M-Instruct.Q4_1.gguf:1:1", "f16", "f16", 1024), [1, 2, 3], b"a" * 100,
                         tag=conversation_tag(store.identity, conv.id, conv.created))
     store.close()
     assert main(["cache", "list"]) == 0
-    assert capsys.readouterr().out.splitlines()[1].endswith("  Müşteriye kısa bir teşekkür e-postası y…")
+    line = capsys.readouterr().out.splitlines()[1]
+    assert line.endswith("  Müşteriye kısa bir teşekkür e-postası y…")
+    assert "  smollm2-135m-instruct-q4_1  " in line  # its model as 'models list' names it (it said its file's name)
 
 
 async def test_the_app_deletes_at_start_the_states_of_conversations_deleted_since(

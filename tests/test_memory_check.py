@@ -85,6 +85,7 @@ def test_fit_check_prints_both_and_the_difference(smollm2_path: Path, capsys: py
     assert main(["fit", "-p", "office-cpu", "--check"]) == 0
     out = capsys.readouterr().out
     assert "estimated" in out and "allocated" in out and "difference" in out
+    assert ": smollm2-135m-instruct-q4_1, context " in out.splitlines()[0], out  # as 'models list' names it (its file's name)
     for word in ("weights", "KV cache", "compute", "total"):  # (as fit's table says it: it read "kv cache")
         assert word in out
     assert "% of allocated" in out

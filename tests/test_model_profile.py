@@ -361,6 +361,9 @@ def test_a_users_own_profile_of_a_shipped_name_is_the_one_used(
     lines = capsys.readouterr().out.splitlines()
     assert any(line.startswith("office-cpu (yours, in place of the shipped one) ") for line in lines)
     assert not any("(yours" in line for line in lines if not line.startswith("office-cpu "))
+    # each model by the name 'models list' gives it (draft-pair's file name was shown, .gguf and all)
+    assert any(line.startswith("draft-pair ") and "  SmolLM2-135M-Instruct.Q8_0  " in line and ".gguf" not in line
+               for line in lines), lines
     # in the app's language, or --lang's: the statuses, the planner's verdict, the folder (they were English)
     assert main(["profiles", "list", "--lang", "tr"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -381,7 +384,10 @@ def test_profiles_list_goes_on_where_the_data_folder_cannot_be_used(
     out = capsys.readouterr().out
     assert "office-cpu" in out and "Your own profiles cannot be kept now:" in out
     assert main(["fit", "-p", "office-cpu"]) == 0  # (what bench measured is looked for there: nothing, no error)
-    assert "verdict:" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "verdict:" in out
+    # the file's size beside the weights', as 'models list' says it (92 MB and 94 MB read as one size said two ways)
+    assert re.search(r"^  weights:   \d+ MB \(its file is 94 MB, with its vocabulary and settings\)$", out, re.M), out
 
 
 # --- -p MODEL.gguf: a model file run as a new profile for it would run it -----------------------

@@ -55,7 +55,10 @@ def test_list_and_inspect(capsys: pytest.CaptureFixture[str], smollm2_path: Path
     info = json.loads(capsys.readouterr().out)
     assert info["architecture"] == "gemma3" and info["sliding_window"] == 512 and info["n_swa_layers"] == 15
     assert main(["models", "inspect", str(smollm2_path)]) == 0
-    assert "Q4_1" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Q4_1" in out
+    # the name 'models list' gives it, the file's own title after it (that title was its only name here)
+    assert "\nname:             smollm2-135m-instruct-q4_1\ntitle in file:    Smollm2 135M 8k Lc100K Mix1 Ep2\n" in out, out
     assert main(["models", "inspect", str(smollm2_path), "--lang", "tr"]) == 0
     assert "\nbağlam uzunluğu:  8.192\nkatman:           30 katman (+1 çıktı katmanı)" in capsys.readouterr().out
 
@@ -96,9 +99,10 @@ def test_add(models_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert Path(out["path"]) == models_home / "tiny-valid.gguf"
     assert _sha(models_home / "tiny-valid.gguf") == _sha(TINY)
     assert main(["models", "add", str(TINY)]) == 0  # already there: not copied again
-    assert "tiny-valid.gguf is installed already, as tiny-valid.gguf" in capsys.readouterr().out
+    # by the name 'models list' gives it (it said its file's name)
+    assert "tiny-valid.gguf is installed already, as tiny-valid in " in capsys.readouterr().out
     assert main(["models", "add", str(TINY), "--lang", "tr"]) == 0  # (it was English under --lang tr)
-    assert capsys.readouterr().out.startswith(f"tiny-valid.gguf zaten kurulu: {models_home} klasöründe tiny-valid.gguf ")
+    assert capsys.readouterr().out.startswith(f"tiny-valid.gguf zaten kurulu: {models_home} klasöründe tiny-valid olarak ")
     bad = tmp_path / "bad.gguf"
     bad.write_text("hello\n")
     assert main(["models", "add", str(bad)]) == 1
@@ -251,7 +255,7 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
                                         models_home / ".gemma-3-270m-q4_k_m.gguf.pypi.part"))
     assert all((models_home / f".{name}.gguf.part").exists() for name in ("running", "pulled", "older"))
     assert all(p.exists() for p in others) and "notes" not in err and "report" not in err, err
-    assert out.startswith("added tiny.gguf")
+    assert out.startswith("added tiny (")  # as 'models list' names it (it said "added tiny.gguf")
     assert "workstation profiles new tiny: it makes a profile for it" in err, err
     (models_home / ".again.gguf.part").write_bytes(b"\0" * 3000)  # in the command's language (it was English)
     os.utime(models_home / ".again.gguf.part", (time.time() - 3600, time.time() - 3600))
@@ -562,7 +566,7 @@ def test_a_model_added_again_is_not_copied_and_the_app_finds_a_free_name(
     data = json.loads(capsys.readouterr().out)
     assert data["added"] is False and data["path"] == str(models_home / "my-smol.gguf")
     assert main(["models", "add", str(renamed)]) == 0
-    assert "copy-of-it.gguf is installed already, as my-smol.gguf" in capsys.readouterr().out
+    assert "copy-of-it.gguf is installed already, as my-smol in " in capsys.readouterr().out
     assert sorted(p.name for p in models_home.iterdir()) == ["my-smol.gguf"]
     assert main(["models", "add", str(renamed), "--name", "alias"]) == 0  # a name asked for: a copy, as asked
     assert (models_home / "alias.gguf").is_file()

@@ -5,6 +5,7 @@ aliases, ``--no-metrics``, two addresses and a per-slot context below 256 (issue
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -348,7 +349,9 @@ def test_serve_takes_the_profiles_slots_and_system_prompt_and_n_predict(smollm2_
                             sampling={"temperature": 0.0, "max_tokens": 32, "seed": 1, "repeat_penalty": 1.0,
                                       "stop": [" "]})
     with serve(profile) as srv:
-        assert "with 2 slots of " in srv.log_text()
+        # in words: how many people at once, how long a conversation ("with 2 slots of 4096 tokens")
+        assert re.search(r"\. It answers up to 2 people at once, each conversation up to about [\d,]+ words "
+                         r"\([\d,]+ tokens\)\. Ctrl-C stops it\.$", srv.log_text(), re.M), srv.log_text()
         assert httpx.get(f"{srv.root}/props", headers=srv.headers()).json()["total_slots"] == 2
         bare = [{"role": "user", "content": "Hello"}]
         prompt = post(srv, "/apply-template", {"messages": bare}).json()["prompt"]

@@ -704,6 +704,11 @@ def test_a_local_model_asked_of_a_remote_profile_says_which_to_choose() -> None:
     from workstation.core.errors import EngineError
     from workstation.core.scheduler import Scheduler
 
-    with pytest.raises(EngineError, match=r"^Profile 'remote-test' uses the openai backend, not a local model; "
-                                          r"choose a profile with a model on this PC \('.*profiles list' shows"):
+    # by the name typed, the title after it where it is another (it said the title alone, and "the openai backend")
+    with pytest.raises(EngineError, match=r"^The profile 'remote-test' sends its messages to the server at "
+                                          r"http://127\.0\.0\.1:9/v1; it has no model on this PC to serve\. Choose a "
+                                          r"profile with a model on this PC \('.*profiles list' shows each one's model\)\.$"):
         Scheduler(remote_profile("http://127.0.0.1:9/v1"))
+    office = load_profile("office-server")  # -p office-server: its name, then its title
+    with pytest.raises(EngineError, match=r"^The profile 'office-server' \(Office server \(OpenAI-compatible\)\) sends"):
+        Scheduler(office)

@@ -34,7 +34,7 @@ from workstation.core.bench import (
     replay_profiles,
     sampling_differences,
 )
-from workstation.core.catalog import params_text
+from workstation.core.catalog import human_bytes, params_text
 from workstation.core.documents import told_apart
 from workstation.core.engine_api import TOO_LONG
 from workstation.core.invocation import cli, shell_word
@@ -224,8 +224,15 @@ def command_line(name: str, args: argparse.Namespace) -> str:
 
 
 # --- tables ----------------------------------------------------------------------------------
-def _size(n: int) -> str:
-    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.2f} MiB"
+def model_size_text(info: dict[str, Any]) -> str:
+    """The model's size as ``models list`` says it: its file's, in ``human_bytes`` (94 MB); the
+    table said llama-bench's weights in MiB ("92.10 MiB") beside fit's "92 MB" and the list's
+    "94 MB" of the one file. Its weights' where the file cannot be read now; the JSON keeps
+    llama-bench's ``model_size`` (the weights, in bytes)."""
+    try:
+        return human_bytes(Path(info["model_filename"]).stat().st_size)
+    except (KeyError, OSError):
+        return human_bytes(info["model_size"])
 
 
 def model_label(info: dict[str, Any]) -> str:
@@ -253,7 +260,7 @@ def format_bench(results: list[ProfileBench], lookup: Lookup | None = None) -> s
     for r in results:
         mi = r.model_info
         base = [
-            r.profile, model_label(mi), _size(mi["model_size"]), params_text(mi["model_n_params"]),
+            r.profile, model_label(mi), model_size_text(mi), params_text(mi["model_n_params"]),
             str(mi["n_gpu_layers"]), str(mi["n_threads"]), f"{mi['type_k']}/{mi['type_v']}",
             str(mi["flash_attn"]),
         ]

@@ -9,6 +9,7 @@ from pathlib import Path
 from workstation.commands import add_lang_arg, default_verb, print_json, texts_of
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
+from workstation.core.installed_models import installed_name
 from workstation.core.invocation import cli
 from workstation.core.kv_state import STORE, KvStateStore, SavedState, tagged_conversation
 from workstation.core.letters import shortened
@@ -51,24 +52,27 @@ def run(args: argparse.Namespace) -> int:
     total = sum(e.n_bytes for e in entries)
     t = texts_of(args)
     titles = _conversation_titles(entries, t("cache_cmd.deleted"))
+    # each state's model as 'models list' names it (its file name, "SmolLM2-135M-Instruct.Q4_1.gguf", beside
+    # "smollm2-135m-instruct-q4_1" there); an empty one (a state written before it was kept) stays empty
+    names = {e.model: installed_name(Path(e.model)) if e.model else "" for e in entries}
     if args.json:
         print_json({
             "folder": str(store.folder), "budget_bytes": store.budget, "bytes": total,
             "states": [{"file": e.path.name, "tokens": len(e.tokens), "bytes": e.n_bytes,
-                        "last_used": e.last_used, "model": e.model, "kv_types": e.kv_types,
+                        "last_used": e.last_used, "model": e.model, "model_name": names[e.model], "kv_types": e.kv_types,
                         "conversation": titles.get(e.tag)} for e in entries],
             "damaged": [p.name for p in damaged],
         })
         return 0
     if entries:
         heads = {k: t(f"cache_cmd.col.{k}") for k in ("tokens", "size", "last", "model", "conversation")}
-        width = max(5, len(heads["model"]), *(len(e.model) for e in entries))
+        width = max(5, len(heads["model"]), *(len(names[e.model]) for e in entries))
         print(f"{heads['tokens']:>7}  {heads['size']:>12}  {heads['last']:<16}  {heads['model']:<{width}}  "
               f"{'K/V':<9}  {heads['conversation']}")
     for e in entries:
         title = titles.get(e.tag) or "-"
         print(f"{t.number(f'{len(e.tokens):,}'):>7}  {t.number(human_bytes(e.n_bytes)):>12}  "
-              f"{t.moment(e.last_used):<16}  {e.model:<{width}}  {e.kv_types:<9}  {shortened(title, 40)}")
+              f"{t.moment(e.last_used):<16}  {names[e.model]:<{width}}  {e.kv_types:<9}  {shortened(title, 40)}")
     for path in damaged:
         print(t("cache_cmd.damaged", file=path.name, command=cli("cache clear --damaged")))
     print(t("cache_cmd.total", n=len(entries), used=human_bytes(total), budget=human_bytes(store.budget),

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from workstation.commands import add_profile_arg, print_json, profile_refs, text_table
 from workstation.commands.bench import clear_progress, command_line, progress_reporter, speed_words
 from workstation.core.bench import check_local
-from workstation.core.catalog import file_size_text, resolve_model_path
+from workstation.core.catalog import file_size_text, human_bytes, resolve_model_path
 from workstation.core.documents import read_document, told_apart
 from workstation.core.engine import Engine
 from workstation.core.engine_api import open_engine
@@ -34,6 +34,7 @@ from workstation.core.evaluate import (
     run_tasks,
     text_perplexity,
 )
+from workstation.core.installed_models import installed_name
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kld import (
     DEFAULT_TOP_K,
@@ -521,7 +522,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
     rows = []
     for r, d in zip(results, deltas, strict=True):
         for j in range(max(1, n_docs)):
-            row = [r.profile, Path(r.model).name, f"{r.type_k}/{r.type_v}"]
+            row = [r.profile, installed_name(Path(r.model)), f"{r.type_k}/{r.type_v}"]  # as 'models list' names it
             if has_tasks:
                 if r.tasks and j == 0:
                     by = r.tasks.by_lang()
@@ -564,8 +565,9 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
         notes.append(
             f"KL divergence against {results[0].profile} in windows of {refs[0].n_ctx} tokens; the "
             f"reference keeps its top {refs[0].top_k} log-probabilities per scored token: "
-            f"{sum(ref.cache_bytes for ref in refs) / 2**20:.1f} MiB {'cached' if refs[0].cache_kept else 'not kept'} "
-            f"({refs[0].cache_bytes_per_1k_tokens / 2**10:.0f} KiB per 1,000 tokens), "
+            # in the units every size is said in (human_bytes: it said "MiB" and "KiB" here alone)
+            f"{human_bytes(sum(ref.cache_bytes for ref in refs))} {'cached' if refs[0].cache_kept else 'not kept'} "
+            f"({human_bytes(refs[0].cache_bytes_per_1k_tokens)} per 1,000 tokens), "
             f"{reused} of {len(refs)} document{'' if len(refs) == 1 else 's'} read from the cache"
             + (" (its speed measured again in this run, over one window)." if reused else ".")
         )

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from workstation.commands import add_lang_arg, add_profile_arg, print_json, profile_ref, texts_of
 from workstation.core.calibration import measured_decode
 from workstation.core.catalog import human_bytes
+from workstation.core.installed_models import installed_name
 from workstation.core.invocation import cli
 from workstation.core.phrases import Lookup, Phrase, about_words, say
 from workstation.core.profile_check import CONTEXT_RANGE, context_allowed
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     def with_draft(key: str) -> str:  # the totals hold the draft model's share: said where it is in them
         return t("fit_cmd.draft_included", size=human_bytes(draft[key])) if draft.get(key) else ""
 
-    print(t("fit_cmd.weights", size=human_bytes(plan.weights_bytes), draft=with_draft("weights_bytes")))
+    print(t("fit_cmd.weights", size=human_bytes(plan.weights_bytes) + _file_beside(plan, t), draft=with_draft("weights_bytes")))
     swa = t("fit_cmd.sliding", cells=f"{plan.swa_cells:,}") if plan.swa_cells != plan.kv_cells else ""
     print(t("fit_cmd.kv", size=human_bytes(plan.kv_cache_bytes), cells=f"{plan.kv_cells:,}", swa=swa,
             draft=with_draft("kv_cache_bytes")))
@@ -126,6 +127,19 @@ def _notes(plan: MemoryPlan, t: Texts) -> list[str]:
     """The plan's notes in ``t``'s language (they were English in Turkish: a draft model counted,
     a model not downloaded yet, no GPU found)."""
     return [say([note], t.get) for note in plan.note_phrases]
+
+
+def _file_beside(plan: MemoryPlan, t: Texts) -> str:
+    """The model file's size, as 'models list' says it, where it is not the weights' figure (SmolLM2's
+    weights are 92 MB of its 94 MB file: the two read as one size said two ways); none for a pair
+    (the weights are both models'), nor for a model not downloaded."""
+    if plan.draft or not plan.path:
+        return ""
+    try:
+        size = human_bytes(Path(plan.path).stat().st_size)
+    except OSError:
+        return ""
+    return t("fit_cmd.weights_file", size=size) if size != human_bytes(plan.weights_bytes) else ""
 
 
 def _cards(args: argparse.Namespace) -> list[GpuInfo] | None:
@@ -220,7 +234,7 @@ def _print_check(title: str, mc: MemoryCheck, t: Texts) -> None:
     from workstation.core.memory_check import COMPONENTS
 
     s = mc.settings
-    print(t("fit_cmd.check_head", title=title, file=Path(mc.model).name, context=f"{s['n_ctx']:,}", k=s["type_k"],
+    print(t("fit_cmd.check_head", title=title, file=installed_name(Path(mc.model)), context=f"{s['n_ctx']:,}", k=s["type_k"],
             v=s["type_v"], layers=s["n_gpu_layers"], flash=t("fit_cmd.check_on" if s["flash_attn"] else "fit_cmd.check_off")))
     print(f"  {'':<12} {t('fit_cmd.check_estimated'):>12} {t('fit_cmd.check_allocated'):>12} "
           f"{t('fit_cmd.check_difference'):>12}")

@@ -163,7 +163,10 @@ def run_inspect(args: argparse.Namespace) -> int:
     layers = t("models_cmd.layers", n=info.n_layer) if info.n_layer > 0 else t("models_cmd.no_layers")
     rows = [
         ("file", str(info.path)),
-        ("name", info.name),
+        # the name 'models list', profiles and -p know it by; the file's own title below ("Smollm2 135M 8k Lc100K
+        # Mix1 Ep2" was the only name here: a third one for the model)
+        ("name", installed_models.installed_name(path)),
+        ("title", info.name or t("models_cmd.not_stated")),
         ("architecture", info.architecture),
         ("parameters", f"{n(catalog.params_text(info.parameter_count))} ({n(f'{info.parameter_count:,}')})"),
         ("file_type", info.file_type),
@@ -245,10 +248,10 @@ def run_add(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"path": str(dest), "added": new, "info": info.to_dict()})
     elif new:
-        print(texts_of(args)("models_cmd.added", name=dest.name, architecture=info.architecture, type=info.file_type,
+        print(texts_of(args)("models_cmd.added", name=installed_models.installed_name(dest), architecture=info.architecture, type=info.file_type,
                              size=catalog.file_size_text(info.file_size), folder=str(dest.parent)))
     else:
-        print(texts_of(args)("models_cmd.added_already", file=Path(args.path).name, name=dest.name,
+        print(texts_of(args)("models_cmd.added_already", file=Path(args.path).name, name=installed_models.installed_name(dest),
                              folder=str(dest.parent)))
     if not args.json:
         print(_how_to_use(dest, args=args), file=sys.stderr)
@@ -301,7 +304,7 @@ def run_quantize(args: argparse.Namespace) -> int:
         raise WorkstationError(t("models_cmd.unknown_type", type=args.qtype, allowed=", ".join(FTYPES)))
     quantized = info.file_type not in catalog.UNQUANTIZED
     if quantized and not args.allow_requantize:
-        raise WorkstationError(t("models_cmd.quantized_already", name=src.name, type=info.file_type))
+        raise WorkstationError(t("models_cmd.quantized_already", name=installed_models.installed_name(src), type=info.file_type))
     if quantized:
         print(t("models_cmd.requantizing", type=info.file_type, to=key.upper()), file=sys.stderr)
     if args.output:  # a folder, a folder not there or the source itself: said before the work
@@ -348,12 +351,12 @@ def _ask_for_kld_documents(src: Path, args: argparse.Namespace) -> list[tuple[st
     """The offer after quantizing: measure the loss on a document of the user's (interactive only)."""
     t = texts_of(args)
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        print(t("models_cmd.kld_offer", name=src.name), file=sys.stderr)
+        print(t("models_cmd.kld_offer", name=installed_models.installed_name(src)), file=sys.stderr)
         return None
     from workstation.commands.eval import read_kld_documents
 
     while True:
-        sys.stderr.write(t("models_cmd.kld_ask", name=src.name) + "\n" + t("models_cmd.kld_path") + " ")
+        sys.stderr.write(t("models_cmd.kld_ask", name=installed_models.installed_name(src)) + "\n" + t("models_cmd.kld_path") + " ")
         sys.stderr.flush()
         answer = sys.stdin.readline().strip()
         if not answer:

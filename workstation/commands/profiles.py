@@ -97,6 +97,8 @@ def _row(profile: Profile, lookup: Lookup | None = None) -> dict[str, object]:
         "name": profile.name,
         "backend": profile.backend,
         "model": profile.model or profile.remote.model,
+        # the name 'models list' gives it ("SmolLM2-135M-Instruct.Q8_0.gguf" beside catalog names: as the file wrote it)
+        "model_name": eff.get("model_name") or profile.remote.model,
         "context": profile.context,
         "kv_cache": f"{profile.kv_cache.k}/{profile.kv_cache.v}",
         "kv_cache_words": kv_words(profile.kv_cache, usual=True),  # as F3 says it: "half size", "full size"
@@ -143,7 +145,7 @@ def run_list(args: argparse.Namespace) -> int:
         return 0
     heads = {k: t(f"profiles_cmd.col.{k}") for k in ("profile", "model", "ctx", "kv", "spec", "status")}
     width = max([len(_key_cell(r, t)) for r in rows] + [len(heads["profile"])])
-    model_width = max([len(str(r["model"])) for r in rows] + [30])
+    model_width = max([len(str(r["model_name"])) for r in rows] + [30])
     # the context memory in F3's words ("half size", "full size"), not "q8_0/q8_0" (f16/f16's cell was empty)
     kv_width = max([len(kv) for _, kv in said] + [len(heads["kv"])])
     ctx_width, spec_width = max(6, len(heads["ctx"])), max(6, len(heads["spec"]))
@@ -154,7 +156,7 @@ def run_list(args: argparse.Namespace) -> int:
         ctx = t.number(f"{r['context']:,}") if local else "-"
         spec = _speed_up_said(str(r["speculative"]), t)  # (as check says it)
         print(
-            f"{_key_cell(r, t):<{width}}  {str(r['model']) or '-':<{model_width}} {ctx:>{ctx_width}}  "
+            f"{_key_cell(r, t):<{width}}  {str(r['model_name']) or '-':<{model_width}} {ctx:>{ctx_width}}  "
             f"{kv if local else '-':<{kv_width}}  {spec if local else '-':<{spec_width}}  {status}"
         )
     for err in errors:
@@ -188,7 +190,7 @@ def run_check(args: argparse.Namespace) -> int:
         return code
     print(t("profiles_cmd.valid", profile=profile.key, name=profile.name))
     label = _labels(t)
-    for key in ("backend", "model_path", "model_installed", "context", "gpu_layers", "threads", "flash_attn"):
+    for key in ("backend", "model_name", "model_path", "model_installed", "context", "gpu_layers", "threads", "flash_attn"):
         if key in eff:  # a setting the file leaves to the machine says so ("threads 2" read as the file's)
             chosen = getattr(profile, key, None)
             shown = t("profiles_cmd.yes" if eff[key] else "profiles_cmd.no") if isinstance(eff[key], bool) \
@@ -213,7 +215,7 @@ def run_check(args: argparse.Namespace) -> int:
     return code
 
 
-ROWS = ("backend", "model_path", "model_installed", "context", "gpu_layers", "threads", "flash_attn", "parallel",
+ROWS = ("backend", "model_name", "model_path", "model_installed", "context", "gpu_layers", "threads", "flash_attn", "parallel",
         "kv_cache", "speculative", "sampling", "system_prompt", "thinking", "fit", "note", "ready",
         "server", "model", "api_key", "timeout", "server_check")  # (the last: a remote profile's)
 

@@ -30,7 +30,7 @@ from workstation.core.server.options import (
     ServerOptions,
     default_max_connections,
 )
-from workstation.launch import SERVE_STOPPED
+from workstation.launch import SERVE_STOPPED, STOPPED
 
 if TYPE_CHECKING:
     from workstation.core.server.accounts import Accounts
@@ -221,16 +221,16 @@ def run(args: argparse.Namespace) -> int:
         if others:  # "0.0.0.0" is no address to hand out: the ones colleagues can type
             urls += f" (colleagues reach it at {', '.join(others)})"
         # Ollama's clients take the address without /v1 (/api/chat, /api/tags, ...)
-        urls += f", Ollama's API at {(others or [_url(hosts[0], port)])[0].removesuffix('/v1')},"
+        urls += f", Ollama's API at {(others or [_url(hosts[0], port)])[0].removesuffix('/v1')}"
         people = len(accounts.keys.list()) if accounts.keys is not None else 0
         closed = accounts.keys is not None and not people and accounts.keys.any_keys() and not api_key
         print(
-            f"workstation: serving {profile.key} ({scheduler.model_name}) on {urls} "
-            f"with {args.parallel} slot{'' if args.parallel == 1 else 's'} of {scheduler.slot_ctx} tokens"
+            f"workstation: serving {profile.key} ({scheduler.model_name}) on {urls}"
             + (", API key required" if accounts.protected else "")
             + (f", {people} person's key" if people == 1 else f", {people} people's keys" if people else "")
             + (f"; every key is revoked, so no request is answered until one is made ({cli('keys add NAME')})"
-               if closed else ""),
+               if closed else "")
+            + f". {capacity_words(args.parallel, scheduler.slot_ctx)} Ctrl-C stops it.",
             file=sys.stderr,
             flush=True,
         )
@@ -272,11 +272,24 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if server.stopped_by is not None:  # after the records are written
         with contextlib.suppress(OSError):  # (a terminal that closed, SIGHUP's cause, takes no line)
-            print(f"workstation: stopped ({server.stopped_by.name}).", file=sys.stderr)
+            # Ctrl-C: "stopped.", as every command says it (it said "stopped (SIGINT)."); a service's
+            # log names the signal that stopped it
+            print(STOPPED if server.stopped_by == signal.SIGINT else f"workstation: stopped ({server.stopped_by.name}).",
+                  file=sys.stderr)
         # a service stopped (SIGTERM) or its terminal gone (SIGHUP) is a clean stop: 130 made a
         # service manager call every stop a failure; Ctrl+C stays 130, as a shell expects
         return 130 if server.stopped_by == signal.SIGINT else 0
     return 0
+
+
+def capacity_words(slots: int, slot_ctx: int) -> str:
+    """What the server's slots hold, in words: how many people it answers at once and how long
+    a conversation each can be ("with 4 slots of 4096 tokens" meant nothing to office staff)."""
+    from workstation.core.phrases import about_words
+
+    at_once = "one person at a time" if slots == 1 else f"up to {slots} people at once"
+    return (f"It answers {at_once}, each conversation up to about {about_words(slot_ctx)} words "
+            f"({slot_ctx:,} tokens).")
 
 
 def open_accounts(

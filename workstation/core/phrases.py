@@ -298,6 +298,10 @@ ENGLISH: dict[str, str] = {
                           "(all of them) or on {loopback} (this PC alone)."),
     "serve.not_this_pc_none": ("{host} is not one of this PC's addresses (it has none on a network now); serve on "
                                "{loopback} (this PC alone), or on {every} to take its network address when it has one."),
+    # serve (or the scheduler) given a desk PC's profile (backend: openai), by the name typed (-p office-server)
+    "serve.remote_profile": ("The profile '{profile}'{title} sends its messages to the server at {url}; it has no "
+                             "model on this PC to serve. Choose a profile with a model on this PC ('{command}' "
+                             "shows each one's model)."),
     # the office server, seen from a desk PC (remote.RemoteEngine)
     "remote.unreachable": "Cannot reach the server at {url}: {reason}.",
     # a desk PC's profile loaded (load_notes.remote_notes): where the text goes

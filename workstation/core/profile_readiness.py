@@ -10,6 +10,7 @@ from typing import Any
 
 from workstation.core.catalog import resolve_model_path
 from workstation.core.errors import ModelFileError
+from workstation.core.installed_models import installed_name
 from workstation.core.phrases import Lookup, Phrase, say
 from workstation.core.profile_plan import plan_for_profile, resolve_gpu_layers
 from workstation.core.profiles import Profile
@@ -27,6 +28,7 @@ def effective_settings(profile: Profile, lookup: Lookup | None = None) -> dict[s
     if profile.backend != "llama":
         return data
     path = resolve_model_path(profile.model)
+    data["model_name"] = installed_name(path)  # as 'models list', fit and the app name it (the file kept in model_path)
     data["model_path"] = str(path)
     data["model_installed"] = path.exists()
     if profile.speculative.mode == "draft" and profile.speculative.draft_model:

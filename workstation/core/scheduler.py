@@ -149,10 +149,11 @@ class Scheduler(SlotReplies, PromptCache, WaitingCallers):
         save_when_reused: bool = False,
     ) -> None:
         if profile.backend != "llama":
-            raise EngineError(
-                f"Profile '{profile.name}' uses the {profile.backend} backend, not a local model; choose a profile "
-                f"with a model on this PC ('{cli('profiles list')}' shows each one's)."
-            )
+            # by the name typed (-p office-server), its title after it: the title alone was no name to type
+            title = f" ({profile.name})" if profile.name and profile.name != profile.key else ""
+            raise EngineError(said=[("serve.remote_profile", {"profile": profile.key, "title": title,
+                                                              "url": profile.remote.base_url,
+                                                              "command": cli("profiles list")})])
         n_parallel = n_parallel or profile.parallel
         if not 1 <= n_parallel <= 64:
             raise EngineError(f"--parallel is {n_parallel}; allowed values are 1 to 64.")
