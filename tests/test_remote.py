@@ -644,7 +644,7 @@ def test_a_refusal_reads_its_code_and_headers() -> None:
     import httpx
 
     from workstation.core.phrases import say
-    from workstation.core.remote import REFUSALS, answered_phrase, stopped_reply
+    from workstation.core.remote import REFUSALS, answered_phrase, key_refusal, stopped_reply
 
     url = "http://office:8088/v1"
     busy = httpx.Response(429, headers={"Retry-After": "7"},
@@ -690,6 +690,13 @@ def test_a_refusal_reads_its_code_and_headers() -> None:
     assert say([answered_phrase(url, missing, model="qwen")], Texts("tr").get).startswith(
         f"{url} adresindeki sunucu qwen modelini sunmuyor; profildeki remote.model'i")
     assert say([answered_phrase(url, other)], Texts("tr").get) == f"{url} adresindeki sunucu HTTP 429 ile yanıt verdi: Slow down."
+    # a revoked key, as a serve older than its code key_revoked answered it: revoked, not "does not know the key"
+    revoked = httpx.Response(401, json={"error": {"message": "The API key 'bob' was revoked.",
+                                                  "type": "invalid_request_error", "code": "invalid_api_key"}})
+    assert say([key_refusal(url, revoked)]) == (f"The server at {url} refused the API key: it was revoked; ask whoever "
+                                                "runs the server for a new one.")
+    unknown = httpx.Response(401, json={"error": {"message": "Incorrect API key provided: sk-…", "code": "invalid_api_key"}})
+    assert say([key_refusal(url, unknown)]).startswith(f"The server at {url} does not know the API key;")
     odd = httpx.Response(429, headers={"Retry-After": "inf"}, json={"error": {"code": "server_busy"}})
     assert say([answered_phrase(url, odd)]).endswith("try again in 1 s.")  # not an OverflowError
     quota = httpx.Response(429, headers={"Retry-After": "3600", "X-RateLimit-Limit-Tokens": "50000"},

@@ -189,6 +189,26 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
     return ("remote.answered", {"url": url, "status": response.status_code, "message": _error_text(response)})
 
 
+def key_refusal(url: str, response: httpx.Response, source: Phrase | str = "") -> Phrase:
+    """What a server's 401 or 403 to a key it was sent means (``source``: where the key came
+    from), by the error's code and fields, never its English sentence (a server's own words only
+    for a code not known here). A ``workstation serve`` older than the ``key_revoked`` code
+    answered a revoked key ``invalid_api_key`` as a key never given, with "The API key 'bob' was
+    revoked.": said revoked, not "does not know the API key; check that it was copied whole"."""
+    code, _ = _error_fields(response)
+    error = _error_object(response)
+    profiles, served = error.get("profiles"), error.get("profile")
+    if response.status_code == 403 and code == "profile_not_allowed":
+        if isinstance(profiles, list) and profiles and isinstance(served, str):
+            return ("remote.key_for_others", {"url": url, "served": served, "profiles": ", ".join(map(str, profiles))})
+        return ("remote.key_not_here", {"url": url, "message": _error_text(response)})
+    if code == "key_revoked" or (code == "invalid_api_key" and _error_text(response).endswith("was revoked")):
+        return ("remote.key_revoked", {"url": url, "source": source})
+    if code == "invalid_api_key":  # (its sentence is advice for programmers: which header to send)
+        return ("remote.key_unknown", {"url": url, "source": source})
+    return ("remote.key_refused", {"url": url, "source": source, "message": _error_text(response)})
+
+
 def try_again_in(wait: int | None) -> Phrase:
     """When to try again: in the seconds a server's ``Retry-After`` names, else in a moment."""
     return ("remote.in_seconds", {"seconds": wait}) if wait else ("remote.in_a_moment", {})
@@ -370,22 +390,7 @@ class RemoteEngine:
             return EngineError(said=[("remote.needs_key", {"url": self.base_url, "env": env}) if env
                                      else ("remote.needs_key_env", {"url": self.base_url})])
         source = ("remote.key_from", {"env": env}) if env else ""
-        # by the error's code and fields, never its English sentence (a server's own words only
-        # for a code not known here)
-        code, _ = _error_fields(response)
-        error = _error_object(response)
-        profiles, served = error.get("profiles"), error.get("profile")
-        if response.status_code == 403 and code == "profile_not_allowed":
-            if isinstance(profiles, list) and profiles and isinstance(served, str):
-                return EngineError(said=[("remote.key_for_others", {
-                    "url": self.base_url, "served": served, "profiles": ", ".join(map(str, profiles))})])
-            return EngineError(said=[("remote.key_not_here", {"url": self.base_url, "message": _error_text(response)})])
-        if code == "key_revoked":
-            return EngineError(said=[("remote.key_revoked", {"url": self.base_url, "source": source})])
-        if code == "invalid_api_key":  # (its sentence is advice for programmers: which header to send)
-            return EngineError(said=[("remote.key_unknown", {"url": self.base_url, "source": source})])
-        return EngineError(said=[("remote.key_refused", {"url": self.base_url, "source": source,
-                                                         "message": _error_text(response)})])
+        return EngineError(said=[key_refusal(self.base_url, response, source)])
 
     # --- the Engine interface ----------------------------------------------------------------
     def info(self) -> EngineInfo:
