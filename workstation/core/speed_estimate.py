@@ -89,7 +89,8 @@ def profile_decode_tps(profile: Profile, store: Path | None = None) -> float | N
         measured = measured_decode(plan.path, plan.gpu_layers, plan.type_k, plan.type_v, profile.speculative.mode)
     except (WorkstationError, OSError, ValueError):
         return None
-    return measured.value if measured is not None and measured.value else plan.decode_tps_bound
+    tps = measured.value if measured is not None and measured.value else plan.decode_tps_bound
+    return tps if tps and tps > 0 else None  # (a plan with no bound: no speed, not a division by zero)
 
 
 def _replies_tps(profile: Profile, store: Path | None = None) -> float | None:
