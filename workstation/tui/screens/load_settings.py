@@ -474,7 +474,9 @@ def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None, p
             menu.notify(f"{said} {t('load.reload_later')}", timeout=12)
         else:
             menu.close(saved)  # loaded again, as Enter loads it (F3 on top by then: ``close``)
-            app.notify(f"{said} {t('load.reloading')}", kind=LOAD_NOTICE)
+            # where the copy is kept is not the load's news: it stays its reading time (it went as
+            # the load ended, the path read by no one), as F4's notice of a profile it made
+            app.notify(f"{said} {t('load.reloading')}", kind="" if saved.source != old.source else LOAD_NOTICE)
             return
     else:
         menu.notify(said)
