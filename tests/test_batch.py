@@ -116,6 +116,9 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
     assert " 0 sn" not in rerun.stderr, rerun.stderr
     assert "düşük öncelikle" not in rerun.stderr  # --full-priority: a computer no one is using
     assert f"batch:   başarısız: broken.txt: {why}\n" in rerun.stderr, rerun.stderr  # (where its log ends)
+    # a binary file cannot be read by another try: what to do, not --retry-failed
+    assert rerun.stderr.splitlines()[-1].startswith("batch: 1 belge olduğu hâliyle özetlenemiyor, bu yüzden yeniden "
+                                                    "denemek işe yaramaz;") and "--retry-failed" not in rerun.stderr
     # and by --status in the language asked for; --json's stays English
     for lang, line in (("tr", f"başarısız broken.txt — {why}"),
                        ("en", "failed   broken.txt — 'broken.txt' is a binary file, not text.")):
@@ -424,12 +427,16 @@ def test_the_log_says_each_part_once_as_it_ends(tmp_path: Path, smollm2_path: Pa
     lines = [line for line in run.stderr.splitlines() if " parts done" in line]
     done = [int(line.split(": ")[2].split(" of ")[0]) for line in lines]
     assert done == list(range(len(lines))) and len(lines) >= 3, lines  # from "0 of N" on, each once
+    # its parts done, their summaries put together: said so, not a time left ("2 of 2 parts done, ETA 42s")
+    n = len(lines) - 1
+    assert lines[-1] == f"batch:   bees.txt: {n} of {n} parts done, putting the summary together", lines
     # while it is measured (its parts not known yet), said so: no count of parts before there is one
     said = [line for line in run.stderr.splitlines() if "bees.txt: " in line]
     assert said[0] == "batch:   bees.txt: measuring it to cut it into parts" and said[1] == lines[0], said
 
 
-def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm2_path: Path) -> None:
+def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm2_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """Ctrl-C in the morning said the run would "continue where it stopped", but the next run
     summarized the document from its first part again (75 s to be back at part 1 of 3). The
     parts finished are kept in the queue and not done again; the summary is whole."""
@@ -460,6 +467,13 @@ def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm
     finished = max(done for stage, done, _ in seen if stage == "map")
     total = seen[-1][2]
     assert 1 <= finished < total and total >= 3, seen
+    # --status says so (it said "pending  bees.txt", as of a document never begun)
+    from workstation.cli import main
+
+    assert main(["batch", str(folder), "-o", str(out), "--status"]) == 0
+    parts = f"{finished} part" if finished == 1 else f"{finished} parts"
+    assert (f"pending  bees.txt — {parts} kept from the run that stopped; the next run goes on from there"
+            in capsys.readouterr().out.splitlines())
     seen.clear()
     counts = run_batch(folder, out, profile, engine_factory, on_event)
     assert counts["done"] == 1
@@ -601,26 +615,53 @@ def test_a_deleted_summary_is_made_again_and_a_gone_document_leaves_the_counts(t
 
 
 def test_a_file_of_a_persons_own_where_a_summary_goes_is_left_as_it_was(
-        tmp_path: Path, smollm2_path: Path) -> None:
+        tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A person's own notes named as a summary would be ("a.md.summary.md") were written over
-    without a word; summarize -o leaves such a file and says so, and so does batch now."""
+    without a word; summarize -o leaves such a file and says so, and so does batch now. Beside
+    them, an empty file and a broken PDF: both were "failed; to try them again, run the batch
+    with --retry-failed", which cannot help either."""
     folder, out = tmp_path / "docs", tmp_path / "docs" / "summaries"
     out.mkdir(parents=True)
     (folder / "a.md").write_text("\n\n".join(SUBJECT_PARAGRAPHS[:2]), encoding="utf-8")
     (folder / "b.md").write_text("\n\n".join(SUBJECT_PARAGRAPHS[2:4]), encoding="utf-8")
+    (folder / "empty.txt").write_bytes(b"")
+    (folder / "scan.pdf").write_bytes(b"Scanned by the copier on the third floor.\n")
     mine = out / "a.md.summary.md"
     mine.write_text("my handwritten notes\n", encoding="utf-8")
-    run = subprocess.run(_batch(folder, out, _profile_file(tmp_path)), capture_output=True, text=True, timeout=600)
+    # as a first-time user runs it: the folder by its relative name, the summaries where they go by default
+    run = subprocess.run([sys.executable, "-m", "workstation.cli", "batch", "docs", "-p", str(_profile_file(tmp_path)),
+                          "--full-priority"], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, timeout=600)
     assert run.returncode == 3, run.stderr  # (a document failed)
     assert mine.read_text(encoding="utf-8") == "my handwritten notes\n"
     assert "was not written by workstation, so it was left as it was" in run.stderr, run.stderr
-    # named with why where the night's log ends (only "1 document failed (see why with --status)")
-    last = run.stderr.strip().splitlines()[-2:]
-    assert last[0].startswith("batch:   failed a.md: '") and "left as it was" in last[0], last
-    assert last[1] == "batch: 1 document failed; to try it again, run the batch with --retry-failed.", last
-    assert _status(out / DB_NAME) == {"a.md": "failed", "b.md": "done"}
+    # an empty document is skipped, not failed; a broken PDF said in plain words (it said "no %PDF header")
+    assert "batch: skipped empty.txt: 'empty.txt' is empty.\n" in run.stderr, run.stderr
+    pdf = "'scan.pdf' is damaged or not really a PDF; open it in the program it came from and save it as a PDF again."
+    # named with why where the night's log ends (only "1 document failed (see why with --status)"), after
+    # where the summaries are, as a folder to open (it said "summaries in docs/summaries"; from inside
+    # the folder, "summaries in summaries"); --retry-failed only for the one another try can help
+    last = run.stderr.strip().splitlines()[-5:]
+    assert last[0].endswith(f"1 done, 2 failed, 1 skipped; summaries in {out}"), last
+    assert last[1].startswith("batch:   failed a.md: '") and "left as it was" in last[1], last
+    assert last[2] == f"batch:   failed scan.pdf: {pdf}", last
+    assert last[3] == ("batch: 1 document cannot be summarized as it is, so trying it again cannot help; once it is "
+                       "fixed as its line says (or saved again), the next run takes it by itself."), last
+    assert last[4] == "batch: 1 document failed; to try it again, run the batch with --retry-failed.", last
+    assert _status(out / DB_NAME) == {"a.md": "failed", "b.md": "done", "empty.txt": "skipped", "scan.pdf": "failed"}
     assert "a.md: 1 of" not in run.stderr and "done a.md" not in run.stderr  # refused before the work, not after
     assert (out / "b.md.summary.md").read_text(encoding="utf-8").startswith("# Summary of b.md")
+    # --status says the same, and exits 0 (a report, not a failure), as --help says of each exit status
+    from workstation.cli import main
+
+    assert main(["batch", str(folder), "--status"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert f"failed   scan.pdf — {pdf}" in listed and "skipped  empty.txt — 'empty.txt' is empty." in listed, listed
+    assert listed[-3:] == ["0 pending, 0 running, 1 done, 2 failed, 1 skipped", *(line[len("batch: "):] for line in last[3:])]
+    with pytest.raises(SystemExit):
+        main(["batch", "--help"])
+    said = capsys.readouterr().out
+    assert "\n  3         the run ended, but some documents failed" in said and "--status always 0" in said, said
 
 
 def test_the_time_left_of_a_queue_is_its_text_not_its_bytes(tmp_path: Path) -> None:

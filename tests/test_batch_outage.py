@@ -92,7 +92,7 @@ def test_server_down_leaves_the_queue_pending_and_the_next_run_does_it(tmp_path:
     assert _events(out / DB_NAME, "failed") == 0
 
     # the server is back on that port: the same command does every document; the broken one
-    # fails (its own fault) and the last line says how to try it again
+    # fails (its own fault) and the last line says what to do: not --retry-failed, which cannot help it
     with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)) as server:
         assert server.base_url == base_url
         back = _batch(folder, out, desk)
@@ -104,14 +104,14 @@ def test_server_down_leaves_the_queue_pending_and_the_next_run_does_it(tmp_path:
         assert "binary" in (rows["broken.txt"][1] or "")
         for name in ("note0.txt", "note1.txt"):
             assert (out / f"{name}.summary.md").read_text(encoding="utf-8").startswith(f"# Summary of {name}\n")
-        assert "--retry-failed" in _last_line(back.stderr), back.stderr
-        assert "1 document failed" in _last_line(back.stderr)
+        assert "--retry-failed" not in back.stderr, back.stderr
+        assert "1 document cannot be summarized as it is" in _last_line(back.stderr), back.stderr
 
-        # nothing left to do but the failed one: the run says so, and how to retry it
+        # nothing left to do but the failed one: the run says so, and what to do
         again = _batch(folder, out, desk)
         assert again.returncode == 3
         assert "0 pending, 0 running, 2 done, 1 failed" in again.stderr
-        assert "run the batch with --retry-failed" in _last_line(again.stderr), again.stderr
+        assert "the next run takes it by itself" in _last_line(again.stderr), again.stderr
 
 
 def test_server_lost_mid_run_puts_the_rest_back_in_the_queue(tmp_path: Path, smollm2_path: Path) -> None:

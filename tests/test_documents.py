@@ -348,7 +348,8 @@ def test_every_document_problem_is_said_in_turkish_too(tmp_path: Path) -> None:
     bomb = make_docx_bomb(tmp_path / "bomb.docx", size=48 << 20)
     pages = make_pdf(tmp_path / "long.pdf", [f"Page {i} about bees." for i in range(4)])
     for path, isolate, limits, english, words in (
-            (fake, False, None, "'fake.pdf' is not a PDF file (no %PDF header).", "'fake.pdf' bir PDF dosyası değil"),
+            (fake, False, None, "'fake.pdf' is damaged or not really a PDF; open it in the program it came from and save it "
+                                 "as a PDF again.", "'fake.pdf' bozuk ya da aslında bir PDF değil; onu geldiği programda"),
             (bomb, True, None, "zip bomb", "zip bombası"),
             (pages, True, Limits(max_pages=2), "'long.pdf' has 4 pages, more than the limit of 2", "'long.pdf' 4 sayfa; sınır 2")):
         with pytest.raises(DocumentError) as caught:

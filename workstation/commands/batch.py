@@ -3,9 +3,12 @@
 Resumable: run it again after any stop (Ctrl-C, kill -9, power cut) and it continues where
 it stopped; finished documents are never redone, summaries are never half-written. When the
 server cannot be reached the run stops the same way, with that reason and exit status 75,
-and fails no document; a model that cannot be loaded stops it so too, with exit status 1. A run that ends with failed documents says
-how to try them again (``--retry-failed``) and exits with status 3 (``SOME_FAILED``), so a script
-tells it from a run that could not start.
+and fails no document; a model that cannot be loaded stops it so too, with exit status 1. A document
+with no text (an empty file) is skipped, not failed. A run that ends with failed documents says what
+to do for each: fix the document where it is at fault (damaged, not what its name says: saved again,
+the next run takes it by itself), ``--retry-failed`` only where another try can help (the PC's or the
+server's reason); it exits with status 3 (``SOME_FAILED``), so a script tells it from a run that could
+not start. ``--status`` is a report: it exits 0 whatever the queue holds (``EXIT_HELP``).
 """
 
 from __future__ import annotations
@@ -36,10 +39,11 @@ from workstation.core.batch_queue import (
     BatchLock,
     BatchQueue,
     BatchStopped,
+    QueueRow,
     check_folder,
     run_batch,
 )
-from workstation.core.documents import SUPPORTED_SUFFIXES
+from workstation.core.documents import SUPPORTED_SUFFIXES, the_documents_own
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.summarize import eta_text, time_formats
@@ -49,10 +53,19 @@ if TYPE_CHECKING:
     from workstation.tui.i18n import Texts
 
 SOME_FAILED = 3  # the run finished, and some documents failed (1: it could not run; 75: the server is away)
+EXIT_HELP = """\
+exit status:
+  0         every document is summarized or skipped (it has no text); --status always 0
+  1         the batch could not start or go on (the folder, the profile or the model)
+  2         the command line is wrong
+  3         the run ended, but some documents failed: its last lines say which and what to do
+  75        the office server could not be reached: nothing failed, run the same command later
+  130, 143  stopped (Ctrl-C, or by the system): run the same command again to go on"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("batch", help="summarize a whole folder (overnight queue, resumable)")
+    p = sub.add_parser("batch", help="summarize a whole folder (overnight queue, resumable)", epilog=EXIT_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     add_profile_arg(p)
     p.add_argument("directory", metavar="DIR", help="folder of documents (searched recursively)")
     p.add_argument("-o", "--output", metavar="OUTDIR", help="where summaries go (default DIR/summaries)")
@@ -132,11 +145,13 @@ def run(args: argparse.Namespace) -> int:
             width = max(8, *(len(t(f"batch_cmd.status.{status}")) for status in counts))
             for r in rows:
                 why = _why(r.reason, r.said, args) if r.reason else ""
+                if r.parts_kept:  # Ctrl-C in the middle of it: the parts it finished are not done again
+                    why = t("batch_cmd.kept_parts", n=r.parts_kept)
                 print(f"{t(f'batch_cmd.status.{r.status}'):{width}} {r.path}" + (f" — {why}" if why else ""))
             print(_counts_line(counts, t))
-            if counts.get("failed"):
-                print(_retry_line(counts["failed"], t, see_why=False))
-        return 0
+            for line in _what_to_do([r for r in rows if r.status == "failed"], t, see_why=False):
+                print(line)
+        return 0  # (a report, whatever the queue holds: EXIT_HELP)
 
     profile = summary_profile(args)  # (before the queue is touched: a bad --max-tokens is said alone)
     cancel = threading.Event()
@@ -163,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"batch: {_counts_line(ev.counts, t)}", file=sys.stderr)
         elif ev.kind == "file-start":
             c = ev.counts or {}
-            at = c.get("done", 0) + c.get("failed", 0) + c.get("running", 0)  # (this one is running)
+            at = c.get("done", 0) + c.get("failed", 0) + c.get("skipped", 0) + c.get("running", 0)  # (this one is running)
             print("batch: " + t("batch_cmd.summarizing", path=ev.path, at=at, total=sum(c.values())), file=sys.stderr)
         elif ev.kind == "file-done":
             left = (ev.counts or {}).get("pending", 0) + (ev.counts or {}).get("running", 0)
@@ -171,6 +186,9 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         elif ev.kind == "file-failed":
             print("batch: " + t("batch_cmd.failed", path=ev.path, why=_why(ev.detail, ev.said, args)), file=sys.stderr)
+        elif ev.kind == "file-skipped":  # (no text in it: nothing to summarize, nothing to try again)
+            print("batch: " + t("batch_cmd.skipped_one", path=ev.path, why=_why(ev.detail, ev.said, args)),
+                  file=sys.stderr)
         elif ev.kind == "file-pending":
             print("batch: " + t("batch_cmd.back_in_queue", path=ev.path), file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.waiting is not None:
@@ -188,8 +206,12 @@ def run(args: argparse.Namespace) -> int:
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "map" \
                 and not ev.progress.inside_part:  # a line a part, as it ends (a log, not a live bar)
             p = ev.progress
-            # (a document's last part done, its summary being written: "nearly finished", not "ETA 0s")
-            eta = f", {_eta(t, p.eta_s, 'batch_cmd.eta', 'summarize.eta_soon')}" if p.eta_s is not None else ""
+            # a document's last part done, its summary being written: said so, not a time left ("2 of 2
+            # parts done, ETA 42s"; "ETA 0s"): the parts' summaries put together, or the one part's done
+            if p.chunks_done >= p.chunks_total:
+                eta = t("batch_cmd.putting_together") if p.chunks_total > 1 else f", {t('summarize.eta_soon')}"
+            else:
+                eta = f", {_eta(t, p.eta_s, 'batch_cmd.eta', 'summarize.eta_soon')}" if p.eta_s is not None else ""
             print(f"batch:   {ev.path}: " + t("batch_cmd.parts_done", done=p.chunks_done, total=p.chunks_total, eta=eta),
                   file=sys.stderr)
 
@@ -202,9 +224,11 @@ def run(args: argparse.Namespace) -> int:
             stopped_for, counts = err, err.counts
     if args.json:
         print_json({"counts": counts, "output": str(outdir)})
-    else:
-        print("batch: " + t("batch_cmd.summaries_in", counts=_counts_line(counts, t), path=str(outdir)), file=sys.stderr)
-    again = t("batch_cmd.again") + _also_retry(counts, t)
+    else:  # (a path to open: `batch .` said "summaries in summaries")
+        print("batch: " + t("batch_cmd.summaries_in", counts=_counts_line(counts, t), path=os.path.abspath(outdir)),
+              file=sys.stderr)
+    failed = _failed(outdir, args) if counts.get("failed") else []
+    again = t("batch_cmd.again") + _also_retry(failed, t)
     if stopped_for is not None:  # the server (or the engine), not the documents: nothing failed for it
         # (the engine's own sentence, in the command's language)
         reason = said_in(stopped_for.__cause__, args) if stopped_for.__cause__ is not None else stopped_for.reason
@@ -216,12 +240,13 @@ def run(args: argparse.Namespace) -> int:
     if cancel.is_set():
         raise stopped(t("batch_cmd.stopped_by", by=stopped_by(first_signal(signals), t), again=again),
                       first_signal(signals))
-    if counts.get("failed"):
-        for name, why in _failed(outdir, args)[:FAILED_NAMED]:  # named where the night's log ends (--status alone did)
-            print("batch:   " + t("batch_cmd.failed", path=name, why=why), file=sys.stderr)
-        if counts["failed"] > FAILED_NAMED:
-            print("batch:   " + t("batch_cmd.more_failed", n=counts["failed"] - FAILED_NAMED), file=sys.stderr)
-        print(f"batch: {_retry_line(counts['failed'], t, see_why=counts['failed'] > FAILED_NAMED)}", file=sys.stderr)
+    if failed:
+        for row, why in failed[:FAILED_NAMED]:  # named where the night's log ends (--status alone did)
+            print("batch:   " + t("batch_cmd.failed", path=row.path, why=why), file=sys.stderr)
+        if len(failed) > FAILED_NAMED:
+            print("batch:   " + t("batch_cmd.more_failed", n=len(failed) - FAILED_NAMED), file=sys.stderr)
+        for line in _what_to_do([row for row, _why in failed], t, see_why=len(failed) > FAILED_NAMED):
+            print(f"batch: {line}", file=sys.stderr)
         return SOME_FAILED
     return 0
 
@@ -235,15 +260,15 @@ def _why(reason: str, said: list[Phrase], args: argparse.Namespace) -> str:
     return said_in(WorkstationError(reason, said=said), args)
 
 
-def _failed(outdir: Path, args: argparse.Namespace) -> list[tuple[str, str]]:
+def _failed(outdir: Path, args: argparse.Namespace) -> list[tuple[QueueRow, str]]:
     """The queue's failed documents and why (in the command's language), each reason cut to a line."""
     queue = BatchQueue(outdir / DB_NAME)
     try:
         rows = [r for r in queue.rows() if r.status == "failed"]
     finally:
         queue.close()
-    said = [(r.path, " ".join(_why(r.reason or "", r.said, args).split())) for r in rows]  # (one line each)
-    return [(path, why[:300] + ("…" if len(why) > 300 else "")) for path, why in said]
+    said = [(r, " ".join(_why(r.reason or "", r.said, args).split())) for r in rows]  # (one line each)
+    return [(row, why[:300] + ("…" if len(why) > 300 else "")) for row, why in said]
 
 
 def _first_five(names: list[str], t: Texts) -> str:
@@ -251,14 +276,25 @@ def _first_five(names: list[str], t: Texts) -> str:
     return ", ".join(names[:5]) + (t("batch_cmd.and_more", n=len(names) - 5) if len(names) > 5 else "")
 
 
-def _retry_line(failed: int, t: Texts, see_why: bool = True) -> str:
+def _what_to_do(failed: list[QueueRow], t: Texts, see_why: bool = True) -> list[str]:
+    """What to do about the ``failed`` documents: those at fault themselves (damaged, not what
+    their names say: ``the_documents_own``) fixed, after which the next run takes them by itself;
+    ``--retry-failed`` for the others alone (it was said for an empty file and a broken PDF, where
+    another try cannot help)."""
     why = t("batch_cmd.see_why") if see_why else ""
-    return t("batch_cmd.retry_one" if failed == 1 else "batch_cmd.retry", n=failed, why=why)
+    own = sum(the_documents_own(r.said) for r in failed)
+    retry = len(failed) - own
+    lines = [t("batch_cmd.fix_one" if own == 1 else "batch_cmd.fix", n=own, why=why)] if own else []
+    if retry:
+        lines.append(t("batch_cmd.retry_one" if retry == 1 else "batch_cmd.retry", n=retry, why=why))
+    return lines
 
 
-def _also_retry(counts: dict[str, int], t: Texts) -> str:
-    failed = counts.get("failed", 0)
-    return t("batch_cmd.also_retry", n=failed) if failed else ""
+def _also_retry(failed: list[tuple[QueueRow, str]], t: Texts) -> str:
+    """What a stopped run adds to "run the same command again": --retry-failed, where another
+    try can help a document that failed (``_what_to_do``)."""
+    retry = sum(not the_documents_own(row.said) for row, _why in failed)
+    return t("batch_cmd.also_retry", n=retry) if retry else ""
 
 
 BATCH_NICENESS = 10

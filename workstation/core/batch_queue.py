@@ -51,12 +51,13 @@ from workstation.core.documents import (
     looks_like_document,
     name_is_text,
     not_there,
+    nothing_to_read,
     read_document,
     shown_name,
 )
 from workstation.core.errors import EX_TEMPFAIL, BackendUnreachable, WorkstationError
 from workstation.core.invocation import cli, shell_word
-from workstation.core.kept_parts import PARTS_TABLE, PartsKept, version_of
+from workstation.core.kept_parts import PARTS_TABLE, PartsKept, file_version, version_of
 from workstation.core.phrases import Phrase, say
 from workstation.core.sqlite_schema import SchemaError, cannot_use, in_plain_words, migrate
 
@@ -69,7 +70,7 @@ CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,          -- relative to the batch folder
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
-    status TEXT NOT NULL,           -- pending | running | done | failed
+    status TEXT NOT NULL,           -- pending | running | done | failed | skipped (no text to summarize)
     reason TEXT,
     output TEXT,                    -- relative to the output folder
     attempts INTEGER NOT NULL DEFAULT 0,
@@ -154,6 +155,7 @@ class QueueRow:
     attempts: int
     size: int = 0  # the document's bytes on disk
     said: list[Phrase] = field(default_factory=list)  # why it failed, as phrases (none: a queue of an older workstation)
+    parts_kept: int = 0  # (pending) parts of it a stopped run finished, for the document as it is: not done again
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> QueueRow:
@@ -388,7 +390,7 @@ class BatchQueue:
                     queued += 1
             # a document deleted (or moved) since it was queued: nothing left to do or to retry (a done
             # one stays done: a scan of the wrong folder, or a share briefly away, forgot the night's work)
-            for row in db.execute("SELECT path FROM files WHERE status IN ('pending', 'failed')").fetchall():
+            for row in db.execute("SELECT path FROM files WHERE status IN ('pending', 'failed', 'skipped')").fetchall():
                 if row["path"] not in self.found:
                     db.execute("DELETE FROM files WHERE path=?", (row["path"],))
                     db.execute("DELETE FROM parts WHERE path=?", (row["path"],))
@@ -449,14 +451,16 @@ class BatchQueue:
             db.execute("DELETE FROM parts WHERE path=?", (path,))  # its summary is written: not needed
             self._event(path, "done")
 
-    def mark_failed(self, path: str, reason: str, said: list[Phrase] | None = None) -> None:
-        """``reason``: why, in English; ``said``: the same sentence as phrases, where it has them."""
+    def mark_failed(self, path: str, reason: str, said: list[Phrase] | None = None, status: str = "failed") -> None:
+        """``reason``: why, in English; ``said``: the same sentence as phrases, where it has them.
+        ``status="skipped"``: the document has no text to summarize (an empty file), not failed:
+        left alone until it changes (``--retry-failed`` cannot help it)."""
         with self._tx() as db:
             db.execute(
-                "UPDATE files SET status='failed', reason=?, reason_said=?, finished_at=? WHERE path=?",
-                (reason, _said_json(said or []), time.time(), path),
+                "UPDATE files SET status=?, reason=?, reason_said=?, finished_at=? WHERE path=?",
+                (status, reason, _said_json(said or []), time.time(), path),
             )
-            self._event(path, "failed", reason)
+            self._event(path, status, reason)
 
     def mark_pending(self, path: str, why: str, *, tried: bool = True) -> None:
         """Back in the queue; ``tried=False``: the document was never worked on (the engine
@@ -476,7 +480,18 @@ class BatchQueue:
         return counts
 
     def rows(self) -> list[QueueRow]:
-        return [QueueRow.from_row(r) for r in self.db.execute("SELECT * FROM files ORDER BY path")]
+        """Every document, with the parts a stopped run kept of a pending one (of the file as it is:
+        another version's are dropped as the next run opens them)."""
+        kept: dict[str, list[str]] = {}
+        for r in self.db.execute("SELECT path, version FROM parts"):
+            kept.setdefault(r["path"], []).append(r["version"])
+        rows = []
+        for r in self.db.execute("SELECT * FROM files ORDER BY path"):
+            row = QueueRow.from_row(r)
+            if row.status == "pending":
+                row.parts_kept = sum(v.startswith(file_version(r["size"], r["mtime_ns"])) for v in kept.get(row.path, ()))
+            rows.append(row)
+        return rows
 
 
 def _complete(db: sqlite3.Connection) -> None:
@@ -504,7 +519,7 @@ def _fsync_dir(path: Path) -> None:
 
 @dataclass
 class BatchEvent:
-    kind: str  # start | file-start | file-done | file-failed | file-pending | progress | finish
+    kind: str  # start | file-start | file-done | file-failed | file-skipped | file-pending | progress | finish
     path: str | None = None
     detail: str = ""
     counts: dict[str, int] | None = None
@@ -697,8 +712,8 @@ def _settle_file(
         said: list[Phrase] = [("batch.last_try", {"why": err.said or str(err), "n": row.attempts})]
         _fail(queue, row.path, say(said), said, emit)
         raise
-    except WorkstationError as err:
-        _fail(queue, row.path, str(err), err.said, emit)
+    except WorkstationError as err:  # (a document with no text at all is skipped: there is nothing to summarize)
+        _fail(queue, row.path, str(err), err.said, emit, skipped=nothing_to_read(err.said))
     except Exception as err:  # noqa: BLE001 - one bad file must not stop the night
         if disk_is_full(err):  # the summary, or a part kept as it was done: the run stops, the document waits
             raise disk_full(out.parent) from None
@@ -707,10 +722,12 @@ def _settle_file(
     return False
 
 
-def _fail(queue: BatchQueue, path: str, reason: str, said: list[Phrase], emit: Callable[[BatchEvent], None]) -> None:
-    """The document failed: ``reason`` in English, ``said`` its phrases (none: English only)."""
-    queue.mark_failed(path, reason, said)
-    emit(BatchEvent("file-failed", path, reason, counts=queue.counts(), said=said))
+def _fail(queue: BatchQueue, path: str, reason: str, said: list[Phrase], emit: Callable[[BatchEvent], None],
+          skipped: bool = False) -> None:
+    """The document failed (``skipped``: has no text to summarize): ``reason`` in English, ``said``
+    its phrases (none: English only)."""
+    queue.mark_failed(path, reason, said, "skipped" if skipped else "failed")
+    emit(BatchEvent("file-skipped" if skipped else "file-failed", path, reason, counts=queue.counts(), said=said))
 
 
 def _put_back(queue: BatchQueue, row: QueueRow, err: WorkstationError, emit: Callable[[BatchEvent], None],

@@ -54,6 +54,27 @@ class DocumentError(WorkstationError):
     """A document could not be read (missing, too big, damaged, hostile or unsupported)."""
 
 
+# why a document could not be read where the reason was the PC's, not the document's: its memory, a
+# reader slow on a busy PC, a file this user may not read, a disk or a share that failed, a reader's
+# own fault; another try may read it. (Any other reader's phrase is the document's own: damaged, not
+# what its name says, locked, too big: trying it again cannot help, saving it again may.)
+NOT_THE_DOCUMENTS = frozenset({"doc.no_permission", "doc.unreadable", "doc.no_memory", "doc.reader_memory",
+                               "doc.too_slow", "doc.too_slow_here", "doc.reader_failed"})
+NOTHING_TO_READ = frozenset({"doc.empty", "doc.no_text"})  # a document with no text: nothing to summarize
+
+
+def the_documents_own(said: list[Phrase]) -> bool:
+    """Whether a document that could not be read (``said``: why, as the reader said it) is at fault
+    itself (``NOT_THE_DOCUMENTS``), so that another try of it as it is cannot help; not where it was
+    said otherwise (a server's or a queue's reason, or English alone: an older workstation's queue)."""
+    return bool(said) and said[0][0].startswith("doc.") and said[0][0] not in NOT_THE_DOCUMENTS
+
+
+def nothing_to_read(said: list[Phrase]) -> bool:
+    """Whether ``said`` is why a document has no text in it at all (an empty file, say)."""
+    return bool(said) and said[0][0] in NOTHING_TO_READ
+
+
 @dataclass
 class Limits:
     """Bounds on what reading one document may cost."""

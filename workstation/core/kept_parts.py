@@ -104,8 +104,14 @@ def version_of(source: Path, profile: Any) -> str:
     another context or budget cuts the document into other parts (F6 said Ctrl+R would go on
     from them, and began at part 1)."""
     st = source.stat()
-    return (f"{st.st_size}:{st.st_mtime_ns}:{getattr(profile, 'ref', '')}:{getattr(profile, 'model', '')}:"
+    return (f"{file_version(st.st_size, st.st_mtime_ns)}{getattr(profile, 'ref', '')}:{getattr(profile, 'model', '')}:"
             f"{getattr(profile, 'context', '')}:{profile.sampling.max_tokens}")
+
+
+def file_version(size: int, mtime_ns: int) -> str:
+    """How ``version_of`` begins for a file of that size and time, whatever the profile (``batch
+    --status`` counts the parts kept of a document as it is, with no profile)."""
+    return f"{size}:{mtime_ns}:"
 
 
 def parts_store(folder: Path | None) -> Path:

@@ -626,7 +626,7 @@ ENGLISH: dict[str, str] = {
     "doc.no_text": "'{name}' contains no text.",
     "doc.bad_encoding": "'{name}' starts like {enc} text but is not valid {enc}.",
     "doc.unknown_encoding": "'{name}' uses an unknown text encoding.",
-    "doc.not_pdf": "'{name}' is not a PDF file (no %PDF header).",
+    "doc.not_pdf": "'{name}' is damaged or not really a PDF; open it in the program it came from and save it as a PDF again.",
     "doc.pdf_nested": "'{name}' is a damaged PDF (its page tree nests too deeply).",
     "doc.pdf_damaged": "'{name}' is a damaged or truncated PDF ({detail}).",
     "doc.zip_damaged": "'{name}' is a damaged or truncated {what} file (its end is missing); copy or download it again.",
