@@ -1497,6 +1497,9 @@ def test_every_commands_help_is_in_turkish_and_english_as_argparse_says_it(monke
     assert sorted(shown - set(turkish)) == [] and sorted(set(turkish) - shown) == []
     fields = re.compile(r"%\(\w+\)s|%%")  # (argparse fills them in after: the same in both)
     assert [text for text in shown if fields.findall(text) != fields.findall(turkish[text])] == []
+    # one word for one thing, as the app's Turkish says it: a document's parts are "bölüm" (summarize's
+    # bars, F6), piped text comes "| ile" (chat's TEXT); "parça" stays only in "iş parçacığı" (threads)
+    assert re.findall(r"\bparça(?!cı)\w*|\bboru\w*", " ".join(turkish.values())) == []
     monkeypatch.setattr(CommandParser, "line", ["--lang", "en"])
     assert [p.prog for p in parsers if p.format_help() != argparse.ArgumentParser.format_help(p)] == []
     summarize = next(p for p in parsers if p.prog == "./run.sh summarize")
@@ -1790,7 +1793,7 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     with pytest.raises(SystemExit):
         main(["chat", "-c", "Make it shorter", "--lang", "tr"])
-    assert "Sonuncusuna (\"Weekly notes\") devam etmek için: workstation chat -c" in capsys.readouterr().err
+    assert "Son sohbete (\"Weekly notes\") devam etmek için: workstation chat -c" in capsys.readouterr().err
     store = ConversationStore()
     assert [c.title for c in store.list()] == ["Weekly notes"]
     store.close()
