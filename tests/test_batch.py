@@ -430,6 +430,7 @@ def test_the_log_says_each_part_once_as_it_ends(tmp_path: Path, smollm2_path: Pa
     # its parts done, their summaries put together: said so, not a time left ("2 of 2 parts done, ETA 42s")
     n = len(lines) - 1
     assert lines[-1] == f"batch:   bees.txt: {n} of {n} parts done, putting the summary together", lines
+    assert not [line for line in lines if "ETA" in line], lines  # "time left", as summarize and F6 say it
     # while it is measured (its parts not known yet), said so: no count of parts before there is one
     said = [line for line in run.stderr.splitlines() if "bees.txt: " in line]
     assert said[0] == "batch:   bees.txt: measuring it to cut it into parts" and said[1] == lines[0], said
