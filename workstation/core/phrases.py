@@ -302,6 +302,13 @@ ENGLISH: dict[str, str] = {
     "serve.remote_profile": ("The profile '{profile}'{title} sends its messages to the server at {url}; it has no "
                              "model on this PC to serve. Choose a profile with a model on this PC ('{command}' "
                              "shows each one's model)."),
+    # serve's --host refused (server.process.check_host): off loopback a key is needed
+    "serve.host_with_port": "--host is {host}; give the port on its own: --host {name} --port {port}.",
+    "serve.short_key": ("The operator's key is {n} characters long, short enough to be guessed by anyone who "
+                        "reaches {host}; use one of {least} or more (python3 -c \"import secrets; "
+                        "print(secrets.token_urlsafe(32))\" makes one), or people's keys alone."),
+    "serve.no_key": ("Refusing to serve on {host} without an API key; set --api-key-file, --api-key or "
+                     "WORKSTATION_API_KEY, make people's keys with '{command}', or bind 127.0.0.1."),
     # the office server, seen from a desk PC (remote.RemoteEngine)
     "remote.unreachable": "Cannot reach the server at {url}: {reason}.",
     # a desk PC's profile loaded (load_notes.remote_notes): where the text goes
