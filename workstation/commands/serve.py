@@ -178,20 +178,22 @@ def run(args: argparse.Namespace) -> int:
                                "a request's header (every request would be refused): use letters, digits and "
                                "punctuation only.")
     if args.parallel is not None and not 1 <= args.parallel <= 64:
-        raise WorkstationError(f"--parallel is {args.parallel}; allowed values are 1 to 64.")
+        raise WorkstationError(said=[("check.between", {"name": "--parallel", "value": args.parallel, "low": 1, "high": 64})])
     profile = load_profile(profile_ref(args))
     if args.parallel is None:  # (the profile's own parallel was ignored: 4 slots whatever it said)
         args.parallel = profile.slots_to_serve()
     if not 0 <= args.port <= 65535:
-        raise WorkstationError(f"--port is {args.port}; allowed values are 0 to 65535.")
+        raise WorkstationError(said=[("check.between", {"name": "--port", "value": args.port, "low": 0, "high": 65535})])
     if args.queue < 0:
-        raise WorkstationError(f"--queue is {args.queue}; it must be 0 or more.")
+        raise WorkstationError(said=[("check.at_least", {"name": "--queue", "value": args.queue, "low": 0})])
     options = server_options(args, api_key)
     if args.audit_max_bytes < 4096:
-        raise WorkstationError(f"--audit-max-bytes is {args.audit_max_bytes}; it must be 4096 or more.")
+        raise WorkstationError(said=[("check.at_least", {"name": "--audit-max-bytes", "value": args.audit_max_bytes,
+                                                          "low": 4096})])
     key_cap = args.parallel - 1 if args.key_max_parallel is None else args.key_max_parallel
     if not 0 <= key_cap <= 64:
-        raise WorkstationError(f"--key-max-parallel is {key_cap}; allowed values are 0 to 64.")
+        raise WorkstationError(said=[("check.between", {"name": "--key-max-parallel", "value": key_cap, "low": 0,
+                                                         "high": 64})])
     terminated: list[int] = []
     accounts: Accounts | None = None
     socks: list[socket.socket] = []
@@ -385,7 +387,7 @@ def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptio
     def at_least(flag: str, value: float, low: float) -> None:
         if value < low:  # (in bytes as given: ':g' wrote --max-body's 4194304 as "4.1943e+06")
             said = [f"{n:,}" if isinstance(n, int) else f"{n:g}" for n in (value, low)]
-            raise WorkstationError(f"{flag} is {said[0]}; it must be {said[1]} or more.")
+            raise WorkstationError(said=[("check.at_least", {"name": flag, "value": said[0], "low": said[1]})])
 
     at_least("--max-body", args.max_body, 1024)
     at_least("--max-inflight-body", args.max_inflight_body, args.max_body)
@@ -395,7 +397,9 @@ def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptio
     at_least("--header-timeout", args.header_timeout, 0.1)
     at_least("--body-timeout", args.body_timeout, 0.1)
     if not 0 <= args.shutdown_grace <= 3600:  # (nan and inf too)
-        raise WorkstationError(f"--shutdown-grace is {args.shutdown_grace:g}; allowed values are 0 to 3600 seconds.")
+        raise WorkstationError(said=[("check.between_seconds", {"name": "--shutdown-grace",
+                                                                 "value": f"{args.shutdown_grace:g}", "low": 0,
+                                                                 "high": 3600})])
     slots = args.parallel or SERVE_SLOTS  # (run() has put the profile's there; the default's elsewhere)
     max_requests = args.max_requests or max(DEFAULT_MAX_REQUESTS, slots + args.queue + 16)
     at_least("--max-requests", max_requests, 1)

@@ -215,6 +215,9 @@ ENGLISH: dict[str, str] = {
     "check.between": "{name} is {value}; allowed values are {low} to {high}.",
     "check.between_off": "{name} is {value}; allowed values are {low} to {high} ({off} is off).",
     "check.above_zero": "{name} is {value}; allowed values are above 0 up to {high}.",
+    # serve's options (commands/serve.py), in the command line's language
+    "check.at_least": "{name} is {value}; it must be {low} or more.",
+    "check.between_seconds": "{name} is {value}; allowed values are {low} to {high} seconds.",
     "check.stops": "{name} may hold up to {most} texts, none of them empty.",
     # a profile file's problems (profile_check.profile_from_dict: each field checked, every problem said at once)
     "profile.in": "{src}: ",
