@@ -318,6 +318,11 @@ def test_repetitions_that_disagree_are_said_under_the_table(smollm2_path: Path, 
     assert notes == ["note: kv-q8's tg16 repetitions differ by ±90%: another program was probably using the CPU, "
                      "so compare these figures with care; run again when the machine is quiet, or with more "
                      "repetitions (-r)."]
+    # the notes and the comparison in the command line's language, its figures with a decimal comma
+    said = format_bench([steady, noisy], Texts("tr").get)
+    assert "Kısacası, office-cpu ile karşılaştırıldığında: kv-q8 bir istemi aynı hızda okur ve bir yanıtı 1,63 kat " \
+        "daha yavaş (emin değil: fark, tekrarlar arasındaki değişkenlikten küçük) yazar." in said, said
+    assert "not: kv-q8 profilinin tg16 tekrarları ±%90 farklı: büyük olasılıkla başka bir program" in said, said
     # its 80 and 18 tok/s against 80 and 79: which writes faster cannot be told (a draft pair
     # was said "1.47x as fast" and a minute later "2.82x slower" on a busy PC)
     lines = format_bench([noisy, steady]).splitlines()
@@ -413,10 +418,16 @@ def test_two_profiles_run_in_rounds_with_the_order_alternating(tiny_profile: Pat
     assert [r.model_info["type_k"] for r in results] == ["q8_0", "f16"]
     assert "The profiles ran in 3 rounds" in format_bench(results)
     # one profile: its repetitions in a row, as llama-bench runs them
+    from workstation.tui.i18n import Texts
+
+    heard: list[str] = []  # (its progress in the command line's language: bench --lang tr said it in English)
     alone = bench_profiles([load_profile(str(tiny_profile))], BenchConfig(n_prompt=16, n_gen=4, repetitions=2,
-                                                                         ttft=False))
+                                                                         ttft=False), heard.append, Texts("tr").get)
     assert alone[0].rounds == 1 and len(alone[0].tg.samples_ns) == 2  # type: ignore[union-attr]
     assert "rounds" not in format_bench(alone)
+    assert heard[0].startswith("tiny: ") and heard[0].endswith(" yükleniyor") and "tiny: pp16, çalıştırma 2/2" in heard
+    assert "tiny: tg4, çalıştırma 1/2: 2/4 token" in heard, heard
+    assert "Profiller 3 turda çalıştı: " in format_bench(results, Texts("tr").get)
     with pytest.raises(BenchInputError, match="--repetitions must be 1 or more, not 0"):
         bench_profiles([load_profile(str(tiny_profile))] * 2, BenchConfig(repetitions=0))
 
@@ -468,6 +479,19 @@ def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
         say(msg)
     assert seen[0] == "tiny: replay prompt 1/3"
     assert all(re.fullmatch(r"tiny: replay prompt [23]/3 \(about \d+ s left\)", m) for m in seen[1:]), seen
+    from workstation.core.bench import in_rounds
+    from workstation.tui.i18n import Texts
+
+    seen.clear()  # in the command line's language (bench --lang tr), each round's too
+    say = paced_progress(seen.append, 3, Texts("tr").get)
+    assert say is not None
+    for msg in ("a", "b"):
+        say(msg)
+    assert seen[0] == "a" and re.fullmatch(r"b \(kalan süre yaklaşık \d+ sn\)", seen[1]), seen
+    for _, each in in_rounds(1, 2, seen.append, Texts("tr").get):
+        assert each is not None
+        each("c")
+    assert seen[-2:] == ["tur 1/2: c", "tur 2/2: c"]
     tables = out.split("other:")
     assert tables[0].count("Say hello.") == 2 and tables[1].count("Say hello.") == 2  # two rounds each
     assert out.count("2 prompts × 2 rounds: TTFT") == 2  # not "4 prompts"
@@ -512,6 +536,16 @@ def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
     near = format_replay([replay("mine", [(2000, 1000)]), replay("cached", [(5, 1000)])])
     assert "cached against mine: writes as fast (tok/s 1.00x) and waits 1/400 as long for its first word" in near, near
     assert wait_words(0.1) == "90% less" and wait_words(0.0004) == "1/2,500 as long"
+    # in the command line's language (bench --lang tr): its sentences, its figures with a decimal comma
+    from workstation.tui.i18n import Texts
+
+    tr = format_replay([mine, slower, busy], ["temperature 0.7, 0.2"], Texts("tr").get).splitlines()
+    assert ("q8, mine ile karşılaştırıldığında: 1,50 kat daha yavaş yazar (tok/s 0,67 kat) ve ilk sözcüğü için %48 "
+            "daha uzun süre bekler (ortanca TTFT).") in tr, tr
+    assert "2 istem × 2 tur: TTFT ortalama 224 ms, ortanca 222 ms, p90 300 ms; 400 token boyunca 66,7 token/sn" in tr
+    assert any(line.startswith("TTFT: bir istemi göndermekle ilk sözcüğü") for line in tr)
+    assert any(line.startswith("Profiller farklı örnekleme yapıyor (temperature 0.7, 0.2): ") for line in tr)
+    assert wait_words(0.0004, Texts("tr").get) == "1/2.500 kadar süre"
     assert one.count("\n1 prompt: TTFT mean ") == 3 and "1 prompts" not in one, one
 
 

@@ -62,6 +62,9 @@ def test_a_stop_between_the_load_and_serving_is_a_clean_stop(
     # a limit below its least, said in the bytes given ("it must be 4.1943e+06 or more") ...
     assert main(["serve", "-p", str(prof), "--port", "0", "--max-inflight-body", "0"]) == 1
     assert "--max-inflight-body is 0; it must be 4,194,304 or more." in capsys.readouterr().err
+    # in the command line's language (serve took no --lang: English on a Turkish PC), its figures the Turkish way
+    assert main(["serve", "-p", str(prof), "--port", "0", "--max-inflight-body", "0", "--lang", "tr"]) == 1
+    assert capsys.readouterr().err == "workstation: --max-inflight-body 0; 4.194.304 ya da daha büyük olmalı.\n"
     # ... and a negative prompt limit refused, not served (every prompt was "over at most -5 tokens")
     assert main(["serve", "-p", str(prof), "--port", "0", "--max-prompt-tokens", "-5"]) == 1
     assert "--max-prompt-tokens is -5; it must be 0 or more." in capsys.readouterr().err

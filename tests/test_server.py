@@ -291,6 +291,9 @@ def test_a_port_written_into_the_host_is_said(host: str, name: str, port: str) -
     with pytest.raises(ServeError) as caught:
         check_host(host, None)
     assert str(caught.value) == f"--host is {host}; give the port on its own: --host {name} --port {port}."
+    from workstation.tui.i18n import Texts  # (serve --lang tr, or a Turkish PC: it was English)
+
+    assert Texts("tr").error(caught.value) == f"--host değeri {host}; bağlantı noktasını ayrıca verin: --host {name} --port {port}."
     check_host("::1", None)  # an IPv6 address alone: no port in it
 
 
@@ -333,6 +336,9 @@ def test_port_in_use_is_one_sentence(server: RunningServer) -> None:
         bind_socket("127.0.0.1", int(port))
     assert str(caught.value) in done.stderr
     assert Texts("tr").error(caught.value).startswith(f"127.0.0.1 üzerindeki {port} numaralı bağlantı noktası zaten")
+    # and the command line says it in its language (serve took no --lang: English on a Turkish PC)
+    done = _serve_cli("-p", str(server.profile_path), "--port", port, "--lang", "tr")
+    assert done.stderr == f"workstation: {Texts('tr').error(caught.value)}\n", done.stderr
 
 
 def test_a_server_loading_its_model_answers_loading() -> None:
@@ -519,8 +525,10 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     data = tmp_path / "data"
     body = {"messages": QUESTION, "max_tokens": 900, "ignore_eos": True}
     got: dict[str, object] = {}
+    # Ctrl-C's run in Turkish: its sentences in the command line's language, its access log English (a log format)
+    lang = ["--lang", "tr"] if stop == "SIGINT" else []
     with serve(write_profile(tmp_path, smollm2_path), "--parallel", "2", "--log-level", "info", "--shutdown-grace", "0",
-               data=data, terminal={"SIGHUP": True, "SIGTERM": False}.get(stop)) as srv:
+               *lang, data=data, terminal={"SIGHUP": True, "SIGTERM": False}.get(stop)) as srv:
         if stop == "SIGTERM":  # a service's "systemctl reload": said, and the server goes on
             srv.proc.send_signal(signal.SIGHUP)
             wait_until(lambda: "SIGHUP received: nothing to reload" in srv.log_text(), "the reload's line", 10)
@@ -558,7 +566,13 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
             c.join(timeout=60)
         assert srv.proc.wait(timeout=30) == (130 if stop == "SIGINT" else 0)
         # Ctrl-C: "stopped.", as every command says it (it said "stopped (SIGINT)."); a service's log: the signal
-        last = "workstation: stopped." if stop == "SIGINT" else f"workstation: stopped ({stop})."
+        last = "workstation: durduruldu." if stop == "SIGINT" else f"workstation: stopped ({stop})."
+        assert Texts("en")("serve_cmd.stopped") == "workstation: stopped."  # (English: as every command says it)
+        if lang:  # where it serves, who it answers at once: said in Turkish, the addresses as they are
+            assert re.fullmatch(r"workstation: \S+ \(\S+\) sunuluyor: http://127\.0\.0\.1:\d+/v1, Ollama API'si: "
+                                r"http://127\.0\.0\.1:\d+\. Sunucu aynı anda en çok 2 kişiye yanıt verir; her sohbet "
+                                r"yaklaşık [\d.]+ sözcüğe \([\d.]+ token\) kadar sürebilir\. Ctrl-C durdurur\.",
+                                srv.log[0]), srv.log[0]
         wait_until(lambda: srv.log_text().rstrip().endswith(last), "its log's last line", 10)
         log = srv.log_text()
     said = "The server is shutting down, so the reply was cut off; send it again once the server is back."

@@ -40,7 +40,7 @@ from workstation.core.engine_api import TOO_LONG
 from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import shortened
 from workstation.core.metrics import TurnMetrics
-from workstation.core.phrases import Lookup, about_words, say
+from workstation.core.phrases import Lookup, about_words, local_number, say
 from workstation.core.profile_check import context_allowed
 from workstation.core.profile_variants import load_variant, variant_settings
 from workstation.core.profiles import DEFAULT_PROFILE, Profile
@@ -140,6 +140,8 @@ def clear_progress() -> None:
 def run(args: argparse.Namespace) -> int:
     profiles = _profiles(args)
     command = command_line("bench", args)
+    t = texts_of(args)
+    lookup = t.get if t.lang != "en" else None  # (the progress on stderr too; English under --json)
     if args.replay is not None and args.document:
         raise BenchInputError("Give --replay or --document, not both.")
     if args.replay is not None or args.document:
@@ -148,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
             raise BenchInputError(f"--max-tokens must be 1 or more, not {args.max_tokens}.")
         try:
             replays = replay_profiles(profiles, prompts, args.max_tokens, progress_reporter(args),
-                                      rounds=1 if args.repetitions is None else args.repetitions)
+                                      rounds=1 if args.repetitions is None else args.repetitions, lookup=lookup)
         except PromptTooLong as err:
             if not args.document:
                 raise
@@ -164,23 +166,22 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json([r.to_dict() for r in replays])
         else:
-            print(format_replay(replays, sampling_differences(profiles)))
+            print(format_replay(replays, sampling_differences(profiles), lookup))
             if args.document and len(profiles) > 1:  # (it said speed alone: the memory and the loss are eval's)
-                print(document_costs(profiles, args.document))
+                print(document_costs(profiles, args.document, lookup))
         if not args.no_save:
             save_printed_run("bench", [r for res in replays for r in res.result_rows()], command)
         return 0
 
     config = bench_config(args)
     try:
-        results = bench_profiles(profiles, config, progress_reporter(args))
+        results = bench_profiles(profiles, config, progress_reporter(args), lookup)
     finally:
         clear_progress()
     if args.json:
         print_json([rec for r in results for rec in r.records()])
     else:
-        t = texts_of(args)
-        print(format_bench(results, t.get if t.lang != "en" else None))
+        print(format_bench(results, lookup))
     if not args.no_save:
         save_printed_run("bench", [row for r in results for row in r.result_rows()], command)
     return 0
@@ -253,8 +254,8 @@ def figure_text(stat: SpeedStat) -> str:
 
 
 def format_bench(results: list[ProfileBench], lookup: Lookup | None = None) -> str:
-    """The table, then the notes under it; the new sentences (what the figures mean, one run, a
-    busy PC) in ``lookup``'s language (the command line's), the rest in English."""
+    """The table, then the notes under it in ``lookup``'s language (the command line's); the
+    table's columns and figures as llama-bench's (engineers compare them)."""
     header = ["profile", "model", "size", "params", "ngl", "threads", "K/V", "fa", "test", "result"]
     rows = []
     for r in results:
@@ -277,31 +278,38 @@ def format_bench(results: list[ProfileBench], lookup: Lookup | None = None) -> s
         elif mi.get("speculative", "off") != "off" and r.turns:  # (it read as a fault: "no drafts reported")
             rows.append([*base, "accepted", "none drafted (see below)"])
     rounds = max((r.rounds for r in results), default=1)
-    order = ([f"The profiles ran in {rounds} rounds, each loading them in turn (every other round in reverse "
-              "order) for one repetition of each test, so a busy moment on this PC slows them alike."]
-             if rounds > 1 else [])
+    order = [say([("bench.rounds", {"rounds": rounds})], lookup)] if rounds > 1 else []
     return "\n".join([text_table(header, rows, {2, 3, 4, 5, 9}), *order, *plain_words(results, lookup),
-                      *drafting_notes(results), *spread_notes(results, lookup), *same_run_notes(results)])
+                      *drafting_notes(results, lookup), *spread_notes(results, lookup),
+                      *same_run_notes(results, lookup)])
 
 
-def speed_words(r: float, same: str, faster: str) -> str:
+def speed_words(r: float, same: str, faster: str, lookup: Lookup | None = None) -> str:
     """A speed ratio in words: ``same`` within rounding (0.998 said "1.00x slower"), else
-    "2.93``faster``" or "1.20x slower"."""
+    "2.93``faster``" or "1.20x slower" (its figure and "slower" in ``lookup``'s language)."""
     if f"{max(r, 1 / r):.2f}" == "1.00":
         return same
-    return f"{r:.2f}{faster}" if r > 1 else f"{1 / r:.2f}x slower"
+    return f"{local_number(f'{r:.2f}', lookup)}{faster}" if r > 1 else say(
+        [("bench.times_slower", {"r": f"{1 / r:.2f}"})], lookup)
 
 
-def wait_words(r: float) -> str:
+def as_fast_words(r: float, lookup: Lookup | None = None) -> str:
+    """``speed_words`` as bench says a speed against another's: "as fast", "2.93x as fast",
+    "1.20x slower", in ``lookup``'s language."""
+    return speed_words(r, say([("bench.as_fast", {})], lookup), say([("bench.x_as_fast", {})], lookup), lookup)
+
+
+def wait_words(r: float, lookup: Lookup | None = None) -> str:
     """A wait's ratio (TTFT) in words, as ``speed_words`` says speeds: "as long" within rounding,
     "13% less", "48% longer", "2.50x as long" ("0.87x as long" left the reader to work it out);
     a tenth as long or less, as a fraction: "1/400 as long" (a wait near zero, a cached prompt's,
-    was "100% less", as if there were none)."""
+    was "100% less", as if there were none). In ``lookup``'s language."""
     if f"{abs(r - 1):.0%}" == "0%":
-        return "as long"
+        return say([("bench.as_long", {})], lookup)
     if r < 0.1:
-        return f"1/{1 / r:,.0f} as long"
-    return f"{1 - r:.0%} less" if r < 1 else f"{r - 1:.0%} longer" if r < 2 else f"{r:.2f}x as long"
+        return say([("bench.fraction_as_long", {"n": f"{1 / r:,.0f}"})], lookup)
+    return say([("bench.less", {"p": f"{1 - r:.0%}"}) if r < 1 else ("bench.longer", {"p": f"{r - 1:.0%}"}) if r < 2
+                else ("bench.times_as_long", {"r": f"{r:.2f}"})], lookup)
 
 
 def plain_words(results: list[ProfileBench], lookup: Lookup | None = None) -> list[str]:
@@ -319,43 +327,46 @@ def plain_words(results: list[ProfileBench], lookup: Lookup | None = None) -> li
         return lines
     first = results[0]
 
+    same = say([("bench.as_fast", {})], lookup)
+
     def ratio(a: Any, b: Any, paired: bool) -> str | None:
         if a is None or b is None or not a.avg_ts or not b.avg_ts:
             return None
-        words = speed_words(a.avg_ts / b.avg_ts, "as fast", "x as fast")
-        return words if words == "as fast" or apart(a, b, paired) else f"{words} ({UNSURE})"
+        words = as_fast_words(a.avg_ts / b.avg_ts, lookup)
+        return words if words == same or apart(a, b, paired) else f"{words} ({say([('bench.unsure', {})], lookup)})"
 
     for r in results[1:]:
         in_rounds = r.rounds > 1 and first.rounds > 1  # (repetition i of each in round i)
         reading, writing = ratio(r.pp, first.pp, in_rounds), ratio(r.tg, first.tg, in_rounds)
         drafts = any(x.model_info.get("speculative", "off") != "off" for x in (r, first))  # (notes say why)
-        said = [f"reads a prompt {reading}" if reading else "",
-                f"writes a reply{', without drafting,' if drafts else ''} {writing}" if writing else ""]
+        said = [say([("bench.reads", {"how": reading})], lookup) if reading else "",
+                say([("bench.writes_no_drafts" if drafts else "bench.writes", {"how": writing})], lookup)
+                if writing else ""]
         if any(said):
             # -r 1 said "writes a reply 4.62x slower" with nothing to doubt it (the same run, twice)
             once = min(len(s.samples_ts) for s in (r.pp, first.pp, r.tg, first.tg) if s is not None and s.avg_ts)
             # (not where both are "as fast": "2.00x as fast" ends so too, and was left without it)
-            doubt = f" ({ONE_REPETITION})" if once < 2 and {reading, writing} - {None, "as fast"} else ""
-            lines.append(f"In plain words, against {first.profile}: {r.profile} " + " and ".join(x for x in said if x)
-                         + doubt + ".")
+            doubt = (f" ({say([('bench.one_repetition', {})], lookup)})"
+                     if once < 2 and {reading, writing} - {None, same} else "")
+            lines.append(say([("bench.against_first", {
+                "name": first.profile, "profile": r.profile, "said": and_word(lookup).join(x for x in said if x),
+                "doubt": doubt})], lookup))
     timed = sorted((r for r in results if r.tg is not None and r.tg.avg_ts), key=lambda r: -r.tg.avg_ts)  # type: ignore[union-attr]
     best = timed[0] if timed else None
     if best is not None and best is not first and len(timed) > 1:
         runner = timed[1]  # the next fastest: the one it must be told apart from
         assert best.tg is not None and runner.tg is not None
         if apart(best.tg, runner.tg, paired=best.rounds > 1 and runner.rounds > 1):
-            lines.append(f"Fastest at writing here: {best.profile} ({what_it_costs(first, best)}).")
+            lines.append(say([("bench.fastest", {"profile": best.profile,
+                                                 "costs": what_it_costs(first, best, lookup)})], lookup))
         else:  # (a draft pair said "1.47x as fast", then "2.82x slower" a minute later, on a busy PC)
-            lines.append(f"Fastest at writing here: not sure; {best.profile} wrote faster than {runner.profile} by less "
-                         "than their repetitions varied. Run again when the machine is quiet, or with more "
-                         "repetitions (-r).")
+            lines.append(say([("bench.fastest_unsure", {"profile": best.profile, "name": runner.profile})], lookup))
     return lines
 
 
-UNSURE = "not sure: within how much the repetitions varied"
-SWAYED = "each, which a busy moment can sway: -r 3 repeats it"  # a figure measured once
-ONE_TURN = f"one turn {SWAYED}"  # (a replay's prompt)
-ONE_REPETITION = f"one repetition {SWAYED}"  # (a test of llama-bench's)
+def and_word(lookup: Lookup | None) -> str:
+    """What joins two sayings in ``lookup``'s language: " and ", Turkish " ve " (``list.and``)."""
+    return (lookup("list.and") if lookup else None) or " and "
 
 # two-sided 95% points of Student's t by degrees of freedom: with 2 to 5 repetitions a spread is
 # itself a guess, and two standard errors called two equal profiles apart 8-18% of the time
@@ -412,14 +423,14 @@ def paired_apart(pairs: list[tuple[float, float]]) -> bool:
     return abs(statistics.fmean(logs)) > t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
 
 
-def what_it_costs(first: ProfileBench, best: ProfileBench) -> str:
+def what_it_costs(first: ProfileBench, best: ProfileBench, lookup: Lookup | None = None) -> str:
     """The command that prices the faster profile in quality: the KL divergence on the user's
     own document where both run one model (another quantization, K/V type or offload), the
     example tasks where they run two (a KL divergence between two models is no quantization's
     loss, and one of another vocabulary is refused)."""
     one_model = same_model([r.model_info.get("model_filename") for r in (first, best)])
     command = quality_command([first.ref or first.profile, best.ref or best.profile], one_model, "YOUR_DOCUMENT")
-    return f"what it costs in quality: {command}" if one_model else f"another model; how well each answers: {command}"
+    return say([("bench.costs_quality" if one_model else "bench.another_model", {"command": command})], lookup)
 
 
 def quality_command(refs: list[str], one_model: bool, documents: str) -> str:
@@ -449,7 +460,7 @@ def same_model(files: list[Path | str | None]) -> bool:
     return len(models) == 1
 
 
-def document_costs(profiles: list[Profile], documents: list[Path]) -> str:
+def document_costs(profiles: list[Profile], documents: list[Path], lookup: Lookup | None = None) -> str:
     """Under ``bench --document``'s speeds, where the rest of the choice is measured: the memory
     each needs and what its answers lose, by ``eval --kld`` on the same documents (one model's
     quantizations, K/V types or speculation), or by eval's tasks (different models)."""
@@ -464,26 +475,21 @@ def document_costs(profiles: list[Profile], documents: list[Path]) -> str:
             files.append(None)
     one_model = same_model(files)
     command = quality_command([p.ref for p in profiles], one_model, " ".join(shell_word(str(p)) for p in documents))
-    if one_model:
-        return f"These are speeds alone; what the answers lose on these documents, and the memory each needs: {command}"
-    return f"These are speeds alone; how well each model answers: {command}"
+    return say([("bench.speeds_one_model" if one_model else "bench.speeds_models", {"command": command})], lookup)
 
 
-def drafting_notes(results: list[ProfileBench]) -> list[str]:
+def drafting_notes(results: list[ProfileBench], lookup: Lookup | None = None) -> list[str]:
     """Why a speculative profile drafted nothing, or stopped drafting: its adaptive policy
     drafts only where a draft is expected to pay, and switches a draft model off for the
     session where even a draft always accepted cannot."""
     notes = []
     if any(r.model_info.get("speculative", "off") != "off" for r in results) and any(r.tg for r in results):
-        notes.append("note: tg is timed without drafting, as llama-bench times it; the 'chat tg' row is a chat turn "
-                     "with the drafts (what speculation buys is there).")
+        notes.append(say([("bench.tg_without_drafts", {})], lookup))
     for r in results:
-        if r.drafting_off:
-            notes.append(f"note: {r.profile} stopped drafting for the rest of the session: {r.drafting_off}.")
+        if r.drafting_off:  # (the engine's reason, in English: its figures are an engineer's)
+            notes.append(say([("bench.drafting_off", {"profile": r.profile, "reason": r.drafting_off})], lookup))
         elif r.acceptance is None and r.model_info.get("speculative", "off") != "off" and r.turns:
-            notes.append(f"note: {r.profile} drafted nothing in these turns: its adaptive policy drafts only where "
-                         "a draft is expected to pay (a draft model's measured costs; for lookup, text to copy from "
-                         "the prompt); 'chat -p' with a longer reply shows what it drafts there.")
+            notes.append(say([("bench.drafted_nothing", {"profile": r.profile})], lookup))
     return notes
 
 
@@ -491,7 +497,7 @@ RUN_AS = ("model_filename", "n_gpu_layers", "n_threads", "type_k", "type_v", "fl
           "n_batch")  # what llama.cpp was given: two profiles alike in all of it ran the same
 
 
-def same_run_notes(results: list[ProfileBench]) -> list[str]:
+def same_run_notes(results: list[ProfileBench], lookup: Lookup | None = None) -> list[str]:
     """A profile whose setting changed nothing on this PC ("gpu_layers=all" with no GPU llama.cpp
     can use ran on the CPU, as the first did): said so, or its figures read as the setting's cost
     ("writes a reply 4.62x slower" for the same run twice)."""
@@ -504,11 +510,8 @@ def same_run_notes(results: list[ProfileBench]) -> list[str]:
         if first is None or results.index(first) > results.index(r) or r.model_info.get("speculative", "off") != "off":
             continue
         mi = r.model_info
-        notes.append(f"note: {r.profile} ran exactly as {first.profile} here (the same model file, "
-                     f"{mi['n_gpu_layers']} layers on the GPU, {mi['n_threads']} threads, K/V "
-                     f"{mi['type_k']}/{mi['type_v']}): what it changes makes no difference on this PC (GPU layers "
-                     "where llama.cpp has no GPU to use, say), so any difference in their figures is the "
-                     "machine's, not the setting's.")
+        notes.append(say([("bench.ran_as", {"profile": r.profile, "name": first.profile, "layers": mi["n_gpu_layers"],
+                                            "threads": mi["n_threads"], "k": mi["type_k"], "v": mi["type_v"]})], lookup))
     return notes
 
 
@@ -531,14 +534,10 @@ def spread_notes(results: list[ProfileBench], lookup: Lookup | None = None) -> l
             if spread(stat) <= NOISY:
                 continue
             others = [spread(getattr(o, name)) for o in results if o is not r and o.rounds > 1]
-            why = ("another program was probably using the CPU" if not others or max(others) > NOISY else
-                   # in the same rounds the others held steady: no other program explains it
-                   "the other profiles, run in the same rounds, held steady, so it is this profile's own "
-                   "(a first run slower while its memory settles, say)")
-            notes.append(
-                f"note: {r.profile}'s {name}{stat.n_tokens} repetitions differ by ±{spread(stat):.0%}: {why}, so "
-                "compare these figures with care; run again when the machine is quiet, or with more repetitions (-r)."
-            )
+            why = (("bench.spread_busy", {}) if not others or max(others) > NOISY else
+                   ("bench.spread_own", {}))  # in the same rounds the others held steady: no other program explains it
+            notes.append(say([("bench.spread", {"profile": r.profile, "test": f"{name}{stat.n_tokens}",
+                                                "spread": f"{spread(stat):.0%}", "why": why})], lookup))
         chat = r.chat_ts
         if (r.tg is not None and r.tg.avg_ts and chat and r.model_info.get("speculative", "off") == "off"
                 and spread(r.tg) <= NOISY):  # (a tg whose repetitions disagree is said so above)
@@ -553,14 +552,14 @@ def spread_notes(results: list[ProfileBench], lookup: Lookup | None = None) -> l
     return notes
 
 
-REPLAY_WORDS = ("TTFT: the wait from sending a prompt to its first word; tok/s: how fast the rest is written, in "
-                "tokens (pieces of words, about 3 for 2 English words) a second; prompt tok: the tokens read, "
-                "cached: of them, those kept from the prompt before (not read again).")
+REPLAY_WORDS = say([("bench.replay_words", {})])  # what the replay table's columns are (in English)
 
 
-def format_replay(replays: list[ReplayResult], differences: list[str] | None = None) -> str:
+def format_replay(replays: list[ReplayResult], differences: list[str] | None = None,
+                  lookup: Lookup | None = None) -> str:
     """Each profile's table and figures; with several, each against the first (tok/s and TTFT
-    median as ratios, measured in the same rounds), and the sampling they differ in."""
+    median as ratios, measured in the same rounds), and the sampling they differ in. Its
+    sentences in ``lookup``'s language; the table's columns as they are (llama-bench's terms)."""
     parts = []
     for res in replays:
         rows = []
@@ -575,36 +574,35 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
         parts.append(f"{res.profile}:")
         parts.append(text_table(["#", "prompt", "prompt tok", "cached", "TTFT ms", "tokens", "tok/s", "accepted"],
                             rows, {0, 2, 3, 4, 5, 6}))
-        acc = f", {s['acceptance'] * 100:.1f}% of drafts accepted" if s["acceptance"] is not None else ""
+        acc = (("bench.replay_accepted", {"p": f"{s['acceptance'] * 100:.1f}%"}) if s["acceptance"] is not None
+               else [])
         tps = f"{s['predicted_per_second']:.1f}" if s["predicted_per_second"] is not None else "-"
-        parts.append(
-            say([("bench.prompts", {"n": s["prompts"]}) if s["turns"] == s["prompts"] else
-                 ("bench.prompts_rounds", {"n": s["prompts"], "rounds": s["turns"] // s["prompts"]})])
-            + f": TTFT mean {s['ttft_ms_mean']:.0f} ms, median {s['ttft_ms_median']:.0f} ms, "
-            f"p90 {s['ttft_ms_p90']:.0f} ms; {tps} tok/s over {s['predicted_n']} tokens{acc}\n"
-        )
+        prompts = (("bench.prompts", {"n": s["prompts"]}) if s["turns"] == s["prompts"] else
+                   ("bench.prompts_rounds", {"n": s["prompts"], "rounds": s["turns"] // s["prompts"]}))
+        parts.append(say([("bench.replay_summary", {
+            "prompts": prompts, "mean": f"{s['ttft_ms_mean']:.0f}", "median": f"{s['ttft_ms_median']:.0f}",
+            "p90": f"{s['ttft_ms_p90']:.0f}", "tps": tps, "n": s["predicted_n"], "accepted": acc})], lookup) + "\n")
     if replays:
-        parts.append(REPLAY_WORDS)
+        parts.append(say([("bench.replay_words", {})], lookup))
     first = replays[0].summary() if replays else {}
     for res in replays[1:]:
         s = res.summary()
         said = []
         for key, figure, words in (
                 ("predicted_per_second", lambda m: m.predicted_per_second,
-                 lambda r: f"writes {speed_words(r, 'as fast', 'x as fast')} (tok/s {r:.2f}x)"),
+                 lambda r: say([("bench.replay_writes", {"how": as_fast_words(r, lookup), "r": f"{r:.2f}"})], lookup)),
                 ("ttft_ms_median", lambda m: m.ttft_ms,
-                 lambda r: f"waits {wait_words(r)} for its first word (median TTFT)")):
+                 lambda r: say([("bench.replay_waits", {"how": wait_words(r, lookup)})], lookup))):
             if s[key] and first.get(key):
                 ratio = s[key] / first[key]
                 pairs = turn_pairs(res, replays[0], figure)
                 sure = f"{ratio:.2f}" == "1.00" or paired_apart(pairs)
-                said.append(words(ratio) + ("" if sure else f" ({UNSURE})"))
+                said.append(words(ratio) + ("" if sure else f" ({say([('bench.unsure', {})], lookup)})"))
         if said and len(turn_pairs(res, replays[0], lambda m: m.ttft_ms)) < 2:  # (one document: a busy moment's say)
-            said[-1] += f" ({ONE_TURN})"
+            said[-1] += f" ({say([('bench.one_turn', {})], lookup)})"
         if said:  # (a busy moment read "0.04x its tok/s" with nothing to say it was one)
-            parts.append(f"{res.profile} against {replays[0].profile}: {' and '.join(said)}.")
-    if differences:
-        parts.append(f"The profiles sample differently ({'; '.join(differences)}): their replies differ in words "
-                     "and length, and so does their speed; profiles alike but for what is compared (a K/V type, "
-                     "speculation) measure that alone.")
+            parts.append(say([("bench.replay_against", {"profile": res.profile, "name": replays[0].profile,
+                                                        "said": and_word(lookup).join(said)})], lookup))
+    if differences:  # (the settings by their names, as a profile writes them)
+        parts.append(say([("bench.sample_differently", {"what": "; ".join(differences)})], lookup))
     return "\n".join(parts).rstrip()

@@ -11,7 +11,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workstation.commands import add_profile_arg, print_load_notes, profile_ref
+from workstation.commands import (
+    add_lang_arg,
+    add_profile_arg,
+    print_load_notes,
+    profile_ref,
+    texts_of,
+)
 from workstation.core.audit import DEFAULT_MAX_BYTES as DEFAULT_AUDIT_MAX_BYTES
 from workstation.core.invocation import cli
 from workstation.core.keys import bearer_before, key_from_file
@@ -30,10 +36,11 @@ from workstation.core.server.options import (
     ServerOptions,
     default_max_connections,
 )
-from workstation.launch import SERVE_STOPPED, STOPPED
+from workstation.launch import SERVE_STOPPED
 
 if TYPE_CHECKING:
     from workstation.core.server.accounts import Accounts
+    from workstation.tui.i18n import Texts
 
 # a slot's cells are saved to disk from this many tokens: long system prompts and documents,
 # not every short chat (each save is a file of about 22 KB a token for SmolLM2 at f16)
@@ -135,6 +142,9 @@ def register(sub: argparse._SubParsersAction) -> None:
              "also after a restart; prompts asked once are not saved; the folder's budget is "
              "WORKSTATION_KV_CACHE_MB, see workstation cache list)",
     )
+    # the sentences it says to a person (where it serves, its refusals, the stop); the access log
+    # and the service's log lines (uvicorn's, a signal's) stay English, a format for machines
+    add_lang_arg(p)
     p.set_defaults(func=run)
 
 
@@ -155,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from workstation.core.usage import UNSAVED_NAME
 
+    t = texts_of(args)
     if args.api_key and args.api_key_file:
         raise WorkstationError("Both --api-key and --api-key-file are given; give the operator's key one way "
                                "(--api-key-file keeps it out of the process list).")
@@ -167,20 +178,22 @@ def run(args: argparse.Namespace) -> int:
                                "a request's header (every request would be refused): use letters, digits and "
                                "punctuation only.")
     if args.parallel is not None and not 1 <= args.parallel <= 64:
-        raise WorkstationError(f"--parallel is {args.parallel}; allowed values are 1 to 64.")
+        raise WorkstationError(said=[("check.between", {"name": "--parallel", "value": args.parallel, "low": 1, "high": 64})])
     profile = load_profile(profile_ref(args))
     if args.parallel is None:  # (the profile's own parallel was ignored: 4 slots whatever it said)
         args.parallel = profile.slots_to_serve()
     if not 0 <= args.port <= 65535:
-        raise WorkstationError(f"--port is {args.port}; allowed values are 0 to 65535.")
+        raise WorkstationError(said=[("check.between", {"name": "--port", "value": args.port, "low": 0, "high": 65535})])
     if args.queue < 0:
-        raise WorkstationError(f"--queue is {args.queue}; it must be 0 or more.")
+        raise WorkstationError(said=[("check.at_least", {"name": "--queue", "value": args.queue, "low": 0})])
     options = server_options(args, api_key)
     if args.audit_max_bytes < 4096:
-        raise WorkstationError(f"--audit-max-bytes is {args.audit_max_bytes}; it must be 4096 or more.")
+        raise WorkstationError(said=[("check.at_least", {"name": "--audit-max-bytes", "value": args.audit_max_bytes,
+                                                          "low": 4096})])
     key_cap = args.parallel - 1 if args.key_max_parallel is None else args.key_max_parallel
     if not 0 <= key_cap <= 64:
-        raise WorkstationError(f"--key-max-parallel is {key_cap}; allowed values are 0 to 64.")
+        raise WorkstationError(said=[("check.between", {"name": "--key-max-parallel", "value": key_cap, "low": 0,
+                                                         "high": 64})])
     terminated: list[int] = []
     accounts: Accounts | None = None
     socks: list[socket.socket] = []
@@ -209,44 +222,27 @@ def run(args: argparse.Namespace) -> int:
             accounts.close()
         if isinstance(err, KeyboardInterrupt) and terminated:  # a service stopped as it started: a clean stop
             with contextlib.suppress(OSError):
-                print(SERVE_STOPPED, file=sys.stderr)
+                print(SERVE_STOPPED, file=sys.stderr)  # (a service's log line: English, as launch says it)
             return 0
         raise
     with stop_kept_until_served() as hand_to:
         port = socks[0].getsockname()[1]
         options.model_id = args.model_id or profile.key
         openai = OpenAIServer(scheduler, options, accounts)
-        urls = " and ".join(_url(h, port) for h in hosts)
-        others = [_url(h, port) for h in addresses_for(hosts)]
-        if others:  # "0.0.0.0" is no address to hand out: the ones colleagues can type
-            urls += f" (colleagues reach it at {', '.join(others)})"
-        # Ollama's clients take the address without /v1 (/api/chat, /api/tags, ...)
-        urls += f", Ollama's API at {(others or [_url(hosts[0], port)])[0].removesuffix('/v1')}"
         people = len(accounts.keys.list()) if accounts.keys is not None else 0
         closed = accounts.keys is not None and not people and accounts.keys.any_keys() and not api_key
-        print(
-            f"workstation: serving {profile.key} ({scheduler.model_name}) on {urls}"
-            + (", API key required" if accounts.protected else "")
-            + (f", {people} person's key" if people == 1 else f", {people} people's keys" if people else "")
-            + (f"; every key is revoked, so no request is answered until one is made ({cli('keys add NAME')})"
-               if closed else "")
-            + f". {capacity_words(args.parallel, scheduler.slot_ctx)} Ctrl-C stops it.",
-            file=sys.stderr,
-            flush=True,
-        )
+        print(serving_line(t, profile.key, scheduler.model_name, hosts, port, protected=accounts.protected,
+                           people=people, closed=closed, slots=args.parallel, slot_ctx=scheduler.slot_ctx),
+              file=sys.stderr, flush=True)
         # after the line that says where it serves (scripts read that first); the model it loaded
         # counted as free, as chat's notes count it (its K/V took the memory that made it "slow")
-        print_load_notes(profile, scheduler)
+        print_load_notes(profile, scheduler, t)
         if accounts.folded_in:
             n = accounts.folded_in
-            print(f"workstation: {n} request{'' if n == 1 else 's'} that a stopped server could not write to the usage "
-                  f"file {'were' if n != 1 else 'was'} kept aside and {'are' if n != 1 else 'is'} in it now.",
-                  file=sys.stderr, flush=True)
+            print(t("serve_cmd.folded_in_one" if n == 1 else "serve_cmd.folded_in", n=n), file=sys.stderr, flush=True)
         # llama.cpp reads the weights from the file as it answers (mmap): one overwritten or cut
         # short meanwhile ended the server with a bus error; each request checks it first (a 503)
-        print(f"workstation: {scheduler.model.path} is read as the server answers: do not overwrite, replace or "
-              "delete it while it serves (stop the server first; requests are refused if it changes).",
-              file=sys.stderr, flush=True)
+        print(t("serve_cmd.model_file_read", path=str(scheduler.model.path)), file=sys.stderr, flush=True)
         server = make_uvicorn(openai, options, log_level=args.log_level)
         hand_to(server)  # (a stop since the load: it starts and stops)
         try:
@@ -260,36 +256,55 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.suppress(OSError):
         if accounts.kept_aside and usage_file is not None:
             n = accounts.kept_aside
-            print(f"workstation: the usage file {usage_file} took none of the last {n} request{'' if n == 1 else 's'} "
-                  f"(locked by another program, a full disk, or not written before the server stopped); {'they are' if n != 1 else 'it is'} kept in "
-                  f"{usage_file.parent / UNSAVED_NAME} and written to it at the next start, the daily limits "
-                  "counting them meanwhile.", file=sys.stderr)
+            print(t("serve_cmd.kept_aside_one" if n == 1 else "serve_cmd.kept_aside", file=str(usage_file), n=n,
+                    path=str(usage_file.parent / UNSAVED_NAME)), file=sys.stderr)
         if accounts.lost:
-            print(f"workstation: {accounts.lost} request{'' if accounts.lost == 1 else 's'} could not be written to "
-                  f"the usage file nor kept beside it ({accounts.lost_because}); the audit trail still has "
-                  f"{'them' if accounts.lost != 1 else 'it'}.", file=sys.stderr)
+            print(t("serve_cmd.lost_one" if accounts.lost == 1 else "serve_cmd.lost", n=accounts.lost,
+                    reason=accounts.lost_because), file=sys.stderr)
     if accounts.lost:
         return 1
     if server.stopped_by is not None:  # after the records are written
         with contextlib.suppress(OSError):  # (a terminal that closed, SIGHUP's cause, takes no line)
-            # Ctrl-C: "stopped.", as every command says it (it said "stopped (SIGINT)."); a service's
-            # log names the signal that stopped it
-            print(STOPPED if server.stopped_by == signal.SIGINT else f"workstation: stopped ({server.stopped_by.name}).",
-                  file=sys.stderr)
+            # Ctrl-C: "stopped.", as every command says it (it said "stopped (SIGINT)."), in its language;
+            # a service's log names the signal that stopped it (a log line: English)
+            print(t("serve_cmd.stopped") if server.stopped_by == signal.SIGINT else
+                  f"workstation: stopped ({server.stopped_by.name}).", file=sys.stderr)
         # a service stopped (SIGTERM) or its terminal gone (SIGHUP) is a clean stop: 130 made a
         # service manager call every stop a failure; Ctrl+C stays 130, as a shell expects
         return 130 if server.stopped_by == signal.SIGINT else 0
     return 0
 
 
-def capacity_words(slots: int, slot_ctx: int) -> str:
-    """What the server's slots hold, in words: how many people it answers at once and how long
-    a conversation each can be ("with 4 slots of 4096 tokens" meant nothing to office staff)."""
-    from workstation.core.phrases import about_words
+def serving_line(
+    t: Texts, profile: str, model: str, hosts: list[str], port: int, *, protected: bool, people: int,
+    closed: bool, slots: int, slot_ctx: int,
+) -> str:
+    """The line serve starts with, in ``t``'s language: where it serves (each address; the ones
+    colleagues type where it listens on all; Ollama's), whether a key is needed, how many
+    people's keys, and what it holds (``capacity_words``). Scripts read its addresses."""
+    urls = t("list.and").join(_url(h, port) for h in hosts)
+    others = [_url(h, port) for h in addresses_for(hosts)]
+    if others:  # "0.0.0.0" is no address to hand out: the ones colleagues can type
+        urls += t("serve_cmd.colleagues", addresses=", ".join(others))
+    # Ollama's clients take the address without /v1 (/api/chat, /api/tags, ...)
+    urls += t("serve_cmd.ollama", url=(others or [_url(hosts[0], port)])[0].removesuffix("/v1"))
+    more = ((t("serve_cmd.key_required") if protected else "")
+            + (t("serve_cmd.people_one" if people == 1 else "serve_cmd.people", n=people) if people else "")
+            + (t("serve_cmd.all_revoked", command=cli("keys add NAME")) if closed else ""))
+    return t("serve_cmd.serving", profile=profile, model=model, urls=urls, more=more,
+             capacity=capacity_words(slots, slot_ctx, t))
 
-    at_once = "one person at a time" if slots == 1 else f"up to {slots} people at once"
-    return (f"It answers {at_once}, each conversation up to about {about_words(slot_ctx)} words "
-            f"({slot_ctx:,} tokens).")
+
+def capacity_words(slots: int, slot_ctx: int, t: Texts | None = None) -> str:
+    """What the server's slots hold, in words (in ``t``'s language, English without): how many
+    people it answers at once and how long a conversation each can be ("with 4 slots of 4096
+    tokens" meant nothing to office staff)."""
+    from workstation.core.phrases import about_words
+    from workstation.tui.i18n import Texts
+
+    t = t or Texts("en")
+    at_once = t("serve_cmd.one_at_a_time") if slots == 1 else t("serve_cmd.at_once", n=slots)
+    return t("serve_cmd.capacity", at_once=at_once, words=about_words(slot_ctx, t.get), tokens=f"{slot_ctx:,}")
 
 
 def open_accounts(
@@ -372,7 +387,7 @@ def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptio
     def at_least(flag: str, value: float, low: float) -> None:
         if value < low:  # (in bytes as given: ':g' wrote --max-body's 4194304 as "4.1943e+06")
             said = [f"{n:,}" if isinstance(n, int) else f"{n:g}" for n in (value, low)]
-            raise WorkstationError(f"{flag} is {said[0]}; it must be {said[1]} or more.")
+            raise WorkstationError(said=[("check.at_least", {"name": flag, "value": said[0], "low": said[1]})])
 
     at_least("--max-body", args.max_body, 1024)
     at_least("--max-inflight-body", args.max_inflight_body, args.max_body)
@@ -382,7 +397,9 @@ def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptio
     at_least("--header-timeout", args.header_timeout, 0.1)
     at_least("--body-timeout", args.body_timeout, 0.1)
     if not 0 <= args.shutdown_grace <= 3600:  # (nan and inf too)
-        raise WorkstationError(f"--shutdown-grace is {args.shutdown_grace:g}; allowed values are 0 to 3600 seconds.")
+        raise WorkstationError(said=[("check.between_seconds", {"name": "--shutdown-grace",
+                                                                 "value": f"{args.shutdown_grace:g}", "low": 0,
+                                                                 "high": 3600})])
     slots = args.parallel or SERVE_SLOTS  # (run() has put the profile's there; the default's elsewhere)
     max_requests = args.max_requests or max(DEFAULT_MAX_REQUESTS, slots + args.queue + 16)
     at_least("--max-requests", max_requests, 1)

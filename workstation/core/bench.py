@@ -35,6 +35,7 @@ from workstation.core.engine_api import ChatEngine, open_engine, too_long
 from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.events import TurnFinished
 from workstation.core.metrics import TurnMetrics, draft_acceptance
+from workstation.core.phrases import Lookup, say
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.results import ResultRow, build_info, machine_info
 from workstation.core.runtime import Batch, LoadedModel
@@ -316,9 +317,15 @@ def _check_sizes(engine: Engine, config: BenchConfig) -> None:
         raise BenchInputError(f"--repetitions must be 1 or more, not {config.repetitions}.")
 
 
-def bench_engine(engine: Engine, config: BenchConfig, progress: Progress | None = None) -> ProfileBench:
-    """pp / tg / TTFT (and acceptance) for one loaded profile."""
-    say = progress or (lambda _msg: None)
+def bench_engine(
+    engine: Engine, config: BenchConfig, progress: Progress | None = None, lookup: Lookup | None = None
+) -> ProfileBench:
+    """pp / tg / TTFT (and acceptance) for one loaded profile; its progress in ``lookup``'s language."""
+    report = progress or (lambda _msg: None)
+
+    def said(key: str, **values: Any) -> None:
+        report(say([(f"bench.progress_{key}", {"profile": engine.profile.key, **values})], lookup))
+
     _check_sizes(engine, config)
     key = engine.profile.key
     result = ProfileBench(
@@ -334,22 +341,22 @@ def bench_engine(engine: Engine, config: BenchConfig, progress: Progress | None 
         engine.reset()
         if config.n_prompt > 0:
             if config.warmup:
-                say(f"{key}: warm-up pp{config.n_prompt}")
+                said("warmup_pp", n=config.n_prompt)
                 run_pp(model, batch, config.n_prompt, rng)
             result.pp = SpeedStat(config.n_prompt)
             for i in range(config.repetitions):
-                say(f"{key}: pp{config.n_prompt} run {i + 1}/{config.repetitions}")
+                said("pp", n=config.n_prompt, i=i + 1, reps=config.repetitions)
                 result.pp.samples_ns.append(run_pp(model, batch, config.n_prompt, rng))
         if config.n_gen > 0:
             if config.warmup:
-                say(f"{key}: warm-up tg")
+                said("warmup_tg")
                 run_tg(model, batch, 1, rng)
             result.tg = SpeedStat(config.n_gen)
             for i in range(config.repetitions):
-                run = f"{key}: tg{config.n_gen} run {i + 1}/{config.repetitions}"
-                say(run)
-                result.tg.samples_ns.append(run_tg(model, batch, config.n_gen, rng, tick=lambda n, run=run: say(
-                    f"{run}: {n}/{config.n_gen} tokens")))
+                run = {"n": config.n_gen, "i": i + 1, "reps": config.repetitions}
+                said("tg", **run)
+                result.tg.samples_ns.append(run_tg(model, batch, config.n_gen, rng, tick=lambda n, run=run: said(
+                    "tg_tokens", **run, done=n)))
     finally:
         batch.close()
         engine.reset()  # the KV cache no longer mirrors engine.tokens
@@ -360,7 +367,7 @@ def bench_engine(engine: Engine, config: BenchConfig, progress: Progress | None 
         if config.warmup:
             engine.run_chat(messages, Sampling(temperature=0.0, max_tokens=1))
         for i in range(config.repetitions):
-            say(f"{key}: chat turn {i + 1}/{config.repetitions} (TTFT)")
+            said("chat", i=i + 1, reps=config.repetitions)
             engine.reset()
             result.turns.append(engine.run_chat(messages, sampling).metrics)
         engine.reset()
@@ -368,20 +375,22 @@ def bench_engine(engine: Engine, config: BenchConfig, progress: Progress | None 
     return result
 
 
-def in_rounds(n: int, rounds: int, progress: Progress | None) -> Iterator[tuple[int, Progress | None]]:
+def in_rounds(
+    n: int, rounds: int, progress: Progress | None, lookup: Lookup | None = None
+) -> Iterator[tuple[int, Progress | None]]:
     """(profile index, its progress) for ``rounds`` rounds of ``n`` profiles, the order reversed
-    every other round, each round's messages saying which round it is."""
+    every other round, each round's messages saying which round it is (in ``lookup``'s language)."""
     for r in range(rounds):
-        say = progress
+        each = progress
         if progress and rounds > 1:
-            def say(msg: str, _r: int = r) -> None:
-                progress(f"round {_r + 1}/{rounds}: {msg}")
+            def each(msg: str, _r: int = r) -> None:
+                progress(say([("bench.progress_round", {"r": _r + 1, "rounds": rounds, "what": msg})], lookup))
         for i in (range(n) if r % 2 == 0 else reversed(range(n))):
-            yield i, say
+            yield i, each
 
 
 def bench_profiles(
-    profiles: list[Profile], config: BenchConfig, progress: Progress | None = None
+    profiles: list[Profile], config: BenchConfig, progress: Progress | None = None, lookup: Lookup | None = None
 ) -> list[ProfileBench]:
     """Bench each profile, one model in memory at a time. Two or more profiles run in rounds:
     each round loads every profile in turn (the order reversed every other round) and runs one
@@ -392,14 +401,14 @@ def bench_profiles(
     rounds = config.repetitions if len(profiles) > 1 else 1
     each = replace(config, repetitions=1) if rounds > 1 else config
     results: dict[int, ProfileBench] = {}
-    for i, say in in_rounds(len(profiles), rounds, progress):
+    for i, report in in_rounds(len(profiles), rounds, progress, lookup):
         profile = profiles[i]
-        if say:
-            say(f"{profile.key}: loading {profile.model}")
+        if report:
+            report(say([("bench.progress_loading", {"profile": profile.key, "model": profile.model})], lookup))
         check_local(profile)
         engine = Engine(profile)  # pp/tg drive llama.cpp directly, as llama-bench does
         try:
-            part = bench_engine(engine, each, say)
+            part = bench_engine(engine, each, report, lookup)
         finally:
             engine.close()
         if i in results:
@@ -524,6 +533,7 @@ def replay_engine(
     prompts: list[list[dict[str, str]]],
     max_tokens: int,
     progress: Progress | None = None,
+    lookup: Lookup | None = None,
 ) -> ReplayResult:
     """Each prompt as a new conversation, with the profile's sampling (max_tokens capped). The
     KV cache is kept between prompts, as in the app, so a shared prefix counts as ``cache_n``."""
@@ -532,7 +542,8 @@ def replay_engine(
     items = []
     for i, messages in enumerate(prompts):
         if progress:
-            progress(f"{engine.profile.key}: replay prompt {i + 1}/{len(prompts)}")
+            progress(say([("bench.progress_replay", {"profile": engine.profile.key, "i": i + 1,
+                                                     "n": len(prompts)})], lookup))
         final = None
         try:
             for event in engine.stream_chat(messages, sampling):
@@ -547,23 +558,27 @@ def replay_engine(
     return ReplayResult(engine.profile.key, engine.info().model_path, items)
 
 
-def paced_progress(progress: Progress | None, turns: int) -> Progress | None:
+def paced_progress(progress: Progress | None, turns: int, lookup: Lookup | None = None) -> Progress | None:
     """``progress`` with the time the rest of the run takes at its pace so far ("about 3 min 5 s
     left"), each message being the start of a turn: a team lead's run of three documents with two
     profiles took 5 minutes and said only "replay prompt 2/3" meanwhile."""
     if progress is None:
         return None
-    from workstation.core.summarize import eta_text
+    from workstation.core.summarize import eta_text, time_formats
 
     started, said = time.monotonic(), [0]
 
-    def say(msg: str) -> None:
+    def paced(msg: str) -> None:
         done = said[0]
         said[0] += 1
         left = (time.monotonic() - started) / done * (turns - done) if done else None
-        progress(f"{msg} ({eta_text(left, 'about')} left)" if left is not None else msg)
+        if left is None:
+            progress(msg)
+            return
+        eta = eta_text(left, say([("bench.progress_about", {})], lookup), time_formats(lookup))
+        progress(say([("bench.progress_left", {"what": msg, "eta": eta})], lookup))
 
-    return say
+    return paced
 
 
 def replay_profiles(
@@ -572,6 +587,7 @@ def replay_profiles(
     max_tokens: int,
     progress: Progress | None = None,
     rounds: int = 1,
+    lookup: Lookup | None = None,
 ) -> list[ReplayResult]:
     """The prompts through each profile, ``rounds`` times: each round loads every profile in
     turn (the order reversed every other round), as ``bench_profiles`` runs pp/tg, so that a
@@ -580,11 +596,11 @@ def replay_profiles(
     if rounds < 1:
         raise BenchInputError(f"--repetitions must be 1 or more, not {rounds}.")
     results: dict[int, ReplayResult] = {}
-    paced = paced_progress(progress, len(profiles) * rounds * len(prompts))
-    for i, say in in_rounds(len(profiles), rounds, paced):
+    paced = paced_progress(progress, len(profiles) * rounds * len(prompts), lookup)
+    for i, report in in_rounds(len(profiles), rounds, paced, lookup):
         engine = open_engine(profiles[i], child_process=False)
         try:
-            part = replay_engine(engine, prompts, max_tokens, say)
+            part = replay_engine(engine, prompts, max_tokens, report, lookup)
         finally:
             engine.close()
         if i in results:

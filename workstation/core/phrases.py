@@ -215,6 +215,9 @@ ENGLISH: dict[str, str] = {
     "check.between": "{name} is {value}; allowed values are {low} to {high}.",
     "check.between_off": "{name} is {value}; allowed values are {low} to {high} ({off} is off).",
     "check.above_zero": "{name} is {value}; allowed values are above 0 up to {high}.",
+    # serve's options (commands/serve.py), in the command line's language
+    "check.at_least": "{name} is {value}; it must be {low} or more.",
+    "check.between_seconds": "{name} is {value}; allowed values are {low} to {high} seconds.",
     "check.stops": "{name} may hold up to {most} texts, none of them empty.",
     # a profile file's problems (profile_check.profile_from_dict: each field checked, every problem said at once)
     "profile.in": "{src}: ",
@@ -302,6 +305,13 @@ ENGLISH: dict[str, str] = {
     "serve.remote_profile": ("The profile '{profile}'{title} sends its messages to the server at {url}; it has no "
                              "model on this PC to serve. Choose a profile with a model on this PC ('{command}' "
                              "shows each one's model)."),
+    # serve's --host refused (server.process.check_host): off loopback a key is needed
+    "serve.host_with_port": "--host is {host}; give the port on its own: --host {name} --port {port}.",
+    "serve.short_key": ("The operator's key is {n} characters long, short enough to be guessed by anyone who "
+                        "reaches {host}; use one of {least} or more (python3 -c \"import secrets; "
+                        "print(secrets.token_urlsafe(32))\" makes one), or people's keys alone."),
+    "serve.no_key": ("Refusing to serve on {host} without an API key; set --api-key-file, --api-key or "
+                     "WORKSTATION_API_KEY, make people's keys with '{command}', or bind 127.0.0.1."),
     # the office server, seen from a desk PC (remote.RemoteEngine)
     "remote.unreachable": "Cannot reach the server at {url}: {reason}.",
     # a desk PC's profile loaded (load_notes.remote_notes): where the text goes
@@ -498,6 +508,72 @@ ENGLISH: dict[str, str] = {
     "bench.busy": ("note: {profile}'s {test} ({tg} tok/s) and chat tg ({chat} tok/s) both time its writing, yet one is "
                    "{times}x the other: another program was probably using the CPU, so compare these figures with "
                    "care; run again when the machine is quiet, or with more repetitions (-r)."),
+    # bench's progress on stderr (core/bench.py), its notes under the table and the replay's
+    # lines (commands/bench.py), in the command line's language; the table's columns stay llama-bench's
+    "bench.progress_loading": "{profile}: loading {model}",
+    "bench.progress_warmup_pp": "{profile}: warm-up pp{n}",
+    "bench.progress_pp": "{profile}: pp{n} run {i}/{reps}",
+    "bench.progress_warmup_tg": "{profile}: warm-up tg",
+    "bench.progress_tg": "{profile}: tg{n} run {i}/{reps}",
+    "bench.progress_tg_tokens": "{profile}: tg{n} run {i}/{reps}: {done}/{n} tokens",
+    "bench.progress_chat": "{profile}: chat turn {i}/{reps} (TTFT)",
+    "bench.progress_round": "round {r}/{rounds}: {what}",
+    "bench.progress_replay": "{profile}: replay prompt {i}/{n}",
+    "bench.progress_about": "about",
+    "bench.progress_left": "{what} ({eta} left)",
+    "bench.rounds": ("The profiles ran in {rounds} rounds, each loading them in turn (every other round in reverse "
+                     "order) for one repetition of each test, so a busy moment on this PC slows them alike."),
+    "bench.as_fast": "as fast",
+    "bench.x_as_fast": "x as fast",
+    "bench.times_slower": "{r}x slower",
+    "bench.as_long": "as long",
+    "bench.fraction_as_long": "1/{n} as long",
+    "bench.less": "{p} less",
+    "bench.longer": "{p} longer",
+    "bench.times_as_long": "{r}x as long",
+    "bench.unsure": "not sure: within how much the repetitions varied",
+    "bench.one_repetition": "one repetition each, which a busy moment can sway: -r 3 repeats it",
+    "bench.one_turn": "one turn each, which a busy moment can sway: -r 3 repeats it",
+    "bench.reads": "reads a prompt {how}",
+    "bench.writes": "writes a reply {how}",
+    "bench.writes_no_drafts": "writes a reply, without drafting, {how}",
+    "bench.against_first": "In plain words, against {name}: {profile} {said}{doubt}.",
+    "bench.fastest": "Fastest at writing here: {profile} ({costs}).",
+    "bench.fastest_unsure": ("Fastest at writing here: not sure; {profile} wrote faster than {name} by less than "
+                             "their repetitions varied. Run again when the machine is quiet, or with more repetitions "
+                             "(-r)."),
+    "bench.costs_quality": "what it costs in quality: {command}",
+    "bench.another_model": "another model; how well each answers: {command}",
+    "bench.speeds_one_model": ("These are speeds alone; what the answers lose on these documents, and the memory "
+                               "each needs: {command}"),
+    "bench.speeds_models": "These are speeds alone; how well each model answers: {command}",
+    "bench.tg_without_drafts": ("note: tg is timed without drafting, as llama-bench times it; the 'chat tg' row is a "
+                                "chat turn with the drafts (what speculation buys is there)."),
+    "bench.drafting_off": "note: {profile} stopped drafting for the rest of the session: {reason}.",
+    "bench.drafted_nothing": ("note: {profile} drafted nothing in these turns: its adaptive policy drafts only where "
+                              "a draft is expected to pay (a draft model's measured costs; for lookup, text to copy "
+                              "from the prompt); 'chat -p' with a longer reply shows what it drafts there."),
+    "bench.ran_as": ("note: {profile} ran exactly as {name} here (the same model file, {layers} layers on the GPU, "
+                     "{threads} threads, K/V {k}/{v}): what it changes makes no difference on this PC (GPU layers "
+                     "where llama.cpp has no GPU to use, say), so any difference in their figures is the machine's, "
+                     "not the setting's."),
+    "bench.spread": ("note: {profile}'s {test} repetitions differ by ±{spread}: {why}, so compare these figures with "
+                     "care; run again when the machine is quiet, or with more repetitions (-r)."),
+    "bench.spread_busy": "another program was probably using the CPU",
+    "bench.spread_own": ("the other profiles, run in the same rounds, held steady, so it is this profile's own (a "
+                         "first run slower while its memory settles, say)"),
+    "bench.replay_words": ("TTFT: the wait from sending a prompt to its first word; tok/s: how fast the rest is "
+                           "written, in tokens (pieces of words, about 3 for 2 English words) a second; prompt tok: "
+                           "the tokens read, cached: of them, those kept from the prompt before (not read again)."),
+    "bench.replay_summary": ("{prompts}: TTFT mean {mean} ms, median {median} ms, p90 {p90} ms; {tps} tok/s over "
+                             "{n} tokens{accepted}"),
+    "bench.replay_accepted": ", {p} of drafts accepted",
+    "bench.replay_writes": "writes {how} (tok/s {r}x)",
+    "bench.replay_waits": "waits {how} for its first word (median TTFT)",
+    "bench.replay_against": "{profile} against {name}: {said}.",
+    "bench.sample_differently": ("The profiles sample differently ({what}): their replies differ in words and "
+                                 "length, and so does their speed; profiles alike but for what is compared (a K/V "
+                                 "type, speculation) measure that alone."),
     "weights.four_bit": ("{name}'s weights take at most 16 values in each block of 32, as a 4-bit file's do ({four} "
                          "of {sampled} layer weights looked at): it holds no more than a 4-bit file (made from one "
                          "with models quantize --allow-requantize, or a model trained at 4 bits)"),

@@ -46,20 +46,13 @@ def check_host(host: str, api_key: str | None, person_keys: bool = False) -> Non
     into the host (``--host 127.0.0.1:8080``) is said first: it was refused for want of a key."""
     name, colon, port = host.rpartition(":")
     if colon and port.isdigit() and name and (":" not in name or name.startswith("[") and name.endswith("]")):
-        raise ServeError(f"--host is {host}; give the port on its own: --host {name} --port {port}.")
+        raise ServeError(said=[("serve.host_with_port", {"host": host, "name": name, "port": port})])
     off_loopback = not is_loopback(host, names_under_localhost=False)
     if off_loopback and api_key and len(api_key) < MIN_OPERATOR_KEY:  # ('secret', 'office1': the whole API)
-        raise ServeError(
-            f"The operator's key is {len(api_key)} characters long, short enough to be guessed by anyone "
-            f"who reaches {host}; use one of {MIN_OPERATOR_KEY} or more (python3 -c \"import secrets; "
-            "print(secrets.token_urlsafe(32))\" makes one), or people's keys alone."
-        )
+        raise ServeError(said=[("serve.short_key", {"n": len(api_key), "host": host, "least": MIN_OPERATOR_KEY})])
     if off_loopback and not api_key and not person_keys:
         _resolve(host, 0)  # a host that is no address is told so, not asked for a key
-        raise ServeError(
-            f"Refusing to serve on {host} without an API key; set --api-key-file, --api-key or WORKSTATION_API_KEY, "
-            f"make people's keys with '{cli('keys add NAME')}', or bind 127.0.0.1."
-        )
+        raise ServeError(said=[("serve.no_key", {"host": host, "command": cli("keys add NAME")})])
 
 
 def _resolve(host: str, port: int) -> tuple[socket.AddressFamily, tuple]:
