@@ -258,10 +258,13 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     assert all(0 < p.working <= 0.95 and p.part == p.chunks_done + 1 and p.inside_part for p in writing)
     # once a part has ended, the ETA goes on inside the next (it went back to "ETA …" there)
     assert all(p.eta_s is not None for p in writing if p.chunks_done >= 1) and any(p.chunks_done for p in writing)
-    # and it counts down, never climbing more than a small share between two said (``TimeLeft``)
-    told = [p.eta_s for p in seen if p.stage in ("map", "reduce")]
-    assert all(b is None or a is None or b <= a + max(a * TIME_LEFT_RISE, TIME_LEFT_RISE_FLOOR)
+    # and it counts down; where it climbs more than a small share, it says so (``TimeLeft``), or it
+    # was a rough range before a part had ended
+    told = [p for p in seen if p.stage in ("map", "reduce")]
+    assert all(b.eta_s is None or a.eta_s is None or b.eta_revised or a.eta_high_s is not None
+               or b.eta_s <= a.eta_s + max(a.eta_s * TIME_LEFT_RISE, TIME_LEFT_RISE_FLOOR)
                for a, b in zip(told, told[1:], strict=False)), told
+    assert all(p.eta_high_s is None for p in told if p.chunks_done)  # confident once a part has ended
     moved = [p.done + p.working for p in maps]
     assert moved == sorted(moved)  # the bar never goes back
     # combining the parts' summaries is said as it begins (all through it, the last word was "4 of 4 parts done")
@@ -372,6 +375,8 @@ def test_a_long_part_says_how_far_it_has_been_read_through_the_engine_process(tm
     assert next(p for p in seen if p.stage == "map").eta_s is None  # before anything was read
     early = [p.eta_s for p in reading if p.eta_s is not None]
     assert early and all(0 < s < 10 * result.totals["total_ms"] / 1000 for s in early), (early, result.totals)
+    # and said as a range while rough (it said "55 s" of a run that took 1 min 40 s)
+    assert all(p.eta_high_s is not None and p.eta_high_s > p.eta_s for p in reading if p.eta_s is not None), reading
 
 
 def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> None:
@@ -528,6 +533,18 @@ def test_the_summarys_footer_says_what_it_took_in_plain_words() -> None:
     # document's 2,200 words were 1,200)
     assert render_markdown(doc, "", parts, False, totals, Texts("tr").get).endswith(
         "_4 bölümde okundu (yaklaşık 2.200 sözcük); modele 5 kez soruldu; 1 dk 1 sn._\n")
+    # stopped while the parts were put together: every part is summarized (it said "Stopped after 4 of 4
+    # parts; the points below cover lines 1–4 only" of the whole document)
+    stopped = render_markdown(doc, "", parts, True, {**totals, "calls_stopped": 1.0})
+    assert "> All 4 parts were summarized; only putting them together into one summary was stopped" in stopped
+    assert "Stopped after" not in stopped and stopped.endswith(
+        "_Read in 4 parts (about 2,200 words); the model was asked 4 times; 1 min 1 s._\n"), stopped
+    # a run gone on with: its time said as this run's (it said "…kept from a run that stopped; 2 s.")
+    went_on = [dataclasses.replace(parts[0], metrics=None), *parts[1:]]
+    assert render_markdown(doc, "", went_on, False, totals).endswith(
+        "the model was asked 5 times, and 1 part was kept from a run that stopped; this run took 1 min 1 s._\n")
+    assert render_markdown(doc, "", went_on, False, totals, Texts("tr").get).endswith(
+        "1 bölüm yarıda kalan önceki özetten alındı; bu çalışma 1 dk 1 sn sürdü._\n")
     from workstation.core.summarize import duration
 
     assert (duration(0.3), duration(0.0), duration(1.6)) == ("1 s", "0 s", "2 s")  # ("0 s" of a quick one read as none)
@@ -855,25 +872,32 @@ def test_a_part_gone_on_with_from_a_stopped_runs_cells_is_not_the_pace_of_readin
     assert working == pytest.approx(0.74 * 10 / 11)
 
 
-def test_the_time_left_counts_down_and_never_jumps_up() -> None:
-    """F6 said "2 min 52 s", then "3 min 5 s" 25 s later (a part had ended, its estimate taken
-    as it was): a time left that climbs is one nobody believes. The one said counts down from the
-    last, each new estimate blended in gently, climbing at most a small share of itself."""
-    from workstation.core.summarize import TimeLeft
+def test_the_time_left_is_a_range_while_rough_then_counts_down_and_says_when_it_goes_up() -> None:
+    """F6 said "55 s" of a run that took 1 min 40 s (its first estimate, before a part had ended),
+    then held "44 s" for 20 s (a higher estimate blended in gently: frozen, to a reader). Rough,
+    it is a range of minutes; once a part has ended it counts down by the second, and a higher
+    estimate is said as it is, with words saying it went up."""
+    from workstation.core.summarize import TimeLeft, eta_text
 
     left = TimeLeft()
     assert left.update(None, 0.0) is None  # nothing measured: "…"
-    said = [left.update(172.0, 10.0)]  # the first estimate, as it is
-    said += [left.update(None, 10.0 + s / 2) for s in range(1, 50)]  # inside the next part: counting down
-    assert said[1:] == sorted(said[1:], reverse=True) and said[-1] == pytest.approx(172 - 24.5)
-    said.append(left.update(185.0, 35.0))  # that part ended: 3 min 5 s from then
-    assert said[-1] is not None and said[-1] <= 172 * 1.05, said[-1]  # ("2 min 52 s" then "3 min 5 s")
-    # an estimate far too low at first (a run's pace of reading, early): up to it a share at a time
-    left = TimeLeft()
-    shown = [left.update(30.0, 0.0)] + [left.update(180.0, s / 2) for s in range(1, 120)]
-    steps = list(zip(shown, shown[1:], strict=False))
-    assert all(b is not None and a is not None and b <= a * (1 + TIME_LEFT_RISE) for a, b in steps), shown
-    assert shown[-1] is not None and shown[-1] > 60  # and it does climb to it: not 30 s said for minutes
+    said = left.update(55.0, 1.0, high=2.0)  # rough: up to twice it
+    assert eta_text(said, "time left:", high=left.high) == "time left: about 1–2 min"
+    assert eta_text(left.update(None, 2.0), "time left:", high=left.high) == "time left: about 1–2 min"
+    assert eta_text(20.0, "left", high=30.0) == "left under a minute"
+    assert eta_text(20.0, "kalan", high=300.0, lookup=Texts("tr").get) == "kalan yaklaşık 1–5 dk"
+    # a part has ended: confident, counting down by the second, never held
+    shown = [left.update(172.0, 10.0)] + [left.update(None, 10.0 + s / 2) for s in range(1, 41)]
+    assert left.high is None and shown == [172.0 - s / 2 for s in range(41)]
+    assert not left.revised
+    # the next part ended later than foreseen: said as it is, and that it went up ("44 s" held for 20 s)
+    assert left.update(185.0, 35.0) == 185.0 and left.revised
+    assert eta_text(185.0, "time left:", revised=True) == "time left: 3 min 5 s (longer than first thought)"
+    assert eta_text(185.0, "kalan", revised=True, lookup=Texts("tr").get) == "kalan 3 dk 5 sn (ilk tahminden uzun)"
+    left.update(None, 36.0)
+    assert left.revised and left.update(None, 46.0) == 174.0 and not left.revised  # (said for a while, then not)
+    assert left.update(100.0, 47.0) == 100.0 and not left.revised  # lower: at once
+    assert left.update(102.0, 48.0) == 102.0 and not left.revised  # (a second or two more is not news)
     # a part longer than foreseen: "…", not "0 s" for minutes; the next estimate said as it is
     left = TimeLeft()
     left.update(5.0, 0.0)

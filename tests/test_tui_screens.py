@@ -1907,8 +1907,18 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         worker = next(w for w in screen.workers if w.group == "summarize" and not w.is_finished)
         await pilot.press("ctrl+q")  # mid-summary: asked first (its parts done were lost unasked)
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-        assert "its parts done so far are kept: Ctrl+R on the same document in F6 goes on from them" in str(
-            app.screen.query_one(".dialog-title").render())
+        # true to how far it has got (it said "its parts done so far are kept" before any was done)
+        asked = str(app.screen.query_one(".dialog-title").render())
+        assert "no part of it is done yet" in asked or "its parts done so far are kept: Ctrl+R on the same " \
+            "document in F6 goes on from them" in asked, asked
+        from workstation.core.summarize import SummaryProgress
+
+        for done, total, said in ((0, 2, "and no part of it is done yet."), (1, 2, "its parts done so far are kept"),
+                                  (2, 2, "while its parts are put together (all 2 parts are kept: Ctrl+R on the same "
+                                         "document in F6 finishes it)")):
+            running, screen._last = screen._last, SummaryProgress("map", done, total + 1, done, total, None, None)
+            assert said in screen.quit_question(), screen.quit_question()
+            screen._last = running
         await pilot.press("n")
         await until(pilot, lambda: app.screen is screen)
         assert not worker.is_finished and not app._exit

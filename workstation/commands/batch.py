@@ -90,10 +90,10 @@ def engine_factory(profile: Any, t: Texts | None = None) -> Any:
     return engine
 
 
-def _eta(t: Texts, seconds: float | None, word: str, soon: str | None = None) -> str:
+def _eta(t: Texts, seconds: float | None, word: str, soon: str | None = None, revised: bool = False) -> str:
     """Time left as ``eta_text`` says it, in F6's words: 'about 1 min 5 s', in Turkish 'yaklaşık
     1 dk 5 sn' (English said 'about 1m05s'); the ``soon`` key's words where it rounds to none."""
-    return eta_text(seconds, t(word), time_formats(t.get), t(soon) if soon else None)
+    return eta_text(seconds, t(word), time_formats(t.get), t(soon) if soon else None, revised=revised, lookup=t.get)
 
 
 def time_left(t: Texts, seconds: float | None, left: int) -> str:
@@ -211,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
             if p.chunks_done >= p.chunks_total:
                 eta = t("batch_cmd.putting_together") if p.chunks_total > 1 else f", {t('summarize.eta_soon')}"
             else:
-                eta = f", {_eta(t, p.eta_s, 'batch_cmd.eta', 'summarize.eta_soon')}" if p.eta_s is not None else ""
+                eta = f", {_eta(t, p.eta_s, 'batch_cmd.eta', 'summarize.eta_soon', p.eta_revised)}" if p.eta_s is not None else ""
             print(f"batch:   {ev.path}: " + t("batch_cmd.parts_done", done=p.chunks_done, total=p.chunks_total, eta=eta),
                   file=sys.stderr)
 

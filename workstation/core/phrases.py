@@ -754,6 +754,11 @@ ENGLISH: dict[str, str] = {
     "summarize.eta_hours": "{h} h {m} min",
     "summarize.eta_minutes": "{m} min {s} s",
     "summarize.eta_seconds": "{s} s",
+    # a rough time left (before a part of the run has ended) as a range, and one revised up (``TimeLeft``)
+    "summarize.eta_rough": "about {a}–{b} min",
+    "summarize.eta_rough_hours": "about {a}–{b} h",
+    "summarize.eta_under_minute": "under a minute",
+    "summarize.eta_revised": "{time} (longer than first thought)",
     # the words a token is, in the language a sentence is said in (``words_per_token``): measured on
     # the UI's texts, English 0.76 words a token with SmolLM2's and Gemma 3's tokenizers alike
     "number.words_per_token": "0.75",
@@ -763,6 +768,10 @@ ENGLISH: dict[str, str] = {
     "summary.calls": "the model was asked {n} times",
     "summary.calls_and_kept": "{calls}, and {kept} parts were kept from a run that stopped",
     "summary.calls_and_kept_one": "{calls}, and {kept} part was kept from a run that stopped",
+    # a summary stopped while its parts' summaries were put together, and the time of a run gone on with
+    "summary.stopped_combining": ("All {total} parts were summarized; only putting them together into one summary "
+                                  "was stopped, so the points below are by part. Going on finishes it."),
+    "summary.time_this_run": "this run took {time}",
     "summary.small_model": ("Check names, dates and figures against the document: {name} is a very small model "
                             "({n} parameters) and gets them wrong, and it writes well in English only. A larger "
                             "model summarizes more faithfully."),

@@ -109,50 +109,67 @@ class SummaryProgress:
     # a desk PC's office server silent before a part's first word (behind the person's own chat
     # request: ``own``) or in the middle of it: said as the chat says it (F6 showed nothing)
     waiting: ServerWaiting | None = None
+    # the time left is rough (no part of this run has ended): said as a range up to this (``TimeLeft``);
+    # revised: a confident one just went up (said in words, not held still)
+    eta_high_s: float | None = None
+    eta_revised: bool = False
 
 
-TIME_LEFT_SETTLE_S = 20.0  # how long a revised time left takes to be mostly believed (a blend's time constant)
-TIME_LEFT_RISE = 0.1  # the most a time left said climbs in TIME_LEFT_RISE_S, as a share of the one said before
-TIME_LEFT_RISE_FLOOR = 3.0  # (or this many seconds: "4 s" to "7 s" bothers nobody; stuck at "…" for 10 s, they do)
-TIME_LEFT_RISE_S = 5.0
+TIME_LEFT_RISE = 0.1  # a confident time left revised up by more than this share of itself says so in words
+TIME_LEFT_RISE_FLOOR = 3.0  # (or this many seconds: "4 s" to "7 s" bothers nobody)
+TIME_LEFT_REVISED_S = 10.0  # how long a time left revised up says so ("longer than first thought")
+ROUGH_LOW = 0.9  # a rough time left (no part of this run ended yet) said as a range from this share of its estimate
+# up to (1 + this share unread of a part's worth) of it: the first part's first tokens read faster than its last
+# (measured: 75 s said, 166 s taken, on this PC's busy 2 cores; F6 said 55 s of 1 min 40 s)
+ROUGH_SPREAD = 1.0
 
 
 class TimeLeft:
-    """A time left as it is said, from estimates revised as a run goes: what is believed counts
-    down from the last estimate, each new one blended in by the time since the one before it
-    (``TIME_LEFT_SETTLE_S``, or half the time left where that is shorter); what is said follows
-    it down at once and up by at most ``TIME_LEFT_RISE`` of itself in ``TIME_LEFT_RISE_S`` (F6
-    said "2 min 52 s", then "3 min 5 s" 25 s later: a time left that goes up is one nobody
-    believes). The one place F6, the command line's bar and batch's line say a summary's time
-    left from."""
+    """A time left as it is said, from estimates revised as a run goes. While rough (before a part
+    of this run has ended: ``high`` given, the range's top as a share of the estimate) it is said
+    as a range of minutes ("about 1–2 min"; F6 said "55 s" of a run that took 1 min 40 s). Once
+    confident it counts down by the second from the last estimate, and a new one is taken as it
+    is: a lower one at once, a higher one openly (``revised`` for ``TIME_LEFT_REVISED_S``: "longer
+    than first thought"). Blended in gently, a higher estimate held the figure still ("44 s" for
+    20 s read as frozen). The one place F6, the command line's bar and batch's line say a
+    summary's time left from."""
 
     def __init__(self) -> None:
-        self.believed: float | None = None
         self.said: float | None = None
+        self.high: float | None = None  # rough: the range's top, in seconds; None: confident
         self.at = 0.0
-        self.estimated_at = 0.0  # when the last estimate came (a part's end: its weight is the time since)
+        self.revised_at: float | None = None
 
-    def update(self, estimate: float | None, now: float) -> float | None:
-        """What to say at ``now`` (seconds, any clock) given the latest ``estimate`` (None: no
-        new one; what was believed counts down, "…" once it has run out: a part longer than foreseen)."""
+    def update(self, estimate: float | None, now: float, high: float | None = None) -> float | None:
+        """What to say at ``now`` (seconds, any clock) given the latest ``estimate`` (None: no new
+        one; what was said counts down, "…" once it has run out: a part longer than foreseen);
+        ``high``: the estimate is rough, its range up to ``high`` times it."""
         elapsed = max(0.0, now - self.at)
-        if self.believed is None or self.said is None:
-            self.believed = self.said = estimate
-        elif estimate is None and self.believed - elapsed <= 0:
-            self.believed = self.said = None
-        else:
-            believed = self.believed - elapsed
-            if estimate is not None:
-                settle = min(TIME_LEFT_SETTLE_S, max(1.0, believed / 2))
-                believed += (estimate - believed) * (1.0 - math.exp(-max(0.0, now - self.estimated_at) / settle))
-            rise = max(self.said * TIME_LEFT_RISE, TIME_LEFT_RISE_FLOOR) * min(1.0, elapsed / TIME_LEFT_RISE_S)
-            self.believed, self.said = believed, max(0.0, min(believed, self.said + rise))
-        if estimate is not None:
-            self.estimated_at = now
         self.at = now
+        if estimate is None:
+            if self.said is not None:
+                self.said = self.said - elapsed if self.said - elapsed > 0 else None
+                if self.high is not None and self.said is not None:
+                    self.high = max(self.said, self.high - elapsed)
+            if self.said is None:
+                self.high = None
+            return self.said
+        if high is not None:  # rough: said as a range, as it is (the minutes' words do not jitter)
+            self.said, self.high, self.revised_at = estimate, estimate * high, None
+            return self.said
+        counted = self.said if self.high is None else None  # (from rough to confident: taken as it is)
+        if counted is not None and estimate > counted + max(counted * TIME_LEFT_RISE, TIME_LEFT_RISE_FLOOR):
+            self.revised_at = now
+        self.said, self.high = estimate, None
         return self.said
 
+    @property
+    def revised(self) -> bool:
+        """Whether the time left said was revised up in the last ``TIME_LEFT_REVISED_S``."""
+        return self.revised_at is not None and self.at - self.revised_at < TIME_LEFT_REVISED_S
 
+
+EARLY_WRITTEN = 16  # tokens a part has written before its pace of writing is the early time left's
 EARLY_READ = 256  # prompt tokens read in a run before its pace of reading says a time left (``early_eta``)
 SMALL_MODEL_PARAMS = 1_000_000_000  # below this, a summary's names, dates and figures go astray
 
@@ -181,23 +198,45 @@ def small_model(profile: Profile, engine: ChatEngine | None = None) -> tuple[str
 
 
 def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, str, str] | None = None,
-             soon: str | None = None) -> str:
+             soon: str | None = None, high: float | None = None, revised: bool = False,
+             lookup: Lookup | None = None) -> str:
     """'ETA 1 min 5 s' ('ETA …' before the first part has been measured); ``word`` and the
     ``formats`` of an hour, a minute and a second in the UI's language ('kalan 1 dk 5 sn'; by
     default English's, ``time_formats``: the one way each language says a time).
-    ``soon`` in place of 'ETA 0 s' (a document's last part done, its summary being written)."""
+    ``soon`` in place of 'ETA 0 s' (a document's last part done, its summary being written).
+    ``high``: a rough time left (``TimeLeft``), said as a range up to it in ``lookup``'s words
+    ('about 1–2 min'); ``revised``: a confident one just went up, said so ('(longer than first thought)')."""
     if seconds is None:
         return f"{word} …"
-    formats = formats or time_formats()
+    if high is not None and seconds > 0:
+        return f"{word} {rough_time(seconds, high, lookup)}"
+    formats = formats or time_formats(lookup)
     total = int(round(seconds))
     if soon is not None and total == 0:
         return soon
     h, m, s = total // 3600, total % 3600 // 60, total % 60
     if total >= 3600:
-        return f"{word} {formats[0].format(h=h, m=m, s=s)}"
-    if total >= 60:
-        return f"{word} {formats[1].format(h=h, m=m, s=s)}"
-    return f"{word} {formats[2].format(h=h, m=m, s=s)}"
+        said = formats[0].format(h=h, m=m, s=s)
+    elif total >= 60:
+        said = formats[1].format(h=h, m=m, s=s)
+    else:
+        said = formats[2].format(h=h, m=m, s=s)
+    if revised:
+        said = say([("summarize.eta_revised", {"time": said})], lookup)
+    return f"{word} {said}"
+
+
+def rough_time(low: float, high: float, lookup: Lookup | None = None) -> str:
+    """A rough time left in whole minutes, from ``ROUGH_LOW`` of ``low`` up to ``high`` seconds:
+    'about 1–2 min', 'about 2–3 h', 'under a minute'."""
+    low *= ROUGH_LOW
+    if high <= 60:
+        return say([("summarize.eta_under_minute", {})], lookup)
+    if low >= 7200:
+        a = max(1, math.floor(low / 3600))
+        return say([("summarize.eta_rough_hours", {"a": a, "b": max(a + 1, math.ceil(high / 3600))})], lookup)
+    a = max(1, math.floor(low / 60))
+    return say([("summarize.eta_rough", {"a": a, "b": max(a + 1, math.ceil(high / 60))})], lookup)
 
 
 def time_formats(lookup: Lookup | None = None) -> tuple[str, str, str]:
@@ -303,6 +342,7 @@ class Runner:
         self.tag: str | None = None  # NOT_KEPT for a long document's parts and reduce steps
         self.prefix = 0  # the prompt tokens every part's prompt begins with (cached after the first)
         self.on_waiting: Callable[[ServerWaiting], None] | None = None  # an office server silent (``run``)
+        self.on_token: Callable[[], None] | None = None  # a token of ``run``'s reply written
 
     def cancelled(self) -> bool:
         c = self.cancel
@@ -331,6 +371,8 @@ class Runner:
             elif isinstance(event, TokenDelta) and not asked and self.cancelled():
                 self.engine.cancel()
                 asked = True
+            elif isinstance(event, TokenDelta) and self.on_token is not None:
+                self.on_token()
         if final is None:
             raise SummarizeError("The engine stopped without finishing a turn.")
         self.calls.append(final.metrics)
@@ -561,7 +603,10 @@ def render_markdown(
 
     lines = ["# " + t("summary.title", name=document.name), ""]
     done = [c for c in chunks if c.summary is not None]
-    if cancelled:
+    combining_stopped = cancelled and len(done) == len(chunks) > 1  # every part summarized, not put together
+    if combining_stopped:  # (it said "the points below cover lines 1–121 only" of a 121-line document)
+        lines += ["> " + t("summary.stopped_combining", total=len(chunks)), ""]
+    elif cancelled:
         cover = cite(done[0].start, done[-1].end) if done else t("summary.nothing")
         lines += ["> " + t("summary.stopped", done=len(done), total=len(chunks), cover=cover), ""]
     if small is not None and done:
@@ -592,8 +637,9 @@ def render_markdown(
         return rounded_words(sum(words_in(document.text[c.start:c.end]) for c in parts))
 
     footer, words, whole = "summary.footer" if len(chunks) != 1 else "summary.footer_one", words_of(chunks), {}
-    if cancelled:  # the words its parts cover, and the calls that ended (it said the whole document's, and
-        calls -= int(totals.get("calls_stopped", 0))  # counted the call stopped)
+    if cancelled:  # the calls that ended (it counted the call stopped)
+        calls -= int(totals.get("calls_stopped", 0))
+    if cancelled and not combining_stopped:  # the words its parts cover (it said the whole document's)
         footer, whole, words = "summary.footer_stopped", {"all": words}, words_of(done)
     said_calls: Any = ("summary.call_none" if calls <= 0 else "summary.call" if calls == 1 else "summary.calls", {"n": calls})
     kept = sum(1 for c in done if c.metrics is None)  # from a run that stopped: its calls and time not in these
@@ -601,8 +647,11 @@ def render_markdown(
         said_calls = ("summary.calls_and_kept_one" if kept == 1 else "summary.calls_and_kept",
                       {"calls": said_calls, "kept": kept})
     # in words (it said "2,918 document tokens" and "61.2 s"): about 2,200 words (Turkish 1.200), 1 min 1 s
+    took = duration(totals["total_ms"] / 1000, lookup)
+    if kept:  # this run's time only (the stopped run's is not kept): "…kept from a run that stopped; 2 s" read
+        took = t("summary.time_this_run", time=took)  # as the whole summary's time
     lines.append("_" + t(footer, done=len(done), total=len(chunks), words=words, calls=said_calls,
-                         time=duration(totals["total_ms"] / 1000, lookup), **whole) + "_")
+                         time=took, **whole) + "_")
     return "\n".join(lines) + "\n"
 
 
@@ -648,7 +697,8 @@ def summarize_document(
     said_done = [0, 0]  # the calls and parts last said done: a report worked out before another's says no fewer
 
     def report(stage: str, done: int, total: int, chunks_done: int, n_chunks: int, eta: float | None,
-               message: str = "", inside_part: bool = False, waiting: ServerWaiting | None = None) -> None:
+               message: str = "", inside_part: bool = False, waiting: ServerWaiting | None = None,
+               high: float | None = None) -> None:
         if on_progress is None:
             return
         pps = None
@@ -665,17 +715,21 @@ def summarize_document(
                 done, chunks_done = max(done, said_done[0]), max(chunks_done, said_done[1])
                 said_done[:] = [done, chunks_done]
             shown[0] = max(shown[0], done + working)
+            rough = None
             if stage in ("done", "cancelled"):
                 pass  # (said as it is: nothing is left)
-            elif inside_part and part_ended[0]:  # counted down from the last part's end
+            elif inside_part and (part_ended[0] or eta is None):  # counted down from the last estimate
                 eta = time_left.update(None, time.perf_counter())
             else:
                 part_ended[0] = part_ended[0] or (not inside_part and eta is not None)
-                eta = time_left.update(eta, time.perf_counter())
+                eta = time_left.update(eta, time.perf_counter(), None if part_ended[0] else high)
+            if eta is not None and stage not in ("done", "cancelled"):
+                rough = time_left.high
             on_progress(SummaryProgress(stage, done, total, chunks_done, n_chunks, eta, pps, message, working,
                                         first + 1 if first is not None else 0,
                                         parts[first][0] if first is not None else 0.0,
-                                        int(parts[first][1]) if first is not None else 0, inside_part, waiting))
+                                        int(parts[first][1]) if first is not None else 0, inside_part, waiting,
+                                        rough, time_left.revised and rough is None))
 
     report("chunking", 0, 0, 0, 0, None, f"measuring {document.name}")
     chunks, prefix_tokens, budget = make_chunks(runner, document, n_ctx, map_tokens, options)
@@ -701,8 +755,12 @@ def summarize_document(
     # how fast the profile writes (bench's figure, else the plan's estimate): its parts' summaries
     # are timed by it until one has been written here; None: an office server's (its own pace)
     write_tps = profile_decode_tps(profile) if on_progress is not None else None
+    # this run's writing so far: part number -> [when its first token came, its tokens since]: the pace
+    # the early time left writes at once there is one (the plan's estimate of SmolLM2 said 78 tokens a
+    # second; at a part's depth on this PC's busy cores it wrote 12 to 30)
+    writing: dict[int, list[float]] = {}
 
-    def early_eta() -> float | None:
+    def early_eta() -> tuple[float, float] | None:
         """The time left before a part of this run has ended (the ETA said "…" for the first
         part's whole reading and writing: 40 s of a 2-part document here, minutes of a long one):
         once ``EARLY_READ`` prompt tokens were read, the rest of the parts' reading at this
@@ -710,7 +768,8 @@ def summarize_document(
         the profile's writing speed (a desk PC's: its office server's, as its replies were
         written), and the combining steps; None before. Parts read side by side (``parallel``
         slots, a part's pace each: their times add up) take the time of one in each slot; the
-        combining steps one after the other. Said under the lock."""
+        combining steps one after the other. Said under the lock, with the share of it its range
+        goes up to (``TimeLeft``): wide at first, narrower as a part's worth has been read."""
         n_read = sum(p[0] for p in pace.values())
         ms = sum(p[1] for p in pace.values())  # (parts read side by side: a slower pace each)
         if write_tps is None or n_read < EARLY_READ or ms <= 0:
@@ -726,10 +785,16 @@ def summarize_document(
             to_read += max(0.0, whole - read)
             to_write += max(0.0, answer - under_way.get(k, [0.0, 0.0])[1])
         pps = n_read / ms * 1000
+        tps = write_tps
+        written = [(n, time.perf_counter() - first) for first, n in writing.values() if n >= EARLY_WRITTEN]
+        if written:  # this run's own pace of writing (parts side by side: a pace each, as reading's)
+            tps = sum(n for n, _ in written) / max(1e-3, sum(s for _, s in written))
         side_by_side = max(1, min(profile.parallel, left))
-        parts = (to_read / pps + to_write / write_tps) / side_by_side
+        parts = (to_read / pps + to_write / tps) / side_by_side
+        whole = sum(p[2] for p in pace.values()) / len(pace)  # a part's worth
+        high = 1.0 + ROUGH_SPREAD * max(0.0, 1.0 - n_read / max(1.0, whole))
         # (as ``eta`` takes a combining step's prompt)
-        return parts + est_reduce * budget // 2 / pps + est_reduce * answer / write_tps
+        return parts + est_reduce * budget // 2 / pps + est_reduce * answer / tps, high
 
     def step(i: int, event: StepEvent) -> None:
         """A part read further or written further: said at most twice a second; the office
@@ -751,12 +816,15 @@ def summarize_document(
                     whole = pace[k][2] if k in pace else chunks[k].prompt_tokens - prefix_tokens
                     pace[k] = [whole, (now - t_map) * 1000, whole]
                 state[0], state[1] = 1.0, state[1] + event.tokens
+                first = writing.setdefault(k, [now, 0.0])
+                first[1] = state[1] - 1  # (the tokens since the first one's time)
             due = now - said_at[0] >= 0.5
             if due:
                 said_at[0] = now
             early = early_eta() if due else None
         if due:
-            report("map", len(finished), total_calls, len(finished), n, early, f"part {k + 1} of {n}", inside_part=True)
+            report("map", len(finished), total_calls, len(finished), n, early[0] if early else None,
+                   f"part {k + 1} of {n}", inside_part=True, high=early[1] if early else None)
 
     def eta(remaining_chunks: list[Chunk], remaining_reduce: int) -> float | None:
         """The calls left at the prompt and generation speeds measured so far, but never more
@@ -860,13 +928,22 @@ def summarize_document(
                     follow_up = [*chunk_messages(document.text, chunks[0], instruction),
                                  {"role": "assistant", "content": chunks[0].reply}]
             else:
+                combining: list[Any] = []  # the step under way, said again as it writes: its time left
+                # counts down (F6 said "time left: 18 s" all through a 10 s step)
+
+                def combine(level: int, done: int) -> None:
+                    combining[:] = [n + done, max(total_calls, n + done + 1), f"combining summaries (level {level})"]
+                    report("reduce", *combining[:2], n, n, eta([], 1), combining[2])
+
+                def combine_written() -> None:
+                    now = time.perf_counter()
+                    if combining and on_progress is not None and now - said_at[0] >= 0.5:
+                        said_at[0] = now
+                        report("reduce", *combining[:2], n, n, None, combining[2], inside_part=True)
+
+                runner.on_token = combine_written
                 overall, cancelled = _reduce(
-                    runner, document, chunks, steps, n_ctx, reduce_tokens, sampling_reduce, options,
-                    lambda level, done: report(
-                        "reduce", n + done, max(total_calls, n + done + 1), n, n, eta([], 1),
-                        f"combining summaries (level {level})",
-                    ),
-                )
+                    runner, document, chunks, steps, n_ctx, reduce_tokens, sampling_reduce, options, combine)
     except WorkstationError as err:  # (a server gone, a key's day over): the parts finished go with it
         if any(c.summary is not None for c in chunks):  # (they were paid for; they were lost)
             overall = ""

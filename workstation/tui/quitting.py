@@ -154,7 +154,7 @@ class Quitting(AppPart):
             if not ask:
                 quit_now()
                 return
-            self._ask_before_quitting(self.texts("summarize.quit_q"), quit_now)
+            self._ask_before_quitting(self.summarize_screen().quit_question(), quit_now)
             return
         if ask and not typed_asked and self.typed_in_dialog():
             # Ctrl+Q, the one app key a dialog does not hold back, closed Alt+I's instructions or

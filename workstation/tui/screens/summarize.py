@@ -127,6 +127,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._parts_kept = False  # a stopped run's parts are kept for the box's document (Alt+R shows)
         self._asks = False  # Ctrl+K in the path box asks in the chat (not the box's delete to the end)
         self._written: dict[str, str] = {}  # a summary read back: its Markdown in each UI language, as kept
+        self._last: SummaryProgress | None = None  # how far the running summary has got (Ctrl+Q's question says it)
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -329,7 +330,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             self._clock.stop()
             self._clock = None
         if running:  # the time so far, each second: a part takes a while and nothing else moves
-            self._started = time.monotonic()
+            self._started, self._last = time.monotonic(), None
             self._clock = self.set_interval(1.0, self._tick)
         self._parts_kept = self._resumable()  # (none while it runs; after, those it kept)
         self.wapp.generating = running  # the engine is busy: the chat waits
@@ -441,6 +442,16 @@ class SummarizeScreen(AppScreen, Screen[None]):
         """How far the running summary has got, as its state line says it (the dashboard's too)."""
         return self._said
 
+    def quit_question(self) -> str:
+        """Ctrl+Q's question while a summary runs, true to how far it has got: it said "its parts
+        done so far are kept" before any was done."""
+        t, p = self.wapp.texts, self._last
+        if p is None or not p.chunks_done:
+            return t("summarize.quit_q_none")
+        if p.chunks_done == p.chunks_total > 1:
+            return t("summarize.quit_q_combining", total=p.chunks_total)
+        return t("summarize.quit_q")
+
     def _say(self, text: str, whole: str = "") -> None:
         """The state line while a summary runs, with the time it has taken so far; ``whole``, a
         phrase of ``text`` (the time left), is kept on one line as that time is."""
@@ -503,6 +514,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
             if not reason.endswith((".", "!", "?")):
                 reason += "."
             return t("summarize.cut", done=done, total=len(result.chunks), reason=reason) + go_on
+        if result.cancelled and done == len(result.chunks) > 1:  # stopped while they were put together (it
+            # said "Stopped after 2 of 2 parts", as if parts were left)
+            return t("summarize.stopped_combining", total=len(result.chunks)) + (
+                " " + t("summarize.go_on_combining") if go_on else "")
         if result.cancelled:
             return t("summarize.stopped", done=done, total=len(result.chunks)) + go_on
         # (a model too small to trust with facts: the summary says so under its title)
@@ -540,8 +555,11 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if self._cancel.is_set():
             return  # "stopping…" stays until it has
         p = event.data
+        if isinstance(p, SummaryProgress):
+            self._last = p
         if isinstance(p, SummaryProgress) and p.stage == "map":
-            eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get), t("summarize.eta_soon"))
+            eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get), t("summarize.eta_soon"),
+                           p.eta_high_s, p.eta_revised, t.get)
             # (the bar counts the step that puts the parts' summaries together: the words say it too)
             said = t("summarize.parts" if p.chunks_total == 1 else "summarize.parts_then",
                      done=p.chunks_done, total=p.chunks_total, eta=eta)
@@ -556,7 +574,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         elif isinstance(p, SummaryProgress) and p.stage == "kept":  # (it said "combining summaries")
             self._say(t("summarize.parts_kept", done=p.chunks_done, total=p.chunks_total, rest=p.chunks_total - p.chunks_done))
         elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
-            eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get), t("summarize.eta_soon"))
+            eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get), t("summarize.eta_soon"),
+                           p.eta_high_s, p.eta_revised, t.get)
             said = t("summarize.combining", total=p.chunks_total, eta=eta)
             self._say(said + (" · " + waiting_text(p.waiting, t) if p.waiting is not None else ""), eta)
         self.wapp.update_status()
