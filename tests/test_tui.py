@@ -2493,7 +2493,8 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         app._attach_document((ledger, "The invoice was paid. " * 180))  # ~900 tokens: fits a message, not what is left
         await until(pilot, lambda: "words are left in this conversation" in str(line.render()))
         # its words as wc -w counts them, the room as the line under the box says it (the same figure)
-        said, words_left = str(line.render()), about_words(app.context_left(), app.texts.get)
+        # (by the words a token of this conversation's own replies, as F5 says its speeds)
+        said, words_left = str(line.render()), about_words(app.context_left(), per_token=app.words_a_token())
         # (and why fewer words than that do not fit: "2,200 words, but only about 2,500 are left" read as a fault)
         assert said.startswith("Attached: ledger.txt, about 720 words") \
             and f"only about {words_left} words are left in this conversation, and its reply needs room too" in said \

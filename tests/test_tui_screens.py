@@ -733,9 +733,9 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
         turn_record(TurnMetrics(ttft_ms=200, predicted_n=40, predicted_per_second=20.0), "a", "A"),
         turn_record(TurnMetrics(ttft_ms=250, predicted_n=40, predicted_per_second=25.0), "a", "A"),
     ]
-    for record in saved:
+    for record in saved:  # (30 words of 40 tokens: the replies' own words a token, 0.75)
         store.add_message(conv.id, "user", "hi")
-        store.add_message(conv.id, "assistant", "Hello.", record)
+        store.add_message(conv.id, "assistant", "Hello there. " * 15, record)
     store.close()
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=db)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -780,9 +780,11 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
         app.texts = Texts("tr")
         screen.relabel()
         assert screen._title(ProfileRun("a", "A", [])) == "Ofis A"
-        assert str(screen.query_one("#switch-line").render()).endswith(  # (Turkish words a second: 0.4 a token)
+        # the same English replies, the same words a second in Turkish: by their own words a token, not
+        # the UI language's (it said 17 in English and 9 after F9)
+        assert str(screen.query_one("#switch-line").render()).endswith(
             "Geçişten önce Ofis A profilinin son 2 yanıtı: ilk sözcükler yaklaşık 0,2 sn (TTFT 225 ms) sonra geldi, "
-            "ardından saniyede yaklaşık 9 sözcük (22,5 token/sn).")
+            "ardından saniyede yaklaşık 17 sözcük (22,5 token/sn).")
         assert screen._title(ProfileRun(str(tmp_path / "gone.yaml"), "Gone", [])) == "Gone"
         app.texts = Texts("en")
         screen.relabel()
@@ -1032,6 +1034,8 @@ def test_the_dashboards_headline_says_a_slow_reply_beside_the_speed_people_read(
     assert live_said(0, None, Texts("en")) == "Waiting for the first word…"
     assert live_said(1, 3.0, Texts("en")).startswith("Writing: about 1 word so far, 2 a second (1 token, ")
     assert live_said(2, 3.0, Texts("tr")).startswith("Yazılıyor: yaklaşık 1 sözcük, saniyede 1,2 (2 token, ")
+    # a reply written in English, said in Turkish: its own words counted, its rate by its own words a token
+    assert live_said(40, 20.0, Texts("tr"), words=30).startswith("Yazılıyor: yaklaşık 30 sözcük, saniyede 15 (40 token, ")
     turn = TurnMetrics(ttft_ms=65_000, predicted_n=40, predicted_ms=20_000, stop_reason="eos")
     turn.finish_rates()  # 2 tok/s
     assert replies_headline([turn], Texts("en")) == (

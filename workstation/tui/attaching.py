@@ -164,7 +164,8 @@ class Attachments(AppPart):
             return None
         left = self.context_left()
         left = n_ctx - (tokens - own) if left is None else left  # (before a turn: less the instructions)
-        return own <= left - reserve, about_words(max(0, left), self.texts.get), part_percent(own / max(1, left))
+        return (own <= left - reserve, about_words(max(0, left), self.texts.get, self.words_a_token()),
+                part_percent(own / max(1, left)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="measure")
     def _measure_attachment(self: WorkstationApp, engine: Any, document: tuple[Path, str], sampling: Sampling) -> None:

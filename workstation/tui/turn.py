@@ -374,10 +374,10 @@ class Turn(AppPart):
         metrics = event.metrics
         self.last_metrics = metrics
         ran_on = (self.profile.ref, self.profile.name) if self.profile else ("", "")
-        self.history.add(metrics, *ran_on)
         continued = self._continued
         text, self._continued = continued + event.text, ""  # (a reply gone on with: all of it)
         thought = event.reasoning or (view.reasoning if view is not None else "")  # (gone on with: the first part's)
+        self.history.add(metrics, *ran_on, words=words_in(event.text) + words_in(event.reasoning))  # (this turn's tokens)
         replacing = self._replacing
         edited, self._edited_away = self._edited_away, None  # (answered: what it was sent in place of goes behind Alt+V)
         if replacing and not text.strip() and (metrics.stop_reason == "cancelled" or not thought):
