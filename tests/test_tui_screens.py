@@ -280,6 +280,10 @@ async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profile
             app.screen.query_one("#row-decode .metric-spark").data))  # type: ignore[attr-defined]
         decode_name = str(app.screen.query_one("#row-decode .metric-name").render())
         assert decode_name.endswith("\n" + app.texts("dash.axis_this_reply")) and " 0 " not in decode_name, decode_name
+        # the conversation memory fills as the reply is written, its unit said (it read "0/1,024" till the end)
+        kv = app.screen.query_one("#kv-value")
+        await until(pilot, lambda: not str(kv.render()).startswith("0/"))
+        assert str(app.screen.query_one("#kv-name").render()).endswith({"en": ", tokens", "tr": ", token"}[language])
         # the line above the rows in words first, the figures' terms after ("Generating: 12 tokens so
         # far, 80.1 tok/s" was jargon to a first user), on its one line at 80 columns
         live = app.screen.query_one("#live")
@@ -982,8 +986,17 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         # memory is 'bağlam belleği' as in F3, profiles list and the K/V line below it)
         assert str(app.screen.query_one("#row-tpot .metric-name").render()).startswith(
             {"en": "Per word piece (TPOT)\n", "tr": "Sözcük parçası başı (TPOT)\n"}[lang])
-        assert str(app.screen.query_one("#kv-name").render()) == {"en": "Conversation memory (K/V)",
-                                                                  "tr": "Bağlam belleği (K/V)"}[lang]
+        # (its unit said: "279/4,096" said none)
+        kv_name = app.screen.query_one("#kv-name")
+        assert str(kv_name.render()) == {"en": "Conversation memory (K/V), tokens",
+                                         "tr": "Bağlam belleği (K/V), token"}[lang] and kv_name.size.width >= 27
+        # a reply being written: the writing speed's row counts it apart ("last 3 turns" beside "last 2 turns")
+        app.generating, app.live_tokens, app._t_first, app._t_last = True, 5, 1.0, 2.0
+        app.screen.refresh_view()
+        assert str(app.screen.query_one("#row-decode .metric-name").render()).endswith(
+            {"en": "\nlast 2 turns + this one", "tr": "\nson 2 tur + bu yanıt"}[lang])
+        app.generating, app.live_tokens, app._t_first, app._t_last = False, 0, None, None
+        app.screen.refresh_view()
         assert str(app.screen.query_one("#headline").render()) == {
             "en": "Your last 2 replies: the first words after about 2.5 s.",
             "tr": "Son 2 yanıtınız: ilk sözcükler yaklaşık 2,5 sn sonra geldi."}[lang]

@@ -307,8 +307,10 @@ class DashboardScreen(AppScreen, Screen[None]):
         turns_span = t("dash.axis_turn_one") if n_turns == 1 else t("dash.axis_turns", n=n_turns)
         # the decode row plots the reply being written too: its span counts it (the first reply's
         # live bar said "last 0 turns")
+        # (counted as the other rows and the headline count them, this reply apart: "last 3 turns" beside
+        # "last 2 turns" and "Your last 2 replies" read as two counts of one conversation's replies)
         decode_span = (turns_span if len(decode) == n_turns else t("dash.axis_this_reply") if len(decode) == 1
-                       else t("dash.axis_turns", n=len(decode)))
+                       else t("dash.axis_reply_and_this") if n_turns == 1 else t("dash.axis_replies_and_this", n=n_turns))
         self.query_one("#row-ttft", MetricRow).set(
             t("dash.ttft"), series("ttft_ms"), t.number(f"{last.ttft_ms:,.0f} ms") if last else "–", "ms", turns_span
         )
@@ -341,6 +343,8 @@ class DashboardScreen(AppScreen, Screen[None]):
                 widget.display = local
         kv_size = app.engine_info.n_ctx if app.engine_info else (last.kv_size if last else 0)
         kv_used = last.kv_used if last and last.kv_size == kv_size else 0
+        if app.generating:  # it fills as the reply is written (it stood still until the reply's end)
+            kv_used = min(kv_size, kv_used + app.live_tokens)
         self._put("#kv-name", t("dash.kv"), one_line=True)
         bar = self.query_one("#kv-bar", ProgressBar)
         bar.update(total=max(kv_size, 1), progress=kv_used)
