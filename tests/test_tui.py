@@ -2434,17 +2434,38 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
             and f"reads up to about {rounded_words(1024 * 1600 / own)} words of it at once" in said \
             and "F6" in said and "token" not in said, said
         app.chat_screen.set_input("What was paid?")
-        await pilot.press("enter")  # sent anyway: what to do of the file (it said "save the text as a file")
-        await until(pilot, lambda: any(str(n.message) == "ledger.txt with your message is more than this profile's "
-                                       "context can hold, so it was not sent; F6 summarizes the document part by part "
-                                       "(it opens with the file in its box), and you can ask about the summary."
+        await pilot.press("enter")  # refused before it is shown, both ways out named (it said "save the text as a file")
+        await until(pilot, lambda: any(str(n.message) == "ledger.txt is more than a message can hold in this profile, "
+                                       "so your message was not sent (it stays in the box): F6 summarizes the document, "
+                                       "and your message then asks about its summary; Ctrl+R removes it."
                                        for n in app._notifications))
-        await until(pilot, lambda: not app.generating and app.chat_screen.input_text() == "What was paid?")
+        # (the message and "waiting for the first word…" flashed, then went, each Enter)
+        assert not _views(app) and app.conversation_id is None and not app.generating
+        assert app.chat_screen.input_text() == "What was paid?"
         assert app.pending_document is not None and app.pending_document[0] == ledger  # (given back with it)
         await pilot.press("f6")
         await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
         box = app.screen.query_one("#summarize-path", Input)
         await until(pilot, lambda: box.value == str(ledger))
+        # F6 has summarized it: the chat asks about the summary in its place, and says so
+        from workstation.core.summarize import SummaryResult
+        f6 = app.screen
+        f6.path, f6.summary = ledger, "The ledger says the invoice was paid."
+        f6.result = SummaryResult(str(ledger), f6.summary, f6.summary, [], [], {}, False, 1024, 0, 512)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        app._attach_document(app.pending_document)
+        assert "so your next message asks about its summary (F6) in its place (Ctrl+R removes it)" in str(line.render())
+        await pilot.press("enter")
+        await until(pilot, lambda: app.conversation_id is not None and not app.generating)
+        asked = app.store.messages(app.conversation_id)[0].content
+        assert asked.startswith("What was paid?") and "Document: ledger.txt (its summary, made with F6)" in asked \
+            and "The ledger says the invoice was paid." in asked and "The invoice was paid. The invoice" not in asked
+        f6.path = f6.result = None
+        await pilot.press("ctrl+n")
+        app._attach_document((ledger, ledger.read_text(encoding="utf-8")))
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
         box.value = "/elsewhere/typed.txt"  # typed over: left so when F6 comes back with the same attachment
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
@@ -2472,7 +2493,8 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         app._attach_document((ledger, "The invoice was paid. " * 180))  # ~900 tokens: fits a message, not what is left
         await until(pilot, lambda: "words are left in this conversation" in str(line.render()))
         # its words as wc -w counts them, the room as the line under the box says it (the same figure)
-        said, words_left = str(line.render()), about_words(app.context_left(), app.texts.get)
+        # (by the words a token of this conversation's own replies, as F5 says its speeds)
+        said, words_left = str(line.render()), about_words(app.context_left(), per_token=app.words_a_token())
         # (and why fewer words than that do not fit: "2,200 words, but only about 2,500 are left" read as a fault)
         assert said.startswith("Attached: ledger.txt, about 720 words") \
             and f"only about {words_left} words are left in this conversation, and its reply needs room too" in said \

@@ -176,11 +176,12 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         assert menu.freed == memory_held(app.profile, app.engine.info())
         assert "fits once" not in str(menu._prompt(1, listed[1]))  # (it fits anyway: nothing to explain)
         # its context in words, and its K/V cache's memory in words ("context 8,192 at half size" said neither)
-        assert "· reads up to about 380 words at once\n" in str(menu._prompt(1, listed[1]))
+        # (of English: the words of the language the app is in, as the box's and F5's words before a reply)
+        assert "· reads up to about 380 words of English at once\n" in str(menu._prompt(1, listed[1]))
         half = dataclasses.replace(listed[1], context=8192, kv_cache=KVCache("q8_0", "q8_0"))
-        assert "· reads up to about 6,100 words at once, in half the usual memory\n" in str(menu._prompt(1, half))
+        assert "· reads up to about 6,100 words of English at once, in half the usual memory\n" in str(menu._prompt(1, half))
         mixed = dataclasses.replace(half, kv_cache=KVCache("q8_0", "f16"))  # (0.77 of it: it said the usual)
-        assert "· reads up to about 6,100 words at once, in about three quarters of the usual memory\n" in str(
+        assert "· reads up to about 6,100 words of English at once, in about three quarters of the usual memory\n" in str(
             menu._prompt(1, mixed))
         # its E counts that memory as free too (saving it loads it again, closing it first): E's
         # verdict said less free than F3's of the same settings; saved, it is loaded again with them

@@ -280,6 +280,10 @@ async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profile
             app.screen.query_one("#row-decode .metric-spark").data))  # type: ignore[attr-defined]
         decode_name = str(app.screen.query_one("#row-decode .metric-name").render())
         assert decode_name.endswith("\n" + app.texts("dash.axis_this_reply")) and " 0 " not in decode_name, decode_name
+        # the conversation memory fills as the reply is written, its unit said (it read "0/1,024" till the end)
+        kv = app.screen.query_one("#kv-value")
+        await until(pilot, lambda: not str(kv.render()).startswith("0/"))
+        assert str(app.screen.query_one("#kv-name").render()).endswith({"en": ", tokens", "tr": ", token"}[language])
         # the line above the rows in words first, the figures' terms after ("Generating: 12 tokens so
         # far, 80.1 tok/s" was jargon to a first user), on its one line at 80 columns
         live = app.screen.query_one("#live")
@@ -733,9 +737,9 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
         turn_record(TurnMetrics(ttft_ms=200, predicted_n=40, predicted_per_second=20.0), "a", "A"),
         turn_record(TurnMetrics(ttft_ms=250, predicted_n=40, predicted_per_second=25.0), "a", "A"),
     ]
-    for record in saved:
+    for record in saved:  # (30 words of 40 tokens: the replies' own words a token, 0.75)
         store.add_message(conv.id, "user", "hi")
-        store.add_message(conv.id, "assistant", "Hello.", record)
+        store.add_message(conv.id, "assistant", "Hello there. " * 15, record)
     store.close()
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=db)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -780,9 +784,11 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
         app.texts = Texts("tr")
         screen.relabel()
         assert screen._title(ProfileRun("a", "A", [])) == "Ofis A"
-        assert str(screen.query_one("#switch-line").render()).endswith(  # (Turkish words a second: 0.4 a token)
+        # the same English replies, the same words a second in Turkish: by their own words a token, not
+        # the UI language's (it said 17 in English and 9 after F9)
+        assert str(screen.query_one("#switch-line").render()).endswith(
             "Geçişten önce Ofis A profilinin son 2 yanıtı: ilk sözcükler yaklaşık 0,2 sn (TTFT 225 ms) sonra geldi, "
-            "ardından saniyede yaklaşık 9 sözcük (22,5 token/sn).")
+            "ardından saniyede yaklaşık 17 sözcük (22,5 token/sn).")
         assert screen._title(ProfileRun(str(tmp_path / "gone.yaml"), "Gone", [])) == "Gone"
         app.texts = Texts("en")
         screen.relabel()
@@ -980,8 +986,17 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         # memory is 'bağlam belleği' as in F3, profiles list and the K/V line below it)
         assert str(app.screen.query_one("#row-tpot .metric-name").render()).startswith(
             {"en": "Per word piece (TPOT)\n", "tr": "Sözcük parçası başı (TPOT)\n"}[lang])
-        assert str(app.screen.query_one("#kv-name").render()) == {"en": "Conversation memory (K/V)",
-                                                                  "tr": "Bağlam belleği (K/V)"}[lang]
+        # (its unit said: "279/4,096" said none)
+        kv_name = app.screen.query_one("#kv-name")
+        assert str(kv_name.render()) == {"en": "Conversation memory (K/V), tokens",
+                                         "tr": "Bağlam belleği (K/V), token"}[lang] and kv_name.size.width >= 27
+        # a reply being written: the writing speed's row counts it apart ("last 3 turns" beside "last 2 turns")
+        app.generating, app.live_tokens, app._t_first, app._t_last = True, 5, 1.0, 2.0
+        app.screen.refresh_view()
+        assert str(app.screen.query_one("#row-decode .metric-name").render()).endswith(
+            {"en": "\nlast 2 turns + this one", "tr": "\nson 2 tur + bu yanıt"}[lang])
+        app.generating, app.live_tokens, app._t_first, app._t_last = False, 0, None, None
+        app.screen.refresh_view()
         assert str(app.screen.query_one("#headline").render()) == {
             "en": "Your last 2 replies: the first words after about 2.5 s.",
             "tr": "Son 2 yanıtınız: ilk sözcükler yaklaşık 2,5 sn sonra geldi."}[lang]
@@ -1032,6 +1047,8 @@ def test_the_dashboards_headline_says_a_slow_reply_beside_the_speed_people_read(
     assert live_said(0, None, Texts("en")) == "Waiting for the first word…"
     assert live_said(1, 3.0, Texts("en")).startswith("Writing: about 1 word so far, 2 a second (1 token, ")
     assert live_said(2, 3.0, Texts("tr")).startswith("Yazılıyor: yaklaşık 1 sözcük, saniyede 1,2 (2 token, ")
+    # a reply written in English, said in Turkish: its own words counted, its rate by its own words a token
+    assert live_said(40, 20.0, Texts("tr"), words=30).startswith("Yazılıyor: yaklaşık 30 sözcük, saniyede 15 (40 token, ")
     turn = TurnMetrics(ttft_ms=65_000, predicted_n=40, predicted_ms=20_000, stop_reason="eos")
     turn.finish_rates()  # 2 tok/s
     assert replies_headline([turn], Texts("en")) == (

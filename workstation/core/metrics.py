@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workstation.core.phrases import Lookup, local_number, say
+from workstation.core.phrases import Lookup, local_number, say, words_in
 
 if TYPE_CHECKING:
     from workstation.core.conversation_records import StoredMessage
@@ -124,17 +124,30 @@ class MetricsHistory:
     def __init__(self, size: int = 60) -> None:
         self.turns: deque[TurnMetrics] = deque(maxlen=size)
         self._profiles: deque[tuple[str, str]] = deque(maxlen=size)  # (ref, name) of each turn
+        self._words: deque[int] = deque(maxlen=size)  # the words each reply has (0: not known)
 
-    def add(self, metrics: TurnMetrics, profile_ref: str = "", profile_name: str = "") -> None:
+    def add(self, metrics: TurnMetrics, profile_ref: str = "", profile_name: str = "", words: int = 0) -> None:
+        """``words``: the reply's own words (``phrases.words_in``), for ``words_per_token``."""
         if metrics.stop_reason in ("failed", "interrupted") or (metrics.stop_reason == "cancelled"
                                                                 and not metrics.predicted_n):
             return  # it measured nothing (figures_line says so): no zeros in the plots
         self.turns.append(metrics)
         self._profiles.append((profile_ref, profile_name))
+        self._words.append(words)
 
-    def add_record(self, record: dict[str, Any]) -> None:
+    def add_record(self, record: dict[str, Any], words: int = 0) -> None:
         """A turn as ``turn_record`` saved it (or as older versions did, without a profile)."""
-        self.add(TurnMetrics.from_dict(record), str(record.get("profile") or ""), str(record.get("profile_name") or ""))
+        self.add(TurnMetrics.from_dict(record), str(record.get("profile") or ""), str(record.get("profile_name") or ""),
+                 words)
+
+    def words_per_token(self) -> float | None:
+        """The words a token is in these replies, measured: their words over the tokens they took
+        (its thinking counted with it, as its tokens count it), None with none to measure. The
+        speeds and room said in words follow the text written, not the UI's language."""
+        pairs = [(w, t.predicted_n) for w, t in zip(self._words, self.turns, strict=True)
+                 if w and t.predicted_n >= REPLY_RATE_MIN]
+        tokens = sum(n for _, n in pairs)
+        return sum(w for w, _ in pairs) / tokens if tokens else None
 
     def runs(self, current_ref: str) -> tuple[ProfileRun, ProfileRun | None]:
         """The turns since the last switch to ``current_ref`` (the loaded profile), and the run
@@ -176,7 +189,7 @@ def history_of(messages: list[StoredMessage]) -> MetricsHistory:
     history = MetricsHistory(60)
     for msg in messages:
         if msg.metrics:
-            history.add_record(msg.metrics)
+            history.add_record(msg.metrics, words_in(msg.content) + words_in(msg.reasoning))
     return history
 
 

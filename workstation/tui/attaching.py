@@ -17,6 +17,7 @@ from workstation.tui import integrations
 from workstation.tui.app_part import AppPart
 from workstation.tui.messages import AttachmentMeasured, DocumentRead
 from workstation.tui.screens.file_picker import FilePicker, start_folder
+from workstation.tui.screens.summarize import SummarizeScreen
 
 if TYPE_CHECKING:
     from workstation.tui.app import WorkstationApp
@@ -104,8 +105,12 @@ class Attachments(AppPart):
         measured = self._document_tokens.get(document)
         words = words_in(document[1])  # (its words counted, as wc -w does and Chinese too: each line says these)
         room = self._attachment_room(measured) if measured is not None else (True, "", 0)
+        summarized = self.attached_summary(document) is not None
         line = (
-            t("chat.attached_too_long", name=name, n=rounded_words(words),
+            # F6 has summarized it: the message asks about the summary in its place (each message
+            # flashed and was refused, the document still attached, "Ctrl+R removes it" the only way)
+            t("chat.attached_summary", name=name, n=rounded_words(words), remove=remove) if summarized
+            else t("chat.attached_too_long", name=name, n=rounded_words(words),
               ctx=_context_words(measured, words, t), remove=remove) if measured is not None and room is None
             # it fits a message, not the room this conversation has left: the model would forget
             # the conversation's start or cut its reply, and nothing said so before Enter
@@ -125,6 +130,26 @@ class Attachments(AppPart):
         if measured is None and self.engine is not None and self.profile is not None:
             self._measure_attachment(self.engine, document, self.session_sampling or self.profile.sampling)
 
+    def attached_summary(self: WorkstationApp, document: tuple[Path, str]) -> str | None:
+        """The summary F6 has made of ``document`` (whole, not stopped) where the document itself
+        does not fit the room this conversation has (``_attachment_room``): the message asks
+        about it in the document's place. None where it fits, or F6 has none of it."""
+        measured = self._document_tokens.get(document)
+        room = self._attachment_room(measured) if measured is not None else (True, "", 0)
+        screen = self._kept.get(SummarizeScreen)  # (opened once at least: it holds the last summary)
+        if (room is not None and room[0]) or not isinstance(screen, SummarizeScreen) or screen.running:
+            return None
+        result, path = screen.result, screen.path
+        if result is None or result.cancelled or path is None or not screen.summary \
+                or path.absolute() != document[0].absolute():
+            return None
+        return screen.summary
+
+    def attachment_too_long(self: WorkstationApp, document: tuple[Path, str]) -> bool:
+        """``document`` is measured, and more than a message of this profile can hold."""
+        measured = self._document_tokens.get(document)
+        return measured is not None and self._attachment_room(measured) is None
+
     def _attachment_room(self: WorkstationApp, measured: tuple[int, int, int]) -> tuple[bool, str, int] | None:
         """Whether a document of ``measured`` tokens (as a message, the context, its own) fits the
         room the open conversation has left beside a reply (the whole context before a turn), that
@@ -139,7 +164,8 @@ class Attachments(AppPart):
             return None
         left = self.context_left()
         left = n_ctx - (tokens - own) if left is None else left  # (before a turn: less the instructions)
-        return own <= left - reserve, about_words(max(0, left), self.texts.get), part_percent(own / max(1, left))
+        return (own <= left - reserve, about_words(max(0, left), self.texts.get, self.words_a_token()),
+                part_percent(own / max(1, left)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="measure")
     def _measure_attachment(self: WorkstationApp, engine: Any, document: tuple[Path, str], sampling: Sampling) -> None:

@@ -111,6 +111,13 @@ class Turn(AppPart):
         if self.engine is None:
             self.notify(self.not_ready_text(), severity="warning")
             return
+        summary = self.attached_summary(document) if document is not None else None
+        if document is not None and summary is None and self.attachment_too_long(document):
+            # refused before it is shown: the message and "waiting for the first word…" came, then
+            # both went, the document still attached, each time Enter was pressed
+            self.notify(t("chat.attached_refused", name=document[0].name, summarize=self.key_for("summarize.open"),
+                          remove=self.key_for("chat.detach")), severity="warning", timeout=12)
+            return  # (the text stays in the box)
         if not self._claim_turn():
             return  # (the text stays in the box)
         if self.conversation_id is not None and not self._open_gone():
@@ -120,7 +127,8 @@ class Turn(AppPart):
         content = text.strip()
         if document is not None:
             path, doc = document
-            content = with_attached(content, t("chat.document", name=path.name), doc)
+            name = t("chat.summary_of", name=path.name) if summary is not None else path.name
+            content = with_attached(content, t("chat.document", name=name), doc if summary is None else summary)
         self._edited_away = None
         if self._editing is not None:  # the last question changed (or not): sent instead of it
             editing, self._editing = self._editing, None
@@ -366,10 +374,10 @@ class Turn(AppPart):
         metrics = event.metrics
         self.last_metrics = metrics
         ran_on = (self.profile.ref, self.profile.name) if self.profile else ("", "")
-        self.history.add(metrics, *ran_on)
         continued = self._continued
         text, self._continued = continued + event.text, ""  # (a reply gone on with: all of it)
         thought = event.reasoning or (view.reasoning if view is not None else "")  # (gone on with: the first part's)
+        self.history.add(metrics, *ran_on, words=words_in(event.text) + words_in(event.reasoning))  # (this turn's tokens)
         replacing = self._replacing
         edited, self._edited_away = self._edited_away, None  # (answered: what it was sent in place of goes behind Alt+V)
         if replacing and not text.strip() and (metrics.stop_reason == "cancelled" or not thought):

@@ -19,8 +19,14 @@ from textual.widgets import Header, Label, ProgressBar, Sparkline, Static
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.gpu_layers import offloadable_layers
-from workstation.core.metrics import REPLIES_TIMED, ProfileRun, TurnMetrics, timed_replies
-from workstation.core.phrases import about_words, words_per_token
+from workstation.core.metrics import (
+    REPLIES_TIMED,
+    REPLY_RATE_MIN,
+    ProfileRun,
+    TurnMetrics,
+    timed_replies,
+)
+from workstation.core.phrases import about_words, rounded_words, words_in, words_per_token
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import KVCache, kv_words
 from workstation.core.speed_estimate import SLOW_TPS
@@ -46,14 +52,16 @@ PROMPT_RATE_MIN = 32  # new prompt tokens a turn reads for its reading speed to 
 
 
 
-def replies_said(recent: list[TurnMetrics], texts: Texts, terms: bool = False) -> tuple[str, dict[str, Any]]:
+def replies_said(recent: list[TurnMetrics], texts: Texts, terms: bool = False,
+                 per_token: float | None = None) -> tuple[str, dict[str, Any]]:
     """Replies' speed as a person pictures it (a phrase): the median wait for the first words,
     then the words a second after it (``about_words``), beside the speed people read
     (``SLOW_TPS``, as fit says a slow plan); the writing speed of the replies long enough to time
     (``REPLY_RATE_MIN``, as F4 says a model's). ``terms``: each figure's term after it, "(TTFT
     900 ms)", "(70.0 tok/s)", where the rows' figures are to be compared with it, in place of
     the speed people read (F5's line after a profile switch said "median 70.0 tok/s, TTFT 900 ms"
-    alone; with both it took four lines at 80 columns). ``recent``: not empty."""
+    alone; with both it took four lines at 80 columns). ``recent``: not empty. ``per_token``: the
+    words a token of the replies themselves (``MetricsHistory.words_per_token``)."""
     wait_ms = statistics.median(turn.ttft_ms for turn in recent)
     wait_s = wait_ms / 1000
     wait = ("unit.s", {"n": f"{max(wait_s, 0.1):.1f}"}) if wait_s < 10 else duration(wait_s, texts.get)
@@ -63,7 +71,7 @@ def replies_said(recent: list[TurnMetrics], texts: Texts, terms: bool = False) -
         return "dash.first_words", {"wait": wait, "ttft": ttft}
     tps = statistics.median(rates)
     return "dash.first_words_then", {
-        "wait": wait, "ttft": ttft, "words": about_words(tps, texts.get),
+        "wait": wait, "ttft": ttft, "words": about_words(tps, texts.get, per_token),
         "rate": ("dash.rate_term", {"tps": f"{tps:.1f}"}) if terms else "",
         "pace": "" if terms else ("dash.pace_fast" if tps >= SLOW_TPS else "dash.pace_slow", {})}
 
@@ -74,29 +82,34 @@ def recent_replies(turns: list[TurnMetrics]) -> list[TurnMetrics]:
     return timed_replies(turns)[-REPLIES_TIMED:] or turns[-REPLIES_TIMED:]
 
 
-def replies_headline(turns: list[TurnMetrics], texts: Texts) -> str:
+def replies_headline(turns: list[TurnMetrics], texts: Texts, per_token: float | None = None) -> str:
     """The last replies' speed in one sentence a person pictures, at the top of F5
     (``replies_said``): medians of the ``recent_replies``; "" with none. The rows under it
     were jargon to a first user ("TTFT per turn", "Decode tok/s")."""
     recent = recent_replies(turns)
     if not recent:
         return ""
-    said = replies_said(recent, texts)
+    said = replies_said(recent, texts, per_token=per_token)
     return texts("dash.headline_one", said=said) if len(recent) == 1 else texts("dash.headline", n=len(recent), said=said)
 
 
-def live_said(tokens: int, rate: float | None, texts: Texts) -> str:
+def live_said(tokens: int, rate: float | None, texts: Texts, words: int | None = None,
+              per_token: float | None = None) -> str:
     """F5's line while a reply is written: the words so far and a second (``about_words``, as the
     headline says them), then the engineers' figures ("Generating: 212 tokens so far, 80.1 tok/s"
     was jargon to a first user). One line of 80 columns, in Turkish too. Before the first word
     (the prompt read, the office server's queue) it says so: it said "about 0.0 words so far".
-    The words so far are a count, whole ("0.8" after a token)."""
+    The words so far are a count, whole ("0.8" after a token): ``words``, those of the reply as
+    written (counted), and its rate by the reply's own words a token once it has a few, else by
+    ``per_token`` (the earlier replies'), not the UI's language's figure."""
     if not tokens:
         return texts("dash.live_waiting")
-    words = tokens * words_per_token(texts.get)
-    said = about_words(tokens, texts.get) if words >= 2 else str(max(round(words), 1))
+    if words is not None and tokens >= REPLY_RATE_MIN and words:
+        per_token = words / tokens
+    counted = words if words is not None else tokens * (per_token or words_per_token(texts.get))
+    said = rounded_words(counted) if counted >= 2 else str(max(round(counted), 1))
     return texts("dash.live", words=said, n=f"{tokens:,}",
-                 rate=about_words(rate, texts.get) if rate else "…", tps=f"{rate:,.1f}" if rate else "…")
+                 rate=about_words(rate, texts.get, per_token) if rate else "…", tps=f"{rate:,.1f}" if rate else "…")
 
 
 class Heights(Sparkline):
@@ -256,7 +269,8 @@ class DashboardScreen(AppScreen, Screen[None]):
         def series(name: str) -> list[float]:
             return [float(getattr(turn, name)) for turn in run.turns]
 
-        headline = replies_headline(run.turns, t)
+        per_token = hist.words_per_token()  # (the replies' own words a token: not the UI's language's)
+        headline = replies_headline(run.turns, t, per_token)
         self._put("#headline", headline)
         if self.query_one("#headline").display != bool(headline):
             self.query_one("#headline").display = bool(headline)
@@ -266,7 +280,9 @@ class DashboardScreen(AppScreen, Screen[None]):
             said = app.summarize_screen().state_said
             self._put("#live", t("dash.summarizing", name=app.summarizing, state=said), one_line=True)
         elif app.generating:
-            self._put("#live", live_said(app.live_tokens, live, t), one_line=True)
+            view = app.reply_view
+            self._put("#live", live_said(app.live_tokens, live, t, words_in(view.content) if view is not None else None,
+                                         per_token), one_line=True)
         else:
             n = len(hist.turns)
             self._put("#live", t("dash.turns_one") if n == 1 else t("dash.turns", n=n), one_line=True)
@@ -279,7 +295,7 @@ class DashboardScreen(AppScreen, Screen[None]):
             earlier_turns = recent_replies(before.turns)
             n_before = len(earlier_turns)
             earlier = t("dash.before_one" if n_before == 1 else "dash.before", name=self._title(before), n=n_before,
-                        said=replies_said(earlier_turns, t, terms=True))
+                        said=replies_said(earlier_turns, t, terms=True, per_token=per_token))
             n_now = len(run.turns)
             now = ("dash.since_switch_none", "dash.since_switch_one")[n_now] if n_now < 2 else "dash.since_switch"
             self._put("#switch-line", t(now, name=now_name, n=n_now) + " " + earlier)
@@ -291,8 +307,10 @@ class DashboardScreen(AppScreen, Screen[None]):
         turns_span = t("dash.axis_turn_one") if n_turns == 1 else t("dash.axis_turns", n=n_turns)
         # the decode row plots the reply being written too: its span counts it (the first reply's
         # live bar said "last 0 turns")
+        # (counted as the other rows and the headline count them, this reply apart: "last 3 turns" beside
+        # "last 2 turns" and "Your last 2 replies" read as two counts of one conversation's replies)
         decode_span = (turns_span if len(decode) == n_turns else t("dash.axis_this_reply") if len(decode) == 1
-                       else t("dash.axis_turns", n=len(decode)))
+                       else t("dash.axis_reply_and_this") if n_turns == 1 else t("dash.axis_replies_and_this", n=n_turns))
         self.query_one("#row-ttft", MetricRow).set(
             t("dash.ttft"), series("ttft_ms"), t.number(f"{last.ttft_ms:,.0f} ms") if last else "–", "ms", turns_span
         )
@@ -325,6 +343,8 @@ class DashboardScreen(AppScreen, Screen[None]):
                 widget.display = local
         kv_size = app.engine_info.n_ctx if app.engine_info else (last.kv_size if last else 0)
         kv_used = last.kv_used if last and last.kv_size == kv_size else 0
+        if app.generating:  # it fills as the reply is written (it stood still until the reply's end)
+            kv_used = min(kv_size, kv_used + app.live_tokens)
         self._put("#kv-name", t("dash.kv"), one_line=True)
         bar = self.query_one("#kv-bar", ProgressBar)
         bar.update(total=max(kv_size, 1), progress=kv_used)

@@ -543,6 +543,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
             if done:
                 self._made_at = time.time()
                 self._keep()
+            if self.wapp.pending_document is not None:  # its line says whether the summary goes in its place
+                self.wapp._attach_document(self.wapp.pending_document)
             if self.app.screen is not self and self.path is not None:
                 self.app.notify(t("summarize.ready", name=self.path.name), timeout=10)
             # last: behind another screen the Markdown's blocks mount only once it shows again
