@@ -995,6 +995,14 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         app.screen.refresh_view()
         assert str(app.screen.query_one("#row-decode .metric-name").render()).endswith(
             {"en": "\nlast 2 turns + this one", "tr": "\nson 2 tur + bu yanıt"}[lang])
+        # a reasoning model thinking (no answer yet): its thought's words are the reply's words so far (it said "1")
+        from workstation.tui.widgets.message_view import MessageView
+
+        app.live_tokens, app.reply_view = 40, MessageView("assistant", "", app.texts, reasoning="step " * 30)
+        app.screen.refresh_view()
+        assert str(app.screen.query_one("#live").render()).startswith(
+            {"en": "Writing: about 30 words so far", "tr": "Yazılıyor: yaklaşık 30 sözcük"}[lang])
+        app.reply_view = None
         app.generating, app.live_tokens, app._t_first, app._t_last = False, 0, None, None
         app.screen.refresh_view()
         assert str(app.screen.query_one("#headline").render()) == {

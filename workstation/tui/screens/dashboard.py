@@ -280,9 +280,10 @@ class DashboardScreen(AppScreen, Screen[None]):
             said = app.summarize_screen().state_said
             self._put("#live", t("dash.summarizing", name=app.summarizing, state=said), one_line=True)
         elif app.generating:
-            view = app.reply_view
-            self._put("#live", live_said(app.live_tokens, live, t, words_in(view.content) if view is not None else None,
-                                         per_token), one_line=True)
+            view = app.reply_view  # its words so far, its thinking's with them as its tokens count them
+            # (as the history counts a reply's: a reasoning model thinking read "about 1 word so far" of 40 tokens)
+            words = words_in(view.content) + words_in(view.reasoning) if view is not None else None
+            self._put("#live", live_said(app.live_tokens, live, t, words, per_token), one_line=True)
         else:
             n = len(hist.turns)
             self._put("#live", t("dash.turns_one") if n == 1 else t("dash.turns", n=n), one_line=True)
