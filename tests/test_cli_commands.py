@@ -1789,16 +1789,16 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
         f"shorter\". To continue the last one (\"Weekly notes\"): workstation chat -c {other.id} 'Make it shorter'\n")
     notes = tmp_path / "notes.txt"
     notes.write_text("The canteen closes at two.\n", encoding="utf-8")
-    with notes.open(encoding="utf-8") as piped, pytest.raises(SystemExit):
-        monkeypatch.setattr(sys, "stdin", piped)  # text piped in: no conversation begun named after the message
-        main(["chat", "-c", "Make it shorter"])
-    assert "(--new starts one of that name with the piped text)" in capsys.readouterr().err
+    with notes.open(encoding="utf-8") as piped:  # text piped in: `-c NAME` continues or starts NAME, as a
+        monkeypatch.setattr(sys, "stdin", piped)  # script's `… | chat -c "Project X"` (it was refused)
+        assert main(["chat", "-c", "Project X", "--max-tokens", "2"]) == 0
+    assert 'Started a new conversation "Project X"' in capsys.readouterr().err
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     with pytest.raises(SystemExit):
         main(["chat", "-c", "Make it shorter", "--lang", "tr"])
-    assert "Son sohbete (\"Weekly notes\") devam etmek için: workstation chat -c" in capsys.readouterr().err
+    assert "Son sohbete (\"Project X\") devam etmek için: workstation chat -c" in capsys.readouterr().err
     store = ConversationStore()
-    assert [c.title for c in store.list()] == ["Weekly notes"]
+    assert sorted(c.title for c in store.list()) == ["Project X", "Weekly notes"]
     store.close()
 
 

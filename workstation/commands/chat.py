@@ -156,8 +156,10 @@ def run(args: argparse.Namespace) -> int:
     if args.new and args.conversation is None:  # (it was dropped without a word: a reply not kept as meant)
         print("workstation: " + t("chat_cmd.new_without_c", name=t("cli.name")), file=sys.stderr)
         raise SystemExit(2)  # as the command line's other mistakes
-    if args.conversation is not None and args.text is None and not args.new:
-        _name_first(args.conversation, t, piped=_piped())
+    if args.conversation is not None and args.text is None and not args.new and not _piped():
+        # (with text piped in, `-c NAME` continues or starts NAME, as its help says: a script's
+        # `… | chat -c "Project X"` was refused on its first run, and --new starts one each run)
+        _name_first(args.conversation, t)
     if args.text is None and not _piped():  # (`echo hi | chat` said "needs text": it reads the pipe now)
         named = f" -c {shell_word(args.conversation)}" if args.conversation is not None else ""
         print("workstation: " + t("chat_cmd.needs_text", command=cli("chat" + named), help=cli("chat --help")),
@@ -477,11 +479,11 @@ def _conversation_profile(conversation: _Conversation, profile: Profile, args: a
     return own
 
 
-def _name_first(name: str, t: Texts, piped: bool) -> None:
+def _name_first(name: str, t: Texts) -> None:
     """``chat -c WORDS`` with no message after them, WORDS no saved conversation's name nor a
-    likely typo of one: a message meant for the last conversation (``llm -c "…"`` continues
-    it), said with the command that continues that one; it said "needs text", and with text
-    piped in it began a conversation named after the message. --new begins one of that name."""
+    likely typo of one, and no text piped in: a message meant for the last conversation
+    (``llm -c "…"`` continues it), said with the command that continues that one; it said
+    "needs text". --new begins one of that name."""
     from workstation.commands.conversations import find_conversation, likely_meant
 
     store = ConversationStore(read_only=True)
@@ -494,12 +496,11 @@ def _name_first(name: str, t: Texts, piped: bool) -> None:
     if likely_meant(titles, name, cutoff=0.75) is not None:  # a mistyped name: said as one (_conversation)
         return
     said = f"'{name}'" if "'" not in name else shell_word(name)  # (as it would be typed, pasted back)
-    new = t("chat_cmd.name_first_new") if piped else ""
     if titles:
-        line = t("chat_cmd.name_first", name=name, new=new, title=titles[0].title,
+        line = t("chat_cmd.name_first", name=name, title=titles[0].title,
                  command=cli(f"chat -c {titles[0].id} {said}"))
     else:
-        line = t("chat_cmd.name_first_none", name=name, new=new, command=cli(f"chat -c {t('cli.name')} {said}"))
+        line = t("chat_cmd.name_first_none", name=name, command=cli(f"chat -c {t('cli.name')} {said}"))
     print("workstation: " + line, file=sys.stderr)
     raise SystemExit(2)  # as "needs text" and the command line's other mistakes
 
