@@ -291,9 +291,10 @@ def test_audit_content_only_when_turned_on(scheduler: Scheduler) -> None:
 
 # --- revocation and profile limits ---------------------------------------------------------------
 def test_a_revoked_key_fails_on_its_next_request(
-    scheduler: Scheduler, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    scheduler: Scheduler, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from workstation.core.errors import EngineError
+    from workstation.core.profiles import Sampling
     from workstation.core.remote import RemoteEngine
     from workstation.tui.i18n import Texts
 
@@ -330,10 +331,26 @@ def test_a_revoked_key_fails_on_its_next_request(
                 RemoteEngine(desk)
             assert Texts("tr").error(desk_said.value).startswith(
                 f"{o.url} adresindeki sunucu API anahtarını (WS_DESK_KEY içindeki) {said}"), Texts("tr").error(desk_said.value)
+        # carol's desk reads her key from a file; loaded, then her key revoked
+        key_file = tmp_path / "api-key"
+        key_file.write_text(o.keys["carol"] + "\n", encoding="utf-8")
+        key_file.chmod(0o600)
+        carols = RemoteEngine(make_profile(backend="openai", model="", remote={"base_url": o.url,
+                                                                               "api_key_file": str(key_file)}))
         # every key revoked: the server stays closed, it does not open to everyone
         assert main(["keys", "revoke", "carol"]) == 0
         anyone = httpx.post(f"{o.url}/chat/completions", json={"messages": QUESTION, "max_tokens": 2})
         assert anyone.status_code == 401
+        with pytest.raises(EngineError) as desk_said:
+            carols.run_chat(QUESTION, Sampling(max_tokens=2))
+        assert desk_said.value.said[0][0] == "remote.key_revoked"
+        # as told, she asks for a new key and puts it in the file: the next message goes with it (the key
+        # read as the profile loaded went on being sent, "revoked", until the app was started again)
+        capsys.readouterr()
+        assert main(["keys", "add", "carol"]) == 0
+        key_file.write_text(capsys.readouterr().out.strip() + "\n", encoding="utf-8")
+        assert carols.run_chat(QUESTION, Sampling(max_tokens=2)).metrics.predicted_n > 0
+        carols.close()
 
 
 def test_a_key_limited_to_other_profiles_cannot_reach_this_one(

@@ -285,6 +285,21 @@ def key_from_profile(remote: Remote) -> str | None:
     return os.environ.get(remote.api_key_env) if remote.api_key_env else None
 
 
+def _checked_key(remote: Remote, key: str | None) -> str:
+    """A desk profile's key as sent ("" for none), refused where it cannot be one."""
+    key = (key or "").strip()
+    from workstation.core.keys import bearer_before
+
+    if key and bearer_before(key):  # (a key file's is said by key_from_file)
+        raise ProfileError(said=[("key.bearer", {"named": key_source(remote) or "the profile"})])
+    if key and (not key.isprintable() or " " in key or not key.isascii()):
+        raise ProfileError(  # pasted with a line break or a space inside, or with typographic quotes
+            f"The API key in {key_source(remote) or 'the profile'} is not a key: it holds a space, a line "
+            "break or a character a key never has; copy it again from where it was given."
+        )
+    return key
+
+
 class RemoteEngine:
     """Same interface as ``Engine``; ``cancel()`` may be called from any thread."""
 
@@ -303,16 +318,8 @@ class RemoteEngine:
         # a variable that is not set means no key (a local server without one); a server that
         # wants one answers 401 and the error names the variable. ``api_key``: the key itself
         # (the TUI's chat on the server it started), used instead of the variable
-        key = (api_key or key_from_profile(remote) or "").strip()
-        from workstation.core.keys import bearer_before
-
-        if key and bearer_before(key):  # (a key file's is said by key_from_file)
-            raise ProfileError(said=[("key.bearer", {"named": key_source(remote) or "the profile"})])
-        if key and (not key.isprintable() or " " in key or not key.isascii()):
-            raise ProfileError(  # pasted with a line break or a space inside, or with typographic quotes
-                f"The API key in {key_source(remote) or 'the profile'} is not a key: it holds a space, a line "
-                "break or a character a key never has; copy it again from where it was given."
-            )
+        self._given_key = api_key is not None
+        key = _checked_key(remote, api_key or key_from_profile(remote))
         self.has_key = bool(key)
         if key:
             headers["Authorization"] = f"Bearer {key}"
@@ -380,6 +387,20 @@ class RemoteEngine:
             served = ", ".join(self.listed[:5]) + (f" (and {len(self.listed) - 5:,} more)" if len(self.listed) > 5 else "")
             self.load_notes.append(("fit.setting_note", {"what": ("remote.serves_other", {
                 "url": self.base_url, "served": served, "model": self.model})}))
+
+    def _key_again(self) -> None:
+        """The profile's key read again before a request: a person whose key was revoked ("ask
+        whoever runs the server for a new key") puts the new one in the key file and sends again;
+        the key read as the profile loaded went on being sent, refused as revoked until the app
+        was started again. (A key given to the engine itself stays.)"""
+        if self._given_key:
+            return
+        key = _checked_key(self.profile.remote, key_from_profile(self.profile.remote))
+        self.has_key = bool(key)
+        if key:
+            self.client.headers["Authorization"] = f"Bearer {key}"
+        else:
+            self.client.headers.pop("Authorization", None)
 
     def _key_problem(self, response: httpx.Response) -> EngineError:
         remote = self.profile.remote
@@ -860,6 +881,7 @@ class RemoteEngine:
         server loading its model (503 ``loading``, ``Retry-After``: restarted by its admin), which
         had held the request until loaded. Esc (cancel) ends the wait; the last answer is then
         the response."""
+        self._key_again()
         until = time.monotonic() + self.profile.remote.timeout_s
         while True:
             with self.client.stream("POST", path, json=payload) as response:
