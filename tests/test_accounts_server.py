@@ -749,6 +749,26 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
             memo = Document(source="memo.txt", kind="text", text="Ayla orders paper on Monday.")
             summarize_document(desk, memo, desk_profile, options=SummarizeOptions(map_tokens=4, reduce_tokens=4),
                                on_progress=progressed)
+            first.join()
+            # the step that puts two parts together, behind her chat request: its wait said, and its end
+            # (F6 said "the server is slow to answer: nothing from it for 6 s" to the end of the step)
+            combining: list[SummaryProgress] = []
+
+            def combined(p: SummaryProgress) -> None:
+                nonlocal first
+                combining.append(p)
+                if p.stage == "reduce" and p.waiting is None and not first.is_alive() and len(combining) < 50:
+                    if not any(c.waiting for c in combining):  # (once: her chat request, then the step)
+                        first = threading.Thread(target=lambda: summary.run_chat(QUESTION))
+                        first.start()
+                        wait_until(lambda: o.accounts.quota._held.get("solo", 0) > 0, "the chat request running", *POLL)
+                if p.waiting is not None:
+                    summary.cancel()
+
+            two = Document(source="two.txt", kind="text", text="Ayla orders paper on Monday. " * 6
+                           + "\n\n" + "Deniz pays the bills on Friday. " * 6)
+            summarize_document(desk, two, desk_profile, options=SummarizeOptions(
+                map_tokens=4, reduce_tokens=4, chunk_tokens=48), on_progress=combined)
         finally:
             summary.cancel()
             desk.close()
@@ -759,6 +779,9 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
     assert [(k["key"], k["running"], k["waiting"]) for k in operators[0]["keys"]] == [("solo", 1, 1)], operators
     said = [p.waiting for p in progress if p.waiting is not None]
     assert said and all(w.own for w in said) and progress[-1].stage == "done", progress
+    stages = [(c.stage, c.waiting is not None) for c in combining]
+    assert ("reduce", True) in stages and stages[-1] == ("done", False), stages
+    assert stages[stages.index(("reduce", True)):][-2:] == [("reduce", False), ("done", False)], stages
     m = final.metrics
     assert m.prompt_n > 0 and 0 < m.prompt_ms < m.ttft_ms / 3, m  # the server's reading, apart from the wait
 
