@@ -108,6 +108,17 @@ def test_a_long_conversation_is_fitted_to_the_servers_context_as_the_local_engin
     final = remote.run_chat(long)
     assert final.text.strip() and final.metrics.left_out_n == 2
     assert remote.run_chat(HELLO).metrics.left_out_n == 0
+    # one message over the prompt tokens the server reads a request (serve --max-prompt-tokens, in its
+    # /models meta), well inside its context: said so (it said "with 16 kept for the reply, this
+    # profile's context (1,024 tokens) cannot hold it" of a 591-token message)
+    limit, remote.meta["max_prompt_tokens"] = remote.meta.get("max_prompt_tokens"), 100
+    try:
+        with pytest.raises(EngineError) as over:
+            remote.run_chat([{"role": "user", "content": filler}])
+    finally:
+        remote.meta["max_prompt_tokens"] = limit
+    assert Texts("tr").error(over.value).startswith("Mesaj "), over.value
+    assert "; sunucu bir istekte en fazla 100 token okuyor. Kısaltın ya da belgeyi özetleyin" in Texts("tr").error(over.value)
 
 
 def test_a_long_prompt_says_how_far_the_server_has_read_it(remote: RemoteEngine, server: RunningServer) -> None:
