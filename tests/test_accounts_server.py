@@ -291,9 +291,10 @@ def test_audit_content_only_when_turned_on(scheduler: Scheduler) -> None:
 
 # --- revocation and profile limits ---------------------------------------------------------------
 def test_a_revoked_key_fails_on_its_next_request(
-    scheduler: Scheduler, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    scheduler: Scheduler, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from workstation.core.errors import EngineError
+    from workstation.core.profiles import Sampling
     from workstation.core.remote import RemoteEngine
     from workstation.tui.i18n import Texts
 
@@ -330,10 +331,26 @@ def test_a_revoked_key_fails_on_its_next_request(
                 RemoteEngine(desk)
             assert Texts("tr").error(desk_said.value).startswith(
                 f"{o.url} adresindeki sunucu API anahtarını (WS_DESK_KEY içindeki) {said}"), Texts("tr").error(desk_said.value)
+        # carol's desk reads her key from a file; loaded, then her key revoked
+        key_file = tmp_path / "api-key"
+        key_file.write_text(o.keys["carol"] + "\n", encoding="utf-8")
+        key_file.chmod(0o600)
+        carols = RemoteEngine(make_profile(backend="openai", model="", remote={"base_url": o.url,
+                                                                               "api_key_file": str(key_file)}))
         # every key revoked: the server stays closed, it does not open to everyone
         assert main(["keys", "revoke", "carol"]) == 0
         anyone = httpx.post(f"{o.url}/chat/completions", json={"messages": QUESTION, "max_tokens": 2})
         assert anyone.status_code == 401
+        with pytest.raises(EngineError) as desk_said:
+            carols.run_chat(QUESTION, Sampling(max_tokens=2))
+        assert desk_said.value.said[0][0] == "remote.key_revoked"
+        # as told, she asks for a new key and puts it in the file: the next message goes with it (the key
+        # read as the profile loaded went on being sent, "revoked", until the app was started again)
+        capsys.readouterr()
+        assert main(["keys", "add", "carol"]) == 0
+        key_file.write_text(capsys.readouterr().out.strip() + "\n", encoding="utf-8")
+        assert carols.run_chat(QUESTION, Sampling(max_tokens=2)).metrics.predicted_n > 0
+        carols.close()
 
 
 def test_a_key_limited_to_other_profiles_cannot_reach_this_one(
@@ -732,6 +749,26 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
             memo = Document(source="memo.txt", kind="text", text="Ayla orders paper on Monday.")
             summarize_document(desk, memo, desk_profile, options=SummarizeOptions(map_tokens=4, reduce_tokens=4),
                                on_progress=progressed)
+            first.join()
+            # the step that puts two parts together, behind her chat request: its wait said, and its end
+            # (F6 said "the server is slow to answer: nothing from it for 6 s" to the end of the step)
+            combining: list[SummaryProgress] = []
+
+            def combined(p: SummaryProgress) -> None:
+                nonlocal first
+                combining.append(p)
+                if p.stage == "reduce" and p.waiting is None and not first.is_alive() and len(combining) < 50:
+                    if not any(c.waiting for c in combining):  # (once: her chat request, then the step)
+                        first = threading.Thread(target=lambda: summary.run_chat(QUESTION))
+                        first.start()
+                        wait_until(lambda: o.accounts.quota._held.get("solo", 0) > 0, "the chat request running", *POLL)
+                if p.waiting is not None:
+                    summary.cancel()
+
+            two = Document(source="two.txt", kind="text", text="Ayla orders paper on Monday. " * 6
+                           + "\n\n" + "Deniz pays the bills on Friday. " * 6)
+            summarize_document(desk, two, desk_profile, options=SummarizeOptions(
+                map_tokens=4, reduce_tokens=4, chunk_tokens=48), on_progress=combined)
         finally:
             summary.cancel()
             desk.close()
@@ -742,6 +779,9 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
     assert [(k["key"], k["running"], k["waiting"]) for k in operators[0]["keys"]] == [("solo", 1, 1)], operators
     said = [p.waiting for p in progress if p.waiting is not None]
     assert said and all(w.own for w in said) and progress[-1].stage == "done", progress
+    stages = [(c.stage, c.waiting is not None) for c in combining]
+    assert ("reduce", True) in stages and stages[-1] == ("done", False), stages
+    assert stages[stages.index(("reduce", True)):][-2:] == [("reduce", False), ("done", False)], stages
     m = final.metrics
     assert m.prompt_n > 0 and 0 < m.prompt_ms < m.ttft_ms / 3, m  # the server's reading, apart from the wait
 

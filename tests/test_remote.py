@@ -108,6 +108,17 @@ def test_a_long_conversation_is_fitted_to_the_servers_context_as_the_local_engin
     final = remote.run_chat(long)
     assert final.text.strip() and final.metrics.left_out_n == 2
     assert remote.run_chat(HELLO).metrics.left_out_n == 0
+    # one message over the prompt tokens the server reads a request (serve --max-prompt-tokens, in its
+    # /models meta), well inside its context: said so (it said "with 16 kept for the reply, this
+    # profile's context (1,024 tokens) cannot hold it" of a 591-token message)
+    limit, remote.meta["max_prompt_tokens"] = remote.meta.get("max_prompt_tokens"), 100
+    try:
+        with pytest.raises(EngineError) as over:
+            remote.run_chat([{"role": "user", "content": filler}])
+    finally:
+        remote.meta["max_prompt_tokens"] = limit
+    assert Texts("tr").error(over.value).startswith("Mesaj "), over.value
+    assert "; sunucu bir istekte en fazla 100 token okuyor. Kısaltın ya da belgeyi özetleyin" in Texts("tr").error(over.value)
 
 
 def test_a_long_prompt_says_how_far_the_server_has_read_it(remote: RemoteEngine, server: RunningServer) -> None:
@@ -157,10 +168,17 @@ def test_a_desk_pc_waits_for_a_free_slot_as_the_server_asks(
         smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With every slot and the queue taken the server answers 429 with Retry-After; the desk
     PC gave up at once ("busy with other people's requests; try again in 1 s", exit 1) where
-    Ollama's queue holds a request. It asks again after the time named, until a slot is free."""
+    Ollama's queue holds a request. It asks again after the time named, until a slot is free,
+    and says why it waits (it said "the server is slow to answer" of a server that had answered
+    at once that every slot was taken)."""
     import threading
 
+    from workstation.commands import waiting_line
+    from workstation.core.events import finished_turn
+    from workstation.tui.widgets.message_view import waiting_key
+
     monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
+    monkeypatch.setattr(remote_module, "QUIET_SAID_AFTER_S", 0.0)  # (5 s in use; no time is asserted)
     with serve(write_profile(tmp_path, smollm2_path), "--parallel", "1", "--queue", "0", api_key=KEY) as srv:
         first, second = RemoteEngine(remote_profile(srv.base_url)), RemoteEngine(remote_profile(srv.base_url))
         writing = threading.Event()
@@ -176,7 +194,8 @@ def test_a_desk_pc_waits_for_a_free_slot_as_the_server_asks(
         other.start()
         try:
             assert writing.wait(60)
-            reply = second.run_chat(HELLO, Sampling(temperature=0.0, max_tokens=4))
+            events = list(second.stream_chat(HELLO, Sampling(temperature=0.0, max_tokens=4), reading=True))
+            reply = finished_turn(iter(events))
         finally:
             other.join(120)
             first.close()
@@ -184,6 +203,12 @@ def test_a_desk_pc_waits_for_a_free_slot_as_the_server_asks(
         assert reply.text and reply.metrics.stop_reason != "failed"
         assert done and done[0].metrics.predicted_n == 160
         assert srv.metric("workstation:requests_rejected_total") >= 1  # it was refused, and waited
+        [busy, *_] = [e for e in events if isinstance(e, ServerWaiting) and e.held] or [None]
+        assert busy is not None and busy.held == "server_busy" and not busy.own, events
+        assert Texts("tr")(waiting_key("chat", busy.own, busy.held), s="7") == (
+            "bekleniyor: sunucu başka kişilerin istekleriyle meşgul; biri bitince sizinki başlar… 7 sn (Esc durdurur)")
+        assert waiting_line(busy) == ("waiting: the server is busy with other people's requests; this one goes when "
+                                      "one ends (Ctrl-C stops)…")
 
 
 def test_a_desk_pc_waits_while_the_server_loads_its_model(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:

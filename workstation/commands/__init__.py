@@ -154,13 +154,18 @@ def asked_yes(question: str, without_terminal: str, t: Texts | None = None) -> b
 
 def waiting_line(event: ServerWaiting, t: Texts | None = None) -> str:
     """What a silent office server is doing (``ServerWaiting``), a line on stderr: before the
-    first word, behind the person's own other request or slow; in the middle of a reply. In
+    first word, behind the person's own other request, every slot taken by others, the server
+    starting, or slow; in the middle of a reply. In
     ``t``'s language (English without)."""
     from workstation.tui.i18n import Texts
 
     t = t or Texts("en")
-    return t("commands.waiting_stalled" if event.stalled else "commands.waiting_own" if event.own
-             else "commands.waiting_slow")
+    if event.stalled:
+        return t("commands.waiting_stalled")
+    if event.own:
+        return t("commands.waiting_own")
+    return t({"server_busy": "commands.waiting_busy", "loading": "commands.waiting_loading"}.get(event.held,
+                                                                                              "commands.waiting_slow"))
 
 
 _json_out = [False]  # whether this run printed its JSON (a failure after it adds none)

@@ -51,11 +51,12 @@ def check_sent(messages: list[Message]) -> None:
 
 TOO_LONG = "engine.too_long"  # the phrase of a message the context cannot hold, even alone
 TOO_LONG_INSTRUCTIONS = "engine.instructions_too_long"  # ... beside instructions that take most of it
+OVER_PROMPT_LIMIT = "engine.over_prompt_limit"  # ... over the prompt tokens a server reads a request
 
 
 def too_long(err: WorkstationError) -> bool:
     """Whether a turn failed because the context cannot hold its message (with the instructions)."""
-    return bool(err.said) and err.said[0][0] in (TOO_LONG, TOO_LONG_INSTRUCTIONS)
+    return bool(err.said) and err.said[0][0] in (TOO_LONG, TOO_LONG_INSTRUCTIONS, OVER_PROMPT_LIMIT)
 
 
 def fit_history(
@@ -136,6 +137,11 @@ def fit_history(
         if any(m["role"] == "system" for m in body) and told > room // 2:  # left no room beside them
             raise EngineError(said=[(TOO_LONG_INSTRUCTIONS, {"n": f"{told:,}", "ctx": f"{n_ctx:,}",
                                                              "reserve": f"{reserve:,}"})])
+        if most is not None and most < n_ctx - reserve and n <= n_ctx - reserve:
+            # the server's prompt limit (serve --max-prompt-tokens), not the context: "with 1,024 kept
+            # for the reply, this profile's context (4,096 tokens) cannot hold it" of 1,499 tokens
+            raise EngineError(said=[(OVER_PROMPT_LIMIT, {"n": f"{n:,}", "most": f"{most:,}",
+                                                         "summarize": cli("summarize")})])
         raise EngineError(said=[(TOO_LONG, {"n": f"{n:,}", "ctx": f"{n_ctx:,}", "reserve": f"{reserve:,}",
                                             "summarize": cli("summarize")})])
     start = first(starts[1:], lambda k: tokens(k) <= room)  # as few left out as make room

@@ -58,6 +58,9 @@ class ServerWaiting:
     seconds: float
     own: bool = False
     stalled: bool = False
+    # the server answered why it holds the request back, and is asked again: ``server_busy`` (every
+    # slot taken by other people's requests) or ``loading`` (restarted, loading its model)
+    held: str = ""
 
 
 @dataclass

@@ -396,6 +396,9 @@ ENGLISH: dict[str, str] = {
     "engine.too_long": ("The message is {n} tokens; with {reserve} kept for the reply, this profile's context "
                         "({ctx} tokens) cannot hold it. Shorten it, or summarize the document (F6 in the app, "
                         "'{summarize}' on the command line)."),
+    "engine.over_prompt_limit": ("The message is {n} tokens; the server reads at most {most} tokens a request. "
+                                 "Shorten it, or summarize the document (F6 in the app, '{summarize}' on the "
+                                 "command line)."),
     "engine.instructions_too_long": ("The instructions take {n} of this profile's {ctx} tokens of context, and "
                                      "{reserve} are kept for the reply: no message fits beside them. Shorten "
                                      "them (Alt+I in the app, --system on the command line) or the profile's "

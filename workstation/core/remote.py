@@ -285,6 +285,21 @@ def key_from_profile(remote: Remote) -> str | None:
     return os.environ.get(remote.api_key_env) if remote.api_key_env else None
 
 
+def _checked_key(remote: Remote, key: str | None) -> str:
+    """A desk profile's key as sent ("" for none), refused where it cannot be one."""
+    key = (key or "").strip()
+    from workstation.core.keys import bearer_before
+
+    if key and bearer_before(key):  # (a key file's is said by key_from_file)
+        raise ProfileError(said=[("key.bearer", {"named": key_source(remote) or "the profile"})])
+    if key and (not key.isprintable() or " " in key or not key.isascii()):
+        raise ProfileError(  # pasted with a line break or a space inside, or with typographic quotes
+            f"The API key in {key_source(remote) or 'the profile'} is not a key: it holds a space, a line "
+            "break or a character a key never has; copy it again from where it was given."
+        )
+    return key
+
+
 class RemoteEngine:
     """Same interface as ``Engine``; ``cancel()`` may be called from any thread."""
 
@@ -303,16 +318,8 @@ class RemoteEngine:
         # a variable that is not set means no key (a local server without one); a server that
         # wants one answers 401 and the error names the variable. ``api_key``: the key itself
         # (the TUI's chat on the server it started), used instead of the variable
-        key = (api_key or key_from_profile(remote) or "").strip()
-        from workstation.core.keys import bearer_before
-
-        if key and bearer_before(key):  # (a key file's is said by key_from_file)
-            raise ProfileError(said=[("key.bearer", {"named": key_source(remote) or "the profile"})])
-        if key and (not key.isprintable() or " " in key or not key.isascii()):
-            raise ProfileError(  # pasted with a line break or a space inside, or with typographic quotes
-                f"The API key in {key_source(remote) or 'the profile'} is not a key: it holds a space, a line "
-                "break or a character a key never has; copy it again from where it was given."
-            )
+        self._given_key = api_key is not None
+        key = _checked_key(remote, api_key or key_from_profile(remote))
         self.has_key = bool(key)
         if key:
             headers["Authorization"] = f"Bearer {key}"
@@ -380,6 +387,20 @@ class RemoteEngine:
             served = ", ".join(self.listed[:5]) + (f" (and {len(self.listed) - 5:,} more)" if len(self.listed) > 5 else "")
             self.load_notes.append(("fit.setting_note", {"what": ("remote.serves_other", {
                 "url": self.base_url, "served": served, "model": self.model})}))
+
+    def _key_again(self) -> None:
+        """The profile's key read again before a request: a person whose key was revoked ("ask
+        whoever runs the server for a new key") puts the new one in the key file and sends again;
+        the key read as the profile loaded went on being sent, refused as revoked until the app
+        was started again. (A key given to the engine itself stays.)"""
+        if self._given_key:
+            return
+        key = _checked_key(self.profile.remote, key_from_profile(self.profile.remote))
+        self.has_key = bool(key)
+        if key:
+            self.client.headers["Authorization"] = f"Bearer {key}"
+        else:
+            self.client.headers.pop("Authorization", None)
 
     def _key_problem(self, response: httpx.Response) -> EngineError:
         remote = self.profile.remote
@@ -534,9 +555,10 @@ class RemoteEngine:
                 raise EngineError("Not sent: an earlier request failed.")
             final: TurnFinished | None = None
             try:
+                held: list[str] = []
                 turn = self._turn(conversations[i], sampling or self.profile.sampling, tag=tag,
-                                  reading=on_step is not None)
-                for event in self._saying_waits(turn) if on_step is not None else turn:
+                                  reading=on_step is not None, held=held)
+                for event in self._saying_waits(turn, held) if on_step is not None else turn:
                     if isinstance(event, TurnFinished):
                         final = event
                     elif on_step is not None:
@@ -568,10 +590,11 @@ class RemoteEngine:
         a server whose ``/models`` meta says it takes it (``workstation serve`` since it does;
         an older one refused the field), which then says how far it has read a long prompt."""
         with self.turns.turn():
-            turn = self._turn(messages, sampling or self.profile.sampling, constraints, tag=tag, reading=reading)
-            yield from self._saying_waits(turn) if reading else turn
+            held: list[str] = []
+            turn = self._turn(messages, sampling or self.profile.sampling, constraints, tag=tag, reading=reading, held=held)
+            yield from self._saying_waits(turn, held) if reading else turn
 
-    def _saying_waits(self, turn: Generator[TurnEvent, None, None]) -> Iterator[TurnEvent]:
+    def _saying_waits(self, turn: Generator[TurnEvent, None, None], held: list[str] | None = None) -> Iterator[TurnEvent]:
         """``turn``'s events, read in a thread of their own so that a server silent before the
         first word (or a part of the prompt read) for ``QUIET_SAID_AFTER_S`` is said, every second (``ServerWaiting``): behind
         the same person's other request (``/usage/today`` says the key has one running and one
@@ -583,7 +606,9 @@ class RemoteEngine:
         on a CPU server): a request the server holds unanswered has no response to close, and its
         "(Esc stops)" waited for ``remote.timeout_s``, or for the next part read. A server silent
         in the middle of a reply for ``STALLED_SAID_AFTER_S`` is said too (``stalled``), every
-        second until the next word: the reply stood half-written and looked frozen."""
+        second until the next word: the reply stood half-written and looked frozen. ``held``: the
+        code of the server's answer that holds the request back now (``_stream_when_free``), said
+        in ``ServerWaiting.held``."""
         events: queue.Queue[tuple[TurnEvent | None, BaseException | None]] = queue.Queue()
         left = threading.Event()  # the caller stopped reading (a stop string, an error of its own)
 
@@ -626,7 +651,7 @@ class RemoteEngine:
                         continue
                     if own is None:
                         own = self._queued_behind_own()
-                    yield ServerWaiting(waited, own)
+                    yield ServerWaiting(waited, own, held=held[0] if held else "")
                     continue
                 if err is not None:
                     raise err
@@ -704,7 +729,7 @@ class RemoteEngine:
 
     def _turn(
         self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None,
-        tag: str | None = None, reading: bool = False,
+        tag: str | None = None, reading: bool = False, held: list[str] | None = None,
     ) -> Generator[TurnEvent, None, None]:
         messages, left_out = self._fitted(messages, sampling)
         payload = self._payload(messages, sampling, constraints, tag)
@@ -726,7 +751,7 @@ class RemoteEngine:
         quota = False  # workstation serve said the reply stopped where the key's day ran out
         stop = "eos"
         try:
-            with self._stream_when_free(payload) as response:
+            with self._stream_when_free(payload, held=held) as response:
                 with self._lock:
                     self._responses.add(response)
                 if response.status_code in (401, 403):
@@ -852,14 +877,18 @@ class RemoteEngine:
         yield TurnFinished("".join(parts), metrics, reasoning="".join(thoughts).strip())
 
     @contextlib.contextmanager
-    def _stream_when_free(self, payload: dict[str, Any], path: str = "/chat/completions") -> Iterator[httpx.Response]:
+    def _stream_when_free(self, payload: dict[str, Any], path: str = "/chat/completions",
+                          held: list[str] | None = None) -> Iterator[httpx.Response]:
         """The request's streamed response (a POST to ``path``), once the server has a slot for it: a server with
         every slot and its queue taken (429 ``server_busy``, ``Retry-After``) is asked again
         after the time it names, for up to ``remote.timeout_s``, as Ollama's queue holds a
         request (the desk PC gave up at once: "busy with other people's requests"). The same for a
         server loading its model (503 ``loading``, ``Retry-After``: restarted by its admin), which
         had held the request until loaded. Esc (cancel) ends the wait; the last answer is then
-        the response."""
+        the response. ``held``: while it waits, the server's code for why (``server_busy``,
+        ``loading``), for the chat to say it (it said "the server is slow to answer" of a server
+        that had answered at once that every slot was taken)."""
+        self._key_again()
         until = time.monotonic() + self.profile.remote.timeout_s
         while True:
             with self.client.stream("POST", path, json=payload) as response:
@@ -869,7 +898,11 @@ class RemoteEngine:
                 busy = wait is not None and _error_fields(response)[0] == ("server_busy" if response.status_code == 429
                                                                           else "loading")
                 pause = max(1, wait or 0)  # (a "Retry-After: 0" from another server: asked again each second)
+                if held is not None:
+                    held[:] = [_error_fields(response)[0] or ""] if busy else []
                 if not busy or time.monotonic() + pause > until or self._cancel.wait(pause):
+                    if held is not None:
+                        held.clear()
                     yield response
                     return
 

@@ -341,7 +341,8 @@ class Runner:
         self.calls: list[TurnMetrics] = []
         self.tag: str | None = None  # NOT_KEPT for a long document's parts and reduce steps
         self.prefix = 0  # the prompt tokens every part's prompt begins with (cached after the first)
-        self.on_waiting: Callable[[ServerWaiting], None] | None = None  # an office server silent (``run``)
+        # an office server silent (``run``), and None once it speaks again (its wait is over)
+        self.on_waiting: Callable[[ServerWaiting | None], None] | None = None
         self.on_token: Callable[[], None] | None = None  # a token of ``run``'s reply written
 
     def cancelled(self) -> bool:
@@ -363,11 +364,18 @@ class Runner:
     def run(self, messages: list[Message], sampling: Sampling) -> tuple[str, TurnMetrics]:
         final: TurnFinished | None = None
         asked = False
+        waited = False  # a silence said: its end is said too (F6 said "the server is slow to answer:
+        # nothing from it for 6 s" to the end of a combining step the server had taken up long before)
         for event in self.engine.stream_chat(messages, sampling, tag=self.tag, reading=self.on_waiting is not None):
+            if isinstance(event, ServerWaiting) and self.on_waiting is not None:
+                waited = True
+                self.on_waiting(event)
+                continue
+            if waited and self.on_waiting is not None and isinstance(event, PromptRead | TokenDelta):
+                waited = False
+                self.on_waiting(None)
             if isinstance(event, TurnFinished):
                 final = event
-            elif isinstance(event, ServerWaiting) and self.on_waiting is not None:
-                self.on_waiting(event)
             elif isinstance(event, TokenDelta) and not asked and self.cancelled():
                 self.engine.cancel()
                 asked = True

@@ -29,13 +29,15 @@ class TokenStreamed(Message):
 class ServerWaited(Message):
     """Nothing yet from the remote server: it queues the request behind the person's own other
     one (``own``), or it is slow to answer; ``stalled``: nothing more from it for ``seconds``
-    in the middle of the reply."""
+    in the middle of the reply; ``held``: the server's code for why it holds the request back
+    (``ServerWaiting.held``)."""
 
-    def __init__(self, own: bool, stalled: bool = False, seconds: float = 0.0) -> None:
+    def __init__(self, own: bool, stalled: bool = False, seconds: float = 0.0, held: str = "") -> None:
         super().__init__()
         self.own = own
         self.stalled = stalled
         self.seconds = seconds
+        self.held = held
 
 
 class PromptProgressed(Message):

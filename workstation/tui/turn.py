@@ -275,7 +275,7 @@ class Turn(AppPart):
                 if isinstance(event, PromptRead):
                     self.post_message(PromptProgressed(event.fraction))
                 elif isinstance(event, ServerWaiting):
-                    self.post_message(ServerWaited(event.own, event.stalled, event.seconds))
+                    self.post_message(ServerWaited(event.own, event.stalled, event.seconds, event.held))
                 elif isinstance(event, TokenDelta):
                     pending.append(event.text)
                     thought.append(event.reasoning)
@@ -327,7 +327,7 @@ class Turn(AppPart):
             if event.stalled:
                 self.reply_view.server_stalled(event.seconds)
             else:
-                self.reply_view.server_waiting(event.own)
+                self.reply_view.server_waiting(event.own, event.held)
 
     @on(PromptProgressed)
     def _prompt_read(self: WorkstationApp, event: PromptProgressed) -> None:

@@ -40,6 +40,7 @@ from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.dialogs import ConfirmDialog
 from workstation.tui.widgets.line_input import LineInput
+from workstation.tui.widgets.message_view import waiting_key
 from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ScreenFooter
 
@@ -63,7 +64,7 @@ NARROW_BAR = 100  # columns: narrower, the path has a line of its own above the 
 def waiting_text(waiting: ServerWaiting, t: Texts) -> str:
     """A desk PC's office server silent during a summary, in the chat's words (F6 showed nothing
     while the server ran the person's chat request first, or sent nothing)."""
-    return t("summarize.waiting_own" if waiting.own else "summarize.server_slow", s=f"{waiting.seconds:.0f}")
+    return t(waiting_key("summarize", waiting.own, waiting.held), s=f"{waiting.seconds:.0f}")
 
 
 class RunningFooter(ScreenFooter):

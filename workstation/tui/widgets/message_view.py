@@ -63,6 +63,15 @@ def fold(content: str) -> tuple[str, str]:
 WAIT_SAID_AFTER_S = 3.0  # from this long on (a short wait stays "waiting for the first word…")
 
 
+def waiting_key(prefix: str, own: bool, held: str) -> str:
+    """The phrase for an office server that has sent nothing yet, in the chat (``prefix``
+    "chat") or a summary ("summarize"): behind the person's own other request, every slot
+    taken by other people's (``held`` ``server_busy``), starting (``loading``), else slow."""
+    if own:
+        return f"{prefix}.waiting_own"
+    return {"server_busy": f"{prefix}.waiting_busy", "loading": f"{prefix}.waiting_loading"}.get(held, f"{prefix}.server_slow")
+
+
 def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
     """TTFT, tok/s, tokens, cache hits and draft acceptance of one reply, on one line, in the
     UI's language (F7's export writes the same line)."""
@@ -251,11 +260,12 @@ class MessageView(Vertical):
         self._waiting = None
         self._tick_wait()
 
-    def server_waiting(self, own: bool) -> None:
+    def server_waiting(self, own: bool, held: str = "") -> None:
         """Nothing yet from the office server: it queues the request behind the person's own
-        other one (``own``), or it is slow to answer; said in place of "reading the
-        conversation…", which the chat said of both."""
-        self._waiting = "chat.waiting_own" if own else "chat.server_slow"
+        other one (``own``), it answered that every slot is taken or that it is loading its
+        model (``held``: its code; "slow to answer" was said of those), or it is slow to answer;
+        said in place of "reading the conversation…", which the chat said of both."""
+        self._waiting = waiting_key("chat", own, held)
         self._tick_wait()
 
     def server_stalled(self, seconds: float) -> None:
