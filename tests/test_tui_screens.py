@@ -2111,10 +2111,14 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
             await pilot.press(*["backspace"] * len(typed))
 
         for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme"), ("kaydet", "Dışa aktar"),
-                             ("indir", "Modeller"), ("pano", "Hız")):
+                             ("indir", "Modeller"), ("pano", "Hız"), ("eposta", "Ekle"), ("büyük model", "Modeller")):
             await finds(typed, found)
         app.texts = Texts("en")  # and "save" finds Export in English
-        for typed, found in (("save", "Export"), ("exit", "Quit"), ("history", "Sidebar")):
+        # …and the words a first user typed ("email", "bigger model": "No command matches"; the
+        # Attach help's own word is "e-mail"), each word of several by itself
+        for typed, found in (("save", "Export"), ("exit", "Quit"), ("history", "Sidebar"), ("email", "Attach"),
+                             ("e-mail", "Attach"), ("bigger model", "Models"), ("smaller model", "Profiles"),
+                             ("file", "Summarize"), ("turkish", "Language")):
             await finds(typed, found)
 
 
