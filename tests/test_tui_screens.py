@@ -110,6 +110,14 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         # (60 columns wide, not half the screen: a path broke mid-word, and this one took 3 lines)
         assert fine.region.height == fine.content_region.height == 2 and fine.region.width == 60, fine.region
         assert warned.region.height == warned.content_region.height + 2, warned.region
+        # a path too long for the line breaks after a slash, not inside the file's name ("…-a-cli" / "ent-Mr-Brown.md.")
+        app.notify(app.texts("conv.exported", path="/home/ayse/Documents/Exports/Write-a-short-email-to-a-client-Mr-Brown.md"),
+                   kind="export")
+        await until(pilot, lambda: any(line.rstrip().endswith("Write-a-short-email-to-a-client-Mr-Brown.md.")
+                                       for line in screen_lines(app)))
+        assert any(line.rstrip().endswith("Wrote the conversation to /home/ayse/Documents/Exports/") for line in screen_lines(app))
+        assert app._notifications and all("\n" not in n.message for n in app._notifications)  # (the notice's words as said)
+        app.put_away("export")
         assert 3.0 <= app.reading_time("Copied the last reply (9 characters).") < 4.0
         # by its characters, in any language: Turkish says as much in fewer, longer words (it went sooner)
         assert app.reading_time(Texts("tr")("load.unchanged")) == app.reading_time(Texts("en")("load.unchanged"))
