@@ -194,11 +194,24 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert [key for key, _, _ in app.screen.rows[:4]] == ["Esc", "Ctrl+R", "Ctrl+K", "Ctrl+O"]
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, KeysDialog))
+
+        async def toasts_clear_of(*what: str) -> None:  # the notices not over what is read at the screen's top
+            await until(pilot, lambda: any(toast.region for toast in app.screen.query("Toast")))
+            covered = [(toast.region, w) for toast in app.screen.query("Toast") for w in what
+                       if toast.region.overlaps(app.screen.query_one(w).region)]
+            assert not covered, covered
+
+        # (the chat's "The message box is empty" sat over F6's path box, a "Problem" over F5's speeds)
+        app.clear_notifications()  # (those above, and these two)
+        app.notify(app.texts("chat.cleared"), timeout=60)
+        app.notify(app.texts("lang.not_saved", path="/tmp/x"), severity="error", timeout=60)
+        await toasts_clear_of("#summarize-path", "#summarize-bar")
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("f5")
         await pilot.pause()
         assert type(app.screen).__name__ == "DashboardScreen"
+        await toasts_clear_of("#headline", "#row-ttft", "#row-decode", "#row-prompt", "#row-tpot", "#kv-row")
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.chat_screen
