@@ -580,11 +580,14 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
     q4 = {"records": [{"n_gpu_layers": 0, "test": "tg128", "type_k": "q4_0", "type_v": "q4_0"}]}
     save_run("bench", [ResultRow("kv-q4", "tg128", 19.0, "tok/s", str(smollm2_path), q4)], "bench -p kv-q4")
     assert "Measured here" not in model_fit(row, en)
+    # nothing measured: the plan's estimate, which is its upper bound ("About 58" where replies had 41)
+    assert re.search(r" Up to about [\d,]+ words a second \(an estimate ", model_fit(row, en)), model_fit(row, en)
     f16 = {"records": [{"n_gpu_layers": 0, "test": "tg128"}], "stddev": 3.0}
     save_run("bench", [ResultRow("office-cpu", "tg128", 96.2, "tok/s", str(smollm2_path), f16)], "bench")
-    # in words a second, as a person pictures it (96 tokens/s: about 72 words)
-    assert re.search(r" About [\d,]+ words a second .* Measured here: about 72 words a second \(bench, \d{4}-\d\d-\d\d, "
+    # in words a second, as a person pictures it (96 tokens/s: about 72 words), in place of the estimate
+    assert re.search(r"\)\. Measured here: about 72 words a second \(bench, \d{4}-\d\d-\d\d, "
                      r"profile office-cpu\)\.$", model_fit(row, en)), model_fit(row, en)
+    assert "Up to about" not in model_fit(row, en)
     # and in Turkish words, fewer of them (a Turkish word takes more tokens: 96 tokens/s are about 38)
     assert "Burada ölçülen: saniyede yaklaşık 38 sözcük (bench, " in model_fit(row, tr)
 
@@ -614,8 +617,13 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
     assert model_fit(row, en, replies=kept).endswith(" Your last 4 replies with it: about 54 words a second."), \
         model_fit(row, en, replies=kept)
     assert "Onunla son 4 yanıtınız: saniyede yaklaşık 29 sözcük." in model_fit(row, tr, replies=kept)
+    assert "Up to about" not in model_fit(row, en, replies=kept)
     said = speed_estimate(load_profile("office-cpu"), en, replies=kept)  # the load settings' (F3's E) line too
-    assert said.startswith("About ") and said.endswith(" Your last 4 replies with it: about 54 words a second."), said
+    assert said.startswith("Up to about ") and said.endswith(" Your last 4 replies with it: about 54 words a second."), said
+    # measured slower than people read: said as F3 says a slow profile ("runs on the CPU … About 0.8 words a second")
+    save_run("bench", [ResultRow("office-cpu", "tg128", 2.0, "tok/s", str(smollm2_path), f16)], "bench")
+    assert " Slow here: it would write about 1.5 words a second (a page of answer in about 6 minutes), slower than " \
+        "people read. Measured here: about 1.5 words a second" in model_fit(row, en), model_fit(row, en)
 
 
 def test_fit_plans_on_a_card_this_pc_lacks(capsys: pytest.CaptureFixture[str],
@@ -650,7 +658,7 @@ def test_fit_plans_on_a_card_this_pc_lacks(capsys: pytest.CaptureFixture[str],
     assert capsys.readouterr().out == turkish  # (this PC's free memory held still: CI saw 22 GB, then 21 GB)
     assert turkish.startswith("office-cpu: smollm2-135m-instruct-q4_1 (llama, Q4_1), bağlam 4.096, K/V f16/f16\n")
     assert re.search(r"\n  sonuç: +tamamen GPU belleğine sığar: \d+ MB / 12 GB\n", turkish), turkish
-    assert "katman  gereken" in turkish and "\n  hız:          Saniyede yaklaşık " in turkish and "tokens/s" not in turkish
+    assert "katman  gereken" in turkish and "\n  hız:          Saniyede en fazla yaklaşık " in turkish and "tokens/s" not in turkish
     assert main(["fit", "-p", "office-cpu", "--gpu", "RTX 3060", "--lang", "en"]) == 0
     assert capsys.readouterr().out == out  # (--lang en over the app's Turkish)
     with pytest.raises(SystemExit):

@@ -506,6 +506,9 @@ def test_a_title_made_from_a_long_message_ends_at_a_word() -> None:
     assert title_from_message(message) == "Write a long story about a cat who works in an"
     assert title_from_message("Short\nquestion?") == "Short question?"
     assert title_from_message("x" * 60) == "x" * 48  # one long word: cut where it must be
+    # …and not at a comma that led on (F7's file began "# Write a short email to a client, Mr Brown,")
+    message = "Write a short email to a client, Mr Brown, saying the invoice is late."
+    assert title_from_message(message) == "Write a short email to a client, Mr Brown"
 
 
 def test_a_draft_that_cannot_be_saved_is_said_in_the_apps_language(tmp_path: Path) -> None:

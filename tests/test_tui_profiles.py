@@ -178,6 +178,13 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         # its context in words, and its K/V cache's memory in words ("context 8,192 at half size" said neither)
         # (of English: the words of the language the app is in, as the box's and F5's words before a reply)
         assert "· reads up to about 380 words of English at once\n" in str(menu._prompt(1, listed[1]))
+        # its model and its helper model by the names they go by (`models list`'s), not a file or its path
+        # (the helper pair showed "SmolLM2-135M-Instruct.Q8_0.gguf" where the others showed a model's name)
+        pair = dataclasses.replace(listed[1], model="SmolLM2-135M-Instruct.Q8_0.gguf", speculative=dataclasses.replace(
+            listed[1].speculative, mode="draft", draft_model=str(smollm2_path)))
+        assert "\n  smollm2-135m-instruct-q4_1 · reads up" in str(menu._prompt(1, listed[1]))
+        assert "\n  SmolLM2-135M-Instruct.Q8_0 · reads up" in str(menu._prompt(1, pair))
+        assert "· faster with a small helper model, smollm2-135m-instruct-q4_1\n" in str(menu._prompt(1, pair))
         half = dataclasses.replace(listed[1], context=8192, kv_cache=KVCache("q8_0", "q8_0"))
         assert "· reads up to about 6,100 words of English at once, in half the usual memory\n" in str(menu._prompt(1, half))
         mixed = dataclasses.replace(half, kv_cache=KVCache("q8_0", "f16"))  # (0.77 of it: it said the usual)

@@ -110,6 +110,14 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         # (60 columns wide, not half the screen: a path broke mid-word, and this one took 3 lines)
         assert fine.region.height == fine.content_region.height == 2 and fine.region.width == 60, fine.region
         assert warned.region.height == warned.content_region.height + 2, warned.region
+        # a path too long for the line breaks after a slash, not inside the file's name ("…-a-cli" / "ent-Mr-Brown.md.")
+        app.notify(app.texts("conv.exported", path="/home/ayse/Documents/Exports/Write-a-short-email-to-a-client-Mr-Brown.md"),
+                   kind="export")
+        await until(pilot, lambda: any(line.rstrip().endswith("Write-a-short-email-to-a-client-Mr-Brown.md.")
+                                       for line in screen_lines(app)))
+        assert any(line.rstrip().endswith("Wrote the conversation to /home/ayse/Documents/Exports/") for line in screen_lines(app))
+        assert app._notifications and all("\n" not in n.message for n in app._notifications)  # (the notice's words as said)
+        app.put_away("export")
         assert 3.0 <= app.reading_time("Copied the last reply (9 characters).") < 4.0
         # by its characters, in any language: Turkish says as much in fewer, longer words (it went sooner)
         assert app.reading_time(Texts("tr")("load.unchanged")) == app.reading_time(Texts("en")("load.unchanged"))
@@ -186,11 +194,24 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert [key for key, _, _ in app.screen.rows[:4]] == ["Esc", "Ctrl+R", "Ctrl+K", "Ctrl+O"]
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, KeysDialog))
+
+        async def toasts_clear_of(*what: str) -> None:  # the notices not over what is read at the screen's top
+            await until(pilot, lambda: any(toast.region for toast in app.screen.query("Toast")))
+            covered = [(toast.region, w) for toast in app.screen.query("Toast") for w in what
+                       if toast.region.overlaps(app.screen.query_one(w).region)]
+            assert not covered, covered
+
+        # (the chat's "The message box is empty" sat over F6's path box, a "Problem" over F5's speeds)
+        app.clear_notifications()  # (those above, and these two)
+        app.notify(app.texts("chat.cleared"), timeout=60)
+        app.notify(app.texts("lang.not_saved", path="/tmp/x"), severity="error", timeout=60)
+        await toasts_clear_of("#summarize-path", "#summarize-bar")
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("f5")
         await pilot.pause()
         assert type(app.screen).__name__ == "DashboardScreen"
+        await toasts_clear_of("#headline", "#row-ttft", "#row-decode", "#row-prompt", "#row-tpot", "#kv-row")
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.chat_screen
@@ -2146,10 +2167,14 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
             await pilot.press(*["backspace"] * len(typed))
 
         for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme"), ("kaydet", "Dışa aktar"),
-                             ("indir", "Modeller"), ("pano", "Hız")):
+                             ("indir", "Modeller"), ("pano", "Hız"), ("eposta", "Ekle"), ("büyük model", "Modeller")):
             await finds(typed, found)
         app.texts = Texts("en")  # and "save" finds Export in English
-        for typed, found in (("save", "Export"), ("exit", "Quit"), ("history", "Sidebar")):
+        # …and the words a first user typed ("email", "bigger model": "No command matches"; the
+        # Attach help's own word is "e-mail"), each word of several by itself
+        for typed, found in (("save", "Export"), ("exit", "Quit"), ("history", "Sidebar"), ("email", "Attach"),
+                             ("e-mail", "Attach"), ("bigger model", "Models"), ("smaller model", "Profiles"),
+                             ("file", "Summarize"), ("turkish", "Language")):
             await finds(typed, found)
 
 

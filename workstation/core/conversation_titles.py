@@ -24,14 +24,21 @@ def clean_title(title: str) -> str:
     return one_line(title)[:MAX_TITLE_CHARS]
 
 
+# what a title cut from a message does not end with: the punctuation that leads on to the words cut
+# away ("Write a short email to a client, Mr Brown," was the title, and F7's file began with it)
+LEADS_ON = ",;:-–—([{\"'“‘«/&"
+
+
 def title_from_message(text: str, limit: int = 48) -> str:
     """A new conversation's title from its first message: cut at a word's end where it is too
-    long ("… works in an o", cut mid-word, was the name `chat -c` wanted typed back)."""
+    long ("… works in an o", cut mid-word, was the name `chat -c` wanted typed back), without
+    the punctuation after that word that leads on (``LEADS_ON``)."""
     line = one_line(text)
     if len(line) <= limit:
         return line
     cut = line[:limit + 1].rsplit(" ", 1)[0]  # (the character after the limit a space: the whole of it)
-    return cut if limit // 2 <= len(cut) <= limit else line[:limit]
+    cut = cut if limit // 2 <= len(cut) <= limit else line[:limit]
+    return cut.rstrip(LEADS_ON + " ") or cut
 
 
 def one_line(text: str) -> str:

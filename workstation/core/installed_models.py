@@ -128,6 +128,17 @@ def installed_name(path: Path) -> str:
     return by_file.get(path.name, path.stem)
 
 
+def model_name(ref: str) -> str:
+    """The name a profile's model or helper model (``model``, ``draft_model``) goes by, as
+    ``installed_name`` names its file: F3 named the helper pair's model by its file,
+    "SmolLM2-135M-Instruct.Q8_0.gguf", where the other profiles' read "smollm2-135m-instruct-q4_1"."""
+    try:
+        path = resolve_model_path(ref)
+    except WorkstationError:  # a damaged catalog is said where it is read, not here
+        return Path(ref).name.removesuffix(".gguf")
+    return installed_name(path)
+
+
 def list_installed(with_info: bool = True) -> list[InstalledModel]:
     """Every ``*.gguf`` under models/ (and the extra folders); a damaged file carries its error."""
     by_file = _names_by_file()

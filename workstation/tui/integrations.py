@@ -279,6 +279,7 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     from workstation.core.model_shapes import catalog_model
     from workstation.core.phrases import say
     from workstation.core.planner import plan
+    from workstation.core.speed_estimate import slow_phrase
 
     if row.damaged:
         return ""  # its details say why it cannot be read: no verdict repeating it
@@ -305,14 +306,18 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     except Exception:  # noqa: BLE001 - a file gone since the list was read: no verdict, never a stuck line
         return ""
     text = texts("models.fit", words=about_words(context, texts.get), verdict=say(p.verdict_phrases, texts.get))
-    if speed := speed_said(p, here is not None, texts):
-        text += " " + speed
-    if measured is not None and measured.value:  # (it said only the estimate, 207, after bench had measured 96)
+    replied = replies_said(row.path, texts, replies) if row.installed and row.path is not None else ""
+    measured_tps = measured.value if measured is not None and measured.value else None
+    if slow := slow_phrase(p, measured_tps, texts.get):  # as F3 says a slow one ("runs on the CPU … About 0.8 words a second")
+        text += " " + say([slow], texts.get)
+    elif not measured_tps and not replied and (speed := speed_said(p, here is not None, texts)):
+        text += " " + speed  # the plan's upper bound, where nothing measured it here ("About 58" where replies had 41)
+    if measured_tps:  # (it said only the estimate, 207, after bench had measured 96)
         import datetime as dt
 
         day = dt.datetime.fromisoformat(measured.created.replace("Z", "+00:00")).astimezone().date().isoformat()
         text += " " + texts("models.measured", words=about_words(measured.value, texts.get), when=texts.day(day), profile=measured.profile)
-    if row.installed and row.path is not None and (replied := replies_said(row.path, texts, replies)):
+    if replied:
         text += " " + replied
     if counted:
         text += " " + say(counted, texts.get)

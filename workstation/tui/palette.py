@@ -1,7 +1,8 @@
 """Textual's command palette (Ctrl+P) in the app's language: its "No matches found" said in it,
 its search folding Turkish letters as conversation search does (KULLANIM found nothing in
 "Kullanım", İNGİLİZCE nothing in "İngilizce", "disa" nothing in "Dışa aktar"), a command found
-by its other words too ("save": Export), and its list in the alphabet's order (code points put
+by its other words too ("save": Export, "e-mail" and "email": Attach) and by each word of
+several ("bigger model": Models), and its list in the alphabet's order (code points put
 "Çık", "Özetle" and "İstem" after z)."""
 
 from __future__ import annotations
@@ -42,11 +43,18 @@ class FoldedCommands(SystemCommandsProvider):
 
     async def search(self, query: str) -> Hits:
         """As Textual's (the name matched), and by the command's other words in the app's
-        language too (``WorkstationApp.other_words``: "save" finds Export), with the same matcher."""
+        language too (``WorkstationApp.other_words``: "save" finds Export), with the same matcher;
+        a query of several words by each of its words ("bigger model": Models, by its other word
+        "bigger" and its name), as people type what they want rather than a command's name."""
         matcher = self.matcher(query)
+        words = [self.matcher(word) for word in query.split()]
         other_words = getattr(self.app, "other_words", lambda _callback: [])
         for name, help_text, callback, *_ in self.app.get_system_commands(self.screen):
-            score = max([matcher.match(name), *(matcher.match(word) for word in other_words(callback))])
+            texts = [name, *other_words(callback)]
+            score = max(matcher.match(text) for text in texts)
+            if not score and len(words) > 1:
+                each = [max(word.match(text) for text in texts) for word in words]
+                score = sum(each) / len(each) if all(each) else 0.0
             if score > 0:
                 yield Hit(score, matcher.highlight(name), callback, help=help_text)
 

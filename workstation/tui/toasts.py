@@ -3,11 +3,16 @@ those still shown said again in the new language after F9."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
+from textual.css.query import NoMatches
 from textual.notifications import Notification, Notify, SeverityLevel
+from textual.screen import Screen
+from textual.widgets._toast import Toast, ToastRack
 
 from workstation.tui.app_part import AppPart
+from workstation.tui.line_breaks import paths_broken_at
 
 if TYPE_CHECKING:
     from workstation.tui.app import WorkstationApp
@@ -80,6 +85,31 @@ class Toasts(AppPart):
         for shown in list(self._notifications):
             if (shown.title, shown.message, shown.severity) == (new.title, new.message, new.severity):
                 self._unnotify(shown, refresh=False)
+
+    def _refresh_notifications(self: WorkstationApp) -> None:
+        """Textual's (the toasts shown on the screen), and the screen's toasts looked at after
+        each of its layouts (``_paths_broken``), once per screen."""
+        super()._refresh_notifications()  # type: ignore[misc]
+        screen = self.screen
+        if screen not in self._toasts_looked_at:
+            self._toasts_looked_at.add(screen)
+            screen.screen_layout_refresh_signal.subscribe(self, self._paths_broken)
+
+    def _paths_broken(self: WorkstationApp, screen: Screen[object]) -> None:
+        """A path in a toast broken after one of its slashes where the toast's line ends
+        (``paths_broken_at``), not inside a name: "Wrote the conversation to …Mr-Bro" with "wn.md"
+        on the next line. Once laid out (its width known); the toast's own words only: the notice
+        (``_notifications``) keeps its message as it was said."""
+        try:
+            rack = screen.get_child_by_type(ToastRack)
+        except NoMatches:
+            return
+        for toast in rack.query(Toast):
+            shown = toast._notification
+            broken = paths_broken_at(shown.message, toast.content_size.width)
+            if broken != shown.message:
+                toast._notification = dataclasses.replace(shown, message=broken)
+                toast.refresh(layout=True)
 
     def _say_toasts_again(self: WorkstationApp) -> None:
         """After F9, the toasts still shown in the language before: each said again in the new

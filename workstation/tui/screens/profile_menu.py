@@ -18,6 +18,7 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from workstation.core.errors import ProfileError
+from workstation.core.installed_models import model_name
 from workstation.core.llama_allocation import kv_share
 from workstation.core.phrases import about_words
 from workstation.core.profile_folders import whose
@@ -165,10 +166,11 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             share = kv_share(entry.kv_cache) if entry.kv_cache.k in KV_CACHE_TYPES and \
                 entry.kv_cache.v in KV_CACHE_TYPES else 1.0
             kv = min(KV_SHARES, key=lambda s: abs(math.log(s / share)))
-            detail = t("profiles.detail" if kv == 1 else f"profiles.detail_kv_{KV_SHARES[kv]}", model=entry.model,
-                       words=words)
+            detail = t("profiles.detail" if kv == 1 else f"profiles.detail_kv_{KV_SHARES[kv]}",
+                       model=model_name(entry.model), words=words)
             if entry.speculative.mode in ("draft", "lookup"):  # (its word: "draft" said nothing in Turkish)
-                detail += " · " + t(f"profiles.speculative_{entry.speculative.mode}")
+                detail += " · " + t(f"profiles.speculative_{entry.speculative.mode}",
+                                    model=model_name(entry.speculative.draft_model or ""))
             text.append(f"\n  {detail}")
         if i in self.verdicts:
             verdict = self.verdicts[i] or t("profiles.fit_unknown")
