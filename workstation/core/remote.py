@@ -432,6 +432,7 @@ class RemoteEngine:
             speculative="remote",
             parallel=self.profile.parallel,
             n_params=_whole(self.meta.get("n_params")),
+            max_prompt_tokens=_whole(self.meta.get("max_prompt_tokens")),
         )
 
     @property
