@@ -729,13 +729,18 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
         assert " server unreachable (the next message tries again) │ desk" in app.status_text()
         cut = list(app.chat_screen.query(MessageView))[-1]
         assert cut.content.strip() and cut.metrics is not None and cut.metrics["stop_reason"] == "failed"
-        assert metrics_line(cut.metrics, app.texts) == "cut off by an error"
-        assert app.store.messages(app.conversation_id)[-1].metrics == {"stop_reason": "failed"}, [(m.id, m.role, m.content[:30], m.metrics) for m in app.store.messages(app.conversation_id)]
+        # why, kept with the reply (it said only "cut off by an error" once the notice faded)
+        why = (f"Lost the connection to http://127.0.0.1:{port}/v1: the server closed the connection in the middle "
+               "of the reply (it stopped or restarted)")
+        assert metrics_line(cut.metrics, app.texts) == f"cut off: {why}", cut.metrics
+        kept = {"stop_reason": "failed", "stop_said": f"{why}."}
+        assert metrics_line(kept, Texts("tr")).startswith("yarıda kesildi: Lost the connection")
+        assert app.store.messages(app.conversation_id)[-1].metrics == kept, [(m.id, m.role, m.content[:30], m.metrics) for m in app.store.messages(app.conversation_id)]
         # the next message, the server still gone: it stayed in the chat unanswered and the box emptied
         await type_message(pilot, "Are you there?")
         await until(pilot, lambda: not app.generating and app.chat_screen.input_text() == "Are you there?")
         assert list(app.chat_screen.query(MessageView))[-1] is cut
-        assert app.store.messages(app.conversation_id)[-1].metrics == {"stop_reason": "failed"}
+        assert app.store.messages(app.conversation_id)[-1].metrics == kept
         # F3 on the same profile, the server still gone: its one sentence once (the load and the
         # old profile's load again failed alike, and the notice said the sentence twice)
         from workstation.core.profile_lookup import load_profile

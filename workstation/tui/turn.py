@@ -505,10 +505,12 @@ class Turn(AppPart):
         if view is not None:
             if (view.content or view.reasoning) and self.conversation_id is not None:
                 cut = TurnMetrics(stop_reason="failed")  # not "stopped": no one pressed Esc
+                # the reason kept with the reply, said under it (its notice fades)
+                record = {"stop_reason": "failed", "stop_said": event.reason}
                 # saved first (the view is finished while other things run); then, kept in a new
                 # conversation, that one drawn (it takes the view away: finished before)
-                gone = self._save_message("assistant", view.content, {"stop_reason": "failed"}, reasoning=view.reasoning)
-                await view.finish(view.content, cut, view.reasoning)
+                gone = self._save_message("assistant", view.content, record, reasoning=view.reasoning)
+                await view.finish(view.content, cut, view.reasoning, record=record)
                 if gone:
                     await self._show_kept_turn()
             else:
