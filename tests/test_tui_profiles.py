@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -706,7 +707,10 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
         await until(pilot, lambda: app.loading is None and said("Cannot reach the server"))
         # not "not loaded" (a server's model is not ours to load), nor "? on …" with no remote.model
         assert app.engine is None and f" not connected │ desk · the server's model on 127.0.0.1:{port}" in app.status_text()
-        with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)) as server:
+        served = tmp_path / "served" / smollm2_path.name  # (a copy: its time of change is moved below)
+        served.parent.mkdir()
+        shutil.copyfile(smollm2_path, served)
+        with serve(write_profile(tmp_path, served), "--port", str(port)) as server:
             await type_message(pilot, "Say hi")
             await until(pilot, lambda: said(f"Connecting to the server at http://127.0.0.1:{port}/v1 again; "
                                             "your message is sent once it answers"))
@@ -720,6 +724,19 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
             assert f"desk · {installed_name(smollm2_path)} on 127.0.0.1:{port}" in app.status_text(), app.status_text()
             # kept with the reply, so that F7's file names the model that answered
             assert (replies[-1].metrics or {}).get("served_model") == installed_name(smollm2_path)
+            # its model file changed on disk: the server refuses every request (503) until restarted, and
+            # the status said "ready" all along: it says the server is not answering, and why
+            stamp = served.stat()
+            os.utime(served, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 10**9))
+            await type_message(pilot, "Still there?")
+            await until(pilot, lambda: not app.generating and app.chat_screen.input_text() == "Still there?")
+            assert (" the server is not answering: its model file changed; whoever runs it must restart it │ desk"
+                    in app.status_text()), app.status_text()
+            os.utime(served, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # its file as it was: it answers again
+            before = app.last_metrics
+            await pilot.press("enter")
+            await until(pilot, lambda: app.last_metrics is not before and not app.generating)
+            assert " ready │ desk" in app.status_text()
             app.live_tokens = 0
             app.chat_screen.set_input("Write a long story about a dragon.")
             await pilot.press("enter")
