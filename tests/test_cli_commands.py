@@ -256,7 +256,10 @@ def test_chat_c_keeps_what_arrived_when_the_server_goes_away_mid_reply(
     [conv] = ConversationStore().list()
     said = ConversationStore().messages(conv.id)
     assert [(m.role, m.content) for m in said] == [("user", "Tell me a story."), ("assistant", "The")]
-    assert said[1].metrics == {"stop_reason": "failed"}  # "cut off by an error" under it, as the app says
+    # "cut off: why" under it, as the app says
+    assert said[1].metrics == {"stop_reason": "failed", "stop_said": (
+        f"Lost the connection to {server.base_url}: the server closed the connection in the middle of the reply "
+        "(it stopped or restarted).")}
     server = DroppingServer()
     try:  # --json prints no reply above
         desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",

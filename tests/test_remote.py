@@ -175,11 +175,18 @@ def test_a_desk_pc_waits_for_a_free_slot_as_the_server_asks(
 
     from workstation.commands import waiting_line
     from workstation.core.events import finished_turn
+    from workstation.core.keys import DB_NAME, KeyRing
     from workstation.tui.widgets.message_view import waiting_key
 
-    monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
+    data = tmp_path / "data"
+    data.mkdir()
+    ring = KeyRing(data / DB_NAME)
+    _, alice = ring.add("alice")  # a person's key: the server counts her requests
+    ring.close()
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", alice)
     monkeypatch.setattr(remote_module, "QUIET_SAID_AFTER_S", 0.0)  # (5 s in use; no time is asserted)
-    with serve(write_profile(tmp_path, smollm2_path), "--parallel", "1", "--queue", "0", api_key=KEY) as srv:
+    with serve(write_profile(tmp_path, smollm2_path), "--parallel", "1", "--queue", "0", api_key=KEY,
+               data=data) as srv:
         first, second = RemoteEngine(remote_profile(srv.base_url)), RemoteEngine(remote_profile(srv.base_url))
         writing = threading.Event()
         done: list[TurnFinished] = []
@@ -204,11 +211,15 @@ def test_a_desk_pc_waits_for_a_free_slot_as_the_server_asks(
         assert done and done[0].metrics.predicted_n == 160
         assert srv.metric("workstation:requests_rejected_total") >= 1  # it was refused, and waited
         [busy, *_] = [e for e in events if isinstance(e, ServerWaiting) and e.held] or [None]
-        assert busy is not None and busy.held == "server_busy" and not busy.own, events
-        assert Texts("tr")(waiting_key("chat", busy.own, busy.held), s="7") == (
+        # her own first reply holds the only slot (no queue): said so, not "other people's requests"
+        assert busy is not None and busy.held == "server_busy" and busy.own, events
+        assert waiting_line(busy) == ("waiting: the server is busy with your other request; this one starts when "
+                                      "it ends (Ctrl-C stops)…")
+        # (someone else's request in the slot: other people's)
+        assert Texts("tr")(waiting_key("chat", False, busy.held), s="7") == (
             "bekleniyor: sunucu başka kişilerin istekleriyle meşgul; biri bitince sizinki başlar… 7 sn (Esc durdurur)")
-        assert waiting_line(busy) == ("waiting: the server is busy with other people's requests; this one goes when "
-                                      "one ends (Ctrl-C stops)…")
+        assert waiting_line(ServerWaiting(7, held=busy.held)) == (
+            "waiting: the server is busy with other people's requests; this one goes when one ends (Ctrl-C stops)…")
 
 
 def test_a_desk_pc_waits_while_the_server_loads_its_model(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:

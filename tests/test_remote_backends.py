@@ -34,6 +34,7 @@ from workstation.core.summarize import summarize_document
 from workstation.core.summary_options import SummarizeOptions
 
 HELLO = [{"role": "user", "content": "Name three colours of the rainbow."}]
+OURS_MOST = 320  # the prompt tokens ``ours`` reads a request (serve --max-prompt-tokens)
 
 
 def remote_profile(base_url: str, context: int = 1024, parallel: int = 2) -> Profile:
@@ -75,7 +76,8 @@ def _english_tasks() -> TaskSet:
 @pytest.fixture(scope="module")
 def ours(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     path = write_profile(tmp_path_factory.mktemp("remote-backends"), smollm2_path)
-    with serve(path, "--parallel", "2") as srv:
+    # a prompt limit well below its context (1,024): a desk PC's summary parts fit it
+    with serve(path, "--parallel", "2", "--max-prompt-tokens", str(OURS_MOST)) as srv:
         yield srv
 
 
@@ -96,9 +98,14 @@ def test_summary_through_workstation_serve_counts_tokens_exactly(ours: RunningSe
         store.close()
     seen: list[Any] = []
     with RemoteEngine(profile) as engine:
-        result = _summarize(engine, profile, seen.append)
-        assert engine.exact_counts is True
+        # cut by the server's prompt limit, not the profile's context alone: a desk PC cut the
+        # document into parts of up to 1,000 tokens, each refused ("reads at most 320 tokens")
+        result = summarize_document(engine, document(), profile, options=SummarizeOptions(map_tokens=24, reduce_tokens=32),
+                                    on_progress=seen.append)
+        assert engine.exact_counts is True and engine.info().max_prompt_tokens == OURS_MOST
     assert len(result.chunks) > 1 and not result.cancelled
+    assert all(c.prompt_tokens <= OURS_MOST for c in result.chunks) and all(s.prompt_tokens <= OURS_MOST
+                                                                         for s in result.reduce_steps)
     # the time left before a part has ended, by that speed (it said "…" until then on a desk PC)
     assert any(p.eta_s is not None for p in seen if p.stage == "map" and not p.chunks_done), seen
     # a part's summary said as it streams in, before the part ends (a desk PC's showed nothing)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -713,7 +714,10 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
         await until(pilot, lambda: app.loading is None and said("Cannot reach the server"))
         # not "not loaded" (a server's model is not ours to load), nor "? on …" with no remote.model
         assert app.engine is None and f" not connected │ desk · the server's model on 127.0.0.1:{port}" in app.status_text()
-        with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)) as server:
+        served = tmp_path / "served" / smollm2_path.name  # (a copy: its time of change is moved below)
+        served.parent.mkdir()
+        shutil.copyfile(smollm2_path, served)
+        with serve(write_profile(tmp_path, served), "--port", str(port)) as server:
             await type_message(pilot, "Say hi")
             await until(pilot, lambda: said(f"Connecting to the server at http://127.0.0.1:{port}/v1 again; "
                                             "your message is sent once it answers"))
@@ -727,6 +731,19 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
             assert f"desk · {installed_name(smollm2_path)} on 127.0.0.1:{port}" in app.status_text(), app.status_text()
             # kept with the reply, so that F7's file names the model that answered
             assert (replies[-1].metrics or {}).get("served_model") == installed_name(smollm2_path)
+            # its model file changed on disk: the server refuses every request (503) until restarted, and
+            # the status said "ready" all along: it says the server is not answering, and why
+            stamp = served.stat()
+            os.utime(served, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 10**9))
+            await type_message(pilot, "Still there?")
+            await until(pilot, lambda: not app.generating and app.chat_screen.input_text() == "Still there?")
+            assert (" the server is not answering: its model file changed; whoever runs it must restart it │ desk"
+                    in app.status_text()), app.status_text()
+            os.utime(served, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # its file as it was: it answers again
+            before = app.last_metrics
+            await pilot.press("enter")
+            await until(pilot, lambda: app.last_metrics is not before and not app.generating)
+            assert " ready │ desk" in app.status_text()
             app.live_tokens = 0
             app.chat_screen.set_input("Write a long story about a dragon.")
             await pilot.press("enter")
@@ -736,13 +753,18 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
         assert " server unreachable (the next message tries again) │ desk" in app.status_text()
         cut = list(app.chat_screen.query(MessageView))[-1]
         assert cut.content.strip() and cut.metrics is not None and cut.metrics["stop_reason"] == "failed"
-        assert metrics_line(cut.metrics, app.texts) == "cut off by an error"
-        assert app.store.messages(app.conversation_id)[-1].metrics == {"stop_reason": "failed"}, [(m.id, m.role, m.content[:30], m.metrics) for m in app.store.messages(app.conversation_id)]
+        # why, kept with the reply (it said only "cut off by an error" once the notice faded)
+        why = (f"Lost the connection to http://127.0.0.1:{port}/v1: the server closed the connection in the middle "
+               "of the reply (it stopped or restarted)")
+        assert metrics_line(cut.metrics, app.texts) == f"cut off: {why}", cut.metrics
+        kept = {"stop_reason": "failed", "stop_said": f"{why}."}
+        assert metrics_line(kept, Texts("tr")).startswith("yarıda kesildi: Lost the connection")
+        assert app.store.messages(app.conversation_id)[-1].metrics == kept, [(m.id, m.role, m.content[:30], m.metrics) for m in app.store.messages(app.conversation_id)]
         # the next message, the server still gone: it stayed in the chat unanswered and the box emptied
         await type_message(pilot, "Are you there?")
         await until(pilot, lambda: not app.generating and app.chat_screen.input_text() == "Are you there?")
         assert list(app.chat_screen.query(MessageView))[-1] is cut
-        assert app.store.messages(app.conversation_id)[-1].metrics == {"stop_reason": "failed"}
+        assert app.store.messages(app.conversation_id)[-1].metrics == kept
         # F3 on the same profile, the server still gone: its one sentence once (the load and the
         # old profile's load again failed alike, and the notice said the sentence twice)
         from workstation.core.profile_lookup import load_profile

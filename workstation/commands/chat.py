@@ -294,7 +294,8 @@ def run(args: argparse.Namespace) -> int:
                         sys.stdout.write("\n")
                     try:
                         conversation.store.add_message(conversation.id, "assistant", "".join(arrived),
-                                                       {"stop_reason": "failed"}, reasoning="".join(thought))
+                                                       {"stop_reason": "failed", "stop_said": said_in(err, args)},
+                                                       reasoning="".join(thought))
                     except WorkstationError:
                         raise err from None  # (a full disk): the error that stopped the reply says it
                     kept = t("chat_cmd.reply_so_far_kept" if args.json else "chat_cmd.reply_above_kept")

@@ -142,6 +142,9 @@ class EngineInfo:
     speculative: str
     parallel: int = 1
     n_params: int = 0  # the model's parameters (a server's: where its /models says; 0: not known)
+    # the most prompt tokens one request may have, where fewer than the context's (a server's
+    # --max-prompt-tokens, its /models meta): a summary's parts fit it; 0: the context's
+    max_prompt_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

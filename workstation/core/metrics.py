@@ -212,7 +212,11 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         # time until Esc, nor the cache figures of a prompt read in part
         return said("metric.stopped")
     if m.stop_reason == "failed":  # cut off by an error (the server went away): it measured nothing
-        return said("metric.failed")
+        # and why, where the reply's record keeps it (``stop_said``: the error's sentence as it was
+        # said): once the notice faded, "cut off by an error" was all that was left of the reason
+        why = metrics.get("stop_said") if isinstance(metrics, dict) else None
+        return said("metric.failed_why", why=why.strip().rstrip(".")) if isinstance(why, str) and why.strip() \
+            else said("metric.failed")
     if m.stop_reason == "interrupted":  # kept while it streamed, and the app ended then (killed, the power cut)
         return said("metric.interrupted")
     prompt_total = m.prompt_n + m.cache_n

@@ -620,6 +620,7 @@ ENGLISH: dict[str, str] = {
     "metric.context": "context full",
     "metric.sampling": "own settings: {settings}",
     "metric.left_out": "the model did not see the first {n} messages",
+    "metric.failed_why": "cut off: {why}",
     # a conversation name or number no saved one has (conversations show|export|rename|delete, chat -c #12)
     "saved.no_such": "There is no saved conversation \"{name}\" ('{command}' lists them, with their numbers).",
     "saved.did_you_mean": " Did you mean {meant}?",

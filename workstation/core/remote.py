@@ -432,6 +432,7 @@ class RemoteEngine:
             speculative="remote",
             parallel=self.profile.parallel,
             n_params=_whole(self.meta.get("n_params")),
+            max_prompt_tokens=_whole(self.meta.get("max_prompt_tokens")),
         )
 
     @property
@@ -650,7 +651,7 @@ class RemoteEngine:
                     if started or waited < QUIET_SAID_AFTER_S:
                         continue
                     if own is None:
-                        own = self._queued_behind_own()
+                        own = self._queued_behind_own(held[0] if held else "")
                     yield ServerWaiting(waited, own, held=held[0] if held else "")
                     continue
                 if err is not None:
@@ -667,16 +668,22 @@ class RemoteEngine:
         finally:
             left.set()
 
-    def _queued_behind_own(self) -> bool:
-        """Whether the server holds this key's request in its queue behind another of its own
-        (``/usage/today``'s ``running`` and ``waiting``, a workstation server's); a server that
-        does not answer in a few seconds is not."""
+    def _queued_behind_own(self, held: str = "") -> bool:
+        """Whether the server holds this key's request back behind another of its own
+        (``/usage/today``'s ``running`` and ``waiting``, a workstation server's): in its queue,
+        or refused (``held`` ``server_busy``: no place in a queue, ``--queue 0``) while this key
+        runs as many requests as the server has slots (its ``/models`` meta's ``n_parallel``):
+        a person whose own reply held the only slot was told "the server is busy with other
+        people's requests". A server that does not answer in a few seconds is not."""
         try:
             response = self.client.get(f"{self._root}/usage/today", timeout=2.0)
             data = response.json() if response.status_code == 200 else {}
         except (httpx.HTTPError, ValueError):
             return False
-        return isinstance(data, dict) and _whole(data.get("running")) > 0 and _whole(data.get("waiting")) > 0
+        if not isinstance(data, dict):
+            return False
+        running, slots = _whole(data.get("running")), _whole(self.meta.get("n_parallel"))
+        return running > 0 and (_whole(data.get("waiting")) > 0 or (held == "server_busy" and running >= slots > 0))
 
     def forget(self, tag: str) -> int:
         """A deleted conversation's cells on our own server (``/cells/forget``): how many saved

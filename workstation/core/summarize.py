@@ -58,6 +58,7 @@ from workstation.core.summary_chunks import (
     map_instruction,
     neutralize,
     prompt_messages,
+    prompt_room,
     with_facts,
 )
 from workstation.core.summary_options import SummarizeError, SummarizeOptions
@@ -567,11 +568,14 @@ def _answer_budgets(profile: Profile, n_ctx: int, options: SummarizeOptions) -> 
     return map_tokens, reduce_tokens
 
 
-def _n_ctx(engine: ChatEngine, profile: Profile) -> int:
+def _n_ctx(engine: ChatEngine, profile: Profile) -> tuple[int, int]:
+    """The context a request may use, and the most prompt tokens it may have where the engine
+    says fewer (``EngineInfo.max_prompt_tokens``: a server's; 0: the context's)."""
     try:
-        return int(engine.info().n_ctx)
+        info = engine.info()
+        return int(info.n_ctx), int(getattr(info, "max_prompt_tokens", 0) or 0)
     except Exception:  # noqa: BLE001 - a remote engine may not know; trust the profile
-        return int(profile.context)
+        return int(profile.context), 0
 
 
 def _totals(calls: list[TurnMetrics], chunks: list[Chunk], wall_ms: float) -> dict[str, float]:
@@ -692,7 +696,7 @@ def summarize_document(
     document = with_facts(document, options.all_rows)
     instruction = map_instruction(document)
     runner = Runner(engine, cancel)
-    n_ctx = _n_ctx(engine, profile)
+    n_ctx, most = _n_ctx(engine, profile)
     map_tokens, reduce_tokens = _answer_budgets(profile, n_ctx, options)
 
     # the parts under way: part number -> [the fraction of its prompt read, its tokens written];
@@ -740,7 +744,7 @@ def summarize_document(
                                         rough, time_left.revised and rough is None))
 
     report("chunking", 0, 0, 0, 0, None, f"measuring {document.name}")
-    chunks, prefix_tokens, budget = make_chunks(runner, document, n_ctx, map_tokens, options)
+    chunks, prefix_tokens, budget = make_chunks(runner, document, n_ctx, map_tokens, options, most)
     n = len(chunks)
     runner.prefix = prefix_tokens
     # a document in one part is kept on disk (its questions start from those cells); the parts of
@@ -951,7 +955,7 @@ def summarize_document(
 
                 runner.on_token = combine_written
                 overall, cancelled = _reduce(
-                    runner, document, chunks, steps, n_ctx, reduce_tokens, sampling_reduce, options, combine)
+                    runner, document, chunks, steps, n_ctx, reduce_tokens, sampling_reduce, options, combine, most)
     except WorkstationError as err:  # (a server gone, a key's day over): the parts finished go with it
         if any(c.summary is not None for c in chunks):  # (they were paid for; they were lost)
             overall = ""
@@ -986,11 +990,13 @@ def _reduce(
     sampling: Sampling,
     options: SummarizeOptions,
     report: Callable[[int, int], None],
+    most: int = 0,
 ) -> tuple[str, bool]:
-    """Reduce the chunk summaries to one; hierarchical when they do not fit together."""
+    """Reduce the chunk summaries to one; hierarchical when they do not fit together (``most``:
+    the prompt tokens the engine reads a request where fewer than the context's)."""
     items = [PartSummary(c.start, c.end, c.summary or "", c.cite) for c in chunks]
     instruction = REDUCE_FACTS_INSTRUCTION if document.facts else REDUCE_INSTRUCTION
-    limit = n_ctx - answer - options.margin
+    limit = prompt_room(n_ctx, answer, options, most)
     if options.reduce_prompt_tokens:
         limit = min(limit, options.reduce_prompt_tokens)
     level = 1

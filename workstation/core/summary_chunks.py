@@ -194,14 +194,24 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
 
 
 # --- chunking -------------------------------------------------------------------------------
+def prompt_room(n_ctx: int, answer: int, options: SummarizeOptions, most: int = 0) -> int:
+    """The most tokens a summary's prompt may have: the context less the answer and the margin,
+    and no more than ``most`` (a server's ``--max-prompt-tokens``, its ``/models`` meta; 0: none)
+    less the margin. A desk PC cut a document by its context alone, and a server started with a
+    lower limit refused every part ("the server reads at most 800 tokens a request")."""
+    room = n_ctx - answer - options.margin
+    return min(room, most - options.margin) if most > 0 else room
+
+
 def make_chunks(
-    runner: PromptMeasure, document: Document, n_ctx: int, answer: int, options: SummarizeOptions
+    runner: PromptMeasure, document: Document, n_ctx: int, answer: int, options: SummarizeOptions, most: int = 0
 ) -> tuple[list[Chunk], int, int]:
-    """(chunks, prefix_tokens, chunk_budget): contiguous chunks whose prompts fit the context."""
+    """(chunks, prefix_tokens, chunk_budget): contiguous chunks whose prompts fit the context and
+    ``most``, the prompt tokens the engine reads a request where fewer (``prompt_limit``)."""
     instruction = map_instruction(document)
     empty_messages = prompt_messages(instruction, "", MAP_SUFFIX)
     overhead = runner.count(empty_messages)
-    prompt_limit = n_ctx - answer - options.margin
+    prompt_limit = prompt_room(n_ctx, answer, options, most)
     budget = prompt_limit - overhead
     if options.chunk_tokens:
         budget = min(budget, options.chunk_tokens)

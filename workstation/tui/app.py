@@ -219,6 +219,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self.small_model: tuple[str, int] | None = None
         self.load_fraction = 0.0
         self.unreachable = False  # the last turn could not reach the engine's server
+        self.not_answering = ""  # the phrase of the server's refusal of the last turn, where it refuses every one
         self.load_failed = False  # the last load failed (a desk PC then tries its server again on send)
         # a conversation of another profile opened while one loads: said once that one has loaded ("the
         # profile loaded now" was said of one still loading, and of one that then failed to load)

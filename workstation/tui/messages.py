@@ -62,7 +62,7 @@ class EngineFailed(Message):
     """A load or a turn failed; ``reason`` is one sentence for the user."""
 
     def __init__(self, reason: str, during: str = "turn", unreachable: bool = False, too_long: bool = False,
-                 refused: bool = False, lost: WorkstationError | None = None) -> None:
+                 refused: bool = False, lost: WorkstationError | None = None, not_answering: str = "") -> None:
         super().__init__()
         self.reason = reason
         # the engine is lost (its process stopped: ``EngineStopped``; its model file changed):
@@ -72,6 +72,7 @@ class EngineFailed(Message):
         self.unreachable = unreachable  # the engine's server could not be reached (it may be back later)
         self.too_long = too_long  # the message is more than the context holds, even alone
         self.refused = refused  # the server refused it before a word (the key, the day's tokens, all busy)
+        self.not_answering = not_answering  # the refusal's phrase, where the server refuses every request (status_line)
 
 
 class EngineExited(Message):

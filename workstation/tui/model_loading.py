@@ -331,6 +331,7 @@ class ModelLoading(AppPart):
         with contextlib.suppress(WorkstationError):  # the next start without -p loads it (a full disk: not)
             self.store.remember(LAST_PROFILE, ref)
         self.unreachable = self.load_failed = False
+        self.not_answering = ""
         self.api = event.api
         self.engine_info = event.engine.info()
         self.loading = None

@@ -24,6 +24,10 @@ def fitted_line(candidates: list[str], width: int) -> str:
     return shortened(candidates[-1], width) if width > 0 else candidates[-1]
 
 
+# a server's refusal of every request until its admin acts (the phrase its error says): the status
+# line says it (it said "ready" while each message came back refused) until a request succeeds
+NOT_ANSWERING = {"remote.model_changed": "status.server_model_changed"}
+
 CONTEXT_NEARLY_FULL = 85  # percent of the context past which the line under the box warns
 
 
@@ -76,6 +80,8 @@ class StatusLine(AppPart):
             state = t("status.not_loaded" if profile.backend == "llama" else "status.not_connected")
         elif self.unreachable:  # the last turn found the server gone: not "ready"
             state = t("status.unreachable")
+        elif self.not_answering in NOT_ANSWERING:  # the last turn refused until the server's admin acts
+            state = t(NOT_ANSWERING[self.not_answering])
         else:
             state = t("status.ready")
         if self.session_sampling is not None:  # Ctrl+E's, not the file's

@@ -292,7 +292,8 @@ class Turn(AppPart):
             lost = err if isinstance(err, EngineStopped) or model_file_changed(err) else None
             self.post_message(EngineFailed(self.texts.error(err),
                                            unreachable=isinstance(err, BackendUnreachable) and err.connection_lost,
-                                           too_long=too_long(err), refused=refused(err), lost=lost))
+                                           too_long=too_long(err), refused=refused(err), lost=lost,
+                                           not_answering=err.said[0][0] if err.said else ""))
         except Exception as err:  # noqa: BLE001 - a sentence in the app, never a traceback
             flush()
             self.post_message(EngineFailed(self.texts("error.turn_failed", what=self.texts.error(err, foreign=True))))
@@ -370,6 +371,7 @@ class Turn(AppPart):
     async def _finished(self: WorkstationApp, event: TurnFinished) -> None:
         view, self.reply_view = self.reply_view, None
         self.unreachable = False
+        self.not_answering = ""
         self._engine_stops = 0  # (a reply came: a process that stops later is loaded again once more)
         metrics = event.metrics
         self.last_metrics = metrics
@@ -479,6 +481,7 @@ class Turn(AppPart):
             self.notify(reason, title=self.texts("error.title"), severity="error", timeout=12,
                         kind=LOAD_NOTICE if event.during == "load" else "")  # (the next load's notice replaces it)
         self.unreachable = event.unreachable
+        self.not_answering = event.not_answering
         if event.during == "load":
             self.load_failed = True
             self._summary_when_connected = None  # (its failure is said above; Ctrl+R tries again)
@@ -505,10 +508,12 @@ class Turn(AppPart):
         if view is not None:
             if (view.content or view.reasoning) and self.conversation_id is not None:
                 cut = TurnMetrics(stop_reason="failed")  # not "stopped": no one pressed Esc
+                # the reason kept with the reply, said under it (its notice fades)
+                record = {"stop_reason": "failed", "stop_said": event.reason}
                 # saved first (the view is finished while other things run); then, kept in a new
                 # conversation, that one drawn (it takes the view away: finished before)
-                gone = self._save_message("assistant", view.content, {"stop_reason": "failed"}, reasoning=view.reasoning)
-                await view.finish(view.content, cut, view.reasoning)
+                gone = self._save_message("assistant", view.content, record, reasoning=view.reasoning)
+                await view.finish(view.content, cut, view.reasoning, record=record)
                 if gone:
                     await self._show_kept_turn()
             else:
