@@ -522,7 +522,10 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
     rows = []
     for r, d in zip(results, deltas, strict=True):
         for j in range(max(1, n_docs)):
-            row = [r.profile, installed_name(Path(r.model)), f"{r.type_k}/{r.type_v}"]  # as 'models list' names it
+            # a file as 'models list' names it; a server's model with its host, whole ("…@127.0.0.1:8088": its
+            # stem cut it to "…@127.0.0")
+            model = installed_name(Path(r.model)) if Path(r.model).is_file() else r.model
+            row = [r.profile, model, f"{r.type_k}/{r.type_v}"]
             if has_tasks:
                 if r.tasks and j == 0:
                     by = r.tasks.by_lang()
