@@ -187,7 +187,7 @@ def test_truncated_pdf(tmp_path: Path) -> None:
         _fails_fast(cut, r"damaged|truncated")
     garbage = tmp_path / "garbage.pdf"
     garbage.write_bytes(os.urandom(4096))
-    _fails_fast(garbage, r"not a PDF")
+    _fails_fast(garbage, r"not really a PDF")
 
 
 def test_pdf_page_cap(tmp_path: Path) -> None:

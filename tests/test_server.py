@@ -151,7 +151,7 @@ def test_bad_requests_get_openai_errors(client: openai.OpenAI, server: RunningSe
     # a code and the limit beside the sentence: a desk PC says it in its own language (it had no code)
     assert (r.json()["error"]["code"], r.json()["error"]["limit_bytes"]) == ("request_too_large", 65536)
     assert say([answered_phrase(server.base_url, r)], Texts("tr").get) == (
-        f"{server.base_url} adresindeki sunucu en fazla 64 KB boyutunda istek alıyor, bu istek daha büyük; daha kısa "
+        f"{server.base_url} adresindeki sunucu en fazla 64 KB boyutunda istek alıyor ve bu istek daha büyük; daha kısa "
         "bir metin veya belge gönderin ya da yeni bir sohbet başlatın.")
 
 

@@ -957,7 +957,9 @@ async def test_f3_names_and_describes_each_profile_in_the_uis_language(
             await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
             await pilot.press("up", "enter")
             await until(pilot, lambda: app.profile.key == "office" and app.loading is None)
-            await until(pilot, lambda: any(name in str(n.message) for n in app._notifications))
+            # loaded: said by the status line under the chat, no "Loaded: {name}" notice over its lines
+            await until(pilot, lambda: f"{app.glyphs.between} office" in app.status_text())
+            assert not any(name in str(n.message) for n in app._notifications)
 
     await look("en", "Office CPU", "The default. A tiny model.", ".", "the office's")
     await look("tr", "Ofis CPU'su", "Varsayılan.", ",", "ofisin")
