@@ -651,14 +651,15 @@ def test_a_missing_llama_cpp_library_is_one_sentence_saying_how_to_set_up_again(
 def test_ctrl_c_while_quantizing_stops_at_once_and_leaves_no_file(tmp_path: Path, gemma_path: Path) -> None:
     """llama.cpp's quantizer cannot be stopped, and in the main thread Ctrl-C waited for all of
     it, was then raised inside its log callback (ctypes printed a traceback and dropped it), and
-    the copy was written and kept, exit code 0, as if no key had been pressed."""
+    the copy was written and kept, exit code 0, as if no key had been pressed. Said in the
+    command line's language (it was English under Turkish; the English is "workstation: stopped.")."""
     out = tmp_path / "copy.gguf"
     code, _, err = _run_until(
-        ["models", "quantize", str(gemma_path), "-t", "q8_0", "--allow-requantize", "-o", str(out)],
-        re.compile(r"quantizing \S+ -> copy\.gguf \.\.\."), on="stderr",
+        ["models", "quantize", "--lang", "tr", str(gemma_path), "-t", "q8_0", "--allow-requantize", "-o", str(out)],
+        re.compile(r"\S+ -> copy\.gguf niceleniyor \.\.\."), on="stderr",
     )
     assert code == 130
-    _one_sentence_and_no_traceback(err.split("\n", 1)[1], "workstation: stopped.")  # after the requantize warning
+    _one_sentence_and_no_traceback(err.split("\n", 1)[1], "workstation: durduruldu.")  # after the requantize warning
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no copy, no half-written .part
 
 

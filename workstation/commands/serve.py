@@ -267,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
         with contextlib.suppress(OSError):  # (a terminal that closed, SIGHUP's cause, takes no line)
             # Ctrl-C: "stopped.", as every command says it (it said "stopped (SIGINT)."), in its language;
             # a service's log names the signal that stopped it (a log line: English)
-            print(t("serve_cmd.stopped") if server.stopped_by == signal.SIGINT else
+            print(f"workstation: {t('commands.stopped')}" if server.stopped_by == signal.SIGINT else
                   f"workstation: stopped ({server.stopped_by.name}).", file=sys.stderr)
         # a service stopped (SIGTERM) or its terminal gone (SIGHUP) is a clean stop: 130 made a
         # service manager call every stop a failure; Ctrl+C stays 130, as a shell expects
