@@ -163,8 +163,9 @@ ENGLISH: dict[str, str] = {
     "headline.get_installed": " It is on this PC as {name}: '{cmd}' makes a profile that runs it.",
     "headline.get_elsewhere": (" The catalog does not have {model} at {quant}: download a {quant} GGUF "
                                "file of it (on Hugging Face) and add it with '{add} {file}'."),
-    # a command's placeholders where a sentence shows how to type it ('chat -c NAME "..."'): Turkish
-    # says AD, DOSYA (the commands' own lines, t("cli.file"), and the core's phrases, ("cli.file", {}))
+    # a command's placeholders where a sentence shows how to type it ('chat -c NAME "..."'; the
+    # commands' own lines, t("cli.file"), and the core's phrases, ("cli.file", {})): as --help's usage
+    # lines and argparse's mistakes name them, in Turkish too (hints said AD, DOSYA beside --help's NAME)
     "cli.name": "NAME",
     "cli.file": "FILE",
     "headline.nothing_fits": ("Nothing meets this workload: no candidate model fits any candidate machine "
