@@ -110,6 +110,13 @@ def test_bench_table_and_replay(tiny_profile: Path, tmp_path: Path, capsys: pyte
     err = capsys.readouterr().err.splitlines()[-1]
     assert err.startswith("workstation: ledger.txt is ") and "more than tiny holds in one message (a context of 256 " \
         "tokens" in err and "summarize " in err and f"'-p {tiny_profile}\\ context=1024'" in err, err
+    # in the command line's language (it was English under Turkish)
+    assert main(["bench", "-p", str(tiny_profile), "--document", str(long), "--max-tokens", "2", "--no-save",
+                 "--lang", "tr"]) == 1
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith("workstation: ledger.txt, özetleme talimatıyla birlikte ") and " token: tiny profilinin tek " \
+        "mesajda alabileceğinden fazla (256 tokenlik bir bağlam" in err and \
+        f" ya da daha uzun bir bağlamla ölçün: '-p {tiny_profile}\\ context=1024'." in err, err
 
 
 def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -215,6 +222,15 @@ def test_replay_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 def test_bench_rejects_sizes_beyond_the_context(tiny_profile: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "-p", str(tiny_profile), "--n-prompt", "1000", "--n-gen", "0", "--no-ttft"]) == 1
     assert "larger than profile 'tiny''s context of 256" in capsys.readouterr().err
+    # its options' refusals in the command line's language (they were English under Turkish)
+    prompts = tiny_profile.with_name("prompts.txt")
+    prompts.write_text("Say hello.\n", encoding="utf-8")
+    for words, said in [(["--threads", "0"], "--threads en az 1 olmalı, 0 değil."),
+                        (["--replay", str(prompts), "--max-tokens", "0"], "--max-tokens en az 1 olmalı, 0 değil."),
+                        (["--replay", str(prompts), "--document", str(prompts)],
+                         "--replay ya da --document verin, ikisini birden değil.")]:
+        assert main(["bench", "--lang", "tr", "-p", str(tiny_profile), *words]) == 1
+        assert capsys.readouterr().err == f"workstation: {said}\n"
 
 
 def test_results_round_trip(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -359,21 +375,26 @@ def test_a_speculative_profile_that_drafted_nothing_says_why() -> None:
     info = {"model_type": "llama 256M Q4_1", "model_size": 2**27, "model_n_params": 134_515_008, "n_gpu_layers": 0,
             "n_threads": 2, "type_k": "f16", "type_v": "f16", "flash_attn": True, "speculative": "draft"}
     turn = TurnMetrics(ttft_ms=40.0, predicted_n=32, predicted_ms=300.0)
-    off = ProfileBench("draft-pair", info, tg=SpeedStat(16, [200_000_000]), turns=[turn],
-                       drafting_off="a drafted token costs 9.0 ms + 4.0 ms to "
-                       "verify against 8.0 ms for a plain step: drafting cannot pay on this machine")
+    cannot_pay = [("bench.drafting_cannot_pay", {"draft": "9.0", "verify": "4.0", "plain": "8.0"})]  # (speculative.py's)
+    off = ProfileBench("draft-pair", info, tg=SpeedStat(16, [200_000_000]), turns=[turn], drafting_off=cannot_pay)
     table = format_bench([off])
     assert "none drafted (see below)" in table
-    assert "note: draft-pair stopped drafting for the rest of the session: a drafted token costs 9.0 ms + 4.0 ms " \
-           "to verify against 8.0 ms for a plain step: drafting cannot pay on this machine." in table
-    assert [rec["drafting_off"] for rec in off.records()] == [off.drafting_off]  # and in --json, and saved
+    why = "a drafted token costs 9.0 ms + 4.0 ms to verify against 8.0 ms for a plain step: drafting cannot pay on this machine"
+    assert f"note: draft-pair stopped drafting for the rest of the session: {why}." in table
+    assert [rec["drafting_off"] for rec in off.records()] == [why]  # and in --json (English), and saved
+    from workstation.tui.i18n import Texts
+
+    # bench --lang tr: the reason in Turkish too, its figures with a decimal comma (it was put in as English)
+    assert ("not: draft-pair oturumun geri kalanında hızlandırmayı bıraktı: yardımcı modelin önerdiği bir token 9,0 ms, "
+            "doğrulaması 4,0 ms sürüyor, sıradan bir adım ise 8,0 ms: hızlandırma bu bilgisayarda kazandıramaz.") \
+        in format_bench([off], Texts("tr").get).splitlines()
     quiet = ProfileBench("draft-pair", info, turns=[turn])
     assert "note: draft-pair drafted nothing in these turns: its adaptive policy drafts only where a draft is " \
            "expected to pay" in format_bench([quiet])
     # drafted, then switched off: the share drafted stays in the table, the reason under it
     drafted = ProfileBench("draft-pair", info, turns=[TurnMetrics(ttft_ms=40.0, predicted_n=32, predicted_ms=300.0,
                                                                   draft_n=12, draft_n_accepted=3)],
-                           drafting_off="drafting cannot pay on this machine")
+                           drafting_off=cannot_pay)
     table = format_bench([drafted])
     assert "25.0% of 12 drafted" in table and "note: draft-pair stopped drafting for the rest of the session" in table
     # against a plain profile: its tg is timed without drafting ("1.05x slower" was read as what speculation buys)
@@ -537,14 +558,21 @@ def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
     assert "cached against mine: writes as fast (tok/s 1.00x) and waits 1/400 as long for its first word" in near, near
     assert wait_words(0.1) == "90% less" and wait_words(0.0004) == "1/2,500 as long"
     # in the command line's language (bench --lang tr): its sentences, its figures with a decimal comma
+    from workstation.core.bench import sampling_differences
+    from workstation.core.profiles import Profile, Sampling
     from workstation.tui.i18n import Texts
 
-    tr = format_replay([mine, slower, busy], ["temperature 0.7, 0.2"], Texts("tr").get).splitlines()
+    sampled = [Profile("a", sampling=Sampling(temperature=0.7, seed=42)), Profile("b", sampling=Sampling(temperature=0.2)),
+               Profile("c", sampling=Sampling(temperature=0.2, seed=-1), system_prompt="Be brief.")]
+    assert sampling_differences(sampled) == ["temperature 0.7, 0.2, 0.2", "seed 42, random, random", "system prompt"]
+    tr = format_replay([mine, slower, busy], sampling_differences(sampled, Texts("tr").get), Texts("tr").get).splitlines()
     assert ("q8, mine ile karşılaştırıldığında: 1,50 kat daha yavaş yazar (tok/s 0,67 kat) ve ilk sözcüğü için %48 "
             "daha uzun süre bekler (ortanca TTFT).") in tr, tr
     assert "2 istem × 2 tur: TTFT ortalama 224 ms, ortanca 222 ms, p90 300 ms; 400 token boyunca 66,7 token/sn" in tr
     assert any(line.startswith("TTFT: bir istemi göndermekle ilk sözcüğü") for line in tr)
-    assert any(line.startswith("Profiller farklı örnekleme yapıyor (temperature 0.7, 0.2): ") for line in tr)
+    # the sampling by Ctrl+E's names, as 'profiles check --lang tr' says them (it said "temperature 0.7, 0.2")
+    assert any(line.startswith("Profiller farklı örnekleme yapıyor (Sıcaklık 0,7 / 0,2 / 0,2; Tohum 42 / rastgele / "
+                               "rastgele; sistem istemi): ") for line in tr), tr
     assert wait_words(0.0004, Texts("tr").get) == "1/2.500 kadar süre"
     assert one.count("\n1 prompt: TTFT mean ") == 3 and "1 prompts" not in one, one
 

@@ -651,14 +651,15 @@ def test_a_missing_llama_cpp_library_is_one_sentence_saying_how_to_set_up_again(
 def test_ctrl_c_while_quantizing_stops_at_once_and_leaves_no_file(tmp_path: Path, gemma_path: Path) -> None:
     """llama.cpp's quantizer cannot be stopped, and in the main thread Ctrl-C waited for all of
     it, was then raised inside its log callback (ctypes printed a traceback and dropped it), and
-    the copy was written and kept, exit code 0, as if no key had been pressed."""
+    the copy was written and kept, exit code 0, as if no key had been pressed. Said in the
+    command line's language (it was English under Turkish; the English is "workstation: stopped.")."""
     out = tmp_path / "copy.gguf"
     code, _, err = _run_until(
-        ["models", "quantize", str(gemma_path), "-t", "q8_0", "--allow-requantize", "-o", str(out)],
-        re.compile(r"quantizing \S+ -> copy\.gguf \.\.\."), on="stderr",
+        ["models", "quantize", "--lang", "tr", str(gemma_path), "-t", "q8_0", "--allow-requantize", "-o", str(out)],
+        re.compile(r"\S+ -> copy\.gguf niceleniyor \.\.\."), on="stderr",
     )
     assert code == 130
-    _one_sentence_and_no_traceback(err.split("\n", 1)[1], "workstation: stopped.")  # after the requantize warning
+    _one_sentence_and_no_traceback(err.split("\n", 1)[1], "workstation: durduruldu.")  # after the requantize warning
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no copy, no half-written .part
 
 
@@ -1062,7 +1063,7 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["chat", "--new", "hi"], "--new starts a saved conversation and goes with -c NAME; without -c nothing is kept."),
     # ... in the command's language (both were English on a Turkish PC)
     (["chat", "--lang", "tr"], "'workstation chat' bir metin ister (ayrıntılar: 'workstation chat --help')."),
-    (["chat", "--lang", "tr", "--new", "hi"], "--new kaydedilen yeni bir sohbet başlatır ve -c AD ile birlikte "
+    (["chat", "--lang", "tr", "--new", "hi"], "--new kaydedilen yeni bir sohbet başlatır ve -c NAME ile birlikte "
                                               "kullanılır; -c olmadan hiçbir şey saklanmaz."),
     (["--no-load", "fit"], "'fit' is a command of its own: type it first, as 'workstation fit …' (the options "
                            "before a command go to 'workstation tui')."),
@@ -1506,6 +1507,13 @@ def test_every_commands_help_is_in_turkish_and_english_as_argparse_says_it(monke
     # one word for one thing, as the app's Turkish says it: a document's parts are "bölüm" (summarize's
     # bars, F6), piped text comes "| ile" (chat's TEXT); "parça" stays only in "iş parçacığı" (threads)
     assert re.findall(r"\bparça(?!cı)\w*|\bboru\w*", " ".join(turkish.values())) == []
+    import yaml
+
+    said = yaml.safe_load((ROOT / "workstation" / "tui" / "locales" / "tr.yaml").read_text(encoding="utf-8"))
+    commands = {key: text for key, text in said.items() if key.split(".")[0].endswith("_cmd")}
+    assert [key for key, text in commands.items() if re.search(r"\bboru\w*", text)] == []  # (pipe_late said "borudan")
+    # one placeholder in Turkish, as --help's usage lines and argparse's mistakes name it (hints said 'chat -c AD')
+    assert [key for key, text in said.items() if re.search(r"\b(AD|DOSYA)\b", text) and key != "binding.summarize.save.help"] == []
     monkeypatch.setattr(CommandParser, "line", ["--lang", "en"])
     assert [p.prog for p in parsers if p.format_help() != argparse.ArgumentParser.format_help(p)] == []
     summarize = next(p for p in parsers if p.prog == "./run.sh summarize")
@@ -1699,7 +1707,7 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     listed = capsys.readouterr().out
     assert re.search(r"^\|\s+# \| sohbet\s+\| mesaj \| son mesaj\s+\| profil\s+\|$", listed, re.M) and re.search(
         r"\| \d\d\.\d\d\.\d{4} \d\d:\d\d \|", listed) and "Birine devam etmek için: '" in listed, listed
-    assert 'chat -c AD "..."' in listed, listed  # the command's placeholder in Turkish too (it said NAME)
+    assert 'chat -c NAME "..."' in listed, listed  # the placeholder --help and argparse say, in Turkish too
     # a number as a shell takes it pasted: 'show #N' was 'show' and a comment ("needs NAME")
     assert f"'workstation conversations show {other.id}' {other.id} numaralı sohbeti gösterir." in listed, listed
     # found by words in it, as the app's Ctrl+F finds it (the command line listed them all, or none)

@@ -277,6 +277,23 @@ def test_serve_refuses_a_persons_key_as_its_own(monkeypatch: pytest.MonkeyPatch,
                                        "only the key, without 'Bearer ', then start the server again.\n")
     assert main(["serve", "--port", "0", "--api-key", "Bearer operator-key-of-the-office"]) == 1
     assert "The key from --api-key starts with 'Bearer '; write only the key, without 'Bearer '." in capsys.readouterr().err
+    # in the command line's language (these were English under Turkish), --lang anywhere in it
+    key_file.write_text("şifre-2026\n", encoding="utf-8")
+    for words, said in [
+        (["--api-key", "k", "--api-key-file", str(key_file)], "Hem --api-key hem --api-key-file verildi; yöneticinin "
+         "anahtarını tek bir yoldan verin (--api-key-file onu işlem listesinde görünmekten korur)."),
+        (["--api-key-file", str(key_file)], "--api-key-file ile verilen yöneticinin anahtarında 'ş' var; hiçbir "
+         "istemci bunu bir isteğin başlığında gönderemez"),
+        (["--api-key", secret], "--api-key ile verilen yöneticinin anahtarı, alice adlı kişinin kendi anahtarı: sunucu "
+         "bu kişiye herkesin kullanımını gösterir, isteklerini de kimsenin sınırına saymazdı; sunucuya kendine ait "
+         "bir anahtar verin."),
+        (["--allowed-origins", "intranet"], "--allowed-origins içinde 'intranet' var; bir köken (origin) "
+         "http(s)://ana-makine[:port] biçiminde ya da '*' olarak yazılır."),
+        (["--slot-save-path", str(key_file / "saves")], f"--slot-save-path {key_file / 'saves'}: bu klasör kullanılamıyor ("),
+    ]:
+        assert main(["serve", "--lang", "tr", "--port", "0", *words]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"workstation: {said}") and err.count("\n") == 1, err
 
 
 # --- tokens per day --------------------------------------------------------------------------------

@@ -567,7 +567,7 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
         assert srv.proc.wait(timeout=30) == (130 if stop == "SIGINT" else 0)
         # Ctrl-C: "stopped.", as every command says it (it said "stopped (SIGINT)."); a service's log: the signal
         last = "workstation: durduruldu." if stop == "SIGINT" else f"workstation: stopped ({stop})."
-        assert Texts("en")("serve_cmd.stopped") == "workstation: stopped."  # (English: as every command says it)
+        assert Texts("en")("commands.stopped") == "stopped."  # (English: as every command says it)
         if lang:  # where it serves, who it answers at once: said in Turkish, the addresses as they are
             assert re.fullmatch(r"workstation: \S+ \(\S+\) sunuluyor: http://127\.0\.0\.1:\d+/v1, Ollama API'si: "
                                 r"http://127\.0\.0\.1:\d+\. Sunucu aynı anda en çok 2 kişiye yanıt verir; her sohbet "

@@ -24,7 +24,7 @@ from workstation.commands import (
     said_in,
     stdout_gone,
 )
-from workstation.commands.parser import CommandParser, NeedsEveryCommand
+from workstation.commands.parser import CommandParser, NeedsEveryCommand, line_texts
 from workstation.core.atomic import WRITE_ERRNOS, cannot_write
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import command, shell_word
@@ -173,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WorkstationError as err:
         return _failed(args, said_in(err, args), err.exit_code)  # (fit's, summarize's: in the app's language)
     except KeyboardInterrupt:
-        return _failed(args, STOPPED.removeprefix("workstation: "), 130)
+        return _failed(args, _stopped_said(argv), 130)
     except BrokenPipeError:
         return _reader_gone()
     except OSError as err:
@@ -199,6 +199,17 @@ def _say_setup_problems(args: argparse.Namespace) -> None:
     reads_profiles = hasattr(args, "sub_profile") or hasattr(args, "sub_profiles") or args.command in ("profiles", "models")
     if args.command != "tui" and reads_profiles and (problem := office_folder_problem()):
         print(f"workstation: {say(problem)}", file=sys.stderr)
+
+
+def _stopped_said(argv: Sequence[str]) -> str:
+    """Ctrl-C's sentence, every command's, in the command line's language (``line_texts``: its
+    --lang anywhere in it, else F9's, else this PC's; English with --json), known however early
+    the key was pressed (it was English under Turkish, but for serve's). Before the command's
+    modules are imported, launch.STOPPED says it in English."""
+    try:
+        return line_texts(argv)("commands.stopped")
+    except Exception:  # noqa: BLE001 - (a locale file unreadable: said as before the language is known)
+        return STOPPED.removeprefix("workstation: ")
 
 
 def _reader_gone() -> int:
@@ -227,7 +238,7 @@ def _unexpected(err: Exception, args: argparse.Namespace | None = None) -> int:
     if os.environ.get("WORKSTATION_DEBUG"):
         raise err
     if interrupted(err):
-        return _failed(args, STOPPED.removeprefix("workstation: "), 130)
+        return _failed(args, _stopped_said(CommandParser.line), 130)
     if _from_llama_cpps_loader(err):  # (a library deleted, or built for another machine)
         venv = Path(sys.prefix)
         run = venv.parent / "run.sh"  # (README's install: a .venv beside run.sh, which sets it up)

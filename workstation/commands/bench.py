@@ -40,7 +40,7 @@ from workstation.core.engine_api import TOO_LONG
 from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import shortened
 from workstation.core.metrics import TurnMetrics
-from workstation.core.phrases import Lookup, about_words, local_number, say
+from workstation.core.phrases import Lookup, Phrase, about_words, local_number, say
 from workstation.core.profile_check import context_allowed
 from workstation.core.profile_variants import load_variant, variant_settings
 from workstation.core.profiles import DEFAULT_PROFILE, Profile
@@ -100,7 +100,7 @@ def _profiles(args: argparse.Namespace) -> list[Profile]:
             if args.threads < 1:
                 from workstation.core.bench import BenchInputError
 
-                raise BenchInputError(f"--threads must be 1 or more, not {args.threads}.")
+                raise BenchInputError(said=[("bench.at_least", {"name": "--threads", "low": 1, "value": args.threads})])
             profile.threads = args.threads
         profiles.append(profile)
     return profiles
@@ -143,19 +143,19 @@ def run(args: argparse.Namespace) -> int:
     t = texts_of(args)
     lookup = t.get if t.lang != "en" else None  # (the progress on stderr too; English under --json)
     if args.replay is not None and args.document:
-        raise BenchInputError("Give --replay or --document, not both.")
+        raise BenchInputError(said=[("bench.replay_or_document", {})])
     if args.replay is not None or args.document:
         prompts = read_replay_file(args.replay) if args.replay is not None else document_prompts(args.document)
         if args.max_tokens < 1:
-            raise BenchInputError(f"--max-tokens must be 1 or more, not {args.max_tokens}.")
+            raise BenchInputError(said=[("bench.at_least", {"name": "--max-tokens", "low": 1, "value": args.max_tokens})])
         try:
             replays = replay_profiles(profiles, prompts, args.max_tokens, progress_reporter(args),
                                       rounds=1 if args.repetitions is None else args.repetitions, lookup=lookup)
         except PromptTooLong as err:
             if not args.document:
                 raise
-            raise BenchInputError(document_too_long(err, args.document[err.index - 1],
-                                                    told_apart(args.document)[err.index - 1])) from None
+            raise BenchInputError(said=document_too_long(err, args.document[err.index - 1],
+                                                         told_apart(args.document)[err.index - 1])) from None
         finally:
             clear_progress()
         if args.document:  # named by their files (two of one name by their folders too), not by the instruction
@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json([r.to_dict() for r in replays])
         else:
-            print(format_replay(replays, sampling_differences(profiles), lookup))
+            print(format_replay(replays, sampling_differences(profiles, lookup), lookup))
             if args.document and len(profiles) > 1:  # (it said speed alone: the memory and the loss are eval's)
                 print(document_costs(profiles, args.document, lookup))
         if not args.no_save:
@@ -199,23 +199,22 @@ def bench_config(args: argparse.Namespace) -> BenchConfig:
     )
 
 
-def document_too_long(err: PromptTooLong, path: Path, name: str) -> str:
+def document_too_long(err: PromptTooLong, path: Path, name: str) -> list[Phrase]:
     """A --document the profile's context cannot hold as one message, named (the engine's
     sentence named no file): how long it is, what holds it (summarize: part by part), and the
     profile with a context that holds it, as -p takes it."""
     said = err.said[0][1] if err.said and err.said[0][0] == TOO_LONG else {}
     if not said:  # (the profile's instructions leave it no room: the engine's own sentence)
-        return f"{name}: {err}"
+        return [("profile.in", {"src": name}), *(err.said or [("file.os_says", {"reason": str(err)})])]
     need = int(said["n"].replace(",", "")) + int(said["reserve"].replace(",", ""))
     longer = 1 << max(0, need - 1).bit_length()  # (the next power of two: 4096 for 3,100)
     base, settings = variant_settings(err.profile.ref)
     with_longer = " ".join([base or DEFAULT_PROFILE, *(f"{k}={v}" for k, v in settings if k != "context"),
                             f"context={longer}"])
-    return (f"{name} is {said['n']} tokens with the instruction to summarize it: more than {err.profile.key} holds "
-            f"in one message (a context of {said['ctx']} tokens, {said['reserve']} of them kept for the reply), "
-            f"so bench cannot time it. Summarize it part by part instead (F6 in the app, "
-            f"'{cli('summarize ' + shell_word(str(path)))}' on the command line)"
-            + (f", or time it with a longer context: '-p {shell_word(with_longer)}'." if context_allowed(longer) else "."))
+    longer_said = [("bench.document_longer", {"profile": shell_word(with_longer)})] if context_allowed(longer) else []
+    return [("bench.document_too_long", {"name": name, "n": said["n"], "profile": err.profile.key, "ctx": said["ctx"],
+                                         "reserve": said["reserve"], "command": cli("summarize " + shell_word(str(path))),
+                                         "longer": longer_said})]
 
 
 def command_line(name: str, args: argparse.Namespace) -> str:

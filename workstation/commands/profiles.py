@@ -22,7 +22,15 @@ from workstation.core.model_shapes import thinks_first
 from workstation.core.profile_folders import whose
 from workstation.core.profile_lookup import list_profiles, load_profile
 from workstation.core.profile_readiness import effective_settings, readiness
-from workstation.core.profiles import KVCache, Profile, Sampling, kv_said, kv_words
+from workstation.core.profiles import (
+    KVCache,
+    Profile,
+    Sampling,
+    kv_said,
+    kv_words,
+    sampling_name,
+    sampling_number,
+)
 from workstation.tui.i18n import Texts
 
 if TYPE_CHECKING:
@@ -247,19 +255,16 @@ def _sampling_said(s: Sampling, t: Texts) -> str:
     """A profile's sampling on one row: in English by the file's names (temperature 0.7, top_p
     0.95), in another language by Ctrl+E's, its numbers as that language writes them (Turkish
     "Sıcaklık 0,7; Top-p 0,95; ...; En uzun yanıt 1.024": it said "temperature 0.7" there)."""
-    english = t.lang == "en"
+    lookup = None if t.lang == "en" else t.get
 
-    def setting(name: str, value: float | int) -> str:
-        if english:
-            return f"{name} {value:g}" if isinstance(value, float) else f"{name} {value}"
-        amount = f"{value:g}" if isinstance(value, float) else f"{value:,}"  # (top_k, max_tokens: 2.048, as Ctrl+E)
-        return f"{t(f'sampling.{name}')} {t.number(amount)}"
+    def setting(name: str, value: float | int) -> str:  # (top_k, max_tokens: 2.048, as Ctrl+E)
+        return f"{sampling_name(name, lookup)} {sampling_number(value, lookup)}"
 
     shown = [setting(name, getattr(s, name)) for name in ("temperature", "top_p", "top_k", "min_p", "repeat_penalty",
                                                           "max_tokens")]
     shown += [setting(name, getattr(s, name)) for name in ("presence_penalty", "frequency_penalty") if getattr(s, name)]
     seed = t("profiles_cmd.seed_each_turn") if s.seed is None else str(s.seed)
-    shown.append(f"{'seed' if english else t('sampling.seed')} {seed}")
+    shown.append(f"{sampling_name('seed', lookup)} {seed}")
     sep = t("profiles_cmd.sampling_sep")  # (Turkish "; ": its decimal comma read "Sıcaklık 0,7, Top-p 0,95")
     return (sep.join(shown) + (f"{sep}ignore_eos" if s.ignore_eos else "")
             + (f"{sep}stop {', '.join(repr(x) for x in s.stop)}" if s.stop else ""))

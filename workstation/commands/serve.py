@@ -167,16 +167,13 @@ def run(args: argparse.Namespace) -> int:
 
     t = texts_of(args)
     if args.api_key and args.api_key_file:
-        raise WorkstationError("Both --api-key and --api-key-file are given; give the operator's key one way "
-                               "(--api-key-file keeps it out of the process list).")
+        raise WorkstationError(t("serve_cmd.key_twice"))
     api_key = args.api_key or key_from_file(args.api_key_file, "--api-key-file", service=True) or os.environ.get("WORKSTATION_API_KEY") or None
     if api_key and bearer_before(api_key):  # (--api-key-file's is said by key_from_file)
         raise WorkstationError(said=[("key.bearer", {"named": "--api-key" if args.api_key else "WORKSTATION_API_KEY"})])
     if api_key and (odd := next((c for c in api_key if not (c.isascii() and c.isprintable()) or c.isspace()), None)):
         named_by = "--api-key" if args.api_key else "--api-key-file" if args.api_key_file else "WORKSTATION_API_KEY"
-        raise WorkstationError(f"The operator's key from {named_by} has {odd!r} in it, which no client can send in "
-                               "a request's header (every request would be refused): use letters, digits and "
-                               "punctuation only.")
+        raise WorkstationError(t("serve_cmd.key_odd_letter", named=named_by, letter=repr(odd)))
     if args.parallel is not None and not 1 <= args.parallel <= 64:
         raise WorkstationError(said=[("check.between", {"name": "--parallel", "value": args.parallel, "low": 1, "high": 64})])
     profile = load_profile(profile_ref(args))
@@ -186,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
         raise WorkstationError(said=[("check.between", {"name": "--port", "value": args.port, "low": 0, "high": 65535})])
     if args.queue < 0:
         raise WorkstationError(said=[("check.at_least", {"name": "--queue", "value": args.queue, "low": 0})])
-    options = server_options(args, api_key)
+    options = server_options(args, api_key, t)
     if args.audit_max_bytes < 4096:
         raise WorkstationError(said=[("check.at_least", {"name": "--audit-max-bytes", "value": args.audit_max_bytes,
                                                           "low": 4096})])
@@ -204,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
             accounts = open_accounts(profile.key, api_key, args.audit_content, args.audit_max_bytes, key_cap)
             hosts = list(dict.fromkeys(_names(args.host))) or ["127.0.0.1"]
             _not_a_persons_key(accounts, api_key, "--api-key" if args.api_key else
-                               "--api-key-file" if args.api_key_file else "WORKSTATION_API_KEY")
+                               "--api-key-file" if args.api_key_file else "WORKSTATION_API_KEY", t)
             for host in hosts:
                 check_host(host, api_key, accounts.protected)
             socks = bind_sockets(hosts, args.port)  # fail fast, before loading the model
@@ -267,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
         with contextlib.suppress(OSError):  # (a terminal that closed, SIGHUP's cause, takes no line)
             # Ctrl-C: "stopped.", as every command says it (it said "stopped (SIGINT)."), in its language;
             # a service's log names the signal that stopped it (a log line: English)
-            print(t("serve_cmd.stopped") if server.stopped_by == signal.SIGINT else
+            print(f"workstation: {t('commands.stopped')}" if server.stopped_by == signal.SIGINT else
                   f"workstation: stopped ({server.stopped_by.name}).", file=sys.stderr)
         # a service stopped (SIGTERM) or its terminal gone (SIGHUP) is a clean stop: 130 made a
         # service manager call every stop a failure; Ctrl+C stays 130, as a shell expects
@@ -329,7 +326,7 @@ def open_accounts(
     )
 
 
-def _not_a_persons_key(accounts: Accounts, api_key: str | None, named_by: str) -> None:
+def _not_a_persons_key(accounts: Accounts, api_key: str | None, named_by: str, t: Texts) -> None:
     """The operator's key may not be a person's: WORKSTATION_API_KEY is also the variable a desk
     PC's person sets to their own key, so a server started in that shell made that person the
     operator, who then saw everyone's usage, their requests counted against no one's limit."""
@@ -338,10 +335,8 @@ def _not_a_persons_key(accounts: Accounts, api_key: str | None, named_by: str) -
         return
     from workstation.core.errors import WorkstationError
 
-    fix = ("unset WORKSTATION_API_KEY in this shell (people's keys are enough), or give the server a key of "
-           "its own with --api-key") if named_by == "WORKSTATION_API_KEY" else "give the server a key of its own"
-    raise WorkstationError(f"The operator's key from {named_by} is {person.name}'s own key: the server would "
-                           f"show that person everyone's usage and count their requests against no one; {fix}.")
+    fix = t("serve_cmd.key_a_persons_unset" if named_by == "WORKSTATION_API_KEY" else "serve_cmd.key_a_persons_own")
+    raise WorkstationError(t("serve_cmd.key_a_persons", named=named_by, name=person.name, fix=fix))
 
 
 def _names(values: list[str]) -> tuple[str, ...]:
@@ -380,9 +375,12 @@ def addresses_for(hosts: list[str]) -> list[str]:
     return list(dict.fromkeys([*own_names()[:1], *network_addresses(wanted)]))
 
 
-def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptions:
-    """The limits and allow-lists from the command line, each checked (one sentence if wrong)."""
+def server_options(args: argparse.Namespace, api_key: str | None, t: Texts | None = None) -> ServerOptions:
+    """The limits and allow-lists from the command line, each checked (one sentence if wrong, in
+    ``t``'s language: the command's)."""
     from workstation.core.errors import WorkstationError
+
+    t = t or texts_of(args)
 
     def at_least(flag: str, value: float, low: float) -> None:
         if value < low:  # (in bytes as given: ':g' wrote --max-body's 4194304 as "4.1943e+06")
@@ -407,9 +405,7 @@ def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptio
     at_least("--max-connections", max_connections, 2)
     for origin in _names(args.allowed_origins):
         if origin != "*" and not origin.startswith(("http://", "https://")):
-            raise WorkstationError(
-                f"--allowed-origins has {origin!r}; an origin is written http(s)://host[:port], or '*'."
-            )
+            raise WorkstationError(t("serve_cmd.bad_origin", origin=repr(origin)))
     return ServerOptions(
         model_id="",
         api_key=api_key,
@@ -426,12 +422,12 @@ def server_options(args: argparse.Namespace, api_key: str | None) -> ServerOptio
         allowed_origins=_names(args.allowed_origins),
         aliases=tuple(dict.fromkeys(_names(args.alias))),
         metrics=not args.no_metrics,
-        slot_save_path=slot_folder(args.slot_save_path),
+        slot_save_path=slot_folder(args.slot_save_path, t),
         shutdown_grace_s=args.shutdown_grace,
     )
 
 
-def slot_folder(value: str | None) -> Path | None:
+def slot_folder(value: str | None, t: Texts) -> Path | None:
     """The --slot-save-path folder, created if missing; one sentence when it cannot be."""
     from workstation.core.errors import WorkstationError
 
@@ -441,7 +437,7 @@ def slot_folder(value: str | None) -> Path | None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise WorkstationError(f"--slot-save-path {value}: cannot use this folder ({err.strerror}).") from None
+        raise WorkstationError(t("serve_cmd.slot_folder_unusable", path=value, why=err.strerror)) from None
     if not folder.is_dir():
-        raise WorkstationError(f"--slot-save-path {value} is not a folder.")
+        raise WorkstationError(t("serve_cmd.slot_not_folder", path=value))
     return folder.resolve()

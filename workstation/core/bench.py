@@ -35,8 +35,8 @@ from workstation.core.engine_api import ChatEngine, open_engine, too_long
 from workstation.core.errors import EngineError, WorkstationError
 from workstation.core.events import TurnFinished
 from workstation.core.metrics import TurnMetrics, draft_acceptance
-from workstation.core.phrases import Lookup, say
-from workstation.core.profiles import Profile, Sampling
+from workstation.core.phrases import Lookup, Phrase, say
+from workstation.core.profiles import Profile, Sampling, sampling_name, sampling_number
 from workstation.core.results import ResultRow, build_info, machine_info
 from workstation.core.runtime import Batch, LoadedModel
 
@@ -120,7 +120,7 @@ class ProfileBench:
     turns: list[TurnMetrics] = field(default_factory=list)  # the TTFT / acceptance chat turns
     test_time: str = ""
     rounds: int = 1  # runs in rounds with other profiles (bench_profiles), one repetition each
-    drafting_off: str = ""  # why the speculation drafted no more this session ('' where it went on)
+    drafting_off: list[Phrase] = field(default_factory=list)  # why the speculation drafted no more this session
     ref: str = ""  # what -p takes to load the profile again (its key, or its file's path)
 
     def add_round(self, other: ProfileBench) -> None:
@@ -167,7 +167,7 @@ class ProfileBench:
             "draft_n": self.draft_n,
             "draft_n_accepted": self.draft_n_accepted,
             "acceptance": round(self.acceptance, 4) if self.acceptance is not None else None,
-            "drafting_off": self.drafting_off or None,  # why drafting stopped for the session (None: it did not)
+            "drafting_off": say(self.drafting_off) or None,  # why drafting stopped for the session (None: it did not)
             "rounds": self.rounds,  # > 1: its repetitions ran in rounds with other profiles (bench_profiles)
         }
         for name, stat, n_prompt, n_gen in (
@@ -308,13 +308,12 @@ def _check_sizes(engine: Engine, config: BenchConfig) -> None:
     n_ctx = engine.model.n_ctx
     for name, n in (("n-prompt", config.n_prompt), ("n-gen", config.n_gen)):
         if n < 0:
-            raise BenchInputError(f"--{name} must be 0 or more, not {n}.")
+            raise BenchInputError(said=[("bench.at_least", {"name": f"--{name}", "low": 0, "value": n})])
         if n > n_ctx:
-            raise BenchInputError(
-                f"--{name} {n} is larger than profile '{engine.profile.key}''s context of {n_ctx} tokens."
-            )
+            raise BenchInputError(said=[("bench.over_context", {"name": f"--{name}", "n": n,
+                                                                 "profile": engine.profile.key, "ctx": n_ctx})])
     if config.repetitions < 1:
-        raise BenchInputError(f"--repetitions must be 1 or more, not {config.repetitions}.")
+        raise BenchInputError(said=[("bench.at_least", {"name": "--repetitions", "low": 1, "value": config.repetitions})])
 
 
 def bench_engine(
@@ -397,7 +396,7 @@ def bench_profiles(
     repetition of each test, as bench/anchors.py does, so that a program that takes the CPU
     for a while slows every profile alike instead of the one that happened to run then."""
     if config.repetitions < 1:
-        raise BenchInputError(f"--repetitions must be 1 or more, not {config.repetitions}.")
+        raise BenchInputError(said=[("bench.at_least", {"name": "--repetitions", "low": 1, "value": config.repetitions})])
     rounds = config.repetitions if len(profiles) > 1 else 1
     each = replace(config, repetitions=1) if rounds > 1 else config
     results: dict[int, ProfileBench] = {}
@@ -594,7 +593,7 @@ def replay_profiles(
     busy moment slows them alike (-r was not read, and the first profile ran all its prompts
     before the second began)."""
     if rounds < 1:
-        raise BenchInputError(f"--repetitions must be 1 or more, not {rounds}.")
+        raise BenchInputError(said=[("bench.at_least", {"name": "--repetitions", "low": 1, "value": rounds})])
     results: dict[int, ReplayResult] = {}
     paced = paced_progress(progress, len(profiles) * rounds * len(prompts), lookup)
     for i, report in in_rounds(len(profiles), rounds, paced, lookup):
@@ -610,8 +609,9 @@ def replay_profiles(
     return [results[i] for i in range(len(profiles))]
 
 
-def sampling_differences(profiles: list[Profile]) -> list[str]:
-    """The sampling settings in which the profiles differ ("temperature 0.7, 0.2"): replies
+def sampling_differences(profiles: list[Profile], lookup: Lookup | None = None) -> list[str]:
+    """The sampling settings in which the profiles differ ("temperature 0.7, 0.2"; in another
+    language by Ctrl+E's names, as 'profiles check' says them: "Sıcaklık 0,7 / 0,2"): replies
     sampled differently differ in length and words, and a speed compared between them is
     partly that (a lookup profile's 81.7 against 127.0 tok/s was its lower temperature too)."""
     said = []
@@ -621,10 +621,10 @@ def sampling_differences(profiles: list[Profile]) -> list[str]:
         if name == "seed":  # -1 and none are both a new seed each turn
             values = [None if v is None or v < 0 else v for v in values]
         if len(set(values)) > 1:
-            said.append(f"{name} " + ", ".join("random" if v is None or (name == "seed" and v < 0) else
-                                               str(v) if isinstance(v, int) else f"{v:g}" for v in values))
+            said.append(f"{sampling_name(name, lookup)} " + say([("bench.values_sep", {})], lookup).join(
+                say([("bench.random", {})], lookup) if v is None else sampling_number(v, lookup) for v in values))
     if len({p.system_prompt for p in profiles}) > 1:
-        said.append("system prompt")
+        said.append(say([("bench.system_prompt", {})], lookup))
     return said
 
 

@@ -163,8 +163,9 @@ ENGLISH: dict[str, str] = {
     "headline.get_installed": " It is on this PC as {name}: '{cmd}' makes a profile that runs it.",
     "headline.get_elsewhere": (" The catalog does not have {model} at {quant}: download a {quant} GGUF "
                                "file of it (on Hugging Face) and add it with '{add} {file}'."),
-    # a command's placeholders where a sentence shows how to type it ('chat -c NAME "..."'): Turkish
-    # says AD, DOSYA (the commands' own lines, t("cli.file"), and the core's phrases, ("cli.file", {}))
+    # a command's placeholders where a sentence shows how to type it ('chat -c NAME "..."'; the
+    # commands' own lines, t("cli.file"), and the core's phrases, ("cli.file", {})): as --help's usage
+    # lines and argparse's mistakes name them, in Turkish too (hints said AD, DOSYA beside --help's NAME)
     "cli.name": "NAME",
     "cli.file": "FILE",
     "headline.nothing_fits": ("Nothing meets this workload: no candidate model fits any candidate machine "
@@ -577,6 +578,22 @@ ENGLISH: dict[str, str] = {
     "bench.sample_differently": ("The profiles sample differently ({what}): their replies differ in words and "
                                  "length, and so does their speed; profiles alike but for what is compared (a K/V "
                                  "type, speculation) measure that alone."),
+    # bench's refusals of its options and of a document too long for a profile (commands/bench.py,
+    # core/bench.py), why a draft model stopped drafting (speculative.py: its figures), and the
+    # sampling its profiles differ in (sampling_differences: Ctrl+E's names in another language)
+    "bench.at_least": "{name} must be {low} or more, not {value}.",
+    "bench.replay_or_document": "Give --replay or --document, not both.",
+    "bench.over_context": "{name} {n} is larger than profile '{profile}''s context of {ctx} tokens.",
+    "bench.document_too_long": ("{name} is {n} tokens with the instruction to summarize it: more than {profile} holds "
+                                "in one message (a context of {ctx} tokens, {reserve} of them kept for the reply), so "
+                                "bench cannot time it. Summarize it part by part instead (F6 in the app, '{command}' "
+                                "on the command line){longer}."),
+    "bench.document_longer": ", or time it with a longer context: '-p {profile}'",
+    "bench.drafting_cannot_pay": ("a drafted token costs {draft} ms + {verify} ms to verify against {plain} ms for a "
+                                  "plain step: drafting cannot pay on this machine"),
+    "bench.values_sep": ", ",
+    "bench.random": "random",
+    "bench.system_prompt": "system prompt",
     "weights.four_bit": ("{name}'s weights take at most 16 values in each block of 32, as a 4-bit file's do ({four} "
                          "of {sampled} layer weights looked at): it holds no more than a 4-bit file (made from one "
                          "with models quantize --allow-requantize, or a model trained at 4 bits)"),

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from workstation.core.phrases import Lookup, say
+from workstation.core.phrases import Lookup, local_number, say
 from workstation.core.profile_folders import link_path, named_profile_file
 
 # GGML type ids llama.cpp accepts for the K and V caches.
@@ -100,6 +100,20 @@ class Sampling:
     # the reply ends before any of these texts (a request's own ``stop`` replaces them)
     stop: list[str] = field(default_factory=list)
     ignore_eos: bool = False  # benchmarks: always generate max_tokens
+
+
+def sampling_name(name: str, lookup: Lookup | None = None) -> str:
+    """A sampling setting's name: in English the profile file's (temperature, top_p), in another
+    language Ctrl+E's (Turkish "Sıcaklık", "Tohum"), as 'profiles check' and bench say them."""
+    return (lookup(f"sampling.{name}") if lookup is not None else None) or name
+
+
+def sampling_number(value: float | int, lookup: Lookup | None = None) -> str:
+    """A sampling setting's value: in English as a profile's file writes it (0.7, 1024), in
+    another language as Ctrl+E shows it (Turkish 0,7 and 1.024)."""
+    if lookup is None:
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    return local_number(f"{value:g}" if isinstance(value, float) else f"{value:,}", lookup)
 
 
 @dataclass

@@ -436,11 +436,12 @@ class Scheduler(SlotReplies, PromptCache, WaitingCallers):
                 chore, done = self._chores.popleft()
             self._run_chore(chore, done)
 
-    def drafting_off(self) -> str:
-        """Why drafting is off for the rest of the session ('' where it is not): a draft model
-        that cannot pay on this machine, in its measured costs (bench says it under its table)."""
-        return next((slot.spec.off_reason for slot in self.slots
-                     if slot.spec is not None and slot.spec.off_for_session), "")
+    def drafting_off(self) -> list[Phrase]:
+        """Why drafting is off for the rest of the session ([] where it is not): a draft model
+        that cannot pay on this machine, in its measured costs (bench says it under its table,
+        in the command line's language)."""
+        return next((slot.spec.off_said for slot in self.slots
+                     if slot.spec is not None and slot.spec.off_for_session), [])
 
     def reset(self) -> None:
         """Forget every slot's cached cells (no request may be running)."""

@@ -61,6 +61,7 @@ import numpy as np
 from workstation.core.catalog import resolve_model_path
 from workstation.core.errors import EngineError, ModelFileError
 from workstation.core.model_info import draft_problem
+from workstation.core.phrases import Phrase, say
 from workstation.core.profile_check import fixed_seed
 from workstation.core.profiles import KV_CACHE_TYPES, Profile, Sampling, Speculative
 from workstation.core.runtime import Batch, LoadedModel, RuntimeSettings
@@ -401,7 +402,7 @@ class SlotSpeculator:
         self.acceptance = [_Acceptance(priors[i]) for i in range(n_classes)]
         self.draft_steps = 0
         self.off_for_session = False
-        self.off_reason = ""
+        self.off_said: list[Phrase] = []  # why, in its figures (bench says it in the command line's language)
         self.session_drafted = 0
         self.session_accepted = 0
         self.turns_bailed_out = 0
@@ -431,7 +432,7 @@ class SlotSpeculator:
             "draft_steps": self.draft_steps,
             "turns_bailed_out": self.turns_bailed_out,
             "off_for_session": self.off_for_session,
-            "off_reason": self.off_reason,
+            "off_reason": say(self.off_said),
         }
 
     def begin_turn(self, sampler: SamplerChain | None, prompt: list[int] | None = None) -> None:
@@ -482,11 +483,9 @@ class SlotSpeculator:
         )
         if gain < MIN_GAIN:
             self.off_for_session = True
-            self.off_reason = (
-                f"a drafted token costs {self.t_draft.value(0.0) * 1000:.1f} ms + "
-                f"{self.t_verify.value(0.0) * 1000:.1f} ms to verify against "
-                f"{t_plain * 1000:.1f} ms for a plain step: drafting cannot pay on this machine"
-            )
+            self.off_said = [("bench.drafting_cannot_pay", {"draft": f"{self.t_draft.value(0.0) * 1000:.1f}",
+                                                            "verify": f"{self.t_verify.value(0.0) * 1000:.1f}",
+                                                            "plain": f"{t_plain * 1000:.1f}"})]
 
     def propose(self, tokens: list[int], last: int, room: int, left: int) -> list[int]:
         """Drafts to verify after ``last`` (the slot's KV holds ``tokens``); [] for a plain step.
