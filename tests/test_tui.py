@@ -2410,6 +2410,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
     the line names, opens with it in its box (it was empty: the path typed again)."""
     from textual.widgets import Input
 
+    from workstation.core.kept_parts import document_version
     from workstation.tui.screens.summarize import SummarizeScreen
 
     ledger = tmp_path / "ledger.txt"
@@ -2452,6 +2453,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         f6 = app.screen
         f6.path, f6.summary = ledger, "The ledger says the invoice was paid."
         f6.result = SummaryResult(str(ledger), f6.summary, f6.summary, [], [], {}, False, 1024, 0, 512)
+        f6.version = document_version(ledger)  # (the file as it was summarized)
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
         app._attach_document(app.pending_document)
@@ -2461,6 +2463,20 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         asked = app.store.messages(app.conversation_id)[0].content
         assert asked.startswith("What was paid?") and "Document: ledger.txt (its summary, made with F6)" in asked \
             and "The ledger says the invoice was paid." in asked and "The invoice was paid. The invoice" not in asked
+        # the file edited after F6 summarized it: that summary is of what it was, said so, and not sent
+        # in its place (matched by path only, the old summary went with the next message)
+        await pilot.press("ctrl+n")
+        ledger.write_text("The invoice was paid twice. " * 400, encoding="utf-8")
+        app._attach_document((ledger, ledger.read_text(encoding="utf-8")))
+        await until(pilot, lambda: "older version" in str(line.render()))
+        assert str(line.render()).endswith("its summary (F6) is of an older version of the file, which has changed "
+                                           "since: F6 summarizes it again, and your next message then asks about "
+                                           "that summary (Ctrl+R removes it)."), str(line.render())
+        app.chat_screen.set_input("Was it paid twice?")
+        await pilot.press("enter")
+        await until(pilot, lambda: any(str(n.message).startswith("ledger.txt has changed since it was summarized (F6), "
+                                                                 "so your message was not sent") for n in app._notifications))
+        assert app.conversation_id is None and app.chat_screen.input_text() == "Was it paid twice?"
         f6.path = f6.result = None
         await pilot.press("ctrl+n")
         app._attach_document((ledger, ledger.read_text(encoding="utf-8")))
