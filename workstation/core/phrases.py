@@ -403,6 +403,15 @@ ENGLISH: dict[str, str] = {
                                      "{reserve} are kept for the reply: no message fits beside them. Shorten "
                                      "them (Alt+I in the app, --system on the command line) or the profile's "
                                      "system prompt."),
+    "engine.too_long_in_summary": ("A step of the summary (a part of the document, or their summaries put "
+                                   "together) is {n} tokens; with {reserve} kept for what it writes, the context "
+                                   "({ctx} tokens) cannot hold it, so the summary stopped there. Load the profile "
+                                   "again (F3 in the app) and summarize again: its parts are then cut to fit."),
+    "engine.over_prompt_limit_in_summary": ("A step of the summary (a part of the document, or their summaries put "
+                                            "together) is {n} tokens; the server reads at most {most} tokens a "
+                                            "request, so the summary stopped there. Load the profile again (F3 in "
+                                            "the app) and summarize again: its parts are then cut to the server's "
+                                            "limit."),
     # a model file that llama.cpp would refuse (gguf_check.preflight)
     "gguf.technical": "{detail}",  # the check's own words, English in every language: Turkish says so
     "gguf.unusable": "{path} is not a usable GGUF model: {what} (at byte {offset}).{cut}",
