@@ -172,8 +172,12 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
         return ("remote.loading", {"url": url, "when": try_again_in(wait)})
     if response.status_code == 503 and code == "shutting_down":  # stopped by its admin (or restarting)
         return ("remote.stopping", {"url": url, "when": try_again_in(wait)})
-    if response.status_code == 400 and code == "context_length_exceeded":
-        return ("remote.too_long", {"url": url})
+    if response.status_code == 400 and code == "context_length_exceeded":  # with its figures where it gives them
+        figures = {k: _whole(_error_object(response).get(k)) for k in ("prompt_tokens", "max_prompt_tokens", "n_ctx")}
+        said: Phrase | str = ("remote.too_long_figures", {"n": f"{figures['prompt_tokens']:,}",
+                                                          "most": f"{figures['max_prompt_tokens']:,}",
+                                                          "ctx": f"{figures['n_ctx']:,}"}) if all(figures.values()) else ""
+        return ("remote.too_long", {"url": url, "figures": said})
     if response.status_code == 404 and code == "model_not_found" and model:
         return ("remote.no_model", {"url": url, "model": model})
     limit = _error_object(response).get("limit_bytes")
