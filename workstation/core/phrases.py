@@ -413,6 +413,7 @@ ENGLISH: dict[str, str] = {
                                             "the app) and summarize again: its parts are then cut to the server's "
                                             "limit."),
     "remote.too_long_figures": " ({n} tokens; it reads at most {most} tokens a request, and its context holds {ctx})",
+    "remote.all_busy_own": "The server at {url} is busy with your other request; send this one again once it has ended.",
     # a model file that llama.cpp would refuse (gguf_check.preflight)
     "gguf.technical": "{detail}",  # the check's own words, English in every language: Turkish says so
     "gguf.unusable": "{path} is not a usable GGUF model: {what} (at byte {offset}).{cut}",
