@@ -2086,9 +2086,12 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
                    "words); Alt+C lets it go on." for n in app._notifications), [n.message for n in app._notifications]
         await app.open_conversation(conv)  # drawn from the store (text with no Markdown: one plain widget)
         await until(pilot, lambda: len(_views(app)) == 2)
+        reopened = _views(app)[-1]
         await pilot.press("alt+c")  # the reply goes on, in the same message
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)[1].content) > len(cut.content))
         went_on = app.store.messages(conv)
+        # F5's live line counts the words this turn wrote, as its tokens (it counted the earlier part's words too)
+        assert reopened.written() == (went_on[1].content[len(cut.content):], "") and reopened.content == went_on[1].content
         assert len(went_on) == 2 and went_on[1].content.startswith(cut.content) and went_on[1].id == cut.id
         assert _views(app)[-1].content == went_on[1].content and len(_views(app)) == 2
         assert _views(app)[-1].body.source == went_on[1].content  # all of it shown, once
