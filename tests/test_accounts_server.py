@@ -568,10 +568,19 @@ def test_a_desk_pc_says_why_the_server_refused_in_its_own_language(
         bearer = {"Authorization": f"Bearer {OPERATOR}"}  # (a key with its day left)
         long = httpx.post(f"{o.url}/chat/completions", headers=bearer, timeout=600,
                           json={"messages": [{"role": "user", "content": "word " * 2000}]})
-        assert long.json()["error"]["code"] == "context_length_exceeded", long.text
+        error = long.json()["error"]
+        assert error["code"] == "context_length_exceeded", long.text
+        # its figures as fields, as a 403 profile_not_allowed gives its profiles (only its English sentence had them)
+        n, most, ctx = error["prompt_tokens"], error["max_prompt_tokens"], error["n_ctx"]
+        assert n > most and most == o.scheduler.slot_ctx - 1 == ctx - 1 and f" {n} tokens" in error["message"], error
+        n_, most_, ctx_ = (f"{v:,}".replace(",", ".") for v in (n, most, ctx))  # (Turkish thousands)
         assert say([answered_phrase(o.url, long)], Texts("tr").get) == (
-            f"{o.url} adresindeki sunucu bu isteğin bir seferde okuyabileceğinden uzun olduğunu söylüyor; yeni bir "
-            "sohbet başlatın ya da daha kısa bir metin veya belge gönderin.")
+            f"{o.url} adresindeki sunucu bu isteğin bir seferde okuyabileceğinden uzun olduğunu söylüyor ({n_} token; "
+            f"bir istekte en fazla {most_} token okuyor, bağlamı {ctx_} token alıyor); yeni bir sohbet başlatın ya "
+            "da daha kısa bir metin veya belge gönderin.")
+        assert say([answered_phrase(o.url, httpx.Response(400, json={"error": {"code": "context_length_exceeded"}}))]) \
+            == f"The server at {o.url} says this request is longer than it can read at once; start a new conversation, " \
+            "or send a shorter text or document."  # (another server's: no figures)
         wrong = httpx.get(f"{o.url}/chat/completions", headers=bearer)
         assert say([answered_phrase(o.url, wrong)], Texts("tr").get) == (
             f"{o.url} adresindeki sunucu HTTP 405 ile yanıt verdi: GET is not allowed on /v1/chat/completions.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import socket
 import threading
@@ -188,6 +189,9 @@ def test_a_desk_pc_waits_for_a_free_slot_as_the_server_asks(
     with serve(write_profile(tmp_path, smollm2_path), "--parallel", "1", "--queue", "0", api_key=KEY,
                data=data) as srv:
         first, second = RemoteEngine(remote_profile(srv.base_url)), RemoteEngine(remote_profile(srv.base_url))
+        hurried = RemoteEngine(remote_profile(srv.base_url))  # (its timeout_s gone at the first answer: below)
+        hurried.profile = dataclasses.replace(hurried.profile, remote=dataclasses.replace(hurried.profile.remote,
+                                                                                          timeout_s=0.0))
         writing = threading.Event()
         done: list[TurnFinished] = []
 
@@ -201,12 +205,19 @@ def test_a_desk_pc_waits_for_a_free_slot_as_the_server_asks(
         other.start()
         try:
             assert writing.wait(60)
+            # waited past its timeout_s behind her own reply: its last word says so, as the waiting line
+            # (it said "busy with other people's requests")
+            with pytest.raises(BackendUnreachable) as gave_up:
+                list(hurried.stream_chat(HELLO, Sampling(temperature=0.0, max_tokens=4)))
             events = list(second.stream_chat(HELLO, Sampling(temperature=0.0, max_tokens=4), reading=True))
             reply = finished_turn(iter(events))
         finally:
             other.join(120)
             first.close()
             second.close()
+            hurried.close()
+        assert str(gave_up.value) == (f"The server at {hurried.base_url} is busy with your other request; send this "
+                                      "one again once it has ended."), gave_up.value
         assert reply.text and reply.metrics.stop_reason != "failed"
         assert done and done[0].metrics.predicted_n == 160
         assert srv.metric("workstation:requests_rejected_total") >= 1  # it was refused, and waited

@@ -24,7 +24,7 @@ from docmaker import honeybee_text
 from serve_helpers import RunningServer, free_port, serve, write_profile
 
 from workstation.core.documents import Document
-from workstation.core.errors import EX_TEMPFAIL
+from workstation.core.errors import EX_TEMPFAIL, EngineError
 from workstation.core.evaluate import EXAMPLE_TASKS, TaskSet, load_task_set, run_tasks
 from workstation.core.profile_check import profile_from_dict
 from workstation.core.profiles import Constraints, Profile
@@ -84,6 +84,7 @@ def ours(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 def test_summary_through_workstation_serve_counts_tokens_exactly(ours: RunningServer) -> None:
     from workstation.core.metrics import TurnMetrics, turn_record
     from workstation.core.store import ConversationStore
+    from workstation.tui.i18n import Texts
 
     profile = remote_profile(ours.base_url)
     # a reply the app kept from this desk PC's profile: how fast its office server writes
@@ -103,6 +104,21 @@ def test_summary_through_workstation_serve_counts_tokens_exactly(ours: RunningSe
         result = summarize_document(engine, document(), profile, options=SummarizeOptions(map_tokens=24, reduce_tokens=32),
                                     on_progress=seen.append)
         assert engine.exact_counts is True and engine.info().max_prompt_tokens == OURS_MOST
+
+        def lowered(p: Any) -> None:  # the server's limit lower than when the parts were cut (restarted since)
+            if p.stage == "map" and not p.done:
+                engine.meta["max_prompt_tokens"] = 100
+
+        with pytest.raises(EngineError) as over:
+            summarize_document(engine, document(), profile, options=SummarizeOptions(map_tokens=24, reduce_tokens=32),
+                               on_progress=lowered)
+        engine.meta["max_prompt_tokens"] = OURS_MOST
+    # said as the summary's own problem: it ended "Shorten it, or summarize the document (F6 in the app, …)"
+    said = str(over.value)
+    assert said.startswith("A step of the summary (a part of the document, or their summaries put together) is ") \
+        and "; the server reads at most 100 tokens a request, so the summary stopped there." in said \
+        and "F6" not in said and "Shorten" not in said, said
+    assert Texts("tr").error(over.value).startswith("Özetin bir adımı"), Texts("tr").error(over.value)
     assert len(result.chunks) > 1 and not result.cancelled
     assert all(c.prompt_tokens <= OURS_MOST for c in result.chunks) and all(s.prompt_tokens <= OURS_MOST
                                                                          for s in result.reduce_steps)

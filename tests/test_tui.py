@@ -2086,9 +2086,12 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
                    "words); Alt+C lets it go on." for n in app._notifications), [n.message for n in app._notifications]
         await app.open_conversation(conv)  # drawn from the store (text with no Markdown: one plain widget)
         await until(pilot, lambda: len(_views(app)) == 2)
+        reopened = _views(app)[-1]
         await pilot.press("alt+c")  # the reply goes on, in the same message
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)[1].content) > len(cut.content))
         went_on = app.store.messages(conv)
+        # F5's live line counts the words this turn wrote, as its tokens (it counted the earlier part's words too)
+        assert reopened.written() == (went_on[1].content[len(cut.content):], "") and reopened.content == went_on[1].content
         assert len(went_on) == 2 and went_on[1].content.startswith(cut.content) and went_on[1].id == cut.id
         assert _views(app)[-1].content == went_on[1].content and len(_views(app)) == 2
         assert _views(app)[-1].body.source == went_on[1].content  # all of it shown, once
@@ -2410,6 +2413,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
     the line names, opens with it in its box (it was empty: the path typed again)."""
     from textual.widgets import Input
 
+    from workstation.core.kept_parts import document_version
     from workstation.tui.screens.summarize import SummarizeScreen
 
     ledger = tmp_path / "ledger.txt"
@@ -2452,6 +2456,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         f6 = app.screen
         f6.path, f6.summary = ledger, "The ledger says the invoice was paid."
         f6.result = SummaryResult(str(ledger), f6.summary, f6.summary, [], [], {}, False, 1024, 0, 512)
+        f6.version = document_version(ledger)  # (the file as it was summarized)
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
         app._attach_document(app.pending_document)
@@ -2461,6 +2466,20 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         asked = app.store.messages(app.conversation_id)[0].content
         assert asked.startswith("What was paid?") and "Document: ledger.txt (its summary, made with F6)" in asked \
             and "The ledger says the invoice was paid." in asked and "The invoice was paid. The invoice" not in asked
+        # the file edited after F6 summarized it: that summary is of what it was, said so, and not sent
+        # in its place (matched by path only, the old summary went with the next message)
+        await pilot.press("ctrl+n")
+        ledger.write_text("The invoice was paid twice. " * 400, encoding="utf-8")
+        app._attach_document((ledger, ledger.read_text(encoding="utf-8")))
+        await until(pilot, lambda: "older version" in str(line.render()))
+        assert str(line.render()).endswith("its summary (F6) is of an older version of the file, which has changed "
+                                           "since: F6 summarizes it again, and your next message then asks about "
+                                           "that summary (Ctrl+R removes it)."), str(line.render())
+        app.chat_screen.set_input("Was it paid twice?")
+        await pilot.press("enter")
+        await until(pilot, lambda: any(str(n.message).startswith("ledger.txt has changed since it was summarized (F6), "
+                                                                 "so your message was not sent") for n in app._notifications))
+        assert app.conversation_id is None and app.chat_screen.input_text() == "Was it paid twice?"
         f6.path = f6.result = None
         await pilot.press("ctrl+n")
         app._attach_document((ledger, ledger.read_text(encoding="utf-8")))

@@ -52,6 +52,9 @@ def check_sent(messages: list[Message]) -> None:
 TOO_LONG = "engine.too_long"  # the phrase of a message the context cannot hold, even alone
 TOO_LONG_INSTRUCTIONS = "engine.instructions_too_long"  # ... beside instructions that take most of it
 OVER_PROMPT_LIMIT = "engine.over_prompt_limit"  # ... over the prompt tokens a server reads a request
+# the same of a summary's step (a part of the document, or their summaries put together): said as the
+# summary's own problem (it ended "…summarize the document (F6 …)" inside F6's summary)
+IN_A_SUMMARY = {TOO_LONG: "engine.too_long_in_summary", OVER_PROMPT_LIMIT: "engine.over_prompt_limit_in_summary"}
 
 
 def too_long(err: WorkstationError) -> bool:

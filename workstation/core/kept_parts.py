@@ -108,6 +108,17 @@ def version_of(source: Path, profile: Any) -> str:
             f"{getattr(profile, 'context', '')}:{profile.sampling.max_tokens}")
 
 
+def document_version(path: Path) -> str | None:
+    """The file as it is now (``file_version``: its size and time); None where it cannot be
+    read. F6's summary keeps its document's, so that the chat asks about it only while the file
+    is unchanged (it sent the summary of a file edited since)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return file_version(st.st_size, st.st_mtime_ns)
+
+
 def file_version(size: int, mtime_ns: int) -> str:
     """How ``version_of`` begins for a file of that size and time, whatever the profile (``batch
     --status`` counts the parts kept of a document as it is, with no profile)."""

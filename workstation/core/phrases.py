@@ -380,8 +380,8 @@ ENGLISH: dict[str, str] = {
     "remote.in_seconds": "in {seconds} s",
     "remote.in_a_moment": "in a moment",
     "remote.stopping": "The office server at {url} is stopping or restarting; try again {when}.",
-    "remote.too_long": ("The server at {url} says this request is longer than it can read at once; start a new "
-                        "conversation, or send a shorter text or document."),
+    "remote.too_long": ("The server at {url} says this request is longer than it can read at once{figures}; start "
+                        "a new conversation, or send a shorter text or document."),
     "remote.no_model": ("The server at {url} does not serve the model {model}; set remote.model in the profile to "
                         "one it serves, or leave it empty for its first."),
     "remote.key_revoked": ("The server at {url} refused the API key{source}: it was revoked; ask whoever runs the "
@@ -404,6 +404,17 @@ ENGLISH: dict[str, str] = {
                                      "{reserve} are kept for the reply: no message fits beside them. Shorten "
                                      "them (Alt+I in the app, --system on the command line) or the profile's "
                                      "system prompt."),
+    "engine.too_long_in_summary": ("A step of the summary (a part of the document, or their summaries put "
+                                   "together) is {n} tokens; with {reserve} kept for what it writes, the context "
+                                   "({ctx} tokens) cannot hold it, so the summary stopped there. Load the profile "
+                                   "again (F3 in the app) and summarize again: its parts are then cut to fit."),
+    "engine.over_prompt_limit_in_summary": ("A step of the summary (a part of the document, or their summaries put "
+                                            "together) is {n} tokens; the server reads at most {most} tokens a "
+                                            "request, so the summary stopped there. Load the profile again (F3 in "
+                                            "the app) and summarize again: its parts are then cut to the server's "
+                                            "limit."),
+    "remote.too_long_figures": " ({n} tokens; it reads at most {most} tokens a request, and its context holds {ctx})",
+    "remote.all_busy_own": "The server at {url} is busy with your other request; send this one again once it has ended.",
     # a model file that llama.cpp would refuse (gguf_check.preflight)
     "gguf.technical": "{detail}",  # the check's own words, English in every language: Turkish says so
     "gguf.unusable": "{path} is not a usable GGUF model: {what} (at byte {offset}).{cut}",

@@ -121,7 +121,7 @@ def _whole(value: Any) -> int:
 # every slot busy. Nothing was read, so the message can go again as it is (the app puts it back
 # in the box: it stayed in the chat with no reply, its reason in a notice that faded)
 REFUSALS = frozenset({"remote.key_refused", "remote.key_unknown", "remote.key_not_here", "remote.day_used",
-                      "remote.prompt_too_big", "remote.day_held", "remote.all_busy", "remote.busy",
+                      "remote.prompt_too_big", "remote.day_held", "remote.all_busy", "remote.all_busy_own", "remote.busy",
                       "remote.loading", "remote.stopping", "remote.too_long",
                       "remote.key_revoked", "remote.key_for_others", "remote.too_large", "remote.model_changed",
                       "remote.needs_key", "remote.needs_key_env", "remote.needs_key_file"})
@@ -146,7 +146,8 @@ def refused(err: WorkstationError) -> bool:
     return bool(err.said) and err.said[0][0] in REFUSALS
 
 
-def answered_phrase(url: str, response: httpx.Response, now: float | None = None, model: str = "") -> Phrase:
+def answered_phrase(url: str, response: httpx.Response, now: float | None = None, model: str = "",
+                    own: bool = False) -> Phrase:
     """What a server's refusal means, as a phrase the desk PC's language says, read from the
     OpenAI-style error's ``code`` and the rate-limit headers ``workstation serve`` sends (never
     from its English sentence): a key's day used up (with when it resets, on this PC's clock), a
@@ -154,7 +155,8 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
     rest, every slot busy, the server starting (its model loading) or stopping, a request longer
     than it reads or a body larger than it takes, no such ``model``, its model file changed on
     disk. Anything else (another server's per-minute limit too) in
-    the server's own words."""
+    the server's own words. ``own``: every slot is busy with the person's own requests
+    (``_queued_behind_own``), as the waiting line said: not "other people's"."""
     code, type_ = _error_fields(response)
     wait = _whole_header(response, "Retry-After")
     limit = _whole_header(response, "X-RateLimit-Limit-Tokens")
@@ -166,14 +168,20 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
         return ("remote.day_used", {"url": url, "limit": f"{limit:,}" if limit is not None else "?", "resets": resets})
     if response.status_code == 429 and code == "rate_limit_exceeded" and type_ == "insufficient_quota":
         return ("remote.day_held", {"url": url})
+    if response.status_code in (429, 503) and code == "server_busy" and own:
+        return ("remote.all_busy_own", {"url": url})
     if response.status_code in (429, 503) and code == "server_busy":
         return ("remote.all_busy", {"url": url, "seconds": wait or 1})
     if response.status_code == 503 and code == "loading":  # workstation serve restarted, its model not loaded yet
         return ("remote.loading", {"url": url, "when": try_again_in(wait)})
     if response.status_code == 503 and code == "shutting_down":  # stopped by its admin (or restarting)
         return ("remote.stopping", {"url": url, "when": try_again_in(wait)})
-    if response.status_code == 400 and code == "context_length_exceeded":
-        return ("remote.too_long", {"url": url})
+    if response.status_code == 400 and code == "context_length_exceeded":  # with its figures where it gives them
+        figures = {k: _whole(_error_object(response).get(k)) for k in ("prompt_tokens", "max_prompt_tokens", "n_ctx")}
+        said: Phrase | str = ("remote.too_long_figures", {"n": f"{figures['prompt_tokens']:,}",
+                                                          "most": f"{figures['max_prompt_tokens']:,}",
+                                                          "ctx": f"{figures['n_ctx']:,}"}) if all(figures.values()) else ""
+        return ("remote.too_long", {"url": url, "figures": said})
     if response.status_code == 404 and code == "model_not_found" and model:
         return ("remote.no_model", {"url": url, "model": model})
     limit = _error_object(response).get("limit_bytes")
@@ -771,8 +779,11 @@ class RemoteEngine:
                     response.read()
                     # busy, over its quota, or down behind a proxy: the same request may work later
                     later = response.status_code in (429, 502, 503, 504)
+                    # waited past timeout_s behind the person's own request: said so, as the waiting
+                    # line said it (it ended "busy with other people's requests")
+                    own = _error_fields(response)[0] == "server_busy" and self._queued_behind_own("server_busy")
                     raise (BackendUnreachable if later else EngineError)(
-                        said=[answered_phrase(self.base_url, response, model=self.model)])
+                        said=[answered_phrase(self.base_url, response, model=self.model, own=own)])
                 for line in response.iter_lines():
                     if self._cancel.is_set():
                         stop = "cancelled"

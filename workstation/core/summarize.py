@@ -35,7 +35,7 @@ from typing import Any
 
 from workstation.core.catalog import params_text
 from workstation.core.documents import Document, read_document
-from workstation.core.engine_api import ChatEngine
+from workstation.core.engine_api import IN_A_SUMMARY, ChatEngine
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import (
     Message,
@@ -957,10 +957,13 @@ def summarize_document(
                 overall, cancelled = _reduce(
                     runner, document, chunks, steps, n_ctx, reduce_tokens, sampling_reduce, options, combine, most)
     except WorkstationError as err:  # (a server gone, a key's day over): the parts finished go with it
+        if err.said and err.said[0][0] in IN_A_SUMMARY:  # a step over what the engine reads: the summary's
+            # own problem, not a message to shorten or a document to summarize
+            err = type(err)(said=[(IN_A_SUMMARY[err.said[0][0]], err.said[0][1]), *err.said[1:]])
         if any(c.summary is not None for c in chunks):  # (they were paid for; they were lost)
             overall = ""
             err.partial = result(True)
-        raise
+        raise err from None
     return result(cancelled)
 
 

@@ -105,11 +105,14 @@ class Attachments(AppPart):
         measured = self._document_tokens.get(document)
         words = words_in(document[1])  # (its words counted, as wc -w does and Chinese too: each line says these)
         room = self._attachment_room(measured) if measured is not None else (True, "", 0)
-        summarized = self.attached_summary(document) is not None
+        summarized = self.attached_summary(document)
         line = (
             # F6 has summarized it: the message asks about the summary in its place (each message
             # flashed and was refused, the document still attached, "Ctrl+R removes it" the only way)
-            t("chat.attached_summary", name=name, n=rounded_words(words), remove=remove) if summarized
+            t("chat.attached_summary", name=name, n=rounded_words(words), remove=remove) if summarized and summarized[1]
+            # ... but the file changed since: that summary is of what it was (it was sent as the document's)
+            else t("chat.attached_summary_old", name=name, n=rounded_words(words),
+                   summarize=self.key_for("summarize.open"), remove=remove) if summarized and room is None
             else t("chat.attached_too_long", name=name, n=rounded_words(words),
               ctx=_context_words(measured, words, t), remove=remove) if measured is not None and room is None
             # it fits a message, not the room this conversation has left: the model would forget
@@ -130,20 +133,18 @@ class Attachments(AppPart):
         if measured is None and self.engine is not None and self.profile is not None:
             self._measure_attachment(self.engine, document, self.session_sampling or self.profile.sampling)
 
-    def attached_summary(self: WorkstationApp, document: tuple[Path, str]) -> str | None:
+    def attached_summary(self: WorkstationApp, document: tuple[Path, str]) -> tuple[str, bool] | None:
         """The summary F6 has made of ``document`` (whole, not stopped) where the document itself
-        does not fit the room this conversation has (``_attachment_room``): the message asks
-        about it in the document's place. None where it fits, or F6 has none of it."""
+        does not fit the room this conversation has (``_attachment_room``), and whether it is of
+        the file as it is now (``SummarizeScreen.made_of``: its size and time): the message asks
+        about it in the document's place only then. None where it fits, or F6 has none of it."""
         measured = self._document_tokens.get(document)
         room = self._attachment_room(measured) if measured is not None else (True, "", 0)
         screen = self._kept.get(SummarizeScreen)  # (opened once at least: it holds the last summary)
         if (room is not None and room[0]) or not isinstance(screen, SummarizeScreen) or screen.running:
             return None
-        result, path = screen.result, screen.path
-        if result is None or result.cancelled or path is None or not screen.summary \
-                or path.absolute() != document[0].absolute():
-            return None
-        return screen.summary
+        current = screen.made_of(document[0])
+        return None if current is None else (screen.summary, current)
 
     def attachment_too_long(self: WorkstationApp, document: tuple[Path, str]) -> bool:
         """``document`` is measured, and more than a message of this profile can hold."""

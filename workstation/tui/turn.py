@@ -111,11 +111,14 @@ class Turn(AppPart):
         if self.engine is None:
             self.notify(self.not_ready_text(), severity="warning")
             return
-        summary = self.attached_summary(document) if document is not None else None
+        found = self.attached_summary(document) if document is not None else None
+        summary = found[0] if found is not None and found[1] else None  # (of the file as it is now)
         if document is not None and summary is None and self.attachment_too_long(document):
             # refused before it is shown: the message and "waiting for the first word…" came, then
-            # both went, the document still attached, each time Enter was pressed
-            self.notify(t("chat.attached_refused", name=document[0].name, summarize=self.key_for("summarize.open"),
+            # both went, the document still attached, each time Enter was pressed (F6's summary of
+            # the file before it was changed: said so, it went in the document's place)
+            self.notify(t("chat.attached_refused_old" if found else "chat.attached_refused", name=document[0].name,
+                          summarize=self.key_for("summarize.open"),
                           remove=self.key_for("chat.detach")), severity="warning", timeout=12)
             return  # (the text stays in the box)
         if not self._claim_turn():

@@ -311,7 +311,7 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
         except QueueFull as err:
             raise queue_full(str(err), err.retry_after_s) from None
         except PromptTooLong as err:
-            raise ApiError(400, str(err), code="context_length_exceeded") from None
+            raise self.too_long(len(prompt), str(err)) from None
         except EngineError as err:
             if model_file_changed(err) and not self._said_model_changed:  # once: a line each refusal said nothing more
                 self._said_model_changed = True

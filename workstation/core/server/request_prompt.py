@@ -42,13 +42,16 @@ class RequestPrompts:
         field that holds it (a completion's ``prompt``)."""
         limit = self._prompt_limit()
         if len(prompt) > limit:
-            raise ApiError(
-                400,
-                f"The prompt is {len(prompt)} tokens but this server accepts at most {limit} "
-                "prompt tokens per request.",
-                param=field,
-                code="context_length_exceeded",
-            )
+            raise self.too_long(len(prompt), f"The prompt is {len(prompt)} tokens but this server accepts at most "
+                                f"{limit} prompt tokens per request.", field)
+
+    def too_long(self: OpenAIServer, n: int, message: str, field: str | None = None) -> ApiError:
+        """The 400 ``context_length_exceeded`` of a prompt of ``n`` tokens, its figures as fields beside
+        the sentence: the request's tokens, the most a request may have, a slot's context (as ``/models``
+        meta names them), for a desk PC to say in its own language (only the English sentence had them)."""
+        return ApiError(400, message, param=field, code="context_length_exceeded",
+                        fields={"prompt_tokens": n, "max_prompt_tokens": self._prompt_limit(),
+                                "n_ctx": self.scheduler.slot_ctx})
 
     async def request_prompt_tokens(
         self, body: dict[str, Any], chat: bool, ticket: Ticket, tools: ToolRequest | None = None

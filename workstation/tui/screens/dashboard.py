@@ -281,8 +281,9 @@ class DashboardScreen(AppScreen, Screen[None]):
             self._put("#live", t("dash.summarizing", name=app.summarizing, state=said), one_line=True)
         elif app.generating:
             view = app.reply_view  # its words so far, its thinking's with them as its tokens count them
-            # (as the history counts a reply's: a reasoning model thinking read "about 1 word so far" of 40 tokens)
-            words = words_in(view.content) + words_in(view.reasoning) if view is not None else None
+            # (as the history counts a reply's: a reasoning model thinking read "about 1 word so far" of 40 tokens),
+            # of a reply gone on with the new part's, as its tokens are (``written``)
+            words = sum(map(words_in, view.written())) if view is not None else None
             self._put("#live", live_said(app.live_tokens, live, t, words, per_token), one_line=True)
         else:
             n = len(hist.turns)

@@ -23,7 +23,7 @@ from textual.widgets import Button, Header, Input, Label, Markdown, ProgressBar
 
 from workstation.core.errors import WorkstationError
 from workstation.core.events import ServerWaiting
-from workstation.core.kept_parts import forget_parts, kept_count
+from workstation.core.kept_parts import document_version, forget_parts, kept_count
 from workstation.core.kept_summary import KEPT, forget_summary_asked_in
 from workstation.core.paths import typed_path
 from workstation.core.summarize import (
@@ -112,6 +112,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self.path: Path | None = None
+        # the document as it was when the summary shown was made of it (``document_version``)
+        self.version: str | None = None
         self.summary = ""
         self.result: SummaryResult | None = None
         self._cut: WorkstationError | None = None  # why the last run ended early, failing after some parts
@@ -207,6 +209,21 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._offered = document[0]
         self.query_one("#summarize-path", LineInput).put(str(document[0]))
 
+    def made_of(self, document: Path) -> bool | None:
+        """Whether the summary shown (whole, not running) is of ``document`` as the file is now
+        (True), of an older version of it (False: changed since it was summarized), or of
+        another document, or none (None). The chat asks about it in a long document's place
+        only while True: it sent the summary of a file edited after F6 had summarized it."""
+        if self.running or self.result is None or self.result.cancelled or not self.summary or self.path is None \
+                or self.path.absolute() != document.absolute():
+            return None
+        if self.version is not None:
+            return document_version(document) == self.version
+        try:  # kept before its version was: the file not written since it was made
+            return document.stat().st_mtime <= self._made_at
+        except OSError:
+            return False
+
     def _keep(self) -> None:
         """The finished summary, kept for the next start (it was gone when the app closed,
         minutes of work with it); one summary, the last."""
@@ -217,7 +234,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # (every part the app writes follows F9; the model's words stay as written)
         written = {lang: self.result.in_language(Texts(lang).in_app) for lang in LANGUAGES} \
             if self.result.document is not None else self._written
-        data = {"path": str(self.path), "at": self._made_at or time.time(), "asked": self._asked,
+        data = {"path": str(self.path), "version": self.version, "at": self._made_at or time.time(), "asked": self._asked,
                 "result": {**self.result.to_dict(), "follow_up": self.result.follow_up}, "written": written}
         self.wapp.store_write(lambda: self.wapp.store.remember(KEPT, json.dumps(data, ensure_ascii=False)))
 
@@ -233,13 +250,14 @@ class SummarizeScreen(AppScreen, Screen[None]):
             result = SummaryResult.from_dict(data["result"])
             path, at = Path(data["path"]), float(data["at"])
             asked = int(data["asked"]) if data.get("asked") is not None else None
+            version = str(data["version"]) if data.get("version") is not None else None  # (kept before it was: None)
             written = {str(lang): str(text) for lang, text in dict(data.get("written") or {}).items()}
         except (ValueError, KeyError, TypeError):  # an older or damaged record: nothing shown, nothing lost
             return
         self._written = written
         result.summary = written.get(self.wapp.texts.lang, result.summary)
         self.path, self.result, self.summary, self._kept_at = path, result, result.summary, at
-        self._asked, self._made_at = asked, at
+        self._asked, self._made_at, self.version = asked, at, version
         self.query_one("#summarize-path", LineInput).put(str(path))
         self.query_one("#summarize-ask", Button).disabled = not result.summary
         self.query_one("#summarize-state", Label).update(self._result_text())
@@ -274,7 +292,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
 
     async def _clear_shown(self) -> None:
         self.path, self.summary, self.result, self._kept_at, self._asked = None, "", None, None, None
-        self._written = {}
+        self._written, self.version = {}, None
         if self.is_mounted:
             self.query_one("#summarize-path", Input).value = ""
             self.query_one("#summarize-ask", Button).disabled = True
@@ -405,6 +423,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
                 self.notify(self.wapp.not_ready_text(), severity="warning")
             return
         self.path = typed_path(raw)
+        self.version = document_version(self.path)  # (read from here on: an edit after is a newer version)
         if self.path.is_file():  # typed, not picked: the folder counts as one opened from (F7 offers it)
             self.wapp.remember_folder(self.path)
         self.running = True  # before the first await: Enter, the button and Ctrl+R start one run

@@ -197,6 +197,7 @@ class MessageView(Vertical):
         self.markdown_every_s = FREE_CPU.markdown_every_s
         self.role = role
         self.content = content
+        self._before = ("", "")  # a reply gone on with (``reopen``): its text and thinking before
         self.metrics = metrics
         self.texts = texts
         self._streaming = False
@@ -242,6 +243,7 @@ class MessageView(Vertical):
     def reopen(self) -> None:
         """A finished reply is to go on (the app's "continue"): it streams again, after its text."""
         self.metrics = None
+        self._before = (self.content, self.reasoning)
         self._open_stream = True
         self._tail = ""
         self.tail.open()
@@ -252,6 +254,14 @@ class MessageView(Vertical):
         if self._wait_timer is not None:
             self._wait_timer.stop()
         self._wait_timer = self.set_interval(WAIT_TICK_S, self._tick_wait)
+
+    def written(self) -> tuple[str, str]:
+        """The text and thinking written in this turn: of a reply gone on with, the new part only,
+        as the turn's tokens count it (F5's live line counted the earlier part's words over the
+        new part's tokens: words a token read too high until the reply ended)."""
+        text, thought = self._before
+        return (self.content[len(text):] if self.content.startswith(text) else self.content,
+                self.reasoning[len(thought):] if self.reasoning.startswith(thought) else self.reasoning)
 
     def read_so_far(self, fraction: float) -> None:
         """The engine has read ``fraction`` of a long prompt: said with the seconds (LM Studio's
