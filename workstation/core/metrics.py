@@ -77,7 +77,7 @@ class TurnMetrics:
             return say([(key, values)], lookup)
 
         parts = [  # (figures with thousands separators, as the app's line: "TTFT 1261 ms" beside its 1,261)
-            said("metric.ttft", ms=f"{self.ttft_ms:,.0f}"),
+            say([ttft_said(self.ttft_ms)], lookup),
             *([said("metric.tps", tps=f"{self.predicted_per_second:,.1f}")] if self.predicted_n > 1 else []),  # (one token: no rate)
             said("metric.one_token") if self.predicted_n == 1 else said("metric.tokens", n=f"{self.predicted_n:,}"),
         ]
@@ -193,6 +193,17 @@ def history_of(messages: list[StoredMessage]) -> MetricsHistory:
     return history
 
 
+TTFT_SECONDS_FROM_MS = 10_000  # a wait for the first word from 10 s on is said in seconds
+
+
+def ttft_said(ms: float) -> tuple[str, dict[str, Any]]:
+    """The wait for the first word under a reply: in ms below ``TTFT_SECONDS_FROM_MS``, whole
+    seconds from there ("TTFT 19,865 ms" made a reader count the digits; "TTFT 20 s")."""
+    if ms < TTFT_SECONDS_FROM_MS:
+        return "metric.ttft", {"ms": f"{ms:,.0f}"}
+    return "metric.ttft_s", {"s": f"{ms / 1000:,.0f}"}
+
+
 STOP_WORDS = {"cancelled": "metric.stopped", "length": "metric.length", "quota": "metric.quota",
               "context": "metric.context"}  # how a reply ended, where it is worth a word
 
@@ -222,7 +233,7 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
     prompt_total = m.prompt_n + m.cache_n
     # figures with thousands separators, in the language's way (TTFT 1,904 ms; 1.904 ms)
     parts = [
-        said("metric.ttft", ms=f"{m.ttft_ms:,.0f}"),
+        say([ttft_said(m.ttft_ms)], lookup),
         *([said("metric.tps", tps=f"{m.predicted_per_second:,.1f}")] if m.predicted_n > 1 else []),  # (one token: no rate, not "0.0 tok/s")
         said("metric.one_token") if m.predicted_n == 1 else said("metric.tokens", n=f"{m.predicted_n:,}"),
     ] if speed else []

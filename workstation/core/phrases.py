@@ -649,6 +649,7 @@ ENGLISH: dict[str, str] = {
     "metric.sampling": "own settings: {settings}",
     "metric.left_out": "the model did not see the first {n} messages",
     "metric.failed_why": "cut off: {why}",
+    "metric.ttft_s": "TTFT {s} s",  # a wait of 10 s and more (``ttft_said``): "TTFT 19,865 ms" made a reader count
     # a conversation name or number no saved one has (conversations show|export|rename|delete, chat -c #12)
     "saved.no_such": "There is no saved conversation \"{name}\" ('{command}' lists them, with their numbers).",
     "saved.did_you_mean": " Did you mean {meant}?",
