@@ -290,6 +290,8 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self.pending_document: tuple[Path, str] | None = None
         self.reply_view: MessageView | None = None
         self.live_tokens = 0
+        # a long prompt's tokens read so far and its total (PromptProgressed), for the reply being written
+        self.live_prompt: tuple[int, int] | None = None
         self._t_first: float | None = None
         self._t_last: float | None = None
         self._search = ""

@@ -41,11 +41,14 @@ class ServerWaited(Message):
 
 
 class PromptProgressed(Message):
-    """A part of a long prompt has been read: ``fraction`` of what there was to read (0 to 1)."""
+    """A part of a long prompt has been read: ``fraction`` of what there was to read (0 to 1);
+    ``read``: the prompt's tokens in the cells now (the cached ones too), of its ``total``."""
 
-    def __init__(self, fraction: float) -> None:
+    def __init__(self, fraction: float, read: int = 0, total: int = 0) -> None:
         super().__init__()
         self.fraction = fraction
+        self.read = read
+        self.total = total
 
 
 class TurnFinished(Message):

@@ -194,6 +194,7 @@ class Turn(AppPart):
         self._partial_at = time.perf_counter()  # kept from 2 s in, not at its first word
         self._turn += 1
         self.live_tokens = 0
+        self.live_prompt = None
         self._t_first = self._t_last = None
         self.update_status()
         self._generate(self.engine, messages, pace.updates_hz, self.cells_tag(self.conversation_id),  # type: ignore[arg-type]
@@ -276,7 +277,7 @@ class Turn(AppPart):
         try:
             for event in engine.stream_chat(messages, sampling, tag=tag, reading=True):
                 if isinstance(event, PromptRead):
-                    self.post_message(PromptProgressed(event.fraction))
+                    self.post_message(PromptProgressed(event.fraction, event.read, event.total))
                 elif isinstance(event, ServerWaiting):
                     self.post_message(ServerWaited(event.own, event.stalled, event.seconds, event.held))
                 elif isinstance(event, TokenDelta):
@@ -335,6 +336,7 @@ class Turn(AppPart):
 
     @on(PromptProgressed)
     def _prompt_read(self: WorkstationApp, event: PromptProgressed) -> None:
+        self.live_prompt = (event.read, event.total)  # F5's memory gauge counts the prompt as it is read
         if self.reply_view is not None:
             self.reply_view.read_so_far(event.fraction)
 
