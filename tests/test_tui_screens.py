@@ -986,13 +986,19 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
     app = WorkstationApp("a", start_engine=False, sample_system=False, language=lang)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        for ttft in (1200.0, 3883.0):
-            turn = TurnMetrics(ttft_ms=ttft, predicted_n=10, predicted_ms=100, prompt_n=2000, prompt_ms=1000,
-                               stop_reason="eos")
-            turn.finish_rates()  # 2,000 tok/s of prompt
-            app.history.add(turn, "a", "A")
+        app.generating = True  # the first reply being written: said so ("no turns yet" stood while it was)
         await pilot.press("f5")
         await until(pilot, lambda: type(app.screen).__name__ == "DashboardScreen")
+        assert str(app.screen.query_one("#cache-line").render()) == {
+            "en": "The first reply is being written; its figures come when it ends.",
+            "tr": "İlk yanıt yazılıyor; rakamları yanıt bitince gelecek."}[lang]
+        app.generating = False
+        for ttft in (1200.0, 3883.0):  # (the last one took every core, measured as it began)
+            turn = TurnMetrics(ttft_ms=ttft, predicted_n=10, predicted_ms=100, prompt_n=2000, prompt_ms=1000,
+                               stop_reason="eos", kv_size=4096, kv_used=124, n_threads=2, threads_reason="idle")
+            turn.finish_rates()  # 2,000 tok/s of prompt
+            app.history.add(turn, "a", "A")
+        app.screen.refresh_view()
         row = app.screen.query_one("#row-ttft")
         await until(pilot, lambda: str(row.query_one(".metric-value").render()).strip() == shown)
         assert shown in str(row.query_one(".metric-axis").render())
@@ -1016,6 +1022,14 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         app.screen.refresh_view()
         assert str(app.screen.query_one("#row-decode .metric-name").render()).endswith(
             {"en": "\nlast 2 turns + this one", "tr": "\nson 2 tur + bu yanıt"}[lang])
+        # the conversation memory counts the new prompt as it is read, all of it once the reply has begun
+        # (a prompt of 1,749 tokens showed "129/4.096": the last turn's 124 cells and 5 tokens)
+        from workstation.tui.messages import PromptProgressed, SystemSampled
+
+        app.post_message(PromptProgressed(0.88, 1536, 1749))  # (as the turn's worker posts the engine's PromptRead)
+        await until(pilot, lambda: app.live_prompt == (1536, 1749))
+        app.screen.refresh_view()
+        assert str(app.screen.query_one("#kv-value").render()) == {"en": "1,754/4,096", "tr": "1.754/4.096"}[lang]
         # a reasoning model thinking (no answer yet): its thought's words are the reply's words so far (it said "1")
         from workstation.tui.widgets.message_view import MessageView
 
@@ -1025,6 +1039,17 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
             {"en": "Writing: about 30 words so far", "tr": "Yazılıyor: yaklaşık 30 sözcük"}[lang])
         app.reply_view = None
         app.generating, app.live_tokens, app._t_first, app._t_last = False, 0, None, None
+        # the cores the last reply took, said as measured as it began; other programs busy now said beside
+        # (it said "no other program keeps one busy" while they kept both cores busy)
+        app.system = SystemSampled(100.0, 1, 2, [])
+        app.screen.refresh_view()
+        cores = str(app.screen.query_one("#cache-line").render())
+        assert {"en": "in the last reply: 2, every core (no other program kept one busy as it began) Now other "
+                      "programs keep ",
+                "tr": "Son yanıtta çalışan çekirdek (iş parçacığı): 2, hepsi (yanıt başlarken başka program çekirdek "
+                      "meşgul etmiyordu) Şu an "}[lang] in cores, cores
+        assert {"en": "(it would take 1).", "tr": "(1 çekirdek alırdı)."}[lang] in cores, cores
+        app.system = None
         app.screen.refresh_view()
         assert str(app.screen.query_one("#headline").render()) == {
             "en": "Your last 2 replies: the first words after about 2.5 s.",

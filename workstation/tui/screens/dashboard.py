@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Iterator
@@ -31,6 +32,7 @@ from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import KVCache, kv_words
 from workstation.core.speed_estimate import SLOW_TPS
 from workstation.core.summarize import duration
+from workstation.core.thread_policy import choose_threads
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.progress import LocalProgressBar
@@ -346,7 +348,11 @@ class DashboardScreen(AppScreen, Screen[None]):
         kv_size = app.engine_info.n_ctx if app.engine_info else (last.kv_size if last else 0)
         kv_used = last.kv_used if last and last.kv_size == kv_size else 0
         if app.generating:  # it fills as the reply is written (it stood still until the reply's end)
-            kv_used = min(kv_size, kv_used + app.live_tokens)
+            # with the prompt's tokens as they are read (a prompt of 1,749 showed "129/4,096" till the end):
+            # all of it once the reply has begun, else the last turn's cells (a short prompt says nothing)
+            read = app.live_prompt
+            prompt = (read[1] if app.live_tokens else read[0]) if read else kv_used
+            kv_used = min(kv_size, prompt + app.live_tokens)
         self._put("#kv-name", t("dash.kv"), one_line=True)
         bar = self.query_one("#kv-bar", ProgressBar)
         bar.update(total=max(kv_size, 1), progress=kv_used)
@@ -368,10 +374,12 @@ class DashboardScreen(AppScreen, Screen[None]):
             if last.threads_reason:
                 cores = app.engine_info.threads if app.engine_info else last.n_threads
                 lines.append(t(f"dash.threads.{last.threads_reason}", n=last.n_threads, cores=cores,
-                               others=f"{last.cpu_others:.1f}"))
+                               others=f"{last.cpu_others:.1f}") + self._threads_now(last))
         else:
-            # turns before a switch are counted above ("4 turns in this conversation"): not "no turns yet"
-            lines = [t("dash.no_turns_since_switch" if before is not None else "dash.no_turns")]
+            # turns before a switch are counted above ("4 turns in this conversation"): not "no turns yet";
+            # the first reply being written is said so ("no turns yet" stood while it was written)
+            lines = [t("dash.first_reply_writing" if app.generating
+                       else "dash.no_turns_since_switch" if before is not None else "dash.no_turns")]
         info = app.engine_info
         if info is not None and local:  # the status bar says the share in words; the count is here
             lines.append(t("dash.layers", n=info.gpu_layers, total=offloadable_layers(info.n_layer)))
@@ -395,6 +403,21 @@ class DashboardScreen(AppScreen, Screen[None]):
         if model_path != self._memory_for:
             self._memory_for = model_path
             self.load_memory_check(model_path)
+
+    def _threads_now(self, last: TurnMetrics) -> str:
+        """Where the last reply took every core (``threads: auto``, the load measured in the second
+        before it began, and every ``RECHECK_TOKENS``) and other programs keep cores busy now (the
+        CPU row's reading, no reply being written): said, with the count the next reply would take
+        by the same rule (``choose_threads``). F5 said "no other program keeps one busy" minutes
+        after that second, while other programs kept both cores of a PC busy."""
+        sample = self.wapp.system
+        if last.threads_reason != "idle" or self.wapp.generating or sample is None:
+            return ""
+        others = sample.cpu / 100 * (os.cpu_count() or 1)
+        now = choose_threads(last.n_threads, others)
+        if now.decode >= last.n_threads:
+            return ""
+        return " " + self.wapp.texts("dash.threads_now", others=f"{others:.1f}", n=now.decode)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="memory-check")
     def load_memory_check(self, model_path: str | None) -> None:
