@@ -2469,13 +2469,20 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         f6.path, f6.summary = ledger, "The ledger says the invoice was paid."
         f6.result = SummaryResult(str(ledger), f6.summary, f6.summary, [], [], {}, False, 1024, 0, 512)
         f6.version = document_version(ledger)  # (the file as it was summarized)
+        app._attach_document(app.pending_document)  # (as the summary's end does)
+        # F6 says what its Ctrl+K does with it: the question typed goes, in the same conversation
+        assert f6._result_text() == "Done. Ctrl+K goes back to your conversation and sends your message there, " \
+            "with this summary in place of ledger.txt; Ctrl+S saves it beside the document."
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
-        app._attach_document(app.pending_document)
         assert str(line.render()) == "Attached: ledger.txt, about 1,600 words, too long for a message. Your next " \
             "message asks about its summary (F6) in its place. Ctrl+R removes it."
-        await pilot.press("enter")
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        await pilot.press("ctrl+k")  # ask in chat: the message refused before is asked, here (it opened a new
+        # conversation "About ledger.txt" with the question in its box, to be sent again)
         await until(pilot, lambda: app.conversation_id is not None and not app.generating)
+        assert app.screen is app.chat_screen and [c.title for c in app.store.list()] != ["About ledger.txt"]
         asked = app.store.messages(app.conversation_id)[0].content
         assert asked.startswith("What was paid?") and "Document: ledger.txt (its summary, made with F6)" in asked \
             and "The ledger says the invoice was paid." in asked and "The invoice was paid. The invoice" not in asked
