@@ -2413,6 +2413,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
     the line names, opens with it in its box (it was empty: the path typed again)."""
     from textual.widgets import Input
 
+    from workstation.core.engine_api import answer_reserve
     from workstation.core.kept_parts import document_version
     from workstation.tui.screens.summarize import SummarizeScreen
 
@@ -2424,25 +2425,36 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         # attached before the model has loaded (a draft restored at the start): said once it has
         # (it read "(6,737 characters); it goes with your next message" until Enter)
         app._attach_document((ledger, ledger.read_text(encoding="utf-8")))
-        await until(pilot, lambda: app.engine is not None and "more than a message can hold" in str(line.render()))
+        await until(pilot, lambda: app.engine is not None and "too long to send" in str(line.render()))
         app._attach_document((Path("/docs/short.txt"), "Meeting at ten."))
         app._attach_document((ledger, ledger.read_text(encoding="utf-8")))
-        await until(pilot, lambda: "more than a message can hold" in str(line.render()))
+        await until(pilot, lambda: "too long to send" in str(line.render()))
         said = str(line.render())
         # in words, as the box's line says what the conversation holds (it said "about 2,001 tokens ... context of
         # 1,024 tokens")
         # by this document's own words a token (1,600 words in ``own`` tokens), as F6's parts are counted
         # (it said 770, the app's three quarters of a word a token, of a document read at 0.8)
-        own = next(m[2] for d, m in app._document_tokens.items() if d[0] == ledger)
-        assert said.startswith("Attached: ledger.txt, about 1,600 words") \
-            and f"reads up to about {rounded_words(1024 * 1600 / own)} words of it at once" in said \
-            and "F6" in said and "token" not in said, said
+        # in short sentences: what is wrong, then what to do (one sentence of three clauses read as a riddle);
+        # the figure what a message holds of it, the reply's room left out, fewer than its words (the whole
+        # context read "about 2,600 words: more than a message can hold, which reads up to about 3,000")
+        tokens, n_ctx, own = next(m for d, m in app._document_tokens.items() if d[0] == ledger)
+        holds = rounded_words((n_ctx - answer_reserve(app.profile.sampling, n_ctx) - (tokens - own)) * 1600 / own)
+        assert said == "Attached: ledger.txt. It is too long to send: about 1,600 words, and a message in this " \
+            f"profile holds about {holds} words of this document. F6 summarizes it; your next message then asks " \
+            "about the summary. Ctrl+R removes it.", said
+        await pilot.press("f9")  # in Turkish, the figure said as this document's words (beside F3's and the box's)
+        await until(pilot, lambda: str(line.render()).startswith("Eklendi: ledger.txt. Bu belge"))
+        assert str(line.render()) == "Eklendi: ledger.txt. Bu belge gönderilemeyecek kadar uzun: yaklaşık 1.600 " \
+            f"sözcük; bu profilde bir mesaj, bu belgenin yaklaşık {holds.replace(',', '.')} sözcüğünü alır. F6 onu " \
+            "özetler; ardından bir sonraki mesajınız özet hakkında sorar. Ctrl+R onu kaldırır.", str(line.render())
+        await pilot.press("f9")
+        await until(pilot, lambda: str(line.render()).startswith("Attached: ledger.txt. It is too long"))
         app.chat_screen.set_input("What was paid?")
         await pilot.press("enter")  # refused before it is shown, both ways out named (it said "save the text as a file")
-        await until(pilot, lambda: any(str(n.message) == "ledger.txt is more than a message can hold in this profile, "
-                                       "so your message was not sent (it stays in the box): F6 summarizes the document, "
-                                       "and your message then asks about its summary; Ctrl+R removes it."
-                                       for n in app._notifications))
+        await until(pilot, lambda: any(str(n.message) == "Not sent: ledger.txt is too long for a message in this "
+                                       "profile. Your message stays in the box. F6 summarizes the document; your "
+                                       "message then asks about the summary, in this conversation. Ctrl+R removes "
+                                       "the document." for n in app._notifications))
         # (the message and "waiting for the first word…" flashed, then went, each Enter)
         assert not _views(app) and app.conversation_id is None and not app.generating
         assert app.chat_screen.input_text() == "What was paid?"
@@ -2457,12 +2469,20 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         f6.path, f6.summary = ledger, "The ledger says the invoice was paid."
         f6.result = SummaryResult(str(ledger), f6.summary, f6.summary, [], [], {}, False, 1024, 0, 512)
         f6.version = document_version(ledger)  # (the file as it was summarized)
+        app._attach_document(app.pending_document)  # (as the summary's end does)
+        # F6 says what its Ctrl+K does with it: the question typed goes, in the same conversation
+        assert f6._result_text() == "Done. Ctrl+K goes back to your conversation and sends your message there, " \
+            "with this summary in place of ledger.txt; Ctrl+S saves it beside the document."
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
-        app._attach_document(app.pending_document)
-        assert "so your next message asks about its summary (F6) in its place (Ctrl+R removes it)" in str(line.render())
-        await pilot.press("enter")
+        assert str(line.render()) == "Attached: ledger.txt, about 1,600 words, too long for a message. Your next " \
+            "message asks about its summary (F6) in its place. Ctrl+R removes it."
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        await pilot.press("ctrl+k")  # ask in chat: the message refused before is asked, here (it opened a new
+        # conversation "About ledger.txt" with the question in its box, to be sent again)
         await until(pilot, lambda: app.conversation_id is not None and not app.generating)
+        assert app.screen is app.chat_screen and [c.title for c in app.store.list()] != ["About ledger.txt"]
         asked = app.store.messages(app.conversation_id)[0].content
         assert asked.startswith("What was paid?") and "Document: ledger.txt (its summary, made with F6)" in asked \
             and "The ledger says the invoice was paid." in asked and "The invoice was paid. The invoice" not in asked
@@ -2472,13 +2492,13 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         ledger.write_text("The invoice was paid twice. " * 400, encoding="utf-8")
         app._attach_document((ledger, ledger.read_text(encoding="utf-8")))
         await until(pilot, lambda: "older version" in str(line.render()))
-        assert str(line.render()).endswith("its summary (F6) is of an older version of the file, which has changed "
-                                           "since: F6 summarizes it again, and your next message then asks about "
-                                           "that summary (Ctrl+R removes it)."), str(line.render())
+        assert str(line.render()).endswith("too long for a message. Its summary (F6) is of an older version: the "
+                                           "file has changed since. F6 summarizes it again; your next message then "
+                                           "asks about that summary. Ctrl+R removes it."), str(line.render())
         app.chat_screen.set_input("Was it paid twice?")
         await pilot.press("enter")
-        await until(pilot, lambda: any(str(n.message).startswith("ledger.txt has changed since it was summarized (F6), "
-                                                                 "so your message was not sent") for n in app._notifications))
+        await until(pilot, lambda: any(str(n.message).startswith("Not sent: ledger.txt has changed since it was "
+                                                                 "summarized (F6)") for n in app._notifications))
         assert app.conversation_id is None and app.chat_screen.input_text() == "Was it paid twice?"
         f6.path = f6.result = None
         await pilot.press("ctrl+n")

@@ -113,8 +113,9 @@ class Attachments(AppPart):
             # ... but the file changed since: that summary is of what it was (it was sent as the document's)
             else t("chat.attached_summary_old", name=name, n=rounded_words(words),
                    summarize=self.key_for("summarize.open"), remove=remove) if summarized and room is None
-            else t("chat.attached_too_long", name=name, n=rounded_words(words),
-              ctx=_context_words(measured, words, t), remove=remove) if measured is not None and room is None
+            else t("chat.attached_too_long", name=name, n=rounded_words(words), summarize=self.key_for("summarize.open"),
+                   ctx=_message_words(measured, words, self._reserve(measured[1]), t),
+                   remove=remove) if measured is not None and room is None
             # it fits a message, not the room this conversation has left: the model would forget
             # the conversation's start or cut its reply, and nothing said so before Enter
             else t("chat.attached_no_room", name=name, n=rounded_words(words), left=room[1],
@@ -159,14 +160,19 @@ class Attachments(AppPart):
         left" of a 610-word memo, and in its own they contradicted the line under the box);
         None: it fits no message of this profile."""
         tokens, n_ctx, own = measured
-        sampling = self.session_sampling or (self.profile.sampling if self.profile is not None else Sampling())
-        reserve = answer_reserve(sampling, n_ctx)
+        reserve = self._reserve(n_ctx)
         if tokens > n_ctx - reserve:
             return None
         left = self.context_left()
         left = n_ctx - (tokens - own) if left is None else left  # (before a turn: less the instructions)
         return (own <= left - reserve, about_words(max(0, left), self.texts.get, self.words_a_token()),
                 part_percent(own / max(1, left)))
+
+    def _reserve(self: WorkstationApp, n_ctx: int) -> int:
+        """The tokens of a context of ``n_ctx`` kept for the reply (``answer_reserve``): a
+        message holds the rest, with the instructions."""
+        sampling = self.session_sampling or (self.profile.sampling if self.profile is not None else Sampling())
+        return answer_reserve(sampling, n_ctx)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="measure")
     def _measure_attachment(self: WorkstationApp, engine: Any, document: tuple[Path, str], sampling: Sampling) -> None:
@@ -188,9 +194,13 @@ class Attachments(AppPart):
             self._attach_document(event.document)  # its line says it now
 
 
-def _context_words(measured: tuple[int, int, int], words: int, t: Texts) -> str:
-    """The words of this document a context of ``measured`` (as a message, the context, its own
-    tokens) reads at once, by the document's own words a token: the app's English three quarters
-    said 3,100 of a 4,096 context beside F6's first part of the same document of 3,200 words."""
-    own = measured[2]
-    return rounded_words(measured[1] * words / own) if own > 0 and words > 0 else about_words(measured[1], t.get)
+def _message_words(measured: tuple[int, int, int], words: int, reserve: int, t: Texts) -> str:
+    """The words of this document a message of this profile holds (``measured``: the document as
+    a message, the context, its own tokens; the context less ``reserve`` for the reply and the
+    message's frame with the instructions), by the document's own words a token: the app's English
+    three quarters said 3,100 of a 4,096 context beside F6's first part of the same document of
+    3,200 words. Fewer than the document's ``words``, as it is too long: the whole context said
+    "about 2,600 words: more than a message can hold, which reads up to about 3,000 words of it"."""
+    tokens, n_ctx, own = measured
+    room = max(0, n_ctx - reserve - (tokens - own))
+    return rounded_words(room * words / own) if own > 0 and words > 0 else about_words(room, t.get)

@@ -160,6 +160,16 @@ class SummarizeScreen(AppScreen, Screen[None]):
     def on_screen_resume(self) -> None:
         self._offer_attached()
         self._note_parts_kept()  # (another profile loaded meanwhile keeps none of them)
+        if not self.running and self.result is not None:  # what Ctrl+K does follows the chat's attachment
+            self.query_one("#summarize-state", Label).update(self._result_text())
+
+    def _for_attached(self) -> bool:
+        """The summary shown is of the document attached in the chat, as it is now, and that
+        document is too long for a message (``attached_summary``): the chat's next message
+        asks about this summary in its place, and Ctrl+K sends it there (``action_ask``)."""
+        attached = self.wapp.pending_document
+        found = self.wapp.attached_summary(attached) if attached is not None else None
+        return found is not None and found[1]
 
     @on(Input.Changed, "#summarize-path")
     def _path_changed(self) -> None:
@@ -541,6 +551,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if result.cancelled:
             return t("summarize.stopped", done=done, total=len(result.chunks)) + go_on
         # (a model too small to trust with facts: the summary says so under its title)
+        if self._for_attached() and self.path is not None:  # what Ctrl+K does there: said (action_ask)
+            return t("summarize.done_attached", name=self.path.name)
         return t("summarize.done") if self._kept_at is None else t(
             "summarize.kept", name=self.path.name if self.path else Path(result.source).name,
             when=t.moment(self._kept_at))
@@ -625,6 +637,17 @@ class SummarizeScreen(AppScreen, Screen[None]):
     async def action_ask(self) -> None:
         if not self.summary or self.path is None or self.result is None:  # (it did nothing, said nothing)
             self.notify(self.wapp.texts("summarize.nothing_to_ask"), severity="warning")
+            return
+        if self._for_attached():
+            # the chat's attached document, too long for a message: back to the conversation the
+            # question was typed in, sent there with this summary in the document's place, as the
+            # refused message and the line under the box promised (it opened a new conversation,
+            # "About NAME", the question carried into its box, to be sent again)
+            self.wapp._back_to_chat()
+            self.wapp.chat_screen.focus_prompt()
+            if self.wapp.chat_screen.input_text().strip():
+                self.wapp.action_send()
+            self.wapp.notify(self.wapp.texts("summarize.asked_from_summary", name=self.path.name), timeout=10)
             return
         intro = self.wapp.texts(self.result.intro_key, name=self.path.name)
         asked = await self.wapp.start_document_chat(self.path, self.result.conversation(intro), made=self._asked)
