@@ -548,6 +548,9 @@ def test_the_summarys_footer_says_what_it_took_in_plain_words() -> None:
     from workstation.core.summarize import duration
 
     assert (duration(0.3), duration(0.0), duration(1.6)) == ("1 s", "0 s", "2 s")  # ("0 s" of a quick one read as none)
+    # whole minutes and hours without "0 s" ("1 dk 0 sn geçti" read clumsily), in both languages
+    assert (duration(60.2), duration(120.0), duration(3630.0), duration(61.0)) == ("1 min", "2 min", "1 h", "1 min 1 s")
+    assert (duration(60.2, Texts("tr").get), duration(7260.0, Texts("tr").get)) == ("1 dk", "2 sa 1 dk")
     one = {"calls": 1.0, "document_tokens": 4540.0, "total_ms": 1500.0}
     whole = [dataclasses.replace(parts[0], end=len(doc.text))]
     assert render_markdown(doc, "", whole, False, one).endswith(

@@ -198,12 +198,13 @@ def small_model(profile: Profile, engine: ChatEngine | None = None) -> tuple[str
     return installed_name(Path(info.path)), info.parameter_count
 
 
-def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, str, str] | None = None,
+def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, ...] | None = None,
              soon: str | None = None, high: float | None = None, revised: bool = False,
              lookup: Lookup | None = None) -> str:
     """'ETA 1 min 5 s' ('ETA …' before the first part has been measured); ``word`` and the
     ``formats`` of an hour, a minute and a second in the UI's language ('kalan 1 dk 5 sn'; by
-    default English's, ``time_formats``: the one way each language says a time).
+    default English's, ``time_formats``: the one way each language says a time; whole minutes or
+    hours without "0 s" or "0 min", where it gives their words: "1 min", not "1 min 0 s").
     ``soon`` in place of 'ETA 0 s' (a document's last part done, its summary being written).
     ``high``: a rough time left (``TimeLeft``), said as a range up to it in ``lookup``'s words
     ('about 1–2 min'); ``revised``: a confident one just went up, said so ('(longer than first thought)')."""
@@ -216,10 +217,11 @@ def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, str, 
     if soon is not None and total == 0:
         return soon
     h, m, s = total // 3600, total % 3600 // 60, total % 60
+    whole = formats[3:5] if len(formats) >= 5 else formats[:2]
     if total >= 3600:
-        said = formats[0].format(h=h, m=m, s=s)
+        said = (whole[0] if m == 0 else formats[0]).format(h=h, m=m, s=s)
     elif total >= 60:
-        said = formats[1].format(h=h, m=m, s=s)
+        said = (whole[1] if s == 0 else formats[1]).format(h=h, m=m, s=s)
     else:
         said = formats[2].format(h=h, m=m, s=s)
     if revised:
@@ -240,11 +242,13 @@ def rough_time(low: float, high: float, lookup: Lookup | None = None) -> str:
     return say([("summarize.eta_rough", {"a": a, "b": max(a + 1, math.ceil(high / 60))})], lookup)
 
 
-def time_formats(lookup: Lookup | None = None) -> tuple[str, str, str]:
+def time_formats(lookup: Lookup | None = None) -> tuple[str, str, str, str, str]:
     """An hour, a minute and a second in words, in English or ``lookup``'s language, for
-    ``eta_text``: 1 h 2 min, 1 min 5 s, 7 s (Turkish 1 sa 2 dk, 1 dk 5 sn, 7 sn)."""
-    hours, minutes, seconds = (say([(f"summarize.eta_{unit}", {})], lookup) for unit in ("hours", "minutes", "seconds"))
-    return hours, minutes, seconds
+    ``eta_text``: 1 h 2 min, 1 min 5 s, 7 s (Turkish 1 sa 2 dk, 1 dk 5 sn, 7 sn), and whole hours
+    and minutes: 2 h, 1 min ("1 dk 0 sn geçti" read clumsily)."""
+    units = ("hours", "minutes", "seconds", "hours_whole", "minutes_whole")
+    hours, minutes, seconds, whole_hours, whole_minutes = (say([(f"summarize.eta_{unit}", {})], lookup) for unit in units)
+    return hours, minutes, seconds, whole_hours, whole_minutes
 
 
 def duration(seconds: float, lookup: Lookup | None = None) -> str:
