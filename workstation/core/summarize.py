@@ -174,8 +174,8 @@ class TimeLeft:
 def answer_length(written: list[int], kept: float, budget: int) -> float:
     """The tokens a part's summary takes (a time left's): as long as this run's parts wrote theirs
     (``written``), else as a stopped run's parts kept here did (``kept`` each; 0: none), else half
-    its ``budget`` (SmolLM2's parts wrote 44 to 224 of 256; taken as 128 each where a run's parts
-    wrote 50, its time left was twice the time it took)."""
+    its ``budget`` (SmolLM2's parts wrote 44 to 256 of 256, from run to run; all taken as 128, a
+    Turkish user's resumed run was said to take 1.5 to 2 times what it took)."""
     if written:
         return max(1.0, sum(written) / len(written))
     return kept or budget / 2
@@ -881,9 +881,9 @@ def summarize_document(
 
     def eta(remaining_chunks: list[Chunk], remaining_reduce: int) -> float | None:
         """The calls left at the prompt and generation speeds measured so far, the parts' never
-        more than the wall clock's time per call finished says (a combining step, its whole
-        budget written, took a part's time and a half: ``combining_time``): a server's cached prompt made its
-        prompt speed a few tokens a second (24 minutes for one part left of three, 8 s in), and
+        more than the wall clock's time per part finished says (the combining steps apart,
+        ``combining_time``: one writing its whole budget took a part's time and a half): a
+        server's cached prompt made its prompt speed a few tokens a second (24 minutes for one part left of three, 8 s in), and
         parts decoded side by side each counted the time they shared. Both from the calls that
         read their prompts (``reading_calls``): a part gone on with from a stopped run's cells
         is not this run's pace."""
@@ -940,9 +940,8 @@ def summarize_document(
             finished.append(k)
     kept_answer = [0.0]  # the tokens a stopped run's parts kept here wrote each (``part_answer``)
     if finished and on_progress is not None:
-        kept = [{"role": "user", "content": "\n".join(chunks[k].reply for k in finished)}]
-        empty = runner.count([{"role": "user", "content": ""}])
-        kept_answer[0] = max(1.0, (runner.count(kept) - empty) / len(finished))
+        replies = runner.count([{"role": "user", "content": "\n".join(chunks[k].reply for k in finished)}])
+        kept_answer[0] = max(1.0, (replies - runner.count([{"role": "user", "content": ""}])) / len(finished))
     if finished:
         report("kept", len(finished), total_calls, len(finished), n, None,
                f"{len(finished)} of {n} parts kept from the run that stopped")
