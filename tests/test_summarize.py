@@ -548,6 +548,9 @@ def test_the_summarys_footer_says_what_it_took_in_plain_words() -> None:
     from workstation.core.summarize import duration
 
     assert (duration(0.3), duration(0.0), duration(1.6)) == ("1 s", "0 s", "2 s")  # ("0 s" of a quick one read as none)
+    # whole minutes and hours without "0 s" ("1 dk 0 sn geçti" read clumsily), in both languages
+    assert (duration(60.2), duration(120.0), duration(3630.0), duration(61.0)) == ("1 min", "2 min", "1 h", "1 min 1 s")
+    assert (duration(60.2, Texts("tr").get), duration(7260.0, Texts("tr").get)) == ("1 dk", "2 sa 1 dk")
     one = {"calls": 1.0, "document_tokens": 4540.0, "total_ms": 1500.0}
     whole = [dataclasses.replace(parts[0], end=len(doc.text))]
     assert render_markdown(doc, "", whole, False, one).endswith(
@@ -854,6 +857,32 @@ def test_a_stopped_summary_goes_on_from_its_kept_parts_until_the_document_change
     parts.close()
 
 
+def test_the_time_left_takes_a_parts_summary_and_a_combining_step_as_long_as_they_are_written() -> None:
+    """A resumed run of 6 parts on this PC's busy 2 cores (SmolLM2, 2 kept): its parts wrote 44 to
+    224 tokens of 256, its combining step 512 of 512 in 20 s after reading 948 tokens in 15 s (56
+    in another run). Taken as 128 a part and a step as long as a part's summary, the step was said
+    to take 15 s of its 35 (then "…"), and a run whose parts wrote 50 each was said to take twice its time."""
+    from workstation.core.summarize import answer_length, combining_time
+
+    assert answer_length([], 0.0, 256) == 128  # nothing written yet: half the budget
+    assert answer_length([], 52.0, 256) == 52  # a stopped run's parts kept: as long as they were
+    assert answer_length([44, 224, 59, 143], 52.0, 256) == 117.5  # this run's own
+    # the step measured: 6 parts of 117.5 tokens, a 72-token instruction, 61 tokens a second read, 26 written
+    step = combining_time(1, 6 * 117.5, 72, 1900, 1, [], 512, 61.0, 26.0)
+    assert step == pytest.approx((705 + 72) / 61 + 256 / 26)  # half its budget: 23 s (it took 35, and 11)
+    assert combining_time(1, 6 * 117.5, 72, 1900, 1, [512], 512, 61.0, 26.0) > step  # as this run's steps wrote
+    assert combining_time(0, 6 * 117.5, 72, 1900, 1, [], 512, 61.0, 26.0) == 0.0
+    # before this run has written: the plan's pace, but at most a third of this run's pace of reading
+    # (the plan's 78 a second, where this run wrote 31, said "under a minute" of 80 s, reading)
+    from workstation.core.summarize import early_write_pace
+
+    assert early_write_pace(77.6, 104.0, []) == pytest.approx(104.0 / 3)
+    assert early_write_pace(77.6, 5000.0, []) == 77.6  # (a GPU's reading: the plan's)
+    assert early_write_pace(77.6, 104.0, [(60, 2.0), (30, 1.0)]) == 30.0  # this run's own
+    # two steps share the summaries, each at most a part's prompt
+    assert combining_time(2, 40 * 100, 72, 1900, 3, [], 512, 61.0, 26.0) == pytest.approx(2 * ((4000 / 3 + 72) / 61 + 256 / 26))
+
+
 def test_a_part_gone_on_with_from_a_stopped_runs_cells_is_not_the_pace_of_reading() -> None:
     """Ctrl+R after a stop mid-part: that part's prompt is in the cells (a token or two read) and
     it ends in a second. Counted as this run's pace, the next part's reading moved F6's bar (and
@@ -886,6 +915,11 @@ def test_the_time_left_is_a_range_while_rough_then_counts_down_and_says_when_it_
     assert eta_text(left.update(None, 2.0), "time left:", high=left.high) == "time left: about 1–2 min"
     assert eta_text(20.0, "left", high=30.0) == "left under a minute"
     assert eta_text(20.0, "kalan", high=300.0, lookup=Texts("tr").get) == "kalan yaklaşık 1–5 dk"
+    # a part has ended, and more is left than the range's top: said as gone up ("4–6 dk", then "2 dk 40 sn"
+    # went down; above it, the switch read as a jump nobody was told of)
+    assert left.update(172.0, 10.0) == 172.0 and left.high is None and left.revised
+    left = TimeLeft()
+    left.update(150.0, 9.0, high=1.5)  # ("about 2–4 min": 172 s is inside it)
     # a part has ended: confident, counting down by the second, never held
     shown = [left.update(172.0, 10.0)] + [left.update(None, 10.0 + s / 2) for s in range(1, 41)]
     assert left.high is None and shown == [172.0 - s / 2 for s in range(41)]

@@ -792,6 +792,9 @@ ENGLISH: dict[str, str] = {
     "summarize.eta_rough_hours": "about {a}–{b} h",
     "summarize.eta_under_minute": "under a minute",
     "summarize.eta_revised": "{time} (longer than first thought)",
+    # whole hours and minutes (``time_formats``): "1 min", not "1 min 0 s"
+    "summarize.eta_hours_whole": "{h} h",
+    "summarize.eta_minutes_whole": "{m} min",
     # the words a token is, in the language a sentence is said in (``words_per_token``): measured on
     # the UI's texts, English 0.76 words a token with SmolLM2's and Gemma 3's tokenizers alike
     "number.words_per_token": "0.75",

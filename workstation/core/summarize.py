@@ -158,7 +158,8 @@ class TimeLeft:
         if high is not None:  # rough: said as a range, as it is (the minutes' words do not jitter)
             self.said, self.high, self.revised_at = estimate, estimate * high, None
             return self.said
-        counted = self.said if self.high is None else None  # (from rough to confident: taken as it is)
+        # (from rough to confident: above the range's top said as gone up, "about 1–2 min" then "2 min 40 s" as is)
+        counted = self.said if self.high is None else max(self.said or 0.0, self.high - elapsed)
         if counted is not None and estimate > counted + max(counted * TIME_LEFT_RISE, TIME_LEFT_RISE_FLOOR):
             self.revised_at = now
         self.said, self.high = estimate, None
@@ -168,6 +169,45 @@ class TimeLeft:
     def revised(self) -> bool:
         """Whether the time left said was revised up in the last ``TIME_LEFT_REVISED_S``."""
         return self.revised_at is not None and self.at - self.revised_at < TIME_LEFT_REVISED_S
+
+
+def answer_length(written: list[int], kept: float, budget: int) -> float:
+    """The tokens a part's summary takes (a time left's): as long as this run's parts wrote theirs
+    (``written``), else as a stopped run's parts kept here did (``kept`` each; 0: none), else half
+    its ``budget`` (SmolLM2's parts wrote 44 to 256 of 256, from run to run; all taken as 128, a
+    Turkish user's resumed run was said to take 1.5 to 2 times what it took)."""
+    if written:
+        return max(1.0, sum(written) / len(written))
+    return kept or budget / 2
+
+
+def combining_time(left: int, summaries: float, prefix: int, chunk_budget: int, steps: int,
+                   written: list[int], budget: int, pps: float, tps: float | None) -> float:
+    """The time of ``left`` combining steps: each reads its share of the parts' ``summaries``
+    (tokens, of ``steps`` steps in all) after its instruction (about a part's ``prefix``), at
+    most ``chunk_budget``, and writes as long as this run's steps wrote (``written``), else half
+    its ``budget``, as a part before one has ended (SmolLM2 wrote 512 of 512 twice, 56 once:
+    taken as long as a part's summary, a step was said to take 15 s of its 35, and "…" the rest)."""
+    if left <= 0:
+        return 0.0
+    answer = sum(written) / len(written) if written else budget / 2
+    prompt = min(chunk_budget, summaries / max(1, steps) + prefix)
+    return left * (prompt / pps + (answer / tps if tps else 0.0))
+
+
+READ_PER_WRITTEN = 3.0  # a PC reads a prompt at least this many times as fast as it writes (SmolLM2 on this
+# PC's busy 2 cores: 84 to 104 tokens a second read, 23 to 31 written; a GPU reads hundreds of times as fast)
+
+
+def early_write_pace(planned: float, pps: float, written: list[tuple[float, float]]) -> float:
+    """The pace the early time left takes a summary to be written at: this run's own (``written``:
+    a part's tokens and the seconds since its first, parts side by side a pace each, as reading's),
+    else the profile's (``planned``), but no more than a third of this run's pace of reading
+    (``pps``): the plan's 78 a second, where this run wrote 31, said "under a minute" while a part
+    was read and "about 1–2 min" once it was written (80 s were left)."""
+    if written:
+        return sum(n for n, _ in written) / max(1e-3, sum(s for _, s in written))
+    return min(planned, pps / READ_PER_WRITTEN)
 
 
 EARLY_WRITTEN = 16  # tokens a part has written before its pace of writing is the early time left's
@@ -198,12 +238,13 @@ def small_model(profile: Profile, engine: ChatEngine | None = None) -> tuple[str
     return installed_name(Path(info.path)), info.parameter_count
 
 
-def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, str, str] | None = None,
+def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, ...] | None = None,
              soon: str | None = None, high: float | None = None, revised: bool = False,
              lookup: Lookup | None = None) -> str:
     """'ETA 1 min 5 s' ('ETA …' before the first part has been measured); ``word`` and the
     ``formats`` of an hour, a minute and a second in the UI's language ('kalan 1 dk 5 sn'; by
-    default English's, ``time_formats``: the one way each language says a time).
+    default English's, ``time_formats``: the one way each language says a time; whole minutes or
+    hours without "0 s" or "0 min", where it gives their words: "1 min", not "1 min 0 s").
     ``soon`` in place of 'ETA 0 s' (a document's last part done, its summary being written).
     ``high``: a rough time left (``TimeLeft``), said as a range up to it in ``lookup``'s words
     ('about 1–2 min'); ``revised``: a confident one just went up, said so ('(longer than first thought)')."""
@@ -216,10 +257,11 @@ def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, str, 
     if soon is not None and total == 0:
         return soon
     h, m, s = total // 3600, total % 3600 // 60, total % 60
+    whole = formats[3:5] if len(formats) >= 5 else formats[:2]
     if total >= 3600:
-        said = formats[0].format(h=h, m=m, s=s)
+        said = (whole[0] if m == 0 else formats[0]).format(h=h, m=m, s=s)
     elif total >= 60:
-        said = formats[1].format(h=h, m=m, s=s)
+        said = (whole[1] if s == 0 else formats[1]).format(h=h, m=m, s=s)
     else:
         said = formats[2].format(h=h, m=m, s=s)
     if revised:
@@ -240,11 +282,13 @@ def rough_time(low: float, high: float, lookup: Lookup | None = None) -> str:
     return say([("summarize.eta_rough", {"a": a, "b": max(a + 1, math.ceil(high / 60))})], lookup)
 
 
-def time_formats(lookup: Lookup | None = None) -> tuple[str, str, str]:
+def time_formats(lookup: Lookup | None = None) -> tuple[str, str, str, str, str]:
     """An hour, a minute and a second in words, in English or ``lookup``'s language, for
-    ``eta_text``: 1 h 2 min, 1 min 5 s, 7 s (Turkish 1 sa 2 dk, 1 dk 5 sn, 7 sn)."""
-    hours, minutes, seconds = (say([(f"summarize.eta_{unit}", {})], lookup) for unit in ("hours", "minutes", "seconds"))
-    return hours, minutes, seconds
+    ``eta_text``: 1 h 2 min, 1 min 5 s, 7 s (Turkish 1 sa 2 dk, 1 dk 5 sn, 7 sn), and whole hours
+    and minutes: 2 h, 1 min ("1 dk 0 sn geçti" read clumsily)."""
+    units = ("hours", "minutes", "seconds", "hours_whole", "minutes_whole")
+    hours, minutes, seconds, whole_hours, whole_minutes = (say([(f"summarize.eta_{unit}", {})], lookup) for unit in units)
+    return hours, minutes, seconds, whole_hours, whole_minutes
 
 
 def duration(seconds: float, lookup: Lookup | None = None) -> str:
@@ -776,7 +820,7 @@ def summarize_document(
         """The time left before a part of this run has ended (the ETA said "…" for the first
         part's whole reading and writing: 40 s of a 2-part document here, minutes of a long one):
         once ``EARLY_READ`` prompt tokens were read, the rest of the parts' reading at this
-        run's pace, their summaries (half their budget, as ``part_under_way`` takes them) at
+        run's pace, their summaries (``part_answer``) at
         the profile's writing speed (a desk PC's: its office server's, as its replies were
         written), and the combining steps; None before. Parts read side by side (``parallel``
         slots, a part's pace each: their times add up) take the time of one in each slot; the
@@ -786,7 +830,7 @@ def summarize_document(
         ms = sum(p[1] for p in pace.values())  # (parts read side by side: a slower pace each)
         if write_tps is None or n_read < EARLY_READ or ms <= 0:
             return None
-        answer = map_tokens / 2
+        answer = part_answer()
         to_read = to_write = 0.0
         left = 0
         for k in todo:
@@ -797,16 +841,13 @@ def summarize_document(
             to_read += max(0.0, whole - read)
             to_write += max(0.0, answer - under_way.get(k, [0.0, 0.0])[1])
         pps = n_read / ms * 1000
-        tps = write_tps
         written = [(n, time.perf_counter() - first) for first, n in writing.values() if n >= EARLY_WRITTEN]
-        if written:  # this run's own pace of writing (parts side by side: a pace each, as reading's)
-            tps = sum(n for n, _ in written) / max(1e-3, sum(s for _, s in written))
+        tps = early_write_pace(write_tps, pps, written)
         side_by_side = max(1, min(profile.parallel, left))
         parts = (to_read / pps + to_write / tps) / side_by_side
         whole = sum(p[2] for p in pace.values()) / len(pace)  # a part's worth
         high = 1.0 + ROUGH_SPREAD * max(0.0, 1.0 - n_read / max(1.0, whole))
-        # (as ``eta`` takes a combining step's prompt)
-        return parts + est_reduce * budget // 2 / pps + est_reduce * answer / tps, high
+        return parts + combining_left(est_reduce, answer, pps, tps), high
 
     def step(i: int, event: StepEvent) -> None:
         """A part read further or written further: said at most twice a second; the office
@@ -839,9 +880,10 @@ def summarize_document(
                    f"part {k + 1} of {n}", inside_part=True, high=early[1] if early else None)
 
     def eta(remaining_chunks: list[Chunk], remaining_reduce: int) -> float | None:
-        """The calls left at the prompt and generation speeds measured so far, but never more
-        than the wall clock's time per call finished says: a server's cached prompt made its
-        prompt speed a few tokens a second (24 minutes for one part left of three, 8 s in), and
+        """The calls left at the prompt and generation speeds measured so far, the parts' never
+        more than the wall clock's time per part finished says (the combining steps apart,
+        ``combining_time``: one writing its whole budget took a part's time and a half): a
+        server's cached prompt made its prompt speed a few tokens a second (24 minutes for one part left of three, 8 s in), and
         parts decoded side by side each counted the time they shared. Both from the calls that
         read their prompts (``reading_calls``): a part gone on with from a stopped run's cells
         is not this run's pace."""
@@ -855,13 +897,19 @@ def summarize_document(
             return None
         pps = p_n / p_ms * 1000
         tps = g_n / g_ms * 1000 if g_ms and g_n else None
-        avg_answer = g_n / len(calls) if calls else map_tokens
+        answer = part_answer()
         new_prompt = sum(c.prompt_tokens - prefix_tokens for c in remaining_chunks)
-        new_prompt += remaining_reduce * budget // 2
-        gen = (len(remaining_chunks) + remaining_reduce) * avg_answer
-        by_speed = new_prompt / pps + (gen / tps if tps else 0.0)
-        by_clock = (time.perf_counter() - t_map) / len(read) * (len(remaining_chunks) + remaining_reduce)
-        return min(by_speed, by_clock)
+        by_speed = new_prompt / pps + (len(remaining_chunks) * answer / tps if tps else 0.0)
+        by_clock = (time.perf_counter() - t_map) / len(read) * len(remaining_chunks)
+        return min(by_speed, by_clock) + combining_left(remaining_reduce, answer, pps, tps)
+
+    def part_answer() -> float:
+        return answer_length([c.metrics.predicted_n for c in chunks if c.metrics is not None and c.summary is not None],
+                             kept_answer[0], map_tokens)
+
+    def combining_left(left: int, answer: float, pps: float, tps: float | None) -> float:
+        return combining_time(left, n * answer, prefix_tokens, budget, est_reduce,
+                              [s.metrics.predicted_n for s in steps], reduce_tokens, pps, tps)
 
     finished: list[int] = []
 
@@ -890,6 +938,10 @@ def summarize_document(
         if kept is not None:
             chunk.reply, chunk.summary = kept
             finished.append(k)
+    kept_answer = [0.0]  # the tokens a stopped run's parts kept here wrote each (``part_answer``)
+    if finished and on_progress is not None:
+        replies = runner.count([{"role": "user", "content": "\n".join(chunks[k].reply for k in finished)}])
+        kept_answer[0] = max(1.0, (replies - runner.count([{"role": "user", "content": ""}])) / len(finished))
     if finished:
         report("kept", len(finished), total_calls, len(finished), n, None,
                f"{len(finished)} of {n} parts kept from the run that stopped")
