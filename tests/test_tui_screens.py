@@ -992,7 +992,12 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         assert str(app.screen.query_one("#cache-line").render()) == {
             "en": "The first reply is being written; its figures come when it ends.",
             "tr": "İlk yanıt yazılıyor; rakamları yanıt bitince gelecek."}[lang]
-        app.generating = False
+        app.summarizing = "memo.txt"  # F6 making a summary holds the engine too: no reply is being written
+        app.screen.refresh_view()
+        assert str(app.screen.query_one("#cache-line").render()) == {
+            "en": "No turns yet; send a message to see figures.",
+            "tr": "Henüz tur yok; rakamları görmek için bir mesaj gönderin."}[lang]
+        app.generating, app.summarizing = False, None
         for ttft in (1200.0, 3883.0):  # (the last one took every core, measured as it began)
             turn = TurnMetrics(ttft_ms=ttft, predicted_n=10, predicted_ms=100, prompt_n=2000, prompt_ms=1000,
                                stop_reason="eos", kv_size=4096, kv_used=124, n_threads=2, threads_reason="idle")

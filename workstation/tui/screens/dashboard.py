@@ -347,7 +347,8 @@ class DashboardScreen(AppScreen, Screen[None]):
                 widget.display = local
         kv_size = app.engine_info.n_ctx if app.engine_info else (last.kv_size if last else 0)
         kv_used = last.kv_used if last and last.kv_size == kv_size else 0
-        if app.generating:  # it fills as the reply is written (it stood still until the reply's end)
+        if app.generating and app.summarizing is None:  # it fills as the reply is written (it stood still until
+            # the reply's end); a summary's (F6) steps are not a reply: its live_prompt is the last reply's
             # with the prompt's tokens as they are read (a prompt of 1,749 showed "129/4,096" till the end):
             # all of it once the reply has begun, else the last turn's cells (a short prompt says nothing)
             read = app.live_prompt
@@ -378,7 +379,8 @@ class DashboardScreen(AppScreen, Screen[None]):
         else:
             # turns before a switch are counted above ("4 turns in this conversation"): not "no turns yet";
             # the first reply being written is said so ("no turns yet" stood while it was written)
-            lines = [t("dash.first_reply_writing" if app.generating
+            # (not while F6 makes a summary: "the first reply is being written" stood while none was)
+            lines = [t("dash.first_reply_writing" if app.generating and app.summarizing is None
                        else "dash.no_turns_since_switch" if before is not None else "dash.no_turns")]
         info = app.engine_info
         if info is not None and local:  # the status bar says the share in words; the count is here
