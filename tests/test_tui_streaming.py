@@ -266,6 +266,7 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
     assert metrics_line(slow, Texts("tr")) == "TTFT 20 sn · 48,9 token/sn · 40 token · önbellek 153/188"
     assert metrics_line(slow, t).startswith("TTFT 20 s · ") and slow.summary_line().startswith("TTFT 20 s · ")
     assert metrics_line(TurnMetrics(ttft_ms=9_999, predicted_n=1), t).startswith("TTFT 9,999 ms")
+    assert metrics_line(TurnMetrics(ttft_ms=9_999.6, predicted_n=1), t).startswith("TTFT 10 s")  # (not "10,000 ms")
     assert "from 10 seconds on in seconds" in t("metric.help")  # F1's explanation of the line says so
     # the rates are counts over times (tok/s, TPOT in ms); one token has no rate to show
     rates = TurnMetrics(prompt_n=500, prompt_ms=250.0, predicted_n=40, predicted_ms=1000.0, draft_n=10, draft_n_accepted=7)

@@ -199,7 +199,7 @@ TTFT_SECONDS_FROM_MS = 10_000  # a wait for the first word from 10 s on is said 
 def ttft_said(ms: float) -> tuple[str, dict[str, Any]]:
     """The wait for the first word under a reply: in ms below ``TTFT_SECONDS_FROM_MS``, whole
     seconds from there ("TTFT 19,865 ms" made a reader count the digits; "TTFT 20 s")."""
-    if ms < TTFT_SECONDS_FROM_MS:
+    if round(ms) < TTFT_SECONDS_FROM_MS:  # (as it is said: 9,999.6 ms read "10,000 ms")
         return "metric.ttft", {"ms": f"{ms:,.0f}"}
     return "metric.ttft_s", {"s": f"{ms / 1000:,.0f}"}
 
