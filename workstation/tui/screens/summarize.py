@@ -552,7 +552,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
             return t("summarize.stopped", done=done, total=len(result.chunks)) + go_on
         # (a model too small to trust with facts: the summary says so under its title)
         if self._for_attached() and self.path is not None:  # what Ctrl+K does there: said (action_ask)
-            return t("summarize.done_attached", name=self.path.name)
+            # (a box with nothing typed: nothing is sent, the next message asks it; "sends your message" was not so)
+            typed = bool(self.wapp.chat_screen.input_text().strip())
+            return t("summarize.done_attached" if typed else "summarize.done_attached_empty", name=self.path.name)
         return t("summarize.done") if self._kept_at is None else t(
             "summarize.kept", name=self.path.name if self.path else Path(result.source).name,
             when=t.moment(self._kept_at))
