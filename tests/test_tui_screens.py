@@ -2199,6 +2199,11 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
         for typed, found in (("disa", "Dışa aktar"), ("cik", "Çık"), ("ORNEKLEME", "Örnekleme"), ("kaydet", "Dışa aktar"),
                              ("indir", "Modeller"), ("pano", "Hız"), ("eposta", "Ekle"), ("büyük model", "Modeller")):
             await finds(typed, found)
+        # a short word by a word's start only: "dil" (language) listed "Diğer yanıt (Alt+V)" and
+        # "Düzenleyici (Ctrl+E)" too, by letters spread over their names and keys
+        from workstation.tui.palette import FoldedCommands
+        said = [str(hit.match_display) async for hit in FoldedCommands(app.screen_stack[-2]).search("dil")]
+        assert said and all(s.startswith("Dil") for s in said), said
         app.texts = Texts("en")  # and "save" finds Export in English
         # …and the words a first user typed ("email", "bigger model": "No command matches"; the
         # Attach help's own word is "e-mail"), each word of several by itself

@@ -2,11 +2,13 @@
 its search folding Turkish letters as conversation search does (KULLANIM found nothing in
 "Kullanım", İNGİLİZCE nothing in "İngilizce", "disa" nothing in "Dışa aktar"), a command found
 by its other words too ("save": Export, "e-mail" and "email": Attach) and by each word of
-several ("bigger model": Models), and its list in the alphabet's order (code points put
+several ("bigger model": Models), a short word only by a word's start ("dil" found "Diğer
+yanıt (Alt+V)" by its letters spread out), and its list in the alphabet's order (code points put
 "Çık", "Özetle" and "İstem" after z)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from rich.align import Align
@@ -24,6 +26,18 @@ def fold(text: str) -> str:
     match's places stay the text's (a rare letter that folds to two, ß: lower case only)."""
     folded = letters.fold(text)
     return folded if len(folded) == len(text) else text.lower()
+
+
+FUZZY_FROM = 5  # a typed word this long may match letters spread out ("eposta": "e-posta"); a shorter one,
+# a word's start only: "dil" (language) listed "Diğer yanıt (Alt+V)" and "Düzenleyici (Ctrl+E)"
+
+
+def finds(typed: str, text: str) -> bool:
+    """Whether the palette may find ``text`` by ``typed`` (or a word of it): a word of
+    ``FUZZY_FROM`` letters or more by the fuzzy matcher, a shorter one only where it begins a
+    word of ``text`` (folded as ``fold`` folds them)."""
+    typed = fold(typed.strip())
+    return len(typed) >= FUZZY_FROM or re.search(rf"(?<!\w){re.escape(typed)}", fold(text)) is not None
 
 
 class FoldedSearch(FuzzySearch):
@@ -51,9 +65,10 @@ class FoldedCommands(SystemCommandsProvider):
         other_words = getattr(self.app, "other_words", lambda _callback: [])
         for name, help_text, callback, *_ in self.app.get_system_commands(self.screen):
             texts = [name, *other_words(callback)]
-            score = max(matcher.match(text) for text in texts)
+            score = max(matcher.match(text) if finds(query, text) else 0.0 for text in texts)
             if not score and len(words) > 1:
-                each = [max(word.match(text) for text in texts) for word in words]
+                each = [max(word.match(text) if finds(said, text) else 0.0 for text in texts)
+                        for said, word in zip(query.split(), words, strict=True)]
                 score = sum(each) / len(each) if all(each) else 0.0
             if score > 0:
                 yield Hit(score, matcher.highlight(name), callback, help=help_text)
