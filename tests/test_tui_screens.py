@@ -1061,6 +1061,10 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
             "tr": "Son 2 yanıtınız: ilk sözcükler yaklaşık 2,5 sn sonra geldi."}[lang]
         for label in app.screen.query(".metric-name"):  # each line of a name fits its column, unwrapped
             assert all(len(line) <= label.size.width for line in str(label.render()).splitlines()), label.render()
+        # a wait of 10 s and more as the line under the reply says it ("TTFT 20 s"): it read "19,865 ms"
+        app.history.add(TurnMetrics(ttft_ms=19_865, predicted_n=10, predicted_ms=100, stop_reason="eos"), "a", "A")
+        app.screen.refresh_view()
+        assert str(row.query_one(".metric-value").render()).strip() == {"en": "20 s", "tr": "20 sn"}[lang]
 
 
 async def test_the_dashboards_reading_speed_leaves_out_turns_that_read_a_few_tokens(profiles: Path) -> None:

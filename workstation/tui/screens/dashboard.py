@@ -26,6 +26,7 @@ from workstation.core.metrics import (
     ProfileRun,
     TurnMetrics,
     timed_replies,
+    ttft_said,
 )
 from workstation.core.phrases import about_words, rounded_words, words_in, words_per_token
 from workstation.core.profile_lookup import load_profile
@@ -52,6 +53,13 @@ def axis_value(v: float) -> str:
 AXIS_WIDTH = 14  # .metric-axis in workstation.tcss
 PROMPT_RATE_MIN = 32  # new prompt tokens a turn reads for its reading speed to be plotted (a 19-token follow-up showed 30 tok/s)
 
+
+
+def ttft_value(ms: float, texts: Texts) -> str:
+    """The TTFT row's figure, as the line under the reply says it (``ttft_said``): "1,904 ms",
+    from 10 s on "20 s" (the row said "19,865 ms" where the reply said "TTFT 20 s")."""
+    key, values = ttft_said(ms)
+    return texts("unit.ms", n=values["ms"]) if key == "metric.ttft" else texts("unit.s", n=values["s"])
 
 
 def replies_said(recent: list[TurnMetrics], texts: Texts, terms: bool = False,
@@ -316,7 +324,7 @@ class DashboardScreen(AppScreen, Screen[None]):
         decode_span = (turns_span if len(decode) == n_turns else t("dash.axis_this_reply") if len(decode) == 1
                        else t("dash.axis_reply_and_this") if n_turns == 1 else t("dash.axis_replies_and_this", n=n_turns))
         self.query_one("#row-ttft", MetricRow).set(
-            t("dash.ttft"), series("ttft_ms"), t.number(f"{last.ttft_ms:,.0f} ms") if last else "–", "ms", turns_span
+            t("dash.ttft"), series("ttft_ms"), ttft_value(last.ttft_ms, t) if last else "–", "ms", turns_span
         )
         rate = live if app.generating and live else (last.predicted_per_second if last else 0.0)
         self.query_one("#row-decode", MetricRow).set(  # (no rate yet, or a reply of one token: "–", not "0.0")
