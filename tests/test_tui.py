@@ -121,6 +121,9 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert app.last_metrics is not None and app.last_metrics.stop_reason == "cancelled"
         partial = _views(app)[-1].content
         assert partial.strip()
+        # "stopped" under it named no way on: Alt+C is said, as at the length limit
+        assert any(n.message == "The reply was stopped; what arrived is kept, and Alt+C lets it go on."
+                   for n in app._notifications), [n.message for n in app._notifications]
         stored = app.store.messages(conv_id)
         assert [m.role for m in stored] == ["user", "assistant", "user", "assistant"]
         assert stored[-1].content == partial
