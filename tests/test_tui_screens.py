@@ -2126,8 +2126,7 @@ def test_the_summary_eta_speaks_the_ui_language() -> None:
 
     def eta(lang: str, seconds: float | None) -> str:
         t = Texts(lang)
-        formats = (t("summarize.eta_hours"), t("summarize.eta_minutes"), t("summarize.eta_seconds"))
-        return eta_text(seconds, t("summarize.eta"), formats)
+        return eta_text(seconds, t("summarize.eta"), lookup=t.get)
 
     # in words, not "ETA 1m05s"
     assert [eta("en", s) for s in (None, 7, 65, 3725)] == ["time left: …", "time left: 7 s", "time left: 1 min 5 s",

@@ -46,7 +46,7 @@ from workstation.core.batch_queue import (
 from workstation.core.documents import SUPPORTED_SUFFIXES, the_documents_own
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
-from workstation.core.summarize import eta_text, time_formats
+from workstation.core.summarize import eta_text
 
 if TYPE_CHECKING:
     from workstation.core.phrases import Phrase
@@ -93,7 +93,7 @@ def engine_factory(profile: Any, t: Texts | None = None) -> Any:
 def _eta(t: Texts, seconds: float | None, word: str, soon: str | None = None, revised: bool = False) -> str:
     """Time left as ``eta_text`` says it, in F6's words: 'about 1 min 5 s', in Turkish 'yaklaşık
     1 dk 5 sn' (English said 'about 1m05s'); the ``soon`` key's words where it rounds to none."""
-    return eta_text(seconds, t(word), time_formats(t.get), t(soon) if soon else None, revised=revised, lookup=t.get)
+    return eta_text(seconds, t(word), t(soon) if soon else None, revised=revised, lookup=t.get)
 
 
 def time_left(t: Texts, seconds: float | None, left: int) -> str:

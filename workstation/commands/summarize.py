@@ -41,7 +41,6 @@ from workstation.core.summarize import (
     eta_text,
     small_model,
     summarize_document,
-    time_formats,
 )
 from workstation.core.summary_file import earlier_summary, summary_heads, whole_summary
 from workstation.core.summary_options import SummarizeError, SummarizeOptions
@@ -130,8 +129,7 @@ class ProgressBar:
                 under_way = t("summarize_cmd.bar_part_written", part=p.part, n=f"{p.part_written:,}")
             stage = t("summarize_cmd.bar_stage", stage=t(STAGE_WORDS[p.stage]) if p.stage in STAGE_WORDS else p.stage)
             # as F6 says it (not "ETA 0s"; English said "ETA 1m05s" where F6 said "time left: 1 min 5 s")
-            eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get), t("summarize.eta_soon"),
-                           p.eta_high_s, p.eta_revised, t.get)
+            eta = eta_text(p.eta_s, t("summarize.eta"), t("summarize.eta_soon"), p.eta_high_s, p.eta_revised, t.get)
             line = t("summarize_cmd.bar", name=self.name, bar=bar, done=p.chunks_done, total=p.chunks_total,
                      stage=stage, speed=speed, under_way=under_way, eta=eta)
             if self.tty:  # a line longer than the terminal wraps, and "\r" redraws only its last row: each

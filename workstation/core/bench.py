@@ -563,7 +563,7 @@ def paced_progress(progress: Progress | None, turns: int, lookup: Lookup | None 
     profiles took 5 minutes and said only "replay prompt 2/3" meanwhile."""
     if progress is None:
         return None
-    from workstation.core.summarize import eta_text, time_formats
+    from workstation.core.summarize import eta_text
 
     started, said = time.monotonic(), [0]
 
@@ -574,7 +574,7 @@ def paced_progress(progress: Progress | None, turns: int, lookup: Lookup | None 
         if left is None:
             progress(msg)
             return
-        eta = eta_text(left, say([("bench.progress_about", {})], lookup), time_formats(lookup))
+        eta = eta_text(left, say([("bench.progress_about", {})], lookup), lookup=lookup)
         progress(say([("bench.progress_left", {"what": msg, "eta": eta})], lookup))
 
     return paced

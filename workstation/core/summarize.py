@@ -238,13 +238,12 @@ def small_model(profile: Profile, engine: ChatEngine | None = None) -> tuple[str
     return installed_name(Path(info.path)), info.parameter_count
 
 
-def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, ...] | None = None,
-             soon: str | None = None, high: float | None = None, revised: bool = False,
-             lookup: Lookup | None = None) -> str:
-    """'ETA 1 min 5 s' ('ETA …' before the first part has been measured); ``word`` and the
-    ``formats`` of an hour, a minute and a second in the UI's language ('kalan 1 dk 5 sn'; by
-    default English's, ``time_formats``: the one way each language says a time; whole minutes or
-    hours without "0 s" or "0 min", where it gives their words: "1 min", not "1 min 0 s").
+def eta_text(seconds: float | None, word: str = "ETA", soon: str | None = None, high: float | None = None,
+             revised: bool = False, lookup: Lookup | None = None) -> str:
+    """'ETA 1 min 5 s' ('ETA …' before the first part has been measured); ``word``, and a time in
+    ``lookup``'s language (``time_formats``, English without: the one way each language says a
+    time; 'kalan 1 dk 5 sn'; whole minutes or hours without "0 s" or "0 min": "1 min", not
+    "1 min 0 s").
     ``soon`` in place of 'ETA 0 s' (a document's last part done, its summary being written).
     ``high``: a rough time left (``TimeLeft``), said as a range up to it in ``lookup``'s words
     ('about 1–2 min'); ``revised``: a confident one just went up, said so ('(longer than first thought)')."""
@@ -252,12 +251,12 @@ def eta_text(seconds: float | None, word: str = "ETA", formats: tuple[str, ...] 
         return f"{word} …"
     if high is not None and seconds > 0:
         return f"{word} {rough_time(seconds, high, lookup)}"
-    formats = formats or time_formats(lookup)
+    formats = time_formats(lookup)
     total = int(round(seconds))
     if soon is not None and total == 0:
         return soon
     h, m, s = total // 3600, total % 3600 // 60, total % 60
-    whole = formats[3:5] if len(formats) >= 5 else formats[:2]
+    whole = formats[3:5]
     if total >= 3600:
         said = (whole[0] if m == 0 else formats[0]).format(h=h, m=m, s=s)
     elif total >= 60:
@@ -294,7 +293,7 @@ def time_formats(lookup: Lookup | None = None) -> tuple[str, str, str, str, str]
 def duration(seconds: float, lookup: Lookup | None = None) -> str:
     """A time taken, in words (``time_formats``): "1 min 1 s" where "61.2 s" made a reader count;
     under half a second, a second at most ("1 s": "0 s" read as nothing done)."""
-    return eta_text(max(seconds, 1.0) if seconds > 0 else seconds, "", time_formats(lookup)).strip()
+    return eta_text(max(seconds, 1.0) if seconds > 0 else seconds, "", lookup=lookup).strip()
 
 
 @dataclass

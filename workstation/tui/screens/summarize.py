@@ -31,7 +31,6 @@ from workstation.core.summarize import (
     SummaryResult,
     duration,
     eta_text,
-    time_formats,
 )
 from workstation.tui import integrations
 from workstation.tui.i18n import LANGUAGES, Texts
@@ -594,8 +593,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if isinstance(p, SummaryProgress):
             self._last = p
         if isinstance(p, SummaryProgress) and p.stage == "map":
-            eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get), t("summarize.eta_soon"),
-                           p.eta_high_s, p.eta_revised, t.get)
+            eta = eta_text(p.eta_s, t("summarize.eta"), t("summarize.eta_soon"), p.eta_high_s, p.eta_revised, t.get)
             # (the bar counts the step that puts the parts' summaries together: the words say it too)
             said = t("summarize.parts" if p.chunks_total == 1 else "summarize.parts_then",
                      done=p.chunks_done, total=p.chunks_total, eta=eta)
@@ -610,8 +608,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         elif isinstance(p, SummaryProgress) and p.stage == "kept":  # (it said "combining summaries")
             self._say(t("summarize.parts_kept", done=p.chunks_done, total=p.chunks_total, rest=p.chunks_total - p.chunks_done))
         elif isinstance(p, SummaryProgress) and p.stage not in ("chunking", "done", "cancelled"):
-            eta = eta_text(p.eta_s, t("summarize.eta"), time_formats(t.get), t("summarize.eta_soon"),
-                           p.eta_high_s, p.eta_revised, t.get)
+            eta = eta_text(p.eta_s, t("summarize.eta"), t("summarize.eta_soon"), p.eta_high_s, p.eta_revised, t.get)
             said = t("summarize.combining", total=p.chunks_total, eta=eta)
             self._say(said + (" · " + waiting_text(p.waiting, t) if p.waiting is not None else ""), eta)
         self.wapp.update_status()
