@@ -1120,6 +1120,12 @@ def test_the_dashboards_headline_says_a_slow_reply_beside_the_speed_people_read(
         "Son yanıtınız: ilk sözcükler yaklaşık 1 dk 5 sn sonra geldi, ardından saniyede yaklaşık 0,8 sözcük; "
         "okuyabileceğinizden yavaş.")
     assert replies_headline([], Texts("en")) == ""
+    # a short reply after it (30 tokens: too short to time) is not the one said
+    short = TurnMetrics(ttft_ms=61, predicted_n=30, predicted_ms=640, stop_reason="length")
+    short.finish_rates()
+    assert replies_headline([turn, short], Texts("en")).startswith(
+        "Your last reply long enough to time: the first words after about 1 min 5 s, then about 1.5 words")
+    assert replies_headline([turn, turn, short], Texts("tr")).startswith("Ölçülecek kadar uzun son 2 yanıtınız: ")
 
 
 @pytest.mark.parametrize(("lang", "said"), [("en", "Press Ctrl+Q to quit the app"),

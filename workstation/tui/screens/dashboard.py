@@ -95,12 +95,15 @@ def recent_replies(turns: list[TurnMetrics]) -> list[TurnMetrics]:
 def replies_headline(turns: list[TurnMetrics], texts: Texts, per_token: float | None = None) -> str:
     """The last replies' speed in one sentence a person pictures, at the top of F5
     (``replies_said``): medians of the ``recent_replies``; "" with none. The rows under it
-    were jargon to a first user ("TTFT per turn", "Decode tok/s")."""
+    were jargon to a first user ("TTFT per turn", "Decode tok/s"). Where the last reply was too
+    short to time, the sentence says its replies are the last ones long enough to time (it said
+    "Your last reply" of the one before a 30-token reply, at another speed)."""
     recent = recent_replies(turns)
     if not recent:
         return ""
     said = replies_said(recent, texts, per_token=per_token)
-    return texts("dash.headline_one", said=said) if len(recent) == 1 else texts("dash.headline", n=len(recent), said=said)
+    key = "dash.headline" if recent[-1] is turns[-1] else "dash.headline_timed"
+    return texts(f"{key}_one", said=said) if len(recent) == 1 else texts(key, n=len(recent), said=said)
 
 
 def live_said(tokens: int, rate: float | None, texts: Texts, words: int | None = None,
