@@ -815,3 +815,35 @@ def test_a_model_file_cut_short_while_it_serves_is_refused_with_a_503_not_a_bus_
         wait_until(lambda: "Every request is refused" in srv.log_text(), "the log's line", 10)
         assert re.findall(r"WARNING: +workstation: (.*)$", srv.log_text(), re.M) == [
             f"{said} Every request is refused (503) until then; /health says so."]
+
+
+def test_the_log_has_colours_only_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`serve 2> serve.log` from a terminal wrote "[32mINFO[0m" into the file: uvicorn asked
+    whether stdout was a terminal for the log it writes to stderr."""
+    import logging.config
+    import os
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    from workstation.core.server.process import log_config
+
+    leader, follower = os.openpty()
+    with open(follower, "w") as terminal, open(tmp_path / "serve.log", "w") as log_file:
+        monkeypatch.setattr(sys, "stdout", terminal)
+        monkeypatch.setattr(sys, "stderr", log_file)
+        monkeypatch.delenv("NO_COLOR", raising=False)
+        config = log_config(LOGGING_CONFIG)
+        assert config["formatters"]["access"]["use_colors"] is True  # (stdout: the terminal)
+        logging.config.dictConfig(config)
+        try:
+            logging.getLogger("uvicorn.error").warning("a line")
+            log_file.flush()
+        finally:  # (the file closes here: no later line may go to it)
+            for name in ("uvicorn", "uvicorn.access"):
+                logging.getLogger(name).handlers.clear()
+        monkeypatch.setenv("NO_COLOR", "1")
+        assert log_config(LOGGING_CONFIG)["formatters"]["access"]["use_colors"] is False
+    os.close(leader)
+    written = (tmp_path / "serve.log").read_text()
+    assert "WARNING" in written and "a line" in written and "\x1b[" not in written
+    assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d WARNING", written)  # each line with its time

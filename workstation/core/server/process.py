@@ -9,8 +9,10 @@ import contextlib
 import copy
 import errno
 import logging
+import os
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -249,10 +251,7 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
 
     from uvicorn.config import LOGGING_CONFIG
 
-    logging_config = copy.deepcopy(LOGGING_CONFIG)  # each line with its time: a log without one
-    for formatter in logging_config["formatters"].values():  # told nothing of when it happened
-        formatter["fmt"] = "%(asctime)s " + formatter["fmt"]
-        formatter["datefmt"] = "%Y-%m-%d %H:%M:%S"
+    logging_config = log_config(LOGGING_CONFIG)
     config = uvicorn.Config(
         openai.app,
         log_config=logging_config,
@@ -266,6 +265,28 @@ def make_uvicorn(openai: OpenAIServer, options: ServerOptions, log_level: str = 
         server_header=False,
     )
     return Server(config)
+
+
+def log_config(base: dict[str, Any]) -> dict[str, Any]:
+    """uvicorn's logging set-up (``base``: its ``LOGGING_CONFIG``) with each line's time (a log
+    without one told nothing of when it happened), and colours only where the stream a formatter
+    writes to is a terminal: uvicorn asks whether stdout is one, for the log it writes to stderr,
+    so ``serve 2> serve.log`` from a terminal wrote "[32mINFO[0m" into the file."""
+    config = copy.deepcopy(base)
+    streams = {handler["formatter"]: handler.get("stream", "") for handler in config["handlers"].values()}
+    for name, formatter in config["formatters"].items():
+        formatter["fmt"] = "%(asctime)s " + formatter["fmt"]
+        formatter["datefmt"] = "%Y-%m-%d %H:%M:%S"
+        stream = sys.stdout if streams.get(name) == "ext://sys.stdout" else sys.stderr
+        formatter["use_colors"] = _is_terminal(stream) and not os.environ.get("NO_COLOR")
+    return config
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # (a closed stream, a stream object without isatty)
+        return False
 
 
 @contextlib.contextmanager
