@@ -1810,7 +1810,11 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     assert "Son sohbete (\"Project X\") devam etmek için: workstation chat -c" in capsys.readouterr().err
     store = ConversationStore()
     assert sorted(c.title for c in store.list()) == ["Project X", "Weekly notes"]
+    # a title that is a number (a first message "2") is its own conversation's, not the one of that number's
+    numbered = store.new(str(other.id), "office-cpu")
     store.close()
+    assert main(["conversations", "show", str(other.id), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["id"] == numbered.id != other.id
 
 
 def test_quantize_into_a_read_only_models_folder_says_so(
