@@ -103,6 +103,10 @@ def test_the_last_line_changed_with_its_hash_recomputed_is_named_by_the_known_he
     _rewrite(path, lines)
     problems = verify(tmp_path, heads[-1]).problems
     assert problems == [f"{CURRENT} line 3 was changed: the usage file records another hash for it."]
+    forged["seq"] = 9  # its number changed too, its link to the line before left as it was
+    forged["hash"] = line_hash(forged)
+    _rewrite(path, [*lines[:-1], json.dumps(forged, sort_keys=True, separators=(",", ":"))])
+    assert verify(tmp_path).problems == [f"{CURRENT} line 3 has seq 9, expected 3."]
 
 
 def test_a_trail_rewritten_whole_with_its_chain_made_again_is_named_by_the_usage_file(tmp_path: Path) -> None:
@@ -254,6 +258,17 @@ def test_a_last_line_cut_short_when_the_server_stopped_is_not_tampering(
     report = verify(tmp_path)
     assert not report.ok and report.cut_short == [f"{CURRENT} line 4"], (report.problems, report.cut_short)
     assert [p.split(" is ")[0] for p in report.problems] == [f"{CURRENT} line 2", f"{CURRENT} line 3"], report.problems
+    # a whole middle line replaced by other text, the next made to link past it under its own number:
+    # no stop cut it (a restarted server writes the cut line's number again), so it was changed
+    forged_dir = tmp_path / "forged"
+    write(forged_dir, 4)
+    lines = lines_of(forged_dir / CURRENT)
+    fourth = json.loads(lines[3])
+    fourth["prev"] = json.loads(lines[1])["hash"]
+    fourth["hash"] = line_hash(fourth)
+    _rewrite(forged_dir / CURRENT, [*lines[:2], "xx", json.dumps(fourth, sort_keys=True, separators=(",", ":"))])
+    report = verify(forged_dir)
+    assert not report.ok and not report.cut_short, (report.problems, report.cut_short)
 
 
 def test_a_line_the_disk_had_no_room_for_leaves_no_stub(tmp_path: Path) -> None:

@@ -587,19 +587,23 @@ def test_a_deleted_summary_is_made_again_and_a_gone_document_leaves_the_counts(t
     moved document's summary in the folder's own summaries/ was summarized as a document."""
     folder, out = tmp_path / "inbox", tmp_path / "inbox" / "summaries"
     folder.mkdir()
-    for name in ("minutes.md", "memo.txt", "report.txt"):
-        (folder / name).write_text("text", encoding="utf-8")
+    for name in ("minutes.md", "memo.txt", "report.txt", "empty.txt"):
+        (folder / name).write_text("" if name == "empty.txt" else "text", encoding="utf-8")
     q = BatchQueue(out / DB_NAME)
     try:
         q.scan(folder, out)
         while (row := q.claim_next(out)) is not None:
             name = row.path
+            if name == "empty.txt":  # skipped (nothing to summarize), then deleted: its row goes too
+                q.mark_failed(name, "'empty.txt' is empty.", status="skipped")
+                continue
             q.mark_done(name, {})
             (out / f"{name}.summary.md").write_text(f"# Summary of {name}\n\nText.\n\n_Read in one go (about 8 "
                                                     "words); the model was asked once; 0 s._\n", encoding="utf-8")
         (out / "memo.txt.summary.md").unlink()  # deleted by hand
         (folder / "minutes.md").rename(folder / "board-minutes.md")  # renamed
         (folder / "report.txt").rename(tmp_path / "report.txt")  # moved out
+        (folder / "empty.txt").unlink()
         assert q.scan(folder, out) == 2  # the memo again, and the renamed one
         # a gone document's row stays done (a scan of the wrong folder forgot a night's work)
         assert {r.path: r.status for r in q.rows()} == {"memo.txt": "pending", "board-minutes.md": "pending",

@@ -1746,6 +1746,12 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     assert capsys.readouterr().err == f'Wrote the conversation "Weekly notes" to {here / "Weekly-notes-2.md"}.\n'
     assert (here / "Weekly-notes.md").read_text(encoding="utf-8") == "mine\n"
     assert (here / "Weekly-notes-2.md").read_text(encoding="utf-8").startswith("# Weekly notes\n")
+    # a file made after its name was found free is not written over either: the next number is tried
+    from workstation.core.atomic import write_bytes_atomic
+
+    with pytest.raises(FileExistsError):
+        write_bytes_atomic(here / "Weekly-notes.md", b"late\n", make_folders=False, replace=False)
+    assert (here / "Weekly-notes.md").read_text(encoding="utf-8") == "mine\n" and not list(here.glob(".*.tmp"))
     out.write_text("mine\n", encoding="utf-8")
     assert main(["conversations", "export", f"#{first.id}", "-o", str(out)]) == 1  # asked first; no terminal
     assert out.read_text(encoding="utf-8") == "mine\n" and "add --yes to replace it" in capsys.readouterr().err
@@ -1810,7 +1816,11 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     assert "Son sohbete (\"Project X\") devam etmek için: workstation chat -c" in capsys.readouterr().err
     store = ConversationStore()
     assert sorted(c.title for c in store.list()) == ["Project X", "Weekly notes"]
+    # a title that is a number (a first message "2") is its own conversation's, not the one of that number's
+    numbered = store.new(str(other.id), "office-cpu")
     store.close()
+    assert main(["conversations", "show", str(other.id), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["id"] == numbered.id != other.id
 
 
 def test_quantize_into_a_read_only_models_folder_says_so(

@@ -146,12 +146,21 @@ def test_hw_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPa
     first, second = data["gpus"]
     assert first["vram_used"] == 1 * GIB and first["bandwidth_gbps"] == 504
     assert second["vram_free"] == 16 * GIB and second["bandwidth_gbps"] == 320  # free defaults to all of it
-    assert data["memory_limit_left"] is None or data["memory_limit_left"] >= 0
+    assert (data["memory_limit_left"] is None) == (hardware.memory_left_under_limits() is None)  # (no limit here: None)
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    try:  # under a limit (one far past any use, as ulimit -v sets it): what it leaves, not None
+        resource.setrlimit(resource.RLIMIT_AS, (2**60 if hard == resource.RLIM_INFINITY else hard, hard))
+        assert main(["hw", "--json"]) == 0
+        left = json.loads(capsys.readouterr().out)["memory_limit_left"]
+        assert isinstance(left, int) and 0 < left < 2**60, left
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     assert main(["hw", "--lang", "tr"]) == 0  # in the app's language or --lang's (it was English on a Turkish PC)
     out = capsys.readouterr().out
     assert " çekirdek, " in out and "\nGPU 0:  RTX 4070: 12 GB VRAM içinden 11 GB boş; %" in out, out
     # under a memory limit (ulimit -v here), what it leaves is said beside the machine's free memory
-    import resource
     import subprocess
 
     limited = subprocess.run(

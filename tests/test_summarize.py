@@ -915,6 +915,8 @@ def test_the_time_left_is_a_range_while_rough_then_counts_down_and_says_when_it_
     assert eta_text(left.update(None, 2.0), "time left:", high=left.high) == "time left: about 1–2 min"
     assert eta_text(20.0, "left", high=30.0) == "left under a minute"
     assert eta_text(20.0, "kalan", high=300.0, lookup=Texts("tr").get) == "kalan yaklaşık 1–5 dk"
+    assert eta_text(8000.0, "left", high=12000.0) == "left about 2–4 h"  # two hours and more: in hours
+    assert eta_text(0.0, "left", soon="nearly done", high=30.0) == "nearly done"  # (no range of nothing left)
     # a part has ended, and more is left than the range's top: said as gone up ("4–6 dk", then "2 dk 40 sn"
     # went down; above it, the switch read as a jump nobody was told of)
     assert left.update(172.0, 10.0) == 172.0 and left.high is None and left.revised
