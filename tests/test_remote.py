@@ -144,6 +144,10 @@ def test_a_long_prompt_says_how_far_the_server_has_read_it(remote: RemoteEngine,
     # (they said "7,650.9 tok/s", timed here: the server's own decode time is used, and a 135M
     # model writes about 80 tok/s on this CPU; a slower machine only lowers it)
     assert events[-1].metrics.predicted_n == 2 and 0 < events[-1].metrics.predicted_per_second < 1000, events[-1].metrics
+    # a prompt of one part (512 tokens or fewer) said nothing until its first word, and F5's memory
+    # gauge (of a chat on the app's own server, Ctrl+G) left the new message out until the reply ended
+    short = [e for e in remote.stream_chat(HELLO, sampling, reading=True) if isinstance(e, PromptRead)]
+    assert len(short) == 1 and short[0].read == short[0].total == remote.count_prompt(HELLO), short
     again = [*long[:-1], {"role": "user", "content": long[0]["content"] + " And pens?"}]
     assert remote.meta.pop("prompt_progress") is True  # a server that does not say it takes it is not asked
     assert not any(isinstance(e, PromptRead) for e in remote.stream_chat(again, sampling, reading=True))

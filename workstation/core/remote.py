@@ -570,7 +570,7 @@ class RemoteEngine:
                 for event in self._saying_waits(turn, held) if on_step is not None else turn:
                     if isinstance(event, TurnFinished):
                         final = event
-                    elif on_step is not None:
+                    elif on_step is not None and not (isinstance(event, PromptRead) and event.whole):
                         on_step(i, event)
             except BaseException:
                 failed.set()
