@@ -322,6 +322,11 @@ def test_a_long_prompt_says_how_far_it_has_been_read(engine: Engine) -> None:
     assert [r.read - r.cached for r in reads] == [512 * (i + 1) for i in range(len(reads))] and len(reads) >= 2
     assert all(r.total == total and 0 < r.fraction < 1 for r in reads) and reads[0].fraction < reads[-1].fraction
     assert all(isinstance(e, PromptRead) for e in events[: len(reads)])  # all before the first word
+    # a prompt of one part (512 tokens or fewer) said nothing, and F5's memory gauge left the new
+    # message out until the reply ended: its reading is said once, whole
+    short = [e for e in engine.stream_chat([{"role": "user", "content": "Hi"}], sampling, reading=True)
+             if isinstance(e, PromptRead)]
+    assert len(short) == 1 and short[0].read == short[0].total > 0, short
     assert not any(isinstance(e, PromptRead) for e in engine.stream_chat([{"role": "user", "content": "Hi"}], sampling))
 
 

@@ -17,6 +17,7 @@ from conftest import wait_until
 from serve_helpers import RunningServer, serve, write_profile
 
 import workstation.core.remote as remote_module
+from workstation.core.engine_api import IN_A_SUMMARY
 from workstation.core.errors import BackendUnreachable, EngineError, ProfileError
 from workstation.core.events import PromptRead, ServerWaiting, TokenDelta, TurnFinished
 from workstation.core.profile_check import profile_from_dict
@@ -120,6 +121,18 @@ def test_a_long_conversation_is_fitted_to_the_servers_context_as_the_local_engin
         remote.meta["max_prompt_tokens"] = limit
     assert Texts("tr").error(over.value).startswith("Mesaj "), over.value
     assert "; sunucu bir istekte en fazla 100 token okuyor. Kısaltın ya da belgeyi özetleyin" in Texts("tr").error(over.value)
+    # the server restarted with smaller limits since the profile loaded (its meta as it read them then):
+    # its 400 said "start a new conversation", of a chat and of a summary's part alike. The error's
+    # figures are taken: the conversation is fitted to them, a part too long said in the summary's words
+    now = {k: remote.meta[k] for k in ("n_ctx", "max_prompt_tokens")}
+    remote.meta.update(n_ctx=100_000, max_prompt_tokens=100_000)
+    final = remote.run_chat(long)
+    assert final.text.strip() and final.metrics.left_out_n == 2 and remote.meta | now == remote.meta
+    assert remote.info().n_ctx == now["n_ctx"]
+    remote.meta.update(n_ctx=100_000, max_prompt_tokens=100_000)
+    with pytest.raises(EngineError) as part:
+        remote.run_many([[{"role": "user", "content": filler * 2}]])
+    assert part.value.said[0][0] in IN_A_SUMMARY, part.value.said
 
 
 def test_a_long_prompt_says_how_far_the_server_has_read_it(remote: RemoteEngine, server: RunningServer) -> None:
@@ -144,6 +157,10 @@ def test_a_long_prompt_says_how_far_the_server_has_read_it(remote: RemoteEngine,
     # (they said "7,650.9 tok/s", timed here: the server's own decode time is used, and a 135M
     # model writes about 80 tok/s on this CPU; a slower machine only lowers it)
     assert events[-1].metrics.predicted_n == 2 and 0 < events[-1].metrics.predicted_per_second < 1000, events[-1].metrics
+    # a prompt of one part (512 tokens or fewer) said nothing until its first word, and F5's memory
+    # gauge (of a chat on the app's own server, Ctrl+G) left the new message out until the reply ended
+    short = [e for e in remote.stream_chat(HELLO, sampling, reading=True) if isinstance(e, PromptRead)]
+    assert len(short) == 1 and short[0].read == short[0].total == remote.count_prompt(HELLO), short
     again = [*long[:-1], {"role": "user", "content": long[0]["content"] + " And pens?"}]
     assert remote.meta.pop("prompt_progress") is True  # a server that does not say it takes it is not asked
     assert not any(isinstance(e, PromptRead) for e in remote.stream_chat(again, sampling, reading=True))

@@ -739,6 +739,16 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
             await until(pilot, lambda: not app.generating and app.chat_screen.input_text() == "Still there?")
             assert (" the server is not answering: its model file changed; whoever runs it must restart it │ desk"
                     in app.status_text()), app.status_text()
+            # the other refusals of every request for now are said as plainly (each said "ready"), and a
+            # reply below clears them as it clears this one (the refusal itself is read as above)
+            for phrase, state in {"remote.stopping": "the server is stopping or restarting",
+                                  "remote.cut_by_stopping": "the server is stopping or restarting",
+                                  "remote.loading": "the server is starting (loading its model)",
+                                  "remote.key_revoked": "the server refused your key: it was revoked",
+                                  "remote.day_used": "your key has used its tokens for today"}.items():
+                app.not_answering = phrase
+                assert f" {state}; " in app.status_text(), (phrase, app.status_text())
+            app.not_answering = "remote.model_changed"
             os.utime(served, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # its file as it was: it answers again
             before = app.last_metrics
             await pilot.press("enter")
@@ -765,6 +775,8 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
         await until(pilot, lambda: not app.generating and app.chat_screen.input_text() == "Are you there?")
         assert list(app.chat_screen.query(MessageView))[-1] is cut
         assert app.store.messages(app.conversation_id)[-1].metrics == kept
+        # refused a connection (not lost in the middle of a reply): still said unreachable, not "ready"
+        assert " server unreachable (the next message tries again) │ desk" in app.status_text(), app.status_text()
         # F3 on the same profile, the server still gone: its one sentence once (the load and the
         # old profile's load again failed alike, and the notice said the sentence twice)
         from workstation.core.profile_lookup import load_profile

@@ -80,6 +80,14 @@ class PromptRead:
         to_read = self.total - self.cached
         return min(1.0, max(0.0, (self.read - self.cached) / to_read)) if to_read > 0 else 1.0
 
+    @property
+    def whole(self) -> bool:
+        """All of the prompt read at once (512 tokens or fewer): said to a chat, whose F5 memory
+        gauge counts the new message by it, not to a summary's step (``StepEvent``: a part said
+        read at the moment its first word comes took that word's place in the twice-a-second
+        progress); a longer prompt's last part is said by the first word."""
+        return self.read >= self.total
+
 
 TurnEvent = TokenDelta | TurnFinished | PromptRead | ServerWaiting
 StepEvent = PromptRead | TokenDelta | ServerWaiting  # how far one of several turns has got (run_many's on_step)

@@ -570,7 +570,7 @@ class RemoteEngine:
                 for event in self._saying_waits(turn, held) if on_step is not None else turn:
                     if isinstance(event, TurnFinished):
                         final = event
-                    elif on_step is not None:
+                    elif on_step is not None and not (isinstance(event, PromptRead) and event.whole):
                         on_step(i, event)
             except BaseException:
                 failed.set()
@@ -742,10 +742,26 @@ class RemoteEngine:
             return messages, 0
         return fit_history(messages, self.count_prompt, n_ctx, reserve, most)
 
+    def _limits_changed(self, response: httpx.Response) -> bool:
+        """Whether ``response`` refuses a request as too long (400 ``context_length_exceeded``) by
+        limits other than those its ``/models`` meta said as the profile loaded (the server restarted
+        with a smaller ``--max-prompt-tokens`` or context since): the meta takes the error's figures,
+        so a conversation is fitted to them, and a summary's part too long for them is said in the
+        summary's words (``IN_A_SUMMARY``), not "start a new conversation"."""
+        if response.status_code != 400 or _error_fields(response)[0] != "context_length_exceeded":
+            return False
+        error = _error_object(response)
+        now = {k: _whole(error.get(k)) for k in ("n_ctx", "max_prompt_tokens")}
+        if not all(now.values()) or all(_whole(self.meta.get(k)) == v for k, v in now.items()):
+            return False
+        self.meta.update(now)
+        return True
+
     def _turn(
         self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None,
-        tag: str | None = None, reading: bool = False, held: list[str] | None = None,
+        tag: str | None = None, reading: bool = False, held: list[str] | None = None, refit: bool = True,
     ) -> Generator[TurnEvent, None, None]:
+        asked = messages
         messages, left_out = self._fitted(messages, sampling)
         payload = self._payload(messages, sampling, constraints, tag)
         if reading and self.meta.get("prompt_progress") is True:  # a server that says it takes it (an older one refused it)
@@ -777,6 +793,9 @@ class RemoteEngine:
                     stop = "cancelled"
                 elif response.status_code != 200:
                     response.read()
+                    if refit and self._limits_changed(response):  # fitted again to the server's limits of now
+                        yield from self._turn(asked, sampling, constraints, tag, reading, held, refit=False)
+                        return
                     # busy, over its quota, or down behind a proxy: the same request may work later
                     later = response.status_code in (429, 502, 503, 504)
                     # waited past timeout_s behind the person's own request: said so, as the waiting

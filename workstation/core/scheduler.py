@@ -700,6 +700,11 @@ class Scheduler(SlotReplies, PromptCache, WaitingCallers):
                 m = slot.run.metrics
                 m.prompt_n = len(slot.req.prompt) - m.cache_n
                 m.prompt_ms = (now - slot.run.t_start) * 1000
+                if slot.req.reading and len(slot.tokens) - len(entry.tokens) <= m.cache_n:
+                    # read in one part (512 tokens or fewer): that it was read is said (``PromptRead.whole``),
+                    # as a longer one's parts are (it said nothing, and F5's memory gauge left the new message
+                    # out until the reply ended); a longer one's last part is said by its first word
+                    deliver(slot.req, PromptRead(len(slot.req.prompt), len(slot.req.prompt), m.cache_n, m.prompt_ms))
             n_drafts = len(entry.tokens) - 1 if entry.all_logits else 0
             n_acc, n_out = self._update(slot, idx, entry, n_drafts)
             if n_drafts:

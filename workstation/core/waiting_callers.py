@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from workstation.core.errors import EngineError
 from workstation.core.events import (
     CancelFlag,
+    PromptRead,
     RequestFailed,
     SchedulerEvent,
     StepEvent,
@@ -80,7 +81,7 @@ class WaitingCallers:
                     left -= 1
                     if on_finished is not None:
                         on_finished(i, event)
-                elif on_step is not None:
+                elif on_step is not None and not (isinstance(event, PromptRead) and event.whole):
                     on_step(i, event)
             return [r for r in results if r is not None]
         finally:

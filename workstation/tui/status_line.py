@@ -24,9 +24,13 @@ def fitted_line(candidates: list[str], width: int) -> str:
     return shortened(candidates[-1], width) if width > 0 else candidates[-1]
 
 
-# a server's refusal of every request until its admin acts (the phrase its error says): the status
-# line says it (it said "ready" while each message came back refused) until a request succeeds
-NOT_ANSWERING = {"remote.model_changed": "status.server_model_changed"}
+# a server's refusal of every request for now (the phrase its error says): until its admin acts, it
+# restarts or loads its model, or the key's day resets; the status line says it (it said "ready"
+# while each message came back refused) until a request succeeds. (A server gone: ``unreachable``)
+NOT_ANSWERING = {"remote.model_changed": "status.server_model_changed",
+                 "remote.stopping": "status.server_stopping", "remote.cut_by_stopping": "status.server_stopping",
+                 "remote.loading": "status.server_loading", "remote.key_revoked": "status.key_revoked",
+                 "remote.day_used": "status.day_used"}
 
 CONTEXT_NEARLY_FULL = 85  # percent of the context past which the line under the box warns
 
