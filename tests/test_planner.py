@@ -213,6 +213,11 @@ def test_a_q4_k_embedding_is_not_counted_in_the_cpu_repack() -> None:
     info = dataclasses.replace(info, tensor_types={"Q4_K": info.input_bytes + layers_q4k, "Q6_K": GIB})
     assert cpu_repack_bytes(info, 1.0, ["avx2"]) == layers_q4k
     assert cpu_repack_bytes(info, 0.5, ["avx2"]) == layers_q4k // 2  # half the layers on a GPU: half repacked
+    # and the verdict says that copy: F4 said a Q4_0 file of 87 MB needs 423 MB, Q8_0's of 138 MB 417, unexplained
+    on_cpu = plan(info, context=4096, gpus=[], cpu_flags=["avx2"], **RAM)
+    assert on_cpu.verdict.endswith("; 3.0 GB of it a second copy of its weights, which llama.cpp lays out for this "
+                                   "CPU to write faster"), on_cpu.verdict
+    assert "copy" not in plan(info, context=4096, gpus=[], cpu_flags=[], **RAM).verdict  # (none repacked: none said)
 
 
 def test_two_gpus_share_layers_by_free_memory() -> None:
