@@ -2545,6 +2545,16 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
             and f"only about {words_left} words are left in this conversation, and its reply needs room too" in said \
             and "Ctrl+N starts a new conversation" in said and "F6 summarizes it" in said, said
         assert f"room for about {words_left} more words" in app.context_fill_text(), app.context_fill_text()
+        # F3 says the loaded profile's whole context by the same words a token (it said 3,100 in all
+        # where the line under the box said room for 3,200 more: the language's 0.75 against the replies')
+        last = app.history.turns[-1]  # (its reply too short to measure: one of 0.83 words a token after it)
+        app.history.add(dataclasses.replace(last, predicted_n=100), words=83)
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        menu = app.screen
+        assert isinstance(menu, ProfileMenu) and app.words_a_token() == 0.83
+        row = next(str(menu._prompt(i, e)) for i, e in enumerate(menu.entries) if menu._is_current(e))  # type: ignore[arg-type]
+        assert f"reads up to about {about_words(app.engine_info.n_ctx, per_token=app.words_a_token())} words" in row, row
 
 
 async def test_a_first_message_too_long_leaves_no_empty_conversation(profiles: Path) -> None:

@@ -1208,6 +1208,11 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
 
     assert [rounded_words(w) for w in (1.94, 2.0, 57.4, 347, 3072, 12_345)] == ["1.9", "2", "57", "350", "3,100", "12,000"]
     assert (about_words(4096), about_words(4096, tr.get)) == ("3,100", "1,600")
+    # the texts that say a token's words say that figure (bench said "3 for 2 English words", F1 three quarters)
+    from workstation.core.phrases import words_per_token
+
+    assert words_per_token() == 0.75 and "about 4 for 3 English words" in say([("bench.replay_words", {})]) \
+        and "three quarters of a word" in en("metric.help") and "about 750 words" in en("sampling.max_tokens.help")
     # the words of a text: by spaces, and Chinese and Japanese (no spaces) at 1.5 characters a word,
     # their punctuation none (by spaces a Chinese thought of 12 characters was 1 word)
     from workstation.core.phrases import words_in

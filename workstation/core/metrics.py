@@ -144,10 +144,7 @@ class MetricsHistory:
         """The words a token is in these replies, measured: their words over the tokens they took
         (its thinking counted with it, as its tokens count it), None with none to measure. The
         speeds and room said in words follow the text written, not the UI's language."""
-        pairs = [(w, t.predicted_n) for w, t in zip(self._words, self.turns, strict=True)
-                 if w and t.predicted_n >= REPLY_RATE_MIN]
-        tokens = sum(n for _, n in pairs)
-        return sum(w for w, _ in pairs) / tokens if tokens else None
+        return measured_words_per_token((w, t.predicted_n) for w, t in zip(self._words, self.turns, strict=True))
 
     def runs(self, current_ref: str) -> tuple[ProfileRun, ProfileRun | None]:
         """The turns since the last switch to ``current_ref`` (the loaded profile), and the run
@@ -171,8 +168,30 @@ class MetricsHistory:
 
 
 REPLIES_TIMED = 12  # the replies whose median says how fast a model writes here (F5's headline, F3, F4, load settings)
+
 REPLY_RATE_MIN = 32  # tokens a reply wrote for its speed to count (a 5-token "Yes." times the first token's wait)
 UNTIMED_ENDS = ("failed", "interrupted")  # replies cut off by an error or by the app's end: they time nothing
+
+
+@dataclass(frozen=True)
+class ReplyTiming:
+    """A reply kept in the conversations' file, as its speed is said (``ConversationStore.reply_timings``)."""
+
+    tps: float  # tokens a second
+    tokens: int
+    words: int  # its own words, thinking too (``words_in``): its words a token, as F5 says it
+    profile_ref: str
+    profile_name: str
+
+
+def measured_words_per_token(replies: Iterable[tuple[int, int]]) -> float | None:
+    """The words a token is in replies of (words, tokens), measured: their words over their tokens,
+    of those with words known and long enough to time; None with none. F5's (``MetricsHistory``)
+    and F3's and F4's (``ReplyTiming``) alike: F3's E said 41 words a second of two replies F5
+    said 46 of (the language's figure against the replies' own)."""
+    pairs = [(w, n) for w, n in replies if w and n >= REPLY_RATE_MIN]
+    tokens = sum(n for _, n in pairs)
+    return sum(w for w, _ in pairs) / tokens if tokens else None
 
 
 def timed_replies(turns: Iterable[TurnMetrics]) -> list[TurnMetrics]:

@@ -46,6 +46,7 @@ ENGLISH: dict[str, str] = {
     # weights that do not fit in the memory free are read from the model's file as it runs
     "fit.cpu_paged": "runs on the CPU{why}, but slowly: {said}",
     "fit.paged": "; slower still: {said}",
+    "fit.repacked": "; {size} of it a second copy of its weights, which llama.cpp lays out for this CPU to write faster",
     "fit.paged_why": ("it needs {need} of memory and {free} is free for it, so {short} of the model is "
                       "read from the disk again for every word it writes; {short} more free memory ({how}) "
                       "makes it fast"),
@@ -578,7 +579,7 @@ ENGLISH: dict[str, str] = {
     "bench.spread_own": ("the other profiles, run in the same rounds, held steady, so it is this profile's own (a "
                          "first run slower while its memory settles, say)"),
     "bench.replay_words": ("TTFT: the wait from sending a prompt to its first word; tok/s: how fast the rest is "
-                           "written, in tokens (pieces of words, about 3 for 2 English words) a second; prompt tok: "
+                           "written, in tokens (pieces of words, about 4 for 3 English words) a second; prompt tok: "
                            "the tokens read, cached: of them, those kept from the prompt before (not read again)."),
     "bench.replay_summary": ("{prompts}: TTFT mean {mean} ms, median {median} ms, p90 {p90} ms; {tps} tok/s over "
                              "{n} tokens{accepted}"),
@@ -796,7 +797,8 @@ ENGLISH: dict[str, str] = {
     "summarize.eta_hours_whole": "{h} h",
     "summarize.eta_minutes_whole": "{m} min",
     # the words a token is, in the language a sentence is said in (``words_per_token``): measured on
-    # the UI's texts, English 0.76 words a token with SmolLM2's and Gemma 3's tokenizers alike
+    # the UI's texts, English 0.76 words a token with SmolLM2's and Gemma 3's tokenizers alike; the
+    # texts that say it in words say this (F1's "three quarters of a word", bench's "4 for 3")
     "number.words_per_token": "0.75",
     "unit.ms": "{n} ms",
     "summary.call_none": "the model was not asked",

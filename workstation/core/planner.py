@@ -196,6 +196,8 @@ def plan(
         why: Any = "" if not gpus else (
             ("fit.cpu_layers_zero", {}) if isinstance(gpu_layers, int) else ("fit.cpu_no_room", {}))
         phrases = [("fit.cpu", {"why": why, "need": human_bytes(cpu_bytes), "free": human_bytes(ram_said)})]
+    if repack and placement != "none":  # (F4 said Q4_0's 87 MB file needs 423 MB, Q8_0's 138 MB 417, unexplained)
+        phrases.append(("fit.repacked", {"size": human_bytes(repack)}))
     if fits and paged:  # (on the CPU alone its sentence replaces "runs on the CPU: needs …")
         said_paged = paged_phrase(paged, cpu_bytes, ram_room, ram_limit is not None, ram_total)
         phrases = [("fit.cpu_paged", {"why": why, "said": said_paged})] if placement == "cpu" \

@@ -38,9 +38,10 @@ from workstation.core.conversation_search import ConversationSearch
 from workstation.core.conversation_titles import NUMBER_TITLE, clean_title
 from workstation.core.letters import fold
 from workstation.core.memory_session import MemorySession
-from workstation.core.metrics import REPLIES_TIMED, REPLY_RATE_MIN, UNTIMED_ENDS
+from workstation.core.metrics import REPLIES_TIMED, REPLY_RATE_MIN, UNTIMED_ENDS, ReplyTiming
 from workstation.core.moments import seconds
 from workstation.core.paths import data_dir
+from workstation.core.phrases import words_in
 from workstation.core.reply_versions import ReplyVersions
 from workstation.core.sqlite_schema import (
     SchemaError,
@@ -300,16 +301,24 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
         return cur.rowcount > 0
 
     def reply_speeds(self, model: str, profiles: Sequence[str] = (), limit: int = REPLIES_TIMED) -> list[float]:
-        """The writing speeds (tokens a second) of the last ``limit`` replies of the model file
-        ``model`` (its resolved path, as ``turn_record`` keeps it), newest first; of replies kept
-        before turns named their model, those of the profiles ``profiles`` (by ``Profile.ref``;
-        a variant of one too). Only the replies that time it (``metrics.timed_replies``, in SQL)."""
+        """The writing speeds (tokens a second) of ``reply_timings``' replies, newest first."""
+        return [r.tps for r in self.reply_timings(model, profiles, limit)]
+
+    def reply_timings(self, model: str, profiles: Sequence[str] = (), limit: int = REPLIES_TIMED) -> list[ReplyTiming]:
+        """The last ``limit`` replies of the model file ``model`` (its resolved path, as
+        ``turn_record`` keeps it), newest first, each with its speed, its words (``words_in``, its
+        thinking too, as F5 counts them), tokens and profile; of replies kept before turns named
+        their model, those of the profiles ``profiles`` (by ``Profile.ref``; a variant of one too).
+        Only the replies that time it (``metrics.timed_replies``, in SQL)."""
         ran_on, named = "json_extract(metrics, '$.profile')", "json_extract(metrics, '$.model')"
         older = " OR ".join([f"{ran_on} = ?"] * len(profiles) + [f"substr({ran_on}, 1, ?) = ?"] * len(profiles))
         variants = [v for ref in profiles for v in (len(ref) + 1, ref + " ")]
         whose = f"{named} = ?" + (f" OR ({named} IS NULL AND ({older}))" if profiles else "")
         rows = self._db.execute(
-            "SELECT json_extract(metrics, '$.predicted_per_second') FROM messages "
+            "SELECT json_extract(metrics, '$.predicted_per_second'), json_extract(metrics, '$.predicted_n'), "
+            "content, reasoning, COALESCE(json_extract(metrics, '$.profile'), ''), "
+            "COALESCE(json_extract(metrics, '$.profile_name'), json_extract(metrics, '$.profile'), '') "
+            "FROM messages "
             "WHERE role = 'assistant' AND metrics IS NOT NULL AND json_valid(metrics) "
             "AND json_extract(metrics, '$.predicted_n') >= ? AND json_extract(metrics, '$.predicted_per_second') > 0 "
             f"AND COALESCE(json_extract(metrics, '$.stop_reason'), '') NOT IN ({', '.join('?' * len(UNTIMED_ENDS))}) "
@@ -317,7 +326,8 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
             "ORDER BY id DESC LIMIT ?",
             (REPLY_RATE_MIN, *UNTIMED_ENDS, model, *profiles, *variants, limit),
         ).fetchall()
-        return [float(r[0]) for r in rows]
+        return [ReplyTiming(float(tps), int(n), words_in(content or "") + words_in(reasoning or ""), str(ref),
+                            str(name)) for tps, n, content, reasoning, ref, name in rows]
 
     def messages(self, conversation_id: int) -> list[StoredMessage]:
         rows = self._db.execute(

@@ -324,16 +324,20 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     return text
 
 
-def replies_said(model: Path, texts: Texts, store: Path | None = None) -> str:
+def replies_said(model: Path, texts: Texts, store: Path | None = None, profile_ref: str = "") -> str:
     """How fast this PC's own last replies with the model file ``model`` were written (the
     median of the last ``REPLIES_TIMED`` long enough to time), in a sentence; "" where it wrote
     none. Beside the estimate: a first user's PC, busy, wrote at half of it, and office staff
     do not run bench. ``store``: the conversations' file (the app's; by default the data
     folder's). Replies are matched by the model file their profile loaded (a record's
-    ``model``); those kept before records named it, by the profiles that run the file now."""
+    ``model``); those kept before records named it, by the profiles that run the file now. In
+    words as F5 says the same replies (their own words a token); ``profile_ref``: the profile
+    it is said of (F3's E), whose line names the profiles they ran on where one is another
+    (it said "Your last 2 replies with it" of another profile's replies)."""
     import sqlite3
     import statistics
 
+    from workstation.core.metrics import measured_words_per_token
     from workstation.core.paths import data_dir
     from workstation.core.profile_lookup import model_file_refs
     from workstation.core.store import DB_NAME, ConversationStore
@@ -344,15 +348,20 @@ def replies_said(model: Path, texts: Texts, store: Path | None = None) -> str:
     try:
         conversations = ConversationStore(path, read_only=True)  # (its own: a store is for one thread)
         try:
-            speeds = conversations.reply_speeds(str(model.resolve()), model_file_refs(model))
+            replies = conversations.reply_timings(str(model.resolve()), model_file_refs(model))
         finally:
             conversations.close()
     except (OSError, sqlite3.Error, WorkstationError):  # (a damaged file: the estimate alone, as before)
         return ""
-    if not speeds:
+    if not replies:
         return ""
-    words = about_words(statistics.median(speeds), texts.get)
-    return texts("models.replied_one", words=words) if len(speeds) == 1 else texts("models.replied", n=len(speeds), words=words)
+    per_token = measured_words_per_token((r.words, r.tokens) for r in replies)
+    words = about_words(statistics.median(r.tps for r in replies), texts.get, per_token)
+    key = "models.replied_one" if len(replies) == 1 else "models.replied"
+    if profile_ref and any(r.profile_ref != profile_ref for r in replies):
+        names = list(dict.fromkeys(r.profile_name or r.profile_ref for r in replies))
+        return texts(key + "_in", n=len(replies), words=words, profiles=", ".join(names))
+    return texts(key, n=len(replies), words=words)
 
 
 def speed_said(p: Any, measured_here: bool, texts: Texts) -> str:
@@ -380,7 +389,7 @@ def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = N
     except WorkstationError:
         return ""
     said = speed_said(p, measured_cpu() is not None, texts)
-    if p.path and (replied := replies_said(Path(model_file(profile)), texts, replies)):
+    if p.path and (replied := replies_said(Path(model_file(profile)), texts, replies, profile.ref)):
         said = f"{said} {replied}".strip()
     return said
 

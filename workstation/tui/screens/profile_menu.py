@@ -161,8 +161,10 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             text.append(f"\n  {t('profiles.remote', url=entry.remote.base_url)}")
         else:
             # what the context holds in words, and its memory's size in words too ("context 8,192 at
-            # half size" said neither what a context is nor what was half); E's screen has the types
-            words = about_words(entry.context, t.get)
+            # half size" said neither what a context is nor what was half); E's screen has the types.
+            # By the words a token the line under the box says the room left by (the open
+            # conversation's replies' own): it said room for 3,200 more words where this said 3,100 in all
+            words = about_words(entry.context, t.get, self.wapp.words_a_token())
             share = kv_share(entry.kv_cache) if entry.kv_cache.k in KV_CACHE_TYPES and \
                 entry.kv_cache.v in KV_CACHE_TYPES else 1.0
             kv = min(KV_SHARES, key=lambda s: abs(math.log(s / share)))
