@@ -89,7 +89,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert app.screen.rows[-1] == ("", "Figures under a reply", Texts("en")("metric.help"))
         # in words: "in tokens a second" explained a figure with the word it was there to explain
         assert "in pieces of words a second" in app.screen.rows[-1][2] and "tokens a second" not in app.screen.rows[-1][2]
-        assert "speed-up: " in app.screen.rows[-1][2] and "draft" not in app.screen.rows[-1][2]  # as F3 and F5 say it
+        assert "guesses kept: " in app.screen.rows[-1][2] and "draft" not in app.screen.rows[-1][2]  # as F3 and F5 say it
         await pilot.press("f1")
         await until(pilot, lambda: app.screen is app.chat_screen)
         await pilot.press("f6")  # the summarize screen, kept by the app once made

@@ -268,6 +268,10 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
     assert metrics_line(TurnMetrics(ttft_ms=9_999, predicted_n=1), t).startswith("TTFT 9,999 ms")
     assert metrics_line(TurnMetrics(ttft_ms=9_999.6, predicted_n=1), t).startswith("TTFT 10 s")  # (not "10,000 ms")
     assert "from 10 seconds on in seconds" in t("metric.help")  # F1's explanation of the line says so
+    # the share of guesses kept is not a speed gain: "speed-up 72% (55/76)" stood under a reply slower than without
+    for lang, kept, not_gain in (("en", "guesses kept: ", "not a speed gain"), ("tr", "tutan tahmin: ", "hız kazancı değildir")):
+        assert kept in Texts(lang)("metric.help") and not_gain in Texts(lang)("metric.help"), lang
+        assert "speed-up" not in metrics_line(TurnMetrics(predicted_n=2, draft_n=76, draft_n_accepted=55), Texts(lang))
     # the rates are counts over times (tok/s, TPOT in ms); one token has no rate to show
     rates = TurnMetrics(prompt_n=500, prompt_ms=250.0, predicted_n=40, predicted_ms=1000.0, draft_n=10, draft_n_accepted=7)
     rates.finish_rates()
@@ -306,7 +310,7 @@ def test_a_replys_figures_have_thousands_separators_in_the_uis_language() -> Non
     m = TurnMetrics(ttft_ms=1904, predicted_n=1500, predicted_per_second=1234.5, prompt_n=310, cache_n=693,
                     restored_n=1200, draft_n=2000, draft_n_accepted=1500)
     assert metrics_line(m, Texts("en")) == ("TTFT 1,904 ms · 1,234.5 tok/s · 1,500 tokens · cache 693/1,003 "
-                                            "(1,200 from disk) · speed-up 75% (1,500/2,000)")
+                                            "(1,200 from disk) · guesses kept 75% (1,500/2,000)")
     assert m.acceptance_rate == 0.75 and TurnMetrics().acceptance_rate is None  # (the one rate the bench says too)
     tr = metrics_line(m, Texts("tr"))
     assert "TTFT 1.904 ms" in tr and "1.234,5 token/sn" in tr and "1.500 token" in tr and "693/1.003" in tr, tr

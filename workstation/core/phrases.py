@@ -640,7 +640,7 @@ ENGLISH: dict[str, str] = {
     "metric.one_token": "1 token",
     "metric.cache": "cache {hit}/{total}",
     "metric.restored": "{n} from disk",
-    "metric.draft": "speed-up {rate}% ({acc}/{n})",
+    "metric.draft": "guesses kept {rate}% ({acc}/{n})",  # not "speed-up": a reply can keep most guesses and still be slower
     "metric.stopped": "stopped",
     "metric.failed": "cut off by an error",
     "metric.interrupted": "unfinished: saved while it was being written",
@@ -657,7 +657,7 @@ ENGLISH: dict[str, str] = {
     # chat's figures on stderr (TurnMetrics.summary_line): the prompt read and what was kept of it
     "metric.prompt": "prompt {n} (+{cached} cached{restored}) at {tps} tok/s",
     "metric.prompt_restored": ", {n} of them from disk",
-    "metric.draft_accepted": "draft {acc}/{n} accepted",
+    "metric.draft_accepted": "guesses kept {acc}/{n}",
     "export.when": "Started {first}; last message {last}",
     "export.profile": "Profile: {profile}",
     "export.served_model": " (the server's model: {model})",

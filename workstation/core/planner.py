@@ -37,8 +37,17 @@ from workstation.core.ram_room import (
     paged_phrase,
     ram_free_now,
 )
-from workstation.core.speed_estimate import GBPS, device_speed, paged_speed_note
+from workstation.core.speed_estimate import (
+    CPU_QUANTIZED_KV_SPEED,
+    GBPS,
+    device_speed,
+    paged_speed_note,
+    quantized_kv,
+)
 from workstation.core.speed_model import SpeedConstants
+
+CPU_SLOWER_SAID = (f"counted at {CPU_QUANTIZED_KV_SPEED:.2f}x on the CPU for its K/V cache smaller than full size, "
+                   "slower to write and read there")
 
 
 def plan(
@@ -205,8 +214,10 @@ def plan(
 
     # Decode: every token reads each used device's weights (the output matrix included, the
     # token embeddings only one row) and the KV cache filled so far.
-    # (weights read, kv at full context, GB/s, layers, how the device is timed where known)
-    per_dev: list[tuple[int, int, float, int, tuple[SpeedConstants, str] | None]] = []
+    # (weights read, kv at full context, GB/s, layers, how the device is timed where known, its
+    # speed's share: a quantized K/V cache on the CPU is slower to write and read, on a GPU not)
+    per_dev: list[tuple[int, int, float, int, tuple[SpeedConstants, str] | None, float]] = []
+    kv_slows_cpu = quantized_kv(type_k, type_v)
     for d in devices:
         w = d.weights_bytes
         if d.kind == "cpu":
@@ -214,8 +225,9 @@ def plan(
             if info.tied_embeddings and n <= n_layer:
                 w += info.input_bytes  # the output reuses the embedding matrix
         if d.layers or w:
+            slowed = CPU_QUANTIZED_KV_SPEED if kv_slows_cpu and d.kind == "cpu" and d.layers else 1.0
             per_dev.append((max(w, 0), d.kv_cache_bytes, d.bandwidth_gbps, min(d.layers, n_layer),
-                            device_speed(d, cpu_speed, physical_cores)))
+                            device_speed(d, cpu_speed, physical_cores), slowed))
     bytes_tok = sum(w for w, *_ in per_dev)
     active = active_params(info)
 
@@ -223,13 +235,13 @@ def plan(
         """One token's decode over the devices, as ``size`` times it where the device's speed
         is known (a card of the table, this CPU measured here), else by its memory speed."""
         total = 0.0
-        for w, k, bw, layers, timed in per_dev:
+        for w, k, bw, layers, timed, speed in per_dev:
             kv_read = k if at_full else 0
             if timed is not None:
                 share = w / bytes_tok if bytes_tok else 0.0
-                total += timed[0].step_seconds(w, layers, active * share, 1, kv_read)
+                total += timed[0].step_seconds(w, layers, active * share, 1, kv_read) / speed
             elif bw:
-                total += (w + kv_read) / (bw * GBPS)
+                total += (w + kv_read) / (bw * GBPS) / speed
         return total
 
     t_empty, t_full = step_seconds(False), step_seconds(True)
@@ -237,8 +249,8 @@ def plan(
     tps_full = round(1 / t_full, 1) if t_full > 0 else None
     from workstation.core.invocation import cli
 
-    basis = sorted({timed[1] for *_, timed in per_dev if timed is not None})
-    if basis and any(timed is None and bw for _, _, bw, _, timed in per_dev):  # (a part timed by a guess: said)
+    basis = sorted({timed[1] for *_, timed, _ in per_dev if timed is not None})
+    if basis and any(timed is None and bw for _, _, bw, _, timed, _ in per_dev):  # (a part timed by a guess: said)
         basis.append("the memory speed alone of a card the table does not list")
     # not "at most": the CPU's memory speed is a guess from its cores, and a small model read
     # partly from the CPU's caches ran faster (234 tok/s measured against "at most 222")
@@ -250,6 +262,8 @@ def plan(
                       f"speed assumed for this machine; {cli('bench -p PROFILE')} measures it)")
     else:
         speed_note = "no speed estimate"
+    if tps and any(speed < 1 for *_, speed in per_dev):
+        speed_note = speed_note.replace(" measures it)", f" measures it; {CPU_SLOWER_SAID})")
     speed_note = paged_speed_note(speed_note, paged if fits else 0)
     return MemoryPlan(
         model=installed_name(Path(info.path)) or info.name,  # as 'models list' and profiles name it

@@ -44,6 +44,27 @@ def device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None,
     return gpu_constants(spec), f"published llama-bench figures scaled to the {d.name}"
 
 
+FULL_KV_TYPES = ("f32", "f16", "bf16")  # K/V types llama.cpp's CPU reads as they are: the others are (de)quantized
+# A K/V cache smaller than full size (q8_0, q4_0...) is quantized as it is written and dequantized
+# as it is read: on a GPU with flash attention close to free, on the CPU a cost that the bytes saved
+# do not pay back. SmolLM2 135M Q4_1 on the 2-core development PC, office-cpu against the same with
+# kv_cache=q8_0 on a 2,094-word document (bench --document): 0.79x the tokens a second, 2.97x the wait
+# for the first word; llama-bench -ctk/-ctv f16,q8_0 agreed in direction (its figures in the report).
+CPU_QUANTIZED_KV_SPEED = 0.79
+
+
+def quantized_kv(type_k: str, type_v: str) -> bool:
+    """Whether the K or the V cache is of a quantized type (slower on the CPU: ``CPU_QUANTIZED_KV_SPEED``)."""
+    return type_k not in FULL_KV_TYPES or type_v not in FULL_KV_TYPES
+
+
+def kv_slowed_on_cpu(p: MemoryPlan) -> bool:
+    """Whether the plan's speed counts a quantized K/V cache on the CPU (``CPU_QUANTIZED_KV_SPEED``):
+    some layers on the CPU with K or V smaller than full size. E said "nearly exact" of q8_0, and
+    its estimate stayed where bench measured 0.79x the speed and 2.97x the wait for the first word."""
+    return quantized_kv(p.type_k, p.type_v) and any(d.kind == "cpu" and d.layers for d in p.devices)
+
+
 PAGED_SPEED = "; with all of it in memory: "
 
 

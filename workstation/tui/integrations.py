@@ -370,8 +370,12 @@ def speed_said(p: Any, measured_here: bool, texts: Texts) -> str:
     --measure had fitted this PC's own figures, and of a GPU)."""
     if not p.fits or p.paged_bytes or not p.decode_tps_bound:  # (paged: its verdict says slowly, and why)
         return ""
+    from workstation.core.speed_estimate import kv_slowed_on_cpu
+
     basis = "models.speed_gpu" if p.gpu_layers else "models.speed_here" if measured_here else "models.speed"
-    return texts(basis, words=about_words(p.decode_tps_bound, texts.get))  # (words: "tokens/s" meant nothing to office staff)
+    said = texts(basis, words=about_words(p.decode_tps_bound, texts.get))  # (words: "tokens/s" meant nothing to office staff)
+    # a context memory smaller than full size costs speed on the CPU (E said only "nearly exact")
+    return f"{said} {texts('models.speed_kv_cpu')}" if kv_slowed_on_cpu(p) else said
 
 
 def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = None, replies: Path | None = None) -> str:
@@ -389,6 +393,8 @@ def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = N
     except WorkstationError:
         return ""
     said = speed_said(p, measured_cpu() is not None, texts)
+    if said and profile.speculative.mode in ("draft", "lookup"):  # (described as "faster"; the estimate did not move)
+        said += " " + texts("models.speed_spec_not_counted")
     if p.path and (replied := replies_said(Path(model_file(profile)), texts, replies, profile.ref)):
         said = f"{said} {replied}".strip()
     return said
