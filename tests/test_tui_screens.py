@@ -1046,7 +1046,7 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         app.generating, app.live_tokens, app._t_first, app._t_last = False, 0, None, None
         # the cores the last reply took, said as measured as it began; other programs busy now said beside
         # (it said "no other program keeps one busy" while they kept both cores busy)
-        app.system = SystemSampled(100.0, 1, 2, [])
+        app.system = SystemSampled(100.0, 1, 2, [], cpu_others=2.0)  # (the app's own use taken out)
         app.screen.refresh_view()
         cores = str(app.screen.query_one("#cache-line").render())
         assert {"en": "in the last reply: 2, every core (no other program kept one busy as it began) Now other "
@@ -1093,9 +1093,10 @@ async def test_the_dashboards_reading_speed_leaves_out_turns_that_read_a_few_tok
         assert name.startswith("Reading speed (prompt)\n"), name
         # on top, in words, of the replies that time the model as F3 and F4 count them (the one of
         # 40 tokens; "your last 2 replies" counted the 1-token one, where F4 said "your last reply"):
-        # its wait (1,000 ms) and speed (100 tok/s, 75 words) beside the speed people read
+        # its wait (1,000 ms) and speed (100 tok/s, 75 words) beside the speed people read; not
+        # called the last reply, which was the 1-token one
         assert str(app.screen.query_one("#headline").render()) == (
-            "Your last reply: the first words after about 1.0 s, then about 75 words a second, "
+            "Your last reply long enough to time: the first words after about 1.0 s, then about 75 words a second, "
             "faster than people read.")
 
 
