@@ -895,8 +895,13 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         three more messages a second, taken from the engine)."""
         # Textual's shutdown (a crash's too) waits for the workers before the app unmounts, so
         # the loop also ends when the app stops running, not only when on_unmount says so
+        from workstation.core.thread_policy import LoadSampler
+
+        load = LoadSampler(ticker=False)  # each window from the previous second's reading
         while not self._stop_sampling.is_set() and getattr(self, "_running", True):
-            self.post_message(SystemSampled(*integrations.system_sample()))
+            others = load.sample()
+            self.post_message(SystemSampled(*integrations.system_sample(),
+                                            cpu_others=None if others is None else others.others))
             self._stop_sampling.wait(SAMPLE_EVERY_S)
 
     @on(SystemSampled)

@@ -137,12 +137,16 @@ class GpuReading:
 class SystemSampled(Message):
     """CPU, RAM and GPUs now (sampled in a thread worker)."""
 
-    def __init__(self, cpu: float, ram_used: int, ram_total: int, gpus: list[GpuReading]) -> None:
+    def __init__(self, cpu: float, ram_used: int, ram_total: int, gpus: list[GpuReading],
+                 cpu_others: float | None = None) -> None:
+        """``cpu_others``: cores other programs kept busy over the last second, the app's own use
+        taken out (``thread_policy.CpuLoad.others``, as a reply's thread choice counts them)."""
         super().__init__()
         self.cpu = cpu
         self.ram_used = ram_used
         self.ram_total = ram_total
         self.gpus = gpus
+        self.cpu_others = cpu_others
 
 
 class DocumentRead(Message):

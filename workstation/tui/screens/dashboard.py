@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from collections.abc import Iterator
@@ -422,11 +421,16 @@ class DashboardScreen(AppScreen, Screen[None]):
         before it began, and every ``RECHECK_TOKENS``) and other programs keep cores busy now (the
         CPU row's reading, no reply being written): said, with the count the next reply would take
         by the same rule (``choose_threads``). F5 said "no other program keeps one busy" minutes
-        after that second, while other programs kept both cores of a PC busy."""
+        after that second, while other programs kept both cores of a PC busy. Other programs'
+        cores are counted as a reply's thread choice counts them (``CpuLoad.others``): the whole
+        machine's reading less the app's own (it counted the app's own redraws as another
+        program's)."""
         sample = self.wapp.system
         if last.threads_reason != "idle" or self.wapp.generating or sample is None:
             return ""
-        others = sample.cpu / 100 * (os.cpu_count() or 1)
+        others = sample.cpu_others
+        if others is None:
+            return ""
         now = choose_threads(last.n_threads, others)
         if now.decode >= last.n_threads:
             return ""
