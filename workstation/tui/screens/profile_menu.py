@@ -70,6 +70,25 @@ class ProfileList(OptionList):
     """The profiles, scrolled a whole profile at a time: a profile several lines tall is never
     shown without its name at the top of the list (its last lines orphaned above the highlight)."""
 
+    @property
+    def max_scroll_y(self) -> int:
+        """Textual's furthest scroll, and further where the list's end stopped it inside a
+        profile: with no name on top at any scroll that shows the last profiles whole, the top
+        line was the middle of one (a verdict's last words above the highlight); blank lines
+        follow the last profile then."""
+        furthest = super().max_scroll_y
+        starts = sorted(getattr(self, "_index_to_line", {}).values())
+        shown = self.scrollable_content_region.height
+        if not starts or shown <= 0 or self.virtual_size.height <= shown:
+            return furthest
+        wanted = furthest
+        for index, top in self._index_to_line.items():
+            end = top + self._heights.get(index, 1)
+            names = [y for y in starts if y <= top and y + shown >= end]
+            if names and names[0] > wanted:  # the nearest scroll with a name on top, this one whole
+                wanted = names[0]
+        return wanted
+
     def scroll_to_highlight(self, top: bool = False) -> None:
         super().scroll_to_highlight(top=top)
         starts = sorted(getattr(self, "_index_to_line", {}).values())  # Textual's layout of the options
