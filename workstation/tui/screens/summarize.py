@@ -649,6 +649,13 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if not self.has_summary or self.path is None or self.result is None:  # (it did nothing, said nothing)
             self.notify(self.wapp.texts("summarize.nothing_to_ask"), severity="warning")
             return
+        attached = self.wapp.pending_document
+        if attached is not None and self.made_of(attached[0]) is not None and self.wapp.attachment_measuring(attached):
+            # whether this summary goes in its place is not known yet: said (it opened a new
+            # conversation, "About NAME", where once measured it went back to the one waiting)
+            self.notify(self.wapp.texts("summarize.ask_measuring", name=attached[0].name,
+                                        ask=self.wapp.key_for("summarize.ask")), severity="warning")
+            return
         if self._for_attached():
             # the chat's attached document, too long for a message: back to the conversation the
             # question was typed in, sent there with this summary in the document's place, as the
