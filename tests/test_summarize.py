@@ -270,6 +270,8 @@ def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_pa
     # combining the parts' summaries is said as it begins (all through it, the last word was "4 of 4 parts done")
     combining = next(p for p in seen if p.stage == "reduce")
     assert combining.done == combining.chunks_done == len(result.chunks) < combining.total, combining
+    # and while it is written, its time left never runs out to "…": at most its budget left at this run's pace
+    assert all(p.eta_s is not None for p in seen if p.stage == "reduce" and p.inside_part), seen
     # and once it has, no step is said to be left (it said "3 of 4" and a step's time left before "done")
     assert all(p.done < len(result.chunks) + len(result.reduce_steps) for p in seen if p.stage == "reduce"), seen
     assert seen[-1].stage == "done"
@@ -939,3 +941,11 @@ def test_the_time_left_is_a_range_while_rough_then_counts_down_and_says_when_it_
     left.update(5.0, 0.0)
     assert left.update(None, 4.0) == pytest.approx(1.0) and left.update(None, 6.0) is None
     assert left.update(40.0, 7.0) == 40.0
+    # a combining step writing its whole budget (512 of 512, said to take 15 s of its 35, then "…"): counting
+    # down, no more than its budget left at this run's pace; run out, that is said as gone up
+    left = TimeLeft()
+    left.update(15.0, 0.0)
+    assert left.update(None, 5.0, at_most=30.0) == 10.0 and not left.revised  # (inside it: counts down)
+    assert left.update(None, 10.0, at_most=4.0) == 4.0 and not left.revised  # (above it: lower at once)
+    assert left.update(None, 18.0, at_most=12.0) == 12.0 and left.revised  # ran out: up, not "…"
+    assert left.update(None, 19.0, at_most=11.0) == 11.0 and left.revised

@@ -2485,6 +2485,13 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
             "message asks about its summary (F6) in its place. Ctrl+R removes it."
         await pilot.press("f6")
         await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        # still being measured (as just after the summary's end): said to wait (it opened a new "About NAME")
+        measured = app._document_tokens.pop(app.pending_document)
+        await pilot.press("ctrl+k")
+        await until(pilot, lambda: any(str(n.message) == "ledger.txt is still being measured for the chat: press "
+                                       "Ctrl+K again in a moment." for n in app._notifications))
+        assert app.screen is f6 and app.conversation_id is None and not app.store.list()
+        app._document_tokens[app.pending_document] = measured
         await pilot.press("ctrl+k")  # ask in chat: the message refused before is asked, here (it opened a new
         # conversation "About ledger.txt" with the question in its box, to be sent again)
         await until(pilot, lambda: app.conversation_id is not None and not app.generating)

@@ -1663,6 +1663,10 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         await pilot.press("enter")
         await until(pilot, lambda: not screen.running and any("photo.txt" in str(n.message) for n in app._notifications))
         assert not app.generating and screen.summary == ""
+        # nor does the footer offer Ctrl+K (ask in chat) with nothing to ask about ("^k ask in chat"
+        # beside "nothing to show or to ask about")
+        asks = lambda: "ctrl+k" in {k.key for k in screen.query(FooterKey)}  # noqa: E731
+        await until(pilot, lambda: not asks())
         await pilot.press("ctrl+k")  # nothing to ask about yet: said (it did nothing, said nothing)
         await until(pilot, lambda: any(str(n.message).startswith("There is no finished summary to ask about yet")
                                        for n in app._notifications))
@@ -1680,7 +1684,6 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         box = screen.query_one("#summarize-path", LineInput)
         # …and the footer says Ctrl+K (ask in chat) only where it asks: it still said so while the
         # key deleted the path being mended
-        asks = lambda: "ctrl+k" in {k.key for k in screen.query(FooterKey)}  # noqa: E731
         await until(pilot, asks)
         await pilot.press("home")  # (the cursor off the path's end: the box's key)
         await until(pilot, lambda: not asks())

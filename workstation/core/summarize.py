@@ -141,17 +141,26 @@ class TimeLeft:
         self.at = 0.0
         self.revised_at: float | None = None
 
-    def update(self, estimate: float | None, now: float, high: float | None = None) -> float | None:
+    def update(self, estimate: float | None, now: float, high: float | None = None,
+               at_most: float | None = None) -> float | None:
         """What to say at ``now`` (seconds, any clock) given the latest ``estimate`` (None: no new
         one; what was said counts down, "…" once it has run out: a part longer than foreseen);
-        ``high``: the estimate is rough, its range up to ``high`` times it."""
+        ``high``: the estimate is rough, its range up to ``high`` times it. ``at_most``: counting
+        down, the most the call under way can still take (a combining step's budget left at this
+        run's pace of writing): what is said is no more than it, and where the countdown has run
+        out, it is said as gone up (a step writing its whole budget said "…" for 20 s of its 35)."""
         elapsed = max(0.0, now - self.at)
         self.at = now
         if estimate is None:
+            had = self.said is not None
             if self.said is not None:
                 self.said = self.said - elapsed if self.said - elapsed > 0 else None
                 if self.high is not None and self.said is not None:
                     self.high = max(self.said, self.high - elapsed)
+            if at_most is not None and at_most > 0 and (self.said is None or self.said > at_most):
+                if self.said is None and had:
+                    self.revised_at = now  # ("longer than first thought", not "…")
+                self.said, self.high = at_most, None
             if self.said is None:
                 self.high = None
             return self.said
@@ -387,7 +396,7 @@ class Runner:
         self.prefix = 0  # the prompt tokens every part's prompt begins with (cached after the first)
         # an office server silent (``run``), and None once it speaks again (its wait is over)
         self.on_waiting: Callable[[ServerWaiting | None], None] | None = None
-        self.on_token: Callable[[], None] | None = None  # a token of ``run``'s reply written
+        self.on_token: Callable[[int], None] | None = None  # a token of ``run``'s reply written (its tokens so far)
 
     def cancelled(self) -> bool:
         c = self.cancel
@@ -408,6 +417,7 @@ class Runner:
     def run(self, messages: list[Message], sampling: Sampling) -> tuple[str, TurnMetrics]:
         final: TurnFinished | None = None
         asked = False
+        written = 0  # the reply's tokens so far (``on_token``)
         waited = False  # a silence said: its end is said too (F6 said "the server is slow to answer:
         # nothing from it for 6 s" to the end of a combining step the server had taken up long before)
         for event in self.engine.stream_chat(messages, sampling, tag=self.tag, reading=self.on_waiting is not None):
@@ -424,7 +434,8 @@ class Runner:
                 self.engine.cancel()
                 asked = True
             elif isinstance(event, TokenDelta) and self.on_token is not None:
-                self.on_token()
+                written += event.tokens
+                self.on_token(written)
         if final is None:
             raise SummarizeError("The engine stopped without finishing a turn.")
         self.calls.append(final.metrics)
@@ -753,7 +764,7 @@ def summarize_document(
 
     def report(stage: str, done: int, total: int, chunks_done: int, n_chunks: int, eta: float | None,
                message: str = "", inside_part: bool = False, waiting: ServerWaiting | None = None,
-               high: float | None = None) -> None:
+               high: float | None = None, at_most: float | None = None) -> None:
         if on_progress is None:
             return
         pps = None
@@ -774,7 +785,7 @@ def summarize_document(
             if stage in ("done", "cancelled"):
                 pass  # (said as it is: nothing is left)
             elif inside_part and (part_ended[0] or eta is None):  # counted down from the last estimate
-                eta = time_left.update(None, time.perf_counter())
+                eta = time_left.update(None, time.perf_counter(), at_most=at_most)
             else:
                 part_ended[0] = part_ended[0] or (not inside_part and eta is not None)
                 eta = time_left.update(eta, time.perf_counter(), None if part_ended[0] else high)
@@ -998,11 +1009,27 @@ def summarize_document(
                     combining[:] = [n + done, max(total_calls, n + done + 1), f"combining summaries (level {level})"]
                     report("reduce", *combining[:2], n, n, eta([], 1), combining[2])
 
-                def combine_written() -> None:
+                step_writing = [0.0, 0.0]  # the step under way: when its first token came, its tokens since
+
+                def combine_written(written: int) -> None:
+                    """A token of a combining step: its time left counts down, but no further than its
+                    budget left at this run's pace of writing (the step's own once it has written
+                    ``EARLY_WRITTEN`` tokens, else its parts'): a step writing its whole budget was
+                    said to take 15 s of its 35, then "…"."""
                     now = time.perf_counter()
-                    if combining and on_progress is not None and now - said_at[0] >= 0.5:
-                        said_at[0] = now
-                        report("reduce", *combining[:2], n, n, None, combining[2], inside_part=True)
+                    if written <= step_writing[1] or not step_writing[0]:  # (a step begun)
+                        step_writing[0] = now
+                    step_writing[1] = written
+                    if not combining or on_progress is None or now - said_at[0] < 0.5:
+                        return
+                    said_at[0] = now
+                    g_n = sum(m.predicted_n for m in runner.calls)
+                    g_ms = sum(m.predicted_ms for m in runner.calls)
+                    tps = g_n / g_ms * 1000 if g_n and g_ms else None
+                    if written >= EARLY_WRITTEN and now > step_writing[0]:
+                        tps = (written - 1) / (now - step_writing[0])
+                    at_most = max(1, reduce_tokens - written) / tps if tps else None
+                    report("reduce", *combining[:2], n, n, None, combining[2], inside_part=True, at_most=at_most)
 
                 runner.on_token = combine_written
                 overall, cancelled = _reduce(

@@ -152,6 +152,11 @@ class Attachments(AppPart):
         measured = self._document_tokens.get(document)
         return measured is not None and self._attachment_room(measured) is None
 
+    def attachment_measuring(self: WorkstationApp, document: tuple[Path, str]) -> bool:
+        """``document`` is not measured yet, and is being (an engine measures it): whether F6's
+        summary goes in its place (``attached_summary``) is not known until it is."""
+        return document not in self._document_tokens and self.engine is not None
+
     def _attachment_room(self: WorkstationApp, measured: tuple[int, int, int]) -> tuple[bool, str, int] | None:
         """Whether a document of ``measured`` tokens (as a message, the context, its own) fits the
         room the open conversation has left beside a reply (the whole context before a turn), that

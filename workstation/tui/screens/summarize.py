@@ -72,11 +72,14 @@ class RunningFooter(ScreenFooter):
     Choose… button beside the path does the same), for the same reason."""
 
     def left_out(self) -> frozenset[str]:
+        # Ctrl+K (ask in chat) only with a summary to ask about: stopped before a part was done, the
+        # footer offered it beside "nothing to show or to ask about" (the key says so, ``action_ask``)
+        nothing = frozenset() if getattr(self.screen, "has_summary", True) else frozenset({"ask"})
         if getattr(self.screen, "running", False):
-            return super().left_out() | {"run", "browse", "start_over"}
+            return super().left_out() | nothing | {"run", "browse", "start_over"}
         if getattr(self.screen, "_parts_kept", False):
-            return super().left_out() | {"browse"}
-        return super().left_out()
+            return super().left_out() | nothing | {"browse"}
+        return super().left_out() | nothing
 
 
 class SummarizeScreen(AppScreen, Screen[None]):
@@ -150,8 +153,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         box = self.query_one("#summarize-path", Input)
         box.focus()
         # the footer's Ctrl+K (ask in chat) shown only where the box leaves it the screen's: the
-        # cursor at the end of the shown summary's path (takes_from_box)
-        self.watch(box, "cursor_position", lambda _at: self._note_asks(), init=False)
+        # cursor at the end of the shown summary's path (takes_from_box); the cursor is the box's
+        # selection (its cursor_position, a property, was watched: Home left "ask in chat" shown)
+        self.watch(box, "selection", lambda _at: self._note_asks(), init=False)
         await self._read_back()
         self._offer_attached()
         self._note_parts_kept()
@@ -269,6 +273,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._asked, self._made_at, self.version = asked, at, version
         self.query_one("#summarize-path", LineInput).put(str(path))
         self.query_one("#summarize-ask", Button).disabled = not result.summary
+        self.refresh_bindings()  # (the footer's Ctrl+K: has_summary)
         self.query_one("#summarize-state", Label).update(self._result_text())
         await self.query_one("#summary", Markdown).update(result.summary)
 
@@ -305,6 +310,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if self.is_mounted:
             self.query_one("#summarize-path", Input).value = ""
             self.query_one("#summarize-ask", Button).disabled = True
+            self.refresh_bindings()
             self.query_one("#summarize-state", Label).update(self.wapp.texts("summarize.idle"))
             await self.query_one("#summary", Markdown).update("")
 
@@ -573,6 +579,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             self.summary = event.data.summary if done else ""
             state.update(self._result_text())
             self.query_one("#summarize-ask", Button).disabled = done == 0
+            self.refresh_bindings()  # (nor the footer's Ctrl+K: has_summary)
             if done:
                 self._made_at = time.time()
                 self._keep()
@@ -633,9 +640,21 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if self.result is None:  # none kept
             self.path = path
 
+    @property
+    def has_summary(self) -> bool:
+        """A finished summary is shown, for Ctrl+K to ask about (the footer offers the key only then)."""
+        return bool(self.summary) and self.path is not None and self.result is not None
+
     async def action_ask(self) -> None:
-        if not self.summary or self.path is None or self.result is None:  # (it did nothing, said nothing)
+        if not self.has_summary or self.path is None or self.result is None:  # (it did nothing, said nothing)
             self.notify(self.wapp.texts("summarize.nothing_to_ask"), severity="warning")
+            return
+        attached = self.wapp.pending_document
+        if attached is not None and self.made_of(attached[0]) is not None and self.wapp.attachment_measuring(attached):
+            # whether this summary goes in its place is not known yet: said (it opened a new
+            # conversation, "About NAME", where once measured it went back to the one waiting)
+            self.notify(self.wapp.texts("summarize.ask_measuring", name=attached[0].name,
+                                        ask=self.wapp.key_for("summarize.ask")), severity="warning")
             return
         if self._for_attached():
             # the chat's attached document, too long for a message: back to the conversation the
