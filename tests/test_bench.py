@@ -526,6 +526,14 @@ def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
     for msg in ("a", "b"):
         say(msg)
     assert seen[0] == "a" and re.fullmatch(r"b \(kalan süre yaklaşık \d+ sn\)", seen[1]), seen
+    # a profile not timed yet is paced by the others' turns as a range ("about 52 s left" of a first profile's turn,
+    # where the second's took 70 s); its own turns, once timed, pace its next ones
+    seen.clear()
+    say = paced_progress(seen.append, [0, 1, 1])
+    assert say is not None
+    for msg in ("a", "b", "c"):
+        say(msg)
+    assert seen[1] == "b (under a minute left)" and re.fullmatch(r"c \(about \d+ s left\)", seen[2]), seen
     for _, each in in_rounds(1, 2, seen.append, Texts("tr").get):
         assert each is not None
         each("c")
