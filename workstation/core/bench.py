@@ -311,6 +311,27 @@ def run_tg(model: LoadedModel, batch: Batch, n_gen: int, rng: np.random.Generato
     return time.perf_counter_ns() - t0 - told
 
 
+WRITE_TOKENS, WRITE_REPETITIONS = 8, 3  # eval --kld's writing speed: tg8 three times (under a second on a CPU)
+
+
+def writing_speed(model: LoadedModel, n_gen: int = WRITE_TOKENS, repetitions: int = WRITE_REPETITIONS,
+                  seed: int = 1234) -> SpeedStat:
+    """tg``n_gen`` ``repetitions`` times on a loaded model, after a warm-up step, as bench times
+    it: eval --kld said "prefer Q8_0" by its reading alone (its KL divergence pass), where the
+    other wrote faster."""
+    rng = np.random.default_rng(seed)
+    batch = Batch(model.n_batch)
+    stat = SpeedStat(n_gen)
+    try:
+        run_tg(model, batch, 1, rng)
+        for _ in range(repetitions):
+            stat.samples_ns.append(run_tg(model, batch, n_gen, rng))
+    finally:
+        batch.close()
+        model.clear_memory()
+    return stat
+
+
 def _check_sizes(engine: Engine, config: BenchConfig) -> None:
     n_ctx = engine.model.n_ctx
     for name, n in (("n-prompt", config.n_prompt), ("n-gen", config.n_gen)):
