@@ -609,7 +609,7 @@ ENGLISH: dict[str, str] = {
     "weights.four_bit": ("{name}'s weights take at most 16 values in each block of 32, as a 4-bit file's do ({four} "
                          "of {sampled} layer weights looked at): it holds no more than a 4-bit file (made from one "
                          "with models quantize --allow-requantize, or a model trained at 4 bits)"),
-    "weights.note": "Note: ",
+    "weights.note": "Note: {name} is not a good reference: ",
     "weights.not_the_loss": (". What the others lose against it is not what they lose against the original model; "
                              "a reference downloaded at Q8_0 or F16 measures that."),
     "model.not_made": "The model file {file} is not made yet; make it from {source} with '{command}'.",
