@@ -406,6 +406,23 @@ def test_a_speculative_profile_that_drafted_nothing_says_why() -> None:
                     "(not sure: within how much the repetitions varied)."], said
     assert "note: tg is timed without drafting, as llama-bench times it; the 'chat tg' row is a chat turn with the " \
            "drafts (what speculation buys is there)." in format_bench([plain, paired])
+    # with chat turns, the sentences say the 'chat tg' row they sit under: a draft pair's chat tg of 85 tok/s read
+    # "writes about 10 words a second" (its tg's, without drafting) and "Fastest at writing here: not sure"
+    from workstation.core.phrases import about_words
+
+    def chat(ms: float, drafted: int = 0) -> TurnMetrics:
+        return TurnMetrics(ttft_ms=40.0, predicted_n=32, predicted_ms=ms, draft_n=drafted, draft_n_accepted=drafted)
+
+    fast = ProfileBench("draft-pair", info, tg=SpeedStat(32, [2_460_000_000, 2_470_000_000, 2_450_000_000]),
+                        turns=[chat(376.0, 4), chat(377.0, 4), chat(375.0, 4)], rounds=3)
+    nodraft = ProfileBench("draft-pair · no drafting", plain_info,
+                           tg=SpeedStat(32, [680_000_000, 670_000_000, 690_000_000]),
+                           turns=[chat(640.0), chat(642.0), chat(641.0)], rounds=3)
+    lines = format_bench([nodraft, fast]).splitlines()
+    assert f"What this means: draft-pair writes about {about_words(32 / 0.376)} words a second." in lines, lines
+    assert ("In plain words, against draft-pair · no drafting: draft-pair writes a reply in a chat turn ('chat tg', "
+            "drafts included) 1.70x as fast.") in lines, lines
+    assert "Fastest at writing here: draft-pair (" in "\n".join(lines)  # (its tg, without drafting, is the slower)
 
 
 def test_two_profiles_run_in_rounds_with_the_order_alternating(tiny_profile: Path, tmp_path: Path) -> None:
@@ -509,6 +526,14 @@ def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
     for msg in ("a", "b"):
         say(msg)
     assert seen[0] == "a" and re.fullmatch(r"b \(kalan süre yaklaşık \d+ sn\)", seen[1]), seen
+    # a profile not timed yet is paced by the others' turns as a range ("about 52 s left" of a first profile's turn,
+    # where the second's took 70 s); its own turns, once timed, pace its next ones
+    seen.clear()
+    say = paced_progress(seen.append, [0, 1, 1])
+    assert say is not None
+    for msg in ("a", "b", "c"):
+        say(msg)
+    assert seen[1] == "b (under a minute left)" and re.fullmatch(r"c \(about \d+ s left\)", seen[2]), seen
     for _, each in in_rounds(1, 2, seen.append, Texts("tr").get):
         assert each is not None
         each("c")

@@ -614,6 +614,17 @@ def test_side_by_side_says_memory_and_which_to_pick(smollm2_path: Path) -> None:
     assert ("Which to pick: office-cpu; kv-quarter writes noticeably worse on these documents, though it needs "
             f"{file_size_text(kv['f16'] - kv['q4_0'])} less memory: take it only where office-cpu does not fit."
             ) in said, said
+    # the pick weighs writing too (a short tg each): "prefer Q8_0, as office-cpu reads your documents 1.36x slower"
+    # said nothing of office-cpu writing faster
+    from workstation.core.bench import SpeedStat
+
+    writer = dataclasses.replace(reference, writing=SpeedStat(16, [400_000_000, 401_000_000, 399_000_000]))
+    quick = dataclasses.replace(half, writing=SpeedStat(16, [300_000_000, 301_000_000, 299_000_000]))
+    trade = format_eval([writer, quick], [compare(writer, r) for r in (writer, quick)])
+    assert (f"Which to pick: kv-half where memory is short or people wait for replies (it needs {saved} less, so a "
+            "longer context fits in the same memory, and it writes replies 1.33x faster) and writes practically as "
+            "well; else office-cpu, as kv-half reads your documents 2.00x slower.") in trade, trade
+    assert "writes practically as well; reads your documents 2.00x slower; writes replies 1.33x faster." in trade
     assert ("These speeds are of windows of 512 tokens; workstation bench -p office-cpu -p kv-half -p kv-quarter "
             "--document YOUR_DOCUMENTS times whole documents: the wait for the first word and the writing.") in said
     # a variant named on the command line (-p "office-cpu kv_cache=q8_0"): its name says what differs, and the

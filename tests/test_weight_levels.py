@@ -57,7 +57,7 @@ def test_a_q8_0_made_from_q4_1_is_said_so(smollm2_path: Path, tmp_path: Path,
     assert main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(doc), "--ctx", "64", "--chunks", "1",
                  "--no-save"]) == 0
     out = capsys.readouterr().out
-    assert "Note: q8's weights take at most 16 values in each block of 32" in out
+    assert "Note: q8 is not a good reference: q8's weights take at most 16 values in each block of 32" in out
     assert "a reference downloaded at Q8_0 or F16 measures that" in out
 
 
@@ -93,6 +93,6 @@ async def test_f12_says_a_reference_made_from_4_bits_as_eval_does(
     assert main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(doc), "--ctx", "64", "--chunks", "1"]) == 0
     capsys.readouterr()
     said = await legend("en")
-    assert "Note: q8's weights take at most 16 values in each block of 32" in said, said
+    assert "Note: q8 is not a good reference: q8's weights take at most 16 values in each block of 32" in said, said
     assert "a reference downloaded at Q8_0 or F16 measures that" in said
-    assert "Not: q8 modelinin ağırlıkları" in await legend("tr")
+    assert "Not: q8 iyi bir referans değil: q8 modelinin ağırlıkları" in await legend("tr")

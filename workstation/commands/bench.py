@@ -311,14 +311,37 @@ def wait_words(r: float, lookup: Lookup | None = None) -> str:
                 else ("bench.times_as_long", {"r": f"{r:.2f}"})], lookup)
 
 
+def drafting(r: ProfileBench) -> bool:
+    return r.model_info.get("speculative", "off") != "off"
+
+
+def by_chat(results: list[ProfileBench]) -> bool:
+    """Whether the sentences under the table say writing by the 'chat tg' rows: where a profile
+    drafts (tg is timed without drafting, as llama-bench times it; a chat turn with its drafts) and
+    each profile has that row. A draft pair's chat tg of 85 tok/s sat above "writes about 10 words
+    a second" (its tg's) and "Fastest at writing here: not sure" (of two tg's without drafting)."""
+    return any(drafting(r) for r in results) and all(r.chat_ts for r in results)
+
+
+def writing(r: ProfileBench, chat: bool) -> tuple[float, SpeedStat] | None:
+    """The writing speed the sentences say of ``r`` (``by_chat``: its chat tg, else its tg) and
+    the repetitions that tell it apart from another's."""
+    stat = r.chat_stat if chat else r.tg
+    speed = r.chat_ts if chat else r.tg.avg_ts if r.tg is not None else None
+    return (speed, stat) if stat is not None and speed else None
+
+
 def plain_words(results: list[ProfileBench], lookup: Lookup | None = None) -> list[str]:
     """What each profile's two figures mean in words a second (in ``lookup``'s language), then
     each profile against the first in words, the figures of one run side by side (a table of
-    pp512 and tg128 said nothing to a non-engineer, nor that the default was the slowest)."""
+    pp512 and tg128 said nothing to a non-engineer, nor that the default was the slowest). Its
+    writing is the table's tg, or its chat tg where a profile drafts (``by_chat``)."""
+    chat = by_chat(results)
     lines = []
     for r in results:
+        wrote = writing(r, chat)
         read = about_words(r.pp.avg_ts, lookup) if r.pp is not None and r.pp.avg_ts else None
-        write = about_words(r.tg.avg_ts, lookup) if r.tg is not None and r.tg.avg_ts else None
+        write = about_words(wrote[0], lookup) if wrote else None
         if read or write:
             key = "bench.means_both" if read and write else "bench.means_read" if read else "bench.means_write"
             lines.append(say([(key, {"profile": r.profile, "read": read, "write": write})], lookup))
@@ -328,34 +351,38 @@ def plain_words(results: list[ProfileBench], lookup: Lookup | None = None) -> li
 
     same = say([("bench.as_fast", {})], lookup)
 
-    def ratio(a: Any, b: Any, paired: bool) -> str | None:
-        if a is None or b is None or not a.avg_ts or not b.avg_ts:
+    def ratio(a: tuple[float, SpeedStat] | None, b: tuple[float, SpeedStat] | None, paired: bool) -> str | None:
+        if a is None or b is None:
             return None
-        words = as_fast_words(a.avg_ts / b.avg_ts, lookup)
-        return words if words == same or apart(a, b, paired) else f"{words} ({say([('bench.unsure', {})], lookup)})"
+        words = as_fast_words(a[0] / b[0], lookup)
+        return words if words == same or apart(a[1], b[1], paired) else f"{words} ({say([('bench.unsure', {})], lookup)})"
+
+    def reading(r: ProfileBench) -> tuple[float, SpeedStat] | None:
+        return (r.pp.avg_ts, r.pp) if r.pp is not None and r.pp.avg_ts else None
 
     for r in results[1:]:
         in_rounds = r.rounds > 1 and first.rounds > 1  # (repetition i of each in round i)
-        reading, writing = ratio(r.pp, first.pp, in_rounds), ratio(r.tg, first.tg, in_rounds)
-        drafts = any(x.model_info.get("speculative", "off") != "off" for x in (r, first))  # (notes say why)
-        said = [say([("bench.reads", {"how": reading})], lookup) if reading else "",
-                say([("bench.writes_no_drafts" if drafts else "bench.writes", {"how": writing})], lookup)
-                if writing else ""]
+        read_said, write_said = ratio(reading(r), reading(first), in_rounds), ratio(writing(r, chat), writing(first, chat),
+                                                                                  in_rounds)
+        drafts = any(drafting(x) for x in (r, first))  # (notes say why)
+        key = "bench.writes_chat" if chat else "bench.writes_no_drafts" if drafts else "bench.writes"
+        said = [say([("bench.reads", {"how": read_said})], lookup) if read_said else "",
+                say([(key, {"how": write_said})], lookup) if write_said else ""]
         if any(said):
             # -r 1 said "writes a reply 4.62x slower" with nothing to doubt it (the same run, twice)
-            once = min(len(s.samples_ts) for s in (r.pp, first.pp, r.tg, first.tg) if s is not None and s.avg_ts)
+            stats = [x[1] for x in (reading(r), reading(first), writing(r, chat), writing(first, chat)) if x]
+            once = min(len(s.samples_ts) for s in stats)
             # (not where both are "as fast": "2.00x as fast" ends so too, and was left without it)
             doubt = (f" ({say([('bench.one_repetition', {})], lookup)})"
-                     if once < 2 and {reading, writing} - {None, same} else "")
+                     if once < 2 and {read_said, write_said} - {None, same} else "")
             lines.append(say([("bench.against_first", {
                 "name": first.profile, "profile": r.profile, "said": and_word(lookup).join(x for x in said if x),
                 "doubt": doubt})], lookup))
-    timed = sorted((r for r in results if r.tg is not None and r.tg.avg_ts), key=lambda r: -r.tg.avg_ts)  # type: ignore[union-attr]
-    best = timed[0] if timed else None
+    timed = sorted(((r, w) for r in results if (w := writing(r, chat))), key=lambda rw: -rw[1][0])
+    best = timed[0][0] if timed else None
     if best is not None and best is not first and len(timed) > 1:
-        runner = timed[1]  # the next fastest: the one it must be told apart from
-        assert best.tg is not None and runner.tg is not None
-        if apart(best.tg, runner.tg, paired=best.rounds > 1 and runner.rounds > 1):
+        runner = timed[1][0]  # the next fastest: the one it must be told apart from
+        if apart(timed[0][1][1], timed[1][1][1], paired=best.rounds > 1 and runner.rounds > 1):
             lines.append(say([("bench.fastest", {"profile": best.profile,
                                                  "costs": what_it_costs(first, best, lookup)})], lookup))
         else:  # (a draft pair said "1.47x as fast", then "2.82x slower" a minute later, on a busy PC)

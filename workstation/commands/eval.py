@@ -15,8 +15,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from workstation.commands import add_profile_arg, print_json, profile_refs, text_table
-from workstation.commands.bench import clear_progress, command_line, progress_reporter, speed_words
-from workstation.core.bench import check_local
+from workstation.commands.bench import (
+    apart,
+    clear_progress,
+    command_line,
+    progress_reporter,
+    speed_words,
+)
+from workstation.core.bench import SpeedStat, check_local, writing_speed
 from workstation.core.catalog import file_size_text, human_bytes, resolve_model_path
 from workstation.core.documents import read_document, told_apart
 from workstation.core.engine import Engine
@@ -101,6 +107,7 @@ class ProfileEval:
     context: int = 0  # the profile's own context (before a window longer than it was made room for)
     left_out: list[str] = field(default_factory=list)  # the reference: "name: why" of documents too short to compare on
     ref: str = ""  # what -p takes to load the profile again (its key, its file's path, a variant's settings)
+    writing: SpeedStat | None = None  # --kld: a short tg on the loaded model (the pass times its reading)
 
     @property
     def typed(self) -> str:
@@ -132,6 +139,7 @@ class ProfileEval:
             "kld": [k.to_dict() for k in self.kld] if self.kld else None,
             "kld_reference": [r.to_dict() for r in self.references] if self.references else None,
             "kld_left_out": self.left_out or None,
+            "tg_ts": round(self.writing.avg_ts, 2) if self.writing else None,  # --kld: its writing (tg8 x3)
         }
 
 
@@ -301,6 +309,7 @@ def evaluate_profile(
             if model_work is not None:
                 model_work(engine.model, result)
                 engine.reset()
+                result.writing = writing_speed(engine.model)  # (the pass times reading; a choice weighs both)
         return result
     finally:
         engine.close()
@@ -668,6 +677,10 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
         ratio = d.get("speed_ratio")
         doubt = speed_doubt(r, first) if _kld_timed(r) else ""
         speed = f"{verb} {speed_words(ratio, 'as fast', 'x faster')}{doubt}" if ratio else ""
+        wrote = writing_ratio(r, first) if _kld_timed(r) else None
+        if wrote is not None:
+            sure = "" if wrote[1] else " (not sure: within how much its runs varied)"
+            speed = "; ".join(x for x in (speed, f"writes replies {speed_words(wrote[0], 'as fast', 'x faster')}{sure}") if x)
         theirs = _memory(r)
         said, saved = [], 0
         if mine is not None and theirs is not None:
@@ -680,7 +693,8 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
         said += [words, speed]
         notes.append(f"Side by side, {r.profile} against {first.profile} on these documents: it "
                      + "; ".join(x for x in said if x) + ".")
-        notes.append(f"Which to pick: {_pick(first.profile, r.profile, worst, words, saved, mine, ratio, verb, doubt)}.")
+        writes = wrote[0] if wrote is not None and wrote[1] else None  # (runs that overlap decide nothing)
+        notes.append(f"Which to pick: {_pick(first.profile, r.profile, worst, words, saved, mine, ratio, verb, doubt, writes)}.")
     timed = [r for r in results[1:] if r.kld and _kld_timed(r)]
     if timed:  # (q8_0 K/V read 512-token windows 1.13x slower, a 2,900-token sheet 2.2x, and wrote 1.8x slower)
         profiles = " ".join(f"-p {r.typed}" for r in [first, *timed])
@@ -711,29 +725,49 @@ def speed_doubt(r: ProfileEval, first: ProfileEval) -> str:
     return ""
 
 
+def writing_ratio(r: ProfileEval, first: ProfileEval) -> tuple[float, bool] | None:
+    """How fast ``r`` writes against ``first`` (their tg runs, --kld) and whether the runs tell
+    them apart (bench's test), or None where either was not timed."""
+    if r.writing is None or first.writing is None or not r.writing.avg_ts or not first.writing.avg_ts:
+        return None
+    return r.writing.avg_ts / first.writing.avg_ts, apart(r.writing, first.writing)
+
+
 def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tuple[int, int] | None,
-          ratio: float | None, verb: str, doubt: str = "") -> str:
+          ratio: float | None, verb: str, doubt: str = "", writes: float | None = None) -> str:
     """The choice between the reference and ``other`` in a clause: quality first (a KL divergence
-    under 0.02 writes very nearly as well), then memory, then speed (a tenth apart or more), its
-    ratio said with ``doubt`` (``speed_doubt``)."""
+    under 0.02 writes very nearly as well), then the trade of memory, reading (``ratio``, said
+    with ``doubt``: ``speed_doubt``) and writing (``writes``, where measured), each a tenth apart
+    or more: "prefer Q8_0, as office-cpu reads your documents 1.36x slower" said nothing of
+    office-cpu writing faster."""
     near = worst < KLD_WORDS[1][0]
     less = mine is not None and saved > MEMORY_APART * sum(mine)
     more = mine is not None and -saved > MEMORY_APART * sum(mine)
-    faster = ratio is not None and ratio >= SPEED_APART
-    slower = ratio is not None and ratio <= 1 / SPEED_APART
     if not near:
         return (f"{first}; {other} {words} on these documents" +
                 (f", though it needs {file_size_text(saved)} less memory: take it only where {first} does not fit"
                  if less else ""))
-    if less and not slower:
-        return (f"{other}: it needs {file_size_text(saved)} less memory" +
-                (f", {words} and {verb} {speed_words(ratio or 1, 'as fast', 'x faster')}{doubt}" if faster else f" and {words}"))
+    wheres, gains, better, worse = [], [], [], []  # where other is the pick, why (in full and short), what it loses
     if less:
-        return (f"{other} where memory is short (it needs {file_size_text(saved)} less, so a longer context fits "
-                f"in the same memory) and {words}; else {first}, as {other} {verb} "
-                f"{speed_words(ratio or 1, 'as fast', 'x faster')}{doubt}")
-    if faster:
-        return f"{other}: it {verb} {speed_words(ratio or 1, 'as fast', 'x faster')}{doubt} and {words}" + (
-            f", if the PCs have {file_size_text(-saved)} more memory for it" if more else "")
-    return f"{first}: {other} " + ("needs more memory" if more else "saves no memory") + (
-        " and is slower" if slower else " and is no faster") + " here" + doubt
+        wheres.append("memory is short")
+        gains.append(f"it needs {file_size_text(saved)} less, so a longer context fits in the same memory")
+        better.append(f"needs {file_size_text(saved)} less memory")
+    for speed, what, where, said in ((ratio, verb, "long documents are read", doubt),
+                                     (writes, "writes replies", "people wait for replies", "")):
+        if speed is None:
+            continue
+        how = f"{what} {speed_words(speed, 'as fast', 'x faster')}{said}"
+        if speed >= SPEED_APART:
+            wheres.append(where)
+            gains.append(f"it {how}")
+            better.append(how)
+        elif speed <= 1 / SPEED_APART:
+            worse.append(how)
+    if not better:
+        return f"{first}: {other} " + ("needs more memory" if more else "saves no memory") + (
+            f" and {' and '.join(worse)}" if worse else " and is no faster") + " here"
+    if worse:  # a trade: where each is the pick
+        return (f"{other} where {' or '.join(wheres)} ({', and '.join(gains)}) and {words}; else {first}, as {other} "
+                + " and ".join(worse))
+    return f"{other}: it {' and '.join(better)} and {words}" + (
+        f", if the PCs have {file_size_text(-saved)} more memory for it" if more else "")

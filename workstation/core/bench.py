@@ -143,6 +143,13 @@ class ProfileBench:
         return n / ms * 1000 if ms > 0 else None
 
     @property
+    def chat_stat(self) -> SpeedStat | None:
+        """The chat turns' writing as a test's repetitions (each turn's tok/s, its drafts included),
+        for telling two profiles' chat tg apart as ``tg``'s repetitions are."""
+        samples = [round(t.predicted_ms * 1e6 / t.predicted_n) for t in self.turns if t.predicted_n and t.predicted_ms > 0]
+        return SpeedStat(1, samples) if samples else None
+
+    @property
     def draft_n(self) -> int:
         return sum(t.draft_n for t in self.turns)
 
@@ -302,6 +309,27 @@ def run_tg(model: LoadedModel, batch: Batch, n_gen: int, rng: np.random.Generato
             tick(pos + 1)
             told += time.perf_counter_ns() - t1
     return time.perf_counter_ns() - t0 - told
+
+
+WRITE_TOKENS, WRITE_REPETITIONS = 8, 3  # eval --kld's writing speed: tg8 three times (under a second on a CPU)
+
+
+def writing_speed(model: LoadedModel, n_gen: int = WRITE_TOKENS, repetitions: int = WRITE_REPETITIONS,
+                  seed: int = 1234) -> SpeedStat:
+    """tg``n_gen`` ``repetitions`` times on a loaded model, after a warm-up step, as bench times
+    it: eval --kld said "prefer Q8_0" by its reading alone (its KL divergence pass), where the
+    other wrote faster."""
+    rng = np.random.default_rng(seed)
+    batch = Batch(model.n_batch)
+    stat = SpeedStat(n_gen)
+    try:
+        run_tg(model, batch, 1, rng)
+        for _ in range(repetitions):
+            stat.samples_ns.append(run_tg(model, batch, n_gen, rng))
+    finally:
+        batch.close()
+        model.clear_memory()
+    return stat
 
 
 def _check_sizes(engine: Engine, config: BenchConfig) -> None:
@@ -557,24 +585,40 @@ def replay_engine(
     return ReplayResult(engine.profile.key, engine.info().model_path, items)
 
 
-def paced_progress(progress: Progress | None, turns: int, lookup: Lookup | None = None) -> Progress | None:
+UNTIMED_HIGH = 2.0  # a profile not timed yet in a run may take up to this many times the others' pace
+
+
+def paced_progress(progress: Progress | None, turns: int | list[int], lookup: Lookup | None = None) -> Progress | None:
     """``progress`` with the time the rest of the run takes at its pace so far ("about 3 min 5 s
     left"), each message being the start of a turn: a team lead's run of three documents with two
-    profiles took 5 minutes and said only "replay prompt 2/3" meanwhile."""
+    profiles took 5 minutes and said only "replay prompt 2/3" meanwhile. ``turns``: how many, or
+    each turn's profile (its index) in the order they run: a profile's turns are paced by its own,
+    and one not timed yet by the others', said as a range (``TimeLeft``'s rough time left): the
+    second profile's turn (q8_0 K/V) took 70 s where "about 52 s left", the first's, was said."""
     if progress is None:
         return None
-    from workstation.core.summarize import eta_text
+    from workstation.core.summarize import TimeLeft, eta_text
 
-    started, said = time.monotonic(), [0]
+    owners = [0] * turns if isinstance(turns, int) else list(turns)
+    times: dict[int, list[float]] = {}  # each profile's turns' seconds (its next model's loading too)
+    left, at, done = TimeLeft(), [0.0], [0]
 
     def paced(msg: str) -> None:
-        done = said[0]
-        said[0] += 1
-        left = (time.monotonic() - started) / done * (turns - done) if done else None
-        if left is None:
+        now, k = time.monotonic(), done[0]
+        if k:
+            times.setdefault(owners[k - 1], []).append(now - at[0])
+        at[0], done[0] = now, k + 1
+        if not times:
             progress(msg)
             return
-        eta = eta_text(left, say([("bench.progress_about", {})], lookup), lookup=lookup)
+        everyone = statistics.fmean(t for ts in times.values() for t in ts)
+        rest = owners[k:]
+        estimate = sum(statistics.fmean(times[i]) if i in times else everyone for i in rest)
+        said = left.update(estimate, now, high=UNTIMED_HIGH if any(i not in times for i in rest) else None)
+        if left.high is not None:  # (its range says "about" itself)
+            eta = eta_text(said, "", high=left.high, lookup=lookup).strip()
+        else:
+            eta = eta_text(said, say([("bench.progress_about", {})], lookup), revised=left.revised, lookup=lookup)
         progress(say([("bench.progress_left", {"what": msg, "eta": eta})], lookup))
 
     return paced
@@ -595,7 +639,8 @@ def replay_profiles(
     if rounds < 1:
         raise BenchInputError(said=[("bench.at_least", {"name": "--repetitions", "low": 1, "value": rounds})])
     results: dict[int, ReplayResult] = {}
-    paced = paced_progress(progress, len(profiles) * rounds * len(prompts), lookup)
+    owners = [i for i, _ in in_rounds(len(profiles), rounds, None) for _ in prompts]  # each turn's profile
+    paced = paced_progress(progress, owners, lookup)
     for i, report in in_rounds(len(profiles), rounds, paced, lookup):
         engine = open_engine(profiles[i], child_process=False)
         try:

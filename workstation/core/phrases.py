@@ -553,6 +553,7 @@ ENGLISH: dict[str, str] = {
     "bench.reads": "reads a prompt {how}",
     "bench.writes": "writes a reply {how}",
     "bench.writes_no_drafts": "writes a reply, without drafting, {how}",
+    "bench.writes_chat": "writes a reply in a chat turn ('chat tg', drafts included) {how}",
     "bench.against_first": "In plain words, against {name}: {profile} {said}{doubt}.",
     "bench.fastest": "Fastest at writing here: {profile} ({costs}).",
     "bench.fastest_unsure": ("Fastest at writing here: not sure; {profile} wrote faster than {name} by less than "
@@ -609,7 +610,7 @@ ENGLISH: dict[str, str] = {
     "weights.four_bit": ("{name}'s weights take at most 16 values in each block of 32, as a 4-bit file's do ({four} "
                          "of {sampled} layer weights looked at): it holds no more than a 4-bit file (made from one "
                          "with models quantize --allow-requantize, or a model trained at 4 bits)"),
-    "weights.note": "Note: ",
+    "weights.note": "Note: {name} is not a good reference: ",
     "weights.not_the_loss": (". What the others lose against it is not what they lose against the original model; "
                              "a reference downloaded at Q8_0 or F16 measures that."),
     "model.not_made": "The model file {file} is not made yet; make it from {source} with '{command}'.",

@@ -102,5 +102,7 @@ def four_bit_note(name: str, path: Path, lookup: Lookup | None = None) -> str | 
 
 
 def reference_note(name: str, levels: WeightLevels) -> list[Phrase]:
-    """Under a KL divergence run whose reference ``name`` holds no more than a 4-bit file."""
-    return [("weights.note", {}), four_bit_phrase(name, levels), ("weights.not_the_loss", {})]
+    """Under a KL divergence run whose reference ``name`` holds no more than a 4-bit file, said
+    plainly first: not a good reference ("weights take at most 16 values in each block of 32" left
+    the reader to work that out)."""
+    return [("weights.note", {"name": name}), four_bit_phrase(name, levels), ("weights.not_the_loss", {})]
