@@ -748,7 +748,12 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
                                   "remote.cut_by_stopping": "the server is stopping or restarting",
                                   "remote.loading": "the server is starting (loading its model)",
                                   "remote.key_revoked": "the server refused your key: it was revoked",
-                                  "remote.day_used": "your key has used its tokens for today"}.items():
+                                  "remote.day_used": "your key has used its tokens for today",
+                                  # a key deleted, refused, or not let use this profile or from here: also "ready"
+                                  "remote.key_unknown": "the server refuses your key",
+                                  "remote.key_refused": "the server refuses your key",
+                                  "remote.key_not_here": "the server refuses your key",
+                                  "remote.key_for_others": "the server refuses your key"}.items():
                 app.not_answering = phrase
                 assert f" {state}; " in app.status_text(), (phrase, app.status_text())
             app.not_answering = "remote.model_changed"

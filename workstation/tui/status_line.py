@@ -30,7 +30,10 @@ def fitted_line(candidates: list[str], width: int) -> str:
 NOT_ANSWERING = {"remote.model_changed": "status.server_model_changed",
                  "remote.stopping": "status.server_stopping", "remote.cut_by_stopping": "status.server_stopping",
                  "remote.loading": "status.server_loading", "remote.key_revoked": "status.key_revoked",
-                 "remote.day_used": "status.day_used"}
+                 "remote.day_used": "status.day_used",
+                 # a key the server no longer knows, refuses, or lets use neither this profile nor from here
+                 "remote.key_unknown": "status.key_refused", "remote.key_refused": "status.key_refused",
+                 "remote.key_not_here": "status.key_refused", "remote.key_for_others": "status.key_refused"}
 
 CONTEXT_NEARLY_FULL = 85  # percent of the context past which the line under the box warns
 
