@@ -1068,8 +1068,8 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["--no-load", "fit"], "'fit' is a command of its own: type it first, as 'workstation fit …' (the options "
                            "before a command go to 'workstation tui')."),
     # argparse's own mistakes in the language of --lang, anywhere in the line (they were English under it)
-    (["--lang", "tr", "fit"], "'fit' ayrı bir komut: onu en başa yazın, 'workstation fit …' gibi (bir komuttan önce "
-                              "yazılan seçenekler 'workstation tui' içindir)."),
+    (["--lang", "tr", "eval"], "'eval' ayrı bir komut: onu en başa yazın, 'workstation eval …' gibi (bir komuttan "
+                               "önce yazılan seçenekler 'workstation tui' içindir)."),  # (eval takes no --lang)
     (["chat", "--temperature", "abc", "--lang", "tr"], "--temperature bir sayı olmalı, 'abc' değil (ayrıntılar: "
                                                        "'workstation chat --help')."),
     # (a sentence ends on its question, not on "? (...)."; "aldığı" alone read as the option's)
@@ -1212,6 +1212,12 @@ def test_the_apps_own_options_need_no_command(capsys: pytest.CaptureFixture[str]
         assert _starts_the_tui(parser, argv), argv
     for argv in (["--help"], ["chat", "--lang", "tr"], ["-p", "office-cpu", "chat", "hi"], ["--measure"], []):
         assert not _starts_the_tui(parser, argv), argv
+    # the language before a command that takes one is that command's (`--lang tr bench --quick` was refused)
+    from workstation.cli import _parsed
+
+    for argv in (["--lang", "tr", "bench", "--quick"], ["--lang=tr", "models", "list"]):
+        args = _parsed(argv)
+        assert (args.command, args.lang) == (argv[-2], "tr"), (argv, args)
     # --help before a command is the whole command line's (`--lang tr --help` was tui's), in --lang's language:
     # argparse's headings, the commands' lines and the environment's too (they were English)
     with pytest.raises(SystemExit) as stopped:

@@ -106,10 +106,30 @@ def _starts_the_tui(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
     return False
 
 
+def _language_to_the_command(argv: list[str]) -> list[str]:
+    """``--lang tr bench --quick``: the language typed before a command is that command's where
+    it takes ``--lang`` (it said "'bench' is a command of its own: type it first", of a line a
+    Turkish user typed as ``--lang tr`` goes with ``workstation`` itself)."""
+    if argv[:1] == ["--lang"] and len(argv) >= 3:
+        lang, rest = argv[:2], argv[2:]
+    elif argv[:1] and argv[0].startswith("--lang=") and len(argv) >= 2:
+        lang, rest = argv[:1], argv[1:]
+    else:
+        return argv
+    if rest[0] not in COMMANDS or rest[0] == "tui":
+        return argv
+    sub = next(a for a in build_parser(rest[0])._actions if isinstance(a, argparse._SubParsersAction))
+    command = sub.choices.get(rest[0])
+    if command is None or "--lang" not in command._option_string_actions:
+        return argv
+    return [rest[0], *lang, *rest[1:]]
+
+
 def _parsed(argv: list[str]) -> argparse.Namespace:
     """The command line read: by the typed command's parser alone where one is typed, else (and
     for any mistake, whose sentence may name another command) by the whole command line's."""
     CommandParser.line = argv  # (a mistake is said in its --lang, known before it is read)
+    argv = _language_to_the_command(argv)
     named = command_word(argv)
     if named in COMMANDS:
         CommandParser.one_command = True
