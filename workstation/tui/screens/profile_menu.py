@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from workstation.core.errors import ProfileError
+from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.installed_models import model_name
 from workstation.core.llama_allocation import kv_share
 from workstation.core.phrases import about_words
@@ -60,10 +60,11 @@ def same_file(a: Profile, b: Profile) -> bool:
 
 
 class VerdictFound(Message):
-    def __init__(self, index: int, verdict: str | None) -> None:
+    def __init__(self, index: int, verdict: str | None, on_cpu: bool | None = None) -> None:
         super().__init__()
         self.index = index
         self.verdict = verdict
+        self.on_cpu = on_cpu  # whether its plan runs some layers on the CPU (None: not planned)
 
 
 class ProfileList(OptionList):
@@ -140,6 +141,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             if not any(isinstance(e, Profile) and same_file(e, outside) for e in self.entries):
                 self.entries.insert(0, _read_again(outside))  # as the file says now (the user may have fixed it)
         self.verdicts: dict[int, str | None] = {}
+        self.on_cpu: dict[int, bool] = {}  # by its plan, beside its verdict: where a smaller K/V is slower
         self.freed: FreedMemory | None = None  # the loaded model's memory, which choosing a profile frees first
 
     def _is_current(self, entry: Profile) -> bool:
@@ -187,8 +189,10 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             share = kv_share(entry.kv_cache) if entry.kv_cache.k in KV_CACHE_TYPES and \
                 entry.kv_cache.v in KV_CACHE_TYPES else 1.0
             kv = min(KV_SHARES, key=lambda s: abs(math.log(s / share)))
+            # a smaller K/V is slower on a CPU, close to free on a GPU: said until its plan puts it all there
+            cpu = t("profiles.detail_kv_cpu") if self.on_cpu.get(i, True) else ""
             detail = t("profiles.detail" if kv == 1 else f"profiles.detail_kv_{KV_SHARES[kv]}",
-                       model=model_name(entry.model), words=words)
+                       model=model_name(entry.model), words=words, cpu=cpu)
             if entry.speculative.mode in ("draft", "lookup"):  # (its word: "draft" said nothing in Turkish)
                 detail += " · " + t(f"profiles.speculative_{entry.speculative.mode}",
                                     model=model_name(entry.speculative.draft_model or ""))
@@ -244,11 +248,28 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         app = self.wapp
         self.freed = memory_freed_by_switch(app.profile, app.engine)
         for i, entry in sorted(found, key=lambda f: f[1].backend != "llama"):
-            self.post_message(VerdictFound(i, self.fit_check(entry, app.texts, self.freed)))
+            self.post_message(self.found(i, entry))
+
+    def found(self, i: int, entry: Profile) -> VerdictFound:
+        """Profile ``i``'s verdict and whether its plan runs on the CPU (in a worker: it plans)."""
+        from workstation.core.profile_plan import plan_for_profile
+        from workstation.core.speed_estimate import layers_on_cpu
+
+        on_cpu = None
+        if entry.backend == "llama":
+            try:  # (the header read is cached: the verdict's plan again, not a second read)
+                on_cpu = layers_on_cpu(plan_for_profile(entry, not_downloaded=True, freed=self.freed))
+            except WorkstationError:
+                pass  # its verdict says why
+        return VerdictFound(i, self.fit_check(entry, self.wapp.texts, self.freed), on_cpu)
 
     @on(VerdictFound)
     def _verdict(self, event: VerdictFound) -> None:
         self.verdicts[event.index] = event.verdict
+        if event.on_cpu is None:
+            self.on_cpu.pop(event.index, None)
+        else:
+            self.on_cpu[event.index] = event.on_cpu
         entry = self.entries[event.index]
         options = self.query_one(OptionList)
         options.replace_option_prompt(str(event.index), self._prompt(event.index, entry))
