@@ -489,6 +489,7 @@ def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None, p
     menu.entries[index] = saved
     menu.verdicts.pop(index, None)
     menu.on_cpu.pop(index, None)
+    menu.per_token.pop(index, None)
     menu.query_one(OptionList).replace_option_prompt(str(index), menu._prompt(index, saved))
 
     def verdict() -> None:
