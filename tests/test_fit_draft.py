@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import GEMMA, SMOLLM2, as_turkish, make_profile
+from conftest import GEMMA, SMOLLM2, as_turkish, make_profile, requantized_copy
 
 from workstation.cli import main
 from workstation.core.catalog import human_bytes
@@ -169,6 +169,13 @@ def test_fit_json_reports_the_draft(tmp_path: Path, smollm2_path: Path, probe,
     half = human_bytes(read_model_info(smollm2_path).weights_bytes)  # the totals say what of them is the draft's
     assert f"  weights:   {human_bytes(data['weights_bytes'])}; the draft model's {half} included\n" in out, out
     assert "the draft model's" in out.split("KV cache:")[1].splitlines()[0]
+    # a Q4_0 draft on the CPU: its repacked copy is in the total, and in the figures that add up to it
+    path.write_text(yaml.safe_dump({"name": "pair", "model": SMOLLM2, "context": 2048, "speculative": {
+        **DRAFT, "draft_model": str(requantized_copy(smollm2_path, "q4_0"))}}), encoding="utf-8")
+    assert main(["fit", "-p", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert sum(data[f"{part}_bytes"] for part in ("weights", "kv_cache", "compute", "repack")) == data["total_bytes"], data
+    assert data["draft"]["repack_bytes"] == data["repack_bytes"], data  # (the target's Q4_1 is not repacked)
 
 
 def test_missing_draft_file_is_named_not_counted(tmp_path: Path, smollm2_path: Path, probe) -> None:

@@ -2410,7 +2410,8 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         assert app.pending_document == (Path("/docs/minutes.txt"), "Minutes of Monday.") and prompt.value == ""
 
 
-async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles: Path, tmp_path: Path) -> None:
+async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles: Path, tmp_path: Path,
+                                                                       gemma_path: Path) -> None:
     """A document longer than the context was said not to fit only after Enter, in a toast; the
     line under the box says so once it is attached (a short one is left as it was). F6, which
     the line names, opens with it in its box (it was empty: the path typed again)."""
@@ -2422,6 +2423,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
 
     ledger = tmp_path / "ledger.txt"
     ledger.write_text("The invoice was paid. " * 400, encoding="utf-8")  # ~2,000 tokens, context 1,024
+    _profile(profiles / "gemma.yaml", str(gemma_path), context=4096)  # another model, another tokenizer
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(120, 30)) as pilot:
         line = app.chat_screen.query_one("#attachment")
@@ -2562,6 +2564,26 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         assert isinstance(menu, ProfileMenu) and app.words_a_token() == 0.83
         row = next(str(menu._prompt(i, e)) for i, e in enumerate(menu.entries) if menu._is_current(e))  # type: ignore[arg-type]
         assert f"reads up to about {about_words(app.engine_info.n_ctx, per_token=app.words_a_token())} words" in row, row
+        # another model's profile by its own replies here, else the language's: the conversation's figure was
+        # measured with SmolLM2's tokenizer and replies (F3 said Gemma's 4,096 tokens as 3,400 words by it)
+        gemma = next(i for i, e in enumerate(menu.entries) if getattr(e, "key", "") == "gemma")
+        await until(pilot, lambda: gemma in menu.verdicts)
+        assert "reads up to about 3,100 words" in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ProfileMenu))
+        from workstation.core.metrics import TurnMetrics, turn_record
+
+        reply = TurnMetrics(predicted_n=100, predicted_ms=1000, stop_reason="eos")
+        reply.finish_rates()  # (a Gemma reply here of 0.5 words a token)
+        app.store.add_message(app.store.new("gemma").id, "assistant", "word " * 50,
+                              turn_record(reply, "gemma", "GEMMA", model=str(gemma_path.resolve())))
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and gemma in app.screen.verdicts)
+        menu = app.screen
+        assert isinstance(menu, ProfileMenu)
+        assert "reads up to about 2,000 words" in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ProfileMenu))
 
 
 async def test_a_first_message_too_long_leaves_no_empty_conversation(profiles: Path) -> None:

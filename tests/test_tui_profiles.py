@@ -1151,6 +1151,21 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
         await pilot.press("escape")  # nothing saved
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
         assert path.read_bytes() == before
+        # in Turkish too, on one line at 80x24, on a GPU and on the CPU (q5_0's "üçte bir boy, biraz daha az
+        # kesin, CPU'da yavaş" wrapped, so did its "bağlam belleği" one)
+        app.action_toggle_language()  # (F9 is the chat's key)
+        await _load_settings_of(pilot, app, "mine")
+        kv_help = app.screen.query_one("#load-kv-v-help", Label)
+        for layers, kind in (("auto", "q5_0"), (0, "q8_0"), (0, "q5_0"), (0, "q4_0")):
+            app.screen.query_one("#load-gpu-layers", Select).value = layers
+            app.screen.query_one("#load-kv-v", Select).value = kind
+            await until(pilot, lambda k=kind, cpu=layers == 0: Texts("tr")(f"kv.{k}") in str(kv_help.content)
+                        and str(kv_help.content).endswith("CPU'da yavaş") == cpu)
+            await pilot.pause()
+            assert kv_help.parent is not None and kv_help.parent.region.height == 1, str(kv_help.content)
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        app.action_toggle_language()
         await _load_settings_of(pilot, app, "mine")
         await pilot.press("home", "ctrl+k", *"8192")
         app.screen.query_one("#load-kv-k", Select).value = "q8_0"

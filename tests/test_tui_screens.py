@@ -959,15 +959,19 @@ async def test_the_dashboard_tells_no_drafts_from_no_speculation(profiles: Path,
     desk PC's, of an office server that may well draft (its timings now say its drafts)."""
     from workstation.core.metrics import TurnMetrics
 
+    for lang in ("en", "tr"):  # F5 names the share as the line under a reply does ("guesses kept 72%")
+        t = Texts(lang)
+        kept = " ".join(t("metric.draft", rate="72", acc="55", n="76").split()[:2])
+        assert t("dash.draft", pct="72", acc="55", n="76").lower().startswith(kept + ": "), lang
     _profile(profiles / "look.yaml", str(smollm2_path), speculative={"mode": "lookup"})
     _profile(profiles / "desk.yaml", "", backend="openai", remote={"base_url": "http://127.0.0.1:9/v1"})
     # (in F3's word for speculation, "Speed-up", as Turkish says "Hızlandırma" there: it said "Draft acceptance: no
     # speculative decoding")
     # (and what the hits are, in words, before the term: "Speed-up hits" alone was jargon to a first user)
-    for key, said in (("look", "Words guessed ahead (speed-up hits): none this turn (the speed-up is on"),
-                      ("a", "Words guessed ahead (speed-up hits): none, the speed-up is off"),
-                      ("desk", "Words guessed ahead (speed-up hits): none reported by the server this turn (the "
-                               "speed-up is the server's")):
+    # (and as the line under a reply says it, "guesses kept 72%": "speed-up hits" read as a speed gain)
+    for key, said in (("look", "Guesses kept: none this turn (the speed-up is on"),
+                      ("a", "Guesses kept: none, the speed-up is off"),
+                      ("desk", "Guesses kept: none reported by the server this turn (the speed-up is the server's")):
         app = WorkstationApp(key, start_engine=False, sample_system=False, language="en")
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()

@@ -51,6 +51,8 @@ def test_profile_menu(snap_compare, app: WorkstationApp) -> None:
         await until(pilot, lambda: len(menu.verdicts) == 2)
         # the planner's own verdicts for the fake card: SmolLM2 fits whole on 8 GB
         assert all(v.startswith("fits entirely on the GPU") for v in menu.verdicts.values()), menu.verdicts
+        # so its half-size K/V is not "slower on a CPU" (close to free on a GPU): said beside "entirely on the GPU"
+        assert not any("slower on a CPU" in str(menu._prompt(i, e)) for i, e in enumerate(menu.entries)), menu.entries
         await settle(pilot)
 
     assert snap_compare(app, run_before=open_menu, terminal_size=SIZE)

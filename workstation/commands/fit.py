@@ -92,10 +92,13 @@ def run(args: argparse.Namespace) -> int:
     print(t("fit_cmd.kv", size=human_bytes(plan.kv_cache_bytes), cells=f"{plan.kv_cells:,}", swa=swa,
             draft=with_draft("kv_cache_bytes")))
     print(t("fit_cmd.compute", size=human_bytes(plan.compute_bytes), draft=with_draft("compute_bytes")))
+    if plan.repack_bytes:  # in the total, as the verdict says it: the lines above came short of it
+        print(t("fit_cmd.repack", size=human_bytes(plan.repack_bytes), draft=with_draft("repack_bytes")))
     print(t("fit_cmd.gpu_layers", n=plan.gpu_layers, total=plan.total_layers, requested=plan.requested_gpu_layers))
     for d in plan.devices:
         if d.kind == "gpu" or d.need_bytes:
-            print(t("fit_cmd.device", name=d.name, layers=d.layers, need=human_bytes(d.need_bytes),
+            repacked = plan.repack_bytes if d.kind == "cpu" else 0  # (the CPU's copy: its need, as the verdict's)
+            print(t("fit_cmd.device", name=d.name, layers=d.layers, need=human_bytes(d.need_bytes + repacked),
                     free=human_bytes(d.free_bytes)))
     print(t("fit_cmd.speed", said=_speed(plan, cards is None, t)))
     if measured is not None and measured.value:  # what was measured beside what is estimated

@@ -89,6 +89,7 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
     result.weights_bytes += d.weights_bytes
     result.kv_cache_bytes += d.kv_cache_bytes
     result.compute_bytes += d.compute_bytes
+    result.repack_bytes += d.repack_bytes  # (in its total: fit's lines came short of it by the draft's copy)
     result.total_bytes += d.total_bytes
     result.gpu_bytes += d.gpu_bytes
     result.cpu_bytes += d.cpu_bytes
@@ -145,5 +146,5 @@ def plan_with_draft(profile: Profile, info: ModelInfo, gpus: list[GpuInfo], *,
     result.draft = {"model": spec.draft_model, "path": str(draft_path), "gpu_layers": d.gpu_layers,
                     "total_layers": d.total_layers, "weights_bytes": d.weights_bytes,
                     "kv_cache_bytes": d.kv_cache_bytes, "compute_bytes": d.compute_bytes,
-                    "gpu_bytes": d.gpu_bytes, "cpu_bytes": d.cpu_bytes}
+                    "repack_bytes": d.repack_bytes, "gpu_bytes": d.gpu_bytes, "cpu_bytes": d.cpu_bytes}
     return result

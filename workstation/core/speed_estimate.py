@@ -62,7 +62,13 @@ def kv_slowed_on_cpu(p: MemoryPlan) -> bool:
     """Whether the plan's speed counts a quantized K/V cache on the CPU (``CPU_QUANTIZED_KV_SPEED``):
     some layers on the CPU with K or V smaller than full size. E said "nearly exact" of q8_0, and
     its estimate stayed where bench measured 0.79x the speed and 2.97x the wait for the first word."""
-    return quantized_kv(p.type_k, p.type_v) and any(d.kind == "cpu" and d.layers for d in p.devices)
+    return quantized_kv(p.type_k, p.type_v) and layers_on_cpu(p)
+
+
+def layers_on_cpu(p: MemoryPlan) -> bool:
+    """Whether the plan runs some of the model's layers on the CPU (F3's "(slower on a CPU)" of a
+    smaller K/V stood beside "fits entirely on the GPU")."""
+    return any(d.kind == "cpu" and d.layers for d in p.devices)
 
 
 PAGED_SPEED = "; with all of it in memory: "

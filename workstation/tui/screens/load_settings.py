@@ -458,7 +458,7 @@ def _push(menu: ProfileMenu, index: int, profile: Profile) -> None:
 
 
 def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None, put_aside: Path | None = None) -> None:
-    from workstation.tui.screens.profile_menu import VerdictFound, same_file
+    from workstation.tui.screens.profile_menu import same_file
 
     if saved is None:
         return
@@ -488,9 +488,11 @@ def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None, p
         menu.notify(said)
     menu.entries[index] = saved
     menu.verdicts.pop(index, None)
+    menu.on_cpu.pop(index, None)
+    menu.per_token.pop(index, None)
     menu.query_one(OptionList).replace_option_prompt(str(index), menu._prompt(index, saved))
 
     def verdict() -> None:
-        menu.post_message(VerdictFound(index, menu.fit_check(saved, t, menu.freed)))
+        menu.post_message(menu.found(index, saved))
 
     menu.run_worker(verdict, thread=True, group="fit", exit_on_error=False)

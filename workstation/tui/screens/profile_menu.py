@@ -17,15 +17,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from workstation.core.errors import ProfileError
+from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.installed_models import model_name
 from workstation.core.llama_allocation import kv_share
 from workstation.core.phrases import about_words
 from workstation.core.profile_folders import whose
-from workstation.core.profile_lookup import list_profiles, load_profile_file
+from workstation.core.profile_lookup import list_profiles, load_profile_file, model_file
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
 from workstation.tui.i18n import Texts
-from workstation.tui.integrations import fit_verdict, memory_freed_by_switch
+from workstation.tui.integrations import fit_verdict, memory_freed_by_switch, replies_words_a_token
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.load_settings import shipped_original
 
@@ -60,10 +60,13 @@ def same_file(a: Profile, b: Profile) -> bool:
 
 
 class VerdictFound(Message):
-    def __init__(self, index: int, verdict: str | None) -> None:
+    def __init__(self, index: int, verdict: str | None, on_cpu: bool | None = None,
+                 per_token: float | None = None) -> None:
         super().__init__()
         self.index = index
         self.verdict = verdict
+        self.on_cpu = on_cpu  # whether its plan runs some layers on the CPU (None: not planned)
+        self.per_token = per_token  # the words a token measured in its model's replies here (another model's)
 
 
 class ProfileList(OptionList):
@@ -140,12 +143,20 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             if not any(isinstance(e, Profile) and same_file(e, outside) for e in self.entries):
                 self.entries.insert(0, _read_again(outside))  # as the file says now (the user may have fixed it)
         self.verdicts: dict[int, str | None] = {}
+        self.on_cpu: dict[int, bool] = {}  # by its plan, beside its verdict: where a smaller K/V is slower
+        self.per_token: dict[int, float] = {}  # another model's words a token, measured in its replies here
         self.freed: FreedMemory | None = None  # the loaded model's memory, which choosing a profile frees first
 
     def _is_current(self, entry: Profile) -> bool:
         if isinstance(self.current, Profile):
             return same_file(entry, self.current)
         return entry.key == self.current
+
+    def _of_loaded_model(self, entry: Profile) -> bool:
+        """Whether ``entry`` runs the model file of the app's profile (whose replies and tokenizer
+        the open conversation's words a token were measured with)."""
+        loaded = self.wapp.profile
+        return loaded is not None and loaded.backend == "llama" and model_file(entry) == model_file(loaded)
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -182,13 +193,17 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             # what the context holds in words, and its memory's size in words too ("context 8,192 at
             # half size" said neither what a context is nor what was half); E's screen has the types.
             # By the words a token the line under the box says the room left by (the open
-            # conversation's replies' own): it said room for 3,200 more words where this said 3,100 in all
-            words = about_words(entry.context, t.get, self.wapp.words_a_token())
+            # conversation's replies' own): it said room for 3,200 more words where this said 3,100 in all.
+            # Another model's by its own replies here, else the language's (its tokenizer is another)
+            per_token = self.wapp.words_a_token() if self._of_loaded_model(entry) else self.per_token.get(i)
+            words = about_words(entry.context, t.get, per_token)
             share = kv_share(entry.kv_cache) if entry.kv_cache.k in KV_CACHE_TYPES and \
                 entry.kv_cache.v in KV_CACHE_TYPES else 1.0
             kv = min(KV_SHARES, key=lambda s: abs(math.log(s / share)))
+            # a smaller K/V is slower on a CPU, close to free on a GPU: said until its plan puts it all there
+            cpu = t("profiles.detail_kv_cpu") if self.on_cpu.get(i, True) else ""
             detail = t("profiles.detail" if kv == 1 else f"profiles.detail_kv_{KV_SHARES[kv]}",
-                       model=model_name(entry.model), words=words)
+                       model=model_name(entry.model), words=words, cpu=cpu)
             if entry.speculative.mode in ("draft", "lookup"):  # (its word: "draft" said nothing in Turkish)
                 detail += " · " + t(f"profiles.speculative_{entry.speculative.mode}",
                                     model=model_name(entry.speculative.draft_model or ""))
@@ -244,11 +259,32 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         app = self.wapp
         self.freed = memory_freed_by_switch(app.profile, app.engine)
         for i, entry in sorted(found, key=lambda f: f[1].backend != "llama"):
-            self.post_message(VerdictFound(i, self.fit_check(entry, app.texts, self.freed)))
+            self.post_message(self.found(i, entry))
+
+    def found(self, i: int, entry: Profile) -> VerdictFound:
+        """Profile ``i``'s verdict and whether its plan runs on the CPU (in a worker: it plans)."""
+        from workstation.core.profile_plan import plan_for_profile
+        from workstation.core.speed_estimate import layers_on_cpu
+
+        on_cpu: bool | None = None
+        per_token: float | None = None
+        if entry.backend == "llama":
+            try:  # (the header read is cached: the verdict's plan again, not a second read)
+                on_cpu = layers_on_cpu(plan_for_profile(entry, not_downloaded=True, freed=self.freed))
+            except WorkstationError:
+                pass  # its verdict says why
+            if not self._of_loaded_model(entry):
+                per_token = replies_words_a_token(Path(model_file(entry)), self.wapp.store.path)
+        return VerdictFound(i, self.fit_check(entry, self.wapp.texts, self.freed), on_cpu, per_token)
 
     @on(VerdictFound)
     def _verdict(self, event: VerdictFound) -> None:
         self.verdicts[event.index] = event.verdict
+        for known, said in ((self.on_cpu, event.on_cpu), (self.per_token, event.per_token)):
+            if said is None:
+                known.pop(event.index, None)
+            else:
+                known[event.index] = said
         entry = self.entries[event.index]
         options = self.query_one(OptionList)
         options.replace_option_prompt(str(event.index), self._prompt(event.index, entry))
