@@ -554,6 +554,7 @@ ENGLISH: dict[str, str] = {
     "bench.writes": "writes a reply {how}",
     "bench.writes_no_drafts": "writes a reply, without drafting, {how}",
     "bench.writes_chat": "writes a reply in a chat turn ('chat tg', drafts included) {how}",
+    "bench.writes_chat_plain": "writes a reply in a chat turn ('chat tg') {how}",
     "bench.against_first": "In plain words, against {name}: {profile} {said}{doubt}.",
     "bench.fastest": "Fastest at writing here: {profile} ({costs}).",
     "bench.fastest_unsure": ("Fastest at writing here: not sure; {profile} wrote faster than {name} by less than "
