@@ -878,6 +878,17 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
             await until(pilot, lambda: app.chat_screen.input_text() == "What is on the agenda today?")
             assert not app.generating and not list(app.chat_screen.query(MessageView))
             assert app.conversation_id is None or not app.store.messages(app.conversation_id)
+            # its day widened to the question and a few words of its reply (an admin's `keys change`): the reply
+            # stops where the day's tokens end, and the status said "ready" though the next message is refused
+            question = [{"role": "user", "content": "What is on the agenda today?"}]
+            assert app.engine is not None
+            admin = KeyRing(server_data / DB_NAME)
+            admin.change("bob", tokens_per_day=app.engine.count_prompt(question) + 4, max_parallel=None, profiles=())
+            admin.close()
+            await pilot.press("enter")
+            await until(pilot, lambda: app.last_metrics is not None and not app.generating)
+            assert app.last_metrics is not None and app.last_metrics.stop_reason == "quota", app.last_metrics
+            assert " your key has used its tokens for today; " in app.status_text(), app.status_text()
             # F9: the server's model too small for Turkish; it said "a larger model (F4)", this PC's
             await pilot.press("f9")
             await until(pilot, lambda: any("sunucuyu yöneten kişiden daha büyük bir model isteyin" in str(n.message)
