@@ -133,6 +133,16 @@ def test_a_long_conversation_is_fitted_to_the_servers_context_as_the_local_engin
     with pytest.raises(EngineError) as part:
         remote.run_many([[{"role": "user", "content": filler * 2}]])
     assert part.value.said[0][0] in IN_A_SUMMARY, part.value.said
+    # two parts of a summary sent together (run_many, parallel 2), both fitted to the old limits: the first's
+    # 400 took the new figures into the meta, and the second's, compared with the meta of now, was said
+    # "start a new conversation". Each is compared with the limits it was fitted to
+    refused = remote.client.post("/chat/completions", json={"model": remote.model,
+                                                             "messages": [{"role": "user", "content": filler * 2}]})
+    old = {"n_ctx": 100_000, "max_prompt_tokens": 100_000}
+    remote.meta.update(old)
+    assert refused.status_code == 400 and remote._limits_changed(refused, old) and remote.meta | now == remote.meta
+    assert remote._limits_changed(refused, old)  # the second part: fitted to the old ones, fitted again
+    assert not remote._limits_changed(refused, now)  # fitted to the figures of now: too long for them
 
 
 def test_a_long_prompt_says_how_far_the_server_has_read_it(remote: RemoteEngine, server: RunningServer) -> None:

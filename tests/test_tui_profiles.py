@@ -704,6 +704,7 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
     from serve_helpers import free_port, serve, write_profile
     from tui_helpers import type_message
 
+    from workstation.core.remote import RemoteEngine
     from workstation.tui.widgets.message_view import MessageView, metrics_line
 
     port = free_port()
@@ -762,6 +763,18 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
             await pilot.press("enter")
             await until(pilot, lambda: app.last_metrics is not before and not app.generating)
             assert " ready │ desk" in app.status_text()
+            # loaded while the server had larger limits (restarted since with smaller ones): its 400 is fitted
+            # to its limits of now, and the room left under the box still said the old context's
+            remote, now, room = app.engine, app.engine_info, app.context_fill_text()
+            assert isinstance(remote, RemoteEngine) and now is not None and room
+            remote.meta.update(n_ctx=100_000, max_prompt_tokens=100_000)
+            app.engine_info = remote.info()
+            app.chat_screen.set_input("The quarterly report lists desks, chairs and lamps for every office floor. " * 80)
+            await pilot.press("enter")
+            await until(pilot, lambda: not app.generating and app.chat_screen.input_text().startswith("The quarterly"))
+            assert app.engine_info is not None and app.engine_info.n_ctx == now.n_ctx != 100_000
+            assert app.engine_info.max_prompt_tokens == now.max_prompt_tokens != 100_000
+            assert app.context_fill_text() == room, (room, app.context_fill_text())
             app.live_tokens = 0
             app.chat_screen.set_input("Write a long story about a dragon.")
             await pilot.press("enter")
@@ -878,6 +891,17 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
             await until(pilot, lambda: app.chat_screen.input_text() == "What is on the agenda today?")
             assert not app.generating and not list(app.chat_screen.query(MessageView))
             assert app.conversation_id is None or not app.store.messages(app.conversation_id)
+            # its day widened to the question and a few words of its reply (an admin's `keys change`): the reply
+            # stops where the day's tokens end, and the status said "ready" though the next message is refused
+            question = [{"role": "user", "content": "What is on the agenda today?"}]
+            assert app.engine is not None
+            admin = KeyRing(server_data / DB_NAME)
+            admin.change("bob", tokens_per_day=app.engine.count_prompt(question) + 4, max_parallel=None, profiles=())
+            admin.close()
+            await pilot.press("enter")
+            await until(pilot, lambda: app.last_metrics is not None and not app.generating)
+            assert app.last_metrics is not None and app.last_metrics.stop_reason == "quota", app.last_metrics
+            assert " your key has used its tokens for today; " in app.status_text(), app.status_text()
             # F9: the server's model too small for Turkish; it said "a larger model (F4)", this PC's
             await pilot.press("f9")
             await until(pilot, lambda: any("sunucuyu yöneten kişiden daha büyük bir model isteyin" in str(n.message)

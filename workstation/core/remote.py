@@ -69,6 +69,7 @@ ESTIMATE_BYTES_PER_TOKEN = 2.5
 ESTIMATE_TOKENS_PER_MESSAGE = 8
 QUIET_SAID_AFTER_S = 5.0  # nothing from the server for this long before the first word: said (ServerWaiting)
 STALLED_SAID_AFTER_S = 15.0  # nothing more for this long in the middle of a reply: said (ServerWaiting, stalled)
+LIMITS = ("n_ctx", "max_prompt_tokens")  # the server's limits a request is fitted to (its /models meta, a 400's fields)
 FINISH_TO_STOP = {"stop": "eos", "length": "length", "content_filter": "eos", "tool_calls": "eos"}
 
 
@@ -727,32 +728,41 @@ class RemoteEngine:
     def claim_cells(self, tag: str, messages: list[Message]) -> int:  # noqa: ARG002
         return 0
 
-    def _fitted(self, messages: list[Message], sampling: Sampling) -> tuple[list[Message], int]:
+    def _limits(self) -> dict[str, int]:
+        """The server's limits a request is fitted to now (its ``/models`` meta, or a 400's
+        figures since): ``n_ctx`` and ``max_prompt_tokens``, 0 where not said."""
+        return {k: _whole(self.meta.get(k)) for k in LIMITS}
+
+    def _fitted(self, messages: list[Message], sampling: Sampling,
+                limits: dict[str, int]) -> tuple[list[Message], int]:
         """The newest messages that fit the server's context, as the local engine fits them
         (``fit_history``), and how many were left out; for a server that says its context per
         request (``workstation serve``'s ``meta.n_ctx``), where a long conversation was refused
         as too long and could go no further. Another server's is its own affair: all are sent.
-        The estimate over-counts, so only a conversation it puts near the end is counted."""
+        The estimate over-counts, so only a conversation it puts near the end is counted.
+        ``limits``: the server's (``_limits``), read once for the request and its 400's check."""
         check_sent(messages)
-        n_ctx = _whole(self.meta.get("n_ctx"))
+        n_ctx = limits["n_ctx"]
         reserve = answer_reserve(sampling, n_ctx)
-        most = _whole(self.meta.get("max_prompt_tokens")) or n_ctx
+        most = limits["max_prompt_tokens"] or n_ctx
         estimate = estimate_tokens(with_system_prompt(self.profile, messages))
         if not n_ctx or (estimate + reserve <= n_ctx and estimate <= most):
             return messages, 0
         return fit_history(messages, self.count_prompt, n_ctx, reserve, most)
 
-    def _limits_changed(self, response: httpx.Response) -> bool:
+    def _limits_changed(self, response: httpx.Response, fitted_to: dict[str, int]) -> bool:
         """Whether ``response`` refuses a request as too long (400 ``context_length_exceeded``) by
-        limits other than those its ``/models`` meta said as the profile loaded (the server restarted
-        with a smaller ``--max-prompt-tokens`` or context since): the meta takes the error's figures,
-        so a conversation is fitted to them, and a summary's part too long for them is said in the
-        summary's words (``IN_A_SUMMARY``), not "start a new conversation"."""
+        limits other than ``fitted_to``, those the request was fitted to (the server restarted
+        with a smaller ``--max-prompt-tokens`` or context since its ``/models`` meta was read): the
+        meta takes the error's figures, so a conversation is fitted to them, and a summary's part
+        too long for them is said in the summary's words (``IN_A_SUMMARY``), not "start a new
+        conversation". Not the meta of now: another part sent at the same time (``run_many``) may
+        have taken the figures first, and this one, fitted to the old ones, was said too long."""
         if response.status_code != 400 or _error_fields(response)[0] != "context_length_exceeded":
             return False
         error = _error_object(response)
-        now = {k: _whole(error.get(k)) for k in ("n_ctx", "max_prompt_tokens")}
-        if not all(now.values()) or all(_whole(self.meta.get(k)) == v for k, v in now.items()):
+        now = {k: _whole(error.get(k)) for k in LIMITS}
+        if not all(now.values()) or now == fitted_to:
             return False
         self.meta.update(now)
         return True
@@ -761,8 +771,8 @@ class RemoteEngine:
         self, messages: list[Message], sampling: Sampling, constraints: Constraints | None = None,
         tag: str | None = None, reading: bool = False, held: list[str] | None = None, refit: bool = True,
     ) -> Generator[TurnEvent, None, None]:
-        asked = messages
-        messages, left_out = self._fitted(messages, sampling)
+        asked, limits = messages, self._limits()
+        messages, left_out = self._fitted(messages, sampling, limits)
         payload = self._payload(messages, sampling, constraints, tag)
         if reading and self.meta.get("prompt_progress") is True:  # a server that says it takes it (an older one refused it)
             payload["return_progress"] = True
@@ -793,7 +803,7 @@ class RemoteEngine:
                     stop = "cancelled"
                 elif response.status_code != 200:
                     response.read()
-                    if refit and self._limits_changed(response):  # fitted again to the server's limits of now
+                    if refit and self._limits_changed(response, limits):  # fitted again to the server's limits of now
                         yield from self._turn(asked, sampling, constraints, tag, reading, held, refit=False)
                         return
                     # busy, over its quota, or down behind a proxy: the same request may work later

@@ -4,6 +4,7 @@ bar, and the engine lost and loaded again."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -87,6 +88,18 @@ class ModelLoading(AppPart):
         self.started_profile = self.profile
         if default_problem is not None and self.startup_problem == default_problem:
             self.startup_problem = self._settings_problem()  # (the default's problem is not this start's)
+
+    def engine_limits_now(self: WorkstationApp) -> None:
+        """The loaded engine's context and prompt limit of now in ``engine_info``, read once as it
+        loaded: a desk PC's request refused by a server restarted with smaller limits is fitted to
+        its new ones (``RemoteEngine._limits_changed``), and the room left under the message box was
+        still the old context's until the profile was loaded again."""
+        engine, info = self.engine, self.engine_info
+        if engine is None or info is None or self.loading is not None:
+            return
+        now = engine.info()
+        if (now.n_ctx, now.max_prompt_tokens) != (info.n_ctx, info.max_prompt_tokens):
+            self.engine_info = dataclasses.replace(info, n_ctx=now.n_ctx, max_prompt_tokens=now.max_prompt_tokens)
 
     @work(thread=True, exit_on_error=False, group="small-model-loaded")
     def _know_small_model(self: WorkstationApp, profile: Profile, engine: Any) -> None:

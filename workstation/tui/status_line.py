@@ -157,6 +157,7 @@ class StatusLine(AppPart):
         return self.texts("chat.busy")
 
     def update_status(self: WorkstationApp) -> None:
+        self.engine_limits_now()  # (a server's smaller limits of now: the room left is said by them)
         text = self.status_text()
         for screen in self.screen_stack:
             set_status = getattr(screen, "set_status", None)

@@ -376,7 +376,8 @@ class Turn(AppPart):
     async def _finished(self: WorkstationApp, event: TurnFinished) -> None:
         view, self.reply_view = self.reply_view, None
         self.unreachable = False
-        self.not_answering = ""
+        # a reply cut where the key's tokens for the day ran out: the next message is refused (it said "ready")
+        self.not_answering = "remote.day_used" if event.metrics.stop_reason == "quota" else ""
         self._engine_stops = 0  # (a reply came: a process that stops later is loaded again once more)
         metrics = event.metrics
         self.last_metrics = metrics
