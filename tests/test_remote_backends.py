@@ -260,6 +260,7 @@ class _DayRunsOut(_Recorder):
     as workstation serve refuses a prompt over what the key has left today."""
 
     answered = 0
+    stopping = False  # as workstation serve's stop cuts a reply off: an error event in the stream
     lock = threading.Lock()
 
     def do_POST(self) -> None:  # noqa: N802
@@ -270,6 +271,15 @@ class _DayRunsOut(_Recorder):
             super().do_POST()
             return
         self.rfile.read(int(self.headers["Content-Length"]))
+        if _DayRunsOut.stopping:
+            event = {"error": {"message": "The server is shutting down.", "code": "shutting_down"}}
+            body = f"data: {json.dumps(event)}\n\ndata: [DONE]\n\n".encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         raw = json.dumps({"error": {"message": "over", "type": "insufficient_quota", "code": "insufficient_quota"}})
         self.send_response(429)
         for name, value in (("Content-Type", "application/json"), ("Content-Length", str(len(raw))),
@@ -335,7 +345,7 @@ async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_o
     folder = tmp_path / "profiles"
     folder.mkdir()
     monkeypatch.setenv("WORKSTATION_PROFILES", str(folder))
-    _DayRunsOut.answered = 0
+    _DayRunsOut.answered, _DayRunsOut.stopping = 0, False
     server = ThreadingHTTPServer(("127.0.0.1", 0), _DayRunsOut)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -365,7 +375,30 @@ async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_o
             await pilot.press("f9")  # in the language of now, its reason too (it stayed as first said)
             await until(pilot, lambda: "kesildi" in state())
             assert "kesildi: " in state() and "The server" not in state() and "Ctrl+R kaldığı" in state(), state()
+            await pilot.press("f9")
+            await until(pilot, lambda: "Cut off" in state())
+            # a document refused at its first part: said where the state stays, in a summary's words (it
+            # said only in a toast "in a chat, the conversation so far…", then "The last summary, of
+            # hives.txt, made …" as if this run's), the summary still shown said to be the earlier one
+            other = tmp_path / "minutes.txt"
+            other.write_text(honeybee_text(8), encoding="utf-8")
+            screen.query_one("#summarize-path", Input).value = str(other)
+            await pilot.press("enter")
+            await until(pilot, lambda: not screen.running and state().startswith("Nothing of"))
+            assert state().startswith("Nothing of minutes.txt was summarized: The server at "), state()
+            assert "196 tokens your key has left today" in state() and "A shorter document" in state(), state()
+            assert "in a chat" not in state() and "Ctrl+R summarizes it once the server is back." in state(), state()
+            assert "The summary below is the earlier one, of hives.txt, made " in state(), state()
+            _DayRunsOut.stopping = True  # the server stopping cut the first part off
+            screen.query_one("#summarize-path", Input).value = str(other)
+            await pilot.press("enter")
+            await until(pilot, lambda: not screen.running and "stopping" in state())
+            assert state().startswith("Nothing of minutes.txt was summarized: The office server is stopping or "
+                                      "restarting, so the summary was cut off;"), state()
+            assert "send it again" not in state() and "Ctrl+R summarizes it once the server is back." in state()
+            assert "The summary below is the earlier one, of hives.txt" in state(), state()
     finally:
+        _DayRunsOut.stopping = False
         server.shutdown()
 
 

@@ -54,7 +54,10 @@ TOO_LONG_INSTRUCTIONS = "engine.instructions_too_long"  # ... beside instruction
 OVER_PROMPT_LIMIT = "engine.over_prompt_limit"  # ... over the prompt tokens a server reads a request
 # the same of a summary's step (a part of the document, or their summaries put together): said as the
 # summary's own problem (it ended "…summarize the document (F6 …)" inside F6's summary)
-IN_A_SUMMARY = {TOO_LONG: "engine.too_long_in_summary", OVER_PROMPT_LIMIT: "engine.over_prompt_limit_in_summary"}
+# (and a server's refusal or stop that said what a chat does: "a new conversation needs fewer", "send it again")
+IN_A_SUMMARY = {TOO_LONG: "engine.too_long_in_summary", OVER_PROMPT_LIMIT: "engine.over_prompt_limit_in_summary",
+                "remote.prompt_too_big": "remote.prompt_too_big_in_summary",
+                "remote.cut_by_stopping": "remote.cut_by_stopping_in_summary"}
 
 
 def too_long(err: WorkstationError) -> bool:

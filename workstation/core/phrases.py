@@ -363,6 +363,10 @@ ENGLISH: dict[str, str] = {
                               "has left today (all it sends counts: in a chat, the conversation so far and its "
                               "instructions, not only your message, so a new conversation needs fewer); or wait "
                               "until {resets}."),
+    "remote.prompt_too_big_in_summary": ("The server at {url} says the summary's next step needs more than the {left} "
+                                         "tokens your key has left today, so the summary stopped there; the limit "
+                                         "resets at {resets}. A shorter document needs fewer, or ask whoever runs "
+                                         "the server for a larger daily limit."),
     "remote.day_held": ("The server at {url} says your requests still running hold the rest of your "
                         "tokens for today; send again when they have finished."),
     "remote.all_busy": "The server at {url} is busy with other people's requests; try again in {seconds} s.",
@@ -391,6 +395,8 @@ ENGLISH: dict[str, str] = {
                               "{profiles}; ask whoever runs the server to let your key use '{served}'."),
     "remote.cut_by_stopping": ("The office server is stopping or restarting, so the reply was cut off; send it again "
                                "once the server is back."),
+    "remote.cut_by_stopping_in_summary": ("The office server is stopping or restarting, so the summary was cut off; "
+                                          "it can go on once the server is back."),
     "remote.too_large": ("The server at {url} takes requests of up to {size}, and this one is larger; send a "
                          "shorter text or document, or start a new conversation."),
     "remote.model_changed": ("The office server at {url} cannot answer: its model file changed on disk since it was "

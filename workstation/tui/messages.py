@@ -175,9 +175,10 @@ class AttachmentMeasured(Message):
 class TaskFailed(Message):
     """A background task other than the engine failed (a file, a pull, a fit check)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, error: Exception | None = None) -> None:
         super().__init__()
         self.reason = reason
+        self.error = error  # what ``reason`` says, for a screen that says it again (F9's language of now)
 
 
 class Progress(Message):

@@ -29,6 +29,7 @@ def fitted_line(candidates: list[str], width: int) -> str:
 # while each message came back refused) until a request succeeds. (A server gone: ``unreachable``)
 NOT_ANSWERING = {"remote.model_changed": "status.server_model_changed",
                  "remote.stopping": "status.server_stopping", "remote.cut_by_stopping": "status.server_stopping",
+                 "remote.cut_by_stopping_in_summary": "status.server_stopping",
                  "remote.loading": "status.server_loading", "remote.key_revoked": "status.key_revoked",
                  "remote.day_used": "status.day_used",
                  # a key the server no longer knows, refuses, or lets use neither this profile nor from here

@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Button, Header, Input, Label, Markdown, ProgressBar
 
-from workstation.core.errors import WorkstationError
+from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import ServerWaiting
 from workstation.core.kept_parts import document_version, forget_parts, kept_count
 from workstation.core.kept_summary import KEPT, forget_summary_asked_in
@@ -119,6 +119,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.summary = ""
         self.result: SummaryResult | None = None
         self._cut: WorkstationError | None = None  # why the last run ended early, failing after some parts
+        # why the last run failed before any part was done (a server stopping, a key's day over, a
+        # document that cannot be read), and of which document: said where the state stays (it was
+        # said only in a toast, then the earlier summary's "The last summary, of …" as if this run's)
+        self._failed: tuple[WorkstationError | str, Path | None] | None = None
         self._offered: Path | None = None  # the chat's attached document last put in the box
         self.running = False
         self._cancel = threading.Event()
@@ -306,7 +310,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
 
     async def _clear_shown(self) -> None:
         self.path, self.summary, self.result, self._kept_at, self._asked = None, "", None, None, None
-        self._written, self.version = {}, None
+        self._written, self.version, self._failed = {}, None, None
         if self.is_mounted:
             self.query_one("#summarize-path", Input).value = ""
             self.query_one("#summarize-ask", Button).disabled = True
@@ -444,6 +448,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.running = True  # before the first await: Enter, the button and Ctrl+R start one run
         self._cancel.clear()
         self.summary, self.result, self._kept_at, self._asked = "", None, None, None
+        self._failed = None
         self.query_one("#summarize-ask", Button).disabled = True
         await self.query_one("#summary", Markdown).update("")  # not the last document's under the new one
         self._said = t("summarize.reading", name=self.path.name)
@@ -526,7 +531,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
                 self.post_message(SummaryReady(err.partial, err))
                 self.app.call_from_thread(self.notify, self.wapp.texts.error(err), severity="error", timeout=10)
                 return
-            self.post_message(TaskFailed(self.wapp.texts.error(err)))
+            self.post_message(TaskFailed(self.wapp.texts.error(err), err))
             return
         except Exception as err:  # noqa: BLE001 - one sentence, the screen stays usable
             self.post_message(TaskFailed(self.wapp.texts("error.summary_failed", what=self.wapp.texts.error(err, foreign=True))))
@@ -536,6 +541,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
     def _result_text(self) -> str:
         """The state line once a summary has ended, in the UI's language (F9 says it again)."""
         t, result = self.wapp.texts, self.result
+        if self._failed is not None:
+            return self._failed_text()
         if result is None:
             return t("summarize.idle")
         done = sum(1 for c in result.chunks if c.summary is not None)
@@ -563,6 +570,22 @@ class SummarizeScreen(AppScreen, Screen[None]):
         return t("summarize.done") if self._kept_at is None else t(
             "summarize.kept", name=self.path.name if self.path else Path(result.source).name,
             when=t.moment(self._kept_at))
+
+    def _failed_text(self) -> str:
+        """A run that failed before any part was done: why, in the language of now, and the
+        summary still shown said to be the earlier one (it read as this run's result)."""
+        assert self._failed is not None
+        t, (err, path) = self.wapp.texts, self._failed
+        reason = (t.error(err) if isinstance(err, WorkstationError) else err).rstrip()
+        if not reason.endswith((".", "!", "?")):
+            reason += "."
+        said = t("summarize.failed", name=path.name if path else "?", reason=reason)
+        if isinstance(err, BackendUnreachable) or (err.said[0][0] if isinstance(err, WorkstationError) and err.said
+                                                   else "") == "remote.cut_by_stopping_in_summary":
+            said += " " + t("summarize.failed_later")
+        if self.result is not None and self._kept_at is not None and self.path is not None:
+            said += " " + t("summarize.earlier_below", name=self.path.name, when=t.moment(self._kept_at))
+        return said
 
     @on(Progress)
     async def _progress(self, event: Progress) -> None:
@@ -625,7 +648,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         event.stop()
         self._set_running(False)
         self.query_one("#summarize-progress").display = False
-        self.query_one("#summarize-state", Label).update(self._result_text())  # what to do; the toast says what went wrong
+        self._failed = (event.error if isinstance(event.error, WorkstationError) else event.reason, self.path)
+        self.query_one("#summarize-state", Label).update(self._result_text())  # what went wrong stays said
         self.notify(event.reason, severity="error", timeout=10)
         await self._bring_back()
 
