@@ -204,6 +204,8 @@ def test_eval_kld_reuses_the_reference_and_invalidates_it(
     doc.write_text(english_text(), encoding="utf-8")
 
     first = _eval_kld(capsys, [ref, cand], [doc])
+    # each profile's writing timed on its loaded model too (a short tg: "Which to pick" weighs it)
+    assert all(p["tg_ts"] > 0 for p in first), [p["tg_ts"] for p in first]
     reference = first[0]["kld_reference"][0]
     assert reference["cache_reused"] is False
     cache = Path(reference["cache_path"])

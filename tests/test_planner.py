@@ -592,6 +592,11 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
     q4 = {"records": [{"n_gpu_layers": 0, "test": "tg128", "type_k": "q4_0", "type_v": "q4_0"}]}
     save_run("bench", [ResultRow("kv-q4", "tg128", 19.0, "tok/s", str(smollm2_path), q4)], "bench -p kv-q4")
     assert "Measured here" not in model_fit(row, en)
+    # nor is it this CPU's speed: fitted from it, a q4_0 profile's estimate was slowed twice (the
+    # fit's constants had its K/V's cost, then CPU_QUANTIZED_KV_SPEED on top)
+    from workstation.core.calibration import this_machine
+
+    assert this_machine()[1]["figures_used"] == []
     # nothing measured: the plan's estimate, which is its upper bound ("About 58" where replies had 41)
     assert re.search(r" Up to about [\d,]+ words a second \(an estimate ", model_fit(row, en)), model_fit(row, en)
     f16 = {"records": [{"n_gpu_layers": 0, "test": "tg128"}], "stddev": 3.0}

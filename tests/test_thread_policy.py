@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 from conftest import make_profile, write_profile_file
 from tui_helpers import type_message, until
@@ -70,13 +71,21 @@ def test_governor_changes_only_when_the_count_changes_and_logs_each_change() -> 
 
 def test_load_sampler_sees_a_busy_loop_in_another_process() -> None:
     sampler = LoadSampler()
+    family = LoadSampler(ticker=False, children=True)  # (the app's F5: its engine is a child process)
     time.sleep(0.3)
     sampler.sample()
+    family.sample()
     with busy_loop():
         time.sleep(1.0)
-        load = sampler.sample()
+        load, ours = sampler.sample(), family.sample()
     assert load is not None and load.others > 0.6  # most of a core, not ours
     assert load.own < 0.3
+    # counting its children, the loop (a child of this process) is our own: F5 said other programs
+    # kept 2 cores busy in the second after each reply, the engine's own decoding
+    assert ours is not None and ours.own > 0.6 and ours.others < load.others - 0.4, (ours, load)
+    time.sleep(0.3)
+    after = family.sample()  # the child ended: its share is not taken back (others above the machine's busy)
+    assert after is not None and after.own >= 0 and after.others <= after.busy, after
 
 
 def test_the_load_is_the_last_seconds_not_the_average_since_the_last_turn() -> None:
@@ -101,10 +110,20 @@ def test_the_load_is_the_last_seconds_not_the_average_since_the_last_turn() -> N
 
 
 class busy_loop:  # noqa: N801 - used as a context manager
-    """A plain busy loop in another process, as another program keeping one core busy."""
+    """A plain busy loop in another process, as another program keeping one core busy; with
+    ``detached``, not a child of this process (the app counts its own children's use as its own)."""
 
-    def __enter__(self) -> subprocess.Popen[bytes]:
-        self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    def __init__(self, detached: bool = False) -> None:
+        self.detached = detached
+
+    def __enter__(self) -> psutil.Process:
+        loop = [sys.executable, "-c", "while True: pass"]
+        if not self.detached:
+            self.proc = psutil.Process(subprocess.Popen(loop).pid)
+            return self.proc
+        started = subprocess.run([sys.executable, "-c", "import subprocess, sys; print(subprocess.Popen("
+                                  f"{loop!r}, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)"], capture_output=True, text=True, check=True)
+        self.proc = psutil.Process(int(started.stdout))  # (its parent has ended: no longer ours)
         return self.proc
 
     def __exit__(self, *exc: object) -> None:
@@ -200,7 +219,7 @@ async def test_dashboard_shows_the_thread_decision(tmp_path: Path, smollm2_path:
         await pilot.press("f5")
         await until(pilot, lambda: isinstance(app.screen, DashboardScreen))
         now = "Now other programs keep"
-        with busy_loop():
+        with busy_loop(detached=True):  # (a child of the app's process would be the app's own)
             await until(pilot, lambda: now in line(), steps=200)
         await until(pilot, lambda: now not in line(), steps=200)
         with own_busy_thread():

@@ -26,6 +26,7 @@ from workstation.core.installed_models import installed_name
 from workstation.core.model_info import ModelInfo, read_model_info
 from workstation.core.model_shapes import active_params
 from workstation.core.results import HistoryEntry, ResultRow, history, save_run
+from workstation.core.speed_estimate import quantized_kv
 from workstation.core.speed_model import (
     DecodePoint,
     SpeedConstants,
@@ -131,8 +132,11 @@ def _points(entries: list[Any]) -> tuple[list[DecodePoint], list[tuple[float, fl
         n_seq = int(e.data.get("n_seq", 1)) if e.kind == "calibrate" else 1
         if not (test.startswith("tg") or test.startswith("pp")):
             continue
-        if e.kind == "bench" and (e.data.get("records") or [{}])[0].get("n_gpu_layers", 0):
+        record = (e.data.get("records") or [{}])[0] if e.kind == "bench" else {}
+        if record.get("n_gpu_layers", 0):
             continue  # a GPU run is not this CPU
+        if quantized_kv(record.get("type_k", "f16"), record.get("type_v", "f16")):
+            continue  # nor the CPU's own speed: the planner slows a quantized K/V on top (CPU_QUANTIZED_KV_SPEED)
         path = Path(e.model)
         key = (path.name, test[:2], n_seq)
         if key in seen or not path.exists():

@@ -21,6 +21,7 @@ thread is enough (the CPU only feeds it).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
@@ -82,10 +83,15 @@ class LoadSampler:
     remembered a finished busy spell: a server that had waited out another program's burst
     started its next 4-client batch on 1 thread, measured 1.05x of one client instead of 1.7x).
     Without the thread (``ticker=False``, until ``start``) the window runs from the previous
-    ``sample``."""
+    ``sample``. With ``children``, this process's own use counts its child processes' too (the
+    app's engine runs in one: F5 said other programs kept 2 cores busy in the second after each
+    reply, the engine's own decoding)."""
 
-    def __init__(self, ticker: bool = True) -> None:
+    def __init__(self, ticker: bool = True, children: bool = False) -> None:
         self._proc = psutil.Process()
+        self._children: dict[int, float] | None = {} if children else None  # each child's CPU seconds, last read
+        self._children_own = 0.0  # the children's CPU seconds counted so far (one that ended keeps its share)
+        self._children_lock = threading.Lock()
         self._readings: deque[tuple[float, float, float]] = deque([self._read()], maxlen=8)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -105,7 +111,27 @@ class LoadSampler:
         idle = t.idle + getattr(t, "iowait", 0.0)
         busy = sum(t) - idle
         own = sum(self._proc.cpu_times()[:2])
+        if self._children is not None:
+            own += self._read_children()
         return time.monotonic(), busy, own
+
+    def _read_children(self) -> float:
+        """The CPU seconds this process's children have used since the first reading, counted
+        child by child: one that ended (a model switched) takes nothing back from the count."""
+        assert self._children is not None
+        seen: dict[int, float] = {}
+        try:
+            children = self._proc.children(recursive=True)
+        except psutil.Error:  # (gone while listed, or not ours to read: the count as it was)
+            return self._children_own
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                seen[child.pid] = sum(child.cpu_times()[:2])
+        with self._children_lock:
+            for pid, used in seen.items():
+                self._children_own += max(0.0, used - self._children.get(pid, 0.0))
+            self._children = seen
+            return self._children_own
 
     def _tick(self) -> None:
         while not self._stop.wait(TICK_S):

@@ -897,7 +897,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         # the loop also ends when the app stops running, not only when on_unmount says so
         from workstation.core.thread_policy import LoadSampler
 
-        load = LoadSampler(ticker=False)  # each window from the previous second's reading
+        load = LoadSampler(ticker=False, children=True)  # each window from the previous second's reading; the engine (a child process) is the app's own
         while not self._stop_sampling.is_set() and getattr(self, "_running", True):
             others = load.sample()
             self.post_message(SystemSampled(*integrations.system_sample(),
