@@ -897,9 +897,12 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         # the loop also ends when the app stops running, not only when on_unmount says so
         from workstation.core.thread_policy import LoadSampler
 
-        load = LoadSampler(ticker=False, children=True)  # each window from the previous second's reading; the engine (a child process) is the app's own
+        try:  # each window from the previous second's reading; the engine (a child process) is the app's own
+            load: LoadSampler | None = LoadSampler(ticker=False, children=True)
+        except OSError:  # (no file left to read /proc with: the readings go on without other programs')
+            load = None
         while not self._stop_sampling.is_set() and getattr(self, "_running", True):
-            others = load.sample()
+            others = load.sample() if load is not None else None
             self.post_message(SystemSampled(*integrations.system_sample(),
                                             cpu_others=None if others is None else others.others))
             self._stop_sampling.wait(SAMPLE_EVERY_S)
