@@ -591,7 +591,7 @@ ENGLISH: dict[str, str] = {
                            "the tokens read, cached: of them, those kept from the prompt before (not read again)."),
     "bench.replay_summary": ("{prompts}: TTFT mean {mean} ms, median {median} ms, p90 {p90} ms; {tps} tok/s over "
                              "{n} tokens{accepted}"),
-    "bench.replay_accepted": ", {p} of drafts accepted",
+    "bench.replay_accepted": ", guesses kept {p}",
     "bench.replay_writes": "writes {how} (tok/s {r}x)",
     "bench.replay_waits": "waits {how} for its first word (median TTFT)",
     "bench.replay_against": "{profile} against {name}: {said}.",
