@@ -614,8 +614,9 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
     conv = store.new("replies").id
     here = str(smollm2_path.resolve())
 
-    def reply(tps: float, tokens: int = 100, profile: str = "office-cpu", model: str = here, stop: str = "eos") -> None:
-        m = TurnMetrics(predicted_n=tokens, predicted_ms=tokens / tps * 1000, stop_reason=stop)
+    def reply(tps: float, tokens: int = 100, profile: str = "office-cpu", model: str = here, stop: str = "eos",
+              others: float = 0.0) -> None:
+        m = TurnMetrics(predicted_n=tokens, predicted_ms=tokens / tps * 1000, stop_reason=stop, cpu_others=others)
         m.finish_rates()
         # English replies of 0.83 words a token (F5 measures the replies' own: not the language's 0.75)
         store.add_message(conv, "assistant", " ".join(["word"] * round(tokens * 0.83)),
@@ -638,10 +639,27 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
         model_fit(row, en, replies=kept)
     assert "Onunla son 4 yanıtınız: saniyede yaklaşık 60 sözcük." in model_fit(row, tr, replies=kept)
     assert "Up to about" not in model_fit(row, en, replies=kept)
+    # another model's row on their footing (F4 said "Q4_0: up to about 32" beside Q4_1's replies' 8):
+    # its estimate times the share of Q4_1's estimate that those replies wrote at, said so
+    other = next(r for r in installed_models(en) if r.path and r.path.name == "SmolLM2-135M-Instruct.Q4_0.gguf")
+    assert " Up to about " in model_fit(other, en)  # (no replies on this PC: the estimate's upper bound)
+    assert re.search(r" About [\d,]+ words a second here \(estimated from this PC's measured replies with "
+                     r"smollm2-135m-instruct-q4_1, which wrote at \d+% of its estimate\)\.$",
+                     model_fit(other, en, replies=kept)), model_fit(other, en, replies=kept)
+    assert "Up to about" not in model_fit(other, en, replies=kept)
+    assert " Burada saniyede yaklaşık " in model_fit(other, tr, replies=kept)
     said = speed_estimate(load_profile("office-cpu"), en, replies=kept)  # the load settings' (F3's E) line too
     # F3's E is of a profile: replies on others (tiny, a long-documents variant) are named, not "with it"
     assert said.startswith("Up to about ") and said.endswith(
         " Your last 4 replies with its model, in tiny, office-cpu, long-documents ctx=32768: about 60 words a second."), said
+    # far below the estimate: why, where the app knows it (F3's E said "up to about 31 … your last 2 replies: 11" alone)
+    store = ConversationStore(kept)
+    for _ in range(5):
+        reply(10, others=1.2)  # other programs kept a core busy as each began
+    store.close()
+    said = speed_estimate(load_profile("office-cpu"), en, replies=kept)
+    assert said.endswith(": about 8 words a second. Slower than the estimate because other programs kept this "
+                         "PC's cores busy as those replies began."), said
     # measured slower than people read: said as F3 says a slow profile ("runs on the CPU … About 0.8 words a second")
     save_run("bench", [ResultRow("office-cpu", "tg128", 2.0, "tok/s", str(smollm2_path), f16)], "bench")
     assert " Slow here: it would write about 1.5 words a second (a page of answer in about 6 minutes), slower than " \

@@ -8,13 +8,16 @@ x 3 K/V types, so the history holds the planner's estimate beside llama.cpp's al
 each (every load records it).
 ``this_machine`` fits ``speed_model`` to the saved figures, plus ``bench``'s tg/pp figures of a
 single sequence, and reports each point's error with that point left out of the fit.
+``replies_scale`` measures this PC against the estimate by its own last replies (office staff do
+not run bench), and ``slower_reason`` says why those replies wrote well below it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,7 @@ import numpy as np
 
 from workstation.core.errors import WorkstationError
 from workstation.core.installed_models import installed_name
+from workstation.core.metrics import REPLY_RATE_MIN, ReplyTiming
 from workstation.core.model_info import ModelInfo, read_model_info
 from workstation.core.model_shapes import active_params
 from workstation.core.results import HistoryEntry, ResultRow, history, save_run
@@ -247,3 +251,67 @@ def this_machine() -> tuple[SpeedConstants, dict[str, Any]]:
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     return constants, report
+
+
+REPLIES_FAR_BELOW = 2 / 3  # replies under this share of the estimate: why, said (as fit's "go by measured" gap)
+SHORT_REPLIES = 2 * REPLY_RATE_MIN  # replies of fewer tokens (median) spend much of their time starting
+
+
+def slower_reason(replies: Sequence[ReplyTiming], estimate_tps: float | None) -> str:
+    """Why this PC's ``replies`` wrote well below the estimate (under ``REPLIES_FAR_BELOW`` of
+    it), as the end of a locale key: "busy" where other programs kept a core busy as one of them
+    began (``TurnMetrics.cpu_others``, from ``thread_policy.BUSY_SLACK``), "short" where they
+    were short, else "here" (this PC ran slower); "" where they did not fall far below it. F3's E
+    said "up to about 31 words a second … your last 2 replies: about 11", a 3x gap with no reason."""
+    from workstation.core.thread_policy import BUSY_SLACK
+
+    if not replies or not estimate_tps or statistics.median(r.tps for r in replies) >= REPLIES_FAR_BELOW * estimate_tps:
+        return ""
+    if any(r.cpu_others >= BUSY_SLACK for r in replies):
+        return "busy"
+    return "short" if statistics.median(r.tokens for r in replies) < SHORT_REPLIES else "here"
+
+
+@dataclass(frozen=True)
+class RepliesScale:
+    """This PC measured against the estimate by its own replies: ``share`` of the estimate that
+    the last replies with the model file ``model`` wrote at (their median tokens/s over it)."""
+
+    model: Path
+    share: float
+    words_a_token: float | None = None  # those replies' own (``measured_words_per_token``): said in their words
+
+
+def replies_scale(store: Path, estimate: Callable[[Path], float | None]) -> RepliesScale | None:
+    """The model file of this PC's newest timed reply (of a file still there, in the conversations' file ``store``), and
+    its last replies' median speed over its ``estimate(path)`` (tokens/s, as the caller plans
+    it); None with no such replies or no estimate. F4 said "Q4_0: up to about 32 words a second"
+    beside "Q4_1: your last 4 replies: about 8": the other models' estimates on this PC are about
+    theirs times this share, said on that one footing."""
+    import sqlite3
+
+    from workstation.core.profile_lookup import model_file_refs
+    from workstation.core.store import ConversationStore
+
+    if not store.is_file():
+        return None
+    try:
+        conversations = ConversationStore(store, read_only=True)  # (its own: a store is for one thread)
+        try:
+            # (a file since removed, a server's model: the next one's)
+            model = next((m for m in conversations.timed_models() if Path(m).is_file()), "")
+            replies = conversations.reply_timings(model, model_file_refs(Path(model))) if model else []
+        finally:
+            conversations.close()
+    except (OSError, sqlite3.Error, WorkstationError):
+        return None
+    if not replies:
+        return None
+    try:
+        tps = estimate(Path(model))
+    except (OSError, ValueError, WorkstationError):
+        return None
+    from workstation.core.metrics import measured_words_per_token
+
+    share = statistics.median(r.tps for r in replies) / tps if tps else 0.0
+    return RepliesScale(Path(model), share, measured_words_per_token((r.words, r.tokens) for r in replies)) if share else None

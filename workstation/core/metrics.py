@@ -182,6 +182,7 @@ class ReplyTiming:
     words: int  # its own words, thinking too (``words_in``): its words a token, as F5 says it
     profile_ref: str
     profile_name: str
+    cpu_others: float = 0.0  # cores other programs kept busy as it began (``TurnMetrics.cpu_others``)
 
 
 def measured_words_per_token(replies: Iterable[tuple[int, int]]) -> float | None:

@@ -317,17 +317,29 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
         rows = self._db.execute(
             "SELECT json_extract(metrics, '$.predicted_per_second'), json_extract(metrics, '$.predicted_n'), "
             "content, reasoning, COALESCE(json_extract(metrics, '$.profile'), ''), "
-            "COALESCE(json_extract(metrics, '$.profile_name'), json_extract(metrics, '$.profile'), '') "
-            "FROM messages "
-            "WHERE role = 'assistant' AND metrics IS NOT NULL AND json_valid(metrics) "
-            "AND json_extract(metrics, '$.predicted_n') >= ? AND json_extract(metrics, '$.predicted_per_second') > 0 "
-            f"AND COALESCE(json_extract(metrics, '$.stop_reason'), '') NOT IN ({', '.join('?' * len(UNTIMED_ENDS))}) "
-            f"AND ({whose}) "
+            "COALESCE(json_extract(metrics, '$.profile_name'), json_extract(metrics, '$.profile'), ''), "
+            "COALESCE(json_extract(metrics, '$.cpu_others'), 0) "
+            f"FROM messages WHERE {self._TIMED} AND ({whose}) "
             "ORDER BY id DESC LIMIT ?",
             (REPLY_RATE_MIN, *UNTIMED_ENDS, model, *profiles, *variants, limit),
         ).fetchall()
         return [ReplyTiming(float(tps), int(n), words_in(content or "") + words_in(reasoning or ""), str(ref),
-                            str(name)) for tps, n, content, reasoning, ref, name in rows]
+                            str(name), float(others or 0)) for tps, n, content, reasoning, ref, name, others in rows]
+
+    _TIMED = ("role = 'assistant' AND metrics IS NOT NULL AND json_valid(metrics) "
+              "AND json_extract(metrics, '$.predicted_n') >= ? AND json_extract(metrics, '$.predicted_per_second') > 0 "
+              f"AND COALESCE(json_extract(metrics, '$.stop_reason'), '') NOT IN ({', '.join('?' * len(UNTIMED_ENDS))})")
+
+    def timed_models(self) -> list[str]:
+        """The model files (as ``turn_record`` keeps them) of the replies that time a model
+        (``reply_timings``'), the newest reply's first: whose replies measure this PC against
+        its estimate (``calibration.replies_scale``)."""
+        rows = self._db.execute(
+            f"SELECT json_extract(metrics, '$.model') AS model FROM messages WHERE {self._TIMED} "
+            "AND model IS NOT NULL GROUP BY model ORDER BY max(id) DESC",
+            (REPLY_RATE_MIN, *UNTIMED_ENDS),
+        ).fetchall()
+        return [str(model) for model, in rows if model]
 
     def messages(self, conversation_id: int) -> list[StoredMessage]:
         rows = self._db.execute(

@@ -311,7 +311,8 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     measured_tps = measured.value if measured is not None and measured.value else None
     if slow := slow_phrase(p, measured_tps, texts.get):  # as F3 says a slow one ("runs on the CPU … About 0.8 words a second")
         text += " " + say([slow], texts.get)
-    elif not measured_tps and not replied and (speed := speed_said(p, here is not None, texts)):
+    elif not measured_tps and not replied and (speed := speed_said(p, here is not None, texts, replies_scale_for(
+            p, lambda path: _cpu_bound(path, gpus, freed, here), replies))):
         text += " " + speed  # the plan's upper bound, where nothing measured it here ("About 58" where replies had 41)
     if measured_tps:  # (it said only the estimate, 207, after bench had measured 96)
         import datetime as dt
@@ -383,14 +384,47 @@ def replies_said(model: Path, texts: Texts, store: Path | None = None, profile_r
     return texts(key, n=len(replies), words=words)
 
 
-def speed_said(p: Any, measured_here: bool, texts: Texts) -> str:
+def _cpu_bound(path: Path, gpus: Any, freed: FreedMemory | None, here: Any) -> float | None:
+    """The estimate F4 gives the model file ``path`` (tokens/s), where it runs on the CPU alone."""
+    from workstation.core.memory_plan import counting_freed
+    from workstation.core.planner import plan
+
+    info = model_info.read_model_info(path, check=False)
+    p = plan(info, context=min(FIT_CONTEXT, info.context_length or FIT_CONTEXT), gpus=counting_freed(gpus, freed),
+             cpu_speed=here, ram_freed=freed.ram_bytes if freed is not None else 0)
+    return p.decode_tps_bound if p.fits and not p.gpu_layers and not p.paged_bytes else None
+
+
+def replies_scale_for(p: Any, estimate: Callable[[Path], float | None], replies: Path | None) -> Any:
+    """This PC's replies against their model's estimate (``calibration.replies_scale``, from the
+    conversations' file ``replies``), for a plan on the CPU alone; None otherwise (a GPU's
+    estimate is of published figures, not of this CPU)."""
+    from workstation.core.calibration import replies_scale
+    from workstation.core.paths import data_dir
+    from workstation.core.store import DB_NAME
+
+    if p.gpu_layers or not p.fits or p.paged_bytes:
+        return None
+    try:
+        return replies_scale(replies or data_dir() / DB_NAME, estimate)
+    except WorkstationError:  # (a data folder that cannot be used: the estimate alone)
+        return None
+
+
+def speed_said(p: Any, measured_here: bool, texts: Texts, scale: Any = None) -> str:
     """A plan's speed estimate in a sentence ("" where it does not fit or has none), with where the
     estimate comes from, as fit says it (it said "a reference PC scaled to this one" once size
-    --measure had fitted this PC's own figures, and of a GPU)."""
+    --measure had fitted this PC's own figures, and of a GPU). ``scale``: this PC's replies with
+    another model against that one's estimate (``calibration.RepliesScale``): the estimate on
+    their footing, said so (F4 said "up to about 32" of Q4_0 beside Q4_1's replies' 8)."""
     if not p.fits or p.paged_bytes or not p.decode_tps_bound:  # (paged: its verdict says slowly, and why)
         return ""
     from workstation.core.speed_estimate import kv_slowed_on_cpu
 
+    if scale is not None and not p.gpu_layers:
+        said = texts("models.speed_replies", words=about_words(p.decode_tps_bound * scale.share, texts.get, scale.words_a_token),
+                     model=on_disk.installed_name(scale.model), pct=f"{scale.share * 100:.0f}")
+        return f"{said} {texts('models.speed_kv_cpu')}" if kv_slowed_on_cpu(p) else said
     basis = "models.speed_gpu" if p.gpu_layers else "models.speed_here" if measured_here else "models.speed"
     said = texts(basis, words=about_words(p.decode_tps_bound, texts.get))  # (words: "tokens/s" meant nothing to office staff)
     # a context memory smaller than full size costs speed on the CPU (E said only "nearly exact")
@@ -416,6 +450,11 @@ def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = N
         said += " " + texts("models.speed_spec_not_counted")
     if p.path and (replied := replies_said(Path(model_file(profile)), texts, replies, profile.ref)):
         said = f"{said} {replied}".strip()
+        from workstation.core.calibration import slower_reason
+
+        # why they wrote well below it, where the app knows (it said "up to 31 … your last 2 replies: 11" alone)
+        if said != replied and (why := slower_reason(model_replies(Path(model_file(profile)), replies), p.decode_tps_bound)):
+            said += " " + texts(f"models.slower_{why}")
     return said
 
 
