@@ -782,7 +782,9 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
         # 900 ms" alone was jargon to a first user)
         assert line == ("The rows show A only: its 2 turns since you switched to it. "
                         "Before the switch, B's last 3 replies: the first words after about 0.9 s (TTFT 900 ms), "
-                        "then about 52 words a second (70.0 tok/s)."), line
+                        "then about 52 words a second (70.0 tok/s). "
+                        # which wrote faster here, of one model file (F5 said only B's figures after a switch)
+                        "With the same model, B wrote faster here than A: about 52 against 17 words a second."), line
         # back to B, before its first turn: nothing plotted, and A's turns are the ones before
         app.profile = load_profile("b")
         screen.refresh_view()
@@ -792,7 +794,7 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
         assert str(screen.query_one("#switch-line").render()) == (
             "No turns on B yet since you switched to it. "
             "Before the switch, A's last 2 replies: the first words after about 0.2 s (TTFT 225 ms), "
-            "then about 17 words a second (22.5 tok/s).")
+            "then about 17 words a second (22.5 tok/s).")  # (none of B's since the switch: nothing to compare)
         # the line under the rows agrees with "5 turns in this conversation" (it said "No turns yet")
         assert str(screen.query_one("#cache-line").render()).startswith(
             "No turns since you switched to this profile; send a message to see its figures.")
