@@ -798,21 +798,29 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
             "No turns since you switched to this profile; send a message to see its figures.")
         # the profile before is named as the loaded one is, in the UI's language (name_tr in
         # Turkish); by the name its turn saved where its file is gone
-        from workstation.core.metrics import ProfileRun
-
         (profiles / "a.yaml").write_text((profiles / "a.yaml").read_text(encoding="utf-8") + "name_tr: Ofis A\n",
                                          encoding="utf-8")
         app.texts = Texts("tr")
         screen.relabel()
-        assert screen._title(ProfileRun("a", "A", [])) == "Ofis A"
+        assert app.profile_title("a", "A") == "Ofis A"
         # the same English replies, the same words a second in Turkish: by their own words a token, not
         # the UI language's (it said 17 in English and 9 after F9)
         assert str(screen.query_one("#switch-line").render()).endswith(
             "Geçişten önce Ofis A profilinin son 2 yanıtı: ilk sözcükler yaklaşık 0,2 sn (TTFT 225 ms) sonra geldi, "
             "ardından saniyede yaklaşık 17 sözcük (22,5 token/sn).")
-        assert screen._title(ProfileRun(str(tmp_path / "gone.yaml"), "Gone", [])) == "Gone"
+        assert app.profile_title(str(tmp_path / "gone.yaml"), "Gone") == "Gone"
+        # the line under each reply names its profile so too (it said its file's name, "quoting-lookup")
+        from workstation.tui.widgets.message_view import MessageView
+
+        app.chat_screen.relabel()
+        await pilot.pause()
+        said = [str(v.query_one(".metrics").render()) for v in app.chat_screen.query(MessageView) if v.profile()]
+        assert said[-1].startswith("Ofis A · ") and said[0].startswith("B · "), said
         app.texts = Texts("en")
         screen.relabel()
+        app.chat_screen.relabel()
+        await pilot.pause()
+        assert str(app.chat_screen.query(MessageView).last().query_one(".metrics").render()).startswith("A · ")
         # a conversation on one profile: no line
         await app.action_new_conversation()
         screen.refresh_view()

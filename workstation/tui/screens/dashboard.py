@@ -17,18 +17,15 @@ from textual.screen import Screen
 from textual.widgets import Header, Label, ProgressBar, Sparkline, Static
 
 from workstation.core.catalog import human_bytes
-from workstation.core.errors import WorkstationError
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.metrics import (
     REPLIES_TIMED,
     REPLY_RATE_MIN,
-    ProfileRun,
     TurnMetrics,
     timed_replies,
     ttft_said,
 )
 from workstation.core.phrases import about_words, rounded_words, words_in, words_per_token
-from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import KVCache, kv_words
 from workstation.core.speed_estimate import SLOW_TPS
 from workstation.core.summarize import duration
@@ -203,7 +200,6 @@ class DashboardScreen(AppScreen, Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._texts: dict[str, str] = {}  # what each line shows (``_put``)
-        self._titles: dict[str, str] = {}  # a profile's name in the UI's language, by its ref (``_title``)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -241,19 +237,8 @@ class DashboardScreen(AppScreen, Screen[None]):
             self.refresh_view()
 
     def relabel(self) -> None:
-        self._titles.clear()  # (another language)
         self._memory_for = "-"  # its line is read again, in the new language (it stayed in the old)
         self.refresh_view()
-
-    def _title(self, run: ProfileRun) -> str:
-        """A profile's name in the UI's language, as the loaded one's is said (name_tr in
-        Turkish); the name the turn saved where its file cannot be read now. Read once."""
-        if run.ref not in self._titles:
-            try:
-                self._titles[run.ref] = load_profile(run.ref).title(self.wapp.texts.lang)
-            except WorkstationError:
-                self._titles[run.ref] = run.name
-        return self._titles[run.ref]
 
     def set_status(self, text: str) -> None:
         for bar in self.query(StatusBar):
@@ -308,7 +293,7 @@ class DashboardScreen(AppScreen, Screen[None]):
             # said as the headline says the loaded one's replies, each figure's term after it (the rows')
             earlier_turns = recent_replies(before.turns)
             n_before = len(earlier_turns)
-            earlier = t("dash.before_one" if n_before == 1 else "dash.before", name=self._title(before), n=n_before,
+            earlier = t("dash.before_one" if n_before == 1 else "dash.before", name=app.profile_title(before.ref, before.name), n=n_before,
                         said=replies_said(earlier_turns, t, terms=True, per_token=per_token))
             n_now = len(run.turns)
             now = ("dash.since_switch_none", "dash.since_switch_one")[n_now] if n_now < 2 else "dash.since_switch"
