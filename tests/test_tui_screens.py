@@ -1025,20 +1025,22 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         # a first user), and the replies in a sentence on top: the wait in seconds, the language's
         # way; no writing speed from replies of 10 tokens (too short to time, as F4 says a model's)
         assert str(row.query_one(".metric-name").render()) == {
-            "en": "Wait for first word (TTFT)\nlast 2 turns", "tr": "İlk sözcüğü bekleme (TTFT)\nson 2 tur"}[lang]
+            "en": "Wait for first word (TTFT)\nlast 2 replies", "tr": "İlk sözcüğü bekleme (TTFT)\nson 2 yanıt"}[lang]
         # (Turkish: a word piece is no 'parça' alone, the word of the GPU line's model parts; the K/V
-        # memory is 'bağlam belleği' as in F3, profiles list and the K/V line below it)
+        # memory is 'bağlam belleği' as in F3, profiles list and the K/V line below it); TPOT said in
+        # words ("Per word piece (TPOT)" said not what of it; the acronym means nothing in Turkish)
         assert str(app.screen.query_one("#row-tpot .metric-name").render()).startswith(
-            {"en": "Per word piece (TPOT)\n", "tr": "Sözcük parçası başı (TPOT)\n"}[lang])
+            {"en": "Time per word piece (TPOT)\n", "tr": "Sözcük parçası başına süre\n"}[lang])
         # (its unit said: "279/4,096" said none)
         kv_name = app.screen.query_one("#kv-name")
         assert str(kv_name.render()) == {"en": "Conversation memory (K/V), tokens",
                                          "tr": "Bağlam belleği (K/V), token"}[lang] and kv_name.size.width >= 27
-        # a reply being written: the writing speed's row counts it apart ("last 3 turns" beside "last 2 turns")
+        # a reply being written: the writing speed's row counts it apart ("last 3 turns" beside "last 2 turns");
+        # the rows count replies, as the headline does ("Son 2 yanıtınız" above "son 3 tur")
         app.generating, app.live_tokens, app._t_first, app._t_last = True, 5, 1.0, 2.0
         app.screen.refresh_view()
         assert str(app.screen.query_one("#row-decode .metric-name").render()).endswith(
-            {"en": "\nlast 2 turns + this one", "tr": "\nson 2 tur + bu yanıt"}[lang])
+            {"en": "\nlast 2 replies + this one", "tr": "\nson 2 yanıt + bu yanıt"}[lang])
         # the conversation memory counts the new prompt as it is read, all of it once the reply has begun
         # (a prompt of 1,749 tokens showed "129/4.096": the last turn's 124 cells and 5 tokens)
         from workstation.tui.messages import PromptProgressed, SystemSampled
@@ -1101,7 +1103,7 @@ async def test_the_dashboards_reading_speed_leaves_out_turns_that_read_a_few_tok
         assert value("decode") == "–"
         # the turn shown is not the last one: not said to be ("last turn" beside the figure of the one before)
         name = str(app.screen.query_one("#row-prompt .metric-name").render())
-        assert name.endswith("\nlong prompts: 1") and "last turn" not in name, name
+        assert name.endswith("\nlong prompts: 1") and "last reply" not in name, name
         assert name.startswith("Reading speed (prompt)\n"), name
         # on top, in words, of the replies that time the model as F3 and F4 count them (the one of
         # 40 tokens; "your last 2 replies" counted the 1-token one, where F4 said "your last reply"):
@@ -1110,6 +1112,13 @@ async def test_the_dashboards_reading_speed_leaves_out_turns_that_read_a_few_tok
         assert str(app.screen.query_one("#headline").render()) == (
             "Your last reply long enough to time: the first words after about 1.0 s, then about 75 words a second, "
             "faster than people read.")
+        # a long prompt again, the short turn between: the last of each row, not its "last 2" (beside
+        # rows of "last 3 replies", "Your last 2 replies" read as another count of the same ones)
+        app.history.add(app.history.turns[0], "a", "A")
+        app.screen.refresh_view()
+        assert str(app.screen.query_one("#row-prompt .metric-name").render()).endswith("\nlong prompts: 2")
+        assert str(app.screen.query_one("#row-ttft .metric-name").render()).endswith("\nlast 3 replies")
+        assert str(app.screen.query_one("#headline").render()).startswith("Your last 2 replies long enough to time: ")
 
 
 def test_the_dashboards_headline_says_a_slow_reply_beside_the_speed_people_read() -> None:

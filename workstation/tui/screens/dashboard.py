@@ -88,17 +88,24 @@ def recent_replies(turns: list[TurnMetrics]) -> list[TurnMetrics]:
     return timed_replies(turns)[-REPLIES_TIMED:] or turns[-REPLIES_TIMED:]
 
 
+def last_ones(some: list[TurnMetrics], turns: list[TurnMetrics]) -> bool:
+    """Whether ``some`` of ``turns`` are their last ones, none left out between (F5 says them
+    "last 2" so; else by what they are: "long enough to time", "long prompts")."""
+    return len(some) <= len(turns) and all(a is b for a, b in zip(some, turns[len(turns) - len(some):], strict=True))
+
+
 def replies_headline(turns: list[TurnMetrics], texts: Texts, per_token: float | None = None) -> str:
     """The last replies' speed in one sentence a person pictures, at the top of F5
     (``replies_said``): medians of the ``recent_replies``; "" with none. The rows under it
     were jargon to a first user ("TTFT per turn", "Decode tok/s"). Where the last reply was too
     short to time, the sentence says its replies are the last ones long enough to time (it said
-    "Your last reply" of the one before a 30-token reply, at another speed)."""
+    "Your last reply" of the one before a 30-token reply, at another speed), and so where a short
+    one came between them ("Your last 2 replies" of 3, beside rows of "last 3 replies")."""
     recent = recent_replies(turns)
     if not recent:
         return ""
     said = replies_said(recent, texts, per_token=per_token)
-    key = "dash.headline" if recent[-1] is turns[-1] else "dash.headline_timed"
+    key = "dash.headline" if last_ones(recent, turns) else "dash.headline_timed"
     return texts(f"{key}_one", said=said) if len(recent) == 1 else texts(key, n=len(recent), said=said)
 
 
@@ -325,7 +332,7 @@ class DashboardScreen(AppScreen, Screen[None]):
             t("dash.prompt"), [turn.prompt_per_second for turn in read],
             t.number(f"{read[-1].prompt_per_second:,.0f} {tps}") if read else "–", tps,
             # "last turn" said of the one before a short follow-up: the turns shown, said as what they are
-            t("dash.axis_read_turns", n=len(read)) if read and read[-1] is not run.turns[-1]
+            t("dash.axis_read_turns", n=len(read)) if read and not last_ones(read, run.turns)
             else t("dash.axis_turn_one") if len(read) == 1 else t("dash.axis_turns", n=len(read)),
         )
         self.query_one("#row-tpot", MetricRow).set(
