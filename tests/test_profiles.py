@@ -42,6 +42,8 @@ def test_shipped_profiles_are_all_valid() -> None:
     # the same memory", where bench measured 0.79x the speed and 2.97x the wait for the first word)
     long = next(p for p in items if not isinstance(p, ProfileError) and p.key == "long-documents")
     assert "slower" in long.description and "yavaş" in long.description_tr, (long.description, long.description_tr)
+    # its name says no "8K context" (jargon; F3's line under it says the words it reads, and a copy's differ)
+    assert "8K" not in long.name + long.name_tr and long.title("tr") == "Uzun belgeler — SmolLM2 135M"
 
 
 def test_a_profile_made_in_code_goes_to_a_command_as_a_private_file_removed_after(tmp_path: Path) -> None:

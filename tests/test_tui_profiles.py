@@ -376,6 +376,8 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             # the base model first: U says what it does with it, as F3's verdict says of its profile
             # (F4 said "U chats with this model" under "no chat template", "not trained for chat")
             assert not first.for_chat and str(hint.render()) == app.texts("models.use_hint_not_chat")
+            # its details say so in words ("Q4_K_M · 19 katman · şablonsuz": no chat template was jargon)
+            assert first.details.endswith(" · " + {"tr": "yalnız metin sürdürür", "en": "continues text only"}[language])
             assert hint.region.bottom <= app.screen.region.bottom - 1
             await pilot.press("down")  # a chat model: U chats with it, said on one line
             await until(pilot, lambda: str(hint.render()) == app.texts("models.use_hint") and hint.region.height == 1)
@@ -1153,9 +1155,9 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
         # the K/V help says what the type chosen does ("f16: exact; q4_0: a quarter of the memory"
         # stood beside every choice, q4_1 too)
         kv_help = app.screen.query_one("#load-kv-v-help", Label)
-        assert str(kv_help.content) == "context memory full size, exact"
+        assert str(kv_help.content) == "full size, exact"
         app.screen.query_one("#load-kv-v", Select).value = "q4_0"
-        await until(pilot, lambda: str(kv_help.content) == "context memory a quarter, less exact")
+        await until(pilot, lambda: str(kv_help.content) == "a quarter, less exact")
         # on the CPU a quantized K/V cache costs speed, said beside it and counted in the estimate (q8_0
         # said "nearly exact", its "Up to about 58 words a second" unmoved, where bench measured 0.79x);
         # a speed-up said "faster" and the estimate did not count it: it says so, and where it is measured
@@ -1176,20 +1178,31 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
         assert path.read_bytes() == before
         # in Turkish too, on one line at 80x24, on a GPU and on the CPU (q5_0's "üçte bir boy, biraz daha az
-        # kesin, CPU'da yavaş" wrapped, so did its "bağlam belleği" one)
+        # kesin, CPU'da yavaş" wrapped, so did its "bağlam belleği" one): every code of the list in plain words,
+        # under a name that says what the list is ("K önbelleği" alone was jargon)
+        from workstation.core.profiles import KV_CACHE_TYPES
+
+        async def every_kv_code(names: list[str], slower: str) -> None:
+            await _load_settings_of(pilot, app, "mine")
+            assert [str(x.content) for x in app.screen.query(".load-name")][1:3] == names
+            kv_help = app.screen.query_one("#load-kv-k-help", Label)
+            for layers, kind in (("auto", "q5_0"), *((0, k) for k in KV_CACHE_TYPES)):
+                app.screen.query_one("#load-gpu-layers", Select).value = layers
+                app.screen.query_one("#load-kv-k", Select).value = kind
+                await until(pilot, lambda k=kind, cpu=layers == 0: str(kv_help.content).startswith(app.texts(f"kv.{k}") + ", ")
+                            and str(kv_help.content).endswith(slower) == (cpu and k not in ("f32", "f16", "bf16")))
+                await pilot.pause()
+                for row in app.screen.query(".load-row"):
+                    assert row.region.height == 1, [str(x.content) for x in row.query(Label)]
+
         app.action_toggle_language()  # (F9 is the chat's key)
-        await _load_settings_of(pilot, app, "mine")
-        kv_help = app.screen.query_one("#load-kv-v-help", Label)
-        for layers, kind in (("auto", "q5_0"), (0, "q8_0"), (0, "q5_0"), (0, "q4_0")):
-            app.screen.query_one("#load-gpu-layers", Select).value = layers
-            app.screen.query_one("#load-kv-v", Select).value = kind
-            await until(pilot, lambda k=kind, cpu=layers == 0: Texts("tr")(f"kv.{k}") in str(kv_help.content)
-                        and str(kv_help.content).endswith("CPU'da yavaş") == cpu)
-            await pilot.pause()
-            assert kv_help.parent is not None and kv_help.parent.region.height == 1, str(kv_help.content)
+        await every_kv_code(["Bağlam belleği K", "Bağlam belleği V"], "CPU'da yavaş")
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
         app.action_toggle_language()
+        await every_kv_code(["Context memory K", "Context memory V"], "slower on CPU")
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
         await _load_settings_of(pilot, app, "mine")
         await pilot.press("home", "ctrl+k", *"8192")
         app.screen.query_one("#load-kv-k", Select).value = "q8_0"
@@ -1269,8 +1282,8 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
         assert copy_descriptions(mine, dataclasses.replace(mine, context=512)) == {
             "description": "Reads twice as much at once.", "description_tr": "İki kat okur."}
         assert copy_descriptions(mine, dataclasses.replace(mine, kv_cache=KVCache("q8_0", "f16")))["description"] == (
-            "Your copy of the profile that came with the app, with the context 1,024 (it was 512) and the K cache "
-            "q8_0 (it was f16).")
+            "Your copy of the profile that came with the app, with the context 1,024 (it was 512) and the context "
+            "memory K q8_0 (it was f16).")
         assert copy_descriptions(dataclasses.replace(mine, description="Mine."), dataclasses.replace(mine, context=512)) \
             == {"description_tr": "İki kat okur."}
         # the copy's title is the user's own (the shipped one's, "…, 8K context", could lie), and F3

@@ -800,21 +800,29 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
             "No turns since you switched to this profile; send a message to see its figures.")
         # the profile before is named as the loaded one is, in the UI's language (name_tr in
         # Turkish); by the name its turn saved where its file is gone
-        from workstation.core.metrics import ProfileRun
-
         (profiles / "a.yaml").write_text((profiles / "a.yaml").read_text(encoding="utf-8") + "name_tr: Ofis A\n",
                                          encoding="utf-8")
         app.texts = Texts("tr")
         screen.relabel()
-        assert screen._title(ProfileRun("a", "A", [])) == "Ofis A"
+        assert app.profile_title("a", "A") == "Ofis A"
         # the same English replies, the same words a second in Turkish: by their own words a token, not
         # the UI language's (it said 17 in English and 9 after F9)
         assert str(screen.query_one("#switch-line").render()).endswith(
             "Geçişten önce Ofis A profilinin son 2 yanıtı: ilk sözcükler yaklaşık 0,2 sn (TTFT 225 ms) sonra geldi, "
             "ardından saniyede yaklaşık 17 sözcük (22,5 token/sn).")
-        assert screen._title(ProfileRun(str(tmp_path / "gone.yaml"), "Gone", [])) == "Gone"
+        assert app.profile_title(str(tmp_path / "gone.yaml"), "Gone") == "Gone"
+        # the line under each reply names its profile so too (it said its file's name, "quoting-lookup")
+        from workstation.tui.widgets.message_view import MessageView
+
+        app.chat_screen.relabel()
+        await pilot.pause()
+        said = [str(v.query_one(".metrics").render()) for v in app.chat_screen.query(MessageView) if v.profile()]
+        assert said[-1].startswith("Ofis A · ") and said[0].startswith("B · "), said
         app.texts = Texts("en")
         screen.relabel()
+        app.chat_screen.relabel()
+        await pilot.pause()
+        assert str(app.chat_screen.query(MessageView).last().query_one(".metrics").render()).startswith("A · ")
         # a conversation on one profile: no line
         await app.action_new_conversation()
         screen.refresh_view()
@@ -1019,20 +1027,22 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         # a first user), and the replies in a sentence on top: the wait in seconds, the language's
         # way; no writing speed from replies of 10 tokens (too short to time, as F4 says a model's)
         assert str(row.query_one(".metric-name").render()) == {
-            "en": "Wait for first word (TTFT)\nlast 2 turns", "tr": "İlk sözcüğü bekleme (TTFT)\nson 2 tur"}[lang]
+            "en": "Wait for first word (TTFT)\nlast 2 replies", "tr": "İlk sözcüğü bekleme (TTFT)\nson 2 yanıt"}[lang]
         # (Turkish: a word piece is no 'parça' alone, the word of the GPU line's model parts; the K/V
-        # memory is 'bağlam belleği' as in F3, profiles list and the K/V line below it)
+        # memory is 'bağlam belleği' as in F3, profiles list and the K/V line below it); TPOT said in
+        # words ("Per word piece (TPOT)" said not what of it; the acronym means nothing in Turkish)
         assert str(app.screen.query_one("#row-tpot .metric-name").render()).startswith(
-            {"en": "Per word piece (TPOT)\n", "tr": "Sözcük parçası başı (TPOT)\n"}[lang])
+            {"en": "Time per word piece (TPOT)\n", "tr": "Sözcük parçası başına süre\n"}[lang])
         # (its unit said: "279/4,096" said none)
         kv_name = app.screen.query_one("#kv-name")
         assert str(kv_name.render()) == {"en": "Conversation memory (K/V), tokens",
                                          "tr": "Bağlam belleği (K/V), token"}[lang] and kv_name.size.width >= 27
-        # a reply being written: the writing speed's row counts it apart ("last 3 turns" beside "last 2 turns")
+        # a reply being written: the writing speed's row counts it apart ("last 3 turns" beside "last 2 turns");
+        # the rows count replies, as the headline does ("Son 2 yanıtınız" above "son 3 tur")
         app.generating, app.live_tokens, app._t_first, app._t_last = True, 5, 1.0, 2.0
         app.screen.refresh_view()
         assert str(app.screen.query_one("#row-decode .metric-name").render()).endswith(
-            {"en": "\nlast 2 turns + this one", "tr": "\nson 2 tur + bu yanıt"}[lang])
+            {"en": "\nlast 2 replies + this one", "tr": "\nson 2 yanıt + bu yanıt"}[lang])
         # the conversation memory counts the new prompt as it is read, all of it once the reply has begun
         # (a prompt of 1,749 tokens showed "129/4.096": the last turn's 124 cells and 5 tokens)
         from workstation.tui.messages import PromptProgressed, SystemSampled
@@ -1095,7 +1105,7 @@ async def test_the_dashboards_reading_speed_leaves_out_turns_that_read_a_few_tok
         assert value("decode") == "–"
         # the turn shown is not the last one: not said to be ("last turn" beside the figure of the one before)
         name = str(app.screen.query_one("#row-prompt .metric-name").render())
-        assert name.endswith("\nlong prompts: 1") and "last turn" not in name, name
+        assert name.endswith("\nlong prompts: 1") and "last reply" not in name, name
         assert name.startswith("Reading speed (prompt)\n"), name
         # on top, in words, of the replies that time the model as F3 and F4 count them (the one of
         # 40 tokens; "your last 2 replies" counted the 1-token one, where F4 said "your last reply"):
@@ -1104,6 +1114,13 @@ async def test_the_dashboards_reading_speed_leaves_out_turns_that_read_a_few_tok
         assert str(app.screen.query_one("#headline").render()) == (
             "Your last reply long enough to time: the first words after about 1.0 s, then about 75 words a second, "
             "faster than people read.")
+        # a long prompt again, the short turn between: the last of each row, not its "last 2" (beside
+        # rows of "last 3 replies", "Your last 2 replies" read as another count of the same ones)
+        app.history.add(app.history.turns[0], "a", "A")
+        app.screen.refresh_view()
+        assert str(app.screen.query_one("#row-prompt .metric-name").render()).endswith("\nlong prompts: 2")
+        assert str(app.screen.query_one("#row-ttft .metric-name").render()).endswith("\nlast 3 replies")
+        assert str(app.screen.query_one("#headline").render()).startswith("Your last 2 replies long enough to time: ")
 
 
 def test_the_dashboards_headline_says_a_slow_reply_beside_the_speed_people_read() -> None:
@@ -1220,6 +1237,11 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
 
     assert words_per_token() == 0.75 and "about 4 for 3 English words" in say([("bench.replay_words", {})]) \
         and "three quarters of a word" in en("metric.help") and "about 750 words" in en("sampling.max_tokens.help")
+    # a Turkish word's pieces depend on the model (SmolLM2 cut one in 4-5; F1 said "çoğu zaman 2-3"),
+    # around the fixed figure of 0.4 words a token (2.5 tokens)
+    assert words_per_token(tr.get) == 0.4 and all(
+        "modele göre 2 ile 5" in tr(key) and "2-3" not in tr(key)
+        for key in ("metric.help", "bench.replay_words", "sampling.max_tokens.help"))
     # the words of a text: by spaces, and Chinese and Japanese (no spaces) at 1.5 characters a word,
     # their punctuation none (by spaces a Chinese thought of 12 characters was 1 word)
     from workstation.core.phrases import words_in

@@ -247,6 +247,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         # restart; at first, the folder the app was started from
         self.last_folder: Path | None = Path(remembered) if remembered else None
         self._kept: dict[type[Screen[Any]], Screen[Any]] = {}  # screens with KEEP_ALIVE
+        self._profile_titles: dict[tuple[str, str], str] = {}  # by language and ref (``profile_title``)
         self.conversation_id: int | None = None
         self.open_title = ""  # the open conversation's title (kept should another window delete it)
         self.open_created = 0.0  # and when it was made: SQLite gives a deleted one's number to the next
@@ -708,6 +709,18 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         return [phrase for i, name in enumerate(self.changes_from_profile(sampling))
                 for phrase in ([("list.comma", {})] if i else []) + [
                     ("sampling.change", {"name": (f"sampling.{name}", {}), "value": written(getattr(sampling, name)) or "-"})]]
+
+    def profile_title(self, ref: str, saved: str) -> str:
+        """A profile's name in the UI's language (name_tr in Turkish), as F3 says it, by its ref:
+        the name its turn ``saved`` where its file cannot be read now. Read once a language (F5's
+        profile before a switch, the line under a reply)."""
+        key = (self.texts.lang, ref)
+        if key not in self._profile_titles:
+            try:
+                self._profile_titles[key] = load_profile(ref).title(self.texts.lang)
+            except WorkstationError:
+                self._profile_titles[key] = saved
+        return self._profile_titles[key]
 
     def instructions_now(self) -> str:
         """The open conversation's own instructions ('' none: its profile's system prompt); a new

@@ -295,11 +295,14 @@ class ChatScreen(AppScreen, Screen[None]):
 
     def name_profiles(self) -> None:
         """Where the replies shown were written with more than one profile (a switch mid-way,
-        F3), each says its own before its figures: which model said what was not told."""
+        F3), each says its own before its figures: which model said what was not told. By its title
+        in the UI's language, as F3 names it (it said its file's name, "quoting-lookup")."""
         views = [v for v in self.message_views() if v.profile()]
         named = len({v.profile() for v in views}) > 1
         for view in views:
-            view.name_profile(named)
+            said = view.metrics or {}
+            view.name_profile(self.wapp.profile_title(str(said["profile"]), str(said.get("profile_name") or view.profile()))
+                              if named else "")
 
     def _instructions_line(self) -> str:
         text = " ".join(self.wapp.instructions_now().split())
@@ -579,6 +582,7 @@ class ChatScreen(AppScreen, Screen[None]):
         self.sidebar.relabel(t)
         for view in self.message_views():
             view.relabel(t)
+        self.name_profiles()  # (their profiles' titles in the new language)
         self.call_later(self.mark_days)
         self.show_welcome()
         for line in self.query("#instructions"):

@@ -17,18 +17,15 @@ from textual.screen import Screen
 from textual.widgets import Header, Label, ProgressBar, Sparkline, Static
 
 from workstation.core.catalog import human_bytes
-from workstation.core.errors import WorkstationError
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.metrics import (
     REPLIES_TIMED,
     REPLY_RATE_MIN,
-    ProfileRun,
     TurnMetrics,
     timed_replies,
     ttft_said,
 )
 from workstation.core.phrases import about_words, rounded_words, words_in, words_per_token
-from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import KVCache, kv_words
 from workstation.core.speed_estimate import SLOW_TPS
 from workstation.core.summarize import duration
@@ -113,17 +110,24 @@ def recent_replies(turns: list[TurnMetrics]) -> list[TurnMetrics]:
     return timed_replies(turns)[-REPLIES_TIMED:] or turns[-REPLIES_TIMED:]
 
 
+def last_ones(some: list[TurnMetrics], turns: list[TurnMetrics]) -> bool:
+    """Whether ``some`` of ``turns`` are their last ones, none left out between (F5 says them
+    "last 2" so; else by what they are: "long enough to time", "long prompts")."""
+    return len(some) <= len(turns) and all(a is b for a, b in zip(some, turns[len(turns) - len(some):], strict=True))
+
+
 def replies_headline(turns: list[TurnMetrics], texts: Texts, per_token: float | None = None) -> str:
     """The last replies' speed in one sentence a person pictures, at the top of F5
     (``replies_said``): medians of the ``recent_replies``; "" with none. The rows under it
     were jargon to a first user ("TTFT per turn", "Decode tok/s"). Where the last reply was too
     short to time, the sentence says its replies are the last ones long enough to time (it said
-    "Your last reply" of the one before a 30-token reply, at another speed)."""
+    "Your last reply" of the one before a 30-token reply, at another speed), and so where a short
+    one came between them ("Your last 2 replies" of 3, beside rows of "last 3 replies")."""
     recent = recent_replies(turns)
     if not recent:
         return ""
     said = replies_said(recent, texts, per_token=per_token)
-    key = "dash.headline" if recent[-1] is turns[-1] else "dash.headline_timed"
+    key = "dash.headline" if last_ones(recent, turns) else "dash.headline_timed"
     return texts(f"{key}_one", said=said) if len(recent) == 1 else texts(key, n=len(recent), said=said)
 
 
@@ -225,7 +229,6 @@ class DashboardScreen(AppScreen, Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._texts: dict[str, str] = {}  # what each line shows (``_put``)
-        self._titles: dict[str, str] = {}  # a profile's name in the UI's language, by its ref (``_title``)
         self._models: dict[str, str] = {}  # the model file a profile runs, by its ref (``_model_of``)
 
     def compose(self) -> ComposeResult:
@@ -264,25 +267,15 @@ class DashboardScreen(AppScreen, Screen[None]):
             self.refresh_view()
 
     def relabel(self) -> None:
-        self._titles.clear()  # (another language)
         self._memory_for = "-"  # its line is read again, in the new language (it stayed in the old)
         self.refresh_view()
-
-    def _title(self, run: ProfileRun) -> str:
-        """A profile's name in the UI's language, as the loaded one's is said (name_tr in
-        Turkish); the name the turn saved where its file cannot be read now. Read once."""
-        if run.ref not in self._titles:
-            try:
-                self._titles[run.ref] = load_profile(run.ref).title(self.wapp.texts.lang)
-            except WorkstationError:
-                self._titles[run.ref] = run.name
-        return self._titles[run.ref]
 
     def _model_of(self, ref: str) -> str:
         """The model file the profile ``ref`` runs (``model_file``); "" where it cannot be read or
         is a server's. Read once."""
         if ref not in self._models:
-            from workstation.core.profile_lookup import model_file
+            from workstation.core.errors import WorkstationError
+            from workstation.core.profile_lookup import load_profile, model_file
 
             try:
                 self._models[ref] = model_file(load_profile(ref)) if ref else ""
@@ -343,13 +336,13 @@ class DashboardScreen(AppScreen, Screen[None]):
             # said as the headline says the loaded one's replies, each figure's term after it (the rows')
             earlier_turns = recent_replies(before.turns)
             n_before = len(earlier_turns)
-            earlier = t("dash.before_one" if n_before == 1 else "dash.before", name=self._title(before), n=n_before,
+            earlier = t("dash.before_one" if n_before == 1 else "dash.before", name=app.profile_title(before.ref, before.name), n=n_before,
                         said=replies_said(earlier_turns, t, terms=True, per_token=per_token))
             n_now = len(run.turns)
             now = ("dash.since_switch_none", "dash.since_switch_one")[n_now] if n_now < 2 else "dash.since_switch"
             said = t(now, name=now_name, n=n_now) + " " + earlier
             if (model := self._model_of(run.ref)) and model == self._model_of(before.ref):  # (one model: the profiles compared)
-                said += " " + faster_said((now_name, run.turns), (self._title(before), before.turns), t, per_token)
+                said += " " + faster_said((now_name, run.turns), (app.profile_title(before.ref, before.name), before.turns), t, per_token)
             self._put("#switch-line", said.rstrip())
         decode = series("predicted_per_second")
         if app.generating and live:
@@ -378,7 +371,7 @@ class DashboardScreen(AppScreen, Screen[None]):
             t("dash.prompt"), [turn.prompt_per_second for turn in read],
             t.number(f"{read[-1].prompt_per_second:,.0f} {tps}") if read else "–", tps,
             # "last turn" said of the one before a short follow-up: the turns shown, said as what they are
-            t("dash.axis_read_turns", n=len(read)) if read and read[-1] is not run.turns[-1]
+            t("dash.axis_read_turns", n=len(read)) if read and not last_ones(read, run.turns)
             else t("dash.axis_turn_one") if len(read) == 1 else t("dash.axis_turns", n=len(read)),
         )
         self.query_one("#row-tpot", MetricRow).set(

@@ -211,7 +211,7 @@ class MessageView(Vertical):
         self._waiting: str | None = None  # the office server's silence, said (``server_waiting``)
         self._shown, self._folded = fold(content) if role == "user" else (content, "")
         self.versions: tuple[int, int, str] | None = None  # the last reply's (2, 3, "Alt+V"): "reply 2 of 3 (Alt+V)"
-        self.profile_named = False  # its profile said first (a conversation answered by several: ChatScreen.name_profiles)
+        self.profile_named = ""  # its profile's title, said first (a conversation answered by several: ChatScreen.name_profiles)
 
     def compose(self) -> ComposeResult:
         if self.day:  # only then: a line in every message would add a widget to each
@@ -323,15 +323,16 @@ class MessageView(Vertical):
             return ""
         if self.metrics is None:  # a reply about to stream; a saved message without figures shows none
             return self.texts("chat.waiting") if self._open_stream else self._versions_text()
-        return " · ".join(filter(None, [self.profile() if self.profile_named else "",
+        return " · ".join(filter(None, [self.profile_named,
                                         metrics_line(self.metrics, self.texts), self._versions_text()]))
 
     def profile(self) -> str:
         """The profile the reply was written with, as people name it ("" where it was not kept)."""
         return profile_key(str((self.metrics or {}).get("profile") or "")) if self.role == "assistant" else ""
 
-    def name_profile(self, named: bool) -> None:
-        """Say the reply's profile before its figures (``named``), or not."""
+    def name_profile(self, named: str) -> None:
+        """Say the reply's profile before its figures, by its title in the UI's language (``named``;
+        F3's names), or not ("")."""
         if named != self.profile_named:
             self.profile_named = named
             if self.is_mounted:
