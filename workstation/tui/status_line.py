@@ -179,11 +179,9 @@ class StatusLine(AppPart):
     def context_left(self: WorkstationApp) -> int | None:
         """The tokens the model's context has left after the open conversation's last turn (None
         before a turn): what the line under the box says in words, and what an attached document
-        is measured against. Of the loaded engine's turns, as F5 counts its memory: after a switch
-        (F3) the box said the room of the model before ("920 words left" beside F5's "0/4,096")."""
+        is measured against."""
         n_ctx = self.engine_info.n_ctx if self.engine_info else 0
-        own = self._history.runs(self.profile.ref if self.profile else "")[0].turns
-        last = own[-1] if own and self.conversation_id is not None else None
+        last = self._history.turns[-1] if self._history.turns and self.conversation_id is not None else None
         if not n_ctx or last is None:
             return None
         return n_ctx - (last.prompt_n + last.cache_n + last.predicted_n)
