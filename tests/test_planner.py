@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
+import shutil
 from pathlib import Path
 
 import llama_cpp
@@ -648,6 +649,18 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
                      model_fit(other, en, replies=kept)), model_fit(other, en, replies=kept)
     assert "Up to about" not in model_fit(other, en, replies=kept)
     assert " Burada saniyede yaklaşık " in model_fit(other, tr, replies=kept)
+    # a draft pair's replies and those with every layer on the GPU are no footing for the CPU's
+    # estimate (a draft's guesses kept wrote at 10x its estimate: F4 said other models 10x too)
+    footing = model_fit(other, en, replies=kept)
+    shutil.copy(kept, drafted := tmp_path / "drafted.sqlite3")
+    store = ConversationStore(drafted)
+    for kind in ("draft", "draft", "gpu", "gpu", "gpu"):
+        m = TurnMetrics(predicted_n=100, predicted_ms=100 / 900 * 1000, stop_reason="eos", draft_n=60 if kind == "draft" else 0,
+                        threads_reason=kind if kind == "gpu" else "idle")
+        m.finish_rates()
+        store.add_message(conv, "assistant", " ".join(["word"] * 83), turn_record(m, "office-cpu", "office-cpu", model=here))
+    store.close()
+    assert model_fit(other, en, replies=drafted) == footing, model_fit(other, en, replies=drafted)
     said = speed_estimate(load_profile("office-cpu"), en, replies=kept)  # the load settings' (F3's E) line too
     # F3's E is of a profile: replies on others (tiny, a long-documents variant) are named, not "with it"
     assert said.startswith("Up to about ") and said.endswith(

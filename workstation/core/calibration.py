@@ -300,7 +300,7 @@ def replies_scale(store: Path, estimate: Callable[[Path], float | None]) -> Repl
         try:
             # (a file since removed, a server's model: the next one's)
             model = next((m for m in conversations.timed_models() if Path(m).is_file()), "")
-            replies = conversations.reply_timings(model, model_file_refs(Path(model))) if model else []
+            replies = conversations.reply_timings(model, model_file_refs(Path(model)), cpu_alone=True) if model else []
         finally:
             conversations.close()
     except (OSError, sqlite3.Error, WorkstationError):

@@ -304,12 +304,14 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
         """The writing speeds (tokens a second) of ``reply_timings``' replies, newest first."""
         return [r.tps for r in self.reply_timings(model, profiles, limit)]
 
-    def reply_timings(self, model: str, profiles: Sequence[str] = (), limit: int = REPLIES_TIMED) -> list[ReplyTiming]:
+    def reply_timings(self, model: str, profiles: Sequence[str] = (), limit: int = REPLIES_TIMED,
+                      cpu_alone: bool = False) -> list[ReplyTiming]:
         """The last ``limit`` replies of the model file ``model`` (its resolved path, as
         ``turn_record`` keeps it), newest first, each with its speed, its words (``words_in``, its
         thinking too, as F5 counts them), tokens and profile; of replies kept before turns named
         their model, those of the profiles ``profiles`` (by ``Profile.ref``; a variant of one too).
-        Only the replies that time it (``metrics.timed_replies``, in SQL)."""
+        Only the replies that time it (``metrics.timed_replies``, in SQL); with ``cpu_alone``,
+        only those that time this PC's CPU (``_CPU_ALONE``: no draft pair's, no GPU's)."""
         ran_on, named = "json_extract(metrics, '$.profile')", "json_extract(metrics, '$.model')"
         older = " OR ".join([f"{ran_on} = ?"] * len(profiles) + [f"substr({ran_on}, 1, ?) = ?"] * len(profiles))
         variants = [v for ref in profiles for v in (len(ref) + 1, ref + " ")]
@@ -319,7 +321,7 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
             "content, reasoning, COALESCE(json_extract(metrics, '$.profile'), ''), "
             "COALESCE(json_extract(metrics, '$.profile_name'), json_extract(metrics, '$.profile'), ''), "
             "COALESCE(json_extract(metrics, '$.cpu_others'), 0) "
-            f"FROM messages WHERE {self._TIMED} AND ({whose}) "
+            f"FROM messages WHERE {self._TIMED} AND ({whose}) {'AND ' + self._CPU_ALONE if cpu_alone else ''} "
             "ORDER BY id DESC LIMIT ?",
             (REPLY_RATE_MIN, *UNTIMED_ENDS, model, *profiles, *variants, limit),
         ).fetchall()
@@ -330,13 +332,18 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
               "AND json_extract(metrics, '$.predicted_n') >= ? AND json_extract(metrics, '$.predicted_per_second') > 0 "
               f"AND COALESCE(json_extract(metrics, '$.stop_reason'), '') NOT IN ({', '.join('?' * len(UNTIMED_ENDS))})")
 
+    # a reply that times this PC's CPU: not a draft pair's (its guesses kept beat the CPU's own
+    # pace) nor one with every layer on the GPU (the CPU-alone estimate is not of it)
+    _CPU_ALONE = ("COALESCE(json_extract(metrics, '$.draft_n'), 0) = 0 "
+                  "AND COALESCE(json_extract(metrics, '$.threads_reason'), '') != 'gpu'")
+
     def timed_models(self) -> list[str]:
-        """The model files (as ``turn_record`` keeps them) of the replies that time a model
-        (``reply_timings``'), the newest reply's first: whose replies measure this PC against
-        its estimate (``calibration.replies_scale``)."""
+        """The model files (as ``turn_record`` keeps them) of the replies that time a model on
+        the CPU alone (``reply_timings``' with ``cpu_alone``), the newest reply's first: whose
+        replies measure this PC against its estimate (``calibration.replies_scale``)."""
         rows = self._db.execute(
             f"SELECT json_extract(metrics, '$.model') AS model FROM messages WHERE {self._TIMED} "
-            "AND model IS NOT NULL GROUP BY model ORDER BY max(id) DESC",
+            f"AND {self._CPU_ALONE} AND model IS NOT NULL GROUP BY model ORDER BY max(id) DESC",
             (REPLY_RATE_MIN, *UNTIMED_ENDS),
         ).fetchall()
         return [str(model) for model, in rows if model]
