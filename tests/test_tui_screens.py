@@ -811,6 +811,7 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
             "Geçişten önce Ofis A profilinin son 2 yanıtı: ilk sözcükler yaklaşık 0,2 sn (TTFT 225 ms) sonra geldi, "
             "ardından saniyede yaklaşık 17 sözcük (22,5 token/sn).")
         assert app.profile_title(str(tmp_path / "gone.yaml"), "Gone") == "Gone"
+        assert app.profile_title("x" * 300, "Long") == "Long"  # (a name no file can have: no traceback on a redraw)
         # the line under each reply names its profile so too (it said its file's name, "quoting-lookup")
         from workstation.tui.widgets.message_view import MessageView
 

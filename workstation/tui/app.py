@@ -718,7 +718,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         if key not in self._profile_titles:
             try:
                 self._profile_titles[key] = load_profile(ref).title(self.texts.lang)
-            except WorkstationError:
+            except (WorkstationError, OSError):  # (a ref no file can have: a name too long, as F5's ``_model_of``)
                 self._profile_titles[key] = saved
         return self._profile_titles[key]
 
