@@ -1599,6 +1599,10 @@ def test_a_json_run_that_fails_says_why_in_json_on_stdout(tmp_path: Path, capsys
     assert "There is no profile named 'no-such-profile'" in out
     assert main(["chat", "-p", "no-such-profile", "Hello"]) == 1
     assert capsys.readouterr().out == ""
+    # a name longer than a file's can be (it said "unexpected error: OSError: File name too long")
+    assert main(["chat", "-p", "x" * 300, "Hello"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"workstation: There is no profile named '{'x' * 59}…'") and err.count("\n") == 1, err
 
 
 def test_an_office_profiles_folder_adds_to_the_shipped_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

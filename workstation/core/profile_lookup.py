@@ -5,6 +5,7 @@ run a model file (profiles_using)."""
 from __future__ import annotations
 
 import dataclasses
+import errno
 import functools
 import os
 from pathlib import Path
@@ -77,7 +78,23 @@ def how_to_use(model: str) -> Phrase:
 
 def load_profile(ref: str | None) -> Profile:
     """A profile by name (a file in profiles/ or a profile's ``name``), by path to YAML, or by
-    path to a model file (.gguf: the defaults a new profile for it gets)."""
+    path to a model file (.gguf: the defaults a new profile for it gets). A name longer than any
+    file's can be is no profile (``-p`` of 300 characters said "unexpected error: OSError: File
+    name too long")."""
+    try:
+        return _looked_up(ref)
+    except OSError as err:
+        if err.errno != errno.ENAMETOOLONG:
+            raise
+        typed = ref or os.environ.get("WORKSTATION_PROFILE") or DEFAULT_PROFILE
+        stems = [p.stem for p in profile_paths()]
+        raise ProfileError(said=[("profile.no_such", {
+            "ref": typed if len(typed) <= 60 else typed[:59] + "…",
+            "names": ", ".join(stems) if stems else ("profile.none_here", {}), "meant": "",
+            "by": "" if ref else ("profile.named_by_env", {})})]) from None
+
+
+def _looked_up(ref: str | None) -> Profile:
     named_by = "" if ref else ("WORKSTATION_PROFILE" if os.environ.get("WORKSTATION_PROFILE") else "the default")
     ref = ref or os.environ.get("WORKSTATION_PROFILE") or DEFAULT_PROFILE
     as_path = typed_path(ref)
