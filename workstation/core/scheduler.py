@@ -561,7 +561,7 @@ class Scheduler(SlotReplies, PromptCache, WaitingCallers):
     def _step(self) -> bool:
         self._run_chores()
         with self._cond:
-            admitted, dropped = admit(self.slots, self.waiting)
+            admitted, dropped = admit(self.slots, self.waiting, self.model.piece)
         for req in dropped:
             req.discard()
             self.stats.requests_cancelled_total += 1
