@@ -112,7 +112,16 @@ def test_forgetting_a_conversation_drops_its_cells_and_its_files(smollm2_path: P
         prompt = eng.chat_prompt(later)
         assert kept.tokens[: len(prompt)] == prompt
         assert len(_state_files()) == 2  # another conversation's state stays
-        assert eng.forget(mine) == 1
+        # the same conversation under other instructions (F3: another profile of the same model
+        # file) is kept beside it: going back to the first profile restores its cells
+        quoting = [{"role": "system", "content": "You edit and quote office text exactly."}, *later]
+        finished_turn(eng.stream_chat(quoting, GREEDY, tag=mine))
+        assert eng.save_state() == 1
+        assert sorted(e.tag for e in KvStateStore().entries()) == [mine, mine, other]
+        back = finished_turn(eng.stream_chat([*later, {"role": "user", "content": "Who chairs it?"}], GREEDY, tag=mine))
+        # (restored: the question to its end; the opening of a reply after it is another message here)
+        assert back.metrics.restored_n >= len(prompt) - 3, back.metrics
+        assert eng.forget(mine) == 2
         assert eng.tokens == [] and eng.model.seq_pos_max(0) < 0
         assert [e.tag for e in KvStateStore().entries()] == [other]
     assert [e.tag for e in KvStateStore().entries()] == [other]  # closing saved nothing of mine

@@ -243,19 +243,23 @@ class PromptCache:
         data = read_sequence(self.model, slot.seq)
         if self._writer is None:
             self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kv-writer")
-        self._writer.submit(self._write_state, store, tokens, data, slot.tag, slot.prompt_n)
+        self._writer.submit(self._write_state, store, tokens, data, slot.tag, slot.prompt_n, self._turn_ends())
         return True
 
     def _write_state(self: Scheduler, store: KvStateStore, tokens: list[int], data: StateBytes, tag: str | None,
-                     prompt_n: int = 0) -> None:
+                     prompt_n: int = 0, turn_ends: frozenset[int] = frozenset()) -> None:
         try:
-            store.save(self.state_key, tokens, data, tag, prompt_n)
+            store.save(self.state_key, tokens, data, tag, prompt_n, turn_ends)
         except OSError as err:  # a full disk costs only the speed-up: said once, not at every save
             if err.errno != self._save_problem:
                 log.warning("Could not save a KV state: %s", err.strerror or err)
             self._save_problem = err.errno
         else:
             self._save_problem = None
+
+    def _turn_ends(self: Scheduler) -> frozenset[int]:
+        """The model's end-of-turn tokens (``KvStateStore.superseded``)."""
+        return frozenset(int(t) for t in self._eog_tokens())
 
     def _wait_for_writes(self: Scheduler) -> None:
         if self._writer is not None:
