@@ -57,6 +57,24 @@ def test_second_turn_reuses_prompt_and_reply(engine: Engine) -> None:
     assert t2.metrics.prompt_n + t2.metrics.cache_n == len(engine.chat_prompt(messages))
 
 
+def test_next_turn_keeps_a_reply_generated_as_other_tokens(engine: Engine) -> None:
+    """A reply comes back as text, and its text tokenized again need not be the tokens it was
+    generated as (a sampled reply wrote " Ab" "on" where " A" "bon" is read): its cells are kept
+    all the same, the prompt taking the tokens they hold for that text."""
+    from workstation.core.profiles import Sampling
+
+    engine.reset()
+    reply = "Abon de ne, Turkish: lütfen."
+    asked = [*HELLO, {"role": "assistant", "content": reply}]
+    head = engine.chat_prompt(HELLO)
+    written = [t for ch in reply for t in engine.model.tokenize(ch, add_special=False, parse_special=False)]
+    assert engine.chat_prompt(asked) != head + written  # the same text, other tokens
+    finished_turn(engine.stream_tokens(head + written, Sampling(temperature=0.0, max_tokens=1)))
+    turn = engine.run_chat([*asked, {"role": "user", "content": "And two more?"}]).metrics
+    # without taking the cells' tokens, only the question before the reply was kept (cache_n 38 of 65)
+    assert turn.cache_n >= len(head + written), turn
+
+
 def test_metrics_are_consistent(engine: Engine) -> None:
     engine.reset()
     wall0 = time.perf_counter()

@@ -93,6 +93,25 @@ def test_a_reopened_conversation_restores_its_cells(saved: tuple[str, str]) -> N
         assert eng.model.seq_pos_max(0) + 1 == len(eng.tokens)
 
 
+def test_a_restore_keeps_a_reply_generated_as_other_tokens(smollm2_path: Path) -> None:
+    """A state saved at a close or a profile switch ends with the reply as it was generated
+    (" Ab" "on"), which its text read again need not give (" A" "bon"): the restore takes the
+    reply too, not only the conversation up to its first such token."""
+    mine = "conversation:/tmp/c.db:1"
+    reply = "Abon de ne, Turkish: lütfen."
+    asked = [*FIRST, {"role": "assistant", "content": reply}]
+    with Engine(_profile(), keep_state=True) as eng:
+        head = eng.chat_prompt(FIRST)
+        written = head + [t for ch in reply for t in eng.model.tokenize(ch, add_special=False, parse_special=False)]
+        assert eng.chat_prompt(asked) != written  # the same text, other tokens
+        finished_turn(eng.stream_tokens(written, GREEDY, tag=mine))
+        eng.reset()  # saved, and the slot emptied: the next turn's cells come from the file
+        m = finished_turn(eng.stream_chat([*asked, {"role": "user", "content": "And the meeting?"}], GREEDY,
+                                          tag=mine)).metrics
+        # without taking the saved tokens, the restore stopped at the reply's second token
+        assert m.restored_n >= len(written), m
+
+
 def test_forgetting_a_conversation_drops_its_cells_and_its_files(smollm2_path: Path) -> None:
     """A deleted conversation's cells go: its files on disk (any owner's stay), and the slot's
     copy in memory, which closing the engine would have saved again."""
@@ -112,7 +131,16 @@ def test_forgetting_a_conversation_drops_its_cells_and_its_files(smollm2_path: P
         prompt = eng.chat_prompt(later)
         assert kept.tokens[: len(prompt)] == prompt
         assert len(_state_files()) == 2  # another conversation's state stays
-        assert eng.forget(mine) == 1
+        # the same conversation under other instructions (F3: another profile of the same model
+        # file) is kept beside it: going back to the first profile restores its cells
+        quoting = [{"role": "system", "content": "You edit and quote office text exactly."}, *later]
+        finished_turn(eng.stream_chat(quoting, GREEDY, tag=mine))
+        assert eng.save_state() == 1
+        assert sorted(e.tag for e in KvStateStore().entries()) == [mine, mine, other]
+        back = finished_turn(eng.stream_chat([*later, {"role": "user", "content": "Who chairs it?"}], GREEDY, tag=mine))
+        # (restored: the question to its end; the opening of a reply after it is another message here)
+        assert back.metrics.restored_n >= len(prompt) - 3, back.metrics
+        assert eng.forget(mine) == 2
         assert eng.tokens == [] and eng.model.seq_pos_max(0) < 0
         assert [e.tag for e in KvStateStore().entries()] == [other]
     assert [e.tag for e in KvStateStore().entries()] == [other]  # closing saved nothing of mine

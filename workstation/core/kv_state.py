@@ -364,15 +364,15 @@ class KvStateStore:
             self._seen_written = taken
 
     def save(self, key: StateKey, tokens: list[int], state: StateBytes, tag: str | None = None,
-             prompt_n: int = 0) -> Path:
+             prompt_n: int = 0, turn_ends: frozenset[int] = frozenset()) -> Path:
         """Write a state (``prompt_n``: how many of ``tokens`` were the prompt, the rest its
-        reply); OSError (ENOSPC) where, older states evicted, its disk still has no room for it
+        reply; ``turn_ends``: the model's end-of-turn tokens, ``superseded``); OSError (ENOSPC) where, older states evicted, its disk still has no room for it
         beside what the cache leaves free for everything else (``keep_free``)."""
         if self.folder == default_folder():  # (the states hold people's text: the folder its owner's alone, 0700)
             own_folder(self.folder)
         else:  # (--slot-save-path: one made is made so; one there keeps the mode its owner gave it)
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        older = [e for e in self.entries() if e.key_digest == key.digest and self.superseded(e, tokens, tag)]
+        older = [e for e in self.entries() if e.key_digest == key.digest and self.superseded(e, tokens, tag, turn_ends)]
         # a later turn of a state that was restored (a conversation, a prompt asked again) is one too
         path = self._path(key, tokens, reused=any(e.reused for e in older))
         data = encode_state(key, tokens, state, tag, min(max(0, prompt_n), len(tokens)))
@@ -399,7 +399,7 @@ class KvStateStore:
         return seen is None or seen[5] is None
 
     @staticmethod
-    def superseded(older: SavedState, tokens: list[int], tag: str | None) -> bool:
+    def superseded(older: SavedState, tokens: list[int], tag: str | None, turn_ends: frozenset[int] = frozenset()) -> bool:
         """Whether a state saved earlier for the same key can never be worth more than the one
         just saved (``tokens``, ``tag``): it is the start of it (an earlier turn), or an earlier
         state of the same conversation. A conversation that outgrew its context drops its
@@ -407,12 +407,22 @@ class KvStateStore:
         its earlier states then no longer start what it sends, and each stayed on disk (tens
         of MiB) until the budget pushed out other conversations' states instead. Nobody's state
         (a summary's, a server's prompt) of the same prompt, with another reply, is superseded
-        too: a document summarized again added one more state of it each time."""
+        too: a document summarized again added one more state of it each time.
+
+        With ``turn_ends`` (the model's end-of-turn tokens) the same conversation's earlier state
+        goes only when both begin with the same first message (the instructions): a profile of
+        the same model file with other instructions (F3, quoting-lookup, then office-cpu again)
+        saved the conversation's state under its own instructions, which superseded the first
+        profile's, and going back read the whole conversation again (0/1,449 cached, 17 s)."""
         if tokens[: len(older.tokens)] == older.tokens:
             return True
         if older.tag is None and 0 < older.prompt_n and tokens[: older.prompt_n] == older.tokens[: older.prompt_n]:
             return True
-        return tag is not None and tag != NOT_KEPT and same_conversation(older.tag, tag)
+        if tag is None or tag == NOT_KEPT or not same_conversation(older.tag, tag):
+            return False
+        from workstation.core.slots import common_prefix
+
+        return not turn_ends or any(t in turn_ends for t in tokens[: common_prefix(older.tokens, tokens)])
 
     def entries(self, key: StateKey | None = None) -> list[SavedState]:
         """Saved states (for ``key`` only when given); unreadable files are skipped."""

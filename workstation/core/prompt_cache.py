@@ -20,9 +20,17 @@ from workstation.core.kv_state import (
     SavedState,
     StateBytes,
     read_sequence,
+    same_conversation,
     write_sequence,
 )
-from workstation.core.slots import PrefixAction, Slot, moved_runs, settle_prefix
+from workstation.core.slots import (
+    PrefixAction,
+    Slot,
+    aligned_prompt,
+    common_prefix,
+    moved_runs,
+    settle_prefix,
+)
 
 if TYPE_CHECKING:
     from workstation.core.scheduler import Scheduler
@@ -166,6 +174,22 @@ class PromptCache:
     def _others_have_work(self: Scheduler, slot: Slot) -> bool:
         return any(s is not slot and s.req is not None and not s.fresh for s in self.slots)
 
+    def _aligned_to_saved(self: Scheduler, prompt: list[int], tag: str) -> list[int]:
+        """``prompt`` with the tokens a saved state of its conversation holds for the same text
+        (``aligned_prompt``, as ``admit`` does with the slots' cells): the state saved at a
+        close or a profile switch ends with a reply as it was generated, which its text read
+        again need not give, and the restore then stopped at its first such token."""
+        assert self.kv_store is not None
+        best, gain = prompt, 0
+        for entry in self.kv_store.entries(self.state_key):
+            if entry.tag is None or not same_conversation(entry.tag, tag):
+                continue
+            aligned = aligned_prompt(entry.tokens, prompt, self.model.piece)
+            more = common_prefix(entry.tokens, aligned) - common_prefix(entry.tokens, prompt)
+            if more > gain:
+                best, gain = aligned, more
+        return best
+
     def _start_restore(self: Scheduler, slot: Slot, in_memory: int) -> PendingRestore | None:
         """Start reading the saved state that shares more of the prompt than any slot's cells
         do (None: there is none)."""
@@ -243,19 +267,23 @@ class PromptCache:
         data = read_sequence(self.model, slot.seq)
         if self._writer is None:
             self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kv-writer")
-        self._writer.submit(self._write_state, store, tokens, data, slot.tag, slot.prompt_n)
+        self._writer.submit(self._write_state, store, tokens, data, slot.tag, slot.prompt_n, self._turn_ends())
         return True
 
     def _write_state(self: Scheduler, store: KvStateStore, tokens: list[int], data: StateBytes, tag: str | None,
-                     prompt_n: int = 0) -> None:
+                     prompt_n: int = 0, turn_ends: frozenset[int] = frozenset()) -> None:
         try:
-            store.save(self.state_key, tokens, data, tag, prompt_n)
+            store.save(self.state_key, tokens, data, tag, prompt_n, turn_ends)
         except OSError as err:  # a full disk costs only the speed-up: said once, not at every save
             if err.errno != self._save_problem:
                 log.warning("Could not save a KV state: %s", err.strerror or err)
             self._save_problem = err.errno
         else:
             self._save_problem = None
+
+    def _turn_ends(self: Scheduler) -> frozenset[int]:
+        """The model's end-of-turn tokens (``KvStateStore.superseded``)."""
+        return frozenset(int(t) for t in self._eog_tokens())
 
     def _wait_for_writes(self: Scheduler) -> None:
         if self._writer is not None:

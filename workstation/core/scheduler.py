@@ -326,6 +326,8 @@ class Scheduler(SlotReplies, PromptCache, WaitingCallers):
                 f"The prompt is {len(prompt)} tokens but this profile's context holds at most "
                 f"{self.slot_ctx - 1} prompt tokens per request."
             )
+        if self.kv_store is not None and tag is not None and cache_prompt:
+            prompt = self._aligned_to_saved(prompt, tag)
         req = Request(
             prompt=list(prompt),
             sampling=sampling,
@@ -561,7 +563,7 @@ class Scheduler(SlotReplies, PromptCache, WaitingCallers):
     def _step(self) -> bool:
         self._run_chores()
         with self._cond:
-            admitted, dropped = admit(self.slots, self.waiting)
+            admitted, dropped = admit(self.slots, self.waiting, self.model.piece)
         for req in dropped:
             req.discard()
             self.stats.requests_cancelled_total += 1

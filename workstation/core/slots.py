@@ -12,7 +12,8 @@ outputs is the scheduler's ``update`` half):
   slots, ties to the one admitted least recently (then to the oldest request); an owner at its
   ``max_parallel`` waits. One owner's requests (and requests without an owner) are admitted in
   the order they came. A request goes to the free slot whose cache shares the longest prefix
-  with its prompt, else to the least recently used.
+  with its prompt, else to the least recently used; its prompt first takes the tokens a slot's
+  cells hold for the same text (``aligned_prompt``: a reply as it was generated).
 * ``settle_prefix``: which KV cells a new request reuses — its slot's own prefix, or a copy of
   a longer prefix from another slot (``llama_memory_seq_cp``, no recompute), or it waits a step
   for a slot admitted before it that is prefilling the same prefix right now (the map phase of a
@@ -127,6 +128,51 @@ def common_prefix(a: Sequence[int], b: Sequence[int], limit: int | None = None) 
     return lo
 
 
+def aligned_prompt(cells: Sequence[int], prompt: list[int], piece: Callable[[int], bytes]) -> list[int]:
+    """``prompt`` with the tokens ``cells`` hold where both spell the same text: a reply comes
+    back as text, and its text tokenized again need not give the tokens it was generated as
+    (SmolLM2 wrote " Abon" as " Ab" "on", which read again is " A" "bon"), so the cells of a
+    reply matched up to its first such token and the rest of it was read again (a third turn
+    said "cache 72/191": the reply before it not kept). llama-cli keeps the generated tokens
+    themselves; so does this, from the cells: the prompt then holds the tokens the model wrote,
+    the ones it read them as. Text only: ``piece`` (a token's text, empty for a control token)
+    stops the match at any control token, which must be the same token to be kept."""
+    out = prompt
+    n = common_prefix(cells, out)
+    while n < len(cells) and n < len(out) - 1:
+        a = b = n
+        cell_bytes = prompt_bytes = b""
+        same = 0  # bytes alike in both so far
+        best = n, n
+        while True:
+            if len(cell_bytes) <= len(prompt_bytes) and a < len(cells):
+                part = piece(cells[a])
+                cell_bytes += part
+                a += 1
+            elif b < len(out) and len(prompt_bytes) < len(cell_bytes):
+                part = piece(out[b])
+                prompt_bytes += part
+                b += 1
+            else:
+                break
+            if not part:
+                break  # a control token: never stood for by text
+            m = min(len(cell_bytes), len(prompt_bytes))
+            if cell_bytes[same:m] != prompt_bytes[same:m]:
+                break
+            same = m
+            if len(cell_bytes) == len(prompt_bytes):
+                best = a, b
+        a, b = best
+        if a == n:
+            break
+        if out is prompt:
+            out = list(prompt)
+        out[n:b] = cells[n:a]
+        n = a + common_prefix(cells[a:], out[a:])
+    return out
+
+
 def choose_slot(slots: Sequence[Slot], free: Sequence[Slot], prompt: Sequence[int]) -> Slot:
     """The free slot for ``prompt``: the one that reuses the most of it, its own cells (their
     prefix, and cells further on that ``moved_runs`` moves) or a prefix copied from another slot
@@ -164,9 +210,11 @@ def queue_victim(waiting: Sequence[Request], owner: Owner | None) -> Request | N
     return next(r for r in reversed(waiting) if r.owner is not None and r.owner.name == top)
 
 
-def admit(slots: Sequence[Slot], waiting: collections.deque[Request]) -> tuple[list[Slot], list[Request]]:
+def admit(slots: Sequence[Slot], waiting: collections.deque[Request],
+          piece: Callable[[int], bytes] | None = None) -> tuple[list[Slot], list[Request]]:
     """Pair waiting requests with free slots, round by round between owners (see the module's
-    docstring). Returns (slots now serving a new request, cancelled requests dropped from the
+    docstring); with ``piece`` (a token's text) a prompt that reuses cells first takes the
+    tokens the slot whose cells it matches most holds for its text (``aligned_prompt``). Returns (slots now serving a new request, cancelled requests dropped from the
     queue). Mutates slots and ``waiting``; the requests left keep their order."""
     admitted: list[Slot] = []
     dropped: list[Request] = []
@@ -193,6 +241,13 @@ def admit(slots: Sequence[Slot], waiting: collections.deque[Request]) -> tuple[l
         held[name] = held.get(name, 0) + 1
         turn += 1
         last_turn[name] = turn
+        if piece is not None and req.cache_prompt:
+            limit, best = len(req.prompt) - 1, 0
+            for other in slots if req.id_slot < 0 else [s for s in free if s.seq == req.id_slot]:
+                prompt = aligned_prompt(other.tokens, req.prompt, piece)
+                gain = common_prefix(other.tokens, prompt, limit) - common_prefix(other.tokens, req.prompt, limit)
+                if gain > best:
+                    req.prompt, best = prompt, gain
         if req.id_slot >= 0:
             slot = next(s for s in free if s.seq == req.id_slot)
         else:
