@@ -452,8 +452,9 @@ def test_two_profiles_run_in_rounds_with_the_order_alternating(tiny_profile: Pat
     assert [r.profile for r in results] == ["tiny", "other"]
     plain = [line for line in format_bench(results).splitlines() if line.startswith("In plain words")]
     ratio = r"(as fast|\d+\.\d\dx (as fast|slower)( \(not sure: within how much the repetitions varied\))?)"
+    # (by the chat turns where a tg's repetitions disagree: this PC busy meanwhile)
     assert plain and re.fullmatch(rf"In plain words, against tiny: other reads a prompt {ratio} and writes a reply "
-                                  rf"{ratio}\.", plain[0]), plain
+                                  rf"(in a chat turn \('chat tg'\) )?{ratio}\.", plain[0]), plain
     assert [r.model_info["type_k"] for r in results] == ["q8_0", "f16"]
     assert "The profiles ran in 3 rounds" in format_bench(results)
     # one profile: its repetitions in a row, as llama-bench runs them
