@@ -451,7 +451,11 @@ def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm
     folder, out = tmp_path / "inbox", tmp_path / "out"
     folder.mkdir()
     (folder / "bees.txt").write_text(honeybee_text(2), encoding="utf-8")
-    profile = make_profile(context=256, threads=1, sampling={"max_tokens": 8})  # short parts: a quicker test
+    from workstation.core.profile_lookup import load_profile
+
+    # short parts: a quicker test (a file: the next run is the command's, with -p FILE)
+    profile_file = write_profile_file(tmp_path / "p.yaml", context=256, threads=1, sampling={"max_tokens": 8})
+    profile = load_profile(str(profile_file))
     stop = threading.Event()
     seen: list[tuple[str, int, int]] = []
 
@@ -475,11 +479,14 @@ def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm
     parts = f"{finished} part" if finished == 1 else f"{finished} parts"
     assert (f"pending  bees.txt — {parts} kept from the run that stopped; the next run goes on from there"
             in capsys.readouterr().out.splitlines())
-    seen.clear()
-    counts = run_batch(folder, out, profile, engine_factory, on_event)
-    assert counts["done"] == 1
-    assert seen[0] == ("kept", finished, total), seen  # not summarized again
-    assert [done for stage, done, _ in seen if stage == "map"] == list(range(finished + 1, total + 1))
+    # the next run, as a person runs it: the parts kept said, then the part under way at once (its time
+    # left; it said nothing for 75 s after "1 of 3 parts kept"), then each part as it ends
+    run = _batch_run(folder, "-o", out, "-p", profile_file)
+    assert run.returncode == 0, run.stderr
+    said = [line.split("bees.txt: ", 1)[1] for line in run.stderr.splitlines() if line.startswith("batch:   bees.txt: ")]
+    assert said[1] == f"{finished} of {total} parts kept from the run that stopped", said  # not summarized again
+    assert re.fullmatch(rf"part {finished + 1} of {total} under way \(\d+% read\), time left .+", said[2]), said
+    assert [int(line.split(" of ")[0]) for line in said if " parts done" in line] == list(range(finished + 1, total + 1))
     text = (out / output_name("bees.txt")).read_text(encoding="utf-8")
     assert text.count("\n- **") == total and "Stopped after" not in text
     con = sqlite3.connect(out / DB_NAME)
@@ -523,6 +530,9 @@ def test_a_run_says_which_document_of_how_many_it_is_on(tmp_path: Path, smollm2_
     assert time_left(Texts("en"), 65, 3) == " (3 documents left, about 1 min 5 s at this run's pace)"
     assert time_left(Texts("tr"), 65, 3) == " (kalan 3 belge, bu çalıştırmanın hızıyla yaklaşık 1 dk 5 sn)"
     assert time_left(Texts("en"), 65, 0) == time_left(Texts("en"), None, 3) == ""
+    # rough (a document left longer than any done, or its text guessed): a range, as F6 says one
+    assert time_left(Texts("en"), 130, 3, 2.5) == " (3 documents left, about 1–6 min at this run's pace)"
+    assert time_left(Texts("tr"), 130, 3, 2.5) == " (kalan 3 belge, bu çalıştırmanın hızıyla yaklaşık 1–6 dk)"
 
 
 def test_a_full_disk_under_the_queue_is_said_and_stops_the_run(tmp_path: Path) -> None:
@@ -673,13 +683,14 @@ def test_the_time_left_of_a_queue_is_its_text_not_its_bytes(tmp_path: Path) -> N
     """A 40 s run said "18m02s" left: its pace was the bytes of the documents done, and a PDF's
     bytes are mostly not its text. The text of those done (as read), and a document of a kind
     not read yet taken as the average one."""
-    from workstation.core.batch_queue import Pace
+    from workstation.core.batch_queue import PACE_ROUGH, Pace
 
     folder, out = tmp_path / "inbox", tmp_path / "out"
     folder.mkdir()
     out.mkdir()
     (folder / "memo.txt").write_text("Bees make honey. " * 60, encoding="utf-8")  # 1,020 bytes of text
     (folder / "scan.pdf").write_bytes(b"%PDF-1.4\n" + b"\0" * 102_000)  # 100 times the bytes, as much text
+    (folder / "handbook.md").write_text("Bees make honey. " * 600, encoding="utf-8")  # 10 times the text
     queue = BatchQueue(out / DB_NAME)
     try:
         queue.scan(folder, out)
@@ -690,7 +701,12 @@ def test_the_time_left_of_a_queue_is_its_text_not_its_bytes(tmp_path: Path) -> N
         pace.started -= 100  # the memo took 100 s
         pace.finished(next(r for r in queue.rows() if r.path == "memo.txt"), 1020)
         eta = pace.eta(queue)
-        assert eta is not None and 100 <= eta < 150, eta  # (by the bytes: 10,000 s)
+        assert eta is not None and 1100 <= eta < 1200, eta  # (the memo's time, its text 11 times: by the bytes 11,000 s)
+        # a text file left is its own text (bytes), not the average document done: a 6,000-word handbook
+        # after a short e-mail was said to take as long ("3 documents left, about 14 s"); said as a range
+        handbook = next(r for r in queue.rows() if r.path == "handbook.md")
+        assert pace.text_of(handbook) == handbook.size
+        assert pace.estimate(queue) == (pytest.approx(eta), PACE_ROUGH)
         # once a PDF is done, one left is taken to hold the text a byte that one did
         pace.finished(next(r for r in queue.rows() if r.path == "scan.pdf"), 1020)
         assert pace.text_of(next(r for r in queue.rows() if r.path == "scan.pdf")) == pytest.approx(1020)

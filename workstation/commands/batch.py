@@ -90,19 +90,26 @@ def engine_factory(profile: Any, t: Texts | None = None) -> Any:
     return engine
 
 
-def _eta(t: Texts, seconds: float | None, word: str, soon: str | None = None, revised: bool = False) -> str:
+def _eta(t: Texts, seconds: float | None, word: str, soon: str | None = None, revised: bool = False,
+         high: float | None = None) -> str:
     """Time left as ``eta_text`` says it, in F6's words: 'about 1 min 5 s', in Turkish 'yaklaşık
-    1 dk 5 sn' (English said 'about 1m05s'); the ``soon`` key's words where it rounds to none."""
-    return eta_text(seconds, t(word), t(soon) if soon else None, revised=revised, lookup=t.get)
+    1 dk 5 sn' (English said 'about 1m05s'); the ``soon`` key's words where it rounds to none;
+    ``high``: rough, a range up to it ('about 2–5 min')."""
+    return eta_text(seconds, t(word), t(soon) if soon else None, high=high, revised=revised, lookup=t.get)
 
 
-def time_left(t: Texts, seconds: float | None, left: int) -> str:
+def time_left(t: Texts, seconds: float | None, left: int, high: float | None = None) -> str:
     """What a document done says of the ``left`` documents after it: ' (3 documents left, about
     1 min 5 s at this run's pace)'; 'nearly finished' where the estimate rounds to none (it said
-    'about 0s for the 1 document left'); nothing where none are left or no pace is known yet."""
+    'about 0s for the 1 document left'); nothing where none are left or no pace is known yet.
+    ``high``: rough (``Pace.estimate``), the range's top as a share of ``seconds``: ' (3 documents
+    left, about 2–5 min at this run's pace)'."""
     if seconds is None or not left:
         return ""
-    return t("batch_cmd.time_left", eta=_eta(t, seconds, "batch_cmd.about", "summarize.eta_soon"), n=left)
+    eta = _eta(t, seconds, "batch_cmd.about", "summarize.eta_soon", high=seconds * high if high else None)
+    if high and eta.startswith(t("batch_cmd.about") + " "):  # ("about about 2–5 min")
+        eta = eta[len(t("batch_cmd.about")) + 1:]
+    return t("batch_cmd.time_left", eta=eta, n=left)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -159,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
     def _on_stop(_sig: int) -> None:  # Ctrl-C, a kill, a closed terminal: the document in hand goes back in the queue
         cancel.set()
 
+    under_way_said: dict[str, int] = {}  # the documents whose part under way was said (once each)
     waiting_said: list[tuple[str, bool, bool] | None] = [None]  # the office server's silence said, for which document
 
     def on_event(ev: BatchEvent) -> None:
@@ -182,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
             print("batch: " + t("batch_cmd.summarizing", path=ev.path, at=at, total=sum(c.values())), file=sys.stderr)
         elif ev.kind == "file-done":
             left = (ev.counts or {}).get("pending", 0) + (ev.counts or {}).get("running", 0)
-            print("batch: " + t("batch_cmd.done", path=ev.path, file=ev.detail, rest=time_left(t, ev.eta_s, left)),
+            print("batch: " + t("batch_cmd.done", path=ev.path, file=ev.detail, rest=time_left(t, ev.eta_s, left, ev.eta_high)),
                   file=sys.stderr)
         elif ev.kind == "file-failed":
             print("batch: " + t("batch_cmd.failed", path=ev.path, why=_why(ev.detail, ev.said, args)), file=sys.stderr)
@@ -199,6 +207,18 @@ def run(args: argparse.Namespace) -> int:
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "chunking":
             # before its parts are known (a long document is measured for seconds): said, not a count
             print(f"batch:   {ev.path}: " + t("batch_cmd.measuring"), file=sys.stderr)
+        elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "map" \
+                and ev.progress.inside_part and ev.progress.part and ev.progress.waiting is None \
+                and (ev.progress.eta_s is not None or ev.progress.part_read >= 1.0) \
+                and under_way_said.get(ev.path or "") is None:
+            # a document's first part under way, once its time left is known (a few seconds in) or it is read: the part,
+            # how much of it is read, the time left; a resumed one said nothing for 75 s after its parts kept
+            p = ev.progress
+            under_way_said[ev.path or ""] = p.part
+            print(f"batch:   {ev.path}: " + t("batch_cmd.reading_part", part=p.part, total=p.chunks_total,
+                                             read=int(p.part_read * 100),
+                                             eta=_eta(t, p.eta_s, "batch_cmd.eta", "summarize.eta_soon",
+                                                      p.eta_revised, p.eta_high_s)), file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "kept":
             p = ev.progress
             print(f"batch:   {ev.path}: " + t("batch_cmd.parts_kept", done=p.chunks_done, total=p.chunks_total),

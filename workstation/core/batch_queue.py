@@ -35,6 +35,7 @@ import contextlib
 import errno
 import fcntl
 import json
+import math
 import os
 import sqlite3
 import time
@@ -48,6 +49,7 @@ from typing import Any
 from workstation.core.atomic import output_folder, write_text_atomic
 from workstation.core.documents import (
     SUPPORTED_SUFFIXES,
+    TEXT_SUFFIXES,
     looks_like_document,
     name_is_text,
     not_there,
@@ -526,49 +528,120 @@ class BatchEvent:
     progress: Any = None
     unnamed: list[str] = field(default_factory=list)  # (start) documents left alone for their names
     eta_s: float | None = None  # (file-done) the rest of the queue at this run's pace so far
+    eta_high: float | None = None  # (file-done) rough: said as a range up to this share of ``eta_s``
     said: list[Phrase] = field(default_factory=list)  # (file-failed) ``detail`` as phrases, where it has them
 
 
 class Pace:
-    """How long the rest of the queue will take at this run's pace: the time since its first
-    document began over the text of the documents it has summarized (their characters as read:
-    a 40 s run said "18m02s" by the bytes of the PDFs left, whose bytes are not their text),
-    times the text left. A document not read yet is taken to hold as much text a byte as those
-    of its kind done (by the ending of its name), else as much as the average one done. Rough,
-    and said as such; a document that failed adds its time but not its text (a 50 MB scan
-    refused in a second made the rest look free)."""
+    """How long the rest of the queue will take at this run's pace, by tokens, not documents: each
+    document left is taken as its own text (``text_of``) in tokens, read at this run's pace of
+    reading, its parts' summaries (and the combining steps of a document in several parts) written
+    at its pace of writing, plus what a document took besides (opened, measured). After a short
+    e-mail, a time a document said "3 documents left, about 14 s" where a 6,000-word handbook took
+    minutes: the documents' time over their characters, and a kind not read yet (the .md after the
+    e-mail) taken as the average document done. Rough (said as a range: ``high``, the range's top
+    as a share of the estimate) while a document left is longer than any done (parts and combining
+    steps not measured at that length) or its text is guessed (a kind with no text a byte known).
+    A document that failed adds nothing (a 50 MB scan refused in a second made the rest look free)."""
 
     def __init__(self) -> None:
         self.started: float | None = None
         self.text_done = 0
         self.documents = 0
         self.kinds: dict[str, list[int]] = {}  # a name's ending -> [characters of text, bytes] done
+        # this run's documents done: their tokens, the prompt tokens read and the ms it took, the calls
+        # and the ms they took writing, the ms besides both, the most tokens one had
+        self.tokens = 0
+        self.read = [0.0, 0.0]
+        self.written = [0.0, 0.0]
+        self.besides_ms = 0.0
+        self.longest = 0
+        self.budget = 0
+        self.prefix = 0
 
     def begin(self) -> None:
         if self.started is None:
             self.started = time.monotonic()
 
-    def finished(self, row: QueueRow, text: int) -> None:
-        """``row``'s document summarized, its text ``text`` characters long."""
+    def finished(self, row: QueueRow, text: int, result: Any = None) -> None:
+        """``row``'s document summarized, its text ``text`` characters long; ``result`` its
+        ``SummaryResult`` (its tokens, parts and times: this run's pace)."""
         text = max(1, text)
         self.text_done += text
         self.documents += 1
         kind = self.kinds.setdefault(Path(row.path).suffix.lower(), [0, 0])
         kind[0] += text
         kind[1] += max(1, row.size)
+        totals = getattr(result, "totals", None) or {}
+        if totals:
+            tokens = int(totals.get("document_tokens", 0))
+            self.tokens += tokens
+            self.longest = max(self.longest, tokens)
+            self.read[0] += totals.get("prompt_n", 0) - totals.get("cache_n", 0)
+            self.read[1] += totals.get("prompt_ms", 0)
+            self.written[0] += totals.get("calls", 0)
+            self.written[1] += totals.get("predicted_ms", 0)
+            self.besides_ms += max(0.0, totals.get("total_ms", 0) - totals.get("prompt_ms", 0)
+                                   - totals.get("predicted_ms", 0))
+            self.budget = max(self.budget, int(result.chunk_budget))
+            self.prefix = max(self.prefix, int(result.prefix_tokens))
+
+    def guessed(self, row: QueueRow) -> bool:
+        """Whether ``row``'s text is a guess: a kind whose text a byte no document done has said,
+        and whose bytes are not its text (a .docx, a .pdf)."""
+        suffix = Path(row.path).suffix.lower()
+        return suffix not in self.kinds and suffix not in TEXT_SUFFIXES
 
     def text_of(self, row: QueueRow) -> float:
-        """The characters of text ``row``'s document is taken to hold (``Pace``)."""
-        kind = self.kinds.get(Path(row.path).suffix.lower())
+        """The characters of text ``row``'s document is taken to hold: as much a byte as those of its
+        kind done (by the ending of its name), else its bytes for a kind that is text (a .md: a
+        6,000-word handbook was taken as long as the e-mail done before it), else as the average
+        document done."""
+        suffix = Path(row.path).suffix.lower()
+        kind = self.kinds.get(suffix)
         if kind is not None:
             return max(1, row.size) * kind[0] / kind[1]
+        if suffix in TEXT_SUFFIXES:
+            return float(max(1, row.size))
         return self.text_done / self.documents
 
+    def _seconds(self, text: float) -> tuple[float, bool]:
+        """The time a document of ``text`` characters takes at this run's pace by tokens, and
+        whether it is longer than any done (its parts, its combining steps foreseen, not measured)."""
+        tokens = text * self.tokens / max(1, self.text_done)
+        parts = max(1, math.ceil(tokens / max(1, self.budget)))
+        calls_done = max(1.0, self.written[0])
+        answer_ms = self.written[1] / calls_done  # a call's writing, its summary's
+        combining = 0 if parts == 1 else max(1, math.ceil(parts / 8))  # (a step takes up to about 8 parts' summaries)
+        reading = (tokens + parts * self.prefix) * self.read[1] / max(1.0, self.read[0])
+        seconds = (reading + (parts + combining) * answer_ms + self.besides_ms / self.documents) / 1000
+        return seconds, tokens > 1.5 * self.longest
+
     def eta(self, queue: BatchQueue) -> float | None:
+        """The rest of the queue's time in seconds (``Pace``); None before a document is done."""
+        estimate = self.estimate(queue)
+        return estimate[0] if estimate is not None else None
+
+    def estimate(self, queue: BatchQueue) -> tuple[float, float | None] | None:
+        """(seconds left, the range's top as a share of them where rough, else None); None before
+        a document is done or where none is left."""
         if self.started is None or not self.text_done:
             return None
-        left = sum(self.text_of(row) for row in queue.rows() if row.status in ("pending", "running"))
-        return (time.monotonic() - self.started) / self.text_done * left if left else None
+        rows = [row for row in queue.rows() if row.status in ("pending", "running")]
+        if not rows:
+            return None
+        if not self.tokens or not self.read[0]:  # (no tokens measured: the time of the text done, as a range)
+            seconds = (time.monotonic() - self.started) / self.text_done * sum(self.text_of(r) for r in rows)
+            return seconds, PACE_ROUGH
+        total, rough = 0.0, False
+        for row in rows:
+            seconds, longer = self._seconds(self.text_of(row))
+            total += seconds
+            rough = rough or longer or self.guessed(row)
+        return total, PACE_ROUGH if rough else None
+
+
+PACE_ROUGH = 2.5  # a rough time left of the queue: said as a range up to this many times its estimate
 
 
 def run_batch(
@@ -698,9 +771,10 @@ def _settle_file(
         _fsync_dir(out.parent)
         queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks)})
         if pace is not None:
-            pace.finished(row, len(result.document.text) if result.document is not None else 0)
+            pace.finished(row, len(result.document.text) if result.document is not None else 0, result)
+        left = pace.estimate(queue) if pace is not None else None
         emit(BatchEvent("file-done", row.path, str(out), counts=queue.counts(),
-                        eta_s=pace.eta(queue) if pace is not None else None))
+                        eta_s=left[0] if left else None, eta_high=left[1] if left else None))
     except BatchError:  # the queue's or the summaries' disk is full: the run stops, no document failed
         raise
     except BackendUnreachable as err:  # the server, not this document: it waits for the next run
