@@ -1618,10 +1618,15 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         app.store.add_message(conv.id, "user", "\n".join(f"row {i}" for i in range(60)))
         one_line = "Check this line: " + " ".join(["desk"] * 1000)
         app.store.add_message(conv.id, "user", one_line)
+        # a link's text that is another address than its own: the chat showed the text alone (phishing)
+        app.store.add_message(conv.id, "assistant", "Send them [https://cloud.sheda.net/send-forms]"
+                              "(http://support.daimg.com/f) or see [www.sheda.net](http://www.sheda.net).")
         await app.open_conversation(conv.id)
-        await until(pilot, lambda: len(_views(app)) == 5)
+        await until(pilot, lambda: len(_views(app)) == 6)
         await pilot.pause()
-        doc, paste, line = _views(app)[2:]
+        doc, paste, line, linked = _views(app)[2:]
+        assert _paragraphs(linked) == ["Send them https://cloud.sheda.net/send-forms (http://support.daimg.com/f) "
+                                       "or see www.sheda.net."], _paragraphs(linked)
         shown = _paragraphs(doc)
         assert shown == ["Summarize clause 3.", "Document: lease.txt"], shown
         block = doc.query_one(".folded", Collapsible)
