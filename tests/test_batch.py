@@ -384,10 +384,26 @@ def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(
     folder.mkdir()
     for name in ("report.pages", "budget.numbers", "slides.key"):
         (folder / name).write_bytes(b"PK\x03\x04 not text")
+    # and conversations F7 exported there (it offers the folder documents were opened from), in
+    # English and Turkish: the next batch summarized one as "document 1 of 6"; a person's note is a document
+    from workstation.core.conversation_export import conversation_export
+    from workstation.core.locales import locale_texts
+    from workstation.core.store import ConversationStore
+
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    conv = store.new("Weekly notes")
+    store.add_message(conv.id, "user", "What is left to do?")
+    store.add_message(conv.id, "assistant", "Send the budget.")
+    store.export_markdown_new(conv.id, folder)
+    store.export_markdown(conv.id, folder / "Haftalık.md", locale_texts("tr").get)
+    (tmp_path / "notes.md").write_text("# Notes\n\nStarted the budget; last message to Ayla.\n", encoding="utf-8")
+    assert not conversation_export(tmp_path / "notes.md")
     run = _batch_run(folder, "-p", _profile_file(tmp_path))
     assert run.returncode == 0, run.stderr
     err = run.stderr
     assert "batch: left alone 3 files of kinds it does not read (budget.numbers, report.pages, slides.key); it reads .txt" in err
+    assert ("batch: left out 2 conversations this app exported here (F7: Haftalık.md, Weekly-notes.md); a conversation "
+            "is not a document to summarize") in err, err
     assert f"batch: found no documents in {folder}" in err
     # in the app's language, or --lang's (it was English on a Turkish PC); no model loads, no priority lowered
     from workstation.cli import main

@@ -232,6 +232,7 @@ async def test_export_asks_before_replacing_a_file_and_a_conversation_of_another
     one name, or one exported twice). And a conversation saved with another profile was
     answered by the loaded one unsaid, while `conversations` and `chat -c` still named the old."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))  # where the Open dialog and F7 start
     app = WorkstationApp("a", sample_system=False, language="en")
     older = app.store.new("Weekly", profile="b")
     app.store.add_message(older.id, "user", "Hi")
@@ -277,17 +278,21 @@ async def test_f7_does_not_offer_to_write_over_the_document_a_conversation_is_ab
     (the command line refuses it: "it is one of the files read")."""
     from textual.widgets import Input
 
-    from workstation.tui.screens.file_picker import FilePicker
+    from workstation.tui.screens.file_picker import FilePicker, FileTree
 
     (tmp_path / "app").mkdir()
     monkeypatch.chdir(tmp_path / "app")  # started from its own folder, as a launcher does
+    (tmp_path / "home" / "Documents").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     notes = tmp_path / "notes.txt"
     notes.write_text("The meeting is moved to Tuesday at three.\n", encoding="utf-8")
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         await pilot.press("ctrl+o")
-        await until(pilot, lambda: isinstance(app.screen, FilePicker))
+        await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(FileTree)))
+        # where the person keeps documents, not the program's folder the launcher started it in
+        assert Path(app.screen.query_one(FileTree).path) == tmp_path / "home" / "Documents"
         line = app.screen.query_one("#picker-path", Input)
         line.value = str(notes)
         line.focus()
@@ -1618,10 +1623,15 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         app.store.add_message(conv.id, "user", "\n".join(f"row {i}" for i in range(60)))
         one_line = "Check this line: " + " ".join(["desk"] * 1000)
         app.store.add_message(conv.id, "user", one_line)
+        # a link's text that is another address than its own: the chat showed the text alone (phishing)
+        app.store.add_message(conv.id, "assistant", "Send them [https://cloud.sheda.net/send-forms]"
+                              "(http://support.daimg.com/f) or see [www.sheda.net](http://www.sheda.net).")
         await app.open_conversation(conv.id)
-        await until(pilot, lambda: len(_views(app)) == 5)
+        await until(pilot, lambda: len(_views(app)) == 6)
         await pilot.pause()
-        doc, paste, line = _views(app)[2:]
+        doc, paste, line, linked = _views(app)[2:]
+        assert _paragraphs(linked) == ["Send them https://cloud.sheda.net/send-forms (http://support.daimg.com/f) "
+                                       "or see www.sheda.net."], _paragraphs(linked)
         shown = _paragraphs(doc)
         assert shown == ["Summarize clause 3.", "Document: lease.txt"], shown
         block = doc.query_one(".folded", Collapsible)

@@ -351,6 +351,7 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
     (docs / os.fsdecode(b"zz\xe9.txt")).write_text("From an old zip.\n", encoding="utf-8")  # latin-1 bytes
     (docs / "gone.txt").symlink_to(docs / "moved-away.txt")  # a link to nothing: not a file to pick
     monkeypatch.chdir(docs)  # the folder the app is started from
+    monkeypatch.setenv("HOME", str(docs))  # where the Open dialog and F7 start
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     shown = notices(app)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -577,6 +578,7 @@ async def test_a_document_cut_to_fit_a_message_says_so_where_it_stays(
     # a workbook's hidden sheet is left out: said on the line too, not in the text alone
     make_xlsx(tmp_path / "budget.xlsx", [("Budget", [["Rent", 1200]]), ("Rates", [["USD", 32]])], hidden=("Rates",))
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))  # where the Open dialog and F7 start
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     toasts = notices(app)  # (also one gone before it is looked for: a busy PC took a toast's 15 s)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -619,6 +621,7 @@ async def test_the_open_dialog_lists_names_in_the_alphabets_order(
                  "Ozan.txt", "cari.txt", "ücret.txt", "dosya.txt", "ğ.txt", "gider.txt", "hane.txt"):
         (docs / name).write_text("x\n", encoding="utf-8")
     monkeypatch.chdir(docs)
+    monkeypatch.setenv("HOME", str(docs))  # where the Open dialog and F7 start
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("ctrl+o")
@@ -2311,6 +2314,7 @@ async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_co
         # without colours the highlighted profile is told apart by a line under it
         assert app.screen.query_one(OptionList).get_component_rich_style("option-list--option-highlighted").underline
         await pilot.press("escape")
+        monkeypatch.setenv("HOME", str(tmp_path))  # (where the Open dialog starts: a folder of folders and files)
         await pilot.press("ctrl+o")  # folders and files in the Open dialog: Textual's 📁 📄 were blanks or '??'
         await until(pilot, lambda: isinstance(app.screen, FilePicker))
         await pilot.pause()

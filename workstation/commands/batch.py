@@ -181,6 +181,9 @@ def run(args: argparse.Namespace) -> int:
                 one = len(ev.unnamed) == 1
                 print("batch: " + t("batch_cmd.unnamed_one" if one else "batch_cmd.unnamed", n=len(ev.unnamed),
                                     shown=_first_five(ev.unnamed, t)), file=sys.stderr)
+            if ev.exports:  # (F7 writes beside the documents: not one of them)
+                print("batch: " + t("batch_cmd.exports", n=len(ev.exports), shown=_first_five(ev.exports, t)),
+                      file=sys.stderr)
             if not any(ev.counts.values()):
                 print("batch: " + t("batch_cmd.none_found", folder=str(root)), file=sys.stderr)
             print(f"batch: {_counts_line(ev.counts, t)}", file=sys.stderr)

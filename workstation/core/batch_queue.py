@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.atomic import output_folder, write_text_atomic
+from workstation.core.conversation_export import conversation_export
 from workstation.core.documents import (
     SUPPORTED_SUFFIXES,
     TEXT_SUFFIXES,
@@ -283,6 +284,7 @@ class BatchQueue:
         self.found: set[str] = set()  # documents seen by the last scan()
         self.skipped: list[str] = []  # files the last scan() left alone: not documents it reads
         self.unnamed: list[str] = []  # and those whose names are not UTF-8 text (as shown: U+FFFD)
+        self.exports: list[str] = []  # and the conversations the app exported there (F7): no documents
         output_folder(db_path.parent, BatchError)
         try:
             self.db = sqlite3.connect(str(db_path), timeout=30, isolation_level=None)
@@ -334,7 +336,7 @@ class BatchQueue:
         ``self.found`` is then the set of documents this scan saw: the only paths a run uses."""
         queued = 0
         found: list[tuple[str, int, int]] = []
-        self.skipped, self.unnamed = [], []
+        self.skipped, self.unnamed, self.exports = [], [], []
         # summaries kept in a folder of their own (DIR/summaries): nothing in it is a document;
         # kept beside the documents (-o DIR, or a folder above it: every document was skipped
         # as "our own output", and the run did nothing): only the summaries are ours
@@ -359,6 +361,9 @@ class BatchQueue:
             if _inside(path, outdir) and (not beside or _our_summary(path, root, outdir)):  # our own output
                 continue
             if any(_inside(path, other) and _our_summary(path, root, other) for other in others):
+                continue
+            if conversation_export(path):  # F7 offers the folder documents were opened from: it was summarized
+                self.exports.append(path.relative_to(root).as_posix())
                 continue
             st = path.stat()
             found.append((path.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
@@ -527,6 +532,7 @@ class BatchEvent:
     counts: dict[str, int] | None = None
     progress: Any = None
     unnamed: list[str] = field(default_factory=list)  # (start) documents left alone for their names
+    exports: list[str] = field(default_factory=list)  # (start) conversations the app exported, left out
     eta_s: float | None = None  # (file-done) the rest of the queue at this run's pace so far
     eta_high: float | None = None  # (file-done) rough: said as a range up to this share of ``eta_s``
     said: list[Phrase] = field(default_factory=list)  # (file-failed) ``detail`` as phrases, where it has them
@@ -677,7 +683,8 @@ def run_batch(
     try:
         queue.recover(outdir)
         queue.scan(root, outdir, retry_failed=retry_failed)
-        emit(BatchEvent("start", counts=queue.counts(), detail="\n".join(queue.skipped), unnamed=queue.unnamed))
+        emit(BatchEvent("start", counts=queue.counts(), detail="\n".join(queue.skipped), unnamed=queue.unnamed,
+                          exports=queue.exports))
         stopping = False
         outage: WorkstationError | None = None  # why the engine cannot go on (no document's fault)
         while True:

@@ -3,6 +3,7 @@ messages with their figures, in the UI's language, written to a file atomically.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,36 @@ def export_file_name(title: str) -> str:
     export`` without -o writes it): its title as a file's name, ``Weekly-notes.md``."""
     slug = re.sub(r"[^\w-]+", "-", title, flags=re.UNICODE).strip("-")[:60].strip("-")
     return f"{slug or 'conversation'}.md"  # (no leading '-': a shell would read the name as an option)
+
+
+EXPORT_HEAD_BYTES = 64 * 1024  # its first lines: a title and when it was written
+
+
+@functools.lru_cache(maxsize=1)
+def _export_patterns() -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]:
+    """An export's line of when it was written, and its messages' headings, in each language."""
+    from workstation.core.locales import phrase_patterns
+
+    return (tuple(re.compile(said) for said in phrase_patterns(("export.when",))),
+            tuple(re.compile("## " + said) for said in phrase_patterns(("role.user", "role.assistant"))))
+
+
+def conversation_export(path: Path) -> bool:
+    """Whether ``path`` is a conversation the app exported (F7, ``conversations export``): Markdown
+    whose first lines are a title and when it was written ("Started …; last message …", in any
+    language the app speaks), with a message's heading ("## You") after, as ``to_markdown``
+    writes them. F7 offers the folder documents were opened from, and the next ``batch`` of that
+    folder summarized the export as a document."""
+    if path.suffix.lower() != ".md":
+        return False
+    try:
+        with path.open("rb") as f:
+            lines = f.read(EXPORT_HEAD_BYTES).decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return False
+    when, headings = _export_patterns()
+    return (len(lines) > 3 and lines[0].startswith("# ") and not lines[1] and any(p.fullmatch(lines[2]) for p in when)
+            and any(p.fullmatch(line) for line in lines[3:] for p in headings))
 
 
 class MarkdownExport:

@@ -451,8 +451,8 @@ def _read_pdf(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
         raise
     except RecursionError:
         raise DocumentError(said=[("doc.pdf_nested", {"name": name})]) from None
-    except Exception as err:  # noqa: BLE001 - pypdf raises many types on damaged files
-        raise DocumentError(said=[("doc.pdf_damaged", {"name": name, "detail": short_error(err)})]) from None
+    except Exception:  # noqa: BLE001 - pypdf raises many types on damaged files (its words are not the user's)
+        raise DocumentError(said=[("doc.pdf_damaged", {"name": name})]) from None
     if n_pages == 0:
         raise DocumentError(said=[("doc.pdf_no_pages", {"name": name})])
     if n_pages > limits.max_pages:

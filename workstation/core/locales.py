@@ -6,6 +6,7 @@ them a second time for its titles."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -40,3 +41,14 @@ def _read(path: Path) -> dict[str, str]:
 def locale_languages() -> list[str]:
     """The languages there are phrase files for ("en", "tr")."""
     return sorted(path.stem for path in LOCALES_DIR.glob("*.yaml"))
+
+
+def phrase_patterns(keys: tuple[str, ...]) -> list[str]:
+    """The texts of ``keys`` in English and each language the app speaks, as regular expressions
+    (escaped, each ``{value}`` any text): to know the app's own words in a file it wrote before,
+    in whatever language the UI spoke then (a summary's closing line, an export's first lines)."""
+    from workstation.core.phrases import ENGLISH
+
+    said = {ENGLISH[key] for key in keys} | {
+        text for lang in locale_languages() for key in keys if isinstance(text := locale_texts(lang).get(key), str)}
+    return [re.sub(r"\\\{.*?\\\}", ".+", re.escape(text)) for text in sorted(said)]

@@ -746,7 +746,7 @@ ENGLISH: dict[str, str] = {
     "doc.unknown_encoding": "'{name}' uses an unknown text encoding.",
     "doc.not_pdf": "'{name}' is damaged or not really a PDF; open it in the program it came from and save it as a PDF again.",
     "doc.pdf_nested": "'{name}' is a damaged PDF (its page tree nests too deeply).",
-    "doc.pdf_damaged": "'{name}' is a damaged or truncated PDF ({detail}).",
+    "doc.pdf_damaged": "'{name}' is a damaged or truncated PDF; copy or download it again, or open it in the program it came from and save it as a PDF again.",
     "doc.zip_damaged": "'{name}' is a damaged or truncated {what} file (its end is missing); copy or download it again.",
     "doc.pdf_no_pages": "'{name}' is a damaged or truncated PDF (no pages found).",
     "doc.pdf_unreadable": "'{name}' is a damaged PDF: no page could be read.",

@@ -35,13 +35,10 @@ _OLD_FOOTER = re.compile(r"_\d.* \d+(?:[.,]\d+)? (?:s|sn)\._")
 def _footer_patterns() -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]:
     """A summary's closing line (``render_markdown``) in each language the app speaks: those of a
     whole summary, and those of one stopped part-way."""
-    from workstation.core.locales import locale_languages, locale_texts
-    from workstation.core.phrases import ENGLISH
+    from workstation.core.locales import phrase_patterns
 
     def patterns(keys: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-        said = {ENGLISH[key] for key in keys} | {
-            text for lang in locale_languages() for key in keys if isinstance(text := locale_texts(lang).get(key), str)}
-        return tuple(re.compile("_" + re.sub(r"\\\{.*?\\\}", ".+", re.escape(t)) + "_") for t in sorted(said))
+        return tuple(re.compile("_" + said + "_") for said in phrase_patterns(keys))
 
     return patterns(("summary.footer", "summary.footer_one")), patterns(("summary.footer_stopped",))
 

@@ -244,7 +244,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         # F4 left, the download went on with nothing in sight until its notice at the end
         self.downloading: tuple[str, int | None] | None = None
         # where the Open dialog starts (pick_file): where the last pick was, also before a
-        # restart; at first, the folder the app was started from
+        # restart; at first, Documents (``start_folder``)
         self.last_folder: Path | None = Path(remembered) if remembered else None
         self._kept: dict[type[Screen[Any]], Screen[Any]] = {}  # screens with KEEP_ALIVE
         self._profile_titles: dict[tuple[str, str], str] = {}  # by language and ref (``profile_title``)

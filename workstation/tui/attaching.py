@@ -45,7 +45,7 @@ class Attachments(AppPart):
     def pick_file(self: WorkstationApp, title: str, kind: str, chosen: Callable[..., object],
                   load: Callable[[Path], Any] | None = None) -> None:
         """The Open dialog (Ctrl+O, F6, F4's add), starting where the last pick was (at first,
-        the folder the app was started from, as ``workstation summarize FILE`` reads from).
+        Documents, else home: ``start_folder``).
         ``chosen(path)``, or with ``load`` (see FilePicker) ``chosen(path, loaded)``."""
         picker = FilePicker(title, start_folder(self.last_folder), kind, load)
 

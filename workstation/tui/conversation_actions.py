@@ -244,7 +244,7 @@ class ConversationActions(AppPart):
             return
         title = self.store.get(conv_id, with_messages=False).title
         # in the folder a document was last opened from (picked or typed in F6) (the app's own folder, where a launcher
-        # starts it, was offered: a file no one looks for there); at first, the one started from
+        # starts it, was offered: a file no one looks for there); at first, Documents (``start_folder``)
         folder = start_folder(self.last_folder)
         default = free_path(folder, export_file_name(title))  # another export of this name: a new file, not over it
 

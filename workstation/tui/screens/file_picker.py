@@ -412,16 +412,24 @@ def empty_folder_note(folder: Path, suffixes: frozenset[str]) -> tuple[str, bool
 
 def start_folder(path: Path | None) -> Path:
     """Where the dialog opens: ``path`` (the last pick's folder) if it is a folder, else the
-    nearest folder above it that is there (it may be gone); with none, the folder the app was
-    started from; home where neither is there."""
+    nearest folder above it that is there (it may be gone); with none, where people keep their
+    documents: Documents in their home folder, or home where there is none (the folder the app
+    was started from was the program's own, where a launcher starts it: no one's documents)."""
     try:
-        path = typed_path(path).absolute() if path is not None else Path.cwd()
-    except OSError:  # the folder started from was deleted since
-        return Path.home()
+        home = Path.home()
+    except RuntimeError:  # no home to be found (no HOME, no user entry)
+        home = Path("/")
+    if path is None:
+        documents = home / "Documents"
+        return documents if _is_folder(documents) else home
+    try:
+        path = typed_path(path).absolute()
+    except OSError:  # a relative path and the folder started from deleted since
+        return home
     for folder in (path, *path.parents):
         if _is_folder(folder):
             return folder
-    return Path.home()
+    return home
 
 
 def _folder_text(path: Path) -> str:

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
@@ -85,7 +86,10 @@ def chat_markdown() -> MarkdownIt:
       reply's letter (Subject, Date, To, the address) showed as one run-on paragraph, and 60
       pasted lines of a message as one, where ChatGPT and LM Studio keep the lines;
     - HTML in the text is shown as the text it is: Textual draws no HTML, and a reply's
-      ``<table>`` or ``<script>`` with all it held was left out without a trace."""
+      ``<table>`` or ``<script>`` with all it held was left out without a trace;
+    - a link whose text is not its address shows the address after it, "text (address)"
+      (``shown_targets``): a reply's ``[https://cloud.example/forms](http://elsewhere.example)``
+      showed only the first address, as a phishing mail does."""
     parser = MarkdownIt("gfm-like", {"html": False})
 
     def hard_breaks(state: StateCore) -> None:
@@ -95,7 +99,47 @@ def chat_markdown() -> MarkdownIt:
                     child.type = "hardbreak"
 
     parser.core.ruler.push("hard_breaks", hard_breaks)
+    parser.core.ruler.push("shown_targets", shown_targets)
     return parser
+
+
+def same_address(text: str, href: str) -> bool:
+    """Whether a link's ``text`` says its address ``href``: the same, or as a found address or
+    mail address is written without the scheme markdown-it adds (``www.example.org``,
+    ``a@example.org``)."""
+    text, href = text.strip().rstrip("/"), href.strip().rstrip("/")
+    return href in (text, f"http://{text}", f"https://{text}", f"mailto:{text}")
+
+
+def _target(words: str, href: str) -> list[Token]:
+    """The address after a link's text, where the text is not it."""
+    if not href or same_address(words, href):
+        return []
+    target = Token("text", "", 0)
+    target.content = f" ({href})"
+    return [target]
+
+
+def shown_targets(state: StateCore) -> None:
+    """After each link or image whose text is not its address, the address in brackets, as text."""
+    for token in state.tokens:
+        if not token.children:
+            continue
+        shown: list[Token] = []
+        words: list[str] | None = None
+        href = ""
+        for child in token.children:
+            shown.append(child)
+            if child.type == "link_open":
+                words, href = [], str(child.attrs.get("href", ""))
+            elif child.type == "image":  # drawn as its alt text, a click opening its address
+                shown += _target(child.content, str(child.attrs.get("src", "")))
+            elif words is not None and child.type in ("text", "code_inline"):
+                words.append(child.content)
+            elif words is not None and child.type == "link_close":
+                shown += _target("".join(words), href)
+                words = None
+        token.children = shown
 
 
 _PLAIN_PARSER: MarkdownIt | None = None
