@@ -723,6 +723,7 @@ ENGLISH: dict[str, str] = {
     "facts.head_cut": "{title}: the first {rows} rows, read up to the workbook's cells, {columns} columns.",
     "facts.total_rows": " Rows that read Total ({n}) are left out of these figures.",
     "facts.sum_row": " Its last row, the sum of the rows above, is left out of these figures.",
+    "facts.column": "{name} (column {letter})",
     "facts.numbers": "- {name}: numbers; total {total}, smallest {smallest}, largest {largest}, average {average}.",
     "facts.percents": "- {name}: percentages; smallest {smallest}, largest {largest}, average {average}.",
     "facts.dates": "- {name}: dates from {first} to {last}.",

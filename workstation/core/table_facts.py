@@ -52,6 +52,9 @@ class ColumnFacts:
     # numbers that read two ways (1.200: 1.2, or 1,200 as Turkish writes it) and nothing in the file
     # said which: a cell of them as written and as read (``_column_reading``), said with the figures
     guessed: tuple[str, str, str] = ("", "", "")  # ("1.200", "1,200", "1.2"): the cell, as read, and the other way
+    # its letter in the sheet ("B"), said beside its name: people ask "the total of column B?"
+    # ('' for a table in a Word document, which has no letters)
+    letter: str = ""
 
 
 @dataclass
@@ -255,13 +258,15 @@ def _column(name: str, cells: list[str], comma: bool, guessed: bool = False) -> 
 
 
 def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = False, usual_comma: bool | None = None,
-                written: list[list[str]] | None = None) -> SheetFacts | None:
+                written: list[list[str]] | None = None, first_column: int = 1) -> SheetFacts | None:
     """The facts of a table whose first row may be its columns' names (a row of words only, over
     rows that are not); None for fewer than three rows (no table to speak of). Its numbers may be
     written 1.200,50 (``usual_comma``: True a CSV split by ;, False one split by commas, None
     neither; ``_column_reading`` decides each column); the facts' figures the English way all the same.
     ``written``: the cells as a person wrote them, by which the decimal mark is judged (an Excel
-    workbook's stored numbers left out: the program writes those 1200.5 whatever the locale)."""
+    workbook's stored numbers left out: the program writes those 1200.5 whatever the locale).
+    ``first_column``: the sheet's column of the rows' first cell (1: A; a sheet begun in column B, 2),
+    by which each column's letter is said; 0: a table without letters (a Word document's)."""
     table_mark = _decimal_mark(written if written is not None else rows, usual_comma)
     decimal_comma = bool(table_mark[0])
     rows = [r for r in rows if any(c.strip() for c in r)]
@@ -298,8 +303,10 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
     shown = 0
     commas: list[bool] = []  # how each column of numbers is written
     for i in range(width):
-        name = first[i] if header and i < len(first) and first[i] else _column_name(i + 1)
+        letter = _column_name(first_column + i) if first_column else ""
+        name = first[i] if header and i < len(first) and first[i] else letter or _column_name(i + 1)
         col = _column(name, cells(data, i), *readings[i])
+        col.letter = letter
         if col.kind == "empty":
             continue
         if col.kind in ("numbers", "percents"):
@@ -354,6 +361,13 @@ def _n(n: int) -> str:
     return f"{n:,}"
 
 
+def column_phrase(col: ColumnFacts) -> Phrase | str:
+    """A column as the facts name it: by its header and its letter ("Revenue (column B)"), by its
+    letter alone where it has no header, by its header alone where it has no letter."""
+    return ("facts.column", {"name": col.name, "letter": col.letter}) if col.letter and col.letter != col.name \
+        else col.name
+
+
 def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
     """The facts as sentences, a line each: the table's rows and columns, then a line per column."""
     head = "facts.head_cut" if facts.cut else "facts.head" if facts.header else "facts.head_no_header"
@@ -364,24 +378,25 @@ def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
     if facts.sum_row:
         lines[0].append(("facts.sum_row", {}))
     for col in facts.columns:
+        name = column_phrase(col)
         if col.kind == "numbers":
-            line: list[Phrase] = [("facts.numbers", {"name": col.name, "total": col.total, "smallest": col.smallest,
+            line: list[Phrase] = [("facts.numbers", {"name": name, "total": col.total, "smallest": col.smallest,
                                                      "largest": col.largest, "average": col.average})]
         elif col.kind == "percents":
-            line = [("facts.percents", {"name": col.name, "smallest": col.smallest, "largest": col.largest,
+            line = [("facts.percents", {"name": name, "smallest": col.smallest, "largest": col.largest,
                                         "average": col.average})]
         elif col.kind == "dates":
-            line = [("facts.dates", {"name": col.name, "first": col.first, "last": col.last})]
+            line = [("facts.dates", {"name": name, "first": col.first, "last": col.last})]
         elif col.distinct == col.filled and col.filled > 1:
-            line = [("facts.text_unique", {"name": col.name, "first": col.first, "last": col.last})]
+            line = [("facts.text_unique", {"name": name, "first": col.first, "last": col.last})]
         elif col.distinct == 1:
-            line = [("facts.text_same", {"name": col.name, "text": col.first})]
+            line = [("facts.text_same", {"name": name, "text": col.first})]
         elif col.top:
             top = [("facts.value_count", {"text": v, "n": _n(k)}) for v, k in col.top]
             listed: list[Phrase] = [p for i, item in enumerate(top) for p in ([("facts.and", {})] if i else []) + [item]]
-            line = [("facts.text", {"name": col.name, "distinct": _n(col.distinct), "top": listed})]
+            line = [("facts.text", {"name": name, "distinct": _n(col.distinct), "top": listed})]
         else:
-            line = [("facts.text_few", {"name": col.name, "distinct": _n(col.distinct)})]
+            line = [("facts.text_few", {"name": name, "distinct": _n(col.distinct)})]
         if col.filled < facts.rows:
             line.append(("facts.filled", {"filled": _n(col.filled), "rows": _n(facts.rows)}))
         if col.other:
