@@ -952,7 +952,7 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     table's facts (rows, columns, per column its kind: totals, dates, most common values)
     exactly, for a workbook's sheet and a CSV alike: 0.1 + 0.2 is 0.3, a Total row is not counted
     twice, a cell of another kind is left out and said, a CSV split by ; has decimal commas."""
-    from workstation.core.summary_chunks import with_facts
+    from workstation.core.summary_chunks import FACTS_LABEL, with_facts
     from workstation.core.table_facts import facts_text
     from workstation.tui.i18n import Texts
 
@@ -1079,6 +1079,29 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     assert "\n- Note (column B): text, the same in every row: Call back next week.\n\nItem,Note\nr0," in kept
     assert kept.endswith('\nr59,"Call back\nnext week"') and "left out here" not in kept
     assert digest.sections[0].end == len(digest.text) and digest.sections[0].lead == "Sheet: Data (continued)\nItem | Amount"
+    # a cost table in a letter (Word, LibreOffice): counted as a sheet is, its facts after the section's heading
+    import docx
+
+    letter = docx.Document()
+    letter.add_paragraph("Quote")
+    letter.add_heading("Costs", 1)
+    letter.add_paragraph("The move costs:")
+    table = letter.add_table(rows=5, cols=2)
+    for r, (item, cost) in enumerate([("Item", "Cost"), ("Boxes", "120.50"), ("Van", "800"), ("Tape", "15"),
+                                      ("Insurance", "300")]):
+        table.cell(r, 0).text, table.cell(r, 1).text = item, cost
+    letter.save(tmp_path / "quote.docx")
+    cost = ["Table 1: 4 rows under the header row, 2 columns.", "- Item: text, different in every row (Boxes to Insurance).",
+            "- Cost: numbers; total 1,235.5, smallest 15, largest 800, average 308.88."]
+    quote = read_document(tmp_path / "quote.docx")
+    assert [facts_text(f) for f in quote.facts] == [cost] and quote.facts[0].section == 1
+    assert with_facts(quote).text == "\n".join(["Quote", "", "Costs", FACTS_LABEL, *cost, "", "The move costs:",
+                                                "Item | Cost", "Boxes | 120.50", "Van | 800", "Tape | 15",
+                                                "Insurance | 300"])
+    cells = "".join(f"<table:table-row>{cell(a)}{cell(b)}</table:table-row>" for a, b in
+                    [("Item", "Cost"), ("Boxes", "120.50"), ("Van", "800"), ("Tape", "15"), ("Insurance", "300")])
+    odt = make_odf(tmp_path / "quote.odt", f'<text:p>The move costs:</text:p><table:table>{cells}</table:table>')
+    assert [facts_text(f) for f in read_document(odt).facts] == [cost]
 
 
 def test_a_workbook_is_read_up_to_its_cells_with_a_line_saying_so(tmp_path: Path) -> None:
