@@ -1028,6 +1028,16 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     english = tmp_path / "amounts.csv"  # split by commas (an English Excel's): 1,200 is 1,200, no guess to say
     english.write_text('Item,Amount\na,"1,200"\nb,"15,000"\nc,"250,000"\n', encoding="utf-8")
     assert facts_text(read_document(english).facts[0])[2] == whole.replace("Tutar", "Amount")
+    # a question about the table answered by these figures, under the model's reply (a column by its name or letter)
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases
+
+    amounts = read_document(english).facts
+    assert say(counted_phrases(counted_answer("Amount toplamı kaç?", amounts)), Texts("tr").get) == (
+        "Programın hesabı: Amount (B sütunu) toplamı 266.200")
+    assert say(counted_phrases(counted_answer("largest in column b, and how many rows?", amounts))) == (
+        "Counted by the program: amounts.csv: 3 rows, Amount (column B) largest 250,000")
+    assert counted_answer("What does this list mean?", amounts) == []
     signs = tmp_path / "signs.csv"  # a minus before the currency sign, in parentheses after it, U+2212; Turkish %12
     signs.write_text('Item,Amount,Share\na,"-$1,200.50",%12\nb,$(300),%8\nc,\u2212100,%10\n', encoding="utf-8")
     assert facts_text(read_document(signs).facts[0])[2:] == [

@@ -737,6 +737,13 @@ ENGLISH: dict[str, str] = {
     "facts.other": " Cells of another kind, left out of these figures: {n}.",
     "facts.guessed": " A guess: {text} was read as {value}, not {other} (nothing in the file says which).",
     "facts.more_columns": "- and {n} more columns.",
+    # under a reply to a question about an attached table: the program's figure, not the model's (counted_answer)
+    "facts.counted": "Counted by the program: {items}",
+    "facts.counted_total": "{name} total {figure}",
+    "facts.counted_average": "{name} average {figure}",
+    "facts.counted_largest": "{name} largest {figure}",
+    "facts.counted_smallest": "{name} smallest {figure}",
+    "facts.counted_rows": "{title}: {rows} rows",
     # the rows of a long sheet left out of a summary's input (summary_chunks.with_facts), and the summary's heading over the facts
     "facts.rows_left_out": "[Rows {a} to {b} of this table are left out here; the figures above were counted from every row.]",
     "summary.facts": "Facts counted from the rows (by the program, not the model)",

@@ -426,3 +426,59 @@ def as_written(facts: SheetFacts) -> Lookup | None:
     not match them with the rows). The table's way, not the summary's language's: it is what the
     rows beside them say, and what the reader checks the summary against."""
     return _comma_figures if facts.decimal_comma else None
+
+
+# what a question about a table asks for, in English and Turkish: the facts' figure that answers it
+_ASKED = [
+    ("total", re.compile(r"\b(?:total|sum|add(?:s|ed)? up)\b|\btoplam", re.IGNORECASE)),
+    ("average", re.compile(r"\baverage\b|\bortalama", re.IGNORECASE)),
+    ("largest", re.compile(r"\b(?:max|maximum|largest|highest|biggest)\b|\ben (?:büyük|yüksek|fazla)", re.IGNORECASE)),
+    ("smallest", re.compile(r"\b(?:min|minimum|smallest|lowest)\b|\ben (?:küçük|düşük|az)\b", re.IGNORECASE)),
+    ("rows", re.compile(r"\b(?:how many|count|number of)\b|\bkaç\b|\badet|\bsayısı", re.IGNORECASE)),
+]
+# a column asked for by its letter: "column B", "B sütunu"
+_LETTER = re.compile(r"\bcolumn\s+([A-Za-z]{1,3})\b|\b([A-Za-z]{1,3})\s+sütun", re.IGNORECASE)
+_ROWS = re.compile(r"\brows?\b|\bsatır", re.IGNORECASE)
+MAX_COUNTED = 3  # figures said under a reply
+
+
+def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, str]]:
+    """The figures the program counted that answer ``question`` about ``tables`` (their facts), to
+    show under the model's reply (``counted_phrases``: "Counted by the program: Revenue (column B)
+    total 7,855"): asked "what is the total of column B?" a small model gave the average, and
+    nothing pointed to the counted figure. The column asked for by its letter or its name, else
+    each column of numbers; [] where the question asks for no total, sum, average, count, largest
+    or smallest. Plain strings, as a reply's record keeps them (JSON)."""
+    asked = [what for what, words in _ASKED if words.search(question)]
+    if not asked:
+        return []
+    letters = {(m.group(1) or m.group(2)).upper() for m in _LETTER.finditer(question)}
+    lowered = question.casefold()
+    items: list[dict[str, str]] = []
+    for facts in tables:
+        numbers = [c for c in facts.columns if c.kind in ("numbers", "percents")]
+        named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and c.name.casefold() in lowered]
+        if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(question)):  # ("toplamı kaç?": no count)
+            items.append({"what": "rows", "title": facts.title, "rows": _n(facts.rows)})
+        for col in named or numbers:
+            for what in asked:
+                figure = {"total": col.total, "average": col.average, "largest": col.largest,
+                          "smallest": col.smallest}.get(what, "")
+                if figure:
+                    items.append({"what": what, "name": col.name, "letter": col.letter, "figure": figure})
+    return items[:MAX_COUNTED]
+
+
+def counted_phrases(items: list[dict[str, str]]) -> list[Phrase]:
+    """``counted_answer``'s figures as a sentence: "Counted by the program: Revenue (column B) total
+    7,855, Cost (column C) total 1,200"."""
+    said: list[Phrase] = []
+    for item in items:
+        if said:
+            said.append(("facts.and", {}))
+        if item.get("what") == "rows":
+            said.append(("facts.counted_rows", {"title": item.get("title", ""), "rows": item.get("rows", "")}))
+        else:
+            col = ColumnFacts(item.get("name", ""), "numbers", 0, letter=item.get("letter", ""))
+            said.append((f"facts.counted_{item.get('what')}", {"name": column_phrase(col), "figure": item.get("figure", "")}))
+    return [("facts.counted", {"items": said})] if said else []
