@@ -954,7 +954,7 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     table's facts (rows, columns, per column its kind: totals, dates, most common values)
     exactly, for a workbook's sheet and a CSV alike: 0.1 + 0.2 is 0.3, a Total row is not counted
     twice, a cell of another kind is left out and said, a CSV split by ; has decimal commas."""
-    from workstation.core.summary_chunks import with_facts
+    from workstation.core.summary_chunks import FACTS_LABEL, with_facts
     from workstation.core.table_facts import facts_text
     from workstation.tui.i18n import Texts
 
@@ -970,14 +970,14 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     assert [f.section for f in doc.facts] == [0]  # (a note of one line: no table)
     expected = ["Sheet: Sales: 4 rows under the header row, 4 columns. Rows that read Total (1) are left out of "
                 "these figures.",
-                "- Date: dates from 2026-01-15 to 2026-03-01.",
-                "- Customer: text, 2 different values; most common: Ayla (3).",
-                "- Amount (EUR): numbers; total 1,200.3, smallest 0.1, largest 1,200, average 400.10. Cells of "
+                "- Date (column A): dates from 2026-01-15 to 2026-03-01.",
+                "- Customer (column B): text, 2 different values; most common: Ayla (3).",
+                "- Amount (EUR) (column C): numbers; total 1,200.3, smallest 0.1, largest 1,200, average 400.10. Cells of "
                 "another kind, left out of these figures: 1.",
-                "- Share: percentages; smallest 12.5%, largest 50%, average 29.17%. Filled in 3 of 4 rows."]
+                "- Share (column D): percentages; smallest 12.5%, largest 50%, average 29.17%. Filled in 3 of 4 rows."]
     assert facts_text(doc.facts[0]) == expected
     assert facts_text(doc.facts[0], Texts("tr").get)[3] == (
-        "- Amount (EUR): sayılar; toplam 1.200,3, en küçük 0,1, en büyük 1.200, ortalama 400,10. Bu rakamlara "
+        "- Amount (EUR) (C sütunu): sayılar; toplam 1.200,3, en küçük 0,1, en büyük 1.200, ortalama 400,10. Bu rakamlara "
         "katılmayan, başka türde hücreler: 1.")
     csv = tmp_path / "sales.csv"  # the same saved as CSV by an English Excel, and by a Turkish one
     csv.write_text('Date,Customer,Amount (EUR),Share\n2026-03-01,Ayla,0.1,25%\n2026-01-15,Mert,0.2,50%\n'
@@ -987,15 +987,15 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     turkish.write_text("Tarih;Müşteri;Tutar\n01.03.2026;Ayla;0,1\n15.01.2026;Mert;0,2\n01.02.2026;Ayla;1.200\n",
                        encoding="utf-8")
     assert facts_text(read_document(turkish).facts[0])[1:] == [
-        "- Tarih: dates from 2026-01-15 to 2026-03-01.", "- Müşteri: text, 2 different values; most common: Ayla (2).",
-        "- Tutar: numbers; total 1,200.3, smallest 0.1, largest 1,200, average 400.10."]
+        "- Tarih (column A): dates from 2026-01-15 to 2026-03-01.", "- Müşteri (column B): text, 2 different values; most common: Ayla (2).",
+        "- Tutar (column C): numbers; total 1,200.3, smallest 0.1, largest 1,200, average 400.10."]
     # the model reads them as the rows beside them write theirs (given 1,200.3 beside rows of 1.200, a
     # Turkish summary quoted the English way); a table of English figures keeps English ones
-    assert "\n- Tutar: numbers; total 1.200,3, smallest 0,1, largest 1.200, average 400,10.\n" in with_facts(
+    assert "\n- Tutar (column C): numbers; total 1.200,3, smallest 0,1, largest 1.200, average 400,10.\n" in with_facts(
         read_document(turkish)).text
     tab = tmp_path / "satis.tsv"  # a Turkish Excel's tab-separated text: decimal commas too, by its cells
     tab.write_text("Kalem\tTutar\na\t1.200\nb\t15.000\nc\t350,75\n", encoding="utf-8")
-    tsv_total = "- Tutar: numbers; total 16,550.75, smallest 350.75, largest 15,000, average 5,516.92."
+    tsv_total = "- Tutar (column B): numbers; total 16,550.75, smallest 350.75, largest 15,000, average 5,516.92."
     assert facts_text(read_document(tab).facts[0])[2] == tsv_total
     def cell(shown: str) -> str:
         return f"<table:table-cell><text:p>{shown}</text:p></table:table-cell>"
@@ -1007,18 +1007,18 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     # whole amounts only (1.200, 15.000, 250.000): no decimal comma to tell, and read as 1.2 the
     # total was 266.2 of 266,200; a mark before three digits is thousands, said to be a guess where
     # nothing else in the file says (1.250.000, a Turkish letter, a ; CSV, a column's 2.5 do)
-    whole = "- Tutar: numbers; total 266,200, smallest 1,200, largest 250,000, average 88,733.33."
+    whole = "- Tutar (column B): numbers; total 266,200, smallest 1,200, largest 250,000, average 88,733.33."
     for body, said in [("Kalem\tTutar\na\t1.200\nb\t15.000\nc\t250.000\n",
                         whole + " A guess: 1.200 was read as 1,200, not 1.2 (nothing in the file says which)."),
                        ("Kalem\tTutar\na\t1.200\nb\t15.000\nc\t250.000\nd\t1.250.000\n",
-                        "- Tutar: numbers; total 1,516,200, smallest 1,200, largest 1,250,000, average 379,050.00."),
+                        "- Tutar (column B): numbers; total 1,516,200, smallest 1,200, largest 1,250,000, average 379,050.00."),
                        ("Müşteri\tTutar\na\t1.200\nb\t15.000\nc\t250.000\n", whole),
                        ("Kalem\tTutar\tOran\na\t1.200\t2.5\nb\t15.000\t3\nc\t250.000\t4\n",
-                        "- Tutar: numbers; total 266.2, smallest 1.2, largest 250, average 88.73.")]:
+                        "- Tutar (column B): numbers; total 266.2, smallest 1.2, largest 250, average 88.73.")]:
         tab.write_text(body, encoding="utf-8")
         assert facts_text(read_document(tab).facts[0])[2] == said
     assert facts_text(read_document(tab).facts[0], Texts("tr").get)[2] == (  # (no guess: the 2.5 beside it says)
-        "- Tutar: sayılar; toplam 266,2, en küçük 1,2, en büyük 250, ortalama 88,73.")
+        "- Tutar (B sütunu): sayılar; toplam 266,2, en küçük 1,2, en büyük 250, ortalama 88,73.")
     tab.write_text("Kalem\tTutar\na\t1.200\nb\t15.000\nc\t250.000\n", encoding="utf-8")
     assert facts_text(read_document(tab).facts[0], Texts("tr").get)[2].endswith(
         " Tahmin: 1.200, 1,2 değil 1.200 olarak okundu (dosyada hangisi olduğu yazmıyor).")
@@ -1030,11 +1030,21 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     english = tmp_path / "amounts.csv"  # split by commas (an English Excel's): 1,200 is 1,200, no guess to say
     english.write_text('Item,Amount\na,"1,200"\nb,"15,000"\nc,"250,000"\n', encoding="utf-8")
     assert facts_text(read_document(english).facts[0])[2] == whole.replace("Tutar", "Amount")
+    # a question about the table answered by these figures, under the model's reply (a column by its name or letter)
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases
+
+    amounts = read_document(english).facts
+    assert say(counted_phrases(counted_answer("Amount toplamı kaç?", amounts)), Texts("tr").get) == (
+        "Programın hesabı: Amount (B sütunu) toplamı 266.200")
+    assert say(counted_phrases(counted_answer("largest in column b, and how many rows?", amounts))) == (
+        "Counted by the program: amounts.csv: 3 rows, Amount (column B) largest 250,000")
+    assert counted_answer("What does this list mean?", amounts) == []
     signs = tmp_path / "signs.csv"  # a minus before the currency sign, in parentheses after it, U+2212; Turkish %12
     signs.write_text('Item,Amount,Share\na,"-$1,200.50",%12\nb,$(300),%8\nc,\u2212100,%10\n', encoding="utf-8")
     assert facts_text(read_document(signs).facts[0])[2:] == [
-        "- Amount: numbers; total -1,600.5, smallest -1,200.5, largest -100, average -533.50.",
-        "- Share: percentages; smallest 8%, largest 12%, average 10.00%."]
+        "- Amount (column B): numbers; total -1,600.5, smallest -1,200.5, largest -100, average -533.50.",
+        "- Share (column C): percentages; smallest 8%, largest 12%, average 10.00%."]
     # columns named by their years are a header row (not a row, 2,024 added to each total); a last
     # row of SUMs with its label's cell blank is not counted again
     years = tmp_path / "regions.csv"
@@ -1042,27 +1052,27 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     titled = make_xlsx(tmp_path / "report.xlsx", [("Report", [["Sales report 2025"], [None], ["Item", "Amount"],
                                                                *[[f"r{i}", i] for i in range(3)]])])
     assert with_facts(read_document(titled)).text.split("\n")[2:] == [
-        "Sheet: Report: 3 rows under the header row, 2 columns.", "- Item: text, different in every row (r0 to r2).",
-        "- Amount: numbers; total 3, smallest 0, largest 2, average 1.00.", "", "Sales report 2025", "Item | Amount",
+        "Sheet: Report: 3 rows under the header row, 2 columns.", "- Item (column A): text, different in every row (r0 to r2).",
+        "- Amount (column B): numbers; total 3, smallest 0, largest 2, average 1.00.", "", "Sales report 2025", "Item | Amount",
         "r0 | 0", "r1 | 1", "r2 | 2"]
     labelled = tmp_path / "spend.csv"  # a total's row named otherwise: "Total amount"; no 13th month
     labelled.write_text("Item,Amount,Paid\npens,1.5,2026-01-02\npaper,2,2026-13-45\nink,0.5,31.01.2026\n"
                         "Total amount,4,\n", encoding="utf-8")
     assert facts_text(read_document(labelled).facts[0])[2:] == [
-        "- Amount: numbers; total 4, smallest 0.5, largest 2, average 1.33.",
-        "- Paid: dates from 2026-01-02 to 2026-01-31. Cells of another kind, left out of these figures: 1."]
+        "- Amount (column B): numbers; total 4, smallest 0.5, largest 2, average 1.33.",
+        "- Paid (column C): dates from 2026-01-02 to 2026-01-31. Cells of another kind, left out of these figures: 1."]
     assert facts_text(read_document(years).facts[0]) == [
         "regions.csv: 3 rows under the header row, 3 columns. Its last row, the sum of the rows above, is left out "
-        "of these figures.", "- Region: text, different in every row (North to East).",
-        "- 2024: numbers; total 405, smallest 5, largest 300, average 135.00.",
-        "- 2025: numbers; total 606, smallest 6, largest 400, average 202.00."]
+        "of these figures.", "- Region (column A): text, different in every row (North to East).",
+        "- 2024 (column B): numbers; total 405, smallest 5, largest 300, average 135.00.",
+        "- 2025 (column C): numbers; total 606, smallest 6, largest 400, average 202.00."]
     # what a summary reads: the facts before the rows; of a long table its first rows, the rest said to be left out
     long = make_xlsx(tmp_path / "ledger.xlsx", [("Data", [["Item", "Amount"], *[[f"r{i}", i] for i in range(150)]])])
     digest = with_facts(read_document(long))
     assert digest.text.split("\n")[:5] == ["Sheet: Data", "Facts counted by the program from every row:",
                                            "Sheet: Data: 150 rows under the header row, 2 columns.",
-                                           "- Item: text, different in every row (r0 to r149).",
-                                           "- Amount: numbers; total 11,175, smallest 0, largest 149, average 74.50."]
+                                           "- Item (column A): text, different in every row (r0 to r149).",
+                                           "- Amount (column B): numbers; total 11,175, smallest 0, largest 149, average 74.50."]
     assert digest.text.endswith("\nItem | Amount\n" + "\n".join(f"r{i} | {i}" for i in range(10))
                                 + "\n[Rows 11 to 150 of this table are left out here; the figures above were counted "
                                   "from every row.]")
@@ -1070,7 +1080,7 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     semicolons = tmp_path / "kasa.csv"  # a long table of decimal commas: its rows left out said so too
     semicolons.write_text("Kalem;Tutar\n" + "".join(f"r{i};1.000,5\n" for i in range(1500)), encoding="utf-8")
     assert with_facts(read_document(semicolons)).text.split("\n")[3:4] == [
-        "- Tutar: numbers; total 1.500.750, smallest 1.000,5, largest 1.000,5, average 1.000,50."]
+        "- Tutar (column B): numbers; total 1.500.750, smallest 1.000,5, largest 1.000,5, average 1.000,50."]
     assert with_facts(read_document(semicolons)).text.endswith("\n[Rows 11 to 1.500 of this table are left out here; "
                                                               "the figures above were counted from every row.]")
     assert with_facts(digest).text == digest.text  # (its facts not said twice)
@@ -1078,9 +1088,32 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     notes.write_text("\n\nItem,Note\n" + "".join(f'r{i},"Call back\nnext week"\n' for i in range(60)) + "\n\n",
                      encoding="utf-8")
     kept = with_facts(read_document(notes)).text
-    assert "\n- Note: text, the same in every row: Call back next week.\n\nItem,Note\nr0," in kept
+    assert "\n- Note (column B): text, the same in every row: Call back next week.\n\nItem,Note\nr0," in kept
     assert kept.endswith('\nr59,"Call back\nnext week"') and "left out here" not in kept
     assert digest.sections[0].end == len(digest.text) and digest.sections[0].lead == "Sheet: Data (continued)\nItem | Amount"
+    # a cost table in a letter (Word, LibreOffice): counted as a sheet is, its facts after the section's heading
+    import docx
+
+    letter = docx.Document()
+    letter.add_paragraph("Quote")
+    letter.add_heading("Costs", 1)
+    letter.add_paragraph("The move costs:")
+    table = letter.add_table(rows=5, cols=2)
+    for r, (item, cost) in enumerate([("Item", "Cost"), ("Boxes", "120.50"), ("Van", "800"), ("Tape", "15"),
+                                      ("Insurance", "300")]):
+        table.cell(r, 0).text, table.cell(r, 1).text = item, cost
+    letter.save(tmp_path / "quote.docx")
+    cost = ["Table 1: 4 rows under the header row, 2 columns.", "- Item: text, different in every row (Boxes to Insurance).",
+            "- Cost: numbers; total 1,235.5, smallest 15, largest 800, average 308.88."]
+    quote = read_document(tmp_path / "quote.docx")
+    assert [facts_text(f) for f in quote.facts] == [cost] and quote.facts[0].section == 1
+    assert with_facts(quote).text == "\n".join(["Quote", "", "Costs", FACTS_LABEL, *cost, "", "The move costs:",
+                                                "Item | Cost", "Boxes | 120.50", "Van | 800", "Tape | 15",
+                                                "Insurance | 300"])
+    cells = "".join(f"<table:table-row>{cell(a)}{cell(b)}</table:table-row>" for a, b in
+                    [("Item", "Cost"), ("Boxes", "120.50"), ("Van", "800"), ("Tape", "15"), ("Insurance", "300")])
+    odt = make_odf(tmp_path / "quote.odt", f'<text:p>The move costs:</text:p><table:table>{cells}</table:table>')
+    assert [facts_text(f) for f in read_document(odt).facts] == [cost]
 
 
 def test_a_workbook_is_read_up_to_its_cells_with_a_line_saying_so(tmp_path: Path) -> None:

@@ -214,7 +214,7 @@ def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, prof
     assert len(eng.chat_prompt([{"role": "user", "content": prompt}])) == result.chunks[0].prompt_tokens
     assert "Facts counted by the program from every row:\nexpenses.csv: 150 rows under the header row" in prompt
     assert "\n2026-01-10,Sales,109\n[Rows 11 to 150 of this table are left out here" in prompt
-    facts = "- Amount (EUR): numbers; total 26,175, smallest 100, largest 249, average 174.50."
+    facts = "- Amount (EUR) (column C): numbers; total 26,175, smallest 100, largest 249, average 174.50."
     assert "## Facts counted from the rows (by the program, not the model)\n\nexpenses.csv: 150 rows" in result.summary
     assert facts in result.summary.split("\n") and "toplam 26.175" in result.in_language(Texts("tr").get)
 

@@ -2364,7 +2364,7 @@ async def test_the_last_message_being_changed_is_still_changed_after_another_con
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 4)
 
 
-async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: Path) -> None:
+async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: Path, tmp_path: Path) -> None:
     """Up on a message sent with a document put the whole document in the box, after the
     question and a "---" line; sent again, it went with it as typed text. The box now gets the
     question, and the document is attached again as it was sent, in whichever language."""
@@ -2419,6 +2419,27 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         await pilot.press("up")
         await pilot.pause()
         assert app.pending_document == (Path("/docs/minutes.txt"), "Minutes of Monday.") and prompt.value == ""
+        # asked for a total of an attached table: the program's own figure under the model's reply (a
+        # small model answered the average, and nothing pointed to the counted total), in the UI's language
+        from textual.widgets import Static
+
+        from workstation.tui import integrations
+        from workstation.tui.messages import DocumentRead
+
+        sales = tmp_path / "sales.csv"
+        sales.write_text("Month,Revenue\nJan,1200.5\nFeb,2500\nMar,4154.5\n", encoding="utf-8")
+        app.post_message(DocumentRead(str(sales), *integrations.read_document_text(sales)))
+        await until(pilot, lambda: app.pending_document is not None and app.pending_document[0] == sales)
+        app.chat_screen.set_input("What is the total of column B?")
+        prompt.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 6)
+        figures = app.chat_screen.query(MessageView).last().query_one(".metrics", Static)
+        assert str(figures.render()).endswith("\nProgramın hesabı: Revenue (B sütunu) toplamı 7.855")
+        assert app.store.messages(conv)[-1].metrics["counted"][0]["figure"] == "7,855"  # (kept with the reply)
+        await pilot.press("f9")
+        await until(pilot, lambda: app.texts.lang == "en")
+        assert str(figures.render()).endswith("\nCounted by the program: Revenue (column B) total 7,855")
 
 
 async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles: Path, tmp_path: Path,

@@ -21,9 +21,11 @@ from workstation.core.documents import (
     Limits,
     add_notes,
     check_zip,
+    document_tables,
     roman_numeral,
     short_error,
 )
+from workstation.core.table_facts import SheetFacts
 
 # an office file's XML parts come from outside: no entity is expanded (a "billion laughs" stays a
 # few bytes), no DTD loaded, nothing fetched, no tree deeper or text longer than lxml's defaults
@@ -191,9 +193,11 @@ def read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
     builder = DocumentBuilder(name, limits, deadline)
     title: str | None = None
     lines: list[str] = []
+    tables: list[list[list[str]]] = []  # the section's tables, a row's cells each
+    facts: list[SheetFacts] = []
 
     def flush() -> None:
-        builder.section(title, lines)
+        document_tables(builder, title, lines, tables, facts)
 
     try:
         notes = _WordNotes(doc, path, deadline, name, limits)
@@ -209,10 +213,12 @@ def read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
                 elif text:
                     lines.append(text)
             elif isinstance(block, Table):
+                tables.append([])
                 for row in block.rows:
                     cells = ["\n".join(notes.text(p._p) for p in c.paragraphs).strip() for c in row.cells]  # (Cell.text)
                     if any(cells):
                         lines.append(" | ".join(cells))
+                        tables[-1].append(cells)
         flush()
         notes.add_to(builder)
     except DocumentError:
@@ -221,7 +227,7 @@ def read_docx(path: Path, data: bytes, limits: Limits, deadline: float) -> Docum
         raise DocumentError(said=[("doc.docx_damaged", {"name": name, "detail": short_error(err)})]) from None
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
-    return Document(str(path), "docx", builder.text(), builder.sections)
+    return Document(str(path), "docx", builder.text(), builder.sections, facts=facts)
 
 
 # --- ODT (OpenDocument text: LibreOffice, OpenOffice) -------------------------------------------
@@ -238,6 +244,7 @@ def odf_tag(ns: str, tag: str) -> str:
 ODF_H, ODF_P = odf_tag(ODF_TEXT, "h"), odf_tag(ODF_TEXT, "p")
 ODF_NOTE = odf_tag(ODF_TEXT, "note")
 ODF_ROW, ODF_CELL = odf_tag(ODF_TABLE, "table-row"), odf_tag(ODF_TABLE, "table-cell")
+ODF_TABLE_TAG = odf_tag(ODF_TABLE, "table")
 # what is not the document's running text: tracked deletions, comments, declarations, forms,
 # an index's templates; pictures and text boxes (draw:*) within a paragraph
 ODF_SKIP = {odf_tag(ODF_TEXT, t) for t in ("tracked-changes", "sequence-decls", "variable-decls", "user-field-decls",
@@ -354,10 +361,13 @@ def read_odt(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
     title: str | None = None
     lines: list[str] = []
     held = 0  # characters in lines, before they reach the builder (and its cap)
+    tables: dict[Any, list[list[str]]] = {}  # the section's tables (their elements), a row's cells each
+    facts: list[SheetFacts] = []
 
     def flush() -> None:
         nonlocal held
-        builder.section(title, lines)
+        document_tables(builder, title, lines, list(tables.values()), facts)
+        tables.clear()
         held = 0
 
     def line(text: str) -> None:
@@ -390,6 +400,7 @@ def read_odt(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
                 cells.append(" ".join(t for t in paras if t))
             if any(cells):
                 line(" | ".join(cells))
+                tables.setdefault(next(el.iterancestors(ODF_TABLE_TAG), None), []).append(cells)
         else:  # lists and their items, sections, tables, an index's body: what they hold
             stack.extend(reversed(el))
     flush()
@@ -397,4 +408,4 @@ def read_odt(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
     add_notes(builder, "Endnotes", reader.notes["endnote"])
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
-    return Document(str(path), "odt", builder.text(), builder.sections)
+    return Document(str(path), "odt", builder.text(), builder.sections, facts=facts)

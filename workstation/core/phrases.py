@@ -723,6 +723,7 @@ ENGLISH: dict[str, str] = {
     "facts.head_cut": "{title}: the first {rows} rows, read up to the workbook's cells, {columns} columns.",
     "facts.total_rows": " Rows that read Total ({n}) are left out of these figures.",
     "facts.sum_row": " Its last row, the sum of the rows above, is left out of these figures.",
+    "facts.column": "{name} (column {letter})",
     "facts.numbers": "- {name}: numbers; total {total}, smallest {smallest}, largest {largest}, average {average}.",
     "facts.percents": "- {name}: percentages; smallest {smallest}, largest {largest}, average {average}.",
     "facts.dates": "- {name}: dates from {first} to {last}.",
@@ -736,6 +737,13 @@ ENGLISH: dict[str, str] = {
     "facts.other": " Cells of another kind, left out of these figures: {n}.",
     "facts.guessed": " A guess: {text} was read as {value}, not {other} (nothing in the file says which).",
     "facts.more_columns": "- and {n} more columns.",
+    # under a reply to a question about an attached table: the program's figure, not the model's (counted_answer)
+    "facts.counted": "Counted by the program: {items}",
+    "facts.counted_total": "{name} total {figure}",
+    "facts.counted_average": "{name} average {figure}",
+    "facts.counted_largest": "{name} largest {figure}",
+    "facts.counted_smallest": "{name} smallest {figure}",
+    "facts.counted_rows": "{title}: {rows} rows",
     # the rows of a long sheet left out of a summary's input (summary_chunks.with_facts), and the summary's heading over the facts
     "facts.rows_left_out": "[Rows {a} to {b} of this table are left out here; the figures above were counted from every row.]",
     "summary.facts": "Facts counted from the rows (by the program, not the model)",

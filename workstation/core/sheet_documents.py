@@ -123,7 +123,8 @@ class _SheetText:
         # the decimal mark judged by the cells as written (an .ods's as LibreOffice shows them: in
         # Turkish 1.200 and 350,75), not by an Excel's stored numbers, written 1200.5 here
         written = [[("" if first + i in stored else c) for i, c in enumerate(r)] for r, stored in zip(table, self.stored, strict=True)]
-        facts = table_facts(self.title, len(self.builder.sections) - 1, table, self.cut, written=written)
+        facts = table_facts(self.title, len(self.builder.sections) - 1, table, self.cut, written=written,
+                            first_column=first)
         if facts is not None:
             self.facts.append(facts)
         if columns is not None:  # a part of a summary that begins in its rows reads them under its columns

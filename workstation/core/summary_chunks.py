@@ -18,6 +18,7 @@ from workstation.core.events import Message
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import say
 from workstation.core.summary_options import SummarizeError, SummarizeOptions
+from workstation.core.table_facts import SheetFacts
 
 
 class PromptMeasure(Protocol):
@@ -47,14 +48,18 @@ MAP_FACTS_INSTRUCTION = (
 FACTS_LABEL = "Facts counted by the program from every row:"
 
 
+# the kinds whose tables are whole sections (a CSV file, a workbook's sheets); another's (a Word
+# document's) sit among its paragraphs
+TABLE_KINDS = ("text", "xlsx", "ods")
 FACT_ROWS = 100  # a table of more rows is summarized from its facts and its first SAMPLE_ROWS rows
 SAMPLE_ROWS = 10  # (enough for the model to see what a row holds; its figures come from the facts)
 
 
 def map_instruction(document: Document) -> str:
     """The instruction a part of ``document`` is summarized with: a table's tells the model to
-    take its figures from the facts the program counted."""
-    return MAP_FACTS_INSTRUCTION if document.facts else MAP_INSTRUCTION
+    take its figures from the facts the program counted (a Word document's tables' facts are read
+    beside its words, summarized as a document's)."""
+    return MAP_FACTS_INSTRUCTION if document.facts and document.kind in TABLE_KINDS else MAP_INSTRUCTION
 
 
 def with_facts(document: Document, all_rows: bool = False) -> Document:
@@ -66,7 +71,9 @@ def with_facts(document: Document, all_rows: bool = False) -> Document:
 
     if not document.facts:
         return document
-    by_section = {f.section: f for f in document.facts}
+    by_section: dict[int, list[SheetFacts]] = {}
+    for f in document.facts:
+        by_section.setdefault(f.section, []).append(f)
     parts: list[str] = []
     sections: list[Section] = []
     at = 0  # in the old text
@@ -76,9 +83,16 @@ def with_facts(document: Document, all_rows: bool = False) -> Document:
         parts.append(gap)
         length += len(gap)
         body = document.text[sec.start:sec.end]
-        facts = by_section.get(i)
+        found = by_section.get(i, [])
         lines = body.split("\n")
-        if facts is not None and FACTS_LABEL not in lines[:2]:  # (not twice: a document given as summarize read it)
+        if found and FACTS_LABEL not in lines[:2] and document.kind not in TABLE_KINDS:
+            # a Word or OpenDocument text's tables among its paragraphs: their facts after the section's
+            # heading, its lines as they are (a table of a few rows in a letter, not a sheet's thousands)
+            head = [lines.pop(0)] if sec.title and lines and lines[0] == sec.title else []
+            said = [line for f in found for line in facts_text(f, as_written(f))]
+            body = "\n".join([*head, FACTS_LABEL, *said, "", *lines])
+        elif found and FACTS_LABEL not in lines[:2]:  # (not twice: a document given as summarize read it)
+            facts = found[0]
             sheet = document.kind != "text"
             if not sheet:  # a CSV's rows: a quoted cell's line breaks in its row, blank lines none (a table of
                 lines = _csv_records(lines, document.name)  # 60 rows of two-line notes was cut to its first 5, "rows 11 to 121")

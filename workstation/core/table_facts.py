@@ -52,6 +52,9 @@ class ColumnFacts:
     # numbers that read two ways (1.200: 1.2, or 1,200 as Turkish writes it) and nothing in the file
     # said which: a cell of them as written and as read (``_column_reading``), said with the figures
     guessed: tuple[str, str, str] = ("", "", "")  # ("1.200", "1,200", "1.2"): the cell, as read, and the other way
+    # its letter in the sheet ("B"), said beside its name: people ask "the total of column B?"
+    # ('' for a table in a Word document, which has no letters)
+    letter: str = ""
 
 
 @dataclass
@@ -255,13 +258,15 @@ def _column(name: str, cells: list[str], comma: bool, guessed: bool = False) -> 
 
 
 def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = False, usual_comma: bool | None = None,
-                written: list[list[str]] | None = None) -> SheetFacts | None:
+                written: list[list[str]] | None = None, first_column: int = 1) -> SheetFacts | None:
     """The facts of a table whose first row may be its columns' names (a row of words only, over
     rows that are not); None for fewer than three rows (no table to speak of). Its numbers may be
     written 1.200,50 (``usual_comma``: True a CSV split by ;, False one split by commas, None
     neither; ``_column_reading`` decides each column); the facts' figures the English way all the same.
     ``written``: the cells as a person wrote them, by which the decimal mark is judged (an Excel
-    workbook's stored numbers left out: the program writes those 1200.5 whatever the locale)."""
+    workbook's stored numbers left out: the program writes those 1200.5 whatever the locale).
+    ``first_column``: the sheet's column of the rows' first cell (1: A; a sheet begun in column B, 2),
+    by which each column's letter is said; 0: a table without letters (a Word document's)."""
     table_mark = _decimal_mark(written if written is not None else rows, usual_comma)
     decimal_comma = bool(table_mark[0])
     rows = [r for r in rows if any(c.strip() for c in r)]
@@ -298,8 +303,10 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
     shown = 0
     commas: list[bool] = []  # how each column of numbers is written
     for i in range(width):
-        name = first[i] if header and i < len(first) and first[i] else _column_name(i + 1)
+        letter = _column_name(first_column + i) if first_column else ""
+        name = first[i] if header and i < len(first) and first[i] else letter or _column_name(i + 1)
         col = _column(name, cells(data, i), *readings[i])
+        col.letter = letter
         if col.kind == "empty":
             continue
         if col.kind in ("numbers", "percents"):
@@ -354,6 +361,13 @@ def _n(n: int) -> str:
     return f"{n:,}"
 
 
+def column_phrase(col: ColumnFacts) -> Phrase | str:
+    """A column as the facts name it: by its header and its letter ("Revenue (column B)"), by its
+    letter alone where it has no header, by its header alone where it has no letter."""
+    return ("facts.column", {"name": col.name, "letter": col.letter}) if col.letter and col.letter != col.name \
+        else col.name
+
+
 def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
     """The facts as sentences, a line each: the table's rows and columns, then a line per column."""
     head = "facts.head_cut" if facts.cut else "facts.head" if facts.header else "facts.head_no_header"
@@ -364,24 +378,25 @@ def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
     if facts.sum_row:
         lines[0].append(("facts.sum_row", {}))
     for col in facts.columns:
+        name = column_phrase(col)
         if col.kind == "numbers":
-            line: list[Phrase] = [("facts.numbers", {"name": col.name, "total": col.total, "smallest": col.smallest,
+            line: list[Phrase] = [("facts.numbers", {"name": name, "total": col.total, "smallest": col.smallest,
                                                      "largest": col.largest, "average": col.average})]
         elif col.kind == "percents":
-            line = [("facts.percents", {"name": col.name, "smallest": col.smallest, "largest": col.largest,
+            line = [("facts.percents", {"name": name, "smallest": col.smallest, "largest": col.largest,
                                         "average": col.average})]
         elif col.kind == "dates":
-            line = [("facts.dates", {"name": col.name, "first": col.first, "last": col.last})]
+            line = [("facts.dates", {"name": name, "first": col.first, "last": col.last})]
         elif col.distinct == col.filled and col.filled > 1:
-            line = [("facts.text_unique", {"name": col.name, "first": col.first, "last": col.last})]
+            line = [("facts.text_unique", {"name": name, "first": col.first, "last": col.last})]
         elif col.distinct == 1:
-            line = [("facts.text_same", {"name": col.name, "text": col.first})]
+            line = [("facts.text_same", {"name": name, "text": col.first})]
         elif col.top:
             top = [("facts.value_count", {"text": v, "n": _n(k)}) for v, k in col.top]
             listed: list[Phrase] = [p for i, item in enumerate(top) for p in ([("facts.and", {})] if i else []) + [item]]
-            line = [("facts.text", {"name": col.name, "distinct": _n(col.distinct), "top": listed})]
+            line = [("facts.text", {"name": name, "distinct": _n(col.distinct), "top": listed})]
         else:
-            line = [("facts.text_few", {"name": col.name, "distinct": _n(col.distinct)})]
+            line = [("facts.text_few", {"name": name, "distinct": _n(col.distinct)})]
         if col.filled < facts.rows:
             line.append(("facts.filled", {"filled": _n(col.filled), "rows": _n(facts.rows)}))
         if col.other:
@@ -411,3 +426,59 @@ def as_written(facts: SheetFacts) -> Lookup | None:
     not match them with the rows). The table's way, not the summary's language's: it is what the
     rows beside them say, and what the reader checks the summary against."""
     return _comma_figures if facts.decimal_comma else None
+
+
+# what a question about a table asks for, in English and Turkish: the facts' figure that answers it
+_ASKED = [
+    ("total", re.compile(r"\b(?:total|sum|add(?:s|ed)? up)\b|\btoplam", re.IGNORECASE)),
+    ("average", re.compile(r"\baverage\b|\bortalama", re.IGNORECASE)),
+    ("largest", re.compile(r"\b(?:max|maximum|largest|highest|biggest)\b|\ben (?:büyük|yüksek|fazla)", re.IGNORECASE)),
+    ("smallest", re.compile(r"\b(?:min|minimum|smallest|lowest)\b|\ben (?:küçük|düşük|az)\b", re.IGNORECASE)),
+    ("rows", re.compile(r"\b(?:how many|count|number of)\b|\bkaç\b|\badet|\bsayısı", re.IGNORECASE)),
+]
+# a column asked for by its letter: "column B", "B sütunu"
+_LETTER = re.compile(r"\bcolumn\s+([A-Za-z]{1,3})\b|\b([A-Za-z]{1,3})\s+sütun", re.IGNORECASE)
+_ROWS = re.compile(r"\brows?\b|\bsatır", re.IGNORECASE)
+MAX_COUNTED = 3  # figures said under a reply
+
+
+def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, str]]:
+    """The figures the program counted that answer ``question`` about ``tables`` (their facts), to
+    show under the model's reply (``counted_phrases``: "Counted by the program: Revenue (column B)
+    total 7,855"): asked "what is the total of column B?" a small model gave the average, and
+    nothing pointed to the counted figure. The column asked for by its letter or its name, else
+    each column of numbers; [] where the question asks for no total, sum, average, count, largest
+    or smallest. Plain strings, as a reply's record keeps them (JSON)."""
+    asked = [what for what, words in _ASKED if words.search(question)]
+    if not asked:
+        return []
+    letters = {(m.group(1) or m.group(2)).upper() for m in _LETTER.finditer(question)}
+    lowered = question.casefold()
+    items: list[dict[str, str]] = []
+    for facts in tables:
+        numbers = [c for c in facts.columns if c.kind in ("numbers", "percents")]
+        named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and c.name.casefold() in lowered]
+        if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(question)):  # ("toplamı kaç?": no count)
+            items.append({"what": "rows", "title": facts.title, "rows": _n(facts.rows)})
+        for col in named or numbers:
+            for what in asked:
+                figure = {"total": col.total, "average": col.average, "largest": col.largest,
+                          "smallest": col.smallest}.get(what, "")
+                if figure:
+                    items.append({"what": what, "name": col.name, "letter": col.letter, "figure": figure})
+    return items[:MAX_COUNTED]
+
+
+def counted_phrases(items: list[dict[str, str]]) -> list[Phrase]:
+    """``counted_answer``'s figures as a sentence: "Counted by the program: Revenue (column B) total
+    7,855, Cost (column C) total 1,200"."""
+    said: list[Phrase] = []
+    for item in items:
+        if said:
+            said.append(("facts.and", {}))
+        if item.get("what") == "rows":
+            said.append(("facts.counted_rows", {"title": item.get("title", ""), "rows": item.get("rows", "")}))
+        else:
+            col = ColumnFacts(item.get("name", ""), "numbers", 0, letter=item.get("letter", ""))
+            said.append((f"facts.counted_{item.get('what')}", {"name": column_phrase(col), "figure": item.get("figure", "")}))
+    return [("facts.counted", {"items": said})] if said else []

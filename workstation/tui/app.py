@@ -66,6 +66,7 @@ from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.quota import Clock
 from workstation.core.store import DB_NAME, ConversationStore
+from workstation.core.table_facts import SheetFacts
 from workstation.tui import integrations
 from workstation.tui.actions import (
     BY_ID,
@@ -273,6 +274,9 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._edits: dict[int, tuple[int, float]] = {}
         self._document_sizes: dict[Path, int] = {}  # documents cut to MAX_DOCUMENT_CHARS: their whole length
         self._document_notes: dict[Path, list[Phrase]] = {}  # what a document's reader left out (its hidden sheets)
+        self._document_facts: dict[Path, list[SheetFacts]] = {}  # a document's tables' facts, counted by the program
+        # the figures the program counted that answer the message sent (``counted_answer``), said under its reply
+        self._counted: list[dict[str, str]] = []
         self._attached_paths: set[Path] = set()  # every document attached this session (F7 writes over none)
         # attached documents, measured: (their tokens as a message of their own, the context then,
         # their text's own tokens)

@@ -81,6 +81,7 @@ class Attachments(AppPart):
         else:
             self._document_sizes.pop(path, None)
         self._document_notes[path] = event.notes
+        self._document_facts[path] = event.facts
         before = self.pending_document
         if before is not None and before[0] != path:  # one document goes with a message: said
             self.notify(self.texts("chat.doc_replaced", name=path.name, old=before[0].name), severity="warning")

@@ -17,6 +17,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.phrases import Phrase, about_words, part_percent
 from workstation.core.profiles import Profile
+from workstation.core.table_facts import SheetFacts
 from workstation.tui.i18n import Texts
 from workstation.tui.messages import GpuReading
 
@@ -117,17 +118,18 @@ def system_sample() -> tuple[float, int, int, list[GpuReading]]:
 
 
 # --- documents --------------------------------------------------------------------------
-def read_document_text(path: Path) -> tuple[str, list[Phrase]]:
+def read_document_text(path: Path) -> tuple[str, list[Phrase], list[SheetFacts]]:
     """The text of an office document (any kind ``documents.SUPPORTED_SUFFIXES`` names);
     a table's (a sheet, a CSV) with its facts counted by the program before its rows, so that
     "what is the total?" is answered from the program's sum, not the model's; and what its reader
     left out (``Document.notes``: a workbook's hidden sheets, its cells past the limit), for the
-    attach line to say."""
+    attach line to say; and its tables' facts, for the line under a reply to a question about
+    them (``table_facts.counted_answer``)."""
     from workstation.core.documents import read_document
     from workstation.core.summary_chunks import with_facts
 
     document = read_document(path, isolate=True)
-    return with_facts(document, all_rows=True).text, document.notes
+    return with_facts(document, all_rows=True).text, document.notes, document.facts
 
 
 # --- summarize --------------------------------------------------------------------------

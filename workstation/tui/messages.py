@@ -13,6 +13,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Phrase
 from workstation.core.profiles import Profile
+from workstation.core.table_facts import SheetFacts
 
 
 class TokenStreamed(Message):
@@ -150,13 +151,16 @@ class SystemSampled(Message):
 
 
 class DocumentRead(Message):
-    """A document read for attaching: its text, and what its reader left out (``Document.notes``)."""
+    """A document read for attaching: its text, what its reader left out (``Document.notes``), and
+    its tables' facts (``Document.facts``)."""
 
-    def __init__(self, path: str, text: str, notes: list[Phrase] | None = None) -> None:
+    def __init__(self, path: str, text: str, notes: list[Phrase] | None = None,
+                 facts: list[SheetFacts] | None = None) -> None:
         super().__init__()
         self.path = path
         self.text = text
         self.notes = notes or []
+        self.facts = facts or []
 
 
 class AttachmentMeasured(Message):

@@ -23,6 +23,7 @@ from workstation.core.phrases import rounded_words, words_in
 from workstation.core.profile_lookup import model_file
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.remote import refused
+from workstation.core.table_facts import counted_answer
 from workstation.tui.app_part import AppPart
 from workstation.tui.attachment import with_attached
 from workstation.tui.messages import (
@@ -128,6 +129,9 @@ class Turn(AppPart):
                 if self.store.revision(self.conversation_id) != self._open_revision:
                     await self._redraw_open()  # a turn written elsewhere since: shown before this one
         content = text.strip()
+        # the figures of the attached table that answer it, counted by the program: said under the reply
+        self._counted = counted_answer(text, self._document_facts.get(document[0], [])) \
+            if document is not None and summary is None else []
         if document is not None:
             path, doc = document
             name = t("chat.summary_of", name=path.name) if summary is not None else path.name
@@ -405,6 +409,9 @@ class Turn(AppPart):
                       and self.profile.backend == "openai" else "")
             record = turn_record(metrics, *ran_on, self.changes_from_profile(self.session_sampling), model_file(self.profile) if self.profile else "",
                                  served)
+            if self._counted and self._turn_from == "send":  # (the program's figures, kept with the reply)
+                record["counted"] = self._counted
+            self._counted = []
             if view is not None:  # stopped before its first token: it says so, and is kept so
                 await view.finish(text, metrics, event.reasoning, record)
                 self.chat_screen.name_profiles()  # (the first reply of a profile switched to)

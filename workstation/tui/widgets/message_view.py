@@ -15,13 +15,15 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.geometry import Size
+from textual.markup import escape
 from textual.timer import Timer
 from textual.widgets import Collapsible, Markdown, Static
 
 from workstation.core.conversation_titles import profile_key
 from workstation.core.metrics import TurnMetrics, figures_line
 from workstation.core.moments import BAD, local_text
-from workstation.core.phrases import about_words, words_in
+from workstation.core.phrases import about_words, say, words_in
+from workstation.core.table_facts import counted_phrases
 from workstation.tui.attachment import find_attached
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.i18n import Texts
@@ -367,8 +369,12 @@ class MessageView(Vertical):
             return ""
         if self.metrics is None:  # a reply about to stream; a saved message without figures shows none
             return self.texts("chat.waiting") if self._open_stream else self._versions_text()
-        return " · ".join(filter(None, [self.profile_named,
+        line = " · ".join(filter(None, [self.profile_named,
                                         metrics_line(self.metrics, self.texts), self._versions_text()]))
+        counted = self.metrics.get("counted")
+        if isinstance(counted, list) and counted:  # the figures the program counted for the question, under the model's
+            line += "\n" + escape(say(counted_phrases(counted), self.texts.get))
+        return line
 
     def profile(self) -> str:
         """The profile the reply was written with, as people name it ("" where it was not kept)."""
