@@ -73,6 +73,14 @@ def test_next_turn_keeps_a_reply_generated_as_other_tokens(engine: Engine) -> No
     turn = engine.run_chat([*asked, {"role": "user", "content": "And two more?"}]).metrics
     # without taking the cells' tokens, only the question before the reply was kept (cache_n 38 of 65)
     assert turn.cache_n >= len(head + written), turn
+    # the tokens a reply was generated as are more than its text read again: a prompt that fits
+    # its slot by a few tokens takes no more of them than fit (it failed "The context is full")
+    from workstation.core.slots import aligned_prompt
+
+    prompt = engine.chat_prompt(asked)
+    assert len(aligned_prompt(head + written, prompt, engine.model.piece)) > len(prompt)
+    fitted = aligned_prompt(head + written, prompt, engine.model.piece, most=len(prompt))
+    assert len(fitted) <= len(prompt) and engine.model.detokenize(fitted) == engine.model.detokenize(prompt)
 
 
 def test_metrics_are_consistent(engine: Engine) -> None:

@@ -184,7 +184,7 @@ class PromptCache:
         for entry in self.kv_store.entries(self.state_key):
             if entry.tag is None or not same_conversation(entry.tag, tag):
                 continue
-            aligned = aligned_prompt(entry.tokens, prompt, self.model.piece)
+            aligned = aligned_prompt(entry.tokens, prompt, self.model.piece, self.slot_ctx - 1)
             more = common_prefix(entry.tokens, aligned) - common_prefix(entry.tokens, prompt)
             if more > gain:
                 best, gain = aligned, more

@@ -563,7 +563,7 @@ class Scheduler(SlotReplies, PromptCache, WaitingCallers):
     def _step(self) -> bool:
         self._run_chores()
         with self._cond:
-            admitted, dropped = admit(self.slots, self.waiting, self.model.piece)
+            admitted, dropped = admit(self.slots, self.waiting, self.model.piece, self.slot_ctx - 1)
         for req in dropped:
             req.discard()
             self.stats.requests_cancelled_total += 1

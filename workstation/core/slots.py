@@ -128,7 +128,8 @@ def common_prefix(a: Sequence[int], b: Sequence[int], limit: int | None = None) 
     return lo
 
 
-def aligned_prompt(cells: Sequence[int], prompt: list[int], piece: Callable[[int], bytes]) -> list[int]:
+def aligned_prompt(cells: Sequence[int], prompt: list[int], piece: Callable[[int], bytes],
+                   most: int | None = None) -> list[int]:
     """``prompt`` with the tokens ``cells`` hold where both spell the same text: a reply comes
     back as text, and its text tokenized again need not give the tokens it was generated as
     (SmolLM2 wrote " Abon" as " Ab" "on", which read again is " A" "bon"), so the cells of a
@@ -136,7 +137,10 @@ def aligned_prompt(cells: Sequence[int], prompt: list[int], piece: Callable[[int
     said "cache 72/191": the reply before it not kept). llama-cli keeps the generated tokens
     themselves; so does this, from the cells: the prompt then holds the tokens the model wrote,
     the ones it read them as. Text only: ``piece`` (a token's text, empty for a control token)
-    stops the match at any control token, which must be the same token to be kept."""
+    stops the match at any control token, which must be the same token to be kept. The tokens
+    a reply was generated as are often more than its text read again: with ``most`` (the prompt
+    tokens a slot holds) a prompt is never taken longer than that (one that fitted its context
+    by a few tokens failed "The context is full" once it took a long reply's cells)."""
     out = prompt
     n = common_prefix(cells, out)
     while n < len(cells) and n < len(out) - 1:
@@ -164,7 +168,7 @@ def aligned_prompt(cells: Sequence[int], prompt: list[int], piece: Callable[[int
             if len(cell_bytes) == len(prompt_bytes):
                 best = a, b
         a, b = best
-        if a == n:
+        if a == n or (most is not None and len(out) + (a - n) - (b - n) > most):
             break
         if out is prompt:
             out = list(prompt)
@@ -211,10 +215,11 @@ def queue_victim(waiting: Sequence[Request], owner: Owner | None) -> Request | N
 
 
 def admit(slots: Sequence[Slot], waiting: collections.deque[Request],
-          piece: Callable[[int], bytes] | None = None) -> tuple[list[Slot], list[Request]]:
+          piece: Callable[[int], bytes] | None = None, most: int | None = None) -> tuple[list[Slot], list[Request]]:
     """Pair waiting requests with free slots, round by round between owners (see the module's
     docstring); with ``piece`` (a token's text) a prompt that reuses cells first takes the
-    tokens the slot whose cells it matches most holds for its text (``aligned_prompt``). Returns (slots now serving a new request, cancelled requests dropped from the
+    tokens the slot whose cells it matches most holds for its text (``aligned_prompt``, no longer
+    than ``most`` tokens). Returns (slots now serving a new request, cancelled requests dropped from the
     queue). Mutates slots and ``waiting``; the requests left keep their order."""
     admitted: list[Slot] = []
     dropped: list[Request] = []
@@ -244,7 +249,7 @@ def admit(slots: Sequence[Slot], waiting: collections.deque[Request],
         if piece is not None and req.cache_prompt:
             limit, best = len(req.prompt) - 1, 0
             for other in slots if req.id_slot < 0 else [s for s in free if s.seq == req.id_slot]:
-                prompt = aligned_prompt(other.tokens, req.prompt, piece)
+                prompt = aligned_prompt(other.tokens, req.prompt, piece, most)
                 gain = common_prefix(other.tokens, prompt, limit) - common_prefix(other.tokens, req.prompt, limit)
                 if gain > best:
                     req.prompt, best = prompt, gain
