@@ -73,6 +73,12 @@ def test_next_turn_keeps_a_reply_generated_as_other_tokens(engine: Engine) -> No
     turn = engine.run_chat([*asked, {"role": "user", "content": "And two more?"}]).metrics
     # without taking the cells' tokens, only the question before the reply was kept (cache_n 38 of 65)
     assert turn.cache_n >= len(head + written), turn
+    # a client's usage counts the prompt's text as it reads, not the kept reply's tokens as generated
+    from workstation.core.server.protocol import usage
+
+    question = engine.chat_prompt([*asked, {"role": "user", "content": "And two more?"}])
+    assert turn.aligned_n == turn.prompt_n + turn.cache_n - len(question) != 0, turn
+    assert usage(turn)["prompt_tokens"] == len(question)
     # the tokens a reply was generated as are more than its text read again: a prompt that fits
     # its slot by a few tokens takes no more of them than fit (it failed "The context is full")
     from workstation.core.slots import aligned_prompt

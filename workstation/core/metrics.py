@@ -46,6 +46,9 @@ class TurnMetrics:
     reasoning_ms: float = 0.0  # from its first token to the end of its thinking
     left_out_n: int = 0  # the conversation's earlier messages the context could not hold (not in the prompt)
     dropped_n: int = 0  # prompt tokens of a batch stopped part-way (Esc, a client gone): worked on, not kept
+    # of prompt_n + cache_n: tokens more (or fewer, below 0) than the prompt's text reads as, where it took
+    # the tokens its cells hold for a reply (``slots.aligned_prompt``): a client's usage counts its text's
+    aligned_n: int = 0
 
     def finish_rates(self) -> None:
         """Derive the rates from counts and times (rates always equal counts over times)."""

@@ -326,6 +326,7 @@ class Scheduler(SlotReplies, PromptCache, WaitingCallers):
                 f"The prompt is {len(prompt)} tokens but this profile's context holds at most "
                 f"{self.slot_ctx - 1} prompt tokens per request."
             )
+        asked_n = len(prompt)
         if self.kv_store is not None and tag is not None and cache_prompt:
             prompt = self._aligned_to_saved(prompt, tag)
         req = Request(
@@ -348,6 +349,7 @@ class Scheduler(SlotReplies, PromptCache, WaitingCallers):
             reasoning=reasoning,
             cache_prompt=cache_prompt,
             reading=reading,
+            asked_n=asked_n,
         )
         if reasoning:  # the tags stream as text, also where they are control tokens
             if self._think_tokens is None:
@@ -701,6 +703,7 @@ class Scheduler(SlotReplies, PromptCache, WaitingCallers):
                 slot.prefilling = False
                 m = slot.run.metrics
                 m.prompt_n = len(slot.req.prompt) - m.cache_n
+                m.aligned_n = len(slot.req.prompt) - slot.req.asked_n if slot.req.asked_n else 0
                 m.prompt_ms = (now - slot.run.t_start) * 1000
                 if slot.req.reading and len(slot.tokens) - len(entry.tokens) <= m.cache_n:
                     # read in one part (512 tokens or fewer): that it was read is said (``PromptRead.whole``),

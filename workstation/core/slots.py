@@ -52,7 +52,7 @@ class Owner:
 
 @dataclass(eq=False)
 class Request:
-    prompt: list[int]
+    prompt: list[int]  # (with the tokens a slot's cells hold for a reply's text: ``aligned_prompt``)
     sampling: Sampling
     sink: Callable[[SchedulerEvent], None]
     max_tokens: int
@@ -73,6 +73,7 @@ class Request:
     # a temperature-0 reply does not depend on what the slots held before
     cache_prompt: bool = True
     reading: bool = False  # how far the prompt has been read is told after each part (events.PromptRead)
+    asked_n: int = 0  # the prompt's tokens as its text reads, before ``aligned_prompt`` (a client's usage)
 
     def cancel(self) -> None:
         """Cancel this request only (not others that share its ``cancelled`` flag)."""

@@ -268,7 +268,8 @@ class Accounts:
         duration_s = t0 - ticket.t0
         # a client that left while its prompt was read pays for the batch stopped under it, as
         # llama-server's (which runs it to its end) counts it; a key could have read long prompts for free
-        prompt = (m.prompt_n + m.cache_n + m.dropped_n) if m is not None else 0
+        # (a prompt's text counted as it reads, not as a kept reply's tokens were generated: ``aligned_n``)
+        prompt = (m.prompt_n + m.cache_n + m.dropped_n - m.aligned_n) if m is not None else 0
         cached = m.cache_n if m is not None else 0
         completion = m.predicted_n if m is not None else 0
         caller = ticket.caller

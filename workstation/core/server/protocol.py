@@ -525,7 +525,9 @@ def prompt_progress(event: PromptRead) -> dict[str, Any]:
 
 
 def usage(m: TurnMetrics) -> dict[str, Any]:
-    prompt = m.prompt_n + m.cache_n
+    """OpenAI's usage of a reply: its prompt's tokens as its text reads (``aligned_n`` out: a
+    prompt that took a kept reply's tokens as generated counted 276 of a reply its text reads as 151)."""
+    prompt = m.prompt_n + m.cache_n - m.aligned_n
     return {
         "prompt_tokens": prompt,
         "completion_tokens": m.predicted_n,
