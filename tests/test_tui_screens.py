@@ -788,6 +788,21 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
                         "then about 52 words a second (70.0 tok/s). "
                         # which wrote faster here, of one model file (F5 said only B's figures after a switch)
                         "With the same model, B wrote faster here than A: about 52 against 17 words a second."), line
+        # the last reply the first after a switch, its prompt restored from disk (as the app marks it,
+        # TurnMetrics.after_switch): said on top and in the rows, why it did not wait (a wait after a
+        # switch was told nothing)
+        first_after = app.history.turns[-1]
+        first_after.prompt_n, first_after.cache_n, first_after.restored_n = 40, 1200, 1200
+        first_after.after_switch = True
+        screen.refresh_view()
+        await pilot.pause()
+        assert str(screen.query_one("#headline").render()).endswith(
+            "The first reply after the switch found about 900 of the conversation's 930 words kept on disk from "
+            "before the switch: it did not read them again.")
+        assert str(screen.query_one("#cache-line").render()).startswith(
+            "Kept from before, not read again (cache hits): 1,200 of 1,240 prompt tokens (97%) · restored from disk: "
+            "1,200 tokens · kept from before the switch: 900 of 930 words\n")
+        first_after.after_switch = False
         # back to B, before its first turn: nothing plotted, and A's turns are the ones before
         app.profile = load_profile("b")
         screen.refresh_view()

@@ -314,6 +314,14 @@ def test_a_replys_figures_have_thousands_separators_in_the_uis_language() -> Non
     assert m.acceptance_rate == 0.75 and TurnMetrics().acceptance_rate is None  # (the one rate the bench says too)
     tr = metrics_line(m, Texts("tr"))
     assert "TTFT 1.904 ms" in tr and "1.234,5 token/sn" in tr and "1.500 token" in tr and "693/1.003" in tr, tr
+    # the first reply after a profile switch (F3) says why it waited, or did not: the conversation read
+    # again, or kept on disk from before the switch (in words, the language's words a token)
+    m.after_switch = True
+    assert metrics_line(m, Texts("en")).endswith("(1,200 from disk) · kept from before the switch: 520 of 750 words "
+                                                 "· guesses kept 75% (1,500/2,000)")
+    assert "geçişten öncesinden saklandı: 400 sözcüğün 280 tanesi" in metrics_line(m, Texts("tr"))
+    m.prompt_n = 2000
+    assert "· read the conversation again after the switch: 1,500 words ·" in metrics_line(m, Texts("en"))
 
 
 async def test_the_wait_for_the_first_word_is_counted_on_screen() -> None:

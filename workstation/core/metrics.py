@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workstation.core.phrases import Lookup, local_number, say, words_in
+from workstation.core.phrases import Lookup, Phrase, about_words, local_number, say, words_in
 
 if TYPE_CHECKING:
     from workstation.core.conversation_records import StoredMessage
@@ -49,6 +49,7 @@ class TurnMetrics:
     # of prompt_n + cache_n: tokens more (or fewer, below 0) than the prompt's text reads as, where it took
     # the tokens its cells hold for a reply (``slots.aligned_prompt``): a client's usage counts its text's
     aligned_n: int = 0
+    after_switch: bool = False  # the conversation's first reply after a profile switch (F3): the app's to set
 
     def finish_rates(self) -> None:
         """Derive the rates from counts and times (rates always equal counts over times)."""
@@ -227,6 +228,24 @@ def ttft_said(ms: float) -> tuple[str, dict[str, Any]]:
     return "metric.ttft_s", {"s": f"{ms / 1000:,.0f}"}
 
 
+def switch_reading(m: TurnMetrics, lookup: Lookup | None = None, prefix: str = "metric") -> Phrase | None:
+    """Why the first reply after a profile switch (F3) waited, or did not: its prompt mostly read
+    again (the other profile's engine held none of the conversation: "read the conversation again
+    after the switch: 1,400 words"), or mostly kept, restored from the state saved on disk for this
+    model file and settings ("kept from before the switch: 1,100 of 1,400 words"). A wait of 17 s
+    after switching back and forth was told nothing. In ``lookup``'s language's words a token;
+    ``prefix``: the reply's line's phrases ("metric") or F5's sentences ("dash"). None for any
+    other reply, and for one whose prompt was kept in memory (a server's)."""
+    total = m.prompt_n + m.cache_n
+    if not m.after_switch or not total:
+        return None
+    if m.prompt_n > m.cache_n:
+        return f"{prefix}.switch_read", {"words": about_words(m.prompt_n, lookup)}
+    if m.restored_n:
+        return f"{prefix}.switch_kept", {"kept": about_words(m.cache_n, lookup), "total": about_words(total, lookup)}
+    return None
+
+
 STOP_WORDS = {"cancelled": "metric.stopped", "length": "metric.length", "quota": "metric.quota",
               "context": "metric.context"}  # how a reply ended, where it is worth a word
 
@@ -264,6 +283,8 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         parts.append(said("metric.cache", hit=f"{m.cache_n:,}", total=f"{prompt_total:,}"))
         if m.restored_n:  # part of cache_n: read back from a saved KV state, not kept in memory
             parts[-1] += f" ({said('metric.restored', n=f'{m.restored_n:,}')})"
+        if (switch := switch_reading(m, lookup)) is not None:  # (the first reply after F3: why it waited)
+            parts.append(say([switch], lookup))
     if (rate := m.acceptance_rate) is not None and speed:
         parts.append(said("metric.draft", rate=f"{rate * 100:.0f}", acc=f"{m.draft_n_accepted:,}", n=f"{m.draft_n:,}"))
     if m.stop_reason in STOP_WORDS:

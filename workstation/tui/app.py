@@ -196,6 +196,9 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._code_copied: tuple[str, int] | None = None  # Alt+Y: (the reply's text, the block copied last)
         self._reply_copied: tuple[str, int] | None = None  # Ctrl+Y: (the last reply's text, how far back it copied)
         self._chosen_profile = False  # a profile chosen in F3 is loading
+        # the open conversation when a profile chosen in F3 loaded: its next reply's prompt is read
+        # again or restored from disk, and its figures say so (``TurnMetrics.after_switch``)
+        self._switched_in: int | None = None
         self._forget_after_load: list[str] = []  # cells of conversations deleted elsewhere meanwhile
         self.store_problem: str | None = None  # the conversation file could not be used (said at start)
         self._write_back_to: Path | None = None  # the file a session moved to memory goes back to (a full disk)

@@ -389,6 +389,8 @@ class Turn(AppPart):
         continued = self._continued
         text, self._continued = continued + event.text, ""  # (a reply gone on with: all of it)
         thought = event.reasoning or (view.reasoning if view is not None else "")  # (gone on with: the first part's)
+        if metrics.predicted_n and self._switched_in is not None:  # (one stopped before a word: still to come)
+            metrics.after_switch, self._switched_in = self._switched_in == self.conversation_id, None
         self.history.add(metrics, *ran_on, words=words_in(event.text) + words_in(event.reasoning))  # (this turn's tokens)
         replacing = self._replacing
         edited, self._edited_away = self._edited_away, None  # (answered: what it was sent in place of goes behind Alt+V)

@@ -22,6 +22,7 @@ from workstation.core.metrics import (
     REPLIES_TIMED,
     REPLY_RATE_MIN,
     TurnMetrics,
+    switch_reading,
     timed_replies,
     ttft_said,
 )
@@ -311,6 +312,10 @@ class DashboardScreen(AppScreen, Screen[None]):
 
         per_token = hist.words_per_token()  # (the replies' own words a token: not the UI's language's)
         headline = replies_headline(run.turns, t, per_token)
+        # the first reply after a switch (F3) waited for the conversation read again, or did not for
+        # the part kept on disk: said under the speed it brings down, while it is the last reply
+        if last is not None and (switch := switch_reading(last, t.get, "dash")) is not None:
+            headline = f"{headline} {t(switch[0], **switch[1])}".strip()
         self._put("#headline", headline)
         if self.query_one("#headline").display != bool(headline):
             self.query_one("#headline").display = bool(headline)
@@ -405,6 +410,8 @@ class DashboardScreen(AppScreen, Screen[None]):
                      pct=f"{(last.cache_n / total * 100) if total else 0:.0f}")
             if last.restored_n:
                 hits += " · " + t("dash.restored", n=f"{last.restored_n:,}")
+            if (switch := switch_reading(last, t.get)) is not None:
+                hits += " · " + t(switch[0], **switch[1])
             draft = (
                 t("dash.draft", pct=f"{rate * 100:.0f}", acc=f"{last.draft_n_accepted:,}", n=f"{last.draft_n:,}")
                 if (rate := last.acceptance_rate) is not None else t("dash.draft_server")  # a desk PC: the office server's to decide, unknown here
