@@ -1114,6 +1114,30 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
                     [("Item", "Cost"), ("Boxes", "120.50"), ("Van", "800"), ("Tape", "15"), ("Insurance", "300")])
     odt = make_odf(tmp_path / "quote.odt", f'<text:p>The move costs:</text:p><table:table>{cells}</table:table>')
     assert [facts_text(f) for f in read_document(odt).facts] == [cost]
+    # a table on a slide (PowerPoint, Impress) too; each numbered as the document has them: a table of
+    # two rows before it gets no facts, and the cost table is Table 2 all the same (it was said "Table 1")
+    from workstation.core.table_facts import counted_answer
+
+    deck = make_pptx(tmp_path / "move.pptx", [("Move", ["Costs below"], None)], table=[
+        ["Item", "Cost"], ["Boxes", "120.50"], ["Van", "800"], ["Tape", "15"], ["Insurance", "300"]])
+    assert [facts_text(f) for f in read_document(deck).facts] == [cost]
+    two = "<table:table-row><table:table-cell><text:p>Date</text:p></table:table-cell></table:table-row>" * 2
+    odp = make_odf(tmp_path / "move.odp", f'<draw:page><draw:frame><table:table>{two}</table:table></draw:frame></draw:page>'
+                                          f'<draw:page><draw:frame><table:table>{cells}</table:table></draw:frame></draw:page>',
+                   kind="presentation")
+    second = [cost[0].replace("Table 1", "Table 2"), *cost[1:]]
+    assert [facts_text(f) for f in read_document(odp).facts] == [second]
+    letter.tables[0]._tbl.addprevious(letter.add_table(rows=2, cols=1)._tbl)  # (a table of two rows first)
+    letter.save(tmp_path / "quote2.docx")
+    assert [facts_text(f) for f in read_document(tmp_path / "quote2.docx").facts] == [second]
+    # a question about a text's table only where it names the table or a column: "how many pages, in
+    # total?" of a quote showed its cost table's total; of a CSV or sheet, any question is of its table
+    assert counted_answer("How many pages in total?", quote.facts) == []
+    assert counted_answer("What is the total of table 2?", quote.facts) == []
+    assert [i["figure"] for i in counted_answer("What is the table's total?", quote.facts)] == ["1,235.5"]
+    assert [i["figure"] for i in counted_answer("Cost toplamı?", quote.facts)] == ["1,235.5"]
+    assert [i["figure"] for i in counted_answer("total of table 2?", read_document(odp).facts)] == ["1,235.5"]
+    assert [i["figure"] for i in counted_answer("What is the total?", amounts)] == ["266,200"]
 
 
 def test_a_workbook_is_read_up_to_its_cells_with_a_line_saying_so(tmp_path: Path) -> None:

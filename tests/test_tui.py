@@ -2448,6 +2448,19 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         await pilot.press("f9")
         await until(pilot, lambda: app.texts.lang == "en")
         assert str(figures.render()).endswith("\nCounted by the program: Revenue (column B) total 7,855")
+        # the table put back by Up, or from a draft after a restart (its facts no longer in the app's
+        # memory): still counted, again from its file as it is unchanged (Up attached Path("sales.csv"))
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: app.pending_document is not None)
+        assert app.pending_document[0] == sales and prompt.value == "What is the total of column B?"
+        app._document_facts.clear()  # (as after a restart)
+        app._attach_document(app.pending_document)
+        await until(pilot, lambda: sales in app._document_facts)
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.generating and app.pending_document is None
+                    and "counted" in (app.store.messages(conv)[-1].metrics or {}))
+        assert app.store.messages(conv)[-1].metrics["counted"][0]["figure"] == "7,855"
 
 
 async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles: Path, tmp_path: Path,

@@ -183,6 +183,7 @@ class DocumentBuilder:
         self.parts: list[str] = []
         self.sections: list[Section] = []
         self.length = 0
+        self.tables = 0  # tables met so far, each numbered as the document has them (``document_tables``)
 
     def add(self, text: str, title: str | None = None, number: int | None = None) -> None:
         if time.monotonic() > self.deadline:
@@ -217,14 +218,18 @@ def document_tables(builder: DocumentBuilder, title: str | None, lines: list[str
     """The section so far (``DocumentBuilder.section``) with the facts of its ``tables`` (a Word or
     OpenDocument text's, their rows 'a | b | c' among its lines) counted as a sheet's are
     (``table_facts``: "Table 2: 4 rows under the header row"), added to ``facts``: a 4-row cost
-    table in a letter had none, and the model garbled its sums. ``tables`` emptied for the next."""
+    table in a letter had none, and the model garbled its sums. Each table numbered as the document
+    has them (one of two rows before it gets no facts, and is Table 1 all the same); a Word or
+    OpenDocument text's and a slide's alike. ``tables`` emptied for the next."""
     at = len(builder.sections)
     builder.section(title, lines)
-    if len(builder.sections) > at:
-        for rows in tables:
-            found = table_facts(f"Table {len(facts) + 1}", at, rows, first_column=0)
-            if found is not None:
-                facts.append(found)
+    for rows in tables:
+        builder.tables += 1
+        found = table_facts(f"Table {builder.tables}", at, rows, first_column=0) \
+            if len(builder.sections) > at else None
+        if found is not None:
+            found.among_text = True
+            facts.append(found)
     tables.clear()
 
 

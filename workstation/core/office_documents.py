@@ -402,6 +402,8 @@ def read_odt(path: Path, data: bytes, limits: Limits, deadline: float) -> Docume
                 line(" | ".join(cells))
                 tables.setdefault(next(el.iterancestors(ODF_TABLE_TAG), None), []).append(cells)
         else:  # lists and their items, sections, tables, an index's body: what they hold
+            if tag == ODF_TABLE_TAG:  # (each table counted, one of blank rows too: numbered as the document has them)
+                tables.setdefault(el, [])
             stack.extend(reversed(el))
     flush()
     add_notes(builder, "Footnotes", reader.notes["footnote"])

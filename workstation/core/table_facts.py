@@ -70,6 +70,9 @@ class SheetFacts:
     sum_row: bool = False  # a last row of the columns' sums with no word saying so, left out (``_sum_row``)
     above: int = 0  # title rows above the header row, left out (``_title_rows``)
     decimal_comma: bool = False  # most of its numbers' columns are written 45.600,50 (``_column_reading``)
+    # a table among a text's paragraphs (a Word document's, a slide's), not a sheet or CSV file of its
+    # own: a question about the text is about its table only where it names the table or a column
+    among_text: bool = False
 
 
 def _number(text: str, comma: bool = False) -> Decimal | None:
@@ -439,6 +442,8 @@ _ASKED = [
 # a column asked for by its letter: "column B", "B sütunu"
 _LETTER = re.compile(r"\bcolumn\s+([A-Za-z]{1,3})\b|\b([A-Za-z]{1,3})\s+sütun", re.IGNORECASE)
 _ROWS = re.compile(r"\brows?\b|\bsatır", re.IGNORECASE)
+# a table named in the question ("the table", "table 2", "2. tablo"): a text's tables are asked about so only
+_TABLE = re.compile(r"\btables?\b(?:\s+(\d+))?|(?:\b(\d+)\.\s*)?\btablo(?:\w*\s+(\d+)\b)?", re.IGNORECASE)
 MAX_COUNTED = 3  # figures said under a reply
 
 
@@ -448,16 +453,23 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, st
     total 7,855"): asked "what is the total of column B?" a small model gave the average, and
     nothing pointed to the counted figure. The column asked for by its letter or its name, else
     each column of numbers; [] where the question asks for no total, sum, average, count, largest
-    or smallest. Plain strings, as a reply's record keeps them (JSON)."""
+    or smallest. A table among a text's paragraphs (a Word document's, a slide's: ``among_text``)
+    only where the question names it ("the table", "table 2") or one of its columns: "total pages?"
+    of a report showed its cost table's total. Plain strings, as a reply's record keeps them (JSON)."""
     asked = [what for what, words in _ASKED if words.search(question)]
     if not asked:
         return []
     letters = {(m.group(1) or m.group(2)).upper() for m in _LETTER.finditer(question)}
+    said_tables = list(_TABLE.finditer(question))
+    table_numbers = {n for m in said_tables for n in m.groups() if n}
     lowered = question.casefold()
     items: list[dict[str, str]] = []
     for facts in tables:
         numbers = [c for c in facts.columns if c.kind in ("numbers", "percents")]
         named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and c.name.casefold() in lowered]
+        if facts.among_text and not named and (not said_tables or table_numbers
+                                                and facts.title.rpartition(" ")[2] not in table_numbers):
+            continue  # (not asked about: another table, or the text's own words)
         if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(question)):  # ("toplamı kaç?": no count)
             items.append({"what": "rows", "title": facts.title, "rows": _n(facts.rows)})
         for col in named or numbers:

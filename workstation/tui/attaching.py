@@ -15,7 +15,7 @@ from workstation.core.phrases import about_words, part_percent, rounded_words, s
 from workstation.core.profiles import Sampling
 from workstation.tui import integrations
 from workstation.tui.app_part import AppPart
-from workstation.tui.messages import AttachmentMeasured, DocumentRead
+from workstation.tui.messages import AttachmentMeasured, DocumentRead, TableFactsRead
 from workstation.tui.screens.file_picker import FilePicker, start_folder
 from workstation.tui.screens.summarize import SummarizeScreen
 
@@ -134,6 +134,25 @@ class Attachments(AppPart):
         self.chat_screen.set_attachment(line)
         if measured is None and self.engine is not None and self.profile is not None:
             self._measure_attachment(self.engine, document, self.session_sampling or self.profile.sampling)
+        if document[0] not in self._document_facts and document[0].is_file():
+            self._recount_facts(document)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="facts")
+    def _recount_facts(self: WorkstationApp, document: tuple[Path, str]) -> None:
+        """The facts of ``document``'s tables, counted again from its file where it is as it was
+        attached (its text the same): put back from a draft after a restart, or by Up, its
+        tables' facts were in the app's memory no more, and a question about its total got no
+        counted line under the reply. A file changed or gone: none (its figures may not be the text's)."""
+        try:
+            text, _notes, facts = integrations.read_document_text(document[0])
+        except Exception:  # noqa: BLE001 (unreadable now: the text attached goes all the same, without the line)
+            return
+        if text.rstrip()[:MAX_DOCUMENT_CHARS] == document[1]:
+            self.post_message(TableFactsRead(document[0], facts))
+
+    @on(TableFactsRead)
+    def _table_facts_read(self: WorkstationApp, event: TableFactsRead) -> None:
+        self._document_facts.setdefault(event.path, event.facts)
 
     def attached_summary(self: WorkstationApp, document: tuple[Path, str]) -> tuple[str, bool] | None:
         """The summary F6 has made of ``document`` (whole, not stopped) where the document itself

@@ -56,7 +56,9 @@ class LastExchange(AppPart):
         attached = find_attached(question.content)
         self.chat_screen.set_input(question.content if attached is None else attached.text)
         if attached is not None:  # attached again, as it was sent: the box gets the words only
-            path = next((p for p in self._document_sizes if p.name == attached.name), Path(attached.name))
+            # (its file where it was attached this session: its tables' facts are known by it)
+            path = next((p for p in [*self._document_sizes, *self._attached_paths] if p.name == attached.name),
+                        Path(attached.name))
             self._attach_document((path, attached.document))
         self._editing = (question.id, question.created)
         self._say_editing_last()

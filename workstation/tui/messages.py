@@ -163,6 +163,15 @@ class DocumentRead(Message):
         self.facts = facts or []
 
 
+class TableFactsRead(Message):
+    """The facts of an attached document's tables, counted again from its file (``Attachments._recount_facts``)."""
+
+    def __init__(self, path: Path, facts: list[SheetFacts]) -> None:
+        super().__init__()
+        self.path = path
+        self.facts = facts
+
+
 class AttachmentMeasured(Message):
     """An attached document's tokens (as a message of its own), the most a message may hold,
     and its text's own tokens (what it adds to a conversation)."""
