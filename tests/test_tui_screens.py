@@ -107,8 +107,10 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         # chat), a warning keeps its blank lines; a short one goes sooner (it stayed as a long one)
         await until(pilot, lambda: len(app.screen.query("Toast")) == 2)
         warned, fine = app.screen.query("Toast")
-        # (60 columns wide, not half the screen: a path broke mid-word, and this one took 3 lines)
-        assert fine.region.height == fine.content_region.height == 2 and fine.region.width == 60, fine.region
+        # (60 columns wide, not half the screen: a path broke mid-word, and this one took 3 lines;
+        # the chat's are as wide as its column, 58 beside the list at 80)
+        assert fine.region.height == fine.content_region.height == 2 and fine.region.width == 58, fine.region
+        assert fine.region.x == app.chat_screen.query_one("#chat").region.x  # (not over the list)
         assert warned.region.height == warned.content_region.height + 2, warned.region
         # a path too long for the line breaks after a slash, not inside the file's name ("…-a-cli" / "ent-Mr-Brown.md.")
         app.notify(app.texts("conv.exported", path="/home/ayse/Documents/Exports/Write-a-short-email-to-a-client-Mr-Brown.md"),
@@ -215,6 +217,65 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.chat_screen
+
+
+async def test_chat_notices_sit_above_the_message_box_clear_of_the_last_message(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the top right "Wrote the conversation to …" sat over the reply being read (a
+    conversation's newest lines are at its bottom), and at 80x24 three notices reached down over
+    the message box. They sit right above the message box (and the attach line), the chat's last
+    lines kept clear of them, at 80x24 and 120x35: after an export, an attach, a warning, an error."""
+    from textual.errors import NoWidget
+    from textual.geometry import Region
+    from textual.widget import Widget
+    from tui_helpers import make_app
+
+    from workstation.tui.messages import DocumentRead
+    from workstation.tui.screens.dialogs import TextPrompt
+
+    monkeypatch.setenv("HOME", str(tmp_path))  # where F7 writes
+    app = make_app(tmp_path, monkeypatch)  # a conversation of two questions and their replies, no model
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        chat = app.chat_screen
+
+        def shown(widget: Widget) -> Region:  # the part on the screen (a toast scrolled out of the rack: none)
+            try:
+                found = chat.find_widget(widget)
+            except NoWidget:
+                return Region()
+            return found.region.intersection(found.clip)
+
+        def covered() -> list[tuple[Region, Region, Region]]:  # a notice over the last message or the box
+            last, box = shown(_views(app)[-1]), shown(chat.query_one("#composer"))
+            return [(r, last, box) for r in map(shown, chat.query("Toast")) if r.overlaps(last) or r.overlaps(box)]
+
+        def read_clear(said: str) -> bool:  # the notice shown, the last message's last lines too, none covered
+            last = _views(app)[-1]
+            return (app.screen is chat and any(said in str(t.render()) and shown(t) for t in chat.query("Toast"))
+                    and shown(last).bottom == last.region.bottom and not covered())
+
+        async def clear_of_them(said: str) -> None:
+            await until(pilot, lambda: read_clear(said), steps=400)
+            assert read_clear(said), covered()
+
+        await until(pilot, lambda: len(_views(app)) == 4)
+        for size in ((80, 24), (120, 35)):
+            await pilot.resize_terminal(*size)
+            await pilot.press("f7")  # F7: the conversation exported where it offers
+            await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+            await pilot.press("enter")
+            await clear_of_them("Wrote the conversation to")
+            for name in ("notes.txt", "memo.txt"):  # the second in the first's place: a warning, the attach line above the box
+                app.post_message(DocumentRead(str(tmp_path / name), f"The {name} text."))
+            await clear_of_them("memo.txt takes the place of notes.txt")
+            await type_message(pilot, "Hello")  # no model loaded: said
+            await clear_of_them("No model is loaded")
+            app.notify(app.texts("lang.not_saved", path="/tmp/x"), severity="error")
+            await clear_of_them("Problem")
+            app.clear_notifications()
+            app._attach_document(None)
+        # none shown: the chat's lines back, down to the message box
+        await until(pilot, lambda: chat.log_view.region.bottom == chat.query_one("#composer").region.y)
 
 
 def footer_keys(screen: Screen[Any]) -> list[tuple[str, int, int]]:
@@ -567,7 +628,8 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
 async def test_a_document_cut_to_fit_a_message_says_so_where_it_stays(
         profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A 6 MB text was attached as "huge.txt (200,000 characters)": only a toast, soon gone, said
-    that 97% of it was left out; the line under the box now says so while it is attached."""
+    that 97% of it was left out; the line under the box now says so while it is attached (and
+    the toast went: it covered the chat, the line under it saying the same)."""
     from textual.widgets import Input
 
     from workstation.tui.attaching import MAX_DOCUMENT_CHARS
@@ -595,10 +657,8 @@ async def test_a_document_cut_to_fit_a_message_says_so_where_it_stays(
             await pilot.press("enter")
             await until(pilot, lambda name=name: app.pending_document is not None and app.pending_document[0].name == name)
             assert said in str(line.render()), str(line.render())
-            if name == "huge.txt":
-                toast = [m for m in toasts if "only its first" in m]
-                assert toast == [f"The document is long; only its first {MAX_DOCUMENT_CHARS:,} characters are "
-                                 "attached. Use Summarize (F6) for the whole document."]
+            if name == "huge.txt":  # and no toast besides, 15 s over the chat, saying what the line says
+                assert not [m for m in toasts if "only its first" in m], toasts
         assert app.pending_document[1] == "Meeting at ten."  # type: ignore[index]
         assert "hidden" not in str(line.render())  # (the workbook's note went with it)
         # the folded message counts what the message holds (the attach line said one more)

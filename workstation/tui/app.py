@@ -304,7 +304,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._t_last: float | None = None
         self._search = ""
         self._toast_of: dict[str, Notification] = {}  # the last toast of each kind (``notify``'s ``kind``)
-        self._toasts_looked_at: weakref.WeakSet[Screen[Any]] = weakref.WeakSet()  # (``Toasts._paths_broken``)
+        self._toasts_looked_at: weakref.WeakSet[Screen[Any]] = weakref.WeakSet()  # (``Toasts._toasts_laid_out``)
         # the key and values each toast still shown was said with (``Texts.phrase_of``), by its identity:
         # said again in the new language after F9
         self._phrase_of_toast: dict[str, tuple[Notification, Phrase, Phrase | None]] = {}

@@ -74,10 +74,9 @@ class Attachments(AppPart):
         self._attached_paths.add(path)
         if len(text) > MAX_DOCUMENT_CHARS:
             text = text[:MAX_DOCUMENT_CHARS]
-            # (two lines to read and act on: Textual's 5 s went before they were read, on a busy PC
-            # before the test looked too)
-            self.notify(self.texts("chat.doc_cut", n=f"{MAX_DOCUMENT_CHARS:,}"), severity="warning", timeout=15)
-            self._document_sizes[path] = len(whole)  # the attachment line says so too (a toast goes)
+            # said on the attachment line, which stays while it is attached (a toast said it too, for
+            # 15 s over the chat, the line under it saying the same)
+            self._document_sizes[path] = len(whole)
         else:
             self._document_sizes.pop(path, None)
         self._document_notes[path] = event.notes

@@ -13,6 +13,7 @@ from textual.widgets._toast import Toast, ToastRack
 
 from workstation.tui.app_part import AppPart
 from workstation.tui.line_breaks import paths_broken_at
+from workstation.tui.screens.app_screen import AppScreen
 
 if TYPE_CHECKING:
     from workstation.tui.app import WorkstationApp
@@ -88,22 +89,25 @@ class Toasts(AppPart):
 
     def _refresh_notifications(self: WorkstationApp) -> None:
         """Textual's (the toasts shown on the screen), and the screen's toasts looked at after
-        each of its layouts (``_paths_broken``), once per screen."""
+        each of its layouts (``_toasts_laid_out``), once per screen."""
         super()._refresh_notifications()  # type: ignore[misc]
         screen = self.screen
         if screen not in self._toasts_looked_at:
             self._toasts_looked_at.add(screen)
-            screen.screen_layout_refresh_signal.subscribe(self, self._paths_broken)
+            screen.screen_layout_refresh_signal.subscribe(self, self._toasts_laid_out)
 
-    def _paths_broken(self: WorkstationApp, screen: Screen[object]) -> None:
-        """A path in a toast broken after one of its slashes where the toast's line ends
-        (``paths_broken_at``), not inside a name: "Wrote the conversation to …Mr-Bro" with "wn.md"
+    def _toasts_laid_out(self: WorkstationApp, screen: Screen[object]) -> None:
+        """After a layout of ``screen``: a path in a toast broken after one of its slashes where
+        the toast's line ends (``paths_broken_at``), not inside a name: "Wrote the conversation to …Mr-Bro" with "wn.md"
         on the next line. Once laid out (its width known); the toast's own words only: the notice
-        (``_notifications``) keeps its message as it was said."""
+        (``_notifications``) keeps its message as it was said. Then the screen puts its toasts
+        where they cover nothing read (``AppScreen.place_notices``: the chat's, above its message box)."""
         try:
             rack = screen.get_child_by_type(ToastRack)
         except NoMatches:
             return
+        if isinstance(screen, AppScreen):
+            screen.place_notices(rack)
         for toast in rack.query(Toast):
             shown = toast._notification
             broken = paths_broken_at(shown.message, toast.content_size.width)

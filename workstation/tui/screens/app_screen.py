@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 if TYPE_CHECKING:
     from textual.screen import Screen
+    from textual.widgets._toast import ToastRack
 
     from workstation.tui.app import WorkstationApp
 
@@ -22,6 +23,10 @@ class AppScreen:
     @property
     def wapp(self) -> WorkstationApp:
         return cast("WorkstationApp", self.app)  # type: ignore[attr-defined]
+
+    def place_notices(self, rack: ToastRack) -> None:
+        """Where this screen's toasts go, after each of its layouts (``Toasts._toasts_laid_out``):
+        where its CSS puts them, on a screen whose layout does not say otherwise."""
 
     def close(self, result: Any = None) -> None:
         """Dismiss this screen with ``result``: at once where it is on top, else once it is on top

@@ -32,7 +32,7 @@ from workstation.tui.widgets.screen_footer import ChatFooter
 from workstation.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    pass
+    from textual.widgets._toast import ToastRack
 
 
 NEW_LINE_KEYS = ("ctrl+j", "shift+enter")  # F1's "new line" (Shift+Enter where the terminal tells it)
@@ -142,6 +142,9 @@ SHOWN_CHARS = 16_000
 SEARCH_PAUSE_S = 0.2  # the list follows the search box once typing pauses this long
 FOUND_MARKED_S = 3.0  # a message a search found stays marked this long once opened
 FOUND_DRAWN_MOST = 100  # messages drawn at most to show one a search found (30 ms each here)
+# the share of the chat's lines its notices take at most: the newest show (Textual's rack scrolls to
+# them), the older ones out of view until they go. Four at 80x24 filled the chat to the message box
+NOTICES_MOST = 0.5
 
 
 def drawn_at_once(messages: list[StoredMessage]) -> int:
@@ -163,6 +166,7 @@ class ChatScreen(AppScreen, Screen[None]):
     _search_timer: Timer | None = None
     _sidebar_chosen = False  # Ctrl+B showed or hid the list: no width does it over
     _drawing: asyncio.Lock | None = None  # held while the conversation is drawn
+    _notices_placed: tuple[int, ...] = ()  # (``place_notices``): lines below, columns left, width, most lines
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -553,6 +557,26 @@ class ChatScreen(AppScreen, Screen[None]):
             self.set_focus(self.query_one("#conversations"))
         else:
             self.focus_prompt()
+
+    def place_notices(self, rack: ToastRack) -> None:
+        """The chat's notices sit right above the message box (and the attach line), over the chat
+        and not the conversation list, and the chat keeps as many of its last lines clear: at the
+        top they covered what was being read ("Wrote the conversation to …" over the reply, at
+        80x24 a warning over the message box too), and the newest of a conversation is at its
+        bottom. Half the chat's lines at most (``NOTICES_MOST``)."""
+        composer, chat, log = self.query_one("#composer"), self.query_one("#chat"), self.log_view
+        lines = composer.region.y - chat.region.y  # the chat's, over the message box, with no notice
+        below = self.size.height - composer.region.y
+        most = max(1, int(lines * NOTICES_MOST))
+        placed = (below, chat.region.x, chat.region.width, most)
+        if placed != self._notices_placed:
+            rack.styles.margin, rack.styles.width, rack.styles.max_height = (0, 0, below, chat.region.x), chat.region.width, most
+            self._notices_placed = placed
+        taken = min(most, rack.region.height) if rack.display else 0
+        if log.styles.margin.bottom != taken:
+            log.styles.margin = (0, 0, taken, 0)
+        if rack.scroll_y < rack.max_scroll_y:  # the newest in view (the rack's mount scrolled before its height was set)
+            rack.scroll_end(animate=False, force=True, immediate=True)
 
     def on_resize(self, event: events.Resize) -> None:
         """Below ``NARROW`` columns the list is put away (Ctrl+B brings it back): its 22 columns
