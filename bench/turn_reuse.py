@@ -4,7 +4,8 @@ A reply comes back as text, and its text tokenized again need not give the token
 generated as; without taking the cells' tokens for that text, the next turn kept the
 conversation only up to the first such token and read the rest of the reply again ("cache
 72/191" on a third turn). One conversation of ``--turns`` turns (office-cpu's settings, a fixed
-seed and thread count, replies of up to ``--reply`` tokens) is held; then the next turn's prompt is read
+seed and thread count, replies of up to ``--reply`` tokens; seeds tried until a reply reads as
+other tokens) is held; then the next turn's prompt is read
 ``--rounds`` times each way, alternating on the same cells: with the alignment (as the engine
 runs) and without it (``aligned_prompt`` replaced by the prompt as its text reads). Printed per
 way: the tokens kept and read, the median wait for the first token, and their ratio.
@@ -30,7 +31,8 @@ from workstation.core.engine import Engine  # noqa: E402
 from workstation.core.events import TurnFinished  # noqa: E402
 from workstation.core.metrics import TurnMetrics  # noqa: E402
 from workstation.core.profile_lookup import load_profile  # noqa: E402
-from workstation.core.profiles import Sampling  # noqa: E402
+from workstation.core.profiles import Profile, Sampling  # noqa: E402
+from workstation.core.slots import common_prefix  # noqa: E402
 
 QUESTIONS = [
     "Write a short note to my team about the printer on floor 2 being broken.",
@@ -61,29 +63,45 @@ def finished(events: Iterator[object]) -> TurnFinished:
     return final
 
 
+def conversation(engine: Engine, profile: Profile, seed: int, turns: int) -> tuple[list[dict[str, str]], list[int]]:
+    """``turns`` turns of one conversation at ``seed``: its messages and the cells it leaves."""
+    engine.reset()
+    sampling = dataclasses.replace(profile.sampling, seed=seed)
+    messages: list[dict[str, str]] = []
+    for question in QUESTIONS[:turns]:
+        messages.append({"role": "user", "content": question})
+        reply = finished(engine.stream_chat(messages, sampling, tag="bench"))
+        m = reply.metrics
+        print(f"  turn {len(messages) // 2 + 1}: kept {m.cache_n:,} of {m.prompt_n + m.cache_n:,} prompt tokens, "
+              f"wrote {m.predicted_n}")
+        messages.append({"role": "assistant", "content": reply.text})
+    return messages, list(engine.tokens)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=3, help="turns held before the one timed")
     parser.add_argument("--reply", type=int, default=200, help="most tokens a reply writes")
     parser.add_argument("--rounds", type=int, default=3, help="times the next turn is read each way")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1, help="the first seed tried")
+    parser.add_argument("--tries", type=int, default=6, help="seeds tried for a reply that reads as other tokens")
     parser.add_argument("--threads", type=int, default=2, help="threads (a reply's tokens follow them)")
     args = parser.parse_args()
 
     profile = load_profile("office-cpu")
-    profile = dataclasses.replace(profile, threads=args.threads, sampling=dataclasses.replace(profile.sampling, seed=args.seed,
-                                                                         max_tokens=args.reply))
+    profile = dataclasses.replace(profile, threads=args.threads,
+                                  sampling=dataclasses.replace(profile.sampling, max_tokens=args.reply))
     engine = Engine(profile, keep_state=False)
     try:
-        messages: list[dict[str, str]] = []
-        for question in QUESTIONS[: args.turns]:
-            messages.append({"role": "user", "content": question})
-            reply = finished(engine.stream_chat(messages, tag="bench"))
-            m = reply.metrics
-            print(f"turn {len(messages) // 2 + 1}: kept {m.cache_n:,} of {m.prompt_n + m.cache_n:,} prompt tokens, "
-                  f"wrote {m.predicted_n}")
-            messages.append({"role": "assistant", "content": reply.text})
-        held = list(engine.tokens)  # the conversation's cells: its last reply as it was generated
+        for seed in range(args.seed, args.seed + args.tries):
+            messages, held = conversation(engine, profile, seed, args.turns)
+            kept = common_prefix(held, engine.chat_prompt(messages))
+            if kept < len(held) - 2:  # (its last tokens: the reply's end, the turn's end)
+                print(f"seed {seed}: a reply's text reads as other tokens from token {kept:,} of {len(held):,}")
+                break
+            print(f"seed {seed}: every reply's text reads as the tokens it was generated as; next seed")
+        else:
+            print(f"no reply of seeds {args.seed}-{seed} read as other tokens: the two ways are the same work")
         messages.append({"role": "user", "content": QUESTIONS[args.turns % len(QUESTIONS)]})
         prompt = engine.chat_prompt(messages)
         one = Sampling(temperature=0.0, max_tokens=1)
