@@ -580,7 +580,12 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
     from workstation.core.results import ResultRow, save_run
     from workstation.core.store import ConversationStore
     from workstation.tui.i18n import Texts
-    from workstation.tui.integrations import installed_models, model_fit, speed_estimate
+    from workstation.tui.integrations import (
+        catalog_models,
+        installed_models,
+        model_fit,
+        speed_estimate,
+    )
 
     en, tr = Texts("en"), Texts("tr")
     row = next(r for r in installed_models(en) if r.path and Path(r.path).resolve() == smollm2_path.resolve())
@@ -649,6 +654,23 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
                      model_fit(other, en, replies=kept)), model_fit(other, en, replies=kept)
     assert "Up to about" not in model_fit(other, en, replies=kept)
     assert " Burada saniyede yaklaşık " in model_fit(other, tr, replies=kept)
+    # every row on that footing, the slow ones too, with the same note; "slower than people read" by
+    # the figure said (SLOW_TPS) for all (a 4B said its plain estimate, "about 2 words a second",
+    # slow, beside a 1B's 3 on the replies' footing, not slow: three times the size, 1.5 times slower)
+    pct = re.search(r"which wrote at (\d+)% of its estimate", model_fit(other, en, replies=kept))
+    figures: dict[bool, list[float]] = {True: [], False: []}
+    for shaped in catalog_models(en):
+        said = model_fit(shaped, en, replies=kept)
+        if "runs on the CPU" not in said or "Measured here" in said:  # (its own replies and bench said)
+            continue
+        about = re.search(r" About ([\d.,]+) words a second here \(estimated from this PC's measured replies with "
+                          r"smollm2-135m-instruct-q4_1, which wrote at (\d+)% of its estimate\)\.$", said)
+        assert pct and about and about[2] == pct[1], said
+        slow = re.search(r" Slow here: it would write about ([\d.,]+) words a second \(a page of answer in about \d+ "
+                         r"minutes\), slower than people read\. About ", said)
+        assert slow is None or slow[1] == about[1], said  # (the same figure, not the plan's own beside it)
+        figures[slow is not None].append(float(about[1].replace(",", "")))
+    assert figures[True] and figures[False] and max(figures[True]) <= min(figures[False]), figures
     # a draft pair's replies and those with every layer on the GPU are no footing for the CPU's
     # estimate (a draft's guesses kept wrote at 10x its estimate: F4 said other models 10x too)
     footing = model_fit(other, en, replies=kept)

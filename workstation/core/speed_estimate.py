@@ -85,16 +85,20 @@ def paged_speed_note(note: str, paged: int) -> str:
 SLOW_TPS = 5.0  # tokens/s (about 4 words) under which a reply falls behind its reader
 
 
-def slow_phrase(p: MemoryPlan, measured: float | None = None, lookup: Lookup | None = None) -> Phrase | None:
+def slow_phrase(p: MemoryPlan, measured: float | None = None, lookup: Lookup | None = None,
+                per_token: float | None = None) -> Phrase | None:
     """A plan that runs, but writes slower than people read: said beside "runs on the CPU"
     (fit said only that of an 8B model at 2 tokens/s, F3 gave no speed at all). ``measured``:
-    what bench measured of it here, gone by before the estimate. ``lookup``: the language it
-    is said in, whose words a token is (``words_per_token``)."""
+    what bench measured of it here, or the estimate on this PC's replies' footing (F4's), gone
+    by before the plan's own estimate. ``lookup``: the language it is said in, whose words a
+    token is (``words_per_token``); ``per_token``: the words a token of the replies it was
+    measured by, in its place (``about_words``), so the figure is the one said beside it."""
     tps = measured or p.decode_tps_bound
     if not p.fits or p.paged_bytes or not tps or tps >= SLOW_TPS:  # (paged: its verdict says it is slow)
         return None
     # in words and a page's time, which a person pictures ("about 1.8 tokens a second" said neither)
-    return ("fit.slow", {"words": about_words(tps, lookup), "minutes": round(PAGE_WORDS / (tps * words_per_token(lookup)) / 60)})
+    words_a_second = tps * (per_token or words_per_token(lookup))
+    return ("fit.slow", {"words": about_words(tps, lookup, per_token), "minutes": round(PAGE_WORDS / words_a_second / 60)})
 
 
 def profile_decode_tps(profile: Profile, store: Path | None = None) -> float | None:

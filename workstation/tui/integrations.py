@@ -311,11 +311,17 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     text = texts("models.fit", words=about_words(context, texts.get), verdict=say(p.verdict_phrases, texts.get))
     replied = replies_said(row.path, texts, replies) if row.installed and row.path is not None else ""
     measured_tps = measured.value if measured is not None and measured.value else None
-    if slow := slow_phrase(p, measured_tps, texts.get):  # as F3 says a slow one ("runs on the CPU … About 0.8 words a second")
+    estimated = not measured_tps and not replied
+    # every estimated row on one footing: this PC's replies with another model against that one's
+    # estimate, the slow ones too (a 4B model said its plain estimate, "about 2 words a second",
+    # beside a 1B one's 3 on the replies' footing: three times the size, 1.5 times slower)
+    scale = replies_scale_for(p, lambda path: _cpu_bound(path, gpus, freed, here), replies) if estimated else None
+    footing = p.decode_tps_bound * scale.share if scale is not None and p.decode_tps_bound else None
+    # slower than people read by the figure said (SLOW_TPS), as F3 says a slow one ("runs on the CPU … About 0.8 words a second")
+    if slow := slow_phrase(p, measured_tps or footing, texts.get, scale.words_a_token if footing else None):
         text += " " + say([slow], texts.get)
-    elif not measured_tps and not replied and (speed := speed_said(p, here is not None, texts, replies_scale_for(
-            p, lambda path: _cpu_bound(path, gpus, freed, here), replies))):
-        text += " " + speed  # the plan's upper bound, where nothing measured it here ("About 58" where replies had 41)
+    if estimated and (speed := speed_said(p, here is not None, texts, scale)):
+        text += " " + speed  # where it comes from, slow or not; the plan's upper bound where nothing measured it here
     if measured_tps:  # (it said only the estimate, 207, after bench had measured 96)
         import datetime as dt
 
