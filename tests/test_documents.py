@@ -1036,10 +1036,23 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
 
     amounts = read_document(english).facts
     assert say(counted_phrases(counted_answer("Amount toplamı kaç?", amounts)), Texts("tr").get) == (
-        "Programın hesabı: Amount (B sütunu) toplamı 266.200")
+        "Programın hesabı: Amount (B sütunu), 3 satırın tümü: toplam 266.200")
     assert say(counted_phrases(counted_answer("largest in column b, and how many rows?", amounts))) == (
-        "Counted by the program: amounts.csv: 3 rows, Amount (column B) largest 250,000")
+        "Counted by the program: amounts.csv: 3 rows, Amount (column B), all 3 rows: largest 250,000")
     assert counted_answer("What does this list mean?", amounts) == []
+    # what was counted is said (all the rows), and a question with a condition the program does not
+    # apply (a value of the table: "for Ink", "from Ankara", "Ankara'dan") gets no line: the figures
+    # of all rows answer another question; the figures as the file writes them (0.80, 65.00, not 0.8, 65)
+    supplies = tmp_path / "supplies.csv"
+    supplies.write_text("Item,City,Price\nPens,Ankara,0.80\nPaper,İzmir,12.50\nInk,Ankara,65.00\n"
+                        "Tape,Bursa,1.20\nClips,İzmir,0.15\n", encoding="utf-8")
+    stock = read_document(supplies).facts
+    assert say(counted_phrases(counted_answer("smallest and largest price?", stock))) == (
+        "Counted by the program: Price (column C), all 5 rows: largest 65.00, smallest 0.15")
+    assert facts_text(stock[0])[3] == "- Price (column C): numbers; total 79.65, smallest 0.15, largest 65.00, average 15.93."
+    assert [counted_answer(q, stock) for q in ("What is the total price for Ink?", "How many customers are from Ankara?",
+                                               "Ankara'dan kaç satır var?", "İzmirde toplam fiyat?")] == [[]] * 4
+    assert counted_answer("How many rows are there?", stock)[0]["rows"] == "5"
     signs = tmp_path / "signs.csv"  # a minus before the currency sign, in parentheses after it, U+2212; Turkish %12
     signs.write_text('Item,Amount,Share\na,"-$1,200.50",%12\nb,$(300),%8\nc,\u2212100,%10\n', encoding="utf-8")
     assert facts_text(read_document(signs).facts[0])[2:] == [
@@ -1080,7 +1093,7 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     semicolons = tmp_path / "kasa.csv"  # a long table of decimal commas: its rows left out said so too
     semicolons.write_text("Kalem;Tutar\n" + "".join(f"r{i};1.000,5\n" for i in range(1500)), encoding="utf-8")
     assert with_facts(read_document(semicolons)).text.split("\n")[3:4] == [
-        "- Tutar (column B): numbers; total 1.500.750, smallest 1.000,5, largest 1.000,5, average 1.000,50."]
+        "- Tutar (column B): numbers; total 1.500.750,0, smallest 1.000,5, largest 1.000,5, average 1.000,50."]  # (its decimals)
     assert with_facts(read_document(semicolons)).text.endswith("\n[Rows 11 to 1.500 of this table are left out here; "
                                                               "the figures above were counted from every row.]")
     assert with_facts(digest).text == digest.text  # (its facts not said twice)

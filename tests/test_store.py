@@ -113,6 +113,14 @@ def test_export_markdown(tmp_path: Path) -> None:
                       shown="notes.txt belgesini özetle; sonra onunla ilgili sorularımı yanıtla.")
     exported = store.to_markdown(doc.id, Texts("tr").get)
     assert "## Siz\n\nnotes.txt belgesini özetle" in exported and "END OF TEXT" not in exported
+    # the program's figure for a question about a table, under the reply as the chat says it (the
+    # export kept only the model's wrong "98.38"), in the export's language
+    store.add_message(doc.id, "user", "What is the total price?")
+    store.add_message(doc.id, "assistant", "The total is 98.38.", {"ttft_ms": 5, "predicted_n": 6, "counted": [
+        {"what": "total", "name": "Price", "letter": "C", "figure": "73.65", "rows": "5"}]})
+    assert "The total is 98.38.\n\n*Counted by the program: Price (column C), all 5 rows: total 73.65*\n" \
+        in store.to_markdown(doc.id)
+    assert "*Programın hesabı: Price (C sütunu), 5 satırın tümü: toplam 73,65*" in store.to_markdown(doc.id, Texts("tr").get)
 
     # replies from two profiles: each names its own (the header named the last profile for all)
     mixed = store.new("Mixed", "/home/ayla/profiles/long-documents.yaml")

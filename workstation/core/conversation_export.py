@@ -14,6 +14,7 @@ from workstation.core.conversation_titles import profile_key
 from workstation.core.metrics import figures_line
 from workstation.core.moments import local_text
 from workstation.core.phrases import ENGLISH, Lookup, say
+from workstation.core.table_facts import counted_phrases
 
 if TYPE_CHECKING:
     from workstation.core.store import ConversationStore
@@ -65,7 +66,8 @@ class MarkdownExport:
         ``lookup``'s language (the TUI's ``texts.get``) or English, as the chat shows them. For
         a colleague (F7, ``conversations show|export``): the conversation, not the dashboard's
         figures under each reply (TTFT, tok/s, cache; the chat, F5 and ``show --json`` keep
-        them)."""
+        them); the figures the program counted for a question about a table, under its reply
+        (the model's own may be wrong)."""
 
         def said(key: str, **values: Any) -> str:
             return say([(key, values)], lookup)
@@ -104,6 +106,9 @@ class MarkdownExport:
                 whose = profile_key(str(m["profile"])) if several and m.get("profile") else ""
                 line = " · ".join(part for part in (whose, figures_line(m, lookup, speed=False)) if part)
                 lines += ["*" + line + "*", ""] if line else []
+            counted = m.get("counted")
+            if isinstance(counted, list) and counted:  # the program's figures for the question, as the chat says them under it
+                lines += ["*" + say(counted_phrases(counted), lookup) + "*", ""]
         return "\n".join(lines).rstrip() + "\n"
 
     def export_markdown(self: ConversationStore, conversation_id: int, path: Path, lookup: Lookup | None = None) -> Path:

@@ -747,6 +747,11 @@ ENGLISH: dict[str, str] = {
     "facts.counted_largest": "{name} largest {figure}",
     "facts.counted_smallest": "{name} smallest {figure}",
     "facts.counted_rows": "{title}: {rows} rows",
+    "facts.counted_all": "{name}, all {rows} rows: {figures}",
+    "facts.figure_total": "total {figure}",
+    "facts.figure_average": "average {figure}",
+    "facts.figure_largest": "largest {figure}",
+    "facts.figure_smallest": "smallest {figure}",
     # the rows of a long sheet left out of a summary's input (summary_chunks.with_facts), and the summary's heading over the facts
     "facts.rows_left_out": "[Rows {a} to {b} of this table are left out here; the figures above were counted from every row.]",
     "summary.facts": "Facts counted from the rows (by the program, not the model)",

@@ -113,6 +113,21 @@ def with_facts(document: Document, all_rows: bool = False) -> Document:
     return dataclasses.replace(document, text="".join(parts), sections=sections)
 
 
+def facts_length(text: str) -> int:
+    """The characters of the facts ``with_facts`` put in ``text`` (each block: its label, its lines,
+    the blank line after): a document's own size is its text's less these (a CSV of 80 bytes was
+    said "423 characters" when attached, the program's facts counted as the file's)."""
+    lines = text.split("\n")
+    length = 0
+    inside = False
+    for line in lines:
+        inside = inside or line == FACTS_LABEL
+        if inside:
+            length += len(line) + 1
+            inside = line != ""
+    return min(length, len(text))
+
+
 def _csv_records(lines: list[str], name: str) -> list[str]:
     """A CSV's lines as its rows, as the csv module reads them (``documents.csv_delimiter``): a
     quoted cell's line breaks in its row; blank lines, which are no rows, left out."""

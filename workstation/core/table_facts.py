@@ -9,6 +9,7 @@ Sums are exact (``Decimal``: 0.1 + 0.2 is 0.3), never floats."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -55,6 +56,12 @@ class ColumnFacts:
     # its letter in the sheet ("B"), said beside its name: people ask "the total of column B?"
     # ('' for a table in a Word document, which has no letters)
     letter: str = ""
+    # text: its values (casefolded, of 3 letters or more, up to MAX_VALUES), by which a question's
+    # condition is known ("total revenue for March": a value of Month; ``counted_answer``)
+    values: frozenset[str] = frozenset()
+
+
+MAX_VALUES = 5000
 
 
 @dataclass
@@ -204,10 +211,26 @@ def _kind(text: str, comma: bool = False) -> str:
     return _read(text, comma)[0]
 
 
-def _figure(value: Decimal) -> str:
-    """A figure the English way, with thousands separators: 7,563,716.55; -1,200; 0.3."""
+MAX_PLACES = 6  # decimals kept as a column writes them (an Excel's 0.30000000000000004: not its way)
+
+
+def _places(values: list[Decimal]) -> int | None:
+    """The decimals every number of a column is written with (0.80 and 65.00: 2), None where its
+    cells write them differently (1200.5 beside 2500) or not at all: its figures said as it writes
+    them ("smallest 0.80, largest 65.00"; "0.8" and "65" were not the file's, and not alike).
+    Not three (1.200 read as 1.2: said "1.200" it read as twelve hundred)."""
+    places = {-v.as_tuple().exponent if isinstance(v.as_tuple().exponent, int) else 0 for v in values}
+    only = places.pop() if len(places) == 1 else 0
+    return only if 0 < only <= MAX_PLACES and only != 3 else None
+
+
+def _figure(value: Decimal, places: int | None = None) -> str:
+    """A figure the English way, with thousands separators: 7,563,716.55; -1,200; 0.3; with
+    ``places`` decimals where given (0.80)."""
     if abs(value) >= Decimal(10) ** 20:
         return str(value)
+    if places is not None:
+        return f"{value:,.{places}f}"
     if value == value.to_integral_value():
         return f"{int(value):,}"
     return f"{value.normalize():,f}"
@@ -240,8 +263,9 @@ def _column(name: str, cells: list[str], comma: bool, guessed: bool = False) -> 
         values = [v for k, v in read if k == kind and isinstance(v, Decimal)]
         total = sum(values, Decimal(0))
         unit = "%" if kind == "percents" else ""
-        col.total = _figure(total) if kind == "numbers" else ""
-        col.smallest, col.largest = _figure(min(values)) + unit, _figure(max(values)) + unit
+        places = _places(values)
+        col.total = _figure(total, places) if kind == "numbers" else ""
+        col.smallest, col.largest = _figure(min(values), places) + unit, _figure(max(values), places) + unit
         average = total / len(values)
         col.average = (f"{average:,.2f}" if abs(average) < Decimal(10) ** 20 else str(average)) + unit
         if guessed:  # (the first cell that read two ways, as written and as read)
@@ -257,6 +281,8 @@ def _column(name: str, cells: list[str], comma: bool, guessed: bool = False) -> 
         col.distinct = len(counts)
         col.first, col.last = _line(filled[0]), _line(filled[-1])
         col.top = [(_line(v), k) for v, k in counts.most_common(TOP_VALUES) if k > 1]
+        col.values = frozenset(itertools.islice((w for w in (_folded(_line(v)) for v in counts) if len(w) >= 3),
+                                                MAX_VALUES))
     return col
 
 
@@ -470,6 +496,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, st
         if facts.among_text and not named and (not said_tables or table_numbers
                                                 and facts.title.rpartition(" ")[2] not in table_numbers):
             continue  # (not asked about: another table, or the text's own words)
+        if _condition(lowered, facts):
+            continue  # (its figures are of all rows: they answer another question)
         if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(question)):  # ("toplamı kaç?": no count)
             items.append({"what": "rows", "title": facts.title, "rows": _n(facts.rows)})
         for col in named or numbers:
@@ -477,20 +505,67 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, st
                 figure = {"total": col.total, "average": col.average, "largest": col.largest,
                           "smallest": col.smallest}.get(what, "")
                 if figure:
-                    items.append({"what": what, "name": col.name, "letter": col.letter, "figure": figure})
+                    items.append({"what": what, "name": col.name, "letter": col.letter, "figure": figure,
+                                  "rows": _n(facts.rows)})
     return items[:MAX_COUNTED]
 
 
+# a word of a question, with a Turkish case ending after it ("Ankara'dan", "Martta", "İzmir'deki")
+_WORD = re.compile(r"(\w[\w&./-]*)(?:['’](?:d|t|n|y)?\w*)?")
+
+
+def _folded(text: str) -> str:
+    """``text`` casefolded, İ as i ("İzmir" casefolds to i and a combining dot, no word's letter)."""
+    return text.casefold().replace("\u0307", "")
+
+
+def _condition(lowered: str, facts: SheetFacts) -> bool:
+    """Whether a question (casefolded) names a value of the table's text ("total revenue for
+    March", "how many customers are from Ankara?", "Ankara'dan kaç müşteri var?"): a condition
+    on the rows the program does not apply, so its total of all rows answers another question.
+    Its columns' names are not values (a column "Region" and a value "Region" of another: not)."""
+    values = frozenset().union(*(c.values for c in facts.columns if c.kind == "text"))
+    if not values:
+        return False
+    names = {_folded(c.name) for c in facts.columns}
+    words = [m.group(1).rstrip("./-") for m in _WORD.finditer(_folded(lowered))]
+    spans = {" ".join(words[i:i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}  # ("New York")
+    for said in spans:
+        if said in names:
+            continue
+        if said in values:
+            return True
+        # Turkish endings written without an apostrophe: "ankarada", "martta", "izmirden"
+        stem = re.sub(r"(?:d|t)(?:a|e)(?:n|ki)?$", "", said)
+        if stem != said and len(stem) >= 3 and stem in values and stem not in names:
+            return True
+    return False
+
+
 def counted_phrases(items: list[dict[str, str]]) -> list[Phrase]:
-    """``counted_answer``'s figures as a sentence: "Counted by the program: Revenue (column B) total
-    7,855, Cost (column C) total 1,200"."""
+    """``counted_answer``'s figures as a sentence, saying what was counted: "Counted by the program:
+    Revenue (column B), all 3 rows: total 7,855, largest 4,154.5" (a reply's record kept before
+    the rows were said: "Revenue (column B) total 7,855")."""
     said: list[Phrase] = []
+    column: tuple[str, str, str] | None = None  # the column the figures said last are of
     for item in items:
+        what, rows = item.get("what"), item.get("rows", "")
+        of = (item.get("name", ""), item.get("letter", ""), rows)
+        if said and of == column and what != "rows":  # (another figure of the same column: its name once)
+            figures = said[-1][1]["figures"]
+            figures += [("facts.and", {}), (f"facts.figure_{what}", {"figure": item.get("figure", "")})]
+            continue
         if said:
             said.append(("facts.and", {}))
-        if item.get("what") == "rows":
-            said.append(("facts.counted_rows", {"title": item.get("title", ""), "rows": item.get("rows", "")}))
+        column = None
+        if what == "rows":
+            said.append(("facts.counted_rows", {"title": item.get("title", ""), "rows": rows}))
+            continue
+        name = column_phrase(ColumnFacts(of[0], "numbers", 0, letter=of[1]))
+        if rows:
+            column = of
+            said.append(("facts.counted_all", {"name": name, "rows": rows,
+                                               "figures": [(f"facts.figure_{what}", {"figure": item.get("figure", "")})]}))
         else:
-            col = ColumnFacts(item.get("name", ""), "numbers", 0, letter=item.get("letter", ""))
-            said.append((f"facts.counted_{item.get('what')}", {"name": column_phrase(col), "figure": item.get("figure", "")}))
+            said.append((f"facts.counted_{what}", {"name": name, "figure": item.get("figure", "")}))
     return [("facts.counted", {"items": said})] if said else []

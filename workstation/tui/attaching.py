@@ -13,6 +13,7 @@ from textual import on, work
 from workstation.core.engine_api import answer_reserve
 from workstation.core.phrases import about_words, part_percent, rounded_words, say, words_in
 from workstation.core.profiles import Sampling
+from workstation.core.summary_chunks import facts_length
 from workstation.tui import integrations
 from workstation.tui.app_part import AppPart
 from workstation.tui.messages import AttachmentMeasured, DocumentRead, TableFactsRead
@@ -106,6 +107,8 @@ class Attachments(AppPart):
         words = words_in(document[1])  # (its words counted, as wc -w does and Chinese too: each line says these)
         room = self._attachment_room(measured) if measured is not None else (True, "", 0)
         summarized = self.attached_summary(document)
+        facts = facts_length(document[1])  # (the document's own characters said: not the program's facts about it)
+        own = len(document[1]) - facts
         line = (
             # F6 has summarized it: the message asks about the summary in its place (each message
             # flashed and was refused, the document still attached, "Ctrl+R removes it" the only way)
@@ -120,9 +123,9 @@ class Attachments(AppPart):
             # the conversation's start or cut its reply, and nothing said so before Enter
             else t("chat.attached_no_room", name=name, n=rounded_words(words), left=room[1],
                    new=self.key_for("conv.new"), remove=remove) if measured is not None and room is not None and not room[0]
-            else t("chat.attached_cut", name=name, n=f"{len(document[1]):,}", total=f"{whole:,}",
+            else t("chat.attached_cut", name=name, n=f"{own:,}", total=f"{whole - facts:,}",
                    remove=remove) if whole > len(document[1])
-            else t("chat.attached", name=name, n=f"{len(document[1]):,}", remove=remove)
+            else t("chat.attached", name=name, n=f"{own:,}", remove=remove)
         )
         if measured is not None and room is not None and room[0]:  # how much of the room it takes
             line += " " + t("chat.attached_room", share=room[2])
