@@ -7,7 +7,9 @@ conversation only up to the first such token and read the rest of the reply agai
 seed and thread count, replies of up to ``--reply`` tokens) is held; then the next turn's prompt is read
 ``--rounds`` times each way, alternating on the same cells: with the alignment (as the engine
 runs) and without it (``aligned_prompt`` replaced by the prompt as its text reads). Printed per
-way: the tokens kept and read, the median wait for the first token, and their ratio.
+way: the tokens kept and read, the median wait for the first token, and their ratio. Where the
+last reply was generated as the very tokens its text reads as (both ways then measured the same
+cells: "kept 227" each), its cells are written a character a token instead, and said so.
 
     PYTHONPATH=. .venv/bin/python bench/turn_reuse.py [--turns 3] [--reply 200] [--rounds 3]
 """
@@ -52,6 +54,10 @@ def without_alignment() -> Iterator[None]:
         slots.aligned_prompt = kept
 
 
+def common(a: list[int], b: list[int]) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
 def finished(events: Iterator[object]) -> TurnFinished:
     final = None
     for event in events:
@@ -84,14 +90,30 @@ def main() -> int:
                   f"wrote {m.predicted_n}")
             messages.append({"role": "assistant", "content": reply.text})
         held = list(engine.tokens)  # the conversation's cells: its last reply as it was generated
+        head = engine.chat_prompt(messages[:-1])
+        as_read = engine.chat_prompt(messages)
+        if held[len(head):] == as_read[len(head):len(held)]:
+            # its reply's tokens are those its text reads as: both ways would measure the same cells
+            # (a temperature-0 run of a model whose tokens round-trip). The reply's cells written a
+            # character a token instead, as a sampled reply may write it (" Ab" "on" for " A" "bon")
+            written = [t for ch in messages[-1]["content"]
+                       for t in engine.model.tokenize(ch, add_special=False, parse_special=False)]
+            held = head + written
+            print(f"the last reply was generated as its text reads: its cells made of {len(written):,} tokens "
+                  f"a character each in place of its {len(as_read) - len(head):,}")
+        else:
+            print(f"the last reply was generated as other tokens than its text reads "
+                  f"(from its token {common(held[len(head):], as_read[len(head):]):,} on)")
         messages.append({"role": "user", "content": QUESTIONS[args.turns % len(QUESTIONS)]})
         prompt = engine.chat_prompt(messages)
         one = Sampling(temperature=0.0, max_tokens=1)
         ways: dict[str, list[TurnMetrics]] = {"kept as generated": [], "as its text reads": []}
         for _ in range(args.rounds):
             for way, runs in ways.items():
-                # the cells as the conversation left them (a prompt they start: nothing read again)
-                finished(engine.stream_tokens(held[:-1], one, tag="bench"))
+                # the cells as the conversation left them (a prompt they start: nothing read again),
+                # not aligned to the cells the run before left (its text's tokens put back in them)
+                with without_alignment():
+                    finished(engine.stream_tokens(held[:-1], one, tag="bench"))
                 if way == "as its text reads":
                     with without_alignment():
                         runs.append(finished(engine.stream_tokens(prompt, one, tag="bench")).metrics)
