@@ -5,7 +5,7 @@ generated as; without taking the cells' tokens for that text, the next turn kept
 conversation only up to the first such token and read the rest of the reply again ("cache
 72/191" on a third turn). One conversation of ``--turns`` turns (office-cpu's settings, a fixed
 seed and thread count, replies of up to ``--reply`` tokens; seeds tried until a reply reads as
-other tokens) is held; then the next turn's prompt is read
+other tokens, else its last reply's cells written a character a token) is held; then the next turn's prompt is read
 ``--rounds`` times each way, alternating on the same cells: with the alignment (as the engine
 runs) and without it (``aligned_prompt`` replaced by the prompt as its text reads). Printed per
 way: the tokens kept and read, the median wait for the first token, and their ratio.
@@ -100,16 +100,23 @@ def main() -> int:
                 print(f"seed {seed}: a reply's text reads as other tokens from token {kept:,} of {len(held):,}")
                 break
             print(f"seed {seed}: every reply's text reads as the tokens it was generated as; next seed")
-        else:
-            print(f"no reply of seeds {args.seed}-{seed} read as other tokens: the two ways are the same work")
+        else:  # the reply's cells written a character a token, as a sampled reply may write it (" Ab" "on")
+            head = engine.chat_prompt(messages[:-1])
+            written = [t for ch in messages[-1]["content"]
+                       for t in engine.model.tokenize(ch, add_special=False, parse_special=False)]
+            held = head + written
+            print(f"no reply of seeds {args.seed}-{seed} read as other tokens: the last reply's cells made of "
+                  f"{len(written):,} tokens a character each")
         messages.append({"role": "user", "content": QUESTIONS[args.turns % len(QUESTIONS)]})
         prompt = engine.chat_prompt(messages)
         one = Sampling(temperature=0.0, max_tokens=1)
         ways: dict[str, list[TurnMetrics]] = {"kept as generated": [], "as its text reads": []}
         for _ in range(args.rounds):
             for way, runs in ways.items():
-                # the cells as the conversation left them (a prompt they start: nothing read again)
-                finished(engine.stream_tokens(held[:-1], one, tag="bench"))
+                # the cells as the conversation left them (a prompt they start: nothing read again),
+                # not aligned to the cells the run before left (its text's tokens put back in them)
+                with without_alignment():
+                    finished(engine.stream_tokens(held[:-1], one, tag="bench"))
                 if way == "as its text reads":
                     with without_alignment():
                         runs.append(finished(engine.stream_tokens(prompt, one, tag="bench")).metrics)

@@ -79,6 +79,12 @@ def test_next_turn_keeps_a_reply_generated_as_other_tokens(engine: Engine) -> No
     question = engine.chat_prompt([*asked, {"role": "user", "content": "And two more?"}])
     assert turn.aligned_n == turn.prompt_n + turn.cache_n - len(question) != 0, turn
     assert usage(turn)["prompt_tokens"] == len(question)
+    # ... on each route alike (responses said the cells' 276, Ollama's prompt_eval_count too), and
+    # of it no more cached than it counts (cached_tokens said the cells' count, above prompt_tokens)
+    from workstation.core.server.responses import _usage
+
+    assert _usage(turn)["input_tokens"] == len(question), _usage(turn)
+    assert usage(turn)["prompt_tokens_details"]["cached_tokens"] == len(question) - turn.prompt_n, usage(turn)
     # the tokens a reply was generated as are more than its text read again: a prompt that fits
     # its slot by a few tokens takes no more of them than fit (it failed "The context is full")
     from workstation.core.slots import aligned_prompt

@@ -2463,6 +2463,13 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         await until(pilot, lambda: not app.generating and app.pending_document is None
                     and "counted" in (app.store.messages(conv)[-1].metrics or {}))
         assert app.store.messages(conv)[-1].metrics["counted"][0]["figure"] == "7,855"
+        # a file changed since: none counted, and that known (each attach read the whole file again)
+        sales.write_text(sales.read_text(encoding="utf-8") + "Extra,1\n", encoding="utf-8")
+        app._document_facts.clear()
+        app._attach_document((sales, "Month,Revenue"))
+        await until(pilot, lambda: sales in app._document_facts)
+        assert app._document_facts[sales] == []
+        app._attach_document(None)
 
 
 async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles: Path, tmp_path: Path,

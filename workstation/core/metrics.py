@@ -65,6 +65,19 @@ class TurnMetrics:
     def acceptance_rate(self) -> float | None:
         return draft_acceptance(self.draft_n_accepted, self.draft_n)
 
+    @property
+    def asked_n(self) -> int:
+        """The prompt's tokens as its text reads (``aligned_n`` out): what a client's usage and a
+        key's day count, on every route (OpenAI's chat and responses, Ollama's)."""
+        return self.prompt_n + self.cache_n - self.aligned_n
+
+    @property
+    def asked_cached_n(self) -> int:
+        """Of ``asked_n``, those not read again: the tokens read (``prompt_n``) are read as their
+        text reads, so never more than ``asked_n`` (``cache_n`` as the cells hold it was 270 cached
+        of a prompt counted as 151)."""
+        return max(0, self.cache_n - self.aligned_n)
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 

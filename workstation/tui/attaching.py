@@ -144,13 +144,15 @@ class Attachments(AppPart):
         """The facts of ``document``'s tables, counted again from its file where it is as it was
         attached (its text the same): put back from a draft after a restart, or by Up, its
         tables' facts were in the app's memory no more, and a question about its total got no
-        counted line under the reply. A file changed or gone: none (its figures may not be the text's)."""
+        counted line under the reply. A file changed or gone: none (its figures may not be the text's),
+        and that said too: each attach (a turn's room changing, F9) read the whole file again."""
         try:
             text, _notes, facts = integrations.read_document_text(document[0])
         except Exception:  # noqa: BLE001 (unreadable now: the text attached goes all the same, without the line)
-            return
-        if text.rstrip()[:MAX_DOCUMENT_CHARS] == document[1]:
-            self.post_message(TableFactsRead(document[0], facts))
+            text, facts = None, []
+        if text is None or text.rstrip()[:MAX_DOCUMENT_CHARS] != document[1]:
+            facts = []
+        self.post_message(TableFactsRead(document[0], facts))
 
     @on(TableFactsRead)
     def _table_facts_read(self: WorkstationApp, event: TableFactsRead) -> None:

@@ -269,8 +269,8 @@ class Accounts:
         # a client that left while its prompt was read pays for the batch stopped under it, as
         # llama-server's (which runs it to its end) counts it; a key could have read long prompts for free
         # (a prompt's text counted as it reads, not as a kept reply's tokens were generated: ``aligned_n``)
-        prompt = (m.prompt_n + m.cache_n + m.dropped_n - m.aligned_n) if m is not None else 0
-        cached = m.cache_n if m is not None else 0
+        prompt = (m.asked_n + m.dropped_n) if m is not None else 0
+        cached = m.asked_cached_n if m is not None else 0
         completion = m.predicted_n if m is not None else 0
         caller = ticket.caller
         if ticket.held:

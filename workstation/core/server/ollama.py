@@ -604,7 +604,7 @@ class OllamaGeneration:
             "done": True,
             "total_duration": _ns(total_ms),
             "load_duration": 0,
-            "prompt_eval_count": m.prompt_n + m.cache_n,
+            "prompt_eval_count": m.asked_n,  # (as its text reads, as OpenAI's usage: ``asked_n``)
             "prompt_eval_duration": _ns(m.prompt_ms),
             "eval_count": m.predicted_n,
             "eval_duration": _ns(m.predicted_ms),

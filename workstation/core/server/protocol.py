@@ -527,12 +527,12 @@ def prompt_progress(event: PromptRead) -> dict[str, Any]:
 def usage(m: TurnMetrics) -> dict[str, Any]:
     """OpenAI's usage of a reply: its prompt's tokens as its text reads (``aligned_n`` out: a
     prompt that took a kept reply's tokens as generated counted 276 of a reply its text reads as 151)."""
-    prompt = m.prompt_n + m.cache_n - m.aligned_n
+    prompt = m.asked_n
     return {
         "prompt_tokens": prompt,
         "completion_tokens": m.predicted_n,
         "total_tokens": prompt + m.predicted_n,
-        "prompt_tokens_details": {"cached_tokens": m.cache_n},
+        "prompt_tokens_details": {"cached_tokens": m.asked_cached_n},
         "completion_tokens_details": {"reasoning_tokens": m.reasoning_n},
     }
 

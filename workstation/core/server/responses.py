@@ -236,8 +236,9 @@ def _call_item(call: ToolCall) -> dict[str, Any]:
 
 
 def _usage(m: TurnMetrics) -> dict[str, Any]:
-    prompt = m.prompt_n + m.cache_n
-    return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": m.cache_n},
+    """As ``protocol.usage``: the prompt's tokens as its text reads (``TurnMetrics.asked_n``)."""
+    prompt = m.asked_n
+    return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": m.asked_cached_n},
             "output_tokens": m.predicted_n, "output_tokens_details": {"reasoning_tokens": m.reasoning_n},
             "total_tokens": prompt + m.predicted_n}
 
