@@ -2106,9 +2106,13 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         # "about 410" under Turkish)
         assert any(n.message == f"The reply stopped at its length limit (about {rounded_words(words_in(cut.content))} "
                    "words); Alt+C lets it go on." for n in app._notifications), [n.message for n in app._notifications]
+        # and under it, where it stays once the notice faded ("· length limit" alone named no way on)
+        assert "length limit · Alt+C goes on with it · reply 2 of 2 (Alt+V)" in _views(app)[-1]._metrics_text()
         await app.open_conversation(conv)  # drawn from the store (text with no Markdown: one plain widget)
         await until(pilot, lambda: len(_views(app)) == 2)
         reopened = _views(app)[-1]
+        assert "length limit · Alt+C goes on with it" in reopened._metrics_text()  # (drawn from the store too)
+        assert "Alt+C" not in _views(app)[0]._metrics_text()
         await pilot.press("alt+c")  # the reply goes on, in the same message
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)[1].content) > len(cut.content))
         went_on = app.store.messages(conv)

@@ -423,6 +423,8 @@ class Turn(AppPart):
                 # counted: an English reply of 920 words was "about 410" under Turkish, a Turkish word's tokens)
                 self.notify(self.texts("chat.cut_at_limit", n=rounded_words(words_in(text)),
                                        go_on=self.key_for("chat.continue")), timeout=8)
+                if view is not None:  # and under it while it is the last reply (the notice fades)
+                    view.show_versions(view.versions, self.key_for("chat.continue"))
             elif metrics.stop_reason == "cancelled" and text.strip() and not replacing and self._can_go_on():
                 # ("stopped" under it named no way on either, as "length limit" did)
                 self.notify(self.texts("chat.stopped_go_on", go_on=self.key_for("chat.continue")), timeout=8)
