@@ -2106,9 +2106,13 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         # "about 410" under Turkish)
         assert any(n.message == f"The reply stopped at its length limit (about {rounded_words(words_in(cut.content))} "
                    "words); Alt+C lets it go on." for n in app._notifications), [n.message for n in app._notifications]
+        # and under it, where it stays once the notice faded ("· length limit" alone named no way on)
+        assert "length limit · Alt+C goes on with it · reply 2 of 2 (Alt+V)" in _views(app)[-1]._metrics_text()
         await app.open_conversation(conv)  # drawn from the store (text with no Markdown: one plain widget)
         await until(pilot, lambda: len(_views(app)) == 2)
         reopened = _views(app)[-1]
+        assert "length limit · Alt+C goes on with it" in reopened._metrics_text()  # (drawn from the store too)
+        assert "Alt+C" not in _views(app)[0]._metrics_text()
         await pilot.press("alt+c")  # the reply goes on, in the same message
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)[1].content) > len(cut.content))
         went_on = app.store.messages(conv)
@@ -2966,7 +2970,28 @@ async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answe
     app = WorkstationApp("b", sample_system=False, language="en")
     said = notices(app)  # (a toast expires while a model loads)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None and app.loading is None)
+        # Enter while the model loads: the message waits in the box, said over it, and goes once it has
+        # loaded ("The model is still loading; wait a moment." and it was never sent); changed or Esc:
+        # it stays unsent
+        from textual.widgets import Input
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        app.chat_screen.set_input("Hi")
+        await pilot.press("enter")
+        await until(pilot, lambda: app._send_when_connected == "Hi")
+        assert app.loading is not None and app.engine is None  # (a model loads for seconds: still loading)
+        assert prompt.border_title == "will be sent once the model has loaded (Esc: not sent)" and prompt.value == "Hi"
+        await pilot.press("end", "!")  # changed: not sent, nor said to be
+        await until(pilot, lambda: not prompt.border_title)
+        await pilot.press("enter")
+        await until(pilot, lambda: app._send_when_connected == "Hi!")
+        await pilot.press("escape")  # Esc: not sent
+        await until(pilot, lambda: not prompt.border_title)
+        assert app.loading is not None and app._send_when_connected is None and prompt.value == "Hi!"
+        await pilot.press("enter")
+        await until(pilot, lambda: app._send_when_connected == "Hi!")
+        await until(pilot, lambda: app.engine is not None and app.conversation_id is not None and not app.generating
+                    and [m.content for m in app.store.messages(app.conversation_id)][:1] == ["Hi!"])
+        assert prompt.value == "" and not prompt.border_title and "The model is still loading; wait a moment." not in said
         first = app.engine
         await _send_text(pilot, app, "Write a long story about a lighthouse keeper.")
         await until(pilot, lambda: len(_views(app)[-1].content.split()) >= 3)

@@ -848,6 +848,15 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
                         "then about 52 words a second (70.0 tok/s). "
                         # which wrote faster here, of one model file (F5 said only B's figures after a switch)
                         "With the same model, B wrote faster here than A: about 52 against 17 words a second."), line
+        # one of A's 2 replies begun while other programs kept cores busy: not compared (it said
+        # "about 26 against 13 words a second" of 6 replies against 1 written on a busy PC)
+        busy = next(t for t in app.history.turns if t.predicted_per_second == 20.0)
+        busy.cpu_others = 2.0
+        screen.refresh_view()
+        await pilot.pause()
+        line = str(screen.query_one("#switch-line").render())
+        assert line.startswith("The rows show A only") and "faster" not in line, line
+        busy.cpu_others = 0.0
         # the last reply the first after a switch, its prompt restored from disk (as the app marks it,
         # TurnMetrics.after_switch): said on top and in the rows, why it did not wait (a wait after a
         # switch was told nothing)

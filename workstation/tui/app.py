@@ -228,8 +228,8 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         # a conversation of another profile opened while one loads: said once that one has loaded ("the
         # profile loaded now" was said of one still loading, and of one that then failed to load)
         self._other_profile_said: tuple[int, str] | None = None
-        self._send_when_connected: str | None = None  # the message sent once the model is ready (its Enter
-        # tried the server again, or came while the model was loaded again after its process stopped)
+        self._waiting_to_send: str | None = None  # the message sent once the model is ready (its Enter came
+        # while it loaded, tried the server again, or came while it was loaded again after its process stopped)
         self._summary_when_connected: bool | None = None  # F6's Ctrl+R (its start_over) that tried the server again
         self._engine_stops = 0  # the model's process stopped (since the last reply): loaded again once
         self._reloading = False  # the model is being loaded again after its process stopped
@@ -582,9 +582,28 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
     @_editing.setter
     def _editing(self, question: tuple[int, float] | None) -> None:
         self._editing_last = question
+        self._say_box_title()
+
+    @property
+    def _send_when_connected(self) -> str | None:
+        """The message in the box to be sent once the model is ready (None: none waits)."""
+        return self._waiting_to_send
+
+    @_send_when_connected.setter
+    def _send_when_connected(self, text: str | None) -> None:
+        self._waiting_to_send = text
+        self._say_box_title()
+
+    def _say_box_title(self) -> None:
+        """Over the message box: that its message waits for the model to load (Enter while it
+        loaded said "wait a moment", and the message was never sent), else that it holds the last
+        message being changed (Up: a toast went; Ctrl+U ended it unseen)."""
         chat = getattr(self, "chat_screen", None)
-        if chat is not None:  # said over the box while it lasts (a toast went; Ctrl+U ended it unseen)
-            chat.set_editing_title(self.texts("chat.editing_title") if question is not None else "")
+        if chat is None or not hasattr(self, "_editing_last") or not hasattr(self, "_waiting_to_send"):
+            return  # (not made yet)
+        chat.set_editing_title(self.texts("chat.waiting_to_send", stop=self.key_for("chat.stop"))
+                               if self._waiting_to_send is not None else
+                               self.texts("chat.editing_title") if self._editing_last is not None else "")
 
     # --- conversations ---------------------------------------------------------------------
     async def refresh_sidebar(self, search: str | None = None) -> None:

@@ -72,6 +72,8 @@ class Drafts(AppPart):
         longer holds the last question put back by Up."""
         if self._editing is not None and not self.chat_screen.input_text().strip():
             self._leave_last_as_it_was()
+        if self._send_when_connected is not None and self.chat_screen.input_text() != self._send_when_connected:
+            self._send_when_connected = None  # changed while it waited for the model: Enter sends it
         if self._draft_timer is not None:
             self._draft_timer.stop()
         self._draft_timer = self.set_timer(1.0, self.save_draft)

@@ -104,9 +104,12 @@ class Turn(AppPart):
             self._send_when_connected = text  # sent once the server answers (a second Enter was needed,
             self._begin_load(self.profile)  # and nothing said so: it looked sent)
             return
-        if self.engine is None and self.loading is not None and self._reloading:
-            # its process stopped and it is loaded again: the message waits in the box, and goes then
-            self.notify(t("chat.sent_once_loaded"), timeout=8)
+        if self.engine is None and self.loading is not None:
+            # the model loads (or is loaded again, its process stopped): the message waits in the box,
+            # said over it, and goes then (it said "wait a moment", and was never sent); Esc, a change
+            # in the box or a failed load leave it there unsent
+            if self._reloading:
+                self.notify(t("chat.sent_once_loaded"), timeout=8)
             self._send_when_connected = text
             return
         if self.engine is None:
@@ -312,6 +315,8 @@ class Turn(AppPart):
             self.notify(self.busy_text(), severity="warning")
         elif self.generating and self.engine is not None:
             self._cancel_turn()
+        elif self._send_when_connected is not None:  # not sent once the model has loaded: it stays in the box
+            self._send_when_connected = None
 
     def _cancel_turn(self: WorkstationApp) -> None:
         """Stop the reply being generated, and keep stopping it until it has stopped: an Esc
@@ -423,6 +428,8 @@ class Turn(AppPart):
                 # counted: an English reply of 920 words was "about 410" under Turkish, a Turkish word's tokens)
                 self.notify(self.texts("chat.cut_at_limit", n=rounded_words(words_in(text)),
                                        go_on=self.key_for("chat.continue")), timeout=8)
+                if view is not None:  # and under it while it is the last reply (the notice fades)
+                    view.show_versions(view.versions, self.key_for("chat.continue"))
             elif metrics.stop_reason == "cancelled" and text.strip() and not replacing and self._can_go_on():
                 # ("stopped" under it named no way on either, as "length limit" did)
                 self.notify(self.texts("chat.stopped_go_on", go_on=self.key_for("chat.continue")), timeout=8)

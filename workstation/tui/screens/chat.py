@@ -283,8 +283,9 @@ class ChatScreen(AppScreen, Screen[None]):
             log.call_after_refresh(log.scroll_to, y=scroll_to, animate=False)
 
     def mark_versions(self) -> None:
-        """The last reply says which of its versions it is, where Alt+V has others; no other
-        reply does (Alt+V goes through the last question's only)."""
+        """The last reply says which of its versions it is, where Alt+V has others, and that
+        Alt+C goes on with it where its length limit cut it; no other reply does (Alt+V and Alt+C
+        take the last question's only)."""
         views = self.message_views()
         conv_id = self.wapp.conversation_id
         n, total = 1, 1
@@ -293,9 +294,12 @@ class ChatScreen(AppScreen, Screen[None]):
                 n, total = self.wapp.store.last_reply_versions(conv_id)
             except (sqlite3.Error, WorkstationError):  # (a file that cannot be read now: nothing said)
                 pass
+        last = views[-1] if views and views[-1].role == "assistant" else None
+        cut = (last is not None and (last.metrics or {}).get("stop_reason") == "length" and bool(last.content.strip())
+               and self.wapp._can_go_on())
         for i, view in enumerate(views):
             view.show_versions((n, total, self.wapp.key_for("chat.versions")) if total > 1 and i == len(views) - 1
-                               else None)
+                               else None, self.wapp.key_for("chat.continue") if cut and view is last else "")
 
     def name_profiles(self) -> None:
         """Where the replies shown were written with more than one profile (a switch mid-way,

@@ -257,6 +257,7 @@ class MessageView(Vertical):
         self._waiting: str | None = None  # the office server's silence, said (``server_waiting``)
         self._shown, self._folded = fold(content) if role == "user" else (content, "")
         self.versions: tuple[int, int, str] | None = None  # the last reply's (2, 3, "Alt+V"): "reply 2 of 3 (Alt+V)"
+        self.go_on = ""  # the last reply cut at its length limit: the key that goes on with it ("Alt+C")
         self.profile_named = ""  # its profile's title, said first (a conversation answered by several: ChatScreen.name_profiles)
 
     def compose(self) -> ComposeResult:
@@ -289,6 +290,7 @@ class MessageView(Vertical):
     def reopen(self) -> None:
         """A finished reply is to go on (the app's "continue"): it streams again, after its text."""
         self.metrics = None
+        self.go_on = ""  # (going on: said again where it is cut again)
         self._before = (self.content, self.reasoning)
         self._open_stream = True
         self._tail = ""
@@ -369,8 +371,9 @@ class MessageView(Vertical):
             return ""
         if self.metrics is None:  # a reply about to stream; a saved message without figures shows none
             return self.texts("chat.waiting") if self._open_stream else self._versions_text()
+        go_on = self.texts("chat.go_on_mark", press=self.go_on) if self.go_on else ""
         line = " · ".join(filter(None, [self.profile_named,
-                                        metrics_line(self.metrics, self.texts), self._versions_text()]))
+                                        metrics_line(self.metrics, self.texts), go_on, self._versions_text()]))
         counted = self.metrics.get("counted")
         if isinstance(counted, list) and counted:  # the figures the program counted for the question, under the model's
             line += "\n" + escape(say(counted_phrases(counted), self.texts.get))
@@ -394,11 +397,13 @@ class MessageView(Vertical):
         n, total, press = self.versions
         return self.texts("chat.versions_mark", n=f"{n:,}", total=f"{total:,}", press=press)
 
-    def show_versions(self, versions: tuple[int, int, str] | None) -> None:
+    def show_versions(self, versions: tuple[int, int, str] | None, go_on: str = "") -> None:
         """Which of its versions this reply is, and the key that goes through them (None: none
-        said): Alt+V's were found only by pressing it. Said in the language of the moment."""
-        if versions != self.versions:
-            self.versions = versions
+        said): Alt+V's were found only by pressing it. ``go_on``: the key that goes on with this
+        reply, cut at its length limit ("": none said; "· length limit" named no way on). Said in
+        the language of the moment."""
+        if versions != self.versions or go_on != self.go_on:
+            self.versions, self.go_on = versions, go_on
             if self.is_mounted:
                 self.query_one(".metrics", Static).update(self._metrics_text())
 
