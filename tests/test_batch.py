@@ -722,7 +722,7 @@ def test_the_time_left_of_a_queue_is_its_text_not_its_bytes(tmp_path: Path) -> N
         # after a short e-mail was said to take as long ("3 documents left, about 14 s"); said as a range
         handbook = next(r for r in queue.rows() if r.path == "handbook.md")
         assert pace.text_of(handbook) == handbook.size
-        assert pace.estimate(queue) == (pytest.approx(eta), PACE_ROUGH)
+        assert pace.estimate(queue) == (pytest.approx(eta, abs=1.0), PACE_ROUGH)  # (the clock runs on between the two)
         # once a PDF is done, one left is taken to hold the text a byte that one did
         pace.finished(next(r for r in queue.rows() if r.path == "scan.pdf"), 1020)
         assert pace.text_of(next(r for r in queue.rows() if r.path == "scan.pdf")) == pytest.approx(1020)
