@@ -377,7 +377,11 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             # (F4 said "U chats with this model" under "no chat template", "not trained for chat")
             assert not first.for_chat and str(hint.render()) == app.texts("models.use_hint_not_chat")
             # its details say so in words ("Q4_K_M · 19 katman · şablonsuz": no chat template was jargon)
-            assert first.details.endswith(" · " + {"tr": "yalnız metin sürdürür", "en": "continues text only"}[language])
+            base = {"tr": "yalnız metin sürdürür", "en": "continues text only"}[language]
+            assert first.details.startswith(base + " · ")
+            # …first, in the table's row too: at 80 columns it cut the details after "Q4_K_M", and the
+            # base model looked like the chat models beside it
+            assert any(line.lstrip().startswith(first.name) and base in line for line in screen_lines(app)), screen_lines(app)
             assert hint.region.bottom <= app.screen.region.bottom - 1
             await pilot.press("down")  # a chat model: U chats with it, said on one line
             await until(pilot, lambda: str(hint.render()) == app.texts("models.use_hint") and hint.region.height == 1)

@@ -2338,7 +2338,18 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
         from workstation.tui.palette import FoldedCommands
         said = [str(hit.match_display) async for hit in FoldedCommands(app.screen_stack[-2]).search("dil")]
         assert said and all(s.startswith("Dil") for s in said), said
+
+        async def first_found(typed: str) -> str:  # the palette's first: its best match
+            hits = [hit async for hit in FoldedCommands(app.screen_stack[-2]).search(typed)]
+            return str(max(hits, key=lambda hit: hit.score).match_display) if hits else ""
+
+        # F4 first, where a bigger model is downloaded: F3 came first (it offers none that is not
+        # installed), and "daha büyük model" found nothing ("daha", more, names no command)
+        for typed in ("daha büyük model", "daha hızlı model", "model indir", "model"):
+            assert (await first_found(typed)).startswith("Modeller (F4)"), typed
         app.texts = Texts("en")  # and "save" finds Export in English
+        for typed in ("bigger model", "faster model", "a bigger model", "model"):
+            assert (await first_found(typed)).startswith("Models (F4)"), typed
         # …and the words a first user typed ("email", "bigger model": "No command matches"; the
         # Attach help's own word is "e-mail"), each word of several by itself
         for typed, found in (("save", "Export"), ("exit", "Quit"), ("history", "Sidebar"), ("email", "Attach"),

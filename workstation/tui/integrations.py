@@ -200,7 +200,10 @@ class ModelRow:
 def _model_details(info: model_info.ModelInfo | None, texts: Texts) -> str:
     if info is None:
         return ""
-    parts = [info.architecture]
+    # a base model said first: at 80 columns F4's table cut the details after the quantization,
+    # and a user looking for a bigger model to chat with saw no difference from the chat models
+    parts = [] if info.has_chat_template else [texts("models.no_template")]
+    parts.append(info.architecture)
     params = info.parameter_count
     if params:
         parts.append(texts.number(catalog.params_text(params)))
@@ -208,8 +211,6 @@ def _model_details(info: model_info.ModelInfo | None, texts: Texts) -> str:
     # quantization's name stays (people look it up)
     reads = texts("models.reads", words=about_words(info.context_length, texts.get)) if info.context_length else ""
     parts += [info.file_type, reads, texts("models.layers", n=offloadable_layers(info.n_layer))]
-    if not info.has_chat_template:
-        parts.append(texts("models.no_template"))
     return " · ".join(p for p in parts if p)
 
 

@@ -16,7 +16,7 @@ from textual.widgets import Input, TextArea
 
 from workstation.tui.actions import ACTIONS, ALWAYS, BASICS, BY_ID, CHAT_ONLY, keys_now
 from workstation.tui.app_part import AppPart
-from workstation.tui.palette import LocalPalette
+from workstation.tui.palette import LocalPalette, fold
 from workstation.tui.screens.dialogs import KeysDialog
 
 if TYPE_CHECKING:
@@ -132,6 +132,13 @@ class KeyHelp(AppPart):
         action = next((a for a in ACTIONS if a.action == name), None)
         said = self.texts.get(f"{action.label}.also") if action is not None else None
         return [word.strip() for word in said.split(",") if word.strip()] if said else []
+
+    def filler_words(self: WorkstationApp) -> set[str]:
+        """The words the palette passes over in a query of several (``palette.filler`` in the
+        locale, comma-separated, folded as it folds them): "daha" (more) in "daha büyük model"
+        names no command, and with it the palette found none."""
+        said = self.texts.get("palette.filler") or ""
+        return {fold(word.strip()) for word in said.split(",") if word.strip()}
 
     def _translated(self: WorkstationApp, command: SystemCommand) -> SystemCommand:
         """One of Textual's palette commands in the app's language (``palette.<Title>`` and its

@@ -59,16 +59,20 @@ class FoldedCommands(SystemCommandsProvider):
         """As Textual's (the name matched), and by the command's other words in the app's
         language too (``WorkstationApp.other_words``: "save" finds Export), with the same matcher;
         a query of several words by each of its words ("bigger model": Models, by its other word
-        "bigger" and its name), as people type what they want rather than a command's name."""
+        "bigger" and its name), as people type what they want rather than a command's name, less
+        the words that say nothing of one (``WorkstationApp.filler_words``: "daha büyük model",
+        "a bigger model" found nothing)."""
         matcher = self.matcher(query)
-        words = [self.matcher(word) for word in query.split()]
+        filler = getattr(self.app, "filler_words", set)()
+        typed = [word for word in query.split() if fold(word) not in filler] or query.split()
+        words = [self.matcher(word) for word in typed]
         other_words = getattr(self.app, "other_words", lambda _callback: [])
         for name, help_text, callback, *_ in self.app.get_system_commands(self.screen):
             texts = [name, *other_words(callback)]
             score = max(matcher.match(text) if finds(query, text) else 0.0 for text in texts)
-            if not score and len(words) > 1:
+            if not score and len(query.split()) > 1:
                 each = [max(word.match(text) if finds(said, text) else 0.0 for text in texts)
-                        for said, word in zip(query.split(), words, strict=True)]
+                        for said, word in zip(typed, words, strict=True)]
                 score = sum(each) / len(each) if all(each) else 0.0
             if score > 0:
                 yield Hit(score, matcher.highlight(name), callback, help=help_text)
