@@ -2989,6 +2989,11 @@ async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answe
         assert app.loading is not None and app._send_when_connected is None and prompt.value == "Hi!"
         await pilot.press("enter")
         await until(pilot, lambda: app._send_when_connected == "Hi!")
+        # F1 open as the load ends: the message waits on until the chat is back (it was dropped, unsent)
+        await pilot.press("f1")
+        await until(pilot, lambda: app.engine is not None and app.screen is not app.chat_screen)
+        assert app._send_when_connected == "Hi!" and app.conversation_id is None and prompt.value == "Hi!"
+        await pilot.press("escape")
         await until(pilot, lambda: app.engine is not None and app.conversation_id is not None and not app.generating
                     and [m.content for m in app.store.messages(app.conversation_id)][:1] == ["Hi!"])
         assert prompt.value == "" and not prompt.border_title and "The model is still loading; wait a moment." not in said

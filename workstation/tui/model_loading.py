@@ -390,11 +390,11 @@ class ModelLoading(AppPart):
         if notes:  # as `profiles check` says them: a context past the trained length, …
             self.notify(" ".join(say([n], self.texts.get) for n in notes), severity="warning")
         self.update_status()
-        waiting, self._send_when_connected = self._send_when_connected, None
         self._quiet_failure = False
-        if waiting is not None and not event.restored and self.screen is self.chat_screen \
-                and self.chat_screen.input_text() == waiting:  # (another text typed meanwhile: it waits for Enter)
-            self.action_send()
+        if event.restored:  # (the profile chosen did not load: the message stays in the box)
+            self._send_when_connected = None
+        else:
+            self.send_waiting()
         start_over, self._summary_when_connected = self._summary_when_connected, None
         if start_over is not None and not event.restored and isinstance(self.screen, SummarizeScreen):
             self.call_later(self.screen.action_run, start_over)  # (F6 left meanwhile: Ctrl+R there starts it)

@@ -468,6 +468,18 @@ class Turn(AppPart):
                                instructions=self.key_for("chat.instructions")),  # was said in the first message)
                     severity="warning", timeout=20)
 
+    def send_waiting(self: WorkstationApp) -> None:
+        """The message waiting in the box for the model (``_send_when_connected``) sent, once the
+        model has loaded and the chat shows: with F1, F3 or F5 open as the load ended it waits on
+        until the chat is back (it was dropped, unsent), as the office server's retry waits. Another
+        text typed meanwhile is not sent: it waits for Enter."""
+        waiting = self._send_when_connected
+        if waiting is None or self.engine is None or self.loading is not None or self.screen is not self.chat_screen:
+            return
+        self._send_when_connected = None
+        if self.chat_screen.input_text() == waiting:
+            self.action_send()
+
     def _wait_for_server(self: WorkstationApp, profile: Profile, waiting: str, said: bool = False) -> None:
         """A message sent while the office server could not be reached stays in the box, and
         the server is tried again every ``SERVER_RETRY_S`` seconds until it answers (then the
