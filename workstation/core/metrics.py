@@ -221,12 +221,16 @@ def timed_replies(turns: Iterable[TurnMetrics]) -> list[TurnMetrics]:
             and t.predicted_per_second > 0]
 
 
-def history_of(messages: list[StoredMessage]) -> MetricsHistory:
-    """The dashboard's turns of a conversation's replies."""
+def history_of(messages: list[StoredMessage], switched_at: float | None = None) -> MetricsHistory:
+    """The dashboard's turns of a conversation's replies; a reply is the first after a switch
+    (``TurnMetrics.after_switch``) only where it came after this session's, at ``switched_at``
+    (None: none this session): F5 said "The first reply after the switch…" of one from before a restart."""
     history = MetricsHistory(60)
     for msg in messages:
         if msg.metrics:
-            history.add_record(msg.metrics, words_in(msg.content) + words_in(msg.reasoning))
+            this_switch = switched_at is not None and msg.created >= switched_at
+            history.add_record(msg.metrics if this_switch else {**msg.metrics, "after_switch": False},
+                               words_in(msg.content) + words_in(msg.reasoning))
     return history
 
 

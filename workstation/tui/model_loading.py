@@ -328,8 +328,8 @@ class ModelLoading(AppPart):
             engine = event.engine
             watch(lambda error: self.post_message(EngineExited(engine, error)))
         chosen, self._chosen_profile = self._chosen_profile and not event.restored, False
-        if chosen:  # (the conversation's next reply is the first after the switch)
-            self._switched_in = self.conversation_id
+        if chosen:  # (each conversation's next reply is its first after the switch)
+            self._switched_at, self._answered_since_switch = time.time(), set()
         for tag in self._forget_after_load:  # the old engine has saved what it held by now
             self._forget_cells(self.engine, tag)
         self._forget_after_load.clear()

@@ -394,8 +394,14 @@ class Turn(AppPart):
         continued = self._continued
         text, self._continued = continued + event.text, ""  # (a reply gone on with: all of it)
         thought = event.reasoning or (view.reasoning if view is not None else "")  # (gone on with: the first part's)
-        if metrics.predicted_n and self._switched_in is not None:  # (one stopped before a word: still to come)
-            metrics.after_switch, self._switched_in = self._switched_in == self.conversation_id, None
+        conv = self.conversation_id
+        if metrics.predicted_n and self._switched_at is not None and conv is not None \
+                and (conv, self.open_created) not in self._answered_since_switch:  # (stopped before a word: to come)
+            # each conversation's first reply since the switch (the first in any conversation used the mark
+            # up: switched, asked in another, back, and the reply read again said nothing); one made since
+            # had nothing to read again
+            self._answered_since_switch.add((conv, self.open_created))
+            metrics.after_switch = self.open_created < self._switched_at
         self.history.add(metrics, *ran_on, words=words_in(event.text) + words_in(event.reasoning))  # (this turn's tokens)
         replacing = self._replacing
         edited, self._edited_away = self._edited_away, None  # (answered: what it was sent in place of goes behind Alt+V)
