@@ -145,13 +145,16 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert [str(v.query_one(".metrics").render()).split(" · ")[0] for v in _views(app)[1::2]] == ["A", "B"]
         # the first reply after the switch says why it waited: B's engine held none of the conversation
         # (a wait of 17 s after a switch was told nothing); the reply before it says nothing of a switch
-        read_again = f"read the conversation again after the switch: {about_words(app.last_metrics.prompt_n)} words"
+        # (the conversation before the new message: that one is read in any case, and was counted in)
+        m = app.last_metrics
+        assert 0 < m.new_n < m.prompt_n
+        read_again = f"read the conversation again after the switch: {about_words(m.prompt_n - m.new_n)} words"
         assert [read_again in str(v.query_one(".metrics").render()) for v in _views(app)[1::2]] == [False, True]
         await pilot.press("f5")
         await until(pilot, lambda: bool(app.screen.query("#switch-line")))
         assert str(app.screen.query_one("#headline").render()).endswith(
             f"The first reply after the switch read the conversation again before its first word (about "
-            f"{about_words(app.last_metrics.prompt_n)} words).")
+            f"{about_words(m.prompt_n - m.new_n)} words).")
         assert read_again in str(app.screen.query_one("#cache-line").render())
         assert len(app.screen.query_one("#row-decode .metric-spark").data) == 1  # type: ignore[attr-defined]
         assert str(app.screen.query_one("#switch-line").render()).startswith("The rows show B only: its 1 turn")
