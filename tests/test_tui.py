@@ -102,6 +102,9 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert app.last_metrics is not None and app.last_metrics.stop_reason == "length"
         conv_id = app.conversation_id
         assert conv_id is not None
+        other = app.store.new("Other", profile="a")  # a conversation of before the switch, asked in after it
+        app.store.add_message(other.id, "user", "Hi")
+        app.store.add_message(other.id, "assistant", "Hello.")
 
         # switch profile: the chat stays, the new model continues it
         first_pid = app.engine.pid
@@ -112,6 +115,14 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         # nothing): F3 says a profile's memory in words, F5 the loaded types (below)
         assert app.status_text().endswith(" · smollm2-135m-instruct-q4_1") and "memory" not in app.status_text()
         assert len(_views(app)) == 2 and app.conversation_id == conv_id
+        # switched, then asked in another conversation first: each one's first reply after the switch says
+        # so (the first in any conversation used the mark up, and this one's, read again, said nothing)
+        await app.open_conversation(other.id)
+        await _send_text(pilot, app, "Thanks!")
+        await until(pilot, lambda: not app.generating)
+        assert app.last_metrics is not None and app.last_metrics.after_switch
+        await app.open_conversation(conv_id)
+        await until(pilot, lambda: len(_views(app)) == 2)
 
         # Esc stops the reply and keeps what arrived
         await _send_text(pilot, app, "Write a long story about a dragon.")
@@ -134,13 +145,16 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert [str(v.query_one(".metrics").render()).split(" · ")[0] for v in _views(app)[1::2]] == ["A", "B"]
         # the first reply after the switch says why it waited: B's engine held none of the conversation
         # (a wait of 17 s after a switch was told nothing); the reply before it says nothing of a switch
-        read_again = f"read the conversation again after the switch: {about_words(app.last_metrics.prompt_n)} words"
+        # (the conversation before the new message: that one is read in any case, and was counted in)
+        m = app.last_metrics
+        assert 0 < m.new_n < m.prompt_n
+        read_again = f"read the conversation again after the switch: {about_words(m.prompt_n - m.new_n)} words"
         assert [read_again in str(v.query_one(".metrics").render()) for v in _views(app)[1::2]] == [False, True]
         await pilot.press("f5")
         await until(pilot, lambda: bool(app.screen.query("#switch-line")))
         assert str(app.screen.query_one("#headline").render()).endswith(
             f"The first reply after the switch read the conversation again before its first word (about "
-            f"{about_words(app.last_metrics.prompt_n)} words).")
+            f"{about_words(m.prompt_n - m.new_n)} words).")
         assert read_again in str(app.screen.query_one("#cache-line").render())
         assert len(app.screen.query_one("#row-decode .metric-spark").data) == 1  # type: ignore[attr-defined]
         assert str(app.screen.query_one("#switch-line").render()).startswith("The rows show B only: its 1 turn")
@@ -221,7 +235,7 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert "\n*a · length limit*\n" in text and "\n*b · stopped*\n" in text, text
 
     # the conversation survives a restart (same WORKSTATION_DATA), without loading a model
-    app2 = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    app2 = WorkstationApp("b", start_engine=False, sample_system=False, language="en")
     async with app2.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: len(_views(app2)) == 6)
         assert app2.conversation_id == conv_id
@@ -229,6 +243,13 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert _views(app2)[1].content == reply.content
         assert "TTFT" in str(_views(app2)[1].query_one(".metrics").render())
         assert app2.engine is None and "not loaded" in app2.status_text()
+        # F5 says "the first reply after the switch" of this session's switch only, not of a reply kept from before
+        await pilot.press("f5")
+        await until(pilot, lambda: bool(app2.screen.query("#headline")))
+        assert "switch" not in str(app2.screen.query_one("#headline").render())
+        assert "switch" not in str(app2.screen.query_one("#cache-line").render())
+        await pilot.press("escape")
+        await until(pilot, lambda: app2.screen is app2.chat_screen)
         app2.action_toggle_language()  # the app's own words in the chat take the new language
         await until(pilot, lambda: "Yanıt başlamadan durduruldu" in _views(app2)[-1].body.source)
 
@@ -2989,6 +3010,11 @@ async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answe
         assert app.loading is not None and app._send_when_connected is None and prompt.value == "Hi!"
         await pilot.press("enter")
         await until(pilot, lambda: app._send_when_connected == "Hi!")
+        # F1 open as the load ends: the message waits on until the chat is back (it was dropped, unsent)
+        await pilot.press("f1")
+        await until(pilot, lambda: app.engine is not None and app.screen is not app.chat_screen)
+        assert app._send_when_connected == "Hi!" and app.conversation_id is None and prompt.value == "Hi!"
+        await pilot.press("escape")
         await until(pilot, lambda: app.engine is not None and app.conversation_id is not None and not app.generating
                     and [m.content for m in app.store.messages(app.conversation_id)][:1] == ["Hi!"])
         assert prompt.value == "" and not prompt.border_title and "The model is still loading; wait a moment." not in said

@@ -322,6 +322,11 @@ def test_a_replys_figures_have_thousands_separators_in_the_uis_language() -> Non
     assert "geçişten öncesinden saklandı: 400 sözcüğün 280 tanesi" in metrics_line(m, Texts("tr"))
     m.prompt_n = 2000
     assert "· read the conversation again after the switch: 1,500 words ·" in metrics_line(m, Texts("en"))
+    # the conversation before the new message only (read in any case: a long question was counted in)
+    m.new_n = 800
+    assert "· read the conversation again after the switch: 900 words ·" in metrics_line(m, Texts("en"))
+    m.new_n = 1500  # (the question most of it: the part kept from before the switch is what is said)
+    assert "· kept from before the switch: 520 of 890 words ·" in metrics_line(m, Texts("en"))
 
 
 async def test_the_wait_for_the_first_word_is_counted_on_screen() -> None:

@@ -162,11 +162,16 @@ class Engine:
         t_request = time.perf_counter()
         sampling = sampling or self.profile.sampling
         tokens, left_out = self.fit_messages(messages, answer_reserve(sampling, self.n_ctx))
+        asked = messages[-1].get("content") if messages and messages[-1]["role"] == "user" else None
+        # the new message's own tokens (its text alone: one message, not the conversation, tokenized again)
+        new_n = len(self.core.model.tokenize(asked, add_special=False, parse_special=False)) \
+            if isinstance(asked, str) and asked else 0
         for event in self.stream_tokens(
             tokens, sampling, t_request=t_request, constraints=constraints, tag=tag, reasoning=True, reading=reading,
         ):
             if isinstance(event, TurnFinished):
                 event.metrics.left_out_n = left_out
+                event.metrics.new_n = min(new_n, event.metrics.prompt_n)
             yield event
 
     def stream_tokens(

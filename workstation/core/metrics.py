@@ -50,6 +50,7 @@ class TurnMetrics:
     # the tokens its cells hold for a reply (``slots.aligned_prompt``): a client's usage counts its text's
     aligned_n: int = 0
     after_switch: bool = False  # the conversation's first reply after a profile switch (F3): the app's to set
+    new_n: int = 0  # of prompt_n: the new message's tokens, read in any case (0: not counted, a server's)
 
     def finish_rates(self) -> None:
         """Derive the rates from counts and times (rates always equal counts over times)."""
@@ -221,12 +222,16 @@ def timed_replies(turns: Iterable[TurnMetrics]) -> list[TurnMetrics]:
             and t.predicted_per_second > 0]
 
 
-def history_of(messages: list[StoredMessage]) -> MetricsHistory:
-    """The dashboard's turns of a conversation's replies."""
+def history_of(messages: list[StoredMessage], switched_at: float | None = None) -> MetricsHistory:
+    """The dashboard's turns of a conversation's replies; a reply is the first after a switch
+    (``TurnMetrics.after_switch``) only where it came after this session's, at ``switched_at``
+    (None: none this session): F5 said "The first reply after the switch…" of one from before a restart."""
     history = MetricsHistory(60)
     for msg in messages:
         if msg.metrics:
-            history.add_record(msg.metrics, words_in(msg.content) + words_in(msg.reasoning))
+            this_switch = switched_at is not None and msg.created >= switched_at
+            history.add_record(msg.metrics if this_switch else {**msg.metrics, "after_switch": False},
+                               words_in(msg.content) + words_in(msg.reasoning))
     return history
 
 
@@ -248,12 +253,15 @@ def switch_reading(m: TurnMetrics, lookup: Lookup | None = None, prefix: str = "
     model file and settings ("kept from before the switch: 1,100 of 1,400 words"). A wait of 17 s
     after switching back and forth was told nothing. In ``lookup``'s language's words a token;
     ``prefix``: the reply's line's phrases ("metric") or F5's sentences ("dash"). None for any
-    other reply, and for one whose prompt was kept in memory (a server's)."""
-    total = m.prompt_n + m.cache_n
+    other reply, and for one whose prompt was kept in memory (a server's). The conversation is
+    what came before the new message (``new_n``), which is read in any case: counted with it,
+    a long question said "read the conversation again" of itself."""
+    before = max(0, m.prompt_n - m.new_n)  # read again: the conversation before the new message
+    total = before + m.cache_n
     if not m.after_switch or not total:
         return None
-    if m.prompt_n > m.cache_n:
-        return f"{prefix}.switch_read", {"words": about_words(m.prompt_n, lookup)}
+    if before > m.cache_n:
+        return f"{prefix}.switch_read", {"words": about_words(before, lookup)}
     if m.restored_n:
         return f"{prefix}.switch_kept", {"kept": about_words(m.cache_n, lookup), "total": about_words(total, lookup)}
     return None

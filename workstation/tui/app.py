@@ -196,9 +196,11 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._code_copied: tuple[str, int] | None = None  # Alt+Y: (the reply's text, the block copied last)
         self._reply_copied: tuple[str, int] | None = None  # Ctrl+Y: (the last reply's text, how far back it copied)
         self._chosen_profile = False  # a profile chosen in F3 is loading
-        # the open conversation when a profile chosen in F3 loaded: its next reply's prompt is read
-        # again or restored from disk, and its figures say so (``TurnMetrics.after_switch``)
-        self._switched_in: int | None = None
+        # when a profile chosen in F3 loaded this session (None: none has): each conversation's next
+        # reply after it has its prompt read again or restored from disk, and its figures say so
+        # (``TurnMetrics.after_switch``); F5 says so of this session's switch only (``history_of``)
+        self._switched_at: float | None = None
+        self._answered_since_switch: set[tuple[int, float]] = set()  # (conversation, made) answered since
         self._forget_after_load: list[str] = []  # cells of conversations deleted elsewhere meanwhile
         self.store_problem: str | None = None  # the conversation file could not be used (said at start)
         self._write_back_to: Path | None = None  # the file a session moved to memory goes back to (a full disk)
@@ -635,7 +637,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             if self._editing is not None:  # its last question is still in the box, being changed
                 self._say_editing_last()
             self.store_write(lambda: self.store.set_open(conv.id))
-            self.history = history_of(conv.messages)
+            self.history = history_of(conv.messages, self._switched_at)
             await self.chat_screen.show_messages(conv.messages, found=found)
             await self.refresh_sidebar()
             self.update_status()

@@ -328,8 +328,8 @@ class ModelLoading(AppPart):
             engine = event.engine
             watch(lambda error: self.post_message(EngineExited(engine, error)))
         chosen, self._chosen_profile = self._chosen_profile and not event.restored, False
-        if chosen:  # (the conversation's next reply is the first after the switch)
-            self._switched_in = self.conversation_id
+        if chosen:  # (each conversation's next reply is its first after the switch)
+            self._switched_at, self._answered_since_switch = time.time(), set()
         for tag in self._forget_after_load:  # the old engine has saved what it held by now
             self._forget_cells(self.engine, tag)
         self._forget_after_load.clear()
@@ -390,11 +390,11 @@ class ModelLoading(AppPart):
         if notes:  # as `profiles check` says them: a context past the trained length, …
             self.notify(" ".join(say([n], self.texts.get) for n in notes), severity="warning")
         self.update_status()
-        waiting, self._send_when_connected = self._send_when_connected, None
         self._quiet_failure = False
-        if waiting is not None and not event.restored and self.screen is self.chat_screen \
-                and self.chat_screen.input_text() == waiting:  # (another text typed meanwhile: it waits for Enter)
-            self.action_send()
+        if event.restored:  # (the profile chosen did not load: the message stays in the box)
+            self._send_when_connected = None
+        else:
+            self.send_waiting()
         start_over, self._summary_when_connected = self._summary_when_connected, None
         if start_over is not None and not event.restored and isinstance(self.screen, SummarizeScreen):
             self.call_later(self.screen.action_run, start_over)  # (F6 left meanwhile: Ctrl+R there starts it)

@@ -177,7 +177,7 @@ class OtherWindows(AppPart):
         drawn = len(self.chat_screen.message_views())
         place = None if log.scroll_y >= log.max_scroll_y - 1 else log.scroll_y
         self.own_sampling = conv.sampling  # (what the next reply runs with: ``session_sampling``)
-        self.history = history_of(conv.messages)
+        self.history = history_of(conv.messages, self._switched_at)
         await self.chat_screen.show_messages(conv.messages, at_least=drawn, scroll_to=place)
         self.open_title, self._open_revision = conv.title, revision
         self.update_status()

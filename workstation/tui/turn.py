@@ -394,8 +394,14 @@ class Turn(AppPart):
         continued = self._continued
         text, self._continued = continued + event.text, ""  # (a reply gone on with: all of it)
         thought = event.reasoning or (view.reasoning if view is not None else "")  # (gone on with: the first part's)
-        if metrics.predicted_n and self._switched_in is not None:  # (one stopped before a word: still to come)
-            metrics.after_switch, self._switched_in = self._switched_in == self.conversation_id, None
+        conv = self.conversation_id
+        if metrics.predicted_n and self._switched_at is not None and conv is not None \
+                and (conv, self.open_created) not in self._answered_since_switch:  # (stopped before a word: to come)
+            # each conversation's first reply since the switch (the first in any conversation used the mark
+            # up: switched, asked in another, back, and the reply read again said nothing); one made since
+            # had nothing to read again
+            self._answered_since_switch.add((conv, self.open_created))
+            metrics.after_switch = self.open_created < self._switched_at
         self.history.add(metrics, *ran_on, words=words_in(event.text) + words_in(event.reasoning))  # (this turn's tokens)
         replacing = self._replacing
         edited, self._edited_away = self._edited_away, None  # (answered: what it was sent in place of goes behind Alt+V)
@@ -467,6 +473,18 @@ class Turn(AppPart):
         self.notify(self.texts("chat.left_out", n=f"{metrics.left_out_n:,}", ctx=f"{n_ctx:,}",  # (what it forgot
                                instructions=self.key_for("chat.instructions")),  # was said in the first message)
                     severity="warning", timeout=20)
+
+    def send_waiting(self: WorkstationApp) -> None:
+        """The message waiting in the box for the model (``_send_when_connected``) sent, once the
+        model has loaded and the chat shows: with F1, F3 or F5 open as the load ended it waits on
+        until the chat is back (it was dropped, unsent), as the office server's retry waits. Another
+        text typed meanwhile is not sent: it waits for Enter."""
+        waiting = self._send_when_connected
+        if waiting is None or self.engine is None or self.loading is not None or self.screen is not self.chat_screen:
+            return
+        self._send_when_connected = None
+        if self.chat_screen.input_text() == waiting:
+            self.action_send()
 
     def _wait_for_server(self: WorkstationApp, profile: Profile, waiting: str, said: bool = False) -> None:
         """A message sent while the office server could not be reached stays in the box, and

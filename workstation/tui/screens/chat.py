@@ -197,6 +197,9 @@ class ChatScreen(AppScreen, Screen[None]):
         self.wapp.update_status()  # (the box's title and line, set before it was mounted)
         await self.wapp.chat_ready()
 
+    def on_screen_resume(self) -> None:
+        self.wapp.send_waiting()  # (the model loaded while F1, F3 or F5 was open: its message goes now)
+
     def on_key(self, event: events.Key) -> None:
         """A printable key typed while the chat history (or another part of this screen that is
         not a box to type in) has focus goes to the message box, as chat apps do: after a click
