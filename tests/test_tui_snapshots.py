@@ -46,6 +46,9 @@ def test_dashboard_screen(snap_compare, app: WorkstationApp) -> None:
 
 def test_profile_menu(snap_compare, app: WorkstationApp) -> None:
     async def open_menu(pilot) -> None:
+        # the open conversation's replies first: F3 says a context in their words a token (a busy
+        # run opened F3 before them and drew "3,100 words" by the language's figure)
+        await until(pilot, lambda: bool(pilot.app.history.turns))
         await pilot.press("f3")
         menu = pilot.app.screen
         await until(pilot, lambda: len(menu.verdicts) == 2)
