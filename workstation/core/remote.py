@@ -48,6 +48,7 @@ from workstation.core.engine_api import (
 )
 from workstation.core.errors import BackendUnreachable, EngineError, ProfileError, WorkstationError
 from workstation.core.events import (
+    SERVER_STOPPING,
     EngineInfo,
     Message,
     PromptRead,
@@ -790,6 +791,7 @@ class RemoteEngine:
         usage: dict[str, Any] | None = None
         timings: dict[str, Any] = {}  # the server's own figures (prompt_ms: its reading, no queue)
         quota = False  # workstation serve said the reply stopped where the key's day ran out
+        stopping = False  # workstation serve said it has begun to stop (said once)
         stop = "eos"
         try:
             with self._stream_when_free(payload, held=held) as response:
@@ -817,6 +819,9 @@ class RemoteEngine:
                     if self._cancel.is_set():
                         stop = "cancelled"
                         break
+                    if line.startswith(":") and line[1:].strip().startswith(SERVER_STOPPING) and not stopping:
+                        stopping = True  # workstation serve has begun to stop: the reply may be cut off (an SSE comment)
+                        yield ServerWaiting(0.0, held=SERVER_STOPPING)
                     if not line.startswith("data:"):
                         continue
                     data = line[5:].strip()
