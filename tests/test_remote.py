@@ -494,6 +494,8 @@ def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: py
     assert [e.held for e in stopping] == [SERVER_STOPPING], rest
     rest = [e for e in rest if not isinstance(e, ServerWaiting)]
     assert isinstance(rest[-1], TurnFinished) and rest[-1].text == "Yes, go"
+    # llama-server's timings read where no usage came: F5's reading speed said "–"
+    assert (rest[-1].metrics.prompt_n, rest[-1].metrics.cache_n, rest[-1].metrics.prompt_ms) == (7, 3, 14.0)
     # Esc while it is silent ends the reply within a second, with what came ("Esc stops", the
     # line says): the closed response was read on until the server's next word
     go_on, went_on = threading.Event(), threading.Event()

@@ -900,6 +900,9 @@ class RemoteEngine:
                 metrics.reasoning_n = int(details["reasoning_tokens"])
             metrics.cache_n = cached
             metrics.prompt_n = max(0, prompt - cached)
+        elif isinstance(timings.get("prompt_n"), int):  # llama-server's timings, with no usage asked or sent
+            metrics.cache_n = timings["cache_n"] if isinstance(timings.get("cache_n"), int) else 0
+            metrics.prompt_n = timings["prompt_n"]
         metrics.predicted_n = n
         for drafted in ("draft_n", "draft_n_accepted"):  # the server's speculative decoding (its timings)
             if isinstance(timings.get(drafted), int):
