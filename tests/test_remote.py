@@ -19,11 +19,18 @@ from serve_helpers import RunningServer, serve, write_profile
 import workstation.core.remote as remote_module
 from workstation.core.engine_api import IN_A_SUMMARY
 from workstation.core.errors import BackendUnreachable, EngineError, ProfileError
-from workstation.core.events import PromptRead, ServerWaiting, TokenDelta, TurnFinished
+from workstation.core.events import (
+    SERVER_STOPPING,
+    PromptRead,
+    ServerWaiting,
+    TokenDelta,
+    TurnFinished,
+)
 from workstation.core.profile_check import profile_from_dict
 from workstation.core.profile_lookup import load_profile
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.remote import RemoteEngine
+from workstation.core.server.protocol import stopping_note
 from workstation.tui.i18n import Texts
 
 KEY = "remote-test-key"
@@ -337,7 +344,10 @@ def _stalling_server(go_on: threading.Event, went_on: threading.Event | None = N
             go_on.wait(60)  # (set by every test: a bound only; Esc is asserted to end before it)
             if went_on is not None:
                 went_on.set()
-            conn.sendall(b'data: {"choices": [{"index": 0, "delta": {"content": ", go"}, "finish_reason": "stop"}]}'
+            # workstation serve begins to stop (its SSE comment line), then ends the reply with
+            # llama-server's timings and no usage (a client that did not ask for it)
+            conn.sendall(stopping_note(30) + b'data: {"choices": [{"index": 0, "delta": {"content": ", go"}, '
+                         b'"finish_reason": "stop"}], "timings": {"prompt_n": 7, "cache_n": 3, "prompt_ms": 14.0}}'
                          b"\n\ndata: [DONE]\n\n")
 
     with socket.socket() as listener:
@@ -475,10 +485,17 @@ def test_wrong_key_and_unreachable_server(server: RunningServer, monkeypatch: py
         events = stalling.stream_chat(HELLO, reading=True)
         first, stalled = next(events), next(events)
         go_on.set()
-        rest = [e for e in events if not isinstance(e, ServerWaiting)]
+        rest = list(events)
     assert isinstance(first, TokenDelta) and first.text == "Yes"
     assert isinstance(stalled, ServerWaiting) and stalled.stalled and not stalled.own, stalled
+    # the server said it has begun to stop: said once, before the rest of the reply (it said
+    # nothing until the cut); the SSE comment skipped as the openai library skips it
+    stopping = [e for e in rest if isinstance(e, ServerWaiting) and not e.stalled]
+    assert [e.held for e in stopping] == [SERVER_STOPPING], rest
+    rest = [e for e in rest if not isinstance(e, ServerWaiting)]
     assert isinstance(rest[-1], TurnFinished) and rest[-1].text == "Yes, go"
+    # llama-server's timings read where no usage came: F5's reading speed said "–"
+    assert (rest[-1].metrics.prompt_n, rest[-1].metrics.cache_n, rest[-1].metrics.prompt_ms) == (7, 3, 14.0)
     # Esc while it is silent ends the reply within a second, with what came ("Esc stops", the
     # line says): the closed response was read on until the server's next word
     go_on, went_on = threading.Event(), threading.Event()
@@ -611,6 +628,7 @@ def test_chat_command_uses_the_remote_backend(
     assert capsys.readouterr().out == "Yes, go\n"
     assert terminal.getvalue().count("the server is slow to answer") == 1, terminal.getvalue()
     assert "the server is slow to answer: nothing more from it for a while (Ctrl-C stops)…\n" in terminal.getvalue()
+    assert "the office server is stopping: this reply may be cut off…\n" in terminal.getvalue()
 
 
 def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answers(

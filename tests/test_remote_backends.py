@@ -225,6 +225,7 @@ def test_task_set_through_a_foreign_server(foreign: str) -> None:
 # --- what the chat sends while the TUI serves the API (Ctrl+G) ---------------------------------------
 class _Recorder(BaseHTTPRequestHandler):
     bodies: list[dict[str, Any]] = []
+    note = b""  # said before the reply (workstation serve's stopping_note: it began to stop)
 
     def log_message(self, *args: object) -> None:
         pass
@@ -247,7 +248,7 @@ class _Recorder(BaseHTTPRequestHandler):
             return
         _Recorder.bodies.append(body)
         chunk = {"choices": [{"index": 0, "delta": {"content": "Red."}, "finish_reason": "stop"}]}
-        raw = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+        raw = _Recorder.note + f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Content-Length", str(len(raw)))
@@ -400,6 +401,32 @@ async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_o
     finally:
         _DayRunsOut.stopping = False
         server.shutdown()
+
+
+def test_a_summary_says_the_server_is_stopping_to_its_end() -> None:
+    """The office server began to stop while it wrote a part: F6's line (and summarize's) says
+    so from then on, not only until the server's next word (it said nothing before the cut)."""
+    from workstation.core.events import SERVER_STOPPING
+    from workstation.core.server.protocol import stopping_note
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    seen: list[Any] = []
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        with RemoteEngine(remote_profile(url, parallel=1)) as engine:
+            _Recorder.note = stopping_note(30)
+            summary = _summarize(engine, engine.profile, on_progress=seen.append)
+    finally:
+        _Recorder.note = b""
+        server.shutdown()
+        server.server_close()
+    assert "Red." in summary.summary
+    said = [i for i, p in enumerate(seen) if p.waiting is not None and p.waiting.held == SERVER_STOPPING]
+    assert said, seen
+    # every report after the first word of it says it, to the summary's end
+    assert all(p.waiting is not None and p.waiting.held == SERVER_STOPPING
+               for p in seen[said[0]:] if p.stage not in ("done", "cancelled")), seen[said[0]:]
 
 
 def test_ctrl_g_chat_sends_every_sampling_field(smollm2_path: Path) -> None:

@@ -535,11 +535,16 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
             assert srv.proc.poll() is None and httpx.get(f"{srv.root}/health", timeout=30).status_code == 200
 
         arrived: list[str] = []  # the stream's events as they come
+        noted: list[tuple[int, str]] = []  # its SSE comment lines, after how many events
 
         def streamed() -> None:
             with httpx.stream("POST", f"{srv.base_url}/chat/completions", json={**body, "stream": True},
                               timeout=120) as r:
-                arrived.extend(line for line in r.iter_lines() if line.startswith("data: "))
+                for line in r.iter_lines():
+                    if line.startswith("data: "):
+                        arrived.append(line)
+                    elif line.startswith(":"):
+                        noted.append((len(arrived), line))
             got["stream"] = arrived
 
         def whole() -> None:
@@ -580,6 +585,9 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     assert isinstance(stream, list) and len(stream) > 3  # a part of the reply, then why it ended
     cut = json.loads(stream[-1][6:])["error"]
     assert (cut["message"], cut["code"]) == (said, "shutting_down")
+    # the stop said inside the stream first, as an SSE comment (SSE clients skip it; a desk PC reads it)
+    [(at, note)] = noted
+    assert note == ": shutting_down: the server is stopping; this reply may be cut off within 0 s" and 0 < at < len(stream)
     assert got["whole"] == (503, {"error": {"message": said, "type": "server_error", "param": None,
                                             "code": "shutting_down"}})
     # a desk PC reads the event by its code, in its own language (it said the server's English sentence)

@@ -6,6 +6,7 @@ import dataclasses
 import os
 import re
 import shutil
+import signal
 import threading
 import time
 from pathlib import Path
@@ -785,6 +786,10 @@ async def test_a_desk_pc_finds_its_server_again(folder: Path, tmp_path: Path, sm
             app.chat_screen.set_input("Write a long story about a dragon.")
             await pilot.press("enter")
             await until(pilot, lambda: app.live_tokens >= 3)
+            # the server is stopped (SIGTERM) in the middle of the reply: said while the reply goes on
+            # for the server's grace (it said "generating" to the cut)
+            server.proc.send_signal(signal.SIGTERM)
+            await until(pilot, lambda: " the server is stopping: this reply may be cut off │ desk" in app.status_text())
             server.proc.kill()  # the server goes away in the middle of the reply
             await until(pilot, lambda: not app.generating and app.unreachable)
         assert " server unreachable (the next message tries again) │ desk" in app.status_text()

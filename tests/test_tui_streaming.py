@@ -369,3 +369,8 @@ async def test_the_wait_for_the_first_word_is_counted_on_screen() -> None:
 
     assert waiting_text(ServerWaiting(7.2, own=True), Texts("en")) == "waiting: the server is busy with your other request… 7 s"
     assert waiting_text(ServerWaiting(16.0, stalled=True), Texts("tr")).startswith("sunucu yanıt vermekte yavaş: 16 sn")
+    # the office server began to stop while it writes the summary: said as the chat's status line says it
+    from workstation.core.events import SERVER_STOPPING
+
+    assert waiting_text(ServerWaiting(0.0, held=SERVER_STOPPING), Texts("en")) == ("the office server is stopping: "
+                                                                                   "this summary may be cut off")

@@ -157,6 +157,7 @@ def waiting_line(event: ServerWaiting, t: Texts | None = None) -> str:
     first word, behind the person's own other request, every slot taken by others, the server
     starting, or slow; in the middle of a reply. In
     ``t``'s language (English without)."""
+    from workstation.core.events import SERVER_STOPPING
     from workstation.tui.i18n import Texts
 
     t = t or Texts("en")
@@ -164,8 +165,8 @@ def waiting_line(event: ServerWaiting, t: Texts | None = None) -> str:
         return t("commands.waiting_stalled")
     if event.own:
         return t("commands.waiting_own")
-    return t({"server_busy": "commands.waiting_busy", "loading": "commands.waiting_loading"}.get(event.held,
-                                                                                              "commands.waiting_slow"))
+    return t({"server_busy": "commands.waiting_busy", "loading": "commands.waiting_loading",
+              SERVER_STOPPING: "commands.waiting_stopping"}.get(event.held, "commands.waiting_slow"))
 
 
 _json_out = [False]  # whether this run printed its JSON (a failure after it adds none)

@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         cancel.set()
 
     under_way_said: dict[str, int] = {}  # the documents whose part under way was said (once each)
-    waiting_said: list[tuple[str, bool, bool] | None] = [None]  # the office server's silence said, for which document
+    waiting_said: list[tuple[str | None, bool, bool, str] | None] = [None]  # the office server's silence said, for which document
 
     def on_event(ev: BatchEvent) -> None:
         if ev.kind == "start" and ev.counts is not None:
@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         elif ev.kind == "file-pending":
             print("batch: " + t("batch_cmd.back_in_queue", path=ev.path), file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.waiting is not None:
-            said = (ev.path, ev.progress.waiting.own, ev.progress.waiting.stalled)  # once a document
+            said = (ev.path, ev.progress.waiting.own, ev.progress.waiting.stalled, ev.progress.waiting.held)  # once a document
             if said != waiting_said[0]:
                 waiting_said[0] = said
                 print(f"batch:   {ev.path}: {waiting_line(ev.progress.waiting, t)}", file=sys.stderr)

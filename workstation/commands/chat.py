@@ -35,7 +35,13 @@ from workstation.commands.stopping import first_signal, stop_signals, stopped, s
 from workstation.core.conversation_titles import clean_title
 from workstation.core.engine_api import open_engine, too_long
 from workstation.core.errors import EngineError, TurnCancelled, WorkstationError
-from workstation.core.events import PromptRead, ServerWaiting, TokenDelta, TurnFinished
+from workstation.core.events import (
+    SERVER_STOPPING,
+    PromptRead,
+    ServerWaiting,
+    TokenDelta,
+    TurnFinished,
+)
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kv_state import conversation_tag
 from workstation.core.letters import fold
@@ -254,7 +260,13 @@ def run(args: argparse.Namespace) -> int:
                         reading.show(event)
                         continue
                     if isinstance(event, ServerWaiting):  # said once (the TTFT after it holds the wait)
-                        if not event.stalled and event.own != waiting_said:
+                        if event.held == SERVER_STOPPING:
+                            # the server began to stop (once a turn): the reply may be cut off, said as
+                            # a silence mid-reply is, on a terminal, on a line of its own below the reply
+                            if sys.stderr.isatty():
+                                print(("\n" if sys.stdout.isatty() else "") + waiting_line(event, t),
+                                      file=sys.stderr, flush=True)
+                        elif not event.stalled and event.own != waiting_said:
                             waiting_said = event.own
                             print(waiting_line(event, t), file=sys.stderr, flush=True)
                         elif event.stalled and not stall_said and sys.stderr.isatty():

@@ -29,6 +29,7 @@ from workstation.core.catalog import params_text
 from workstation.core.conversation_titles import clean_title
 from workstation.core.documents import Document, DocumentError, read_document
 from workstation.core.errors import BackendUnreachable, WorkstationError
+from workstation.core.events import SERVER_STOPPING
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kept_parts import parts_for, summarizing
 from workstation.core.kv_state import conversation_tag
@@ -88,17 +89,19 @@ class ProgressBar:
         self.t = t or Texts("en")  # what it says, in the app's language (``--lang``)
         self.tty = redraws_in_place(self.stream)
         self.last = ""
-        self.waiting_said: tuple[bool, bool] | None = None  # the office server's silence said (own, stalled)
+        # the office server's silence said (own, stalled, held)
+        self.waiting_said: tuple[bool, bool, str] | None = None
 
     def __call__(self, p: SummaryProgress) -> None:
         if p.waiting is not None:  # a desk PC's office server silent: a line of its own, once
-            said = (p.waiting.own, p.waiting.stalled)
+            said = (p.waiting.own, p.waiting.stalled, p.waiting.held)
             if said != self.waiting_said:
                 self.waiting_said = said
                 self.stream.write(("\r\x1b[2K" if self.tty else "") + f"{self.name}: {waiting_line(p.waiting, self.t)}\n")
                 self.stream.flush()
                 self.last = ""
-            return
+            if p.waiting.held != SERVER_STOPPING:  # (stopping: it still writes the summary; the bar goes on)
+                return
         if p.inside_part and not self.tty:  # a log (stderr to a file): a line a part, not one each half second
             return
         t = self.t

@@ -63,6 +63,12 @@ class ServerWaiting:
     held: str = ""
 
 
+# ``ServerWaiting.held`` of a server that has begun to stop while it writes the reply (an SSE
+# comment line in the stream, ``: shutting_down …``, which SSE clients skip): the reply goes on
+# for the server's grace, then may be cut off; a desk PC said nothing until the cut
+SERVER_STOPPING = "shutting_down"
+
+
 @dataclass
 class PromptRead:
     """How far the prompt has been read, after each part of it (only to a request that asked:

@@ -48,6 +48,7 @@ from workstation.core.engine_api import (
 )
 from workstation.core.errors import BackendUnreachable, EngineError, ProfileError, WorkstationError
 from workstation.core.events import (
+    SERVER_STOPPING,
     EngineInfo,
     Message,
     PromptRead,
@@ -790,6 +791,7 @@ class RemoteEngine:
         usage: dict[str, Any] | None = None
         timings: dict[str, Any] = {}  # the server's own figures (prompt_ms: its reading, no queue)
         quota = False  # workstation serve said the reply stopped where the key's day ran out
+        stopping = False  # workstation serve said it has begun to stop (said once)
         stop = "eos"
         try:
             with self._stream_when_free(payload, held=held) as response:
@@ -817,6 +819,9 @@ class RemoteEngine:
                     if self._cancel.is_set():
                         stop = "cancelled"
                         break
+                    if line.startswith(":") and line[1:].strip().startswith(SERVER_STOPPING) and not stopping:
+                        stopping = True  # workstation serve has begun to stop: the reply may be cut off (an SSE comment)
+                        yield ServerWaiting(0.0, held=SERVER_STOPPING)
                     if not line.startswith("data:"):
                         continue
                     data = line[5:].strip()
@@ -895,6 +900,9 @@ class RemoteEngine:
                 metrics.reasoning_n = int(details["reasoning_tokens"])
             metrics.cache_n = cached
             metrics.prompt_n = max(0, prompt - cached)
+        elif isinstance(timings.get("prompt_n"), int):  # llama-server's timings, with no usage asked or sent
+            metrics.cache_n = timings["cache_n"] if isinstance(timings.get("cache_n"), int) else 0
+            metrics.prompt_n = timings["prompt_n"]
         metrics.predicted_n = n
         for drafted in ("draft_n", "draft_n_accepted"):  # the server's speculative decoding (its timings)
             if isinstance(timings.get(drafted), int):

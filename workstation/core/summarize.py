@@ -38,6 +38,7 @@ from workstation.core.documents import Document, read_document
 from workstation.core.engine_api import IN_A_SUMMARY, ChatEngine
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import (
+    SERVER_STOPPING,
     Message,
     PromptRead,
     ServerWaiting,
@@ -761,12 +762,19 @@ def summarize_document(
     time_left = TimeLeft()
     part_ended = [False]  # a part has ended: the time left counts down inside the next from its estimate
     said_done = [0, 0]  # the calls and parts last said done: a report worked out before another's says no fewer
+    # the office server began to stop (a desk PC's): said with every report from then on, to the
+    # summary's end or its cut (a word from the server after it ended "waiting")
+    stopping: list[ServerWaiting | None] = [None]
 
     def report(stage: str, done: int, total: int, chunks_done: int, n_chunks: int, eta: float | None,
                message: str = "", inside_part: bool = False, waiting: ServerWaiting | None = None,
                high: float | None = None, at_most: float | None = None) -> None:
         if on_progress is None:
             return
+        if waiting is not None and waiting.held == SERVER_STOPPING:
+            stopping[0] = waiting
+        if stage not in ("done", "cancelled"):
+            waiting = waiting or stopping[0]
         pps = None
         if read := reading_calls(runner.calls, runner.prefix):
             n = sum(m.prompt_n for m in read)

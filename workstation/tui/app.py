@@ -315,6 +315,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._quit_signalled = False  # a SIGTERM or SIGHUP is being acted on (``_signalled``)
         self._asking_quit = False  # the "quit while a summary runs?" question is up
         self._turn = 0  # the chat turn now (or last) generating, counted
+        self._turn_server_stopping = -1  # the chat turn during which its office server began to stop (status_line)
         self._apply_language()
 
     @property

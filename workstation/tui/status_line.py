@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual import on
+
+from workstation.core.events import SERVER_STOPPING
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.letters import shortened
 from workstation.core.phrases import about_words, part_percent, words_per_token
 from workstation.tui import pacing
 from workstation.tui.app_part import AppPart
+from workstation.tui.messages import ServerWaited
 
 if TYPE_CHECKING:
     from workstation.tui.app import WorkstationApp
@@ -50,6 +54,14 @@ class StatusLine(AppPart):
             self.downloading = now
             self.update_status()
 
+    @on(ServerWaited)
+    def _server_stopping(self: WorkstationApp, event: ServerWaited) -> None:
+        """The office server began to stop while it writes the reply (its grace, then the cut):
+        said on the status line for the rest of the turn; it said "generating" to the cut."""
+        if event.held == SERVER_STOPPING and self.generating:
+            self._turn_server_stopping = self._turn
+            self.update_status()
+
     def status_text(self: WorkstationApp) -> str:
         t = self.texts
         bar = self.glyphs.between  # (the line's own mark: ASCII on the Linux console)
@@ -80,6 +92,8 @@ class StatusLine(AppPart):
                     t("status.loading_wait", name=self.loading.key)
         elif self.summarizing is not None:
             state = t("status.summarizing", name=self.summarizing)
+        elif self.generating and self._turn_server_stopping == self._turn:  # until the reply ends or is cut
+            state = t("status.server_stopping_reply")
         elif self.generating:
             state = t("status.generating")
         elif self.engine is None and self.engine_problem is not None:  # its process stopped twice

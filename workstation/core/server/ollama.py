@@ -645,7 +645,7 @@ class OllamaGeneration:
             self.server.accounts.finish(ticket, event.status)
             return ndjson({"error": event.message}), True
 
-        async for body in self.server._pump(req, q, ticket, render, first):
+        async for body in self.server._pump(req, q, ticket, render, first, sse_stream=False):  # (NDJSON)
             yield body
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.responses import JSONResponse
 
-from workstation.core.events import PromptRead, RequestFailed
+from workstation.core.events import SERVER_STOPPING, PromptRead, RequestFailed
 from workstation.core.metrics import TurnMetrics
 from workstation.core.profile_check import (
     MAX_PREDICT,
@@ -546,6 +546,13 @@ def json_bytes(data: Any) -> bytes:
 
 def sse(data: Any) -> bytes:
     return b"data: " + json_bytes(data) + b"\n\n"
+
+
+def stopping_note(grace_s: float) -> bytes:
+    """What a stream being written says once the server begins to stop: an SSE comment line,
+    which SSE clients skip (the openai library's reader, browsers' EventSource; a chunk with no
+    ``choices`` broke a client's ``chunk.choices[0]``), and a desk PC reads (``SERVER_STOPPING``)."""
+    return f": {SERVER_STOPPING}: the server is stopping; this reply may be cut off within {grace_s:g} s\n\n".encode()
 
 
 def queue_full(message: str, retry_after_s: int) -> ApiError:

@@ -28,6 +28,7 @@ from workstation.core.server.protocol import (
     failed_response,
     prompt_progress,
     sse,
+    stopping_note,
     timings,
     usage,
 )
@@ -298,12 +299,16 @@ class Replies:
         render: Callable[[SchedulerEvent], Awaitable[tuple[bytes, bool]]],
         first: SchedulerEvent | None = None,
         opening: bytes = b"",
+        sse_stream: bool = True,
     ) -> AsyncIterator[bytes]:
         """A stream's bytes, in any route's shape: ``opening``, then each event as ``render``
         writes it (with whether it was the last), what piled up while a slow reader read sent
         in one write; ``first``: the event ``_first_event`` took from ``q``. However the stream
         ends, the request is cancelled (a no-op when it finished: a client gone frees its slot)
-        and accounted for."""
+        and accounted for. An SSE stream (``sse_stream``; Ollama's lines are not) says once,
+        with its next bytes, that the server has begun to stop (``stopping_note``): its reader
+        saw the reply go on for the grace, then cut, without a word."""
+        said_stopping = not sse_stream
         try:
             if opening:
                 yield opening
@@ -315,6 +320,9 @@ class Replies:
                     more, done = await render(q.get_nowait())
                     body += more
                 if body:  # (a reply that may be a tool call is held back)
+                    if self.stopping and not said_stopping:
+                        said_stopping = True
+                        body = stopping_note(self.options.shutdown_grace_s) + body
                     yield body
         finally:
             self.scheduler.cancel(req)  # no-op when it finished; frees the slot otherwise

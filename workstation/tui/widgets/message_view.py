@@ -20,6 +20,7 @@ from textual.timer import Timer
 from textual.widgets import Collapsible, Markdown, Static
 
 from workstation.core.conversation_titles import profile_key
+from workstation.core.events import SERVER_STOPPING
 from workstation.core.metrics import TurnMetrics, figures_line
 from workstation.core.moments import BAD, local_text
 from workstation.core.phrases import about_words, say, words_in
@@ -69,7 +70,10 @@ WAIT_SAID_AFTER_S = 3.0  # from this long on (a short wait stays "waiting for th
 def waiting_key(prefix: str, own: bool, held: str) -> str:
     """The phrase for an office server that has sent nothing yet, in the chat (``prefix``
     "chat") or a summary ("summarize"): behind the person's own other request, every slot
-    taken by other people's (``held`` ``server_busy``), starting (``loading``), else slow."""
+    taken by other people's (``held`` ``server_busy``), starting (``loading``), stopping
+    (``SERVER_STOPPING``: the reply may be cut off), else slow."""
+    if held == SERVER_STOPPING:  # (whoever else it waited for before)
+        return f"{prefix}.waiting_stopping"
     if own:
         return f"{prefix}.waiting_own"
     return {"server_busy": f"{prefix}.waiting_busy", "loading": f"{prefix}.waiting_loading"}.get(held, f"{prefix}.server_slow")
