@@ -319,7 +319,7 @@ def test_a_replys_figures_have_thousands_separators_in_the_uis_language() -> Non
     m.after_switch = True
     assert metrics_line(m, Texts("en")).endswith("(1,200 from disk) · kept from before the switch: 520 of 750 words "
                                                  "· guesses kept 75% (1,500/2,000)")
-    assert "geçişten öncesinden saklandı: 400 sözcüğün 280 tanesi" in metrics_line(m, Texts("tr"))
+    assert "geçiş öncesinden saklandı: 400 sözcüğün 280 tanesi" in metrics_line(m, Texts("tr"))
     m.prompt_n = 2000
     assert "· read the conversation again after the switch: 1,500 words ·" in metrics_line(m, Texts("en"))
     # the conversation before the new message only (read in any case: a long question was counted in)
