@@ -1328,7 +1328,7 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
     # a Turkish word's pieces depend on the model (SmolLM2 cut one in 4-5; F1 said "çoğu zaman 2-3"),
     # around the fixed figure of 0.4 words a token (2.5 tokens)
     assert words_per_token(tr.get) == 0.4 and all(
-        "modele göre 2 ile 5" in tr(key) and "2-3" not in tr(key)
+        "modele göre 2 ila 5" in tr(key) and "2-3" not in tr(key)
         for key in ("metric.help", "bench.replay_words", "sampling.max_tokens.help"))
     # the words of a text: by spaces, and Chinese and Japanese (no spaces) at 1.5 characters a word,
     # their punctuation none (by spaces a Chinese thought of 12 characters was 1 word)
