@@ -403,9 +403,13 @@ async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_o
         server.shutdown()
 
 
-def test_a_summary_says_the_server_is_stopping_to_its_end() -> None:
+def test_a_summary_says_the_server_is_stopping_to_its_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The office server began to stop while it wrote a part: F6's line (and summarize's) says
-    so from then on, not only until the server's next word (it said nothing before the cut)."""
+    so from then on, not only until the server's next word (it said nothing before the cut);
+    batch's log says it once, and each part as it ends still (it said nothing more of the document)."""
+    import yaml
+
+    from workstation.cli import main
     from workstation.core.events import SERVER_STOPPING
     from workstation.core.server.protocol import stopping_note
 
@@ -417,6 +421,14 @@ def test_a_summary_says_the_server_is_stopping_to_its_end() -> None:
         with RemoteEngine(remote_profile(url, parallel=1)) as engine:
             _Recorder.note = stopping_note(30)
             summary = _summarize(engine, engine.profile, on_progress=seen.append)
+        folder, desk = tmp_path / "inbox", tmp_path / "desk.yaml"
+        folder.mkdir()
+        (folder / "bees.txt").write_text(honeybee_text(2), encoding="utf-8")
+        desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "parallel": 1,
+                                        "remote": {"base_url": url, "timeout_s": 60}}), encoding="utf-8")
+        capsys.readouterr()
+        assert main(["batch", str(folder), "-p", str(desk), "-o", str(tmp_path / "out"), "--lang", "en"]) == 0
+        log = capsys.readouterr().err
     finally:
         _Recorder.note = b""
         server.shutdown()
@@ -427,6 +439,8 @@ def test_a_summary_says_the_server_is_stopping_to_its_end() -> None:
     # every report after the first word of it says it, to the summary's end
     assert all(p.waiting is not None and p.waiting.held == SERVER_STOPPING
                for p in seen[said[0]:] if p.stage not in ("done", "cancelled")), seen[said[0]:]
+    assert log.count("bees.txt: the office server is stopping: this reply may be cut off…") == 1, log
+    assert "bees.txt: 1 of 1 part done" in log and "batch: done bees.txt" in log, log
 
 
 def test_ctrl_g_chat_sends_every_sampling_field(smollm2_path: Path) -> None:

@@ -45,6 +45,7 @@ from workstation.core.batch_queue import (
 )
 from workstation.core.documents import SUPPORTED_SUFFIXES, the_documents_own
 from workstation.core.errors import WorkstationError
+from workstation.core.events import SERVER_STOPPING, ServerWaiting
 from workstation.core.invocation import cli, shell_word
 from workstation.core.summarize import eta_text
 
@@ -169,7 +170,20 @@ def run(args: argparse.Namespace) -> int:
     under_way_said: dict[str, int] = {}  # the documents whose part under way was said (once each)
     waiting_said: list[tuple[str | None, bool, bool, str] | None] = [None]  # the office server's silence said, for which document
 
+    def said_waiting(path: str | None, waiting: ServerWaiting) -> bool:
+        """The office server's silence said, once a document; whether the report is that alone:
+        a server that began to stop still writes the summary (``SERVER_STOPPING`` is said with
+        every report from then on), whose parts are said as they end (they were not)."""
+        said = (path, waiting.own, waiting.stalled, waiting.held)
+        if said != waiting_said[0]:
+            waiting_said[0] = said
+            print(f"batch:   {path}: {waiting_line(waiting, t)}", file=sys.stderr)
+        return waiting.held != SERVER_STOPPING  # (silent: nothing more to say of this report)
+
     def on_event(ev: BatchEvent) -> None:
+        if ev.kind == "progress" and ev.progress is not None and ev.progress.waiting is not None \
+                and said_waiting(ev.path, ev.progress.waiting):
+            return
         if ev.kind == "start" and ev.counts is not None:
             if profile.backend == "llama" and not args.full_priority:  # (a remote profile's work is on the server)
                 _yield_to_people(t)  # once this run holds the folder (a refused run says one sentence)
@@ -202,16 +216,12 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         elif ev.kind == "file-pending":
             print("batch: " + t("batch_cmd.back_in_queue", path=ev.path), file=sys.stderr)
-        elif ev.kind == "progress" and ev.progress is not None and ev.progress.waiting is not None:
-            said = (ev.path, ev.progress.waiting.own, ev.progress.waiting.stalled, ev.progress.waiting.held)  # once a document
-            if said != waiting_said[0]:
-                waiting_said[0] = said
-                print(f"batch:   {ev.path}: {waiting_line(ev.progress.waiting, t)}", file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "chunking":
             # before its parts are known (a long document is measured for seconds): said, not a count
             print(f"batch:   {ev.path}: " + t("batch_cmd.measuring"), file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "map" \
-                and ev.progress.inside_part and ev.progress.part and ev.progress.waiting is None \
+                and ev.progress.inside_part and ev.progress.part \
+                and (ev.progress.waiting is None or ev.progress.waiting.held == SERVER_STOPPING) \
                 and (ev.progress.eta_s is not None or ev.progress.part_read >= 1.0) \
                 and under_way_said.get(ev.path or "") is None:
             # a document's first part under way, once its time left is known (a few seconds in) or it is read: the part,
