@@ -1722,7 +1722,9 @@ async def test_ctrl_e_sets_the_conversations_sampling(profiles: Path) -> None:
         # written with the profile's)
         assert reply.metrics["sampling"] == {"max_tokens": 3}
         assert reply.metrics["model"] == model_file(app.profile)  # (F4 times this PC's replies by their model file)
-        assert str(_views(app)[-1].query_one(".metrics").render()).endswith(" · own settings: Longest reply 3")
+        # (the last reply, cut at its limit, ends with the key that goes on with it)
+        assert str(_views(app)[-1].query_one(".metrics").render()).endswith(
+            " · own settings: Longest reply 3 · Alt+C goes on with it")
         assert "· own settings: max_tokens 3*" in app.store.to_markdown(app.conversation_id)  # type: ignore[arg-type]
         # Ctrl+R: the profile's again
         await pilot.press("ctrl+e")
