@@ -2983,13 +2983,24 @@ async def test_an_engine_killed_while_idle_is_noticed_loaded_again_once_and_the_
         assert app.chat_screen.input_text() == "Still there?" and said[-1] == app.engine_problem
 
 
-async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answered(profiles: Path) -> None:
+async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answered(
+        profiles: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Killed mid-reply, the reply said only "cut off by an error", and the next Enter said
     "No model is loaded; press F3". The sentence says what happened, the model is loaded
     again, and a message sent meanwhile is answered once it is back."""
     import os
     import signal
+    import threading
 
+    # the first load held until the checks made while it loads are done (a quiet PC loaded the
+    # model before them: "app.loading is None"); the real load then, as every later one
+    hold, load = threading.Event(), WorkstationApp._open_engine
+
+    def held(self: WorkstationApp, profile: object, progress: object) -> object:
+        hold.wait(120)
+        return load(self, profile, progress)
+
+    monkeypatch.setattr(WorkstationApp, "_open_engine", held)
     app = WorkstationApp("b", sample_system=False, language="en")
     said = notices(app)  # (a toast expires while a model loads)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -3014,7 +3025,10 @@ async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answe
         await until(pilot, lambda: app._send_when_connected == "Hi!")
         # F1 open as the load ends: the message waits on until the chat is back (it was dropped, unsent)
         await pilot.press("f1")
-        await until(pilot, lambda: app.engine is not None and app.screen is not app.chat_screen)
+        await until(pilot, lambda: app.screen is not app.chat_screen)
+        hold.set()
+        await until(pilot, lambda: app.engine is not None)
+        assert app.screen is not app.chat_screen
         assert app._send_when_connected == "Hi!" and app.conversation_id is None and prompt.value == "Hi!"
         await pilot.press("escape")
         await until(pilot, lambda: app.engine is not None and app.conversation_id is not None and not app.generating
