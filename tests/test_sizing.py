@@ -445,10 +445,57 @@ def test_at_the_same_speed_the_shorter_wait_ranks_first() -> None:
     assert tied and all(waits == sorted(waits) for waits in tied), tied
 
 
+def test_size_slows_a_quantized_kv_cache_on_a_cpu_as_the_planner_does() -> None:
+    """size timed a q8_0 K/V on a CPU "as f16 at best" (its own rule), where F3 and fit count
+    it at CPU_QUANTIZED_KV_SPEED (0.79x): the same model and K/V type had two speed ratios on
+    this CPU. One rule now: size's q8_0/f16 ratio is the planner's, a GPU's is not slowed, and
+    the note under the table quotes the figure the rows use."""
+    import dataclasses
+
+    from workstation.core.hardware import FakeGpuProbe
+    from workstation.core.model_shapes import catalog_model
+    from workstation.core.planner import CPU_SLOWER_SAID, plan
+    from workstation.core.size_report import text_report
+    from workstation.core.sizing import local_machines
+    from workstation.core.speed_model import default_cpu
+
+    data = load_workload("office-20").to_dict()
+    data.pop("source")
+    model = "smollm2-135m-instruct-q4_1"
+    # a reply reads prompt + reply / 2 = 1,024 cells: the planner's estimate with the context full at 1,024
+    data.update(candidates={"models": [model], "quantizations": ["Q4_1"], "kv_types": ["f16", "q8_0"],
+                            "slots": [1], "gpus": []}, people=1, prompt_tokens=768, reply_tokens=512)
+    w = workload_from_dict(data, "<test>")
+    cpu = dataclasses.replace(default_cpu(), s_per_byte=1 / 20e9)
+    card = FakeGpuProbe.of(("NVIDIA GeForce RTX 4060", 8, 7.6)).gpus()
+    r = size(w, local_machines(cpu, card, 16 * 2**30, 16 * 2**30, 20.0))
+    speed = {(o.machine_kind, o.kv_type): o.tps_single for o in r.options if o.fits}
+    assert len(speed) == 4, r.options
+    info = catalog_model(model)
+    assert info is not None
+
+    def planned(kv: str, on_gpu: bool) -> float:
+        p = plan(info[0], context=1024, type_k=kv, type_v=kv, gpu_layers="all" if on_gpu else 0,
+                 gpus=card if on_gpu else [], ram_available=16 * 2**30, ram_total=16 * 2**30, cpu_speed=cpu,
+                 hint=False)
+        assert p.decode_tps_bound_full, p.speed_note
+        return p.decode_tps_bound_full
+
+    planner_cpu = planned("q8_0", False) / planned("f16", False)
+    assert planner_cpu < 0.9  # (the planner does slow it)
+    # (the planner rounds its tokens/s to a tenth)
+    assert speed["cpu", "q8_0"] / speed["cpu", "f16"] == pytest.approx(planner_cpu, rel=2e-3), speed
+    assert speed["gpu", "q8_0"] >= speed["gpu", "f16"], speed  # a card reads the smaller cache faster
+    assert speed["gpu", "q8_0"] / speed["gpu", "f16"] == pytest.approx(
+        planned("q8_0", True) / planned("f16", True), rel=2e-3), speed
+    report = text_report(r)
+    assert CPU_SLOWER_SAID in report.replace("\n", " ") and "f16 at best" not in report, report
+
+
 def test_a_quantized_kv_cache_on_a_cpu_is_not_timed_faster_than_f16() -> None:
     """size rated q4_0 K/V 102.8 tok/s against f16's 101.8 on this CPU (its cells are smaller to
     read), where bench --replay measured q4_0 at 0.67x f16's speed and 3.1x its wait for the
-    first word: a CPU row with a quantized cache is timed as f16 at best, and a note says why."""
+    first word: a CPU row with a quantized cache is slower than f16's, and a note says why."""
     from workstation.core.size_report import text_report
     from workstation.core.sizing import local_machines
     from workstation.core.speed_model import default_cpu

@@ -38,16 +38,13 @@ from workstation.core.ram_room import (
     ram_free_now,
 )
 from workstation.core.speed_estimate import (
-    CPU_QUANTIZED_KV_SPEED,
+    CPU_SLOWER_SAID,
     GBPS,
     device_speed,
+    kv_speed,
     paged_speed_note,
-    quantized_kv,
 )
 from workstation.core.speed_model import SpeedConstants
-
-CPU_SLOWER_SAID = (f"counted at {CPU_QUANTIZED_KV_SPEED:.2f}x on the CPU for its K/V cache smaller than full size, "
-                   "slower to write and read there")
 
 
 def plan(
@@ -217,7 +214,6 @@ def plan(
     # (weights read, kv at full context, GB/s, layers, how the device is timed where known, its
     # speed's share: a quantized K/V cache on the CPU is slower to write and read, on a GPU not)
     per_dev: list[tuple[int, int, float, int, tuple[SpeedConstants, str] | None, float]] = []
-    kv_slows_cpu = quantized_kv(type_k, type_v)
     for d in devices:
         w = d.weights_bytes
         if d.kind == "cpu":
@@ -225,7 +221,7 @@ def plan(
             if info.tied_embeddings and n <= n_layer:
                 w += info.input_bytes  # the output reuses the embedding matrix
         if d.layers or w:
-            slowed = CPU_QUANTIZED_KV_SPEED if kv_slows_cpu and d.kind == "cpu" and d.layers else 1.0
+            slowed = kv_speed(d, type_k, type_v)
             per_dev.append((max(w, 0), d.kv_cache_bytes, d.bandwidth_gbps, min(d.layers, n_layer),
                             device_speed(d, cpu_speed, physical_cores), slowed))
     bytes_tok = sum(w for w, *_ in per_dev)

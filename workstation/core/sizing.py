@@ -44,6 +44,7 @@ from workstation.core.model_shapes import (
 )
 from workstation.core.phrases import Phrase, say
 from workstation.core.planner import plan
+from workstation.core.speed_estimate import CPU_SLOWER_SAID, kv_speed, quantized_kv
 from workstation.core.speed_model import SpeedConstants, gpu_constants
 from workstation.core.workload import Workload
 
@@ -194,6 +195,12 @@ class ModelCost:
     n_layer: int
     active: float
     kv_per_token: float  # K/V bytes of one cell, all layers
+    speed: float = 1.0  # the share of its decode speed the machine keeps for the K/V type (kv_speed)
+
+    def step_seconds(self, machine: SpeedConstants, sequences: int, cells: float) -> float:
+        """One decode step of ``sequences`` with ``cells`` K/V cells filled each."""
+        return machine.step_seconds(self.weights_read, self.n_layer, self.active, sequences,
+                                    self.kv_per_token * cells) / self.speed
 
 
 def load_figures(speed: SpeedConstants, cost: ModelCost, w: Workload, slots: int) -> dict[str, float]:
@@ -203,8 +210,7 @@ def load_figures(speed: SpeedConstants, cost: ModelCost, w: Workload, slots: int
     fill = w.prompt_tokens + w.reply_tokens / 2  # cells a reply reads on average
 
     def step(b: float) -> float:
-        return speed.step_seconds(cost.weights_read, cost.n_layer, cost.active, max(1, round(b)),
-                                  cost.kv_per_token * fill)
+        return cost.step_seconds(speed, max(1, round(b)), fill)
 
     prefill_share = min(0.999, lam * w.prompt_tokens / pp)  # time spent reading prompts
     busy = 1.0
@@ -237,8 +243,7 @@ def docs_per_night(speed: SpeedConstants, cost: ModelCost, w: Workload, slots: i
     gen = chunks * w.summary_tokens + (w.summary_tokens if chunks > 1 else 0)
     read = w.document_tokens + (chunks * w.summary_tokens if chunks > 1 else 0)
     pp = speed.prefill_tps(cost.active)
-    step = speed.step_seconds(cost.weights_read, cost.n_layer, cost.active, slots,
-                              cost.kv_per_token * min(w.document_tokens, usable))
+    step = cost.step_seconds(speed, slots, min(w.document_tokens, usable))
     per_doc = read / pp + gen * step / slots
     return int(w.night_hours * 3600 / per_doc)
 
@@ -302,11 +307,10 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
         opt.miss("miss.no_fit")
         return opt
     kv_read = p.kv_cache_bytes / max(1, p.kv_cells)
-    if machine.kind == "cpu" and KV_BITS.get(kv, 16) < 16:
-        # a CPU reads a q8_0 or q4_0 cache more slowly than f16's, not faster for its size (q4_0
-        # wrote at 0.67x f16's speed at a 1,389-token prompt, bench --replay): timed as f16 at best (kv_note)
-        kv_read *= 16 / KV_BITS[kv]
-    cost = ModelCost(p.decode_bytes_per_token, q_info.n_layer, active_params(q_info), kv_read)
+    # a CPU writes and reads a q8_0 or q4_0 cache more slowly than f16's, not faster for its size:
+    # by the planner's rule and figure (F3 and fit), not one of its own (kv_note says it)
+    slowed = min((kv_speed(d, p.type_k, p.type_v) for d in on_it), default=1.0)
+    cost = ModelCost(p.decode_bytes_per_token, q_info.n_layer, active_params(q_info), kv_read, slowed)
     f = load_figures(machine.speed, cost, w, slots)
     opt.tps_per_person, opt.tps_single, opt.busy_slots = f["tps"], f["single"], f["busy"]
     opt.utilization, opt.ttft_s, opt.aggregate_tps = f["util"], f["ttft"], f["aggregate"]
@@ -485,13 +489,13 @@ class SizingResult:
 
     def kv_note(self, top: int = 20) -> str:
         """One sentence where an option shown runs a quantized K/V cache on a CPU ('' none does)."""
-        if not any(o.machine_kind == "cpu" and KV_BITS.get(o.kv_type, 16) < 16
+        if not any(o.machine_kind == "cpu" and quantized_kv(o.kv_type, o.kv_type)
                    for o in self.shown(top) + self.best_per_machine()):
             return ""
-        return ("On a CPU a q8_0 or q4_0 K/V cache saves memory but costs time: llama.cpp reads a prompt and writes "
-                "a reply more slowly with it (SmolLM2 on a 2-core PC, a 1,389-token prompt: q8_0 took 1.9x as long "
-                "to the first word and wrote at 0.93x the speed, q4_0 3.1x and 0.67x). These rows are timed as "
-                "f16 at best; 'bench --replay' on profiles with each K/V type measures it on your prompts.")
+        return ("On a CPU a q8_0 or q4_0 K/V cache saves memory but costs time: those rows' speeds are "
+                f"{CPU_SLOWER_SAID}, as F3 and 'fit' count them. Their wait for the first word is not counted "
+                "slower, though with a long prompt it is much later. 'bench --replay' on profiles with each K/V "
+                "type measures both on your prompts.")
 
     def reasoning_note(self, top: int = 20) -> str:
         """One sentence on the reasoning models shown ('' when none is)."""

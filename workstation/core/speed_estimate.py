@@ -58,11 +58,23 @@ def quantized_kv(type_k: str, type_v: str) -> bool:
     return type_k not in FULL_KV_TYPES or type_v not in FULL_KV_TYPES
 
 
+# said wherever an estimate counts it (fit's speed note, size's note under its table)
+CPU_SLOWER_SAID = (f"counted at {CPU_QUANTIZED_KV_SPEED:.2f}x on the CPU for its K/V cache smaller than full size, "
+                   "slower to write and read there")
+
+
+def kv_speed(d: DevicePlan, type_k: str, type_v: str) -> float:
+    """The share of its decode speed device ``d`` keeps with these K/V types: ``CPU_QUANTIZED_KV_SPEED``
+    where the CPU runs layers of a quantized K/V cache, else 1 (on a GPU close to free). The one
+    rule the planner (F3, fit) and ``size`` time it by: size had its own ("timed as f16 at best")."""
+    return CPU_QUANTIZED_KV_SPEED if quantized_kv(type_k, type_v) and d.kind == "cpu" and d.layers else 1.0
+
+
 def kv_slowed_on_cpu(p: MemoryPlan) -> bool:
     """Whether the plan's speed counts a quantized K/V cache on the CPU (``CPU_QUANTIZED_KV_SPEED``):
     some layers on the CPU with K or V smaller than full size. E said "nearly exact" of q8_0, and
     its estimate stayed where bench measured 0.79x the speed and 2.97x the wait for the first word."""
-    return quantized_kv(p.type_k, p.type_v) and layers_on_cpu(p)
+    return any(kv_speed(d, p.type_k, p.type_v) < 1 for d in p.devices)
 
 
 def layers_on_cpu(p: MemoryPlan) -> bool:
