@@ -640,6 +640,25 @@ def test_chat_command_uses_the_remote_backend(
     assert "the office server is stopping: this reply may be cut off…\n" in terminal.getvalue()
 
 
+def test_a_desk_pcs_first_reply_after_a_switch_says_no_wrong_reading(remote: RemoteEngine) -> None:
+    """The first reply after a profile switch (F3) says whether the conversation was read again,
+    the new message apart (``new_n``, the local engine's count). A desk PC had none: the server's
+    whole prompt, the question in it, was said "read the conversation again after the switch".
+    No server tells the message apart, so a desk PC's reply leaves the note out."""
+    from workstation.core.events import finished_turn
+    from workstation.core.metrics import switch_reading
+    from workstation.tui.widgets.message_view import metrics_line
+
+    long_question = [{"role": "user", "content": "Please list the colours of the rainbow, one a line, and say "
+                                                 "which of them are warm colours and which are cool ones. " * 6}]
+    m = finished_turn(remote.stream_chat(long_question)).metrics
+    assert m.prompt_n > 0 and m.predicted_n > 0
+    m.after_switch = True  # (as the app marks a conversation's first reply after a switch: turn.py)
+    assert switch_reading(m) is None, (m.prompt_n, m.new_n)
+    line = metrics_line(m, Texts("en"))
+    assert "switch" not in line, line
+
+
 def test_a_whole_reply_is_not_said_cut_off_by_a_server_that_stops(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

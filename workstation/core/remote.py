@@ -934,6 +934,7 @@ class RemoteEngine:
         metrics.total_ms = (now - t_request) * 1000
         metrics.stop_reason = stop
         metrics.left_out_n = left_out
+        metrics.new_n = -1  # the new message's tokens: not counted (no server says them apart from the prompt's)
         metrics.finish_rates()
         yield TurnFinished("".join(parts), metrics, reasoning="".join(thoughts).strip())
 
