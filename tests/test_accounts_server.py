@@ -353,6 +353,30 @@ def test_a_revoked_key_fails_on_its_next_request(
         carols.close()
 
 
+def test_a_new_key_for_a_person_keeps_their_limits(scheduler: Scheduler, capsys: pytest.CaptureFixture[str]) -> None:
+    """An admin revoked a person's key (lost, leaked) and made a new one with `keys add`: the new
+    key had no limits at all, the day's budget set before gone without a word. Those not given
+    again are kept, and the command says so; the server holds the new key to them."""
+    prompt = len(scheduler.chat_tokens(QUESTION))
+    with office(scheduler, {"dan": {"tokens_per_day": prompt - 1, "max_parallel": 1}}) as o:
+        assert main(["keys", "revoke", "dan"]) == 0
+        capsys.readouterr()
+        assert main(["keys", "add", "dan"]) == 0  # the command, on the same data folder
+        out, err = capsys.readouterr()
+        assert f"'dan' keeps the limits of their revoked key ({prompt - 1:,} tokens a day; 1 at once; any profile)" \
+            in err and "keys set dan --tokens-per-day N (0: no limit)" in err, err
+        new = openai.OpenAI(base_url=o.url, api_key=out.strip(), max_retries=0, timeout=600)
+        with pytest.raises(openai.RateLimitError) as caught:  # the day's budget holds for the new key
+            chat(new)
+        assert f"the key 'dan' has {prompt - 1} of its {prompt - 1} tokens left for today" in str(caught.value)
+        # a limit given with the new key is the new key's; the others are still kept
+        assert main(["keys", "revoke", "dan"]) == 0
+        assert main(["keys", "add", "dan", "--tokens-per-day", "90000"]) == 0
+        assert "(90,000 tokens a day; 1 at once; any profile)" in capsys.readouterr().err
+        assert main(["keys", "add", "erin"]) == 0  # a person never given a key: nothing kept, nothing said
+        assert "keeps the limits" not in capsys.readouterr().err
+
+
 def test_a_key_limited_to_other_profiles_cannot_reach_this_one(
     scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:

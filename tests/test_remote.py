@@ -326,9 +326,11 @@ def test_a_desk_pc_waits_while_the_server_loads_its_model(server: RunningServer,
 
 
 @contextlib.contextmanager
-def _stalling_server(go_on: threading.Event, went_on: threading.Event | None = None) -> Iterator[str]:
+def _stalling_server(go_on: threading.Event, went_on: threading.Event | None = None,
+                     note_with_end: bool = False) -> Iterator[str]:
     """A server on 127.0.0.1 that says "Yes", stays silent until ``go_on``, then ends the reply
-    (``went_on`` set just before its next word: a reply cannot end on that word unseen)."""
+    (``went_on`` set just before its next word: a reply cannot end on that word unseen), having
+    begun to stop before its next word; ``note_with_end``: before its last part, the reply whole."""
     def stalls(listener: socket.socket) -> None:
         conn, _ = listener.accept()
         while conn.recv(65536, socket.MSG_PEEK).startswith(b"GET"):  # the chat command's look at /models first
@@ -346,9 +348,16 @@ def _stalling_server(go_on: threading.Event, went_on: threading.Event | None = N
                 went_on.set()
             # workstation serve begins to stop (its SSE comment line), then ends the reply with
             # llama-server's timings and no usage (a client that did not ask for it)
-            conn.sendall(stopping_note(30) + b'data: {"choices": [{"index": 0, "delta": {"content": ", go"}, '
-                         b'"finish_reason": "stop"}], "timings": {"prompt_n": 7, "cache_n": 3, "prompt_ms": 14.0}}'
-                         b"\n\ndata: [DONE]\n\n")
+            end = (b'data: {"choices": [{"index": 0, "delta": {"content": ", go"}, "finish_reason": "stop"}], '
+                   b'"timings": {"prompt_n": 7, "cache_n": 3, "prompt_ms": 14.0}}\n\ndata: [DONE]\n\n')
+            if not note_with_end:  # (a part that goes on, then the end)
+                conn.sendall(stopping_note(30) + b'data: {"choices": [{"index": 0, "delta": {"content": ","}}]}\n\n')
+                end = end.replace(b'", go"', b'" go"')
+            conn.sendall((stopping_note(30) if note_with_end else b"") + end)
+            conn.shutdown(socket.SHUT_WR)  # the end sent, then what is left of the request read: a close
+            conn.settimeout(10)            # with unread bytes is a reset, which can lose the end unread
+            while conn.recv(65536):
+                pass
 
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
@@ -629,6 +638,63 @@ def test_chat_command_uses_the_remote_backend(
     assert terminal.getvalue().count("the server is slow to answer") == 1, terminal.getvalue()
     assert "the server is slow to answer: nothing more from it for a while (Ctrl-C stops)…\n" in terminal.getvalue()
     assert "the office server is stopping: this reply may be cut off…\n" in terminal.getvalue()
+
+
+def test_a_desk_pcs_first_reply_after_a_switch_says_no_wrong_reading(remote: RemoteEngine) -> None:
+    """The first reply after a profile switch (F3) says whether the conversation was read again,
+    the new message apart (``new_n``, the local engine's count). A desk PC had none: the server's
+    whole prompt, the question in it, was said "read the conversation again after the switch".
+    No server tells the message apart, so a desk PC's reply leaves the note out."""
+    from workstation.core.events import finished_turn
+    from workstation.core.metrics import switch_reading
+    from workstation.tui.widgets.message_view import metrics_line
+
+    long_question = [{"role": "user", "content": "Please list the colours of the rainbow, one a line, and say "
+                                                 "which of them are warm colours and which are cool ones. " * 6}]
+    m = finished_turn(remote.stream_chat(long_question)).metrics
+    assert m.prompt_n > 0 and m.predicted_n > 0
+    m.after_switch = True  # (as the app marks a conversation's first reply after a switch: turn.py)
+    assert switch_reading(m) is None, (m.prompt_n, m.new_n)
+    line = metrics_line(m, Texts("en"))
+    assert "switch" not in line, line
+
+
+def test_a_whole_reply_is_not_said_cut_off_by_a_server_that_stops(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The office server's note that it has begun to stop came with the reply's last part, the
+    reply whole: the desk PC said "this reply may be cut off" after all of it (the chat's line
+    on the terminal, the app's status line). A reply that ended (finish_reason) is not."""
+    import io
+    import sys
+
+    import yaml
+
+    from workstation.cli import main
+
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", "k")
+    go_on = threading.Event()
+    go_on.set()
+    with _stalling_server(go_on, note_with_end=True) as url, \
+            RemoteEngine(remote_profile(url, timeout_s=60, model="m"), check=False) as desk:
+        events = list(desk.stream_chat(HELLO))
+    assert not [e for e in events if isinstance(e, ServerWaiting)], events
+    assert isinstance(events[-1], TurnFinished) and events[-1].text == "Yes, go"
+    assert events[-1].metrics.stop_reason == "eos"
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    path = tmp_path / "remote.yaml"
+    with _stalling_server(go_on, note_with_end=True) as url:
+        path.write_text(yaml.safe_dump({"name": "remote", "backend": "openai", "remote": {
+            "base_url": url, "api_key_env": "WS_REMOTE_TEST_KEY", "model": "m"}}))
+        monkeypatch.setattr(sys, "stderr", terminal)
+        assert main(["chat", "-p", str(path), "Say hello."]) == 0, terminal.getvalue()
+    assert capsys.readouterr().out == "Yes, go\n"
+    assert "cut off" not in terminal.getvalue(), terminal.getvalue()
 
 
 def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answers(

@@ -248,7 +248,10 @@ class _Recorder(BaseHTTPRequestHandler):
             return
         _Recorder.bodies.append(body)
         chunk = {"choices": [{"index": 0, "delta": {"content": "Red."}, "finish_reason": "stop"}]}
-        raw = _Recorder.note + f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+        raw = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+        if _Recorder.note:  # the note before a part that goes on (with the last part, the reply is whole)
+            raw = (_Recorder.note + b'data: {"choices": [{"index": 0, "delta": {"content": "Red"}}]}\n\n'
+                   + raw.replace(b'"Red."', b'"."'))
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Content-Length", str(len(raw)))

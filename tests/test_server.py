@@ -587,7 +587,8 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     assert (cut["message"], cut["code"]) == (said, "shutting_down")
     # the stop said inside the stream first, as an SSE comment (SSE clients skip it; a desk PC reads it)
     [(at, note)] = noted
-    assert note == ": shutting_down: the server is stopping; this reply may be cut off within 0 s" and 0 < at < len(stream)
+    # (with no grace: "now", where it said "within 0 s")
+    assert note == ": shutting_down: the server is stopping; this reply may be cut off now" and 0 < at < len(stream)
     assert got["whole"] == (503, {"error": {"message": said, "type": "server_error", "param": None,
                                             "code": "shutting_down"}})
     # a desk PC reads the event by its code, in its own language (it said the server's English sentence)
@@ -620,12 +621,17 @@ def test_a_stop_lets_the_replies_being_written_finish(smollm2_path: Path, tmp_pa
     body = {"messages": QUESTION, "ignore_eos": True}
     got: dict[str, object] = {}
     arrived: list[str] = []
+    notes: list[str] = []
     with serve(write_profile(tmp_path, smollm2_path), "--parallel", "2", "--log-level", "info", terminal=False) as srv:
 
         def short() -> None:
             with httpx.stream("POST", f"{srv.base_url}/chat/completions", json={**body, "max_tokens": 40, "stream": True},
                               timeout=120) as r:
-                arrived.extend(line for line in r.iter_lines() if line.startswith("data: "))
+                for line in r.iter_lines():
+                    if line.startswith(": "):  # (the stop's note, an SSE comment)
+                        notes.append(line)
+                    elif line.startswith("data: "):
+                        arrived.append(line)
 
         def long() -> None:
             r = httpx.post(f"{srv.base_url}/chat/completions", json={**body, "max_tokens": 900}, timeout=120)
@@ -653,6 +659,12 @@ def test_a_stop_lets_the_replies_being_written_finish(smollm2_path: Path, tmp_pa
                                                              "again once it is back."}, shown.text
         clients[0].join(timeout=60)
         assert arrived[-1] == "data: [DONE]" and '"finish_reason":"length"' in arrived[-2]  # finished whole
+        # what is left of the 30 s, in whole seconds (it said the whole grace however much had gone)
+        if notes:  # (none where its end came in the write after the stop: a whole reply is not "cut off")
+            [note] = notes
+            left = re.fullmatch(r": shutting_down: the server is stopping; this reply may be cut off within (\d+) s",
+                                note)
+            assert left is not None and 1 <= int(left[1]) <= 30, note
         assert srv.proc.poll() is None and "long" not in got  # the long one goes on meanwhile
         srv.proc.send_signal(signal.SIGTERM)  # a second stop: at once
         clients[1].join(timeout=60)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from workstation.commands import default_verb, print_json, text_table
-from workstation.core.invocation import cli
+from workstation.core.invocation import cli, shell_word
+
+if TYPE_CHECKING:
+    from workstation.core.keys import ApiKey
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,6 +79,7 @@ def run_add(args: argparse.Namespace) -> int:
     ring = KeyRing()
     try:
         first = not ring.any_keys()
+        before = ring.last_revoked(args.name)  # a person given a key again keeps the limits they had
         key, secret = ring.add(
             args.name, tokens_per_day=args.tokens_per_day, max_parallel=args.max_parallel, profiles=profiles
         )
@@ -93,7 +98,22 @@ def run_add(args: argparse.Namespace) -> int:
     )
     if first:  # a running server wanted no key a moment ago: the desk PCs it served now get 401
         print(FIRST_KEY, file=sys.stderr)
+    kept = before is not None and (
+        (args.tokens_per_day is None and before.tokens_per_day is not None)
+        or (args.max_parallel is None and before.max_parallel is not None)
+        or (args.profiles is None and bool(before.profiles)))
+    if kept:  # (the new key had no limits: a day's budget set before was lost without a word)
+        print(f"workstation: '{key.name}' keeps the limits of their revoked key ({_limits_said(key)}); to change "
+              f"them: {cli('keys set ' + shell_word(key.name, readable=True) + ' --tokens-per-day N')} "
+              "(0: no limit).", file=sys.stderr)
     return 0
+
+
+def _limits_said(key: ApiKey) -> str:
+    """A key's limits in words: "3,000 tokens a day; 2 at once; any profile"."""
+    return "; ".join([f"{key.tokens_per_day:,} tokens a day" if key.tokens_per_day else "no daily limit",
+                      f"{key.max_parallel} at once" if key.max_parallel else "the server's default at once",
+                      f"profiles {', '.join(key.profiles)}" if key.profiles else "any profile"])
 
 
 FIRST_KEY = (
@@ -186,10 +206,7 @@ def run_set(args: argparse.Namespace) -> int:
         )
     finally:
         ring.close()
-    limits = [f"{key.tokens_per_day:,} tokens a day" if key.tokens_per_day else "no daily limit",
-              f"{key.max_parallel} at once" if key.max_parallel else "the server's default at once",
-              f"profiles {', '.join(key.profiles)}" if key.profiles else "any profile"]
-    print(f"'{key.name}' now has {'; '.join(limits)}; a running server applies it at the key's next request.")
+    print(f"'{key.name}' now has {_limits_said(key)}; a running server applies it at the key's next request.")
     return 0
 
 

@@ -212,9 +212,15 @@ class KeyRing:
         profiles: Iterable[str] = (),
         now: float | None = None,
     ) -> tuple[ApiKey, str]:
-        """A new key for ``name``: (what is stored, the key to hand over once)."""
+        """A new key for ``name``: (what is stored, the key to hand over once). A person given a
+        key again after theirs was revoked keeps the limits it had, those not given here (the
+        new key had none: a day's budget set before was lost without a word)."""
         name = check_name(name)
         names = _checked_limits(tokens_per_day, max_parallel, profiles)
+        if (before := self.last_revoked(name)) is not None:
+            tokens_per_day = before.tokens_per_day if tokens_per_day is None else tokens_per_day
+            max_parallel = before.max_parallel if max_parallel is None else max_parallel
+            names = names or before.profiles
         secret = KEY_PREFIX + secrets.token_urlsafe(32)
         key = ApiKey(name, time.time() if now is None else now, None, None, tokens_per_day, max_parallel, names)
         try:
@@ -285,15 +291,22 @@ class KeyRing:
         # (the first of the person's revoked keys was returned: a key revoked before, with its date)
         return _row(revoked)
 
+    def last_revoked(self, name: str) -> ApiKey | None:
+        """The last key of ``name`` (in any capitals) that was revoked, with its limits; None
+        where it never had one."""
+        name = canonical_name(name)
+        with self._lock:
+            row = self._db.execute(f"SELECT {_COLUMNS} FROM keys WHERE revoked IS NOT NULL AND fold(name) = ? "
+                                   "ORDER BY name = ? DESC, revoked DESC LIMIT 1", (fold(name), name)).fetchone()
+        return None if row is None else _row(row)
+
     def _revoked(self, name: str) -> tuple[str, str] | None:
         """The name, as stored, of the last key of ``name`` (in any capitals) that was revoked,
         and when (local time, to the minute); None where it never had one."""
         from workstation.core.moments import local_text
 
-        with self._lock:
-            row = self._db.execute("SELECT name, revoked FROM keys WHERE revoked IS NOT NULL AND fold(name) = ? "
-                                   "ORDER BY name = ? DESC, revoked DESC LIMIT 1", (fold(name), name)).fetchone()
-        return None if row is None else (row[0], local_text(row[1]))
+        key = self.last_revoked(name)
+        return None if key is None or key.revoked is None else (key.name, local_text(key.revoked))
 
     def find(self, secret: str) -> ApiKey | None:
         """The key whose digest matches ``secret`` (revoked ones too: the caller says so)."""

@@ -50,7 +50,9 @@ class TurnMetrics:
     # the tokens its cells hold for a reply (``slots.aligned_prompt``): a client's usage counts its text's
     aligned_n: int = 0
     after_switch: bool = False  # the conversation's first reply after a profile switch (F3): the app's to set
-    new_n: int = 0  # of prompt_n: the new message's tokens, read in any case (0: not counted, a server's)
+    # of prompt_n: the new message's tokens, read in any case (0: none; -1: not counted, a desk PC's reply:
+    # the server does not say, and the whole prompt said "read the conversation again" of the question too)
+    new_n: int = 0
 
     def finish_rates(self) -> None:
         """Derive the rates from counts and times (rates always equal counts over times)."""
@@ -255,7 +257,10 @@ def switch_reading(m: TurnMetrics, lookup: Lookup | None = None, prefix: str = "
     ``prefix``: the reply's line's phrases ("metric") or F5's sentences ("dash"). None for any
     other reply, and for one whose prompt was kept in memory (a server's). The conversation is
     what came before the new message (``new_n``), which is read in any case: counted with it,
-    a long question said "read the conversation again" of itself."""
+    a long question said "read the conversation again" of itself. None where it was not
+    counted (a desk PC's reply: the server's count is of the whole prompt)."""
+    if m.new_n < 0:
+        return None
     before = max(0, m.prompt_n - m.new_n)  # read again: the conversation before the new message
     total = before + m.cache_n
     if not m.after_switch or not total:

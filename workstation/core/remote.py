@@ -792,6 +792,7 @@ class RemoteEngine:
         timings: dict[str, Any] = {}  # the server's own figures (prompt_ms: its reading, no queue)
         quota = False  # workstation serve said the reply stopped where the key's day ran out
         stopping = False  # workstation serve said it has begun to stop (said once)
+        stopping_next = False  # ... in the comment just read: said unless the next part ends the reply
         stop = "eos"
         try:
             with self._stream_when_free(payload, held=held) as response:
@@ -820,8 +821,10 @@ class RemoteEngine:
                         stop = "cancelled"
                         break
                     if line.startswith(":") and line[1:].strip().startswith(SERVER_STOPPING) and not stopping:
-                        stopping = True  # workstation serve has begun to stop: the reply may be cut off (an SSE comment)
-                        yield ServerWaiting(0.0, held=SERVER_STOPPING)
+                        # workstation serve has begun to stop: the reply may be cut off (an SSE comment);
+                        # said with the next part that does not end the reply (a note that came with the
+                        # reply's last part was said of a whole reply: "this reply may be cut off")
+                        stopping = stopping_next = True
                     if not line.startswith("data:"):
                         continue
                     data = line[5:].strip()
@@ -865,6 +868,9 @@ class RemoteEngine:
                             yield TokenDelta(text, reasoning=thought)
                         if choice.get("finish_reason"):
                             finish = choice["finish_reason"]
+                    if stopping_next and finish is None:  # the reply goes on: it may yet be cut off
+                        yield ServerWaiting(0.0, held=SERVER_STOPPING)
+                    stopping_next = False
         except httpx.ReadTimeout:
             if not self._cancel.is_set():  # it answers, but not this request in time: the request's fault
                 raise EngineError(said=[("remote.silent", {"url": self.base_url,
@@ -928,6 +934,7 @@ class RemoteEngine:
         metrics.total_ms = (now - t_request) * 1000
         metrics.stop_reason = stop
         metrics.left_out_n = left_out
+        metrics.new_n = -1  # the new message's tokens: not counted (no server says them apart from the prompt's)
         metrics.finish_rates()
         yield TurnFinished("".join(parts), metrics, reasoning="".join(thoughts).strip())
 

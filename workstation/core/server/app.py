@@ -142,6 +142,7 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
         self._late: set[asyncio.Task[None]] = set()  # accounting of requests whose client left
         self._running: dict[asyncio.Queue[SchedulerEvent], SchedRequest] = {}  # submitted, not ended
         self.stopping = False  # the server is shutting down: nothing new is taken
+        self.cut_at = 0.0  # (time.monotonic) when the stop's grace ends: the replies still being written are cut
         self.cutting = False  # the replies still being written at the stop are being cut off
         self._said_model_changed = False  # the log has said that the model file changed on disk
         self._health_said = "ok"  # /health's last status, its change logged once (not each poll)
@@ -334,8 +335,9 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
         end where they are, each told to its client and recorded with its tokens. This waits up
         to ``wait_s`` (or until ``give_up()``) for them to be, and for those whose client left
         to be recorded. ``why``: the stop's cause, for the log ("SIGTERM")."""
-        self.stopping = True
         grace = self.options.shutdown_grace_s
+        self.cut_at = time.monotonic() + grace
+        self.stopping = True
         if self._running and grace > 0 and not cut_now():
             n = len(self._running)
             replies, them = ("reply", "it") if n == 1 else (f"{n} replies", "them")

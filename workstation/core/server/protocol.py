@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -548,11 +549,14 @@ def sse(data: Any) -> bytes:
     return b"data: " + json_bytes(data) + b"\n\n"
 
 
-def stopping_note(grace_s: float) -> bytes:
+def stopping_note(left_s: float) -> bytes:
     """What a stream being written says once the server begins to stop: an SSE comment line,
     which SSE clients skip (the openai library's reader, browsers' EventSource; a chunk with no
-    ``choices`` broke a client's ``chunk.choices[0]``), and a desk PC reads (``SERVER_STOPPING``)."""
-    return f": {SERVER_STOPPING}: the server is stopping; this reply may be cut off within {grace_s:g} s\n\n".encode()
+    ``choices`` broke a client's ``chunk.choices[0]``), and a desk PC reads (``SERVER_STOPPING``).
+    ``left_s``: the seconds left of the stop's grace, in whole seconds up ("within 0 s" was said
+    of a server stopped with no grace, and of one whose grace was over: "now")."""
+    when = f"within {math.ceil(left_s)} s" if left_s > 0 else "now"
+    return f": {SERVER_STOPPING}: the server is stopping; this reply may be cut off {when}\n\n".encode()
 
 
 def queue_full(message: str, retry_after_s: int) -> ApiError:

@@ -320,9 +320,9 @@ class Replies:
                     more, done = await render(q.get_nowait())
                     body += more
                 if body:  # (a reply that may be a tool call is held back)
-                    if self.stopping and not said_stopping:
+                    if self.stopping and not said_stopping and not done:  # (its end in this write: not cut off)
                         said_stopping = True
-                        body = stopping_note(self.options.shutdown_grace_s) + body
+                        body = stopping_note(self.cut_at - time.monotonic()) + body
                     yield body
         finally:
             self.scheduler.cancel(req)  # no-op when it finished; frees the slot otherwise
