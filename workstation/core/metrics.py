@@ -205,6 +205,25 @@ class ReplyTiming:
     cpu_others: float = 0.0  # cores other programs kept busy as it began (``TurnMetrics.cpu_others``)
 
 
+QUIET_MIN = 2  # replies begun quiet, at least, for their speed to be gone by (one says little)
+
+
+def quiet_median(replies: Iterable[tuple[float, float]], limit: int = REPLIES_TIMED) -> float | None:
+    """The median speed (tokens/s) of the last ``limit`` of ``replies`` (speed, cores other
+    programs kept busy as it began; oldest first) begun with no other program keeping a core
+    busy (under ``thread_policy.BUSY_SLACK``), where there are at least ``QUIET_MIN``; None
+    otherwise. What this PC's own replies say of a model, trusted: F5 compares two profiles by
+    it ("about 26 against 13" compared 6 replies with 1 written while 2 cores were busy), F4
+    judges a row slow by it (it said "Slow here: about 2 words a second" by the estimate beside
+    the row's own replies at 9)."""
+    import statistics
+
+    from workstation.core.thread_policy import BUSY_SLACK
+
+    speeds = [tps for tps, others in replies if others < BUSY_SLACK][-limit:]
+    return statistics.median(speeds) if len(speeds) >= QUIET_MIN else None
+
+
 def measured_words_per_token(replies: Iterable[tuple[int, int]]) -> float | None:
     """The words a token is in replies of (words, tokens), measured: their words over their tokens,
     of those with words known and long enough to time; None with none. F5's (``MetricsHistory``)

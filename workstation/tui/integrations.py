@@ -280,6 +280,7 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     known shape). ``freed``: the loaded model's memory, free for it (U loads it in place of
     that one; said as F3 says it)."""
     from workstation.core.memory_plan import counting_freed
+    from workstation.core.metrics import measured_words_per_token, quiet_median
     from workstation.core.model_shapes import catalog_model
     from workstation.core.phrases import say
     from workstation.core.planner import plan
@@ -310,7 +311,11 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     except Exception:  # noqa: BLE001 - a file gone since the list was read: no verdict, never a stuck line
         return ""
     text = texts("models.fit", words=about_words(context, texts.get), verdict=say(p.verdict_phrases, texts.get))
-    replied = replies_said(row.path, texts, replies) if row.installed and row.path is not None else ""
+    own = model_replies(row.path, replies) if row.installed and row.path is not None else []
+    replied = replies_said(row.path, texts, replies) if own and row.path is not None else ""
+    # enough of them begun quiet (as F5 compares profiles by them): the row is judged by them
+    # (it said "Slow here: about 2 words a second" by the estimate beside its own replies' 9)
+    own_tps = quiet_median((r.tps, r.cpu_others) for r in reversed(own))
     measured_tps = measured.value if measured is not None and measured.value else None
     estimated = not measured_tps and not replied
     # every estimated row on one footing: this PC's replies with another model against that one's
@@ -318,9 +323,13 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     # beside a 1B one's 3 on the replies' footing: three times the size, 1.5 times slower)
     scale = replies_scale_for(p, lambda path: _cpu_bound(path, gpus, freed, here), replies) if estimated else None
     footing = p.decode_tps_bound * scale.share if scale is not None and p.decode_tps_bound else None
+    per_token = measured_words_per_token((r.words, r.tokens) for r in own) if own_tps else scale.words_a_token if footing else None
     # slower than people read by the figure said (SLOW_TPS), as F3 says a slow one ("runs on the CPU … About 0.8 words a second")
-    if slow := slow_phrase(p, measured_tps or footing, texts.get, scale.words_a_token if footing else None):
-        text += " " + say([slow], texts.get)
+    if slow := slow_phrase(p, own_tps or measured_tps or footing, texts.get, per_token):
+        # the speed said once: by the sentence that says where it comes from, after this one (it said
+        # "Slow here: … about 0.4 words a second …" then "About 0.4 words a second here (estimated …)")
+        said_after = bool(own_tps or measured_tps or estimated)
+        text += " " + (texts("models.slow", minutes=slow[1]["minutes"]) if said_after else say([slow], texts.get))
     if estimated and (speed := speed_said(p, here is not None, texts, scale)):
         text += " " + speed  # where it comes from, slow or not; the plan's upper bound where nothing measured it here
     if measured_tps:  # (it said only the estimate, 207, after bench had measured 96)

@@ -22,6 +22,7 @@ from workstation.core.metrics import (
     REPLIES_TIMED,
     REPLY_RATE_MIN,
     TurnMetrics,
+    quiet_median,
     switch_reading,
     timed_replies,
     ttft_said,
@@ -30,7 +31,7 @@ from workstation.core.phrases import about_words, rounded_words, words_in, words
 from workstation.core.profiles import KVCache, kv_words
 from workstation.core.speed_estimate import SLOW_TPS
 from workstation.core.summarize import duration
-from workstation.core.thread_policy import BUSY_SLACK, choose_threads
+from workstation.core.thread_policy import choose_threads
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.progress import LocalProgressBar
@@ -84,7 +85,6 @@ def replies_said(recent: list[TurnMetrics], texts: Texts, terms: bool = False,
 
 
 AS_FAST = 0.1  # medians closer than this share of each other: "about as fast"
-COMPARED_MIN = 2  # replies of each profile, at least, for F5 to say which wrote faster (one says little)
 
 
 def faster_said(now: tuple[str, list[TurnMetrics]], before: tuple[str, list[TurnMetrics]], texts: Texts,
@@ -93,16 +93,13 @@ def faster_said(now: tuple[str, list[TurnMetrics]], before: tuple[str, list[Turn
     each one's last replies long enough to time (``timed_replies``, ``REPLY_RATE_MIN``); "" where
     either has none. ``now``, ``before``: (the profile's name, its turns). F5 said only the profile
     before's figures after a switch: a reply at 32.8 tok/s against 47.6 before said nothing of
-    slower, while "guesses kept 100%" read as success. Only where each has at least
-    ``COMPARED_MIN`` such replies begun with no other program keeping a core busy
-    (``TurnMetrics.cpu_others`` under ``thread_policy.BUSY_SLACK``): "about 26 against 13 words a
+    slower, while "guesses kept 100%" read as success. Only where each has enough replies begun
+    with no other program keeping a core busy (``quiet_median``): "about 26 against 13 words a
     second" compared 6 replies with 1 written while other programs kept 2 cores busy."""
-    rates = [[t.predicted_per_second for t in [t for t in timed_replies(turns) if t.cpu_others < BUSY_SLACK][-REPLIES_TIMED:]]
-             for _, turns in (now, before)]
-    if any(len(r) < COMPARED_MIN for r in rates):
+    a, b = (quiet_median((t.predicted_per_second, t.cpu_others) for t in timed_replies(turns)) for _, turns in (now, before))
+    if a is None or b is None:
         return ""
     (now_name, _), (before_name, _) = now, before
-    a, b = (statistics.median(r) for r in rates)
     if abs(a - b) <= AS_FAST * max(a, b):
         return texts("dash.as_fast", now=now_name, before=before_name, words=about_words(a, texts.get, per_token))
     (fast, fast_name), (slow, slow_name) = sorted([(a, now_name), (b, before_name)], reverse=True)
