@@ -2499,6 +2499,46 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         app._attach_document(None)
 
 
+async def test_up_after_a_restart_counts_the_documents_table_again(profiles: Path, tmp_path: Path) -> None:
+    """A question about an attached table, put back by Up after the app was started again (from
+    another folder than the document's) and sent again: its reply has the program's counted line
+    as before (the document was attached again by its bare name, no file: no facts, no line)."""
+    from textual.widgets import Input
+
+    from workstation.tui import integrations
+    from workstation.tui.messages import DocumentRead
+
+    sales = tmp_path / "docs" / "sales.csv"
+    sales.parent.mkdir()
+    sales.write_text("Month,Revenue\nJan,1200.5\nFeb,2500\nMar,4154.5\n", encoding="utf-8")
+    assert Path.cwd() != sales.parent
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        app.post_message(DocumentRead(str(sales), *integrations.read_document_text(sales)))
+        await until(pilot, lambda: app.pending_document is not None)
+        await _send(pilot, app, "What is the total of column B?")
+        await until(pilot, lambda: not app.generating and app.conversation_id is not None
+                    and len(app.store.messages(app.conversation_id)) == 2)
+        conv = app.conversation_id
+        assert app.store.messages(conv)[-1].metrics["counted"][0]["figure"] == "7,855"
+    app2 = WorkstationApp("a", sample_system=False, language="en")
+    async with app2.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app2.engine is not None and app2.conversation_id == conv and len(_views(app2)) == 2)
+        app2.chat_screen.query_one("#prompt", Input).focus()
+        await pilot.press("up")
+        await until(pilot, lambda: app2.pending_document is not None)
+        assert app2.pending_document[0] == sales, app2.pending_document[0]
+        await until(pilot, lambda: sales in app2._document_facts)
+        await pilot.press("enter")
+        await until(pilot, lambda: not app2.generating and app2.pending_document is None
+                    and len(app2.store.messages(conv)) == 2 and app2.store.messages(conv)[-1].role == "assistant"
+                    and app2.store.messages(conv)[-1].metrics is not None)
+        assert app2.store.messages(conv)[-1].metrics.get("counted", [{}])[0].get("figure") == "7,855"
+        figures = _views(app2)[-1].query_one(".metrics")
+        assert str(figures.render()).endswith("\nCounted by the program: Revenue (column B), all 3 rows: total 7,855")
+
+
 async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles: Path, tmp_path: Path,
                                                                        gemma_path: Path) -> None:
     """A document longer than the context was said not to fit only after Enter, in a toast; the

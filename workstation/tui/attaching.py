@@ -4,6 +4,7 @@ room, said under the box, and taken off (the message's own form: ``attachment``)
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,17 @@ if TYPE_CHECKING:
 
 
 MAX_DOCUMENT_CHARS = 200_000
+ATTACHED_KEY = "attached"  # the store's app_state: the paths of the documents last attached (JSON, oldest first)
+KEPT_PATHS = 50  # of them
+
+
+def recalled_paths(value: str | None) -> list[Path]:
+    """The paths ``ATTACHED_KEY`` kept (none where nothing was, or it cannot be read)."""
+    try:
+        paths = json.loads(value) if value else []
+    except ValueError:
+        return []
+    return [Path(p) for p in paths if isinstance(p, str) and p] if isinstance(paths, list) else []
 
 
 class Attachments(AppPart):
@@ -73,6 +85,7 @@ class Attachments(AppPart):
         text = whole
         path = Path(event.path)
         self._attached_paths.add(path)
+        self._remember_attached(path)
         if len(text) > MAX_DOCUMENT_CHARS:
             text = text[:MAX_DOCUMENT_CHARS]
             # said on the attachment line, which stays while it is attached (a toast said it too, for
@@ -87,6 +100,15 @@ class Attachments(AppPart):
             self.notify(self.texts("chat.doc_replaced", name=path.name, old=before[0].name), severity="warning")
         self._attach_document((path, text))
         self.chat_screen.focus_prompt()
+
+    def _remember_attached(self: WorkstationApp, path: Path) -> None:
+        """``path`` kept among the documents last attached, for the next start too: a message's
+        document put back by Up after a restart is found by its name there (it was a bare name,
+        no file, and its tables' facts were counted no more: no "Counted by the program" line)."""
+        path = path.absolute()
+        kept = [p for p in self._attached_before if p != path][-(KEPT_PATHS - 1):] + [path]
+        self._attached_before = kept
+        self.store_write(lambda: self.store.remember(ATTACHED_KEY, json.dumps([str(p) for p in kept])))
 
     def _attach_document(self: WorkstationApp, document: tuple[Path, str] | None) -> None:
         """``document`` goes with the next message (None: nothing attached); part of the draft,
