@@ -290,6 +290,8 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         # attached documents, measured: (their tokens as a message of their own, the context then,
         # their text's own tokens)
         self._document_tokens: dict[tuple[Path, str], tuple[int, int, int]] = {}
+        # attached documents whose measuring failed, and why (the model or the office server failed)
+        self._not_measured: dict[tuple[Path, str], BaseException] = {}
         self._fill_shown = ""  # the line under the box, as an attachment's line last measured it against
         self._arriving_edit: tuple[int, float] | None = None
         self._replacing: list[int] = []  # the reply a question asked again (Alt+R) replaces once the new one came
