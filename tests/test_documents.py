@@ -1153,6 +1153,39 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     assert [i["figure"] for i in counted_answer("What is the total?", amounts)] == ["266,200"]
 
 
+def test_a_web_pages_table_has_its_facts_counted_as_a_word_documents(tmp_path: Path) -> None:
+    """A cost table in an .html (.htm) page: its rows 'a | b' and its facts counted as a Word
+    document's are (``document_tables``), so the line under a reply says the program's total; it
+    had none, each cell a line of its own. Cells spanning columns or rows are in each of them (as a
+    Word table's merged cells); a table with a table inside a row is numbered, not counted."""
+    from workstation.core.summary_chunks import FACTS_LABEL, with_facts
+    from workstation.core.table_facts import counted_answer, facts_text
+
+    page = tmp_path / "quote.htm"
+    page.write_text("<html><head><title>x</title></head><body><p>Quote</p><h1>Costs</h1><p>The move costs:</p>"
+                    "<table><thead><tr><th>Item</th><th>Cost</th></tr></thead><tbody>"
+                    "<tr><td>Boxes</td><td>120.50</td></tr><tr><td>Van</td><td>800</td></tr>"
+                    "<tr><td>Tape</td><td>15</td></tr><tr><td>Insurance</td><td>300</td></tr></tbody></table>"
+                    "</body></html>", encoding="utf-8")
+    cost = ["Table 1: 4 rows under the header row, 2 columns.", "- Item: text, different in every row (Boxes to Insurance).",
+            "- Cost: numbers; total 1,235.5, smallest 15, largest 800, average 308.88."]
+    quote = read_document(page)
+    assert [facts_text(f) for f in quote.facts] == [cost] and quote.facts[0].section == 1
+    assert with_facts(quote).text == "\n".join(["Quote", "", "Costs", FACTS_LABEL, *cost, "", "The move costs:",
+                                                "Item | Cost", "Boxes | 120.50", "Van | 800", "Tape | 15",
+                                                "Insurance | 300"])
+    assert [i["figure"] for i in counted_answer("What is the table's total?", quote.facts)] == ["1,235.5"]
+    spans = tmp_path / "budget.html"
+    spans.write_text("<table><tr><td>x<table><tr><td>1</td></tr></table></td></tr><tr><td>y</td></tr></table>"
+                     "<table><tr><th>Team</th><th>Quarter</th><th>Cost</th></tr>"
+                     "<tr><td rowspan=2>Sales</td><td>Q1</td><td>100</td></tr><tr><td>Q2</td><td>200</td></tr>"
+                     "<tr><td colspan=2>Office</td><td>50</td></tr></table>", encoding="utf-8")
+    budget = read_document(spans)
+    assert "Sales | Q1 | 100\nSales | Q2 | 200\nOffice | Office | 50" in budget.text
+    assert [f.title for f in budget.facts] == ["Table 2"]
+    assert facts_text(budget.facts[0])[-1] == "- Cost: numbers; total 350, smallest 50, largest 200, average 116.67."
+
+
 def test_a_workbook_is_read_up_to_its_cells_with_a_line_saying_so(tmp_path: Path) -> None:
     """A sheet of thousands of rows is read up to the workbook's cells, and says where it
     stopped; a short sheet after it is still read (a share is kept for each sheet after one)."""

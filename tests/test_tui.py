@@ -2499,6 +2499,101 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         app._attach_document(None)
 
 
+async def test_up_after_a_restart_counts_the_documents_table_again(profiles: Path, tmp_path: Path) -> None:
+    """A question about an attached table, put back by Up after the app was started again (from
+    another folder than the document's) and sent again: its reply has the program's counted line
+    as before (the document was attached again by its bare name, no file: no facts, no line)."""
+    from textual.widgets import Input
+
+    from workstation.tui import integrations
+    from workstation.tui.messages import DocumentRead
+
+    sales = tmp_path / "docs" / "sales.csv"
+    sales.parent.mkdir()
+    sales.write_text("Month,Revenue\nJan,1200.5\nFeb,2500\nMar,4154.5\n", encoding="utf-8")
+    assert Path.cwd() != sales.parent
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        app.post_message(DocumentRead(str(sales), *integrations.read_document_text(sales)))
+        await until(pilot, lambda: app.pending_document is not None)
+        await _send(pilot, app, "What is the total of column B?")
+        await until(pilot, lambda: not app.generating and app.conversation_id is not None
+                    and len(app.store.messages(app.conversation_id)) == 2)
+        conv = app.conversation_id
+        assert app.store.messages(conv)[-1].metrics["counted"][0]["figure"] == "7,855"
+    app2 = WorkstationApp("a", sample_system=False, language="en")
+    async with app2.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app2.engine is not None and app2.conversation_id == conv and len(_views(app2)) == 2)
+        app2.chat_screen.query_one("#prompt", Input).focus()
+        await pilot.press("up")
+        await until(pilot, lambda: app2.pending_document is not None)
+        assert app2.pending_document[0] == sales, app2.pending_document[0]
+        await until(pilot, lambda: sales in app2._document_facts)
+        await pilot.press("enter")
+        await until(pilot, lambda: not app2.generating and app2.pending_document is None
+                    and len(app2.store.messages(conv)) == 2 and app2.store.messages(conv)[-1].role == "assistant"
+                    and app2.store.messages(conv)[-1].metrics is not None)
+        assert app2.store.messages(conv)[-1].metrics.get("counted", [{}])[0].get("figure") == "7,855"
+        figures = _views(app2)[-1].query_one(".metrics")
+        assert str(figures.render()).endswith("\nCounted by the program: Revenue (column B), all 3 rows: total 7,855")
+
+
+async def test_a_document_whose_measuring_fails_says_why_and_f6_asks_all_the_same(
+        profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:
+    """A desk PC's office server gone between the load and the attach: the document could not be
+    measured. Its line and a notice say why and what now, in a sentence; F6's Ctrl+K on its
+    summary asks (it said "ledger.txt is still being measured for the chat: press Ctrl+K again in a
+    moment" for ever, the line under the box as if all were well)."""
+    from serve_helpers import serve, write_profile
+
+    from workstation.core.kept_parts import document_version
+    from workstation.core.summarize import SummaryResult
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    ledger = tmp_path / "ledger.txt"
+    ledger.write_text("The invoice was paid. " * 40, encoding="utf-8")
+    (tmp_path / "office").mkdir()
+    with serve(write_profile(tmp_path / "office", smollm2_path)) as server:
+        _profile(profiles / "desk.yaml", "", backend="openai", remote={"base_url": server.base_url})
+        app = WorkstationApp("desk", sample_system=False, language="en")
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            server.proc.terminate()  # the office server stopped (restarted, say) after the desk PC connected
+            server.proc.wait(timeout=20)
+            document = (ledger, ledger.read_text(encoding="utf-8"))
+            app._attach_document(document)
+            await pilot.press("f6")
+            await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+            f6 = app.screen
+            f6.path, f6.summary = ledger, "The ledger says the invoice was paid."
+            f6.result = SummaryResult(str(ledger), f6.summary, f6.summary, [], [], {}, False, 1024, 0, 512)
+            f6.version = document_version(ledger)
+            # its measuring over, failed (the server gone): said (before, only as any failed task is)
+            await until(pilot, lambda: any(n.severity != "information" for n in app._notifications))
+            await pilot.press("ctrl+k")
+            await until(pilot, lambda: app.screen is not f6 or any(
+                "still being measured" in str(n.message) for n in app._notifications))
+            assert not any("still being measured" in str(n.message) for n in app._notifications)
+            # said under the box and in a notice, in a sentence: what failed, and what now
+            assert any(str(n.message).startswith("ledger.txt could not be measured for this profile: ")
+                       for n in app._notifications)
+            await until(pilot, lambda: app.screen is app.chat_screen)
+            app.conversation_id = None
+            await app.chat_screen.show_messages([])
+            app._attach_document(document)
+            line = app.chat_screen.query_one("#attachment")
+            await until(pilot, lambda: "could not be measured" in str(line.render()))
+            said = str(line.render())
+            assert said.startswith("Attached: ledger.txt (880 characters); it goes with your next message (Ctrl+R "
+                                   "removes it). ledger.txt could not be measured for this profile: "), said
+            assert said.endswith(" It still goes with your next message; if it is too long, it comes back to the "
+                                 "box with your words.") and "Traceback" not in said, said
+            assert not app.attachment_measuring(document)
+            await pilot.press("f9")  # in Turkish too
+            await until(pilot, lambda: "bu profil için ölçülemedi" in str(line.render()))
+
+
 async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles: Path, tmp_path: Path,
                                                                        gemma_path: Path) -> None:
     """A document longer than the context was said not to fit only after Enter, in a toast; the

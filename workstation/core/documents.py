@@ -571,16 +571,55 @@ def _read_html(path: Path, data: bytes, limits: Limits, deadline: float) -> Docu
             raise DocumentError(said=[("doc.binary_not_html", {"name": name})])
         markup = utf16[0]
     builder = DocumentBuilder(name, limits, deadline)
-    encoding = add_html(builder, markup, name)
+    facts: list[SheetFacts] = []
+    encoding = add_html(builder, markup, name, facts)
     if not builder.text().strip():
         raise DocumentError(said=[("doc.no_text", {"name": name})])
-    return Document(str(path), "html", builder.text(), builder.sections, utf16[1] if utf16 else encoding)
+    return Document(str(path), "html", builder.text(), builder.sections, utf16[1] if utf16 else encoding, facts=facts)
 
 
-def add_html(builder: DocumentBuilder, markup: bytes | str, name: str) -> str | None:
+_MAX_SPAN = 100  # a cell's colspan/rowspan taken up to this many columns or rows (a page may say 10000)
+
+
+def _span(cell: Any, attr: str) -> int:
+    value = str(cell.get(attr) or "1").strip()
+    return min(_MAX_SPAN, max(1, int(value))) if value.isdigit() else 1
+
+
+def _html_row(tr: Any, below: dict[int, tuple[str, int]]) -> list[str] | None:
+    """A table row's cells' text, in their columns: a cell spanning columns (colspan) or rows
+    (rowspan, from a row above: ``below``) in each of them, as a Word table's merged cells are
+    read; None for a row with a table of its own inside (its cells' columns cannot be told)."""
+    if tr.find(["tr", "table"]) is not None:
+        return None
+    cells: list[str] = []
+
+    def rows_above() -> None:
+        while len(cells) in below:
+            text, left = below.pop(len(cells))
+            if left > 1:
+                below[len(cells)] = (text, left - 1)
+            cells.append(text)
+
+    for cell in tr.find_all(["td", "th"], recursive=False):
+        rows_above()
+        text = re.sub(r"\s+", " ", cell.get_text(" ", strip=True))
+        for _ in range(_span(cell, "colspan")):
+            if (rows := _span(cell, "rowspan")) > 1:
+                below[len(cells)] = (text, rows - 1)
+            cells.append(text)
+    rows_above()
+    while cells and not cells[-1]:
+        cells.pop()
+    return cells
+
+
+def add_html(builder: DocumentBuilder, markup: bytes | str, name: str, facts: list[SheetFacts] | None = None) -> str | None:
     """The text of an HTML page (a file's, or an e-mail's) added to ``builder``: headings
-    h1-h3 begin sections, each block (p, li, td…) a line; scripts, styles and the head left
-    out. The encoding BeautifulSoup found, for bytes."""
+    h1-h3 begin sections, each block (p, li, td…) a line, a table's row a line of its cells
+    'a | b | c' (as a Word document's); scripts, styles and the head left out. With ``facts``,
+    its tables' facts are counted into it as a Word document's are (``document_tables``): an
+    .html page's cost table had none. The encoding BeautifulSoup found, for bytes."""
     from bs4 import BeautifulSoup
 
     try:
@@ -591,16 +630,41 @@ def add_html(builder: DocumentBuilder, markup: bytes | str, name: str) -> str | 
         tag.decompose()
     title: str | None = None
     lines: list[str] = []
+    tables: list[list[list[str]]] = []  # the section's tables, a row's cells each
+    table: Any = None  # the <table> the rows in ``tables[-1]`` are of
+    below: dict[int, tuple[str, int]] = {}  # that table's cells spanning rows: (text, rows left) by column
+    nested = False  # that table has a table inside a row: its rows' facts not counted
 
     def flush() -> None:
-        builder.section(title, lines)
+        if facts is None:
+            builder.section(title, lines)
+            tables.clear()
+        else:
+            document_tables(builder, title, lines, tables, facts)
 
-    blocks = ("p", "li", "pre", "blockquote", "td", "th", "dt", "dd", "figcaption", "caption")
+    blocks = ("tr", "p", "li", "pre", "blockquote", "td", "th", "dt", "dd", "figcaption", "caption")
     root = soup.body or soup
     seen_any = False
     for el in root.find_all(["h1", "h2", "h3", *blocks]):
         if el.find_parent(blocks) is not None:
             continue  # its text is part of the enclosing block
+        if el.name == "tr":
+            owner = el.find_parent("table")
+            if owner is not table or not tables:  # a new table (or the same one after a heading)
+                table, below, nested = owner, {}, False
+                tables.append([])
+            cells = _html_row(el, below)
+            text = " | ".join(cells) if cells is not None else re.sub(r"[ \t]+", " ", el.get_text(" ", strip=True))
+            if not text:
+                continue
+            seen_any = True
+            lines.append(text)
+            if cells is None:  # a table inside its row: its columns cannot be told apart, none counted
+                nested = True
+                tables[-1].clear()
+            elif not nested:
+                tables[-1].append(cells)
+            continue
         text = re.sub(r"[ \t]+", " ", el.get_text(" ", strip=True))
         if not text:
             continue

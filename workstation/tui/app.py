@@ -73,7 +73,7 @@ from workstation.tui.actions import (
     bindings,
     keys_lost,
 )
-from workstation.tui.attaching import Attachments
+from workstation.tui.attaching import ATTACHED_KEY, Attachments, recalled_paths
 from workstation.tui.conversation_actions import ConversationActions
 from workstation.tui.drafts import Drafts
 from workstation.tui.glyphs import glyphs, terminal_charset, terminal_table
@@ -208,11 +208,12 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             self.store = ConversationStore(store_path)
             drafts = self.store.drafts()
             remembered = self.store.recalled("folder")  # the last document's folder, for the Open dialog
+            attached_before = self.store.recalled(ATTACHED_KEY)  # the documents' paths last attached
         except WorkstationError as err:  # damaged, not a database, from a newer version: left as it is
             self._store_unusable(store_path or data_dir() / DB_NAME, err)
             self.store = ConversationStore(Path(":memory:"))
             self._read_into_memory(store_path or data_dir() / DB_NAME)
-            drafts, remembered = {}, None
+            drafts, remembered, attached_before = {}, None, None
         if profile is None and not os.environ.get("WORKSTATION_PROFILE"):
             self._start_with_last_profile(profile_problem)
         self.engine: Any = None  # EngineProcess or a remote engine with the same interface
@@ -283,9 +284,14 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         # the figures the program counted that answer the message sent (``counted_answer``), said under its reply
         self._counted: list[dict[str, str]] = []
         self._attached_paths: set[Path] = set()  # every document attached this session (F7 writes over none)
+        # the documents attached last, this session and before (oldest first): where Up after a restart
+        # finds a message's document by its name, to count its tables' facts again (``recalled_paths``)
+        self._attached_before: list[Path] = recalled_paths(attached_before)
         # attached documents, measured: (their tokens as a message of their own, the context then,
         # their text's own tokens)
         self._document_tokens: dict[tuple[Path, str], tuple[int, int, int]] = {}
+        # attached documents whose measuring failed, and why (the model or the office server failed)
+        self._not_measured: dict[tuple[Path, str], BaseException] = {}
         self._fill_shown = ""  # the line under the box, as an attachment's line last measured it against
         self._arriving_edit: tuple[int, float] | None = None
         self._replacing: list[int] = []  # the reply a question asked again (Alt+R) replaces once the new one came

@@ -4,6 +4,7 @@ room, said under the box, and taken off (the message's own form: ``attachment``)
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,12 @@ from workstation.core.profiles import Sampling
 from workstation.core.summary_chunks import facts_length
 from workstation.tui import integrations
 from workstation.tui.app_part import AppPart
-from workstation.tui.messages import AttachmentMeasured, DocumentRead, TableFactsRead
+from workstation.tui.messages import (
+    AttachmentMeasured,
+    AttachmentNotMeasured,
+    DocumentRead,
+    TableFactsRead,
+)
 from workstation.tui.screens.file_picker import FilePicker, start_folder
 from workstation.tui.screens.summarize import SummarizeScreen
 
@@ -26,6 +32,17 @@ if TYPE_CHECKING:
 
 
 MAX_DOCUMENT_CHARS = 200_000
+ATTACHED_KEY = "attached"  # the store's app_state: the paths of the documents last attached (JSON, oldest first)
+KEPT_PATHS = 50  # of them
+
+
+def recalled_paths(value: str | None) -> list[Path]:
+    """The paths ``ATTACHED_KEY`` kept (none where nothing was, or it cannot be read)."""
+    try:
+        paths = json.loads(value) if value else []
+    except ValueError:
+        return []
+    return [Path(p) for p in paths if isinstance(p, str) and p] if isinstance(paths, list) else []
 
 
 class Attachments(AppPart):
@@ -73,6 +90,7 @@ class Attachments(AppPart):
         text = whole
         path = Path(event.path)
         self._attached_paths.add(path)
+        self._remember_attached(path)
         if len(text) > MAX_DOCUMENT_CHARS:
             text = text[:MAX_DOCUMENT_CHARS]
             # said on the attachment line, which stays while it is attached (a toast said it too, for
@@ -88,9 +106,19 @@ class Attachments(AppPart):
         self._attach_document((path, text))
         self.chat_screen.focus_prompt()
 
-    def _attach_document(self: WorkstationApp, document: tuple[Path, str] | None) -> None:
+    def _remember_attached(self: WorkstationApp, path: Path) -> None:
+        """``path`` kept among the documents last attached, for the next start too: a message's
+        document put back by Up after a restart is found by its name there (it was a bare name,
+        no file, and its tables' facts were counted no more: no "Counted by the program" line)."""
+        path = path.absolute()
+        kept = [p for p in self._attached_before if p != path][-(KEPT_PATHS - 1):] + [path]
+        self._attached_before = kept
+        self.store_write(lambda: self.store.remember(ATTACHED_KEY, json.dumps([str(p) for p in kept])))
+
+    def _attach_document(self: WorkstationApp, document: tuple[Path, str] | None, *, measure: bool = True) -> None:
         """``document`` goes with the next message (None: nothing attached); part of the draft,
-        saved with it."""
+        saved with it. Measured where it is not yet (``measure``: False where its measuring has
+        just failed, said on its line: measured again the next time)."""
         changed = document != self.pending_document
         attached = (document is None) != (self.pending_document is None)
         self.pending_document = document
@@ -104,6 +132,9 @@ class Attachments(AppPart):
         t, remove, name = self.texts, self.key_for("chat.detach"), document[0].name
         whole = self._document_sizes.get(document[0], 0)
         measured = self._document_tokens.get(document)
+        measuring = measure and measured is None and self.engine is not None and self.profile is not None
+        if measuring:  # (tried again: its line says so once it has failed again)
+            self._not_measured.pop(document, None)
         words = words_in(document[1])  # (its words counted, as wc -w does and Chinese too: each line says these)
         room = self._attachment_room(measured) if measured is not None else (True, "", 0)
         summarized = self.attached_summary(document)
@@ -129,12 +160,14 @@ class Attachments(AppPart):
         )
         if measured is not None and room is not None and room[0]:  # how much of the room it takes
             line += " " + t("chat.attached_room", share=room[2])
+        elif measured is None and document in self._not_measured:  # its measuring failed: why, and what now
+            line += " " + self._not_measured_text(document)
         # and what its reader left out: a workbook's hidden sheets, its cells past the limit
         notes = self._document_notes.get(document[0], [])
         if notes:
             line += " " + " ".join(say([n], t.get) for n in notes)
         self.chat_screen.set_attachment(line)
-        if measured is None and self.engine is not None and self.profile is not None:
+        if measuring and self.engine is not None and self.profile is not None:
             self._measure_attachment(self.engine, document, self.session_sampling or self.profile.sampling)
         if document[0] not in self._document_facts and document[0].is_file():
             self._recount_facts(document)
@@ -178,8 +211,17 @@ class Attachments(AppPart):
 
     def attachment_measuring(self: WorkstationApp, document: tuple[Path, str]) -> bool:
         """``document`` is not measured yet, and is being (an engine measures it): whether F6's
-        summary goes in its place (``attached_summary``) is not known until it is."""
-        return document not in self._document_tokens and self.engine is not None
+        summary goes in its place (``attached_summary``) is not known until it is. Not where its
+        measuring failed (``_not_measured``): it said "still being measured" for ever."""
+        return document not in self._document_tokens and document not in self._not_measured \
+            and self.engine is not None
+
+    def _not_measured_text(self: WorkstationApp, document: tuple[Path, str]) -> str:
+        """Why ``document`` could not be measured, and what happens now, in a sentence."""
+        reason = self.texts.error(self._not_measured[document], foreign=True).rstrip()
+        if not reason.endswith((".", "!", "?")):
+            reason += "."
+        return self.texts("chat.not_measured", name=document[0].name, reason=reason)
 
     def _attachment_room(self: WorkstationApp, measured: tuple[int, int, int]) -> tuple[bool, str, int] | None:
         """Whether a document of ``measured`` tokens (as a message, the context, its own) fits the
@@ -208,19 +250,33 @@ class Attachments(AppPart):
         """Whether the document can go with a message at all, said when it is attached: a long
         one was refused only after Enter, in a toast. Counted as a message of its own (the
         question and the conversation come on top)."""
-        n_ctx = engine.info().n_ctx
-        room = n_ctx - answer_reserve(sampling, n_ctx)
-        tokens = engine.count_prompt([{"role": "user", "content": document[1]}])
-        # its own, in a conversation: less the instructions and the message's frame, counted once
-        # there ("Meeting at ten." took "about 26" of the words left, SmolLM2's system prompt in them)
-        frame = engine.count_prompt([{"role": "user", "content": ""}])
+        try:
+            n_ctx = engine.info().n_ctx
+            room = n_ctx - answer_reserve(sampling, n_ctx)
+            tokens = engine.count_prompt([{"role": "user", "content": document[1]}])
+            # its own, in a conversation: less the instructions and the message's frame, counted once
+            # there ("Meeting at ten." took "about 26" of the words left, SmolLM2's system prompt in them)
+            frame = engine.count_prompt([{"role": "user", "content": ""}])
+        except Exception as err:  # noqa: BLE001 (the model or the office server failed: said, not "measuring" for ever)
+            self.post_message(AttachmentNotMeasured(document, err))
+            return
         self.post_message(AttachmentMeasured(document, tokens, room, n_ctx, max(1, tokens - frame)))
 
     @on(AttachmentMeasured)
     def _attachment_measured(self: WorkstationApp, event: AttachmentMeasured) -> None:
         self._document_tokens[event.document] = (event.tokens, event.n_ctx, event.own)
+        self._not_measured.pop(event.document, None)
         if self.pending_document == event.document:
             self._attach_document(event.document)  # its line says it now
+
+    @on(AttachmentNotMeasured)
+    def _attachment_not_measured(self: WorkstationApp, event: AttachmentNotMeasured) -> None:
+        """Said under the box and in a notice (F6 may be the screen shown); the document stays
+        attached, measured again the next time it is attached (a turn, F9, a model loaded)."""
+        self._not_measured[event.document] = event.error
+        if self.pending_document == event.document:
+            self._attach_document(event.document, measure=False)  # its line says it now
+            self.notify(self._not_measured_text(event.document), severity="warning", timeout=12)
 
 
 def _message_words(measured: tuple[int, int, int], words: int, reserve: int, t: Texts) -> str:

@@ -56,9 +56,11 @@ class LastExchange(AppPart):
         attached = find_attached(question.content)
         self.chat_screen.set_input(question.content if attached is None else attached.text)
         if attached is not None:  # attached again, as it was sent: the box gets the words only
-            # (its file where it was attached this session: its tables' facts are known by it)
-            path = next((p for p in [*self._document_sizes, *self._attached_paths] if p.name == attached.name),
-                        Path(attached.name))
+            # (its file where it was attached, this session or before a restart, the newest of that
+            # name that is there: its tables' facts are known or counted again by it)
+            named = [p for p in [*self._document_sizes, *self._attached_paths, *reversed(self._attached_before)]
+                     if p.name == attached.name]
+            path = next((p for p in named if p.is_file()), named[0] if named else Path(attached.name))
             self._attach_document((path, attached.document))
         self._editing = (question.id, question.created)
         self._say_editing_last()

@@ -185,6 +185,16 @@ class AttachmentMeasured(Message):
         self.own = own
 
 
+class AttachmentNotMeasured(Message):
+    """An attached document could not be measured (the model, or the office server, failed):
+    why, said (F6's Ctrl+K said "still being measured" for ever)."""
+
+    def __init__(self, document: tuple[Path, str], error: BaseException) -> None:
+        super().__init__()
+        self.document = document
+        self.error = error
+
+
 class TaskFailed(Message):
     """A background task other than the engine failed (a file, a pull, a fit check)."""
 
