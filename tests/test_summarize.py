@@ -217,6 +217,11 @@ def test_chunks_of_a_workbook_read_their_rows_under_the_sheets_columns(eng, prof
     facts = "- Amount (EUR) (column C): numbers; total 26,175, smallest 100, largest 249, average 174.50."
     assert "## Facts counted from the rows (by the program, not the model)\n\nexpenses.csv: 150 rows" in result.summary
     assert facts in result.summary.split("\n") and "toplam 26.175" in result.in_language(Texts("tr").get)
+    # as JSON keeps them (F6's last summary for the next start, summarize --json): F6 closed the app
+    # with "Object of type frozenset is not JSON serializable" on any document with a table
+    kept = json.loads(json.dumps(result.to_dict()))["facts"][0]["columns"]
+    assert [c["name"] for c in kept] == ["Date", "Department", "Amount (EUR)"] and kept[2]["total"] == "26,175"
+    assert not any("values" in c for c in kept)  # (the words a question's condition is known by: not a figure)
 
 
 def test_summary_of_a_pdf_reuses_the_prefix_and_cites_pages(eng, profile, tmp_path: Path) -> None:

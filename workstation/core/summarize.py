@@ -63,6 +63,7 @@ from workstation.core.summary_chunks import (
     with_facts,
 )
 from workstation.core.summary_options import SummarizeError, SummarizeOptions
+from workstation.core.table_facts import facts_record
 
 REDUCE_INSTRUCTION = (
     "Here are summaries of consecutive parts of one document. Write a short summary of the "
@@ -363,7 +364,7 @@ class SummaryResult:
             "reduce_steps": [r.to_dict() for r in self.reduce_steps],
             "totals": self.totals,
             "metrics": self.totals,
-            **({"facts": [dataclasses.asdict(f) for f in self.document.facts]} if self.document and self.document.facts else {}),
+            **({"facts": [facts_record(f) for f in self.document.facts]} if self.document and self.document.facts else {}),
             **({"notes": [say([n]) for n in self.document.notes]} if self.document and self.document.notes else {}),
         }
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from workstation.core.phrases import Lookup, Phrase, say
 
@@ -436,6 +437,17 @@ def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
     if facts.more_columns:
         lines.append([("facts.more_columns", {"n": _n(facts.more_columns)})])
     return lines
+
+
+def facts_record(facts: SheetFacts) -> dict[str, Any]:
+    """A table's facts as JSON keeps them (``summarize --json``, F6's last summary kept for the
+    next start): each column's ``values`` left out, the words a question's condition is known by,
+    a set JSON cannot write (F6 closed the app with "Object of type frozenset is not JSON
+    serializable" on the summary of any document with a table)."""
+    data = asdict(facts)
+    for column in data["columns"]:
+        column.pop("values", None)
+    return data
 
 
 def facts_text(facts: SheetFacts, lookup: Lookup | None = None) -> list[str]:
