@@ -10,7 +10,7 @@ from pathlib import Path
 
 import llama_cpp
 import pytest
-from conftest import GEMMA, make_profile
+from conftest import GEMMA, make_profile, requantized_copy
 
 from workstation.core.events import EngineInfo
 from workstation.core.hardware import FakeGpuProbe, set_probe
@@ -647,7 +647,9 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
     assert "Up to about" not in model_fit(row, en, replies=kept)
     # another model's row on their footing (F4 said "Q4_0: up to about 32" beside Q4_1's replies' 8):
     # its estimate times the share of Q4_1's estimate that those replies wrote at, said so
-    other = next(r for r in installed_models(en) if r.path and r.path.name == "SmolLM2-135M-Instruct.Q4_0.gguf")
+    # (made here: it was there only when test_kld's fixture had run first, in another process)
+    q4_0 = requantized_copy(smollm2_path, "q4_0")
+    other = next(r for r in installed_models(en) if r.path and r.path.name == q4_0.name)
     assert " Up to about " in model_fit(other, en)  # (no replies on this PC: the estimate's upper bound)
     assert re.search(r" About [\d,]+ words a second here \(estimated from this PC's measured replies with "
                      r"smollm2-135m-instruct-q4_1, which wrote at \d+% of its estimate\)\.$",
