@@ -2629,13 +2629,14 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         tokens, n_ctx, own = next(m for d, m in app._document_tokens.items() if d[0] == ledger)
         holds = rounded_words((n_ctx - answer_reserve(app.profile.sampling, n_ctx) - (tokens - own)) * 1600 / own)
         assert said == "Attached: ledger.txt. It is too long to send: about 1,600 words, and a message in this " \
-            f"profile holds about {holds} words of this document. F6 summarizes it; your next message then asks " \
-            "about the summary. Ctrl+R removes it.", said
+            f"profile holds about {holds} words of this document, the rest of the room kept for the reply. F6 " \
+            "summarizes it; your next message then asks about the summary. Ctrl+R removes it.", said
         await pilot.press("f9")  # in Turkish, the figure said as this document's words (beside F3's and the box's)
         await until(pilot, lambda: str(line.render()).startswith("Eklendi: ledger.txt. Bu belge"))
         assert str(line.render()) == "Eklendi: ledger.txt. Bu belge gönderilemeyecek kadar uzun: yaklaşık 1.600 " \
-            f"sözcük; bu profilde bir mesaj, bu belgenin yaklaşık {holds.replace(',', '.')} sözcüğünü alır. F6 onu " \
-            "özetler; ardından bir sonraki mesajınız özet hakkında sorar. Ctrl+R onu kaldırır.", str(line.render())
+            f"sözcük; bu profilde bir mesaj, bu belgenin yaklaşık {holds.replace(',', '.')} sözcüğünü alır, kalan " \
+            "yer yanıta ayrılır. " \
+            "F6 onu özetler; ardından bir sonraki mesajınız özet hakkında sorar. Ctrl+R onu kaldırır.", str(line.render())
         await pilot.press("f9")
         await until(pilot, lambda: str(line.render()).startswith("Attached: ledger.txt. It is too long"))
         app.chat_screen.set_input("What was paid?")
