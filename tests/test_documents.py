@@ -1011,7 +1011,7 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     for body, said in [("Kalem\tTutar\na\t1.200\nb\t15.000\nc\t250.000\n",
                         whole + " A guess: 1.200 was read as 1,200, not 1.2 (nothing in the file says which)."),
                        ("Kalem\tTutar\na\t1.200\nb\t15.000\nc\t250.000\nd\t1.250.000\n",
-                        "- Tutar (column B): numbers; total 1,516,200, smallest 1,200, largest 1,250,000, average 379,050.00."),
+                        "- Tutar (column B): numbers; total 1,516,200, smallest 1,200, largest 1,250,000, average 379,050."),
                        ("Müşteri\tTutar\na\t1.200\nb\t15.000\nc\t250.000\n", whole),
                        ("Kalem\tTutar\tOran\na\t1.200\t2.5\nb\t15.000\t3\nc\t250.000\t4\n",
                         "- Tutar (column B): numbers; total 266.2, smallest 1.2, largest 250, average 88.73.")]:
@@ -1057,7 +1057,7 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     signs.write_text('Item,Amount,Share\na,"-$1,200.50",%12\nb,$(300),%8\nc,\u2212100,%10\n', encoding="utf-8")
     assert facts_text(read_document(signs).facts[0])[2:] == [
         "- Amount (column B): numbers; total -1,600.5, smallest -1,200.5, largest -100, average -533.50.",
-        "- Share (column C): percentages; smallest 8%, largest 12%, average 10.00%."]
+        "- Share (column C): percentages; smallest 8%, largest 12%, average 10%."]
     # columns named by their years are a header row (not a row, 2,024 added to each total); a last
     # row of SUMs with its label's cell blank is not counted again
     years = tmp_path / "regions.csv"
@@ -1066,7 +1066,7 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
                                                                *[[f"r{i}", i] for i in range(3)]])])
     assert with_facts(read_document(titled)).text.split("\n")[2:] == [
         "Sheet: Report: 3 rows under the header row, 2 columns.", "- Item (column A): text, different in every row (r0 to r2).",
-        "- Amount (column B): numbers; total 3, smallest 0, largest 2, average 1.00.", "", "Sales report 2025", "Item | Amount",
+        "- Amount (column B): numbers; total 3, smallest 0, largest 2, average 1.", "", "Sales report 2025", "Item | Amount",
         "r0 | 0", "r1 | 1", "r2 | 2"]
     labelled = tmp_path / "spend.csv"  # a total's row named otherwise: "Total amount"; no 13th month
     labelled.write_text("Item,Amount,Paid\npens,1.5,2026-01-02\npaper,2,2026-13-45\nink,0.5,31.01.2026\n"
@@ -1077,8 +1077,8 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     assert facts_text(read_document(years).facts[0]) == [
         "regions.csv: 3 rows under the header row, 3 columns. Its last row, the sum of the rows above, is left out "
         "of these figures.", "- Region (column A): text, different in every row (North to East).",
-        "- 2024 (column B): numbers; total 405, smallest 5, largest 300, average 135.00.",
-        "- 2025 (column C): numbers; total 606, smallest 6, largest 400, average 202.00."]
+        "- 2024 (column B): numbers; total 405, smallest 5, largest 300, average 135.",
+        "- 2025 (column C): numbers; total 606, smallest 6, largest 400, average 202."]
     # what a summary reads: the facts before the rows; of a long table its first rows, the rest said to be left out
     long = make_xlsx(tmp_path / "ledger.xlsx", [("Data", [["Item", "Amount"], *[[f"r{i}", i] for i in range(150)]])])
     digest = with_facts(read_document(long))
@@ -1093,7 +1093,7 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     semicolons = tmp_path / "kasa.csv"  # a long table of decimal commas: its rows left out said so too
     semicolons.write_text("Kalem;Tutar\n" + "".join(f"r{i};1.000,5\n" for i in range(1500)), encoding="utf-8")
     assert with_facts(read_document(semicolons)).text.split("\n")[3:4] == [
-        "- Tutar (column B): numbers; total 1.500.750,0, smallest 1.000,5, largest 1.000,5, average 1.000,50."]  # (its decimals)
+        "- Tutar (column B): numbers; total 1.500.750,0, smallest 1.000,5, largest 1.000,5, average 1.000,5."]  # (its decimals)
     assert with_facts(read_document(semicolons)).text.endswith("\n[Rows 11 to 1.500 of this table are left out here; "
                                                               "the figures above were counted from every row.]")
     assert with_facts(digest).text == digest.text  # (its facts not said twice)
@@ -1284,3 +1284,38 @@ def test_an_isolated_reader_whose_parent_is_gone_ends_without_a_traceback(
     child.close()
     reader.join(120)
     assert reader.exitcode == 0 and "Traceback" not in capfd.readouterr().err
+
+
+def test_a_word_tables_facts_read_in_turkish_on_a_turkish_screen(tmp_path: Path) -> None:
+    """A Turkish screen said "Table 1: 6 rows…", "dates from 2026-01-03" and "ortalama 18.500,00"
+    of a rent table in a Word document, and "Programın hesabı: Table 1: 6 satır" under the reply:
+    the table's name, its days and its average are said in the UI's language, the average with
+    decimals only where its figures have them."""
+    import docx
+
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases, facts_text
+    from workstation.tui.i18n import Texts
+
+    path = tmp_path / "kira_odemeleri.docx"
+    word = docx.Document()
+    word.add_paragraph("Kira ödemeleri")
+    months = ["Ocak", "Şubat", "Mart", "Nisan", "Mayıs", "Haziran"]
+    amounts = ["9.250", "27.750", "18.500", "18.500", "18.500", "18.500"]
+    table = word.add_table(rows=7, cols=4)
+    for i, row in enumerate([["Ay", "Ödeme Tarihi", "Tutar (TL)", "Açıklama"],
+                             *[[m, f"0{d}.0{i + 1}.2026", a, "kira"] for i, (m, a, d) in
+                               enumerate(zip(months, amounts, [3, 2, 2, 2, 2, 2], strict=True))]]):
+        for j, text in enumerate(row):
+            table.cell(i, j).text = text
+    word.save(str(path))
+    facts = read_document(path).facts
+    turkish = facts_text(facts[0], Texts("tr").get)
+    assert turkish[0] == "Tablo 1: başlık satırının altında 6 satır, 4 sütun."
+    assert "03.01.2026" in turkish[2] and "02.06.2026" in turkish[2]
+    assert "toplam 111.000" in turkish[3] and "ortalama 18.500." in turkish[3]
+    assert facts_text(facts[0])[0].startswith("Table 1: 6 rows")  # (the model's and English: as they were)
+    assert "average 18,500." in facts_text(facts[0])[3]
+    counted = counted_answer("Tabloda kaç satır var?", facts)
+    line = say(counted_phrases(counted), Texts("tr").get)
+    assert "Table" not in line and "Tablo 1: 6 satır" in line

@@ -727,6 +727,9 @@ ENGLISH: dict[str, str] = {
     "facts.total_rows": " Rows that read Total ({n}) are left out of these figures.",
     "facts.sum_row": " Its last row, the sum of the rows above, is left out of these figures.",
     "facts.column": "{name} (column {letter})",
+    "facts.table": "Table {n}",
+    "facts.sheet": "Sheet: {name}",
+    "facts.sheet_hidden": "Sheet: {name} (hidden)",
     "facts.numbers": "- {name}: numbers; total {total}, smallest {smallest}, largest {largest}, average {average}.",
     "facts.percents": "- {name}: percentages; smallest {smallest}, largest {largest}, average {average}.",
     "facts.dates": "- {name}: dates from {first} to {last}.",
@@ -824,6 +827,7 @@ ENGLISH: dict[str, str] = {
     # the UI's texts, English 0.76 words a token with SmolLM2's and Gemma 3's tokenizers alike; the
     # texts that say it in words say this (F1's "three quarters of a word", bench's "4 for 3")
     "number.words_per_token": "0.75",
+    "number.date": "{y}-{m}-{d}",
     "unit.ms": "{n} ms",
     "summary.call_none": "the model was not asked",
     "summary.call": "the model was asked once",
@@ -852,6 +856,7 @@ ENGLISH: dict[str, str] = {
 _ENGLISH_NUMBER = re.compile(
     r"(?P<about>~?)(?P<sign>[-+]?)(?P<n>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
     r"(?P<unit>(?: ?(?:%|°C|[KMGT]i?B|B|ms|sn|s|W|tok/s|token/sn))?)")  # the units we write
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # a day as a table's facts say it (``number.date``)
 # (a title like "2,500 Dollars" or "3.5 Haiku" is a name, not a figure)
 
 
@@ -861,6 +866,9 @@ def local_number(text: str, lookup: Lookup | None) -> str:
     ``number.decimal``: Turkish writes 8.192 and 23,0) and its way with a percentage
     (``number.percent``: Turkish writes %78 and +%0,6); anything else (a name, a path, a
     version inside a name) as it is. Once: 8.192 given again reads as English 8 point 192."""
+    if lookup is not None and _ISO_DAY.fullmatch(text):  # a day: 2026-01-03, Turkish 03.01.2026
+        day = lookup("number.date")
+        return day.format(y=text[:4], m=text[5:7], d=text[8:10]) if day else text
     found = _ENGLISH_NUMBER.fullmatch(text) if lookup is not None else None
     if found is None or lookup is None:
         return text

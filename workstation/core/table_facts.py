@@ -268,7 +268,7 @@ def _column(name: str, cells: list[str], comma: bool, guessed: bool = False) -> 
         col.total = _figure(total, places) if kind == "numbers" else ""
         col.smallest, col.largest = _figure(min(values), places) + unit, _figure(max(values), places) + unit
         average = total / len(values)
-        col.average = (f"{average:,.2f}" if abs(average) < Decimal(10) ** 20 else str(average)) + unit
+        col.average = _average(average, places) + unit
         if guessed:  # (the first cell that read two ways, as written and as read)
             shown = next(c for c in filled if _two_ways(c)[2])
             as_read, other = (_read(shown, mark)[1] for mark in (comma, not comma))
@@ -398,10 +398,35 @@ def column_phrase(col: ColumnFacts) -> Phrase | str:
         else col.name
 
 
+_TITLE = re.compile(r"Table (?P<n>\d+)|Sheet: (?P<name>.*?)(?P<hidden> \(hidden\))?", re.DOTALL)
+
+
+def title_phrase(title: str) -> Phrase | str:
+    """A table's title in the UI's language: the readers name a Word document's tables "Table 2" and
+    a workbook's sheets "Sheet: Budget" (the facts' and a reply's record keep that); a Turkish screen
+    said "Table 1: 6 satır". A file's name ("expenses.csv") as it is."""
+    found = _TITLE.fullmatch(title)
+    if found is None:
+        return title
+    if found["n"]:
+        return ("facts.table", {"n": found["n"]})
+    return ("facts.sheet_hidden" if found["hidden"] else "facts.sheet", {"name": found["name"]})
+
+
+def _average(average: Decimal, places: int | None) -> str:
+    """A column's average written as its figures are: with the decimals its cells all have (0.80),
+    else whole where it is whole (111,000 over 6 rows: 18,500, not 18,500.00), else two decimals."""
+    if abs(average) >= Decimal(10) ** 20:
+        return str(average)
+    if places is None and average == average.to_integral_value():
+        return _figure(average)
+    return f"{average:,.{2 if places is None else places}f}"
+
+
 def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
     """The facts as sentences, a line each: the table's rows and columns, then a line per column."""
     head = "facts.head_cut" if facts.cut else "facts.head" if facts.header else "facts.head_no_header"
-    lines: list[list[Phrase]] = [[(head, {"title": facts.title, "rows": _n(facts.rows),
+    lines: list[list[Phrase]] = [[(head, {"title": title_phrase(facts.title), "rows": _n(facts.rows),
                                          "columns": _n(len(facts.columns) + facts.more_columns)})]]
     if facts.total_rows:
         lines[0].append(("facts.total_rows", {"n": _n(facts.total_rows)}))
@@ -571,7 +596,7 @@ def counted_phrases(items: list[dict[str, str]]) -> list[Phrase]:
             said.append(("facts.and", {}))
         column = None
         if what == "rows":
-            said.append(("facts.counted_rows", {"title": item.get("title", ""), "rows": rows}))
+            said.append(("facts.counted_rows", {"title": title_phrase(item.get("title", "")), "rows": rows}))
             continue
         name = column_phrase(ColumnFacts(of[0], "numbers", 0, letter=of[1]))
         if rows:
