@@ -1888,3 +1888,15 @@ def test_a_kv_state_not_saved_is_said_on_a_line_of_its_own_after_the_reply(
             proc.stdout
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
+def test_fit_says_a_slow_speed_with_a_decimal(capsys: pytest.CaptureFixture[str]) -> None:
+    """fit -p gpu-llama31-8b on a 2-core PC said "about 1 tokens/s": under 2 it is said with
+    a decimal, as the words a second beside it are (phrases.rounded_words)."""
+    assert main(["fit", "-p", "gpu-llama31-8b"]) in (0, 2)
+    out = capsys.readouterr().out
+    speed = re.search(r"speed: +about ([\d.,]+) tokens/s", out)
+    assert speed is not None, out
+    tps = float(speed.group(1).replace(",", ""))
+    assert tps >= 2 or "." in speed.group(1), out
+    assert "about 1 tokens/s" not in out
