@@ -271,7 +271,7 @@ def test_size_needs_a_workload_or_measure(capsys: pytest.CaptureFixture[str]) ->
     with pytest.raises(WorkstationError):
         from workstation.commands.size import run
 
-        run(type("A", (), {"workload": None, "measure": False, "top": 1})())
+        run(type("A", (), {"workload": None, "people": None, "measure": False, "top": 1})())
 
 
 def test_progress_bar_has_an_eta() -> None:
@@ -524,3 +524,26 @@ def test_a_quantized_kv_cache_on_a_cpu_is_not_timed_faster_than_f16() -> None:
     only_f16 = size(workload_from_dict({**data, "candidates": {**data["candidates"], "kv_types": ["f16"]}}, "<t>"),
                     candidate_machines(w, here))
     assert only_f16.kv_note() == ""
+
+
+def test_an_office_of_6_is_sized_without_writing_a_file(capsys: pytest.CaptureFixture[str]) -> None:
+    """'size office-6' said only "shipped ones are office-20", neither where they are nor how to
+    size an office of 6: --people N scales a workload (office-20 where none is named), and the
+    sentence names the folder, --people and the command to copy one."""
+    from workstation.core.workload import WORKLOADS_DIR
+
+    six = load_workload(None, people=6)
+    base = load_workload("office-20")
+    assert six.people == 6 and "6 people" in six.name and six.prompt_tokens == base.prompt_tokens
+    assert load_workload("office-20", people=6).people == 6
+    with pytest.raises(WorkloadError) as err:
+        load_workload("office-6")
+    said = str(err.value)
+    assert str(WORKLOADS_DIR) in said and "size --people 6" in said and "cp " in said and "office-20.yaml" in said
+    assert main(["size", "--people", "6", "--top", "1", "--json"]) in (0, 2)
+    assert json.loads(capsys.readouterr().out)["workload"]["people"] == 6
+    assert main(["size", "--people", "0"]) == 1
+    assert "--people must be 1 or more" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["size", "--help"])
+    assert "--people N" in capsys.readouterr().out
