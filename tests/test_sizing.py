@@ -547,3 +547,43 @@ def test_an_office_of_6_is_sized_without_writing_a_file(capsys: pytest.CaptureFi
     with pytest.raises(SystemExit):
         main(["size", "--help"])
     assert "--people N" in capsys.readouterr().out
+
+
+def test_a_laptop_is_told_a_card_needs_a_desktop_pc_and_what_its_own_processor_does(tmp_path: Path) -> None:
+    """'size' on a laptop said "Buy a GeForce RTX 4060 (about $299)…", which cannot go into a
+    laptop: where a battery or DMI says laptop, the card is for a desktop PC (or an external GPU
+    box) and the laptop's own processor is said first; where it is not known, the card is said
+    to be for a desktop PC; a desktop keeps the plain advice."""
+    from workstation.core import calibration
+    from workstation.core.hardware import is_laptop
+    from workstation.core.sizing import candidate_machines, local_machines, size
+
+    sys_root = tmp_path / "sys"
+    assert is_laptop(sys_root) is None  # nothing to read: not known
+    mouse = sys_root / "class" / "power_supply" / "hidpp_battery_0"
+    mouse.mkdir(parents=True)
+    (mouse / "type").write_text("Battery\n")
+    (mouse / "scope").write_text("Device\n")  # a wireless mouse's battery: no laptop
+    dmi = sys_root / "class" / "dmi" / "id"
+    dmi.mkdir(parents=True)
+    (dmi / "chassis_type").write_text("3\n")
+    assert is_laptop(sys_root) is False
+    (dmi / "chassis_type").write_text("10\n")
+    assert is_laptop(sys_root) is True
+    (dmi / "chassis_type").write_text("1\n")
+    bat = sys_root / "class" / "power_supply" / "BAT0"
+    bat.mkdir()
+    (bat / "type").write_text("Battery\n")
+    assert is_laptop(sys_root) is True
+
+    w = load_workload("office-20")
+    speed, cal = calibration.this_machine()
+    local = local_machines(speed, [], 16 * 2**30, 16 * 2**30, 20.0)
+    said = {laptop: size(w, candidate_machines(w, local), cal, {}, laptop).headline() for laptop in (True, None, False)}
+    assert said[True].startswith("On this laptop's own processor, the closest is this machine's CPU: "), said[True]
+    assert "Buy a desktop PC with a GeForce " in said[True] and "a laptop cannot take a graphics card" in said[True]
+    assert "Buy a GeForce" not in said[True]
+    assert said[None].startswith("Buy a GeForce ") and ") for a desktop PC: run " in said[None], said[None]
+    assert said[False].startswith("Buy a GeForce ") and "desktop" not in said[False] and "laptop" not in said[False]
+    turkish = say(size(w, candidate_machines(w, local), cal, {}, True).headline_phrases(), Texts("tr").get)
+    assert "dizüstü" in turkish and "laptop" not in turkish and "desktop" not in turkish, turkish

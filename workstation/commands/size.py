@@ -86,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     report = hardware.report()
     local = local_machines(speed, report.gpus, report.memory.available, report.memory.total,
                            report.cpu_bandwidth_gbps)
-    result = size(workload, candidate_machines(workload, local), cal, memory_check.history_summary())
+    result = size(workload, candidate_machines(workload, local), cal, memory_check.history_summary(),
+                  hardware.is_laptop())
     if args.output is not None:
         from workstation.core.size_report import markdown_report
 

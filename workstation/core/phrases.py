@@ -151,6 +151,15 @@ ENGLISH: dict[str, str] = {
     "headline.use": "Use {machine}",
     "headline.buy": "Buy a {machine}",
     "headline.buy_priced": "Buy a {machine} (about ${price})",
+    "headline.buy_for_desktop": "Buy a {machine} for a desktop PC",
+    "headline.buy_for_desktop_priced": "Buy a {machine} (about ${price}) for a desktop PC",
+    "headline.buy_desktop_laptop": ("Buy a desktop PC with a {machine} (a laptop cannot take a graphics card; "
+                                    "an external GPU box can)"),
+    "headline.buy_desktop_laptop_priced": ("Buy a desktop PC with a {machine} (about ${price} for the card; a laptop "
+                                           "cannot take a graphics card; an external GPU box can)"),
+    "headline.laptop_cpu": "On this laptop's own processor, the closest is {what} (misses: {misses}); {served}. ",
+    "headline.laptop_cpu_meets": "On this laptop's own processor, the closest is {what}; {served}. ",
+    "headline.laptop_nothing_fits": "On this laptop's own processor, no candidate model fits its memory. ",
     "headline.thinking_off": " with thinking off",
     "headline.slot": "{n} slot",
     "headline.slots": "{n} slots",
