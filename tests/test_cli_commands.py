@@ -1888,3 +1888,29 @@ def test_a_kv_state_not_saved_is_said_on_a_line_of_its_own_after_the_reply(
             proc.stdout
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
+def test_fit_says_a_slow_speed_with_a_decimal(capsys: pytest.CaptureFixture[str]) -> None:
+    """fit -p gpu-llama31-8b on a 2-core PC said "about 1 tokens/s": under 2 it is said with
+    a decimal, as the words a second beside it are (phrases.rounded_words)."""
+    assert main(["fit", "-p", "gpu-llama31-8b"]) in (0, 2)
+    out = capsys.readouterr().out
+    speed = re.search(r"speed: +about ([\d.,]+) tokens/s", out)
+    assert speed is not None, out
+    tps = float(speed.group(1).replace(",", ""))
+    assert tps >= 2 or "." in speed.group(1), out
+    assert "about 1 tokens/s" not in out
+
+
+def test_fit_of_a_catalog_model_names_the_profile_that_runs_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """fit -p llama-3.1-8b-instruct-q4_k_m (a catalog model, not downloaded) said only "There is no
+    profile named …": it names the profile that runs it and the same command with that profile,
+    and for a model no profile runs, how to download it and make one."""
+    assert main(["fit", "-p", "llama-3.1-8b-instruct-q4_k_m"]) == 1
+    err = capsys.readouterr().err
+    assert "llama-3.1-8b-instruct-q4_k_m is a model, not a profile; the profile gpu-llama31-8b runs it:" in err, err
+    assert "fit -p gpu-llama31-8b." in err and "There is no profile" not in err, err
+    assert main(["fit", "-p", "phi-4-14b-q4_k_m"]) == 1
+    err = capsys.readouterr().err
+    assert "phi-4-14b-q4_k_m is a model, not a profile; download it with" in err, err
+    assert "models pull phi-4-14b-q4_k_m" in err and "profiles new phi-4-14b-q4_k_m" in err, err

@@ -271,7 +271,7 @@ def test_size_needs_a_workload_or_measure(capsys: pytest.CaptureFixture[str]) ->
     with pytest.raises(WorkstationError):
         from workstation.commands.size import run
 
-        run(type("A", (), {"workload": None, "measure": False, "top": 1})())
+        run(type("A", (), {"workload": None, "people": None, "measure": False, "top": 1})())
 
 
 def test_progress_bar_has_an_eta() -> None:
@@ -524,3 +524,66 @@ def test_a_quantized_kv_cache_on_a_cpu_is_not_timed_faster_than_f16() -> None:
     only_f16 = size(workload_from_dict({**data, "candidates": {**data["candidates"], "kv_types": ["f16"]}}, "<t>"),
                     candidate_machines(w, here))
     assert only_f16.kv_note() == ""
+
+
+def test_an_office_of_6_is_sized_without_writing_a_file(capsys: pytest.CaptureFixture[str]) -> None:
+    """'size office-6' said only "shipped ones are office-20", neither where they are nor how to
+    size an office of 6: --people N scales a workload (office-20 where none is named), and the
+    sentence names the folder, --people and the command to copy one."""
+    from workstation.core.workload import WORKLOADS_DIR
+
+    six = load_workload(None, people=6)
+    base = load_workload("office-20")
+    assert six.people == 6 and "6 people" in six.name and six.prompt_tokens == base.prompt_tokens
+    assert load_workload("office-20", people=6).people == 6
+    with pytest.raises(WorkloadError) as err:
+        load_workload("office-6")
+    said = str(err.value)
+    assert str(WORKLOADS_DIR) in said and "size --people 6" in said and "cp " in said and "office-20.yaml" in said
+    assert main(["size", "--people", "6", "--top", "1", "--json"]) in (0, 2)
+    assert json.loads(capsys.readouterr().out)["workload"]["people"] == 6
+    assert main(["size", "--people", "0"]) == 1
+    assert "--people must be 1 or more" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["size", "--help"])
+    assert "--people N" in capsys.readouterr().out
+
+
+def test_a_laptop_is_told_a_card_needs_a_desktop_pc_and_what_its_own_processor_does(tmp_path: Path) -> None:
+    """'size' on a laptop said "Buy a GeForce RTX 4060 (about $299)…", which cannot go into a
+    laptop: where a battery or DMI says laptop, the card is for a desktop PC (or an external GPU
+    box) and the laptop's own processor is said first; where it is not known, the card is said
+    to be for a desktop PC; a desktop keeps the plain advice."""
+    from workstation.core import calibration
+    from workstation.core.hardware import is_laptop
+    from workstation.core.sizing import candidate_machines, local_machines, size
+
+    sys_root = tmp_path / "sys"
+    assert is_laptop(sys_root) is None  # nothing to read: not known
+    mouse = sys_root / "class" / "power_supply" / "hidpp_battery_0"
+    mouse.mkdir(parents=True)
+    (mouse / "type").write_text("Battery\n")
+    (mouse / "scope").write_text("Device\n")  # a wireless mouse's battery: no laptop
+    dmi = sys_root / "class" / "dmi" / "id"
+    dmi.mkdir(parents=True)
+    (dmi / "chassis_type").write_text("3\n")
+    assert is_laptop(sys_root) is False
+    (dmi / "chassis_type").write_text("10\n")
+    assert is_laptop(sys_root) is True
+    (dmi / "chassis_type").write_text("1\n")
+    bat = sys_root / "class" / "power_supply" / "BAT0"
+    bat.mkdir()
+    (bat / "type").write_text("Battery\n")
+    assert is_laptop(sys_root) is True
+
+    w = load_workload("office-20")
+    speed, cal = calibration.this_machine()
+    local = local_machines(speed, [], 16 * 2**30, 16 * 2**30, 20.0)
+    said = {laptop: size(w, candidate_machines(w, local), cal, {}, laptop).headline() for laptop in (True, None, False)}
+    assert said[True].startswith("On this laptop's own processor, the closest is this machine's CPU: "), said[True]
+    assert "Buy a desktop PC with a GeForce " in said[True] and "a laptop cannot take a graphics card" in said[True]
+    assert "Buy a GeForce" not in said[True]
+    assert said[None].startswith("Buy a GeForce ") and ") for a desktop PC: run " in said[None], said[None]
+    assert said[False].startswith("Buy a GeForce ") and "desktop" not in said[False] and "laptop" not in said[False]
+    turkish = say(size(w, candidate_machines(w, local), cal, {}, True).headline_phrases(), Texts("tr").get)
+    assert "dizüstü" in turkish and "laptop" not in turkish and "desktop" not in turkish, turkish

@@ -2358,6 +2358,26 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
             await finds(typed, found)
 
 
+async def test_the_palette_finds_f4_by_fit_and_memory(profiles: Path) -> None:
+    """Ctrl+P "fit" found nothing, though F3 says "see whether it fits": "fit", "fits", "memory",
+    "would it fit" find F4's models (where each model's fit is said), and "sığar mı" in Turkish."""
+    from workstation.tui.palette import FoldedCommands
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+
+        async def first_found(typed: str) -> str:  # the palette's best match
+            hits = [hit async for hit in FoldedCommands(app.screen).search(typed)]
+            return str(max(hits, key=lambda hit: hit.score).match_display) if hits else ""
+
+        for typed in ("fit", "fits", "memory", "would it fit", "will it fit"):
+            assert (await first_found(typed)).startswith("Models (F4)"), typed
+        app.texts = Texts("tr")
+        for typed in ("sığar mı", "sigar mi", "sığar", "bellek"):
+            assert (await first_found(typed)).startswith("Modeller (F4)"), typed
+
+
 async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_colours(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Testers at 40x15 on the Linux console with NO_COLOR: F8's "Vazgeç (h" was cut and the

@@ -25,6 +25,7 @@ from workstation.commands import (
     stdout_gone,
 )
 from workstation.commands.parser import CommandParser, NeedsEveryCommand, line_texts
+from workstation.core import invocation
 from workstation.core.atomic import WRITE_ERRNOS, cannot_write
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import command, shell_word
@@ -177,6 +178,7 @@ def _not_read_as_utf8(argv: Sequence[str]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    invocation.TYPED[:] = argv  # (advice that says the same command with one word changed)
     _shown_as_it_can_be()
     args: argparse.Namespace | None = None
     json_run_begins()

@@ -25,9 +25,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Rank every candidate GPU (and this machine) x catalog model x quantization x "
         "K/V type x slots for a workload: fits or not, tokens/s per person and time to first token "
         "at the busy hour, documents per night, quality where eval measured it. WORKLOAD is a YAML "
-        "file or a shipped one by name (office-20).",
+        "file or a shipped one by name (office-20, in workstation/data/workloads/: copy it to make your "
+        "own); --people N sizes it for an office of N people.",
     )
     p.add_argument("workload", nargs="?", metavar="WORKLOAD", help="workload YAML, or a shipped name (office-20)")
+    p.add_argument("--people", type=int, metavar="N",
+                   help="the number of people in the office: the workload (office-20 where none is named) for N")
     p.add_argument("--json", action="store_true", help="print the ranking as JSON")
     p.add_argument("-o", "--output", metavar="REPORT.md",
                    help="write a Markdown report with PNG charts (in REPORT-charts/)")
@@ -58,13 +61,14 @@ def run(args: argparse.Namespace) -> int:
     from workstation.core.sizing import candidate_machines, local_machines, size
     from workstation.core.workload import load_workload
 
-    if args.workload is None and not args.measure:
-        raise WorkstationError("Give a workload (a YAML file or a shipped name such as office-20), or --measure.")
+    if args.workload is None and args.people is None and not args.measure:
+        raise WorkstationError("Give a workload (a YAML file or a shipped name such as office-20), the office's "
+                               f"number of people ('{cli('size --people 6')}'), or --measure.")
     if args.top is not None and args.top < 1:
         raise WorkstationError(f"--top must be 1 or more, not {args.top}.")
     if args.threads is not None and args.threads < 1:
         raise WorkstationError(f"--threads must be 1 or more, not {args.threads}.")
-    workload = load_workload(args.workload) if args.workload else None
+    workload = load_workload(args.workload, args.people) if args.workload or args.people is not None else None
     if args.measure:
         bar = ProgressBar()
         try:
@@ -82,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     report = hardware.report()
     local = local_machines(speed, report.gpus, report.memory.available, report.memory.total,
                            report.cpu_bandwidth_gbps)
-    result = size(workload, candidate_machines(workload, local), cal, memory_check.history_summary())
+    result = size(workload, candidate_machines(workload, local), cal, memory_check.history_summary(),
+                  hardware.is_laptop())
     if args.output is not None:
         from workstation.core.size_report import markdown_report
 

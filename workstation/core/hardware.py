@@ -395,6 +395,38 @@ def memory_info() -> MemoryInfo:
     return MemoryInfo(int(vm.total), int(vm.available), int(vm.total - vm.available), float(vm.percent))
 
 
+# SMBIOS chassis types (DMI's /sys/class/dmi/id/chassis_type): a laptop's, and a desktop's or a server's
+LAPTOP_CHASSIS = {8, 9, 10, 11, 14, 30, 31, 32}  # portable, laptop, notebook, hand held, sub notebook, tablet, convertible, detachable
+DESKTOP_CHASSIS = {3, 4, 5, 6, 7, 13, 15, 16, 17, 23, 24, 35, 36}  # desktop, tower, all in one, rack mount, mini PC…
+
+
+def is_laptop(sys_root: Path = Path("/sys")) -> bool | None:
+    """Whether this PC is a laptop: True where it has a battery of its own (``power_supply``'s
+    type Battery, not a wireless mouse's, whose scope is Device) or DMI calls its case a laptop's;
+    False where DMI calls it a desktop's or a server's; None where neither says (a virtual
+    machine, another system): a graphics card to buy is no advice for a laptop."""
+    supplies = sys_root / "class" / "power_supply"
+    with contextlib.suppress(OSError):
+        for supply in supplies.iterdir():
+            kind = _read_text(supply / "type")
+            if kind == "Battery" and _read_text(supply / "scope") != "Device":
+                return True
+    chassis = _read_text(sys_root / "class" / "dmi" / "id" / "chassis_type")
+    if chassis and chassis.isdigit():
+        if int(chassis) in LAPTOP_CHASSIS:
+            return True
+        if int(chassis) in DESKTOP_CHASSIS:
+            return False
+    return None
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+
+
 @dataclass
 class HardwareReport:
     cpu: CpuInfo

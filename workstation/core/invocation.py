@@ -42,6 +42,17 @@ def shell_word(text: str, readable: bool = False) -> str:
     return escaped
 
 
+TYPED: list[str] = []  # the words after the command, as main() was given them
+
+
+def typed_again(old: str, new: str) -> str | None:
+    """The command the person typed with the word ``old`` put as ``new`` (``fit -p MODEL`` ->
+    ``./run.sh fit -p PROFILE``), ready to paste; None where ``old`` was not one of its words."""
+    if old not in TYPED:
+        return None
+    return cli(" ".join(shell_word(new if word == old else word) for word in TYPED))
+
+
 def cli(rest: str = "") -> str:
     """``cli("models list")`` -> ``./run.sh models list`` (or whatever started us)."""
     return f"{command()} {rest}".rstrip()

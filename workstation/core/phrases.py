@@ -151,6 +151,15 @@ ENGLISH: dict[str, str] = {
     "headline.use": "Use {machine}",
     "headline.buy": "Buy a {machine}",
     "headline.buy_priced": "Buy a {machine} (about ${price})",
+    "headline.buy_for_desktop": "Buy a {machine} for a desktop PC",
+    "headline.buy_for_desktop_priced": "Buy a {machine} (about ${price}) for a desktop PC",
+    "headline.buy_desktop_laptop": ("Buy a desktop PC with a {machine} (a laptop cannot take a graphics card; "
+                                    "an external GPU box can)"),
+    "headline.buy_desktop_laptop_priced": ("Buy a desktop PC with a {machine} (about ${price} for the card; a laptop "
+                                           "cannot take a graphics card; an external GPU box can)"),
+    "headline.laptop_cpu": "On this laptop's own processor, the closest is {what} (misses: {misses}); {served}. ",
+    "headline.laptop_cpu_meets": "On this laptop's own processor, the closest is {what}; {served}. ",
+    "headline.laptop_nothing_fits": "On this laptop's own processor, no candidate model fits its memory. ",
     "headline.thinking_off": " with thinking off",
     "headline.slot": "{n} slot",
     "headline.slots": "{n} slots",
@@ -513,6 +522,10 @@ ENGLISH: dict[str, str] = {
     # how to run a model just added, pulled or quantized (-p takes profiles: profile_lookup.how_to_make_one)
     "model.how_to_use": ("to use it, run {command}: it makes a profile for it (or names the one that runs it) and "
                          "says the command that chats with it; the app's model list, F4, does the same with U"),
+    # -p naming a catalog model that is not downloaded (profile_lookup._catalog_model_how)
+    "model.run_by_profile": "the profile {profile} runs it: {command}",
+    "model.run_by_profiles": "the profiles {profiles} run it: {command}",
+    "model.pull_first": "download it with {pull}, then {new} makes a profile that runs it",
     # a profile's model file (installed_models.missing_model_error)
     "model.not_downloaded": "The model {name} is not downloaded yet; run '{command}'{size}.",
     "model.about_gb": " (about {size})",

@@ -30,7 +30,7 @@ from workstation.core.llama_allocation import (
 from workstation.core.memory_plan import DevicePlan, MemoryPlan
 from workstation.core.model_info import ModelInfo
 from workstation.core.model_shapes import active_params
-from workstation.core.phrases import Phrase, say
+from workstation.core.phrases import Phrase, rounded_words, say
 from workstation.core.ram_room import (
     RAM_RESERVE_BYTES,
     address_space_limited,
@@ -252,9 +252,9 @@ def plan(
     # partly from the CPU's caches ran faster (234 tok/s measured against "at most 222")
     if tps and basis:
         how = " and ".join(basis)
-        speed_note = f"about {tps:.0f} tokens/s (an estimate from {how}; {cli('bench -p PROFILE')} measures it)"
+        speed_note = f"about {rounded_words(tps)} tokens/s (an estimate from {how}; {cli('bench -p PROFILE')} measures it)"
     elif tps:
-        speed_note = (f"about {tps:.0f} tokens/s (an estimate: {human_bytes(bytes_tok)} read per token at the memory "
+        speed_note = (f"about {rounded_words(tps)} tokens/s (an estimate: {human_bytes(bytes_tok)} read per token at the memory "
                       f"speed assumed for this machine; {cli('bench -p PROFILE')} measures it)")
     else:
         speed_note = "no speed estimate"

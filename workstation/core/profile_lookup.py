@@ -76,6 +76,21 @@ def how_to_use(model: str) -> Phrase:
     return "model.how_to_use", {"command": cli("profiles new " + shell_word(model))}
 
 
+def _catalog_model_how(model: str) -> Phrase:
+    """For ``-p`` naming a catalog model rather than a profile: the profile that runs it and the
+    command as typed with that profile ("fit -p llama-3.1-8b-instruct-q4_k_m" said only "There is
+    no profile named"), or how to download it and make one."""
+    from workstation.core.invocation import cli, shell_word, typed_again
+
+    runs = [p.key for p in list_profiles() if isinstance(p, Profile) and p.backend == "llama" and p.model == model]
+    if runs:
+        again = typed_again(model, runs[0]) or f"-p {shell_word(runs[0])}"
+        key = "model.run_by_profile" if len(runs) == 1 else "model.run_by_profiles"
+        return key, {"profile": runs[0], "profiles": ", ".join(runs), "command": again}
+    return "model.pull_first", {"pull": cli("models pull " + shell_word(model)),
+                                "new": cli("profiles new " + shell_word(model))}
+
+
 def load_profile(ref: str | None) -> Profile:
     """A profile by name (a file in profiles/ or a profile's ``name``), by path to YAML, or by
     path to a model file (.gguf: the defaults a new profile for it gets). A name longer than any
@@ -120,10 +135,12 @@ def _looked_up(ref: str | None) -> Profile:
             continue
         if prof.name == ref:
             return prof
-    from workstation.core.catalog import resolve_model_path
+    from workstation.core.catalog import catalog_entry, resolve_model_path
 
     if resolve_model_path(ref).is_file():  # a model's name (a copy just quantized, say): how to run it
         raise ProfileError(said=[("profile.is_a_model", {"ref": ref, "how": how_to_use(ref)})])
+    if catalog_entry(ref) is not None:  # a catalog model not downloaded: the profile that runs it, or how to get it
+        raise ProfileError(said=[("profile.is_a_model", {"ref": ref, "how": _catalog_model_how(ref)})])
     if as_path.is_file():  # a file there (-p README.md)
         return _file_given(as_path)
     _refused_own_profiles()

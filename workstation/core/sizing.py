@@ -374,6 +374,7 @@ class SizingResult:
     calibration: dict[str, Any]
     memory_history: dict[str, Any]
     skipped_models: list[str]
+    laptop: bool | None = False  # this PC is a laptop (hardware.is_laptop); None: not known; False: not one
     _machines: list[Machine] = field(default_factory=list)  # for "what if" re-evaluation
     _infos: dict[str, tuple[ModelInfo, bool]] = field(default_factory=dict)
 
@@ -404,15 +405,41 @@ class SizingResult:
         if b is None:
             return self.nothing_fits()
         where: Phrase = ("headline.here_cpu", {}) if b.here and b.machine_kind == "cpu" else (
-            ("headline.use", {"machine": b.machine}) if b.here else
-            ("headline.buy_priced", {"machine": b.machine, "price": f"{b.price_usd:,.0f}"}) if b.price_usd else
-            ("headline.buy", {"machine": b.machine}))
-        return [("headline.best", {
+            ("headline.use", {"machine": b.machine}) if b.here else self.buy_card(b))
+        return [*self.laptop_cpu(), ("headline.best", {
             "where": where, "model": model_family(b.model), "quant": b.quant, "kv": b.kv_type,
             "thinking": ("headline.thinking_off", {}) if thinks_first(b.model) else "",
             "slots": _slots(b.slots), "tps": f"{b.tps_per_person:.0f}",
             "who": ("headline.one_person", {}) if w.people == 1 else ("headline.everyone", {"people": f"{w.people:,}"}),
             "ttft": _secs(b.ttft_s), "docs": f"{b.docs_per_night:,}"}), *self.get_it(b)]
+
+    def buy_card(self, b: SizingOption) -> Phrase:
+        """Buying ``b``'s card: it goes into a desktop PC, said so where this PC is a laptop or
+        may be one ("Buy a GeForce RTX 4060" was advised on a laptop, which cannot take it)."""
+        price = {"machine": b.machine, "price": f"{b.price_usd:,.0f}"}
+        if self.laptop:
+            return ("headline.buy_desktop_laptop_priced", price) if b.price_usd else \
+                ("headline.buy_desktop_laptop", price)
+        if self.laptop is None:
+            return ("headline.buy_for_desktop_priced", price) if b.price_usd else ("headline.buy_for_desktop", price)
+        return ("headline.buy_priced", price) if b.price_usd else ("headline.buy", price)
+
+    def laptop_cpu(self) -> list[Phrase]:
+        """On a laptop, what its own processor does, said before a card to buy: the closest
+        option on it, and how many people it would serve ([] where the best is this PC's own,
+        or none fits it)."""
+        b = self.best
+        if not self.laptop or (b is not None and b.here):
+            return []
+        here = sorted((o for o in self.options if o.here and o.machine_kind == "cpu" and o.fits), key=closeness_key)
+        if not here:
+            return [("headline.laptop_nothing_fits", {})]
+        c = here[0]
+        people = self.people_served(c)
+        served: Phrase = ("headline.would_serve", {"people": _people(people)}) if people else ("headline.misses_one", {})
+        misses = [part for i, m in enumerate(c.miss_phrases) for part in ([("miss.and", {})] if i else []) + [m]]
+        return [("headline.laptop_cpu" if misses else "headline.laptop_cpu_meets",
+                 {"what": c.summary_phrase(), "misses": misses, "served": served})]
 
     def get_it(self, option: SizingOption) -> list[Phrase]:
         """How to get ``option``'s model file: pulled from the catalog where it has that
@@ -509,8 +536,9 @@ class SizingResult:
 
 
 def size(workload: Workload, machines: list[Machine], calibration: dict[str, Any] | None = None,
-         memory_history: dict[str, Any] | None = None) -> SizingResult:
-    """Every option for ``workload`` on ``machines``, ranked."""
+         memory_history: dict[str, Any] | None = None, laptop: bool | None = False) -> SizingResult:
+    """Every option for ``workload`` on ``machines``, ranked; ``laptop``: whether this PC is a
+    laptop (``hardware.is_laptop``: None, not known), for the advice to buy a card."""
     c = workload.candidates
     quality = measured_quality(workload.quality.tasks)
     best_quality = max(quality.values()) if quality else None
@@ -531,7 +559,7 @@ def size(workload: Workload, machines: list[Machine], calibration: dict[str, Any
                         options.append(evaluate(m, name, info, on_disk, quant, kv, slots, workload,
                                                 quality, best_quality))
     options.sort(key=rank_key)
-    result = SizingResult(workload, options, calibration or {}, memory_history or {}, skipped)
+    result = SizingResult(workload, options, calibration or {}, memory_history or {}, skipped, laptop)
     result._machines = machines
     result._infos = infos
     return result

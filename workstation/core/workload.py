@@ -11,6 +11,7 @@ allowed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,15 +164,43 @@ def shipped_workloads() -> list[Path]:
     return sorted(WORKLOADS_DIR.glob("*.yaml"))
 
 
-def load_workload(ref: str) -> Workload:
-    """A workload from a YAML path, or a shipped one by name (``office-20``)."""
+DEFAULT_WORKLOAD = "office-20"  # what ``size --people N`` scales when no workload is named
+
+
+def load_workload(ref: str | None, people: int | None = None) -> Workload:
+    """A workload from a YAML path, or a shipped one by name (``office-20``); ``people``: the
+    same workload for that many people (``size --people 6``: an office of 6 had to write a file),
+    the shipped ``office-20`` where ``ref`` is None."""
+    if people is not None and people < 1:
+        raise WorkloadError(f"--people must be 1 or more, not {people}.")
+    ref = ref or DEFAULT_WORKLOAD
     path = Path(ref)
     if not path.exists() and not ref.endswith((".yaml", ".yml")):
         shipped = WORKLOADS_DIR / f"{ref}.yaml"
         if shipped.exists():
             path = shipped
         else:
-            names = ", ".join(p.stem for p in shipped_workloads())
-            raise WorkloadError(f"No workload file or shipped workload named '{ref}'; shipped ones are {names}.")
+            raise WorkloadError(_no_such_workload(ref))
     data = read_settings_file(path, "Workload file", WorkloadError, "a workload is a few lines")
-    return workload_from_dict(data, str(path))
+    w = workload_from_dict(data, str(path))
+    if people is None or people == w.people:
+        return w
+    scaled = w.with_people(people)
+    scaled.name = f"{w.name}, scaled to {people} {'person' if people == 1 else 'people'}"
+    return scaled
+
+
+def _no_such_workload(ref: str) -> str:
+    """The sentence for a workload name that is neither a file nor shipped: where the shipped
+    ones are, ``--people N`` for another office's size, and how to copy one to edit ("size
+    office-6" named neither)."""
+    from workstation.core.invocation import cli, shell_word
+
+    names = ", ".join(p.stem for p in shipped_workloads())
+    counted = re.fullmatch(r"\D*?(\d+)\D*", Path(ref).name)
+    n = counted.group(1) if counted and 0 < int(counted.group(1)) <= 100_000 else "N"
+    base = WORKLOADS_DIR / f"{DEFAULT_WORKLOAD}.yaml"
+    return (f"No workload file or shipped workload named '{ref}'; shipped ones are {names} (in {WORKLOADS_DIR}). "
+            f"For an office of another size, give the number of people: '{cli(f'size --people {n}')}'; "
+            f"for other chats, documents or targets, copy one and edit it: "
+            f"'cp {shell_word(str(base))} my-office.yaml', then '{cli('size my-office.yaml')}'.")

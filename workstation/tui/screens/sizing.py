@@ -40,7 +40,8 @@ def size_here(workload_ref: str) -> SizingResult:
     speed, cal = calibration.this_machine()
     r = hardware.report()
     local = local_machines(speed, r.gpus, r.memory.available, r.memory.total, r.cpu_bandwidth_gbps)
-    return size(workload, candidate_machines(workload, local), cal, memory_check.history_summary())
+    return size(workload, candidate_machines(workload, local), cal, memory_check.history_summary(),
+                hardware.is_laptop())
 
 
 def _ticks(lo: float, hi: float, n: int = 5, whole: bool = False) -> list[float]:
