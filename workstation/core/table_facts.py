@@ -789,22 +789,21 @@ def where_phrase(item: dict[str, Any]) -> Phrase:
         if conditions:
             conditions.append(("facts.where_and", {}))
         name = _plain_name(str(c.get("name", "")), str(c.get("letter", "")))
-        if isinstance(c.get("is"), list):
-            said: list[Phrase] = [p for i, v in enumerate(c["is"])
-                                  for p in ([("facts.or", {})] if i else []) + [("facts.value", {"text": str(v)})]]
-            conditions.append(("facts.where_is", {"name": name, "values": said}))
+        if isinstance(c.get("is"), list) and c["is"]:
+            more: list[Phrase] = [("facts.or_value", {"text": str(v)}) for v in c["is"][1:]]
+            conditions.append(("facts.where_is", {"name": name, "text": str(c["is"][0]), "more": more}))
         elif c.get("op") in _OPS:
             conditions.append((f"facts.where_{c['op']}", {"name": name, "a": str(c.get("a", "")),
                                                           "b": str(c.get("b", ""))}))
     listed = item.get("listed") or []
-    shown: list[Phrase] = [("facts.listed", {"names": ", ".join(map(str, listed))})] if listed else []
+    shown = f" ({', '.join(map(str, listed))})" if listed else ""  # (the first cells, as the table writes them)
     figures: list[Phrase] = [p for f in item.get("figures") or [] if isinstance(f, dict) and f.get("what") in _FIGURES
                              for p in (("facts.and", {}), (f"facts.figure_{f['what']}", {"figure": str(f.get("figure", ""))}))]
     rows = str(item.get("rows", ""))
     if not item.get("name"):
-        return ("facts.counted_where_rows", {"n": rows, "conditions": conditions, "listed": shown})
+        return ("facts.counted_where_rows", {"n": rows, "conditions": conditions, "names": shown})
     return ("facts.counted_where", {"name": _plain_name(str(item["name"]), str(item.get("letter", ""))), "n": rows,
-                                    "conditions": conditions, "listed": shown, "figures": figures})
+                                    "conditions": conditions, "names": shown, "figures": figures})
 
 
 _FIGURES = ("total", "average", "largest", "smallest")
