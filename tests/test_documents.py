@@ -1040,9 +1040,10 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     assert say(counted_phrases(counted_answer("largest in column b, and how many rows?", amounts))) == (
         "Counted by the program: amounts.csv: 3 rows, Amount (column B), all 3 rows: largest 250,000")
     assert counted_answer("What does this list mean?", amounts) == []
-    # what was counted is said (all the rows), and a question with a condition the program does not
-    # apply (a value of the table: "for Ink", "from Ankara", "Ankara'dan") gets no line: the figures
-    # of all rows answer another question; the figures as the file writes them (0.80, 65.00, not 0.8, 65)
+    # what was counted is said (all the rows), and a question with a condition (a value of the table:
+    # "for Ink", "from Ankara", "Ankara'dan") has it counted on those rows (the figures of all rows
+    # answer another question); one the program cannot apply ("except Ankara") gets no line; the
+    # figures as the file writes them (0.80, 65.00, not 0.8, 65)
     supplies = tmp_path / "supplies.csv"
     supplies.write_text("Item,City,Price\nPens,Ankara,0.80\nPaper,İzmir,12.50\nInk,Ankara,65.00\n"
                         "Tape,Bursa,1.20\nClips,İzmir,0.15\n", encoding="utf-8")
@@ -1050,8 +1051,14 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     assert say(counted_phrases(counted_answer("smallest and largest price?", stock))) == (
         "Counted by the program: Price (column C), all 5 rows: largest 65.00, smallest 0.15")
     assert facts_text(stock[0])[3] == "- Price (column C): numbers; total 79.65, smallest 0.15, largest 65.00, average 15.93."
-    assert [counted_answer(q, stock) for q in ("What is the total price for Ink?", "How many customers are from Ankara?",
-                                               "Ankara'dan kaç satır var?", "İzmirde toplam fiyat?")] == [[]] * 4
+    assert [say(counted_phrases(counted_answer(q, stock))) for q in (
+        "What is the total price for Ink?", "How many customers are from Ankara?", "Ankara'dan kaç satır var?")] == [
+        "Counted by the program: Price where Item is Ink: 1 row (Ink), total 65.00",
+        "Counted by the program: 2 rows where City is Ankara (Pens, Ink)",
+        "Counted by the program: 2 rows where City is Ankara (Pens, Ink)"]
+    assert say(counted_phrases(counted_answer("İzmirde toplam fiyat?", stock)), Texts("tr").get) == (
+        "Programın hesabı: City değeri İzmir olan satırlarda Price: 2 satır (Paper, Clips), toplam 12,65")
+    assert counted_answer("Total price except Ankara?", stock) == []
     assert counted_answer("How many rows are there?", stock)[0]["rows"] == "5"
     signs = tmp_path / "signs.csv"  # a minus before the currency sign, in parentheses after it, U+2212; Turkish %12
     signs.write_text('Item,Amount,Share\na,"-$1,200.50",%12\nb,$(300),%8\nc,\u2212100,%10\n', encoding="utf-8")
@@ -1151,6 +1158,74 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     assert [i["figure"] for i in counted_answer("Cost toplamı?", quote.facts)] == ["1,235.5"]
     assert [i["figure"] for i in counted_answer("total of table 2?", read_document(odp).facts)] == ["1,235.5"]
     assert [i["figure"] for i in counted_answer("What is the total?", amounts)] == ["266,200"]
+
+
+INVOICES = ("Invoice,Client,Amount,Status\nINV-101,Acme,450.00,paid\nINV-102,Birch,2380.50,unpaid\n"
+            "INV-103,Cedar,1200.00,paid\nINV-104,Acme,3200.00,unpaid\nINV-105,Delta,780.25,unpaid\n")
+
+
+def test_a_question_with_a_condition_has_its_rows_counted(tmp_path: Path) -> None:
+    """"Which unpaid invoices are over 1,000 EUR, and what is their total?": the default model
+    said "514 invoices, $30 million", and the program said nothing (its facts were of all rows).
+    The rows a question names (a value of a text column, a threshold on a column of numbers, both)
+    are counted by the program, in English and Turkish, read as the table writes its numbers; a
+    condition it cannot apply gets nothing, never a figure of other rows."""
+    from workstation.core.phrases import say
+    from workstation.core.summary_chunks import with_counted, with_facts, without_counted
+    from workstation.core.table_facts import counted_answer, counted_phrases, facts_record
+    from workstation.tui.i18n import Texts
+
+    invoices = tmp_path / "invoices.csv"
+    invoices.write_text(INVOICES, encoding="utf-8")
+    facts = read_document(invoices).facts
+
+    def line(question: str, lang: str = "en", tables: list | None = None) -> str:
+        return say(counted_phrases(counted_answer(question, tables or facts)), Texts(lang).get)
+
+    question = "Which unpaid invoices are over 1,000 EUR, and what is their total?"
+    assert line(question) == ("Counted by the program: Amount where Status is unpaid and Amount over 1,000: "
+                              "2 rows (INV-102, INV-104), total 5,580.50")
+    # a value only, a threshold only (its other words: "more than", "at least", "between")
+    assert line("How many invoices does Acme have?") == "Counted by the program: 2 rows where Client is Acme (INV-101, INV-104)"
+    assert line("What is the average of the invoices under 1,000?") == (
+        "Counted by the program: Amount where Amount under 1,000: 2 rows (INV-101, INV-105), average 615.13")  # (615.125 rounded half up, as people round)
+    assert line("total of invoices between 500 and 2,500?") == (
+        "Counted by the program: Amount where Amount between 500 and 2,500: 3 rows (INV-102, INV-103, INV-105), "
+        "total 4,360.75")
+    assert line("Which invoices are at least 1,200 and paid?") == (
+        "Counted by the program: 1 row where Status is paid and Amount at least 1,200 (INV-103)")
+    # matching nothing: none said; a threshold no row meets: 0 rows, no figure
+    assert line("total of unpaid invoices over 100,000?") == (
+        "Counted by the program: 0 rows where Status is unpaid and Amount over 100,000")
+    # what the program cannot apply: nothing (not the figures of all rows)
+    for cannot in ("Total of invoices not paid?", "Which clients have more than 1 invoice?", "total over 1,00,0?",
+                   "Total of the unpaid ones except Acme?"):
+        assert counted_answer(cannot, facts) == [], cannot
+    # in Turkish, of a table written with decimal commas (a Turkish Excel's ; CSV)
+    faturalar = tmp_path / "faturalar.csv"
+    faturalar.write_text("Fatura;Müşteri;Tutar;Durum\nF-1;Acar;450,00;ödendi\nF-2;Bilgin;2.380,50;ödenmedi\n"
+                         "F-3;Cengiz;1.200,00;ödendi\nF-4;Acar;3.200,00;ödenmedi\nF-5;Demir;780,25;ödenmedi\n",
+                         encoding="utf-8")
+    turkish = read_document(faturalar).facts
+    assert line("Ödenmedi durumundaki, tutarı 1.000'den fazla olan faturaların toplamı nedir?", "tr", turkish) == (
+        "Programın hesabı: Durum değeri ödenmedi ve Tutar 1.000 üzeri olan satırlarda Tutar: 2 satır (F-2, F-4), "
+        "toplam 5.580,50")
+    assert line("1000 üzeri kaç fatura var?", "tr", turkish) == (
+        "Programın hesabı: Tutar 1.000 üzeri olan 3 satır (F-2, F-3, F-4)")
+    assert line("500'den az olanların toplamı?", "tr", turkish) == (
+        "Programın hesabı: Tutar 500 altı olan satırlarda Tutar: 1 satır (F-1), toplam 450,00")
+    # given to the model beside the facts, as the table writes its figures; not kept in the document put back
+    text = with_facts(read_document(faturalar), all_rows=True).text
+    asked = with_counted(text, turkish, counted_answer("ödenmedi olanlar 1.000'den fazla toplam?", turkish))
+    said = ("- For this question, the program counted: Tutar where Durum is ödenmedi and Tutar over 1.000: "
+            "2 rows (F-2, F-4), total 5.580,50.")
+    assert asked.split("\n")[5:8] == ["- Durum (column D): text, 2 different values; most common: ödenmedi (3), ödendi (2).",
+                                      said, ""]
+    assert without_counted(asked) == text and with_counted(asked, turkish, []) == text
+    # kept as JSON (F6's summaries): no rows in it
+    import json
+
+    assert "cells" not in json.loads(json.dumps(facts_record(facts[0]))) and len(facts[0].cells) == 5
 
 
 def test_a_web_pages_table_has_its_facts_counted_as_a_word_documents(tmp_path: Path) -> None:

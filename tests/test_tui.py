@@ -2539,6 +2539,61 @@ async def test_up_after_a_restart_counts_the_documents_table_again(profiles: Pat
         assert str(figures.render()).endswith("\nCounted by the program: Revenue (column B), all 3 rows: total 7,855")
 
 
+async def test_a_question_with_a_condition_on_an_attached_table_has_its_rows_counted(
+        profiles: Path, tmp_path: Path) -> None:
+    """"Which unpaid invoices are over 1,000 EUR, and what is their total?" of an attached invoice
+    table (a CSV, and a Word document's table): the model invented "514 invoices, $30 million" and
+    nothing was counted under its reply. The program's count of those rows is under the reply, kept
+    with it, and given to the model beside the table's facts; Up puts the document back as it was."""
+    import docx
+    from textual.widgets import Input
+
+    from workstation.tui import integrations
+    from workstation.tui.messages import DocumentRead
+
+    invoices = tmp_path / "invoices.csv"
+    invoices.write_text("Invoice,Client,Amount,Status\nINV-101,Acme,450.00,paid\nINV-102,Birch,2380.50,unpaid\n"
+                        "INV-103,Cedar,1200.00,paid\nINV-104,Acme,3200.00,unpaid\nINV-105,Delta,780.25,unpaid\n",
+                        encoding="utf-8")
+    letter = docx.Document()
+    letter.add_paragraph("Open invoices of March.")
+    table = letter.add_table(rows=6, cols=4)
+    for r, row in enumerate([line.split(",") for line in invoices.read_text(encoding="utf-8").split()]):
+        for c, text in enumerate(row):
+            table.cell(r, c).text = text
+    letter.save(tmp_path / "invoices.docx")
+    said = ("Counted by the program: Amount where Status is unpaid and Amount over 1,000: 2 rows (INV-102, INV-104), "
+            "total 5,580.50")
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        for n, path in enumerate([invoices, tmp_path / "invoices.docx"], 1):
+            app.post_message(DocumentRead(str(path), *integrations.read_document_text(path)))
+            await until(pilot, lambda path=path: app.pending_document is not None and app.pending_document[0] == path)
+            attached = app.pending_document[1]
+            await _send(pilot, app, "Which unpaid invoices in the table are over 1,000 EUR, and what is their total?")
+            await until(pilot, lambda n=n: not app.generating and app.conversation_id is not None
+                        and len(app.store.messages(app.conversation_id)) == 2 * n
+                        and app.store.messages(app.conversation_id)[-1].metrics is not None)
+            assert str(_views(app)[-1].query_one(".metrics").render()).endswith("\n" + said)
+            messages = app.store.messages(app.conversation_id)
+            assert messages[-1].metrics["counted"][0]["rows"] == "2"  # (kept with the reply, for F7's export too)
+            assert ("\n- For this question, the program counted: Amount where Status is unpaid and Amount over 1,000: "
+                    "2 rows (INV-102, INV-104), total 5,580.50.\n") in messages[-2].content  # (given to the model)
+            app.chat_screen.query_one("#prompt", Input).focus()
+            await pilot.press("up")  # the document put back as it was attached, its facts known: counted again
+            await until(pilot, lambda: app.pending_document is not None)
+            assert app.pending_document == (path, attached)
+            app.chat_screen.clear_input()
+            app._editing = None
+            app._attach_document(None)
+        await pilot.press("f9")  # (in the UI's language)
+        await until(pilot, lambda: app.texts.lang == "tr")
+        assert str(_views(app)[-1].query_one(".metrics").render()).endswith(
+            "\nProgramın hesabı: Status değeri unpaid ve Amount 1.000 üzeri olan satırlarda Amount: 2 satır "
+            "(INV-102, INV-104), toplam 5.580,50")
+
+
 async def test_a_document_whose_measuring_fails_says_why_and_f6_asks_all_the_same(
         profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:
     """A desk PC's office server gone between the load and the attach: the document could not be

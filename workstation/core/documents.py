@@ -27,7 +27,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import closest_name
 from workstation.core.phrases import Phrase, say
-from workstation.core.table_facts import SheetFacts, table_facts
+from workstation.core.table_facts import MAX_CELLS, SheetFacts, table_facts
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst", ".csv", ".tsv")  # (a spreadsheet saved as text: summarize read it, batch left it alone)
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -87,7 +87,7 @@ class Limits:
     max_zip_members: int = 5000
     timeout_s: float = 120.0  # wall clock for extracting the text
     max_memory_bytes: int = 2 * 2**30  # address space the isolated reader (isolate=True) may add to its own
-    max_cells: int = 100_000  # a workbook's filled cells read (shared among its sheets; the rest said to be left out)
+    max_cells: int = MAX_CELLS  # a workbook's filled cells read (shared among its sheets; the rest said to be left out)
 
 
 DEFAULT_LIMITS = Limits()

@@ -768,6 +768,20 @@ ENGLISH: dict[str, str] = {
     "facts.figure_average": "average {figure}",
     "facts.figure_largest": "largest {figure}",
     "facts.figure_smallest": "smallest {figure}",
+    # the rows a question named, counted (counted_answer: "unpaid invoices over 1,000"), under the reply and for the model
+    "facts.counted_where": "{name} where {conditions}: {n:|row|rows}{names}{figures}",  # (names: " (INV-102, INV-104)")
+    "facts.counted_where_rows": "{n:|row|rows} where {conditions}{names}",
+    "facts.where_is": "{name} is {text}{more}",
+    "facts.where_over": "{name} over {a}",
+    "facts.where_under": "{name} under {a}",
+    "facts.where_least": "{name} at least {a}",
+    "facts.where_most": "{name} at most {a}",
+    "facts.where_between": "{name} between {a} and {b}",
+    "facts.where_and": " and ",
+    "facts.or_value": " or {text}",
+    "facts.letter": "column {letter}",
+    "facts.then": "; ",
+    "facts.for_question": "- For this question, the program counted: {item}.",
     # the rows of a long sheet left out of a summary's input (summary_chunks.with_facts), and the summary's heading over the facts
     "facts.rows_left_out": "[Rows {a} to {b} of this table are left out here; the figures above were counted from every row.]",
     "summary.facts": "Facts counted from the rows (by the program, not the model)",

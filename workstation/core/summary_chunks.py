@@ -113,6 +113,39 @@ def with_facts(document: Document, all_rows: bool = False) -> Document:
     return dataclasses.replace(document, text="".join(parts), sections=sections)
 
 
+def with_counted(text: str, tables: list[SheetFacts], items: list[dict[str, Any]]) -> str:
+    """``text`` (a document as ``with_facts`` gave it) with the counts of the rows a question named
+    (``counted_answer``'s "where" items: "unpaid invoices over 1,000") after their table's facts,
+    for the model: given the facts of all rows only, it took their total for the unpaid ones'.
+    Those of an earlier question (a message put back by Up) go (``without_counted``)."""
+    from workstation.core.table_facts import question_lines
+
+    lines = without_counted(text).split("\n")
+    for facts in tables:
+        said = question_lines(facts, items)
+        inside, head = False, None  # (in a block of facts: from its label to the blank line after it)
+        for i, line in enumerate(lines if said else []):
+            inside = line == FACTS_LABEL or inside and line != ""
+            if inside and line.startswith(f"{facts.title}: "):
+                head = i
+                break
+        if head is None:
+            continue
+        end = head + 1
+        while end < len(lines) and lines[end].startswith("- "):  # (its columns' lines)
+            end += 1
+        lines[end:end] = said
+    return "\n".join(lines)
+
+
+def without_counted(text: str) -> str:
+    """``text`` without the lines ``with_counted`` put in it: the document as it was attached."""
+    mark = say([("facts.for_question", {"item": "\0"})]).partition("\0")[0]
+    if mark not in text:
+        return text
+    return "\n".join(line for line in text.split("\n") if not line.startswith(mark))
+
+
 def facts_length(text: str) -> int:
     """The characters of the facts ``with_facts`` put in ``text`` (each block: its label, its lines,
     the blank line after): a document's own size is its text's less these (a CSV of 80 bytes was

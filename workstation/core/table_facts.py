@@ -13,7 +13,7 @@ import itertools
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from workstation.core.phrases import Lookup, Phrase, say
@@ -60,9 +60,17 @@ class ColumnFacts:
     # text: its values (casefolded, of 3 letters or more, up to MAX_VALUES), by which a question's
     # condition is known ("total revenue for March": a value of Month; ``counted_answer``)
     values: frozenset[str] = frozenset()
+    at: int = 0  # its place in each of ``SheetFacts.cells``' rows
+    comma: bool = False  # its numbers are written with a decimal comma (``_column_reading``): its cells read so
 
 
 MAX_VALUES = 5000
+# the cells of a table kept with its facts, to count the rows a question names (``counted_answer``):
+# a workbook's whole limit (``Limits.max_cells``). Each cell is the reader's own string, kept alive
+# (about 60 bytes for a cell of 10 letters) with an 8-byte place in its row's list: some 7 MB at
+# most for a table this big; a larger one (a CSV of millions of cells) keeps none, and a question
+# with a condition about it gets no counted line
+MAX_CELLS = 100_000
 
 
 @dataclass
@@ -81,6 +89,9 @@ class SheetFacts:
     # a table among a text's paragraphs (a Word document's, a slide's), not a sheet or CSV file of its
     # own: a question about the text is about its table only where it names the table or a column
     among_text: bool = False
+    # its rows (under the header row, the total rows left out), each its cells as read: what a
+    # question's condition is counted on ("unpaid invoices over 1,000"); [] above MAX_CELLS cells
+    cells: list[list[str]] = field(default_factory=list, repr=False)
 
 
 def _number(text: str, comma: bool = False) -> Decimal | None:
@@ -237,6 +248,17 @@ def _figure(value: Decimal, places: int | None = None) -> str:
     return f"{value.normalize():,f}"
 
 
+def _figures(values: list[Decimal], kind: str, places: int | None) -> tuple[str, str, str, str]:
+    """The total (of numbers, not percentages: '' for those), smallest, largest and average of
+    ``values`` (not empty), as the facts write them (``places``: the column's decimals)."""
+    total = sum(values, Decimal(0))
+    unit = "%" if kind == "percents" else ""
+    average = total / len(values)
+    return (_figure(total, places) if kind == "numbers" else "", _figure(min(values), places) + unit,
+            _figure(max(values), places) + unit,
+            _average(average, places) + unit)
+
+
 def _line(text: str) -> str:
     """A cell's text on one line (a CSV's quoted cell may hold line breaks: a fact a line each)."""
     return " ".join(text.split())
@@ -262,13 +284,8 @@ def _column(name: str, cells: list[str], comma: bool, guessed: bool = False) -> 
     col = ColumnFacts(name, kind, len(filled), len(filled) - n)
     if kind in ("numbers", "percents"):
         values = [v for k, v in read if k == kind and isinstance(v, Decimal)]
-        total = sum(values, Decimal(0))
         unit = "%" if kind == "percents" else ""
-        places = _places(values)
-        col.total = _figure(total, places) if kind == "numbers" else ""
-        col.smallest, col.largest = _figure(min(values), places) + unit, _figure(max(values), places) + unit
-        average = total / len(values)
-        col.average = _average(average, places) + unit
+        col.total, col.smallest, col.largest, col.average = _figures(values, kind, _places(values))
         if guessed:  # (the first cell that read two ways, as written and as read)
             shown = next(c for c in filled if _two_ways(c)[2])
             as_read, other = (_read(shown, mark)[1] for mark in (comma, not comma))
@@ -336,7 +353,7 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
         letter = _column_name(first_column + i) if first_column else ""
         name = first[i] if header and i < len(first) and first[i] else letter or _column_name(i + 1)
         col = _column(name, cells(data, i), *readings[i])
-        col.letter = letter
+        col.letter, col.at, col.comma = letter, i, readings[i][0]
         if col.kind == "empty":
             continue
         if col.kind in ("numbers", "percents"):
@@ -344,9 +361,10 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
         shown += 1
         if shown <= MAX_COLUMNS:
             columns.append(col)
+    kept = data if sum(map(len, data)) <= MAX_CELLS else []
     return SheetFacts(title, section, len(data), header, columns, max(0, shown - MAX_COLUMNS),
                       len(body) - len(data) - sum_row, cut, sum_row, above,
-                      2 * sum(commas) > len(commas) if commas else decimal_comma)
+                      2 * sum(commas) > len(commas) if commas else decimal_comma, cells=kept)
 
 
 def _title_rows(rows: list[list[str]], comma: bool) -> int:
@@ -420,7 +438,8 @@ def _average(average: Decimal, places: int | None) -> str:
         return str(average)
     if places is None and average == average.to_integral_value():
         return _figure(average)
-    return f"{average:,.{2 if places is None else places}f}"
+    # half up, as people and spreadsheets round (Decimal's own half-even wrote 615.12 of 615.125)
+    return f"{average.quantize(Decimal(1).scaleb(-(2 if places is None else places)), ROUND_HALF_UP):,}"
 
 
 def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
@@ -466,10 +485,11 @@ def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
 
 def facts_record(facts: SheetFacts) -> dict[str, Any]:
     """A table's facts as JSON keeps them (``summarize --json``, F6's last summary kept for the
-    next start): each column's ``values`` left out, the words a question's condition is known by,
+    next start): its rows (``cells``) and each column's ``values`` left out, the words a question's condition is known by,
     a set JSON cannot write (F6 closed the app with "Object of type frozenset is not JSON
     serializable" on the summary of any document with a table)."""
     data = asdict(facts)
+    data.pop("cells", None)  # (its rows: the document's, not a fact)
     for column in data["columns"]:
         column.pop("values", None)
     return data
@@ -510,7 +530,128 @@ _TABLE = re.compile(r"\btables?\b(?:\s+(\d+))?|(?:\b(\d+)\.\s*)?\btablo(?:\w*\s+
 MAX_COUNTED = 3  # figures said under a reply
 
 
-def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, str]]:
+# a question's figure (1,000; 1.000; €1.000,50; -200) and its unit (1,000 EUR, 1.000 TL, 10%)
+_FIGURE = r"(?:[$€£₺¥]\s?)?[-+\u2212]?\d(?:[\d.,]*\d)?"
+_UNIT = r"(?:\s?%|\s?[$€£₺¥]|\s?(?:eur|euros?|usd|dollars?|tl|lira|try|gbp|pounds?)\b)?"
+_A = rf"(?<![\w.,])(?P<a>{_FIGURE})(?P<unit>{_UNIT})"
+_B = rf"(?P<b>{_FIGURE})(?P<unit_b>{_UNIT})"
+_ENDING = r"(?:['’]?[a-zçğıöşü]{1,4})?"  # a Turkish case ending after it: 1.000'den, 1000'in, 500ün, TL'den
+# a threshold on a column of numbers a question sets, in English and Turkish (the inclusive and
+# two-sided ones first: "no less than 500" is no "less than 500"): over, under, least, most, between
+_THRESHOLDS: list[tuple[str, re.Pattern[str]]] = [
+    (op, re.compile(pattern.format(A=_A, B=_B, E=_ENDING), re.IGNORECASE)) for op, pattern in [
+        ("between", r"\bbetween\s+{A}\s+and\s+{B}"),
+        ("between", r"{A}{E}\s+(?:ile|ve|-)\s+{B}{E}\s+aras[ıi]\w*"),
+        ("least", r"\b(?:at\s+least|no\s+less\s+than|not\s+less\s+than|minimum\s+of)\s+{A}"),
+        ("least", r"(?:>=|≥)\s*{A}"),
+        ("least", r"{A}\s+(?:or|and)\s+(?:more|above|over|higher|greater)\b"),
+        ("least", r"\ben\s+az\s+{A}"),
+        ("least", r"{A}{E}\s+(?:ve|veya)\s+(?:üzeri|üstü|fazlası|yukarısı)"),
+        ("most", r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|up\s+to|maximum\s+of)\s+{A}"),
+        ("most", r"(?:<=|≤)\s*{A}"),
+        ("most", r"{A}\s+(?:or|and)\s+(?:less|fewer|below|under|lower)\b"),
+        ("most", r"\ben\s+(?:fazla|çok)\s+{A}"),
+        ("most", r"{A}{E}\s+(?:ve|veya)\s+(?:altı|aşağısı|azı)"),
+        ("over", r"\b(?:(?:more|greater|higher|larger|bigger)\s+than|over|above|exceed(?:s|ing)?|in\s+excess\s+of)\s+{A}"),
+        ("over", r">\s*{A}"),
+        ("over", r"{A}{E}\s+(?:fazla|büyük|yüksek|çok|üzeri|üstü|üzerinde|üstünde)\w*"),
+        ("under", r"\b(?:(?:less|lower|smaller|fewer)\s+than|under|below)\s+{A}"),
+        ("under", r"<\s*{A}"),
+        ("under", r"{A}{E}\s+(?:az|küçük|düşük|altı|altında)\w*"),
+    ]]
+# what "more than 3 …" may count that is no figure of a column: its rows, times, days ("clients with
+# more than 3 invoices" sets no threshold on an amount); a text column's name does so too
+_COUNTED_THINGS = frozenset({
+    "row", "rows", "time", "times", "item", "items", "entry", "entries", "record", "records", "line", "lines",
+    "people", "person", "day", "days", "week", "weeks", "month", "months", "year", "years",
+    "satır", "kez", "kere", "tane", "adet", "kayıt", "kişi", "gün", "hafta", "ay", "yıl"})
+# words that say a value is not wanted ("not paid", "except Ankara", "Ankara hariç"): a condition
+# the program does not apply
+_NOT_BEFORE = frozenset({"not", "non", "no", "except", "excluding", "without", "than", "besides", "but"})
+_NOT_AFTER = frozenset({"hariç", "haricinde", "harici", "dışında", "dışındaki", "olmayan", "olmayanlar", "değil"})
+# a question that asks for rows ("which unpaid invoices?", "hangi faturalar"), not a figure
+_WHICH = re.compile(r"\b(?:which|list|show)\b|\bhangi|\blistele|\bgöster", re.IGNORECASE)
+MAX_LISTED = 10  # the matching rows' first cells named ("INV-102, INV-104") up to so many
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A threshold a question sets on a column of numbers ("over 1,000", "500'den az")."""
+
+    column: ColumnFacts
+    op: str  # over | under | least | most | between
+    a: Decimal
+    b: Decimal = Decimal(0)  # between's upper end
+
+    def holds(self, value: Decimal) -> bool:
+        return {"over": value > self.a, "under": value < self.a, "least": value >= self.a,
+                "most": value <= self.a, "between": self.a <= value <= self.b}[self.op]
+
+
+def _asked_figure(text: str) -> Decimal | None:
+    """A figure as a question writes it, English or Turkish: one that reads only one way is so
+    (1,5 and 1.000,50; 1.5 and 1,000.50), and one that reads two ways (1.000, 1,000) has its
+    thousands marked, as an amount is written (``_column_reading``'s guess); None: no figure
+    (1,00,0)."""
+    t = text.replace(" ", "").replace("\u2212", "-")
+    as_dot, as_comma = _number(t), _number(t, True)
+    if as_dot is None or as_comma is None or as_dot == as_comma:
+        return as_comma if as_dot is None else as_dot
+    return as_comma if "." in t else as_dot
+
+
+def _threshold_spans(question: str) -> list[tuple[str, re.Match[str]]]:
+    """The thresholds ``question`` sets ("over 1,000", "between 500 and 800", "1.000'den fazla"),
+    each with where it is; none twice (the first pattern that reads a span has it)."""
+    found: list[tuple[str, re.Match[str]]] = []
+    for op, pattern in _THRESHOLDS:
+        for m in pattern.finditer(question):
+            if not any(m.start() < other.end() and other.start() < m.end() for _, other in found):
+                found.append((op, m))
+    return sorted(found, key=lambda f: f[1].start())
+
+
+def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
+                facts: SheetFacts) -> tuple[list[Threshold], bool]:
+    """The thresholds of ``spans`` on ``facts``' columns, and whether one of them cannot be
+    applied (its figure unreadable, its column not to be told among several, what it counts no
+    figure: "more than 3 invoices"). A threshold's column: the only one of numbers (of
+    percentages where it says %), else the one named nearest before it, else the only one named."""
+    things = {w for c in facts.columns if c.kind == "text" for w in _folded(c.name).split()[:1] if len(w) >= 3}
+    letters = [(m.end(), (m.group(1) or m.group(2)).upper()) for m in _LETTER.finditer(question)]
+    found: list[Threshold] = []
+    for op, m in spans:
+        after = [_folded(w) for w in re.findall(r"\w+", question[m.end("unit") if m.group("unit") else m.end("a"):])[:1]]
+        after += [_folded(w) for w in re.findall(r"\w+", question[m.end():])[:1]]
+        a = _asked_figure(m.group("a"))
+        b = _asked_figure(m.group("b")) if "b" in m.groupdict() else Decimal(0)
+        if a is None or b is None or any(w in _COUNTED_THINGS or any(w.startswith(t) for t in things) for w in after):
+            return [], True
+        percent = "%" in m.group("unit") or "%" in (m.groupdict().get("unit_b") or "")
+        columns = [c for c in facts.columns if c.kind == ("percents" if percent else "numbers")] \
+            or [c for c in facts.columns if not percent and c.kind == "percents"]
+        mentions = [(n.end(), c) for c in columns if len(c.name) > 1
+                    for n in re.finditer(re.escape(c.name), question, re.IGNORECASE)]
+        mentions += [(end, c) for c in columns for end, letter in letters if c.letter == letter]
+        before = [(end, c) for end, c in mentions if end <= m.start()]
+        named = {id(c): c for _, c in mentions}
+        column = columns[0] if len(columns) == 1 else max(before, key=lambda e: e[0])[1] if before \
+            else next(iter(named.values())) if len(named) == 1 else None
+        if column is None:
+            return [], True
+        found.append(Threshold(column, op, *((a, b) if op != "between" or a <= b else (b, a))))
+    return found, False
+
+
+def _blanked(question: str, spans: list[tuple[str, re.Match[str]]]) -> str:
+    """``question`` with its thresholds' words blanked: "en az 500" asks for no smallest, "maximum
+    of 200" for no largest, and 1.000 is no value of a column."""
+    for _, m in spans:
+        question = question[:m.start()] + " " * (m.end() - m.start()) + question[m.end():]
+    return question
+
+
+def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, Any]]:
     """The figures the program counted that answer ``question`` about ``tables`` (their facts), to
     show under the model's reply (``counted_phrases``: "Counted by the program: Revenue (column B)
     total 7,855"): asked "what is the total of column B?" a small model gave the average, and
@@ -518,24 +659,39 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, st
     each column of numbers; [] where the question asks for no total, sum, average, count, largest
     or smallest. A table among a text's paragraphs (a Word document's, a slide's: ``among_text``)
     only where the question names it ("the table", "table 2") or one of its columns: "total pages?"
-    of a report showed its cost table's total. Plain strings, as a reply's record keeps them (JSON)."""
-    asked = [what for what, words in _ASKED if words.search(question)]
-    if not asked:
+    of a report showed its cost table's total.
+    A question with a condition on the rows (a value of a text column: "unpaid", "for March",
+    "Ankara'dan"; a threshold on a column of numbers: "over 1,000", "500'den az") has them counted
+    on the rows that meet it, from ``SheetFacts.cells`` (``_counted_where``): "Which unpaid
+    invoices are over 1,000 EUR?" was answered "514 invoices, $30 million", and the facts of all
+    rows read as the unpaid ones'. Where the program cannot apply it (a value of two columns, one
+    said with "not", a figure it cannot read, a column it cannot tell, a table read in part, one too
+    big to keep): nothing, as the figures of all rows answer another question. Counting pasted
+    rows: ``counted_answer(question, [table_facts(title, 0, rows)])``.
+    Plain strings and lists of them, as a reply's record keeps them (JSON)."""
+    spans = _threshold_spans(question)
+    plain = _blanked(question, spans)
+    asked = [what for what, words in _ASKED if words.search(plain)]
+    if not asked and not spans and not _WHICH.search(plain):
         return []
-    letters = {(m.group(1) or m.group(2)).upper() for m in _LETTER.finditer(question)}
-    said_tables = list(_TABLE.finditer(question))
+    letters = {(m.group(1) or m.group(2)).upper() for m in _LETTER.finditer(plain)}
+    said_tables = list(_TABLE.finditer(plain))
     table_numbers = {n for m in said_tables for n in m.groups() if n}
-    lowered = question.casefold()
-    items: list[dict[str, str]] = []
+    lowered = plain.casefold()
+    items: list[dict[str, Any]] = []
     for facts in tables:
         numbers = [c for c in facts.columns if c.kind in ("numbers", "percents")]
         named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and c.name.casefold() in lowered]
         if facts.among_text and not named and (not said_tables or table_numbers
                                                 and facts.title.rpartition(" ")[2] not in table_numbers):
             continue  # (not asked about: another table, or the text's own words)
-        if _condition(lowered, facts):
-            continue  # (its figures are of all rows: they answer another question)
-        if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(question)):  # ("toplamı kaç?": no count)
+        values, doubt = _condition(lowered, facts)
+        thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
+        if values or thresholds or doubt or unsure:
+            if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
+                items += _counted_where(facts, values, thresholds, asked, named)
+            continue  # (its figures of all rows answer another question)
+        if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(plain)):  # ("toplamı kaç?": no count)
             items.append({"what": "rows", "title": facts.title, "rows": _n(facts.rows)})
         for col in named or numbers:
             for what in asked:
@@ -547,6 +703,55 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, st
     return items[:MAX_COUNTED]
 
 
+def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: list[Threshold], asked: list[str],
+                   named: list[ColumnFacts]) -> list[dict[str, Any]]:
+    """The rows of ``facts.cells`` that have one of ``values`` in each of their columns and meet
+    each threshold, counted: how many, their first cells where few, and the figures ``asked`` of
+    the columns ``named`` (else the thresholds', else each column of numbers), each read as its
+    column is (``ColumnFacts.comma``: 1.200,50) and written as the facts write it."""
+    by_at = {c.at: c for c in facts.columns}
+
+    def cell(row: list[str], at: int) -> str:
+        return _line(row[at]) if at < len(row) else ""
+
+    def number(row: list[str], col: ColumnFacts) -> Decimal | None:
+        kind, value = _read(cell(row, col.at), col.comma)
+        return value if kind == col.kind and isinstance(value, Decimal) else None
+
+    def meets(row: list[str]) -> bool:
+        return all(_folded(cell(row, at)) in wanted for at, wanted in values.items()) and all(
+            (v := number(row, t.column)) is not None and t.holds(v) for t in thresholds)
+
+    rows = [r for r in facts.cells if meets(r)]
+    conditions: list[dict[str, Any]] = []
+    for at, wanted in values.items():
+        written: dict[str, str] = {}  # (each as its first row writes it, in the table's order)
+        for r in facts.cells:
+            if _folded(cell(r, at)) in wanted:
+                written.setdefault(_folded(cell(r, at)), cell(r, at))
+        conditions.append({"name": by_at[at].name, "letter": by_at[at].letter, "is": list(written.values())})
+    for t in thresholds:
+        unit = "%" if t.column.kind == "percents" else ""
+        conditions.append({"name": t.column.name, "letter": t.column.letter, "op": t.op, "a": _figure(t.a) + unit,
+                           "b": _figure(t.b) + unit if t.op == "between" else ""})
+    first = facts.columns[0].at if facts.columns else 0
+    listed = [c for c in (cell(r, first) for r in rows) if c] if len(rows) <= MAX_LISTED else []
+    said = {"what": "where", "title": facts.title, "conditions": conditions, "rows": _n(len(rows)), "listed": listed}
+    items: list[dict[str, Any]] = []
+    columns = named or list({id(t.column): t.column for t in thresholds}.values()) \
+        or [c for c in facts.columns if c.kind in ("numbers", "percents")]
+    for col in columns:
+        found = [v for v in (number(r, col) for r in rows) if v is not None]
+        if not found:
+            continue
+        places = _places([v for v in (number(r, col) for r in facts.cells) if v is not None])
+        figures = dict(zip(("total", "smallest", "largest", "average"), _figures(found, col.kind, places), strict=True))
+        wanted = [{"what": what, "figure": figures[what]} for what in asked if figures.get(what)]
+        if wanted:
+            items.append({**said, "name": col.name, "letter": col.letter, "figures": wanted})
+    return items or [{**said, "name": "", "letter": "", "figures": []}]
+
+
 # a word of a question, with a Turkish case ending after it ("Ankara'dan", "Martta", "İzmir'deki")
 _WORD = re.compile(r"(\w[\w&./-]*)(?:['’](?:d|t|n|y)?\w*)?")
 
@@ -556,45 +761,109 @@ def _folded(text: str) -> str:
     return text.casefold().replace("\u0307", "")
 
 
-def _condition(lowered: str, facts: SheetFacts) -> bool:
-    """Whether a question (casefolded) names a value of the table's text ("total revenue for
-    March", "how many customers are from Ankara?", "Ankara'dan kaç müşteri var?"): a condition
-    on the rows the program does not apply, so its total of all rows answers another question.
-    Its columns' names are not values (a column "Region" and a value "Region" of another: not)."""
-    values = frozenset().union(*(c.values for c in facts.columns if c.kind == "text"))
-    if not values:
-        return False
+def _condition(lowered: str, facts: SheetFacts) -> tuple[dict[int, set[str]], bool]:
+    """The values of the table's text a question (casefolded) names ("total revenue for March",
+    "how many customers are from Ankara?", "Ankara'dan kaç müşteri var?"), by their column's
+    place (``ColumnFacts.at``; its values casefolded: "march"), and whether it names one the
+    program cannot apply: one of two columns, or said not to be wanted ("not paid", "Ankara
+    hariç"). Its columns' names are not values (a column "Region" and a value "Region" of another:
+    not); the longest name first ("New York", not "York")."""
+    columns = [c for c in facts.columns if c.kind == "text" and c.values]
+    if not columns:
+        return {}, False
     names = {_folded(c.name) for c in facts.columns}
     words = [m.group(1).rstrip("./-") for m in _WORD.finditer(_folded(lowered))]
-    spans = {" ".join(words[i:i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}  # ("New York")
-    for said in spans:
-        if said in names:
+    found: dict[int, set[str]] = {}
+    doubt = False
+    taken: set[int] = set()
+    for n in (3, 2, 1):
+        for i in range(len(words) - n + 1):
+            said = " ".join(words[i:i + n])
+            if taken.intersection(range(i, i + n)) or said in names:
+                continue
+            # Turkish endings written without an apostrophe: "ankarada", "martta", "izmirden"
+            stem = re.sub(r"(?:d|t)(?:a|e)(?:n|ki)?$", "", said)
+            value = said if any(said in c.values for c in columns) else \
+                stem if stem != said and len(stem) >= 3 and stem not in names else ""
+            holding = [c for c in columns if value and value in c.values]
+            if not holding:
+                continue
+            taken.update(range(i, i + n))
+            if len(holding) > 1 or i and words[i - 1] in _NOT_BEFORE or words[i + n:i + n + 1] and \
+                    words[i + n] in _NOT_AFTER:
+                doubt = True
+            else:
+                found.setdefault(holding[0].at, set()).add(value)
+    return found, doubt
+
+
+_OPS = ("over", "under", "least", "most", "between")
+
+
+def _plain_name(name: str, letter: str) -> Phrase | str:
+    """A column in a condition: by its name ("Status"), "column B" where it has none but its letter."""
+    return ("facts.letter", {"letter": letter}) if letter and name == letter else name
+
+
+def where_phrase(item: dict[str, Any]) -> Phrase:
+    """A count of the rows a question named (``_counted_where``'s item) as a phrase: "Amount where
+    Status is unpaid and Amount over 1,000: 2 rows (INV-102, INV-104), total 5,580.50"."""
+    conditions: list[Phrase] = []
+    for c in item.get("conditions") or []:
+        if not isinstance(c, dict):
             continue
-        if said in values:
-            return True
-        # Turkish endings written without an apostrophe: "ankarada", "martta", "izmirden"
-        stem = re.sub(r"(?:d|t)(?:a|e)(?:n|ki)?$", "", said)
-        if stem != said and len(stem) >= 3 and stem in values and stem not in names:
-            return True
-    return False
+        if conditions:
+            conditions.append(("facts.where_and", {}))
+        name = _plain_name(str(c.get("name", "")), str(c.get("letter", "")))
+        if isinstance(c.get("is"), list) and c["is"]:
+            more: list[Phrase] = [("facts.or_value", {"text": str(v)}) for v in c["is"][1:]]
+            conditions.append(("facts.where_is", {"name": name, "text": str(c["is"][0]), "more": more}))
+        elif c.get("op") in _OPS:
+            conditions.append((f"facts.where_{c['op']}", {"name": name, "a": str(c.get("a", "")),
+                                                          "b": str(c.get("b", ""))}))
+    listed = item.get("listed") or []
+    shown = f" ({', '.join(map(str, listed))})" if listed else ""  # (the first cells, as the table writes them)
+    figures: list[Phrase] = [p for f in item.get("figures") or [] if isinstance(f, dict) and f.get("what") in _FIGURES
+                             for p in (("facts.and", {}), (f"facts.figure_{f['what']}", {"figure": str(f.get("figure", ""))}))]
+    rows = str(item.get("rows", ""))
+    if not item.get("name"):
+        return ("facts.counted_where_rows", {"n": rows, "conditions": conditions, "names": shown})
+    return ("facts.counted_where", {"name": _plain_name(str(item["name"]), str(item.get("letter", ""))), "n": rows,
+                                    "conditions": conditions, "names": shown, "figures": figures})
 
 
-def counted_phrases(items: list[dict[str, str]]) -> list[Phrase]:
+_FIGURES = ("total", "average", "largest", "smallest")
+
+
+def question_lines(facts: SheetFacts, items: list[dict[str, Any]]) -> list[str]:
+    """The counts of ``items`` on the rows of ``facts``' table a question named, as lines for the
+    model beside the facts (``summary_chunks.with_counted``): English, its figures as the table
+    writes them (``as_written``)."""
+    return [say([("facts.for_question", {"item": [where_phrase(item)]})], as_written(facts))
+            for item in items if item.get("what") == "where" and item.get("title") == facts.title]
+
+
+def counted_phrases(items: list[dict[str, Any]]) -> list[Phrase]:
     """``counted_answer``'s figures as a sentence, saying what was counted: "Counted by the program:
     Revenue (column B), all 3 rows: total 7,855, largest 4,154.5" (a reply's record kept before
-    the rows were said: "Revenue (column B) total 7,855")."""
+    the rows were said: "Revenue (column B) total 7,855"); a count of the rows a question named
+    (``where_phrase``) set apart by a semicolon."""
     said: list[Phrase] = []
     column: tuple[str, str, str] | None = None  # the column the figures said last are of
+    apart = False  # the last said was a count of named rows
     for item in items:
         what, rows = item.get("what"), item.get("rows", "")
         of = (item.get("name", ""), item.get("letter", ""), rows)
-        if said and of == column and what != "rows":  # (another figure of the same column: its name once)
+        if what != "where" and said and of == column and what != "rows":  # (another figure of the same column: its name once)
             figures = said[-1][1]["figures"]
             figures += [("facts.and", {}), (f"facts.figure_{what}", {"figure": item.get("figure", "")})]
             continue
         if said:
-            said.append(("facts.and", {}))
-        column = None
+            said.append(("facts.then" if apart or what == "where" else "facts.and", {}))
+        column, apart = None, what == "where"
+        if what == "where":
+            said.append(where_phrase(item))
+            continue
         if what == "rows":
             said.append(("facts.counted_rows", {"title": title_phrase(item.get("title", "")), "rows": rows}))
             continue

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from workstation.core.summary_chunks import without_counted
 from workstation.tui.i18n import LANGUAGES, Texts
 
 SEPARATOR = "\n\n---\n"  # between the words and the line that names the document
@@ -45,4 +46,5 @@ def find_attached(content: str) -> Attached | None:
     if found is None:
         return None
     name = next(v for k, v in found.groupdict().items() if v is not None)
-    return Attached(content[: found.start()], name, content[found.end():], found.end())
+    # (without the counts of the rows its question named: the document as it was attached, and is again)
+    return Attached(content[: found.start()], name, without_counted(content[found.end():]), found.end())

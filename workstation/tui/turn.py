@@ -23,6 +23,7 @@ from workstation.core.phrases import rounded_words, words_in
 from workstation.core.profile_lookup import model_file
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.remote import refused
+from workstation.core.summary_chunks import with_counted
 from workstation.core.table_facts import counted_answer
 from workstation.tui.app_part import AppPart
 from workstation.tui.attachment import with_attached
@@ -133,10 +134,11 @@ class Turn(AppPart):
                     await self._redraw_open()  # a turn written elsewhere since: shown before this one
         content = text.strip()
         # the figures of the attached table that answer it, counted by the program: said under the reply
-        self._counted = counted_answer(text, self._document_facts.get(document[0], [])) \
-            if document is not None and summary is None else []
+        tables = self._document_facts.get(document[0], []) if document is not None and summary is None else []
+        self._counted = counted_answer(text, tables) if tables else []
         if document is not None:
             path, doc = document
+            doc = with_counted(doc, tables, self._counted)  # (the rows its question named, counted: for the model too)
             name = t("chat.summary_of", name=path.name) if summary is not None else path.name
             content = with_attached(content, t("chat.document", name=name), doc if summary is None else summary)
         self._edited_away = None
