@@ -781,6 +781,13 @@ ENGLISH: dict[str, str] = {
     "facts.or_value": " or {text}",
     "facts.letter": "column {letter}",
     "facts.then": "; ",
+    # a table pasted in a message (core/pasted_tables.py): its title, and its arithmetic checked by the program
+    "facts.pasted": "the table in your message",
+    "facts.pasted_n": "table {n} in your message",
+    "facts.row_check": "row '{name}': {a} × {b} = {figure}, the table says {said}",
+    "facts.sum_check": "the amounts add up to {figure}; the message says {label} {said}",
+    "facts.tax_check": "{rate} of {of} is {figure}; the message says {label} {said}",
+    "facts.due_check": "the subtotal and the tax add up to {figure}; the message says {label} {said}",
     "facts.for_question": "- For this question, the program counted: {item}.",
     # the rows of a long sheet left out of a summary's input (summary_chunks.with_facts), and the summary's heading over the facts
     "facts.rows_left_out": "[Rows {a} to {b} of this table are left out here; the figures above were counted from every row.]",

@@ -416,7 +416,8 @@ def column_phrase(col: ColumnFacts) -> Phrase | str:
         else col.name
 
 
-_TITLE = re.compile(r"Table (?P<n>\d+)|Sheet: (?P<name>.*?)(?P<hidden> \(hidden\))?", re.DOTALL)
+_TITLE = re.compile(r"Table (?P<n>\d+)|Sheet: (?P<name>.*?)(?P<hidden> \(hidden\))?"
+                    r"|(?P<pasted>the table in your message)|table (?P<pasted_n>\d+) in your message", re.DOTALL)
 
 
 def title_phrase(title: str) -> Phrase | str:
@@ -428,6 +429,8 @@ def title_phrase(title: str) -> Phrase | str:
         return title
     if found["n"]:
         return ("facts.table", {"n": found["n"]})
+    if found["pasted"] or found["pasted_n"]:  # (a table pasted in a message: ``pasted_tables``)
+        return ("facts.pasted_n", {"n": found["pasted_n"]}) if found["pasted_n"] else ("facts.pasted", {})
     return ("facts.sheet_hidden" if found["hidden"] else "facts.sheet", {"name": found["name"]})
 
 
@@ -833,6 +836,9 @@ def where_phrase(item: dict[str, Any]) -> Phrase:
 
 
 _FIGURES = ("total", "average", "largest", "smallest")
+# a pasted table's arithmetic checked (``pasted_tables.arithmetic_checks``): each kind's values
+_CHECKS = {"row_check": ("name", "a", "b", "figure", "said"), "sum_check": ("label", "figure", "said"),
+           "tax_check": ("label", "rate", "of", "figure", "said"), "due_check": ("label", "figure", "said")}
 
 
 def question_lines(facts: SheetFacts, items: list[dict[str, Any]]) -> list[str]:
@@ -859,10 +865,14 @@ def counted_phrases(items: list[dict[str, Any]]) -> list[Phrase]:
             figures += [("facts.and", {}), (f"facts.figure_{what}", {"figure": item.get("figure", "")})]
             continue
         if said:
-            said.append(("facts.then" if apart or what == "where" else "facts.and", {}))
+            said.append(("facts.then" if apart or what == "where" or what in _CHECKS else "facts.and", {}))
         column, apart = None, what == "where"
         if what == "where":
             said.append(where_phrase(item))
+            continue
+        if what in _CHECKS:  # (a pasted table's arithmetic: ``pasted_tables.arithmetic_checks``)
+            apart = True
+            said.append((f"facts.{what}", {k: str(item.get(k, "")) for k in _CHECKS[what]}))
             continue
         if what == "rows":
             said.append(("facts.counted_rows", {"title": title_phrase(item.get("title", "")), "rows": rows}))

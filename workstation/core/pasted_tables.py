@@ -1,0 +1,283 @@
+"""Tables pasted into a message's own text (an invoice's lines 'Payroll runs | 4 | 30.00 | 130.00',
+rows copied from Excel with tabs, a CSV's lines): found (``pasted_tables``), their facts counted as
+an attached table's are (``table_facts``), and their arithmetic checked where the reading is certain
+(``arithmetic_checks``): a row whose amount is not its quantity × price, a subtotal or total after
+the table that is not what its amounts add up to. Asked "check the arithmetic on this invoice", a
+135M model said "Your invoice is accurate" of one whose row said 4 × 30.00 = 130.00."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import re
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from workstation.core.phrases import say
+from workstation.core.table_facts import (
+    _TOTAL_START,
+    ColumnFacts,
+    SheetFacts,
+    _figure,
+    _line,
+    _number,
+    _places,
+    _read,
+    as_written,
+    counted_answer,
+    counted_phrases,
+    table_facts,
+)
+
+SPLITS = ("\t", "|", ";", ",")  # what a pasted line's cells may be split by, the surest first
+MIN_ROWS = 3  # consecutive lines of as many cells: a table (two lines: a note)
+AFTER_LINES = 8  # lines after a table read for its subtotal, VAT and total
+MAX_CHECKS = 3  # rows said whose amount is not quantity × price
+PASTED_TITLE = "the table in your message"  # (said in the UI's language: ``table_facts.title_phrase``)
+# a Markdown table's rule under its header: |---|:---:|
+_RULE = re.compile(r"\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*")
+# a line after the table that says a figure: "Subtotal: 920.00", "VAT 20%: 184.00", "KDV %20 = 184,00 TL"
+_SAID = re.compile(r"\s*(?P<label>[^\W\d][^:=]*?)\s*[:=]?\s*(?P<figure>\(?[-+\u2212]?[$€£₺¥]?\s?\d[\d.,]*\)?)"
+                   r"\s*(?:[$€£₺¥]|tl|try|eur|euros?|usd|gbp)?\s*", re.IGNORECASE)
+_TAX = re.compile(r"\b(?:vat|tax|gst|kdv)\b", re.IGNORECASE)
+_RATE = re.compile(r"(?P<a>\d+(?:[.,]\d+)?)\s*%|%\s*(?P<b>\d+(?:[.,]\d+)?)")
+_DUE = re.compile(r"(?:amount|balance)\s+due\b|(?:genel\s+|ara\s+)?toplam", re.IGNORECASE)
+
+
+@dataclass
+class Pasted:
+    """A table found in a message: its rows' cells, what split them, and the lines after it."""
+
+    rows: list[list[str]]
+    delimiter: str
+    said: list[tuple[str, str]]  # the labelled figures after it ("Subtotal", "920.00"): ``_said_after``
+    start: int  # its first line in the message
+    end: int  # the line after it and its labelled figures
+
+
+def _cells(line: str, delimiter: str) -> list[str]:
+    """``line``'s cells split by ``delimiter`` ([] where it holds none): a '|' row's outer bars
+    dropped (| a | b |), a ; or , line read as the CSV reader reads a file's (its quotes)."""
+    if delimiter not in line:
+        return []
+    if delimiter == "|":
+        t = line.strip()
+        t = t[1:] if t.startswith("|") else t
+        t = t[:-1] if t.endswith("|") else t
+        return [c.strip() for c in t.split("|")]
+    try:
+        return [c.strip() for c in next(csv.reader([line], delimiter=delimiter))]
+    except (csv.Error, StopIteration):
+        return []
+
+
+def pasted_tables(text: str) -> list[Pasted]:
+    """The tables in ``text``: MIN_ROWS or more consecutive lines each split into the same number
+    (2 or more) of cells by a tab, '|', ';' or ',' (the first of these that makes one)."""
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    found: list[Pasted] = []
+    i = 0
+    while i < len(lines):
+        for d in SPLITS:
+            n = len(_cells(lines[i], d))
+            if n < 2:
+                continue
+            rows: list[list[str]] = []
+            j = i
+            while j < len(lines):
+                if d == "|" and rows and _RULE.fullmatch(lines[j]):
+                    j += 1
+                    continue
+                cells = _cells(lines[j], d)
+                if len(cells) != n:
+                    break
+                rows.append(cells)
+                j += 1
+            if len(rows) >= MIN_ROWS:
+                said, end = _said_after(lines, j)
+                found.append(Pasted(rows, d, said, i, end))
+                i = end
+                break
+        else:
+            i += 1
+    return found
+
+
+def pasted_facts(text: str) -> list[tuple[SheetFacts, Pasted]]:
+    """The facts of each table pasted in ``text`` (``table_facts``, titled PASTED_TITLE, "table 2 in
+    your message" after it), only where it has a column of numbers (three lines of prose with two
+    commas or a '|' each are no table; a table of words has nothing to count)."""
+    out: list[tuple[SheetFacts, Pasted]] = []
+    for p in pasted_tables(text):
+        title = PASTED_TITLE if not out else f"table {len(out) + 1} in your message"
+        facts = table_facts(title, 0, p.rows, usual_comma={";": True, ",": False}.get(p.delimiter), first_column=0)
+        if facts is None or not any(c.kind == "numbers" for c in facts.columns):
+            continue
+        out.append((facts, p))
+    return out
+
+
+def _value(row: list[str], col: ColumnFacts) -> Decimal | None:
+    kind, value = _read(_line(row[col.at]) if col.at < len(row) else "", col.comma)
+    return value if kind == "numbers" and isinstance(value, Decimal) else None
+
+
+def _as_written(value: Decimal) -> str:
+    """A figure with the decimals it was written with (30.00, 4), the English way (``say`` writes
+    it the UI's language's)."""
+    exponent = value.as_tuple().exponent
+    return _figure(value, max(0, -exponent) if isinstance(exponent, int) else None)
+
+
+def _rounded(value: Decimal, like: Decimal) -> Decimal:
+    """``value`` rounded half up to the decimals ``like`` is written with."""
+    exponent = like.as_tuple().exponent
+    return value.quantize(Decimal(1).scaleb(exponent), ROUND_HALF_UP) if isinstance(exponent, int) else value
+
+
+def _product_columns(facts: SheetFacts) -> tuple[ColumnFacts, ColumnFacts, ColumnFacts] | None:
+    """The quantity, price and amount columns: three of numbers where one is the product of the two
+    others in most rows (more than half of those with the three, and two at least); the amount the
+    rightmost such column."""
+    numbers = [c for c in facts.columns if c.kind == "numbers"]
+    best: tuple[int, tuple[ColumnFacts, ColumnFacts, ColumnFacts]] | None = None
+    for amount in reversed(numbers):
+        for a, b in itertools.combinations([c for c in numbers if c is not amount], 2):
+            full = [(x, y, z) for r in facts.cells
+                    if (x := _value(r, a)) is not None and (y := _value(r, b)) is not None
+                    and (z := _value(r, amount)) is not None]
+            agree = sum(_rounded(x * y, z) == z for x, y, z in full)
+            if agree >= 2 and agree * 2 > len(full) and (best is None or agree > best[0]):
+                best = (agree, (a, b, amount))
+    return best[1] if best else None
+
+
+def _row_name(facts: SheetFacts, row: list[str], n: int) -> str:
+    """A row as the checks name it: its first cell of words ("Payroll runs"), else its number."""
+    for col in facts.columns:
+        if col.kind == "text" and col.at < len(row) and _line(row[col.at]):
+            return _line(row[col.at])
+    return str(n)
+
+
+def _known(label: str) -> bool:
+    """Whether a figure's label is one the checks know: a subtotal or total, a VAT with its rate."""
+    return bool(_TAX.search(label) and _RATE.search(label) or _TOTAL_START.match(label) or _DUE.match(label))
+
+
+def _said_after(lines: list[str], at: int) -> tuple[list[tuple[str, str]], int]:
+    """The labelled figures in the lines from ``at`` ("Subtotal: 920.00 / VAT 20%: 184.00"), in
+    order, up to the first line that says none the checks know (``_known``; a blank line before
+    them skipped), and the line after the last of them (``at`` where none)."""
+    said: list[tuple[str, str]] = []
+    end = at
+    for k in range(at, min(len(lines), at + AFTER_LINES)):
+        line = lines[k]
+        if not line.strip():
+            if said:
+                break
+            continue
+        parts = [_SAID.fullmatch(part) for part in re.split(r"\s+/\s+", line.strip())]
+        if not all(m is not None and _known(m["label"]) for m in parts):
+            break  # (a figure it does not know, "Discount: 10.00", ends them: what follows is not certain)
+        said += [(" ".join(m["label"].split()), m["figure"]) for m in parts if m]
+        end = k + 1
+    return said, end
+
+
+def question_of(text: str, pasted: list[Pasted]) -> str:
+    """``text`` without the lines of its pasted tables and their labelled figures: what the message
+    asks ("Subtotal: 920.00" asks for no total, and a row's "Payroll runs" names no rows)."""
+    lines = text.split("\n")
+    for p in sorted(pasted, key=lambda p: -p.start):
+        del lines[p.start:p.end]
+    return "\n".join(lines)
+
+
+def arithmetic_checks(facts: SheetFacts, pasted: Pasted) -> list[dict[str, Any]]:
+    """What the program finds wrong in a pasted table's arithmetic, as a reply's record keeps it:
+    each row whose amount is not its quantity × price ("row_check"), and a subtotal, VAT or total
+    said after the table that its amounts do not give ("sum_check", "tax_check", "due_check").
+    Only where the reading is certain: the product columns found (``_product_columns``), each figure
+    read, each label known (one it does not know, a discount say, ends the checks)."""
+    if not facts.cells or facts.cut:
+        return []
+    items: list[dict[str, Any]] = []
+    found = _product_columns(facts)
+    numbers = [c for c in facts.columns if c.kind == "numbers"]
+    amount = found[2] if found else numbers[0] if len(numbers) == 1 else None
+    if found is not None:
+        a, b, c = found
+        for n, row in enumerate(facts.cells, 1):
+            x, y, z = _value(row, a), _value(row, b), _value(row, c)
+            if x is None or y is None or z is None or _rounded(x * y, z) == z:
+                continue
+            if len(items) < MAX_CHECKS:
+                items.append({"what": "row_check", "name": _row_name(facts, row, n), "a": _as_written(x),
+                              "b": _as_written(y), "figure": _as_written(_rounded(x * y, z)),
+                              "said": _as_written(z)})
+    if amount is None:
+        return items
+    values = [v for v in (_value(r, amount) for r in facts.cells) if v is not None]
+    if not values:
+        return items
+    total = sum(values, Decimal(0))
+    places = _places(values)
+    base: Decimal | None = None  # the subtotal as the message says it
+    taxes: list[Decimal] = []
+    for label, written in pasted.said:
+        value = _number(written, amount.comma)
+        tax, rate = _TAX.search(label), _RATE.search(label)
+        if value is None:
+            break
+        if tax and rate:
+            if base is None:
+                break  # (VAT of what: not certain)
+            percent = _number(rate["a"] or rate["b"], amount.comma and "," in (rate["a"] or rate["b"]))
+            if percent is None:
+                break
+            expected = _rounded(base * percent / 100, value)
+            if expected != value:
+                items.append({"what": "tax_check", "label": label, "rate": _as_written(percent) + "%",
+                              "of": _as_written(base), "figure": _as_written(expected), "said": _as_written(value)})
+            taxes.append(value)
+        elif _TOTAL_START.match(label) or _DUE.match(label):
+            if base is None:
+                if value != total:
+                    items.append({"what": "sum_check", "label": label, "figure": _figure(total, places),
+                                  "said": _as_written(value)})
+                base = value
+                continue
+            if taxes:
+                expected = base + sum(taxes, Decimal(0))
+                if expected != value:
+                    items.append({"what": "due_check", "label": label, "figure": _as_written(_rounded(expected, value)),
+                                  "said": _as_written(value)})
+            break
+        else:
+            break
+    return items
+
+
+def counted_pasted(text: str) -> tuple[list[SheetFacts], list[dict[str, Any]]]:
+    """The facts of the tables pasted in a message's ``text`` and what the program counted for it:
+    the figures its question asks for (``counted_answer``, on its words without the tables' lines),
+    then each table's arithmetic checked (``arithmetic_checks``)."""
+    found = pasted_facts(text)
+    if not found:
+        return [], []
+    tables = [f for f, _ in found]
+    items = counted_answer(question_of(text, [p for _, p in found]), tables)
+    return tables, items + [c for f, p in found for c in arithmetic_checks(f, p)]
+
+
+def for_the_model(tables: list[SheetFacts], items: list[dict[str, Any]]) -> str:
+    """What the program counted for a message's pasted tables, as a line the model reads after the
+    message ("- For this question, the program counted: …", as an attached table's counts are
+    given it: ``summary_chunks.with_counted``), English, its figures as the table writes them; ''
+    where nothing was counted."""
+    said = counted_phrases(items)
+    if not said or not tables:
+        return ""
+    return say([("facts.for_question", {"item": said[0][1]["items"]})], as_written(tables[0]))
