@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from textual.widgets import Input, TextArea
 
 from workstation.core.conversation_records import StoredMessage, TakenOut
+from workstation.core.summary_chunks import without_counted
 from workstation.tui.app_part import AppPart
 from workstation.tui.attachment import find_attached
 from workstation.tui.widgets.message_view import MessageView
@@ -54,7 +55,8 @@ class LastExchange(AppPart):
             self.notify(self.texts("chat.not_again_document"), severity="warning")
             return
         attached = find_attached(question.content)
-        self.chat_screen.set_input(question.content if attached is None else attached.text)
+        # (without the program's counts of a table pasted in it: counted again when it is sent)
+        self.chat_screen.set_input(without_counted(question.content).rstrip("\n") if attached is None else attached.text)
         if attached is not None:  # attached again, as it was sent: the box gets the words only
             # (its file where it was attached, this session or before a restart, the newest of that
             # name that is there: its tables' facts are known or counted again by it)

@@ -19,6 +19,7 @@ from workstation.core.events import TurnFinished as EngineTurnFinished
 from workstation.core.kv_state import NOT_KEPT, conversation_tag
 from workstation.core.metrics import TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
+from workstation.core.pasted_tables import counted_pasted, for_the_model
 from workstation.core.phrases import rounded_words, words_in
 from workstation.core.profile_lookup import model_file
 from workstation.core.profiles import Profile, Sampling
@@ -136,11 +137,16 @@ class Turn(AppPart):
         # the figures of the attached table that answer it, counted by the program: said under the reply
         tables = self._document_facts.get(document[0], []) if document is not None and summary is None else []
         self._counted = counted_answer(text, tables) if tables else []
+        # a table pasted in the message's own words (an invoice's lines): its figures and arithmetic counted too
+        pasted, counted = counted_pasted(text)
+        self._counted += counted
         if document is not None:
             path, doc = document
             doc = with_counted(doc, tables, self._counted)  # (the rows its question named, counted: for the model too)
             name = t("chat.summary_of", name=path.name) if summary is not None else path.name
             content = with_attached(content, t("chat.document", name=name), doc if summary is None else summary)
+        if counted:  # (for the model too, after the message, as an attached table's are: ``with_counted``)
+            content = f"{content}\n\n{for_the_model(pasted, counted)}"
         self._edited_away = None
         if self._editing is not None:  # the last question changed (or not): sent instead of it
             editing, self._editing = self._editing, None

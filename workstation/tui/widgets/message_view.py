@@ -24,6 +24,7 @@ from workstation.core.events import SERVER_STOPPING
 from workstation.core.metrics import TurnMetrics, figures_line
 from workstation.core.moments import BAD, local_text
 from workstation.core.phrases import about_words, say, words_in
+from workstation.core.summary_chunks import without_counted
 from workstation.core.table_facts import counted_phrases
 from workstation.tui.attachment import find_attached
 from workstation.tui.glyphs import UNICODE
@@ -52,7 +53,8 @@ def fold(content: str) -> tuple[str, str]:
     """(shown, folded) of a message of the user's: a long paste shows its first lines, a
     message with an attached document its question and the document's name; the rest is folded
     (an attached contract filled 15,000 characters of screens to scroll past). Short: (content, '')."""
-    content = content.replace("\r\n", "\n")
+    # (the program's counts of a table pasted in it, for the model: the user sees them under the reply)
+    content = without_counted(content.replace("\r\n", "\n")).rstrip("\n")
     if content.count("\n") < FOLD_LINES and len(content) <= FOLD_CHARS:
         return content, ""
     attached = find_attached(content)

@@ -1,0 +1,106 @@
+"""A table pasted into a message's own text (an invoice's lines, rows copied from Excel): its
+figures and arithmetic counted by the program, as an attached table's are (``core/pasted_tables.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tui_helpers import message_views, until
+
+from workstation.core.pasted_tables import counted_pasted, for_the_model
+from workstation.core.phrases import say
+from workstation.core.table_facts import counted_phrases
+from workstation.tui.app import WorkstationApp
+from workstation.tui.i18n import Texts
+from workstation.tui.widgets.message_view import fold
+
+INVOICE = """Please check the arithmetic on this invoice
+
+Item | Qty | Price | Amount
+Bookkeeping | 10 | 45.00 | 450.00
+Payroll runs | 4 | 30.00 | 130.00
+Tax filing | 1 | 250.00 | 250.00
+Year-end review | 2 | 40.00 | 80.00
+
+Subtotal: 920.00
+VAT 20%: 184.00
+Total due: 1,104.00"""
+SAID = ("Counted by the program: row 'Payroll runs': 4 × 30.00 = 120.00, the table says 130.00; "
+        "the amounts add up to 910.00; the message says Subtotal 920.00")
+
+
+def _said(text: str, lang: str = "en") -> str:
+    return say(counted_phrases(counted_pasted(text)[1]), Texts(lang).get if lang != "en" else None)
+
+
+def test_an_invoices_wrong_row_and_subtotal_are_said() -> None:
+    """4 × 30.00 is 120.00, not the row's 130.00; its amounts add up to 910.00, not the 920.00 it
+    says (the VAT and the total follow from that subtotal: not said again)."""
+    assert _said(INVOICE) == SAID
+    tables, items = counted_pasted(INVOICE)
+    assert for_the_model(tables, items) == f"- For this question, the program counted: {SAID[len('Counted by the program: '):]}."
+    # the same lines, their VAT and total worked wrongly: each said, of the figures the message gives
+    wrong = INVOICE.replace("Subtotal: 920.00", "Subtotal: 910.00").replace("184.00", "190.00")
+    assert _said(wrong).endswith("; 20% of 910.00 is 182.00; the message says VAT 20% 190.00; the subtotal and "
+                                 "the tax add up to 1,100.00; the message says Total due 1,104.00")
+    # a line it does not know (a discount) ends the checks: no figure it is not sure of
+    assert _said(INVOICE.replace("VAT 20%: 184.00", "Discount: 10.00\nVAT 20%: 182.00")).endswith("Subtotal 920.00")
+
+
+def test_a_sum_question_on_a_pasted_tab_separated_table() -> None:
+    """Rows copied from Excel (tabs), asked for their total: the program's total, of all rows."""
+    text = "What is the total of the amounts?\nRegion\tAmount\nNorth\t1,200.50\nSouth\t2,500\nEast\t4,154.5\n"
+    assert _said(text) == "Counted by the program: Amount, all 3 rows: total 7,855"
+    assert _said("Region\tAmount\nNorth\t1\nSouth\t2\nEast\t3\nThanks!") == ""  # (no question: nothing said)
+
+
+def test_a_bar_in_ordinary_prose_is_no_table() -> None:
+    """Lines of words with a '|' or commas in them: no table, nothing counted."""
+    prose = ("What is the total effort here? Option A | option B, we said.\nThen plan | act, as before.\n"
+             "Keep it short | simple, please.\nAnd: sum it up, kindly, for the team.")
+    assert counted_pasted(prose) == ([], [])
+
+
+def test_a_turkish_decimal_comma_pasted_table() -> None:
+    """A Turkish Excel's rows (1.200,50) and its "Ara toplam" / "KDV %20" lines, in Turkish."""
+    text = ("Toplam tutar nedir?\nMüşteri\tAdet\tFiyat\tTutar\nAhmet\t2\t600,25\t1.200,50\n"
+            "Ayşe\t1\t350,75\t350,75\nMehmet\t4\t500,00\t2.100,00\n\nAra toplam: 3.551,25\nKDV %20: 710,25")
+    assert _said(text, "tr") == (
+        "Programın hesabı: Tutar, 3 satırın tümü: toplam 3.651,25; 'Mehmet' satırı: 4 × 500,00 = 2.000,00, tabloda "
+        "2.100,00 yazıyor; tutarların toplamı 3.651,25; mesajda Ara toplam 3.551,25 yazıyor")
+
+
+async def test_an_invoice_pasted_in_the_chat_has_its_arithmetic_checked(profiles: Path, tmp_path: Path) -> None:
+    """The invoice pasted in the message box and sent with the real model: the program's line under
+    the reply says the wrong row and subtotal, is kept with the reply and in F7's export; the model
+    reads it after the message, the user's message shows it not, and Up puts back the words alone."""
+    from textual import events
+    from textual.widgets import Input, TextArea
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        editor = app.chat_screen.query_one("#editor", TextArea)
+        prompt.focus()
+        prompt.post_message(events.Paste(INVOICE))
+        await until(pilot, lambda: editor.display and editor.has_focus)
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: app.conversation_id is not None and not app.generating
+                    and len(app.store.messages(app.conversation_id)) == 2
+                    and app.store.messages(app.conversation_id)[-1].metrics is not None)
+        conv = app.conversation_id
+        views = message_views(app)
+        assert str(views[-1].query_one(".metrics").render()).endswith("\n" + SAID)
+        messages = app.store.messages(conv)
+        assert messages[-1].metrics["counted"][0]["figure"] == "120.00"  # (kept with the reply)
+        assert messages[-2].content.endswith("\n\n- For this question, the program counted: row 'Payroll runs': "
+                                             "4 × 30.00 = 120.00, the table says 130.00; the amounts add up to "
+                                             "910.00; the message says Subtotal 920.00.")  # (given to the model)
+        assert "For this question" not in "".join(fold(messages[-2].content))  # (shown under the reply, not here)
+        exported = app.store.export_markdown(conv, tmp_path / "out.md").read_text(encoding="utf-8")
+        assert "*" + SAID + "*" in exported
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: app._editing is not None)
+        assert app.chat_screen.input_text() == INVOICE
