@@ -99,7 +99,7 @@ async def test_an_invoice_pasted_in_the_chat_has_its_arithmetic_checked(profiles
                                              "910.00; the message says Subtotal 920.00.")  # (given to the model)
         assert "For this question" not in "".join(fold(messages[-2].content))  # (shown under the reply, not here)
         exported = app.store.export_markdown(conv, tmp_path / "out.md").read_text(encoding="utf-8")
-        assert "*" + SAID + "*" in exported
+        assert "*" + SAID + "*" in exported and exported.count("Payroll runs': 4") == 1  # (under the reply alone)
         prompt.focus()
         await pilot.press("up")
         await until(pilot, lambda: app._editing is not None)

@@ -14,6 +14,7 @@ from workstation.core.conversation_titles import profile_key
 from workstation.core.metrics import figures_line
 from workstation.core.moments import local_text
 from workstation.core.phrases import ENGLISH, Lookup, say
+from workstation.core.summary_chunks import without_counted
 from workstation.core.table_facts import counted_phrases
 
 if TYPE_CHECKING:
@@ -101,7 +102,10 @@ class MarkdownExport:
                 if m.get("stop_reason") == "cancelled":  # as the chat shows it
                     lines += [said("chat.stopped_before"), ""]
                 continue
-            lines += [(msg.shown or msg.content).rstrip(), ""]  # (a document's prompt: as the chat shows it)
+            # (a document's prompt: as the chat shows it; the program's counts given to the model with a
+            # question, ``with_counted``, not: they are said under the reply)
+            content = msg.shown or (without_counted(msg.content) if msg.role == "user" else msg.content)
+            lines += [content.rstrip(), ""]
             if m:  # the chat's line, with how it ended (cut off by an error, the key's day over)
                 whose = profile_key(str(m["profile"])) if several and m.get("profile") else ""
                 line = " · ".join(part for part in (whose, figures_line(m, lookup, speed=False)) if part)
