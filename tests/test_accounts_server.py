@@ -281,6 +281,37 @@ def test_a_request_arriving_while_the_server_stops_is_refused_and_recorded(
     assert (row.requests, row.errors, row.tokens) == (1, 1, 0)
 
 
+def test_a_reply_the_server_cut_off_by_stopping_is_not_counted_against_the_day(scheduler: Scheduler) -> None:
+    """A reply the server's stop cut off (503, "send it again once the server is back") counted
+    against the person's day ("chat 503 1014+184 tokens"): sent again, the same question cost
+    twice. Its row keeps the tokens the server spent; the day (the quota, /usage/today, keys
+    list) counts none of them."""
+    with office(scheduler, {"ayse": {"tokens_per_day": 100_000}}) as o:
+        assert o.server is not None
+        openai_app = o.server.openai
+        lines: list[str] = []
+        body = {"model": PROFILE, "messages": QUESTION, "max_tokens": 200, "temperature": 0, "stream": True,
+                "stream_options": {"include_usage": True}}
+        with httpx.stream("POST", f"{o.url}/chat/completions", json=body, timeout=600,
+                          headers={"Authorization": f"Bearer {o.keys['ayse']}"}) as r:
+            for line in r.iter_lines():
+                if line.startswith("data: "):
+                    lines.append(line)
+                if len(lines) == 4 and not openai_app.cutting:  # a part of the reply: the stop cuts it off
+                    openai_app.cutting = True
+                    for req in list(openai_app._running.values()):
+                        o.scheduler.cancel(req)
+        assert json.loads(lines[-1][6:])["error"]["code"] == "shutting_down"
+        openai_app.cutting = False
+        o.accounts.flush()
+        assert o.accounts.quota.used("ayse") == 0
+        today = httpx.get(f"{o.url.rsplit('/v1', 1)[0]}/usage/today", headers={"Authorization": f"Bearer {o.keys['ayse']}"}).json()
+        assert today["tokens"] == 0, today
+    [row] = [r for r in UsageLog().summary("person") if r.group == "ayse"]
+    assert (row.requests, row.errors) == (1, 1) and row.completion_tokens > 0  # (what the server spent: kept)
+    assert UsageLog().tokens_on_day(o.clock.t).get("ayse", 0) == 0  # (read again after a restart: not counted)
+
+
 def test_audit_content_only_when_turned_on(scheduler: Scheduler) -> None:
     with office(scheduler, {"erin": {}}, audit_content=True) as o:
         o.client("erin").chat.completions.create(model=PROFILE, messages=QUESTION, max_tokens=4, temperature=0)

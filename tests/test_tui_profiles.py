@@ -867,6 +867,35 @@ async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
         assert count("Cannot reach the server") == failures
 
 
+async def test_a_reply_the_server_cut_off_by_stopping_names_the_key_that_asks_again(
+        folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
+    """The office server stopped in the middle of a reply: "cut off: … send it again once the
+    server is back", the box empty and nothing naming Alt+R (Ask again). The sentence names it,
+    under the reply and in its notice."""
+    from serve_helpers import serve, write_profile
+    from tui_helpers import type_message
+
+    from workstation.tui.widgets.message_view import MessageView, metrics_line
+
+    with serve(write_profile(tmp_path, smollm2_path, sampling={"temperature": 0.0, "max_tokens": 400}),
+               "--shutdown-grace", "0") as server:
+        _write(folder, "desk", {"backend": "openai", "remote": {"base_url": server.base_url},
+                                "sampling": {"temperature": 0.0, "max_tokens": 400}})
+        app = WorkstationApp("desk", sample_system=False, language="en", store_path=tmp_path / "c.db")
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            await type_message(pilot, "Write a long story about a dragon.")
+            await until(pilot, lambda: app.live_tokens >= 3)
+            server.proc.send_signal(signal.SIGTERM)
+            await until(pilot, lambda: not app.generating)
+            why = ("The office server is stopping or restarting, so the reply was cut off; once it is back, "
+                   "Alt+R asks again.")
+            cut = list(app.chat_screen.query(MessageView))[-1]
+            assert cut.metrics is not None and metrics_line(cut.metrics, app.texts) == f"cut off: {why[:-1]}", cut.metrics
+            assert any(why in str(n.message) for n in app._notifications)
+            assert "{again}" in Texts("tr").get("chat.cut_by_stopping")
+
+
 async def test_a_message_the_server_refuses_comes_back_into_the_box(
         folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A message the office server refused (a key whose day's tokens are used up, revoked)

@@ -37,11 +37,12 @@ from workstation.core.server.tool_protocol import call_deltas
 from workstation.core.slots import Request as SchedRequest
 from workstation.core.token_probs import TokenProb
 from workstation.core.tool_calls import ReplyReader, read_reply
+from workstation.core.usage import CUT_BY_STOPPING
 
 if TYPE_CHECKING:
     from workstation.core.server.app import OpenAIServer
 
-SHUTTING_DOWN = 503  # the status recorded for a reply the server's shutdown cut off
+SHUTTING_DOWN = CUT_BY_STOPPING  # the status recorded for a reply the server's shutdown cut off
 CUT_BY_SHUTDOWN = "The server is shutting down, so the reply was cut off; send it again once the server is back."
 FINGERPRINT = "workstation"  # OpenAI's system_fingerprint, on every answer and chunk
 
