@@ -905,8 +905,10 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
     from tui_helpers import type_message
 
     from workstation.core.keys import DB_NAME, KeyRing
-    from workstation.tui.widgets.message_view import MessageView
+    from workstation.tui import status_line
+    from workstation.tui.widgets.message_view import MessageView, metrics_line
 
+    monkeypatch.setattr(status_line, "DAY_RECHECK_S", 0.5)
     server_data = tmp_path / "server"
     server_data.mkdir()
     ring = KeyRing(server_data / DB_NAME)
@@ -942,6 +944,15 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
             await until(pilot, lambda: app.last_metrics is not None and not app.generating)
             assert app.last_metrics is not None and app.last_metrics.stop_reason == "quota", app.last_metrics
             assert " your key has used its tokens for today; " in app.status_text(), app.status_text()
+            # the cut reply says it was cut off, and why (the figures line ended "· your key's tokens for today ran out")
+            cut = list(app.chat_screen.query(MessageView))[-1]
+            assert metrics_line(cut.metrics or {}, app.texts).endswith(" · cut off: your key's tokens for today ran out")
+            # the admin raises the limit (keys set bob --tokens-per-day 100000): the status bar asks the server
+            # again by itself and clears (it said "used up" until the next message was sent)
+            admin = KeyRing(server_data / DB_NAME)
+            admin.change("bob", tokens_per_day=100_000, max_parallel=None, profiles=())
+            admin.close()
+            await until(pilot, lambda: " ready │ desk" in app.status_text())
             # F9: the server's model too small for Turkish; it said "a larger model (F4)", this PC's
             await pilot.press("f9")
             await until(pilot, lambda: any("sunucuyu yöneten kişiden daha büyük bir model isteyin" in str(n.message)

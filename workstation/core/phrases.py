@@ -358,7 +358,8 @@ ENGLISH: dict[str, str] = {
     "remote.key_from": " from {env}",
     "remote.answered": "The server at {url} answered HTTP {status}: {message}.",
     "remote.day_used": ("The server at {url} says your key has used its {limit} tokens for today; "
-                        "it can answer again at {resets}."),
+                        "it can answer again at {resets}, or ask whoever runs the server to raise your "
+                        "daily limit."),
     "remote.prompt_too_big": ("The server at {url} says this request needs more than the {left} tokens your key "
                               "has left today (all it sends counts: in a chat, the conversation so far and its "
                               "instructions, not only your message, so a new conversation needs fewer); or wait "
@@ -653,7 +654,7 @@ ENGLISH: dict[str, str] = {
     "metric.failed": "cut off by an error",
     "metric.interrupted": "unfinished: saved while it was being written",
     "metric.length": "length limit",
-    "metric.quota": "your key's tokens for today ran out",
+    "metric.quota": "cut off: your key's tokens for today ran out",
     "metric.context": "context full",
     "metric.sampling": "own settings: {settings}",
     "metric.left_out": "the model did not see the first {n} messages",
