@@ -159,6 +159,34 @@ def test_a_request_cannot_take_a_key_past_its_day(scheduler: Scheduler, monkeypa
 
 
 
+def test_chat_cut_where_the_day_ran_out_exits_75_and_says_when_as_its_refusal_does(
+        scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`chat` on a desk PC whose key's day ran out mid-reply exited 1 ("it can answer again
+    tomorrow"), and the next run was refused with 75 ("at 00:00"); README says 75 for over the
+    key's quota. Both are 75, and both say when the day resets in the same words."""
+    import yaml
+
+    with office(scheduler, {"ayse": {"tokens_per_day": 120}}) as o:
+        monkeypatch.setenv("WS_DESK_KEY", o.keys["ayse"])
+        desk = tmp_path / "desk.yaml"
+        desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
+                                        "remote": {"base_url": o.url, "api_key_env": "WS_DESK_KEY"},
+                                        "sampling": {"temperature": 0.0, "max_tokens": 500}}), encoding="utf-8")
+        wait = next_day_start(o.clock()) - o.clock()  # the server's clock is noon today
+        before = time.time()
+        assert main(["chat", "-p", str(desk), "Tell a long story about a cat."]) == 75
+        cut = capsys.readouterr()
+        assert main(["chat", "-p", str(desk), "And then?"]) == 75
+        refused = capsys.readouterr().err
+        after = time.time()
+    assert cut.out.strip()  # the reply so far
+    resets = {time.strftime("%H:%M", time.localtime(t + wait)) for t in (before, after)}
+    said = [line for line in cut.err.splitlines() if line.startswith("workstation: The reply stopped there")]
+    assert len(said) == 1 and any(said[0].endswith(f"it can answer again at {r}, or ask whoever runs the server "
+                                                   "to raise your daily limit.") for r in resets), cut.err
+    assert any(f"it can answer again at {r}, or ask whoever runs" in refused for r in resets), refused
+
+
 def test_usage_equals_the_responses_and_quota_resets_at_midnight(
     scheduler: Scheduler, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -757,8 +785,10 @@ def test_a_summary_whose_day_runs_out_is_no_summary(scheduler: Scheduler, monkey
         kept: list[object] = []
         with engine, pytest.raises(BackendUnreachable) as stopped:
             summarize_document(engine, memo, profile, options=options, on_part=kept.append)
-    assert str(stopped.value) == ("The server stopped the summary: your key has used its tokens for today (its daily "
-                                  "limit), so it can go on tomorrow.")
+    # when the day resets, as the refusal says it (it said "tomorrow", the refusal "at 00:00")
+    assert str(stopped.value).startswith("The server stopped the summary: your key has used its tokens for today "
+                                         "(its daily limit), so it can go on at ")
+    assert str(stopped.value).endswith(", or ask whoever runs the server to raise your daily limit.")
     assert kept == []  # the part cut is no finished part
 
 

@@ -375,9 +375,11 @@ ENGLISH: dict[str, str] = {
     "remote.stopped_reply": "The server stopped the reply: {message}.",
     "remote.server_said": "{message}.",
     "remote.quota_cut": ("The reply stopped there: your key has used its tokens for today on the server "
-                         "(its daily limit); it can answer again tomorrow."),
+                         "(its daily limit); it can answer again at {resets}, or ask whoever runs the server "
+                         "to raise your daily limit."),
     "remote.quota_cut_part": ("The server stopped the summary: your key has used its tokens for today (its daily "
-                              "limit), so it can go on tomorrow."),
+                              "limit), so it can go on at {resets}, or ask whoever runs the server to raise your "
+                              "daily limit."),
     "remote.silent": ("The server at {url} sent nothing for {seconds} s (remote.timeout_s in the profile); "
                       "the request may be too long for it."),
     "remote.cannot_forget": "The server at {url} could not forget the conversation's saved cells.",

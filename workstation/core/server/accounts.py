@@ -213,6 +213,11 @@ class Accounts:
         ticket.capped = held < reply
         return held
 
+    def resets_in_s(self) -> int:
+        """Seconds until the keys' day resets (the server's local midnight)."""
+        now = self.clock()
+        return OverQuota(0, 0, next_day_start(now)).retry_after_s(now)
+
     def _over(self, caller: Caller, over: OverQuota, what: str) -> ApiError:
         wait = over.retry_after_s(self.clock())
         return ApiError(

@@ -61,11 +61,14 @@ class Replies:
     ``_account_later``). A part of ``OpenAIServer``: ``scheduler``, ``accounts`` and the
     shutdown's ``cutting`` are the server's."""
 
-    @staticmethod
-    def _quota_reached(ticket: Ticket, event: TurnFinished) -> dict[str, bool]:
+    def _quota_reached(self: OpenAIServer, ticket: Ticket, event: TurnFinished) -> dict[str, bool | int]:
         """``{"quota_reached": true}`` in the answer of a reply that stopped where the key's
-        day ran out, not at max_tokens (OpenAI has no word for it; a desk PC reads it)."""
-        return {"quota_reached": True} if ticket.capped and event.metrics.stop_reason == "length" else {}
+        day ran out, not at max_tokens (OpenAI has no word for it; a desk PC reads it), and
+        ``quota_resets_in``: the seconds until the day resets, as a refusal's Retry-After says
+        them (a desk PC said "tomorrow" of the one, "at 00:00" of the other)."""
+        if not (ticket.capped and event.metrics.stop_reason == "length"):
+            return {}
+        return {"quota_reached": True, "quota_resets_in": self.accounts.resets_in_s()}
 
     def _cut_by_shutdown(self: OpenAIServer, event: TurnFinished) -> bool:
         return self.cutting and event.metrics.stop_reason == "cancelled"
