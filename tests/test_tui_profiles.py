@@ -992,8 +992,10 @@ async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_
         assert down["local"].startswith("runs on the CPU: needs"), down  # the local one is planned as before
         with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)):
             up = await verdicts()
-        served = up["desk"].removeprefix("The server answers now, serving ").removesuffix(".")
-        assert served and served != up["desk"], up
+        # its model as F4 names it (it said "serving serve-test", the server's profile id)
+        from workstation.core.installed_models import installed_name
+        assert up["desk"] == f"The server answers now (its model: {installed_name(smollm2_path)}).", up
+        served = "serve-test"
         assert up["wrong"] == (f"The server answers, but serves {served}, not no-such-model: set remote.model "
                                "to one of those, or leave it out for the first."), up
 
@@ -1384,3 +1386,6 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
             await pilot.press("e")
             await until(pilot, lambda: said[-1].startswith(why))  # noqa: B023
             assert app.screen is menu
+            # a profile with nothing here to change: a plain note (it came in a box titled "Warning")
+            shown = [n for n in app._notifications if str(n.message).startswith(why)]
+            assert shown and shown[-1].severity == ("information" if key == "desk" else "warning"), shown

@@ -1015,6 +1015,9 @@ class ServerCheck:
 
     reachable: bool = False  # something answered at the address
     model: str = ""  # the model the profile's turns would ask for
+    # the model itself, as the server names it (our server: its file's model, where ``model`` is its
+    # profile's id, "office-cpu"); F4 names it so
+    model_name: str = ""
     listed: list[str] = field(default_factory=list)  # what the server's /models names
     error: WorkstationError | None = None  # why not (a ProfileError: the server was not asked)
 
@@ -1040,7 +1043,7 @@ def check_server(profile: Profile) -> ServerCheck:
     engine.close()
     if engine.loading:  # it said "answers now" of a server loading its model (503 to every request)
         return ServerCheck(reachable=True, model=engine.model, error=BackendUnreachable(said=[engine.loading]))
-    return ServerCheck(reachable=True, model=engine.model, listed=engine.listed)
+    return ServerCheck(reachable=True, model=engine.model, model_name=engine.info().model_name, listed=engine.listed)
 
 
 def client_profile(profile: Profile, base_url: str) -> Profile:
