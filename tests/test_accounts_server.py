@@ -159,6 +159,34 @@ def test_a_request_cannot_take_a_key_past_its_day(scheduler: Scheduler, monkeypa
 
 
 
+def test_chat_cut_where_the_day_ran_out_exits_75_and_says_when_as_its_refusal_does(
+        scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`chat` on a desk PC whose key's day ran out mid-reply exited 1 ("it can answer again
+    tomorrow"), and the next run was refused with 75 ("at 00:00"); README says 75 for over the
+    key's quota. Both are 75, and both say when the day resets in the same words."""
+    import yaml
+
+    with office(scheduler, {"ayse": {"tokens_per_day": 120}}) as o:
+        monkeypatch.setenv("WS_DESK_KEY", o.keys["ayse"])
+        desk = tmp_path / "desk.yaml"
+        desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
+                                        "remote": {"base_url": o.url, "api_key_env": "WS_DESK_KEY"},
+                                        "sampling": {"temperature": 0.0, "max_tokens": 500}}), encoding="utf-8")
+        wait = next_day_start(o.clock()) - o.clock()  # the server's clock is noon today
+        before = time.time()
+        assert main(["chat", "-p", str(desk), "Tell a long story about a cat."]) == 75
+        cut = capsys.readouterr()
+        assert main(["chat", "-p", str(desk), "And then?"]) == 75
+        refused = capsys.readouterr().err
+        after = time.time()
+    assert cut.out.strip()  # the reply so far
+    resets = {time.strftime("%H:%M", time.localtime(t + wait)) for t in (before, after)}
+    said = [line for line in cut.err.splitlines() if line.startswith("workstation: The reply stopped there")]
+    assert len(said) == 1 and any(said[0].endswith(f"it can answer again at {r}, or ask whoever runs the server "
+                                                   "to raise your daily limit.") for r in resets), cut.err
+    assert any(f"it can answer again at {r}, or ask whoever runs" in refused for r in resets), refused
+
+
 def test_usage_equals_the_responses_and_quota_resets_at_midnight(
     scheduler: Scheduler, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -279,6 +307,37 @@ def test_a_request_arriving_while_the_server_stops_is_refused_and_recorded(
         o.accounts.flush()
     [row] = [r for r in UsageLog().summary("person") if r.group == "hal"]
     assert (row.requests, row.errors, row.tokens) == (1, 1, 0)
+
+
+def test_a_reply_the_server_cut_off_by_stopping_is_not_counted_against_the_day(scheduler: Scheduler) -> None:
+    """A reply the server's stop cut off (503, "send it again once the server is back") counted
+    against the person's day ("chat 503 1014+184 tokens"): sent again, the same question cost
+    twice. Its row keeps the tokens the server spent; the day (the quota, /usage/today, keys
+    list) counts none of them."""
+    with office(scheduler, {"ayse": {"tokens_per_day": 100_000}}) as o:
+        assert o.server is not None
+        openai_app = o.server.openai
+        lines: list[str] = []
+        body = {"model": PROFILE, "messages": QUESTION, "max_tokens": 200, "temperature": 0, "stream": True,
+                "stream_options": {"include_usage": True}}
+        with httpx.stream("POST", f"{o.url}/chat/completions", json=body, timeout=600,
+                          headers={"Authorization": f"Bearer {o.keys['ayse']}"}) as r:
+            for line in r.iter_lines():
+                if line.startswith("data: "):
+                    lines.append(line)
+                if len(lines) == 4 and not openai_app.cutting:  # a part of the reply: the stop cuts it off
+                    openai_app.cutting = True
+                    for req in list(openai_app._running.values()):
+                        o.scheduler.cancel(req)
+        assert json.loads(lines[-1][6:])["error"]["code"] == "shutting_down"
+        openai_app.cutting = False
+        o.accounts.flush()
+        assert o.accounts.quota.used("ayse") == 0
+        today = httpx.get(f"{o.url.rsplit('/v1', 1)[0]}/usage/today", headers={"Authorization": f"Bearer {o.keys['ayse']}"}).json()
+        assert today["tokens"] == 0, today
+    [row] = [r for r in UsageLog().summary("person") if r.group == "ayse"]
+    assert (row.requests, row.errors) == (1, 1) and row.completion_tokens > 0  # (what the server spent: kept)
+    assert UsageLog().tokens_on_day(o.clock.t).get("ayse", 0) == 0  # (read again after a restart: not counted)
 
 
 def test_audit_content_only_when_turned_on(scheduler: Scheduler) -> None:
@@ -573,7 +632,8 @@ def test_a_desk_pc_says_why_the_server_refused_in_its_own_language(
         english = str(told)
         assert english.startswith(f"The server at {o.url} says your key has used its 900 tokens for today; "
                                   "it can answer again at ")
-        resets = english[-6:-1]
+        assert english.endswith(", or ask whoever runs the server to raise your daily limit.")
+        resets = english.split("it can answer again at ", 1)[1][:5]
         assert resets in {time.strftime("%H:%M", time.localtime(t + wait)) for t in (before, time.time())}
         assert f"anahtarınızın bugünkü 900 token'ını kullandığını söylüyor; saat {resets}" in Texts("tr").error(told)
 
@@ -725,8 +785,10 @@ def test_a_summary_whose_day_runs_out_is_no_summary(scheduler: Scheduler, monkey
         kept: list[object] = []
         with engine, pytest.raises(BackendUnreachable) as stopped:
             summarize_document(engine, memo, profile, options=options, on_part=kept.append)
-    assert str(stopped.value) == ("The server stopped the summary: your key has used its tokens for today (its daily "
-                                  "limit), so it can go on tomorrow.")
+    # when the day resets, as the refusal says it (it said "tomorrow", the refusal "at 00:00")
+    assert str(stopped.value).startswith("The server stopped the summary: your key has used its tokens for today "
+                                         "(its daily limit), so it can go on at ")
+    assert str(stopped.value).endswith(", or ask whoever runs the server to raise your daily limit.")
     assert kept == []  # the part cut is no finished part
 
 

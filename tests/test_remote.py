@@ -861,7 +861,8 @@ def test_a_refusal_reads_its_code_and_headers() -> None:
                            json={"error": {"message": "...", "code": "insufficient_quota"}})
     noon = 1_700_000_000.0
     assert say([answered_phrase(url, quota, now=noon)]).endswith(
-        f"used its 50,000 tokens for today; it can answer again at {time.strftime('%H:%M', time.localtime(noon + 3600))}.")
+        f"used its 50,000 tokens for today; it can answer again at {time.strftime('%H:%M', time.localtime(noon + 3600))}, "
+        "or ask whoever runs the server to raise your daily limit.")  # (it named no one who can)
 
 
 def test_a_local_model_asked_of_a_remote_profile_says_which_to_choose() -> None:

@@ -867,6 +867,35 @@ async def test_a_message_sent_while_the_server_is_down_goes_once_it_answers(
         assert count("Cannot reach the server") == failures
 
 
+async def test_a_reply_the_server_cut_off_by_stopping_names_the_key_that_asks_again(
+        folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
+    """The office server stopped in the middle of a reply: "cut off: … send it again once the
+    server is back", the box empty and nothing naming Alt+R (Ask again). The sentence names it,
+    under the reply and in its notice."""
+    from serve_helpers import serve, write_profile
+    from tui_helpers import type_message
+
+    from workstation.tui.widgets.message_view import MessageView, metrics_line
+
+    with serve(write_profile(tmp_path, smollm2_path, sampling={"temperature": 0.0, "max_tokens": 400}),
+               "--shutdown-grace", "0") as server:
+        _write(folder, "desk", {"backend": "openai", "remote": {"base_url": server.base_url},
+                                "sampling": {"temperature": 0.0, "max_tokens": 400}})
+        app = WorkstationApp("desk", sample_system=False, language="en", store_path=tmp_path / "c.db")
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            await type_message(pilot, "Write a long story about a dragon.")
+            await until(pilot, lambda: app.live_tokens >= 3)
+            server.proc.send_signal(signal.SIGTERM)
+            await until(pilot, lambda: not app.generating)
+            why = ("The office server is stopping or restarting, so the reply was cut off; once it is back, "
+                   "Alt+R asks again.")
+            cut = list(app.chat_screen.query(MessageView))[-1]
+            assert cut.metrics is not None and metrics_line(cut.metrics, app.texts) == f"cut off: {why[:-1]}", cut.metrics
+            assert any(why in str(n.message) for n in app._notifications)
+            assert "{again}" in Texts("tr").get("chat.cut_by_stopping")
+
+
 async def test_a_message_the_server_refuses_comes_back_into_the_box(
         folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A message the office server refused (a key whose day's tokens are used up, revoked)
@@ -876,8 +905,10 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
     from tui_helpers import type_message
 
     from workstation.core.keys import DB_NAME, KeyRing
-    from workstation.tui.widgets.message_view import MessageView
+    from workstation.tui import status_line
+    from workstation.tui.widgets.message_view import MessageView, metrics_line
 
+    monkeypatch.setattr(status_line, "DAY_RECHECK_S", 0.5)
     server_data = tmp_path / "server"
     server_data.mkdir()
     ring = KeyRing(server_data / DB_NAME)
@@ -913,6 +944,15 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
             await until(pilot, lambda: app.last_metrics is not None and not app.generating)
             assert app.last_metrics is not None and app.last_metrics.stop_reason == "quota", app.last_metrics
             assert " your key has used its tokens for today; " in app.status_text(), app.status_text()
+            # the cut reply says it was cut off, and why (the figures line ended "· your key's tokens for today ran out")
+            cut = list(app.chat_screen.query(MessageView))[-1]
+            assert metrics_line(cut.metrics or {}, app.texts).endswith(" · cut off: your key's tokens for today ran out")
+            # the admin raises the limit (keys set bob --tokens-per-day 100000): the status bar asks the server
+            # again by itself and clears (it said "used up" until the next message was sent)
+            admin = KeyRing(server_data / DB_NAME)
+            admin.change("bob", tokens_per_day=100_000, max_parallel=None, profiles=())
+            admin.close()
+            await until(pilot, lambda: " ready │ desk" in app.status_text())
             # F9: the server's model too small for Turkish; it said "a larger model (F4)", this PC's
             await pilot.press("f9")
             await until(pilot, lambda: any("sunucuyu yöneten kişiden daha büyük bir model isteyin" in str(n.message)
@@ -952,8 +992,10 @@ async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_
         assert down["local"].startswith("runs on the CPU: needs"), down  # the local one is planned as before
         with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)):
             up = await verdicts()
-        served = up["desk"].removeprefix("The server answers now, serving ").removesuffix(".")
-        assert served and served != up["desk"], up
+        # its model as F4 names it (it said "serving serve-test", the server's profile id)
+        from workstation.core.installed_models import installed_name
+        assert up["desk"] == f"The server answers now (its model: {installed_name(smollm2_path)}).", up
+        served = "serve-test"
         assert up["wrong"] == (f"The server answers, but serves {served}, not no-such-model: set remote.model "
                                "to one of those, or leave it out for the first."), up
 
@@ -1344,3 +1386,6 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
             await pilot.press("e")
             await until(pilot, lambda: said[-1].startswith(why))  # noqa: B023
             assert app.screen is menu
+            # a profile with nothing here to change: a plain note (it came in a box titled "Warning")
+            shown = [n for n in app._notifications if str(n.message).startswith(why)]
+            assert shown and shown[-1].severity == ("information" if key == "desk" else "warning"), shown

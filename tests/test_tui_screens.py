@@ -800,6 +800,19 @@ async def test_a_desk_pcs_dashboard_shows_no_local_model_lines() -> None:
         shown = [str(app.screen.query_one(f"#{part}").render()) for part in ("row-cpu .metric-name", "ram-line", "gpu-lines")]
         assert shown[0].startswith("This PC's CPU") and shown[1].startswith("This PC's RAM: 2")
         assert shown[2].startswith("This PC's GPU 0 RTX 4060: 3% busy"), shown
+        # and that they do not set the replies' speed; the replies are said to be the office server's
+        # ("Your last 4 replies: …" sat above "This PC's CPU … 100%" as if this PC wrote them)
+        assert shown[1].endswith("(this PC's CPU and RAM do not set the replies' speed)"), shown
+        from workstation.core.metrics import TurnMetrics
+        assert app.profile is not None
+        for _ in range(2):
+            app.history.add(TurnMetrics(ttft_ms=2700.0, predicted_n=120, predicted_ms=2000.0, prompt_n=40),
+                            app.profile.ref, app.profile.name, words=90)
+        app.screen.refresh_view()
+        headline = str(app.screen.query_one("#headline").render())
+        assert headline.startswith("Your last 2 replies: the first words after about 2.7 s"), headline
+        assert headline.endswith("The office server wrote them (its model: the one it offers first), shared with "
+                                 "others and over the network: this PC does not set their speed."), headline
 
 
 async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_before(

@@ -353,8 +353,10 @@ def run(args: argparse.Namespace) -> int:
             print(t("chat_cmd.follows_schema", name=args.json_schema.name), file=sys.stderr)
     if not_kept is not None:
         raise not_kept
-    if m.stop_reason == "quota":
-        raise WorkstationError(said=[("remote.quota_cut", {})])
+    if m.stop_reason == "quota":  # (as the refusal of the next run: exit 75, "at 00:00"; it said 1, "tomorrow")
+        from workstation.core.remote import day_cut
+
+        raise day_cut(engine, "remote.quota_cut")
     if m.stop_reason == "cancelled" or signals:  # (a signal while the reply was kept: it ends now)
         raise turn_stopped(first_signal(signals), t, began=bool(final.text or final.reasoning),
                        kept=conversation is not None)

@@ -367,7 +367,8 @@ ENGLISH: dict[str, str] = {
     "remote.key_from": " from {env}",
     "remote.answered": "The server at {url} answered HTTP {status}: {message}.",
     "remote.day_used": ("The server at {url} says your key has used its {limit} tokens for today; "
-                        "it can answer again at {resets}."),
+                        "it can answer again at {resets}, or ask whoever runs the server to raise your "
+                        "daily limit."),
     "remote.prompt_too_big": ("The server at {url} says this request needs more than the {left} tokens your key "
                               "has left today (all it sends counts: in a chat, the conversation so far and its "
                               "instructions, not only your message, so a new conversation needs fewer); or wait "
@@ -383,9 +384,11 @@ ENGLISH: dict[str, str] = {
     "remote.stopped_reply": "The server stopped the reply: {message}.",
     "remote.server_said": "{message}.",
     "remote.quota_cut": ("The reply stopped there: your key has used its tokens for today on the server "
-                         "(its daily limit); it can answer again tomorrow."),
+                         "(its daily limit); it can answer again at {resets}, or ask whoever runs the server "
+                         "to raise your daily limit."),
     "remote.quota_cut_part": ("The server stopped the summary: your key has used its tokens for today (its daily "
-                              "limit), so it can go on tomorrow."),
+                              "limit), so it can go on at {resets}, or ask whoever runs the server to raise your "
+                              "daily limit."),
     "remote.silent": ("The server at {url} sent nothing for {seconds} s (remote.timeout_s in the profile); "
                       "the request may be too long for it."),
     "remote.cannot_forget": "The server at {url} could not forget the conversation's saved cells.",
@@ -666,7 +669,7 @@ ENGLISH: dict[str, str] = {
     "metric.failed": "cut off by an error",
     "metric.interrupted": "unfinished: saved while it was being written",
     "metric.length": "length limit",
-    "metric.quota": "your key's tokens for today ran out",
+    "metric.quota": "cut off: your key's tokens for today ran out",
     "metric.context": "context full",
     "metric.sampling": "own settings: {settings}",
     "metric.left_out": "the model did not see the first {n} messages",

@@ -129,6 +129,23 @@ REFUSALS = frozenset({"remote.key_refused", "remote.key_unknown", "remote.key_no
                       "remote.needs_key", "remote.needs_key_env", "remote.needs_key_file"})
 
 
+def resets_text(at: float | None) -> str:
+    """When a key's day resets (``at``, on this PC's clock; None: not said, this PC's next
+    midnight), as a refusal and a reply cut where the day ran out both say it ("at 00:00")."""
+    from workstation.core.quota import next_day_start
+
+    return time.strftime("%H:%M", time.localtime(next_day_start(time.time()) if at is None else at))
+
+
+def day_cut(engine: Any, phrase: str) -> BackendUnreachable:
+    """The error of a reply the office server stopped where the key's tokens for the day ran
+    out (``stop_reason`` "quota"): the server cannot take more today, as when it refuses a
+    request over the quota (429), so it is what that refusal is (exit 75), saying when the day
+    resets as the refusal does. ``phrase``: a chat's reply or a summary's."""
+    at = getattr(engine, "day_resets_at", None)
+    return BackendUnreachable(said=[(phrase, {"resets": resets_text(at)})])
+
+
 def stopped_reply(error: Any) -> Phrase:
     """What an error event in the middle of a stream says: by its ``code`` where it is one
     ``workstation serve`` sends (its shutdown cut the reply off), in the desk PC's language;
@@ -164,7 +181,7 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
     limit = _whole_header(response, "X-RateLimit-Limit-Tokens")
     left = _whole_header(response, "X-RateLimit-Remaining-Tokens")
     if response.status_code == 429 and code == "insufficient_quota" and wait is not None:
-        resets = time.strftime("%H:%M", time.localtime((time.time() if now is None else now) + wait))
+        resets = resets_text((time.time() if now is None else now) + wait)
         if left:  # some of the day is left, less than this message needs
             return ("remote.prompt_too_big", {"url": url, "left": f"{left:,}", "resets": resets})
         return ("remote.day_used", {"url": url, "limit": f"{limit:,}" if limit is not None else "?", "resets": resets})
@@ -348,6 +365,9 @@ class RemoteEngine:
         self._lock = threading.RLock()
         self.exact_counts: bool | None = None  # the server tokenizes for us (None: not asked yet)
         self.own_server = own_server
+        # when the key's day resets, on this PC's clock, as the server said with a reply cut where
+        # the day ran out (``quota_resets_in``; None: not said, an older server): ``day_cut``
+        self.day_resets_at: float | None = None
         if check or not self.model:
             self._discover()
         self.load_ms = (time.perf_counter() - t0) * 1000
@@ -843,6 +863,8 @@ class RemoteEngine:
                     if isinstance(chunk.get("timings"), dict):  # workstation serve's and llama-server's
                         timings = chunk["timings"]
                     quota = quota or chunk.get("quota_reached") is True
+                    if _whole(chunk.get("quota_resets_in")):
+                        self.day_resets_at = time.time() + chunk["quota_resets_in"]
                     read = _prompt_read(chunk.get("prompt_progress")) if reading and not n_chunks else None
                     if read is not None:
                         yield read
@@ -993,6 +1015,9 @@ class ServerCheck:
 
     reachable: bool = False  # something answered at the address
     model: str = ""  # the model the profile's turns would ask for
+    # the model itself, as the server names it (our server: its file's model, where ``model`` is its
+    # profile's id, "office-cpu"); F4 names it so
+    model_name: str = ""
     listed: list[str] = field(default_factory=list)  # what the server's /models names
     error: WorkstationError | None = None  # why not (a ProfileError: the server was not asked)
 
@@ -1018,7 +1043,7 @@ def check_server(profile: Profile) -> ServerCheck:
     engine.close()
     if engine.loading:  # it said "answers now" of a server loading its model (503 to every request)
         return ServerCheck(reachable=True, model=engine.model, error=BackendUnreachable(said=[engine.loading]))
-    return ServerCheck(reachable=True, model=engine.model, listed=engine.listed)
+    return ServerCheck(reachable=True, model=engine.model, model_name=engine.info().model_name, listed=engine.listed)
 
 
 def client_profile(profile: Profile, base_url: str) -> Profile:

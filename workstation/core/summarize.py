@@ -36,7 +36,7 @@ from typing import Any
 from workstation.core.catalog import params_text
 from workstation.core.documents import Document, read_document
 from workstation.core.engine_api import IN_A_SUMMARY, ChatEngine
-from workstation.core.errors import BackendUnreachable, WorkstationError
+from workstation.core.errors import WorkstationError
 from workstation.core.events import (
     SERVER_STOPPING,
     Message,
@@ -441,7 +441,7 @@ class Runner:
         if final is None:
             raise SummarizeError("The engine stopped without finishing a turn.")
         self.calls.append(final.metrics)
-        _refuse_a_cut_day(final.metrics)
+        _refuse_a_cut_day(final.metrics, self.engine)
         return final.text.strip(), final.metrics
 
     def run_many(
@@ -474,17 +474,19 @@ class Runner:
             done.set()
             watcher.join()
         for final in finals:
-            _refuse_a_cut_day(final.metrics)
+            _refuse_a_cut_day(final.metrics, self.engine)
         return finals
 
 
-def _refuse_a_cut_day(metrics: TurnMetrics) -> None:
+def _refuse_a_cut_day(metrics: TurnMetrics, engine: object) -> None:
     """A reply the office server stopped where the key's tokens for the day ran out: the server
     cannot take more today, as when it refuses a request over the quota (429), so the summary
     stops as it does then (``batch`` leaves the document pending, exit 75; ``summarize`` writes
     nothing). It was written as if whole, cut mid-sentence, and batch marked it done."""
     if metrics.stop_reason == "quota":
-        raise BackendUnreachable(said=[("remote.quota_cut_part", {})])
+        from workstation.core.remote import day_cut
+
+        raise day_cut(engine, "remote.quota_cut_part")
 
 
 def reading_calls(calls: list[TurnMetrics], prefix: int = 0) -> list[TurnMetrics]:

@@ -34,6 +34,11 @@ DB_NAME = "usage.sqlite3"
 UNSAVED_NAME = "usage-unsaved.jsonl"
 SHARED = "(shared)"  # the single --api-key, or a server without keys
 UNKNOWN = "(unknown)"  # a key that was refused (missing or wrong; a revoked key's requests are its owner's)
+# the status of a reply the server's shutdown cut off (and of requests refused while it stops): its
+# row keeps the tokens the server spent, but none count against the key's day. The person got no
+# whole reply through no doing of theirs and sends it again once the server is back: counted, the
+# same question cost its day twice ("chat 503 1014+184 tokens" ran a small daily limit out)
+CUT_BY_STOPPING = 503
 GROUPS = {"person": "key", "profile": "profile", "day": SQL_LOCAL_DAY}  # (a day that is no time: NULL, shown "?")
 
 _MIGRATIONS: tuple[str, ...] = (
@@ -230,18 +235,19 @@ class UsageLog:
     def tokens_on_day(self, t: float) -> dict[str, int]:
         """Prompt + generated tokens per key on the local day holding ``t``: from its midnight
         to the next, never later (a row dated in the future counted for "today" for ever).
-        The one place a day's use is summed: the quota, ``keys list`` and /usage/today."""
+        The one place a day's use is summed: the quota, ``keys list`` and /usage/today. A reply the
+        server's stopping cut off (``CUT_BY_STOPPING``) is not counted (``Accounts.finish`` neither)."""
         from workstation.core.quota import day_start, next_day_start
 
         with self._lock:
             rows = self._db.execute(
                 "SELECT key, SUM(prompt_tokens + completion_tokens) FROM requests WHERE t >= ? AND t < ? "
-                "AND typeof(t) IN ('integer', 'real') GROUP BY key",
-                (day_start(t), next_day_start(t)),
+                "AND typeof(t) IN ('integer', 'real') AND status != ? GROUP BY key",
+                (day_start(t), next_day_start(t), CUT_BY_STOPPING),
             ).fetchall()
         used = {key: int(n or 0) for key, n in rows}
         for r in self._aside():  # rows a stopped server could not write count too, until folded in
-            if day_start(t) <= r.t < next_day_start(t):
+            if day_start(t) <= r.t < next_day_start(t) and r.status != CUT_BY_STOPPING:
                 used[r.key] = used.get(r.key, 0) + r.tokens
         return used
 

@@ -67,7 +67,7 @@ from workstation.core.profiles import Profile, Sampling
 from workstation.core.quota import Clock
 from workstation.core.store import DB_NAME, ConversationStore
 from workstation.core.table_facts import SheetFacts
-from workstation.tui import integrations
+from workstation.tui import integrations, status_line
 from workstation.tui.actions import (
     BY_ID,
     bindings,
@@ -412,6 +412,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._seen_version = self._store_version()  # before it is read: what is written after shows
         self._watch_store_file()
         self.set_interval(OUTSIDE_CHANGES_EVERY_S, self._follow_outside_changes)
+        self.set_interval(status_line.DAY_RECHECK_S, self._recheck_day)  # (read now: a test's shorter wait)
         if not self.store.in_memory:
             self._forget_deleted_cells(self.store.path)
         try:

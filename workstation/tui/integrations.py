@@ -95,7 +95,9 @@ def server_verdict(profile: Profile, t: Texts) -> str:
         return t.error(check.error)
     if check.not_served:
         return t("profiles.server_not_served", listed=", ".join(check.listed), model=check.model)
-    return t("profiles.server_ok_model", model=check.model) if check.model else t("profiles.server_ok")
+    # its model as F4 names it (it named the server's profile id, "serving office-cpu")
+    model = check.model_name or check.model
+    return t("profiles.server_ok_model", model=model) if model else t("profiles.server_ok")
 
 
 # --- hardware ---------------------------------------------------------------------------

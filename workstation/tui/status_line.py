@@ -3,10 +3,11 @@ what the app is busy with, how full the model's context is, the pace of a stream
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from textual import on
+from textual import on, work
 
+from workstation.core.errors import WorkstationError
 from workstation.core.events import SERVER_STOPPING
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.letters import shortened
@@ -40,6 +41,11 @@ NOT_ANSWERING = {"remote.model_changed": "status.server_model_changed",
                  "remote.key_unknown": "status.key_refused", "remote.key_refused": "status.key_refused",
                  "remote.key_not_here": "status.key_refused", "remote.key_for_others": "status.key_refused"}
 
+# how often a desk PC whose key's tokens for today are used up asks its server (/usage/today) whether
+# they still are: raised by the admin (keys set … --tokens-per-day), the status bar said "used up" until
+# the next message was sent
+DAY_RECHECK_S = 30.0
+
 CONTEXT_NEARLY_FULL = 85  # percent of the context past which the line under the box warns
 
 
@@ -52,6 +58,28 @@ class StatusLine(AppPart):
         now = (name, pct) if name is not None else None
         if now != self.downloading:  # (a progress comes per MB: the line is redrawn per percent)
             self.downloading = now
+            self.update_status()
+
+    def _recheck_day(self: WorkstationApp) -> None:
+        """While the status bar says the key's tokens for today are used up, the office server
+        is asked now and then (every ``DAY_RECHECK_S``) whether they still are; the words go once
+        it has some left again (the limit raised, or a new day)."""
+        engine = self.engine
+        if self.not_answering == "remote.day_used" and not self.generating and hasattr(engine, "usage_today"):
+            self._ask_day_left(engine)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="day")
+    def _ask_day_left(self: WorkstationApp, engine: Any) -> None:
+        try:
+            data = engine.usage_today()
+        except WorkstationError:  # the server gone, the key refused: the next message says so
+            return
+        if data is not None and "tokens" in data and (not data.get("tokens_per_day") or data.get("left")):
+            self.call_from_thread(self._day_left, engine)
+
+    def _day_left(self: WorkstationApp, engine: Any) -> None:
+        if self.not_answering == "remote.day_used" and self.engine is engine:
+            self.not_answering = ""
             self.update_status()
 
     @on(ServerWaited)

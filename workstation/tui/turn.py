@@ -528,6 +528,10 @@ class Turn(AppPart):
             # (it said "save the text as a file and summarize it with F6" of a file attached)
             reason = self.texts("chat.sent_too_long_with_document", name=self._sent[1][0].name,
                                 summarize=self.key_for("summarize.open"))
+        elif event.not_answering == "remote.cut_by_stopping":
+            # the office server's stop cut the reply off: it said "send it again" with the box empty and
+            # nothing naming the key that asks again (kept with the reply too: "cut off: …")
+            reason = self.texts("chat.cut_by_stopping", again=self.key_for("chat.again"))
         if not quiet and event.lost is None:  # (a lost engine is said by _engine_lost, once)  # (a retry of a server still not reached: said once, when the wait began)
             self.notify(reason, title=self.texts("error.title"), severity="error", timeout=12,
                         kind=LOAD_NOTICE if event.during == "load" else "")  # (the next load's notice replaces it)
@@ -560,7 +564,7 @@ class Turn(AppPart):
             if (view.content or view.reasoning) and self.conversation_id is not None:
                 cut = TurnMetrics(stop_reason="failed")  # not "stopped": no one pressed Esc
                 # the reason kept with the reply, said under it (its notice fades)
-                record = {"stop_reason": "failed", "stop_said": event.reason}
+                record = {"stop_reason": "failed", "stop_said": reason}
                 # saved first (the view is finished while other things run); then, kept in a new
                 # conversation, that one drawn (it takes the view away: finished before)
                 gone = self._save_message("assistant", view.content, record, reasoning=view.reasoning)

@@ -29,7 +29,7 @@ from workstation.core.quota import Clock, DailyQuota, OverQuota, minute_text, ne
 from workstation.core.server.prometheus import ServerMetrics
 from workstation.core.server.protocol import ApiError
 from workstation.core.slots import Owner
-from workstation.core.usage import SHARED, UNKNOWN, UsageLog, UsageRecord
+from workstation.core.usage import CUT_BY_STOPPING, SHARED, UNKNOWN, UsageLog, UsageRecord
 
 log = logging.getLogger("uvicorn.error")
 BAD_KEY = "Incorrect or missing API key; send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'."
@@ -213,6 +213,11 @@ class Accounts:
         ticket.capped = held < reply
         return held
 
+    def resets_in_s(self) -> int:
+        """Seconds until the keys' day resets (the server's local midnight)."""
+        now = self.clock()
+        return OverQuota(0, 0, next_day_start(now)).retry_after_s(now)
+
     def _over(self, caller: Caller, over: OverQuota, what: str) -> ApiError:
         wait = over.retry_after_s(self.clock())
         return ApiError(
@@ -275,7 +280,8 @@ class Accounts:
         caller = ticket.caller
         if ticket.held:
             self.quota.release(caller.name, ticket.held, ticket.held_at)
-        if caller.key is not None and prompt + completion:
+        # (a reply the server's stopping cut off: not against the day, as ``tokens_on_day`` counts it)
+        if caller.key is not None and prompt + completion and status != CUT_BY_STOPPING:
             self.quota.charge(caller.name, prompt + completion, ticket.t)
         self.metrics.observe(self.profile, caller.name, status, m, duration_s, prompt, completion)
         if log.isEnabledFor(logging.INFO):  # --log-level info: a line a request, as llama-server's

@@ -37,11 +37,12 @@ from workstation.core.server.tool_protocol import call_deltas
 from workstation.core.slots import Request as SchedRequest
 from workstation.core.token_probs import TokenProb
 from workstation.core.tool_calls import ReplyReader, read_reply
+from workstation.core.usage import CUT_BY_STOPPING
 
 if TYPE_CHECKING:
     from workstation.core.server.app import OpenAIServer
 
-SHUTTING_DOWN = 503  # the status recorded for a reply the server's shutdown cut off
+SHUTTING_DOWN = CUT_BY_STOPPING  # the status recorded for a reply the server's shutdown cut off
 CUT_BY_SHUTDOWN = "The server is shutting down, so the reply was cut off; send it again once the server is back."
 FINGERPRINT = "workstation"  # OpenAI's system_fingerprint, on every answer and chunk
 
@@ -60,11 +61,14 @@ class Replies:
     ``_account_later``). A part of ``OpenAIServer``: ``scheduler``, ``accounts`` and the
     shutdown's ``cutting`` are the server's."""
 
-    @staticmethod
-    def _quota_reached(ticket: Ticket, event: TurnFinished) -> dict[str, bool]:
+    def _quota_reached(self: OpenAIServer, ticket: Ticket, event: TurnFinished) -> dict[str, bool | int]:
         """``{"quota_reached": true}`` in the answer of a reply that stopped where the key's
-        day ran out, not at max_tokens (OpenAI has no word for it; a desk PC reads it)."""
-        return {"quota_reached": True} if ticket.capped and event.metrics.stop_reason == "length" else {}
+        day ran out, not at max_tokens (OpenAI has no word for it; a desk PC reads it), and
+        ``quota_resets_in``: the seconds until the day resets, as a refusal's Retry-After says
+        them (a desk PC said "tomorrow" of the one, "at 00:00" of the other)."""
+        if not (ticket.capped and event.metrics.stop_reason == "length"):
+            return {}
+        return {"quota_reached": True, "quota_resets_in": self.accounts.resets_in_s()}
 
     def _cut_by_shutdown(self: OpenAIServer, event: TurnFinished) -> bool:
         return self.cutting and event.metrics.stop_reason == "cancelled"

@@ -34,6 +34,7 @@ from workstation.core.summarize import duration
 from workstation.core.thread_policy import choose_threads
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.screens.app_screen import AppScreen
+from workstation.tui.screens.models import server_model
 from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ScreenFooter
 from workstation.tui.widgets.status_bar import StatusBar
@@ -314,6 +315,10 @@ class DashboardScreen(AppScreen, Screen[None]):
 
         per_token = hist.words_per_token()  # (the replies' own words a token: not the UI's language's)
         headline = replies_headline(run.turns, t, per_token)
+        if headline and app.profile is not None and app.profile.backend != "llama":
+            # a desk PC's replies are the office server's (shared, over the network): the sentence
+            # sat above "This PC's CPU … 100%" as if this PC wrote them
+            headline = f"{headline} {t('dash.server_wrote', model=server_model(app))}"
         # the first reply after a switch (F3) waited for the conversation read again, or did not for
         # the part kept on disk: said under the speed it brings down, while it is the last reply
         if last is not None and (switch := switch_reading(last, t.get, "dash")) is not None:

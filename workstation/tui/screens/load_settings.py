@@ -432,7 +432,10 @@ def open_load_settings(menu: ProfileMenu, index: int) -> None:
     why = why_not_editable(entry)
     if why is not None or not isinstance(entry, Profile):
         # (a broken file asks to be mended: it stays to be read; the others ask for nothing)
-        menu.notify(t(why or "load.broken"), severity="warning", timeout=10 if why in (None, "load.broken") else None)
+        # (a profile that has nothing here to change: a plain note, not a box titled "Warning")
+        broken = why in (None, "load.broken")
+        menu.notify(t(why or "load.broken"), severity="warning" if broken else "information",
+                    timeout=10 if broken else None)
         return
     menu.run_worker(lambda: _push(menu, index, entry), thread=True, group="load-settings", exit_on_error=False)
 

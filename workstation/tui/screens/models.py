@@ -43,8 +43,15 @@ from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ScreenFooter
 
 if TYPE_CHECKING:
-    pass
+    from workstation.tui.app import WorkstationApp
 
+
+def server_model(app: WorkstationApp) -> str:
+    """A desk PC's office server's model as F4 and F5 name it (its name as the server gives it,
+    else the profile's remote.model, else "the one it offers first")."""
+    profile = app.profile
+    model = (app.engine_info.model_name if app.engine_info else "") or (profile.remote.model if profile else "")
+    return model or app.texts("models.server_model_unknown")
 
 class ModelsListed(Progress):
     pass
@@ -124,8 +131,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         line.display = profile is not None and profile.backend != "llama"
         if profile is None or profile.backend == "llama":
             return
-        model = (app.engine_info.model_name if app.engine_info else "") or profile.remote.model
-        line.update(t("models.server_in_use", model=model or t("models.server_model_unknown")))
+        line.update(t("models.server_in_use", model=server_model(app)))
 
     def on_screen_resume(self) -> None:
         self._say_server()  # (the profile may have changed since F4 was last open)
