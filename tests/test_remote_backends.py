@@ -333,6 +333,34 @@ def test_a_summary_the_server_stops_keeps_the_parts_it_finished(
     assert "ask whoever runs the office server" in err and "Traceback" not in err, err
 
 
+def test_chat_whose_reply_the_servers_stop_cut_off_exits_75(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A reply the office server's stop cut off part-way is "try again later" (README: 75, the
+    server "went away part-way"), as a connection lost is: chat exited 1, a mistake to fix first."""
+    import yaml
+
+    from workstation.cli import main
+
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
+    _DayRunsOut.answered, _DayRunsOut.stopping = 0, True
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _DayRunsOut)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        desk = tmp_path / "desk.yaml"
+        desk.write_text(yaml.safe_dump({
+            "name": "desk", "backend": "openai", "context": 1024, "parallel": 1,
+            "remote": {"base_url": f"http://127.0.0.1:{server.server_address[1]}/v1"},
+            "sampling": {"temperature": 0.0, "max_tokens": 24}}), encoding="utf-8")
+        assert main(["chat", "-p", str(desk), "What colour is the sky?"]) == 0  # (answered whole)
+        capsys.readouterr()
+        assert main(["chat", "-p", str(desk), "And the sea?"]) == EX_TEMPFAIL  # (cut off by the stop)
+    finally:
+        server.shutdown()
+        server.server_close()
+        _DayRunsOut.stopping = False
+    assert "stopping or restarting, so the reply was cut off" in capsys.readouterr().err
+
+
 async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_on(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """F6's state line said "Stopped after 1 of 2 parts", as after Ctrl+X, once the error's

@@ -857,7 +857,11 @@ class RemoteEngine:
                     if not isinstance(chunk, dict):
                         continue
                     if "error" in chunk:
-                        raise EngineError(said=[stopped_reply(chunk["error"])])
+                        said = stopped_reply(chunk["error"])
+                        # the server's own stop cut it off: "try again later" (exit status 75), as a
+                        # connection lost part-way; chat exited 1, as for a mistake to fix
+                        cut = said[0] == "remote.cut_by_stopping"
+                        raise (BackendUnreachable if cut else EngineError)(said=[said])
                     if chunk.get("usage"):
                         usage = chunk["usage"]
                     if isinstance(chunk.get("timings"), dict):  # workstation serve's and llama-server's
