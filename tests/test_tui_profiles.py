@@ -74,6 +74,26 @@ async def test_a_long_model_name_keeps_its_quantization(folder: Path, tmp_path: 
         app.generating = False
 
 
+async def test_the_status_line_names_a_profile_as_f3_lists_it(folder: Path, smollm2_path: Path) -> None:
+    """The status line names the profile by its shown name in the UI's language, as F3's list does
+    (it said the file's id "long-documents" where F3 said "Uzun belgeler (kopyam)"), and a name too
+    long for the line's share ends in "…" with the model and its state still beside it."""
+    _write(folder, "long-documents", {"model": str(smollm2_path), "name": "Long documents (my copy)",
+                                      "name_tr": "Uzun belgeler (kopyam)"})
+    for lang, said in (("en", "Long documents (my copy)"), ("tr", "Uzun belgeler (kopyam)")):
+        app = WorkstationApp("long-documents", sample_system=False, language=lang)
+        async with app.run_test(size=(110, 32)) as pilot:
+            await until(pilot, lambda: app.engine is not None)  # noqa: B023 - awaited in the loop
+            text = app.status_text()
+            assert f" {app.glyphs.between} {said} · " in text and "long-documents" not in text, text
+    _write(folder, "wordy", {"model": str(smollm2_path), "name": "A profile for the long contracts of the office"})
+    app = WorkstationApp("wordy", sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        text = app.status_text()
+        assert " A profile for the long cont… · " in text and len(text) <= 80, text
+
+
 async def test_a_remote_profile_names_its_server_not_local_settings(folder: Path, models_home: Path,
                                                                    smollm2_path: Path) -> None:
     """A desk PC's profile runs on the office server: the line names the server, and shows no
@@ -1012,8 +1032,9 @@ async def test_f3_names_and_describes_each_profile_in_the_uis_language(
             await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
             await pilot.press("up", "enter")
             await until(pilot, lambda: app.profile.key == "office" and app.loading is None)
-            # loaded: said by the status line under the chat, no "Loaded: {name}" notice over its lines
-            await until(pilot, lambda: f"{app.glyphs.between} office" in app.status_text())
+            # loaded: said by the status line under the chat (by the name F3 lists), no "Loaded: {name}"
+            # notice over its lines
+            await until(pilot, lambda: f"{app.glyphs.between} {name} · " in app.status_text())
             assert not any(name in str(n.message) for n in app._notifications)
 
     await look("en", "Office CPU", "The default. A tiny model.", ".", "the office's")
