@@ -1143,6 +1143,33 @@ def _verdict(app: WorkstationApp) -> str:
     return str(app.screen.query_one("#load-verdict").content)
 
 
+async def test_f3_e_keeps_its_keys_in_sight_at_80x24(folder: Path, smollm2_path: Path) -> None:
+    """At 80x24 F3's E opened scrolled to its verdict, its key line ("Tab: sonraki · … · Ctrl+S:
+    kaydet · Esc: vazgeç") above the dialog's top: it stays in sight, at the dialog's foot, as it scrolls."""
+    from workstation.core.paths import user_profiles_dir
+
+    own = user_profiles_dir()
+    own.mkdir(parents=True, exist_ok=True)
+    _write(own, "running", {"model": str(smollm2_path)})
+    _write(own, "long-documents", {"model": str(smollm2_path), "name": "Long documents (my copy)",
+                                   "name_tr": "Uzun belgeler (kopyam)", "context": 8192})
+    app = WorkstationApp("running", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _load_settings_of(pilot, app, "long-documents")
+        from workstation.tui.screens.load_settings import SettingsVerdict
+
+        # a verdict as long as one beside this PC's replies with the model (taller than 80x24 has room for)
+        screen = app.screen
+        screen.post_message(SettingsVerdict(screen._asked, _verdict(app), " ".join(["Modeliyle son 4 yanıtınız."] * 40)))
+        await until(pilot, lambda: "Modeliyle son 4" in str(screen.query_one("#load-speed").content))
+        await pilot.pause(0.2)
+        keys = app.texts("load.keys").split(" · ")
+        for _ in range(2):
+            lines = screen_lines(app)
+            assert any(keys[0] in line and keys[-1] in line for line in lines), lines
+            await pilot.press("pagedown")
+
+
 async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, smollm2_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """F3's verdict named a context that would fit, and only a YAML file could change it: E opens
