@@ -687,9 +687,14 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
     store.close()
     assert model_fit(other, en, replies=drafted) == footing, model_fit(other, en, replies=drafted)
     said = speed_estimate(load_profile("office-cpu"), en, replies=kept)  # the load settings' (F3's E) line too
-    # F3's E is of a profile: replies on others (tiny, a long-documents variant) are named, not "with it"
+    # F3's E is of a profile: replies on others (tiny, a long-documents variant) are named, not "with it",
+    # by the names F3 lists them by, in the UI's language (a Turkish E said "(Office CPU — SmolLM2 135M ile)"
+    # beside the list's "Ofis CPU'su — SmolLM2 135M"); a ref no file has now by the name its reply kept
     assert said.startswith("Up to about ") and said.endswith(
-        " Your last 4 replies with its model, in tiny, office-cpu, long-documents ctx=32768: about 60 words a second."), said
+        " Your last 4 replies with its model, in tiny, Office CPU — SmolLM2 135M, long-documents ctx=32768: "
+        "about 60 words a second."), said
+    said = speed_estimate(load_profile("office-cpu"), tr, replies=kept)
+    assert "(tiny, Ofis CPU'su — SmolLM2 135M, long-documents ctx=32768 ile)" in said, said
     # far below the estimate: why, where the app knows it (F3's E said "up to about 31 … your last 2 replies: 11" alone)
     store = ConversationStore(kept)
     for _ in range(5):

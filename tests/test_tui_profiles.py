@@ -74,6 +74,26 @@ async def test_a_long_model_name_keeps_its_quantization(folder: Path, tmp_path: 
         app.generating = False
 
 
+async def test_the_status_line_names_a_profile_as_f3_lists_it(folder: Path, smollm2_path: Path) -> None:
+    """The status line names the profile by its shown name in the UI's language, as F3's list does
+    (it said the file's id "long-documents" where F3 said "Uzun belgeler (kopyam)"), and a name too
+    long for the line's share ends in "…" with the model and its state still beside it."""
+    _write(folder, "long-documents", {"model": str(smollm2_path), "name": "Long documents (my copy)",
+                                      "name_tr": "Uzun belgeler (kopyam)"})
+    for lang, said in (("en", "Long documents (my copy)"), ("tr", "Uzun belgeler (kopyam)")):
+        app = WorkstationApp("long-documents", sample_system=False, language=lang)
+        async with app.run_test(size=(110, 32)) as pilot:
+            await until(pilot, lambda: app.engine is not None)  # noqa: B023 - awaited in the loop
+            text = app.status_text()
+            assert f" {app.glyphs.between} {said} · " in text and "long-documents" not in text, text
+    _write(folder, "wordy", {"model": str(smollm2_path), "name": "A profile for the long contracts of the office"})
+    app = WorkstationApp("wordy", sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        text = app.status_text()
+        assert " A profile for the long cont… · " in text and len(text) <= 80, text
+
+
 async def test_a_remote_profile_names_its_server_not_local_settings(folder: Path, models_home: Path,
                                                                    smollm2_path: Path) -> None:
     """A desk PC's profile runs on the office server: the line names the server, and shows no
@@ -1054,8 +1074,9 @@ async def test_f3_names_and_describes_each_profile_in_the_uis_language(
             await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
             await pilot.press("up", "enter")
             await until(pilot, lambda: app.profile.key == "office" and app.loading is None)
-            # loaded: said by the status line under the chat, no "Loaded: {name}" notice over its lines
-            await until(pilot, lambda: f"{app.glyphs.between} office" in app.status_text())
+            # loaded: said by the status line under the chat (by the name F3 lists), no "Loaded: {name}"
+            # notice over its lines
+            await until(pilot, lambda: f"{app.glyphs.between} {name} · " in app.status_text())
             assert not any(name in str(n.message) for n in app._notifications)
 
     await look("en", "Office CPU", "The default. A tiny model.", ".", "the office's")
@@ -1162,6 +1183,33 @@ async def _load_settings_of(pilot, app: WorkstationApp, key: str) -> None:  # no
 
 def _verdict(app: WorkstationApp) -> str:
     return str(app.screen.query_one("#load-verdict").content)
+
+
+async def test_f3_e_keeps_its_keys_in_sight_at_80x24(folder: Path, smollm2_path: Path) -> None:
+    """At 80x24 F3's E opened scrolled to its verdict, its key line ("Tab: sonraki · … · Ctrl+S:
+    kaydet · Esc: vazgeç") above the dialog's top: it stays in sight, at the dialog's foot, as it scrolls."""
+    from workstation.core.paths import user_profiles_dir
+
+    own = user_profiles_dir()
+    own.mkdir(parents=True, exist_ok=True)
+    _write(own, "running", {"model": str(smollm2_path)})
+    _write(own, "long-documents", {"model": str(smollm2_path), "name": "Long documents (my copy)",
+                                   "name_tr": "Uzun belgeler (kopyam)", "context": 8192})
+    app = WorkstationApp("running", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _load_settings_of(pilot, app, "long-documents")
+        from workstation.tui.screens.load_settings import SettingsVerdict
+
+        # a verdict as long as one beside this PC's replies with the model (taller than 80x24 has room for)
+        screen = app.screen
+        screen.post_message(SettingsVerdict(screen._asked, _verdict(app), " ".join(["Modeliyle son 4 yanıtınız."] * 40)))
+        await until(pilot, lambda: "Modeliyle son 4" in str(screen.query_one("#load-speed").content))
+        await pilot.pause(0.2)
+        keys = app.texts("load.keys").split(" · ")
+        for _ in range(2):
+            lines = screen_lines(app)
+            assert any(keys[0] in line and keys[-1] in line for line in lines), lines
+            await pilot.press("pagedown")
 
 
 async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, smollm2_path: Path,

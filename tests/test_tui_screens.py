@@ -1111,7 +1111,8 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         app.screen.refresh_view()
         assert str(app.screen.query_one("#cache-line").render()) == {
             "en": "No turns yet; send a message to see figures.",
-            "tr": "Henüz tur yok; rakamları görmek için bir mesaj gönderin."}[lang]
+            # ("tur", a round, read oddly to a Turkish user: the replies counted are "yanıt")
+            "tr": "Henüz yanıt yok; rakamları görmek için bir mesaj gönderin."}[lang]
         app.generating, app.summarizing = False, None
         for ttft in (1200.0, 3883.0):  # (the last one took every core, measured as it began)
             turn = TurnMetrics(ttft_ms=ttft, predicted_n=10, predicted_ms=100, prompt_n=2000, prompt_ms=1000,
@@ -1166,11 +1167,13 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         app.system = SystemSampled(100.0, 1, 2, [], cpu_others=2.0)  # (the app's own use taken out)
         app.screen.refresh_view()
         cores = str(app.screen.query_one("#cache-line").render())
-        assert {"en": "in the last reply: 2, every core (no other program kept one busy as it began) Now other "
+        # (two sentences with a full stop between; what the count beside it means said, not "(1 çekirdek alırdı)")
+        assert {"en": "in the last reply: 2, every core (no other program kept one busy as it began). Now other "
                       "programs keep ",
-                "tr": "Son yanıtta çalışan çekirdek (iş parçacığı): 2, hepsi (yanıt başlarken başka program çekirdek "
-                      "meşgul etmiyordu) Şu an "}[lang] in cores, cores
-        assert {"en": "(it would take 1).", "tr": "(1 çekirdek alırdı)."}[lang] in cores, cores
+                "tr": "Son yanıtta çalışan çekirdek (iş parçacığı): 2, hepsi (yanıt başlarken başka bir program "
+                      "çekirdekleri meşgul etmiyordu). Şu an "}[lang] in cores, cores
+        assert {"en": "; if they stay busy, it writes with 1 of the cores.",
+                "tr": "; böyle kalırsa 1 çekirdekle yazar."}[lang] in cores, cores
         app.system = None
         app.screen.refresh_view()
         assert str(app.screen.query_one("#headline").render()) == {
@@ -1245,6 +1248,16 @@ def test_the_dashboards_headline_says_a_slow_reply_beside_the_speed_people_read(
         "Son yanıtınız: ilk sözcükler yaklaşık 1 dk 5 sn sonra geldi, ardından saniyede yaklaşık 0,8 sözcük; "
         "okuyabileceğinizden yavaş.")
     assert replies_headline([], Texts("en")) == ""
+    # faster or slower than people read by the words a second said beside it (READING_WORDS_A_SECOND, as
+    # README says people read), in each language: 6 tokens a second said "about 4 words a second, faster
+    # than people read", and in Turkish "saniyede yaklaşık 2 sözcük; okuyabileceğinizden hızlı"
+    six = TurnMetrics(ttft_ms=500, predicted_n=60, predicted_ms=10_000, stop_reason="eos")
+    six.finish_rates()
+    assert replies_headline([six], Texts("en")).endswith(" then about 4 words a second, slower than people read."), \
+        replies_headline([six], Texts("en"))
+    assert replies_headline([six], Texts("tr")).endswith(" sözcük; okuyabileceğinizden yavaş."), replies_headline([six], Texts("tr"))
+    assert replies_headline([six], Texts("tr"), per_token=1.0).endswith(
+        "saniyede yaklaşık 6 sözcük; okuyabileceğinizden hızlı."), replies_headline([six], Texts("tr"), per_token=1.0)
     # a short reply after it (30 tokens: too short to time) is not the one said
     short = TurnMetrics(ttft_ms=61, predicted_n=30, predicted_ms=640, stop_reason="length")
     short.finish_rates()

@@ -109,6 +109,16 @@ def load_profile(ref: str | None) -> Profile:
             "by": "" if ref else ("profile.named_by_env", {})})]) from None
 
 
+def profile_title(ref: str, saved: str, lang: str) -> str:
+    """A profile's name in the UI's language (``Profile.title``: name_tr in Turkish), as F3 says
+    it, by its ref; ``saved`` (the name a reply's record kept) where its file cannot be read now.
+    F3's E said "(Office CPU — SmolLM2 135M)" in a Turkish sentence, its list "Ofis CPU'su"."""
+    try:
+        return load_profile(ref).title(lang) if ref else saved
+    except (WorkstationError, OSError):  # (a ref no file can have: a name too long)
+        return saved or ref
+
+
 def _looked_up(ref: str | None) -> Profile:
     named_by = "" if ref else ("WORKSTATION_PROFILE" if os.environ.get("WORKSTATION_PROFILE") else "the default")
     ref = ref or os.environ.get("WORKSTATION_PROFILE") or DEFAULT_PROFILE

@@ -95,6 +95,17 @@ def paged_speed_note(note: str, paged: int) -> str:
 
 
 SLOW_TPS = 5.0  # tokens/s (about 4 words) under which a reply falls behind its reader
+# the words a second a person reads a reply at (README: "a person reads about 5 words a second"):
+# F5 says a reply is faster or slower than people read by the words a second it says beside it
+READING_WORDS_A_SECOND = 5
+
+
+def keeps_pace(tps: float, lookup: Lookup | None = None, per_token: float | None = None) -> bool:
+    """Whether replies written at ``tps`` tokens a second come at least as fast as people read,
+    judged by the words a second said of them (``about_words``, in ``lookup``'s language or at
+    ``per_token`` words a token): F5 said "about 4 words a second, faster than people read" by
+    SLOW_TPS's 5 tokens, and a Turkish reply at 5 tokens ("about 2 words") fast too."""
+    return float(about_words(tps, lookup, per_token).replace(",", "")) >= READING_WORDS_A_SECOND
 
 
 def slow_phrase(p: MemoryPlan, measured: float | None = None, lookup: Lookup | None = None,

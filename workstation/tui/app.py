@@ -62,7 +62,7 @@ from workstation.core.phrases import (
     say,
 )
 from workstation.core.profile_check import with_own_sampling
-from workstation.core.profile_lookup import load_profile
+from workstation.core.profile_lookup import load_profile, profile_title
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.quota import Clock
 from workstation.core.store import DB_NAME, ConversationStore
@@ -752,10 +752,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         profile before a switch, the line under a reply)."""
         key = (self.texts.lang, ref)
         if key not in self._profile_titles:
-            try:
-                self._profile_titles[key] = load_profile(ref).title(self.texts.lang)
-            except (WorkstationError, OSError):  # (a ref no file can have: a name too long, as F5's ``_model_of``)
-                self._profile_titles[key] = saved
+            self._profile_titles[key] = profile_title(ref, saved, self.texts.lang)
         return self._profile_titles[key]
 
     def instructions_now(self) -> str:

@@ -399,7 +399,10 @@ def replies_said(model: Path, texts: Texts, store: Path | None = None, profile_r
     words = about_words(statistics.median(r.tps for r in replies), texts.get, per_token)
     key = "models.replied_one" if len(replies) == 1 else "models.replied"
     if profile_ref and any(r.profile_ref != profile_ref for r in replies):
-        names = list(dict.fromkeys(r.profile_name or r.profile_ref for r in replies))
+        from workstation.core.profile_lookup import profile_title
+
+        names = list(dict.fromkeys(profile_title(r.profile_ref, r.profile_name or r.profile_ref, texts.lang)
+                                   for r in replies))
         return texts(key + "_in", n=len(replies), words=words, profiles=", ".join(names))
     return texts(key, n=len(replies), words=words)
 

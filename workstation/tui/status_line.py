@@ -17,6 +17,7 @@ from workstation.tui.app_part import AppPart
 from workstation.tui.messages import ServerWaited
 
 if TYPE_CHECKING:
+    from workstation.core.profiles import Profile
     from workstation.tui.app import WorkstationApp
 
 
@@ -27,6 +28,19 @@ def fitted_line(candidates: list[str], width: int) -> str:
         if len(text) <= width:
             return text
     return shortened(candidates[-1], width) if width > 0 else candidates[-1]
+
+
+# the most columns a profile's shown name takes on the status line (the model, its state and the
+# GPU share beside it at 80 columns); a longer one ends in "…"
+PROFILE_SAID_MOST = 28
+
+
+def profile_said(profile: Profile, lang: str) -> str:
+    """A profile as the status line names it: its shown name in the UI's language, as F3 lists it
+    (``Profile.title``; it said the file's id "long-documents" where F3 said "Uzun belgeler
+    (kopyam)"), cut to ``PROFILE_SAID_MOST``, with what a variant (-p NAME:...) changes."""
+    said = shortened(profile.title(lang), PROFILE_SAID_MOST)
+    return f"{said} · {profile.variant_words}" if profile.variant else said
 
 
 # a server's refusal of every request for now (the phrase its error says): until its admin acts, it
@@ -101,6 +115,7 @@ class StatusLine(AppPart):
                                       else t("status.downloading_wait", name=name))
         if profile is None:
             return t("status.no_profile") + download
+        named = profile_said(profile, t.lang)
         info = self.engine_info
         model = info.model_name if info else (profile.model or profile.remote.model)
         # the share of the model on the GPU, and no K/V types: "context memory half size" told a
@@ -114,10 +129,10 @@ class StatusLine(AppPart):
             # stood still for seconds, and a switch looked stuck
             if 0 < self.load_fraction < 1:
                 state = t("status.reloading", pct=pct) if self._reloading else \
-                    t("status.loading", name=self.loading.key, pct=pct)
+                    t("status.loading", name=profile_said(self.loading, t.lang), pct=pct)
             else:
                 state = t("status.reloading_wait") if self._reloading else \
-                    t("status.loading_wait", name=self.loading.key)
+                    t("status.loading_wait", name=profile_said(self.loading, t.lang))
         elif self.summarizing is not None:
             state = t("status.summarizing", name=self.summarizing)
         elif self.generating and self._turn_server_stopping == self._turn:  # until the reply ends or is cut
@@ -139,19 +154,19 @@ class StatusLine(AppPart):
         state += download
         width = self.size.width
         if self.api is not None:  # the API's address whole before the words around it
-            return fitted_line([f" {state} {bar} {profile.key} · {t('status.api', url=self.api.url)}",
-                                f" {state} {bar} {profile.key} · {t('status.api_short', url=self.api.url)}",
+            return fitted_line([f" {state} {bar} {named} · {t('status.api', url=self.api.url)}",
+                                f" {state} {bar} {named} · {t('status.api_short', url=self.api.url)}",
                                 f" {state} {bar} {t('status.api_short', url=self.api.url)}"], width)
         server = profile.remote.server_name
 
         def line(model: str, layers: str) -> str:
             if profile.backend != "llama":  # a server's model: no layers or K/V of ours to show
                 if not model:  # remote.model left out: the server's first, once it has said
-                    return f" {state} {bar} {profile.key} · {t('status.remote_any', server=server)}"
-                return f" {state} {bar} {profile.key} · {t('status.remote', model=model, server=server)}"
-            return " · ".join(part for part in (f" {state} {bar} {profile.key}", model, layers) if part)
+                    return f" {state} {bar} {named} · {t('status.remote_any', server=server)}"
+                return f" {state} {bar} {named} · {t('status.remote', model=model, server=server)}"
+            return " · ".join(part for part in (f" {state} {bar} {named}", model, layers) if part)
 
-        if profile.backend == "llama" and model.casefold() == profile.key.casefold():
+        if profile.backend == "llama" and model.casefold() in (profile.key.casefold(), named.casefold()):
             model = ""  # a profile made for a model (F4's U) is named as it: said once, not "gemma · gemma"
         # too long for the line (80 columns, a longer state word: "generating", "own sampling"),
         # in turn: the model's name loses its middle, the layers their word ("GPU 0/31"), the

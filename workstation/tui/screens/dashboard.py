@@ -29,7 +29,7 @@ from workstation.core.metrics import (
 )
 from workstation.core.phrases import about_words, rounded_words, words_in, words_per_token
 from workstation.core.profiles import KVCache, kv_words
-from workstation.core.speed_estimate import SLOW_TPS
+from workstation.core.speed_estimate import keeps_pace
 from workstation.core.summarize import duration
 from workstation.core.thread_policy import choose_threads
 from workstation.tui.glyphs import UNICODE
@@ -65,7 +65,7 @@ def replies_said(recent: list[TurnMetrics], texts: Texts, terms: bool = False,
                  per_token: float | None = None) -> tuple[str, dict[str, Any]]:
     """Replies' speed as a person pictures it (a phrase): the median wait for the first words,
     then the words a second after it (``about_words``), beside the speed people read
-    (``SLOW_TPS``, as fit says a slow plan); the writing speed of the replies long enough to time
+    (``keeps_pace``: by the words a second said); the writing speed of the replies long enough to time
     (``REPLY_RATE_MIN``, as F4 says a model's). ``terms``: each figure's term after it, "(TTFT
     900 ms)", "(70.0 tok/s)", where the rows' figures are to be compared with it, in place of
     the speed people read (F5's line after a profile switch said "median 70.0 tok/s, TTFT 900 ms"
@@ -82,7 +82,7 @@ def replies_said(recent: list[TurnMetrics], texts: Texts, terms: bool = False,
     return "dash.first_words_then", {
         "wait": wait, "ttft": ttft, "words": about_words(tps, texts.get, per_token),
         "rate": ("dash.rate_term", {"tps": f"{tps:.1f}"}) if terms else "",
-        "pace": "" if terms else ("dash.pace_fast" if tps >= SLOW_TPS else "dash.pace_slow", {})}
+        "pace": "" if terms else ("dash.pace_fast" if keeps_pace(tps, texts.get, per_token) else "dash.pace_slow", {})}
 
 
 AS_FAST = 0.1  # medians closer than this share of each other: "about as fast"
@@ -479,7 +479,7 @@ class DashboardScreen(AppScreen, Screen[None]):
         now = choose_threads(last.n_threads, others)
         if now.decode >= last.n_threads:
             return ""
-        return " " + self.wapp.texts("dash.threads_now", others=f"{others:.1f}", n=now.decode)
+        return ". " + self.wapp.texts("dash.threads_now", others=f"{others:.1f}", n=now.decode)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="memory-check")
     def load_memory_check(self, model_path: str | None) -> None:

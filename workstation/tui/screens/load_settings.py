@@ -180,7 +180,9 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
                 where = t("load.own_copy" if shipped_original(p) else "load.file", file=str(p.source))
             yield Label(where, id="load-file", markup=False)
             keys = "load.keys_reset" if shipped_original(p) else "load.keys"  # (Ctrl+R: only a copy has one)
-            yield Label(t(keys), classes="dialog-hint", markup=False)
+            # docked at the dialog's foot: in sight as the settings and the verdict scroll (at 80x24 it
+            # opened scrolled to the verdict, its key line to save or leave by above the dialog's top)
+            yield Label(t(keys), id="load-keys", classes="dialog-hint", markup=False)
             yield Label("", id="load-problem", classes="dialog-problem", markup=False)
             with Horizontal(classes="load-row"):
                 yield Label(t("load.context"), classes="load-name", markup=False)
