@@ -2436,7 +2436,7 @@ async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_co
         assert app.chat_screen.query_one("#load-progress #bar").get_component_rich_style("bar--bar").bgcolor.is_default
         prompt.focus()
         status = screen_lines(app)[-2]
-        assert status.startswith(" yüklü değil | office-cpu") and "│" not in status and len(status.rstrip()) <= 40, status
+        assert status.startswith(" yüklü değil | Office CPU — SmolLM2 135M") and "│" not in status and len(status.rstrip()) <= 40, status
         await pilot.press("f8")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
         await pilot.pause()
