@@ -276,6 +276,15 @@ ENGLISH: dict[str, str] = {
                                   "--no-cache-dir llama-cpp-python)."),
     "engine.no_new_process": ("the system refuses new processes now (too many running, or too little "
                               "memory); close other programs, then load it again"),
+    # the app's own process under a memory limit too small for it (core/address_space.py): the whole sentence
+    "app.does_not_fit": ("The app does not fit: it needs about {need} of memory, and the memory limit this program "
+                         "runs under (ulimit -v) leaves {have}; start it with a larger limit (whoever looks after "
+                         "this PC can raise it)."),
+    # memory ran out in the app's own process (a thread it could not start, Python's MemoryError)
+    "app.ran_out_limit": ("The program stopped because it ran out of memory: the memory limit it runs under "
+                          "(ulimit -v) is {have}, and it needs about {need}; start it with a larger limit "
+                          "(whoever looks after this PC can raise it)."),
+    "app.ran_out": "The program stopped because this PC ran out of memory; close other programs and start it again.",
     # the model's process ended (engine_process.EngineStopped): the whole sentence
     "engine.stopped_killed_loading": ("The computer ran out of memory while loading the model, so the system stopped "
                                       "it; close other programs, or choose a smaller context, q8_0 K/V or a smaller "

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from workstation.core.address_space import address_space_limited
 from workstation.core.catalog import human_bytes
 from workstation.core.context_hint import context_hint
 from workstation.core.gpu_layers import gpu_usable, layers_per_gpu, offloadable_layers
@@ -31,12 +32,7 @@ from workstation.core.memory_plan import DevicePlan, MemoryPlan
 from workstation.core.model_info import ModelInfo
 from workstation.core.model_shapes import active_params
 from workstation.core.phrases import Phrase, say
-from workstation.core.ram_room import (
-    RAM_RESERVE_BYTES,
-    address_space_limited,
-    paged_phrase,
-    ram_free_now,
-)
+from workstation.core.ram_room import RAM_RESERVE_BYTES, paged_phrase, ram_free_now
 from workstation.core.speed_estimate import (
     CPU_SLOWER_SAID,
     GBPS,

@@ -1,0 +1,79 @@
+"""The app under a memory limit on its address space (``ulimit -v``: a small laptop stood in
+for, a container's limit), in a real terminal (a pty): the model loads where it fits, and
+where the app itself does not fit it says so in one sentence on a clean terminal.
+
+Under ``ulimit -v 600000`` numpy's OpenBLAS ended the app while the model loaded ("OpenBLAS
+error: Memory allocation still failed after 10 retries, giving up." over the screen, exit 1):
+malloc's arenas (64 MB reserved per thread) and 8 MB thread stacks had filled the limit
+(core/address_space.py). Under a smaller one, the app stopped on "can't start new thread"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import app_in_a_terminal, read_terminal, tui_profile, wait_for_exit
+
+from workstation.core.address_space import (
+    APP_ADDRESS_SPACE_BYTES,
+    app_room_problem,
+    ran_out_of_memory,
+    ran_out_phrase,
+)
+from workstation.core.phrases import say
+
+KIB = 1024
+NEVER = (b"OpenBLAS error", b"unexpected error", b"Traceback", b"can't start new thread")
+
+
+@pytest.fixture
+def office_profile(tmp_path: Path, smollm2_path: Path) -> Path:
+    """The shipped office profile's settings (context 4,096, f16 K/V, threads auto) for SmolLM2."""
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    tui_profile(folder / "office.yaml", str(smollm2_path), context=4096, threads="auto")
+    return folder
+
+
+def test_the_app_loads_its_model_under_a_memory_limit_it_fits(office_profile: Path, tmp_path: Path) -> None:
+    """``ulimit -v 600000``: the model fits in it (the command line's `chat` loads it there),
+    and the app loads it and stays open, with nothing of OpenBLAS's over its screen."""
+    with app_in_a_terminal("-p", "office", "--lang", "en", memory_limit=600000 * KIB,
+                           WORKSTATION_PROFILES=str(office_profile), WORKSTATION_DATA=str(tmp_path / "data"),
+                           COLUMNS="110", LINES="32") as (pid, fd):
+        seen = read_terminal(fd, lambda b: b"ready" in b or any(w in b for w in NEVER), 120, "loaded the model")
+        seen += read_terminal(fd, lambda b: False, 2, "")  # (a moment more: an error after it shows too)
+        assert not any(w in seen for w in NEVER), seen[-2000:]
+        assert b"ready" in seen
+
+
+def test_the_app_too_big_for_its_memory_limit_says_so_on_a_clean_terminal(office_profile: Path, tmp_path: Path) -> None:
+    """``ulimit -v 220000``: too little for the app itself. One sentence (what it needs, what the
+    limit leaves, what to do) and exit code 1, before the app's screen is drawn; it was
+    OpenBLAS's words over a half-drawn screen (or "the app stopped on an unexpected error
+    (RuntimeError: can't start new thread)")."""
+    with app_in_a_terminal("-p", "office", "--lang", "en", memory_limit=220000 * KIB,
+                           WORKSTATION_PROFILES=str(office_profile), WORKSTATION_DATA=str(tmp_path / "data"),
+                           COLUMNS="110", LINES="32") as (pid, fd):
+        seen = read_terminal(fd, lambda b: b"raise it)." in b.replace(b"\r\n", b" "), 60, "said it does not fit")
+        assert wait_for_exit(pid, 30, "exited") == 1
+    said = seen.replace(b"\r\n", b" ").decode()
+    assert "workstation: The app does not fit: it needs about 288 MB of memory, and the memory limit this " \
+           "program runs under (ulimit -v) leaves 215 MB; start it with a larger limit (whoever looks after " \
+           "this PC can raise it)." in said, said
+    assert not any(w in seen for w in NEVER) and b"\x1b[?1049h" not in seen, seen  # (the screen was never taken)
+
+
+def test_memory_that_ran_out_is_said_plainly() -> None:
+    """A thread that could not start and Python's MemoryError are memory that ran out, said
+    as such (with the limit's size under one), not as an unexpected error."""
+    import resource
+
+    assert ran_out_of_memory(RuntimeError("can't start new thread")) and ran_out_of_memory(MemoryError())
+    assert not ran_out_of_memory(RuntimeError("something else")) and not ran_out_of_memory(ValueError("x"))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        assert say([ran_out_phrase()]) == ("The program stopped because this PC ran out of memory; close other "
+                                           "programs and start it again.")
+        assert app_room_problem() is None
+    assert APP_ADDRESS_SPACE_BYTES > 220000 * KIB
