@@ -9,6 +9,7 @@ malloc's arenas (64 MB reserved per thread) and 8 MB thread stacks had filled th
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,23 @@ def test_the_app_loads_its_model_under_a_memory_limit_it_fits(office_profile: Pa
         seen += read_terminal(fd, lambda b: False, 2, "")  # (a moment more: an error after it shows too)
         assert not any(w in seen for w in NEVER), seen[-2000:]
         assert b"ready" in seen
+
+
+def test_a_model_too_big_for_the_limit_is_refused_before_loading_and_the_app_stays_open(
+        office_profile: Path, tmp_path: Path) -> None:
+    """``ulimit -v 450000``: the plan counted llama.cpp's buffers alone and let the load go
+    ahead, and llama.cpp then failed ("failed to allocate compute pp buffers"): what the load
+    maps besides them is counted under such a limit, and the app says the plan's sentence (does
+    not fit, what it needs, what the limit leaves) and stays open."""
+    with app_in_a_terminal("-p", "office", "--lang", "en", memory_limit=450000 * KIB,
+                           WORKSTATION_PROFILES=str(office_profile), WORKSTATION_DATA=str(tmp_path / "data"),
+                           COLUMNS="110", LINES="32") as (pid, fd):
+        seen = read_terminal(fd, lambda b: b"not loaded" in b or b"ready" in b or any(w in b for w in NEVER), 120,
+                             "loaded the model or said why not")
+        seen += read_terminal(fd, lambda b: False, 2, "")
+        assert os.waitpid(pid, os.WNOHANG) == (0, 0)  # (it stays open)
+    assert b"does not fit: needs" in seen and b"failed to allocate" not in seen, seen[-3000:]
+    assert not any(w in seen for w in NEVER), seen[-2000:]
 
 
 def test_the_app_too_big_for_its_memory_limit_says_so_on_a_clean_terminal(office_profile: Path, tmp_path: Path) -> None:

@@ -73,6 +73,14 @@ def fit_to_address_space_limit() -> bool:
     return True
 
 
+# A model's process under ``ulimit -v`` takes more address space than llama.cpp's buffers (the
+# plan's weights, K/V cache and compute, which match llama.cpp's own figures within 1%): its
+# vocabulary and the bindings' arrays, OpenBLAS's 32 MB buffer, its threads' stacks. Measured
+# for SmolLM2 at a 4,096-token context: 62 MB more once loaded, 74 MB at the load's peak. The plan
+# counts it under such a limit, or it said "fits" where llama.cpp then could not allocate its
+# compute buffers ("failed to allocate compute pp buffers", under ulimit -v 450000).
+LOAD_ADDRESS_SPACE_BYTES = 80 * 2**20
+
 # The app's own process (the TUI; the model runs in a process of its own, with a limit of its
 # own) under ``ulimit -v``, with the above: measured 240 MB at its peak (a reply streaming, F3,
 # F4, F5 and F6 opened), and 32 MB more where a thread first calls numpy's OpenBLAS, which ends

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workstation.core.address_space import address_space_limited
+from workstation.core.address_space import LOAD_ADDRESS_SPACE_BYTES, address_space_limited
 from workstation.core.catalog import human_bytes
 from workstation.core.context_hint import context_hint
 from workstation.core.gpu_layers import gpu_usable, layers_per_gpu, offloadable_layers
@@ -160,8 +160,10 @@ def plan(
     comp_total = sum(d.compute_bytes for d in devices)
     total = weights + kv_total + comp_total + repack
     resident = cpu.kv_cache_bytes + cpu.compute_bytes + repack
-    if ram_limit is not None and address_space_limited():  # (ulimit -v counts the file's mapping: it must fit)
-        resident += weights
+    # ulimit -v counts the file's mapping (it must fit) and what the load maps besides llama.cpp's buffers
+    extra = LOAD_ADDRESS_SPACE_BYTES if ram_limit is not None and address_space_limited() else 0
+    if extra:
+        resident += weights + extra
     # mapped weights that do not fit page in from the file as it runs (llama.cpp's mmap): it
     # fits, slowly, and says so; what must sit in RAM not fitting is what does not fit. (fit
     # said "does not fit" of such a model, and loading it went ahead, slowly, with no word why)
@@ -173,7 +175,7 @@ def plan(
     if not fits:
         placement = "none"
         have = ram_room + sum(gpu_usable(g) for g in gpus)
-        need = weights + kv_total + comp
+        need = weights + kv_total + comp + extra
         if not gpu_ok:
             usable = sum(gpu_usable(g) for g in gpus)
             auto_n = next((c for c in range(total_layers, -1, -1) if split(c)[1]), 0)
