@@ -95,3 +95,25 @@ def test_memory_that_ran_out_is_said_plainly() -> None:
                                            "programs and start it again.")
         assert app_room_problem() is None
     assert APP_ADDRESS_SPACE_BYTES > 220000 * KIB
+
+
+def test_the_does_not_fit_sentence_says_what_to_change_in_plain_words(office_profile: Path, tmp_path: Path) -> None:
+    """`chat` under ``ulimit -v 450000``: the sentence said "the 4,096-token context alone takes
+    90 MB: a context of 2,048 tokens fits here, or 4,096 with q8_0 K/V", words for engineers
+    that named no place to change them. It names the settings as F3 → E shows them, and F4."""
+    import resource
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "workstation", "chat", "-p", "office", "Hi"], capture_output=True, text=True,
+        timeout=120, env={**os.environ, "WORKSTATION_PROFILES": str(office_profile),
+                          "WORKSTATION_DATA": str(tmp_path / "data")},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (450000 * KIB, resource.RLIM_INFINITY)))
+    said = done.stderr
+    assert done.returncode == 1 and said.count("\n") == 1 and "Traceback" not in said, said
+    assert "does not fit: needs" in said and "and the memory limit this program runs under leaves" in said, said
+    assert "its Context of 4,096 tokens (the chat and documents it reads at once) alone takes 90 MB: with Context " \
+           "set to " in said and " in F3 → E it fits here" in said and said.endswith(
+               "; or choose a smaller model in F4.\n"), said
+    assert "q8_0 K/V" not in said and "-token context" not in said, said

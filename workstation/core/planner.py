@@ -188,6 +188,7 @@ def plan(
                        ("fit.too_big_limit", {"need": human_bytes(need), "have": human_bytes(have)})]
             if kv_total > weights / 2:
                 phrases.extend(context_hint(info, context, type_k, type_v, kv_total, hint_room))
+            phrases.append(("fit.smaller_model", {}))
     elif n >= total_layers and gpus:
         placement = "gpu"
         phrases = [("fit.gpu", {"where": where, "used": human_bytes(gpu_bytes), "total": human_bytes(vram_total)})]
