@@ -117,3 +117,35 @@ def test_the_does_not_fit_sentence_says_what_to_change_in_plain_words(office_pro
            "set to " in said and " in F3 → E it fits here" in said and said.endswith(
                "; or choose a smaller model in F4.\n"), said
     assert "q8_0 K/V" not in said and "-token context" not in said, said
+
+
+async def test_a_thread_the_app_could_not_start_is_said_as_memory_that_ran_out(tmp_path: Path) -> None:
+    """Under ``ulimit -v 450000`` the app ended on "the app stopped on an unexpected error
+    (RuntimeError: can't start new thread)": a thread's stack is memory, and that is said."""
+    from rich.text import Text
+
+    from workstation.tui.app import WorkstationApp
+
+    def boom() -> None:
+        raise RuntimeError("can't start new thread")
+
+    app = WorkstationApp(None, start_engine=False, sample_system=False, language="en")
+    printed: list[object] = []
+    app._print_error_renderables = lambda: printed.extend(app._exit_renderables)  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="can't start new thread"):  # (run_test raises what ended the app)
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.call_later(boom)
+            await pilot.pause()
+    said = " ".join(str(r) if isinstance(r, Text) else repr(r) for r in printed)
+    assert app.return_code == 1 and "unexpected error" not in said, said
+    assert said.startswith("workstation: The program stopped because this PC ran out of memory") or \
+        said.startswith("workstation: The program stopped because it ran out of memory: the memory limit"), said
+
+
+def test_memory_that_ran_out_in_a_command_is_not_an_unexpected_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """A command under a tiny ``ulimit -v`` said "workstation: unexpected error: MemoryError:"."""
+    from workstation import cli
+
+    assert cli._unexpected(MemoryError()) == 1
+    err = capsys.readouterr().err
+    assert "unexpected error" not in err and err.startswith("workstation: The program stopped because"), err
