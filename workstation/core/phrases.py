@@ -294,8 +294,9 @@ ENGLISH: dict[str, str] = {
     "app.ran_out": "The program stopped because this PC ran out of memory; close other programs and start it again.",
     # the model's process ended (engine_process.EngineStopped): the whole sentence
     "engine.stopped_killed_loading": ("The computer ran out of memory while loading the model, so the system stopped "
-                                      "it; close other programs, or choose a smaller context, q8_0 K/V or a smaller "
-                                      "model ('fit' says what fits), then load it again."),
+                                      "it; close other programs, lower Context (or set Context memory K and V to "
+                                      "q8_0) in F3 → E, or choose a smaller model in F4 ('fit' says what fits), then "
+                                      "load it again."),
     "engine.stopped_killed": ("The system stopped the model, most often because the computer ran out of memory; "
                               "close other programs, then load the profile again."),
     "engine.stopped_crash": "The model crashed inside llama.cpp ({signal}); load the profile again.",
