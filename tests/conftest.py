@@ -9,6 +9,7 @@ import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -377,3 +378,32 @@ def wait_for_exit(pid: int, limit_s: float, what: str) -> int:
         assert time.monotonic() < deadline, what
         time.sleep(0.2)
     return os.waitstatus_to_exitcode(ended[1])
+
+
+@contextmanager
+def app_in_a_terminal(*args: str, memory_limit: int | None = None, **env: str) -> Iterator[tuple[int, int]]:
+    """``workstation tui ARGS`` in a real terminal (a pty, its controlling terminal): its pid
+    and the terminal's end to read and type into; killed and reaped on the way out.
+    ``memory_limit``: bytes of address space it runs under, as ``ulimit -v`` sets them."""
+    import pty
+    import resource
+    import sys
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the app
+        os.environ.update({"TERM": "xterm-256color", **env})
+        if memory_limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, resource.RLIM_INFINITY))
+        os.execv(sys.executable, [sys.executable, "-m", "workstation", "tui", *args])
+    try:
+        yield pid, fd
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        try:
+            os.close(fd)
+        except OSError:
+            pass

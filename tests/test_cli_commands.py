@@ -357,8 +357,8 @@ def test_a_memory_limit_is_planned_for_and_named_when_it_bites(tmp_path: Path, s
     planned = run("fit", "-p", str(prof), "--json")
     assert json.loads(planned.stdout)["fits"] is False, planned.stdout + planned.stderr
     said = json.loads(planned.stdout)["verdict"]
-    assert re.search(r"the memory limit this program runs under leaves \d+ MB for it", said) and "a context of " in said \
-        and "tokens fits here" in said and "kept for the system" not in said, said
+    assert re.search(r"the memory limit this program runs under leaves \d+ MB for it", said) and "with Context set to " in said \
+        and "it fits here" in said and "kept for the system" not in said, said
     refused = run("chat", "-p", str(prof), "Hi")  # before loading: the plan's sentence
     assert refused.returncode == 1 and "was not loaded; it does not fit" in refused.stderr, refused.stderr
     # what the plan cannot see (GPU layers asked for, no GPU seen) is loaded, and the failure named

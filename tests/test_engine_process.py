@@ -161,8 +161,9 @@ def test_an_engine_killed_by_the_system_is_said_so(smollm2_path: Path) -> None:
     from workstation.tui.i18n import Texts
 
     with pytest.raises(EngineError, match=r"^The computer ran out of memory while loading the model, so the system "
-                                          r"stopped it; close other programs, or choose a smaller context, q8_0 K/V "
-                                          r"or a smaller model \('fit' says what fits\), then load it again\.$") as caught:
+                                          r"stopped it; close other programs, lower Context \(or set Context memory K "
+                                          r"and V to q8_0\) in F3 → E, or choose a smaller model in F4 \('fit' says "
+                                          r"what fits\), then load it again\.$") as caught:
         EngineProcess(make_profile(sampling={"max_tokens": 4}), progress=kill_the_engine).close()
     assert Texts("tr").error(caught.value).startswith("Model yüklenirken bilgisayarın belleği yetmedi")
     assert "F3 shows whether a profile fits" in Texts("en").error(caught.value)

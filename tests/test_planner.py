@@ -247,7 +247,7 @@ def test_does_not_fit_anywhere() -> None:
     # the reserve kept for the system is said: the table beside it shows memory free before it
     # (a size under a GB in MB, as every screen says it: it said "0.5 GB free")
     assert p.verdict == ("does not fit: needs 6.1 GB, this machine has 512 MB free for it (what is free, less "
-                         "1.0 GB kept for the system and other programs)"), p.verdict
+                         "1.0 GB kept for the system and other programs); or choose a smaller model in F4"), p.verdict
     # a switch closes the loaded model first: the RAM it frees is counted (F3 said "does not fit")
     assert plan(llama3_8b(), context=8192, gpus=[], ram_available=int(1.5 * GIB), ram_total=16 * GIB,
                 ram_freed=6 * GIB).fits
@@ -264,13 +264,14 @@ def test_does_not_fit_anywhere() -> None:
         mapped_within = resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
         limited = plan(llama3_8b(), context=8192, gpus=[], ram_available=2 * GIB, ram_limit=GIB, ram_total=16 * GIB)
         assert not limited.fits and limited.verdict == (
-            "does not fit: needs 6.1 GB, and the memory limit this program runs under leaves 1.0 GB for it"), limited.verdict
+            "does not fit: needs 6.1 GB, and the memory limit this program runs under leaves 1.0 GB for it; or choose a "
+            "smaller model in F4"), limited.verdict
         roomy = plan(llama3_8b(), context=8192, gpus=[], ram_available=10 * GIB, ram_limit=9 * GIB, ram_total=32 * GIB)
         assert roomy.verdict == "runs on the CPU: needs 6.1 GB of the 9.0 GB of memory free", roomy.verdict
         assert roomy.devices[-1].free_bytes == 9 * GIB and roomy.ram_limit == 9 * GIB
         paged = plan(llama3_8b(), context=8192, gpus=[], ram_available=4 * GIB, ram_limit=3 * GIB, ram_total=32 * GIB)
         assert paged.verdict == ("does not fit: needs 6.1 GB, and the memory limit this program runs under leaves 3.0 GB "
-                                 "for it" if mapped_within else
+                                 "for it; or choose a smaller model in F4" if mapped_within else
                                  "runs on the CPU, but slowly: it needs 6.1 GB of memory and 3.0 GB is free for it, so "
                                  "3.1 GB of the model is read from the disk again for every word it writes; 3.1 GB more "
                                  "free memory (a larger memory limit for this program) makes it fast"), paged.verdict
@@ -290,7 +291,8 @@ def test_does_not_fit_anywhere() -> None:
             resource.setrlimit(resource.RLIMIT_AS, (2**60, hard))
         hint = plan(long, context=131072, **six)
         assert not hint.fits and hint.verdict.endswith(
-            "a context of 4,096 tokens fits here, or 8,192 with q8_0 K/V"), hint.verdict
+            "with Context set to 4,096 in F3 → E it fits here, or with 8,192 and Context memory K and V set to q8_0; "
+            "or choose a smaller model in F4"), hint.verdict
         assert plan(long, context=4096, **six).fits and plan(long, context=8192, type_k="q8_0", type_v="q8_0", **six).fits
         assert not plan(long, context=32768, type_k="q8_0", type_v="q8_0", **six).fits
     finally:
@@ -349,7 +351,8 @@ def test_a_context_too_large_names_the_ones_that_fit() -> None:
     # (trained for 131,072 tokens, as Llama 3.1 is)
     info, mem = dataclasses.replace(llama3_8b(), context_length=131072), dict(ram_available=12 * GIB, ram_total=16 * GIB)
     p = plan(info, context=131072, gpus=[], **mem)
-    m = re.search(r"a context of ([\d,]+) tokens fits here, or ([\d,]+) with q8_0 K/V$", p.verdict)
+    m = re.search(r"with Context set to ([\d,]+) in F3 → E it fits here, or with ([\d,]+) and Context memory K and V "
+                  r"set to q8_0; or choose a smaller model in F4$", p.verdict)
     assert not p.fits and m, p.verdict
     fits, q8 = (int(x.replace(",", "")) for x in m.groups())
 
@@ -362,19 +365,20 @@ def test_a_context_too_large_names_the_ones_that_fit() -> None:
     # the cache q8_0 already, less memory: the fast one first, the larger that runs only slowly said so
     less = dict(type_k="q8_0", type_v="q8_0", gpus=[], ram_available=8 * GIB, ram_total=16 * GIB)
     p = plan(info, context=131072, **less)
-    m = re.search(r"a context of ([\d,]+) tokens fits here; ([\d,]+) tokens fit too, but run slowly \(the model is "
-                  r"then read from the disk as it writes\)$", p.verdict)
+    m = re.search(r"with Context set to ([\d,]+) in F3 → E it fits here; ([\d,]+) tokens fit too, but run slowly "
+                  r"\(the model is then read from the disk as it writes\); or choose a smaller model in F4$", p.verdict)
     assert m, p.verdict
     quick, slow = (int(x.replace(",", "")) for x in m.groups())
     assert fast(plan(info, context=quick, **less)) and not fast(plan(info, context=2 * quick, **less))
     assert slow > quick and plan(info, context=slow, **less).fits and not plan(info, context=2 * slow, **less).fits
     # none runs fast in this memory: what it names is said to run slowly
     p = plan(info, context=131072, gpus=[], ram_available=5 * GIB, ram_total=16 * GIB)
-    assert not p.fits and p.verdict.endswith("; slowly, though: the model is then read from the disk as it writes"), \
+    assert not p.fits and p.verdict.endswith("; slowly, though: the model is then read from the disk as it writes; "
+                                             "or choose a smaller model in F4"), \
         p.verdict
     # never more than the model was trained for (Llama 3's 8,192: it named 32,768, and 131,072 with q8_0)
     p = plan(llama3_8b(), context=131072, gpus=[], **mem)
-    named = [int(x.replace(",", "")) for x in re.findall(r"(\d[\d,]*) (?:tokens|with q8_0)", p.verdict)]
+    named = [int(x.replace(",", "")) for x in re.findall(r"(?:Context set to|, or with) (\d[\d,]*)", p.verdict)]
     assert not p.fits and named == [8192], p.verdict
 
 

@@ -411,7 +411,7 @@ def test_serve_process_helper(server: RunningServer) -> None:
     killer = threading.Thread(target=kill_it_loading, daemon=True)
     killer.start()
     with pytest.raises(ServeError, match=r"^The computer ran out of memory while loading the model, so the system "
-                                         r"stopped it; close other programs, or choose a smaller context"):
+                                         r"stopped it; close other programs, lower Context"):
         ServeProcess(str(server.profile_path), port=0, parallel=1)
     killer.join(timeout=30)
 

@@ -13,12 +13,10 @@ import asyncio
 import dataclasses
 import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import read_terminal, wait_for_exit
+from conftest import app_in_a_terminal, read_terminal, wait_for_exit
 from conftest import tui_profile as _profile
 from tui_helpers import message_views as _views
 from tui_helpers import notices, press_at_once, screen_lines, type_message, type_message_only, until
@@ -1377,33 +1375,6 @@ async def test_ctrl_e_says_its_keys_in_view_at_80x24(profiles: Path) -> None:
         assert "Enter applies them" in str(keys.render()) and "Esc" in str(keys.render())
         box = app.screen.query_one("#sampling")
         assert keys.region.height and box.region.contains_region(keys.region), (keys.region, box.region)
-
-
-@contextmanager
-def app_in_a_terminal(*args: str, **env: str) -> Iterator[tuple[int, int]]:
-    """``workstation tui ARGS`` in a real terminal (a pty, its controlling terminal): its pid
-    and the terminal's end to read and type into; killed and reaped on the way out."""
-    import os
-    import pty
-    import signal
-    import sys
-
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: the app
-        os.environ.update({"TERM": "xterm-256color", **env})
-        os.execv(sys.executable, [sys.executable, "-m", "workstation", "tui", *args])
-    try:
-        yield pid, fd
-    finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
-        try:
-            os.close(fd)
-        except OSError:
-            pass
 
 
 def test_the_app_without_a_terminal_says_so_and_exits(tmp_path: Path) -> None:

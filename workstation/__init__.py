@@ -22,6 +22,12 @@ if not os.environ.get("WORKSTATION_LLAMA_LOG"):
 
 import sys  # noqa: E402
 
+# under `ulimit -v`, room reserved and never used (malloc's arenas, thread stacks, OpenBLAS's
+# threads) is not to fill the limit: set before numpy and llama.cpp load (core/address_space.py)
+from workstation.core.address_space import fit_to_address_space_limit  # noqa: E402
+
+fit_to_address_space_limit()
+
 try:
     # `serve` stopped (SIGTERM) in its first second says so and exits 0: from here on (launch.py)
     from workstation.launch import take_sigterm_if_serving

@@ -261,6 +261,14 @@ def _unexpected(err: Exception, args: argparse.Namespace | None = None) -> int:
         raise err
     if interrupted(err):
         return _failed(args, _stopped_said(CommandParser.line), 130)
+    from workstation.core.address_space import ran_out_of_memory, ran_out_phrase
+
+    if ran_out_of_memory(err):  # ("unexpected error: MemoryError:" under a small ulimit -v)
+        try:
+            lookup = line_texts(CommandParser.line).get
+        except Exception:  # noqa: BLE001 - (memory short for the language's file too: English)
+            lookup = None
+        return _failed(args, say([ran_out_phrase()], lookup), 1)
     if _from_llama_cpps_loader(err):  # (a library deleted, or built for another machine)
         venv = Path(sys.prefix)
         run = venv.parent / "run.sh"  # (README's install: a .venv beside run.sh, which sets it up)

@@ -33,6 +33,12 @@ def run(args: argparse.Namespace) -> int:
         if not sys.stderr.isatty() and sys.stdout.isatty():
             sys.stdout.write(f"workstation: {problem}\n")
         return 1
+    from workstation.core.address_space import app_room_problem
+
+    if short := app_room_problem():  # (before the screen is taken: said on a clean terminal)
+        from workstation.core.errors import WorkstationError
+
+        raise WorkstationError(said=[short])
     from workstation.tui.app import WorkstationApp
     from workstation.tui.paste_guard import guard_pastes
 

@@ -28,12 +28,19 @@ ENGLISH: dict[str, str] = {
                           "{usable} is usable; set gpu_layers to auto ({auto} layers fit)"),
     "fit.too_big": ("does not fit: needs {need}, this machine has {have} free for it (what is free, "
                     "less {reserve} kept for the system and other programs)"),
-    "fit.context_hint": "; the {context}-token context alone takes {kv}: try a smaller context or q8_0 K/V",
-    "fit.context_hint_fits": ("; the {context}-token context alone takes {kv}: a context of {fits} tokens "
-                              "fits here"),
-    "fit.context_hint_q8": "; the {context}-token context alone takes {kv}: with q8_0 K/V {q8} tokens fit here",
-    "fit.context_hint_both": ("; the {context}-token context alone takes {kv}: a context of {fits} tokens "
-                              "fits here, or {q8} with q8_0 K/V"),
+    # what to change, with the names F3 → E (the profile's load settings) gives them: "a 4,096-token
+    # context" and "q8_0 K/V" were words for engineers, and where to change them was not said
+    "fit.context_hint": ("; its Context of {context} tokens (the chat and documents it reads at once) alone takes "
+                         "{kv}: lower Context, or set Context memory K and V to q8_0, in F3 → E"),
+    "fit.context_hint_fits": ("; its Context of {context} tokens (the chat and documents it reads at once) alone "
+                              "takes {kv}: with Context set to {fits} in F3 → E it fits here"),
+    "fit.context_hint_q8": ("; its Context of {context} tokens (the chat and documents it reads at once) alone "
+                            "takes {kv}: with Context memory K and V set to q8_0 in F3 → E, a Context of {q8} fits here"),
+    "fit.context_hint_both": ("; its Context of {context} tokens (the chat and documents it reads at once) alone "
+                              "takes {kv}: with Context set to {fits} in F3 → E it fits here, or with {q8} and "
+                              "Context memory K and V set to q8_0"),
+    # after what does not fit in memory: the other way out
+    "fit.smaller_model": "; or choose a smaller model in F4",
     # a context that fits only with its weights read from the disk (``paged_bytes``) runs slowly
     "fit.context_hint_slower": "; {slow} tokens fit too, but run slowly (the model is then read from the disk as it writes)",
     "fit.context_hint_slow": "; slowly, though: the model is then read from the disk as it writes",
@@ -285,10 +292,20 @@ ENGLISH: dict[str, str] = {
                                   "--no-cache-dir llama-cpp-python)."),
     "engine.no_new_process": ("the system refuses new processes now (too many running, or too little "
                               "memory); close other programs, then load it again"),
+    # the app's own process under a memory limit too small for it (core/address_space.py): the whole sentence
+    "app.does_not_fit": ("The app does not fit: it needs about {need} of memory, and the memory limit this program "
+                         "runs under (ulimit -v) leaves {have}; start it with a larger limit (whoever looks after "
+                         "this PC can raise it)."),
+    # memory ran out in the app's own process (a thread it could not start, Python's MemoryError)
+    "app.ran_out_limit": ("The program stopped because it ran out of memory: the memory limit it runs under "
+                          "(ulimit -v) is {have}, and it needs about {need}; start it with a larger limit "
+                          "(whoever looks after this PC can raise it)."),
+    "app.ran_out": "The program stopped because this PC ran out of memory; close other programs and start it again.",
     # the model's process ended (engine_process.EngineStopped): the whole sentence
     "engine.stopped_killed_loading": ("The computer ran out of memory while loading the model, so the system stopped "
-                                      "it; close other programs, or choose a smaller context, q8_0 K/V or a smaller "
-                                      "model ('fit' says what fits), then load it again."),
+                                      "it; close other programs, lower Context (or set Context memory K and V to "
+                                      "q8_0) in F3 → E, or choose a smaller model in F4 ('fit' says what fits), then "
+                                      "load it again."),
     "engine.stopped_killed": ("The system stopped the model, most often because the computer ran out of memory; "
                               "close other programs, then load the profile again."),
     "engine.stopped_crash": "The model crashed inside llama.cpp ({signal}); load the profile again.",

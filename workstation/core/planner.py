@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from workstation.core.address_space import LOAD_ADDRESS_SPACE_BYTES, address_space_limited
 from workstation.core.catalog import human_bytes
 from workstation.core.context_hint import context_hint
 from workstation.core.gpu_layers import gpu_usable, layers_per_gpu, offloadable_layers
@@ -31,12 +32,7 @@ from workstation.core.memory_plan import DevicePlan, MemoryPlan
 from workstation.core.model_info import ModelInfo
 from workstation.core.model_shapes import active_params
 from workstation.core.phrases import Phrase, rounded_words, say
-from workstation.core.ram_room import (
-    RAM_RESERVE_BYTES,
-    address_space_limited,
-    paged_phrase,
-    ram_free_now,
-)
+from workstation.core.ram_room import RAM_RESERVE_BYTES, paged_phrase, ram_free_now
 from workstation.core.speed_estimate import (
     CPU_SLOWER_SAID,
     GBPS,
@@ -164,8 +160,10 @@ def plan(
     comp_total = sum(d.compute_bytes for d in devices)
     total = weights + kv_total + comp_total + repack
     resident = cpu.kv_cache_bytes + cpu.compute_bytes + repack
-    if ram_limit is not None and address_space_limited():  # (ulimit -v counts the file's mapping: it must fit)
-        resident += weights
+    # ulimit -v counts the file's mapping (it must fit) and what the load maps besides llama.cpp's buffers
+    extra = LOAD_ADDRESS_SPACE_BYTES if ram_limit is not None and address_space_limited() else 0
+    if extra:
+        resident += weights + extra
     # mapped weights that do not fit page in from the file as it runs (llama.cpp's mmap): it
     # fits, slowly, and says so; what must sit in RAM not fitting is what does not fit. (fit
     # said "does not fit" of such a model, and loading it went ahead, slowly, with no word why)
@@ -177,7 +175,7 @@ def plan(
     if not fits:
         placement = "none"
         have = ram_room + sum(gpu_usable(g) for g in gpus)
-        need = weights + kv_total + comp
+        need = weights + kv_total + comp + extra
         if not gpu_ok:
             usable = sum(gpu_usable(g) for g in gpus)
             auto_n = next((c for c in range(total_layers, -1, -1) if split(c)[1]), 0)
@@ -190,6 +188,7 @@ def plan(
                        ("fit.too_big_limit", {"need": human_bytes(need), "have": human_bytes(have)})]
             if kv_total > weights / 2:
                 phrases.extend(context_hint(info, context, type_k, type_v, kv_total, hint_room))
+            phrases.append(("fit.smaller_model", {}))
     elif n >= total_layers and gpus:
         placement = "gpu"
         phrases = [("fit.gpu", {"where": where, "used": human_bytes(gpu_bytes), "total": human_bytes(vram_total)})]

@@ -27,14 +27,6 @@ def ram_free_now() -> tuple[int, int | None]:
     return available, None
 
 
-def address_space_limited() -> bool:
-    """Whether this process runs under ``ulimit -v`` (RLIMIT_AS), where mapping the model's
-    file takes its whole size of the limit: the weights cannot page in and out within it."""
-    import resource
-
-    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
-
-
 def paged_phrase(paged: int, need: int, free: int, limited: bool, total: int) -> Phrase:
     """Why a plan whose weights do not all fit in the memory free (``paged`` bytes of them
     are read from the disk again for every token) runs slowly, and how much more free memory

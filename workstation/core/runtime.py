@@ -516,7 +516,8 @@ def _record_load(model: LoadedModel) -> None:
 _MEMORY_WORDS = ("alloc", "out of memory", "cannot allocate", "mmap failed")
 _GPU_WORDS = ("cuda", "gpu", "vram", "metal", "vulkan", "rocm", "hip")
 OUT_OF_MEMORY = (" There was not enough memory for it (this PC's, or the limit this program runs under): "
-                 "close other programs, or use a smaller context, q8_0 K/V or a smaller model.")
+                 "close other programs, lower Context (or set Context memory K and V to q8_0) in F3 → E, or choose "
+                 "a smaller model in F4.")
 OUT_OF_VRAM = (" There was not enough GPU memory for it: set gpu_layers lower (or auto), or use a smaller "
                "context, q8_0 K/V or a smaller model.")
 

@@ -51,6 +51,7 @@ from textual.widget import Widget
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
+from workstation.core.address_space import ran_out_of_memory, ran_out_phrase
 from workstation.core.conversation_records import Conversation, ConversationGone, TakenOut
 from workstation.core.conversation_titles import profile_key
 from workstation.core.errors import WorkstationError
@@ -497,10 +498,13 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             super()._fatal_error()
             return
         error = sys.exc_info()[1]
-        said = self.texts.error(error, foreign=True)
         self.bell()
-        self._exit_renderables.append(Text(f"workstation: the app stopped on an unexpected error ({said}); "
-                                           "WORKSTATION_DEBUG=1 shows where it happened."))
+        if error is not None and ran_out_of_memory(error):  # (a thread it could not start: "can't start new thread")
+            self._exit_renderables.append(Text(f"workstation: {say([ran_out_phrase()], self.texts.get)}"))
+        else:
+            said = self.texts.error(error, foreign=True)
+            self._exit_renderables.append(Text(f"workstation: the app stopped on an unexpected error ({said}); "
+                                               "WORKSTATION_DEBUG=1 shows where it happened."))
         self._close_messages_no_wait()
 
     async def on_unmount(self) -> None:
