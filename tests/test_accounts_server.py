@@ -422,8 +422,8 @@ def test_a_new_key_for_a_person_keeps_their_limits(scheduler: Scheduler, capsys:
         capsys.readouterr()
         assert main(["keys", "add", "dan"]) == 0  # the command, on the same data folder
         out, err = capsys.readouterr()
-        assert f"'dan' keeps the limits of their revoked key ({prompt - 1:,} tokens a day; 1 at once; any profile)" \
-            in err and "keys set dan --tokens-per-day N (0: no limit)" in err, err
+        assert f"'dan' keeps the limits of their revoked key that were not given here; it now has {prompt - 1:,} " \
+            "tokens a day; 1 at once; any profile." in err and "keys set dan --tokens-per-day N (0: no limit)" in err, err
         new = openai.OpenAI(base_url=o.url, api_key=out.strip(), max_retries=0, timeout=600)
         with pytest.raises(openai.RateLimitError) as caught:  # the day's budget holds for the new key
             chat(new)
@@ -431,7 +431,10 @@ def test_a_new_key_for_a_person_keeps_their_limits(scheduler: Scheduler, capsys:
         # a limit given with the new key is the new key's; the others are still kept
         assert main(["keys", "revoke", "dan"]) == 0
         assert main(["keys", "add", "dan", "--tokens-per-day", "90000"]) == 0
-        assert "(90,000 tokens a day; 1 at once; any profile)" in capsys.readouterr().err
+        # (the 90,000 just given is not said as kept, and the command to change names the limit kept)
+        err = capsys.readouterr().err
+        assert "not given here; it now has 90,000 tokens a day; 1 at once; any profile." in err, err
+        assert "keys set dan --max-parallel N (0: no limit)" in err, err
         assert main(["keys", "add", "erin"]) == 0  # a person never given a key: nothing kept, nothing said
         assert "keeps the limits" not in capsys.readouterr().err
 

@@ -278,6 +278,26 @@ def test_chat_c_keeps_what_arrived_when_the_server_goes_away_mid_reply(
     assert err.rstrip().endswith("The reply so far is kept in the conversation.") and '"exit_code": 75' in out, out
 
 
+def test_chat_cut_mid_reply_ends_the_reply_s_line_before_saying_why(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A one-off `chat` (no -c) whose server went away mid-reply: the reply's last word and the
+    error ran on one line on the terminal ("made for Maxworkstation: The office server is …")."""
+    import yaml
+    from serve_helpers import DroppingServer
+
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
+    server = DroppingServer()  # starts every reply ("The"), then drops the connection
+    try:
+        desk = tmp_path / "desk.yaml"
+        desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
+                                        "remote": {"base_url": server.base_url, "timeout_s": 30}}), encoding="utf-8")
+        assert main(["chat", "-p", str(desk), "Tell me a story."]) == 75
+    finally:
+        server.close()
+    out, err = capsys.readouterr()
+    assert out == "The\n" and "Traceback" not in err, (out, err)
+
+
 def test_a_message_too_long_for_chat_c_is_not_kept(
         tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Refused as longer than the context, the message stayed in the conversation unanswered,

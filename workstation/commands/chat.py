@@ -300,11 +300,12 @@ def run(args: argparse.Namespace) -> int:
                         conversation.note = ""
                     else:
                         raise EngineError(f"{said_in(err, args)} {t('chat_cmd.message_not_kept')}") from None
-                if conversation is not None and "".join(arrived + thought):  # the server went away mid-reply:
-                    if not args.json:  # what was read on screen stays, as the app and Ctrl-C keep it
-                        thinking.write("", answer=True)  # (a reply cut while it thought: not left dimmed)
-                        sys.stdout.write("\n")
-                    try:
+                if "".join(arrived + thought) and not args.json:  # the server went away mid-reply: the reply's
+                    # line ends, kept or not (the error ran on after its last word: "made for Maxworkstation: …")
+                    thinking.write("", answer=True)  # (a reply cut while it thought: not left dimmed)
+                    _show("\n", kept=conversation is not None)
+                if conversation is not None and "".join(arrived + thought):  # what was read on screen stays,
+                    try:  # as the app and Ctrl-C keep it
                         conversation.store.add_message(conversation.id, "assistant", "".join(arrived),
                                                        {"stop_reason": "failed", "stop_said": said_in(err, args)},
                                                        reasoning="".join(thought))

@@ -103,9 +103,13 @@ def run_add(args: argparse.Namespace) -> int:
         or (args.max_parallel is None and before.max_parallel is not None)
         or (args.profiles is None and bool(before.profiles)))
     if kept:  # (the new key had no limits: a day's budget set before was lost without a word)
-        print(f"workstation: '{key.name}' keeps the limits of their revoked key ({_limits_said(key)}); to change "
-              f"them: {cli('keys set ' + shell_word(key.name, readable=True) + ' --tokens-per-day N')} "
-              "(0: no limit).", file=sys.stderr)
+        # (those given here are said as the key's now, not as kept: "keeps … (90,000 tokens a day" of a 90,000 just given)
+        option = "--tokens-per-day" if args.tokens_per_day is None and key.tokens_per_day else \
+            "--max-parallel" if args.max_parallel is None and key.max_parallel else "--profiles"
+        value = "N (0: no limit)" if option != "--profiles" else "a,b (any: every profile)"
+        print(f"workstation: '{key.name}' keeps the limits of their revoked key that were not given here; it now "
+              f"has {_limits_said(key)}. To change them: "
+              f"{cli('keys set ' + shell_word(key.name, readable=True) + ' ' + option)} {value}.", file=sys.stderr)
     return 0
 
 
