@@ -1228,6 +1228,28 @@ def test_a_question_with_a_condition_has_its_rows_counted(tmp_path: Path) -> Non
     assert "cells" not in json.loads(json.dumps(facts_record(facts[0]))) and len(facts[0].cells) == 5
 
 
+def test_two_thresholds_joined_by_and_are_both_applied(tmp_path: Path) -> None:
+    """"over 1,000 and under 3,000": read as "1,000 and under" (at most 1,000), it counted the
+    invoices of 1,000 or less, the opposite rows; "1,000 and under" with no figure after it is
+    still "at most 1,000"."""
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases
+
+    invoices = tmp_path / "invoices.csv"
+    invoices.write_text(INVOICES, encoding="utf-8")
+    facts = read_document(invoices).facts
+
+    def line(question: str) -> str:
+        return say(counted_phrases(counted_answer(question, facts)))
+
+    assert line("How many invoices over 1,000 and under 3,000?") == (
+        "Counted by the program: 2 rows where Amount over 1,000 and Amount under 3,000 (INV-102, INV-103)")
+    assert line("How many invoices under 1,000 and over 500?") == (
+        "Counted by the program: 1 row where Amount under 1,000 and Amount over 500 (INV-105)")
+    assert line("How many invoices of 1,000 and under?") == (
+        "Counted by the program: 2 rows where Amount at most 1,000 (INV-101, INV-105)")
+
+
 def test_a_web_pages_table_has_its_facts_counted_as_a_word_documents(tmp_path: Path) -> None:
     """A cost table in an .html (.htm) page: its rows 'a | b' and its facts counted as a Word
     document's are (``document_tables``), so the line under a reply says the program's total; it

@@ -538,21 +538,23 @@ _FIGURE = r"(?:[$€£₺¥]\s?)?[-+\u2212]?\d(?:[\d.,]*\d)?"
 _UNIT = r"(?:\s?%|\s?[$€£₺¥]|\s?(?:eur|euros?|usd|dollars?|tl|lira|try|gbp|pounds?)\b)?"
 _A = rf"(?<![\w.,])(?P<a>{_FIGURE})(?P<unit>{_UNIT})"
 _B = rf"(?P<b>{_FIGURE})(?P<unit_b>{_UNIT})"
+# "1,000 and under" ends there: "over 1,000 and under 3,000" is two thresholds, not "at most 1,000"
+_NO_FIGURE = r"(?!\s+(?:than\s+)?(?:[$€£₺¥%]\s?)?[-+\u2212]?\d)"
 _ENDING = r"(?:['’]?[a-zçğıöşü]{1,4})?"  # a Turkish case ending after it: 1.000'den, 1000'in, 500ün, TL'den
 # a threshold on a column of numbers a question sets, in English and Turkish (the inclusive and
 # two-sided ones first: "no less than 500" is no "less than 500"): over, under, least, most, between
 _THRESHOLDS: list[tuple[str, re.Pattern[str]]] = [
-    (op, re.compile(pattern.format(A=_A, B=_B, E=_ENDING), re.IGNORECASE)) for op, pattern in [
+    (op, re.compile(pattern.format(A=_A, B=_B, E=_ENDING, NO_FIGURE=_NO_FIGURE), re.IGNORECASE)) for op, pattern in [
         ("between", r"\bbetween\s+{A}\s+and\s+{B}"),
         ("between", r"{A}{E}\s+(?:ile|ve|-)\s+{B}{E}\s+aras[ıi]\w*"),
         ("least", r"\b(?:at\s+least|no\s+less\s+than|not\s+less\s+than|minimum\s+of)\s+{A}"),
         ("least", r"(?:>=|≥)\s*{A}"),
-        ("least", r"{A}\s+(?:or|and)\s+(?:more|above|over|higher|greater)\b"),
+        ("least", r"{A}\s+(?:or|and)\s+(?:more|above|over|higher|greater)\b{NO_FIGURE}"),
         ("least", r"\ben\s+az\s+{A}"),
         ("least", r"{A}{E}\s+(?:ve|veya)\s+(?:üzeri|üstü|fazlası|yukarısı)"),
         ("most", r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|up\s+to|maximum\s+of)\s+{A}"),
         ("most", r"(?:<=|≤)\s*{A}"),
-        ("most", r"{A}\s+(?:or|and)\s+(?:less|fewer|below|under|lower)\b"),
+        ("most", r"{A}\s+(?:or|and)\s+(?:less|fewer|below|under|lower)\b{NO_FIGURE}"),
         ("most", r"\ben\s+(?:fazla|çok)\s+{A}"),
         ("most", r"{A}{E}\s+(?:ve|veya)\s+(?:altı|aşağısı|azı)"),
         ("over", r"\b(?:(?:more|greater|higher|larger|bigger)\s+than|over|above|exceed(?:s|ing)?|in\s+excess\s+of)\s+{A}"),
