@@ -1250,6 +1250,22 @@ def test_two_thresholds_joined_by_and_are_both_applied(tmp_path: Path) -> None:
         "Counted by the program: 2 rows where Amount at most 1,000 (INV-101, INV-105)")
 
 
+def test_a_percentage_written_with_its_sign_first_is_a_percentage(tmp_path: Path) -> None:
+    """"%10'dan fazla" (Turkish writes the % first): read as a plain 10, it was set on the amounts'
+    column, "Tutar 10 üzeri": every invoice. It is the percentages' column's, as "10%'dan" is."""
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases
+    from workstation.tui.i18n import Texts
+
+    faturalar = tmp_path / "faturalar.csv"
+    faturalar.write_text("Fatura;Tutar;İndirim\nF-1;450,00;%5\nF-2;2.380,50;%15\nF-3;1.200,00;%20\n",
+                         encoding="utf-8")
+    facts = read_document(faturalar).facts
+    expected = "Programın hesabı: İndirim %10 üzeri olan 2 satır (F-2, F-3)"
+    for question in ("İndirimi %10'dan fazla olan kaç fatura var?", "İndirimi 10%'dan fazla olan kaç fatura var?"):
+        assert say(counted_phrases(counted_answer(question, facts)), Texts("tr").get) == expected, question
+
+
 def test_a_web_pages_table_has_its_facts_counted_as_a_word_documents(tmp_path: Path) -> None:
     """A cost table in an .html (.htm) page: its rows 'a | b' and its facts counted as a Word
     document's are (``document_tables``), so the line under a reply says the program's total; it

@@ -536,8 +536,9 @@ MAX_COUNTED = 3  # figures said under a reply
 # a question's figure (1,000; 1.000; €1.000,50; -200) and its unit (1,000 EUR, 1.000 TL, 10%)
 _FIGURE = r"(?:[$€£₺¥]\s?)?[-+\u2212]?\d(?:[\d.,]*\d)?"
 _UNIT = r"(?:\s?%|\s?[$€£₺¥]|\s?(?:eur|euros?|usd|dollars?|tl|lira|try|gbp|pounds?)\b)?"
-_A = rf"(?<![\w.,])(?P<a>{_FIGURE})(?P<unit>{_UNIT})"
-_B = rf"(?P<b>{_FIGURE})(?P<unit_b>{_UNIT})"
+# a percentage as Turkish writes it, its % before it (%10'dan fazla)
+_A = rf"(?<![\w.,])(?P<pre>%\s?)?(?P<a>{_FIGURE})(?P<unit>{_UNIT})"
+_B = rf"(?P<pre_b>%\s?)?(?P<b>{_FIGURE})(?P<unit_b>{_UNIT})"
 # "1,000 and under" ends there: "over 1,000 and under 3,000" is two thresholds, not "at most 1,000"
 _NO_FIGURE = r"(?!\s+(?:than\s+)?(?:[$€£₺¥%]\s?)?[-+\u2212]?\d)"
 _ENDING = r"(?:['’]?[a-zçğıöşü]{1,4})?"  # a Turkish case ending after it: 1.000'den, 1000'in, 500ün, TL'den
@@ -632,7 +633,7 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
         b = _asked_figure(m.group("b")) if "b" in m.groupdict() else Decimal(0)
         if a is None or b is None or any(w in _COUNTED_THINGS or any(w.startswith(t) for t in things) for w in after):
             return [], True
-        percent = "%" in m.group("unit") or "%" in (m.groupdict().get("unit_b") or "")
+        percent = any("%" in (m.groupdict().get(g) or "") for g in ("pre", "unit", "pre_b", "unit_b"))
         columns = [c for c in facts.columns if c.kind == ("percents" if percent else "numbers")] \
             or [c for c in facts.columns if not percent and c.kind == "percents"]
         mentions = [(n.end(), c) for c in columns if len(c.name) > 1
