@@ -1266,6 +1266,25 @@ def test_a_percentage_written_with_its_sign_first_is_a_percentage(tmp_path: Path
         assert say(counted_phrases(counted_answer(question, facts)), Texts("tr").get) == expected, question
 
 
+def test_a_condition_not_wanted_or_on_a_table_read_in_part_gets_no_count() -> None:
+    """"Acar hariç" (except Acar) is no "Acar": nothing counted, not Acar's invoices; a table read
+    in part (``cut``) has its rows counted on none of a question's conditions, as its other rows are
+    not there to count."""
+    from workstation.core.table_facts import counted_answer, table_facts
+
+    rows = [["Fatura", "Müşteri", "Tutar"], ["F-1", "Acar", "450,00"], ["F-2", "Bilgin", "2.380,50"],
+            ["F-3", "Acar", "1.200,00"]]
+    whole = table_facts("faturalar.csv", 0, rows, usual_comma=True)
+    assert whole is not None
+    assert counted_answer("Acar faturalarının toplamı?", [whole])[0]["figures"] == [{"what": "total", "figure": "1,650.00"}]
+    assert counted_answer("Acar hariç faturaların toplamı?", [whole]) == []
+    assert counted_answer("Acar dışındaki faturaların toplamı?", [whole]) == []
+    part = table_facts("faturalar.csv", 0, rows, cut=True, usual_comma=True)
+    assert part is not None and part.cells
+    assert counted_answer("Acar faturalarının toplamı?", [part]) == []
+    assert counted_answer("1.000 TL üzeri kaç fatura var?", [part]) == []
+
+
 def test_a_web_pages_table_has_its_facts_counted_as_a_word_documents(tmp_path: Path) -> None:
     """A cost table in an .html (.htm) page: its rows 'a | b' and its facts counted as a Word
     document's are (``document_tables``), so the line under a reply says the program's total; it
