@@ -1285,6 +1285,20 @@ def test_a_condition_not_wanted_or_on_a_table_read_in_part_gets_no_count() -> No
     assert counted_answer("1.000 TL üzeri kaç fatura var?", [part]) == []
 
 
+def test_a_figure_with_its_thousands_set_apart_by_spaces_is_read_whole(tmp_path: Path) -> None:
+    """"more than 1 000" (thousands set apart by a space, as many forms write them) was read "over
+    1": every invoice counted."""
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases
+
+    invoices = tmp_path / "invoices.csv"
+    invoices.write_text(INVOICES, encoding="utf-8")
+    facts = read_document(invoices).facts
+    for question in ("How many invoices are more than 1 000?", "How many invoices are more than 1\u00a0000.00?"):
+        assert say(counted_phrases(counted_answer(question, facts))) == (
+            "Counted by the program: 3 rows where Amount over 1,000 (INV-102, INV-103, INV-104)"), question
+
+
 def test_a_web_pages_table_has_its_facts_counted_as_a_word_documents(tmp_path: Path) -> None:
     """A cost table in an .html (.htm) page: its rows 'a | b' and its facts counted as a Word
     document's are (``document_tables``), so the line under a reply says the program's total; it

@@ -534,7 +534,8 @@ MAX_COUNTED = 3  # figures said under a reply
 
 
 # a question's figure (1,000; 1.000; €1.000,50; -200) and its unit (1,000 EUR, 1.000 TL, 10%)
-_FIGURE = r"(?:[$€£₺¥]\s?)?[-+\u2212]?\d(?:[\d.,]*\d)?"
+# (its thousands set apart by spaces too, as French and many forms write them: 1 000, 12 500,50)
+_FIGURE = r"(?:[$€£₺¥]\s?)?[-+\u2212]?(?:\d{1,3}(?:[ \u00a0]\d{3})+(?:[.,]\d+)?(?!\d)|\d(?:[\d.,]*\d)?)"
 _UNIT = r"(?:\s?%|\s?[$€£₺¥]|\s?(?:eur|euros?|usd|dollars?|tl|lira|try|gbp|pounds?)\b)?"
 # a percentage as Turkish writes it, its % before it (%10'dan fazla)
 _A = rf"(?<![\w.,])(?P<pre>%\s?)?(?P<a>{_FIGURE})(?P<unit>{_UNIT})"
@@ -599,7 +600,7 @@ def _asked_figure(text: str) -> Decimal | None:
     (1,5 and 1.000,50; 1.5 and 1,000.50), and one that reads two ways (1.000, 1,000) has its
     thousands marked, as an amount is written (``_column_reading``'s guess); None: no figure
     (1,00,0)."""
-    t = text.replace(" ", "").replace("\u2212", "-")
+    t = text.replace(" ", "").replace("\u00a0", "").replace("\u2212", "-")
     as_dot, as_comma = _number(t), _number(t, True)
     if as_dot is None or as_comma is None or as_dot == as_comma:
         return as_comma if as_dot is None else as_dot
