@@ -1228,6 +1228,77 @@ def test_a_question_with_a_condition_has_its_rows_counted(tmp_path: Path) -> Non
     assert "cells" not in json.loads(json.dumps(facts_record(facts[0]))) and len(facts[0].cells) == 5
 
 
+def test_two_thresholds_joined_by_and_are_both_applied(tmp_path: Path) -> None:
+    """"over 1,000 and under 3,000": read as "1,000 and under" (at most 1,000), it counted the
+    invoices of 1,000 or less, the opposite rows; "1,000 and under" with no figure after it is
+    still "at most 1,000"."""
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases
+
+    invoices = tmp_path / "invoices.csv"
+    invoices.write_text(INVOICES, encoding="utf-8")
+    facts = read_document(invoices).facts
+
+    def line(question: str) -> str:
+        return say(counted_phrases(counted_answer(question, facts)))
+
+    assert line("How many invoices over 1,000 and under 3,000?") == (
+        "Counted by the program: 2 rows where Amount over 1,000 and Amount under 3,000 (INV-102, INV-103)")
+    assert line("How many invoices under 1,000 and over 500?") == (
+        "Counted by the program: 1 row where Amount under 1,000 and Amount over 500 (INV-105)")
+    assert line("How many invoices of 1,000 and under?") == (
+        "Counted by the program: 2 rows where Amount at most 1,000 (INV-101, INV-105)")
+
+
+def test_a_percentage_written_with_its_sign_first_is_a_percentage(tmp_path: Path) -> None:
+    """"%10'dan fazla" (Turkish writes the % first): read as a plain 10, it was set on the amounts'
+    column, "Tutar 10 üzeri": every invoice. It is the percentages' column's, as "10%'dan" is."""
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases
+    from workstation.tui.i18n import Texts
+
+    faturalar = tmp_path / "faturalar.csv"
+    faturalar.write_text("Fatura;Tutar;İndirim\nF-1;450,00;%5\nF-2;2.380,50;%15\nF-3;1.200,00;%20\n",
+                         encoding="utf-8")
+    facts = read_document(faturalar).facts
+    expected = "Programın hesabı: İndirim %10 üzeri olan 2 satır (F-2, F-3)"
+    for question in ("İndirimi %10'dan fazla olan kaç fatura var?", "İndirimi 10%'dan fazla olan kaç fatura var?"):
+        assert say(counted_phrases(counted_answer(question, facts)), Texts("tr").get) == expected, question
+
+
+def test_a_condition_not_wanted_or_on_a_table_read_in_part_gets_no_count() -> None:
+    """"Acar hariç" (except Acar) is no "Acar": nothing counted, not Acar's invoices; a table read
+    in part (``cut``) has its rows counted on none of a question's conditions, as its other rows are
+    not there to count."""
+    from workstation.core.table_facts import counted_answer, table_facts
+
+    rows = [["Fatura", "Müşteri", "Tutar"], ["F-1", "Acar", "450,00"], ["F-2", "Bilgin", "2.380,50"],
+            ["F-3", "Acar", "1.200,00"]]
+    whole = table_facts("faturalar.csv", 0, rows, usual_comma=True)
+    assert whole is not None
+    assert counted_answer("Acar faturalarının toplamı?", [whole])[0]["figures"] == [{"what": "total", "figure": "1,650.00"}]
+    assert counted_answer("Acar hariç faturaların toplamı?", [whole]) == []
+    assert counted_answer("Acar dışındaki faturaların toplamı?", [whole]) == []
+    part = table_facts("faturalar.csv", 0, rows, cut=True, usual_comma=True)
+    assert part is not None and part.cells
+    assert counted_answer("Acar faturalarının toplamı?", [part]) == []
+    assert counted_answer("1.000 TL üzeri kaç fatura var?", [part]) == []
+
+
+def test_a_figure_with_its_thousands_set_apart_by_spaces_is_read_whole(tmp_path: Path) -> None:
+    """"more than 1 000" (thousands set apart by a space, as many forms write them) was read "over
+    1": every invoice counted."""
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases
+
+    invoices = tmp_path / "invoices.csv"
+    invoices.write_text(INVOICES, encoding="utf-8")
+    facts = read_document(invoices).facts
+    for question in ("How many invoices are more than 1 000?", "How many invoices are more than 1\u00a0000.00?"):
+        assert say(counted_phrases(counted_answer(question, facts))) == (
+            "Counted by the program: 3 rows where Amount over 1,000 (INV-102, INV-103, INV-104)"), question
+
+
 def test_a_web_pages_table_has_its_facts_counted_as_a_word_documents(tmp_path: Path) -> None:
     """A cost table in an .html (.htm) page: its rows 'a | b' and its facts counted as a Word
     document's are (``document_tables``), so the line under a reply says the program's total; it

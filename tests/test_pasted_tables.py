@@ -47,6 +47,14 @@ def test_an_invoices_wrong_row_and_subtotal_are_said() -> None:
     assert _said(INVOICE.replace("VAT 20%: 184.00", "Discount: 10.00\nVAT 20%: 182.00")).endswith("Subtotal 920.00")
 
 
+def test_a_pasted_table_of_huge_numbers_is_counted_without_a_crash() -> None:
+    """A row of 23 digits times another had more digits than a Decimal rounds: sending the message
+    closed the app (decimal.InvalidOperation). Its rows agree with quantity × price; its sum is said."""
+    huge = "Item | Qty | Price | Amount\nA | 99999999999999999999999 | 1 | 99999999999999999999999\nB | 1 | 1 | 1\n" \
+           "C | 2 | 2 | 4\nWhat is the total of Amount?"
+    assert _said(huge) == "Counted by the program: Amount, all 3 rows: total 100000000000000000000004"
+
+
 def test_a_sum_question_on_a_pasted_tab_separated_table() -> None:
     """Rows copied from Excel (tabs), asked for their total: the program's total, of all rows."""
     text = "What is the total of the amounts?\nRegion\tAmount\nNorth\t1,200.50\nSouth\t2,500\nEast\t4,154.5\n"

@@ -11,7 +11,7 @@ import csv
 import itertools
 import re
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from workstation.core.phrases import say
@@ -131,9 +131,16 @@ def _as_written(value: Decimal) -> str:
 
 
 def _rounded(value: Decimal, like: Decimal) -> Decimal:
-    """``value`` rounded half up to the decimals ``like`` is written with."""
+    """``value`` rounded half up to the decimals ``like`` is written with; as it is where it has more
+    digits than a Decimal holds (a pasted quantity of 23 digits times another: the message closed
+    the app with decimal.InvalidOperation)."""
     exponent = like.as_tuple().exponent
-    return value.quantize(Decimal(1).scaleb(exponent), ROUND_HALF_UP) if isinstance(exponent, int) else value
+    if not isinstance(exponent, int):
+        return value
+    try:
+        return value.quantize(Decimal(1).scaleb(exponent), ROUND_HALF_UP)
+    except InvalidOperation:
+        return value
 
 
 def _product_columns(facts: SheetFacts) -> tuple[ColumnFacts, ColumnFacts, ColumnFacts] | None:

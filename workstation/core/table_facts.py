@@ -534,25 +534,29 @@ MAX_COUNTED = 3  # figures said under a reply
 
 
 # a question's figure (1,000; 1.000; €1.000,50; -200) and its unit (1,000 EUR, 1.000 TL, 10%)
-_FIGURE = r"(?:[$€£₺¥]\s?)?[-+\u2212]?\d(?:[\d.,]*\d)?"
+# (its thousands set apart by spaces too, as French and many forms write them: 1 000, 12 500,50)
+_FIGURE = r"(?:[$€£₺¥]\s?)?[-+\u2212]?(?:\d{1,3}(?:[ \u00a0]\d{3})+(?:[.,]\d+)?(?!\d)|\d(?:[\d.,]*\d)?)"
 _UNIT = r"(?:\s?%|\s?[$€£₺¥]|\s?(?:eur|euros?|usd|dollars?|tl|lira|try|gbp|pounds?)\b)?"
-_A = rf"(?<![\w.,])(?P<a>{_FIGURE})(?P<unit>{_UNIT})"
-_B = rf"(?P<b>{_FIGURE})(?P<unit_b>{_UNIT})"
+# a percentage as Turkish writes it, its % before it (%10'dan fazla)
+_A = rf"(?<![\w.,])(?P<pre>%\s?)?(?P<a>{_FIGURE})(?P<unit>{_UNIT})"
+_B = rf"(?P<pre_b>%\s?)?(?P<b>{_FIGURE})(?P<unit_b>{_UNIT})"
+# "1,000 and under" ends there: "over 1,000 and under 3,000" is two thresholds, not "at most 1,000"
+_NO_FIGURE = r"(?!\s+(?:than\s+)?(?:[$€£₺¥%]\s?)?[-+\u2212]?\d)"
 _ENDING = r"(?:['’]?[a-zçğıöşü]{1,4})?"  # a Turkish case ending after it: 1.000'den, 1000'in, 500ün, TL'den
 # a threshold on a column of numbers a question sets, in English and Turkish (the inclusive and
 # two-sided ones first: "no less than 500" is no "less than 500"): over, under, least, most, between
 _THRESHOLDS: list[tuple[str, re.Pattern[str]]] = [
-    (op, re.compile(pattern.format(A=_A, B=_B, E=_ENDING), re.IGNORECASE)) for op, pattern in [
+    (op, re.compile(pattern.format(A=_A, B=_B, E=_ENDING, NO_FIGURE=_NO_FIGURE), re.IGNORECASE)) for op, pattern in [
         ("between", r"\bbetween\s+{A}\s+and\s+{B}"),
         ("between", r"{A}{E}\s+(?:ile|ve|-)\s+{B}{E}\s+aras[ıi]\w*"),
         ("least", r"\b(?:at\s+least|no\s+less\s+than|not\s+less\s+than|minimum\s+of)\s+{A}"),
         ("least", r"(?:>=|≥)\s*{A}"),
-        ("least", r"{A}\s+(?:or|and)\s+(?:more|above|over|higher|greater)\b"),
+        ("least", r"{A}\s+(?:or|and)\s+(?:more|above|over|higher|greater)\b{NO_FIGURE}"),
         ("least", r"\ben\s+az\s+{A}"),
         ("least", r"{A}{E}\s+(?:ve|veya)\s+(?:üzeri|üstü|fazlası|yukarısı)"),
         ("most", r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|up\s+to|maximum\s+of)\s+{A}"),
         ("most", r"(?:<=|≤)\s*{A}"),
-        ("most", r"{A}\s+(?:or|and)\s+(?:less|fewer|below|under|lower)\b"),
+        ("most", r"{A}\s+(?:or|and)\s+(?:less|fewer|below|under|lower)\b{NO_FIGURE}"),
         ("most", r"\ben\s+(?:fazla|çok)\s+{A}"),
         ("most", r"{A}{E}\s+(?:ve|veya)\s+(?:altı|aşağısı|azı)"),
         ("over", r"\b(?:(?:more|greater|higher|larger|bigger)\s+than|over|above|exceed(?:s|ing)?|in\s+excess\s+of)\s+{A}"),
@@ -596,7 +600,7 @@ def _asked_figure(text: str) -> Decimal | None:
     (1,5 and 1.000,50; 1.5 and 1,000.50), and one that reads two ways (1.000, 1,000) has its
     thousands marked, as an amount is written (``_column_reading``'s guess); None: no figure
     (1,00,0)."""
-    t = text.replace(" ", "").replace("\u2212", "-")
+    t = text.replace(" ", "").replace("\u00a0", "").replace("\u2212", "-")
     as_dot, as_comma = _number(t), _number(t, True)
     if as_dot is None or as_comma is None or as_dot == as_comma:
         return as_comma if as_dot is None else as_dot
@@ -630,7 +634,7 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
         b = _asked_figure(m.group("b")) if "b" in m.groupdict() else Decimal(0)
         if a is None or b is None or any(w in _COUNTED_THINGS or any(w.startswith(t) for t in things) for w in after):
             return [], True
-        percent = "%" in m.group("unit") or "%" in (m.groupdict().get("unit_b") or "")
+        percent = any("%" in (m.groupdict().get(g) or "") for g in ("pre", "unit", "pre_b", "unit_b"))
         columns = [c for c in facts.columns if c.kind == ("percents" if percent else "numbers")] \
             or [c for c in facts.columns if not percent and c.kind == "percents"]
         mentions = [(n.end(), c) for c in columns if len(c.name) > 1
