@@ -231,7 +231,7 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert "## You\n\nHello!" in text and partial.strip()[:20] in text
         assert text.rstrip().endswith("## Assistant\n\n*Stopped before the reply began.*")
         # for a colleague: how each reply ended, not the dashboard's figures (TTFT … tok/s)
-        assert "TTFT" not in text and "tok/s" not in text and "cache " not in text, text
+        assert "TTFT" not in text and "tok/s" not in text and "cache " not in text and "reused " not in text, text
         assert "\n*a · length limit*\n" in text and "\n*b · stopped*\n" in text, text
 
     # the conversation survives a restart (same WORKSTATION_DATA), without loading a model

@@ -88,7 +88,8 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         # what the figures under a reply mean, for a keyboard's user too (a mouse's tooltip said it)
         assert app.screen.rows[-1] == ("", "Figures under a reply", Texts("en")("metric.help"))
         # in words: "in tokens a second" explained a figure with the word it was there to explain
-        assert "in pieces of words a second" in app.screen.rows[-1][2] and "tokens a second" not in app.screen.rows[-1][2]
+        assert "in word pieces a second" in app.screen.rows[-1][2] and "tokens a second" not in app.screen.rows[-1][2]
+        assert "reused a of b: " in app.screen.rows[-1][2]  # the line's "reused 30 of 40", explained in F1
         assert "guesses kept: " in app.screen.rows[-1][2] and "draft" not in app.screen.rows[-1][2]  # as F3 and F5 say it
         await pilot.press("f1")
         await until(pilot, lambda: app.screen is app.chat_screen)

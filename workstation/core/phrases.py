@@ -659,7 +659,7 @@ ENGLISH: dict[str, str] = {
     "metric.tps": "{tps} tok/s",
     "metric.tokens": "{n} tokens",
     "metric.one_token": "1 token",
-    "metric.cache": "cache {hit}/{total}",
+    "metric.cache": "reused {hit} of {total}",  # of the conversation's word pieces, read before (F1 says it)
     "metric.restored": "{n} from disk",
     "metric.draft": "guesses kept {rate}% ({acc}/{n})",  # not "speed-up": a reply can keep most guesses and still be slower
     "metric.stopped": "stopped",
