@@ -771,14 +771,17 @@ async def test_dashboard_kv_gauge_is_the_loaded_engines(profiles: Path, tmp_path
         # jargon to a first user); the share is the estimate's against what the model took
         load = {"components": {"total": {"estimated": 1.1 * 1024**3, "allocated": 772 * 1024**2, "diff_pct": 45.9}}}
         app.screen._show_memory(load)
-        assert memory_line() == "Modelin aldığı bellek: 772 MB (ayrılan), planlanan 1,1 GB (tahmin, +%45,9)"
+        assert memory_line() == "Modelin aldığı bellek: 772 MB; yüklemeden önce 1,1 GB olarak hesaplanmıştı (+%45,9)"
         app.texts = Texts("en")
         app.screen._show_memory(load)
-        assert memory_line() == "Memory the model took: 772 MB (allocated), 1.1 GB planned (estimate, +45.9%)"
+        assert memory_line() == "Memory the model took: 772 MB; before loading it was worked out as 1.1 GB (+45.9%)"
         app.texts = Texts("tr")
         # the turn's cache hits in Turkish figures (3092 of 3122 were written bare)
         await until(pilot, lambda: "3.092" in str(app.screen.query_one("#cache-line").render()))
         assert "3.122" in str(app.screen.query_one("#cache-line").render())
+        # said as the line under a reply says it ("önbellek isabeti" was a term a first user could not read)
+        assert str(app.screen.query_one("#cache-line").render()).startswith(
+            "Önceden okunup yeniden kullanılan: sohbetin 3.122 sözcük parçasının 3.092'si (%99)")
         # an axis line too long for its column drops its unit, not the other line ("maks 5.439 token/sn"
         # wrapped and pushed "min" out of the row)
         row = app.screen.query_one("#row-decode")
@@ -870,7 +873,7 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
             "The first reply after the switch found about 900 of the conversation's 930 words kept on disk from "
             "before the switch: it did not read them again.")
         assert str(screen.query_one("#cache-line").render()).startswith(
-            "Kept from before, not read again (cache hits): 1,200 of 1,240 prompt tokens (97%) · restored from disk: "
+            "Reused, read before: 1,200 of the conversation's 1,240 word pieces (97%) · restored from disk: "
             "1,200 tokens · kept from before the switch: 900 of 930 words\n")
         first_after.after_switch = False
         # back to B, before its first turn: nothing plotted, and A's turns are the ones before
@@ -1068,9 +1071,11 @@ async def test_the_dashboard_tells_no_drafts_from_no_speculation(profiles: Path,
     # speculative decoding")
     # (and what the hits are, in words, before the term: "Speed-up hits" alone was jargon to a first user)
     # (and as the line under a reply says it, "guesses kept 72%": "speed-up hits" read as a speed gain)
-    for key, said in (("look", "Guesses kept: none this turn (the speed-up is on"),
-                      ("a", "Guesses kept: none, the speed-up is off"),
-                      ("desk", "Guesses kept: none reported by the server this turn (the speed-up is the server's")):
+    # (and what the speed-up is: "the speed-up is off" said not what it sped up, nor how)
+    for key, said in (("look", "Guesses kept: none this turn (the speed-up that guesses the next words is on"),
+                      ("a", "No guesses: the speed-up that guesses next words (speculation) is off"),
+                      ("desk", "Guesses kept: none reported by the server this turn (the speed-up that guesses the next "
+                               "words is the server's")):
         app = WorkstationApp(key, start_engine=False, sample_system=False, language="en")
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
@@ -1122,6 +1127,15 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         # words ("Per word piece (TPOT)" said not what of it; the acronym means nothing in Turkish)
         assert str(app.screen.query_one("#row-tpot .metric-name").render()).startswith(
             {"en": "Time per word piece (TPOT)\n", "tr": "Sözcük parçası başına süre\n"}[lang])
+        # F1 on F5 says what each row's figure is, one sentence each (the label has no room for it)
+        await pilot.press("f1")
+        await until(pilot, lambda: type(app.screen).__name__ == "KeysDialog")
+        figures = app.screen.rows[-1]  # type: ignore[attr-defined]
+        assert figures[:2] == ("", {"en": "Figures on this screen", "tr": "Bu ekrandaki rakamlar"}[lang]), figures
+        assert {"en": "Time per word piece (TPOT): how long the writing of each word piece took, in ms",
+                "tr": "Sözcük parçası başına süre (TPOT): her sözcük parçasının yazılmasının aldığı süre"}[lang] in figures[2]
+        await pilot.press("escape")
+        await until(pilot, lambda: type(app.screen).__name__ == "DashboardScreen")
         # (its unit said: "279/4,096" said none)
         kv_name = app.screen.query_one("#kv-name")
         assert str(kv_name.render()) == {"en": "Conversation memory (K/V), tokens",
@@ -1156,7 +1170,7 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         cores = str(app.screen.query_one("#cache-line").render())
         assert {"en": "in the last reply: 2, every core (no other program kept one busy as it began) Now other "
                       "programs keep ",
-                "tr": "Son yanıtta çalışan çekirdek (iş parçacığı): 2, hepsi (yanıt başlarken başka program çekirdek "
+                "tr": "Son yanıtta çalışan işlemci çekirdeği: 2, hepsi (yanıt başlarken başka program çekirdek "
                       "meşgul etmiyordu) Şu an "}[lang] in cores, cores
         assert {"en": "(it would take 1).", "tr": "(1 çekirdek alırdı)."}[lang] in cores, cores
         app.system = None
