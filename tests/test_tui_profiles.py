@@ -378,8 +378,19 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             # (F4 said "U chats with this model" under "no chat template", "not trained for chat")
             assert not first.for_chat and str(hint.render()) == app.texts("models.use_hint_not_chat")
             # its details say so in words ("Q4_K_M · 19 katman · şablonsuz": no chat template was jargon)
-            base = {"tr": "yalnız metin sürdürür", "en": "continues text only"}[language]
+            base = {"tr": "sohbet modeli değil: metni sürdürür", "en": "not a chat model: continues text"}[language]
             assert first.details.startswith(base + " · ")
+            # what it reads in words before the technical facts ("gemma3 · 268M · Q4_K_M" came first),
+            # and the box under the table says what those mean
+            reads = {"tr": " · bir seferde yaklaşık ", "en": " · reads up to about "}[language]
+            assert first.details.index(reads) < first.details.index(" · Q4_K_M"), first.details
+            # F1 here says what the technical ones mean (Q4_K_M, 268M, layers)
+            await pilot.press("f1")
+            await until(pilot, lambda: type(app.screen).__name__ == "KeysDialog")
+            assert app.screen.rows[-1][1:] == (app.texts("keys.dash_figures"), app.texts("models.terms"))  # type: ignore[attr-defined]
+            assert "how tightly the model's file is packed" in Texts("en")("models.terms")
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is models)
             # …first, in the table's row too: at 80 columns it cut the details after "Q4_K_M", and the
             # base model looked like the chat models beside it
             assert any(line.lstrip().startswith(first.name) and base in line for line in screen_lines(app)), screen_lines(app)

@@ -175,8 +175,9 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert keys.rows[0] == ("Esc", "Geri", "Sohbete dön")  # named as the app's keys are, with what it does
         assert ("p", "İndir", "Vurgulanan katalog modelini indir") in keys.rows  # a Turkish capital İ
         assert ("Sol ok/Sağ ok", "Diğer liste", "Kurulu modeller ile katalog arasında geç") in keys.rows  # one row, in Turkish words
-        f_keys = [int(key[1:]) for key, _, _ in keys.rows if key[0] == "F" and key[1:].isdigit()]
+        f_keys = [int(key[1:]) for key, _, _ in keys.rows if key[:1] == "F" and key[1:].isdigit()]
         assert f_keys == sorted(f_keys) and len(f_keys) >= 8, f_keys  # it went F6, F12, F10, F11, F9
+        assert keys.rows[-1][1:] == ("Bu ekrandaki sözcük ve rakamlar", app.texts("models.terms"))  # what Q4_K_M and the like mean
         assert not any(name in ("Yeni", "Durdur", "Gönder", "Adlandır", "Mesaj kutusu") for _, name, _ in keys.rows)  # the chat's
         assert not any(key in ("F2", "F8", "Ctrl+L") for key, _, _ in keys.rows)  # they act on the chat's conversation
         assert str(keys.query_one(".dialog-title").render()) == "Tuşlar"
@@ -1131,7 +1132,7 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         await pilot.press("f1")
         await until(pilot, lambda: type(app.screen).__name__ == "KeysDialog")
         figures = app.screen.rows[-1]  # type: ignore[attr-defined]
-        assert figures[:2] == ("", {"en": "Figures on this screen", "tr": "Bu ekrandaki rakamlar"}[lang]), figures
+        assert figures[:2] == ("", {"en": "Words and figures on this screen", "tr": "Bu ekrandaki sözcük ve rakamlar"}[lang]), figures
         assert {"en": "Time per word piece (TPOT): how long the writing of each word piece took, in ms",
                 "tr": "Sözcük parçası başına süre (TPOT): her sözcük parçasının yazılmasının aldığı süre"}[lang] in figures[2]
         await pilot.press("escape")

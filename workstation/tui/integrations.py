@@ -203,14 +203,16 @@ def _model_details(info: model_info.ModelInfo | None, texts: Texts) -> str:
     # a base model said first: at 80 columns F4's table cut the details after the quantization,
     # and a user looking for a bigger model to chat with saw no difference from the chat models
     parts = [] if info.has_chat_template else [texts("models.no_template")]
+    # the context in words, as F3 says a profile's ("ctx 32768" said nothing to office staff), before
+    # the technical facts: a table cut at 80 columns kept only "gemma3 · 268M · Q4_K_M"; those stay
+    # (people look them up), and the box under the table says what they mean (``models.terms``)
+    if info.context_length:
+        parts.append(texts("models.reads", words=about_words(info.context_length, texts.get)))
     parts.append(info.architecture)
     params = info.parameter_count
     if params:
         parts.append(texts.number(catalog.params_text(params)))
-    # the context in words, as F3 says a profile's ("ctx 32768" said nothing to office staff); the
-    # quantization's name stays (people look it up)
-    reads = texts("models.reads", words=about_words(info.context_length, texts.get)) if info.context_length else ""
-    parts += [info.file_type, reads, texts("models.layers", n=offloadable_layers(info.n_layer))]
+    parts += [info.file_type, texts("models.layers", n=offloadable_layers(info.n_layer))]
     return " · ".join(p for p in parts if p)
 
 

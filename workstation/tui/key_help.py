@@ -91,7 +91,7 @@ class KeyHelp(AppPart):
             # what the figures under each reply mean (TTFT … tok/s): a mouse's tooltip said it, and
             # a keyboard's user never learnt it
             rows += [("", "", ""), ("", t("keys.figures"), t("metric.help"))]
-        elif figures := getattr(self.screen, "FIGURES_HELP", ""):  # a screen of figures (F5): what each is
+        elif figures := getattr(self.screen, "FIGURES_HELP", ""):  # a screen of figures and terms (F5, F4): what each is
             rows += [("", "", ""), ("", self.texts("keys.dash_figures"), self.texts(figures))]
         self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
 
