@@ -98,7 +98,7 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert reply.content.strip() and app.live_tokens >= 1
         figures = str(reply.query_one(".metrics").render())
         assert "TTFT" in figures and "tok/s" in figures and "8 tokens" in figures
-        assert "how long until the first word appeared" in str(reply.query_one(".metrics").tooltip)  # in words
+        assert "the wait for the first word of the reply" in str(reply.query_one(".metrics").tooltip)  # in words
         assert app.last_metrics is not None and app.last_metrics.stop_reason == "length"
         conv_id = app.conversation_id
         assert conv_id is not None
