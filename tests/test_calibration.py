@@ -91,7 +91,7 @@ def test_figures_too_unsteady_to_fit_are_not_gone_by(smollm2_path: Path, gemma_p
     _, report = calibration.this_machine()
     assert report["source"].startswith("fitted to 6") and not report["too_noisy"], report
     assert calibration.measured_cpu() is not None
-    assert "(an estimate from this PC's own measurements; bench measures it)" in model_fit(row, en)
+    assert "(an estimate from this PC's own measurements). 'workstation bench' measures it on this PC" in model_fit(row, en)
     figures([1.0, 0.3, 1.0, 2.5, 0.5, 1.8])  # a busy moment
     _, report = calibration.this_machine()
     assert report["too_noisy"] and report["mean_abs_error_pct"] > calibration.NOISY_PCT

@@ -681,3 +681,23 @@ def test_a_resumed_download_that_fills_the_disk_keeps_its_part(
             assert not list(disk.glob("SmolLM2*"))
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
+def test_the_catalogs_descriptions_say_what_a_model_is_in_plain_words_first() -> None:
+    """F4's box under the table said "The draft model for Llama 3.1 8B (same 128k-token vocabulary)",
+    "its vocabulary is padded to 151936 entries", "needs 12+ GB VRAM", "128k context": office staff
+    could not read them. The plain words come first; the terms stay, in brackets, for who looks."""
+    from workstation.core import catalog
+
+    said = {e["name"]: (" ".join(str(e.get("description", "")).split()), str(e.get("description_tr", "")))
+            for e in catalog.catalog_entries()}
+    assert "A small helper model that guesses words for Llama 3.1 8B to write faster (it shares its word list" \
+        in said["llama-3.2-1b-instruct-q4_k_m"][0]
+    assert "Llama 3.1 8B daha hızlı yazsın diye sözcük tahmin eden küçük yardımcı model" in said["llama-3.2-1b-instruct-q4_k_m"][1]
+    assert "needs a graphics card with 12 GB of memory or more" in said["qwen2.5-14b-instruct-q4_k_m"][0]
+    assert "12 GB ya da daha çok belleği olan bir ekran kartı ister" in said["qwen2.5-14b-instruct-q4_k_m"][1]
+    assert "reads up to about 98,000 words at once (128k context)" in said["llama-3.1-8b-instruct-q4_k_m"][0]
+    for name, texts in said.items():
+        for text in texts:  # a term only in brackets, after what it means
+            assert not re.search(r"[Tt]he draft model|padded|doldurulmuş|; \d+k (context|bağlam)|Sliding-window|"
+                                 r"talimatla eğitilmiş|needs 12\+", text), (name, text)

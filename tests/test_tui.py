@@ -96,7 +96,7 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert reply.content.strip() and app.live_tokens >= 1
         figures = str(reply.query_one(".metrics").render())
         assert "TTFT" in figures and "tok/s" in figures and "8 tokens" in figures
-        assert "how long until the first word appeared" in str(reply.query_one(".metrics").tooltip)  # in words
+        assert "the wait for the first word of the reply" in str(reply.query_one(".metrics").tooltip)  # in words
         assert app.last_metrics is not None and app.last_metrics.stop_reason == "length"
         conv_id = app.conversation_id
         assert conv_id is not None
@@ -229,7 +229,7 @@ async def test_chat_switch_cancel_export_restart(profiles: Path, tmp_path: Path)
         assert "## You\n\nHello!" in text and partial.strip()[:20] in text
         assert text.rstrip().endswith("## Assistant\n\n*Stopped before the reply began.*")
         # for a colleague: how each reply ended, not the dashboard's figures (TTFT … tok/s)
-        assert "TTFT" not in text and "tok/s" not in text and "cache " not in text, text
+        assert "TTFT" not in text and "tok/s" not in text and "cache " not in text and "reused " not in text, text
         assert "\n*a · length limit*\n" in text and "\n*b · stopped*\n" in text, text
 
     # the conversation survives a restart (same WORKSTATION_DATA), without loading a model

@@ -221,6 +221,22 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         said = notices(app, timeouts)
         await _load_settings_of(pilot, app, "office-cpu-like")
         assert isinstance(app.screen, LoadSettings) and app.screen.freed == menu.freed
+        # what the model was made for, in words ("8.192 için eğitildi" said tokens to office staff)
+        e = app.screen
+        helps = [str(label.render()) for label in e.query(".load-help")]
+        assert helps[0] == "made for chats up to about 6,100 words", helps
+        # its speed names bench once ("bench measures" stood in three sentences of it)
+        await until(pilot, lambda: "words a second" in str(e.query_one("#load-speed").render()))
+        speed = str(e.query_one("#load-speed").render())
+        assert speed.count("bench") == 1 and speed.endswith("'workstation bench' measures it on this PC, with and "
+                                                            "without each setting."), speed
+        # F1 says what its rows' names and choices mean (Context memory K, q8_0)
+        await pilot.press("f1")
+        await until(pilot, lambda: type(app.screen).__name__ == "KeysDialog")
+        assert app.screen.rows[-1][1:] == (app.texts("keys.dash_figures"), app.texts("load.terms"))  # type: ignore[attr-defined]
+        assert "q8_0 at half size and nearly exact" in app.texts("load.terms")
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is e)
         await pilot.press("home", "ctrl+k", *"1024", "ctrl+s")
         await until(pilot, lambda: app.loading is None and app.engine_info is not None and app.engine_info.n_ctx == 1024)
         copy = user_profiles_dir() / "office-cpu-like.yaml"
@@ -398,8 +414,19 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             # (F4 said "U chats with this model" under "no chat template", "not trained for chat")
             assert not first.for_chat and str(hint.render()) == app.texts("models.use_hint_not_chat")
             # its details say so in words ("Q4_K_M · 19 katman · şablonsuz": no chat template was jargon)
-            base = {"tr": "yalnız metin sürdürür", "en": "continues text only"}[language]
+            base = {"tr": "sohbet modeli değil: metni sürdürür", "en": "not a chat model: continues text"}[language]
             assert first.details.startswith(base + " · ")
+            # what it reads in words before the technical facts ("gemma3 · 268M · Q4_K_M" came first),
+            # and the box under the table says what those mean
+            reads = {"tr": " · bir seferde yaklaşık ", "en": " · reads up to about "}[language]
+            assert first.details.index(reads) < first.details.index(" · Q4_K_M"), first.details
+            # F1 here says what the technical ones mean (Q4_K_M, 268M, layers)
+            await pilot.press("f1")
+            await until(pilot, lambda: type(app.screen).__name__ == "KeysDialog")
+            assert app.screen.rows[-1][1:] == (app.texts("keys.dash_figures"), app.texts("models.terms"))  # type: ignore[attr-defined]
+            assert "how tightly the model's file is packed" in Texts("en")("models.terms")
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is models)
             # …first, in the table's row too: at 80 columns it cut the details after "Q4_K_M", and the
             # base model looked like the chat models beside it
             assert any(line.lstrip().startswith(first.name) and base in line for line in screen_lines(app)), screen_lines(app)
@@ -1354,15 +1381,18 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
             and _verdict(app).count("does not fit") == 1, _verdict(app)
         # at 80x24 the long "does not fit" ran below the dialog, and no key reached it from the field:
         # its end comes into sight, the field too; PgUp/PgDn scroll the rest
+        # (its speed names bench once now, and the dialog fits 80x24: 20 lines make it too tall again)
+        await pilot.resize_terminal(80, 20)
         await pilot.pause()
         dialog = app.screen.query_one("#load-settings")
-        assert dialog.max_scroll_y > 0  # (too tall for 80x24: else this proves nothing)
+        assert dialog.max_scroll_y > 0  # (too tall for 80x20: else this proves nothing)
         for name in ("#load-verdict", "#load-speed", "#load-context"):
             assert dialog.scrollable_content_region.contains_region(app.screen.query_one(name).region), name
         await pilot.press("pageup")
         assert dialog.scroll_y == 0 and app.screen.focused is app.screen.query_one("#load-context")
         await pilot.press("pagedown")
         assert dialog.scroll_y == dialog.max_scroll_y
+        await pilot.resize_terminal(80, 24)
         await pilot.press("escape")
         await _load_settings_of(pilot, app, "shipped")
         await pilot.press("home", "ctrl+k", *"1024", "enter")

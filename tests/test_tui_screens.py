@@ -88,7 +88,8 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         # what the figures under a reply mean, for a keyboard's user too (a mouse's tooltip said it)
         assert app.screen.rows[-1] == ("", "Figures under a reply", Texts("en")("metric.help"))
         # in words: "in tokens a second" explained a figure with the word it was there to explain
-        assert "in pieces of words a second" in app.screen.rows[-1][2] and "tokens a second" not in app.screen.rows[-1][2]
+        assert "in word pieces a second" in app.screen.rows[-1][2] and "tokens a second" not in app.screen.rows[-1][2]
+        assert "reused a of b: " in app.screen.rows[-1][2]  # the line's "reused 30 of 40", explained in F1
         assert "guesses kept: " in app.screen.rows[-1][2] and "draft" not in app.screen.rows[-1][2]  # as F3 and F5 say it
         await pilot.press("f1")
         await until(pilot, lambda: app.screen is app.chat_screen)
@@ -174,8 +175,9 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert keys.rows[0] == ("Esc", "Geri", "Sohbete dön")  # named as the app's keys are, with what it does
         assert ("p", "İndir", "Vurgulanan katalog modelini indir") in keys.rows  # a Turkish capital İ
         assert ("Sol ok/Sağ ok", "Diğer liste", "Kurulu modeller ile katalog arasında geç") in keys.rows  # one row, in Turkish words
-        f_keys = [int(key[1:]) for key, _, _ in keys.rows if key[0] == "F" and key[1:].isdigit()]
+        f_keys = [int(key[1:]) for key, _, _ in keys.rows if key[:1] == "F" and key[1:].isdigit()]
         assert f_keys == sorted(f_keys) and len(f_keys) >= 8, f_keys  # it went F6, F12, F10, F11, F9
+        assert keys.rows[-1][1:] == ("Bu ekrandaki sözcük ve rakamlar", app.texts("models.terms"))  # what Q4_K_M and the like mean
         assert not any(name in ("Yeni", "Durdur", "Gönder", "Adlandır", "Mesaj kutusu") for _, name, _ in keys.rows)  # the chat's
         assert not any(key in ("F2", "F8", "Ctrl+L") for key, _, _ in keys.rows)  # they act on the chat's conversation
         assert str(keys.query_one(".dialog-title").render()) == "Tuşlar"
@@ -770,14 +772,17 @@ async def test_dashboard_kv_gauge_is_the_loaded_engines(profiles: Path, tmp_path
         # jargon to a first user); the share is the estimate's against what the model took
         load = {"components": {"total": {"estimated": 1.1 * 1024**3, "allocated": 772 * 1024**2, "diff_pct": 45.9}}}
         app.screen._show_memory(load)
-        assert memory_line() == "Modelin aldığı bellek: 772 MB (ayrılan), planlanan 1,1 GB (tahmin, +%45,9)"
+        assert memory_line() == "Modelin aldığı bellek: 772 MB; yüklemeden önce 1,1 GB olarak hesaplanmıştı (+%45,9)"
         app.texts = Texts("en")
         app.screen._show_memory(load)
-        assert memory_line() == "Memory the model took: 772 MB (allocated), 1.1 GB planned (estimate, +45.9%)"
+        assert memory_line() == "Memory the model took: 772 MB; before loading it was worked out as 1.1 GB (+45.9%)"
         app.texts = Texts("tr")
         # the turn's cache hits in Turkish figures (3092 of 3122 were written bare)
         await until(pilot, lambda: "3.092" in str(app.screen.query_one("#cache-line").render()))
         assert "3.122" in str(app.screen.query_one("#cache-line").render())
+        # said as the line under a reply says it ("önbellek isabeti" was a term a first user could not read)
+        assert str(app.screen.query_one("#cache-line").render()).startswith(
+            "Önceden okunup yeniden kullanılan: sohbetin 3.122 sözcük parçasının 3.092'si (%99)")
         # an axis line too long for its column drops its unit, not the other line ("maks 5.439 token/sn"
         # wrapped and pushed "min" out of the row)
         row = app.screen.query_one("#row-decode")
@@ -882,7 +887,7 @@ async def test_dashboard_plots_the_loaded_profile_and_compares_it_with_the_one_b
             "The first reply after the switch found about 900 of the conversation's 930 words kept on disk from "
             "before the switch: it did not read them again.")
         assert str(screen.query_one("#cache-line").render()).startswith(
-            "Kept from before, not read again (cache hits): 1,200 of 1,240 prompt tokens (97%) · restored from disk: "
+            "Reused, read before: 1,200 of the conversation's 1,240 word pieces (97%) · restored from disk: "
             "1,200 tokens · kept from before the switch: 900 of 930 words\n")
         first_after.after_switch = False
         # back to B, before its first turn: nothing plotted, and A's turns are the ones before
@@ -1080,9 +1085,11 @@ async def test_the_dashboard_tells_no_drafts_from_no_speculation(profiles: Path,
     # speculative decoding")
     # (and what the hits are, in words, before the term: "Speed-up hits" alone was jargon to a first user)
     # (and as the line under a reply says it, "guesses kept 72%": "speed-up hits" read as a speed gain)
-    for key, said in (("look", "Guesses kept: none this turn (the speed-up is on"),
-                      ("a", "Guesses kept: none, the speed-up is off"),
-                      ("desk", "Guesses kept: none reported by the server this turn (the speed-up is the server's")):
+    # (and what the speed-up is: "the speed-up is off" said not what it sped up, nor how)
+    for key, said in (("look", "Guesses kept: none this turn (the speed-up that guesses the next words is on"),
+                      ("a", "No guesses: the speed-up that guesses next words (speculation) is off"),
+                      ("desk", "Guesses kept: none reported by the server this turn (the speed-up that guesses the next "
+                               "words is the server's")):
         app = WorkstationApp(key, start_engine=False, sample_system=False, language="en")
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
@@ -1135,6 +1142,15 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         # words ("Per word piece (TPOT)" said not what of it; the acronym means nothing in Turkish)
         assert str(app.screen.query_one("#row-tpot .metric-name").render()).startswith(
             {"en": "Time per word piece (TPOT)\n", "tr": "Sözcük parçası başına süre\n"}[lang])
+        # F1 on F5 says what each row's figure is, one sentence each (the label has no room for it)
+        await pilot.press("f1")
+        await until(pilot, lambda: type(app.screen).__name__ == "KeysDialog")
+        figures = app.screen.rows[-1]  # type: ignore[attr-defined]
+        assert figures[:2] == ("", {"en": "Words and figures on this screen", "tr": "Bu ekrandaki sözcük ve rakamlar"}[lang]), figures
+        assert {"en": "Time per word piece (TPOT): how long the writing of each word piece took, in ms",
+                "tr": "Sözcük parçası başına süre (TPOT): her sözcük parçasının yazılmasının aldığı süre"}[lang] in figures[2]
+        await pilot.press("escape")
+        await until(pilot, lambda: type(app.screen).__name__ == "DashboardScreen")
         # (its unit said: "279/4,096" said none)
         kv_name = app.screen.query_one("#kv-name")
         assert str(kv_name.render()) == {"en": "Conversation memory (K/V), tokens",
@@ -1170,7 +1186,7 @@ async def test_the_dashboard_writes_a_figure_as_its_axis_does(profiles: Path, la
         # (two sentences with a full stop between; what the count beside it means said, not "(1 çekirdek alırdı)")
         assert {"en": "in the last reply: 2, every core (no other program kept one busy as it began). Now other "
                       "programs keep ",
-                "tr": "Son yanıtta çalışan çekirdek (iş parçacığı): 2, hepsi (yanıt başlarken başka bir program "
+                "tr": "Son yanıtta çalışan işlemci çekirdeği: 2, hepsi (yanıt başlarken başka bir program "
                       "çekirdekleri meşgul etmiyordu). Şu an "}[lang] in cores, cores
         assert {"en": "; if they stay busy, it writes with 1 of the cores.",
                 "tr": "; böyle kalırsa 1 çekirdekle yazar."}[lang] in cores, cores
@@ -1522,6 +1538,12 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
         tr.day_heading(monday, dt.date(2026, 12, d)) for d in (1, 3, 15)] == ["Bugün", "Dün", "Pazartesi", "Kasım 2026"]
     # F6's advice names the profile's setting, in words (it said "--max-tokens" in the app)
     assert "--max-tokens" not in tr.in_app("summary.cut_short") and "en uzun yanıt" in tr.in_app("summary.cut_short")
+    # …and where a user finds it: F3, then E, says the profile's file ("dosyasındaki sampling.max_tokens" said not
+    # where that was, nor what it is)
+    for lang, where in (("en", "F3, then E, says which file the profile is kept in"),
+                        ("tr", "F3'te E, profilin hangi dosyada tutulduğunu söyler")):
+        assert where in Texts(lang).in_app("summary.cut_short") and "sampling.max_tokens" not in Texts(lang).in_app(
+            "summary.cut_short"), lang
 
 
 def test_every_core_phrase_is_translated_with_its_values() -> None:

@@ -248,7 +248,7 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
     assert metrics_line(cut, t) == "TTFT 320 ms · 40.0 tok/s · 40 tokens · stopped"
     assert "prompt" not in cut.summary_line()
     whole = TurnMetrics(ttft_ms=320, predicted_n=40, predicted_per_second=40.0, prompt_n=10, cache_n=30)
-    assert metrics_line(whole, t) == "TTFT 320 ms · 40.0 tok/s · 40 tokens · cache 30/40"
+    assert metrics_line(whole, t) == "TTFT 320 ms · 40.0 tok/s · 40 tokens · reused 30 of 40"
     assert "prompt 10 (+30 cached)" in whole.summary_line()
     # a reply's own settings as the UI names and writes them: a random seed, 1,200 tokens, a stop text
     own = {**whole.to_dict(), "sampling": {"seed": None, "max_tokens": 1200, "temperature": 0.2, "stop": ["END"]}}
@@ -263,11 +263,18 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
                                                          "(+2.048 önbellekten), ")
     # a wait from 10 s on in whole seconds, in both languages ("TTFT 19.865 ms" made a Turkish user count digits)
     slow = TurnMetrics(ttft_ms=19_865, predicted_n=40, predicted_per_second=48.9, prompt_n=35, cache_n=153)
-    assert metrics_line(slow, Texts("tr")) == "TTFT 20 sn · 48,9 token/sn · 40 token · önbellek 153/188"
+    assert metrics_line(slow, Texts("tr")) == "TTFT 20 sn · 48,9 token/sn · 40 token · 188'in 153'ü yeniden kullanıldı"
     assert metrics_line(slow, t).startswith("TTFT 20 s · ") and slow.summary_line().startswith("TTFT 20 s · ")
     assert metrics_line(TurnMetrics(ttft_ms=9_999, predicted_n=1), t).startswith("TTFT 9,999 ms")
     assert metrics_line(TurnMetrics(ttft_ms=9_999.6, predicted_n=1), t).startswith("TTFT 10 s")  # (not "10,000 ms")
     assert "from 10 seconds on in seconds" in t("metric.help")  # F1's explanation of the line says so
+    # one sentence for each figure of the line, by the name the line shows
+    for lang, names in (("en", ("TTFT: the wait for the first word", "tok/s: ", "in word pieces a second",
+                                "reused a of b: ", "read before and were not read again")),
+                        ("tr", ("TTFT: yanıtın ilk sözcüğü için beklenen", "token/sn: ", "b'nin a'sı yeniden kullanıldı: ",
+                                "önceden okunmuştu ve yeniden okunmadı"))):
+        assert all(name in Texts(lang)("metric.help") for name in names), lang
+        assert "cache a/b" not in Texts(lang)("metric.help") and "önbellek a/b" not in Texts(lang)("metric.help")
     # the share of guesses kept is not a speed gain: "speed-up 72% (55/76)" stood under a reply slower than without
     for lang, kept, not_gain in (("en", "guesses kept: ", "not a speed gain"), ("tr", "tutan tahmin: ", "hız kazancı değildir")):
         assert kept in Texts(lang)("metric.help") and not_gain in Texts(lang)("metric.help"), lang
@@ -309,11 +316,13 @@ def test_a_replys_figures_have_thousands_separators_in_the_uis_language() -> Non
 
     m = TurnMetrics(ttft_ms=1904, predicted_n=1500, predicted_per_second=1234.5, prompt_n=310, cache_n=693,
                     restored_n=1200, draft_n=2000, draft_n_accepted=1500)
-    assert metrics_line(m, Texts("en")) == ("TTFT 1,904 ms · 1,234.5 tok/s · 1,500 tokens · cache 693/1,003 "
+    assert metrics_line(m, Texts("en")) == ("TTFT 1,904 ms · 1,234.5 tok/s · 1,500 tokens · reused 693 of 1,003 "
                                             "(1,200 from disk) · guesses kept 75% (1,500/2,000)")
     assert m.acceptance_rate == 0.75 and TurnMetrics().acceptance_rate is None  # (the one rate the bench says too)
     tr = metrics_line(m, Texts("tr"))
-    assert "TTFT 1.904 ms" in tr and "1.234,5 token/sn" in tr and "1.500 token" in tr and "693/1.003" in tr, tr
+    assert "TTFT 1.904 ms" in tr and "1.234,5 token/sn" in tr and "1.500 token" in tr, tr
+    # what "cache 693/1003" was, said in a few words (office staff could not read it)
+    assert "1.003'ün 693'ü yeniden kullanıldı (1.200 diskten)" in tr, tr
     # the first reply after a profile switch (F3) says why it waited, or did not: the conversation read
     # again, or kept on disk from before the switch (in words, the language's words a token)
     m.after_switch = True

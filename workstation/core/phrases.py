@@ -53,7 +53,7 @@ ENGLISH: dict[str, str] = {
     # weights that do not fit in the memory free are read from the model's file as it runs
     "fit.cpu_paged": "runs on the CPU{why}, but slowly: {said}",
     "fit.paged": "; slower still: {said}",
-    "fit.repacked": "; {size} of it a second copy of its weights, which llama.cpp lays out for this CPU to write faster",
+    "fit.repacked": "; {size} of it a second copy of the model, laid out for this CPU so that it writes faster",
     "fit.paged_why": ("it needs {need} of memory and {free} is free for it, so {short} of the model is "
                       "read from the disk again for every word it writes; {short} more free memory ({how}) "
                       "makes it fast"),
@@ -679,7 +679,7 @@ ENGLISH: dict[str, str] = {
     "metric.tps": "{tps} tok/s",
     "metric.tokens": "{n} tokens",
     "metric.one_token": "1 token",
-    "metric.cache": "cache {hit}/{total}",
+    "metric.cache": "reused {hit} of {total}",  # of the conversation's word pieces, read before (F1 says it)
     "metric.restored": "{n} from disk",
     "metric.draft": "guesses kept {rate}% ({acc}/{n})",  # not "speed-up": a reply can keep most guesses and still be slower
     "metric.stopped": "stopped",

@@ -205,14 +205,16 @@ def _model_details(info: model_info.ModelInfo | None, texts: Texts) -> str:
     # a base model said first: at 80 columns F4's table cut the details after the quantization,
     # and a user looking for a bigger model to chat with saw no difference from the chat models
     parts = [] if info.has_chat_template else [texts("models.no_template")]
+    # the context in words, as F3 says a profile's ("ctx 32768" said nothing to office staff), before
+    # the technical facts: a table cut at 80 columns kept only "gemma3 · 268M · Q4_K_M"; those stay
+    # (people look them up), and the box under the table says what they mean (``models.terms``)
+    if info.context_length:
+        parts.append(texts("models.reads", words=about_words(info.context_length, texts.get)))
     parts.append(info.architecture)
     params = info.parameter_count
     if params:
         parts.append(texts.number(catalog.params_text(params)))
-    # the context in words, as F3 says a profile's ("ctx 32768" said nothing to office staff); the
-    # quantization's name stays (people look it up)
-    reads = texts("models.reads", words=about_words(info.context_length, texts.get)) if info.context_length else ""
-    parts += [info.file_type, reads, texts("models.layers", n=offloadable_layers(info.n_layer))]
+    parts += [info.file_type, texts("models.layers", n=offloadable_layers(info.n_layer))]
     return " · ".join(p for p in parts if p)
 
 
@@ -434,12 +436,22 @@ def replies_scale_for(p: Any, estimate: Callable[[Path], float | None], replies:
         return None
 
 
-def speed_said(p: Any, measured_here: bool, texts: Texts, scale: Any = None) -> str:
+def speed_said(p: Any, measured_here: bool, texts: Texts, scale: Any = None, speculating: bool = False) -> str:
     """A plan's speed estimate in a sentence ("" where it does not fit or has none), with where the
     estimate comes from, as fit says it (it said "a reference PC scaled to this one" once size
     --measure had fitted this PC's own figures, and of a GPU). ``scale``: this PC's replies with
     another model against that one's estimate (``calibration.RepliesScale``): the estimate on
-    their footing, said so (F4 said "up to about 32" of Q4_0 beside Q4_1's replies' 8)."""
+    their footing, said so (F4 said "up to about 32" of Q4_0 beside Q4_1's replies' 8). ``speculating``:
+    that the speed-up is not counted in it. That bench measures it is said once, at its end (F3's E
+    said "bench measures" in three sentences of one verdict)."""
+    said = _speed_sentences(p, measured_here, texts, scale)
+    if said and speculating:  # (described as "faster"; the estimate did not move)
+        said += " " + texts("models.speed_spec_not_counted")
+    from_replies = scale is not None and not p.gpu_layers  # (this PC's replies: no bench to name)
+    return f"{said} {texts('models.bench_measures')}" if said and not from_replies else said
+
+
+def _speed_sentences(p: Any, measured_here: bool, texts: Texts, scale: Any = None) -> str:
     if not p.fits or p.paged_bytes or not p.decode_tps_bound:  # (paged: its verdict says slowly, and why)
         return ""
     from workstation.core.speed_estimate import kv_slowed_on_cpu
@@ -468,9 +480,7 @@ def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = N
         p = plan_for_profile(profile, not_downloaded=True, freed=freed)
     except WorkstationError:
         return ""
-    said = speed_said(p, measured_cpu() is not None, texts)
-    if said and profile.speculative.mode in ("draft", "lookup"):  # (described as "faster"; the estimate did not move)
-        said += " " + texts("models.speed_spec_not_counted")
+    said = speed_said(p, measured_cpu() is not None, texts, speculating=profile.speculative.mode in ("draft", "lookup"))
     if p.path and (replied := replies_said(Path(model_file(profile)), texts, replies, profile.ref)):
         said = f"{said} {replied}".strip()
         from workstation.core.calibration import slower_reason

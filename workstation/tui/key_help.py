@@ -91,6 +91,8 @@ class KeyHelp(AppPart):
             # what the figures under each reply mean (TTFT … tok/s): a mouse's tooltip said it, and
             # a keyboard's user never learnt it
             rows += [("", "", ""), ("", t("keys.figures"), t("metric.help"))]
+        elif figures := getattr(self.screen, "FIGURES_HELP", ""):  # a screen of figures and terms (F5, F4): what each is
+            rows += [("", "", ""), ("", self.texts("keys.dash_figures"), self.texts(figures))]
         self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
 
     # --- the command palette ---------------------------------------------------------------
@@ -179,7 +181,8 @@ class KeyHelp(AppPart):
         """App actions wait while a dialog is open (the dialog owns the keys). The chat's own
         (stop a reply, a new conversation) are off elsewhere, and out of those screens' footers:
         F4's footer was cut at 100 columns, and showed Esc twice (back, and stop)."""
-        if isinstance(self.screen, ModalScreen) and action in {a.action for a in ACTIONS} - ALWAYS:
+        if isinstance(self.screen, ModalScreen) and action in {a.action for a in ACTIONS} - ALWAYS \
+                and not (action == "help" and getattr(self.screen, "FIGURES_HELP", "")):  # (F3's E: what K, q8_0 are)
             return False
         if action in CHAT_ONLY and self.screen is not getattr(self, "chat_screen", None):
             return False

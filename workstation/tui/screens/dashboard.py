@@ -226,6 +226,7 @@ class MetricRow(Horizontal):
 
 class DashboardScreen(AppScreen, Screen[None]):
     OPENED_BY = "dashboard"
+    FIGURES_HELP = "dash.help"  # F1: what each row's figure is, one sentence each (TPOT was a term alone)
     BINDINGS = [Binding("escape", "app.pop_screen", "back", id="dashboard.back")]
     _memory_for: str | None = "-"  # the model the memory line was read for
     _drawn_at = 0.0  # when the live redraw last ran (time.monotonic)

@@ -21,6 +21,7 @@ from textual.widgets import Input, Label, OptionList, Select
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.paths import given_profile_folders, user_profiles_dir
+from workstation.core.phrases import about_words
 from workstation.core.profile_check import MAX_CONTEXT, MIN_CONTEXT, context_allowed
 from workstation.core.profile_folders import REMOVED_FOLDER, free_path, set_aside
 from workstation.core.profile_lookup import load_profile_file
@@ -146,6 +147,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
     the profile as saved; Ctrl+R, on the user's own copy of a shipped profile, removes the copy
     (asked first) and returns the shipped one; Esc leaves without saving (``None``)."""
 
+    FIGURES_HELP = "load.terms"  # F1: what the rows' names and choices mean (K, q8_0, GPU layers)
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False),
                 Binding("ctrl+s", "save", "save", show=False),
                 Binding("ctrl+r", "reset", "shipped settings", id="load.reset", show=False),
@@ -187,7 +189,9 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
             with Horizontal(classes="load-row"):
                 yield Label(t("load.context"), classes="load-name", markup=False)
                 yield LineInput(t.number(f"{p.context:,}"), id="load-context", compact=True, restrict=r"[0-9.,]*")
-                help_ = t("load.context_help_trained", n=f"{self.trained:,}") if self.trained else t("load.context_help")
+                # what the model was made for, in words ("trained for 8,192" said tokens to office staff)
+                help_ = (t("load.context_help_trained", words=about_words(self.trained, t.get)) if self.trained
+                         else t("load.context_help"))
                 yield Label(help_, classes="load-help", markup=False)
             for part in ("k", "v"):
                 with Horizontal(classes="load-row"):

@@ -68,6 +68,7 @@ class FitFound(Message):
 
 class ModelsScreen(AppScreen, Screen[None]):
     OPENED_BY = "models"
+    FIGURES_HELP = "models.terms"  # F1: what Q4_K_M, 268M and layers in the details mean
     # the app pushes the same screen each time: a download outlives leaving F4 (Esc left it
     # running out of sight, and F4 again showed no bar and refused p with "being downloaded")
     KEEP_ALIVE = True
