@@ -939,7 +939,8 @@ async def test_a_reply_the_server_cut_off_by_stopping_names_the_key_that_asks_ag
                    "Alt+R asks again.")
             cut = list(app.chat_screen.query(MessageView))[-1]
             assert cut.metrics is not None and metrics_line(cut.metrics, app.texts) == f"cut off: {why[:-1]}", cut.metrics
-            assert any(why in str(n.message) for n in app._notifications)
+            # (its notice posted as the turn ends: looked for until it is there, as a busy PC posts it later)
+            await until(pilot, lambda: any(why in str(n.message) for n in app._notifications))
             assert "{again}" in Texts("tr").get("chat.cut_by_stopping")
 
 
