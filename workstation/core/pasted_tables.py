@@ -8,22 +8,22 @@ the table that is not what its amounts add up to. Asked "check the arithmetic on
 from __future__ import annotations
 
 import csv
-import itertools
 import re
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from workstation.core.phrases import say
 from workstation.core.table_facts import (
     _TOTAL_START,
-    ColumnFacts,
     SheetFacts,
     _figure,
     _line,
     _number,
     _places,
-    _read,
+    _product_columns,
+    _rounded,
+    _value,
     as_written,
     counted_answer,
     counted_phrases,
@@ -118,39 +118,11 @@ def pasted_facts(text: str) -> list[tuple[SheetFacts, Pasted]]:
     return out
 
 
-def _value(row: list[str], col: ColumnFacts) -> Decimal | None:
-    kind, value = _read(_line(row[col.at]) if col.at < len(row) else "", col.comma)
-    return value if kind == "numbers" and isinstance(value, Decimal) else None
-
-
 def _as_written(value: Decimal) -> str:
     """A figure with the decimals it was written with (30.00, 4), the English way (``say`` writes
     it the UI's language's)."""
     exponent = value.as_tuple().exponent
     return _figure(value, max(0, -exponent) if isinstance(exponent, int) else None)
-
-
-def _rounded(value: Decimal, like: Decimal) -> Decimal:
-    """``value`` rounded half up to the decimals ``like`` is written with."""
-    exponent = like.as_tuple().exponent
-    return value.quantize(Decimal(1).scaleb(exponent), ROUND_HALF_UP) if isinstance(exponent, int) else value
-
-
-def _product_columns(facts: SheetFacts) -> tuple[ColumnFacts, ColumnFacts, ColumnFacts] | None:
-    """The quantity, price and amount columns: three of numbers where one is the product of the two
-    others in most rows (more than half of those with the three, and two at least); the amount the
-    rightmost such column."""
-    numbers = [c for c in facts.columns if c.kind == "numbers"]
-    best: tuple[int, tuple[ColumnFacts, ColumnFacts, ColumnFacts]] | None = None
-    for amount in reversed(numbers):
-        for a, b in itertools.combinations([c for c in numbers if c is not amount], 2):
-            full = [(x, y, z) for r in facts.cells
-                    if (x := _value(r, a)) is not None and (y := _value(r, b)) is not None
-                    and (z := _value(r, amount)) is not None]
-            agree = sum(_rounded(x * y, z) == z for x, y, z in full)
-            if agree >= 2 and agree * 2 > len(full) and (best is None or agree > best[0]):
-                best = (agree, (a, b, amount))
-    return best[1] if best else None
 
 
 def _row_name(facts: SheetFacts, row: list[str], n: int) -> str:
@@ -206,7 +178,7 @@ def arithmetic_checks(facts: SheetFacts, pasted: Pasted) -> list[dict[str, Any]]
     items: list[dict[str, Any]] = []
     found = _product_columns(facts)
     numbers = [c for c in facts.columns if c.kind == "numbers"]
-    amount = found[2] if found else numbers[0] if len(numbers) == 1 else None
+    amount = found[2] if found else numbers[0] if len(numbers) == 1 and not numbers[0].rate else None
     if found is not None:
         a, b, c = found
         for n, row in enumerate(facts.cells, 1):
