@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tui_helpers import message_views, until
 
 from workstation.core.pasted_tables import counted_pasted, for_the_model
@@ -172,3 +173,21 @@ async def test_an_invoice_without_amounts_pasted_in_the_chat_says_its_total(prof
         assert shown.endswith("\n" + NO_AMOUNTS_SAID) and "40.70" not in shown
         assert app.store.messages(conv)[-2].content.endswith(
             "\n\n- For this question, the program counted: the total, Qty × Unit price over all 3 rows: 95.50.")
+
+
+async def test_a_conversation_begun_with_a_pasted_table_is_titled_by_its_words(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A conversation begun with a pasted table was titled into the table's header ("What is the
+    total of this invoice? Item Qty Unit"), and F7 offered a file of that name: its words alone."""
+    from workstation.tui.screens.dialogs import TextPrompt
+
+    monkeypatch.setenv("HOME", str(tmp_path))  # where F7 starts
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        conv = await _send_pasted(app, pilot, NO_AMOUNTS)
+        assert app.store.get(conv, with_messages=False).title == "What is the total of this invoice?"
+        app.chat_screen.focus()
+        await pilot.press("f7")
+        await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+        offered = app.screen.query_one("#answer").value  # type: ignore[attr-defined]
+        assert Path(offered).name == "What-is-the-total-of-this-invoice.md"
