@@ -191,3 +191,19 @@ async def test_a_conversation_begun_with_a_pasted_table_is_titled_by_its_words(
         await until(pilot, lambda: isinstance(app.screen, TextPrompt))
         offered = app.screen.query_one("#answer").value  # type: ignore[attr-defined]
         assert Path(offered).name == "What-is-the-total-of-this-invoice.md"
+
+
+def test_f7s_export_writes_a_pasted_table_as_a_markdown_table(tmp_path: Path) -> None:
+    """A tab-separated table pasted in a message was exported as its lines, which a Markdown viewer
+    runs into one line: written as a Markdown table (its columns lined up by any viewer, its cells
+    still words), the invoice's "Subtotal" lines a line each; one in a code block is left as it is."""
+    from workstation.core.store import ConversationStore
+
+    store = ConversationStore(tmp_path / "c.db")
+    conv = store.new("Invoice")
+    store.add_message(conv.id, "user", NO_AMOUNTS + "\n\nSubtotal: 95.50\nTotal due: 95.50")
+    store.add_message(conv.id, "user", "```\na|b\nc|d\ne|f\n```")
+    exported = store.export_markdown(conv.id, tmp_path / "out.md").read_text(encoding="utf-8")
+    assert ("What is the total of this invoice?\n\n| Item | Qty | Unit price |\n|---|---|---|\n| Paper | 3 | 4.50 |\n"
+            "| Pens | 10 | 1.20 |\n| Toner | 2 | 35.00 |\n\nSubtotal: 95.50  \nTotal due: 95.50\n") in exported
+    assert "```\na|b\nc|d\ne|f\n```" in exported

@@ -54,6 +54,7 @@ class Pasted:
     said: list[tuple[str, str]]  # the labelled figures after it ("Subtotal", "920.00"): ``_said_after``
     start: int  # its first line in the message
     end: int  # the line after it and its labelled figures
+    rows_end: int  # the line after its rows (its labelled figures from there)
 
 
 def _cells(line: str, delimiter: str) -> list[str]:
@@ -96,7 +97,7 @@ def pasted_tables(text: str) -> list[Pasted]:
                 j += 1
             if len(rows) >= MIN_ROWS:
                 said, end = _said_after(lines, j)
-                found.append(Pasted(rows, d, said, i, end))
+                found.append(Pasted(rows, d, said, i, end, j))
                 i = end
                 break
         else:
@@ -164,6 +165,34 @@ def question_of(text: str, pasted: list[Pasted]) -> str:
     lines = text.split("\n")
     for p in sorted(pasted, key=lambda p: -p.start):
         del lines[p.start:p.end]
+    return "\n".join(lines)
+
+
+def as_markdown(text: str) -> str:
+    """``text`` with each table pasted in it written as a Markdown table (its first row the header,
+    a '|' in a cell escaped), a blank line before and after it, its labelled figures a line each
+    (not one in a code block of the message's own): a Markdown viewer showed a
+    tab-separated table's lines as one line of words (F7's export). A table, not a code block: a
+    viewer lines its columns up whatever their widths (tabs in a code block do not), and its
+    cells stay words to read and copy."""
+    pasted = pasted_tables(text)
+    if not pasted:
+        return text
+    lines = text.split("\n")
+    for p in sorted(pasted, key=lambda p: -p.start):
+        if sum(line.lstrip().startswith("```") for line in lines[:p.start]) % 2:
+            continue  # (in a code block of the message's own: as it is)
+
+        def row(cells: list[str]) -> str:
+            return "| " + " | ".join(_line(c).replace("|", "\\|") for c in cells) + " |"
+
+        table = [row(p.rows[0]), "|" + "---|" * len(p.rows[0]), *(row(r) for r in p.rows[1:])]
+        before = [""] if p.start and lines[p.start - 1].strip() else []
+        after = [""] if p.rows_end < len(lines) and lines[p.rows_end].strip() else []
+        # its labelled figures ("Subtotal: 920.00"), a line each (a paragraph ran them into one)
+        lines[p.rows_end:p.end] = [f"{line}  " if k < p.end - 1 and line.strip() else line
+                                   for k, line in enumerate(lines[p.rows_end:p.end], p.rows_end)]
+        lines[p.start:p.rows_end] = before + table + after
     return "\n".join(lines)
 
 
