@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tui_helpers import message_views, until
 
 from workstation.core.pasted_tables import counted_pasted, for_the_model
@@ -112,3 +113,105 @@ async def test_an_invoice_pasted_in_the_chat_has_its_arithmetic_checked(profiles
         await pilot.press("up")
         await until(pilot, lambda: app._editing is not None)
         assert app.chat_screen.input_text() == INVOICE
+
+
+NO_AMOUNTS = "What is the total of this invoice?\nItem\tQty\tUnit price\nPaper\t3\t4.50\nPens\t10\t1.20\nToner\t2\t35.00"
+NO_AMOUNTS_SAID = "Counted by the program: the total, Qty × Unit price over all 3 rows: 95.50"
+
+
+def test_an_invoice_without_amounts_is_totalled_as_quantity_times_price(tmp_path: Path) -> None:
+    """An invoice's lines with a quantity and a unit price and no amount: its total is 3 × 4.50 +
+    10 × 1.20 + 2 × 35.00 = 95.50; its unit prices added up (40.70) were said as "total", and the
+    model repeated it. A price or rate column is never added up (its average, smallest, largest
+    stay); the quantity's own total where the question asks for the quantity. The same rule for an
+    attached table (one mechanism: ``table_facts``)."""
+    from workstation.core.documents import read_document
+    from workstation.core.table_facts import counted_answer, facts_text
+
+    assert _said(NO_AMOUNTS) == NO_AMOUNTS_SAID
+    assert _said(NO_AMOUNTS, "tr") == "Programın hesabı: toplam, 3 satırın tümünde Qty × Unit price: 95,50"
+    assert _said(NO_AMOUNTS.replace("of this invoice", "quantity")) == "Counted by the program: Qty, all 3 rows: total 15"
+    assert _said(NO_AMOUNTS.replace("total of this invoice", "average unit price")) == (
+        "Counted by the program: Unit price, all 3 rows: average 13.57")
+    tables, _ = counted_pasted(NO_AMOUNTS)
+    assert facts_text(tables[0])[3:] == [
+        "- Unit price: prices or rates (not added up); smallest 1.20, largest 35.00, average 13.57.",
+        "- Qty × Unit price, added up over all 3 rows: 95.50."]
+    # a rate in any table is not added up: asked for the total, the hours' total alone
+    hours = "What is the total?\nTask\tHours\tRate\nAudit\t4\t50\nFiling\t2\t40\nReview\t1\t60"
+    assert _said(hours) == "Counted by the program: Hours, all 3 rows: total 7"
+    # a table with its amounts: their total, as before (no product of its own), its price not added up
+    assert _said(INVOICE.replace("Please check the arithmetic on", "What is the total of")).startswith(
+        "Counted by the program: Qty, all 4 rows: total 17, Amount, all 4 rows: total 910.00; row 'Payroll runs'")
+    # the same invoice attached as a CSV file, in Turkish
+    attached = tmp_path / "fatura.csv"
+    attached.write_text("Kalem;Adet;Birim fiyat\nKağıt;3;4,50\nKalem;10;1,20\nToner;2;35,00\n", encoding="utf-8")
+    facts = read_document(attached).facts
+    assert say(counted_phrases(counted_answer("Faturanın toplamı nedir?", facts)), Texts("tr").get) == (
+        "Programın hesabı: toplam, 3 satırın tümünde Adet (B sütunu) × Birim fiyat (C sütunu): 95,50")
+
+
+async def _send_pasted(app: WorkstationApp, pilot: object, text: str) -> int:
+    """``text`` pasted in the message box and sent (Ctrl+S) with the real model; the conversation."""
+    from textual import events
+    from textual.widgets import Input, TextArea
+
+    await until(pilot, lambda: app.engine is not None)
+    prompt = app.chat_screen.query_one("#prompt", Input)
+    editor = app.chat_screen.query_one("#editor", TextArea)
+    prompt.focus()
+    prompt.post_message(events.Paste(text))
+    await until(pilot, lambda: editor.display and editor.has_focus)
+    await pilot.press("ctrl+s")  # type: ignore[attr-defined]
+    await until(pilot, lambda: app.conversation_id is not None and not app.generating
+                and len(app.store.messages(app.conversation_id)) == 2
+                and app.store.messages(app.conversation_id)[-1].metrics is not None)
+    assert app.conversation_id is not None
+    return app.conversation_id
+
+
+async def test_an_invoice_without_amounts_pasted_in_the_chat_says_its_total(profiles: Path) -> None:
+    """The invoice of quantities and unit prices pasted and sent with the real model: under the reply,
+    its total (95.50, quantity × unit price), not the unit prices added up (40.70); the model reads
+    the same, and the unit prices' line it reads has no total."""
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        conv = await _send_pasted(app, pilot, NO_AMOUNTS)
+        shown = str(message_views(app)[-1].query_one(".metrics").render())
+        assert shown.endswith("\n" + NO_AMOUNTS_SAID) and "40.70" not in shown
+        assert app.store.messages(conv)[-2].content.endswith(
+            "\n\n- For this question, the program counted: the total, Qty × Unit price over all 3 rows: 95.50.")
+
+
+async def test_a_conversation_begun_with_a_pasted_table_is_titled_by_its_words(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A conversation begun with a pasted table was titled into the table's header ("What is the
+    total of this invoice? Item Qty Unit"), and F7 offered a file of that name: its words alone."""
+    from workstation.tui.screens.dialogs import TextPrompt
+
+    monkeypatch.setenv("HOME", str(tmp_path))  # where F7 starts
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        conv = await _send_pasted(app, pilot, NO_AMOUNTS)
+        assert app.store.get(conv, with_messages=False).title == "What is the total of this invoice?"
+        app.chat_screen.focus()
+        await pilot.press("f7")
+        await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+        offered = app.screen.query_one("#answer").value  # type: ignore[attr-defined]
+        assert Path(offered).name == "What-is-the-total-of-this-invoice.md"
+
+
+def test_f7s_export_writes_a_pasted_table_as_a_markdown_table(tmp_path: Path) -> None:
+    """A tab-separated table pasted in a message was exported as its lines, which a Markdown viewer
+    runs into one line: written as a Markdown table (its columns lined up by any viewer, its cells
+    still words), the invoice's "Subtotal" lines a line each; one in a code block is left as it is."""
+    from workstation.core.store import ConversationStore
+
+    store = ConversationStore(tmp_path / "c.db")
+    conv = store.new("Invoice")
+    store.add_message(conv.id, "user", NO_AMOUNTS + "\n\nSubtotal: 95.50\nTotal due: 95.50")
+    store.add_message(conv.id, "user", "```\na|b\nc|d\ne|f\n```")
+    exported = store.export_markdown(conv.id, tmp_path / "out.md").read_text(encoding="utf-8")
+    assert ("What is the total of this invoice?\n\n| Item | Qty | Unit price |\n|---|---|---|\n| Paper | 3 | 4.50 |\n"
+            "| Pens | 10 | 1.20 |\n| Toner | 2 | 35.00 |\n\nSubtotal: 95.50  \nTotal due: 95.50\n") in exported
+    assert "```\na|b\nc|d\ne|f\n```" in exported

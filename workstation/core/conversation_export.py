@@ -13,6 +13,7 @@ from workstation.core.conversation_records import StoreError
 from workstation.core.conversation_titles import profile_key
 from workstation.core.metrics import figures_line
 from workstation.core.moments import local_text
+from workstation.core.pasted_tables import as_markdown
 from workstation.core.phrases import ENGLISH, Lookup, say
 from workstation.core.summary_chunks import without_counted
 from workstation.core.table_facts import counted_phrases
@@ -104,7 +105,8 @@ class MarkdownExport:
                 continue
             # (a document's prompt: as the chat shows it; the program's counts given to the model with a
             # question, ``with_counted``, not: they are said under the reply)
-            content = msg.shown or (without_counted(msg.content) if msg.role == "user" else msg.content)
+            # (a table pasted in a message: as a Markdown table, ``as_markdown``; its lines ran into one)
+            content = msg.shown or (as_markdown(without_counted(msg.content)) if msg.role == "user" else msg.content)
             lines += [content.rstrip(), ""]
             if m:  # the chat's line, with how it ended (cut off by an error, the key's day over)
                 whose = profile_key(str(m["profile"])) if several and m.get("profile") else ""

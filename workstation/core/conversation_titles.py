@@ -7,6 +7,8 @@ import re
 import unicodedata
 from pathlib import Path
 
+from workstation.core.pasted_tables import pasted_tables, question_of
+
 MAX_TITLE_CHARS = 120
 NUMBER_TITLE = re.compile(r"#([0-9]{1,9})")  # a conversation by its number, as `conversations` lists it
 
@@ -32,8 +34,10 @@ LEADS_ON = ",;:-–—([{\"'“‘«/&"
 def title_from_message(text: str, limit: int = 48) -> str:
     """A new conversation's title from its first message: cut at a word's end where it is too
     long ("… works in an o", cut mid-word, was the name `chat -c` wanted typed back), without
-    the punctuation after that word that leads on (``LEADS_ON``)."""
-    line = one_line(text)
+    the punctuation after that word that leads on (``LEADS_ON``). A message with a table pasted in
+    it: its own words, without the table's lines ("What is the total of this invoice? Item Qty
+    Unit" was the title, and F7's file name); the table's where it has no other words."""
+    line = one_line(question_of(text, pasted_tables(text))) or one_line(text)
     if len(line) <= limit:
         return line
     cut = line[:limit + 1].rsplit(" ", 1)[0]  # (the character after the limit a space: the whole of it)

@@ -8,22 +8,22 @@ the table that is not what its amounts add up to. Asked "check the arithmetic on
 from __future__ import annotations
 
 import csv
-import itertools
 import re
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from workstation.core.phrases import say
 from workstation.core.table_facts import (
     _TOTAL_START,
-    ColumnFacts,
     SheetFacts,
     _figure,
     _line,
     _number,
     _places,
-    _read,
+    _product_columns,
+    _rounded,
+    _value,
     as_written,
     counted_answer,
     counted_phrases,
@@ -54,6 +54,7 @@ class Pasted:
     said: list[tuple[str, str]]  # the labelled figures after it ("Subtotal", "920.00"): ``_said_after``
     start: int  # its first line in the message
     end: int  # the line after it and its labelled figures
+    rows_end: int  # the line after its rows (its labelled figures from there)
 
 
 def _cells(line: str, delimiter: str) -> list[str]:
@@ -96,7 +97,7 @@ def pasted_tables(text: str) -> list[Pasted]:
                 j += 1
             if len(rows) >= MIN_ROWS:
                 said, end = _said_after(lines, j)
-                found.append(Pasted(rows, d, said, i, end))
+                found.append(Pasted(rows, d, said, i, end, j))
                 i = end
                 break
         else:
@@ -118,46 +119,11 @@ def pasted_facts(text: str) -> list[tuple[SheetFacts, Pasted]]:
     return out
 
 
-def _value(row: list[str], col: ColumnFacts) -> Decimal | None:
-    kind, value = _read(_line(row[col.at]) if col.at < len(row) else "", col.comma)
-    return value if kind == "numbers" and isinstance(value, Decimal) else None
-
-
 def _as_written(value: Decimal) -> str:
     """A figure with the decimals it was written with (30.00, 4), the English way (``say`` writes
     it the UI's language's)."""
     exponent = value.as_tuple().exponent
     return _figure(value, max(0, -exponent) if isinstance(exponent, int) else None)
-
-
-def _rounded(value: Decimal, like: Decimal) -> Decimal:
-    """``value`` rounded half up to the decimals ``like`` is written with; as it is where it has more
-    digits than a Decimal holds (a pasted quantity of 23 digits times another: the message closed
-    the app with decimal.InvalidOperation)."""
-    exponent = like.as_tuple().exponent
-    if not isinstance(exponent, int):
-        return value
-    try:
-        return value.quantize(Decimal(1).scaleb(exponent), ROUND_HALF_UP)
-    except InvalidOperation:
-        return value
-
-
-def _product_columns(facts: SheetFacts) -> tuple[ColumnFacts, ColumnFacts, ColumnFacts] | None:
-    """The quantity, price and amount columns: three of numbers where one is the product of the two
-    others in most rows (more than half of those with the three, and two at least); the amount the
-    rightmost such column."""
-    numbers = [c for c in facts.columns if c.kind == "numbers"]
-    best: tuple[int, tuple[ColumnFacts, ColumnFacts, ColumnFacts]] | None = None
-    for amount in reversed(numbers):
-        for a, b in itertools.combinations([c for c in numbers if c is not amount], 2):
-            full = [(x, y, z) for r in facts.cells
-                    if (x := _value(r, a)) is not None and (y := _value(r, b)) is not None
-                    and (z := _value(r, amount)) is not None]
-            agree = sum(_rounded(x * y, z) == z for x, y, z in full)
-            if agree >= 2 and agree * 2 > len(full) and (best is None or agree > best[0]):
-                best = (agree, (a, b, amount))
-    return best[1] if best else None
 
 
 def _row_name(facts: SheetFacts, row: list[str], n: int) -> str:
@@ -202,6 +168,34 @@ def question_of(text: str, pasted: list[Pasted]) -> str:
     return "\n".join(lines)
 
 
+def as_markdown(text: str) -> str:
+    """``text`` with each table pasted in it written as a Markdown table (its first row the header,
+    a '|' in a cell escaped), a blank line before and after it, its labelled figures a line each
+    (not one in a code block of the message's own): a Markdown viewer showed a
+    tab-separated table's lines as one line of words (F7's export). A table, not a code block: a
+    viewer lines its columns up whatever their widths (tabs in a code block do not), and its
+    cells stay words to read and copy."""
+    pasted = pasted_tables(text)
+    if not pasted:
+        return text
+    lines = text.split("\n")
+    for p in sorted(pasted, key=lambda p: -p.start):
+        if sum(line.lstrip().startswith("```") for line in lines[:p.start]) % 2:
+            continue  # (in a code block of the message's own: as it is)
+
+        def row(cells: list[str]) -> str:
+            return "| " + " | ".join(_line(c).replace("|", "\\|") for c in cells) + " |"
+
+        table = [row(p.rows[0]), "|" + "---|" * len(p.rows[0]), *(row(r) for r in p.rows[1:])]
+        before = [""] if p.start and lines[p.start - 1].strip() else []
+        after = [""] if p.rows_end < len(lines) and lines[p.rows_end].strip() else []
+        # its labelled figures ("Subtotal: 920.00"), a line each (a paragraph ran them into one)
+        lines[p.rows_end:p.end] = [f"{line}  " if k < p.end - 1 and line.strip() else line
+                                   for k, line in enumerate(lines[p.rows_end:p.end], p.rows_end)]
+        lines[p.start:p.rows_end] = before + table + after
+    return "\n".join(lines)
+
+
 def arithmetic_checks(facts: SheetFacts, pasted: Pasted) -> list[dict[str, Any]]:
     """What the program finds wrong in a pasted table's arithmetic, as a reply's record keeps it:
     each row whose amount is not its quantity × price ("row_check"), and a subtotal, VAT or total
@@ -213,7 +207,7 @@ def arithmetic_checks(facts: SheetFacts, pasted: Pasted) -> list[dict[str, Any]]
     items: list[dict[str, Any]] = []
     found = _product_columns(facts)
     numbers = [c for c in facts.columns if c.kind == "numbers"]
-    amount = found[2] if found else numbers[0] if len(numbers) == 1 else None
+    amount = found[2] if found else numbers[0] if len(numbers) == 1 and not numbers[0].rate else None
     if found is not None:
         a, b, c = found
         for n, row in enumerate(facts.cells, 1):

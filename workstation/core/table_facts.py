@@ -34,6 +34,17 @@ _DOTTED_DATE = re.compile(r"(\d{1,2})\.(\d{1,2})\.(\d{4})")  # 15.01.2026 (day f
 # a row of totals under the rows (its numbers are the rows' own again: counted twice, the total doubled)
 _YEAR = re.compile(r"(?:19|20)\d{2}")  # a column named by its year: Region | 2024 | 2025
 _TOTAL_ROW = re.compile(r"(?:grand |sub-?)?totals?|sum|genel toplam|ara toplam|toplam", re.IGNORECASE)
+# a column's name that says what it holds: a quantity, a price or rate (never added up as a total), an
+# amount (a row's quantity × price already). By its name only: by its numbers alone (whole numbers
+# beside decimals) a year or a head count beside a salary read as a quantity
+_QUANTITY_NAME = re.compile(r"\b(?:qty|quantity|quantities|adet|miktar)\b", re.IGNORECASE)
+# a price (per unit where the table has a quantity column: its rows one each where it has none, a
+# receipt's "Price" added up is its total), and what is per unit or a rate whatever the table
+_PRICE_NAME = re.compile(r"\b(?:prices?|fiyat\w*)\b", re.IGNORECASE)
+_RATE_NAME = re.compile(r"\b(?:unit\s+(?:price|cost)s?|(?:price|cost)\s+per\b.*|per\s+unit|rates?|"
+                        r"birim\s+fiyat\w*|kuru?|oran\w*)\b", re.IGNORECASE)
+_AMOUNT_NAME = re.compile(r"\b(?:amount|total|sum|subtotal|line\s+total|net|gross|value|tutar\w*|toplam\w*)\b",
+                          re.IGNORECASE)
 _TOTAL_START = re.compile(r"(?:(?:grand |sub-?)?totals?|sum|(?:genel |ara )?toplam)\b", re.IGNORECASE)
 
 
@@ -62,6 +73,9 @@ class ColumnFacts:
     values: frozenset[str] = frozenset()
     at: int = 0  # its place in each of ``SheetFacts.cells``' rows
     comma: bool = False  # its numbers are written with a decimal comma (``_column_reading``): its cells read so
+    # numbers named a price or rate ("Unit price", "Rate", "Birim fiyat": ``_PRICE_NAME``): their total
+    # is no figure anyone asks for (an invoice's unit prices added up: "total 40.70" was taken for its total)
+    rate: bool = False
 
 
 MAX_VALUES = 5000
@@ -92,6 +106,9 @@ class SheetFacts:
     # its rows (under the header row, the total rows left out), each its cells as read: what a
     # question's condition is counted on ("unpaid invoices over 1,000"); [] above MAX_CELLS cells
     cells: list[list[str]] = field(default_factory=list, repr=False)
+    # a table of quantities and prices with no amount column (``_product_total``): the quantity's
+    # and the price's column places and the sum of quantity × price over its rows ("95.50")
+    product: tuple[int, int, str] | None = None
 
 
 def _number(text: str, comma: bool = False) -> Decimal | None:
@@ -362,9 +379,81 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
         if shown <= MAX_COLUMNS:
             columns.append(col)
     kept = data if sum(map(len, data)) <= MAX_CELLS else []
-    return SheetFacts(title, section, len(data), header, columns, max(0, shown - MAX_COLUMNS),
-                      len(body) - len(data) - sum_row, cut, sum_row, above,
-                      2 * sum(commas) > len(commas) if commas else decimal_comma, cells=kept)
+    facts = SheetFacts(title, section, len(data), header, columns, max(0, shown - MAX_COLUMNS),
+                       len(body) - len(data) - sum_row, cut, sum_row, above,
+                       2 * sum(commas) > len(commas) if commas else decimal_comma, cells=kept)
+    if header:
+        facts.product = _product_total(facts, data)
+    return facts
+
+
+def _product_total(facts: SheetFacts, data: list[list[str]]) -> tuple[int, int, str] | None:
+    """Marks ``facts``' price and rate columns (``ColumnFacts.rate``: their total left out), and
+    where it has one quantity column and one price column and no amount column (none named so,
+    none their product: ``_product_columns``), the sum of quantity × price over its rows: an
+    invoice's lines "Paper | 3 | 4.50" without their amounts, whose total is 95.50, not the unit
+    prices' 40.70. By the columns' names only (``_QUANTITY_NAME``, ``_PRICE_NAME``, ``_RATE_NAME``):
+    whole numbers beside decimals are as often a year or a head count beside a salary. Not where a
+    row has one of the two and not the other (its product unknown)."""
+    numbers = [c for c in facts.columns if c.kind == "numbers" and not _AMOUNT_NAME.search(c.name)]
+    quantities = [c for c in numbers if _QUANTITY_NAME.search(c.name)]
+    for c in numbers:
+        if c not in quantities and (_RATE_NAME.search(c.name) or quantities and _PRICE_NAME.search(c.name)):
+            c.rate, c.total = True, ""
+    prices = [c for c in numbers if c.rate]
+    if len(quantities) != 1 or len(prices) != 1 or any(c.kind == "numbers" and _AMOUNT_NAME.search(c.name)
+                                                       for c in facts.columns):
+        return None
+    quantity, price = quantities[0], prices[0]
+    if _product_columns(facts, data) is not None:
+        return None
+    products: list[Decimal] = []
+    for row in data:
+        x, y = _value(row, quantity), _value(row, price)
+        if (x is None) != (y is None):
+            return None
+        if x is not None and y is not None:
+            products.append(x * y)
+    if not products:
+        return None
+    return quantity.at, price.at, _figure(sum(products, Decimal(0)), _places(products))
+
+
+def _value(row: list[str], col: ColumnFacts) -> Decimal | None:
+    """A row's number in ``col``, read as its column is (``ColumnFacts.comma``); None where it holds none."""
+    kind, value = _read(_line(row[col.at]) if col.at < len(row) else "", col.comma)
+    return value if kind == "numbers" and isinstance(value, Decimal) else None
+
+
+def _rounded(value: Decimal, like: Decimal) -> Decimal:
+    """``value`` rounded half up to the decimals ``like`` is written with; as it is where it has more
+    digits than a Decimal holds (a pasted quantity of 23 digits times another: the message closed
+    the app with decimal.InvalidOperation)."""
+    exponent = like.as_tuple().exponent
+    if not isinstance(exponent, int):
+        return value
+    try:
+        return value.quantize(Decimal(1).scaleb(exponent), ROUND_HALF_UP)
+    except InvalidOperation:
+        return value
+
+
+def _product_columns(facts: SheetFacts,
+                     rows: list[list[str]] | None = None) -> tuple[ColumnFacts, ColumnFacts, ColumnFacts] | None:
+    """The quantity, price and amount columns: three of numbers where one is the product of the two
+    others in most ``rows`` (``facts.cells`` where not given; more than half of those with the three,
+    and two at least); the amount the rightmost such column."""
+    numbers = [c for c in facts.columns if c.kind == "numbers"]
+    best: tuple[int, tuple[ColumnFacts, ColumnFacts, ColumnFacts]] | None = None
+    for amount in reversed(numbers):
+        for a, b in itertools.combinations([c for c in numbers if c is not amount], 2):
+            full = [(x, y, z) for r in (facts.cells if rows is None else rows)
+                    if (x := _value(r, a)) is not None and (y := _value(r, b)) is not None
+                    and (z := _value(r, amount)) is not None]
+            agree = sum(_rounded(x * y, z) == z for x, y, z in full)
+            if agree >= 2 and agree * 2 > len(full) and (best is None or agree > best[0]):
+                best = (agree, (a, b, amount))
+    return best[1] if best else None
 
 
 def _title_rows(rows: list[list[str]], comma: bool) -> int:
@@ -456,11 +545,11 @@ def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
         lines[0].append(("facts.sum_row", {}))
     for col in facts.columns:
         name = column_phrase(col)
-        if col.kind == "numbers":
+        if col.kind == "numbers" and not col.rate:
             line: list[Phrase] = [("facts.numbers", {"name": name, "total": col.total, "smallest": col.smallest,
                                                      "largest": col.largest, "average": col.average})]
-        elif col.kind == "percents":
-            line = [("facts.percents", {"name": name, "smallest": col.smallest, "largest": col.largest,
+        elif col.kind in ("percents", "numbers"):  # (prices and rates: no total)
+            line = [("facts.percents" if col.kind == "percents" else "facts.rates", {"name": name, "smallest": col.smallest, "largest": col.largest,
                                         "average": col.average})]
         elif col.kind == "dates":
             line = [("facts.dates", {"name": name, "first": col.first, "last": col.last})]
@@ -483,7 +572,17 @@ def facts_phrases(facts: SheetFacts) -> list[list[Phrase]]:
         lines.append(line)
     if facts.more_columns:
         lines.append([("facts.more_columns", {"n": _n(facts.more_columns)})])
+    if facts.product:
+        lines.append([("facts.product", _product_said(facts))])
     return lines
+
+
+def _product_said(facts: SheetFacts) -> dict[str, Any]:
+    """A table's sum of quantity × price (``SheetFacts.product``) as its phrases say it."""
+    assert facts.product is not None
+    by_at = {c.at: c for c in facts.columns}
+    a, b, figure = facts.product
+    return {"a": column_phrase(by_at[a]), "b": column_phrase(by_at[b]), "figure": figure, "rows": _n(facts.rows)}
 
 
 def facts_record(facts: SheetFacts) -> dict[str, Any]:
@@ -688,7 +787,9 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     items: list[dict[str, Any]] = []
     for facts in tables:
         numbers = [c for c in facts.columns if c.kind in ("numbers", "percents")]
-        named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and c.name.casefold() in lowered]
+        named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and c.name.casefold() in lowered
+                 or _QUANTITY_NAME.search(c.name) and _QUANTITY_NAME.search(plain)  # ("total quantity" of "Qty")
+                 or c.rate and (_PRICE_NAME.search(plain) or _RATE_NAME.search(plain))]
         if facts.among_text and not named and (not said_tables or table_numbers
                                                 and facts.title.rpartition(" ")[2] not in table_numbers):
             continue  # (not asked about: another table, or the text's own words)
@@ -700,8 +801,16 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             continue  # (its figures of all rows answer another question)
         if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(plain)):  # ("toplamı kaç?": no count)
             items.append({"what": "rows", "title": facts.title, "rows": _n(facts.rows)})
+        product = "total" in asked and not named and facts.product is not None
+        if product:  # (the table's total: its quantities × prices, not its quantities added up)
+            by_at = {c.at: c for c in facts.columns}
+            a, b = by_at[facts.product[0]], by_at[facts.product[1]]
+            items.append({"what": "product", "name": a.name, "letter": a.letter, "name_b": b.name, "letter_b": b.letter,
+                          "figure": facts.product[2], "rows": _n(facts.rows)})
         for col in named or numbers:
             for what in asked:
+                if product and what == "total":
+                    continue
                 figure = {"total": col.total, "average": col.average, "largest": col.largest,
                           "smallest": col.smallest}.get(what, "")
                 if figure:
@@ -753,6 +862,8 @@ def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: l
             continue
         places = _places([v for v in (number(r, col) for r in facts.cells) if v is not None])
         figures = dict(zip(("total", "smallest", "largest", "average"), _figures(found, col.kind, places), strict=True))
+        if col.rate:  # (prices and rates added up: no total)
+            figures["total"] = ""
         wanted = [{"what": what, "figure": figures[what]} for what in asked if figures.get(what)]
         if wanted:
             items.append({**said, "name": col.name, "letter": col.letter, "figures": wanted})
@@ -877,6 +988,12 @@ def counted_phrases(items: list[dict[str, Any]]) -> list[Phrase]:
         if what in _CHECKS:  # (a pasted table's arithmetic: ``pasted_tables.arithmetic_checks``)
             apart = True
             said.append((f"facts.{what}", {k: str(item.get(k, "")) for k in _CHECKS[what]}))
+            continue
+        if what == "product":  # (a table's quantities × prices added up: ``_product_total``)
+            said.append(("facts.counted_product", {
+                "a": column_phrase(ColumnFacts(of[0], "numbers", 0, letter=of[1])),
+                "b": column_phrase(ColumnFacts(str(item.get("name_b", "")), "numbers", 0, letter=str(item.get("letter_b", "")))),
+                "rows": rows, "figure": item.get("figure", "")}))
             continue
         if what == "rows":
             said.append(("facts.counted_rows", {"title": title_phrase(item.get("title", "")), "rows": rows}))
