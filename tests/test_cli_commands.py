@@ -1135,6 +1135,16 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     # a word too many is no option ("x is not an option of 'workstation hw'")
     (["hw", "--json", "x"], "'x' was not expected: 'workstation hw' takes options only (see 'workstation hw --help')."),
     (["chat", "Hello", "there"], "'there' is more than 'workstation chat' takes (TEXT); a text with spaces goes in quotes"),
+    # a command's Turkish word is said as the command (it had no guess, and after --lang tr it was
+    # "'özetle belge.docx' beklenmiyordu: 'workstation tui' yalnızca seçenek alır")
+    (["özetle", "belge.docx"], "There is no command 'özetle'; did you mean 'summarize'? ('workstation --help' lists them)."),
+    (["--lang", "tr", "özetle", "belge.docx"], "'özetle' diye bir komut yok; bunu mu demek istediniz: 'summarize'? "
+                                               "Komutları 'workstation --help' listeler."),
+    (["Sohbetler", "--lang", "tr"], "'Sohbetler' diye bir komut yok; bunu mu demek istediniz: 'conversations'?"),
+    (["--lang=tr", "sigar", "mi", "x.gguf"], "'sigar mi' diye bir komut yok; bunu mu demek istediniz: 'fit'?"),
+    (["KULLANIM"], "There is no command 'KULLANIM'; did you mean 'usage'?"),
+    # ... and a misspelt one after the app's options too
+    (["--lang", "tr", "sumarize", "x"], "'sumarize' diye bir komut yok; bunu mu demek istediniz: 'summarize'?"),
 ])
 def test_a_command_line_mistake_is_one_sentence(args: list[str], sentence: str,
                                                 capsys: pytest.CaptureFixture[str]) -> None:

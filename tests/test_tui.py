@@ -3250,3 +3250,61 @@ def test_every_part_of_the_app_hears_its_messages() -> None:
                     heard.append(name)
     assert {"_document_read", "_attachment_measured", "_token", "_finished", "_failed", "_engine_exited",
             "_load_progress", "_loaded"} <= set(heard)
+
+
+async def test_an_attached_documents_facts_are_shown_in_the_uis_language(profiles: Path, tmp_path: Path) -> None:
+    """A Word document's table attached on a Turkish screen: the message shown in the chat read
+    "Facts counted by the program from every row:", "Table 1: 6 rows under the header row ..." in
+    English. Shown in the UI's language (F9 to English: English), the message kept and sent as it
+    was (the model's words, English); Up puts the document back as attached, and the reply's
+    counted line is still said."""
+    import docx
+    from textual.widgets import Collapsible, Input, Static
+
+    from workstation.core.summary_chunks import FACTS_LABEL
+    from workstation.tui import integrations
+    from workstation.tui.messages import DocumentRead
+
+    months = ["Ocak", "Şubat", "Mart", "Nisan", "Mayıs", "Haziran"]
+    letter = docx.Document()
+    for n in range(30):  # (a long one: folded under its name, opened to be read)
+        letter.add_paragraph(f"Satışlar, bölüm {n + 1}.")
+    table = letter.add_table(rows=7, cols=2)
+    for r, row in enumerate([["Ay", "Tutar"], *[[m, str(100 * (i + 1))] for i, m in enumerate(months)]]):
+        for c, text in enumerate(row):
+            table.cell(r, c).text = text
+    path = tmp_path / "satis.docx"
+    letter.save(path)
+    app = WorkstationApp("a", sample_system=False, language="tr")
+    async with app.run_test(size=(110, 40)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        app.post_message(DocumentRead(str(path), *integrations.read_document_text(path)))
+        await until(pilot, lambda: app.pending_document is not None and app.pending_document[0] == path)
+        attached = app.pending_document[1]
+        await _send(pilot, app, "Tutar sütununun toplamı nedir?")
+        await until(pilot, lambda: not app.generating and app.conversation_id is not None
+                    and len(app.store.messages(app.conversation_id)) == 2
+                    and app.store.messages(app.conversation_id)[-1].metrics is not None)
+        sent = app.store.messages(app.conversation_id)[0].content
+        assert FACTS_LABEL in sent and "Table 1: 6 rows under the header row, 2 columns." in sent  # (the model's)
+        view = _views(app)[0]
+
+        async def shown() -> str:
+            """The message as the chat shows it, its folded document opened."""
+            for block in view.query(Collapsible).results(Collapsible):
+                block.collapsed = False
+            await pilot.pause()
+            return "\n".join([view.body.source, *(str(s.render()) for s in view.query(".folded-text").results(Static))])
+
+        said = await shown()
+        assert "Programın her satırdan saydığı bilgiler:" in said and "Tablo 1: başlık satırının altında 6 satır" in said
+        assert FACTS_LABEL not in said and "Table 1" not in said and "Ocak" in said, said
+        assert "Programın hesabı: Tutar" in str(_views(app)[-1].query_one(".metrics", Static).render())
+        await pilot.press("f9")
+        await until(pilot, lambda: app.texts.lang == "en")
+        said = await shown()
+        assert FACTS_LABEL in said and "Table 1: 6 rows under the header row, 2 columns." in said, said
+        app.chat_screen.query_one("#prompt", Input).focus()
+        await pilot.press("up")  # the document put back as it was attached (the model's words)
+        await until(pilot, lambda: app.pending_document is not None)
+        assert app.pending_document == (path, attached)

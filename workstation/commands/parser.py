@@ -85,6 +85,40 @@ _OTHERS = (
 # one many commands share (-p's ten, --json's thirty) is their help's list, no hint. (It was --lang's count
 # of owners, raised with it from 3 to 4, and -o of five commands was then named nowhere.)
 _OWNERS_NAMED = 6
+# the commands' Turkish words, as a Turkish user may type one (`workstation özetle belge.docx`): said
+# as the command they mean, as a misspelt English one is; read without Turkish letters too ("ozetle")
+_COMMAND_WORDS = {
+    "özetle": "summarize", "özet": "summarize", "sohbet": "chat", "konuş": "chat", "modeller": "models",
+    "model": "models", "profiller": "profiles", "profil": "profiles", "sığar": "fit", "sığar mı": "fit",
+    "sığarmı": "fit", "boyut": "size", "boyutlandır": "size", "donanım": "hw", "toplu": "batch",
+    "sunucu": "serve", "sun": "serve", "önbellek": "cache", "anahtarlar": "keys", "anahtar": "keys",
+    "kullanım": "usage", "ölç": "bench", "ölçüm": "bench", "hız": "bench", "değerlendir": "eval",
+    "konuşmalar": "conversations", "sohbetler": "conversations", "denetim": "audit", "arayüz": "tui",
+}
+_PLAIN_LETTERS = str.maketrans("çğıöşüâîû", "cgiosuaiu")
+
+
+def _plain(word: str) -> str:
+    """``word`` in small letters without Turkish ones ("Özetle", "ozetle": "ozetle")."""
+    return word.replace("İ", "i").replace("I", "ı").lower().translate(_PLAIN_LETTERS)
+
+
+def close_command(typed: Sequence[str], commands: Sequence[str]) -> tuple[str, int] | None:
+    """The command of ``commands`` the first of the words ``typed`` likely means, and how many of
+    them it takes ("sığar mı": 2): a close spelling of one (difflib's), else one's Turkish word
+    (``_COMMAND_WORDS``), the word exactly before a close spelling of it; None for neither."""
+    if not typed:
+        return None
+    words = {_plain(word): name for word, name in _COMMAND_WORDS.items() if name in commands}
+    if len(typed) > 1 and (name := words.get(_plain(f"{typed[0]} {typed[1]}"))):
+        return name, 2
+    if name := words.get(_plain(typed[0])):
+        return name, 1
+    if guess := difflib.get_close_matches(typed[0], list(commands), n=1, cutoff=0.6):
+        return guess[0], 1
+    if guess := difflib.get_close_matches(_plain(typed[0]), list(words), n=1, cutoff=0.7):
+        return words[guess[0]], 1
+    return None
 
 
 def decimal(typed: str) -> float:
@@ -121,7 +155,7 @@ class CommandParser(argparse.ArgumentParser):
             choices = [str(c) for c in action.choices] if action is not None and action.choices else []
             if isinstance(action, argparse._SubParsersAction):  # a command, or a command's verb
                 before = self.prog.removeprefix(command()).strip()  # 'models' of './run.sh models'
-                guess = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
+                guess = close_command([value], choices)  # (a verb's has no Turkish words: none is a command)
                 typed = f"{before} {value}" if before else value
                 if guess:
                     return t("parser.no_command_guess", name=typed, help=help_,
@@ -216,6 +250,11 @@ class CommandParser(argparse.ArgumentParser):
             hint = t("parser.hint_takes", names=takes)
         else:
             hint = ""
+        commands = self._subcommands()
+        if here is commands.get("tui") and not first.startswith("-") and (guess := close_command(extra, list(commands))):
+            # a command misspelt or in Turkish after the app's options (`--lang tr özetle belge.docx`): said
+            # as a command, not as "'özetle belge.docx' was not expected: 'workstation tui' takes options only"
+            return t("parser.no_command_guess", name=" ".join(extra[:guess[1]]), what=guess[0], help=f"{self.prog} --help")
         if not first.startswith("-"):  # a word, not an option: "x is not an option" named no option
             if not takes:
                 return t("parser.not_expected", text=" ".join(extra), command=here.prog)

@@ -754,6 +754,7 @@ ENGLISH: dict[str, str] = {
     "doc.hidden_sheet": "The hidden sheet {names} was left out; show it in Excel or LibreOffice to have it read.",
     "doc.hidden_sheets": "The {n} hidden sheets {names} were left out; show them in Excel or LibreOffice to have them read.",
     # a table's facts counted by the program (core/table_facts.py): before its rows for the model, under a summary for the user
+    "facts.label": "Facts counted by the program from every row:",  # (summary_chunks.FACTS_LABEL: over a block of them)
     "facts.head": "{title}: {rows} rows under the header row, {columns} columns.",
     "facts.head_no_header": "{title}: {rows} rows, {columns} columns (no header row).",
     "facts.head_cut": "{title}: the first {rows} rows, read up to the workbook's cells, {columns} columns.",

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from workstation.core.documents import Document, Section
 from workstation.core.events import Message
 from workstation.core.metrics import TurnMetrics
-from workstation.core.phrases import say
+from workstation.core.phrases import Lookup, say
 from workstation.core.summary_options import SummarizeError, SummarizeOptions
 from workstation.core.table_facts import SheetFacts
 
@@ -45,7 +45,7 @@ MAP_FACTS_INSTRUCTION = (
     "written, and do not work out or guess any other figure (no percentages, growth or trends "
     "that are not written there). Write in the language of the text.\n\nTEXT:\n"
 )
-FACTS_LABEL = "Facts counted by the program from every row:"
+FACTS_LABEL = say([("facts.label", {})])  # (the model's words: English, as MAP_FACTS_INSTRUCTION names it)
 
 
 # the kinds whose tables are whole sections (a CSV file, a workbook's sheets); another's (a Word
@@ -144,6 +144,28 @@ def without_counted(text: str) -> str:
     if mark not in text:
         return text
     return "\n".join(line for line in text.split("\n") if not line.startswith(mark))
+
+
+def facts_said(text: str, tables: list[SheetFacts], lookup: Lookup | None) -> str:
+    """``text`` (a document as ``with_facts`` gave it, for the model: English) with the facts of
+    ``tables`` in it said in ``lookup``'s language, for the user to read: a Turkish screen showed an
+    attached document's "Facts counted by the program from every row:" and "Table 1: 6 rows ...".
+    A block of facts not of ``tables`` (not counted in this run of the app) stays as it is."""
+    from workstation.core.table_facts import as_written, facts_text
+
+    if FACTS_LABEL not in text:
+        return text
+    lines = text.split("\n")
+    said: set[int] = set()  # where a table's facts were said again
+    for facts in tables:
+        written = facts_text(facts, as_written(facts))
+        at = next((i for i in range(len(lines) - len(written) + 1) if lines[i:i + len(written)] == written
+                   and i not in said), None)
+        if at is not None:
+            lines[at:at + len(written)] = facts_text(facts, lookup)
+            said.add(at)
+    label = say([("facts.label", {})], lookup)
+    return "\n".join(label if line == FACTS_LABEL and i + 1 in said else line for i, line in enumerate(lines))
 
 
 def facts_length(text: str) -> int:

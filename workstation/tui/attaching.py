@@ -27,6 +27,7 @@ from workstation.tui.screens.file_picker import FilePicker, start_folder
 from workstation.tui.screens.summarize import SummarizeScreen
 
 if TYPE_CHECKING:
+    from workstation.core.table_facts import SheetFacts
     from workstation.tui.app import WorkstationApp
     from workstation.tui.i18n import Texts
 
@@ -105,6 +106,11 @@ class Attachments(AppPart):
             self.notify(self.texts("chat.doc_replaced", name=path.name, old=before[0].name), severity="warning")
         self._attach_document((path, text))
         self.chat_screen.focus_prompt()
+
+    def counted_tables(self: WorkstationApp) -> list[SheetFacts]:
+        """The tables of the documents attached in this run of the app, as the program counted them
+        (a message shows their facts in the UI's language: ``MessageView._said``)."""
+        return [facts for tables in self._document_facts.values() for facts in tables]
 
     def _remember_attached(self: WorkstationApp, path: Path) -> None:
         """``path`` kept among the documents last attached, for the next start too: a message's

@@ -24,7 +24,7 @@ from workstation.core.events import SERVER_STOPPING
 from workstation.core.metrics import TurnMetrics, figures_line
 from workstation.core.moments import BAD, local_text
 from workstation.core.phrases import about_words, say, words_in
-from workstation.core.summary_chunks import without_counted
+from workstation.core.summary_chunks import FACTS_LABEL, facts_said, without_counted
 from workstation.core.table_facts import counted_phrases
 from workstation.tui.attachment import find_attached
 from workstation.tui.glyphs import UNICODE
@@ -431,7 +431,16 @@ class MessageView(Vertical):
                                   n=about_words(m.predicted_n, self.texts.get), **keys)
             if m.stop_reason == "context":
                 return self.texts("chat.thought_context")
-        return self._shown if self.role == "user" else self.content
+        return self._said(self._shown) if self.role == "user" else self.content
+
+    def _said(self, text: str) -> str:
+        """A message of the user's ``text`` as shown: the facts the program counted of an attached
+        document's tables in the UI's language (``facts_said``), where this run of the app counted
+        them (``counted_tables``); the message itself keeps the model's words, English."""
+        if FACTS_LABEL not in text:
+            return text
+        tables = getattr(self.app, "counted_tables", None)
+        return facts_said(text, tables(), self.texts.get) if tables is not None else text
 
     def _folded_title(self, shown: bool = False) -> str:
         """What the fold holds and how to open it (it said "Enter shows them", and Enter in the
@@ -500,7 +509,7 @@ class MessageView(Vertical):
 
     def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
         if event.collapsible.has_class("folded"):
-            self.query_one(".folded-text", Static).update(self._folded)
+            self.query_one(".folded-text", Static).update(self._said(self._folded))
             event.collapsible.title = self._folded_title(shown=True)
         else:
             self.query_one(".thought-text", Static).update(self.reasoning)
@@ -550,6 +559,10 @@ class MessageView(Vertical):
         if self._folded:
             block = self.query_one(".folded", Collapsible)
             block.title = self._folded_title(shown=not block.collapsed)
+            if not block.collapsed:
+                self.query_one(".folded-text", Static).update(self._said(self._folded))
+        if self.role == "user" and FACTS_LABEL in self._shown:  # (an attached document's facts, in the new language)
+            self._show_body(self._shown_body())
         if self.role == "assistant" and not self.content.strip() and self.metrics:  # the app's words, not the model's
             self._show_body(self._shown_body())  # ("Stopped before the reply began" stayed in the old language)
 
