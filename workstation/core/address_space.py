@@ -20,8 +20,6 @@ No import here but the standard library: it runs before numpy and llama.cpp load
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import errno
 import os
 import resource
@@ -45,7 +43,11 @@ def address_space_limited() -> bool:
 
 def _one_malloc_arena() -> None:
     """glibc's malloc: one arena for every thread (``MALLOC_ARENA_MAX=1``), not one of 64 MB
-    reserved per thread. Elsewhere (musl, macOS) nothing to do."""
+    reserved per thread. Elsewhere (musl, macOS) nothing to do. (ctypes imported here, under a
+    limit only: the package's ``__init__`` loads llama.cpp's libraries before any other native one.)"""
+    import ctypes
+    import ctypes.util
+
     name = ctypes.util.find_library("c")
     if not name:
         return
