@@ -318,13 +318,18 @@ class Replies:
                 yield opening
             done = False
             while not done:
-                body, done = await render(first if first is not None else await q.get())
+                event = first if first is not None else await q.get()
+                body, done = await render(event)
                 first = None
                 while not done and not q.empty():  # a slow reader gets what piled up in one write
-                    more, done = await render(q.get_nowait())
+                    event = q.get_nowait()
+                    more, done = await render(event)
                     body += more
+                # the reply's whole end in this write: not said to be cut off (a reply cut by the
+                # stop itself, with no grace, ends in this write too: said, before its error)
+                whole = done and isinstance(event, TurnFinished) and not self._cut_by_shutdown(event)
                 if body:  # (a reply that may be a tool call is held back)
-                    if self.stopping and not said_stopping and not done:  # (its end in this write: not cut off)
+                    if self.stopping and not said_stopping and not whole:
                         said_stopping = True
                         body = stopping_note(self.cut_at - time.monotonic()) + body
                     yield body
