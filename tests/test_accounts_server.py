@@ -340,6 +340,35 @@ def test_a_reply_the_server_cut_off_by_stopping_is_not_counted_against_the_day(s
     assert UsageLog().tokens_on_day(o.clock.t).get("ayse", 0) == 0  # (read again after a restart: not counted)
 
 
+def test_the_stopping_note_says_the_grace_left_once_on_a_reply_that_goes_on(scheduler: Scheduler) -> None:
+    """The server begins to stop while a reply is written: the note in its stream (an SSE comment)
+    comes once, and says what is left of the grace (it said the whole grace, however much had gone)."""
+    with office(scheduler, {"ayse": {}}) as o:
+        assert o.server is not None
+        openai_app = o.server.openai
+        notes: list[str] = []
+        data: list[str] = []
+        body = {"model": PROFILE, "messages": QUESTION, "max_tokens": 60, "temperature": 0, "stream": True,
+                "ignore_eos": True}
+        try:
+            with httpx.stream("POST", f"{o.url}/chat/completions", json=body, timeout=600,
+                              headers={"Authorization": f"Bearer {o.keys['ayse']}"}) as r:
+                for line in r.iter_lines():
+                    if line.startswith(": "):
+                        notes.append(line)
+                    elif line.startswith("data: "):
+                        data.append(line)
+                    if len(data) == 3 and not openai_app.stopping:  # (begun to stop, 12 s of grace)
+                        openai_app.cut_at, openai_app.stopping = time.monotonic() + 12, True
+        finally:
+            openai_app.stopping = False
+    assert data[-1] == "data: [DONE]" and len(data) > 10, data
+    [note] = notes
+    left = note.rsplit("within ", 1)[1]
+    assert note.startswith(": shutting_down: the server is stopping; this reply may be cut off within ") \
+        and left.endswith(" s") and 1 <= int(left[:-2]) <= 12, note
+
+
 def test_audit_content_only_when_turned_on(scheduler: Scheduler) -> None:
     with office(scheduler, {"erin": {}}, audit_content=True) as o:
         o.client("erin").chat.completions.create(model=PROFILE, messages=QUESTION, max_tokens=4, temperature=0)

@@ -540,3 +540,36 @@ def test_a_disk_that_takes_no_writes_is_said_once_for_each_file(
     finally:
         logger.removeHandler(caplog.handler)
         accounts.close()
+
+
+def test_a_new_key_keeps_the_revoked_keys_profiles_and_says_only_what_it_kept(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`keys add` after `keys revoke`: the profiles the revoked key was limited to are kept where
+    none are given; a limit given again (the day's tokens, the only one the key had) is the new
+    key's own, so nothing is said as kept."""
+    ring = KeyRing()
+    try:
+        ring.add("dan", tokens_per_day=500, profiles=("office-cpu",))
+        ring.revoke("dan")
+        key, _ = ring.add("dan")
+        assert (key.tokens_per_day, key.profiles) == (500, ("office-cpu",))
+    finally:
+        ring.close()
+    assert main(["keys", "add", "erin", "--tokens-per-day", "500"]) == 0
+    assert main(["keys", "revoke", "erin"]) == 0
+    capsys.readouterr()
+    assert main(["keys", "add", "erin", "--tokens-per-day", "900"]) == 0
+    assert "keeps the limits" not in capsys.readouterr().err
+
+
+def test_a_cut_off_reply_kept_aside_is_not_counted_against_the_day() -> None:
+    """A reply the server's stop cut off (503) that a stopping server could only keep in its side
+    file counts no tokens against the day, as one in the usage file counts none; a whole one does."""
+    log = UsageLog()
+    try:
+        t = time.time()
+        log.keep_aside([UsageRecord(t, "ayse", "p", "chat", prompt_tokens=100, completion_tokens=50, status=503),
+                        UsageRecord(t, "ayse", "p", "chat", prompt_tokens=7, completion_tokens=3)])
+        assert log.tokens_on_day(t) == {"ayse": 10}
+    finally:
+        log.close()

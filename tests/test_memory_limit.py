@@ -149,3 +149,17 @@ def test_memory_that_ran_out_in_a_command_is_not_an_unexpected_error(capsys: pyt
     assert cli._unexpected(MemoryError()) == 1
     err = capsys.readouterr().err
     assert "unexpected error" not in err and err.startswith("workstation: The program stopped because"), err
+
+
+def test_a_blas_thread_count_the_user_set_is_kept_under_a_limit() -> None:
+    """Under ``ulimit -v`` numpy's OpenBLAS is put on one thread, unless the user set its variable
+    (OPENBLAS_NUM_THREADS=4): that is kept."""
+    import subprocess
+    import sys
+
+    script = ("import os, resource; resource.setrlimit(resource.RLIMIT_AS, (8 * 2**30, 8 * 2**30)); "
+              "import workstation; print(os.environ.get('OPENBLAS_NUM_THREADS'))")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    said = [subprocess.run([sys.executable, "-c", script], env={**env, **extra}, capture_output=True, text=True,
+                           timeout=120, check=True).stdout.strip() for extra in ({}, {"OPENBLAS_NUM_THREADS": "4"})]
+    assert said == ["1", "4"]

@@ -3308,3 +3308,21 @@ async def test_an_attached_documents_facts_are_shown_in_the_uis_language(profile
         await pilot.press("up")  # the document put back as it was attached (the model's words)
         await until(pilot, lambda: app.pending_document is not None)
         assert app.pending_document == (path, attached)
+
+
+def test_the_documents_last_attached_are_kept_up_to_their_number(tmp_path: Path) -> None:
+    """The documents last attached are kept for the next start (a message's document found again
+    by Up), the newest KEPT_PATHS of them: one attached again goes last, the oldest go."""
+    import json
+
+    from workstation.tui.attaching import ATTACHED_KEY, KEPT_PATHS
+
+    old = [tmp_path / f"doc{i}.txt" for i in range(KEPT_PATHS + 5)]
+    store = tmp_path / "c.db"
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=store)
+    app.store.remember(ATTACHED_KEY, json.dumps([str(p) for p in old]))
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=store)
+    app._remember_attached(old[-3])
+    kept = [Path(p) for p in json.loads(app.store.recalled(ATTACHED_KEY) or "[]")]
+    assert kept == app._attached_before and len(kept) == KEPT_PATHS
+    assert kept[-1] == old[-3] and kept[0] == old[-KEPT_PATHS] and kept.count(old[-3]) == 1

@@ -995,6 +995,18 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
             # the cut reply says it was cut off, and why (the figures line ended "· your key's tokens for today ran out")
             cut = list(app.chat_screen.query(MessageView))[-1]
             assert metrics_line(cut.metrics or {}, app.texts).endswith(" · cut off: your key's tokens for today ran out")
+            # asked again while still used up: the words stay (the real usage_today, its calls counted)
+            asked: list[int] = []
+            real = app.engine.usage_today
+
+            def counted() -> object:
+                asked.append(1)
+                return real()
+
+            monkeypatch.setattr(app.engine, "usage_today", counted)
+            await until(pilot, lambda: len(asked) >= 2 or " your key has used its tokens for today; " not in app.status_text())
+            await pilot.pause()
+            assert " your key has used its tokens for today; " in app.status_text(), app.status_text()
             # the admin raises the limit (keys set bob --tokens-per-day 100000): the status bar asks the server
             # again by itself and clears (it said "used up" until the next message was sent)
             admin = KeyRing(server_data / DB_NAME)
@@ -1469,3 +1481,14 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
             # a profile with nothing here to change: a plain note (it came in a box titled "Warning")
             shown = [n for n in app._notifications if str(n.message).startswith(why)]
             assert shown and shown[-1].severity == ("information" if key == "desk" else "warning"), shown
+
+
+def test_the_status_line_says_what_a_variant_changes() -> None:
+    """A profile run with settings changed for this run (-p office-cpu kv_cache=q8_0): the status
+    line names it and what the variant changes, as F3 does."""
+    from workstation.core.profile_variants import load_variant
+    from workstation.tui.status_line import profile_said
+
+    variant = load_variant("office-cpu kv_cache=q8_0")
+    said = profile_said(variant, "en")
+    assert variant.variant_words and said.endswith(" · " + variant.variant_words), said

@@ -1,0 +1,120 @@
+"""The edges of what the program counts on a table's rows (``table_facts.counted_answer``) and of
+a pasted table's arithmetic (``pasted_tables``): a threshold's own figure, the most rows named,
+the largest table kept, the fewest lines that make a table. Each edge was open to a change of one
+line that no other test saw."""
+
+from __future__ import annotations
+
+from workstation.core.pasted_tables import counted_pasted
+from workstation.core.phrases import say
+from workstation.core.table_facts import (
+    MAX_CELLS,
+    MAX_LISTED,
+    counted_answer,
+    counted_phrases,
+    table_facts,
+)
+
+HEADER = ["Invoice", "Client", "Amount", "Status"]
+ROWS = [["INV-101", "Acme", "450.00", "paid"], ["INV-102", "Birch", "2380.50", "unpaid"],
+        ["INV-103", "Cedar", "1200.00", "paid"], ["INV-104", "Acme", "3200.00", "unpaid"],
+        ["INV-105", "Delta", "780.25", "unpaid"]]
+
+
+def _line(question: str, rows: list[list[str]] = ROWS) -> str:
+    facts = table_facts("invoices.csv", 0, [HEADER, *rows])
+    assert facts is not None
+    return say(counted_phrases(counted_answer(question, [facts])))
+
+
+def test_a_thresholds_own_figure_is_in_or_out_as_its_words_say() -> None:
+    """"over 1,200" leaves the invoice of 1,200.00 out, "at most 780.25" keeps the one of 780.25 in,
+    and "between 2,500 and 500" is the range between them, written either way round."""
+    assert _line("Which invoices are over 1,200?") == (
+        "Counted by the program: 2 rows where Amount over 1,200 (INV-102, INV-104)")
+    assert _line("Which invoices are at most 780.25?") == (
+        "Counted by the program: 2 rows where Amount at most 780.25 (INV-101, INV-105)")
+    assert _line("total of invoices between 2,500 and 500?") == _line("total of invoices between 500 and 2,500?") == (
+        "Counted by the program: Amount where Amount between 500 and 2,500: 3 rows (INV-102, INV-103, INV-105), "
+        "total 4,360.75")
+
+
+def test_many_rows_are_counted_without_their_names() -> None:
+    """Up to MAX_LISTED rows are named by their first cells; more are counted only (a line of
+    dozens of invoice numbers under a reply says nothing anyone reads)."""
+    many = [[f"INV-{200 + i}", "Acme", "5000.00", "unpaid"] for i in range(MAX_LISTED + 1)]
+    assert _line("Which invoices are over 4,000?", many) == (
+        f"Counted by the program: {MAX_LISTED + 1} rows where Amount over 4,000")
+    assert _line("Which invoices are over 4,000?", many[:MAX_LISTED]).endswith("(INV-200, INV-201, INV-202, "
+                                                                                 "INV-203, INV-204, INV-205, INV-206, "
+                                                                                 "INV-207, INV-208, INV-209)")
+
+
+def test_a_table_too_big_to_keep_has_no_rows_counted() -> None:
+    """A table of more than MAX_CELLS cells keeps no rows: a question with a condition on it gets
+    nothing counted (not the figures of all rows), its facts all the same."""
+    n = MAX_CELLS // len(HEADER) + 1
+    big = [HEADER, *([f"INV-{i}", "Acme", "10.00", "paid" if i % 2 else "unpaid"] for i in range(n))]
+    facts = table_facts("big.csv", 0, big)
+    assert facts is not None and facts.rows == n and facts.cells == []
+    assert counted_answer("What is the total of the unpaid invoices?", [facts]) == []
+    assert counted_answer("What is the total?", [facts])[0]["figure"] == f"{10 * n:,}.00"
+    small = table_facts("small.csv", 0, big[:MAX_CELLS // len(HEADER)])
+    assert small is not None and len(small.cells) == MAX_CELLS // len(HEADER) - 1  # (at the limit: kept)
+
+
+PASTED = """What is the total?
+
+Item | Qty | Price | Amount
+Bookkeeping | 10 | 45.00 | 450.00
+Payroll runs | 4 | 30.00 | 130.00
+Tax filing | 1 | 250.00 | 260.00
+Year-end review | 2 | 40.00 | 90.00
+Audit | 3 | 100.00 | 310.00
+Filing | 1 | 20.00 | 20.00
+Post | 2 | 5.00 | 10.00
+Phone | 3 | 10.00 | 30.00
+Print | 4 | 2.50 | 10.00
+Rent | 1 | 500.00 | 500.00
+"""
+
+
+def _said(text: str) -> str:
+    return say(counted_phrases(counted_pasted(text)[1]))
+
+
+def test_two_lines_are_no_pasted_table() -> None:
+    """A header and one row (two lines with a '|') are a note, not a table: nothing counted."""
+    assert counted_pasted("What is the total?\nItem | Amount\nBoxes | 120.50\n") == ([], [])
+    assert _said("What is the total?\nItem | Amount\nBoxes | 120.50\nVan | 800\n") == (
+        "Counted by the program: Amount, all 2 rows: total 920.5")
+
+
+def test_at_most_three_wrong_rows_are_said() -> None:
+    """Four rows whose amount is not quantity × price: the first three said (MAX_CHECKS), as a
+    line under a reply holds them."""
+    said = _said(PASTED)
+    assert said.count("row '") == 3 and "Audit" not in said and "Year-end review" in said, said
+
+
+def test_a_markdown_tables_rule_line_is_no_row() -> None:
+    """A table pasted from a Markdown page ('|---|---|' under its header) is counted as the same
+    rows without it."""
+    rows = PASTED.split("\n")
+    markdown = "\n".join([*rows[:3], "|---|---:|---:|---:|", *rows[3:]])
+    assert _said(markdown) == _said(PASTED) and "Amount, all 10 rows: total 1,810.00" in _said(PASTED)
+
+
+def test_a_vat_with_no_subtotal_before_it_is_not_checked() -> None:
+    """A VAT line straight after the rows (no subtotal said): of what it is a share is not certain,
+    so nothing of it is said; a total after it neither."""
+    text = ("Item | Qty | Price | Amount\nA | 2 | 3.00 | 6.00\nB | 1 | 4.00 | 4.00\nC | 5 | 1.00 | 5.00\n"
+            "VAT 20%: 9.00\nTotal: 24.00")
+    assert counted_pasted(text)[1] == []
+
+
+def test_quantity_times_price_is_checked_only_where_two_rows_show_it() -> None:
+    """The columns are quantity, price and amount only where two rows or more show it: a single
+    row's 2 × 3 = 6 sets no rule, and the amounts' subtotal is then not checked either."""
+    text = "Item | Qty | Price | Amount\nA | 2 | 3 | 6\nB |  | 5 | 9\nC |  | 4 | 10\n\nSubtotal: 30"
+    assert counted_pasted(text)[1] == []
