@@ -142,9 +142,14 @@ async def test_a_thread_the_app_could_not_start_is_said_as_memory_that_ran_out(t
         said.startswith("workstation: The program stopped because it ran out of memory: the memory limit"), said
 
 
-def test_memory_that_ran_out_in_a_command_is_not_an_unexpected_error(capsys: pytest.CaptureFixture[str]) -> None:
+def test_memory_that_ran_out_in_a_command_is_not_an_unexpected_error(capsys: pytest.CaptureFixture[str],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A command under a tiny ``ulimit -v`` said "workstation: unexpected error: MemoryError:"."""
     from workstation import cli
+    from workstation.commands.parser import CommandParser
+
+    # an English command line (another test's `--lang tr` line, read in this process before, said it in Turkish)
+    monkeypatch.setattr(CommandParser, "line", ("chat",))
 
     assert cli._unexpected(MemoryError()) == 1
     err = capsys.readouterr().err
