@@ -239,11 +239,20 @@ def test_a_kill_or_a_closed_terminal_in_chat_c_keeps_the_reply_so_far(
         assert out.strip() and said[1].content.startswith(out.strip())
 
 
+def _desk_for(base_url: str, tmp_path: Path) -> Path:
+    """A desk PC's profile file in ``tmp_path`` for the server at ``base_url`` (written again each time)."""
+    import yaml
+
+    desk = tmp_path / "desk.yaml"
+    desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
+                                    "remote": {"base_url": base_url, "timeout_s": 30}}), encoding="utf-8")
+    return desk
+
+
 def test_chat_c_keeps_what_arrived_when_the_server_goes_away_mid_reply(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """The office server stopped mid-reply: the paragraphs read on screen were gone from the
     conversation (only the question was kept), where Ctrl-C and the app keep them."""
-    import yaml
     from serve_helpers import DroppingServer
 
     from workstation.core.store import ConversationStore
@@ -251,9 +260,7 @@ def test_chat_c_keeps_what_arrived_when_the_server_goes_away_mid_reply(
     monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
     server = DroppingServer()  # starts every reply ("The"), then drops the connection
     try:
-        desk = tmp_path / "desk.yaml"
-        desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
-                                        "remote": {"base_url": server.base_url, "timeout_s": 30}}), encoding="utf-8")
+        desk = _desk_for(server.base_url, tmp_path)
         assert main(["chat", "-p", str(desk), "-c", "story", "Tell me a story."]) == 75  # try again later, as batch
     finally:
         server.close()
@@ -269,8 +276,7 @@ def test_chat_c_keeps_what_arrived_when_the_server_goes_away_mid_reply(
         "(it stopped or restarted).")}
     server = DroppingServer()
     try:  # --json prints no reply above
-        desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
-                                        "remote": {"base_url": server.base_url, "timeout_s": 30}}), encoding="utf-8")
+        _desk_for(server.base_url, tmp_path)
         assert main(["chat", "-p", str(desk), "-c", "story", "--json", "And then?"]) == 75
     finally:
         server.close()
@@ -282,15 +288,12 @@ def test_chat_cut_mid_reply_ends_the_reply_s_line_before_saying_why(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """A one-off `chat` (no -c) whose server went away mid-reply: the reply's last word and the
     error ran on one line on the terminal ("made for Maxworkstation: The office server is …")."""
-    import yaml
     from serve_helpers import DroppingServer
 
     monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
     server = DroppingServer()  # starts every reply ("The"), then drops the connection
     try:
-        desk = tmp_path / "desk.yaml"
-        desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
-                                        "remote": {"base_url": server.base_url, "timeout_s": 30}}), encoding="utf-8")
+        desk = _desk_for(server.base_url, tmp_path)
         assert main(["chat", "-p", str(desk), "Tell me a story."]) == 75
     finally:
         server.close()

@@ -83,22 +83,9 @@ async def test_an_invoice_pasted_in_the_chat_has_its_arithmetic_checked(profiles
     """The invoice pasted in the message box and sent with the real model: the program's line under
     the reply says the wrong row and subtotal, is kept with the reply and in F7's export; the model
     reads it after the message, the user's message shows it not, and Up puts back the words alone."""
-    from textual import events
-    from textual.widgets import Input, TextArea
-
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(110, 32)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        prompt = app.chat_screen.query_one("#prompt", Input)
-        editor = app.chat_screen.query_one("#editor", TextArea)
-        prompt.focus()
-        prompt.post_message(events.Paste(INVOICE))
-        await until(pilot, lambda: editor.display and editor.has_focus)
-        await pilot.press("ctrl+s")
-        await until(pilot, lambda: app.conversation_id is not None and not app.generating
-                    and len(app.store.messages(app.conversation_id)) == 2
-                    and app.store.messages(app.conversation_id)[-1].metrics is not None)
-        conv = app.conversation_id
+        conv = await _send_pasted(app, pilot, INVOICE)
         views = message_views(app)
         assert str(views[-1].query_one(".metrics").render()).endswith("\n" + SAID)
         messages = app.store.messages(conv)
@@ -109,7 +96,7 @@ async def test_an_invoice_pasted_in_the_chat_has_its_arithmetic_checked(profiles
         assert "For this question" not in "".join(fold(messages[-2].content))  # (shown under the reply, not here)
         exported = app.store.export_markdown(conv, tmp_path / "out.md").read_text(encoding="utf-8")
         assert "*" + SAID + "*" in exported and exported.count("Payroll runs': 4") == 1  # (under the reply alone)
-        prompt.focus()
+        app.chat_screen.focus_prompt()
         await pilot.press("up")
         await until(pilot, lambda: app._editing is not None)
         assert app.chat_screen.input_text() == INVOICE

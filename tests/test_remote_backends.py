@@ -294,13 +294,23 @@ class _DayRunsOut(_Recorder):
         self.wfile.write(raw.encode())
 
 
+def _desk_of(server: ThreadingHTTPServer, tmp_path: Path) -> Path:
+    """A desk PC's profile file for ``server`` (greedy, 24 tokens a reply, a 1,024-token context)."""
+    import yaml
+
+    desk = tmp_path / "desk.yaml"
+    desk.write_text(yaml.safe_dump({
+        "name": "desk", "backend": "openai", "context": 1024, "parallel": 1,
+        "remote": {"base_url": f"http://127.0.0.1:{server.server_address[1]}/v1"},
+        "sampling": {"temperature": 0.0, "max_tokens": 24}}), encoding="utf-8")
+    return desk
+
+
 def test_a_summary_the_server_stops_keeps_the_parts_it_finished(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """The key's day ran out after part 1 of 2: summarize wrote nothing and exited, the part
     paid for lost (F6 the same, and Ctrl+R began at part 1). The parts finished are written,
     as after Ctrl-C, and the error says what the summary covers."""
-    import yaml
-
     from workstation.cli import main
 
     monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
@@ -308,11 +318,7 @@ def test_a_summary_the_server_stops_keeps_the_parts_it_finished(
     server = ThreadingHTTPServer(("127.0.0.1", 0), _DayRunsOut)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        desk = tmp_path / "desk.yaml"
-        desk.write_text(yaml.safe_dump({
-            "name": "desk", "backend": "openai", "context": 1024, "parallel": 1,
-            "remote": {"base_url": f"http://127.0.0.1:{server.server_address[1]}/v1"},
-            "sampling": {"temperature": 0.0, "max_tokens": 24}}), encoding="utf-8")
+        desk = _desk_of(server, tmp_path)
         doc = tmp_path / "hives.txt"
         doc.write_text(honeybee_text(8), encoding="utf-8")
         out = tmp_path / "summary.md"
@@ -337,8 +343,6 @@ def test_chat_whose_reply_the_servers_stop_cut_off_exits_75(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """A reply the office server's stop cut off part-way is "try again later" (README: 75, the
     server "went away part-way"), as a connection lost is: chat exited 1, a mistake to fix first."""
-    import yaml
-
     from workstation.cli import main
 
     monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
@@ -346,11 +350,7 @@ def test_chat_whose_reply_the_servers_stop_cut_off_exits_75(
     server = ThreadingHTTPServer(("127.0.0.1", 0), _DayRunsOut)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        desk = tmp_path / "desk.yaml"
-        desk.write_text(yaml.safe_dump({
-            "name": "desk", "backend": "openai", "context": 1024, "parallel": 1,
-            "remote": {"base_url": f"http://127.0.0.1:{server.server_address[1]}/v1"},
-            "sampling": {"temperature": 0.0, "max_tokens": 24}}), encoding="utf-8")
+        desk = _desk_of(server, tmp_path)
         assert main(["chat", "-p", str(desk), "What colour is the sky?"]) == 0  # (answered whole)
         capsys.readouterr()
         assert main(["chat", "-p", str(desk), "And the sea?"]) == EX_TEMPFAIL  # (cut off by the stop)
