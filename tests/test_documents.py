@@ -1228,6 +1228,46 @@ def test_a_question_with_a_condition_has_its_rows_counted(tmp_path: Path) -> Non
     assert "cells" not in json.loads(json.dumps(facts_record(facts[0]))) and len(facts[0].cells) == 5
 
 
+FATURALAR = ("Fatura;Müşteri;Tutar;Durum\nF-1;Acar;450,00;ödendi\nF-2;Bilgin;2.380,50;ödenmedi\n"
+             "F-3;Cengiz;1.200,00;ödendi\nF-4;Acar;3.200,00;ödenmedi\nF-5;Demir;780,25;ödenmedi\n")
+
+
+def test_a_turkish_threshold_with_its_noun_after_it_is_applied(tmp_path: Path) -> None:
+    """"1000 TL'den fazla faturalar" (Turkish puts the noun after the threshold) counted nothing:
+    "faturalar" begins with the column's name "Fatura", read as "more than 3 invoices" (a count of
+    things). A figure with a unit, or far above the table's rows, is no count; "3'ten fazla
+    faturası olan" and "more than 1 invoice" still are (nothing counted, never a wrong figure)."""
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases
+    from workstation.tui.i18n import Texts
+
+    faturalar = tmp_path / "faturalar.csv"
+    faturalar.write_text(FATURALAR, encoding="utf-8")
+    turkish = read_document(faturalar).facts
+    invoices = tmp_path / "invoices.csv"
+    invoices.write_text(INVOICES, encoding="utf-8")
+    english = read_document(invoices).facts
+
+    def line(question: str, lang: str, tables: list) -> str:
+        return say(counted_phrases(counted_answer(question, tables)), Texts(lang).get)
+
+    assert line("1000 TL'den fazla faturalar", "tr", turkish) == (
+        "Programın hesabı: Tutar 1.000 üzeri olan 3 satır (F-2, F-3, F-4)")
+    assert line("1.000 ile 2.500 arası faturalar", "tr", turkish) == (
+        "Programın hesabı: Tutar 1.000 ile 2.500 arası olan 2 satır (F-2, F-3)")
+    assert line("500 TL ve altı faturalar", "tr", turkish) == "Programın hesabı: Tutar en çok 500 olan 1 satır (F-1)"
+    assert line("1000'den fazla faturaların toplamı", "tr", turkish) == (
+        "Programın hesabı: Tutar 1.000 üzeri olan satırlarda Tutar: 3 satır (F-2, F-3, F-4), toplam 6.780,50")
+    assert line("over 1,000 EUR invoices", "en", english) == (
+        "Counted by the program: 3 rows where Amount over 1,000 (INV-102, INV-103, INV-104)")
+    # a count of things: nothing (the amounts over 3 are no answer)
+    for question, tables in (("3'ten fazla faturası olan müşteriler", turkish), ("2'den fazla faturası olan kaç müşteri var?", turkish),
+                             ("Which clients have more than 1 invoice?", english),
+                             ("clients with more than 2 invoices", english),
+                             ("invoices more than 1.5 days late", english), ("more than 1000 days late invoices", english)):
+        assert counted_answer(question, tables) == [], question
+
+
 def test_two_thresholds_joined_by_and_are_both_applied(tmp_path: Path) -> None:
     """"over 1,000 and under 3,000": read as "1,000 and under" (at most 1,000), it counted the
     invoices of 1,000 or less, the opposite rows; "1,000 and under" with no figure after it is

@@ -731,7 +731,10 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
         after += [_folded(w) for w in re.findall(r"\w+", question[m.end():])[:1]]
         a = _asked_figure(m.group("a"))
         b = _asked_figure(m.group("b")) if "b" in m.groupdict() else Decimal(0)
-        if a is None or b is None or any(w in _COUNTED_THINGS or any(w.startswith(t) for t in things) for w in after):
+        if a is None or b is None:
+            return [], True
+        counts = [w for w in after if w in _COUNTED_THINGS or any(w.startswith(t) for t in things)]
+        if counts and not _no_count(m, a, b, facts.rows, any(w in _COUNTED_THINGS for w in counts)):
             return [], True
         percent = any("%" in (m.groupdict().get(g) or "") for g in ("pre", "unit", "pre_b", "unit_b"))
         columns = [c for c in facts.columns if c.kind == ("percents" if percent else "numbers")] \
@@ -747,6 +750,19 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
             return [], True
         found.append(Threshold(column, op, *((a, b) if op != "between" or a <= b else (b, a))))
     return found, False
+
+
+def _no_count(m: re.Match[str], a: Decimal, b: Decimal, rows: int, unbounded: bool) -> bool:
+    """Whether a threshold's figure followed by what a count names ("faturalar", "days") is no
+    count all the same: a Turkish question puts its noun after it ("1000 TL'den fazla faturalar":
+    invoices over 1,000 TL), an English one before it ("clients with more than 3 invoices": a
+    count). Its figure is no count where it says a unit (TL, €, %), has decimals, or (a count of
+    the table's rows: ``unbounded`` False, not days or times) is far above its rows (1000 of 5)."""
+    if any((m.groupdict().get(g) or "").strip() for g in ("pre", "unit", "pre_b", "unit_b")):
+        return True
+    low = min(a, b) if "b" in m.groupdict() else a
+    whole = all(v == v.to_integral_value() for v in (a, b))
+    return not unbounded and (not whole or low >= 10 * max(rows, 1))
 
 
 def _blanked(question: str, spans: list[tuple[str, re.Match[str]]]) -> str:
