@@ -63,6 +63,22 @@ def test_a_sum_question_on_a_pasted_tab_separated_table() -> None:
     assert _said("Region\tAmount\nNorth\t1\nSouth\t2\nEast\t3\nThanks!") == ""  # (no question: nothing said)
 
 
+def test_two_pasted_tables_figures_are_each_said_under_its_table() -> None:
+    """Two tables in one message, asked for the total: "B, all 3 rows: total 6, total 60" read as
+    one column with two totals. Each table's figures under its own name, in both languages."""
+    text = "A|1\nB|2\nC|3\n\nX|10\nY|20\nZ|30\nwhat is the total?"
+    assert _said(text) == ("Counted by the program: the table in your message: B, all 3 rows: total 6; "
+                           "table 2 in your message: B, all 3 rows: total 60")
+    assert _said(text.replace("what is the total?", "toplam nedir?"), "tr") == (
+        "Programın hesabı: mesajınızdaki tablo: B, 3 satırın tümü: toplam 6; "
+        "mesajınızdaki 2. tablo: B, 3 satırın tümü: toplam 60")
+    tables, items = counted_pasted(text)
+    assert for_the_model(tables, items) == ("- For this question, the program counted: the table in your message: B, "
+                                            "all 3 rows: total 6; table 2 in your message: B, all 3 rows: total 60.")
+    # one table: said as before, without its name
+    assert _said("A|1\nB|2\nC|3\nwhat is the total?") == "Counted by the program: B, all 3 rows: total 6"
+
+
 def test_a_bar_in_ordinary_prose_is_no_table() -> None:
     """Lines of words with a '|' or commas in them: no table, nothing counted."""
     prose = ("What is the total effort here? Option A | option B, we said.\nThen plan | act, as before.\n"

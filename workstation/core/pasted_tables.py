@@ -215,7 +215,7 @@ def arithmetic_checks(facts: SheetFacts, pasted: Pasted) -> list[dict[str, Any]]
             if x is None or y is None or z is None or _rounded(x * y, z) == z:
                 continue
             if len(items) < MAX_CHECKS:
-                items.append({"what": "row_check", "name": _row_name(facts, row, n), "a": _as_written(x),
+                items.append({"what": "row_check", "title": facts.title, "name": _row_name(facts, row, n), "a": _as_written(x),
                               "b": _as_written(y), "figure": _as_written(_rounded(x * y, z)),
                               "said": _as_written(z)})
     if amount is None:
@@ -240,20 +240,20 @@ def arithmetic_checks(facts: SheetFacts, pasted: Pasted) -> list[dict[str, Any]]
                 break
             expected = _rounded(base * percent / 100, value)
             if expected != value:
-                items.append({"what": "tax_check", "label": label, "rate": _as_written(percent) + "%",
+                items.append({"what": "tax_check", "title": facts.title, "label": label, "rate": _as_written(percent) + "%",
                               "of": _as_written(base), "figure": _as_written(expected), "said": _as_written(value)})
             taxes.append(value)
         elif _TOTAL_START.match(label) or _DUE.match(label):
             if base is None:
                 if value != total:
-                    items.append({"what": "sum_check", "label": label, "figure": _figure(total, places),
+                    items.append({"what": "sum_check", "title": facts.title, "label": label, "figure": _figure(total, places),
                                   "said": _as_written(value)})
                 base = value
                 continue
             if taxes:
                 expected = base + sum(taxes, Decimal(0))
                 if expected != value:
-                    items.append({"what": "due_check", "label": label, "figure": _as_written(_rounded(expected, value)),
+                    items.append({"what": "due_check", "title": facts.title, "label": label, "figure": _as_written(_rounded(expected, value)),
                                   "said": _as_written(value)})
             break
         else:

@@ -821,7 +821,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         if product:  # (the table's total: its quantities × prices, not its quantities added up)
             by_at = {c.at: c for c in facts.columns}
             a, b = by_at[facts.product[0]], by_at[facts.product[1]]
-            items.append({"what": "product", "name": a.name, "letter": a.letter, "name_b": b.name, "letter_b": b.letter,
+            items.append({"what": "product", "title": facts.title, "name": a.name, "letter": a.letter, "name_b": b.name, "letter_b": b.letter,
                           "figure": facts.product[2], "rows": _n(facts.rows)})
         for col in named or numbers:
             for what in asked:
@@ -830,8 +830,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                 figure = {"total": col.total, "average": col.average, "largest": col.largest,
                           "smallest": col.smallest}.get(what, "")
                 if figure:
-                    items.append({"what": what, "name": col.name, "letter": col.letter, "figure": figure,
-                                  "rows": _n(facts.rows)})
+                    items.append({"what": what, "title": facts.title, "name": col.name, "letter": col.letter,
+                                  "figure": figure, "rows": _n(facts.rows)})
     return items[:MAX_COUNTED]
 
 
@@ -984,7 +984,27 @@ def counted_phrases(items: list[dict[str, Any]]) -> list[Phrase]:
     """``counted_answer``'s figures as a sentence, saying what was counted: "Counted by the program:
     Revenue (column B), all 3 rows: total 7,855, largest 4,154.5" (a reply's record kept before
     the rows were said: "Revenue (column B) total 7,855"); a count of the rows a question named
-    (``where_phrase``) set apart by a semicolon."""
+    (``where_phrase``) set apart by a semicolon. Of two tables or more, each table's under its
+    name ("the table in your message: B, all 3 rows: total 6; table 2 in your message: …"): said
+    together, two tables' columns "B" read as one column with two totals."""
+    groups: dict[str, list[dict[str, Any]]] = {}  # (by table, in the order they come: a reply's old record has no titles)
+    for item in items:
+        groups.setdefault(str(item.get("title") or ""), []).append(item)
+    if len(groups) < 2:
+        said = _said_items(items)
+    else:
+        said = []
+        for title, group in groups.items():
+            if said:
+                said.append(("facts.then", {}))
+            phrases = _said_items(group)
+            titled = not title or group[0].get("what") == "rows"  # (a count of its rows names it already)
+            said += phrases if titled else [("facts.of_table", {"title": title_phrase(title), "items": phrases})]
+    return [("facts.counted", {"items": said})] if said else []
+
+
+def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
+    """``counted_phrases``' sentence of one table's ``items``."""
     said: list[Phrase] = []
     column: tuple[str, str, str] | None = None  # the column the figures said last are of
     apart = False  # the last said was a count of named rows
@@ -1021,4 +1041,4 @@ def counted_phrases(items: list[dict[str, Any]]) -> list[Phrase]:
                                                "figures": [(f"facts.figure_{what}", {"figure": item.get("figure", "")})]}))
         else:
             said.append((f"facts.counted_{what}", {"name": name, "figure": item.get("figure", "")}))
-    return [("facts.counted", {"items": said})] if said else []
+    return said
