@@ -79,6 +79,25 @@ def test_two_pasted_tables_figures_are_each_said_under_its_table() -> None:
     assert _said("A|1\nB|2\nC|3\nwhat is the total?") == "Counted by the program: B, all 3 rows: total 6"
 
 
+def test_labelled_figures_the_checks_do_not_know_are_no_question() -> None:
+    """"Discount: 5.00" after the table ended its labelled figures, and the "Total: 22.00" under it
+    was read as the message's question (asking for a total): the line showed each column's sum.
+    Lines "Label: figure" after a table are never the question; the checks still end at a label
+    they do not know (no check of a total after a discount)."""
+    from workstation.core.pasted_tables import pasted_tables, question_of
+
+    table = "Item | Qty | Price | Amount\nPaper | 3 | 4.50 | 13.50\nPens | 2 | 5.75 | 11.50\nTape | 1 | 2.00 | 2.00\n"
+    text = table + "Discount: 5.00\nTotal: 99.00"
+    assert question_of(text, pasted_tables(text)) == ""
+    assert counted_pasted(text)[1] == []
+    # asked: its question only; the subtotal checked, nothing after the discount
+    asked = "What is the total?\n" + table + "Subtotal: 27.00\nDiscount: 5.00\nTotal: 99.00"
+    assert question_of(asked, pasted_tables(asked)) == "What is the total?"
+    assert _said(asked) == "Counted by the program: Qty, all 3 rows: total 6, Amount, all 3 rows: total 27.00"
+    # a line of words with a figure and no ':' is a question, not a label
+    assert question_of(table + "Can you sum these 3", pasted_tables(table + "Can you sum these 3")) == "Can you sum these 3"
+
+
 def test_a_bar_in_ordinary_prose_is_no_table() -> None:
     """Lines of words with a '|' or commas in them: no table, nothing counted."""
     prose = ("What is the total effort here? Option A | option B, we said.\nThen plan | act, as before.\n"

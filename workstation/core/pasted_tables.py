@@ -141,20 +141,28 @@ def _known(label: str) -> bool:
 
 def _said_after(lines: list[str], at: int) -> tuple[list[tuple[str, str]], int]:
     """The labelled figures in the lines from ``at`` ("Subtotal: 920.00 / VAT 20%: 184.00"), in
-    order, up to the first line that says none the checks know (``_known``; a blank line before
-    them skipped), and the line after the last of them (``at`` where none)."""
+    order, up to the first one the checks do not know (``_known``: "Discount: 10.00" ends them,
+    what follows it is not certain), and the line after the last line of labelled figures, known
+    or not (``at`` where none; a blank line before them skipped): "Discount: 5.00" ended them, and
+    the "Total: 25.00" under it was read as the message's question, asking for the columns' totals.
+    A label the checks do not know is one only with its ':' or '=' ("Discount: 5.00"; "sum these 3"
+    is a question)."""
     said: list[tuple[str, str]] = []
     end = at
+    known = True  # (no label the checks do not know met yet)
     for k in range(at, min(len(lines), at + AFTER_LINES)):
         line = lines[k]
         if not line.strip():
-            if said:
+            if end > at:
                 break
             continue
-        parts = [_SAID.fullmatch(part) for part in re.split(r"\s+/\s+", line.strip())]
-        if not all(m is not None and _known(m["label"]) for m in parts):
-            break  # (a figure it does not know, "Discount: 10.00", ends them: what follows is not certain)
-        said += [(" ".join(m["label"].split()), m["figure"]) for m in parts if m]
+        parts = [(part, _SAID.fullmatch(part)) for part in re.split(r"\s+/\s+", line.strip())]
+        if not all(m is not None and (_known(m["label"]) or re.search(r"[:=]", part[m.end("label"):m.start("figure")]))
+                   for part, m in parts):
+            break
+        known = known and all(m is not None and _known(m["label"]) for _, m in parts)
+        if known:
+            said += [(" ".join(m["label"].split()), m["figure"]) for _, m in parts if m]
         end = k + 1
     return said, end
 
