@@ -1268,6 +1268,37 @@ def test_a_turkish_threshold_with_its_noun_after_it_is_applied(tmp_path: Path) -
         assert counted_answer(question, tables) == [], question
 
 
+def test_a_condition_the_program_cannot_apply_gets_no_figure_of_all_rows(tmp_path: Path) -> None:
+    """"What is the total after 2026-01-01?", "ödenmemiş faturaların toplamı" of an English table,
+    "Ankara'dan" where the cells say "Ankara Ltd": each was answered "Amount, all 3 rows: total 60",
+    which a small model repeats as the answer. A condition the program cannot apply (a date with
+    before/after, a threshold with no figure it reads, a negation, a month or a place it does not
+    find) gets nothing; a plain question still its figures of all rows."""
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases
+
+    table = tmp_path / "clients.csv"
+    table.write_text("Client,Amount,Date,Month\nAnkara Ltd,10,2026-01-05,Mart\nIzmir AS,20,2025-12-01,Nisan\n"
+                     "Bursa Co,30,2026-02-01,Mart\n", encoding="utf-8")
+    facts = read_document(table).facts
+
+    def line(question: str) -> str:
+        return say(counted_phrases(counted_answer(question, facts)))
+
+    for cannot in ("What is the total after 2026-01-01?", "total since last month?", "toplam 2025'ten sonra",
+                   "Ocak ayından önce toplam?", "total over a thousand?", "bin liradan fazla olanların toplamı",
+                   "ödenmemiş faturaların toplamı", "total of the ones not paid?", "Ankara'dan toplam",
+                   "total for March?", "total without VAT?", "How many rows before 15.01.2026?"):
+        assert counted_answer(cannot, facts) == [], cannot
+    all_rows = "Counted by the program: Amount (column B), all 3 rows: total 60"
+    for plain in ("what is the total?", "What is the total of column B?", "Amount'un toplamı", "Tabloda toplam ne kadar?"):
+        assert line(plain) == all_rows, plain
+    # values it finds are applied as before
+    assert line("Ankara Ltd'den toplam") == "Counted by the program: Amount where Client is Ankara Ltd: 1 row (Ankara Ltd), total 10"
+    assert line("Mart'taki toplam") == (
+        "Counted by the program: Amount where Month is Mart: 2 rows (Ankara Ltd, Bursa Co), total 40")
+
+
 def test_two_thresholds_joined_by_and_are_both_applied(tmp_path: Path) -> None:
     """"over 1,000 and under 3,000": read as "1,000 and under" (at most 1,000), it counted the
     invoices of 1,000 or less, the opposite rows; "1,000 and under" with no figure after it is

@@ -680,6 +680,50 @@ _WHICH = re.compile(r"\b(?:which|list|show)\b|\bhangi|\blistele|\bgöster", re.I
 MAX_LISTED = 10  # the matching rows' first cells named ("INV-102, INV-104") up to so many
 
 
+# what sets a condition the program cannot apply ("What is the total after 2026-01-01?", "over a
+# thousand", "ödenmemiş faturalar" of an English table, "Ankara'dan" where the cells say "Ankara
+# Ltd"): with it, the figures of all rows answer another question (a small model repeats them as
+# the answer). A date or a word for one with before/after; a threshold with no figure it reads; a
+# negation; a month named; a word with a Turkish case ending that is no value or column of the table
+_WHEN = re.compile(r"\b(?:before|after|since|until|till|prior\s+to)\b|\b(?:önce|sonra|itibaren|beri)\w*", re.IGNORECASE)
+_MONTHS = (r"january|february|march|april|june|july|august|september|october|november|december|"
+           r"ocak|şubat|mart|nisan|mayıs|haziran|temmuz|ağustos|eylül|ekim|kasım|aralık")
+_WHEN_WORD = re.compile(rf"\d{{4}}-\d{{1,2}}-\d{{1,2}}|\b\d{{1,2}}[./]\d{{1,2}}[./]\d{{2,4}}\b|\b(?:19|20)\d{{2}}\b|"
+                        rf"\b(?:{_MONTHS}|may|today|yesterday|tomorrow|day|week|month|year|quarter|"
+                        r"bugün|dün|yarın|gün|hafta|ay(?:ın|da|dan)?\b|yıl|çeyrek)\w*", re.IGNORECASE)
+_MONTH = re.compile(rf"\b(?:{_MONTHS})\b", re.IGNORECASE)
+_NO_FIGURE_THRESHOLD = re.compile(
+    r"\b(?:more|greater|higher|larger|bigger|less|lower|smaller|fewer)\s+than\b|\b(?:at\s+least|at\s+most|"
+    r"no\s+more|no\s+less|in\s+excess\s+of|exceed\w*)\b|\b(?:over|above|under|below)\s+(?:an?|one|two|three|four|five|"
+    r"ten|twenty|fifty|hundred|thousand|million|half|a\s+few)\b|\w['’]?[dt][ae]n\s+(?:fazla|az|büyük|küçük|yüksek|düşük)\b",
+    re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|never|except|excluding|without|other\s+than)\b|n['’]t\b|\bnon-|"
+                       r"\b(?:hariç|haricinde|harici|dışında\w*|olmayan\w*|değil\w*)|\w+m[ae](?:m[ıi]ş|y[ae]n|d[ıi]ğ)\w*",
+                       re.IGNORECASE)
+_CASE_ENDED = re.compile(r"(\w+)['’][dt][ae](?:n|ki)?\b")  # Ankara'dan, 2025'te, Mart'taki
+
+
+def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]]) -> bool:
+    """Whether ``plain`` (a question, its readable thresholds blanked: ``_blanked``) sets a condition
+    on ``facts``' rows that the program cannot apply (``_WHEN``, ``_NO_FIGURE_THRESHOLD``,
+    ``_NEGATION``, a month or a case-ended word that is no value of it): counted nothing, not all
+    rows. Its columns' names and the ``values`` ``_condition`` found are no such condition."""
+    def without(text: str, words: set[str]) -> str:
+        for word in sorted(words, key=len, reverse=True):
+            text = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", " ", text)
+        return text
+
+    found = without(_folded(plain), {v for vs in values.values() for v in vs})
+    if _WHEN.search(found) and _WHEN_WORD.search(_WHEN.sub(" ", found)):  # ("since last month": a column "Month" too)
+        return True
+    text = without(found, {_folded(c.name) for c in facts.columns if len(c.name) > 1})
+    if _NEGATION.search(text) or _NO_FIGURE_THRESHOLD.search(text) or _MONTH.search(text):
+        return True
+    letters = {c.letter.casefold() for c in facts.columns if c.letter}
+    return any(m.group(1) not in letters and not re.fullmatch(r"tablo\w*|sütun\w*|excel\w*", m.group(1))
+               for m in _CASE_ENDED.finditer(text))
+
+
 @dataclass(frozen=True)
 class Threshold:
     """A threshold a question sets on a column of numbers ("over 1,000", "500'den az")."""
@@ -810,6 +854,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                                                 and facts.title.rpartition(" ")[2] not in table_numbers):
             continue  # (not asked about: another table, or the text's own words)
         values, doubt = _condition(lowered, facts)
+        doubt = doubt or _unapplied(plain, facts, values)
         thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
         if values or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
