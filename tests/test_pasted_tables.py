@@ -98,6 +98,16 @@ def test_labelled_figures_the_checks_do_not_know_are_no_question() -> None:
     assert question_of(table + "Can you sum these 3", pasted_tables(table + "Can you sum these 3")) == "Can you sum these 3"
 
 
+def test_a_figure_said_in_dollars_or_pounds_after_a_table_is_checked() -> None:
+    """"Total due: 1,104.00 dollars": the pasted tables' currency words (tl, eur, usd, gbp) were a
+    list of their own, without the questions' dollars, lira, pounds: the line was no labelled
+    figure, left in the question (asking for a total), and not checked. One list for both."""
+    wrong = INVOICE.replace("Subtotal: 920.00", "Subtotal: 910.00 dollars").replace("1,104.00", "1,104.00 dollars")
+    assert _said(wrong) == ("Counted by the program: row 'Payroll runs': 4 × 30.00 = 120.00, the table says 130.00; "
+                            "20% of 910.00 is 182.00; the message says VAT 20% 184.00; "
+                            "the subtotal and the tax add up to 1,094.00; the message says Total due 1,104.00")
+
+
 def test_a_bar_in_ordinary_prose_is_no_table() -> None:
     """Lines of words with a '|' or commas in them: no table, nothing counted."""
     prose = ("What is the total effort here? Option A | option B, we said.\nThen plan | act, as before.\n"

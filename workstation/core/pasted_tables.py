@@ -16,6 +16,7 @@ from typing import Any
 from workstation.core.phrases import say
 from workstation.core.table_facts import (
     _TOTAL_START,
+    CURRENCY_WORDS,
     SheetFacts,
     _figure,
     _line,
@@ -39,7 +40,7 @@ PASTED_TITLE = "the table in your message"  # (said in the UI's language: ``tabl
 _RULE = re.compile(r"\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*")
 # a line after the table that says a figure: "Subtotal: 920.00", "VAT 20%: 184.00", "KDV %20 = 184,00 TL"
 _SAID = re.compile(r"\s*(?P<label>[^\W\d][^:=]*?)\s*[:=]?\s*(?P<figure>\(?[-+\u2212]?[$€£₺¥]?\s?\d[\d.,]*\)?)"
-                   r"\s*(?:[$€£₺¥]|tl|try|eur|euros?|usd|gbp)?\s*", re.IGNORECASE)
+                   rf"\s*(?:[$€£₺¥]|(?:{CURRENCY_WORDS})\b)?\s*", re.IGNORECASE)
 _TAX = re.compile(r"\b(?:vat|tax|gst|kdv)\b", re.IGNORECASE)
 _RATE = re.compile(r"(?P<a>\d+(?:[.,]\d+)?)\s*%|%\s*(?P<b>\d+(?:[.,]\d+)?)")
 _DUE = re.compile(r"(?:amount|balance)\s+due\b|(?:genel\s+|ara\s+)?toplam", re.IGNORECASE)

@@ -635,7 +635,9 @@ MAX_COUNTED = 3  # figures said under a reply
 # a question's figure (1,000; 1.000; €1.000,50; -200) and its unit (1,000 EUR, 1.000 TL, 10%)
 # (its thousands set apart by spaces too, as French and many forms write them: 1 000, 12 500,50)
 _FIGURE = r"(?:[$€£₺¥]\s?)?[-+\u2212]?(?:\d{1,3}(?:[ \u00a0]\d{3})+(?:[.,]\d+)?(?!\d)|\d(?:[\d.,]*\d)?)"
-_UNIT = r"(?:\s?%|\s?[$€£₺¥]|\s?(?:eur|euros?|usd|dollars?|tl|lira|try|gbp|pounds?)\b)?"
+# the words for a currency a figure may be said with (a question's "1,000 EUR", a pasted table's "Total: 1.104,00 TL")
+CURRENCY_WORDS = r"eur|euros?|usd|dollars?|tl|lira|try|gbp|pounds?"
+_UNIT = rf"(?:\s?%|\s?[$€£₺¥]|\s?(?:{CURRENCY_WORDS})\b)?"
 # a percentage as Turkish writes it, its % before it (%10'dan fazla)
 _A = rf"(?<![\w.,])(?P<pre>%\s?)?(?P<a>{_FIGURE})(?P<unit>{_UNIT})"
 _B = rf"(?P<pre_b>%\s?)?(?P<b>{_FIGURE})(?P<unit_b>{_UNIT})"
