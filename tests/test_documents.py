@@ -1228,6 +1228,77 @@ def test_a_question_with_a_condition_has_its_rows_counted(tmp_path: Path) -> Non
     assert "cells" not in json.loads(json.dumps(facts_record(facts[0]))) and len(facts[0].cells) == 5
 
 
+FATURALAR = ("Fatura;Müşteri;Tutar;Durum\nF-1;Acar;450,00;ödendi\nF-2;Bilgin;2.380,50;ödenmedi\n"
+             "F-3;Cengiz;1.200,00;ödendi\nF-4;Acar;3.200,00;ödenmedi\nF-5;Demir;780,25;ödenmedi\n")
+
+
+def test_a_turkish_threshold_with_its_noun_after_it_is_applied(tmp_path: Path) -> None:
+    """"1000 TL'den fazla faturalar" (Turkish puts the noun after the threshold) counted nothing:
+    "faturalar" begins with the column's name "Fatura", read as "more than 3 invoices" (a count of
+    things). A figure with a unit, or far above the table's rows, is no count; "3'ten fazla
+    faturası olan" and "more than 1 invoice" still are (nothing counted, never a wrong figure)."""
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases
+    from workstation.tui.i18n import Texts
+
+    faturalar = tmp_path / "faturalar.csv"
+    faturalar.write_text(FATURALAR, encoding="utf-8")
+    turkish = read_document(faturalar).facts
+    invoices = tmp_path / "invoices.csv"
+    invoices.write_text(INVOICES, encoding="utf-8")
+    english = read_document(invoices).facts
+
+    def line(question: str, lang: str, tables: list) -> str:
+        return say(counted_phrases(counted_answer(question, tables)), Texts(lang).get)
+
+    assert line("1000 TL'den fazla faturalar", "tr", turkish) == (
+        "Programın hesabı: Tutar 1.000 üzeri olan 3 satır (F-2, F-3, F-4)")
+    assert line("1.000 ile 2.500 arası faturalar", "tr", turkish) == (
+        "Programın hesabı: Tutar 1.000 ile 2.500 arası olan 2 satır (F-2, F-3)")
+    assert line("500 TL ve altı faturalar", "tr", turkish) == "Programın hesabı: Tutar en çok 500 olan 1 satır (F-1)"
+    assert line("1000'den fazla faturaların toplamı", "tr", turkish) == (
+        "Programın hesabı: Tutar 1.000 üzeri olan satırlarda Tutar: 3 satır (F-2, F-3, F-4), toplam 6.780,50")
+    assert line("over 1,000 EUR invoices", "en", english) == (
+        "Counted by the program: 3 rows where Amount over 1,000 (INV-102, INV-103, INV-104)")
+    # a count of things: nothing (the amounts over 3 are no answer)
+    for question, tables in (("3'ten fazla faturası olan müşteriler", turkish), ("2'den fazla faturası olan kaç müşteri var?", turkish),
+                             ("Which clients have more than 1 invoice?", english),
+                             ("clients with more than 2 invoices", english),
+                             ("invoices more than 1.5 days late", english), ("more than 1000 days late invoices", english)):
+        assert counted_answer(question, tables) == [], question
+
+
+def test_a_condition_the_program_cannot_apply_gets_no_figure_of_all_rows(tmp_path: Path) -> None:
+    """"What is the total after 2026-01-01?", "ödenmemiş faturaların toplamı" of an English table,
+    "Ankara'dan" where the cells say "Ankara Ltd": each was answered "Amount, all 3 rows: total 60",
+    which a small model repeats as the answer. A condition the program cannot apply (a date with
+    before/after, a threshold with no figure it reads, a negation, a month or a place it does not
+    find) gets nothing; a plain question still its figures of all rows."""
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases
+
+    table = tmp_path / "clients.csv"
+    table.write_text("Client,Amount,Date,Month\nAnkara Ltd,10,2026-01-05,Mart\nIzmir AS,20,2025-12-01,Nisan\n"
+                     "Bursa Co,30,2026-02-01,Mart\n", encoding="utf-8")
+    facts = read_document(table).facts
+
+    def line(question: str) -> str:
+        return say(counted_phrases(counted_answer(question, facts)))
+
+    for cannot in ("What is the total after 2026-01-01?", "total since last month?", "toplam 2025'ten sonra",
+                   "Ocak ayından önce toplam?", "total over a thousand?", "bin liradan fazla olanların toplamı",
+                   "ödenmemiş faturaların toplamı", "total of the ones not paid?", "Ankara'dan toplam",
+                   "total for March?", "total without VAT?", "How many rows before 15.01.2026?"):
+        assert counted_answer(cannot, facts) == [], cannot
+    all_rows = "Counted by the program: Amount (column B), all 3 rows: total 60"
+    for plain in ("what is the total?", "What is the total of column B?", "Amount'un toplamı", "Tabloda toplam ne kadar?"):
+        assert line(plain) == all_rows, plain
+    # values it finds are applied as before
+    assert line("Ankara Ltd'den toplam") == "Counted by the program: Amount where Client is Ankara Ltd: 1 row (Ankara Ltd), total 10"
+    assert line("Mart'taki toplam") == (
+        "Counted by the program: Amount where Month is Mart: 2 rows (Ankara Ltd, Bursa Co), total 40")
+
+
 def test_two_thresholds_joined_by_and_are_both_applied(tmp_path: Path) -> None:
     """"over 1,000 and under 3,000": read as "1,000 and under" (at most 1,000), it counted the
     invoices of 1,000 or less, the opposite rows; "1,000 and under" with no figure after it is

@@ -63,6 +63,51 @@ def test_a_sum_question_on_a_pasted_tab_separated_table() -> None:
     assert _said("Region\tAmount\nNorth\t1\nSouth\t2\nEast\t3\nThanks!") == ""  # (no question: nothing said)
 
 
+def test_two_pasted_tables_figures_are_each_said_under_its_table() -> None:
+    """Two tables in one message, asked for the total: "B, all 3 rows: total 6, total 60" read as
+    one column with two totals. Each table's figures under its own name, in both languages."""
+    text = "A|1\nB|2\nC|3\n\nX|10\nY|20\nZ|30\nwhat is the total?"
+    assert _said(text) == ("Counted by the program: the table in your message: B, all 3 rows: total 6; "
+                           "table 2 in your message: B, all 3 rows: total 60")
+    assert _said(text.replace("what is the total?", "toplam nedir?"), "tr") == (
+        "Programın hesabı: mesajınızdaki tablo: B, 3 satırın tümü: toplam 6; "
+        "mesajınızdaki 2. tablo: B, 3 satırın tümü: toplam 60")
+    tables, items = counted_pasted(text)
+    assert for_the_model(tables, items) == ("- For this question, the program counted: the table in your message: B, "
+                                            "all 3 rows: total 6; table 2 in your message: B, all 3 rows: total 60.")
+    # one table: said as before, without its name
+    assert _said("A|1\nB|2\nC|3\nwhat is the total?") == "Counted by the program: B, all 3 rows: total 6"
+
+
+def test_labelled_figures_the_checks_do_not_know_are_no_question() -> None:
+    """"Discount: 5.00" after the table ended its labelled figures, and the "Total: 22.00" under it
+    was read as the message's question (asking for a total): the line showed each column's sum.
+    Lines "Label: figure" after a table are never the question; the checks still end at a label
+    they do not know (no check of a total after a discount)."""
+    from workstation.core.pasted_tables import pasted_tables, question_of
+
+    table = "Item | Qty | Price | Amount\nPaper | 3 | 4.50 | 13.50\nPens | 2 | 5.75 | 11.50\nTape | 1 | 2.00 | 2.00\n"
+    text = table + "Discount: 5.00\nTotal: 99.00"
+    assert question_of(text, pasted_tables(text)) == ""
+    assert counted_pasted(text)[1] == []
+    # asked: its question only; the subtotal checked, nothing after the discount
+    asked = "What is the total?\n" + table + "Subtotal: 27.00\nDiscount: 5.00\nTotal: 99.00"
+    assert question_of(asked, pasted_tables(asked)) == "What is the total?"
+    assert _said(asked) == "Counted by the program: Qty, all 3 rows: total 6, Amount, all 3 rows: total 27.00"
+    # a line of words with a figure and no ':' is a question, not a label
+    assert question_of(table + "Can you sum these 3", pasted_tables(table + "Can you sum these 3")) == "Can you sum these 3"
+
+
+def test_a_figure_said_in_dollars_or_pounds_after_a_table_is_checked() -> None:
+    """"Total due: 1,104.00 dollars": the pasted tables' currency words (tl, eur, usd, gbp) were a
+    list of their own, without the questions' dollars, lira, pounds: the line was no labelled
+    figure, left in the question (asking for a total), and not checked. One list for both."""
+    wrong = INVOICE.replace("Subtotal: 920.00", "Subtotal: 910.00 dollars").replace("1,104.00", "1,104.00 dollars")
+    assert _said(wrong) == ("Counted by the program: row 'Payroll runs': 4 × 30.00 = 120.00, the table says 130.00; "
+                            "20% of 910.00 is 182.00; the message says VAT 20% 184.00; "
+                            "the subtotal and the tax add up to 1,094.00; the message says Total due 1,104.00")
+
+
 def test_a_bar_in_ordinary_prose_is_no_table() -> None:
     """Lines of words with a '|' or commas in them: no table, nothing counted."""
     prose = ("What is the total effort here? Option A | option B, we said.\nThen plan | act, as before.\n"

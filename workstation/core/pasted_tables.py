@@ -16,6 +16,7 @@ from typing import Any
 from workstation.core.phrases import say
 from workstation.core.table_facts import (
     _TOTAL_START,
+    CURRENCY_WORDS,
     SheetFacts,
     _figure,
     _line,
@@ -39,7 +40,7 @@ PASTED_TITLE = "the table in your message"  # (said in the UI's language: ``tabl
 _RULE = re.compile(r"\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*")
 # a line after the table that says a figure: "Subtotal: 920.00", "VAT 20%: 184.00", "KDV %20 = 184,00 TL"
 _SAID = re.compile(r"\s*(?P<label>[^\W\d][^:=]*?)\s*[:=]?\s*(?P<figure>\(?[-+\u2212]?[$€£₺¥]?\s?\d[\d.,]*\)?)"
-                   r"\s*(?:[$€£₺¥]|tl|try|eur|euros?|usd|gbp)?\s*", re.IGNORECASE)
+                   rf"\s*(?:[$€£₺¥]|(?:{CURRENCY_WORDS})\b)?\s*", re.IGNORECASE)
 _TAX = re.compile(r"\b(?:vat|tax|gst|kdv)\b", re.IGNORECASE)
 _RATE = re.compile(r"(?P<a>\d+(?:[.,]\d+)?)\s*%|%\s*(?P<b>\d+(?:[.,]\d+)?)")
 _DUE = re.compile(r"(?:amount|balance)\s+due\b|(?:genel\s+|ara\s+)?toplam", re.IGNORECASE)
@@ -141,20 +142,28 @@ def _known(label: str) -> bool:
 
 def _said_after(lines: list[str], at: int) -> tuple[list[tuple[str, str]], int]:
     """The labelled figures in the lines from ``at`` ("Subtotal: 920.00 / VAT 20%: 184.00"), in
-    order, up to the first line that says none the checks know (``_known``; a blank line before
-    them skipped), and the line after the last of them (``at`` where none)."""
+    order, up to the first one the checks do not know (``_known``: "Discount: 10.00" ends them,
+    what follows it is not certain), and the line after the last line of labelled figures, known
+    or not (``at`` where none; a blank line before them skipped): "Discount: 5.00" ended them, and
+    the "Total: 25.00" under it was read as the message's question, asking for the columns' totals.
+    A label the checks do not know is one only with its ':' or '=' ("Discount: 5.00"; "sum these 3"
+    is a question)."""
     said: list[tuple[str, str]] = []
     end = at
+    known = True  # (no label the checks do not know met yet)
     for k in range(at, min(len(lines), at + AFTER_LINES)):
         line = lines[k]
         if not line.strip():
-            if said:
+            if end > at:
                 break
             continue
-        parts = [_SAID.fullmatch(part) for part in re.split(r"\s+/\s+", line.strip())]
-        if not all(m is not None and _known(m["label"]) for m in parts):
-            break  # (a figure it does not know, "Discount: 10.00", ends them: what follows is not certain)
-        said += [(" ".join(m["label"].split()), m["figure"]) for m in parts if m]
+        parts = [(part, _SAID.fullmatch(part)) for part in re.split(r"\s+/\s+", line.strip())]
+        if not all(m is not None and (_known(m["label"]) or re.search(r"[:=]", part[m.end("label"):m.start("figure")]))
+                   for part, m in parts):
+            break
+        known = known and all(m is not None and _known(m["label"]) for _, m in parts)
+        if known:
+            said += [(" ".join(m["label"].split()), m["figure"]) for _, m in parts if m]
         end = k + 1
     return said, end
 
@@ -215,7 +224,7 @@ def arithmetic_checks(facts: SheetFacts, pasted: Pasted) -> list[dict[str, Any]]
             if x is None or y is None or z is None or _rounded(x * y, z) == z:
                 continue
             if len(items) < MAX_CHECKS:
-                items.append({"what": "row_check", "name": _row_name(facts, row, n), "a": _as_written(x),
+                items.append({"what": "row_check", "title": facts.title, "name": _row_name(facts, row, n), "a": _as_written(x),
                               "b": _as_written(y), "figure": _as_written(_rounded(x * y, z)),
                               "said": _as_written(z)})
     if amount is None:
@@ -240,20 +249,20 @@ def arithmetic_checks(facts: SheetFacts, pasted: Pasted) -> list[dict[str, Any]]
                 break
             expected = _rounded(base * percent / 100, value)
             if expected != value:
-                items.append({"what": "tax_check", "label": label, "rate": _as_written(percent) + "%",
+                items.append({"what": "tax_check", "title": facts.title, "label": label, "rate": _as_written(percent) + "%",
                               "of": _as_written(base), "figure": _as_written(expected), "said": _as_written(value)})
             taxes.append(value)
         elif _TOTAL_START.match(label) or _DUE.match(label):
             if base is None:
                 if value != total:
-                    items.append({"what": "sum_check", "label": label, "figure": _figure(total, places),
+                    items.append({"what": "sum_check", "title": facts.title, "label": label, "figure": _figure(total, places),
                                   "said": _as_written(value)})
                 base = value
                 continue
             if taxes:
                 expected = base + sum(taxes, Decimal(0))
                 if expected != value:
-                    items.append({"what": "due_check", "label": label, "figure": _as_written(_rounded(expected, value)),
+                    items.append({"what": "due_check", "title": facts.title, "label": label, "figure": _as_written(_rounded(expected, value)),
                                   "said": _as_written(value)})
             break
         else:

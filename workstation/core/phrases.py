@@ -786,6 +786,7 @@ ENGLISH: dict[str, str] = {
     "facts.counted_largest": "{name} largest {figure}",
     "facts.counted_smallest": "{name} smallest {figure}",
     "facts.counted_rows": "{title}: {rows} rows",
+    "facts.of_table": "{title}: {items}",  # (the figures of one of two tables or more: "table 2 in your message: …")
     "facts.counted_all": "{name}, all {rows} rows: {figures}",
     "facts.counted_product": "the total, {a} × {b} over all {rows} rows: {figure}",
     "facts.figure_total": "total {figure}",

@@ -635,7 +635,9 @@ MAX_COUNTED = 3  # figures said under a reply
 # a question's figure (1,000; 1.000; €1.000,50; -200) and its unit (1,000 EUR, 1.000 TL, 10%)
 # (its thousands set apart by spaces too, as French and many forms write them: 1 000, 12 500,50)
 _FIGURE = r"(?:[$€£₺¥]\s?)?[-+\u2212]?(?:\d{1,3}(?:[ \u00a0]\d{3})+(?:[.,]\d+)?(?!\d)|\d(?:[\d.,]*\d)?)"
-_UNIT = r"(?:\s?%|\s?[$€£₺¥]|\s?(?:eur|euros?|usd|dollars?|tl|lira|try|gbp|pounds?)\b)?"
+# the words for a currency a figure may be said with (a question's "1,000 EUR", a pasted table's "Total: 1.104,00 TL")
+CURRENCY_WORDS = r"eur|euros?|usd|dollars?|tl|lira|try|gbp|pounds?"
+_UNIT = rf"(?:\s?%|\s?[$€£₺¥]|\s?(?:{CURRENCY_WORDS})\b)?"
 # a percentage as Turkish writes it, its % before it (%10'dan fazla)
 _A = rf"(?<![\w.,])(?P<pre>%\s?)?(?P<a>{_FIGURE})(?P<unit>{_UNIT})"
 _B = rf"(?P<pre_b>%\s?)?(?P<b>{_FIGURE})(?P<unit_b>{_UNIT})"
@@ -678,6 +680,50 @@ _NOT_AFTER = frozenset({"hariç", "haricinde", "harici", "dışında", "dışın
 # a question that asks for rows ("which unpaid invoices?", "hangi faturalar"), not a figure
 _WHICH = re.compile(r"\b(?:which|list|show)\b|\bhangi|\blistele|\bgöster", re.IGNORECASE)
 MAX_LISTED = 10  # the matching rows' first cells named ("INV-102, INV-104") up to so many
+
+
+# what sets a condition the program cannot apply ("What is the total after 2026-01-01?", "over a
+# thousand", "ödenmemiş faturalar" of an English table, "Ankara'dan" where the cells say "Ankara
+# Ltd"): with it, the figures of all rows answer another question (a small model repeats them as
+# the answer). A date or a word for one with before/after; a threshold with no figure it reads; a
+# negation; a month named; a word with a Turkish case ending that is no value or column of the table
+_WHEN = re.compile(r"\b(?:before|after|since|until|till|prior\s+to)\b|\b(?:önce|sonra|itibaren|beri)\w*", re.IGNORECASE)
+_MONTHS = (r"january|february|march|april|june|july|august|september|october|november|december|"
+           r"ocak|şubat|mart|nisan|mayıs|haziran|temmuz|ağustos|eylül|ekim|kasım|aralık")
+_WHEN_WORD = re.compile(rf"\d{{4}}-\d{{1,2}}-\d{{1,2}}|\b\d{{1,2}}[./]\d{{1,2}}[./]\d{{2,4}}\b|\b(?:19|20)\d{{2}}\b|"
+                        rf"\b(?:{_MONTHS}|may|today|yesterday|tomorrow|day|week|month|year|quarter|"
+                        r"bugün|dün|yarın|gün|hafta|ay(?:ın|da|dan)?\b|yıl|çeyrek)\w*", re.IGNORECASE)
+_MONTH = re.compile(rf"\b(?:{_MONTHS})\b", re.IGNORECASE)
+_NO_FIGURE_THRESHOLD = re.compile(
+    r"\b(?:more|greater|higher|larger|bigger|less|lower|smaller|fewer)\s+than\b|\b(?:at\s+least|at\s+most|"
+    r"no\s+more|no\s+less|in\s+excess\s+of|exceed\w*)\b|\b(?:over|above|under|below)\s+(?:an?|one|two|three|four|five|"
+    r"ten|twenty|fifty|hundred|thousand|million|half|a\s+few)\b|\w['’]?[dt][ae]n\s+(?:fazla|az|büyük|küçük|yüksek|düşük)\b",
+    re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|never|except|excluding|without|other\s+than)\b|n['’]t\b|\bnon-|"
+                       r"\b(?:hariç|haricinde|harici|dışında\w*|olmayan\w*|değil\w*)|\w+m[ae](?:m[ıi]ş|y[ae]n|d[ıi]ğ)\w*",
+                       re.IGNORECASE)
+_CASE_ENDED = re.compile(r"(\w+)['’][dt][ae](?:n|ki)?\b")  # Ankara'dan, 2025'te, Mart'taki
+
+
+def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]]) -> bool:
+    """Whether ``plain`` (a question, its readable thresholds blanked: ``_blanked``) sets a condition
+    on ``facts``' rows that the program cannot apply (``_WHEN``, ``_NO_FIGURE_THRESHOLD``,
+    ``_NEGATION``, a month or a case-ended word that is no value of it): counted nothing, not all
+    rows. Its columns' names and the ``values`` ``_condition`` found are no such condition."""
+    def without(text: str, words: set[str]) -> str:
+        for word in sorted(words, key=len, reverse=True):
+            text = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", " ", text)
+        return text
+
+    found = without(_folded(plain), {v for vs in values.values() for v in vs})
+    if _WHEN.search(found) and _WHEN_WORD.search(_WHEN.sub(" ", found)):  # ("since last month": a column "Month" too)
+        return True
+    text = without(found, {_folded(c.name) for c in facts.columns if len(c.name) > 1})
+    if _NEGATION.search(text) or _NO_FIGURE_THRESHOLD.search(text) or _MONTH.search(text):
+        return True
+    letters = {c.letter.casefold() for c in facts.columns if c.letter}
+    return any(m.group(1) not in letters and not re.fullmatch(r"tablo\w*|sütun\w*|excel\w*", m.group(1))
+               for m in _CASE_ENDED.finditer(text))
 
 
 @dataclass(frozen=True)
@@ -731,7 +777,10 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
         after += [_folded(w) for w in re.findall(r"\w+", question[m.end():])[:1]]
         a = _asked_figure(m.group("a"))
         b = _asked_figure(m.group("b")) if "b" in m.groupdict() else Decimal(0)
-        if a is None or b is None or any(w in _COUNTED_THINGS or any(w.startswith(t) for t in things) for w in after):
+        if a is None or b is None:
+            return [], True
+        counts = [w for w in after if w in _COUNTED_THINGS or any(w.startswith(t) for t in things)]
+        if counts and not _no_count(m, a, b, facts.rows, any(w in _COUNTED_THINGS for w in counts)):
             return [], True
         percent = any("%" in (m.groupdict().get(g) or "") for g in ("pre", "unit", "pre_b", "unit_b"))
         columns = [c for c in facts.columns if c.kind == ("percents" if percent else "numbers")] \
@@ -747,6 +796,19 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
             return [], True
         found.append(Threshold(column, op, *((a, b) if op != "between" or a <= b else (b, a))))
     return found, False
+
+
+def _no_count(m: re.Match[str], a: Decimal, b: Decimal, rows: int, unbounded: bool) -> bool:
+    """Whether a threshold's figure followed by what a count names ("faturalar", "days") is no
+    count all the same: a Turkish question puts its noun after it ("1000 TL'den fazla faturalar":
+    invoices over 1,000 TL), an English one before it ("clients with more than 3 invoices": a
+    count). Its figure is no count where it says a unit (TL, €, %), has decimals, or (a count of
+    the table's rows: ``unbounded`` False, not days or times) is far above its rows (1000 of 5)."""
+    if any((m.groupdict().get(g) or "").strip() for g in ("pre", "unit", "pre_b", "unit_b")):
+        return True
+    low = min(a, b) if "b" in m.groupdict() else a
+    whole = all(v == v.to_integral_value() for v in (a, b))
+    return not unbounded and (not whole or low >= 10 * max(rows, 1))
 
 
 def _blanked(question: str, spans: list[tuple[str, re.Match[str]]]) -> str:
@@ -794,6 +856,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                                                 and facts.title.rpartition(" ")[2] not in table_numbers):
             continue  # (not asked about: another table, or the text's own words)
         values, doubt = _condition(lowered, facts)
+        doubt = doubt or _unapplied(plain, facts, values)
         thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
         if values or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
@@ -805,7 +868,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         if product:  # (the table's total: its quantities × prices, not its quantities added up)
             by_at = {c.at: c for c in facts.columns}
             a, b = by_at[facts.product[0]], by_at[facts.product[1]]
-            items.append({"what": "product", "name": a.name, "letter": a.letter, "name_b": b.name, "letter_b": b.letter,
+            items.append({"what": "product", "title": facts.title, "name": a.name, "letter": a.letter, "name_b": b.name, "letter_b": b.letter,
                           "figure": facts.product[2], "rows": _n(facts.rows)})
         for col in named or numbers:
             for what in asked:
@@ -814,8 +877,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                 figure = {"total": col.total, "average": col.average, "largest": col.largest,
                           "smallest": col.smallest}.get(what, "")
                 if figure:
-                    items.append({"what": what, "name": col.name, "letter": col.letter, "figure": figure,
-                                  "rows": _n(facts.rows)})
+                    items.append({"what": what, "title": facts.title, "name": col.name, "letter": col.letter,
+                                  "figure": figure, "rows": _n(facts.rows)})
     return items[:MAX_COUNTED]
 
 
@@ -968,7 +1031,27 @@ def counted_phrases(items: list[dict[str, Any]]) -> list[Phrase]:
     """``counted_answer``'s figures as a sentence, saying what was counted: "Counted by the program:
     Revenue (column B), all 3 rows: total 7,855, largest 4,154.5" (a reply's record kept before
     the rows were said: "Revenue (column B) total 7,855"); a count of the rows a question named
-    (``where_phrase``) set apart by a semicolon."""
+    (``where_phrase``) set apart by a semicolon. Of two tables or more, each table's under its
+    name ("the table in your message: B, all 3 rows: total 6; table 2 in your message: …"): said
+    together, two tables' columns "B" read as one column with two totals."""
+    groups: dict[str, list[dict[str, Any]]] = {}  # (by table, in the order they come: a reply's old record has no titles)
+    for item in items:
+        groups.setdefault(str(item.get("title") or ""), []).append(item)
+    if len(groups) < 2:
+        said = _said_items(items)
+    else:
+        said = []
+        for title, group in groups.items():
+            if said:
+                said.append(("facts.then", {}))
+            phrases = _said_items(group)
+            titled = not title or group[0].get("what") == "rows"  # (a count of its rows names it already)
+            said += phrases if titled else [("facts.of_table", {"title": title_phrase(title), "items": phrases})]
+    return [("facts.counted", {"items": said})] if said else []
+
+
+def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
+    """``counted_phrases``' sentence of one table's ``items``."""
     said: list[Phrase] = []
     column: tuple[str, str, str] | None = None  # the column the figures said last are of
     apart = False  # the last said was a count of named rows
@@ -1005,4 +1088,4 @@ def counted_phrases(items: list[dict[str, Any]]) -> list[Phrase]:
                                                "figures": [(f"facts.figure_{what}", {"figure": item.get("figure", "")})]}))
         else:
             said.append((f"facts.counted_{what}", {"name": name, "figure": item.get("figure", "")}))
-    return [("facts.counted", {"items": said})] if said else []
+    return said
