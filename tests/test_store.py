@@ -854,3 +854,24 @@ def test_a_session_kept_in_memory_is_written_back_whole(tmp_path: Path) -> None:
     store.delete(open_one.id)
     store.take_in(memory)
     assert [c.title for c in store.list()] == ["Budget", "Made elsewhere meanwhile"]
+
+
+def test_export_leaves_an_attached_documents_facts_as_they_are(tmp_path: Path) -> None:
+    """F7's export wrote the program's facts of an attached CSV as a broken Markdown table
+    ('| invoices.csv: 5 rows under the header row | 4 columns. |'): only the tables pasted in
+    the user's own words are written as Markdown tables, the attached document stays as sent."""
+    from workstation.tui.attachment import with_attached
+
+    facts = ("Facts counted by the program from every row:\n"
+             "invoices.csv: 5 rows under the header row, 4 columns.\n"
+             "- Invoice (column A): text, different in every row (INV-001 to INV-005).\n"
+             "- Customer (column B): text, different in every row (Acar Ltd to Ege AS).\n"
+             "- Amount (column C): numbers; total 7,800.50, smallest 450.00, largest 3,100.50.\n"
+             "- Status (column D): text, 2 different values; most common: unpaid (3), paid (2).\n\n")
+    document = facts + "Invoice,Customer,Amount,Status\nINV-001,Acar Ltd,1250.00,unpaid\nINV-002,Bilge AS,800.00,paid"
+    store = ConversationStore(tmp_path / "c.db")
+    conv = store.new("Invoices")
+    store.add_message(conv.id, "user", with_attached("Total of the unpaid ones?", "Document: invoices.csv", document))
+    exported = store.export_markdown(conv.id, tmp_path / "out.md").read_text(encoding="utf-8")
+    assert facts in exported
+    assert "| 4 columns. |" not in exported

@@ -15,7 +15,7 @@ from workstation.core.metrics import figures_line
 from workstation.core.moments import local_text
 from workstation.core.pasted_tables import as_markdown
 from workstation.core.phrases import ENGLISH, Lookup, say
-from workstation.core.summary_chunks import without_counted
+from workstation.core.summary_chunks import attached_named, without_counted
 from workstation.core.table_facts import counted_phrases
 
 if TYPE_CHECKING:
@@ -57,6 +57,16 @@ def conversation_export(path: Path) -> bool:
     when, headings = _export_patterns()
     return (len(lines) > 3 and lines[0].startswith("# ") and not lines[1] and any(p.fullmatch(lines[2]) for p in when)
             and any(p.fullmatch(line) for line in lines[3:] for p in headings))
+
+
+def _tables_as_markdown(content: str) -> str:
+    """A user's message with the tables pasted in its own words as Markdown tables
+    (``as_markdown``), the document attached after them as it was: the program's facts of an
+    attached CSV ("invoices.csv: 5 rows under the header row, 4 columns.") were read as a
+    pasted table and cut at their commas into a table of two columns."""
+    found = attached_named().search(content)
+    at = found.start() if found is not None else len(content)
+    return as_markdown(content[:at]) + content[at:]
 
 
 class MarkdownExport:
@@ -106,7 +116,7 @@ class MarkdownExport:
             # (a document's prompt: as the chat shows it; the program's counts given to the model with a
             # question, ``with_counted``, not: they are said under the reply)
             # (a table pasted in a message: as a Markdown table, ``as_markdown``; its lines ran into one)
-            content = msg.shown or (as_markdown(without_counted(msg.content)) if msg.role == "user" else msg.content)
+            content = msg.shown or (_tables_as_markdown(without_counted(msg.content)) if msg.role == "user" else msg.content)
             lines += [content.rstrip(), ""]
             if m:  # the chat's line, with how it ended (cut off by an error, the key's day over)
                 whose = profile_key(str(m["profile"])) if several and m.get("profile") else ""

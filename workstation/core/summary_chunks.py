@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Protocol
 
 from workstation.core.documents import Document, Section
@@ -136,6 +137,23 @@ def with_counted(text: str, tables: list[SheetFacts], items: list[dict[str, Any]
             end += 1
         lines[end:end] = said
     return "\n".join(lines)
+
+
+ATTACHED_SEPARATOR = "\n\n---\n"  # between a message's words and the line that names its document
+
+
+@cache
+def attached_named() -> re.Pattern[str]:
+    """The rule and the line that name a document attached to a message, in every language the
+    app speaks ("Document: lease.txt", ``tui/attachment.with_attached``): where the user's own
+    words end."""
+    from workstation.core.locales import locale_languages, locale_texts
+
+    labels = []
+    for lang in locale_languages():
+        head, _, tail = locale_texts(lang).get("chat.document", "Document: {name}").partition("{name}")
+        labels.append(rf"{re.escape(head)}(?P<name{len(labels)}>[^\n]+?){re.escape(tail)}")
+    return re.compile(rf"(?:\A---\n|{re.escape(ATTACHED_SEPARATOR)})(?:{'|'.join(labels)})\n\n")
 
 
 def without_counted(text: str) -> str:

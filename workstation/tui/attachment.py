@@ -4,14 +4,11 @@ back in the box to be changed (Up)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import cache
 
-from workstation.core.summary_chunks import without_counted
-from workstation.tui.i18n import LANGUAGES, Texts
+from workstation.core.summary_chunks import ATTACHED_SEPARATOR, attached_named, without_counted
 
-SEPARATOR = "\n\n---\n"  # between the words and the line that names the document
+SEPARATOR = ATTACHED_SEPARATOR  # between the words and the line that names the document
 
 
 def with_attached(text: str, label: str, document: str) -> str:
@@ -30,19 +27,9 @@ class Attached:
     start: int  # where its text begins in the message (the words, rule and name are before it)
 
 
-@cache
-def _named() -> re.Pattern[str]:
-    """The rule and the line that names a document, in every language ("Document: lease.txt")."""
-    labels = []
-    for lang in LANGUAGES:
-        head, _, tail = Texts(lang)("chat.document", name="\0").partition("\0")
-        labels.append(rf"{re.escape(head)}(?P<name{len(labels)}>[^\n]+?){re.escape(tail)}")
-    return re.compile(rf"(?:\A---\n|{re.escape(SEPARATOR)})(?:{'|'.join(labels)})\n\n")
-
-
 def find_attached(content: str) -> Attached | None:
     """The document sent with this message, in any of our languages (None: none)."""
-    found = _named().search(content)
+    found = attached_named().search(content)
     if found is None:
         return None
     name = next(v for k, v in found.groupdict().items() if v is not None)
