@@ -169,9 +169,15 @@ def test_an_invoice_without_amounts_is_totalled_as_quantity_times_price(tmp_path
     assert facts_text(tables[0])[3:] == [
         "- Unit price: prices or rates (not added up); smallest 1.20, largest 35.00, average 13.57.",
         "- Qty × Unit price, added up over all 3 rows: 95.50."]
-    # a rate in any table is not added up: asked for the total, the hours' total alone
+    # a timesheet's hours × rate and a booking's nights × price per night are such totals too (a
+    # booking's "total price" said nothing, then "total 16" of its nights where 1,925 was asked for)
     hours = "What is the total?\nTask\tHours\tRate\nAudit\t4\t50\nFiling\t2\t40\nReview\t1\t60"
-    assert _said(hours) == "Counted by the program: Hours, all 3 rows: total 7"
+    assert _said(hours) == "Counted by the program: the total, Hours × Rate over all 3 rows: 340"
+    stays = ("Customer | Nights | Price per night\nAnna Berg | 4 | 85\nMehmet Kaya | 2 | 120\nJohn Smith | 7 | 60\n"
+             "Laura Rossi | 3 | 150\nAyse Demir | 5 | 95")
+    assert _said("What is the total price of all bookings?\n" + stays) == (
+        "Counted by the program: the total, Nights × Price per night over all 5 rows: 1,925")
+    assert _said("How many nights in total?\n" + stays) == "Counted by the program: Nights, all 5 rows: total 21"
     # a table with its amounts: their total, as before (no product of its own), its price not added up
     assert _said(INVOICE.replace("Please check the arithmetic on", "What is the total of")).startswith(
         "Counted by the program: Qty, all 4 rows: total 17, Amount, all 4 rows: total 910.00; row 'Payroll runs'")

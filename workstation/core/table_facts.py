@@ -37,7 +37,10 @@ _TOTAL_ROW = re.compile(r"(?:grand |sub-?)?totals?|sum|genel toplam|ara toplam|t
 # a column's name that says what it holds: a quantity, a price or rate (never added up as a total), an
 # amount (a row's quantity × price already). By its name only: by its numbers alone (whole numbers
 # beside decimals) a year or a head count beside a salary read as a quantity
-_QUANTITY_NAME = re.compile(r"\b(?:qty|quantity|quantities|adet|miktar)\b", re.IGNORECASE)
+# (nights × price per night, hours × rate: a booking's and a timesheet's total; "nights over 3" said
+# "total 16" of nights where the bookings' 1,925 was asked for)
+_QUANTITY_NAME = re.compile(r"\b(?:qty|quantity|quantities|adet|miktar|units|pieces|pcs|nights|hours|gece|saat)\b",
+                            re.IGNORECASE)
 # a price (per unit where the table has a quantity column: its rows one each where it has none, a
 # receipt's "Price" added up is its total), and what is per unit or a rate whatever the table
 _PRICE_NAME = re.compile(r"\b(?:prices?|fiyat\w*)\b", re.IGNORECASE)
@@ -864,8 +867,10 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             continue  # (its figures of all rows answer another question)
         if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(plain)):  # ("toplamı kaç?": no count)
             items.append({"what": "rows", "title": facts.title, "rows": _n(facts.rows)})
-        product = "total" in asked and not named and facts.product is not None
-        if product:  # (the table's total: its quantities × prices, not its quantities added up)
+        # the table's total: its quantities × prices, not its quantities added up; asked as "the total
+        # price" too (a price named alone: "total price of all bookings" said nothing)
+        product = "total" in asked and facts.product is not None and all(c.rate for c in named)
+        if product:
             by_at = {c.at: c for c in facts.columns}
             a, b = by_at[facts.product[0]], by_at[facts.product[1]]
             items.append({"what": "product", "title": facts.title, "name": a.name, "letter": a.letter, "name_b": b.name, "letter_b": b.letter,
