@@ -308,6 +308,32 @@ def test_summary_of_a_real_text_mentions_its_subject(eng, profile, tmp_path: Pat
     assert len(result.chunks) >= 2  # longer than one context
 
 
+def test_a_document_that_fills_its_part_is_asked_about_from_its_summary(eng, profile) -> None:
+    """A document summarized in one part is asked about with the whole document, where a question
+    and its answer still have room beside it; one that fills its part, from its summary: a
+    2,400-word document's first question filled 3,642 of 4,096 tokens, its answer was cut
+    ("context full") and the next question no longer saw the document."""
+    from workstation.core.engine_api import answer_reserve
+    from workstation.core.summarize import QUESTION_ROOM
+
+    options = SummarizeOptions(map_tokens=8, reduce_tokens=8)
+    short = summarize_document(eng, Document(source="memo.txt", kind="text", text=SUBJECT_PARAGRAPHS[0][:300]),
+                               profile, options=options)
+    assert len(short.chunks) == 1 and short.follow_up and short.intro_key == "summarize.context"
+    words = honeybee_text(8).split()
+    text = " ".join(words[:60])
+    for n in range(70, len(words), 10):  # the longest text still one part: no question room beside it
+        longer = " ".join(words[:n])
+        if len(make_chunks(Runner(eng, None), Document(source="x", kind="text", text=longer), CTX, 8, options)[0]) > 1:
+            break
+        text = longer
+    full = summarize_document(eng, Document(source="terms.txt", kind="text", text=text), profile, options=options)
+    [part] = full.chunks
+    assert part.prompt_tokens + QUESTION_ROOM + answer_reserve(profile.sampling, CTX) > CTX  # (no room: as the case)
+    assert not full.follow_up and full.intro_key == "summarize.context_from_summary"
+    assert full.conversation("Asked")[-1]["content"] == full.summary
+
+
 def test_hierarchical_reduce_when_summaries_do_not_fit(eng, profile, tmp_path: Path) -> None:
     path = tmp_path / "bees.txt"
     path.write_text(honeybee_text(1), encoding="utf-8")

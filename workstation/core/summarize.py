@@ -35,7 +35,7 @@ from typing import Any
 
 from workstation.core.catalog import params_text
 from workstation.core.documents import Document, read_document
-from workstation.core.engine_api import IN_A_SUMMARY, ChatEngine
+from workstation.core.engine_api import IN_A_SUMMARY, ChatEngine, answer_reserve
 from workstation.core.errors import WorkstationError
 from workstation.core.events import (
     SERVER_STOPPING,
@@ -386,6 +386,19 @@ class SummaryResult:
             int(data.get("prefix_tokens", 0)), int(data.get("chunk_budget", 0)),
             list(data.get("follow_up", [])),
         )
+
+
+QUESTION_ROOM = 64  # tokens a question about a summarized document is given room for, at the least
+
+
+def room_to_ask(chunk: Chunk, n_ctx: int, sampling: Sampling) -> bool:
+    """Whether a document summarized in one part (``chunk``, its prompt and reply) leaves a question
+    and its answer room beside it in ``n_ctx`` (``answer_reserve``): its questions are asked with the
+    whole document then (``SummaryResult.follow_up``), else from the summary alone. A 2,400-word
+    document's first question filled 3,642 of 4,096 tokens: its answer was cut ("context full"), and
+    the next question no longer saw the document."""
+    written = chunk.metrics.predicted_n if chunk.metrics is not None else 0
+    return chunk.prompt_tokens + written + QUESTION_ROOM + answer_reserve(sampling, n_ctx) <= n_ctx
 
 
 # --- the engine side -----------------------------------------------------------------------
@@ -1009,7 +1022,7 @@ def summarize_document(
         if not cancelled:
             if n == 1:
                 overall = chunks[0].summary or ""
-                if chunks[0].reply.strip():
+                if chunks[0].reply.strip() and room_to_ask(chunks[0], n_ctx, profile.sampling):
                     follow_up = [*chunk_messages(document.text, chunks[0], instruction),
                                  {"role": "assistant", "content": chunks[0].reply}]
             else:
