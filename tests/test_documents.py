@@ -1370,6 +1370,38 @@ def test_a_figure_with_its_thousands_set_apart_by_spaces_is_read_whole(tmp_path:
             "Counted by the program: 3 rows where Amount over 1,000 (INV-102, INV-103, INV-104)"), question
 
 
+def test_cells_with_their_thousands_set_apart_by_spaces_are_numbers(tmp_path: Path) -> None:
+    """A column of "12 500,50" (a French CSV) or "1 000.25" (a Word table) was text: "Coût: text,
+    different in every row (12 500,50 to …)" and no total. Their groups of three (after a space, a
+    no-break space or a narrow one) are read as thousands, the decimal mark as the column's other
+    cells write it; "12 34" is no number, and a question's "more than 1 000" counts the same rows."""
+    import docx
+
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases, facts_text
+
+    french = tmp_path / "couts.csv"
+    french.write_text("Poste;Coût;Code\nLoyer;12 500,50;12 34\nPapier;1\u00a0250,25;56 78\nTaxis;980,00;90 12\n"
+                      "Écrans;1\u202f234\u202f567,10;34 56\n", encoding="utf-8")
+    facts = read_document(french).facts
+    assert facts_text(facts[0])[2:] == [
+        "- Coût (column B): numbers; total 1,249,297.85, smallest 980.00, largest 1,234,567.10, average 312,324.46.",
+        "- Code (column C): text, different in every row (12 34 to 34 56)."]
+    assert say(counted_phrases(counted_answer("How many rows have a Coût of more than 1 000?", facts))) == (
+        "Counted by the program: 3 rows where Coût over 1,000 (Loyer, Papier, Écrans)")
+    letter = docx.Document()
+    letter.add_paragraph("The move costs:")
+    table = letter.add_table(rows=5, cols=2)
+    for r, (item, cost) in enumerate([("Item", "Cost"), ("Boxes", "1 000.25"), ("Van", "12 800.50"), ("Tape", "15.75"),
+                                      ("Insurance", "300")]):
+        table.cell(r, 0).text, table.cell(r, 1).text = item, cost
+    letter.save(tmp_path / "quote.docx")
+    quote = read_document(tmp_path / "quote.docx").facts
+    assert facts_text(quote[0])[2] == "- Cost: numbers; total 14,116.5, smallest 15.75, largest 12,800.5, average 3,529.13."
+    assert say(counted_phrases(counted_answer("Which Cost is more than 1\u202f000 in the table?", quote))) == (
+        "Counted by the program: 2 rows where Cost over 1,000 (Boxes, Van)")
+
+
 def test_a_web_pages_table_has_its_facts_counted_as_a_word_documents(tmp_path: Path) -> None:
     """A cost table in an .html (.htm) page: its rows 'a | b' and its facts counted as a Word
     document's are (``document_tables``), so the line under a reply says the program's total; it

@@ -21,10 +21,16 @@ from workstation.core.phrases import Lookup, Phrase, say
 MAX_COLUMNS = 40  # columns described; the rest counted in a line
 TOP_VALUES = 3  # a text column's most common values named
 
-_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d{1,3})?|[-+]?\.\d+")  # (1e999999 would overflow a sum)
+# thousands set apart by a space, as forms and French or Russian tables write them: 1 000, 12 500,50,
+# 1 234 567.89 (a space, a no-break space, a narrow no-break space); groups of exactly three after the
+# first of one to three, that never begins with 0 (012 345 is a code), in one number with either
+# decimal mark: the column's decides (``_column_reading``), 1 000,50 reads only with a comma
+_SPACES = " \u00a0\u202f"
+_SPACED = rf"[1-9]\d{{0,2}}(?:[{_SPACES}]\d{{3}})+"
+_NUMBER = re.compile(rf"[-+]?(?:\d{{1,3}}(?:,\d{{3}})+|{_SPACED}|\d+)(?:\.\d+)?(?:[eE][-+]?\d{{1,3}})?|[-+]?\.\d+")  # (1e999999 would overflow a sum)
 # as a CSV saved where a comma is the decimal mark (Turkey, Germany: its cells split by ;): 1.200,50
 # (0.125 is no thousands: a group of three never follows a lone 0)
-_COMMA_NUMBER = re.compile(r"[-+]?(?:[1-9]\d{0,2}(?:\.\d{3})+|\d+)(?:,\d+)?")
+_COMMA_NUMBER = re.compile(rf"[-+]?(?:[1-9]\d{{0,2}}(?:\.\d{{3}})+|{_SPACED}|\d+)(?:,\d+)?")
 # what says a table is written where the comma is the decimal mark, where its numbers do not:
 # a date written 15.01.2026, a letter only Turkish writes (ğ ı İ ş: "Müşteri", "Tutarı")
 _COMMA_LOCALE = re.compile(r"\d{1,2}\.\d{1,2}\.\d{4}|[ğĞıİşŞ]")
@@ -126,6 +132,7 @@ def _number(text: str, comma: bool = False) -> Decimal | None:
     t = sign + t
     if not (_COMMA_NUMBER if comma else _NUMBER).fullmatch(t):
         return None
+    t = re.sub(f"[{_SPACES}]", "", t)  # (1 000: only where the pattern read groups of three)
     try:
         value = Decimal(t.replace(".", "").replace(",", ".") if comma else t.replace(",", ""))
     except InvalidOperation:
@@ -637,7 +644,7 @@ MAX_COUNTED = 3  # figures said under a reply
 
 # a question's figure (1,000; 1.000; €1.000,50; -200) and its unit (1,000 EUR, 1.000 TL, 10%)
 # (its thousands set apart by spaces too, as French and many forms write them: 1 000, 12 500,50)
-_FIGURE = r"(?:[$€£₺¥]\s?)?[-+\u2212]?(?:\d{1,3}(?:[ \u00a0]\d{3})+(?:[.,]\d+)?(?!\d)|\d(?:[\d.,]*\d)?)"
+_FIGURE = rf"(?:[$€£₺¥]\s?)?[-+\u2212]?(?:\d{{1,3}}(?:[{_SPACES}]\d{{3}})+(?:[.,]\d+)?(?!\d)|\d(?:[\d.,]*\d)?)"
 # the words for a currency a figure may be said with (a question's "1,000 EUR", a pasted table's "Total: 1.104,00 TL")
 CURRENCY_WORDS = r"eur|euros?|usd|dollars?|tl|lira|try|gbp|pounds?"
 _UNIT = rf"(?:\s?%|\s?[$€£₺¥]|\s?(?:{CURRENCY_WORDS})\b)?"
@@ -748,7 +755,7 @@ def _asked_figure(text: str) -> Decimal | None:
     (1,5 and 1.000,50; 1.5 and 1,000.50), and one that reads two ways (1.000, 1,000) has its
     thousands marked, as an amount is written (``_column_reading``'s guess); None: no figure
     (1,00,0)."""
-    t = text.replace(" ", "").replace("\u00a0", "").replace("\u2212", "-")
+    t = text.replace("\u2212", "-")  # (1 000 and 12 500,50: their groups read as a cell's are, ``_number``)
     as_dot, as_comma = _number(t), _number(t, True)
     if as_dot is None or as_comma is None or as_dot == as_comma:
         return as_comma if as_dot is None else as_dot
