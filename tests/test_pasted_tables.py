@@ -151,6 +151,14 @@ NO_AMOUNTS = "What is the total of this invoice?\nItem\tQty\tUnit price\nPaper\t
 NO_AMOUNTS_SAID = "Counted by the program: the total, Qty × Unit price over all 3 rows: 95.50"
 
 
+def test_a_total_with_its_thousands_set_apart_by_spaces_is_checked() -> None:
+    """A total under a table whose cells are written 1 250,00 ("Total: 7 015,00") was no total line
+    to the checks: the amounts' 7,005.00 said, the message's wrong total not."""
+    text = ("Check this invoice:\nItem;Qty;Price;Amount\nDesks;2;1 250,00;2 500,00\nChairs;10;120,50;1 205,00\n"
+            "Screens;3;1 100,00;3 300,00\nTotal: 7 015,00\n")
+    assert _said(text) == "Counted by the program: the amounts add up to 7,005.00; the message says Total 7,015.00"
+
+
 def test_an_invoice_without_amounts_is_totalled_as_quantity_times_price(tmp_path: Path) -> None:
     """An invoice's lines with a quantity and a unit price and no amount: its total is 3 × 4.50 +
     10 × 1.20 + 2 × 35.00 = 95.50; its unit prices added up (40.70) were said as "total", and the

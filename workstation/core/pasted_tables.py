@@ -15,6 +15,7 @@ from typing import Any
 
 from workstation.core.phrases import say
 from workstation.core.table_facts import (
+    _SPACED,
     _TOTAL_START,
     CURRENCY_WORDS,
     SheetFacts,
@@ -39,7 +40,9 @@ PASTED_TITLE = "the table in your message"  # (said in the UI's language: ``tabl
 # a Markdown table's rule under its header: |---|:---:|
 _RULE = re.compile(r"\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*")
 # a line after the table that says a figure: "Subtotal: 920.00", "VAT 20%: 184.00", "KDV %20 = 184,00 TL"
-_SAID = re.compile(r"\s*(?P<label>[^\W\d][^:=]*?)\s*[:=]?\s*(?P<figure>\(?[-+\u2212]?[$€£₺¥]?\s?\d[\d.,]*\)?)"
+# (a figure's thousands set apart by spaces, as a table's cells may be: "Total: 7 015,00")
+_SAID = re.compile(r"\s*(?P<label>[^\W\d][^:=]*?)\s*[:=]?\s*(?P<figure>\(?[-+\u2212]?[$€£₺¥]?\s?"
+                   rf"(?:{_SPACED}(?:[.,]\d+)?|\d[\d.,]*)\)?)"
                    rf"\s*(?:[$€£₺¥]|(?:{CURRENCY_WORDS})\b)?\s*", re.IGNORECASE)
 _TAX = re.compile(r"\b(?:vat|tax|gst|kdv)\b", re.IGNORECASE)
 _RATE = re.compile(r"(?P<a>\d+(?:[.,]\d+)?)\s*%|%\s*(?P<b>\d+(?:[.,]\d+)?)")
