@@ -224,7 +224,7 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         # what the model was made for, in words ("8.192 için eğitildi" said tokens to office staff)
         e = app.screen
         helps = [str(label.render()) for label in e.query(".load-help")]
-        assert helps[0] == "word pieces (the model: up to about 6,100 words)", helps  # (not what 4,096 holds)
+        assert helps[0] == "the model's limit: about 6,100 words", helps  # (not what 4,096 holds)
         # its speed names bench once ("bench measures" stood in three sentences of it)
         await until(pilot, lambda: "words a second" in str(e.query_one("#load-speed").render()))
         speed = str(e.query_one("#load-speed").render())
