@@ -875,3 +875,20 @@ def test_export_leaves_an_attached_documents_facts_as_they_are(tmp_path: Path) -
     exported = store.export_markdown(conv.id, tmp_path / "out.md").read_text(encoding="utf-8")
     assert facts in exported
     assert "| 4 columns. |" not in exported
+
+
+def test_export_names_an_attached_document_in_its_own_language(tmp_path: Path) -> None:
+    """A message sent with a document on a Turkish screen is stored with "Belge: invoices.csv";
+    exported in English (``conversations export``'s default) it said "Belge" among English words.
+    The line is said in the export's language; what is stored stays as sent."""
+    from workstation.tui.attachment import with_attached
+    from workstation.tui.i18n import Texts
+
+    store = ConversationStore(tmp_path / "c.db")
+    conv = store.new("Invoices")
+    sent = with_attached("Ödenmemişlerin toplamı?", "Belge: invoices.csv", "Invoice,Amount\nINV-001,1250.00")
+    store.add_message(conv.id, "user", sent)
+    english = store.to_markdown(conv.id)
+    assert "---\nDocument: invoices.csv\n\nInvoice,Amount\nINV-001,1250.00" in english and "Belge" not in english
+    assert "---\nBelge: invoices.csv\n\n" in store.to_markdown(conv.id, Texts("tr").get)
+    assert store.messages(conv.id)[0].content == sent

@@ -3304,11 +3304,26 @@ async def test_an_attached_documents_facts_are_shown_in_the_uis_language(profile
         said = await shown()
         assert "Programın her satırdan saydığı bilgiler:" in said and "Tablo 1: başlık satırının altında 6 satır" in said
         assert FACTS_LABEL not in said and "Table 1" not in said and "Ocak" in said, said
+        assert "Belge: satis.docx" in said, said
         assert "Programın hesabı: Tutar" in str(_views(app)[-1].query_one(".metrics", Static).render())
+        # F7's export says the document's line and facts as the chat does, in the UI's language (it wrote
+        # "## Siz" over "Document: satis.docx" and the program's facts in English)
+        await pilot.press("f7")
+        await until(pilot, lambda: isinstance(app.screen, TextPrompt))
+        app.screen.query_one(Input).value = str(tmp_path / "satis.md")
+        await pilot.press("enter")
+        await until(pilot, lambda: (tmp_path / "satis.md").is_file() and app.screen is app.chat_screen)
+        exported = (tmp_path / "satis.md").read_text(encoding="utf-8")
+        assert "## Siz" in exported and "Belge: satis.docx" in exported, exported
+        assert "Programın her satırdan saydığı bilgiler:" in exported and "Tablo 1: başlık satırının altında 6 satır" \
+            in exported and FACTS_LABEL not in exported and "Table 1" not in exported, exported
         await pilot.press("f9")
         await until(pilot, lambda: app.texts.lang == "en")
         said = await shown()
         assert FACTS_LABEL in said and "Table 1: 6 rows under the header row, 2 columns." in said, said
+        # its line too, sent on a Turkish screen ("Belge: satis.docx" stayed on the English one); stored as sent
+        assert "Document: satis.docx" in said and "Belge" not in said, said
+        assert "Belge: satis.docx" in app.store.messages(app.conversation_id)[0].content
         app.chat_screen.query_one("#prompt", Input).focus()
         await pilot.press("up")  # the document put back as it was attached (the model's words)
         await until(pilot, lambda: app.pending_document is not None)

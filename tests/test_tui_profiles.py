@@ -235,6 +235,11 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         await until(pilot, lambda: type(app.screen).__name__ == "KeysDialog")
         assert app.screen.rows[-1][1:] == (app.texts("keys.dash_figures"), app.texts("load.terms"))  # type: ignore[attr-defined]
         assert "q8_0 at half size and nearly exact" in app.texts("load.terms")
+        # ...and E's own keys, its fields' first (it listed "Ctrl+R Shipped settings" alone, read as F3's)
+        # (in its own words, as its key line says them: "Esc: leave unsaved", not the binding's "cancel")
+        keys = [row[:2] for row in app.screen.rows if row[0]]  # type: ignore[attr-defined]
+        assert keys[:5] == [("Tab", "Next"), ("Enter", "Open a choice"), ("Ctrl+S", "Save"), ("Esc", "Leave unsaved"),
+                            ("Ctrl+R", "Shipped settings")], keys
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is e)
         await pilot.press("home", "ctrl+k", *"1024", "ctrl+s")

@@ -15,8 +15,8 @@ from workstation.core.metrics import figures_line
 from workstation.core.moments import local_text
 from workstation.core.pasted_tables import as_markdown
 from workstation.core.phrases import ENGLISH, Lookup, say
-from workstation.core.summary_chunks import attached_named, without_counted
-from workstation.core.table_facts import counted_phrases
+from workstation.core.summary_chunks import attached_named, facts_said, without_counted
+from workstation.core.table_facts import SheetFacts, counted_phrases
 
 if TYPE_CHECKING:
     from workstation.core.store import ConversationStore
@@ -73,13 +73,16 @@ class MarkdownExport:
     """``to_markdown`` and ``export_markdown``. A part of ``ConversationStore``: the
     conversation and its messages (``get``) are the store's."""
 
-    def to_markdown(self: ConversationStore, conversation_id: int, lookup: Lookup | None = None) -> str:
+    def to_markdown(self: ConversationStore, conversation_id: int, lookup: Lookup | None = None,
+                    tables: list[SheetFacts] | None = None) -> str:
         """The conversation as Markdown, its words (You, Thinking, how a reply ended) in
         ``lookup``'s language (the TUI's ``texts.get``) or English, as the chat shows them. For
         a colleague (F7, ``conversations show|export``): the conversation, not the dashboard's
         figures under each reply (TTFT, tok/s, cache; the chat, F5 and ``show --json`` keep
         them); the figures the program counted for a question about a table, under its reply
-        (the model's own may be wrong)."""
+        (the model's own may be wrong). An attached document's line and the facts of ``tables``
+        (the TUI's ``counted_tables``) in it in ``lookup``'s language too, as the chat shows them
+        (``facts_said``): the export said "## Siz" over "Document: invoices.csv" and English facts."""
 
         def said(key: str, **values: Any) -> str:
             return say([(key, values)], lookup)
@@ -117,6 +120,8 @@ class MarkdownExport:
             # question, ``with_counted``, not: they are said under the reply)
             # (a table pasted in a message: as a Markdown table, ``as_markdown``; its lines ran into one)
             content = msg.shown or (_tables_as_markdown(without_counted(msg.content)) if msg.role == "user" else msg.content)
+            if msg.role == "user":
+                content = facts_said(content, tables or [], lookup)
             lines += [content.rstrip(), ""]
             if m:  # the chat's line, with how it ended (cut off by an error, the key's day over)
                 whose = profile_key(str(m["profile"])) if several and m.get("profile") else ""
@@ -127,10 +132,11 @@ class MarkdownExport:
                 lines += ["*" + say(counted_phrases(counted), lookup) + "*", ""]
         return "\n".join(lines).rstrip() + "\n"
 
-    def export_markdown(self: ConversationStore, conversation_id: int, path: Path, lookup: Lookup | None = None) -> Path:
+    def export_markdown(self: ConversationStore, conversation_id: int, path: Path, lookup: Lookup | None = None,
+                        tables: list[SheetFacts] | None = None) -> Path:
         """Write the conversation to ``path`` as Markdown (atomically), in ``lookup``'s
-        language; returns the path."""
-        text = self.to_markdown(conversation_id, lookup)
+        language (``tables``: as ``to_markdown``'s); returns the path."""
+        text = self.to_markdown(conversation_id, lookup, tables)
         write_named_file(path, text, StoreError)
         return path
 

@@ -671,6 +671,7 @@ ENGLISH: dict[str, str] = {
                         "deleted); add the file again from where it is now: '{command}'."),
     # a conversation as the chat shows it, and as F7 exports it (store.to_markdown)
     "role.user": "You",
+    "chat.document": "Document: {name}",  # (over a message's attached document: tui/turn.py, summary_chunks.attached_named)
     "role.assistant": "Assistant",
     "role.system": "System",
     "thought.saved": "Thinking",

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from workstation.core.documents import Document, Section
 from workstation.core.events import Message
 from workstation.core.metrics import TurnMetrics
-from workstation.core.phrases import Lookup, say
+from workstation.core.phrases import ENGLISH, Lookup, say
 from workstation.core.summary_options import SummarizeError, SummarizeOptions
 from workstation.core.table_facts import SheetFacts
 
@@ -150,8 +150,8 @@ def attached_named() -> re.Pattern[str]:
     from workstation.core.locales import locale_languages, locale_texts
 
     labels = []
-    for lang in locale_languages():
-        head, _, tail = locale_texts(lang).get("chat.document", "Document: {name}").partition("{name}")
+    for lang in locale_languages():  # (English's is a core phrase: en.yaml has none)
+        head, _, tail = (locale_texts(lang).get("chat.document") or ENGLISH["chat.document"]).partition("{name}")
         labels.append(rf"{re.escape(head)}(?P<name{len(labels)}>[^\n]+?){re.escape(tail)}")
     return re.compile(rf"(?:\A---\n|{re.escape(ATTACHED_SEPARATOR)})(?:{'|'.join(labels)})\n\n")
 
@@ -164,13 +164,29 @@ def without_counted(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if not line.startswith(mark))
 
 
+def attached_said(text: str, lookup: Lookup | None) -> str:
+    """``text`` with the line that names its attached document (``attached_named``: "Document:
+    x", stored in the language the UI spoke when it was sent) said in ``lookup``'s language; a
+    message shown folded, ending at that line, too. What is stored and sent stays as it was."""
+    whole = text + "\n\n"  # (a folded message's question ends at the name)
+    found = attached_named().search(whole)
+    if found is None:
+        return text
+    name = next(v for v in found.groupdict().values() if v is not None)
+    rule = found.group(0)[: found.group(0).index("---\n") + len("---\n")]
+    line = f"{rule}{say([('chat.document', {'name': name})], lookup)}\n\n"
+    return f"{whole[:found.start()]}{line}{whole[found.end():]}"[:-2]
+
+
 def facts_said(text: str, tables: list[SheetFacts], lookup: Lookup | None) -> str:
     """``text`` (a document as ``with_facts`` gave it, for the model: English) with the facts of
     ``tables`` in it said in ``lookup``'s language, for the user to read: a Turkish screen showed an
     attached document's "Facts counted by the program from every row:" and "Table 1: 6 rows ...".
-    A block of facts not of ``tables`` (not counted in this run of the app) stays as it is."""
+    A block of facts not of ``tables`` (not counted in this run of the app) stays as it is. The line
+    naming the document too (``attached_said``): the chat and F7's export say the whole block alike."""
     from workstation.core.table_facts import as_written, facts_text
 
+    text = attached_said(text, lookup)
     if FACTS_LABEL not in text:
         return text
     lines = text.split("\n")

@@ -250,7 +250,7 @@ class ConversationActions(AppPart):
 
         def write(path: Path) -> None:
             try:
-                written = self.store.export_markdown(conv_id, path, self.texts.get)
+                written = self.store.export_markdown(conv_id, path, self.texts.get, self.counted_tables())
             except WorkstationError as err:
                 self.notify(self.texts.error(err), severity="error")
                 return

@@ -49,7 +49,13 @@ class KeyHelp(AppPart):
         basics: dict[str, tuple[str, str, str]] = {}  # …those a newcomer needs first (the chat's), by action id
         own: dict[str, list[str]] = {}  # the screen's, by binding id: a binding of several keys is one row (Left/Right)
         said: dict[str, tuple[str, str]] = {}
-        order = [b.id for b in getattr(self.screen, "BINDINGS", []) if isinstance(b, Binding)]
+        # the keys a dialog's fields and choices take (Tab to the next, Enter to open a choice), no
+        # bindings of its own: ``PART_KEYS``, (key, binding id), said as its own are and before them
+        parts: tuple[tuple[str, str], ...] = getattr(self.screen, "PART_KEYS", ())
+        for key, name in parts:
+            own.setdefault(name, []).append(self.texts.key(key))
+            said[name] = (self.texts.capital(self.texts(f"binding.{name}")), self.texts(f"binding.{name}.help"))
+        order = [name for _, name in parts] + [b.id for b in getattr(self.screen, "BINDINGS", []) if isinstance(b, Binding)]
         chat = self.screen is self.chat_screen
         for key, active in self.screen.active_bindings.items():  # the keymap and check_action applied
             b = active.binding

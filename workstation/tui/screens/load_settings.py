@@ -148,13 +148,15 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
     (asked first) and returns the shipped one; Esc leaves without saving (``None``)."""
 
     FIGURES_HELP = "load.terms"  # F1: what the rows' names and choices mean (K, q8_0, GPU layers)
-    BINDINGS = [Binding("escape", "cancel", "cancel", show=False),
-                Binding("ctrl+s", "save", "save", show=False),
+    # F1: the keys its fields and choices take, before its own (F1 listed Ctrl+R alone, read as F3's)
+    PART_KEYS = (("tab", "load.next"), ("enter", "load.open"))
+    BINDINGS = [Binding("ctrl+s", "save", "save", id="load.save", show=False),
+                Binding("escape", "cancel", "cancel", id="load.cancel", show=False),
                 Binding("ctrl+r", "reset", "shipped settings", id="load.reset", show=False),
                 # at 80x24 a long verdict ends below the dialog, and the focus is in a field: these
                 # scroll it (no key reached its last lines, nor the speed under it)
-                Binding("pagedown", "page(1)", "scroll", show=False),
-                Binding("pageup", "page(-1)", "scroll", show=False)]
+                Binding("pagedown", "page(1)", "scroll", id="load.scroll", show=False),
+                Binding("pageup", "page(-1)", "scroll", id="load.scroll", show=False)]
 
     def __init__(self, profile: Profile, fit_check: FitCheck, freed: FreedMemory | None = None,
                  gpus: list[GpuInfo] | None = None, trained: int | None = None, n_layers: int | None = None) -> None:
@@ -249,6 +251,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         return t("load.layers_help_n")
 
     def on_mount(self) -> None:
+        self.translate_bindings()  # (F1's words for its keys, in the UI's language: F3 opens it, not the app's _show)
         self.query_one("#load-problem", Label).display = False
         self.query_one("#load-context", Input).focus()
         # (the dialog grows with a longer verdict a refresh or two after it is shown: brought into

@@ -26,7 +26,7 @@ from workstation.core.moments import BAD, local_text
 from workstation.core.phrases import about_words, say, words_in
 from workstation.core.summary_chunks import FACTS_LABEL, facts_said, without_counted
 from workstation.core.table_facts import counted_phrases
-from workstation.tui.attachment import find_attached
+from workstation.tui.attachment import SEPARATOR, find_attached
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.i18n import Texts
 from workstation.tui.pacing import FREE_CPU
@@ -434,13 +434,12 @@ class MessageView(Vertical):
         return self._said(self._shown) if self.role == "user" else self.content
 
     def _said(self, text: str) -> str:
-        """A message of the user's ``text`` as shown: the facts the program counted of an attached
-        document's tables in the UI's language (``facts_said``), where this run of the app counted
-        them (``counted_tables``); the message itself keeps the model's words, English."""
-        if FACTS_LABEL not in text:
-            return text
+        """A message of the user's ``text`` as shown: its attached document's line ("Document: x",
+        stored in the language of the moment it was sent) and the facts the program counted of its
+        tables in the UI's language (``facts_said``), those where this run of the app counted them
+        (``counted_tables``); the message itself keeps the model's words, English."""
         tables = getattr(self.app, "counted_tables", None)
-        return facts_said(text, tables(), self.texts.get) if tables is not None else text
+        return facts_said(text, tables() if tables is not None else [], self.texts.get)
 
     def _folded_title(self, shown: bool = False) -> str:
         """What the fold holds and how to open it (it said "Enter shows them", and Enter in the
@@ -561,7 +560,8 @@ class MessageView(Vertical):
             block.title = self._folded_title(shown=not block.collapsed)
             if not block.collapsed:
                 self.query_one(".folded-text", Static).update(self._said(self._folded))
-        if self.role == "user" and FACTS_LABEL in self._shown:  # (an attached document's facts, in the new language)
+        if self.role == "user" and (FACTS_LABEL in self._shown or SEPARATOR.lstrip("\n") in self._shown):
+            # (an attached document's line and facts, in the new language)
             self._show_body(self._shown_body())
         if self.role == "assistant" and not self.content.strip() and self.metrics:  # the app's words, not the model's
             self._show_body(self._shown_body())  # ("Stopped before the reply began" stayed in the old language)
