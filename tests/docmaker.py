@@ -7,6 +7,7 @@ import inspect
 import textwrap
 import zipfile
 from pathlib import Path
+from typing import Any
 
 
 def make_pdf(path: Path, pages: list[str], *, text_layer: bool = True) -> Path:
@@ -64,6 +65,14 @@ def make_docx(path: Path, sections: list[tuple[str, list[str]]]) -> Path:
             doc.add_paragraph(para)
     doc.save(str(path))
     return path
+
+
+def add_docx_table(doc: Any, rows: list[tuple[str, ...]]) -> None:
+    """A table of ``rows`` (the first its header) added to python-docx's ``doc``, a cell each."""
+    table = doc.add_table(rows=len(rows), cols=len(rows[0]))
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            table.cell(r, c).text = text
 
 
 def make_docx_bomb(path: Path, size: int = 1 << 30) -> Path:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from docmaker import make_docx, make_docx_bomb, make_pdf, make_pptx, make_xlsx
+from docmaker import add_docx_table, make_docx, make_docx_bomb, make_pdf, make_pptx, make_xlsx
 
 from workstation.core.documents import (
     Document,
@@ -1118,10 +1118,7 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     letter.add_paragraph("Quote")
     letter.add_heading("Costs", 1)
     letter.add_paragraph("The move costs:")
-    table = letter.add_table(rows=5, cols=2)
-    for r, (item, cost) in enumerate([("Item", "Cost"), ("Boxes", "120.50"), ("Van", "800"), ("Tape", "15"),
-                                      ("Insurance", "300")]):
-        table.cell(r, 0).text, table.cell(r, 1).text = item, cost
+    add_docx_table(letter, [("Item", "Cost"), ("Boxes", "120.50"), ("Van", "800"), ("Tape", "15"), ("Insurance", "300")])
     letter.save(tmp_path / "quote.docx")
     cost = ["Table 1: 4 rows under the header row, 2 columns.", "- Item: text, different in every row (Boxes to Insurance).",
             "- Cost: numbers; total 1,235.5, smallest 15, largest 800, average 308.88."]
@@ -1391,10 +1388,8 @@ def test_cells_with_their_thousands_set_apart_by_spaces_are_numbers(tmp_path: Pa
         "Counted by the program: 3 rows where Coût over 1,000 (Loyer, Papier, Écrans)")
     letter = docx.Document()
     letter.add_paragraph("The move costs:")
-    table = letter.add_table(rows=5, cols=2)
-    for r, (item, cost) in enumerate([("Item", "Cost"), ("Boxes", "1 000.25"), ("Van", "12 800.50"), ("Tape", "15.75"),
-                                      ("Insurance", "300")]):
-        table.cell(r, 0).text, table.cell(r, 1).text = item, cost
+    add_docx_table(letter, [("Item", "Cost"), ("Boxes", "1 000.25"), ("Van", "12 800.50"), ("Tape", "15.75"),
+                            ("Insurance", "300")])
     letter.save(tmp_path / "quote.docx")
     quote = read_document(tmp_path / "quote.docx").facts
     assert facts_text(quote[0])[2] == "- Cost: numbers; total 14,116.5, smallest 15.75, largest 12,800.5, average 3,529.13."
