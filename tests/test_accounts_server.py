@@ -910,7 +910,10 @@ def test_a_desk_pcs_prompt_speed_is_the_servers_reading_not_its_queue(
     assert ("reduce", True) in stages and stages[-1] == ("done", False), stages
     assert stages[stages.index(("reduce", True)):][-2:] == [("reduce", False), ("done", False)], stages
     m = final.metrics
-    assert m.prompt_n > 0 and 0 < m.prompt_ms < m.ttft_ms / 3, m  # the server's reading, apart from the wait
+    # the server's reading, apart from the wait: the time to the first token holds the wait the desk
+    # said (a second at least, before the slot was free) and the reading after it; no speed compared
+    # (it was "under a third of the TTFT", which a busy PC's reading once was not)
+    assert m.prompt_n > 0 and 0 < m.prompt_ms and m.prompt_ms + max(w.seconds for w in waits) * 1000 <= m.ttft_ms, m
 
 
 class TripAfter:
