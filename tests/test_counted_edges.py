@@ -118,3 +118,24 @@ def test_quantity_times_price_is_checked_only_where_two_rows_show_it() -> None:
     row's 2 × 3 = 6 sets no rule, and the amounts' subtotal is then not checked either."""
     text = "Item | Qty | Price | Amount\nA | 2 | 3 | 6\nB |  | 5 | 9\nC |  | 4 | 10\n\nSubtotal: 30"
     assert counted_pasted(text)[1] == []
+
+
+def test_a_status_word_that_no_cell_holds_counts_nothing() -> None:
+    """"total of overdue invoices" where Status says paid or unpaid was answered with the figures of
+    all rows ("Amount, all 5 rows"), which a small model repeats as the overdue ones' total: a word
+    before what is counted that no cell holds is a condition the program cannot apply. English and
+    Turkish; a plain word there ("all", "tüm") and a value it holds are counted as before."""
+    facts = table_facts("invoices.csv", 0, [HEADER, *ROWS])
+    assert facts is not None
+    assert counted_answer("What is the total of overdue invoices?", [facts]) == []
+    assert counted_answer("How many pending rows?", [facts]) == []
+    assert _line("What is the total of all invoices?") == "Counted by the program: Amount (column C), all 5 rows: total 8,010.75"
+    assert _line("total of unpaid invoices") == (
+        "Counted by the program: Amount where Status is unpaid: 3 rows (INV-102, INV-104, INV-105), total 6,360.75")
+    turkish = table_facts("faturalar.csv", 0, [["Fatura", "Müşteri", "Tutar", "Durum"], ["F-1", "Acar", "450,00", "ödendi"],
+                                               ["F-2", "Bilge", "2380,50", "açık"], ["F-3", "Ceren", "1200,00", "ödendi"]],
+                          usual_comma=True)
+    assert turkish is not None
+    assert counted_answer("gecikmiş faturaların toplamı", [turkish]) == []
+    assert say(counted_phrases(counted_answer("Tüm faturaların toplam tutarı", [turkish]))) == (
+        "Counted by the program: Tutar (column C), all 3 rows: total 4,030.50")

@@ -731,9 +731,48 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]]) -> bo
     text = without(found, {_folded(c.name) for c in facts.columns if len(c.name) > 1})
     if _NEGATION.search(text) or _NO_FIGURE_THRESHOLD.search(text) or _MONTH.search(text):
         return True
+    if _unmatched_before(found, facts):
+        return True
     letters = {c.letter.casefold() for c in facts.columns if c.letter}
     return any(m.group(1) not in letters and not re.fullmatch(r"tablo\w*|sütun\w*|excel\w*", m.group(1))
                for m in _CASE_ENDED.finditer(text))
+
+
+# the words that may stand before what a question counts ("the invoices", "all rows", "toplam tutar")
+# and set no condition on its rows: any other word there is a value's ("overdue invoices",
+# "gecikmiş faturalar"), and where it matches no cell, the program cannot apply it
+_PLAIN_BEFORE = frozenset({
+    "the", "a", "an", "all", "of", "my", "our", "your", "their", "its", "these", "those", "this", "that", "each",
+    "every", "any", "both", "total", "totals", "sum", "average", "many", "much", "number", "count", "how", "what",
+    "which", "list", "show", "per", "for", "in", "on", "to", "and", "or", "with", "by", "is", "are", "was", "were",
+    "largest", "smallest", "highest", "lowest", "biggest", "max", "maximum", "min", "minimum", "overall", "grand",
+    "combined", "whole", "entire", "please", "me", "give", "tell", "up", "add", "column", "columns", "table", "sheet",
+    "tüm", "bütün", "toplam", "ortalama", "kaç", "en", "büyük", "yüksek", "fazla", "küçük", "düşük", "az", "her",
+    "bu", "şu", "hangi", "ve", "ile", "için", "tane", "adet", "olan", "olanlar", "bulunan", "ones", "tablodaki", "tablo", "sütun", "listele", "göster"})
+# what a question counts, besides its table's columns: its rows, by any name
+_ROW_NOUNS = ("row", "item", "entr", "record", "line", "satır", "kayıt")
+_TITLE_WORDS = frozenset({"sheet", "table", "hidden", "csv", "tsv", "xlsx", "xls", "your", "message", "the"})
+
+
+def _unmatched_before(text: str, facts: SheetFacts) -> bool:
+    """Whether ``text`` (a question casefolded, the values it names blanked) puts a word that is no
+    value of ``facts`` before what it counts ("total of overdue invoices" where Status says paid or
+    unpaid; "gecikmiş faturaların toplamı"): a condition the program cannot apply. What it counts:
+    a word of a column's name ("invoices" of "Invoice", "faturaların" of "Fatura No"), of the
+    file's or sheet's name, or rows by any name."""
+    columns = {w for c in facts.columns for w in re.findall(r"[^\W\d_]+", _folded(c.name))}
+    nouns = {w for w in columns if len(w) >= 3}
+    nouns |= {w for w in re.findall(r"[^\W\d_]{3,}", _folded(facts.title)) if w not in _TITLE_WORDS}
+    plain = _PLAIN_BEFORE | columns | {w for c in facts.columns for v in c.values for w in v.split()}
+    words = re.findall(r"[^\W_][\w'’.-]*", text)
+    for before, word in itertools.pairwise(words):
+        word = re.split(r"['’]", word)[0]
+        if not (any(word.startswith(n) for n in nouns) or word.startswith(_ROW_NOUNS)):
+            continue
+        before = re.split(r"['’]", before)[0].strip(".-")
+        if before not in plain and not before.startswith(tuple(nouns)) and len(before) >= 3 and before.isalpha():
+            return True
+    return False
 
 
 @dataclass(frozen=True)
