@@ -139,3 +139,17 @@ def test_a_status_word_that_no_cell_holds_counts_nothing() -> None:
     assert counted_answer("gecikmiş faturaların toplamı", [turkish]) == []
     assert say(counted_phrases(counted_answer("Tüm faturaların toplam tutarı", [turkish]))) == (
         "Counted by the program: Tutar (column C), all 3 rows: total 4,030.50")
+
+
+def test_a_value_said_by_its_first_word_is_counted_where_only_one_begins_so() -> None:
+    """"invoices from Ankara" where the cells say "Ankara Ltd" was answered with the figures of all
+    rows: a name matched by a value's first words where only that value begins so (English as
+    Turkish: "Ankara'dan"); where two do ("Acme Ltd", "Acme Holdings"), nothing."""
+    rows = [["INV-1", "Ankara Ltd", "450.00", "paid"], ["INV-2", "Acme Ltd", "2380.50", "unpaid"],
+            ["INV-3", "Acme Holdings", "1200.00", "paid"], ["INV-4", "Ankara Ltd", "50.00", "paid"]]
+    ankara = "Counted by the program: Amount where Client is Ankara Ltd: 2 rows (INV-1, INV-4), total 500.00"
+    assert _line("What is the total of invoices from Ankara?", rows) == ankara
+    assert _line("Ankara'dan faturaların toplamı", rows) == ankara
+    facts = table_facts("invoices.csv", 0, [HEADER, *rows])
+    assert facts is not None
+    assert counted_answer("What is the total of invoices from Acme?", [facts]) == []

@@ -715,7 +715,7 @@ _NEGATION = re.compile(r"\b(?:not|never|except|excluding|without|other\s+than)\b
 _CASE_ENDED = re.compile(r"(\w+)['’][dt][ae](?:n|ki)?\b")  # Ankara'dan, 2025'te, Mart'taki
 
 
-def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]]) -> bool:
+def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said: frozenset[str] = frozenset()) -> bool:
     """Whether ``plain`` (a question, its readable thresholds blanked: ``_blanked``) sets a condition
     on ``facts``' rows that the program cannot apply (``_WHEN``, ``_NO_FIGURE_THRESHOLD``,
     ``_NEGATION``, a month or a case-ended word that is no value of it): counted nothing, not all
@@ -725,7 +725,7 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]]) -> bo
             text = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", " ", text)
         return text
 
-    found = without(_folded(plain), {v for vs in values.values() for v in vs})
+    found = without(_folded(plain), {v for vs in values.values() for v in vs} | said)
     if _WHEN.search(found) and _WHEN_WORD.search(_WHEN.sub(" ", found)):  # ("since last month": a column "Month" too)
         return True
     text = without(found, {_folded(c.name) for c in facts.columns if len(c.name) > 1})
@@ -904,8 +904,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         if facts.among_text and not named and (not said_tables or table_numbers
                                                 and facts.title.rpartition(" ")[2] not in table_numbers):
             continue  # (not asked about: another table, or the text's own words)
-        values, doubt = _condition(lowered, facts)
-        doubt = doubt or _unapplied(plain, facts, values)
+        values, doubt, said = _condition(plain, facts)
+        doubt = doubt or _unapplied(plain, facts, values, said)
         thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
         if values or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
@@ -993,7 +993,7 @@ def _folded(text: str) -> str:
     return text.casefold().replace("\u0307", "")
 
 
-def _condition(lowered: str, facts: SheetFacts) -> tuple[dict[int, set[str]], bool]:
+def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], bool, frozenset[str]]:
     """The values of the table's text a question (casefolded) names ("total revenue for March",
     "how many customers are from Ankara?", "Ankara'dan kaç müşteri var?"), by their column's
     place (``ColumnFacts.at``; its values casefolded: "march"), and whether it names one the
@@ -1002,9 +1002,10 @@ def _condition(lowered: str, facts: SheetFacts) -> tuple[dict[int, set[str]], bo
     not); the longest name first ("New York", not "York")."""
     columns = [c for c in facts.columns if c.kind == "text" and c.values]
     if not columns:
-        return {}, False
+        return {}, False, frozenset()
     names = {_folded(c.name) for c in facts.columns}
-    words = [m.group(1).rstrip("./-") for m in _WORD.finditer(_folded(lowered))]
+    written = [m.group(1).rstrip("./-") for m in _WORD.finditer(question)]
+    words = [_folded(w) for w in written]
     found: dict[int, set[str]] = {}
     doubt = False
     taken: set[int] = set()
@@ -1026,7 +1027,27 @@ def _condition(lowered: str, facts: SheetFacts) -> tuple[dict[int, set[str]], bo
                 doubt = True
             else:
                 found.setdefault(holding[0].at, set()).add(value)
-    return found, doubt
+    # a value said by its first words, by a name written with a capital ("invoices from Ankara", "Ankara'dan"
+    # where the cells say "Ankara Ltd"): that value's rows, where only it (or it written two ways:
+    # "Ankara Ltd", "Ankara Ltd.") begins so in one column; else a place the program cannot tell
+    said: set[str] = set()
+    for n in (3, 2, 1):
+        for i in range(len(words) - n + 1):
+            phrase = " ".join(words[i:i + n])
+            if taken.intersection(range(i, i + n)) or not written[i][:1].isupper() or phrase in names \
+                    or phrase in _PLAIN_BEFORE or len(phrase) < 3:
+                continue
+            starting = [(c, v) for c in columns for v in c.values if v.startswith(phrase + " ")]
+            if not starting:
+                continue
+            taken.update(range(i, i + n))
+            said.add(phrase)
+            if len({c.at for c, _ in starting}) > 1 or len({" ".join(re.findall(r"\w+", v)) for _, v in starting}) > 1 \
+                    or i and words[i - 1] in _NOT_BEFORE or words[i + n:i + n + 1] and words[i + n] in _NOT_AFTER:
+                doubt = True
+            else:
+                found.setdefault(starting[0][0].at, set()).update(v for _, v in starting)
+    return found, doubt, frozenset(said)
 
 
 _OPS = ("over", "under", "least", "most", "between")
