@@ -153,3 +153,28 @@ def test_a_value_said_by_its_first_word_is_counted_where_only_one_begins_so() ->
     facts = table_facts("invoices.csv", 0, [HEADER, *rows])
     assert facts is not None
     assert counted_answer("What is the total of invoices from Acme?", [facts]) == []
+
+
+def test_a_year_said_alone_counts_its_dates_rows_or_nothing() -> None:
+    """"total for 2025" and "2025 toplamı" were answered with all rows' total: with a column of dates
+    they are its rows of that year (15.01.2025 read as 2025-01-15 is); without one, nothing. A
+    column named by the year ("Region | 2024 | 2025") is that column, as before."""
+    from workstation.tui.i18n import Texts
+
+    dated = table_facts("invoices.csv", 0, [["Invoice", "Date", "Amount"], ["INV-1", "30.12.2024", "100.00"],
+                                            ["INV-2", "05.01.2025", "200.00"], ["INV-3", "2025-03-01", "300.00"]])
+    assert dated is not None
+    said = "Counted by the program: Amount where Date in 2025: 2 rows (INV-2, INV-3), total 500.00"
+    for question in ("What is the total for 2025?", "2025 toplamı", "2025'te toplam"):
+        assert say(counted_phrases(counted_answer(question, [dated]))) == said, question
+    assert say(counted_phrases(counted_answer("2025 toplamı", [dated])), Texts("tr").get) == (
+        "Programın hesabı: Date 2025 yılında olan satırlarda Amount: 2 satır (INV-2, INV-3), toplam 500,00")
+    undated = table_facts("invoices.csv", 0, [HEADER, *ROWS])
+    assert undated is not None
+    assert counted_answer("What is the total for 2025?", [undated]) == []
+    assert counted_answer("2025 toplamı", [undated]) == []
+    years = table_facts("regions.csv", 0, [["Region", "2024", "2025"], ["North", "1", "2"], ["South", "3", "4"],
+                                           ["East", "5", "6"]])
+    assert years is not None
+    assert say(counted_phrases(counted_answer("total for 2025", [years]))) == (
+        "Counted by the program: 2025 (column C), all 3 rows: total 12")

@@ -799,6 +799,7 @@ ENGLISH: dict[str, str] = {
     "facts.counted_where_rows": "{n:|row|rows} where {conditions}{names}",
     "facts.where_is": "{name} is {text}{more}",
     "facts.where_over": "{name} over {a}",
+    "facts.where_year": "{name} in {text}",
     "facts.where_under": "{name} under {a}",
     "facts.where_least": "{name} at least {a}",
     "facts.where_most": "{name} at most {a}",

@@ -905,11 +905,12 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                                                 and facts.title.rpartition(" ")[2] not in table_numbers):
             continue  # (not asked about: another table, or the text's own words)
         values, doubt, said = _condition(plain, facts)
-        doubt = doubt or _unapplied(plain, facts, values, said)
+        years, no_year, year_said = _year(plain, facts)
+        doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said)
         thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
-        if values or thresholds or doubt or unsure:
+        if values or years or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
-                items += _counted_where(facts, values, thresholds, asked, named)
+                items += _counted_where(facts, values, thresholds, asked, named, years)
             continue  # (its figures of all rows answer another question)
         if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(plain)):  # ("toplamı kaç?": no count)
             items.append({"what": "rows", "title": facts.title, "rows": _n(facts.rows)})
@@ -934,7 +935,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
 
 
 def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: list[Threshold], asked: list[str],
-                   named: list[ColumnFacts]) -> list[dict[str, Any]]:
+                   named: list[ColumnFacts], years: dict[int, str] | None = None) -> list[dict[str, Any]]:
     """The rows of ``facts.cells`` that have one of ``values`` in each of their columns and meet
     each threshold, counted: how many, their first cells where few, and the figures ``asked`` of
     the columns ``named`` (else the thresholds', else each column of numbers), each read as its
@@ -950,7 +951,8 @@ def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: l
 
     def meets(row: list[str]) -> bool:
         return all(_folded(cell(row, at)) in wanted for at, wanted in values.items()) and all(
-            (v := number(row, t.column)) is not None and t.holds(v) for t in thresholds)
+            (v := number(row, t.column)) is not None and t.holds(v) for t in thresholds) and all(
+            (_date(cell(row, at)) or "").startswith(year) for at, year in (years or {}).items())
 
     rows = [r for r in facts.cells if meets(r)]
     conditions: list[dict[str, Any]] = []
@@ -960,6 +962,8 @@ def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: l
             if _folded(cell(r, at)) in wanted:
                 written.setdefault(_folded(cell(r, at)), cell(r, at))
         conditions.append({"name": by_at[at].name, "letter": by_at[at].letter, "is": list(written.values())})
+    for at, year in (years or {}).items():
+        conditions.append({"name": by_at[at].name, "letter": by_at[at].letter, "year": year})
     for t in thresholds:
         unit = "%" if t.column.kind == "percents" else ""
         conditions.append({"name": t.column.name, "letter": t.column.letter, "op": t.op, "a": _figure(t.a) + unit,
@@ -1051,6 +1055,25 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
 
 
 _OPS = ("over", "under", "least", "most", "between")
+# a year said alone ("total for 2025", "2025 toplamı", "2025'te"), not a day's nor a figure's part
+_YEAR_SAID = re.compile(r"(?<![\w.,/-])((?:19|20)\d{2})(?![\d.,/-]*\d)(?!-)")
+
+
+def _year(plain: str, facts: SheetFacts) -> tuple[dict[int, str], bool, frozenset[str]]:
+    """The year a question says alone ("total for 2025", "2025 toplamı") as a condition on
+    ``facts``' one column of dates (its rows of that year, their days read by ``_date``), whether
+    it is one the program cannot apply (no column of dates, two of them, two years: nothing, not
+    all rows), and the year as said. A column named by the year ("Region | 2024 | 2025") or a
+    sheet's name that says it ("Sales 2025") is no condition; nor one said with before or after
+    (``_unapplied`` has those)."""
+    said = {m.group(1) for m in _YEAR_SAID.finditer(plain)}
+    said -= {c.name.strip() for c in facts.columns} | set(re.findall(r"\d{4}", facts.title))
+    if not said or _WHEN.search(plain):
+        return {}, False, frozenset()
+    dates = [c for c in facts.columns if c.kind == "dates"]
+    if len(said) > 1 or len(dates) != 1:
+        return {}, True, frozenset(said)
+    return {dates[0].at: next(iter(said))}, False, frozenset(said)
 
 
 def _plain_name(name: str, letter: str) -> Phrase | str:
@@ -1071,6 +1094,8 @@ def where_phrase(item: dict[str, Any]) -> Phrase:
         if isinstance(c.get("is"), list) and c["is"]:
             more: list[Phrase] = [("facts.or_value", {"text": str(v)}) for v in c["is"][1:]]
             conditions.append(("facts.where_is", {"name": name, "text": str(c["is"][0]), "more": more}))
+        elif c.get("year"):
+            conditions.append(("facts.where_year", {"name": name, "text": str(c["year"])}))
         elif c.get("op") in _OPS:
             conditions.append((f"facts.where_{c['op']}", {"name": name, "a": str(c.get("a", "")),
                                                           "b": str(c.get("b", ""))}))
