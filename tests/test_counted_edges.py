@@ -178,3 +178,26 @@ def test_a_year_said_alone_counts_its_dates_rows_or_nothing() -> None:
     assert years is not None
     assert say(counted_phrases(counted_answer("total for 2025", [years]))) == (
         "Counted by the program: 2025 (column C), all 3 rows: total 12")
+
+
+def test_without_vat_is_the_net_columns_total_where_the_table_splits_it() -> None:
+    """"total without VAT" and "KDV hariç toplam" counted nothing (a negation) even where each row's
+    amount is split into Net, VAT and Total: there it is the Net column's total, said so. A table
+    with no such split still counts nothing."""
+    split = table_facts("invoices.csv", 0, [["Invoice", "Net", "VAT", "Total"], ["INV-1", "100.00", "20.00", "120.00"],
+                                            ["INV-2", "200.00", "40.00", "240.00"], ["INV-3", "50.00", "10.00", "60.00"]])
+    assert split is not None
+    said = "Counted by the program: Net (column B), the amount without VAT, all 3 rows: total 350.00"
+    for question in ("What is the total without VAT?", "KDV hariç toplam"):
+        assert say(counted_phrases(counted_answer(question, [split]))) == said, question
+    turkish = table_facts("faturalar.csv", 0, [["Fatura", "Net Tutar", "KDV", "Toplam"], ["F-1", "100,00", "20,00", "120,00"],
+                                               ["F-2", "200,00", "40,00", "240,00"], ["F-3", "50,00", "10,00", "60,00"]],
+                          usual_comma=True)
+    assert turkish is not None
+    from workstation.tui.i18n import Texts
+
+    assert say(counted_phrases(counted_answer("KDV'siz toplam ne kadar?", [turkish])), Texts("tr").get) == (
+        "Programın hesabı: Net Tutar (B sütunu), KDV hariç tutar, 3 satırın tümü: toplam 350,00")
+    plain = table_facts("invoices.csv", 0, [HEADER, *ROWS])
+    assert plain is not None
+    assert counted_answer("What is the total without VAT?", [plain]) == []

@@ -895,6 +895,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     said_tables = list(_TABLE.finditer(plain))
     table_numbers = {n for m in said_tables for n in m.groups() if n}
     lowered = plain.casefold()
+    whole = plain
     items: list[dict[str, Any]] = []
     for facts in tables:
         numbers = [c for c in facts.columns if c.kind in ("numbers", "percents")]
@@ -904,6 +905,10 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         if facts.among_text and not named and (not said_tables or table_numbers
                                                 and facts.title.rpartition(" ")[2] not in table_numbers):
             continue  # (not asked about: another table, or the text's own words)
+        plain = whole
+        net = _net_asked(plain, facts)
+        if net is not None:  # ("total without VAT": the Net column's, said so)
+            plain, named = _EX_TAX.sub(lambda m: " " * len(m.group(0)), plain), [net[0]]
         values, doubt, said = _condition(plain, facts)
         years, no_year, year_said = _year(plain, facts)
         doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said)
@@ -930,7 +935,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                           "smallest": col.smallest}.get(what, "")
                 if figure:
                     items.append({"what": what, "title": facts.title, "name": col.name, "letter": col.letter,
-                                  "figure": figure, "rows": _n(facts.rows)})
+                                  "figure": figure, "rows": _n(facts.rows)} | ({"without": net[1].name} if net else {}))
     return items[:MAX_COUNTED]
 
 
@@ -1055,6 +1060,27 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
 
 
 _OPS = ("over", "under", "least", "most", "between")
+# an amount asked for without its tax: "total without VAT", "excl. VAT", "KDV hariç toplam", "KDV'siz"
+_EX_TAX = re.compile(r"\b(?:without|excluding|excl\.?|exclusive\s+of|ex\.?|before|net\s+of)\s+(?:the\s+)?"
+                     r"(?:vat|tax|gst|kdv)\b|\b(?:vat|tax|gst|kdv)\s+(?:hariç|haricinde|harici|excluded)\b|"
+                     r"\bkdv['’]?siz\w*", re.IGNORECASE)
+_NET_NAME = re.compile(r"\bnet\b|\bsubtotal\b|\bara\s+toplam|\bmatrah", re.IGNORECASE)
+_GROSS_NAME = re.compile(r"\b(?:total|gross|amount|toplam|brüt|tutar)\w*", re.IGNORECASE)
+_TAX_NAME = re.compile(r"\b(?:vat|tax|gst|kdv)\b", re.IGNORECASE)
+
+
+def _net_asked(plain: str, facts: SheetFacts) -> tuple[ColumnFacts, ColumnFacts] | None:
+    """The column of amounts without tax and the tax's column, where ``plain`` asks for an amount
+    without its tax ("total without VAT", "KDV hariç toplam") and ``facts`` splits each row's
+    amount so: one column named net (Net, Subtotal, Ara toplam), one of the tax (VAT, KDV), one of
+    the amount with it (Total, Gross, Brüt); elsewhere None (the negation: nothing counted)."""
+    if not _EX_TAX.search(plain):
+        return None
+    numbers = [c for c in facts.columns if c.kind == "numbers" and not c.rate]
+    taxes = [c for c in numbers if _TAX_NAME.search(c.name)]
+    nets = [c for c in numbers if _NET_NAME.search(c.name) and c not in taxes]
+    gross = [c for c in numbers if _GROSS_NAME.search(c.name) and c not in taxes and c not in nets]
+    return (nets[0], taxes[0]) if len(taxes) == 1 and len(nets) == 1 and len(gross) == 1 else None
 # a year said alone ("total for 2025", "2025 toplamı", "2025'te"), not a day's nor a figure's part
 _YEAR_SAID = re.compile(r"(?<![\w.,/-])((?:19|20)\d{2})(?![\d.,/-]*\d)(?!-)")
 
@@ -1181,7 +1207,8 @@ def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
         name = column_phrase(ColumnFacts(of[0], "numbers", 0, letter=of[1]))
         if rows:
             column = of
-            said.append(("facts.counted_all", {"name": name, "rows": rows,
+            said.append(("facts.counted_without" if item.get("without") else "facts.counted_all", {
+                "name": name, "rows": rows, "label": str(item.get("without", "")),
                                                "figures": [(f"facts.figure_{what}", {"figure": item.get("figure", "")})]}))
         else:
             said.append((f"facts.counted_{what}", {"name": name, "figure": item.get("figure", "")}))
