@@ -201,3 +201,20 @@ def test_without_vat_is_the_net_columns_total_where_the_table_splits_it() -> Non
     plain = table_facts("invoices.csv", 0, [HEADER, *ROWS])
     assert plain is not None
     assert counted_answer("What is the total without VAT?", [plain]) == []
+
+
+def test_a_money_total_leaves_the_quantities_total_out() -> None:
+    """"What is the total?" of Qty | Unit price | Amount said "Qty, total 15" beside the amount's
+    65.50 (correct, but a small model took the 15): the amount's only, of all rows and of the rows
+    a condition names; asked for the quantity, the quantity's."""
+    rows = [["Item", "Qty", "Unit price", "Amount", "Status"], ["Paper", "3", "4.50", "13.50", "paid"],
+            ["Pens", "10", "1.20", "12.00", "unpaid"], ["Ink", "2", "20.00", "40.00", "paid"]]
+    facts = table_facts("order.csv", 0, rows)
+    assert facts is not None
+
+    def line(question: str) -> str:
+        return say(counted_phrases(counted_answer(question, [facts])))
+
+    assert line("What is the total?") == "Counted by the program: Amount (column D), all 3 rows: total 65.50"
+    assert line("total of paid items") == "Counted by the program: Amount where Status is paid: 2 rows (Paper, Ink), total 53.50"
+    assert line("total quantity") == "Counted by the program: Qty (column B), all 3 rows: total 15"

@@ -93,7 +93,7 @@ def test_labelled_figures_the_checks_do_not_know_are_no_question() -> None:
     # asked: its question only; the subtotal checked, nothing after the discount
     asked = "What is the total?\n" + table + "Subtotal: 27.00\nDiscount: 5.00\nTotal: 99.00"
     assert question_of(asked, pasted_tables(asked)) == "What is the total?"
-    assert _said(asked) == "Counted by the program: Qty, all 3 rows: total 6, Amount, all 3 rows: total 27.00"
+    assert _said(asked) == "Counted by the program: Amount, all 3 rows: total 27.00"
     # a line of words with a figure and no ':' is a question, not a label
     assert question_of(table + "Can you sum these 3", pasted_tables(table + "Can you sum these 3")) == "Can you sum these 3"
 
@@ -188,7 +188,7 @@ def test_an_invoice_without_amounts_is_totalled_as_quantity_times_price(tmp_path
     assert _said("How many nights in total?\n" + stays) == "Counted by the program: Nights, all 5 rows: total 21"
     # a table with its amounts: their total, as before (no product of its own), its price not added up
     assert _said(INVOICE.replace("Please check the arithmetic on", "What is the total of")).startswith(
-        "Counted by the program: Qty, all 4 rows: total 17, Amount, all 4 rows: total 910.00; row 'Payroll runs'")
+        "Counted by the program: Amount, all 4 rows: total 910.00; row 'Payroll runs'")
     # the same invoice attached as a CSV file, in Turkish
     attached = tmp_path / "fatura.csv"
     attached.write_text("Kalem;Adet;Birim fiyat\nKağıt;3;4,50\nKalem;10;1,20\nToner;2;35,00\n", encoding="utf-8")

@@ -915,7 +915,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
         if values or years or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
-                items += _counted_where(facts, values, thresholds, asked, named, years)
+                items += _counted_where(facts, values, thresholds, asked, named, years, plain)
             continue  # (its figures of all rows answer another question)
         if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(plain)):  # ("toplamı kaç?": no count)
             items.append({"what": "rows", "title": facts.title, "rows": _n(facts.rows)})
@@ -927,7 +927,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             a, b = by_at[facts.product[0]], by_at[facts.product[1]]
             items.append({"what": "product", "title": facts.title, "name": a.name, "letter": a.letter, "name_b": b.name, "letter_b": b.letter,
                           "figure": facts.product[2], "rows": _n(facts.rows)})
-        for col in named or numbers:
+        for col in named or _money_first(numbers, asked, plain):
             for what in asked:
                 if product and what == "total":
                     continue
@@ -939,8 +939,20 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     return items[:MAX_COUNTED]
 
 
+def _money_first(numbers: list[ColumnFacts], asked: list[str], question: str) -> list[ColumnFacts]:
+    """The columns whose figures answer a question that names none: ``numbers``, less the
+    quantities (Qty, Adet) where it asks for a total, says no quantity and an amount's column is
+    there ("What is the total?" of Qty | Unit price | Amount: the amount's, not also "Qty total 15")."""
+    money = [c for c in numbers if c.kind == "numbers" and not c.rate and _AMOUNT_NAME.search(c.name)
+             and not _QUANTITY_NAME.search(c.name)]
+    if "total" not in asked or not money or _QUANTITY_NAME.search(question):
+        return numbers
+    return [c for c in numbers if not _QUANTITY_NAME.search(c.name)]
+
+
 def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: list[Threshold], asked: list[str],
-                   named: list[ColumnFacts], years: dict[int, str] | None = None) -> list[dict[str, Any]]:
+                   named: list[ColumnFacts], years: dict[int, str] | None = None,
+                   question: str = "") -> list[dict[str, Any]]:
     """The rows of ``facts.cells`` that have one of ``values`` in each of their columns and meet
     each threshold, counted: how many, their first cells where few, and the figures ``asked`` of
     the columns ``named`` (else the thresholds', else each column of numbers), each read as its
@@ -978,7 +990,7 @@ def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: l
     said = {"what": "where", "title": facts.title, "conditions": conditions, "rows": _n(len(rows)), "listed": listed}
     items: list[dict[str, Any]] = []
     columns = named or list({id(t.column): t.column for t in thresholds}.values()) \
-        or [c for c in facts.columns if c.kind in ("numbers", "percents")]
+        or _money_first([c for c in facts.columns if c.kind in ("numbers", "percents")], asked, question)
     for col in columns:
         found = [v for v in (number(r, col) for r in rows) if v is not None]
         if not found:
