@@ -261,3 +261,14 @@ def test_f7s_export_writes_a_pasted_table_as_a_markdown_table(tmp_path: Path) ->
     assert ("What is the total of this invoice?\n\n| Item | Qty | Unit price |\n|---|---|---|\n| Paper | 3 | 4.50 |\n"
             "| Pens | 10 | 1.20 |\n| Toner | 2 | 35.00 |\n\nSubtotal: 95.50  \nTotal due: 95.50\n") in exported
     assert "```\na|b\nc|d\ne|f\n```" in exported
+
+
+def test_two_pasted_tables_figures_are_each_written_as_its_table_writes_them() -> None:
+    """The line for the model wrote both tables' figures with the first table's decimal mark: a table
+    of 1,250.50 after one of 1.250,50 was said to total "3.260,50", which it reads as 3.26."""
+    text = ("What is the total?\nÜrün;Adet;Tutar\nKağıt;3;1.250,50\nKalem;2;2.000,00\nBant;1;10,00\n\n"
+            "Item,Qty,Amount\nPaper,3,1250.50\nPens,2,2000.00\nTape,1,10.00\n")
+    tables, items = counted_pasted(text)
+    assert for_the_model(tables, items) == (
+        "- For this question, the program counted: the table in your message: Tutar, all 3 rows: total 3.260,50; "
+        "table 2 in your message: Amount, all 3 rows: total 3,260.50.")

@@ -28,7 +28,7 @@ from workstation.core.table_facts import (
     _value,
     as_written,
     counted_answer,
-    counted_phrases,
+    counted_by_table,
     table_facts,
 )
 
@@ -290,7 +290,10 @@ def for_the_model(tables: list[SheetFacts], items: list[dict[str, Any]]) -> str:
     message ("- For this question, the program counted: …", as an attached table's counts are
     given it: ``summary_chunks.with_counted``), English, its figures as the table writes them; ''
     where nothing was counted."""
-    said = counted_phrases(items)
+    said = counted_by_table(items)
     if not said or not tables:
         return ""
-    return say([("facts.for_question", {"item": said[0][1]["items"]})], as_written(tables[0]))
+    by_title = {t.title: t for t in tables}
+    # each table's figures as it writes them (of two pasted tables, 1.250,00 and 1,250.00), then joined
+    parts = [say(phrases, as_written(by_title.get(title, tables[0]))) for title, phrases in said]
+    return say([("facts.for_question", {"item": say([("facts.then", {})]).join(parts)})])

@@ -1169,20 +1169,30 @@ def counted_phrases(items: list[dict[str, Any]]) -> list[Phrase]:
     (``where_phrase``) set apart by a semicolon. Of two tables or more, each table's under its
     name ("the table in your message: B, all 3 rows: total 6; table 2 in your message: …"): said
     together, two tables' columns "B" read as one column with two totals."""
+    said: list[Phrase] = []
+    for _, phrases in counted_by_table(items):
+        if said:
+            said.append(("facts.then", {}))
+        said += phrases
+    return [("facts.counted", {"items": said})] if said else []
+
+
+def counted_by_table(items: list[dict[str, Any]]) -> list[tuple[str, list[Phrase]]]:
+    """``counted_phrases``' sentence of each table's ``items``, by its title, in the order they come
+    (one table's alone, without its title; of two or more, each under its name): said a table at a
+    time, each table's figures are written as it writes them (``pasted_tables.for_the_model``)."""
     groups: dict[str, list[dict[str, Any]]] = {}  # (by table, in the order they come: a reply's old record has no titles)
     for item in items:
         groups.setdefault(str(item.get("title") or ""), []).append(item)
     if len(groups) < 2:
         said = _said_items(items)
-    else:
-        said = []
-        for title, group in groups.items():
-            if said:
-                said.append(("facts.then", {}))
-            phrases = _said_items(group)
-            titled = not title or group[0].get("what") == "rows"  # (a count of its rows names it already)
-            said += phrases if titled else [("facts.of_table", {"title": title_phrase(title), "items": phrases})]
-    return [("facts.counted", {"items": said})] if said else []
+        return [(next(iter(groups), ""), said)] if said else []
+    out: list[tuple[str, list[Phrase]]] = []
+    for title, group in groups.items():
+        phrases = _said_items(group)
+        titled = not title or group[0].get("what") == "rows"  # (a count of its rows names it already)
+        out.append((title, phrases if titled else [("facts.of_table", {"title": title_phrase(title), "items": phrases})]))
+    return out
 
 
 def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
