@@ -272,3 +272,18 @@ def test_two_pasted_tables_figures_are_each_written_as_its_table_writes_them() -
     assert for_the_model(tables, items) == (
         "- For this question, the program counted: the table in your message: Tutar, all 3 rows: total 3.260,50; "
         "table 2 in your message: Amount, all 3 rows: total 3,260.50.")
+
+
+def test_a_total_row_inside_a_pasted_table_is_checked_as_a_line_after_it() -> None:
+    """"Subtotal | | | 920.00" as the table's last row was left out of its figures but never checked
+    (its amounts add up to 900.00): checked as "Subtotal: 920.00" after the table is, its VAT and
+    total after it too; a right one says nothing, and one among the rows is not checked."""
+    rows = ("Item | Qty | Price | Amount\nBookkeeping | 10 | 45.00 | 450.00\nPayroll runs | 4 | 30.00 | 120.00\n"
+            "Tax filing | 1 | 250.00 | 250.00\nYear-end review | 2 | 20.00 | 40.00\n")
+    assert _said("Please check this invoice\n\n" + rows + "Subtotal | | | 920.00\n") == (
+        "Counted by the program: the amounts add up to 860.00; the message says Subtotal 920.00")
+    assert _said("Please check this invoice\n\n" + rows + "Subtotal | | | 860.00\nVAT 20%: 172.00\nTotal due: 1,040.00\n") == (
+        "Counted by the program: the subtotal and the tax add up to 1,032.00; the message says Total due 1,040.00")
+    assert _said("Please check this invoice\n\n" + rows + "Total | | | 860.00\n") == ""
+    middle = rows.replace("Tax filing", "Subtotal | | | 999.00\nTax filing")
+    assert _said("Please check this invoice\n\n" + middle) == ""

@@ -18,6 +18,7 @@ from workstation.core.table_facts import (
     _SPACED,
     _TOTAL_START,
     CURRENCY_WORDS,
+    ColumnFacts,
     SheetFacts,
     _figure,
     _line,
@@ -30,6 +31,7 @@ from workstation.core.table_facts import (
     counted_answer,
     counted_by_table,
     table_facts,
+    total_row,
 )
 
 SPLITS = ("\t", "|", ";", ",")  # what a pasted line's cells may be split by, the surest first
@@ -208,6 +210,27 @@ def as_markdown(text: str) -> str:
     return "\n".join(lines)
 
 
+def _said_in_rows(pasted: Pasted, amount: ColumnFacts) -> list[tuple[str, str]]:
+    """The total rows at the end of a pasted table ("Subtotal | | | 920.00", "Total | | 1,030.00"),
+    left out of its figures, as labelled figures said after it are (``Pasted.said``): its label and
+    its amount's cell, to be checked as those are. None where one is among the rows above (whose
+    rows a total there adds up is not certain) or has no amount."""
+    rows = pasted.rows[1:]
+    k = len(rows)
+    while k and total_row(rows[k - 1]):
+        k -= 1
+    if any(total_row(r) for r in rows[:k]):
+        return []
+    said: list[tuple[str, str]] = []
+    for r in rows[k:]:
+        label = next(c.strip() for c in r if c.strip()).rstrip(":")
+        figure = r[amount.at].strip() if amount.at < len(r) else ""
+        if not figure or figure == label:
+            return []
+        said.append((label, figure))
+    return said
+
+
 def arithmetic_checks(facts: SheetFacts, pasted: Pasted) -> list[dict[str, Any]]:
     """What the program finds wrong in a pasted table's arithmetic, as a reply's record keeps it:
     each row whose amount is not its quantity × price ("row_check"), and a subtotal, VAT or total
@@ -239,7 +262,7 @@ def arithmetic_checks(facts: SheetFacts, pasted: Pasted) -> list[dict[str, Any]]
     places = _places(values)
     base: Decimal | None = None  # the subtotal as the message says it
     taxes: list[Decimal] = []
-    for label, written in pasted.said:
+    for label, written in _said_in_rows(pasted, amount) + pasted.said:
         value = _number(written, amount.comma)
         tax, rate = _TAX.search(label), _RATE.search(label)
         if value is None:

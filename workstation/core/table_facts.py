@@ -360,10 +360,6 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
         any(_kind(c, decimal_comma) != "text" for c in below) or len(words) == len(first) == len(set(first)))
     body = rows[1:] if header else rows
 
-    def total_row(r: list[str]) -> bool:
-        words = [c.strip() for c in r if c.strip()]
-        return bool(words) and _TOTAL_ROW.fullmatch(words[0].rstrip(":")) is not None
-
     def cells(table: list[list[str]], i: int) -> list[str]:
         return [r[i] if i < len(r) else "" for r in table]
 
@@ -395,6 +391,13 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
     if header:
         facts.product = _product_total(facts, data)
     return facts
+
+
+def total_row(r: list[str]) -> bool:
+    """Whether a row of a table reads "Total" (Subtotal, Genel toplam) in its first filled cell: its
+    numbers the rows' own again, left out of the figures."""
+    words = [c.strip() for c in r if c.strip()]
+    return bool(words) and _TOTAL_ROW.fullmatch(words[0].rstrip(":")) is not None
 
 
 def _product_total(facts: SheetFacts, data: list[list[str]]) -> tuple[int, int, str] | None:
