@@ -3330,6 +3330,50 @@ async def test_an_attached_documents_facts_are_shown_in_the_uis_language(profile
         assert app.pending_document == (path, attached)
 
 
+async def test_an_attached_tables_facts_are_said_in_the_uis_language_after_a_restart(profiles: Path,
+                                                                                   tmp_path: Path) -> None:
+    """A CSV of invoices attached on a Turkish screen, asked about, the app quit and started again:
+    its message's facts showed in English ("Facts counted by the program from every row:",
+    "invoices.csv: 4 rows ...", "2026-01-03") until the document was attached again, for the store
+    kept only their English sentence. The facts are kept with the message as data and said in the
+    UI's language when it is opened again: Turkish words, the date as 03.01.2026."""
+    from textual.widgets import Collapsible, Static
+
+    from workstation.core.summary_chunks import FACTS_LABEL
+    from workstation.tui import integrations
+    from workstation.tui.messages import DocumentRead
+
+    path = tmp_path / "invoices.csv"
+    path.write_text("Invoice,Date,Amount,Status\nINV-101,2026-01-03,1200,unpaid\nINV-102,2026-01-09,300,paid\n"
+                    "INV-103,2026-02-11,2500,unpaid\nINV-104,2026-02-20,800,paid\n", encoding="utf-8")
+    store = tmp_path / "c.db"
+    app = WorkstationApp("a", sample_system=False, language="tr", store_path=store)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        app.post_message(DocumentRead(str(path), *integrations.read_document_text(path)))
+        await until(pilot, lambda: app.pending_document is not None and app.pending_document[0] == path)
+        await _send(pilot, app, "total of unpaid invoices")
+        await until(pilot, lambda: not app.generating and app.conversation_id is not None
+                    and len(app.store.messages(app.conversation_id)) == 2
+                    and app.store.messages(app.conversation_id)[-1].metrics is not None)
+        conv_id = app.conversation_id
+    sent = ConversationStore(store).messages(conv_id)[0]
+    assert FACTS_LABEL in sent.content and "2026-01-03" in sent.content  # (the model's words, English)
+    assert sent.facts and sent.facts[0]["title"] == "invoices.csv"  # (kept as data)
+
+    again = WorkstationApp("a", start_engine=False, sample_system=False, language="tr", store_path=store)
+    async with again.run_test(size=(110, 40)) as pilot:
+        await until(pilot, lambda: again.conversation_id == conv_id and len(_views(again)) == 2)
+        view = _views(again)[0]
+        for block in view.query(Collapsible).results(Collapsible):
+            block.collapsed = False
+        await pilot.pause()
+        said = "\n".join([view.body.source, *(str(s.render()) for s in view.query(".folded-text").results(Static))])
+        assert "Programın her satırdan saydığı bilgiler:" in said and FACTS_LABEL not in said, said
+        assert "03.01.2026" in said and "dates from" not in said, said
+        assert not again.counted_tables()  # (not attached in this run: said from what the store kept)
+
+
 def test_the_documents_last_attached_are_kept_up_to_their_number(tmp_path: Path) -> None:
     """The documents last attached are kept for the next start (a message's document found again
     by Up), the newest KEPT_PATHS of them: one attached again goes last, the oldest go."""

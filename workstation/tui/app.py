@@ -266,6 +266,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._store_file: tuple[int, int] | None = None  # the conversation file's (device, inode)
         self._store_fd: int | None = None  # a handle on it: st_nlink 0 once it is deleted
         self._asked = ""  # the user's message of the turn under way
+        self._asked_facts: list[dict[str, Any]] = []  # the facts of its attached tables (``facts_record``'s)
         self._sending = False  # Enter's message is on its way (to the box's clearing and the reply's start)
         self._new_after_turn = False  # Ctrl+N stopped the reply: a new conversation once it has stopped
         self._on_cpu: set[str] = set()  # profiles whose engine crashed loading onto a GPU this session
