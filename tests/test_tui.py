@@ -2515,6 +2515,56 @@ async def test_up_after_a_restart_counts_the_documents_table_again(profiles: Pat
         assert str(figures.render()).endswith("\nCounted by the program: Revenue (column B), all 3 rows: total 7,855")
 
 
+async def test_up_after_a_restart_takes_the_file_of_the_documents_text_not_the_newest_of_its_name(
+        tmp_path: Path) -> None:
+    """Two files named invoices.csv, in two folders, attached one after the other, the question sent
+    with the first: after a restart, Up took the newest file of that name kept, the other one, and
+    counted its table for the question. The file is known by the text that was attached; where no
+    file has it any more, the person is told it was not found again and how to attach it."""
+    from textual.widgets import Input
+
+    from workstation.tui import integrations
+    from workstation.tui.attachment import with_attached
+    from workstation.tui.messages import DocumentRead
+
+    first, other = tmp_path / "a" / "invoices.csv", tmp_path / "b" / "invoices.csv"
+    for path, amount in ((first, 1200), (other, 99)):
+        path.parent.mkdir()
+        path.write_text(f"Invoice,Amount,Status\nINV-1,{amount},unpaid\nINV-2,300,paid\n", encoding="utf-8")
+    store = tmp_path / "c.db"
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=store)
+    async with app.run_test(size=(110, 32)) as pilot:
+        for path in (first, other):  # (the other one attached last: the newest kept of that name)
+            app.post_message(DocumentRead(str(path), *integrations.read_document_text(path)))
+            await until(pilot, lambda path=path: app.pending_document is not None and app.pending_document[0] == path)
+    text = integrations.read_document_text(first)[0].rstrip()
+    saved = ConversationStore(store)
+    conv = saved.new("Invoices")
+    saved.add_message(conv.id, "user", with_attached("total of unpaid invoices", "Document: invoices.csv", text))
+    saved.add_message(conv.id, "assistant", "1,200.")
+    saved.set_open(conv.id)
+    saved.close()
+
+    async def up_again() -> tuple[Path, list[str]]:
+        again = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=store)
+        async with again.run_test(size=(110, 32)) as pilot:
+            said = notices(again)
+            await until(pilot, lambda: again.conversation_id == conv.id and len(_views(again)) == 2)
+            again.chat_screen.query_one("#prompt", Input).focus()
+            await pilot.press("up")
+            await until(pilot, lambda: again.pending_document is not None)
+            assert again.pending_document[1] == text
+            return again.pending_document[0], said
+
+    path, said = await up_again()
+    assert path == first and not any("not found" in n for n in said), (path, said)
+    first.write_text("Invoice,Amount,Status\nINV-1,5,unpaid\n", encoding="utf-8")  # (changed since)
+    path, said = await up_again()
+    assert path == Path("invoices.csv"), path
+    assert any(n.startswith("invoices.csv was not found again as it was attached") and "Ctrl+O" in n
+               for n in said), said
+
+
 async def test_a_question_with_a_condition_on_an_attached_table_has_its_rows_counted(
         profiles: Path, tmp_path: Path) -> None:
     """"Which unpaid invoices are over 1,000 EUR, and what is their total?" of an attached invoice
@@ -3379,14 +3429,14 @@ def test_the_documents_last_attached_are_kept_up_to_their_number(tmp_path: Path)
     by Up), the newest KEPT_PATHS of them: one attached again goes last, the oldest go."""
     import json
 
-    from workstation.tui.attaching import ATTACHED_KEY, KEPT_PATHS
+    from workstation.tui.attaching import ATTACHED_KEY, KEPT_PATHS, recalled_paths
 
     old = [tmp_path / f"doc{i}.txt" for i in range(KEPT_PATHS + 5)]
     store = tmp_path / "c.db"
     app = WorkstationApp("a", sample_system=False, language="en", store_path=store)
     app.store.remember(ATTACHED_KEY, json.dumps([str(p) for p in old]))
     app = WorkstationApp("a", sample_system=False, language="en", store_path=store)
-    app._remember_attached(old[-3])
-    kept = [Path(p) for p in json.loads(app.store.recalled(ATTACHED_KEY) or "[]")]
-    assert kept == app._attached_before and len(kept) == KEPT_PATHS
+    app._remember_attached(old[-3], "its text")
+    kept = [p for p, _ in recalled_paths(app.store.recalled(ATTACHED_KEY))]
+    assert kept == [p for p, _ in app._attached_before] and len(kept) == KEPT_PATHS
     assert kept[-1] == old[-3] and kept[0] == old[-KEPT_PATHS] and kept.count(old[-3]) == 1

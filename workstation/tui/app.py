@@ -74,7 +74,7 @@ from workstation.tui.actions import (
     bindings,
     keys_lost,
 )
-from workstation.tui.attaching import ATTACHED_KEY, Attachments, recalled_paths
+from workstation.tui.attaching import ATTACHED_KEY, Attachments, KeptDocument, recalled_paths
 from workstation.tui.conversation_actions import ConversationActions
 from workstation.tui.drafts import Drafts
 from workstation.tui.glyphs import glyphs, terminal_charset, terminal_table
@@ -288,7 +288,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._attached_paths: set[Path] = set()  # every document attached this session (F7 writes over none)
         # the documents attached last, this session and before (oldest first): where Up after a restart
         # finds a message's document by its name, to count its tables' facts again (``recalled_paths``)
-        self._attached_before: list[Path] = recalled_paths(attached_before)
+        self._attached_before: list[KeptDocument] = recalled_paths(attached_before)
         # attached documents, measured: (their tokens as a message of their own, the context then,
         # their text's own tokens)
         self._document_tokens: dict[tuple[Path, str], tuple[int, int, int]] = {}
