@@ -3440,3 +3440,42 @@ def test_the_documents_last_attached_are_kept_up_to_their_number(tmp_path: Path)
     kept = [p for p, _ in recalled_paths(app.store.recalled(ATTACHED_KEY))]
     assert kept == [p for p, _ in app._attached_before] and len(kept) == KEPT_PATHS
     assert kept[-1] == old[-3] and kept[0] == old[-KEPT_PATHS] and kept.count(old[-3]) == 1
+
+
+def test_two_windows_keep_each_others_documents_last_attached(tmp_path: Path) -> None:
+    """Two windows of the app on one conversation file, each attaching documents: each wrote its
+    own list of the documents last attached over the other's, whose paths were lost (Up after a
+    restart found its documents no more). Each adds its own to what is kept, newest last, at
+    most KEPT_PATHS; and many written at once by two writers lose none."""
+    import subprocess
+    import sys
+
+    from workstation.tui.attaching import ATTACHED_KEY, KEPT_PATHS, recalled_paths
+
+    store = tmp_path / "c.db"
+    one = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=store)
+    two = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=store)
+    one._remember_attached(tmp_path / "mine.csv", "mine")
+    two._remember_attached(tmp_path / "yours.csv", "yours")  # (its list, read at its start, knew none)
+    one._remember_attached(tmp_path / "more.csv", "more")
+    kept = recalled_paths(one.store.recalled(ATTACHED_KEY))
+    assert [p.name for p, _ in kept] == ["mine.csv", "yours.csv", "more.csv"], kept
+    assert one._attached_before == kept  # (what it finds by Up: the other window's too)
+
+    one.store.close()
+    two.store.close()
+    # two windows (two processes) attaching at the same moment
+    attach = ("import sys; from pathlib import Path; from workstation.tui.app import WorkstationApp\n"
+              "app = WorkstationApp('a', start_engine=False, sample_system=False, language='en', "
+              "store_path=Path(sys.argv[1]))\n"
+              "for i in range(30): app._remember_attached(Path(sys.argv[2]) / f'{sys.argv[3]}{i}.csv', str(i))\n")
+    writers = [subprocess.Popen([sys.executable, "-c", attach, str(store), str(tmp_path), who]) for who in "ab"]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0]
+    two = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=store)
+    kept = recalled_paths(two.store.recalled(ATTACHED_KEY))
+    names = [p.name for p, _ in kept]
+    assert len(kept) == KEPT_PATHS and len(set(names)) == KEPT_PATHS, names
+    assert {"a29.csv", "b29.csv"} <= set(names) and names[-1] in ("a29.csv", "b29.csv"), names
+    mine = [n for n in names if n.startswith("a")]
+    assert mine == [f"a{i}.csv" for i in range(30)][-len(mine):], names  # (its own in order, the newest last)
+    two.store.close()

@@ -62,6 +62,11 @@ def recalled_paths(value: str | None) -> list[KeptDocument]:
     return found
 
 
+def with_kept(documents: list[KeptDocument], added: KeptDocument) -> list[KeptDocument]:
+    """``documents`` (oldest first) with ``added`` the newest, once, the newest KEPT_PATHS in all."""
+    return [d for d in documents if d[0] != added[0]][-(KEPT_PATHS - 1):] + [added]
+
+
 def kept_text(documents: list[KeptDocument]) -> str:
     """``documents`` as ``ATTACHED_KEY`` keeps them."""
     return json.dumps([{"path": str(p), "text": mark} if mark else str(p) for p, mark in documents])
@@ -138,10 +143,14 @@ class Attachments(AppPart):
         start too: a message's document put back by Up after a restart is found by its name and
         its text there (it was a bare name, no file, and its tables' facts were counted no more:
         no "Counted by the program" line)."""
-        path = path.absolute()
-        kept = [d for d in self._attached_before if d[0] != path][-(KEPT_PATHS - 1):] + [(path, text_mark(text))]
-        self._attached_before = kept
-        self.store_write(lambda: self.store.remember(ATTACHED_KEY, kept_text(kept)))
+        added = (path.absolute(), text_mark(text))
+
+        def merged(value: str | None) -> str:  # (with what another window kept meanwhile: its paths stay)
+            return kept_text(with_kept(recalled_paths(value), added))
+
+        written = self.store_write(lambda: self.store.remember_merged(ATTACHED_KEY, merged))
+        self._attached_before = recalled_paths(written) if written is not None \
+            else with_kept(self._attached_before, added)
 
     def attached_file(self: WorkstationApp, name: str, text: str) -> Path | None:
         """The file a message's document of ``name`` was attached from: the newest kept of that
