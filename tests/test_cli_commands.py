@@ -1947,3 +1947,36 @@ def test_fit_of_a_catalog_model_names_the_profile_that_runs_it(capsys: pytest.Ca
     err = capsys.readouterr().err
     assert "phi-4-14b-q4_k_m is a model, not a profile; download it with" in err, err
     assert "models pull phi-4-14b-q4_k_m" in err and "profiles new phi-4-14b-q4_k_m" in err, err
+
+
+def test_conversations_show_and_export_say_a_messages_table_facts_in_their_language(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`conversations show|export --lang tr` of a message with a CSV attached wrote the program's
+    facts of its table in English ("Facts counted by the program from every row:", 2026-01-03),
+    the words around them Turkish: the facts the store keeps with it are said in --lang's language,
+    as F7 writes them (one exporter)."""
+    from workstation.core.store import ConversationStore
+    from workstation.core.summary_chunks import FACTS_LABEL
+    from workstation.core.table_facts import facts_record
+    from workstation.tui.attachment import with_attached
+    from workstation.tui.integrations import read_document_text
+
+    path = tmp_path / "invoices.csv"
+    path.write_text("Invoice,Date,Amount,Status\nINV-101,2026-01-03,1200,unpaid\nINV-102,2026-01-09,300,paid\n",
+                    encoding="utf-8")
+    text, _, facts = read_document_text(path)
+    store = ConversationStore()
+    conv = store.new("Invoices", "office-cpu")
+    store.add_message(conv.id, "user", with_attached("total of unpaid invoices", "Document: invoices.csv", text),
+                      facts=[facts_record(f) for f in facts])
+    store.add_message(conv.id, "assistant", "1,200.")
+    store.close()
+    assert main(["conversations", "show", str(conv.id), "--lang", "tr"]) == 0
+    shown = capsys.readouterr().out
+    assert "Belge: invoices.csv" in shown and "Programın her satırdan saydığı bilgiler:" in shown, shown
+    assert FACTS_LABEL not in shown and "03.01.2026" in shown and "2026-01-03 ile" not in shown, shown
+    out = tmp_path / "tr.md"
+    assert main(["conversations", "export", str(conv.id), "-o", str(out), "--lang", "tr"]) == 0
+    assert out.read_text(encoding="utf-8") == shown
+    assert main(["conversations", "show", str(conv.id), "--lang", "en"]) == 0
+    assert FACTS_LABEL in (english := capsys.readouterr().out) and "2026-01-03" in english, english

@@ -892,3 +892,27 @@ def test_export_names_an_attached_document_in_its_own_language(tmp_path: Path) -
     assert "---\nDocument: invoices.csv\n\nInvoice,Amount\nINV-001,1250.00" in english and "Belge" not in english
     assert "---\nBelge: invoices.csv\n\n" in store.to_markdown(conv.id, Texts("tr").get)
     assert store.messages(conv.id)[0].content == sent
+
+
+def test_a_messages_facts_are_kept_and_an_older_file_without_them_still_opens(tmp_path: Path) -> None:
+    """The facts the program counted of a message's attached table are kept with it as data (they
+    were said in English after a restart); a file of the step before them is upgraded, its messages
+    read with none, and a new message's facts read back as they were given."""
+    from workstation.core.conversation_schema import MIGRATIONS
+
+    path = tmp_path / "c.sqlite3"
+    old = sqlite3.connect(path)
+    for step in MIGRATIONS[:-1]:
+        old.executescript(step)
+    old.execute("INSERT INTO conversations(title, created, updated) VALUES ('Invoices', 0, 0)")
+    old.execute("INSERT INTO messages(conversation_id, role, content, created) VALUES (1, 'user', 'total?', 0)")
+    old.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    old.commit()
+    old.close()
+    store = ConversationStore(path)
+    assert store.schema_version == SCHEMA_VERSION
+    assert [(m.content, m.facts) for m in store.messages(1)] == [("total?", [])]
+    facts = [{"title": "invoices.csv", "rows": 4, "columns": [{"name": "Amount", "total": "4,800"}]}]
+    store.add_message(1, "user", "and paid ones?", facts=facts)
+    assert [m.facts for m in ConversationStore(path).messages(1)] == [[], facts]
+    store.close()

@@ -2515,6 +2515,56 @@ async def test_up_after_a_restart_counts_the_documents_table_again(profiles: Pat
         assert str(figures.render()).endswith("\nCounted by the program: Revenue (column B), all 3 rows: total 7,855")
 
 
+async def test_up_after_a_restart_takes_the_file_of_the_documents_text_not_the_newest_of_its_name(
+        tmp_path: Path) -> None:
+    """Two files named invoices.csv, in two folders, attached one after the other, the question sent
+    with the first: after a restart, Up took the newest file of that name kept, the other one, and
+    counted its table for the question. The file is known by the text that was attached; where no
+    file has it any more, the person is told it was not found again and how to attach it."""
+    from textual.widgets import Input
+
+    from workstation.tui import integrations
+    from workstation.tui.attachment import with_attached
+    from workstation.tui.messages import DocumentRead
+
+    first, other = tmp_path / "a" / "invoices.csv", tmp_path / "b" / "invoices.csv"
+    for path, amount in ((first, 1200), (other, 99)):
+        path.parent.mkdir()
+        path.write_text(f"Invoice,Amount,Status\nINV-1,{amount},unpaid\nINV-2,300,paid\n", encoding="utf-8")
+    store = tmp_path / "c.db"
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=store)
+    async with app.run_test(size=(110, 32)) as pilot:
+        for path in (first, other):  # (the other one attached last: the newest kept of that name)
+            app.post_message(DocumentRead(str(path), *integrations.read_document_text(path)))
+            await until(pilot, lambda path=path: app.pending_document is not None and app.pending_document[0] == path)
+    text = integrations.read_document_text(first)[0].rstrip()
+    saved = ConversationStore(store)
+    conv = saved.new("Invoices")
+    saved.add_message(conv.id, "user", with_attached("total of unpaid invoices", "Document: invoices.csv", text))
+    saved.add_message(conv.id, "assistant", "1,200.")
+    saved.set_open(conv.id)
+    saved.close()
+
+    async def up_again() -> tuple[Path, list[str]]:
+        again = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=store)
+        async with again.run_test(size=(110, 32)) as pilot:
+            said = notices(again)
+            await until(pilot, lambda: again.conversation_id == conv.id and len(_views(again)) == 2)
+            again.chat_screen.query_one("#prompt", Input).focus()
+            await pilot.press("up")
+            await until(pilot, lambda: again.pending_document is not None)
+            assert again.pending_document[1] == text
+            return again.pending_document[0], said
+
+    path, said = await up_again()
+    assert path == first and not any("not found" in n for n in said), (path, said)
+    first.write_text("Invoice,Amount,Status\nINV-1,5,unpaid\n", encoding="utf-8")  # (changed since)
+    path, said = await up_again()
+    assert path == Path("invoices.csv"), path
+    assert any(n.startswith("invoices.csv was not found again as it was attached") and "Ctrl+O" in n
+               for n in said), said
+
+
 async def test_a_question_with_a_condition_on_an_attached_table_has_its_rows_counted(
         profiles: Path, tmp_path: Path) -> None:
     """"Which unpaid invoices are over 1,000 EUR, and what is their total?" of an attached invoice
@@ -3330,19 +3380,102 @@ async def test_an_attached_documents_facts_are_shown_in_the_uis_language(profile
         assert app.pending_document == (path, attached)
 
 
+async def test_an_attached_tables_facts_are_said_in_the_uis_language_after_a_restart(profiles: Path,
+                                                                                   tmp_path: Path) -> None:
+    """A CSV of invoices attached on a Turkish screen, asked about, the app quit and started again:
+    its message's facts showed in English ("Facts counted by the program from every row:",
+    "invoices.csv: 4 rows ...", "2026-01-03") until the document was attached again, for the store
+    kept only their English sentence. The facts are kept with the message as data and said in the
+    UI's language when it is opened again: Turkish words, the date as 03.01.2026."""
+    from textual.widgets import Collapsible, Static
+
+    from workstation.core.summary_chunks import FACTS_LABEL
+    from workstation.tui import integrations
+    from workstation.tui.messages import DocumentRead
+
+    path = tmp_path / "invoices.csv"
+    path.write_text("Invoice,Date,Amount,Status\nINV-101,2026-01-03,1200,unpaid\nINV-102,2026-01-09,300,paid\n"
+                    "INV-103,2026-02-11,2500,unpaid\nINV-104,2026-02-20,800,paid\n", encoding="utf-8")
+    store = tmp_path / "c.db"
+    app = WorkstationApp("a", sample_system=False, language="tr", store_path=store)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        app.post_message(DocumentRead(str(path), *integrations.read_document_text(path)))
+        await until(pilot, lambda: app.pending_document is not None and app.pending_document[0] == path)
+        await _send(pilot, app, "total of unpaid invoices")
+        await until(pilot, lambda: not app.generating and app.conversation_id is not None
+                    and len(app.store.messages(app.conversation_id)) == 2
+                    and app.store.messages(app.conversation_id)[-1].metrics is not None)
+        conv_id = app.conversation_id
+    sent = ConversationStore(store).messages(conv_id)[0]
+    assert FACTS_LABEL in sent.content and "2026-01-03" in sent.content  # (the model's words, English)
+    assert sent.facts and sent.facts[0]["title"] == "invoices.csv"  # (kept as data)
+
+    again = WorkstationApp("a", start_engine=False, sample_system=False, language="tr", store_path=store)
+    async with again.run_test(size=(110, 40)) as pilot:
+        await until(pilot, lambda: again.conversation_id == conv_id and len(_views(again)) == 2)
+        view = _views(again)[0]
+        for block in view.query(Collapsible).results(Collapsible):
+            block.collapsed = False
+        await pilot.pause()
+        said = "\n".join([view.body.source, *(str(s.render()) for s in view.query(".folded-text").results(Static))])
+        assert "Programın her satırdan saydığı bilgiler:" in said and FACTS_LABEL not in said, said
+        assert "03.01.2026" in said and "dates from" not in said, said
+        assert not again.counted_tables()  # (not attached in this run: said from what the store kept)
+
+
 def test_the_documents_last_attached_are_kept_up_to_their_number(tmp_path: Path) -> None:
     """The documents last attached are kept for the next start (a message's document found again
     by Up), the newest KEPT_PATHS of them: one attached again goes last, the oldest go."""
     import json
 
-    from workstation.tui.attaching import ATTACHED_KEY, KEPT_PATHS
+    from workstation.tui.attaching import ATTACHED_KEY, KEPT_PATHS, recalled_paths
 
     old = [tmp_path / f"doc{i}.txt" for i in range(KEPT_PATHS + 5)]
     store = tmp_path / "c.db"
     app = WorkstationApp("a", sample_system=False, language="en", store_path=store)
     app.store.remember(ATTACHED_KEY, json.dumps([str(p) for p in old]))
     app = WorkstationApp("a", sample_system=False, language="en", store_path=store)
-    app._remember_attached(old[-3])
-    kept = [Path(p) for p in json.loads(app.store.recalled(ATTACHED_KEY) or "[]")]
-    assert kept == app._attached_before and len(kept) == KEPT_PATHS
+    app._remember_attached(old[-3], "its text")
+    kept = [p for p, _ in recalled_paths(app.store.recalled(ATTACHED_KEY))]
+    assert kept == [p for p, _ in app._attached_before] and len(kept) == KEPT_PATHS
     assert kept[-1] == old[-3] and kept[0] == old[-KEPT_PATHS] and kept.count(old[-3]) == 1
+
+
+def test_two_windows_keep_each_others_documents_last_attached(tmp_path: Path) -> None:
+    """Two windows of the app on one conversation file, each attaching documents: each wrote its
+    own list of the documents last attached over the other's, whose paths were lost (Up after a
+    restart found its documents no more). Each adds its own to what is kept, newest last, at
+    most KEPT_PATHS; and many written at once by two writers lose none."""
+    import subprocess
+    import sys
+
+    from workstation.tui.attaching import ATTACHED_KEY, KEPT_PATHS, recalled_paths
+
+    store = tmp_path / "c.db"
+    one = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=store)
+    two = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=store)
+    one._remember_attached(tmp_path / "mine.csv", "mine")
+    two._remember_attached(tmp_path / "yours.csv", "yours")  # (its list, read at its start, knew none)
+    one._remember_attached(tmp_path / "more.csv", "more")
+    kept = recalled_paths(one.store.recalled(ATTACHED_KEY))
+    assert [p.name for p, _ in kept] == ["mine.csv", "yours.csv", "more.csv"], kept
+    assert one._attached_before == kept  # (what it finds by Up: the other window's too)
+
+    one.store.close()
+    two.store.close()
+    # two windows (two processes) attaching at the same moment
+    attach = ("import sys; from pathlib import Path; from workstation.tui.app import WorkstationApp\n"
+              "app = WorkstationApp('a', start_engine=False, sample_system=False, language='en', "
+              "store_path=Path(sys.argv[1]))\n"
+              "for i in range(30): app._remember_attached(Path(sys.argv[2]) / f'{sys.argv[3]}{i}.csv', str(i))\n")
+    writers = [subprocess.Popen([sys.executable, "-c", attach, str(store), str(tmp_path), who]) for who in "ab"]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0]
+    two = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=store)
+    kept = recalled_paths(two.store.recalled(ATTACHED_KEY))
+    names = [p.name for p, _ in kept]
+    assert len(kept) == KEPT_PATHS and len(set(names)) == KEPT_PATHS, names
+    assert {"a29.csv", "b29.csv"} <= set(names) and names[-1] in ("a29.csv", "b29.csv"), names
+    mine = [n for n in names if n.startswith("a")]
+    assert mine == [f"a{i}.csv" for i in range(30)][-len(mine):], names  # (its own in order, the newest last)
+    two.store.close()

@@ -14,11 +14,13 @@ from workstation.core.conversation_records import Draft, StoreError
 from workstation.core.sqlite_schema import sqlite_reason
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from workstation.core.store import ConversationStore
 
 
 class Drafts:
-    """``save_draft`` and ``drafts``; ``remember``, ``recalled`` and ``forget_value``;
+    """``save_draft`` and ``drafts``; ``remember`` (``remember_merged``), ``recalled`` and ``forget_value``;
     ``set_open`` and ``last_open``. A part of ``ConversationStore``: the database (``_db``,
     ``path``) and emptying its -wal are the store's."""
 
@@ -50,6 +52,21 @@ class Drafts:
                 self._db.execute("INSERT OR REPLACE INTO app_state(key, value) VALUES (?, ?)", (key, value))
         except sqlite3.Error:
             pass
+
+    def remember_merged(self: ConversationStore, key: str, merged: Callable[[str | None], str]) -> str | None:
+        """Keep under ``key`` ``merged`` of what is kept there now, read and written at once (no
+        other window's write between): two windows of the app each wrote their own list of the
+        documents last attached, the other's paths lost. What was written, or None where the
+        database could not take it (as ``remember``: only that is lost)."""
+        try:
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                row = self._db.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
+                value = merged(None if row is None else str(row[0]))
+                self._db.execute("INSERT OR REPLACE INTO app_state(key, value) VALUES (?, ?)", (key, value))
+        except sqlite3.Error:
+            return None
+        return value
 
     def forget_value(self: ConversationStore, key: str) -> None:
         """What ``remember`` kept under ``key``, gone (a summary holds a document's text)."""

@@ -15,7 +15,12 @@ from workstation.core.metrics import figures_line
 from workstation.core.moments import local_text
 from workstation.core.pasted_tables import as_markdown
 from workstation.core.phrases import ENGLISH, Lookup, say
-from workstation.core.summary_chunks import attached_named, facts_said, without_counted
+from workstation.core.summary_chunks import (
+    attached_named,
+    facts_said,
+    recorded_facts,
+    without_counted,
+)
 from workstation.core.table_facts import SheetFacts, counted_phrases
 
 if TYPE_CHECKING:
@@ -80,8 +85,9 @@ class MarkdownExport:
         a colleague (F7, ``conversations show|export``): the conversation, not the dashboard's
         figures under each reply (TTFT, tok/s, cache; the chat, F5 and ``show --json`` keep
         them); the figures the program counted for a question about a table, under its reply
-        (the model's own may be wrong). An attached document's line and the facts of ``tables``
-        (the TUI's ``counted_tables``) in it in ``lookup``'s language too, as the chat shows them
+        (the model's own may be wrong). An attached document's line and its tables' facts (those
+        the store keeps with the message, and those of ``tables``: the TUI's ``counted_tables``)
+        in ``lookup``'s language too, as the chat shows them
         (``facts_said``): the export said "## Siz" over "Document: invoices.csv" and English facts."""
 
         def said(key: str, **values: Any) -> str:
@@ -120,8 +126,8 @@ class MarkdownExport:
             # question, ``with_counted``, not: they are said under the reply)
             # (a table pasted in a message: as a Markdown table, ``as_markdown``; its lines ran into one)
             content = msg.shown or (_tables_as_markdown(without_counted(msg.content)) if msg.role == "user" else msg.content)
-            if msg.role == "user":
-                content = facts_said(content, tables or [], lookup)
+            if msg.role == "user":  # (its facts as the store keeps them: they were English after a restart)
+                content = facts_said(content, [*recorded_facts(msg.facts), *(tables or [])], lookup)
             lines += [content.rstrip(), ""]
             if m:  # the chat's line, with how it ended (cut off by an error, the key's day over)
                 whose = profile_key(str(m["profile"])) if several and m.get("profile") else ""

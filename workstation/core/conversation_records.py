@@ -32,6 +32,8 @@ class StoredMessage:
     created: float = 0.0
     reasoning: str = ""  # a reasoning model's thinking (not part of ``content``)
     shown: str = ""  # what the chat shows instead of ``content`` ('': the content)
+    # the facts the program counted of its attached document's tables (``table_facts.facts_record``'s)
+    facts: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -68,7 +70,22 @@ def row_fields(conv: Conversation) -> tuple[Any, ...]:
 def message_fields(m: StoredMessage) -> tuple[Any, ...]:
     """A message as the store keeps it, its number aside (the order of the messages table's
     columns from ``created``)."""
-    return m.created, m.role, m.content, json.dumps(m.metrics) if m.metrics else None, m.reasoning, m.shown
+    return (m.created, m.role, m.content, json.dumps(m.metrics) if m.metrics else None, m.reasoning, m.shown,
+            facts_text(m.facts))
+
+
+def facts_text(facts: list[dict[str, Any]]) -> str:
+    """A message's facts as the store keeps them ('' none)."""
+    return json.dumps(facts) if facts else ""
+
+
+def facts_read(text: str | None) -> list[dict[str, Any]]:
+    """A message's facts as ``facts_text`` kept them ([] none, or none that can be read)."""
+    try:
+        facts = json.loads(text) if text else []
+    except ValueError:
+        return []
+    return [f for f in facts if isinstance(f, dict)] if isinstance(facts, list) else []
 
 
 @dataclass

@@ -117,6 +117,10 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE IF NOT EXISTS store_identity (id TEXT NOT NULL);
     INSERT INTO store_identity SELECT lower(hex(randomblob(16))) WHERE NOT EXISTS (SELECT 1 FROM store_identity);
     """,
+    # the facts the program counted of a message's attached tables (``facts_record``'s, as JSON:
+    # numbers, dates and titles as data, '' none), said in the UI's language when it is shown: after
+    # a restart they were English until the document was attached again
+    "ALTER TABLE messages ADD COLUMN facts TEXT NOT NULL DEFAULT '';",
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

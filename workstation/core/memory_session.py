@@ -118,7 +118,7 @@ class MemorySession:
         changed that ``conv`` did not. Not adopted (nothing known of how it was): the file's
         messages that ``conv`` has too are how it was, and none is deleted."""
         here = {row[0]: row[1:] for row in self._db.execute(
-            "SELECT id, created, role, content, metrics, reasoning, shown FROM messages WHERE conversation_id = ?",
+            "SELECT id, created, role, content, metrics, reasoning, shown, facts FROM messages WHERE conversation_id = ?",
             (conv.id,))}
         mine = {m.id: m for m in conv.messages}
         if adopted is None:
@@ -142,7 +142,7 @@ class MemorySession:
                 moved[m.id] = m.id
                 if message_fields(m) != was:  # (unchanged here: the file's stays, another window's change too)
                     self._db.execute("UPDATE messages SET role = ?, content = ?, metrics = ?, created = ?, "
-                                     "reasoning = ?, shown = ? WHERE id = ?",
+                                     "reasoning = ?, shown = ?, facts = ? WHERE id = ?",
                                      (*self._message_row(conv.id, m, False)[2:], m.id))
             elif was is None or message_fields(m) != was:  # new here, or changed here and deleted there
                 moved[m.id] = self._insert_message(conv.id, m)

@@ -30,6 +30,8 @@ from workstation.core.conversation_records import (
     ConversationGone,
     StoredMessage,
     StoreError,
+    facts_read,
+    facts_text,
     sampling_read,
     sampling_text,
 )
@@ -242,14 +244,18 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
         metrics: dict[str, Any] | None = None,
         reasoning: str = "",
         shown: str = "",
+        facts: list[dict[str, Any]] | None = None,
     ) -> StoredMessage:
+        """``facts``: those the program counted of the tables of the document attached to it
+        (``table_facts.facts_record``'s), kept to be said in the UI's language when it is shown."""
         now = time.time()
         try:
             with self._db:
                 cur = self._db.execute(
-                    "INSERT INTO messages(conversation_id, role, content, metrics, created, reasoning, shown) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (conversation_id, role, content, json.dumps(metrics) if metrics else None, now, reasoning, shown),
+                    "INSERT INTO messages(conversation_id, role, content, metrics, created, reasoning, shown, facts) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (conversation_id, role, content, json.dumps(metrics) if metrics else None, now, reasoning, shown,
+                     facts_text(facts or [])),
                 )
                 self._db.execute(
                     "UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id)
@@ -264,7 +270,7 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
             raise
         if dropped:
             self._empty_wal()
-        return StoredMessage(int(cur.lastrowid or 0), role, content, metrics, now, reasoning, shown)
+        return StoredMessage(int(cur.lastrowid or 0), role, content, metrics, now, reasoning, shown, list(facts or []))
 
     def _insert(self, conv: Conversation, keep_numbers: bool) -> Conversation:
         cur = self._db.execute("INSERT INTO conversations(id, title, profile, created, updated, instructions, sampling) "
@@ -275,13 +281,13 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
         self._insert_messages(conv_id, conv.messages, keep_numbers)
         return replace(conv, id=conv_id)
 
-    _INSERT_MESSAGE = ("INSERT INTO messages(id, conversation_id, role, content, metrics, created, reasoning, shown) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+    _INSERT_MESSAGE = ("INSERT INTO messages(id, conversation_id, role, content, metrics, created, reasoning, shown, "
+                       "facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
     @staticmethod
     def _message_row(conv_id: int, m: StoredMessage, keep_number: bool) -> tuple[Any, ...]:
         return (m.id if keep_number else None, conv_id, m.role, m.content, json.dumps(m.metrics) if m.metrics else None,
-                m.created, m.reasoning, m.shown)
+                m.created, m.reasoning, m.shown, facts_text(m.facts))
 
     def _insert_messages(self, conv_id: int, messages: list[StoredMessage], keep_numbers: bool) -> None:
         """``messages`` written as they are, under their own numbers where ``keep_numbers``."""
@@ -350,13 +356,14 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
 
     def messages(self, conversation_id: int) -> list[StoredMessage]:
         rows = self._db.execute(
-            "SELECT id, role, content, metrics, created, reasoning, shown FROM messages "
+            "SELECT id, role, content, metrics, created, reasoning, shown, facts FROM messages "
             "WHERE conversation_id = ? ORDER BY id",
             (conversation_id,),
         ).fetchall()
         return [
-            StoredMessage(mid, role, content, json.loads(metrics) if metrics else None, created, reasoning, shown)
-            for mid, role, content, metrics, created, reasoning, shown in rows
+            StoredMessage(mid, role, content, json.loads(metrics) if metrics else None, created, reasoning, shown,
+                          facts_read(facts))
+            for mid, role, content, metrics, created, reasoning, shown, facts in rows
         ]
 
     def prompt_messages(self, conversation_id: int, then: str | None = None,

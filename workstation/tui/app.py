@@ -74,7 +74,7 @@ from workstation.tui.actions import (
     bindings,
     keys_lost,
 )
-from workstation.tui.attaching import ATTACHED_KEY, Attachments, recalled_paths
+from workstation.tui.attaching import ATTACHED_KEY, Attachments, KeptDocument, recalled_paths
 from workstation.tui.conversation_actions import ConversationActions
 from workstation.tui.drafts import Drafts
 from workstation.tui.glyphs import glyphs, terminal_charset, terminal_table
@@ -266,6 +266,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._store_file: tuple[int, int] | None = None  # the conversation file's (device, inode)
         self._store_fd: int | None = None  # a handle on it: st_nlink 0 once it is deleted
         self._asked = ""  # the user's message of the turn under way
+        self._asked_facts: list[dict[str, Any]] = []  # the facts of its attached tables (``facts_record``'s)
         self._sending = False  # Enter's message is on its way (to the box's clearing and the reply's start)
         self._new_after_turn = False  # Ctrl+N stopped the reply: a new conversation once it has stopped
         self._on_cpu: set[str] = set()  # profiles whose engine crashed loading onto a GPU this session
@@ -287,7 +288,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._attached_paths: set[Path] = set()  # every document attached this session (F7 writes over none)
         # the documents attached last, this session and before (oldest first): where Up after a restart
         # finds a message's document by its name, to count its tables' facts again (``recalled_paths``)
-        self._attached_before: list[Path] = recalled_paths(attached_before)
+        self._attached_before: list[KeptDocument] = recalled_paths(attached_before)
         # attached documents, measured: (their tokens as a message of their own, the context then,
         # their text's own tokens)
         self._document_tokens: dict[tuple[Path, str], tuple[int, int, int]] = {}

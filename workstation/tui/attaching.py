@@ -3,6 +3,7 @@ room, said under the box, and taken off (the message's own form: ``attachment``)
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 from collections.abc import Callable
@@ -33,17 +34,42 @@ if TYPE_CHECKING:
 
 
 MAX_DOCUMENT_CHARS = 200_000
-ATTACHED_KEY = "attached"  # the store's app_state: the paths of the documents last attached (JSON, oldest first)
+# the store's app_state: the documents last attached (JSON, oldest first), each its path and its
+# text's mark (``text_mark``); an older build's, its path alone
+ATTACHED_KEY = "attached"
 KEPT_PATHS = 50  # of them
+KeptDocument = tuple[Path, str]  # a document attached: its path, and its text's mark ('': not known)
 
 
-def recalled_paths(value: str | None) -> list[Path]:
-    """The paths ``ATTACHED_KEY`` kept (none where nothing was, or it cannot be read)."""
+def text_mark(text: str) -> str:
+    """A document's text as attached, marked: the file of a message's document is known by it (of
+    two files of one name, the newest kept was taken, whatever its text)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def recalled_paths(value: str | None) -> list[KeptDocument]:
+    """The documents ``ATTACHED_KEY`` kept (none where nothing was, or it cannot be read)."""
     try:
-        paths = json.loads(value) if value else []
+        kept = json.loads(value) if value else []
     except ValueError:
         return []
-    return [Path(p) for p in paths if isinstance(p, str) and p] if isinstance(paths, list) else []
+    found: list[KeptDocument] = []
+    for item in kept if isinstance(kept, list) else []:
+        if isinstance(item, str) and item:  # (an older build's: its path alone)
+            found.append((Path(item), ""))
+        elif isinstance(item, dict) and isinstance(item.get("path"), str) and item["path"]:
+            found.append((Path(item["path"]), str(item.get("text") or "")))
+    return found
+
+
+def with_kept(documents: list[KeptDocument], added: KeptDocument) -> list[KeptDocument]:
+    """``documents`` (oldest first) with ``added`` the newest, once, the newest KEPT_PATHS in all."""
+    return [d for d in documents if d[0] != added[0]][-(KEPT_PATHS - 1):] + [added]
+
+
+def kept_text(documents: list[KeptDocument]) -> str:
+    """``documents`` as ``ATTACHED_KEY`` keeps them."""
+    return json.dumps([{"path": str(p), "text": mark} if mark else str(p) for p, mark in documents])
 
 
 class Attachments(AppPart):
@@ -91,7 +117,6 @@ class Attachments(AppPart):
         text = whole
         path = Path(event.path)
         self._attached_paths.add(path)
-        self._remember_attached(path)
         if len(text) > MAX_DOCUMENT_CHARS:
             text = text[:MAX_DOCUMENT_CHARS]
             # said on the attachment line, which stays while it is attached (a toast said it too, for
@@ -99,6 +124,7 @@ class Attachments(AppPart):
             self._document_sizes[path] = len(whole)
         else:
             self._document_sizes.pop(path, None)
+        self._remember_attached(path, text)
         self._document_notes[path] = event.notes
         self._document_facts[path] = event.facts
         before = self.pending_document
@@ -112,14 +138,38 @@ class Attachments(AppPart):
         (a message shows their facts in the UI's language: ``MessageView._said``)."""
         return [facts for tables in self._document_facts.values() for facts in tables]
 
-    def _remember_attached(self: WorkstationApp, path: Path) -> None:
-        """``path`` kept among the documents last attached, for the next start too: a message's
-        document put back by Up after a restart is found by its name there (it was a bare name,
-        no file, and its tables' facts were counted no more: no "Counted by the program" line)."""
-        path = path.absolute()
-        kept = [p for p in self._attached_before if p != path][-(KEPT_PATHS - 1):] + [path]
-        self._attached_before = kept
-        self.store_write(lambda: self.store.remember(ATTACHED_KEY, json.dumps([str(p) for p in kept])))
+    def _remember_attached(self: WorkstationApp, path: Path, text: str) -> None:
+        """``path`` kept among the documents last attached, with its ``text``'s mark, for the next
+        start too: a message's document put back by Up after a restart is found by its name and
+        its text there (it was a bare name, no file, and its tables' facts were counted no more:
+        no "Counted by the program" line)."""
+        added = (path.absolute(), text_mark(text))
+
+        def merged(value: str | None) -> str:  # (with what another window kept meanwhile: its paths stay)
+            return kept_text(with_kept(recalled_paths(value), added))
+
+        written = self.store_write(lambda: self.store.remember_merged(ATTACHED_KEY, merged))
+        self._attached_before = recalled_paths(written) if written is not None \
+            else with_kept(self._attached_before, added)
+
+    def attached_file(self: WorkstationApp, name: str, text: str) -> Path | None:
+        """The file a message's document of ``name`` was attached from: the newest kept of that
+        name whose text is ``text`` now (of two files of one name, the newest was taken, whatever
+        its text, and its table counted for the question). Those kept with another text's mark are
+        not read; one kept by an older build (no mark) is. Its tables' facts, read with it, are
+        kept (``_document_facts``: not read again). None: no file has it (moved, changed)."""
+        mark = text_mark(text)
+        for path, kept in reversed(self._attached_before):
+            if path.name != name or kept not in (mark, "") or not path.is_file():
+                continue
+            try:
+                read, _notes, facts = integrations.read_document_text(path)
+            except Exception:  # noqa: BLE001 (unreadable now: not the file it was)
+                continue
+            if read.rstrip()[:MAX_DOCUMENT_CHARS] == text:
+                self._document_facts.setdefault(path, facts)
+                return path
+        return None
 
     def _attach_document(self: WorkstationApp, document: tuple[Path, str] | None, *, measure: bool = True) -> None:
         """``document`` goes with the next message (None: nothing attached); part of the draft,

@@ -58,12 +58,13 @@ class LastExchange(AppPart):
         # (without the program's counts of a table pasted in it: counted again when it is sent)
         self.chat_screen.set_input(without_counted(question.content).rstrip("\n") if attached is None else attached.text)
         if attached is not None:  # attached again, as it was sent: the box gets the words only
-            # (its file where it was attached, this session or before a restart, the newest of that
-            # name that is there: its tables' facts are known or counted again by it)
-            named = [p for p in [*self._document_sizes, *self._attached_paths, *reversed(self._attached_before)]
-                     if p.name == attached.name]
-            path = next((p for p in named if p.is_file()), named[0] if named else Path(attached.name))
-            self._attach_document((path, attached.document))
+            # (its file where it was attached, this session or before a restart, known by its text:
+            # its tables' facts are known or counted again by it)
+            path = self.attached_file(attached.name, attached.document)
+            if path is None:  # (its words go as they were; its tables are counted no more: said)
+                self.notify(self.texts("chat.document_not_found", name=attached.name,
+                                       attach=self.key_for("chat.attach")), severity="warning", timeout=10)
+            self._attach_document((path or Path(attached.name), attached.document))
         self._editing = (question.id, question.created)
         self._say_editing_last()
 

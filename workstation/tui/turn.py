@@ -25,7 +25,7 @@ from workstation.core.profile_lookup import model_file
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.remote import refused
 from workstation.core.summary_chunks import with_counted
-from workstation.core.table_facts import counted_answer
+from workstation.core.table_facts import counted_answer, facts_record
 from workstation.tui.app_part import AppPart
 from workstation.tui.attachment import with_attached
 from workstation.tui.messages import (
@@ -166,7 +166,9 @@ class Turn(AppPart):
             self.store_write(lambda: self.store.set_open(conv.id))
         # saved before the risky part: the engine may fail or crash from here on; no await
         # before the box is cleared, so that a Ctrl+N cannot keep the sent text as a draft
-        gone = self._save_message("user", content)
+        # (its tables' facts kept with it: said in the UI's language after a restart too)
+        self._asked_facts = [facts_record(f) for f in tables]
+        gone = self._save_message("user", content, facts=self._asked_facts)
         self._asked = content
         self._sent = (text, document)
         self._turn_from = "send"
@@ -216,8 +218,9 @@ class Turn(AppPart):
                        self.session_sampling)
 
     def _save_message(self: WorkstationApp, role: str, content: str, metrics: dict[str, Any] | None = None,
-                      reasoning: str = "") -> bool:
-        """``content`` saved in the open conversation; True when it was not there any more. Should
+                      reasoning: str = "", facts: list[dict[str, Any]] | None = None) -> bool:
+        """``content`` saved in the open conversation (``facts``: its attached tables' facts, as
+        ``StoredMessage.facts``); True when it was not there any more. Should
         another window (or ``chat -c``'s user) have deleted it meanwhile, the message, with the
         question a reply answers, goes into a new conversation of the same title, which is then
         the open one: the app fell over with "cannot be used (FOREIGN KEY constraint failed)"
@@ -229,7 +232,7 @@ class Turn(AppPart):
             try:
                 def save() -> None:
                     if partial is None or not self.store.update_message(partial, content, metrics, reasoning):
-                        self.store.add_message(was, role, content, metrics, reasoning=reasoning)
+                        self.store.add_message(was, role, content, metrics, reasoning=reasoning, facts=facts)
                 self.store_write(save)
                 self._partial, self._partial_at = None, 0.0
                 self._note_revision()
@@ -243,8 +246,8 @@ class Turn(AppPart):
             conv = self.store.new(title, self.profile.ref if self.profile else "", self._open_instructions,
                                   self.own_sampling)
             if role == "assistant" and self._asked:
-                self.store.add_message(conv.id, "user", self._asked)
-            self.store.add_message(conv.id, role, content, metrics, reasoning=reasoning)
+                self.store.add_message(conv.id, "user", self._asked, facts=self._asked_facts)
+            self.store.add_message(conv.id, role, content, metrics, reasoning=reasoning, facts=facts)
             return conv
         conv = self.store_write(keep_apart)
         self._mark_open(conv)

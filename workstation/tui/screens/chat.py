@@ -336,7 +336,7 @@ class ChatScreen(AppScreen, Screen[None]):
 
     def _view(self, m: StoredMessage, day: str = "") -> MessageView:
         return MessageView(m.role, m.shown or m.content, self.wapp.texts, m.metrics, reasoning=m.reasoning,
-                           message_id=m.id, created=m.created, day=day)
+                           message_id=m.id, created=m.created, day=day, facts=m.facts)
 
     def _day_lines(self, times: list[float]) -> list[str]:
         """The day's line over each of these messages, shown in this order: over the first

@@ -24,7 +24,7 @@ from workstation.core.events import SERVER_STOPPING
 from workstation.core.metrics import TurnMetrics, figures_line
 from workstation.core.moments import BAD, local_text
 from workstation.core.phrases import about_words, say, words_in
-from workstation.core.summary_chunks import FACTS_LABEL, facts_said, without_counted
+from workstation.core.summary_chunks import FACTS_LABEL, facts_said, recorded_facts, without_counted
 from workstation.core.table_facts import counted_phrases
 from workstation.tui.attachment import SEPARATOR, find_attached
 from workstation.tui.glyphs import UNICODE
@@ -233,12 +233,15 @@ class MessageView(Vertical):
         message_id: int | None = None,
         created: float | None = None,
         day: str = "",
+        facts: list[dict[str, Any]] | None = None,
     ) -> None:
         """``streaming``: a reply is about to stream into this view; it holds lines for it.
         ``reasoning``: a saved reply's thinking; ``message_id``: its number in the store;
         ``created``: when it was written (None: now), its time said beside who wrote it; ``day``:
-        the day's line over it (``show_day``), '' for none."""
+        the day's line over it (``show_day``), '' for none; ``facts``: those the store keeps of its
+        attached document's tables (``StoredMessage.facts``)."""
         super().__init__(classes=f"message {role}")
+        self.facts = recorded_facts(facts) if facts else []
         self.message_id = message_id
         self.created = wall_clock() if created is None else created
         self.day = day
@@ -436,10 +439,11 @@ class MessageView(Vertical):
     def _said(self, text: str) -> str:
         """A message of the user's ``text`` as shown: its attached document's line ("Document: x",
         stored in the language of the moment it was sent) and the facts the program counted of its
-        tables in the UI's language (``facts_said``), those where this run of the app counted them
-        (``counted_tables``); the message itself keeps the model's words, English."""
+        tables in the UI's language (``facts_said``): those the store keeps with it (after a restart
+        they were English), and those this run of the app counted (``counted_tables``); the message
+        itself keeps the model's words, English."""
         tables = getattr(self.app, "counted_tables", None)
-        return facts_said(text, tables() if tables is not None else [], self.texts.get)
+        return facts_said(text, [*self.facts, *(tables() if tables is not None else [])], self.texts.get)
 
     def _folded_title(self, shown: bool = False) -> str:
         """What the fold holds and how to open it (it said "Enter shows them", and Enter in the
