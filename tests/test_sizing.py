@@ -178,6 +178,10 @@ def test_a_workload_nothing_meets_says_so_and_names_what_would(capsys: pytest.Ca
     assert turkish.startswith("Bu iş yükünü (5.000 kişi) karşılayan seçenek yok. En yakını: ")
     assert closest.machine in turkish and f"bu hedeflerle {served:,} kişi için yeterli olur".replace(",", ".") in turkish
     assert "(eksikleri: aşırı yüklü: saatte en çok" in turkish and "overloaded" not in turkish  # what it misses too
+    # the chats an hour with thousands separators, as the UI's language writes them (it said "brings 15000")
+    busy = r.workload.chats_per_second * 3600
+    assert busy >= 1000 and f"the busy hour brings {busy:,.0f}" in line, line
+    assert f"yoğun saat {busy:,.0f} getiriyor".replace(",", ".") in turkish, turkish
     path = tmp_path / "busy.yaml"
     path.write_text(json.dumps({**{k: v for k, v in r.workload.to_dict().items() if k != "source"}}), encoding="utf-8")
     assert main(["size", str(path), "--json"]) == 2

@@ -1328,7 +1328,7 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
 
         async def every_kv_code(names: list[str], slower: str) -> None:
             await _load_settings_of(pilot, app, "mine")
-            assert [str(x.content) for x in app.screen.query(".load-name")][1:3] == names
+            assert [str(x.content) for x in app.screen.query(".load-name")][2:4] == names  # (after the context and the longest reply)
             kv_help = app.screen.query_one("#load-kv-k-help", Label)
             for layers, kind in (("auto", "q5_0"), *((0, k) for k in KV_CACHE_TYPES)):
                 app.screen.query_one("#load-gpu-layers", Select).value = layers
@@ -1363,6 +1363,59 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
     data = yaml.safe_load(text)
     assert data["context"] == 8192 and data["kv_cache"] == {"k": "q8_0", "v": "f16"} and data["gpu_layers"] == 0, data
     assert "parallel" not in data and "speculative" not in data, data  # (left to their defaults, as written)
+
+
+async def test_f3_e_changes_the_longest_reply_in_words_checked_as_a_profile_is(folder: Path, smollm2_path: Path) -> None:
+    """F6's summary cut short and a reply cut at its limit sent the user into the profile's file to
+    raise max_tokens: E has a row for it ("Longest reply"), said in words as the context's row is,
+    refused out of range by the profile's own check (in the dialog's words), and saved in the file
+    with only that line changed; in Turkish too, on one line at 80x24."""
+    from textual.widgets import Input, Label
+
+    from workstation.core.paths import user_profiles_dir
+    from workstation.core.profile_check import MAX_PREDICT
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+    own = user_profiles_dir()
+    own.mkdir(parents=True, exist_ok=True)
+    _write(own, "running", {"model": str(smollm2_path)})
+    _write(own, "mine", {"model": str(smollm2_path), "sampling": {"temperature": 0.0, "max_tokens": 1000}})
+    path = own / "mine.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("max_tokens: 1000", "max_tokens: 1000  # IT: short"),
+                    encoding="utf-8")
+    app = WorkstationApp("running", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        said = notices(app)
+        await _load_settings_of(pilot, app, "mine")
+        screen = app.screen
+        names = [str(x.content) for x in screen.query(".load-name")]
+        assert names[:2] == ["Context", "Longest reply"], names
+        box = screen.query_one("#load-max-tokens", Input)
+        help_ = screen.query_one("#load-max-tokens-help", Label)
+        assert box.value == "1,000" and str(help_.content) == "about 750 words", (box.value, help_.content)
+        assert help_.parent is not None and help_.parent.region.height == 1
+        box.focus()
+        await pilot.press("end", *["backspace"] * 8, *"2000")
+        await until(pilot, lambda: str(help_.content) == "about 1,500 words")
+        problem = screen.query_one("#load-problem", Label)
+        await pilot.press("end", *["backspace"] * 8, "0")  # the profile's own check: 1 to 10,000,000
+        await until(pilot, lambda: problem.display)
+        assert str(problem.content) == f"Longest reply is 0; allowed values are 1 to {MAX_PREDICT:,}.", problem.content
+        await pilot.press("ctrl+s")  # refused: nothing written
+        assert "max_tokens: 1000  # IT: short" in path.read_text(encoding="utf-8")
+        await pilot.press("backspace", *"2000", "ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        assert said[-1] == f"Saved in {path}.", said
+        app.action_toggle_language()
+        await _load_settings_of(pilot, app, "mine")
+        assert [str(x.content) for x in app.screen.query(".load-name")][1] == "En uzun yanıt"
+        assert app.screen.query_one("#load-max-tokens", Input).value == "2.000"
+        tr_help = app.screen.query_one("#load-max-tokens-help", Label)
+        assert str(tr_help.content).startswith("yaklaşık ") and tr_help.parent is not None \
+            and tr_help.parent.region.height == 1, tr_help.content
+    text = path.read_text(encoding="utf-8")
+    assert "max_tokens: 2000  # IT: short" in text, text  # (only that line changed, its note kept)
+    assert yaml.safe_load(text)["sampling"] == {"temperature": 0.0, "max_tokens": 2000}
 
 
 async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_it_cannot_change(

@@ -1841,7 +1841,8 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert "Points by part" not in screen.summary and "Part 1" not in screen.summary  # (the summary is the part's)
         assert screen.query_one("#summary", Markdown).source == screen.summary
         state = str(screen.query_one("#summarize-state").render())
-        assert not app.generating and "Done." in state and "Ctrl+S saves it beside the document" in state
+        # (16 tokens a summary in profile a: cut short, and said so, not "Done.")
+        assert not app.generating and state.startswith("Cut short:") and "Ctrl+S saves it beside the document" in state
         assert app.last_folder == doc.parent  # typed, not picked: F7 and the Open dialog start there too
         # the path box's own Ctrl+K deletes to the end, as in every box (it asked in the chat, and
         # the path typed next was sent to the model); at the end of the document's path, it asks
@@ -1896,7 +1897,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
                                                          "smollm2-135m-instruct-q4_1 is a very small model (135M")
         english = screen.summary
         await pilot.press("f9")  # the line says itself again in Turkish (it stayed in English)
-        await until(pilot, lambda: str(screen.query_one("#summarize-state").render()).startswith("Bitti."))
+        await until(pilot, lambda: str(screen.query_one("#summarize-state").render()).startswith("Yarıda kaldı:"))
         # and the summary's headings and figures (they stayed in English), the model's words as they were
         await until(pilot, lambda: screen.query_one("#summary", Markdown).source.startswith("# bees.md özeti"))
         assert screen.summary == screen.query_one("#summary", Markdown).source and "Check names" not in screen.summary
@@ -2005,6 +2006,41 @@ async def test_quitting_mid_reply_keeps_the_reply_so_far(profiles: Path, tmp_pat
     assert [m.role for m in messages] == ["user", "assistant"]
     assert len(messages[1].content.split()) >= 3
     assert (messages[1].metrics or {}).get("stop_reason") == "cancelled"
+
+
+async def test_f6_says_a_summary_cut_at_its_length_limit_is_cut_short(profiles: Path, tmp_path: Path) -> None:
+    """F6 said "Done." of a summary whose last step stopped at its reply length limit (it ends
+    mid-sentence): it says it was cut short and how to get it whole, with E's Longest reply row
+    (F3 → E), not by editing max_tokens in the profile's file; in Turkish too."""
+    from docmaker import SUBJECT_PARAGRAPHS
+    from textual.widgets import Input
+
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    doc = tmp_path / "bees.md"
+    doc.write_text("# Bees\n\n" + SUBJECT_PARAGRAPHS[0], encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en")  # (8 tokens a reply: 16 a summary)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        screen = app.screen
+        assert isinstance(screen, SummarizeScreen)
+        screen.query_one("#summarize-path", Input).value = str(doc)
+        await pilot.press("enter")
+        await until(pilot, lambda: not screen.running and screen.result is not None)
+        result = screen.result
+        assert result is not None and len(result.chunks) == 1 and result.chunks[0].metrics is not None
+        assert result.chunks[0].metrics.stop_reason == "length" and result.cut_short
+        state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+        assert state().startswith("Cut short: the summary stopped at its length limit, so it ends mid-sentence (…). "
+                                  "To get it whole, raise the profile's longest reply (F3 → E, Longest reply), then "
+                                  "summarize it again (Ctrl+R). Ctrl+K asks"), state()
+        assert "Done" not in state() and "max_tokens" not in screen.summary
+        assert "(F3 → E, Longest reply)" in screen.summary, screen.summary  # the note under it says the same way
+        await pilot.press("f9")
+        await until(pilot, lambda: state().startswith("Yarıda kaldı: özet uzunluk sınırına takıldı"))
+        assert "(F3 → E, En uzun yanıt)" in state() and "Bitti" not in state()
 
 
 async def test_a_summary_goes_on_behind_the_chat_until_stopped(

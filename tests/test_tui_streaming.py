@@ -3,6 +3,8 @@ message view that moves finished paragraphs into Markdown. Real Textual apps (ru
 
 from __future__ import annotations
 
+import re
+
 from rich.cells import cell_len
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
@@ -263,7 +265,7 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
                                                          "(+2.048 önbellekten), ")
     # a wait from 10 s on in whole seconds, in both languages ("TTFT 19.865 ms" made a Turkish user count digits)
     slow = TurnMetrics(ttft_ms=19_865, predicted_n=40, predicted_per_second=48.9, prompt_n=35, cache_n=153)
-    assert metrics_line(slow, Texts("tr")) == "TTFT 20 sn · 48,9 token/sn · 40 token · 188'in 153'ü yeniden kullanıldı"
+    assert metrics_line(slow, Texts("tr")) == "TTFT 20 sn · 48,9 token/sn · 40 token · 153/188 yeniden"
     assert metrics_line(slow, t).startswith("TTFT 20 s · ") and slow.summary_line().startswith("TTFT 20 s · ")
     assert metrics_line(TurnMetrics(ttft_ms=9_999, predicted_n=1), t).startswith("TTFT 9,999 ms")
     assert metrics_line(TurnMetrics(ttft_ms=9_999.6, predicted_n=1), t).startswith("TTFT 10 s")  # (not "10,000 ms")
@@ -271,7 +273,7 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
     # one sentence for each figure of the line, by the name the line shows
     for lang, names in (("en", ("TTFT: the wait for the first word", "tok/s: ", "in word pieces a second",
                                 "reused a of b: ", "read before and were not read again")),
-                        ("tr", ("TTFT: yanıtın ilk sözcüğü için beklenen", "token/sn: ", "b'nin a'sı yeniden kullanıldı: ",
+                        ("tr", ("TTFT: yanıtın ilk sözcüğü için beklenen", "token/sn: ", "a/b yeniden: ",
                                 "önceden okunmuştu ve yeniden okunmadı"))):
         assert all(name in Texts(lang)("metric.help") for name in names), lang
         assert "cache a/b" not in Texts(lang)("metric.help") and "önbellek a/b" not in Texts(lang)("metric.help")
@@ -322,7 +324,7 @@ def test_a_replys_figures_have_thousands_separators_in_the_uis_language() -> Non
     tr = metrics_line(m, Texts("tr"))
     assert "TTFT 1.904 ms" in tr and "1.234,5 token/sn" in tr and "1.500 token" in tr, tr
     # what "cache 693/1003" was, said in a few words (office staff could not read it)
-    assert "1.003'ün 693'ü yeniden kullanıldı (1.200 diskten)" in tr, tr
+    assert "693/1.003 yeniden (1.200 diskten)" in tr, tr
     # the first reply after a profile switch (F3) says why it waited, or did not: the conversation read
     # again, or kept on disk from before the switch (in words, the language's words a token)
     m.after_switch = True
@@ -383,3 +385,22 @@ async def test_the_wait_for_the_first_word_is_counted_on_screen() -> None:
 
     assert waiting_text(ServerWaiting(0.0, held=SERVER_STOPPING), Texts("en")) == ("the office server is stopping: "
                                                                                    "this summary may be cut off")
+
+
+async def test_a_replys_figures_stay_on_one_line_in_turkish_at_80_columns(profiles) -> None:  # noqa: ANN001
+    """The Turkish line under a reply ("TTFT 201 ms · 130,7 token/sn · 69 token · 41'in 0'ı yeniden
+    kullanıldı") took two lines at 80x24: written shorter ("0/41 yeniden", F1 says what it means), it is one."""
+    from tui_helpers import message_views, send_text
+
+    from workstation.tui.app import WorkstationApp
+
+    app = WorkstationApp("b", sample_system=False, language="tr")  # (400 tokens a reply: figures of 2-3 digits)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await send_text(pilot, app, "Say hello in one short sentence.")
+        await until(pilot, lambda: not app.generating and bool(message_views(app)[-1].metrics))
+        await pilot.pause()
+        line = message_views(app)[-1].query_one(".metrics")
+        said = str(line.render())
+        assert line.region.height == 1, (said, line.region)
+        assert re.search(r"token · 0/[0-9]+ yeniden$", said) and "token/sn" in said, said  # (a reply that ended itself)

@@ -332,7 +332,7 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
         opt.miss("miss.params", billions=f"{w.quality.min_params_b:g}")
     if opt.utilization >= 1:  # speed and wait mean nothing when the queue grows without end
         opt.tps_per_person = 0.0
-        opt.miss("miss.overloaded", most=f"{opt.chats_per_hour:.0f}", busy=f"{w.chats_per_second * 3600:.0f}")
+        opt.miss("miss.overloaded", most=f"{opt.chats_per_hour:,.0f}", busy=f"{w.chats_per_second * 3600:,.0f}")
     else:
         if opt.tps_per_person < w.latency.tokens_per_second:
             opt.miss("miss.tps", tps=f"{opt.tps_per_person:.1f}", goal=f"{w.latency.tokens_per_second:g}")

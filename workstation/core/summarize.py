@@ -337,6 +337,16 @@ class SummaryResult:
         return render_markdown(self.document, self.overall, self.chunks, self.cancelled, self.totals, lookup, self.small)
 
     @property
+    def cut_short(self) -> bool:
+        """Whether the summary stopped at its reply length limit (finish reason "length"): the step
+        that wrote it, its one part's or its last combining step's; F6 said "Done." of it."""
+        if self.cancelled or not self.overall:
+            return False
+        last = self.reduce_steps[-1].metrics if self.reduce_steps else (
+            self.chunks[0].metrics if len(self.chunks) == 1 else None)
+        return last is not None and last.stop_reason == "length"
+
+    @property
     def intro_key(self) -> str:
         """The UI text for the question a conversation about it begins with: a document longer
         than one part is asked about from its summary alone, and the question says so (the

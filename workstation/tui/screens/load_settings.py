@@ -1,5 +1,5 @@
 """A local profile's load settings (F3, then E), as LM Studio's "model load settings": the
-context, the K/V cache types, the GPU layers and speculative decoding, with the fit verdict of
+context, the longest reply, the K/V cache types, the GPU layers and speculative decoding, with the fit verdict of
 the settings as chosen beside them (the planner's, as F3 works it out) and the speed estimate.
 Saving writes only the settings changed into the profile's file (``profile_saving.save_profile``);
 a profile shipped with the app is saved as the user's own copy, which is used in its place."""
@@ -22,7 +22,7 @@ from workstation.core.catalog import human_bytes
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.paths import given_profile_folders, user_profiles_dir
 from workstation.core.phrases import about_words
-from workstation.core.profile_check import MAX_CONTEXT, MIN_CONTEXT, context_allowed
+from workstation.core.profile_check import MAX_CONTEXT, MIN_CONTEXT, check_sampling, context_allowed
 from workstation.core.profile_folders import REMOVED_FOLDER, free_path, set_aside
 from workstation.core.profile_lookup import load_profile_file
 from workstation.core.profile_saving import save_profile
@@ -195,6 +195,14 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
                 help_ = (t("load.context_help_trained", words=about_words(self.trained, t.get)) if self.trained
                          else t("load.context_help"))
                 yield Label(help_, classes="load-help", markup=False)
+            # the longest reply (sampling.max_tokens): F6's summary cut short and a reply cut at its limit
+            # sent the user into the profile's file to raise it; said in words, as the context's help is
+            with Horizontal(classes="load-row"):
+                yield Label(t("sampling.max_tokens"), classes="load-name", markup=False)
+                yield LineInput(t.number(f"{p.sampling.max_tokens:,}"), id="load-max-tokens", compact=True,
+                                restrict=r"[0-9.,]*")
+                yield Label(self._reply_help(p.sampling.max_tokens), id="load-max-tokens-help", classes="load-help",
+                            markup=False)
             for part in ("k", "v"):
                 with Horizontal(classes="load-row"):
                     yield Label(t(f"load.kv_{part}"), classes="load-name", markup=False)
@@ -229,6 +237,11 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
             numbers.add(now)
         choices += [(t("load.layers_n", n=k, total=n) if n else str(k), k) for k in sorted(numbers)]
         return choices
+
+    def _reply_help(self, tokens: int | None) -> str:
+        """The longest reply in words ("about 750 words"); the plain help where none is typed yet."""
+        t = self.wapp.texts
+        return t("load.reply_help", words=about_words(tokens, t.get)) if tokens else t("load.reply_help_none")
 
     def _kv_help(self, kind: str, layers: object) -> str:
         """What the K or V cache type chosen means: its memory and how exact it keeps the context
@@ -271,7 +284,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
             raise ProfileError(t("load.context_not_number", value=typed)) from None
         if not context_allowed(context):
             raise ProfileError(t("load.context_range", low=MIN_CONTEXT, high=f"{MAX_CONTEXT:,}"))
-        values: dict[str, Any] = {"context": context}
+        values: dict[str, Any] = {"context": context, "sampling.max_tokens": self._max_tokens()}
         for part in ("k", "v"):
             values[f"kv_cache.{part}"] = self.query_one(f"#load-kv-{part}", Select).value
         if self.gpus:
@@ -279,11 +292,27 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         values["speculative.mode"] = self.query_one("#load-spec", Select).value
         return values
 
+    def _max_tokens(self) -> int:
+        """The longest reply typed, checked by the profile's own sampling check (as Ctrl+E's
+        dialog and a profile file are); ProfileError in the dialog's words."""
+        t = self.wapp.texts
+        typed = self.query_one("#load-max-tokens", Input).value.strip()
+        name = t("sampling.max_tokens")
+        if not typed:
+            raise ProfileError(t("sampling.empty", name=name))
+        try:
+            tokens = int(read_number(typed, True, t.get("number.thousands") or ","))
+        except ValueError:
+            raise ProfileError(t("sampling.not_a_number", name=name, value=typed)) from None
+        check_sampling(dataclasses.replace(self.profile.sampling, max_tokens=tokens),
+                       lambda field: t(f"sampling.{field}"))
+        return tokens
+
     def changes(self) -> dict[str, Any]:
         """The settings chosen that differ from the profile's (only those are written)."""
         p = self.profile
-        before = {"context": p.context, "kv_cache.k": p.kv_cache.k, "kv_cache.v": p.kv_cache.v,
-                  "gpu_layers": p.gpu_layers, "speculative.mode": p.speculative.mode}
+        before = {"context": p.context, "sampling.max_tokens": p.sampling.max_tokens, "kv_cache.k": p.kv_cache.k,
+                  "kv_cache.v": p.kv_cache.v, "gpu_layers": p.gpu_layers, "speculative.mode": p.speculative.mode}
         return {name: value for name, value in self.chosen().items() if value != before[name]}
 
     def candidate(self) -> Profile:
@@ -292,6 +321,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         return dataclasses.replace(
             p, context=values["context"], gpu_layers=values.get("gpu_layers", p.gpu_layers),
             kv_cache=KVCache(values["kv_cache.k"], values["kv_cache.v"]),
+            sampling=dataclasses.replace(p.sampling, max_tokens=values["sampling.max_tokens"]),
             speculative=dataclasses.replace(p.speculative, mode=values["speculative.mode"]))
 
     def _problem(self, text: str | None) -> None:
@@ -313,6 +343,11 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         for part in ("k", "v"):
             kind = self.query_one(f"#load-kv-{part}", Select).value
             self.query_one(f"#load-kv-{part}-help", Label).update(self._kv_help(str(kind), layers))
+        try:
+            reply: int | None = self._max_tokens()
+        except ProfileError:
+            reply = None
+        self.query_one("#load-max-tokens-help", Label).update(self._reply_help(reply))
         self._recheck()
 
     def _recheck(self) -> None:
@@ -342,6 +377,12 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         self.call_after_refresh(self._verdict_in_sight)
 
     def _grown(self) -> None:
+        if self._follow:
+            self.call_after_refresh(self._verdict_in_sight)
+
+    def on_resize(self) -> None:
+        """A terminal made smaller brings the verdict's end into sight again (with the longest reply's
+        row, 80x20 left its last line below the dialog: nothing scrolled it there)."""
         if self._follow:
             self.call_after_refresh(self._verdict_in_sight)
 

@@ -563,11 +563,14 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if result.cancelled:
             return t("summarize.stopped", done=done, total=len(result.chunks)) + go_on
         # (a model too small to trust with facts: the summary says so under its title)
+        # its last step stopped at the reply length limit: not "Done." of a summary ending mid-sentence
+        done_said = t("summarize.done_cut" if result.cut_short else "summarize.done_word")
         if self._for_attached() and self.path is not None:  # what Ctrl+K does there: said (action_ask)
             # (a box with nothing typed: nothing is sent, the next message asks it; "sends your message" was not so)
             typed = bool(self.wapp.chat_screen.input_text().strip())
-            return t("summarize.done_attached" if typed else "summarize.done_attached_empty", name=self.path.name)
-        return t("summarize.done") if self._kept_at is None else t(
+            return t("summarize.done_attached" if typed else "summarize.done_attached_empty", name=self.path.name,
+                     done=done_said)
+        return t("summarize.done", done=done_said) if self._kept_at is None else t(
             "summarize.kept", name=self.path.name if self.path else Path(result.source).name,
             when=t.moment(self._kept_at))
 
