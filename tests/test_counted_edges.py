@@ -218,3 +218,18 @@ def test_a_money_total_leaves_the_quantities_total_out() -> None:
     assert line("What is the total?") == "Counted by the program: Amount (column D), all 3 rows: total 65.50"
     assert line("total of paid items") == "Counted by the program: Amount where Status is paid: 2 rows (Paper, Ink), total 53.50"
     assert line("total quantity") == "Counted by the program: Qty (column B), all 3 rows: total 15"
+
+
+def test_a_value_with_its_turkish_case_ending_before_what_is_counted_is_counted() -> None:
+    """"ACME'nin faturalarının toplamı" of a Turkish table counted nothing: the value blanked, its
+    ending "nin" was left as a word before "faturalarının" that no cell holds. Its rows counted, as
+    "ACME toplamı" has them."""
+    rows = [["Fatura", "Müşteri", "Tutar", "Durum"], ["F-1", "ACME Ltd", "125,00", "ödendi"],
+            ["F-2", "Bilge Co", "1.200,00", "ödenmedi"], ["F-3", "ACME Ltd", "90,00", "ödenmedi"]]
+    facts = table_facts("faturalar.csv", 0, rows, usual_comma=True)
+    assert facts is not None
+    acme = "Counted by the program: Tutar where Müşteri is ACME Ltd: 2 rows (F-1, F-3), total 215.00"
+    for question in ("ACME'nin faturalarının toplamı", "ACME Ltd'nin faturalarının toplamı", "ACME toplamı"):
+        assert say(counted_phrases(counted_answer(question, [facts]))) == acme, question
+    assert say(counted_phrases(counted_answer("Bilge'nin faturalarının toplamı", [facts]))) == (
+        "Counted by the program: Tutar where Müşteri is Bilge Co: 1 row (F-2), total 1,200.00")

@@ -724,8 +724,8 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said:
     ``_NEGATION``, a month or a case-ended word that is no value of it): counted nothing, not all
     rows. Its columns' names and the ``values`` ``_condition`` found are no such condition."""
     def without(text: str, words: set[str]) -> str:
-        for word in sorted(words, key=len, reverse=True):
-            text = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", " ", text)
+        for word in sorted(words, key=len, reverse=True):  # (its Turkish case ending too: "ACME'nin")
+            text = re.sub(rf"(?<!\w){re.escape(word)}(?:['’]\w+)?(?!\w)", " ", text)
         return text
 
     found = without(_folded(plain), {v for vs in values.values() for v in vs} | said)
