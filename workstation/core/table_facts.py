@@ -700,7 +700,10 @@ MAX_LISTED = 10  # the matching rows' first cells named ("INV-102, INV-104") up 
 # Ltd"): with it, the figures of all rows answer another question (a small model repeats them as
 # the answer). A date or a word for one with before/after; a threshold with no figure it reads; a
 # negation; a month named; a word with a Turkish case ending that is no value or column of the table
-_WHEN = re.compile(r"\b(?:before|after|since|until|till|prior\s+to)\b|\b(?:önce|sonra|itibaren|beri)\w*", re.IGNORECASE)
+# (and a time said from today: "this month's total", "bu ayın toplamı", "last week")
+_WHEN = re.compile(r"\b(?:before|after|since|until|till|prior\s+to)\b|\b(?:önce|sonra|itibaren|beri)\w*|"
+                   r"\b(?:this|last|next|current|previous|past)\s+(?=(?:day|week|month|year|quarter)\b)|"
+                   r"\b(?:bu|geçen|gelecek|önümüzdeki)\s+(?=(?:gün|hafta|ay|yıl|sene|çeyrek)\w*)", re.IGNORECASE)
 _MONTHS = (r"january|february|march|april|june|july|august|september|october|november|december|"
            r"ocak|şubat|mart|nisan|mayıs|haziran|temmuz|ağustos|eylül|ekim|kasım|aralık")
 _WHEN_WORD = re.compile(rf"\d{{4}}-\d{{1,2}}-\d{{1,2}}|\b\d{{1,2}}[./]\d{{1,2}}[./]\d{{2,4}}\b|\b(?:19|20)\d{{2}}\b|"
@@ -753,7 +756,8 @@ _PLAIN_BEFORE = frozenset({
     "tüm", "bütün", "toplam", "ortalama", "kaç", "en", "büyük", "yüksek", "fazla", "küçük", "düşük", "az", "her",
     "bu", "şu", "hangi", "ve", "ile", "için", "tane", "adet", "olan", "olanlar", "bulunan", "ones", "tablodaki", "tablo", "sütun", "listele", "göster"})
 # what a question counts, besides its table's columns: its rows, by any name
-_ROW_NOUNS = ("row", "item", "entr", "record", "line", "satır", "kayıt")
+# (an invoice table's rows are its invoices, whatever its columns are named: "unpaid invoices" of Fatura | Tutar)
+_ROW_NOUNS = ("row", "item", "entr", "record", "line", "invoice", "satır", "kayıt", "fatura")
 _TITLE_WORDS = frozenset({"sheet", "table", "hidden", "csv", "tsv", "xlsx", "xls", "your", "message", "the"})
 
 
