@@ -257,3 +257,16 @@ def test_a_condition_said_in_words_no_cell_holds_counts_nothing() -> None:
     assert _line("total of unpaid invoices") == (
         "Counted by the program: Amount where Status is unpaid: 3 rows (INV-102, INV-104, INV-105), total 6,360.75")
     assert _line("What is the total of this invoice list?") == "Counted by the program: Amount (column C), all 5 rows: total 8,010.75"
+
+
+def test_how_many_in_total_keeps_the_quantities_total() -> None:
+    """"How many items did we sell in total?" lost "Qty, total 15" (its answer) when a money total
+    began to leave quantities out: a question that asks how many keeps them."""
+    rows = [["Item", "Qty", "Unit price", "Amount"], ["Paper", "3", "4.50", "13.50"], ["Pens", "10", "1.20", "12.00"],
+            ["Ink", "2", "20.00", "40.00"]]
+    facts = table_facts("order.csv", 0, rows)
+    assert facts is not None
+    said = say(counted_phrases(counted_answer("How many items did we sell in total?", [facts])))
+    assert "Qty (column B), all 3 rows: total 15" in said
+    assert say(counted_phrases(counted_answer("What is the total?", [facts]))) == (
+        "Counted by the program: Amount (column D), all 3 rows: total 65.50")

@@ -952,7 +952,8 @@ def _money_first(numbers: list[ColumnFacts], asked: list[str], question: str) ->
     there ("What is the total?" of Qty | Unit price | Amount: the amount's, not also "Qty total 15")."""
     money = [c for c in numbers if c.kind == "numbers" and not c.rate and _AMOUNT_NAME.search(c.name)
              and not _QUANTITY_NAME.search(c.name)]
-    if "total" not in asked or not money or _QUANTITY_NAME.search(question):
+    # ("how many did we sell in total?": a count, the quantities' total its answer)
+    if "total" not in asked or "rows" in asked or not money or _QUANTITY_NAME.search(question):
         return numbers
     return [c for c in numbers if not _QUANTITY_NAME.search(c.name)]
 
