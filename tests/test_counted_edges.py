@@ -218,3 +218,55 @@ def test_a_money_total_leaves_the_quantities_total_out() -> None:
     assert line("What is the total?") == "Counted by the program: Amount (column D), all 3 rows: total 65.50"
     assert line("total of paid items") == "Counted by the program: Amount where Status is paid: 2 rows (Paper, Ink), total 53.50"
     assert line("total quantity") == "Counted by the program: Qty (column B), all 3 rows: total 15"
+
+
+def test_a_value_with_its_turkish_case_ending_before_what_is_counted_is_counted() -> None:
+    """"ACME'nin faturalarının toplamı" of a Turkish table counted nothing: the value blanked, its
+    ending "nin" was left as a word before "faturalarının" that no cell holds. Its rows counted, as
+    "ACME toplamı" has them."""
+    rows = [["Fatura", "Müşteri", "Tutar", "Durum"], ["F-1", "ACME Ltd", "125,00", "ödendi"],
+            ["F-2", "Bilge Co", "1.200,00", "ödenmedi"], ["F-3", "ACME Ltd", "90,00", "ödenmedi"]]
+    facts = table_facts("faturalar.csv", 0, rows, usual_comma=True)
+    assert facts is not None
+    acme = "Counted by the program: Tutar where Müşteri is ACME Ltd: 2 rows (F-1, F-3), total 215.00"
+    for question in ("ACME'nin faturalarının toplamı", "ACME Ltd'nin faturalarının toplamı", "ACME toplamı"):
+        assert say(counted_phrases(counted_answer(question, [facts]))) == acme, question
+    assert say(counted_phrases(counted_answer("Bilge'nin faturalarının toplamı", [facts]))) == (
+        "Counted by the program: Tutar where Müşteri is Bilge Co: 1 row (F-2), total 1,200.00")
+
+
+def test_a_condition_said_in_words_no_cell_holds_counts_nothing() -> None:
+    """Said of the rows in words the table's cells do not hold, these were answered with the
+    figures of all rows ("Tutar, all 3 rows: total 1,415.00"), which a small model gives as the
+    unpaid ones' or this month's: an English question of a Turkish table ("sum of unpaid invoices")
+    and a Turkish one of an English table ("açık faturaların toplamı"), a time said from today
+    ("this month's total", "bu ayın toplamı"). The table's own values are counted as before."""
+    turkish = table_facts("faturalar.csv", 0, [["Fatura", "Müşteri", "Tutar", "Durum"], ["F-1", "ACME Ltd", "125,00", "ödendi"],
+                                               ["F-2", "Bilge Co", "1.200,00", "ödenmedi"], ["F-3", "ACME Ltd", "90,00", "ödenmedi"]],
+                          usual_comma=True)
+    english = table_facts("invoices.csv", 0, [HEADER, *ROWS])
+    assert turkish is not None and english is not None
+    for question in ("sum of unpaid invoices", "total of overdue invoices", "What is the total of paid invoices?",
+                     "this month's total", "bu ayın toplamı", "geçen haftanın toplamı"):
+        assert counted_answer(question, [turkish]) == [], question
+    for question in ("açık faturaların toplamı", "son faturaların toplamı", "ödendi faturaların toplamı",
+                     "this month's total", "total for last year", "bu ayın toplamı"):
+        assert counted_answer(question, [english]) == [], question
+    assert say(counted_phrases(counted_answer("ödenmedi faturaların toplamı", [turkish]))) == (
+        "Counted by the program: Tutar where Durum is ödenmedi: 2 rows (F-2, F-3), total 1,290.00")
+    assert _line("total of unpaid invoices") == (
+        "Counted by the program: Amount where Status is unpaid: 3 rows (INV-102, INV-104, INV-105), total 6,360.75")
+    assert _line("What is the total of this invoice list?") == "Counted by the program: Amount (column C), all 5 rows: total 8,010.75"
+
+
+def test_how_many_in_total_keeps_the_quantities_total() -> None:
+    """"How many items did we sell in total?" lost "Qty, total 15" (its answer) when a money total
+    began to leave quantities out: a question that asks how many keeps them."""
+    rows = [["Item", "Qty", "Unit price", "Amount"], ["Paper", "3", "4.50", "13.50"], ["Pens", "10", "1.20", "12.00"],
+            ["Ink", "2", "20.00", "40.00"]]
+    facts = table_facts("order.csv", 0, rows)
+    assert facts is not None
+    said = say(counted_phrases(counted_answer("How many items did we sell in total?", [facts])))
+    assert "Qty (column B), all 3 rows: total 15" in said
+    assert say(counted_phrases(counted_answer("What is the total?", [facts]))) == (
+        "Counted by the program: Amount (column D), all 3 rows: total 65.50")
