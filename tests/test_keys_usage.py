@@ -59,9 +59,9 @@ def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
     with pytest.raises(KeyRingError, match="already has a key"):  # the same name typed with a combining cedilla
         ring.add("ays\u0327e.yılmaz")
     with pytest.raises(KeyRingError, match="--max-parallel"):
-        ring.add("carol", max_parallel=0)
-    with pytest.raises(KeyRingError, match="--tokens-per-day is 0; it must be 1 or more"):  # a key for nothing
-        ring.add("carol", tokens_per_day=0)
+        ring.add("carol", max_parallel=65)
+    with pytest.raises(KeyRingError, match="--tokens-per-day is -1; it must be 1 or more, or 0 for no limit"):
+        ring.add("carol", tokens_per_day=-1)
     revoked = ring.revoke("bob", now=1000.0)
     assert revoked.revoked == 1000.0
     found = ring.find(first)
@@ -156,8 +156,8 @@ def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) ->
     assert "There is no active key named 'nobody'" in capsys.readouterr().err
     # an empty list made a key for every profile without a word (no profiles is any)
     assert main(["keys", "add", "carol", "--profiles", ""]) == 1
-    assert capsys.readouterr().err == ("workstation: --profiles names no profile, so no key was made; to let the key "
-                                       "use every profile, leave --profiles out.\n")
+    assert capsys.readouterr().err == ("workstation: --profiles names no profile, so no key was made; to let it use "
+                                       "every profile, give --profiles any.\n")  # (left out, a revoked key's are kept)
     assert main(["keys", "add", "carol", "--profiles", " , "]) == 1
     assert "no key was made" in capsys.readouterr().err
 

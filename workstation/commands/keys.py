@@ -18,9 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     add = verbs.add_parser("add", help="make a key for a person and print it (once)")
     add.add_argument("name", help="the person's name, as usage and the audit trail show it")
-    add.add_argument("--tokens-per-day", type=int, metavar="N", help="prompt + generated tokens a day (default: no limit)")
-    add.add_argument("--max-parallel", type=int, metavar="K", help="slots the key may hold at once (default: the server's --key-max-parallel, one fewer than its slots)")
-    add.add_argument("--profiles", metavar="A,B", help="profiles the key may use (default: any)")
+    _limit_options(add, "left out: what the person's revoked key had, else {none}")
     add.add_argument("--json", action="store_true", help="print it as JSON")
     add.set_defaults(func=run_add)
     ls = verbs.add_parser("list", help="keys with their limits and last use (never the key)")
@@ -29,14 +27,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.set_defaults(func=run_list)
     st = verbs.add_parser("set", help="change a person's limits; a running server applies them at the next request")
     st.add_argument("name")
-    st.add_argument("--tokens-per-day", type=int, metavar="N", help="prompt + generated tokens a day (0: no limit)")
-    st.add_argument("--max-parallel", type=int, metavar="K", help="slots the key may hold at once (0: the server's default)")
-    st.add_argument("--profiles", metavar="A,B", help="profiles the key may use ('any': any)")
+    _limit_options(st, "left out: as it is")
     st.set_defaults(func=run_set)
     rv = verbs.add_parser("revoke", help="revoke a person's key; a running server refuses it at once")
     rv.add_argument("name")
     rv.set_defaults(func=run_revoke)
     default_verb(p, ls)  # 'keys' alone lists, as 'models' alone does
+
+
+def _limit_options(verb: argparse.ArgumentParser, left_out: str) -> None:
+    """A key's limits, as ``add`` and ``set`` take them alike: 0 is none (no daily limit, the
+    server's default at once) and ``any`` every profile (``keys add`` could not say either:
+    a person's revoked key's limits were kept, or "--tokens-per-day is 0; it must be 1 or more")."""
+    verb.add_argument("--tokens-per-day", type=int, metavar="N",
+                      help=f"prompt + generated tokens a day (0: no limit; {left_out.format(none='no limit')})")
+    verb.add_argument("--max-parallel", type=int, metavar="K",
+                      help=f"slots the key may hold at once (0: the server's --key-max-parallel, one fewer than its "
+                           f"slots; {left_out.format(none='that')})")
+    verb.add_argument("--profiles", metavar="A,B",
+                      help=f"profiles the key may use ('any': any; {left_out.format(none='any')})")
+
+
+def _profiles_given(typed: str | None, not_done: str) -> list[str] | None:
+    """``--profiles`` as ``add`` and ``set`` take it: None left out, [] any, else the names (``_profiles_named``)."""
+    if typed is None:
+        return None
+    return [] if typed.strip().lower() == "any" else _profiles_named(typed, not_done)
 
 
 def _when(t: float | None) -> str:
@@ -45,10 +61,10 @@ def _when(t: float | None) -> str:
     return local_text(t) if t is not None else "never"
 
 
-def _profiles_named(typed: str, not_done: str, empty: str) -> tuple[list[str], set[str]]:
+def _profiles_named(typed: str, not_done: str) -> list[str]:
     """The profiles a key may use, as typed (a,b); a close miss of a profile's name is refused
     (a typo made a key that could never be used), and so is none (``--profiles ""`` made a key
-    for every profile without a word: ``empty`` says so, and how to ask for that). And the profiles there are."""
+    for every profile without a word: it says how to ask for that). One not there yet is noted."""
     from workstation.core.errors import WorkstationError
     from workstation.core.phrases import say
     from workstation.core.profile_folders import profile_paths
@@ -56,26 +72,23 @@ def _profiles_named(typed: str, not_done: str, empty: str) -> tuple[list[str], s
 
     profiles = [p.strip() for p in typed.split(",") if p.strip()]
     if not profiles:
-        raise WorkstationError(empty)
+        raise WorkstationError(f"--profiles names no profile, so {not_done[0].lower()}{not_done[1:-1]}; to let "
+                               "it use every profile, give --profiles any.")
     known = {p.stem for p in profile_paths()}
     for name in profiles:
         guess = close_profile(name, sorted(known)) if name not in known else ""
         if guess:
             raise WorkstationError(f"There is no profile '{name}' in the profiles folder.{say([guess])} {not_done}")
-    return profiles, known
-
-
-NO_PROFILES_ADD = ("--profiles names no profile, so no key was made; to let the key use every profile, leave "
-                   "--profiles out.")
-NO_PROFILES_SET = ("--profiles names no profile, so the key was left as it was; to let it use every profile, give "
-                   "--profiles any.")
+    for name in profiles:
+        if name not in known:
+            print(f"workstation: note: there is no profile '{name}' in the profiles folder (yet).", file=sys.stderr)
+    return profiles
 
 
 def run_add(args: argparse.Namespace) -> int:
     from workstation.core.keys import KeyRing
 
-    profiles, known = ([], set()) if args.profiles is None else \
-        _profiles_named(args.profiles, "No key was made.", NO_PROFILES_ADD)
+    profiles = _profiles_given(args.profiles, "No key was made.")
     ring = KeyRing()
     try:
         first = not ring.any_keys()
@@ -85,9 +98,6 @@ def run_add(args: argparse.Namespace) -> int:
         )
     finally:
         ring.close()
-    for name in key.profiles:
-        if name not in known:
-            print(f"workstation: note: there is no profile '{name}' in the profiles folder (yet).", file=sys.stderr)
     if args.json:
         print_json({**key.to_dict(), "key": secret})
         return 0
@@ -98,18 +108,24 @@ def run_add(args: argparse.Namespace) -> int:
     )
     if first:  # a running server wanted no key a moment ago: the desk PCs it served now get 401
         print(FIRST_KEY, file=sys.stderr)
-    kept = before is not None and (
-        (args.tokens_per_day is None and before.tokens_per_day is not None)
-        or (args.max_parallel is None and before.max_parallel is not None)
-        or (args.profiles is None and bool(before.profiles)))
+    if before is None:
+        return 0
+    kept = [option for option, given, had in (
+        ("--tokens-per-day", args.tokens_per_day, before.tokens_per_day),
+        ("--max-parallel", args.max_parallel, before.max_parallel),
+        ("--profiles", args.profiles, before.profiles)) if given is None and had]
     if kept:  # (the new key had no limits: a day's budget set before was lost without a word)
         # (those given here are said as the key's now, not as kept: "keeps … (90,000 tokens a day" of a 90,000 just given)
-        option = "--tokens-per-day" if args.tokens_per_day is None and key.tokens_per_day else \
-            "--max-parallel" if args.max_parallel is None and key.max_parallel else "--profiles"
-        value = "N (0: no limit)" if option != "--profiles" else "a,b (any: every profile)"
+        value = {"--tokens-per-day": "N (0: no limit)", "--max-parallel": "K (0: the server's default)",
+                 "--profiles": "a,b (any: every profile)"}[kept[0]]
+        none = " ".join(f"{option} {'any' if option == '--profiles' else 0}" for option in kept)
         print(f"workstation: '{key.name}' keeps the limits of their revoked key that were not given here; it now "
               f"has {_limits_said(key)}. To change them: "
-              f"{cli('keys set ' + shell_word(key.name, readable=True) + ' ' + option)} {value}.", file=sys.stderr)
+              f"{cli('keys set ' + shell_word(key.name, readable=True) + ' ' + kept[0])} {value}; to add a key "
+              f"without them, give keys add {none}.", file=sys.stderr)
+    elif before.tokens_per_day or before.max_parallel or before.profiles:  # all cleared or given: said as they are now
+        print(f"workstation: '{key.name}' now has {_limits_said(key)}, not the limits of their revoked key.",
+              file=sys.stderr)
     return 0
 
 
@@ -195,17 +211,15 @@ def run_set(args: argparse.Namespace) -> int:
 
     if args.tokens_per_day is None and args.max_parallel is None and args.profiles is None:
         raise WorkstationError("Say what to change: --tokens-per-day, --max-parallel or --profiles.")
-    profiles = None if args.profiles is None else [] if args.profiles.strip().lower() == "any" else \
-        _profiles_named(args.profiles, "The key was left as it was.", NO_PROFILES_SET)[0]
+    profiles = _profiles_given(args.profiles, "The key was left as it was.")
     ring = KeyRing()
     try:
         now = next((k for k in ring.list() if fold(k.name) == fold(canonical_name(args.name))), None)
-        key = ring.change(
+        key = ring.change(  # (0: none, as for add: ``_checked_limits``)
             args.name,
             tokens_per_day=(now.tokens_per_day if now else None) if args.tokens_per_day is None
-            else args.tokens_per_day or None,
-            max_parallel=(now.max_parallel if now else None) if args.max_parallel is None
-            else args.max_parallel or None,
+            else args.tokens_per_day,
+            max_parallel=(now.max_parallel if now else None) if args.max_parallel is None else args.max_parallel,
             profiles=(now.profiles if now else ()) if profiles is None else profiles,
         )
     finally:

@@ -164,17 +164,22 @@ def check_name(name: str) -> str:
     return name
 
 
-def _checked_limits(tokens_per_day: int | None, max_parallel: int | None, profiles: Iterable[str]) -> tuple[str, ...]:
-    """A key's limits as ``add`` and ``change`` take them; the profile names, each once."""
-    if tokens_per_day is not None and tokens_per_day < 1:
-        raise KeyRingError(f"--tokens-per-day is {tokens_per_day}; it must be 1 or more.")
-    if max_parallel is not None and not 1 <= max_parallel <= 64:
-        raise KeyRingError(f"--max-parallel is {max_parallel}; allowed values are 1 to 64.")
+def _checked_limits(tokens_per_day: int | None, max_parallel: int | None,
+                   profiles: Iterable[str]) -> tuple[int | None, int | None, tuple[str, ...]]:
+    """A key's limits as ``add`` and ``change`` take them (``keys add`` and ``keys set`` alike):
+    0 is none, no daily limit and the server's default at once (``keys add NAME
+    --tokens-per-day 0`` could not say "no limit", where the person's revoked key had one); the
+    profile names, each once."""
+    if tokens_per_day is not None and tokens_per_day < 0:
+        raise KeyRingError(f"--tokens-per-day is {tokens_per_day}; it must be 1 or more, or 0 for no limit.")
+    if max_parallel is not None and not 0 <= max_parallel <= 64:
+        raise KeyRingError(f"--max-parallel is {max_parallel}; allowed values are 1 to 64, or 0 for the server's "
+                           "default.")
     names = tuple(dict.fromkeys(p.strip() for p in profiles if p.strip()))
     for p in names:
         if "," in p:
             raise KeyRingError(f"The profile name {p!r} holds a comma; list profiles as a,b.")
-    return names
+    return tokens_per_day or None, max_parallel or None, names
 
 
 def _row(row: Sequence[Any]) -> ApiKey:
@@ -209,18 +214,20 @@ class KeyRing:
         *,
         tokens_per_day: int | None = None,
         max_parallel: int | None = None,
-        profiles: Iterable[str] = (),
+        profiles: Iterable[str] | None = None,
         now: float | None = None,
     ) -> tuple[ApiKey, str]:
         """A new key for ``name``: (what is stored, the key to hand over once). A person given a
-        key again after theirs was revoked keeps the limits it had, those not given here (the
-        new key had none: a day's budget set before was lost without a word)."""
+        key again after theirs was revoked keeps the limits it had, those not given here (None;
+        the new key had none: a day's budget set before was lost without a word); 0, or no
+        profiles, is none of it (``_checked_limits``)."""
         name = check_name(name)
-        names = _checked_limits(tokens_per_day, max_parallel, profiles)
+        _checked_limits(tokens_per_day, max_parallel, profiles or ())  # (what was given, as given)
         if (before := self.last_revoked(name)) is not None:
             tokens_per_day = before.tokens_per_day if tokens_per_day is None else tokens_per_day
             max_parallel = before.max_parallel if max_parallel is None else max_parallel
-            names = names or before.profiles
+            profiles = before.profiles if profiles is None else profiles
+        tokens_per_day, max_parallel, names = _checked_limits(tokens_per_day, max_parallel, profiles or ())
         secret = KEY_PREFIX + secrets.token_urlsafe(32)
         key = ApiKey(name, time.time() if now is None else now, None, None, tokens_per_day, max_parallel, names)
         try:
@@ -247,9 +254,9 @@ class KeyRing:
     def change(self, name: str, *, tokens_per_day: int | None, max_parallel: int | None,
                profiles: Iterable[str]) -> ApiKey:
         """The active key of ``name`` (in any capitals) with these limits (None: none, the
-        server's default; no profiles: any): an admin had to revoke a key and hand out a new one
+        server's default, as 0 is; no profiles: any): an admin had to revoke a key and hand out a new one
         to change its day's tokens. A running server reads them at the key's next request."""
-        names = _checked_limits(tokens_per_day, max_parallel, profiles)
+        tokens_per_day, max_parallel, names = _checked_limits(tokens_per_day, max_parallel, profiles)
         name = canonical_name(name)
         with self._lock, self._db:
             row = self._db.execute("SELECT name FROM keys WHERE revoked IS NULL AND fold(name) = ? "
