@@ -153,6 +153,31 @@ ENGLISH: dict[str, str] = {
     "fit.small_for_language_server": ("{name}, the office server's model, is a very small model ({n} parameters): its "
                                       "answers in languages other than English are often nonsense; ask whoever runs "
                                       "the server for a larger one."),
+    # people's keys (core/keys.py, commands/keys.py): the mistakes; what the command says is keys_cmd.* in en.yaml
+    "keys.control_character": ("The key name {name} holds a tab, a line break or another control character; type it "
+                               "with plain spaces between its words."),
+    "keys.name_not_allowed": ("The key name {name} is not allowed; a name is 1 to 64 letters, digits, spaces, '.', "
+                              "'_', '@' or '-', starting with a letter or digit (a name of several words in quotes: "
+                              "\"Ayşe Yılmaz\")."),
+    "keys.tokens_per_day": "--tokens-per-day is {n}; it must be 1 or more, or 0 for no limit.",
+    "keys.max_parallel": "--max-parallel is {n}; allowed values are 1 to 64, or 0 for the server's default.",
+    "keys.profile_comma": "The profile name {profile} holds a comma; list profiles as a,b.",
+    "keys.other_capitals": ("'{name}' is '{person}' in other capitals, and '{person}' already has a key; revoke it "
+                            "first ({command})."),
+    "keys.has_key": "'{name}' already has a key; revoke it first ({command}).",
+    "keys.revoked_no_limits": ("The key of '{name}' was revoked on {when}, so it has no limits to change; make a new "
+                               "one with: {command}"),
+    "keys.already_revoked": "The key of '{name}' was already revoked on {when}; a running server refuses it.",
+    "keys.no_active_key": "There is no active key named '{name}'; active keys: {names}.",
+    "keys.none": "none",
+    "keys.say_what": "Say what to change: --tokens-per-day, --max-parallel or --profiles.",
+    "keys.no_profiles_add": ("--profiles names no profile, so no key was made; to let it use every profile, give "
+                             "--profiles any."),
+    "keys.no_profiles_set": ("--profiles names no profile, so the key was left as it was; to let it use every "
+                             "profile, give --profiles any."),
+    "keys.no_such_profile": "There is no profile '{profile}' in the profiles folder.{guess} {then}",
+    "keys.no_key_made": "No key was made.",
+    "keys.left_as_it_was": "The key was left as it was.",
     # the sizing headline (sizing.SizingResult.headline)
     "headline.here_cpu": "This machine's CPU is enough",
     "headline.use": "Use {machine}",
@@ -1027,7 +1052,7 @@ def words_in(text: str) -> int:
 WORDS = frozenset({
     "title", "text", "name", "names", "path", "file", "folder", "what", "reason", "why", "server", "url",
     "host", "model", "source", "message", "detail", "machine", "command", "cmd", "code", "env", "suffix",
-    "status", "verdict", "reference", "members", "label", "query", "profile", "key",
+    "status", "verdict", "reference", "members", "label", "query", "profile", "key", "person",
 })
 
 
