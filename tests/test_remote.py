@@ -697,6 +697,29 @@ def test_a_whole_reply_is_not_said_cut_off_by_a_server_that_stops(
     assert "cut off" not in terminal.getvalue(), terminal.getvalue()
 
 
+def test_a_desk_pc_names_the_servers_profile_as_f3_lists_it(
+    smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`profiles check` said "answers now, serving office-cpu" (the server's profile file) where F3 on
+    the server lists "Office CPU — SmolLM2 135M": both it and F3's check name the profile so
+    (``profile_said``, which the server says in each language), in the language asked."""
+    import yaml
+
+    from workstation.cli import main
+    from workstation.tui.integrations import server_verdict
+
+    served = write_profile(tmp_path, smollm2_path, name="Office CPU — SmolLM2 135M", name_tr="Ofis CPU'su — SmolLM2")
+    with serve(served) as srv:
+        path = tmp_path / "desk.yaml"
+        path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {"base_url": srv.base_url}}))
+        assert main(["profiles", "check", str(path)]) == 0
+        assert "answers now, serving Office CPU — SmolLM2 135M\n" in capsys.readouterr().out
+        assert main(["profiles", "check", str(path), "--lang", "tr"]) == 0
+        assert "şu an yanıt veriyor, Ofis CPU'su — SmolLM2 sunuyor\n" in capsys.readouterr().out
+        desk = load_profile(str(path))
+        assert server_verdict(desk, Texts("en")) == "The server answers now (its model: Office CPU — SmolLM2 135M)."
+
+
 def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answers(
     server: RunningServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

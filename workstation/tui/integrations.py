@@ -95,8 +95,9 @@ def server_verdict(profile: Profile, t: Texts) -> str:
         return t.error(check.error)
     if check.not_served:
         return t("profiles.server_not_served", listed=", ".join(check.listed), model=check.model)
-    # its model as F4 names it (it named the server's profile id, "serving office-cpu")
-    model = check.model_name or check.model
+    # its profile as F3 lists it there, else its model as F4 names it (it named the server's profile id,
+    # "serving office-cpu"): as `profiles check` says it
+    model = check.served_said(t.lang)
     return t("profiles.server_ok_model", model=model) if model else t("profiles.server_ok")
 
 
