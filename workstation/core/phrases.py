@@ -988,6 +988,15 @@ def words_per_token(lookup: Lookup | None = None) -> float:
     return float(say([("number.words_per_token", {})], lookup))
 
 
+def words_a_token(measured: float | None, lookup: Lookup | None = None) -> float:
+    """The one footing of a context said in words, wherever it is said (the server's "each
+    conversation up to about 3,100 words", a desk PC's "room for about 3,500 more words" of the
+    same 4,096 tokens, on two footings): the words a token measured in replies (``measured``: the
+    open conversation's on a desk PC, this PC's replies with the served model on the server) where
+    there are some, else the figure of ``lookup``'s language (``words_per_token``)."""
+    return measured or words_per_token(lookup)
+
+
 def about_words(tokens: float, lookup: Lookup | None = None, per_token: float | None = None) -> str:
     """``tokens`` as the words they are about in English or ``lookup``'s language (the app's, not
     the document's: ``words_per_token``), rounded as a person says an estimate (two figures: 4,096

@@ -11,7 +11,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.events import SERVER_STOPPING
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.letters import shortened
-from workstation.core.phrases import about_words, part_percent, words_per_token
+from workstation.core.phrases import about_words, part_percent, words_a_token
 from workstation.core.profiles import profile_said
 from workstation.tui import pacing
 from workstation.tui.app_part import AppPart
@@ -235,7 +235,7 @@ class StatusLine(AppPart):
         are some (``MetricsHistory.words_per_token``), else the UI's language's figure. The room
         left is said by it: the same English conversation had "2,700" words of room in English
         and "1.400" after F9 to Turkish."""
-        return self.history.words_per_token() or words_per_token(self.texts.get)
+        return words_a_token(self.history.words_per_token(), self.texts.get)  # (the server's footing too)
 
     def context_fill_text(self: WorkstationApp) -> str:
         """How full the model's context is after the open conversation's last turn, for the line
