@@ -463,9 +463,21 @@ def test_a_new_key_for_a_person_keeps_their_limits(scheduler: Scheduler, capsys:
         # (the 90,000 just given is not said as kept, and the command to change names the limit kept)
         err = capsys.readouterr().err
         assert "not given here; it now has 90,000 tokens a day; 1 at once; any profile." in err, err
-        assert "keys set dan --max-parallel N (0: no limit)" in err, err
+        assert "keys set dan --max-parallel K (0: the server's default); to add a key without them, give keys add " \
+            "--max-parallel 0." in err, err
         assert main(["keys", "add", "erin"]) == 0  # a person never given a key: nothing kept, nothing said
         assert "keeps the limits" not in capsys.readouterr().err
+        # "no limit" at add time: 0, as `keys set … 0` says it (it was "--tokens-per-day is 0; it must be 1 or
+        # more", and the revoked key's day's budget could only be cleared by a second command)
+        assert main(["keys", "revoke", "dan"]) == 0
+        assert main(["keys", "set", "erin", "--tokens-per-day", str(prompt - 1)]) == 0 and \
+            main(["keys", "revoke", "erin"]) == 0
+        capsys.readouterr()
+        assert main(["keys", "add", "erin", "--tokens-per-day", "0"]) == 0
+        out, err = capsys.readouterr()
+        assert "'erin' now has no daily limit; the server's default at once; any profile, not the limits of their " \
+            "revoked key." in err, err
+        assert chat(openai.OpenAI(base_url=o.url, api_key=out.strip(), max_retries=0, timeout=600))  # no day's budget
 
 
 def test_a_key_limited_to_other_profiles_cannot_reach_this_one(

@@ -59,9 +59,9 @@ def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
     with pytest.raises(KeyRingError, match="already has a key"):  # the same name typed with a combining cedilla
         ring.add("ays\u0327e.yılmaz")
     with pytest.raises(KeyRingError, match="--max-parallel"):
-        ring.add("carol", max_parallel=0)
-    with pytest.raises(KeyRingError, match="--tokens-per-day is 0; it must be 1 or more"):  # a key for nothing
-        ring.add("carol", tokens_per_day=0)
+        ring.add("carol", max_parallel=65)
+    with pytest.raises(KeyRingError, match="--tokens-per-day is -1; it must be 1 or more, or 0 for no limit"):
+        ring.add("carol", tokens_per_day=-1)
     revoked = ring.revoke("bob", now=1000.0)
     assert revoked.revoked == 1000.0
     found = ring.find(first)
@@ -156,8 +156,8 @@ def test_keys_commands_print_the_key_once(capsys: pytest.CaptureFixture[str]) ->
     assert "There is no active key named 'nobody'" in capsys.readouterr().err
     # an empty list made a key for every profile without a word (no profiles is any)
     assert main(["keys", "add", "carol", "--profiles", ""]) == 1
-    assert capsys.readouterr().err == ("workstation: --profiles names no profile, so no key was made; to let the key "
-                                       "use every profile, leave --profiles out.\n")
+    assert capsys.readouterr().err == ("workstation: --profiles names no profile, so no key was made; to let it use "
+                                       "every profile, give --profiles any.\n")  # (left out, a revoked key's are kept)
     assert main(["keys", "add", "carol", "--profiles", " , "]) == 1
     assert "no key was made" in capsys.readouterr().err
 
@@ -573,3 +573,44 @@ def test_a_cut_off_reply_kept_aside_is_not_counted_against_the_day() -> None:
         assert log.tokens_on_day(t) == {"ayse": 10}
     finally:
         log.close()
+
+
+@pytest.mark.parametrize("lang,said", [
+    ("en", {"add": "workstation: the key for 'ayşe' is above; hand it over now, it is not shown again.",
+            "list": ("| name | created", "| never ", "|      3,000 |", "| any "),
+            "set": "'ayşe' now has 200,000 tokens a day; 2 at once; any profile; a running server applies it at the "
+                   "key's next request.",
+            "revoke": "Revoked the key of 'ayşe'; a running server refuses it from its next request.",
+            "none": "workstation: There is no active key named 'nobody'; active keys: none.",
+            "kept": "workstation: 'ayşe' keeps the limits of their revoked key that were not given here; it now has "
+                    "200,000 tokens a day; 2 at once; any profile."}),
+    ("tr", {"add": "workstation: 'ayşe' için anahtar yukarıda; onu şimdi verin, bir daha gösterilmez.",
+            "list": ("| ad   | yapıldı", "| hiç ", "|     3.000 |", "| hepsi "),
+            "set": "'ayşe' için sınırlar artık şunlar: günde 200.000 token; aynı anda 2; her profil; çalışan bir "
+                   "sunucu bunu anahtarın bir sonraki isteğinde uygular.",
+            "revoke": "'ayşe' kişisinin anahtarı iptal edildi; çalışan bir sunucu onu bir sonraki isteğinden "
+                      "başlayarak reddeder.",
+            "none": "workstation: 'nobody' adında kullanımda bir anahtar yok; kullanımdaki anahtarlar: yok.",
+            "kept": "workstation: 'ayşe', iptal edilmiş anahtarının burada verilmeyen sınırlarını koruyor; şimdi "
+                    "sınırları: günde 200.000 token; aynı anda 2; her profil."}),
+])
+def test_the_keys_command_speaks_the_language_asked(lang: str, said: dict[str, object],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`keys` was English only, on a Turkish PC and under --lang tr: its lines, its table and its
+    mistakes (the key ring's among them) are said in the language, as the other commands' are."""
+    assert main(["keys", "add", "ayşe", "--tokens-per-day", "3000", "--max-parallel", "2", "--lang", lang]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("ws-") and err.splitlines()[0] == said["add"], err
+    assert main(["keys", "--lang", lang]) == 0  # 'keys' alone lists, in the language too
+    listed = capsys.readouterr().out
+    assert all(cell in listed for cell in said["list"]), listed  # type: ignore[union-attr]
+    assert main(["keys", "set", "ayşe", "--tokens-per-day", "200000", "--lang", lang]) == 0
+    assert capsys.readouterr().out.strip() == said["set"]
+    assert main(["keys", "revoke", "ayşe", "--lang", lang]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == said["revoke"]
+    assert main(["keys", "revoke", "nobody", "--lang", lang]) == 1  # the key ring's own mistake
+    assert capsys.readouterr().err.strip() == said["none"]
+    assert main(["keys", "add", "ayşe", "--lang", lang]) == 0
+    assert capsys.readouterr().err.splitlines()[1].startswith(str(said["kept"]))
+    assert main(["keys", "list", "--json", "--lang", lang]) == 0  # JSON stays as documented
+    assert json.loads(capsys.readouterr().out)["keys"][0]["tokens_per_day"] == 200000

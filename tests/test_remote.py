@@ -697,6 +697,29 @@ def test_a_whole_reply_is_not_said_cut_off_by_a_server_that_stops(
     assert "cut off" not in terminal.getvalue(), terminal.getvalue()
 
 
+def test_a_desk_pc_names_the_servers_profile_as_f3_lists_it(
+    smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`profiles check` said "answers now, serving office-cpu" (the server's profile file) where F3 on
+    the server lists "Office CPU — SmolLM2 135M": both it and F3's check name the profile so
+    (``profile_said``, which the server says in each language), in the language asked."""
+    import yaml
+
+    from workstation.cli import main
+    from workstation.tui.integrations import server_verdict
+
+    served = write_profile(tmp_path, smollm2_path, name="Office CPU — SmolLM2 135M", name_tr="Ofis CPU'su — SmolLM2")
+    with serve(served) as srv:
+        path = tmp_path / "desk.yaml"
+        path.write_text(yaml.safe_dump({"name": "desk", "backend": "openai", "remote": {"base_url": srv.base_url}}))
+        assert main(["profiles", "check", str(path)]) == 0
+        assert "answers now, serving Office CPU — SmolLM2 135M\n" in capsys.readouterr().out
+        assert main(["profiles", "check", str(path), "--lang", "tr"]) == 0
+        assert "şu an yanıt veriyor, Ofis CPU'su — SmolLM2 sunuyor\n" in capsys.readouterr().out
+        desk = load_profile(str(path))
+        assert server_verdict(desk, Texts("en")) == "The server answers now (its model: Office CPU — SmolLM2 135M)."
+
+
 def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answers(
     server: RunningServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -878,3 +901,35 @@ def test_a_local_model_asked_of_a_remote_profile_says_which_to_choose() -> None:
     office = load_profile("office-server")  # -p office-server: its name, then its title
     with pytest.raises(EngineError, match=r"^The profile 'office-server' \(Office server \(OpenAI-compatible\)\) sends"):
         Scheduler(office)
+
+
+@pytest.mark.parametrize("lang", ["en", "tr"])
+def test_the_server_and_a_desk_pc_say_a_contexts_words_on_one_footing(
+        server: RunningServer, lang: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """serve said "each conversation up to about 3,100 words" (the language's words a token) where a
+    desk PC said "room for about 3,500 more words" (its replies' own) of the same 4,096 tokens:
+    both say it by ``words_a_token``, the replies' measured figure where there is one, else the
+    language's, so the same numbers are the same words."""
+    from workstation.commands.serve import capacity_words
+    from workstation.core.metrics import MetricsHistory, TurnMetrics
+    from workstation.core.phrases import about_words
+    from workstation.tui.app import WorkstationApp
+
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
+    engine = RemoteEngine(remote_profile(server.base_url))
+    try:
+        info = engine.info()
+    finally:
+        engine.close()
+    app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language=lang)
+    app.engine_info, app.conversation_id = info, 1
+    t = Texts(lang)
+    for measured in (None, 0.85):  # no reply measured yet (the language's), then replies of 85 words a 100 tokens
+        history = MetricsHistory()
+        history.add(TurnMetrics(predicted_n=100 if measured else 1), words=85 if measured else 0)
+        app.history = history
+        room = info.n_ctx - history.turns[-1].predicted_n  # what the desk PC has left after that reply
+        words = about_words(room, t.get, measured)
+        assert words in app.context_fill_text(), (app.context_fill_text(), words)
+        assert f" {words} " in capacity_words(2, room, t, measured), capacity_words(2, room, t, measured)
+    assert about_words(4096, None, 0.85) == "3,500" and about_words(4096) == "3,100"  # the two said of one context

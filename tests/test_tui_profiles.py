@@ -1057,9 +1057,8 @@ async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_
         assert down["local"].startswith("runs on the CPU: needs"), down  # the local one is planned as before
         with serve(write_profile(tmp_path, smollm2_path), "--port", str(port)):
             up = await verdicts()
-        # its model as F4 names it (it said "serving serve-test", the server's profile id)
-        from workstation.core.installed_models import installed_name
-        assert up["desk"] == f"The server answers now (its model: {installed_name(smollm2_path)}).", up
+        # its profile as F3 lists it there ("serve-test" here), as `profiles check` says it
+        assert up["desk"] == "The server answers now (its model: serve-test).", up
         served = "serve-test"
         assert up["wrong"] == (f"The server answers, but serves {served}, not no-such-model: set remote.model "
                                "to one of those, or leave it out for the first."), up

@@ -1,4 +1,6 @@
-"""``workstation keys add|list|set|revoke``: one API key per person for ``workstation serve``."""
+"""``workstation keys add|list|set|revoke``: one API key per person for ``workstation serve``.
+What it says is in ``--lang``'s language, else the app's (F9), else this PC's: its lines under
+``keys_cmd.*`` in the locale files, its mistakes (and the key ring's) ``keys.*`` phrases."""
 
 from __future__ import annotations
 
@@ -6,11 +8,12 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from workstation.commands import default_verb, print_json, text_table
+from workstation.commands import add_lang_arg, default_verb, print_json, text_table, texts_of
 from workstation.core.invocation import cli, shell_word
 
 if TYPE_CHECKING:
     from workstation.core.keys import ApiKey
+    from workstation.tui.i18n import Texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,64 +21,75 @@ def register(sub: argparse._SubParsersAction) -> None:
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     add = verbs.add_parser("add", help="make a key for a person and print it (once)")
     add.add_argument("name", help="the person's name, as usage and the audit trail show it")
-    add.add_argument("--tokens-per-day", type=int, metavar="N", help="prompt + generated tokens a day (default: no limit)")
-    add.add_argument("--max-parallel", type=int, metavar="K", help="slots the key may hold at once (default: the server's --key-max-parallel, one fewer than its slots)")
-    add.add_argument("--profiles", metavar="A,B", help="profiles the key may use (default: any)")
+    _limit_options(add, "left out: what the person's revoked key had, else {none}")
     add.add_argument("--json", action="store_true", help="print it as JSON")
+    add_lang_arg(add)  # (each verb's words were English on a Turkish PC)
     add.set_defaults(func=run_add)
     ls = verbs.add_parser("list", help="keys with their limits and last use (never the key)")
     ls.add_argument("--all", action="store_true", help="revoked keys too")
     ls.add_argument("--json", action="store_true", help="print it as JSON")
+    add_lang_arg(ls)
     ls.set_defaults(func=run_list)
     st = verbs.add_parser("set", help="change a person's limits; a running server applies them at the next request")
     st.add_argument("name")
-    st.add_argument("--tokens-per-day", type=int, metavar="N", help="prompt + generated tokens a day (0: no limit)")
-    st.add_argument("--max-parallel", type=int, metavar="K", help="slots the key may hold at once (0: the server's default)")
-    st.add_argument("--profiles", metavar="A,B", help="profiles the key may use ('any': any)")
+    _limit_options(st, "left out: as it is")
+    add_lang_arg(st)
     st.set_defaults(func=run_set)
     rv = verbs.add_parser("revoke", help="revoke a person's key; a running server refuses it at once")
     rv.add_argument("name")
+    add_lang_arg(rv)
     rv.set_defaults(func=run_revoke)
     default_verb(p, ls)  # 'keys' alone lists, as 'models' alone does
 
 
-def _when(t: float | None) -> str:
-    from workstation.core.moments import local_text
+def _limit_options(verb: argparse.ArgumentParser, left_out: str) -> None:
+    """A key's limits, as ``add`` and ``set`` take them alike: 0 is none (no daily limit, the
+    server's default at once) and ``any`` every profile (``keys add`` could not say either:
+    a person's revoked key's limits were kept, or "--tokens-per-day is 0; it must be 1 or more")."""
+    verb.add_argument("--tokens-per-day", type=int, metavar="N",
+                      help=f"prompt + generated tokens a day (0: no limit; {left_out.format(none='no limit')})")
+    verb.add_argument("--max-parallel", type=int, metavar="K",
+                      help=f"slots the key may hold at once (0: the server's --key-max-parallel, one fewer than its "
+                           f"slots; {left_out.format(none='that')})")
+    verb.add_argument("--profiles", metavar="A,B",
+                      help=f"profiles the key may use ('any': any; {left_out.format(none='any')})")
 
-    return local_text(t) if t is not None else "never"
+
+def _profiles_given(typed: str | None, adding: bool, t: Texts) -> list[str] | None:
+    """``--profiles`` as ``add`` and ``set`` take it: None left out, [] any, else the names (``_profiles_named``)."""
+    if typed is None:
+        return None
+    return [] if typed.strip().lower() == "any" else _profiles_named(typed, adding, t)
 
 
-def _profiles_named(typed: str, not_done: str, empty: str) -> tuple[list[str], set[str]]:
+def _profiles_named(typed: str, adding: bool, t: Texts) -> list[str]:
     """The profiles a key may use, as typed (a,b); a close miss of a profile's name is refused
     (a typo made a key that could never be used), and so is none (``--profiles ""`` made a key
-    for every profile without a word: ``empty`` says so, and how to ask for that). And the profiles there are."""
+    for every profile without a word: it says how to ask for that). One not there yet is noted."""
     from workstation.core.errors import WorkstationError
-    from workstation.core.phrases import say
     from workstation.core.profile_folders import profile_paths
     from workstation.core.profile_lookup import close_profile
 
     profiles = [p.strip() for p in typed.split(",") if p.strip()]
     if not profiles:
-        raise WorkstationError(empty)
+        raise WorkstationError(said=[("keys.no_profiles_add" if adding else "keys.no_profiles_set", {})])
     known = {p.stem for p in profile_paths()}
     for name in profiles:
         guess = close_profile(name, sorted(known)) if name not in known else ""
         if guess:
-            raise WorkstationError(f"There is no profile '{name}' in the profiles folder.{say([guess])} {not_done}")
-    return profiles, known
-
-
-NO_PROFILES_ADD = ("--profiles names no profile, so no key was made; to let the key use every profile, leave "
-                   "--profiles out.")
-NO_PROFILES_SET = ("--profiles names no profile, so the key was left as it was; to let it use every profile, give "
-                   "--profiles any.")
+            raise WorkstationError(said=[("keys.no_such_profile", {
+                "profile": name, "guess": guess, "then": ("keys.no_key_made" if adding else "keys.left_as_it_was", {})})])
+    for name in profiles:
+        if name not in known:
+            print(t("keys_cmd.no_profile_yet", profile=name), file=sys.stderr)
+    return profiles
 
 
 def run_add(args: argparse.Namespace) -> int:
     from workstation.core.keys import KeyRing
 
-    profiles, known = ([], set()) if args.profiles is None else \
-        _profiles_named(args.profiles, "No key was made.", NO_PROFILES_ADD)
+    t = texts_of(args)
+    profiles = _profiles_given(args.profiles, True, t)
     ring = KeyRing()
     try:
         first = not ring.any_keys()
@@ -85,53 +99,44 @@ def run_add(args: argparse.Namespace) -> int:
         )
     finally:
         ring.close()
-    for name in key.profiles:
-        if name not in known:
-            print(f"workstation: note: there is no profile '{name}' in the profiles folder (yet).", file=sys.stderr)
     if args.json:
         print_json({**key.to_dict(), "key": secret})
         return 0
     print(secret)
-    print(
-        f"workstation: the key for '{key.name}' is above; hand it over now, it is not shown again.",
-        file=sys.stderr,
-    )
+    print(t("keys_cmd.hand_over", name=key.name), file=sys.stderr)
     if first:  # a running server wanted no key a moment ago: the desk PCs it served now get 401
-        print(FIRST_KEY, file=sys.stderr)
-    kept = before is not None and (
-        (args.tokens_per_day is None and before.tokens_per_day is not None)
-        or (args.max_parallel is None and before.max_parallel is not None)
-        or (args.profiles is None and bool(before.profiles)))
+        print(t("keys_cmd.first_key"), file=sys.stderr)
+    if before is None:
+        return 0
+    kept = [option for option, given, had in (
+        ("--tokens-per-day", args.tokens_per_day, before.tokens_per_day),
+        ("--max-parallel", args.max_parallel, before.max_parallel),
+        ("--profiles", args.profiles, before.profiles)) if given is None and had]
     if kept:  # (the new key had no limits: a day's budget set before was lost without a word)
         # (those given here are said as the key's now, not as kept: "keeps … (90,000 tokens a day" of a 90,000 just given)
-        option = "--tokens-per-day" if args.tokens_per_day is None and key.tokens_per_day else \
-            "--max-parallel" if args.max_parallel is None and key.max_parallel else "--profiles"
-        value = "N (0: no limit)" if option != "--profiles" else "a,b (any: every profile)"
-        print(f"workstation: '{key.name}' keeps the limits of their revoked key that were not given here; it now "
-              f"has {_limits_said(key)}. To change them: "
-              f"{cli('keys set ' + shell_word(key.name, readable=True) + ' ' + option)} {value}.", file=sys.stderr)
+        value = {"--tokens-per-day": "keys_cmd.value_tokens", "--max-parallel": "keys_cmd.value_parallel",
+                 "--profiles": "keys_cmd.value_profiles"}[kept[0]]
+        print(t("keys_cmd.kept", name=key.name, limits=_limits_said(key, t),
+                command=cli("keys set " + shell_word(key.name, readable=True) + " " + kept[0]), value=t(value),
+                none=" ".join(f"{option} {'any' if option == '--profiles' else 0}" for option in kept)),
+              file=sys.stderr)
+    elif before.tokens_per_day or before.max_parallel or before.profiles:  # all cleared or given: said as they are now
+        print(t("keys_cmd.not_kept", name=key.name, limits=_limits_said(key, t)), file=sys.stderr)
     return 0
 
 
-def _limits_said(key: ApiKey) -> str:
+def _limits_said(key: ApiKey, t: Texts) -> str:
     """A key's limits in words: "3,000 tokens a day; 2 at once; any profile"."""
-    return "; ".join([f"{key.tokens_per_day:,} tokens a day" if key.tokens_per_day else "no daily limit",
-                      f"{key.max_parallel} at once" if key.max_parallel else "the server's default at once",
-                      f"profiles {', '.join(key.profiles)}" if key.profiles else "any profile"])
-
-
-FIRST_KEY = (
-    "workstation: this is the first key, so from now on serve (a running one too) answers only "
-    "requests that carry a key: on each desk PC put that person's key on the first line of a file "
-    "only they can read (chmod 600) and name it in the profile's remote.api_key_file "
-    "(api_key_file: ~/.config/workstation/api-key), or set WORKSTATION_API_KEY to it "
-    "(the shipped office-server profile reads it from there)."
-)
+    return "; ".join([
+        t("keys_cmd.tokens_a_day", n=f"{key.tokens_per_day:,}") if key.tokens_per_day else t("keys_cmd.no_daily_limit"),
+        t("keys_cmd.at_once", n=str(key.max_parallel)) if key.max_parallel else t("keys_cmd.default_at_once"),
+        t("keys_cmd.these_profiles", names=", ".join(key.profiles)) if key.profiles else t("keys_cmd.any_profile")])
 
 
 def run_list(args: argparse.Namespace) -> int:
     from workstation.core.keys import KeyRing
 
+    t = texts_of(args)
     ring = KeyRing(read_only=True)
     try:
         keys = ring.list(include_revoked=args.all)
@@ -143,26 +148,29 @@ def run_list(args: argparse.Namespace) -> int:
         print_json({"keys": [{**k.to_dict(), "tokens_today": today.get(k.name, 0)} for k in keys]})
         return 0
     if not keys and not revoked:
-        print(f"No keys yet; make one with: {cli('keys add NAME')}")
+        print(t("keys_cmd.no_keys", command=cli("keys add " + t("cli.name"))))
         return 0
     if not keys:  # revoked ones still count: serve is closed, not open to all (and said nowhere)
-        print(f"No key is in use ({revoked} revoked: {cli('keys list --all')}). {_all_revoked()}")
+        print(t("keys_cmd.none_in_use", n=str(revoked), command=cli("keys list --all"), all_revoked=_all_revoked(t)))
         return 0
-    header = ["name", "created", "last used", "today", "tokens/day", "max parallel", "profiles"]
-    if args.all:
-        header.append("revoked")
+    columns = ["name", "created", "last_used", "today", "tokens_per_day", "max_parallel", "profiles"]
+    header = [t(f"keys_cmd.col.{c}") for c in columns + (["revoked"] if args.all else [])]
+
+    def when(moment: float | None) -> str:
+        return t.moment(moment) if moment is not None else t("keys_cmd.never")
+
     rows = []
     for k in keys:
         used = today.get(k.name, 0)
-        over = " (over)" if k.tokens_per_day and used > k.tokens_per_day else ""
+        over = t("keys_cmd.over") if k.tokens_per_day and used > k.tokens_per_day else ""
         row = [
-            k.name, _when(k.created), _when(k.last_used), f"{used:,}{over}",
-            f"{k.tokens_per_day:,}" if k.tokens_per_day else "no limit",
-            str(k.max_parallel) if k.max_parallel else "server default",
-            ",".join(k.profiles) or "any",
+            k.name, when(k.created), when(k.last_used), t.number(f"{used:,}") + over,
+            t.number(f"{k.tokens_per_day:,}") if k.tokens_per_day else t("keys_cmd.no_limit"),
+            str(k.max_parallel) if k.max_parallel else t("keys_cmd.server_default"),
+            ",".join(k.profiles) or t("keys_cmd.any"),
         ]
         if args.all:
-            row.append(_when(k.revoked) if k.revoked else "")
+            row.append(when(k.revoked) if k.revoked else "")
         rows.append(row)
     print(text_table(header, rows, {3, 4, 5}))
     return 0
@@ -193,43 +201,41 @@ def run_set(args: argparse.Namespace) -> int:
     from workstation.core.errors import WorkstationError
     from workstation.core.keys import KeyRing, canonical_name, fold
 
+    t = texts_of(args)
     if args.tokens_per_day is None and args.max_parallel is None and args.profiles is None:
-        raise WorkstationError("Say what to change: --tokens-per-day, --max-parallel or --profiles.")
-    profiles = None if args.profiles is None else [] if args.profiles.strip().lower() == "any" else \
-        _profiles_named(args.profiles, "The key was left as it was.", NO_PROFILES_SET)[0]
+        raise WorkstationError(said=[("keys.say_what", {})])
+    profiles = _profiles_given(args.profiles, False, t)
     ring = KeyRing()
     try:
         now = next((k for k in ring.list() if fold(k.name) == fold(canonical_name(args.name))), None)
-        key = ring.change(
+        key = ring.change(  # (0: none, as for add: ``_checked_limits``)
             args.name,
             tokens_per_day=(now.tokens_per_day if now else None) if args.tokens_per_day is None
-            else args.tokens_per_day or None,
-            max_parallel=(now.max_parallel if now else None) if args.max_parallel is None
-            else args.max_parallel or None,
+            else args.tokens_per_day,
+            max_parallel=(now.max_parallel if now else None) if args.max_parallel is None else args.max_parallel,
             profiles=(now.profiles if now else ()) if profiles is None else profiles,
         )
     finally:
         ring.close()
-    print(f"'{key.name}' now has {_limits_said(key)}; a running server applies it at the key's next request.")
+    print(t("keys_cmd.set_done", name=key.name, limits=_limits_said(key, t)))
     return 0
 
 
 def run_revoke(args: argparse.Namespace) -> int:
     from workstation.core.keys import KeyRing
 
+    t = texts_of(args)
     ring = KeyRing()
     try:
         key = ring.revoke(args.name)
         left = len(ring.list())
     finally:
         ring.close()
-    print(f"Revoked the key of '{key.name}'; a running server refuses it from its next request.")
+    print(t("keys_cmd.revoked", name=key.name))
     if not left:
-        print(f"That was the last key in use. {_all_revoked()}")
+        print(t("keys_cmd.last_key", all_revoked=_all_revoked(t)))
     return 0
 
 
-def _all_revoked() -> str:
-    return ("serve now refuses every request (but those with the operator's --api-key, if it has one) "
-            "until a key is made: revoked keys still count, so the server is not opened to everyone. "
-            f"Make one with: {cli('keys add NAME')}")
+def _all_revoked(t: Texts) -> str:
+    return t("keys_cmd.all_revoked", command=cli("keys add " + t("cli.name")))

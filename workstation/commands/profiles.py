@@ -291,7 +291,9 @@ def _check_remote(profile: Profile, eff: dict[str, object], args: argparse.Names
             server["error"] = t("profiles_cmd.serves_other", served=", ".join(check.listed), model=check.model)
             answer = t("profiles_cmd.answers_but_serves", error=server["error"])
         else:
-            answer = t("profiles_cmd.answers_serving", model=check.model) if check.model else t("profiles_cmd.answers")
+            # (as F3 says it: the server's profile as F3 lists it there; it said "serving office-cpu")
+            said = check.served_said(t.lang)
+            answer = t("profiles_cmd.answers_serving", model=said) if said else t("profiles_cmd.answers")
     code = 0 if server["ok"] else 1  # scripts can tell a desk PC that cannot work now
     if args.json:
         print_json({**eff, "server": server})

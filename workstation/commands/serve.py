@@ -229,7 +229,8 @@ def run(args: argparse.Namespace) -> int:
         people = len(accounts.keys.list()) if accounts.keys is not None else 0
         closed = accounts.keys is not None and not people and accounts.keys.any_keys() and not api_key
         print(serving_line(t, profile.key, scheduler.model_name, hosts, port, protected=accounts.protected,
-                           people=people, closed=closed, slots=args.parallel, slot_ctx=scheduler.slot_ctx),
+                           people=people, closed=closed, slots=args.parallel, slot_ctx=scheduler.slot_ctx,
+                           measured=_measured_words_a_token(scheduler.model.path)),
               file=sys.stderr, flush=True)
         # after the line that says where it serves (scripts read that first); the model it loaded
         # counted as free, as chat's notes count it (its K/V took the memory that made it "slow")
@@ -274,7 +275,7 @@ def run(args: argparse.Namespace) -> int:
 
 def serving_line(
     t: Texts, profile: str, model: str, hosts: list[str], port: int, *, protected: bool, people: int,
-    closed: bool, slots: int, slot_ctx: int,
+    closed: bool, slots: int, slot_ctx: int, measured: float | None = None,
 ) -> str:
     """The line serve starts with, in ``t``'s language: where it serves (each address; the ones
     colleagues type where it listens on all; Ollama's), whether a key is needed, how many
@@ -289,19 +290,30 @@ def serving_line(
             + (t("serve_cmd.people_one" if people == 1 else "serve_cmd.people", n=people) if people else "")
             + (t("serve_cmd.all_revoked", command=cli("keys add NAME")) if closed else ""))
     return t("serve_cmd.serving", profile=profile, model=model, urls=urls, more=more,
-             capacity=capacity_words(slots, slot_ctx, t))
+             capacity=capacity_words(slots, slot_ctx, t, measured))
 
 
-def capacity_words(slots: int, slot_ctx: int, t: Texts | None = None) -> str:
+def capacity_words(slots: int, slot_ctx: int, t: Texts | None = None, measured: float | None = None) -> str:
     """What the server's slots hold, in words (in ``t``'s language, English without): how many
     people it answers at once and how long a conversation each can be ("with 4 slots of 4096
-    tokens" meant nothing to office staff)."""
-    from workstation.core.phrases import about_words
+    tokens" meant nothing to office staff). On a desk PC's footing (``words_a_token``): the words
+    a token ``measured`` in replies, else the language's (it said 3,100 words where a desk PC said
+    room for 3,500 of the same context)."""
+    from workstation.core.phrases import about_words, words_a_token
     from workstation.tui.i18n import Texts
 
     t = t or Texts("en")
     at_once = t("serve_cmd.one_at_a_time") if slots == 1 else t("serve_cmd.at_once", n=slots)
-    return t("serve_cmd.capacity", at_once=at_once, words=about_words(slot_ctx, t.get), tokens=f"{slot_ctx:,}")
+    return t("serve_cmd.capacity", at_once=at_once, words=about_words(slot_ctx, t.get, words_a_token(measured, t.get)),
+             tokens=f"{slot_ctx:,}")
+
+
+def _measured_words_a_token(model: Path | str) -> float | None:
+    """The words a token measured in this PC's replies with the served model file (F3's and F5's
+    figure), None with none: the footing a desk PC says its room on."""
+    from workstation.core.store import replies_words_a_token
+
+    return replies_words_a_token(Path(model))
 
 
 def open_accounts(

@@ -33,8 +33,6 @@ KEY_PREFIX = "ws-"
 # letters of any language (ayşe, müdür), not only a-z; words apart by one space ("Ayşe Yılmaz":
 # a person's name was refused for its space)
 NAME_RULE = re.compile(r"(?=.{1,64}\Z)[^\W_][\w.@-]*(?: [\w.@-]+)*")
-NAME_HELP = ("1 to 64 letters, digits, spaces, '.', '_', '@' or '-', starting with a letter or digit (a "
-             "name of several words in quotes: \"Ayşe Yılmaz\")")
 
 BEARER_BEFORE = re.compile(r"(?:authorization:\s*)?bearer\s", re.IGNORECASE)  # a header's words copied with the key
 
@@ -156,25 +154,28 @@ def check_name(name: str) -> str:
     """The name as stored, checked. A tab or another control character is refused, not made a
     space (``keys add $'Ali\\tVeli'`` was stored as "Ali Veli" without a word)."""
     if any(unicodedata.category(c) == "Cc" for c in name):
-        raise KeyRingError(f"The key name {name!r} holds a tab, a line break or another control character; "
-                           "type it with plain spaces between its words.")
+        raise KeyRingError(said=[("keys.control_character", {"name": repr(name)})])
     name = canonical_name(name)
     if not NAME_RULE.fullmatch(name):
-        raise KeyRingError(f"The key name {name!r} is not allowed; a name is {NAME_HELP}.")
+        raise KeyRingError(said=[("keys.name_not_allowed", {"name": repr(name)})])
     return name
 
 
-def _checked_limits(tokens_per_day: int | None, max_parallel: int | None, profiles: Iterable[str]) -> tuple[str, ...]:
-    """A key's limits as ``add`` and ``change`` take them; the profile names, each once."""
-    if tokens_per_day is not None and tokens_per_day < 1:
-        raise KeyRingError(f"--tokens-per-day is {tokens_per_day}; it must be 1 or more.")
-    if max_parallel is not None and not 1 <= max_parallel <= 64:
-        raise KeyRingError(f"--max-parallel is {max_parallel}; allowed values are 1 to 64.")
+def _checked_limits(tokens_per_day: int | None, max_parallel: int | None,
+                   profiles: Iterable[str]) -> tuple[int | None, int | None, tuple[str, ...]]:
+    """A key's limits as ``add`` and ``change`` take them (``keys add`` and ``keys set`` alike):
+    0 is none, no daily limit and the server's default at once (``keys add NAME
+    --tokens-per-day 0`` could not say "no limit", where the person's revoked key had one); the
+    profile names, each once."""
+    if tokens_per_day is not None and tokens_per_day < 0:
+        raise KeyRingError(said=[("keys.tokens_per_day", {"n": str(tokens_per_day)})])
+    if max_parallel is not None and not 0 <= max_parallel <= 64:
+        raise KeyRingError(said=[("keys.max_parallel", {"n": str(max_parallel)})])
     names = tuple(dict.fromkeys(p.strip() for p in profiles if p.strip()))
     for p in names:
         if "," in p:
-            raise KeyRingError(f"The profile name {p!r} holds a comma; list profiles as a,b.")
-    return names
+            raise KeyRingError(said=[("keys.profile_comma", {"profile": repr(p)})])
+    return tokens_per_day or None, max_parallel or None, names
 
 
 def _row(row: Sequence[Any]) -> ApiKey:
@@ -209,18 +210,20 @@ class KeyRing:
         *,
         tokens_per_day: int | None = None,
         max_parallel: int | None = None,
-        profiles: Iterable[str] = (),
+        profiles: Iterable[str] | None = None,
         now: float | None = None,
     ) -> tuple[ApiKey, str]:
         """A new key for ``name``: (what is stored, the key to hand over once). A person given a
-        key again after theirs was revoked keeps the limits it had, those not given here (the
-        new key had none: a day's budget set before was lost without a word)."""
+        key again after theirs was revoked keeps the limits it had, those not given here (None;
+        the new key had none: a day's budget set before was lost without a word); 0, or no
+        profiles, is none of it (``_checked_limits``)."""
         name = check_name(name)
-        names = _checked_limits(tokens_per_day, max_parallel, profiles)
+        _checked_limits(tokens_per_day, max_parallel, profiles or ())  # (what was given, as given)
         if (before := self.last_revoked(name)) is not None:
             tokens_per_day = before.tokens_per_day if tokens_per_day is None else tokens_per_day
             max_parallel = before.max_parallel if max_parallel is None else max_parallel
-            names = names or before.profiles
+            profiles = before.profiles if profiles is None else profiles
+        tokens_per_day, max_parallel, names = _checked_limits(tokens_per_day, max_parallel, profiles or ())
         secret = KEY_PREFIX + secrets.token_urlsafe(32)
         key = ApiKey(name, time.time() if now is None else now, None, None, tokens_per_day, max_parallel, names)
         try:
@@ -230,26 +233,25 @@ class KeyRing:
                 taken = self._db.execute("SELECT name FROM keys WHERE revoked IS NULL AND fold(name) = ? LIMIT 1",
                                          (fold(name),)).fetchone()
                 if taken is not None and taken[0] != name:
-                    raise KeyRingError(
-                        f"'{name}' is '{taken[0]}' in other capitals, and '{taken[0]}' already has a key; "
-                        f"revoke it first ({cli('keys revoke ' + shell_word(taken[0], readable=True))}).")
+                    raise KeyRingError(said=[("keys.other_capitals", {
+                        "name": name, "person": taken[0],
+                        "command": cli("keys revoke " + shell_word(taken[0], readable=True))})])
                 self._db.execute(
                     "INSERT INTO keys(name, hash, created, tokens_per_day, max_parallel, profiles) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     (name, key_digest(secret), key.created, tokens_per_day, max_parallel, ",".join(names)),
                 )
         except sqlite3.IntegrityError:
-            raise KeyRingError(
-                f"'{name}' already has a key; revoke it first ({cli('keys revoke ' + shell_word(name, readable=True))})."
-            ) from None
+            raise KeyRingError(said=[("keys.has_key", {
+                "name": name, "command": cli("keys revoke " + shell_word(name, readable=True))})]) from None
         return key, secret
 
     def change(self, name: str, *, tokens_per_day: int | None, max_parallel: int | None,
                profiles: Iterable[str]) -> ApiKey:
         """The active key of ``name`` (in any capitals) with these limits (None: none, the
-        server's default; no profiles: any): an admin had to revoke a key and hand out a new one
+        server's default, as 0 is; no profiles: any): an admin had to revoke a key and hand out a new one
         to change its day's tokens. A running server reads them at the key's next request."""
-        names = _checked_limits(tokens_per_day, max_parallel, profiles)
+        tokens_per_day, max_parallel, names = _checked_limits(tokens_per_day, max_parallel, profiles)
         name = canonical_name(name)
         with self._lock, self._db:
             row = self._db.execute("SELECT name FROM keys WHERE revoked IS NULL AND fold(name) = ? "
@@ -260,10 +262,10 @@ class KeyRing:
                                  (tokens_per_day, max_parallel, ",".join(names), row[0]))
         if row is None:
             if (revoked := self._revoked(name)) is not None:
-                raise KeyRingError(f"The key of '{revoked[0]}' was revoked on {revoked[1]}, so it has no limits to "
-                                   f"change; make a new one with: {cli('keys add ' + shell_word(revoked[0], readable=True))}")
-            known = ", ".join(k.name for k in self.list()) or "none"
-            raise KeyRingError(f"There is no active key named '{name}'; active keys: {known}.")
+                raise KeyRingError(said=[("keys.revoked_no_limits", {
+                    "name": revoked[0], "when": revoked[1],
+                    "command": cli("keys add " + shell_word(revoked[0], readable=True))})])
+            raise self._none_named(name)
         return next(k for k in self.list() if k.name == row[0])
 
     def list(self, include_revoked: bool = False) -> list[ApiKey]:
@@ -284,12 +286,15 @@ class KeyRing:
                 revoked = self._db.execute(f"SELECT {_COLUMNS} FROM keys WHERE id = ?", row).fetchone()
         if row is None:
             if (gone := self._revoked(name)) is not None:  # (it said "no active key", as for a name never given one)
-                raise KeyRingError(f"The key of '{gone[0]}' was already revoked on {gone[1]}; a running server "
-                                   "refuses it.")
-            known = ", ".join(k.name for k in self.list()) or "none"
-            raise KeyRingError(f"There is no active key named '{name}'; active keys: {known}.")
+                raise KeyRingError(said=[("keys.already_revoked", {"name": gone[0], "when": gone[1]})])
+            raise self._none_named(name)
         # (the first of the person's revoked keys was returned: a key revoked before, with its date)
         return _row(revoked)
+
+    def _none_named(self, name: str) -> KeyRingError:
+        """There is no active key named ``name``: the names that have one."""
+        known = ", ".join(k.name for k in self.list())
+        return KeyRingError(said=[("keys.no_active_key", {"name": name, "names": known or ("keys.none", {})})])
 
     def last_revoked(self, name: str) -> ApiKey | None:
         """The last key of ``name`` (in any capitals) that was revoked, with its limits; None

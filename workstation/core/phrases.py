@@ -153,6 +153,31 @@ ENGLISH: dict[str, str] = {
     "fit.small_for_language_server": ("{name}, the office server's model, is a very small model ({n} parameters): its "
                                       "answers in languages other than English are often nonsense; ask whoever runs "
                                       "the server for a larger one."),
+    # people's keys (core/keys.py, commands/keys.py): the mistakes; what the command says is keys_cmd.* in en.yaml
+    "keys.control_character": ("The key name {name} holds a tab, a line break or another control character; type it "
+                               "with plain spaces between its words."),
+    "keys.name_not_allowed": ("The key name {name} is not allowed; a name is 1 to 64 letters, digits, spaces, '.', "
+                              "'_', '@' or '-', starting with a letter or digit (a name of several words in quotes: "
+                              "\"Ayşe Yılmaz\")."),
+    "keys.tokens_per_day": "--tokens-per-day is {n}; it must be 1 or more, or 0 for no limit.",
+    "keys.max_parallel": "--max-parallel is {n}; allowed values are 1 to 64, or 0 for the server's default.",
+    "keys.profile_comma": "The profile name {profile} holds a comma; list profiles as a,b.",
+    "keys.other_capitals": ("'{name}' is '{person}' in other capitals, and '{person}' already has a key; revoke it "
+                            "first ({command})."),
+    "keys.has_key": "'{name}' already has a key; revoke it first ({command}).",
+    "keys.revoked_no_limits": ("The key of '{name}' was revoked on {when}, so it has no limits to change; make a new "
+                               "one with: {command}"),
+    "keys.already_revoked": "The key of '{name}' was already revoked on {when}; a running server refuses it.",
+    "keys.no_active_key": "There is no active key named '{name}'; active keys: {names}.",
+    "keys.none": "none",
+    "keys.say_what": "Say what to change: --tokens-per-day, --max-parallel or --profiles.",
+    "keys.no_profiles_add": ("--profiles names no profile, so no key was made; to let it use every profile, give "
+                             "--profiles any."),
+    "keys.no_profiles_set": ("--profiles names no profile, so the key was left as it was; to let it use every "
+                             "profile, give --profiles any."),
+    "keys.no_such_profile": "There is no profile '{profile}' in the profiles folder.{guess} {then}",
+    "keys.no_key_made": "No key was made.",
+    "keys.left_as_it_was": "The key was left as it was.",
     # the sizing headline (sizing.SizingResult.headline)
     "headline.here_cpu": "This machine's CPU is enough",
     "headline.use": "Use {machine}",
@@ -965,6 +990,15 @@ def words_per_token(lookup: Lookup | None = None) -> float:
     return float(say([("number.words_per_token", {})], lookup))
 
 
+def words_a_token(measured: float | None, lookup: Lookup | None = None) -> float:
+    """The one footing of a context said in words, wherever it is said (the server's "each
+    conversation up to about 3,100 words", a desk PC's "room for about 3,500 more words" of the
+    same 4,096 tokens, on two footings): the words a token measured in replies (``measured``: the
+    open conversation's on a desk PC, this PC's replies with the served model on the server) where
+    there are some, else the figure of ``lookup``'s language (``words_per_token``)."""
+    return measured or words_per_token(lookup)
+
+
 def about_words(tokens: float, lookup: Lookup | None = None, per_token: float | None = None) -> str:
     """``tokens`` as the words they are about in English or ``lookup``'s language (the app's, not
     the document's: ``words_per_token``), rounded as a person says an estimate (two figures: 4,096
@@ -1029,7 +1063,7 @@ def words_in(text: str) -> int:
 WORDS = frozenset({
     "title", "text", "name", "names", "path", "file", "folder", "what", "reason", "why", "server", "url",
     "host", "model", "source", "message", "detail", "machine", "command", "cmd", "code", "env", "suffix",
-    "status", "verdict", "reference", "members", "label", "query", "profile", "key",
+    "status", "verdict", "reference", "members", "label", "query", "profile", "key", "person",
 })
 
 

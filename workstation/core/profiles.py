@@ -254,3 +254,20 @@ class Profile:
         for name in ("written", "variant", "variant_words"):
             data.pop(name, None)
         return data
+
+
+# the most columns a profile's shown name takes on the status line (the model, its state and the
+# GPU share beside it at 80 columns); a longer one ends in "…"
+PROFILE_SAID_MOST = 28
+
+
+def profile_said(profile: Profile, lang: str) -> str:
+    """A profile as the status line names it: its shown name in the UI's language, as F3 lists it
+    (``Profile.title``; it said the file's id "long-documents" where F3 said "Uzun belgeler
+    (kopyam)"), cut to ``PROFILE_SAID_MOST``, with what a variant (-p NAME:...) changes. The
+    one naming of a profile: the office server says its own so (``/v1/models``' meta), for a
+    desk PC's ``profiles check`` and F3 ("serving office-cpu" named the file)."""
+    from workstation.core.letters import shortened
+
+    said = shortened(profile.title(lang), PROFILE_SAID_MOST)
+    return f"{said} · {profile.variant_words}" if profile.variant else said

@@ -1023,6 +1023,8 @@ class ServerCheck:
     # profile's id, "office-cpu"); F4 names it so
     model_name: str = ""
     listed: list[str] = field(default_factory=list)  # what the server's /models names
+    # our server's profile as F3 lists it there (``profile_said``), by language
+    profile_said: dict[str, str] = field(default_factory=dict)
     error: WorkstationError | None = None  # why not (a ProfileError: the server was not asked)
 
     @property
@@ -1033,6 +1035,12 @@ class ServerCheck:
     @property
     def ok(self) -> bool:
         return self.error is None and not self.not_served
+
+    def served_said(self, lang: str) -> str:
+        """What the server serves, as a person knows it: our server's profile as F3 lists it there
+        ("Office CPU — SmolLM2 135M", in ``lang``; `profiles check` said "serving office-cpu", the
+        file's name), else the model as the server names it; "" where it named none."""
+        return self.profile_said.get(lang) or self.profile_said.get("en") or self.model_name or self.model
 
 
 def check_server(profile: Profile) -> ServerCheck:
@@ -1047,7 +1055,10 @@ def check_server(profile: Profile) -> ServerCheck:
     engine.close()
     if engine.loading:  # it said "answers now" of a server loading its model (503 to every request)
         return ServerCheck(reachable=True, model=engine.model, error=BackendUnreachable(said=[engine.loading]))
-    return ServerCheck(reachable=True, model=engine.model, model_name=engine.info().model_name, listed=engine.listed)
+    said = engine.meta.get("profile_said")
+    return ServerCheck(reachable=True, model=engine.model, model_name=engine.info().model_name, listed=engine.listed,
+                       profile_said={str(k): v for k, v in said.items() if isinstance(v, str) and v}
+                       if isinstance(said, dict) else {})
 
 
 def client_profile(profile: Profile, base_url: str) -> Profile:

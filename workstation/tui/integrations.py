@@ -17,13 +17,13 @@ from workstation.core.errors import WorkstationError
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.phrases import Phrase, about_words, part_percent
 from workstation.core.profiles import Profile
+from workstation.core.store import model_replies, replies_words_a_token  # noqa: F401 - (F3's, from here)
 from workstation.core.table_facts import SheetFacts
 from workstation.tui.i18n import Texts
 from workstation.tui.messages import GpuReading
 
 if TYPE_CHECKING:
     from workstation.core.memory_plan import FreedMemory
-    from workstation.core.metrics import ReplyTiming
     from workstation.core.phrases import Phrase
     from workstation.core.summarize import SummaryProgress, SummaryResult
 
@@ -95,8 +95,9 @@ def server_verdict(profile: Profile, t: Texts) -> str:
         return t.error(check.error)
     if check.not_served:
         return t("profiles.server_not_served", listed=", ".join(check.listed), model=check.model)
-    # its model as F4 names it (it named the server's profile id, "serving office-cpu")
-    model = check.model_name or check.model
+    # its profile as F3 lists it there, else its model as F4 names it (it named the server's profile id,
+    # "serving office-cpu"): as `profiles check` says it
+    model = check.served_said(t.lang)
     return t("profiles.server_ok_model", model=model) if model else t("profiles.server_ok")
 
 
@@ -346,38 +347,6 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     if counted:
         text += " " + say(counted, texts.get)
     return text
-
-
-def model_replies(model: Path, store: Path | None = None) -> list[ReplyTiming]:
-    """This PC's last replies with the model file ``model`` that time it (``replies_said``'s), from
-    the conversations' file ``store`` (by default the data folder's); none where it cannot be read."""
-    import sqlite3
-
-    from workstation.core.paths import data_dir
-    from workstation.core.profile_lookup import model_file_refs
-    from workstation.core.store import DB_NAME, ConversationStore
-
-    path = store or data_dir() / DB_NAME
-    if not path.is_file():
-        return []
-    try:
-        conversations = ConversationStore(path, read_only=True)  # (its own: a store is for one thread)
-        try:
-            return conversations.reply_timings(str(model.resolve()), model_file_refs(model))
-        finally:
-            conversations.close()
-    except (OSError, sqlite3.Error, WorkstationError):  # (a damaged file: the estimate alone, as before)
-        return []
-
-
-def replies_words_a_token(model: Path, store: Path | None = None) -> float | None:
-    """The words a token measured in this PC's last replies with the model file ``model`` (their
-    words over their tokens, as F5 and ``replies_said`` count them); None with none to measure.
-    F3 says another model's context by it (it said it by the open conversation's, of another
-    model's tokenizer)."""
-    from workstation.core.metrics import measured_words_per_token
-
-    return measured_words_per_token((r.words, r.tokens) for r in model_replies(model, store))
 
 
 def replies_said(model: Path, texts: Texts, store: Path | None = None, profile_ref: str = "") -> str:

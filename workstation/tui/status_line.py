@@ -11,13 +11,13 @@ from workstation.core.errors import WorkstationError
 from workstation.core.events import SERVER_STOPPING
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.letters import shortened
-from workstation.core.phrases import about_words, part_percent, words_per_token
+from workstation.core.phrases import about_words, part_percent, words_a_token
+from workstation.core.profiles import profile_said
 from workstation.tui import pacing
 from workstation.tui.app_part import AppPart
 from workstation.tui.messages import ServerWaited
 
 if TYPE_CHECKING:
-    from workstation.core.profiles import Profile
     from workstation.tui.app import WorkstationApp
 
 
@@ -28,19 +28,6 @@ def fitted_line(candidates: list[str], width: int) -> str:
         if len(text) <= width:
             return text
     return shortened(candidates[-1], width) if width > 0 else candidates[-1]
-
-
-# the most columns a profile's shown name takes on the status line (the model, its state and the
-# GPU share beside it at 80 columns); a longer one ends in "…"
-PROFILE_SAID_MOST = 28
-
-
-def profile_said(profile: Profile, lang: str) -> str:
-    """A profile as the status line names it: its shown name in the UI's language, as F3 lists it
-    (``Profile.title``; it said the file's id "long-documents" where F3 said "Uzun belgeler
-    (kopyam)"), cut to ``PROFILE_SAID_MOST``, with what a variant (-p NAME:...) changes."""
-    said = shortened(profile.title(lang), PROFILE_SAID_MOST)
-    return f"{said} · {profile.variant_words}" if profile.variant else said
 
 
 # a server's refusal of every request for now (the phrase its error says): until its admin acts, it
@@ -248,7 +235,7 @@ class StatusLine(AppPart):
         are some (``MetricsHistory.words_per_token``), else the UI's language's figure. The room
         left is said by it: the same English conversation had "2,700" words of room in English
         and "1.400" after F9 to Turkish."""
-        return self.history.words_per_token() or words_per_token(self.texts.get)
+        return words_a_token(self.history.words_per_token(), self.texts.get)  # (the server's footing too)
 
     def context_fill_text(self: WorkstationApp) -> str:
         """How full the model's context is after the open conversation's last turn, for the line

@@ -10,6 +10,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+from workstation.core.locales import locale_languages
+from workstation.core.profiles import profile_said
 from workstation.core.server.accounts import NO_OPERATOR_KEY
 from workstation.core.server.prometheus import prometheus_text
 from workstation.core.server.protocol import ApiError
@@ -66,6 +68,8 @@ class StatusRoutes:
         s = self.scheduler
         meta = {  # never the model's file path: it tells a caller about the machine
             "model_name": s.model_name,
+            # its profile as F3 lists it, in each language (a desk PC said "serving office-cpu", the file's name)
+            "profile_said": {lang: profile_said(s.profile, lang) for lang in locale_languages()},
             "n_ctx": s.slot_ctx,
             "max_prompt_tokens": self._prompt_limit(),  # (a desk PC fits a conversation to it)
             "n_parallel": s.n_parallel,
