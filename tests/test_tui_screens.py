@@ -2525,6 +2525,7 @@ async def test_the_dashboards_row_names_stand_apart_from_their_axis() -> None:
     """F5 at 110x32 in Turkish read "İlk sözcüğü bekleme (TTFT)maks 10.653 ms": a name filling its
     column ran into the axis beside it, whose figure filled its own. A space stands between them."""
     from tui_helpers import screen_lines
+
     from workstation.core.metrics import TurnMetrics
 
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")

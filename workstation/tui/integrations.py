@@ -326,7 +326,7 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     # estimate, the slow ones too (a 4B model said its plain estimate, "about 2 words a second",
     # beside a 1B one's 3 on the replies' footing: three times the size, 1.5 times slower)
     scale = replies_scale_for(p, lambda path: _cpu_bound(path, gpus, freed, here), replies) if estimated else None
-    footing = p.decode_tps_bound * scale.share if scale is not None and p.decode_tps_bound else None
+    footing = replies_footing(p, scale)
     per_token = measured_words_per_token((r.words, r.tokens) for r in own) if own_tps else scale.words_a_token if footing else None
     # slower than people read by the figure said (SLOW_TPS), as F3 says a slow one ("runs on the CPU … About 0.8 words a second")
     if slow := slow_phrase(p, own_tps or measured_tps or footing, texts.get, per_token):
@@ -420,6 +420,18 @@ def _cpu_bound(path: Path, gpus: Any, freed: FreedMemory | None, here: Any) -> f
     return p.decode_tps_bound if p.fits and not p.gpu_layers and not p.paged_bytes else None
 
 
+def replies_footing(p: Any, scale: Any) -> float | None:
+    """The plan ``p``'s estimate (tokens/s) on this PC's replies' footing (``RepliesScale.footing``:
+    the replies' cost per token beyond their estimate added, never faster than its weights are
+    read at the memory speed); None without one."""
+    if scale is None or not p.decode_tps_bound or p.gpu_layers:
+        return None
+    from workstation.core.calibration import measured_cpu
+    from workstation.core.speed_estimate import weights_read_seconds
+
+    return scale.footing(p.decode_tps_bound, weights_read_seconds(p, measured_cpu()))
+
+
 def replies_scale_for(p: Any, estimate: Callable[[Path], float | None], replies: Path | None) -> Any:
     """This PC's replies against their model's estimate (``calibration.replies_scale``, from the
     conversations' file ``replies``), for a plan on the CPU alone; None otherwise (a GPU's
@@ -457,8 +469,9 @@ def _speed_sentences(p: Any, measured_here: bool, texts: Texts, scale: Any = Non
     from workstation.core.speed_estimate import kv_slowed_on_cpu
 
     if scale is not None and not p.gpu_layers:
-        said = texts("models.speed_replies", words=about_words(p.decode_tps_bound * scale.share, texts.get, scale.words_a_token),
-                     model=on_disk.installed_name(scale.model), pct=f"{scale.share * 100:.0f}")
+        said = texts("models.speed_replies", words=about_words(replies_footing(p, scale) or 0.0, texts.get, scale.words_a_token),
+                     model=on_disk.installed_name(scale.model), pct=f"{scale.share * 100:.0f}",
+                     size=catalog.human_bytes(p.decode_bytes_per_token))
         return f"{said} {texts('models.speed_kv_cpu')}" if kv_slowed_on_cpu(p) else said
     basis = "models.speed_gpu" if p.gpu_layers else "models.speed_here" if measured_here else "models.speed"
     said = texts(basis, words=about_words(p.decode_tps_bound, texts.get))  # (words: "tokens/s" meant nothing to office staff)
