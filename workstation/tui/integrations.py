@@ -405,8 +405,33 @@ def replies_said(model: Path, texts: Texts, store: Path | None = None, profile_r
 
         names = list(dict.fromkeys(profile_title(r.profile_ref, r.profile_name or r.profile_ref, texts.lang)
                                    for r in replies))
-        return texts(key + "_in", n=len(replies), words=words, profiles=", ".join(names))
-    return texts(key, n=len(replies), words=words)
+        said = texts(key + "_in", n=len(replies), words=words, profiles=", ".join(names))
+    else:
+        said = texts(key, n=len(replies), words=words)
+    return f"{said} {busy}" if (busy := replies_busy_said(replies, texts)) else said
+
+
+def replies_busy_said(replies: list[ReplyTiming], texts: Texts) -> str:
+    """Which of ``replies`` began while other programs kept this PC's cores busy (``cpu_others``
+    from ``thread_policy.BUSY_SLACK``, as ``quiet_median`` leaves them out), and how fast the others
+    wrote, in their own words a token (as F5 says a reply); "" where none did. F5 said "about 22
+    words a second" of the last reply while F4 said "your last 4 replies: about 7" of it and 3 written
+    while other programs kept 2 cores busy, with no word of why the two differed."""
+    import statistics
+
+    from workstation.core.metrics import measured_words_per_token
+    from workstation.core.thread_policy import BUSY_SLACK
+
+    quiet = [r for r in replies if r.cpu_others < BUSY_SLACK]
+    n_busy = len(replies) - len(quiet)
+    if not n_busy:
+        return ""
+    if not quiet:
+        return texts("models.replied_all_busy_one" if n_busy == 1 else "models.replied_all_busy")
+    words = about_words(statistics.median(r.tps for r in quiet), texts.get,
+                        measured_words_per_token((r.words, r.tokens) for r in quiet))
+    return texts("models.replied_busy_one" if len(quiet) == 1 else "models.replied_busy", busy=n_busy, quiet=len(quiet),
+                 words=words)
 
 
 def _cpu_bound(path: Path, gpus: Any, freed: FreedMemory | None, here: Any) -> float | None:
@@ -499,7 +524,9 @@ def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = N
         from workstation.core.calibration import slower_reason
 
         # why they wrote well below it, where the app knows (it said "up to 31 … your last 2 replies: 11" alone)
-        if said != replied and (why := slower_reason(model_replies(Path(model_file(profile)), replies), p.decode_tps_bound)):
+        # (begun busy: the replies' sentence says so, and how fast the quiet ones were)
+        why = slower_reason(model_replies(Path(model_file(profile)), replies), p.decode_tps_bound)
+        if said != replied and why and why != "busy":
             said += " " + texts(f"models.slower_{why}")
     return said
 
