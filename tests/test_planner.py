@@ -655,7 +655,8 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
     q4_0 = requantized_copy(smollm2_path, "q4_0")
     other = next(r for r in installed_models(en) if r.path and r.path.name == q4_0.name)
     assert " Up to about " in model_fit(other, en)  # (no replies on this PC: the estimate's upper bound)
-    assert re.search(r" About [\d,]+ words a second here \(estimated from this PC's measured replies with "
+    assert re.search(r" About [\d,]+ words a second here \(estimated from the [\d.,]+ [KMG]B it reads from memory for each word piece, "
+                     r"at this PC's memory speed, and from this PC's quiet replies with "
                      r"smollm2-135m-instruct-q4_1, which wrote at \d+% of its estimate\)\.$",
                      model_fit(other, en, replies=kept)), model_fit(other, en, replies=kept)
     assert "Up to about" not in model_fit(other, en, replies=kept)
@@ -672,7 +673,8 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
         said = model_fit(shaped, en, replies=kept)
         if "runs on the CPU" not in said or "Measured here" in said:  # (its own replies and bench said)
             continue
-        about = re.search(r" About ([\d.,]+) words a second here \(estimated from this PC's measured replies with "
+        about = re.search(r" About ([\d.,]+) words a second here \(estimated from the [\d.,]+ [KMG]B it reads from memory for each "
+                          r"word piece, at this PC's memory speed, and from this PC's quiet replies with "
                           r"smollm2-135m-instruct-q4_1, which wrote at (\d+)% of its estimate\)\.$", said)
         assert pct and about and about[2] == pct[1], said
         # its speed said once, where it comes from (it said "Slow here: … about 0.4 words a second …"
@@ -708,8 +710,9 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
         reply(10, others=1.2)  # other programs kept a core busy as each began
     store.close()
     said = speed_estimate(load_profile("office-cpu"), en, replies=kept)
-    assert said.endswith(": about 8 words a second. Slower than the estimate because other programs kept this "
-                         "PC's cores busy as those replies began."), said
+    # (said of the replies themselves: which began busy, and how fast the others wrote, as F5 says them)
+    assert said.endswith(": about 8 words a second. 5 of them began while other programs kept this PC's cores busy, "
+                         "which slows a reply; the other 4: about 60 words a second."), said
     # measured slower than people read: said as F3 says a slow profile ("runs on the CPU … About 0.8 words a second")
     save_run("bench", [ResultRow("office-cpu", "tg128", 2.0, "tok/s", str(smollm2_path), f16)], "bench")
     assert " Slow here: a page of answer would take about 6 minutes, slower than people read. Measured here: about " \
@@ -747,7 +750,10 @@ def test_f4_judges_a_row_slow_by_its_own_replies(smollm2_path: Path, tmp_path: P
     said = model_fit(row, en, replies=kept)
     assert " Slow here: a page of answer would take about 3 minutes, slower than people read. Your last 3 replies " \
         "with it: about 2 words a second." in said, said
-    assert said.count("words a second") == 1, said  # (once: the replies' sentence says it)
+    # (once: the replies' sentence says it; then the quiet ones' own, the verdict's, beside the busy one)
+    assert said.count("words a second") == 2 and said.endswith(
+        " 1 of them began while other programs kept this PC's cores busy, which slows a reply; the other 2: about 2 "
+        "words a second."), said
     assert " Bu bilgisayarda yavaş: bir sayfalık yanıt yaklaşık 3 dakika sürer; okuma hızına yetişmez. " \
         in model_fit(row, tr, replies=kept), model_fit(row, tr, replies=kept)
     # the reverse: bench measured it slow once, the user's own quiet replies since wrote fast
@@ -757,7 +763,8 @@ def test_f4_judges_a_row_slow_by_its_own_replies(smollm2_path: Path, tmp_path: P
         reply(40.0)
     said = model_fit(row, en, replies=kept)
     assert "Slow here" not in said and "Measured here: about 1.5 words a second" in said \
-        and said.endswith(" Your last 6 replies with it: about 18 words a second."), said
+        and said.endswith(" Your last 6 replies with it: about 18 words a second. 1 of them began while other programs "
+                          "kept this PC's cores busy, which slows a reply; the other 5: about 33 words a second."), said
     store.close()
 
 
@@ -840,3 +847,101 @@ def test_a_model_that_runs_slower_than_people_read_is_said_to(capsys: pytest.Cap
     assert "(a page of answer in about 6 minutes), slower than people read." in said[1.8]
     assert "(a page of answer in about 28 minutes)" in said[0.4]  # (rounded: 27.8, not cut to 27)
     assert slow_phrase(runs, measured=SLOW_TPS) is None  # 5 tokens a second keeps up
+
+
+def test_an_8b_models_estimate_is_not_scaled_down_by_a_tiny_models_slow_replies(smollm2_path: Path, tmp_path: Path) -> None:
+    """F4 said of llama-3.1-8b "about 0.2 words a second … a page of answer would take about 51
+    minutes": its estimate scaled by SmolLM2's replies written while other programs kept 2 cores
+    busy (36% of that model's estimate), as a whole. Replies begun busy are no footing (the
+    reference estimate stands), and a tiny model's quiet slow replies add their cost per token,
+    not a share of an 8B model's time, which is reading its 4.7 GB from memory for each token: its
+    estimate stays of the order of its memory speed's (weights over bandwidth; 2-4 tokens a
+    second on a 2-core PC), never above it."""
+    from workstation.core.calibration import measured_cpu
+    from workstation.core.metrics import TurnMetrics, turn_record
+    from workstation.core.store import ConversationStore
+    from workstation.tui.integrations import _cpu_bound, catalog_models
+
+    en = Texts("en")
+    set_probe(FakeGpuProbe())  # (no GPU: the CPU's estimate)
+    try:
+        small = _cpu_bound(smollm2_path.resolve(), [], None, measured_cpu())
+        assert small
+        row = next(r for r in catalog_models(en) if r.name == "llama-3.1-8b-instruct-q4_k_m")
+        kept = tmp_path / "conversations.sqlite3"
+        store = ConversationStore(kept)
+        conv = store.new("replies").id
+
+        def reply(others: float) -> None:  # at 36% of SmolLM2's estimate, 0.8 words a token
+            m = TurnMetrics(predicted_n=100, predicted_ms=100 / (small * 0.36) * 1000, stop_reason="eos", cpu_others=others)
+            m.finish_rates()
+            store.add_message(conv, "assistant", " ".join(["word"] * 80),
+                              turn_record(m, "office-cpu", "office-cpu", model=str(smollm2_path.resolve())))
+
+        def said_tps() -> float:
+            said = model_fit(row, en, replies=kept)
+            about = re.search(r" About ([\d.,]+) words a second here \(estimated from the 4\.\d GB it reads from memory", said)
+            assert about, said
+            return float(about[1].replace(",", "")) / 0.8
+
+        for _ in range(5):
+            reply(2.0)  # other programs kept 2 cores busy as each began
+        # no footing: the reference estimate, said as such
+        assert re.search(r" Up to about [\d.,]+ words a second \(an estimate ", model_fit(row, en, replies=kept)), \
+            model_fit(row, en, replies=kept)
+        for _ in range(2):
+            reply(0.0)  # quiet, yet as slow
+        store.close()
+        shape = plan(catalog_model_info(row.name), context=8192, gpus=[], ram_available=28 * GIB, ram_total=32 * GIB)
+        cpu = next(d for d in shape.devices if d.kind == "cpu")
+        bandwidth_tps = cpu.bandwidth_gbps * 1e9 / shape.decode_bytes_per_token
+        tps = said_tps()
+        assert bandwidth_tps / 3 <= tps <= bandwidth_tps * 1.1, (tps, bandwidth_tps)
+    finally:
+        set_probe(None)
+
+
+def catalog_model_info(name: str) -> ModelInfo:
+    from workstation.core.model_shapes import catalog_model
+
+    shaped = catalog_model(name)
+    assert shaped is not None
+    return shaped[0]
+
+
+def test_f4_says_which_replies_began_busy_and_the_quiet_ones_figure_f5_says(smollm2_path: Path, tmp_path: Path) -> None:
+    """F5 said "saniyede yaklaşık 22 sözcük" of the last reply while F4's row said "Onunla son 4
+    yanıtınız: saniyede yaklaşık 7 sözcük" of it and 3 begun while other programs kept 2 cores
+    busy: two figures of the same replies, no word of why. F4 says which began busy, and the quiet
+    one's figure, the one F5's headline says of it (the same metrics rows, read by F5's own code)."""
+    from workstation.core.metrics import TurnMetrics, history_of, turn_record
+    from workstation.core.store import ConversationStore
+    from workstation.tui.screens.dashboard import replies_headline
+
+    tr = Texts("tr")
+    row = next(r for r in installed_models(tr) if r.path and Path(r.path).resolve() == smollm2_path.resolve())
+    kept = tmp_path / "conversations.sqlite3"
+    store = ConversationStore(kept)
+    older, last = store.new("earlier").id, store.new("today").id
+
+    def reply(conv: int, tps: float, others: float) -> None:
+        m = TurnMetrics(predicted_n=120, predicted_ms=120 / tps * 1000, ttft_ms=300, stop_reason="eos", cpu_others=others)
+        m.finish_rates()
+        store.add_message(conv, "assistant", " ".join(["sözcük"] * 40),
+                          turn_record(m, "office-cpu", "office-cpu", model=str(smollm2_path.resolve())))
+
+    for _ in range(3):
+        reply(older, 21.0, 2.0)  # other programs kept 2 cores busy as each began
+    reply(last, 66.0, 0.0)
+    shown = history_of(store.messages(last))
+    f5 = replies_headline(list(shown.turns), tr, shown.words_per_token())
+    store.close()
+    quiet = re.search(r"saniyede yaklaşık ([\d,]+) sözcük", f5)
+    assert f5.startswith("Son yanıtınız: ") and quiet, f5
+    said = model_fit(row, tr, replies=kept)
+    assert said.endswith(" Onunla son 4 yanıtınız: saniyede yaklaşık 7 sözcük. 3 tanesi başka programlar bu "
+                         "bilgisayarın çekirdeklerini meşgul ederken başladı, bu da yanıtı yavaşlatır; öbürü: "
+                         f"saniyede yaklaşık {quiet[1]} sözcük."), said
+    en = model_fit(row, Texts("en"), replies=kept)
+    assert en.endswith(" 3 of them began while other programs kept this PC's cores busy, which slows a reply; "
+                       f"the other one: about {quiet[1]} words a second."), en

@@ -2519,3 +2519,27 @@ async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_co
         await pilot.pause()
         shown = "\n".join(screen_lines(app))
         assert "[+] " in shown and "📁" not in shown and "📄" not in shown, shown
+
+
+async def test_the_dashboards_row_names_stand_apart_from_their_axis() -> None:
+    """F5 at 110x32 in Turkish read "İlk sözcüğü bekleme (TTFT)maks 10.653 ms": a name filling its
+    column ran into the axis beside it, whose figure filled its own. A space stands between them."""
+    from tui_helpers import screen_lines
+
+    from workstation.core.metrics import TurnMetrics
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await pilot.pause()
+        for ttft in (1200.0, 10_653.0):
+            turn = TurnMetrics(ttft_ms=ttft, predicted_n=40, predicted_ms=1000, prompt_n=200, prompt_ms=1000,
+                               stop_reason="eos")
+            turn.finish_rates()
+            app.history.add(turn, "a", "A")
+        await pilot.press("f5")
+        await until(pilot, lambda: type(app.screen).__name__ == "DashboardScreen")
+        app.screen.refresh_view()
+        await pilot.pause()
+        line = next((ln for ln in screen_lines(app) if "İlk sözcüğü bekleme (TTFT)" in ln), "")
+        assert "maks 10.653 ms" in line, screen_lines(app)
+        assert "(TTFT)maks" not in line and "(TTFT) " in line, line

@@ -274,24 +274,40 @@ def slower_reason(replies: Sequence[ReplyTiming], estimate_tps: float | None) ->
 
 @dataclass(frozen=True)
 class RepliesScale:
-    """This PC measured against the estimate by its own replies: ``share`` of the estimate that
-    the last replies with the model file ``model`` wrote at (their median tokens/s over it)."""
+    """This PC measured against the estimate by its own quiet replies: ``share`` of the estimate
+    that the last replies with the model file ``model`` wrote at (their median tokens/s over it),
+    and ``extra``, the seconds a token those replies took beyond the estimate's (below it: less)."""
 
     model: Path
     share: float
     words_a_token: float | None = None  # those replies' own (``measured_words_per_token``): said in their words
+    extra: float = 0.0
+
+    def footing(self, tps: float, read_seconds: float) -> float:
+        """Another model's estimate (``tps``, of which ``read_seconds`` a token is reading its
+        weights from memory) on these replies' footing, by the bandwidth rule: what a small
+        model's replies took beyond its estimate is this PC's cost per token (its threads, the
+        app, a slower core), paid once a token by a bigger model too, not a share of its time;
+        and no model writes faster than its weights are read. Scaled by the replies' share, a
+        135M model's replies (whose speed is that per-token cost's, not the memory's) made an 8B
+        model's "0.2 words a second" where it writes 2 or 3."""
+        return 1 / max(1 / tps + self.extra, read_seconds, 1e-9)
 
 
 def replies_scale(store: Path, estimate: Callable[[Path], float | None]) -> RepliesScale | None:
     """The model file of this PC's newest timed reply (of a file still there, in the conversations' file ``store``), and
-    its last replies' median speed over its ``estimate(path)`` (tokens/s, as the caller plans
-    it); None with no such replies or no estimate. F4 said "Q4_0: up to about 32 words a second"
-    beside "Q4_1: your last 4 replies: about 8": the other models' estimates on this PC are about
-    theirs times this share, said on that one footing."""
+    its last quiet replies' median speed against its ``estimate(path)`` (tokens/s, as the caller
+    plans it); None with no such replies or no estimate. F4 said "Q4_0: up to about 32 words a second" beside "Q4_1: your last
+    4 replies: about 8": the other models' estimates on this PC are said on that one footing
+    (``RepliesScale.footing``). Only replies begun with no other program keeping a core busy
+    (``metrics.quiet_median``, ``QUIET_MIN`` of them at least): F4 said 51 minutes a page for an 8B
+    model by replies written while other programs kept 2 cores busy (at 36% of the estimate)."""
     import sqlite3
 
+    from workstation.core.metrics import QUIET_MIN, measured_words_per_token
     from workstation.core.profile_lookup import model_file_refs
     from workstation.core.store import ConversationStore
+    from workstation.core.thread_policy import BUSY_SLACK
 
     if not store.is_file():
         return None
@@ -305,13 +321,15 @@ def replies_scale(store: Path, estimate: Callable[[Path], float | None]) -> Repl
             conversations.close()
     except (OSError, sqlite3.Error, WorkstationError):
         return None
-    if not replies:
+    quiet = [r for r in replies if r.cpu_others < BUSY_SLACK]  # (as quiet_median picks them)
+    if len(quiet) < QUIET_MIN:
         return None
     try:
         tps = estimate(Path(model))
     except (OSError, ValueError, WorkstationError):
         return None
-    from workstation.core.metrics import measured_words_per_token
-
-    share = statistics.median(r.tps for r in replies) / tps if tps else 0.0
-    return RepliesScale(Path(model), share, measured_words_per_token((r.words, r.tokens) for r in replies)) if share else None
+    if not tps:
+        return None
+    measured = statistics.median(r.tps for r in quiet)
+    return RepliesScale(Path(model), measured / tps, measured_words_per_token((r.words, r.tokens) for r in quiet),
+                        1 / measured - 1 / tps)

@@ -44,6 +44,16 @@ def device_speed(d: DevicePlan, cpu_speed: SpeedConstants | None,
     return gpu_constants(spec), f"published llama-bench figures scaled to the {d.name}"
 
 
+def weights_read_seconds(p: MemoryPlan, cpu_speed: SpeedConstants | None = None) -> float:
+    """The seconds a token of a plan on the CPU alone spends reading its weights from memory
+    (``decode_bytes_per_token`` at the CPU's memory speed, as ``device_speed`` times it): the part
+    of its estimate that grows with the model's size (the bandwidth rule), apart from the rest
+    (per layer, per multiply), which a tiny model's replies measure. 0 for a plan with no CPU."""
+    d = next((d for d in p.devices if d.kind == "cpu"), None)
+    timed = device_speed(d, cpu_speed) if d is not None else None
+    return p.decode_bytes_per_token * timed[0].s_per_byte if timed is not None else 0.0
+
+
 FULL_KV_TYPES = ("f32", "f16", "bf16")  # K/V types llama.cpp's CPU reads as they are: the others are (de)quantized
 # A K/V cache smaller than full size (q8_0, q4_0...) is quantized as it is written and dequantized
 # as it is read: on a GPU with flash attention close to free, on the CPU a cost that the bytes saved

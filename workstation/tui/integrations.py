@@ -327,7 +327,7 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     # estimate, the slow ones too (a 4B model said its plain estimate, "about 2 words a second",
     # beside a 1B one's 3 on the replies' footing: three times the size, 1.5 times slower)
     scale = replies_scale_for(p, lambda path: _cpu_bound(path, gpus, freed, here), replies) if estimated else None
-    footing = p.decode_tps_bound * scale.share if scale is not None and p.decode_tps_bound else None
+    footing = replies_footing(p, scale)
     per_token = measured_words_per_token((r.words, r.tokens) for r in own) if own_tps else scale.words_a_token if footing else None
     # slower than people read by the figure said (SLOW_TPS), as F3 says a slow one ("runs on the CPU … About 0.8 words a second")
     if slow := slow_phrase(p, own_tps or measured_tps or footing, texts.get, per_token):
@@ -374,8 +374,33 @@ def replies_said(model: Path, texts: Texts, store: Path | None = None, profile_r
 
         names = list(dict.fromkeys(profile_title(r.profile_ref, r.profile_name or r.profile_ref, texts.lang)
                                    for r in replies))
-        return texts(key + "_in", n=len(replies), words=words, profiles=", ".join(names))
-    return texts(key, n=len(replies), words=words)
+        said = texts(key + "_in", n=len(replies), words=words, profiles=", ".join(names))
+    else:
+        said = texts(key, n=len(replies), words=words)
+    return f"{said} {busy}" if (busy := replies_busy_said(replies, texts)) else said
+
+
+def replies_busy_said(replies: list[ReplyTiming], texts: Texts) -> str:
+    """Which of ``replies`` began while other programs kept this PC's cores busy (``cpu_others``
+    from ``thread_policy.BUSY_SLACK``, as ``quiet_median`` leaves them out), and how fast the others
+    wrote, in their own words a token (as F5 says a reply); "" where none did. F5 said "about 22
+    words a second" of the last reply while F4 said "your last 4 replies: about 7" of it and 3 written
+    while other programs kept 2 cores busy, with no word of why the two differed."""
+    import statistics
+
+    from workstation.core.metrics import measured_words_per_token
+    from workstation.core.thread_policy import BUSY_SLACK
+
+    quiet = [r for r in replies if r.cpu_others < BUSY_SLACK]
+    n_busy = len(replies) - len(quiet)
+    if not n_busy:
+        return ""
+    if not quiet:
+        return texts("models.replied_all_busy_one" if n_busy == 1 else "models.replied_all_busy")
+    words = about_words(statistics.median(r.tps for r in quiet), texts.get,
+                        measured_words_per_token((r.words, r.tokens) for r in quiet))
+    return texts("models.replied_busy_one" if len(quiet) == 1 else "models.replied_busy", busy=n_busy, quiet=len(quiet),
+                 words=words)
 
 
 def _cpu_bound(path: Path, gpus: Any, freed: FreedMemory | None, here: Any) -> float | None:
@@ -387,6 +412,18 @@ def _cpu_bound(path: Path, gpus: Any, freed: FreedMemory | None, here: Any) -> f
     p = plan(info, context=min(FIT_CONTEXT, info.context_length or FIT_CONTEXT), gpus=counting_freed(gpus, freed),
              cpu_speed=here, ram_freed=freed.ram_bytes if freed is not None else 0)
     return p.decode_tps_bound if p.fits and not p.gpu_layers and not p.paged_bytes else None
+
+
+def replies_footing(p: Any, scale: Any) -> float | None:
+    """The plan ``p``'s estimate (tokens/s) on this PC's replies' footing (``RepliesScale.footing``:
+    the replies' cost per token beyond their estimate added, never faster than its weights are
+    read at the memory speed); None without one."""
+    if scale is None or not p.decode_tps_bound or p.gpu_layers:
+        return None
+    from workstation.core.calibration import measured_cpu
+    from workstation.core.speed_estimate import weights_read_seconds
+
+    return scale.footing(p.decode_tps_bound, weights_read_seconds(p, measured_cpu()))
 
 
 def replies_scale_for(p: Any, estimate: Callable[[Path], float | None], replies: Path | None) -> Any:
@@ -426,8 +463,9 @@ def _speed_sentences(p: Any, measured_here: bool, texts: Texts, scale: Any = Non
     from workstation.core.speed_estimate import kv_slowed_on_cpu
 
     if scale is not None and not p.gpu_layers:
-        said = texts("models.speed_replies", words=about_words(p.decode_tps_bound * scale.share, texts.get, scale.words_a_token),
-                     model=on_disk.installed_name(scale.model), pct=f"{scale.share * 100:.0f}")
+        said = texts("models.speed_replies", words=about_words(replies_footing(p, scale) or 0.0, texts.get, scale.words_a_token),
+                     model=on_disk.installed_name(scale.model), pct=f"{scale.share * 100:.0f}",
+                     size=catalog.human_bytes(p.decode_bytes_per_token))
         return f"{said} {texts('models.speed_kv_cpu')}" if kv_slowed_on_cpu(p) else said
     basis = "models.speed_gpu" if p.gpu_layers else "models.speed_here" if measured_here else "models.speed"
     said = texts(basis, words=about_words(p.decode_tps_bound, texts.get))  # (words: "tokens/s" meant nothing to office staff)
@@ -455,7 +493,9 @@ def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = N
         from workstation.core.calibration import slower_reason
 
         # why they wrote well below it, where the app knows (it said "up to 31 … your last 2 replies: 11" alone)
-        if said != replied and (why := slower_reason(model_replies(Path(model_file(profile)), replies), p.decode_tps_bound)):
+        # (begun busy: the replies' sentence says so, and how fast the quiet ones were)
+        why = slower_reason(model_replies(Path(model_file(profile)), replies), p.decode_tps_bound)
+        if said != replied and why and why != "busy":
             said += " " + texts(f"models.slower_{why}")
     return said
 
