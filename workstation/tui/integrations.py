@@ -24,6 +24,7 @@ from workstation.tui.messages import GpuReading
 
 if TYPE_CHECKING:
     from workstation.core.memory_plan import FreedMemory
+    from workstation.core.metrics import ReplyTiming
     from workstation.core.phrases import Phrase
     from workstation.core.summarize import SummaryProgress, SummaryResult
 
