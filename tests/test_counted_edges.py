@@ -270,3 +270,33 @@ def test_how_many_in_total_keeps_the_quantities_total() -> None:
     assert "Qty (column B), all 3 rows: total 15" in said
     assert say(counted_phrases(counted_answer("What is the total?", [facts]))) == (
         "Counted by the program: Amount (column D), all 3 rows: total 65.50")
+
+
+RENT = [["Daire", "Kira (TL)", "Aidat (TL)", "Durum"], ["A-1", "12.500,00", "900,00", "ödendi"],
+        ["A-2", "18.750,00", "1.100,00", "ödenmedi"], ["A-3", "9.800,00", "750,00", "ödenmedi"],
+        ["B-1", "22.000,00", "1.250,00", "ödendi"], ["B-2", "14.299,99", "900,00", "ödenmedi"],
+        ["B-3", "16.500,00", "1.000,00", "ödenmedi"], ["C-1", "15.000,00", "850,00", "ödendi"],
+        ["C-2", "10.750,00", "750,00", "ödenmedi"]]
+
+
+def test_a_turkish_status_said_in_another_form_of_its_verb_is_counted() -> None:
+    """"ödenmemiş kiraların toplamı" of a table whose Durum says "ödendi"/"ödenmedi" counted nothing
+    (and "ödenmeyen", "ödenmiş", "ödenen" the same): another form of the same verb, saying "not" as
+    the cell does, names the cell's rows; never those of the other polarity."""
+    rent = table_facts("kira.csv", 0, RENT, usual_comma=True)
+    turkish = table_facts("faturalar.csv", 0, [["Fatura", "Müşteri", "Tutar", "Durum"], ["F-1", "ACME Ltd", "125,00", "ödendi"],
+                                               ["F-2", "Bilge Co", "1.200,00", "ödenmedi"], ["F-3", "ACME Ltd", "90,00", "ödenmedi"]],
+                          usual_comma=True)
+    assert rent is not None and turkish is not None
+    unpaid = say(counted_phrases(counted_answer("ödenmemiş kiraların toplamı", [rent])))
+    assert unpaid.startswith("Counted by the program: Kira (TL) where Durum is ödenmedi: 5 rows (A-2, A-3, B-2, B-3, C-2), "
+                             "total 70,099.99"), unpaid
+    said_unpaid = "Counted by the program: Tutar where Durum is ödenmedi: 2 rows (F-2, F-3), total 1,290.00"
+    for question in ("ödenmemiş faturaların toplamı", "ödenmeyen faturaların toplamı", "ödenmemişlerin toplamı"):
+        assert say(counted_phrases(counted_answer(question, [turkish]))) == said_unpaid, question
+    said_paid = "Counted by the program: Tutar where Durum is ödendi: 1 row (F-1), total 125.00"
+    for question in ("ödenmiş faturaların toplamı", "ödenen faturaların toplamı", "ödenenlerin toplamı"):
+        assert say(counted_phrases(counted_answer(question, [turkish]))) == said_paid, question
+    for question in ("kaç fatura ödenmemiş?", "kaç fatura ödenmedi?"):
+        assert say(counted_phrases(counted_answer(question, [turkish]))) == (
+            "Counted by the program: 2 rows where Durum is ödenmedi (F-2, F-3)"), question

@@ -1038,6 +1038,8 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
     found: dict[int, set[str]] = {}
     doubt = False
     taken: set[int] = set()
+    forms: dict[tuple[str, bool], list[tuple[ColumnFacts, str]]] | None = None  # (made once, where asked)
+    verbs: set[str] = set()  # the question's words that are another form of a value
     for n in (3, 2, 1):
         for i in range(len(words) - n + 1):
             said = " ".join(words[i:i + n])
@@ -1048,14 +1050,28 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
             value = said if any(said in c.values for c in columns) else \
                 stem if stem != said and len(stem) >= 3 and stem not in names else ""
             holding = [c for c in columns if value and value in c.values]
+            alike: set[str] = set()
+            if not holding and n == 1 and (form := _verb_form(said)) is not None:
+                # another form of a one-word value's verb ("ödenmemiş" of "ödenmedi"): its values
+                if forms is None:
+                    forms = {}
+                    for c in columns:
+                        for v in c.values:
+                            if (f := _verb_form(v)) is not None:
+                                forms.setdefault(f, []).append((c, v))
+                holding = list({id(c): c for c, _ in forms.get(form, [])}.values())
+                alike = {v for _, v in forms.get(form, [])}
+                value = said
             if not holding:
                 continue
             taken.update(range(i, i + n))
+            if alike:
+                verbs.add(said)
             if len(holding) > 1 or i and words[i - 1] in _NOT_BEFORE or words[i + n:i + n + 1] and \
                     words[i + n] in _NOT_AFTER:
                 doubt = True
             else:
-                found.setdefault(holding[0].at, set()).add(value)
+                found.setdefault(holding[0].at, set()).update(alike or {value})
     # a value said by its first words, by a name written with a capital ("invoices from Ankara", "Ankara'dan"
     # where the cells say "Ankara Ltd"): that value's rows, where only it (or it written two ways:
     # "Ankara Ltd", "Ankara Ltd.") begins so in one column; else a place the program cannot tell
@@ -1086,7 +1102,23 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
                 doubt = True
             else:
                 found.setdefault(starting[0][0].at, set()).update(v for _, v in starting)
-    return found, doubt, frozenset(said)
+    return found, doubt, frozenset(said | verbs)
+
+
+# a Turkish verb's form, as a status cell and a question say it: its stem, then "not" (me/ma),
+# then its tense or participle (di/tı, miş, en/yen), then plural and case endings (ler, in, e, den):
+# "ödendi", "ödenmiş", "ödenen", "ödenmedi", "ödenmemişlerin", "ödenmeyen" are one verb, "öden"
+_VERB_FORM = re.compile(r"(?P<stem>\w{3,}?)(?P<not>m[ae])?(?:d[ıiuü]|t[ıiuü]|m[ıiuü]ş|y?[ae]n)"
+                        r"(?:l[ae]r)?(?:n?[ıiuü]n|[ıiuü]|y?[ae]|[dt][ae]n?)?")
+
+
+def _verb_form(word: str) -> tuple[str, bool] | None:
+    """A Turkish word's verb stem and whether it says "not" (``_VERB_FORM``: "ödenmemiş" and
+    "ödenmedi" are ("öden", True), "ödenen" ("öden", False)); None for a word of no such form. A
+    question's word matches a one-word value of the same stem and the same "not" only: "ödenmemiş
+    kiralar" are the rows that say "ödenmedi", never those that say "ödendi"."""
+    m = _VERB_FORM.fullmatch(word)
+    return (m["stem"], bool(m["not"])) if m else None
 
 
 _OPS = ("over", "under", "least", "most", "between")
