@@ -749,7 +749,7 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said:
 # "gecikmiş faturalar"), and where it matches no cell, the program cannot apply it
 _PLAIN_BEFORE = frozenset({
     "the", "a", "an", "all", "of", "my", "our", "your", "their", "its", "these", "those", "this", "that", "each",
-    "every", "any", "both", "total", "totals", "sum", "average", "many", "much", "number", "count", "how", "what",
+    "every", "any", "both", "added", "including", "total", "totals", "sum", "average", "many", "much", "number", "count", "how", "what",
     "which", "list", "show", "per", "for", "in", "on", "to", "and", "or", "with", "by", "is", "are", "was", "were",
     "largest", "smallest", "highest", "lowest", "biggest", "max", "maximum", "min", "minimum", "overall", "grand",
     "combined", "whole", "entire", "please", "me", "give", "tell", "up", "add", "column", "columns", "table", "sheet",
@@ -778,6 +778,42 @@ def _unmatched_before(text: str, facts: SheetFacts) -> bool:
             continue
         before = re.split(r"['’]", before)[0].strip(".-")
         if before not in plain and not before.startswith(tuple(nouns)) and len(before) >= 3 and before.isalpha():
+            return True
+    return False
+
+
+# words that say a row's state ("open invoices", "total due", "açık faturalar"), besides the forms
+# ``_status_like`` knows by their endings: a question with one the table's cells do not hold asks
+# for some rows, not all of them
+_STATUS_WORDS = frozenset({
+    "outstanding", "open", "overdue", "paid", "due", "owe", "owes", "owed", "owing", "late", "pending", "closed",
+    "settled", "void", "active", "inactive", "done", "complete", "açık", "kapalı", "kapanmış", "iptal", "borç", "borcu"})
+
+
+def _status_like(word: str) -> bool:
+    """Whether ``word`` (casefolded) may say which rows are meant ("unpaid", "outstanding", "settled",
+    "ödenmemiş", "gecikmiş"): an English participle or un- word, a word for a state, a Turkish verb's
+    form (``_verb_form``); not a thing counted nor a question's word ("total", "invoices", "ne")."""
+    return word in _STATUS_WORDS or _verb_form(word) is not None or len(word) >= 5 and (
+        word.endswith("ed") or word.startswith("un") and len(word) >= 6
+        or word.endswith("ing") and len(word) >= 6 and not word.endswith("thing"))
+
+
+def _unknown_state(text: str, facts: SheetFacts) -> bool:
+    """Whether ``text`` (a question casefolded, the values it names blanked) holds a word that may
+    say which rows are meant (``_status_like``) and that the program does not know: none of the
+    plain words of a question (``_PLAIN_BEFORE``, ``_COUNTED_THINGS``, what ``_ASKED`` and
+    ``_WHICH`` read), of the table's columns' names, values or title, nor rows by any name. With
+    it, the figures of all rows answer another question ("total rent of unpaid flats" of a table
+    that says "ödenmedi": "Kira (TL), all 8 rows: total 119,599.99" was read as the unpaid ones')."""
+    columns = {w for c in facts.columns for w in re.findall(r"[^\W\d_]{3,}", _folded(c.name))}
+    columns |= {w for w in re.findall(r"[^\W\d_]{3,}", _folded(facts.title)) if w not in _TITLE_WORDS}
+    values = {w for c in facts.columns for v in c.values for w in v.split()}
+    for word in re.findall(r"[^\W\d_]+", re.sub(r"['’]\w*", "", text)):
+        if word in _PLAIN_BEFORE or word in _COUNTED_THINGS or word in values or word.startswith(tuple(columns)) \
+                or word.startswith(_ROW_NOUNS) or _WHICH.search(word) or any(p.search(word) for _, p in _ASKED):
+            continue
+        if _status_like(word):
             return True
     return False
 
@@ -924,6 +960,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
                 items += _counted_where(facts, values, thresholds, asked, named, years, plain)
             continue  # (its figures of all rows answer another question)
+        if _unknown_state(_folded(plain), facts):  # ("total outstanding" of a table that says no such thing)
+            continue
         if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(plain)):  # ("toplamı kaç?": no count)
             items.append({"what": "rows", "title": facts.title, "rows": _n(facts.rows)})
         # the table's total: its quantities × prices, not its quantities added up; asked as "the total
