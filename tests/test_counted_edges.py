@@ -300,3 +300,21 @@ def test_a_turkish_status_said_in_another_form_of_its_verb_is_counted() -> None:
     for question in ("kaç fatura ödenmemiş?", "kaç fatura ödenmedi?"):
         assert say(counted_phrases(counted_answer(question, [turkish]))) == (
             "Counted by the program: 2 rows where Durum is ödenmedi (F-2, F-3)"), question
+
+
+def test_a_threshold_in_tl_names_its_column_by_a_word_of_its_name() -> None:
+    """"15.000 TL'den fazla kira ödeyen daireler hangileri?" of a table with two TL columns, Kira (TL)
+    and Aidat (TL), counted nothing: the column is named by a word of its name ("kira", "kirası"),
+    and the verb after it ("ödeyen": the flats that pay rent) is no condition. C-1's 15.000 is not
+    more than 15.000. A verb that is a value's form ("ödenmeyen") is a condition as well; where
+    neither column is named, nothing."""
+    rent = table_facts("kira.csv", 0, RENT, usual_comma=True)
+    assert rent is not None
+    over = "Counted by the program: 3 rows where Kira (TL) over 15,000 (A-2, B-1, B-3)"
+    for question in ("15.000 TL'den fazla kira ödeyen daireler hangileri?", "Kirası 15.000 TL'den fazla olan daireler hangileri?"):
+        assert say(counted_phrases(counted_answer(question, [rent]))) == over, question
+    assert say(counted_phrases(counted_answer("Aidatı 1.000 TL'den fazla olan daireler hangileri?", [rent]))) == (
+        "Counted by the program: 2 rows where Aidat (TL) over 1,000 (A-2, B-1)")
+    assert say(counted_phrases(counted_answer("15.000 TL'den fazla kira ödenmeyen daireler hangileri?", [rent]))) == (
+        "Counted by the program: 2 rows where Durum is ödenmedi and Kira (TL) over 15,000 (A-2, B-3)")
+    assert counted_answer("15.000 TL'den fazla olan daireler hangileri?", [rent]) == []

@@ -89,6 +89,13 @@ CASES = [
     ("tahsil edilmemiş tutar toplamı", "tr", ""),
     ("total rent of unpaid flats", "rent", ""),
     ("How many flats are unpaid?", "rent", ""),
+    # a threshold in TL: on the column a word of the question names, else nothing
+    ("15.000 TL'den fazla kira ödeyen daireler hangileri?", "rent",
+     "Counted by the program: 3 rows where Kira (TL) over 15,000 (A-2, B-1, B-3)"),
+    ("Kirası 15.000 TL'den fazla olan daireler hangileri?", "rent",
+     "Counted by the program: 3 rows where Kira (TL) over 15,000 (A-2, B-1, B-3)"),
+    ("15.000 TL'den fazla olan daireler hangileri?", "rent", ""),
+    ("which flats pay more than 15,000 TL rent?", "rent", ""),  # ("rent" names no column of Turkish names)
 ]
 
 

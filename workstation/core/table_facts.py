@@ -880,6 +880,7 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
         mentions = [(n.end(), c) for c in columns if len(c.name) > 1
                     for n in re.finditer(re.escape(c.name), question, re.IGNORECASE)]
         mentions += [(end, c) for c in columns for end, letter in letters if c.letter == letter]
+        mentions += [(end, c) for end, c in _named_by_word(question, columns)]
         before = [(end, c) for end, c in mentions if end <= m.start()]
         named = {id(c): c for _, c in mentions}
         column = columns[0] if len(columns) == 1 else max(before, key=lambda e: e[0])[1] if before \
@@ -888,6 +889,39 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
             return [], True
         found.append(Threshold(column, op, *((a, b) if op != "between" or a <= b else (b, a))))
     return found, False
+
+
+def _named_by_word(question: str, columns: list[ColumnFacts]) -> list[tuple[int, ColumnFacts]]:
+    """The columns ``question`` names by a word of their name, each with where that word ends: "kira",
+    "kirası", "kiraların" name "Kira (TL)" (a unit or currency of its name names none). A word of
+    two columns' names ("tutar" of "Net Tutar" and "Tutar") names neither."""
+    names = {id(c): {w for w in re.findall(r"[^\W\d_]{3,}", _folded(c.name))
+                     if not re.fullmatch(CURRENCY_WORDS, w)} for c in columns}
+    found: list[tuple[int, ColumnFacts]] = []
+    for m in re.finditer(r"\w+", question):
+        word = _folded(m.group(0))
+        naming = [c for c in columns if any(word.startswith(n) for n in names[id(c)])]
+        if len(naming) == 1:
+            found.append((m.end(), naming[0]))
+    return found
+
+
+def _threshold_verbs(plain: str, spans: list[tuple[str, re.Match[str]]], thresholds: list[Threshold],
+                     facts: SheetFacts) -> str:
+    """``plain`` with the threshold's column and a verb that says what it is blanked after each
+    threshold ("15.000 TL'den fazla kira ödeyen daireler": the flats that pay rent over 15,000 TL),
+    where its verb is no form of a value of the table ("ödenen" of a table that says "ödendi" is a
+    condition of its own): read as a word before "daireler", it was a condition no cell holds."""
+    forms = {f for c in facts.columns for v in c.values if (f := _verb_form(v)) is not None}
+    for (_, m), t in zip(spans, thresholds, strict=False):
+        after = re.match(r"\s+(\w+)\s+(\w+)", plain[m.end():])
+        if after is None or not any(end == m.end() + after.end(1) for end, _ in _named_by_word(
+                plain[:m.end() + after.end(1)], [t.column])):
+            continue
+        form = _verb_form(_folded(after.group(2)))
+        if form is not None and not form[1] and form not in forms:
+            plain = plain[:m.end()] + " " * after.end() + plain[m.end() + after.end():]
+    return plain
 
 
 def _no_count(m: re.Match[str], a: Decimal, b: Decimal, rows: int, unbounded: bool) -> bool:
@@ -952,10 +986,11 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         net = _net_asked(plain, facts)
         if net is not None:  # ("total without VAT": the Net column's, said so)
             plain, named = _EX_TAX.sub(lambda m: " " * len(m.group(0)), plain), [net[0]]
+        thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
+        plain = _threshold_verbs(plain, spans, thresholds, facts)
         values, doubt, said = _condition(plain, facts)
         years, no_year, year_said = _year(plain, facts)
         doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said)
-        thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
         if values or years or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
                 items += _counted_where(facts, values, thresholds, asked, named, years, plain)
