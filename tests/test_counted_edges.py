@@ -318,3 +318,20 @@ def test_a_threshold_in_tl_names_its_column_by_a_word_of_its_name() -> None:
     assert say(counted_phrases(counted_answer("15.000 TL'den fazla kira ödenmeyen daireler hangileri?", [rent]))) == (
         "Counted by the program: 2 rows where Durum is ödenmedi and Kira (TL) over 15,000 (A-2, B-3)")
     assert counted_answer("15.000 TL'den fazla olan daireler hangileri?", [rent]) == []
+
+
+def test_how_many_of_a_text_columns_things_counts_its_different_values() -> None:
+    """"how many customers?" of 5 invoices of 3 customers said "invoices.csv: 5 rows", read as 5
+    customers: the Customer column's different values, named, in the UI's language too; of a table
+    with no column of customers, nothing."""
+    from workstation.tui.i18n import Texts
+
+    rows = [["Invoice", "Customer", "Amount"], ["INV-1", "ACME Ltd", "10.00"], ["INV-2", "Bilge Co", "20.00"],
+            ["INV-3", "ACME Ltd", "30.00"], ["INV-4", "Ceren AS", "40.00"], ["INV-5", "Bilge Co", "50.00"]]
+    facts = table_facts("invoices.csv", 0, rows)
+    assert facts is not None
+    said = counted_phrases(counted_answer("How many customers?", [facts]))
+    assert say(said) == "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"
+    assert say(said, Texts("tr").get) == "Programın hesabı: Customer (B sütunu): 3 farklı değer (ACME Ltd, Bilge Co, Ceren AS)"
+    assert _line("How many invoices?") == "Counted by the program: invoices.csv: 5 rows"
+    assert counted_answer("How many suppliers are there?", [facts]) == []

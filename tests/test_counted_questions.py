@@ -89,6 +89,13 @@ CASES = [
     ("tahsil edilmemiş tutar toplamı", "tr", ""),
     ("total rent of unpaid flats", "rent", ""),
     ("How many flats are unpaid?", "rent", ""),
+    # a count of a text column's things: its different values, never the rows
+    ("how many customers?", "en", "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"),
+    ("kaç müşteri var?", "tr", "Counted by the program: Müşteri (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AŞ)"),
+    ("how many customers?", "tr", ""),  # ("customers" names no column of Turkish names)
+    ("how many customers are there in total?", "rent", ""),
+    ("kaç daire var?", "rent", "Counted by the program: kira.csv: 8 rows"),  # (a flat a row)
+    ("toplam kaç TL", "tr", "Counted by the program: Adet (column D), all 5 rows: total 23, Tutar (column F), all 5 rows: total 4,035.00"),
     # a threshold in TL: on the column a word of the question names, else nothing
     ("15.000 TL'den fazla kira ödeyen daireler hangileri?", "rent",
      "Counted by the program: 3 rows where Kira (TL) over 15,000 (A-2, B-1, B-3)"),

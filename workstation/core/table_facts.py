@@ -749,7 +749,8 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said:
 # "gecikmiş faturalar"), and where it matches no cell, the program cannot apply it
 _PLAIN_BEFORE = frozenset({
     "the", "a", "an", "all", "of", "my", "our", "your", "their", "its", "these", "those", "this", "that", "each",
-    "every", "any", "both", "added", "including", "total", "totals", "sum", "average", "many", "much", "number", "count", "how", "what",
+    "every", "any", "both", "added", "including", "different", "distinct", "unique", "there", "do", "does", "did",
+    "have", "has", "we", "farklı", "var", "ne", "kadar", "total", "totals", "sum", "average", "many", "much", "number", "count", "how", "what",
     "which", "list", "show", "per", "for", "in", "on", "to", "and", "or", "with", "by", "is", "are", "was", "were",
     "largest", "smallest", "highest", "lowest", "biggest", "max", "maximum", "min", "minimum", "overall", "grand",
     "combined", "whole", "entire", "please", "me", "give", "tell", "up", "add", "column", "columns", "table", "sheet",
@@ -806,16 +807,21 @@ def _unknown_state(text: str, facts: SheetFacts) -> bool:
     ``_WHICH`` read), of the table's columns' names, values or title, nor rows by any name. With
     it, the figures of all rows answer another question ("total rent of unpaid flats" of a table
     that says "ödenmedi": "Kira (TL), all 8 rows: total 119,599.99" was read as the unpaid ones')."""
+    return any(_status_like(word) for word in _unknown_words(text, facts))
+
+
+def _unknown_words(text: str, facts: SheetFacts) -> list[str]:
+    """The words of ``text`` (a question casefolded, the values it names blanked) the program does
+    not know: none of the plain words of a question (``_PLAIN_BEFORE``, ``_COUNTED_THINGS``, what
+    ``_ASKED`` and ``_WHICH`` read), of the table's columns' names, values or title, nor rows by
+    any name ("customers" of a table with no column Customer)."""
     columns = {w for c in facts.columns for w in re.findall(r"[^\W\d_]{3,}", _folded(c.name))}
     columns |= {w for w in re.findall(r"[^\W\d_]{3,}", _folded(facts.title)) if w not in _TITLE_WORDS}
     values = {w for c in facts.columns for v in c.values for w in v.split()}
-    for word in re.findall(r"[^\W\d_]+", re.sub(r"['’]\w*", "", text)):
-        if word in _PLAIN_BEFORE or word in _COUNTED_THINGS or word in values or word.startswith(tuple(columns)) \
-                or word.startswith(_ROW_NOUNS) or _WHICH.search(word) or any(p.search(word) for _, p in _ASKED):
-            continue
-        if _status_like(word):
-            return True
-    return False
+    return [word for word in re.findall(r"[^\W\d_]+", re.sub(r"['’]\w*", "", text))
+            if not (word in _PLAIN_BEFORE or word in _COUNTED_THINGS or word in values or word.startswith(tuple(columns))
+                    or word.startswith(_ROW_NOUNS) or _WHICH.search(word) or any(p.search(word) for _, p in _ASKED)
+                    or re.fullmatch(CURRENCY_WORDS, word))]
 
 
 @dataclass(frozen=True)
@@ -997,7 +1003,17 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             continue  # (its figures of all rows answer another question)
         if _unknown_state(_folded(plain), facts):  # ("total outstanding" of a table that says no such thing)
             continue
-        if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(plain)):  # ("toplamı kaç?": no count)
+        things = _things_asked(plain, facts) if "rows" in asked and not _ROWS.search(plain) else []
+        if things:  # ("how many customers?": its different customers, not its rows)
+            items += things
+            continue
+        counted = _HOW_MANY.search(_folded(plain))
+        if counted and counted.group(1) in _unknown_words(counted.group(1), facts):
+            continue  # ("how many customers are there in total?" of a table without them: not its amounts' total)
+        # (not where it counts something else: "how many customers?" of a table with no such column)
+        if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(plain)) and not _unknown_words(
+                _folded(plain), facts) and not (counted and re.fullmatch(CURRENCY_WORDS, counted.group(1))):
+            # ("toplamı kaç?", "toplam kaç TL": no count)
             items.append({"what": "rows", "title": facts.title, "rows": _n(facts.rows)})
         # the table's total: its quantities × prices, not its quantities added up; asked as "the total
         # price" too (a price named alone: "total price of all bookings" said nothing)
@@ -1017,6 +1033,28 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                     items.append({"what": what, "title": facts.title, "name": col.name, "letter": col.letter,
                                   "figure": figure, "rows": _n(facts.rows)} | ({"without": net[1].name} if net else {}))
     return items[:MAX_COUNTED]
+
+
+_HOW_MANY = re.compile(r"\b(?:how\s+many|kaç)\s+(?:(?:different|distinct|farklı)\s+)?([^\W\d_]+)")  # what a count counts
+
+
+def _things_asked(plain: str, facts: SheetFacts) -> list[dict[str, Any]]:
+    """A count asked of a text column's things ("how many customers?", "kaç müşteri var?" of a column
+    Customer): its different values, named where few ("Customer: 3 different values (ACME Ltd,
+    Bilge Co, Ceren AS)"), not the rows (5 invoices of 3 customers: "5 rows" was read as 5
+    customers). [] where no such column is named, or it holds a value per row (an Invoice
+    column's: its rows are its things)."""
+    texts = [c for c in facts.columns if c.kind == "text"]
+    named = {id(c): c for _, c in _named_by_word(plain, texts)}
+    if len(named) != 1:
+        return []
+    col = next(iter(named.values()))
+    if col.distinct >= col.filled:
+        return []
+    values = list(dict.fromkeys(v for v in (_line(r[col.at]) if col.at < len(r) else "" for r in facts.cells) if v))
+    listed = values if len(values) == col.distinct <= MAX_LISTED else []
+    return [{"what": "distinct", "title": facts.title, "name": col.name, "letter": col.letter,
+             "rows": _n(col.distinct), "listed": listed}]
 
 
 def _money_first(numbers: list[ColumnFacts], asked: list[str], question: str) -> list[ColumnFacts]:
@@ -1348,6 +1386,12 @@ def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
             continue
         if what == "rows":
             said.append(("facts.counted_rows", {"title": title_phrase(item.get("title", "")), "rows": rows}))
+            continue
+        if what == "distinct":  # (a text column's different values: ``_things_asked``)
+            listed = item.get("listed") or []
+            said.append(("facts.counted_distinct", {
+                "name": column_phrase(ColumnFacts(of[0], "text", 0, letter=of[1])), "n": rows,
+                "names": f" ({', '.join(map(str, listed))})" if listed else ""}))
             continue
         name = column_phrase(ColumnFacts(of[0], "numbers", 0, letter=of[1]))
         if rows:
