@@ -335,3 +335,17 @@ def test_how_many_of_a_text_columns_things_counts_its_different_values() -> None
     assert say(said, Texts("tr").get) == "Programın hesabı: Customer (B sütunu): 3 farklı değer (ACME Ltd, Bilge Co, Ceren AS)"
     assert _line("How many invoices?") == "Counted by the program: invoices.csv: 5 rows"
     assert counted_answer("How many suppliers are there?", [facts]) == []
+
+
+def test_this_year_in_either_language_counts_nothing() -> None:
+    """"bu sene toplam kira" was answered with all rows' total, which a small model gives as this
+    year's: "bu sene", "bu yıl" and "this year" say a time from today, and no date the program
+    knows is today. Nothing, with a column of dates or without one."""
+    rent = table_facts("kira.csv", 0, RENT, usual_comma=True)
+    dated = table_facts("invoices.csv", 0, [["Invoice", "Date", "Amount"], ["INV-1", "30.12.2024", "100.00"],
+                                            ["INV-2", "05.01.2025", "200.00"], ["INV-3", "2025-03-01", "300.00"]])
+    assert rent is not None and dated is not None
+    for question in ("bu sene toplam kira", "bu sene toplam ne kadar?", "bu yıl toplam", "this year's total",
+                     "total for this year"):
+        for facts in (rent, dated):
+            assert counted_answer(question, [facts]) == [], question

@@ -708,7 +708,7 @@ _MONTHS = (r"january|february|march|april|june|july|august|september|october|nov
            r"ocak|şubat|mart|nisan|mayıs|haziran|temmuz|ağustos|eylül|ekim|kasım|aralık")
 _WHEN_WORD = re.compile(rf"\d{{4}}-\d{{1,2}}-\d{{1,2}}|\b\d{{1,2}}[./]\d{{1,2}}[./]\d{{2,4}}\b|\b(?:19|20)\d{{2}}\b|"
                         rf"\b(?:{_MONTHS}|may|today|yesterday|tomorrow|day|week|month|year|quarter|"
-                        r"bugün|dün|yarın|gün|hafta|ay(?:ın|da|dan)?\b|yıl|çeyrek)\w*", re.IGNORECASE)
+                        r"bugün|dün|yarın|gün|hafta|ay(?:ın|da|dan)?\b|yıl|sene|çeyrek)\w*", re.IGNORECASE)
 _MONTH = re.compile(rf"\b(?:{_MONTHS})\b", re.IGNORECASE)
 _NO_FIGURE_THRESHOLD = re.compile(
     r"\b(?:more|greater|higher|larger|bigger|less|lower|smaller|fewer)\s+than\b|\b(?:at\s+least|at\s+most|"
