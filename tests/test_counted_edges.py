@@ -349,3 +349,18 @@ def test_this_year_in_either_language_counts_nothing() -> None:
                      "total for this year"):
         for facts in (rent, dated):
             assert counted_answer(question, [facts]) == [], question
+
+
+def test_a_money_column_named_by_a_word_of_its_name_is_the_one_counted() -> None:
+    """"ödenmemiş kiraların toplamı" of Kira (TL) beside Aidat (TL) said both columns' totals (a
+    small model took the dues' 4,500.00 for the rent's): "kira", "kiraların" name Kira (TL) by a
+    word of its name; a question that names neither has both, as before."""
+    rent = table_facts("kira.csv", 0, RENT, usual_comma=True)
+    assert rent is not None
+    assert say(counted_phrases(counted_answer("ödenmemiş kiraların toplamı", [rent]))) == (
+        "Counted by the program: Kira (TL) where Durum is ödenmedi: 5 rows (A-2, A-3, B-2, B-3, C-2), total 70,099.99")
+    assert say(counted_phrases(counted_answer("toplam kira ne kadar?", [rent]))) == (
+        "Counted by the program: Kira (TL) (column B), all 8 rows: total 119,599.99")
+    assert say(counted_phrases(counted_answer("toplam ne kadar?", [rent]))) == (
+        "Counted by the program: Kira (TL) (column B), all 8 rows: total 119,599.99, "
+        "Aidat (TL) (column C), all 8 rows: total 7,500.00")

@@ -985,6 +985,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and c.name.casefold() in lowered
                  or _QUANTITY_NAME.search(c.name) and _QUANTITY_NAME.search(plain)  # ("total quantity" of "Qty")
                  or c.rate and (_PRICE_NAME.search(plain) or _RATE_NAME.search(plain))]
+        if not named:  # (by a word of its name: "kiraların toplamı" of Kira (TL) beside Aidat (TL))
+            named = list({id(c): c for _, c in _named_by_word(plain, [c for c in numbers if not c.rate])}.values())
         if facts.among_text and not named and (not said_tables or table_numbers
                                                 and facts.title.rpartition(" ")[2] not in table_numbers):
             continue  # (not asked about: another table, or the text's own words)
