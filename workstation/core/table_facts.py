@@ -818,7 +818,7 @@ def _unknown_words(text: str, facts: SheetFacts) -> list[str]:
     columns = {w for c in facts.columns for w in re.findall(r"[^\W\d_]{3,}", _folded(c.name))}
     columns |= {w for w in re.findall(r"[^\W\d_]{3,}", _folded(facts.title)) if w not in _TITLE_WORDS}
     values = {w for c in facts.columns for v in c.values for w in v.split()}
-    return [word for word in re.findall(r"[^\W\d_]+", re.sub(r"['’]\w*", "", text))
+    return [word for word in re.findall(r"[^\W\d_]{3,}", re.sub(r"['’]\w*", "", text))
             if not (word in _PLAIN_BEFORE or word in _COUNTED_THINGS or word in values or word.startswith(tuple(columns))
                     or word.startswith(_ROW_NOUNS) or _WHICH.search(word) or any(p.search(word) for _, p in _ASKED)
                     or re.fullmatch(CURRENCY_WORDS, word))]
@@ -1013,8 +1013,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         if counted and counted.group(1) in _unknown_words(counted.group(1), facts):
             continue  # ("how many customers are there in total?" of a table without them: not its amounts' total)
         # (not where it counts something else: "how many customers?" of a table with no such column)
-        if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(plain)) and not _unknown_words(
-                _folded(plain), facts) and not (counted and re.fullmatch(CURRENCY_WORDS, counted.group(1))):
+        if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(plain)) and (_ROWS.search(plain) or not (
+                _unknown_words(_folded(plain), facts) or counted and re.fullmatch(CURRENCY_WORDS, counted.group(1)))):
             # ("toplamı kaç?", "toplam kaç TL": no count)
             items.append({"what": "rows", "title": facts.title, "rows": _n(facts.rows)})
         # the table's total: its quantities × prices, not its quantities added up; asked as "the total
