@@ -270,3 +270,97 @@ def test_how_many_in_total_keeps_the_quantities_total() -> None:
     assert "Qty (column B), all 3 rows: total 15" in said
     assert say(counted_phrases(counted_answer("What is the total?", [facts]))) == (
         "Counted by the program: Amount (column D), all 3 rows: total 65.50")
+
+
+RENT = [["Daire", "Kira (TL)", "Aidat (TL)", "Durum"], ["A-1", "12.500,00", "900,00", "ödendi"],
+        ["A-2", "18.750,00", "1.100,00", "ödenmedi"], ["A-3", "9.800,00", "750,00", "ödenmedi"],
+        ["B-1", "22.000,00", "1.250,00", "ödendi"], ["B-2", "14.299,99", "900,00", "ödenmedi"],
+        ["B-3", "16.500,00", "1.000,00", "ödenmedi"], ["C-1", "15.000,00", "850,00", "ödendi"],
+        ["C-2", "10.750,00", "750,00", "ödenmedi"]]
+
+
+def test_a_turkish_status_said_in_another_form_of_its_verb_is_counted() -> None:
+    """"ödenmemiş kiraların toplamı" of a table whose Durum says "ödendi"/"ödenmedi" counted nothing
+    (and "ödenmeyen", "ödenmiş", "ödenen" the same): another form of the same verb, saying "not" as
+    the cell does, names the cell's rows; never those of the other polarity."""
+    rent = table_facts("kira.csv", 0, RENT, usual_comma=True)
+    turkish = table_facts("faturalar.csv", 0, [["Fatura", "Müşteri", "Tutar", "Durum"], ["F-1", "ACME Ltd", "125,00", "ödendi"],
+                                               ["F-2", "Bilge Co", "1.200,00", "ödenmedi"], ["F-3", "ACME Ltd", "90,00", "ödenmedi"]],
+                          usual_comma=True)
+    assert rent is not None and turkish is not None
+    unpaid = say(counted_phrases(counted_answer("ödenmemiş kiraların toplamı", [rent])))
+    assert unpaid.startswith("Counted by the program: Kira (TL) where Durum is ödenmedi: 5 rows (A-2, A-3, B-2, B-3, C-2), "
+                             "total 70,099.99"), unpaid
+    said_unpaid = "Counted by the program: Tutar where Durum is ödenmedi: 2 rows (F-2, F-3), total 1,290.00"
+    for question in ("ödenmemiş faturaların toplamı", "ödenmeyen faturaların toplamı", "ödenmemişlerin toplamı"):
+        assert say(counted_phrases(counted_answer(question, [turkish]))) == said_unpaid, question
+    said_paid = "Counted by the program: Tutar where Durum is ödendi: 1 row (F-1), total 125.00"
+    for question in ("ödenmiş faturaların toplamı", "ödenen faturaların toplamı", "ödenenlerin toplamı"):
+        assert say(counted_phrases(counted_answer(question, [turkish]))) == said_paid, question
+    for question in ("kaç fatura ödenmemiş?", "kaç fatura ödenmedi?"):
+        assert say(counted_phrases(counted_answer(question, [turkish]))) == (
+            "Counted by the program: 2 rows where Durum is ödenmedi (F-2, F-3)"), question
+
+
+def test_a_threshold_in_tl_names_its_column_by_a_word_of_its_name() -> None:
+    """"15.000 TL'den fazla kira ödeyen daireler hangileri?" of a table with two TL columns, Kira (TL)
+    and Aidat (TL), counted nothing: the column is named by a word of its name ("kira", "kirası"),
+    and the verb after it ("ödeyen": the flats that pay rent) is no condition. C-1's 15.000 is not
+    more than 15.000. A verb that is a value's form ("ödenmeyen") is a condition as well; where
+    neither column is named, nothing."""
+    rent = table_facts("kira.csv", 0, RENT, usual_comma=True)
+    assert rent is not None
+    over = "Counted by the program: 3 rows where Kira (TL) over 15,000 (A-2, B-1, B-3)"
+    for question in ("15.000 TL'den fazla kira ödeyen daireler hangileri?", "Kirası 15.000 TL'den fazla olan daireler hangileri?"):
+        assert say(counted_phrases(counted_answer(question, [rent]))) == over, question
+    assert say(counted_phrases(counted_answer("Aidatı 1.000 TL'den fazla olan daireler hangileri?", [rent]))) == (
+        "Counted by the program: 2 rows where Aidat (TL) over 1,000 (A-2, B-1)")
+    assert say(counted_phrases(counted_answer("15.000 TL'den fazla kira ödenmeyen daireler hangileri?", [rent]))) == (
+        "Counted by the program: 2 rows where Durum is ödenmedi and Kira (TL) over 15,000 (A-2, B-3)")
+    assert counted_answer("15.000 TL'den fazla olan daireler hangileri?", [rent]) == []
+
+
+def test_how_many_of_a_text_columns_things_counts_its_different_values() -> None:
+    """"how many customers?" of 5 invoices of 3 customers said "invoices.csv: 5 rows", read as 5
+    customers: the Customer column's different values, named, in the UI's language too; of a table
+    with no column of customers, nothing."""
+    from workstation.tui.i18n import Texts
+
+    rows = [["Invoice", "Customer", "Amount"], ["INV-1", "ACME Ltd", "10.00"], ["INV-2", "Bilge Co", "20.00"],
+            ["INV-3", "ACME Ltd", "30.00"], ["INV-4", "Ceren AS", "40.00"], ["INV-5", "Bilge Co", "50.00"]]
+    facts = table_facts("invoices.csv", 0, rows)
+    assert facts is not None
+    said = counted_phrases(counted_answer("How many customers?", [facts]))
+    assert say(said) == "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"
+    assert say(said, Texts("tr").get) == "Programın hesabı: Customer (B sütunu): 3 farklı değer (ACME Ltd, Bilge Co, Ceren AS)"
+    assert _line("How many invoices?") == "Counted by the program: invoices.csv: 5 rows"
+    assert counted_answer("How many suppliers are there?", [facts]) == []
+
+
+def test_this_year_in_either_language_counts_nothing() -> None:
+    """"bu sene toplam kira" was answered with all rows' total, which a small model gives as this
+    year's: "bu sene", "bu yıl" and "this year" say a time from today, and no date the program
+    knows is today. Nothing, with a column of dates or without one."""
+    rent = table_facts("kira.csv", 0, RENT, usual_comma=True)
+    dated = table_facts("invoices.csv", 0, [["Invoice", "Date", "Amount"], ["INV-1", "30.12.2024", "100.00"],
+                                            ["INV-2", "05.01.2025", "200.00"], ["INV-3", "2025-03-01", "300.00"]])
+    assert rent is not None and dated is not None
+    for question in ("bu sene toplam kira", "bu sene toplam ne kadar?", "bu yıl toplam", "this year's total",
+                     "total for this year"):
+        for facts in (rent, dated):
+            assert counted_answer(question, [facts]) == [], question
+
+
+def test_a_money_column_named_by_a_word_of_its_name_is_the_one_counted() -> None:
+    """"ödenmemiş kiraların toplamı" of Kira (TL) beside Aidat (TL) said both columns' totals (a
+    small model took the dues' 4,500.00 for the rent's): "kira", "kiraların" name Kira (TL) by a
+    word of its name; a question that names neither has both, as before."""
+    rent = table_facts("kira.csv", 0, RENT, usual_comma=True)
+    assert rent is not None
+    assert say(counted_phrases(counted_answer("ödenmemiş kiraların toplamı", [rent]))) == (
+        "Counted by the program: Kira (TL) where Durum is ödenmedi: 5 rows (A-2, A-3, B-2, B-3, C-2), total 70,099.99")
+    assert say(counted_phrases(counted_answer("toplam kira ne kadar?", [rent]))) == (
+        "Counted by the program: Kira (TL) (column B), all 8 rows: total 119,599.99")
+    assert say(counted_phrases(counted_answer("toplam ne kadar?", [rent]))) == (
+        "Counted by the program: Kira (TL) (column B), all 8 rows: total 119,599.99, "
+        "Aidat (TL) (column C), all 8 rows: total 7,500.00")

@@ -812,6 +812,7 @@ ENGLISH: dict[str, str] = {
     "facts.counted_largest": "{name} largest {figure}",
     "facts.counted_smallest": "{name} smallest {figure}",
     "facts.counted_rows": "{title}: {rows} rows",
+    "facts.counted_distinct": "{name}: {n:|different value|different values}{names}",  # ("how many customers?")
     "facts.of_table": "{title}: {items}",  # (the figures of one of two tables or more: "table 2 in your message: …")
     "facts.counted_all": "{name}, all {rows} rows: {figures}",
     "facts.counted_without": "{name}, the amount without {label}, all {rows} rows: {figures}",

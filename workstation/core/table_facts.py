@@ -708,7 +708,7 @@ _MONTHS = (r"january|february|march|april|june|july|august|september|october|nov
            r"ocak|şubat|mart|nisan|mayıs|haziran|temmuz|ağustos|eylül|ekim|kasım|aralık")
 _WHEN_WORD = re.compile(rf"\d{{4}}-\d{{1,2}}-\d{{1,2}}|\b\d{{1,2}}[./]\d{{1,2}}[./]\d{{2,4}}\b|\b(?:19|20)\d{{2}}\b|"
                         rf"\b(?:{_MONTHS}|may|today|yesterday|tomorrow|day|week|month|year|quarter|"
-                        r"bugün|dün|yarın|gün|hafta|ay(?:ın|da|dan)?\b|yıl|çeyrek)\w*", re.IGNORECASE)
+                        r"bugün|dün|yarın|gün|hafta|ay(?:ın|da|dan)?\b|yıl|sene|çeyrek)\w*", re.IGNORECASE)
 _MONTH = re.compile(rf"\b(?:{_MONTHS})\b", re.IGNORECASE)
 _NO_FIGURE_THRESHOLD = re.compile(
     r"\b(?:more|greater|higher|larger|bigger|less|lower|smaller|fewer)\s+than\b|\b(?:at\s+least|at\s+most|"
@@ -749,7 +749,8 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said:
 # "gecikmiş faturalar"), and where it matches no cell, the program cannot apply it
 _PLAIN_BEFORE = frozenset({
     "the", "a", "an", "all", "of", "my", "our", "your", "their", "its", "these", "those", "this", "that", "each",
-    "every", "any", "both", "total", "totals", "sum", "average", "many", "much", "number", "count", "how", "what",
+    "every", "any", "both", "added", "including", "different", "distinct", "unique", "there", "do", "does", "did",
+    "have", "has", "we", "farklı", "var", "ne", "kadar", "total", "totals", "sum", "average", "many", "much", "number", "count", "how", "what",
     "which", "list", "show", "per", "for", "in", "on", "to", "and", "or", "with", "by", "is", "are", "was", "were",
     "largest", "smallest", "highest", "lowest", "biggest", "max", "maximum", "min", "minimum", "overall", "grand",
     "combined", "whole", "entire", "please", "me", "give", "tell", "up", "add", "column", "columns", "table", "sheet",
@@ -780,6 +781,47 @@ def _unmatched_before(text: str, facts: SheetFacts) -> bool:
         if before not in plain and not before.startswith(tuple(nouns)) and len(before) >= 3 and before.isalpha():
             return True
     return False
+
+
+# words that say a row's state ("open invoices", "total due", "açık faturalar"), besides the forms
+# ``_status_like`` knows by their endings: a question with one the table's cells do not hold asks
+# for some rows, not all of them
+_STATUS_WORDS = frozenset({
+    "outstanding", "open", "overdue", "paid", "due", "owe", "owes", "owed", "owing", "late", "pending", "closed",
+    "settled", "void", "active", "inactive", "done", "complete", "açık", "kapalı", "kapanmış", "iptal", "borç", "borcu"})
+
+
+def _status_like(word: str) -> bool:
+    """Whether ``word`` (casefolded) may say which rows are meant ("unpaid", "outstanding", "settled",
+    "ödenmemiş", "gecikmiş"): an English participle or un- word, a word for a state, a Turkish verb's
+    form (``_verb_form``); not a thing counted nor a question's word ("total", "invoices", "ne")."""
+    return word in _STATUS_WORDS or _verb_form(word) is not None or len(word) >= 5 and (
+        word.endswith("ed") or word.startswith("un") and len(word) >= 6
+        or word.endswith("ing") and len(word) >= 6 and not word.endswith("thing"))
+
+
+def _unknown_state(text: str, facts: SheetFacts) -> bool:
+    """Whether ``text`` (a question casefolded, the values it names blanked) holds a word that may
+    say which rows are meant (``_status_like``) and that the program does not know: none of the
+    plain words of a question (``_PLAIN_BEFORE``, ``_COUNTED_THINGS``, what ``_ASKED`` and
+    ``_WHICH`` read), of the table's columns' names, values or title, nor rows by any name. With
+    it, the figures of all rows answer another question ("total rent of unpaid flats" of a table
+    that says "ödenmedi": "Kira (TL), all 8 rows: total 119,599.99" was read as the unpaid ones')."""
+    return any(_status_like(word) for word in _unknown_words(text, facts))
+
+
+def _unknown_words(text: str, facts: SheetFacts) -> list[str]:
+    """The words of ``text`` (a question casefolded, the values it names blanked) the program does
+    not know: none of the plain words of a question (``_PLAIN_BEFORE``, ``_COUNTED_THINGS``, what
+    ``_ASKED`` and ``_WHICH`` read), of the table's columns' names, values or title, nor rows by
+    any name ("customers" of a table with no column Customer)."""
+    columns = {w for c in facts.columns for w in re.findall(r"[^\W\d_]{3,}", _folded(c.name))}
+    columns |= {w for w in re.findall(r"[^\W\d_]{3,}", _folded(facts.title)) if w not in _TITLE_WORDS}
+    values = {w for c in facts.columns for v in c.values for w in v.split()}
+    return [word for word in re.findall(r"[^\W\d_]{3,}", re.sub(r"['’]\w*", "", text))
+            if not (word in _PLAIN_BEFORE or word in _COUNTED_THINGS or word in values or word.startswith(tuple(columns))
+                    or word.startswith(_ROW_NOUNS) or _WHICH.search(word) or any(p.search(word) for _, p in _ASKED)
+                    or re.fullmatch(CURRENCY_WORDS, word))]
 
 
 @dataclass(frozen=True)
@@ -844,6 +886,7 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
         mentions = [(n.end(), c) for c in columns if len(c.name) > 1
                     for n in re.finditer(re.escape(c.name), question, re.IGNORECASE)]
         mentions += [(end, c) for c in columns for end, letter in letters if c.letter == letter]
+        mentions += [(end, c) for end, c in _named_by_word(question, columns)]
         before = [(end, c) for end, c in mentions if end <= m.start()]
         named = {id(c): c for _, c in mentions}
         column = columns[0] if len(columns) == 1 else max(before, key=lambda e: e[0])[1] if before \
@@ -852,6 +895,39 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
             return [], True
         found.append(Threshold(column, op, *((a, b) if op != "between" or a <= b else (b, a))))
     return found, False
+
+
+def _named_by_word(question: str, columns: list[ColumnFacts]) -> list[tuple[int, ColumnFacts]]:
+    """The columns ``question`` names by a word of their name, each with where that word ends: "kira",
+    "kirası", "kiraların" name "Kira (TL)" (a unit or currency of its name names none). A word of
+    two columns' names ("tutar" of "Net Tutar" and "Tutar") names neither."""
+    names = {id(c): {w for w in re.findall(r"[^\W\d_]{3,}", _folded(c.name))
+                     if not re.fullmatch(CURRENCY_WORDS, w)} for c in columns}
+    found: list[tuple[int, ColumnFacts]] = []
+    for m in re.finditer(r"\w+", question):
+        word = _folded(m.group(0))
+        naming = [c for c in columns if any(word.startswith(n) for n in names[id(c)])]
+        if len(naming) == 1:
+            found.append((m.end(), naming[0]))
+    return found
+
+
+def _threshold_verbs(plain: str, spans: list[tuple[str, re.Match[str]]], thresholds: list[Threshold],
+                     facts: SheetFacts) -> str:
+    """``plain`` with the threshold's column and a verb that says what it is blanked after each
+    threshold ("15.000 TL'den fazla kira ödeyen daireler": the flats that pay rent over 15,000 TL),
+    where its verb is no form of a value of the table ("ödenen" of a table that says "ödendi" is a
+    condition of its own): read as a word before "daireler", it was a condition no cell holds."""
+    forms = {f for c in facts.columns for v in c.values if (f := _verb_form(v)) is not None}
+    for (_, m), t in zip(spans, thresholds, strict=False):
+        after = re.match(r"\s+(\w+)\s+(\w+)", plain[m.end():])
+        if after is None or not any(end == m.end() + after.end(1) for end, _ in _named_by_word(
+                plain[:m.end() + after.end(1)], [t.column])):
+            continue
+        form = _verb_form(_folded(after.group(2)))
+        if form is not None and not form[1] and form not in forms:
+            plain = plain[:m.end()] + " " * after.end() + plain[m.end() + after.end():]
+    return plain
 
 
 def _no_count(m: re.Match[str], a: Decimal, b: Decimal, rows: int, unbounded: bool) -> bool:
@@ -909,6 +985,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and c.name.casefold() in lowered
                  or _QUANTITY_NAME.search(c.name) and _QUANTITY_NAME.search(plain)  # ("total quantity" of "Qty")
                  or c.rate and (_PRICE_NAME.search(plain) or _RATE_NAME.search(plain))]
+        if not named:  # (by a word of its name: "kiraların toplamı" of Kira (TL) beside Aidat (TL))
+            named = list({id(c): c for _, c in _named_by_word(plain, [c for c in numbers if not c.rate])}.values())
         if facts.among_text and not named and (not said_tables or table_numbers
                                                 and facts.title.rpartition(" ")[2] not in table_numbers):
             continue  # (not asked about: another table, or the text's own words)
@@ -916,15 +994,28 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         net = _net_asked(plain, facts)
         if net is not None:  # ("total without VAT": the Net column's, said so)
             plain, named = _EX_TAX.sub(lambda m: " " * len(m.group(0)), plain), [net[0]]
+        thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
+        plain = _threshold_verbs(plain, spans, thresholds, facts)
         values, doubt, said = _condition(plain, facts)
         years, no_year, year_said = _year(plain, facts)
         doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said)
-        thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
         if values or years or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
                 items += _counted_where(facts, values, thresholds, asked, named, years, plain)
             continue  # (its figures of all rows answer another question)
-        if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(plain)):  # ("toplamı kaç?": no count)
+        if _unknown_state(_folded(plain), facts):  # ("total outstanding" of a table that says no such thing)
+            continue
+        things = _things_asked(plain, facts) if "rows" in asked and not _ROWS.search(plain) else []
+        if things:  # ("how many customers?": its different customers, not its rows)
+            items += things
+            continue
+        counted = _HOW_MANY.search(_folded(plain))
+        if counted and counted.group(1) in _unknown_words(counted.group(1), facts):
+            continue  # ("how many customers are there in total?" of a table without them: not its amounts' total)
+        # (not where it counts something else: "how many customers?" of a table with no such column)
+        if "rows" in asked and (not named or len(asked) == 1 or _ROWS.search(plain)) and (_ROWS.search(plain) or not (
+                _unknown_words(_folded(plain), facts) or counted and re.fullmatch(CURRENCY_WORDS, counted.group(1)))):
+            # ("toplamı kaç?", "toplam kaç TL": no count)
             items.append({"what": "rows", "title": facts.title, "rows": _n(facts.rows)})
         # the table's total: its quantities × prices, not its quantities added up; asked as "the total
         # price" too (a price named alone: "total price of all bookings" said nothing)
@@ -944,6 +1035,28 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                     items.append({"what": what, "title": facts.title, "name": col.name, "letter": col.letter,
                                   "figure": figure, "rows": _n(facts.rows)} | ({"without": net[1].name} if net else {}))
     return items[:MAX_COUNTED]
+
+
+_HOW_MANY = re.compile(r"\b(?:how\s+many|kaç)\s+(?:(?:different|distinct|farklı)\s+)?([^\W\d_]+)")  # what a count counts
+
+
+def _things_asked(plain: str, facts: SheetFacts) -> list[dict[str, Any]]:
+    """A count asked of a text column's things ("how many customers?", "kaç müşteri var?" of a column
+    Customer): its different values, named where few ("Customer: 3 different values (ACME Ltd,
+    Bilge Co, Ceren AS)"), not the rows (5 invoices of 3 customers: "5 rows" was read as 5
+    customers). [] where no such column is named, or it holds a value per row (an Invoice
+    column's: its rows are its things)."""
+    texts = [c for c in facts.columns if c.kind == "text"]
+    named = {id(c): c for _, c in _named_by_word(plain, texts)}
+    if len(named) != 1:
+        return []
+    col = next(iter(named.values()))
+    if col.distinct >= col.filled:
+        return []
+    values = list(dict.fromkeys(v for v in (_line(r[col.at]) if col.at < len(r) else "" for r in facts.cells) if v))
+    listed = values if len(values) == col.distinct <= MAX_LISTED else []
+    return [{"what": "distinct", "title": facts.title, "name": col.name, "letter": col.letter,
+             "rows": _n(col.distinct), "listed": listed}]
 
 
 def _money_first(numbers: list[ColumnFacts], asked: list[str], question: str) -> list[ColumnFacts]:
@@ -1038,6 +1151,8 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
     found: dict[int, set[str]] = {}
     doubt = False
     taken: set[int] = set()
+    forms: dict[tuple[str, bool], list[tuple[ColumnFacts, str]]] | None = None  # (made once, where asked)
+    verbs: set[str] = set()  # the question's words that are another form of a value
     for n in (3, 2, 1):
         for i in range(len(words) - n + 1):
             said = " ".join(words[i:i + n])
@@ -1048,14 +1163,28 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
             value = said if any(said in c.values for c in columns) else \
                 stem if stem != said and len(stem) >= 3 and stem not in names else ""
             holding = [c for c in columns if value and value in c.values]
+            alike: set[str] = set()
+            if not holding and n == 1 and (form := _verb_form(said)) is not None:
+                # another form of a one-word value's verb ("ödenmemiş" of "ödenmedi"): its values
+                if forms is None:
+                    forms = {}
+                    for c in columns:
+                        for v in c.values:
+                            if (f := _verb_form(v)) is not None:
+                                forms.setdefault(f, []).append((c, v))
+                holding = list({id(c): c for c, _ in forms.get(form, [])}.values())
+                alike = {v for _, v in forms.get(form, [])}
+                value = said
             if not holding:
                 continue
             taken.update(range(i, i + n))
+            if alike:
+                verbs.add(said)
             if len(holding) > 1 or i and words[i - 1] in _NOT_BEFORE or words[i + n:i + n + 1] and \
                     words[i + n] in _NOT_AFTER:
                 doubt = True
             else:
-                found.setdefault(holding[0].at, set()).add(value)
+                found.setdefault(holding[0].at, set()).update(alike or {value})
     # a value said by its first words, by a name written with a capital ("invoices from Ankara", "Ankara'dan"
     # where the cells say "Ankara Ltd"): that value's rows, where only it (or it written two ways:
     # "Ankara Ltd", "Ankara Ltd.") begins so in one column; else a place the program cannot tell
@@ -1086,7 +1215,23 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
                 doubt = True
             else:
                 found.setdefault(starting[0][0].at, set()).update(v for _, v in starting)
-    return found, doubt, frozenset(said)
+    return found, doubt, frozenset(said | verbs)
+
+
+# a Turkish verb's form, as a status cell and a question say it: its stem, then "not" (me/ma),
+# then its tense or participle (di/tı, miş, en/yen), then plural and case endings (ler, in, e, den):
+# "ödendi", "ödenmiş", "ödenen", "ödenmedi", "ödenmemişlerin", "ödenmeyen" are one verb, "öden"
+_VERB_FORM = re.compile(r"(?P<stem>\w{3,}?)(?P<not>m[ae])?(?:d[ıiuü]|t[ıiuü]|m[ıiuü]ş|y?[ae]n)"
+                        r"(?:l[ae]r)?(?:n?[ıiuü]n|[ıiuü]|y?[ae]|[dt][ae]n?)?")
+
+
+def _verb_form(word: str) -> tuple[str, bool] | None:
+    """A Turkish word's verb stem and whether it says "not" (``_VERB_FORM``: "ödenmemiş" and
+    "ödenmedi" are ("öden", True), "ödenen" ("öden", False)); None for a word of no such form. A
+    question's word matches a one-word value of the same stem and the same "not" only: "ödenmemiş
+    kiralar" are the rows that say "ödenmedi", never those that say "ödendi"."""
+    m = _VERB_FORM.fullmatch(word)
+    return (m["stem"], bool(m["not"])) if m else None
 
 
 _OPS = ("over", "under", "least", "most", "between")
@@ -1243,6 +1388,12 @@ def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
             continue
         if what == "rows":
             said.append(("facts.counted_rows", {"title": title_phrase(item.get("title", "")), "rows": rows}))
+            continue
+        if what == "distinct":  # (a text column's different values: ``_things_asked``)
+            listed = item.get("listed") or []
+            said.append(("facts.counted_distinct", {
+                "name": column_phrase(ColumnFacts(of[0], "text", 0, letter=of[1])), "n": rows,
+                "names": f" ({', '.join(map(str, listed))})" if listed else ""}))
             continue
         name = column_phrase(ColumnFacts(of[0], "numbers", 0, letter=of[1]))
         if rows:

@@ -1,0 +1,115 @@
+"""Office questions on an English and a Turkish invoice table and a rent table, each with what the
+program counts for it (``table_facts.counted_answer``), checked by hand: the figure of the rows it
+names, all rows' figures for a plain question, or nothing where it names rows the program cannot
+tell (a small model repeats an "all 5 rows" total as the answer to "total outstanding")."""
+
+from __future__ import annotations
+
+import pytest
+
+from workstation.core.phrases import say
+from workstation.core.table_facts import SheetFacts, counted_answer, counted_phrases, table_facts
+
+EN = [["Invoice", "Customer", "Date", "Qty", "Unit price", "Amount", "Status"],
+      ["INV-101", "ACME Ltd", "2025-01-15", "10", "12.50", "125.00", "paid"],
+      ["INV-102", "Bilge Co", "2025-01-28", "4", "300.00", "1200.00", "unpaid"],
+      ["INV-103", "ACME Ltd", "2025-02-03", "2", "45.00", "90.00", "unpaid"],
+      ["INV-104", "Ceren AS", "2025-02-20", "1", "2500.00", "2500.00", "paid"],
+      ["INV-105", "Bilge Co", "2024-12-30", "6", "20.00", "120.00", "unpaid"]]
+TR = [["Fatura", "Müşteri", "Tarih", "Adet", "Birim fiyat", "Tutar", "Durum"],
+      ["F-101", "ACME Ltd", "15.01.2025", "10", "12,50", "125,00", "ödendi"],
+      ["F-102", "Bilge Co", "28.01.2025", "4", "300,00", "1.200,00", "ödenmedi"],
+      ["F-103", "ACME Ltd", "03.02.2025", "2", "45,00", "90,00", "ödenmedi"],
+      ["F-104", "Ceren AŞ", "20.02.2025", "1", "2.500,00", "2.500,00", "ödendi"],
+      ["F-105", "Bilge Co", "30.12.2024", "6", "20,00", "120,00", "ödenmedi"]]
+RENT = [["Daire", "Kira (TL)", "Aidat (TL)", "Durum"], ["A-1", "12.500,00", "900,00", "ödendi"],
+        ["A-2", "18.750,00", "1.100,00", "ödenmedi"], ["A-3", "9.800,00", "750,00", "ödenmedi"],
+        ["B-1", "22.000,00", "1.250,00", "ödendi"], ["B-2", "14.299,99", "900,00", "ödenmedi"],
+        ["B-3", "16.500,00", "1.000,00", "ödenmedi"], ["C-1", "15.000,00", "850,00", "ödendi"],
+        ["C-2", "10.750,00", "750,00", "ödenmedi"]]
+
+
+def _facts(table: str) -> SheetFacts:
+    facts = {"en": lambda: table_facts("invoices.csv", 0, EN, usual_comma=False),
+             "tr": lambda: table_facts("faturalar.csv", 0, TR, usual_comma=True),
+             "rent": lambda: table_facts("kira.csv", 0, RENT, usual_comma=True)}[table]()
+    assert facts is not None
+    return facts
+
+
+ALL_EN = "Counted by the program: Amount (column F), all 5 rows: total 4,035.00"
+ALL_TR = "Counted by the program: Tutar (column F), all 5 rows: total 4,035.00"
+UNPAID_EN = "Counted by the program: Amount where Status is unpaid: 3 rows (INV-102, INV-103, INV-105), total 1,410.00"
+UNPAID_TR = "Counted by the program: Tutar where Durum is ödenmedi: 3 rows (F-102, F-103, F-105), total 1,410.00"
+PAID_TR = "Counted by the program: Tutar where Durum is ödendi: 2 rows (F-101, F-104), total 2,625.00"
+ALL_RENT = ("Counted by the program: Kira (TL) (column B), all 8 rows: total 119,599.99, "
+            "Aidat (TL) (column C), all 8 rows: total 7,500.00")
+
+# (question, table, the line counted: "" for nothing)
+CASES = [
+    # plain questions keep their line
+    ("what is the total?", "en", ALL_EN),
+    ("total amount", "en", ALL_EN),
+    ("What is the grand total?", "en", ALL_EN),
+    ("total of all invoices", "en", ALL_EN),
+    ("add up the amounts", "en", ALL_EN),
+    ("what is the total?", "tr", ALL_TR),
+    ("toplam ne kadar?", "tr", ALL_TR),
+    ("toplam tutar ne kadar?", "tr", ALL_TR),
+    ("tüm faturaların toplam tutarı", "tr", ALL_TR),
+    ("genel toplam", "tr", ALL_TR),
+    ("total amount please", "rent", ALL_RENT),
+    ("toplam ne kadar?", "rent", ALL_RENT),
+    ("how many invoices?", "en", "Counted by the program: invoices.csv: 5 rows"),
+    ("kaç fatura var?", "tr", "Counted by the program: faturalar.csv: 5 rows"),
+    # the table's own status words, in any form of their verb
+    ("total of unpaid invoices", "en", UNPAID_EN),
+    ("unpaid total", "en", UNPAID_EN),
+    ("How many invoices are unpaid?", "en", "Counted by the program: 3 rows where Status is unpaid (INV-102, INV-103, INV-105)"),
+    ("ödenmedi faturaların toplamı", "tr", UNPAID_TR),
+    ("ödenmemiş faturaların toplamı", "tr", UNPAID_TR),
+    ("ödenmeyen faturaların toplamı", "tr", UNPAID_TR),
+    ("ödenmiş faturaların toplamı", "tr", PAID_TR),
+    ("kaç fatura ödenmedi?", "tr", "Counted by the program: 3 rows where Durum is ödenmedi (F-102, F-103, F-105)"),
+    # a state the table's cells do not say: nothing, never all rows
+    ("total outstanding", "en", ""),
+    ("total due", "en", ""),
+    ("how much do customers owe in total?", "en", ""),
+    ("total of open invoices", "en", ""),
+    ("total of overdue invoices", "en", ""),
+    ("kaç fatura ödenmedi?", "en", ""),
+    ("ödenmedi olanların toplamı", "en", ""),
+    ("açık faturaların toplamı", "en", ""),
+    ("sum of unpaid", "tr", ""),
+    ("total unpaid amount", "tr", ""),
+    ("unpaid total", "tr", ""),
+    ("total paid", "tr", ""),
+    ("total outstanding", "tr", ""),
+    ("How many invoices are unpaid?", "tr", ""),
+    ("tahsil edilmemiş tutar toplamı", "tr", ""),
+    ("total rent of unpaid flats", "rent", ""),
+    ("How many flats are unpaid?", "rent", ""),
+    # a count of a text column's things: its different values, never the rows
+    ("how many customers?", "en", "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"),
+    ("kaç müşteri var?", "tr", "Counted by the program: Müşteri (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AŞ)"),
+    ("how many customers?", "tr", ""),  # ("customers" names no column of Turkish names)
+    ("how many customers are there in total?", "rent", ""),
+    ("kaç daire var?", "rent", "Counted by the program: kira.csv: 8 rows"),  # (a flat a row)
+    ("toplam kaç TL", "tr", "Counted by the program: Adet (column D), all 5 rows: total 23, Tutar (column F), all 5 rows: total 4,035.00"),
+    # a time said from today: no date the program knows is today
+    ("bu sene toplam kira", "rent", ""),
+    ("bu yıl toplam", "tr", ""),
+    ("this year's total", "en", ""),
+    # a threshold in TL: on the column a word of the question names, else nothing
+    ("15.000 TL'den fazla kira ödeyen daireler hangileri?", "rent",
+     "Counted by the program: 3 rows where Kira (TL) over 15,000 (A-2, B-1, B-3)"),
+    ("Kirası 15.000 TL'den fazla olan daireler hangileri?", "rent",
+     "Counted by the program: 3 rows where Kira (TL) over 15,000 (A-2, B-1, B-3)"),
+    ("15.000 TL'den fazla olan daireler hangileri?", "rent", ""),
+    ("which flats pay more than 15,000 TL rent?", "rent", ""),  # ("rent" names no column of Turkish names)
+]
+
+
+@pytest.mark.parametrize(("question", "table", "line"), CASES)
+def test_an_office_question_counts_its_rows_all_rows_or_nothing(question: str, table: str, line: str) -> None:
+    assert say(counted_phrases(counted_answer(question, [_facts(table)]))) == line
