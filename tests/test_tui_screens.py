@@ -693,6 +693,70 @@ async def test_the_open_dialog_lists_names_in_the_alphabets_order(
             "Isparta.txt", "İzin.txt", "Ozan.txt", "ödeme.txt", "sabah.txt", "Şubat.txt", "ücret.txt", "zam.txt"]
 
 
+async def test_a_folder_typed_in_the_open_dialog_opens_it_and_attaches_nothing_unchosen(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder typed and Enter filled the path line with the folder's first file (…/kira.txt),
+    so a second Enter attached a file the user never chose. Now: the folder is listed, the list
+    has the focus, the line says the folder, and Enter picks nothing until a file is chosen."""
+    from textual.widgets import Input
+
+    from workstation.tui.screens.file_picker import FilePicker, FileTree
+
+    docs = tmp_path / "sözleşmeler"
+    docs.mkdir()
+    (docs / "kira.txt").write_text("Kira her ayın beşinde ödenir.\n", encoding="utf-8")
+    (docs / "zam.txt").write_text("Zam yılda bir kez yapılır.\n", encoding="utf-8")
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path / "home")
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(FileTree)))
+        screen = app.screen
+        assert isinstance(screen, FilePicker)
+        tree, line = screen.query_one(FileTree), screen.query_one("#picker-path", Input)
+        line.focus()
+        line.value = str(docs)
+        await pilot.press("enter")
+        await until(pilot, lambda: Path(tree.path) == docs and len(tree.root.children) == 2 and not tree.loading)
+        await pilot.pause()
+        assert tree.has_focus and line.value == f"{docs}/" and tree.cursor_node is None
+        await pilot.press("enter")  # the second Enter: nothing chosen, nothing read or attached
+        await pilot.pause()
+        assert app.screen is screen and screen._reading is None and app.pending_document is None
+        await pilot.press("down", "down")  # chosen: the second file
+        await until(pilot, lambda: line.value == str(docs / "zam.txt"))
+        await pilot.press("enter")
+        await until(pilot, lambda: app.pending_document is not None)
+        assert app.pending_document == (docs / "zam.txt", "Zam yılda bir kez yapılır.")
+
+
+def test_the_open_dialog_starts_in_the_folder_the_app_was_started_from(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No folder picked yet and no Documents: the folder ``./run.sh`` was started from where it
+    holds something to open (home with nothing in it said "Nothing to open"), not the program's
+    own folder, nor one with nothing to open."""
+    from workstation.tui.screens import file_picker
+    from workstation.tui.screens.file_picker import start_folder
+
+    home, papers = tmp_path / "home", tmp_path / "home" / "işler"
+    papers.mkdir(parents=True)
+    (papers / "kira.txt").write_text("Kira.\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(papers)
+    assert start_folder(None) == papers
+    assert start_folder(papers / "gone" / "x.txt") == papers  # the last pick's folder first
+    monkeypatch.chdir(Path(file_picker.__file__).resolve().parents[3])  # the program's own
+    assert start_folder(None) == home
+    (tmp_path / "bare").mkdir()
+    monkeypatch.chdir(tmp_path / "bare")
+    assert start_folder(None) == home
+    (home / "Documents").mkdir()
+    monkeypatch.chdir(papers)
+    assert start_folder(None) == home / "Documents"
+
+
 def test_an_empty_list_in_the_open_dialog_says_why(tmp_path: Path) -> None:
     """The tree shows a blank list for a folder it cannot open (it swallows the error) and for
     one with nothing usable; the dialog says which (root reads any folder: a missing one here)."""
