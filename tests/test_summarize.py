@@ -105,6 +105,28 @@ def test_chunks_fit_the_context_and_cover_a_long_real_text(eng) -> None:
     assert chunks[0].cite.startswith("lines 1–")
 
 
+def test_a_small_last_part_joins_the_one_before_or_the_parts_are_cut_evenly(eng, tmp_path: Path) -> None:
+    """A ~2,000-word contract was read in 3 parts, the last one line ("part 3 (line 69)"): a model
+    call of its own and a point made up for it. A last part under a quarter of a part joins the
+    one before where their prompt fits with the margin; else the parts are cut to even sizes."""
+    licence = read_document(real_long_text())
+    first = make_chunks(Runner(eng, None), licence, CTX, MAX_TOKENS, SummarizeOptions())[0]
+    two_full_parts = licence.text[:first[1].end]  # (the chunker fills them as full as it can)
+    words = licence.text[first[2].start:first[2].end].split()
+    # (a line that fits the second part's room is taken in by it as the parts are cut)
+    for tail, parts_wanted in (("This Agreement is signed in two copies.", 2), (" ".join(words[:24]), 3),
+                               (" ".join(words[:40]), 3)):
+        path = tmp_path / "contract.txt"
+        path.write_text(f"{two_full_parts}\n{tail}\n", encoding="utf-8")
+        doc = read_document(path)
+        chunks = _check_chunks(eng, doc, MAX_TOKENS)
+        _, _, budget = make_chunks(Runner(eng, None), doc, CTX, MAX_TOKENS, SummarizeOptions())
+        assert len(chunks) == parts_wanted, [(c.tokens, c.cite) for c in chunks]
+        assert min(c.tokens for c in chunks) >= budget / 4, [(c.tokens, c.cite) for c in chunks]
+        assert [c.index for c in chunks] == list(range(1, parts_wanted + 1))
+        assert chunks[-1].cite != f"line {doc.text.count(chr(10))}"  # not the closing line alone
+
+
 def test_a_text_with_no_line_breaks_is_measured_a_few_times_a_chunk_and_stops_on_ctrl_c(eng) -> None:
     """A document on one line is cut into words, and each chunk grew a word at a time, measured
     again for each: 909 measures (13 s) for 140,000 characters, minutes for 3 MB, and Ctrl-C
