@@ -841,6 +841,34 @@ def test_a_summary_cut_at_its_length_limit_says_so(profile, tmp_path: Path,
     assert "…" in text and "> The summary above stopped at its length limit, so it ends mid-sentence (…)" in text, text
 
 
+def test_a_cut_summary_is_advised_by_what_held_it(tmp_path: Path) -> None:
+    """A summary's reply is held by the least of the profile's longest reply, a share of the
+    context and the longest a summary is written (256 a part, 512 combining); "raise the longest
+    reply" was said of all three. The profile's longest reply only where it was the least."""
+    from workstation.core.summarize import _answer_budgets, _totals
+
+    def held(context: int, max_tokens: int) -> tuple[tuple[int, str], tuple[int, str]]:
+        profile = make_profile(context=context, sampling={"max_tokens": max_tokens})
+        return _answer_budgets(profile, context, SummarizeOptions())
+
+    assert held(4096, 100) == ((100, "reply"), (100, "reply"))
+    assert held(256, 400) == ((48, "context"), (64, "context"))
+    assert held(8192, 1024) == ((256, "longest"), (512, "longest"))  # (the shipped profiles' kind)
+    assert held(1024, 128) == ((128, "context"), (128, "reply"))  # (a part's share of the context is 128 too)
+    assert held(2048, 512)[1] == (512, "longest")
+    doc = tmp_path / "bees.md"
+    doc.write_text("# Bees\n\n" + SUBJECT_PARAGRAPHS[0], encoding="utf-8")
+    document = read_document(doc)
+    cut, totals = "Honeybees live in colonies of thousands and…", _totals([], [], 1000.0)
+    for lookup, advice, not_said in ((None, "ask a question about a point for more on it", "max_tokens"),
+                                     (Texts("en").in_app, "For more on a point, ask a question about it (Ctrl+K).",
+                                      "Longest reply"),
+                                     (Texts("tr").in_app, "(Ctrl+K)", "En uzun yanıt")):
+        text = render_markdown(document, cut, [], False, totals, lookup, None, "longest")
+        assert advice in text and not_said not in text, text
+    assert "(F3 → E, Longest reply)" in render_markdown(document, cut, [], False, totals, Texts("en").in_app, None, "reply")
+
+
 def test_a_stopped_summary_goes_on_from_its_kept_parts_until_the_document_changes(
         eng, profile, tmp_path: Path) -> None:
     """The parts a stopped run finished are kept on disk as each is done (a summary stopped at

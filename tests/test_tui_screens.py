@@ -2107,6 +2107,43 @@ async def test_f6_says_a_summary_cut_at_its_length_limit_is_cut_short(profiles: 
         assert "(F3 → E, En uzun yanıt)" in state() and "Bitti" not in state()
 
 
+async def test_f6_says_a_summary_cut_by_its_share_of_the_context_needs_a_larger_context(
+        profiles: Path, smollm2_path: Path, tmp_path: Path) -> None:
+    """A summary held by its share of the context (256 tokens: 64 for the summary), not by the
+    profile's longest reply (400): F6 told the user to raise the longest reply, which changed
+    nothing. It says a larger context (F3 → E, Context) lets it finish; in Turkish too."""
+    from docmaker import SUBJECT_PARAGRAPHS
+    from textual.widgets import Input
+
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    _profile(profiles / "c.yaml", str(smollm2_path), context=256,
+             sampling={"temperature": 0.0, "max_tokens": 400, "seed": 1, "repeat_penalty": 1.0})
+    doc = tmp_path / "bees.md"
+    doc.write_text("# Bees\n\n" + "\n\n".join(SUBJECT_PARAGRAPHS[:3]), encoding="utf-8")
+    app = WorkstationApp("c", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        screen = app.screen
+        assert isinstance(screen, SummarizeScreen)
+        screen.query_one("#summarize-path", Input).value = str(doc)
+        await pilot.press("enter")
+        await until(pilot, lambda: not screen.running and screen.result is not None)
+        result = screen.result
+        assert result is not None and result.cut_short
+        state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+        assert state().startswith("Cut short: the summary used all the room this profile's context leaves it, so it "
+                                  "ends mid-sentence (…). To get it whole, give the profile a larger context (F3 → E, "
+                                  "Context), then summarize it again (Ctrl+R)."), state()
+        assert "Longest reply" not in state() and "Longest reply" not in screen.summary and result.cut_by == "context"
+        assert "(F3 → E, Context)" in screen.summary, screen.summary  # the note under it says the same
+        await pilot.press("f9")
+        await until(pilot, lambda: state().startswith("Yarıda kaldı: özet, bu profilin bağlamında"))
+        assert "(F3 → E, Bağlam)" in state() and "En uzun yanıt" not in state()
+
+
 async def test_a_summary_goes_on_behind_the_chat_until_stopped(
     profiles: Path, tmp_path: Path, smollm2_path: Path, signals_kept: None
 ) -> None:
