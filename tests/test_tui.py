@@ -3135,6 +3135,18 @@ async def test_a_turkish_start_keeps_the_small_models_language_warning_in_the_we
         assert "adları, tarihleri ve rakamları sık sık yanlış verir" in str(welcome.render())
 
 
+async def test_a_conversations_title_from_a_long_turkish_message_reads_whole(profiles: Path) -> None:
+    """The list named a conversation "Kiracımızdan gelen mesaj şu, buna kibar bir": cut
+    mid-phrase, nothing saying it went on. It ends where it reads whole, with "…"."""
+    app = WorkstationApp("a", sample_system=False, language="tr")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await _send_text(pilot, app, "Kiracımızdan gelen mesaj şu, buna kibar bir yanıt yazar mısın: kira gecikecek.")
+        await until(pilot, lambda: app.conversation_id is not None and not app.generating)
+        assert app.conversation_id is not None
+        assert app.store.get(app.conversation_id, with_messages=False).title == "Kiracımızdan gelen mesaj şu…"
+
+
 async def test_an_engine_killed_while_idle_is_noticed_loaded_again_once_and_the_message_answered(
         profiles: Path) -> None:
     """The engine's process killed while idle (the system, short of memory): the next message
