@@ -511,12 +511,33 @@ def test_a_title_made_from_a_long_message_ends_at_a_word() -> None:
     """"Write a long story about a cat who works in an o": cut mid-word, and that was the name
     `chat -c` wanted typed back."""
     message = "Write a long story about a cat who works in an office, with many details."
-    assert title_from_message(message) == "Write a long story about a cat who works in an"
+    assert title_from_message(message) == "Write a long story about a cat who works…"  # (not "… in an")
     assert title_from_message("Short\nquestion?") == "Short question?"
-    assert title_from_message("x" * 60) == "x" * 48  # one long word: cut where it must be
+    assert title_from_message("x" * 60) == "x" * 47 + "…"  # one long word: cut where it must be
     # …and not at a comma that led on (F7's file began "# Write a short email to a client, Mr Brown,")
     message = "Write a short email to a client, Mr Brown, saying the invoice is late."
-    assert title_from_message(message) == "Write a short email to a client, Mr Brown"
+    assert title_from_message(message) == "Write a short email to a client, Mr Brown…"
+
+
+def test_a_title_cut_from_a_long_message_reads_whole_and_says_it_was_cut() -> None:
+    """"Kiracımızdan gelen mesaj şu, buna kibar bir" stopped mid-phrase, nothing saying it went
+    on: a title ends at a punctuation mark in its second half, else before trailing function
+    words ("bir", "the"), and "…" says it was cut; a whole sentence is left as it is."""
+    cases = {
+        "Kiracımızdan gelen mesaj şu, buna kibar bir yanıt yazar mısın: kira bu ay gecikti.":
+            "Kiracımızdan gelen mesaj şu…",
+        "Müşterimize gönderilecek fiyat teklifi için kısa bir e-posta taslağı hazırlar mısın": "Müşterimize "
+            "gönderilecek fiyat teklifi…",
+        "Please check this contract and tell me whether the payment terms are fair to us": "Please check this "
+            "contract and tell me…",
+        "Can you summarize the main points of the report for the board and the staff": "Can you summarize the main "
+            "points of the report…",
+        "Toplantı notlarını düzenler misin? Yarın sabah müdüre göndereceğim, acele": "Toplantı notlarını düzenler "
+            "misin?",
+    }
+    for message, title in cases.items():
+        assert title_from_message(message) == title, message
+        assert len(title) <= 48
 
 
 def test_a_draft_that_cannot_be_saved_is_said_in_the_apps_language(tmp_path: Path) -> None:

@@ -105,6 +105,28 @@ def test_chunks_fit_the_context_and_cover_a_long_real_text(eng) -> None:
     assert chunks[0].cite.startswith("lines 1–")
 
 
+def test_a_small_last_part_joins_the_one_before_or_the_parts_are_cut_evenly(eng, tmp_path: Path) -> None:
+    """A ~2,000-word contract was read in 3 parts, the last one line ("part 3 (line 69)"): a model
+    call of its own and a point made up for it. A last part under a quarter of a part joins the
+    one before where their prompt fits with the margin; else the parts are cut to even sizes."""
+    licence = read_document(real_long_text())
+    first = make_chunks(Runner(eng, None), licence, CTX, MAX_TOKENS, SummarizeOptions())[0]
+    two_full_parts = licence.text[:first[1].end]  # (the chunker fills them as full as it can)
+    words = licence.text[first[2].start:first[2].end].split()
+    # (a line that fits the second part's room is taken in by it as the parts are cut)
+    for tail, parts_wanted in (("This Agreement is signed in two copies.", 2), (" ".join(words[:24]), 3),
+                               (" ".join(words[:40]), 3)):
+        path = tmp_path / "contract.txt"
+        path.write_text(f"{two_full_parts}\n{tail}\n", encoding="utf-8")
+        doc = read_document(path)
+        chunks = _check_chunks(eng, doc, MAX_TOKENS)
+        _, _, budget = make_chunks(Runner(eng, None), doc, CTX, MAX_TOKENS, SummarizeOptions())
+        assert len(chunks) == parts_wanted, [(c.tokens, c.cite) for c in chunks]
+        assert min(c.tokens for c in chunks) >= budget / 4, [(c.tokens, c.cite) for c in chunks]
+        assert [c.index for c in chunks] == list(range(1, parts_wanted + 1))
+        assert chunks[-1].cite != f"line {doc.text.count(chr(10))}"  # not the closing line alone
+
+
 def test_a_text_with_no_line_breaks_is_measured_a_few_times_a_chunk_and_stops_on_ctrl_c(eng) -> None:
     """A document on one line is cut into words, and each chunk grew a word at a time, measured
     again for each: 909 measures (13 s) for 140,000 characters, minutes for 3 MB, and Ctrl-C
@@ -817,6 +839,34 @@ def test_a_summary_cut_at_its_length_limit_says_so(profile, tmp_path: Path,
     # and in the file, where batch's reader sees it (the console alone said it)
     text = (tmp_path / "s.md").read_text(encoding="utf-8")
     assert "…" in text and "> The summary above stopped at its length limit, so it ends mid-sentence (…)" in text, text
+
+
+def test_a_cut_summary_is_advised_by_what_held_it(tmp_path: Path) -> None:
+    """A summary's reply is held by the least of the profile's longest reply, a share of the
+    context and the longest a summary is written (256 a part, 512 combining); "raise the longest
+    reply" was said of all three. The profile's longest reply only where it was the least."""
+    from workstation.core.summarize import _answer_budgets, _totals
+
+    def held(context: int, max_tokens: int) -> tuple[tuple[int, str], tuple[int, str]]:
+        profile = make_profile(context=context, sampling={"max_tokens": max_tokens})
+        return _answer_budgets(profile, context, SummarizeOptions())
+
+    assert held(4096, 100) == ((100, "reply"), (100, "reply"))
+    assert held(256, 400) == ((48, "context"), (64, "context"))
+    assert held(8192, 1024) == ((256, "longest"), (512, "longest"))  # (the shipped profiles' kind)
+    assert held(1024, 128) == ((128, "context"), (128, "reply"))  # (a part's share of the context is 128 too)
+    assert held(2048, 512)[1] == (512, "longest")
+    doc = tmp_path / "bees.md"
+    doc.write_text("# Bees\n\n" + SUBJECT_PARAGRAPHS[0], encoding="utf-8")
+    document = read_document(doc)
+    cut, totals = "Honeybees live in colonies of thousands and…", _totals([], [], 1000.0)
+    for lookup, advice, not_said in ((None, "ask a question about a point for more on it", "max_tokens"),
+                                     (Texts("en").in_app, "For more on a point, ask a question about it (Ctrl+K).",
+                                      "Longest reply"),
+                                     (Texts("tr").in_app, "(Ctrl+K)", "En uzun yanıt")):
+        text = render_markdown(document, cut, [], False, totals, lookup, None, "longest")
+        assert advice in text and not_said not in text, text
+    assert "(F3 → E, Longest reply)" in render_markdown(document, cut, [], False, totals, Texts("en").in_app, None, "reply")
 
 
 def test_a_stopped_summary_goes_on_from_its_kept_parts_until_the_document_changes(

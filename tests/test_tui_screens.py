@@ -693,6 +693,70 @@ async def test_the_open_dialog_lists_names_in_the_alphabets_order(
             "Isparta.txt", "İzin.txt", "Ozan.txt", "ödeme.txt", "sabah.txt", "Şubat.txt", "ücret.txt", "zam.txt"]
 
 
+async def test_a_folder_typed_in_the_open_dialog_opens_it_and_attaches_nothing_unchosen(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder typed and Enter filled the path line with the folder's first file (…/kira.txt),
+    so a second Enter attached a file the user never chose. Now: the folder is listed, the list
+    has the focus, the line says the folder, and Enter picks nothing until a file is chosen."""
+    from textual.widgets import Input
+
+    from workstation.tui.screens.file_picker import FilePicker, FileTree
+
+    docs = tmp_path / "sözleşmeler"
+    docs.mkdir()
+    (docs / "kira.txt").write_text("Kira her ayın beşinde ödenir.\n", encoding="utf-8")
+    (docs / "zam.txt").write_text("Zam yılda bir kez yapılır.\n", encoding="utf-8")
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path / "home")
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(FileTree)))
+        screen = app.screen
+        assert isinstance(screen, FilePicker)
+        tree, line = screen.query_one(FileTree), screen.query_one("#picker-path", Input)
+        line.focus()
+        line.value = str(docs)
+        await pilot.press("enter")
+        await until(pilot, lambda: Path(tree.path) == docs and len(tree.root.children) == 2 and not tree.loading)
+        await pilot.pause()
+        assert tree.has_focus and line.value == f"{docs}/" and tree.cursor_node is None
+        await pilot.press("enter")  # the second Enter: nothing chosen, nothing read or attached
+        await pilot.pause()
+        assert app.screen is screen and screen._reading is None and app.pending_document is None
+        await pilot.press("down", "down")  # chosen: the second file
+        await until(pilot, lambda: line.value == str(docs / "zam.txt"))
+        await pilot.press("enter")
+        await until(pilot, lambda: app.pending_document is not None)
+        assert app.pending_document == (docs / "zam.txt", "Zam yılda bir kez yapılır.")
+
+
+def test_the_open_dialog_starts_in_the_folder_the_app_was_started_from(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No folder picked yet and no Documents: the folder ``./run.sh`` was started from where it
+    holds something to open (home with nothing in it said "Nothing to open"), not the program's
+    own folder, nor one with nothing to open."""
+    from workstation.tui.screens import file_picker
+    from workstation.tui.screens.file_picker import start_folder
+
+    home, papers = tmp_path / "home", tmp_path / "home" / "işler"
+    papers.mkdir(parents=True)
+    (papers / "kira.txt").write_text("Kira.\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(papers)
+    assert start_folder(None) == papers
+    assert start_folder(papers / "gone" / "x.txt") == papers  # the last pick's folder first
+    monkeypatch.chdir(Path(file_picker.__file__).resolve().parents[3])  # the program's own
+    assert start_folder(None) == home
+    (tmp_path / "bare").mkdir()
+    monkeypatch.chdir(tmp_path / "bare")
+    assert start_folder(None) == home
+    (home / "Documents").mkdir()
+    monkeypatch.chdir(papers)
+    assert start_folder(None) == home / "Documents"
+
+
 def test_an_empty_list_in_the_open_dialog_says_why(tmp_path: Path) -> None:
     """The tree shows a blank list for a folder it cannot open (it swallows the error) and for
     one with nothing usable; the dialog says which (root reads any folder: a missing one here)."""
@@ -2041,6 +2105,43 @@ async def test_f6_says_a_summary_cut_at_its_length_limit_is_cut_short(profiles: 
         await pilot.press("f9")
         await until(pilot, lambda: state().startswith("Yarıda kaldı: özet uzunluk sınırına takıldı"))
         assert "(F3 → E, En uzun yanıt)" in state() and "Bitti" not in state()
+
+
+async def test_f6_says_a_summary_cut_by_its_share_of_the_context_needs_a_larger_context(
+        profiles: Path, smollm2_path: Path, tmp_path: Path) -> None:
+    """A summary held by its share of the context (256 tokens: 64 for the summary), not by the
+    profile's longest reply (400): F6 told the user to raise the longest reply, which changed
+    nothing. It says a larger context (F3 → E, Context) lets it finish; in Turkish too."""
+    from docmaker import SUBJECT_PARAGRAPHS
+    from textual.widgets import Input
+
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    _profile(profiles / "c.yaml", str(smollm2_path), context=256,
+             sampling={"temperature": 0.0, "max_tokens": 400, "seed": 1, "repeat_penalty": 1.0})
+    doc = tmp_path / "bees.md"
+    doc.write_text("# Bees\n\n" + "\n\n".join(SUBJECT_PARAGRAPHS[:3]), encoding="utf-8")
+    app = WorkstationApp("c", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        screen = app.screen
+        assert isinstance(screen, SummarizeScreen)
+        screen.query_one("#summarize-path", Input).value = str(doc)
+        await pilot.press("enter")
+        await until(pilot, lambda: not screen.running and screen.result is not None)
+        result = screen.result
+        assert result is not None and result.cut_short
+        state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+        assert state().startswith("Cut short: the summary used all the room this profile's context leaves it, so it "
+                                  "ends mid-sentence (…). To get it whole, give the profile a larger context (F3 → E, "
+                                  "Context), then summarize it again (Ctrl+R)."), state()
+        assert "Longest reply" not in state() and "Longest reply" not in screen.summary and result.cut_by == "context"
+        assert "(F3 → E, Context)" in screen.summary, screen.summary  # the note under it says the same
+        await pilot.press("f9")
+        await until(pilot, lambda: state().startswith("Yarıda kaldı: özet, bu profilin bağlamında"))
+        assert "(F3 → E, Bağlam)" in state() and "En uzun yanıt" not in state()
 
 
 async def test_a_summary_goes_on_behind_the_chat_until_stopped(

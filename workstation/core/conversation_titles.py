@@ -31,18 +31,47 @@ def clean_title(title: str) -> str:
 LEADS_ON = ",;:-–—([{\"'“‘«/&"
 
 
+# words a title cut from a message does not end on: they lead on to the words cut away ("Kiracımızdan
+# gelen mesaj şu, buna kibar bir" stopped mid-phrase), in the languages the app speaks (lower case)
+FUNCTION_WORDS = frozenset((
+    "a an the of to in on at for with by from into onto about as and or but nor so than that this these those "
+    "my our your his her their its is are was were be been will would can could should shall may might must "
+    "please if when while whether because very some any no not"
+).split()) | frozenset((
+    "bir ve ile veya ya yahut ama fakat ancak çünkü ki da de için gibi kadar daha en çok az her hem ne "
+    "bu şu o bana sana buna şuna ona bize size onlara"
+).split())
+CLAUSE_MARKS = ",;:.!?"  # a cut made at one of them reads whole ("…mesaj şu" where a comma followed)
+CUT_MARK = "…"  # said where a title was cut from a longer message
+
+
 def title_from_message(text: str, limit: int = 48) -> str:
-    """A new conversation's title from its first message: cut at a word's end where it is too
-    long ("… works in an o", cut mid-word, was the name `chat -c` wanted typed back), without
-    the punctuation after that word that leads on (``LEADS_ON``). A message with a table pasted in
-    it: its own words, without the table's lines ("What is the total of this invoice? Item Qty
-    Unit" was the title, and F7's file name); the table's where it has no other words."""
+    """A new conversation's title from its first message: where it is too long, cut where what
+    is kept reads whole, with "…" after it: at a punctuation mark in its second half ("…mesaj
+    şu, buna kibar bir" stopped mid-phrase), else at a word's end ("… works in an o", cut
+    mid-word, was the name `chat -c` wanted typed back) before any trailing function words
+    (``FUNCTION_WORDS``: "a", "the", "bir", "ve"), without the punctuation after that word that
+    leads on (``LEADS_ON``). A message with a table pasted in it: its own words, without the
+    table's lines ("What is the total of this invoice? Item Qty Unit" was the title, and F7's
+    file name); the table's where it has no other words."""
     line = one_line(question_of(text, pasted_tables(text))) or one_line(text)
     if len(line) <= limit:
         return line
-    cut = line[:limit + 1].rsplit(" ", 1)[0]  # (the character after the limit a space: the whole of it)
-    cut = cut if limit // 2 <= len(cut) <= limit else line[:limit]
-    return cut.rstrip(LEADS_ON + " ") or cut
+    room = limit - len(CUT_MARK)
+    cut = line[:room + 1].rsplit(" ", 1)[0]  # (the character after the room a space: the whole of it)
+    cut = cut if room // 2 <= len(cut) <= room else line[:room]
+    marks = [i for i, c in enumerate(cut) if c in CLAUSE_MARKS and (i + 1 == len(cut) or cut[i + 1] == " ")]
+    if marks and marks[-1] >= room // 2:  # a clause's end in the second half: up to it
+        cut = cut[:marks[-1] + 1]
+        if cut[-1] in ".!?":  # (a whole sentence: said as it is)
+            return cut
+    else:
+        words = cut.split(" ")
+        while len(words) > 1 and words[-1].strip(LEADS_ON).casefold() in FUNCTION_WORDS \
+                and len(" ".join(words[:-1])) >= room // 2:
+            words.pop()
+        cut = " ".join(words)
+    return (cut.rstrip(LEADS_ON + CLAUSE_MARKS + " ") or cut) + CUT_MARK
 
 
 def one_line(text: str) -> str:

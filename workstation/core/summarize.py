@@ -307,6 +307,16 @@ def duration(seconds: float, lookup: Lookup | None = None) -> str:
     return eta_text(max(seconds, 1.0) if seconds > 0 else seconds, "", lookup=lookup).strip()
 
 
+# what held a summary's reply to its length (``_answer_budget``), each with its advice when a summary
+# ends cut short there (``CUT_SHORT_KEYS``)
+CUT_BY_REPLY = "reply"  # the profile's longest reply (max_tokens): a larger one lets it finish
+CUT_BY_CONTEXT = "context"  # its share of the context: a larger context lets it finish
+CUT_BY_LONGEST = "longest"  # the longest a summary is written (PART_MOST, COMBINING_MOST): ask about a point
+CUT_SHORT_KEYS = {CUT_BY_REPLY: "summary.cut_short", CUT_BY_CONTEXT: "summary.cut_short_context",
+                  CUT_BY_LONGEST: "summary.cut_short_longest"}
+PART_MOST, COMBINING_MOST = 256, 512  # tokens: a part's summary, the whole's (a combining step's)
+
+
 @dataclass
 class SummaryResult:
     source: str
@@ -328,13 +338,15 @@ class SummaryResult:
     # only (a summary kept on disk is shown as it was written)
     document: Document | None = None
     small: tuple[str, int] | None = None
+    cut_by: str = CUT_BY_REPLY  # what held its last step's reply to its length (``CUT_BY_*``)
 
     def in_language(self, lookup: Lookup | None) -> str:
         """The summary's Markdown with its headings and figures in ``lookup``'s language (the
         model's words as they are); as it is where it was not made in this run."""
         if self.document is None:
             return self.summary
-        return render_markdown(self.document, self.overall, self.chunks, self.cancelled, self.totals, lookup, self.small)
+        return render_markdown(self.document, self.overall, self.chunks, self.cancelled, self.totals, lookup, self.small,
+                               self.cut_by)
 
     @property
     def cut_short(self) -> bool:
@@ -642,11 +654,24 @@ def _cut_loop(text: str) -> str:
 
 
 # --- map-reduce -------------------------------------------------------------------------------
-def _answer_budgets(profile: Profile, n_ctx: int, options: SummarizeOptions) -> tuple[int, int]:
-    cap = max(16, profile.sampling.max_tokens)
-    map_tokens = options.map_tokens or min(cap, max(48, n_ctx // 8), 256)
-    reduce_tokens = options.reduce_tokens or min(cap, max(64, n_ctx // 4), 512)
-    return map_tokens, reduce_tokens
+
+
+def _answer_budget(profile: Profile, n_ctx: int, given: int | None, floor: int, share: int, most: int) -> tuple[int, str]:
+    """A summary step's reply budget: ``given`` (an option), else the least of the profile's longest
+    reply, ``1/share`` of the context (at least ``floor``) and ``most``; and which of them it is
+    (``CUT_BY_*``: a summary stopped there is advised by it; the longest reply only where it is less
+    than the others, raising it alone would not let it finish otherwise)."""
+    if given:
+        return given, CUT_BY_REPLY
+    cap, room = max(16, profile.sampling.max_tokens), max(floor, n_ctx // share)
+    budget = min(cap, room, most)
+    return budget, CUT_BY_REPLY if cap < min(room, most) else CUT_BY_CONTEXT if room < most else CUT_BY_LONGEST
+
+
+def _answer_budgets(profile: Profile, n_ctx: int, options: SummarizeOptions) -> tuple[tuple[int, str], tuple[int, str]]:
+    """The reply budgets of a part's summary and of a combining step, each with what set it."""
+    return (_answer_budget(profile, n_ctx, options.map_tokens, 48, 8, PART_MOST),
+            _answer_budget(profile, n_ctx, options.reduce_tokens, 64, 4, COMBINING_MOST))
 
 
 def _n_ctx(engine: ChatEngine, profile: Profile) -> tuple[int, int]:
@@ -682,12 +707,13 @@ def _totals(calls: list[TurnMetrics], chunks: list[Chunk], wall_ms: float) -> di
 
 def render_markdown(
     document: Document, overall: str, chunks: list[Chunk], cancelled: bool, totals: dict[str, float],
-    lookup: Lookup | None = None, small: tuple[str, int] | None = None,
+    lookup: Lookup | None = None, small: tuple[str, int] | None = None, cut_by: str = CUT_BY_REPLY,
 ) -> str:
     """The summary as Markdown: its title, the overall summary, the points by part and what it
     took, in English or (``lookup``: the TUI's locale) the UI's language. ``small``: the model
     is too small to trust with facts (``small_model``): the summary says so under its title,
-    where whoever reads the file the next morning sees it."""
+    where whoever reads the file the next morning sees it. ``cut_by``: what held its reply to its
+    length (``CUT_BY_*``), for the advice when it ends cut short."""
     def t(key: str, **values: Any) -> str:
         return say([(key, values)], lookup)
 
@@ -709,7 +735,7 @@ def render_markdown(
     if overall:  # (it ended "(lines 1–400)": the whole document, a label nobody could place)
         lines += [overall, ""]
         if overall.rstrip().endswith("…") and not cancelled:  # cut by its token limit (clean_summary): said in
-            lines += ["> " + t("summary.cut_short"), ""]  # the file, where batch's reader sees it (the console alone did)
+            lines += ["> " + t(CUT_SHORT_KEYS.get(cut_by, "summary.cut_short")), ""]  # the file, where batch's reader sees it (the console alone did)
     if document.facts:  # what the program counted, for the reader to check the model's words against
         from workstation.core.table_facts import facts_text
 
@@ -778,7 +804,7 @@ def summarize_document(
     instruction = map_instruction(document)
     runner = Runner(engine, cancel)
     n_ctx, most = _n_ctx(engine, profile)
-    map_tokens, reduce_tokens = _answer_budgets(profile, n_ctx, options)
+    (map_tokens, map_cut_by), (reduce_tokens, reduce_cut_by) = _answer_budgets(profile, n_ctx, options)
 
     # the parts under way: part number -> [the fraction of its prompt read, its tokens written];
     # a desk PC's parts come from several threads at once (its requests in flight): one lock
@@ -843,7 +869,9 @@ def summarize_document(
     total_calls = n + est_reduce
     if n == 1:  # its one part's summary is the whole summary: as long as a combined one may be
         # (it was cut at a part's 256 tokens, mid-sentence, on a three-page memo), where it fits
-        map_tokens = max(map_tokens, min(reduce_tokens, n_ctx - chunks[0].prompt_tokens - options.margin))
+        room = n_ctx - chunks[0].prompt_tokens - options.margin  # (what the context has left after the document)
+        if min(reduce_tokens, room) > map_tokens:
+            map_tokens, map_cut_by = min(reduce_tokens, room), reduce_cut_by if reduce_tokens <= room else CUT_BY_CONTEXT
     sampling_map = dataclasses.replace(profile.sampling, max_tokens=map_tokens)
     sampling_reduce = dataclasses.replace(profile.sampling, max_tokens=reduce_tokens)
 
@@ -1001,7 +1029,8 @@ def summarize_document(
         wall_ms = (time.perf_counter() - t0) * 1000
         totals = _totals(runner.calls, chunks, wall_ms)
         small = small_model(profile, engine)
-        summary = render_markdown(document, overall, chunks, cancelled, totals, lookup, small)
+        cut_by = reduce_cut_by if steps else map_cut_by  # (what held the step that wrote the summary)
+        summary = render_markdown(document, overall, chunks, cancelled, totals, lookup, small, cut_by)
         done_calls = len(runner.calls)
         report("cancelled" if cancelled else "done", done_calls, done_calls, totals["chunks_done"], n, 0.0)
         return SummaryResult(
@@ -1018,6 +1047,7 @@ def summarize_document(
             follow_up=follow_up,
             document=document,
             small=small,
+            cut_by=cut_by,
         )
 
     if on_progress is not None and profile.backend != "llama":  # a combining step's silent server too

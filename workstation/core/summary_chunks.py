@@ -370,66 +370,125 @@ def make_chunks(
     piece_chars = max(16, int(budget * ratio * 0.5))
     pieces = split_spans(text, 0, len(text), piece_chars)
 
-    chunks: list[Chunk] = []
-    i = 0
-    while i < len(pieces):
-        if chunks and runner.cancelled():  # (Ctrl-C while a long document is measured: stops there, nothing run)
-            break
-        lead = _lead(document, pieces[i][0])
-        if len(lead) > budget * ratio * 0.25:  # (a sheet's row wider than a quarter of a part: not said again)
-            lead = ""
-        target = budget * ratio * 0.95 - len(lead)
-        j, chars = i + 1, pieces[i][1] - pieces[i][0]
-        while j < len(pieces) and chars + (pieces[j][1] - pieces[j][0]) <= target:
-            chars += pieces[j][1] - pieces[j][0]
-            j += 1
-        grow = True  # once a chunk had to shrink it never grows again (no oscillation)
-        while True:
-            body = lead + neutralize(text[pieces[i][0] : pieces[j - 1][1]])
-            n_prompt = runner.count(prompt_messages(instruction, body, MAP_SUFFIX))
-            if n_prompt <= prompt_limit and n_prompt - overhead <= budget:
-                # room left: try the pieces that fit in it as measured, at least one (one at a
-                # time, a text with no line breaks, cut into words, was measured again for each
-                # word: 909 counts and 13 s for 140,000 characters, against 27 with paragraphs)
-                room = budget * 0.98 - (n_prompt - overhead)
-                if grow and j < len(pieces) and (pieces[j][1] - pieces[j][0]) / ratio <= room:
-                    chars, j = pieces[j][1] - pieces[j][0], j + 1
-                    while j < len(pieces) and (chars + pieces[j][1] - pieces[j][0]) / ratio <= room * 0.9:
-                        chars += pieces[j][1] - pieces[j][0]
-                        j += 1
-                    continue
-                break
-            grow = False
-            if j - i > 1:
-                over = n_prompt - overhead - budget
-                drop_chars = max(1.0, over * ratio)
-                while j - i > 1 and drop_chars > 0:
-                    j -= 1
-                    drop_chars -= pieces[j][1] - pieces[j][0]
-            elif lead and pieces[i][1] - pieces[i][0] <= 1:  # not even a character fits after the lead: without it
-                lead = ""
-            else:  # one piece too big for the context: split it finer
-                a, b = pieces[i]
-                half = max(1, (b - a) // 2)
-                sub = split_spans(text, a, b, half)
-                if len(sub) < 2:
-                    sub = [(a, a + half), (a + half, b)]
-                pieces[i : i + 1] = sub
-                j = i + 1
-        start, end = pieces[i][0], pieces[j - 1][1]
-        chunks.append(
-            Chunk(
-                index=len(chunks) + 1,
-                start=start,
-                end=end,
-                tokens=n_prompt - overhead,
-                prompt_tokens=n_prompt,
-                cite=document.cite(start, end),
-                lead=lead,
-            )
-        )
-        i = j
+    cut = _PartCutter(runner, document, instruction, budget, prompt_limit, overhead, ratio)
+    chunks = cut.parts(pieces, budget)
+    if len(chunks) > 1 and chunks[-1].tokens < budget * TAIL_SHARE and not runner.cancelled():
+        chunks = cut.without_small_tail(pieces, chunks)
     return chunks, _shared_prefix(runner, text, chunks, empty_messages, instruction), budget
+
+
+# a last part under this share of a part's room was a line or two read alone ("part 3 (line 69)"):
+# a model call of its own, and a point made up for it; it joins the part before, or the parts are
+# cut evenly (``_PartCutter.without_small_tail``)
+TAIL_SHARE = 0.25
+
+
+@dataclass
+class _PartCutter:
+    """Cuts a document's pieces into parts whose prompts fit ``budget`` and ``prompt_limit``."""
+
+    runner: PromptMeasure
+    document: Document
+    instruction: str
+    budget: int
+    prompt_limit: int
+    overhead: int
+    ratio: float
+
+    def measure(self, lead: str, start: int, end: int) -> int:
+        """The prompt's tokens of a part of the text from ``start`` to ``end`` read after ``lead``."""
+        body = lead + neutralize(self.document.text[start:end])
+        return self.runner.count(prompt_messages(self.instruction, body, MAP_SUFFIX))
+
+    def fits(self, n_prompt: int) -> bool:
+        return n_prompt <= self.prompt_limit and n_prompt - self.overhead <= self.budget
+
+    def without_small_tail(self, pieces: list[tuple[int, int]], chunks: list[Chunk]) -> list[Chunk]:
+        """``chunks`` whose last part is small (under TAIL_SHARE of a part): that part joined to
+        the one before where their prompt fits with the margin; else the parts cut again to even
+        sizes (their number kept), as far as the pieces allow; else ``chunks`` as they were."""
+        before, tail = chunks[-2], chunks[-1]
+        n_prompt = self.measure(before.lead, before.start, tail.end)
+        if self.fits(n_prompt):
+            joined = dataclasses.replace(before, end=tail.end, tokens=n_prompt - self.overhead, prompt_tokens=n_prompt,
+                                         cite=self.document.cite(before.start, tail.end))
+            return [*chunks[:-2], joined]
+        even = sum(c.tokens for c in chunks) / len(chunks)
+        for slack in (1.05, 1.15, 1.3, 1.5):
+            fill = min(self.budget, int(even * slack))
+            evened = self.parts(list(pieces), fill)
+            if len(evened) == len(chunks) and (len(evened) < 2 or evened[-1].tokens > tail.tokens):
+                return evened
+            if self.runner.cancelled():
+                break
+        return chunks
+
+    def parts(self, pieces: list[tuple[int, int]], fill: int) -> list[Chunk]:
+        """The parts of ``pieces`` (split finer where one alone does not fit), each filled up to
+        ``fill`` tokens (at most ``budget``)."""
+        runner, document, instruction, text = self.runner, self.document, self.instruction, self.document.text
+        budget, prompt_limit, overhead, ratio = self.budget, self.prompt_limit, self.overhead, self.ratio
+        pieces = list(pieces)
+        chunks: list[Chunk] = []
+        i = 0
+        while i < len(pieces):
+            if chunks and runner.cancelled():  # (Ctrl-C while a long document is measured: stops there, nothing run)
+                break
+            lead = _lead(document, pieces[i][0])
+            if len(lead) > budget * ratio * 0.25:  # (a sheet's row wider than a quarter of a part: not said again)
+                lead = ""
+            target = fill * ratio * 0.95 - len(lead)
+            j, chars = i + 1, pieces[i][1] - pieces[i][0]
+            while j < len(pieces) and chars + (pieces[j][1] - pieces[j][0]) <= target:
+                chars += pieces[j][1] - pieces[j][0]
+                j += 1
+            grow = True  # once a chunk had to shrink it never grows again (no oscillation)
+            while True:
+                body = lead + neutralize(text[pieces[i][0] : pieces[j - 1][1]])
+                n_prompt = runner.count(prompt_messages(instruction, body, MAP_SUFFIX))
+                if n_prompt <= prompt_limit and n_prompt - overhead <= budget:
+                    # room left: try the pieces that fit in it as measured, at least one (one at a
+                    # time, a text with no line breaks, cut into words, was measured again for each
+                    # word: 909 counts and 13 s for 140,000 characters, against 27 with paragraphs)
+                    room = fill * 0.98 - (n_prompt - overhead)
+                    if grow and j < len(pieces) and (pieces[j][1] - pieces[j][0]) / ratio <= room:
+                        chars, j = pieces[j][1] - pieces[j][0], j + 1
+                        while j < len(pieces) and (chars + pieces[j][1] - pieces[j][0]) / ratio <= room * 0.9:
+                            chars += pieces[j][1] - pieces[j][0]
+                            j += 1
+                        continue
+                    break
+                grow = False
+                if j - i > 1:
+                    over = n_prompt - overhead - budget
+                    drop_chars = max(1.0, over * ratio)
+                    while j - i > 1 and drop_chars > 0:
+                        j -= 1
+                        drop_chars -= pieces[j][1] - pieces[j][0]
+                elif lead and pieces[i][1] - pieces[i][0] <= 1:  # not even a character fits after the lead: without it
+                    lead = ""
+                else:  # one piece too big for the context: split it finer
+                    a, b = pieces[i]
+                    half = max(1, (b - a) // 2)
+                    sub = split_spans(text, a, b, half)
+                    if len(sub) < 2:
+                        sub = [(a, a + half), (a + half, b)]
+                    pieces[i : i + 1] = sub
+                    j = i + 1
+            start, end = pieces[i][0], pieces[j - 1][1]
+            chunks.append(
+                Chunk(
+                    index=len(chunks) + 1,
+                    start=start,
+                    end=end,
+                    tokens=n_prompt - overhead,
+                    prompt_tokens=n_prompt,
+                    cite=document.cite(start, end),
+                    lead=lead,
+                )
+            )
+            i = j
+        return chunks
 
 
 def _shared_prefix(runner: PromptMeasure, text: str, chunks: list[Chunk], empty: list[Message], instruction: str) -> int:

@@ -83,14 +83,17 @@ class FileTree(DirectoryTree):
                 child.set_label(shown_name(child.data.path.name))
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:  # type: ignore[type-arg]
-        """A folder's list is in (at first, or after Backspace): the cursor on its first line,
-        so Enter and the arrows work at once (without a root line there was no cursor)."""
+        """A folder's list is in (at first, or after Backspace): the cursor on its first line
+        where that is a folder, so Enter and the arrows work at once (without a root line there
+        was no cursor). Never on a file no one chose: a folder typed and Enter, then Enter again,
+        attached the folder's first file (the path line had followed the cursor to it); there
+        the first Down lands on it."""
         if event.node is self.root and self.cursor_line < 0 and self.root.children:
             left = [n for n in self.root.children if n.data is not None and Path(n.data.path).name == self._left]
             self._left = ""
             if left:  # up from a folder: the cursor on it, as a file manager does
                 self.move_cursor(left[0])
-            else:
+            elif self.root.children[0].allow_expand:
                 self.cursor_line = 0
 
     def action_up(self) -> None:
@@ -413,15 +416,25 @@ def empty_folder_note(folder: Path, suffixes: frozenset[str]) -> tuple[str, bool
 def start_folder(path: Path | None) -> Path:
     """Where the dialog opens: ``path`` (the last pick's folder) if it is a folder, else the
     nearest folder above it that is there (it may be gone); with none, where people keep their
-    documents: Documents in their home folder, or home where there is none (the folder the app
-    was started from was the program's own, where a launcher starts it: no one's documents)."""
+    documents: Documents in their home folder; where there is none, the folder the app was
+    started from (``./run.sh`` from the folder of one's papers), unless that is the program's
+    own (where a launcher starts it: no one's documents) or holds nothing to open; else home."""
     try:
         home = Path.home()
     except RuntimeError:  # no home to be found (no HOME, no user entry)
         home = Path("/")
     if path is None:
         documents = home / "Documents"
-        return documents if _is_folder(documents) else home
+        if _is_folder(documents):
+            return documents
+        try:
+            here = Path.cwd()
+        except OSError:  # the folder started from deleted since
+            return home
+        program = Path(__file__).resolve().parents[3]  # the folder of run.sh
+        if here.resolve() == program or program in here.resolve().parents or here == Path(here.anchor):
+            return home
+        return here if empty_folder_note(here, frozenset(KINDS["document"])) is None else home
     try:
         path = typed_path(path).absolute()
     except OSError:  # a relative path and the folder started from deleted since

@@ -27,6 +27,9 @@ from workstation.core.kept_parts import document_version, forget_parts, kept_cou
 from workstation.core.kept_summary import KEPT, forget_summary_asked_in
 from workstation.core.paths import typed_path
 from workstation.core.summarize import (
+    CUT_BY_CONTEXT,
+    CUT_BY_LONGEST,
+    CUT_BY_REPLY,
     SummaryProgress,
     SummaryResult,
     duration,
@@ -56,6 +59,9 @@ class SummaryReady(Progress):
         self.error = error
 
 
+# F6's word on a summary that ends cut short, by what held it (``SummaryResult.cut_by``)
+DONE_CUT_KEYS = {CUT_BY_REPLY: "summarize.done_cut", CUT_BY_CONTEXT: "summarize.done_cut_context",
+                 CUT_BY_LONGEST: "summarize.done_cut_longest"}
 NARROW_BAR = 100  # columns: narrower, the path has a line of its own above the buttons (beside them at
 # 80 it had 30 columns: a document's name in a folder or two was cut off)
 
@@ -564,7 +570,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
             return t("summarize.stopped", done=done, total=len(result.chunks)) + go_on
         # (a model too small to trust with facts: the summary says so under its title)
         # its last step stopped at the reply length limit: not "Done." of a summary ending mid-sentence
-        done_said = t("summarize.done_cut" if result.cut_short else "summarize.done_word")
+        # (its advice by what held it: the profile's longest reply, the context, or a summary's longest)
+        done_said = t(DONE_CUT_KEYS.get(result.cut_by, "summarize.done_cut") if result.cut_short else "summarize.done_word")
         if self._for_attached() and self.path is not None:  # what Ctrl+K does there: said (action_ask)
             # (a box with nothing typed: nothing is sent, the next message asks it; "sends your message" was not so)
             typed = bool(self.wapp.chat_screen.input_text().strip())
