@@ -1602,10 +1602,9 @@ def test_turkish_sentences_read_as_a_turkish_speaker_writes_them(
         tr.day_heading(monday, dt.date(2026, 12, d)) for d in (1, 3, 15)] == ["Bugün", "Dün", "Pazartesi", "Kasım 2026"]
     # F6's advice names the profile's setting, in words (it said "--max-tokens" in the app)
     assert "--max-tokens" not in tr.in_app("summary.cut_short") and "en uzun yanıt" in tr.in_app("summary.cut_short")
-    # …and where a user finds it: F3, then E, says the profile's file ("dosyasındaki sampling.max_tokens" said not
-    # where that was, nor what it is)
-    for lang, where in (("en", "F3, then E, says which file the profile is kept in"),
-                        ("tr", "F3'te E, profilin hangi dosyada tutulduğunu söyler")):
+    # …and where a user finds it: F3 → E's own row ("dosyasındaki sampling.max_tokens" said not where that was,
+    # nor what it is; then the profile's file, which E now changes itself)
+    for lang, where in (("en", "(F3 → E, Longest reply)"), ("tr", "(F3 → E, En uzun yanıt)")):
         assert where in Texts(lang).in_app("summary.cut_short") and "sampling.max_tokens" not in Texts(lang).in_app(
             "summary.cut_short"), lang
 
