@@ -937,3 +937,21 @@ def test_a_messages_facts_are_kept_and_an_older_file_without_them_still_opens(tm
     store.add_message(1, "user", "and paid ones?", facts=facts)
     assert [m.facts for m in ConversationStore(path).messages(1)] == [[], facts]
     store.close()
+
+
+def test_a_cut_title_is_found_by_its_words_without_the_cut_mark(tmp_path: Path) -> None:
+    """A title the app cut from a long message ends in "…": `chat -c` with its words as the list
+    shows them, less the mark, continues it (it made a second conversation of that name); a
+    conversation titled exactly so is taken first."""
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    try:
+        cut = store.new(title_from_message("Kiracımızdan gelen mesaj şu, buna kibar bir yanıt yazar mısın: kira"))
+        assert cut.title == "Kiracımızdan gelen mesaj şu…"
+        found, new = store.titled_or_new("Kiracımızdan gelen mesaj şu")
+        assert (found.id, new) == (cut.id, False)
+        assert store.titled_or_new("Kiracımızdan gelen mesaj şu…")[0].id == cut.id
+        exact = store.new("Kiracımızdan gelen mesaj şu")
+        assert store.titled_or_new("Kiracımızdan gelen mesaj şu")[0].id == exact.id
+        assert store.titled_or_new("Kiracımızdan gelen")[1] is True  # not a prefix search
+    finally:
+        store.close()

@@ -120,10 +120,14 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
         commands started together with one new name (`chat -c NAME` four times in a script)
         make one conversation, not four of the same name."""
         title = clean_title(title) or "New conversation"
+        # a title the app cut from a long message ends in "…" (``title_from_message``): its words
+        # without it name it too ("chat -c 'Kiracımızdan gelen mesaj şu'"), the exact title first
+        cut = title if title.endswith("…") else title + "…"
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")  # no other writer between the look and the insert
-            row = self._db.execute("SELECT id FROM conversations WHERE title = ? ORDER BY updated DESC, id DESC "
-                                   "LIMIT 1", (title,)).fetchone()
+            row = self._db.execute("SELECT id FROM conversations WHERE title IN (?, ?) "
+                                   "ORDER BY title = ? DESC, updated DESC, id DESC LIMIT 1",
+                                   (title, cut, title)).fetchone()
             if row is None:
                 now = time.time()
                 cur = self._db.execute(
