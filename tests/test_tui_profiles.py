@@ -1544,7 +1544,7 @@ def test_the_status_line_says_what_a_variant_changes() -> None:
     """A profile run with settings changed for this run (-p office-cpu kv_cache=q8_0): the status
     line names it and what the variant changes, as F3 does."""
     from workstation.core.profile_variants import load_variant
-    from workstation.tui.status_line import profile_said
+    from workstation.core.profiles import profile_said
 
     variant = load_variant("office-cpu kv_cache=q8_0")
     said = profile_said(variant, "en")

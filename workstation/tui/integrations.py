@@ -17,7 +17,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.phrases import Phrase, about_words, part_percent
 from workstation.core.profiles import Profile
-from workstation.core.store import model_replies, replies_words_a_token  # noqa: F401 - (F3's, from here)
+from workstation.core.store import model_replies
 from workstation.core.table_facts import SheetFacts
 from workstation.tui.i18n import Texts
 from workstation.tui.messages import GpuReading

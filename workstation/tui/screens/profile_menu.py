@@ -24,8 +24,9 @@ from workstation.core.phrases import about_words
 from workstation.core.profile_folders import whose
 from workstation.core.profile_lookup import list_profiles, load_profile_file, model_file
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
+from workstation.core.store import replies_words_a_token
 from workstation.tui.i18n import Texts
-from workstation.tui.integrations import fit_verdict, memory_freed_by_switch, replies_words_a_token
+from workstation.tui.integrations import fit_verdict, memory_freed_by_switch
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.load_settings import shipped_original
 
