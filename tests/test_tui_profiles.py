@@ -1549,3 +1549,22 @@ def test_the_status_line_says_what_a_variant_changes() -> None:
     variant = load_variant("office-cpu kv_cache=q8_0")
     said = profile_said(variant, "en")
     assert variant.variant_words and said.endswith(" · " + variant.variant_words), said
+
+
+def test_the_status_line_keeps_a_copys_mark_when_it_cuts_the_name() -> None:
+    """The user's own copy of a shipped profile, "Ofis CPU'su — SmolLM2 135M (kopyam)": the status
+    line cut it to "Ofis CPU'su — SmolLM2 135M …", the shipped profile's name; the mark is kept and
+    the name before it is cut."""
+    from workstation.core.profile_variants import load_variant
+    from workstation.core.profiles import PROFILE_SAID_MOST, profile_said
+
+    shipped = load_variant("office-cpu")
+    texts = {lang: Texts(lang) for lang in ("en", "tr")}
+    for lang, t in texts.items():
+        copy = dataclasses.replace(shipped, name=t("load.copy_name", name=shipped.title("en")),
+                                   name_tr=t("load.copy_name", name=shipped.title("tr")) if lang == "tr" else "")
+        said = profile_said(copy, lang)
+        mark = t("load.copy_name", name="").strip()
+        assert len(copy.title(lang)) > PROFILE_SAID_MOST, copy.title(lang)  # (else nothing is cut)
+        assert said.endswith(mark) and len(said) <= PROFILE_SAID_MOST and "…" in said, said
+        assert profile_said(shipped, lang) != said

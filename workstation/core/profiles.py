@@ -269,5 +269,13 @@ def profile_said(profile: Profile, lang: str) -> str:
     desk PC's ``profiles check`` and F3 ("serving office-cpu" named the file)."""
     from workstation.core.letters import shortened
 
-    said = shortened(profile.title(lang), PROFILE_SAID_MOST)
+    title = profile.title(lang)
+    # a copy's mark ("… (my copy)", "(kopyam)") is kept whole: cut from the name before it, or
+    # the status line showed "Ofis CPU'su — SmolLM2 135M …" of the user's copy and of the app's
+    head, mark = (title[: title.rindex(" (")], title[title.rindex(" ("):]) if title.endswith(")") and " (" in title \
+        else (title, "")
+    if len(title) > PROFILE_SAID_MOST and mark and len(mark) <= PROFILE_SAID_MOST // 2:
+        said = shortened(head, PROFILE_SAID_MOST - len(mark)) + mark
+    else:
+        said = shortened(title, PROFILE_SAID_MOST)
     return f"{said} · {profile.variant_words}" if profile.variant else said
