@@ -452,7 +452,7 @@ def test_a_new_key_for_a_person_keeps_their_limits(scheduler: Scheduler, capsys:
         assert main(["keys", "add", "dan"]) == 0  # the command, on the same data folder
         out, err = capsys.readouterr()
         assert f"'dan' keeps the limits of their revoked key that were not given here; it now has {prompt - 1:,} " \
-            "tokens a day; 1 at once; any profile." in err and "keys set dan --tokens-per-day N (0: no limit)" in err, err
+            "tokens a day; replies at once: 1; any profile." in err and "keys set dan --tokens-per-day N (0: no limit)" in err, err
         new = openai.OpenAI(base_url=o.url, api_key=out.strip(), max_retries=0, timeout=600)
         with pytest.raises(openai.RateLimitError) as caught:  # the day's budget holds for the new key
             chat(new)
@@ -462,7 +462,7 @@ def test_a_new_key_for_a_person_keeps_their_limits(scheduler: Scheduler, capsys:
         assert main(["keys", "add", "dan", "--tokens-per-day", "90000"]) == 0
         # (the 90,000 just given is not said as kept, and the command to change names the limit kept)
         err = capsys.readouterr().err
-        assert "not given here; it now has 90,000 tokens a day; 1 at once; any profile." in err, err
+        assert "not given here; it now has 90,000 tokens a day; replies at once: 1; any profile." in err, err
         assert "keys set dan --max-parallel K (0: the server's default); to add a key without them, give keys add " \
             "--max-parallel 0." in err, err
         assert main(["keys", "add", "erin"]) == 0  # a person never given a key: nothing kept, nothing said
@@ -475,7 +475,7 @@ def test_a_new_key_for_a_person_keeps_their_limits(scheduler: Scheduler, capsys:
         capsys.readouterr()
         assert main(["keys", "add", "erin", "--tokens-per-day", "0"]) == 0
         out, err = capsys.readouterr()
-        assert "'erin' now has no daily limit; the server's default at once; any profile, not the limits of their " \
+        assert "'erin' now has no daily limit; replies at once: as many as the server allows; any profile, not the limits of their " \
             "revoked key." in err, err
         assert chat(openai.OpenAI(base_url=o.url, api_key=out.strip(), max_retries=0, timeout=600))  # no day's budget
 

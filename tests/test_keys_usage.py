@@ -197,7 +197,7 @@ def test_keys_set_changes_a_persons_limits_and_keeps_the_key(capsys: pytest.Capt
     secret = capsys.readouterr().out.strip()
     assert main(["keys", "set", "AYŞE", "--tokens-per-day", "200000"]) == 0  # (in any capitals, as revoke)
     said = capsys.readouterr().out
-    assert said.startswith("'Ayşe' now has 200,000 tokens a day; 2 at once; any profile"), said
+    assert said.startswith("'Ayşe' now has 200,000 tokens a day; replies at once: 2; any profile"), said
     ring = KeyRing()
     try:
         found = ring.find(secret)  # what a running server reads at the key's next request
@@ -205,7 +205,7 @@ def test_keys_set_changes_a_persons_limits_and_keeps_the_key(capsys: pytest.Capt
     finally:
         ring.close()
     assert main(["keys", "set", "ayşe", "--tokens-per-day", "0", "--max-parallel", "0", "--profiles", "office-cpu"]) == 0
-    assert "no daily limit; the server's default at once; profiles office-cpu" in capsys.readouterr().out
+    assert "no daily limit; replies at once: as many as the server allows; profiles office-cpu" in capsys.readouterr().out
     assert main(["keys", "set", "ayşe", "--profiles", "offce-cpu"]) == 1  # a typo: left as it was
     assert "Did you mean 'office-cpu'? The key was left as it was." in capsys.readouterr().err
     assert main(["keys", "set", "ayşe", "--profiles", ""]) == 1  # none: it let the key use any, without a word
@@ -578,21 +578,21 @@ def test_a_cut_off_reply_kept_aside_is_not_counted_against_the_day() -> None:
 @pytest.mark.parametrize("lang,said", [
     ("en", {"add": "workstation: the key for 'ayşe' is above; hand it over now, it is not shown again.",
             "list": ("| name | created", "| never ", "|      3,000 |", "| any "),
-            "set": "'ayşe' now has 200,000 tokens a day; 2 at once; any profile; a running server applies it at the "
+            "set": "'ayşe' now has 200,000 tokens a day; replies at once: 2; any profile; a running server applies it at the "
                    "key's next request.",
             "revoke": "Revoked the key of 'ayşe'; a running server refuses it from its next request.",
             "none": "workstation: There is no active key named 'nobody'; active keys: none.",
             "kept": "workstation: 'ayşe' keeps the limits of their revoked key that were not given here; it now has "
-                    "200,000 tokens a day; 2 at once; any profile."}),
+                    "200,000 tokens a day; replies at once: 2; any profile."}),
     ("tr", {"add": "workstation: 'ayşe' için anahtar yukarıda; onu şimdi verin, bir daha gösterilmez.",
             "list": ("| ad   | yapıldı", "| hiç ", "|     3.000 |", "| hepsi "),
-            "set": "'ayşe' için sınırlar artık şunlar: günde 200.000 token; aynı anda 2; her profil; çalışan bir "
+            "set": "'ayşe' için sınırlar artık şunlar: günde 200.000 token; aynı anda yanıt: 2; her profil; çalışan bir "
                    "sunucu bunu anahtarın bir sonraki isteğinde uygular.",
             "revoke": "'ayşe' kişisinin anahtarı iptal edildi; çalışan bir sunucu onu bir sonraki isteğinden "
                       "başlayarak reddeder.",
             "none": "workstation: 'nobody' adında kullanımda bir anahtar yok; kullanımdaki anahtarlar: yok.",
             "kept": "workstation: 'ayşe', iptal edilmiş anahtarının burada verilmeyen sınırlarını koruyor; şimdi "
-                    "sınırları: günde 200.000 token; aynı anda 2; her profil."}),
+                    "sınırları: günde 200.000 token; aynı anda yanıt: 2; her profil."}),
 ])
 def test_the_keys_command_speaks_the_language_asked(lang: str, said: dict[str, object],
                                                      capsys: pytest.CaptureFixture[str]) -> None:
