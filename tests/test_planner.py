@@ -596,7 +596,7 @@ def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp
     # its context in words, as F3 says a profile's (it said "Q4_1 · ctx 8192"), and the fit's too (it
     # said "at a context of 8,192 tokens with an f16 K/V cache"); the quantization's name stays
     # the model's own limit, said as what it reads ("(the model's limit)" made F4's row too long for its layers)
-    assert row.details.startswith("reads up to about 6,100 words at once · ") \
+    assert row.details.startswith("can read up to about 6,100 words at once · ") \
         and "ctx" not in row.details
     assert "(when it reads up to about 6,100 words at once; " in model_fit(row, en) and "K/V" not in model_fit(row, en)
     q4 = {"records": [{"n_gpu_layers": 0, "test": "tg128", "type_k": "q4_0", "type_v": "q4_0"}]}

@@ -908,7 +908,7 @@ def test_the_server_and_a_desk_pc_say_a_contexts_words_on_one_footing(
         server: RunningServer, lang: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """serve said "each conversation up to about 3,100 words" (the language's words a token) where a
     desk PC said "room for about 3,500 more words" (its replies' own) of the same 4,096 tokens:
-    both say it by ``words_a_token``, the replies' measured figure where there is one, else the
+    both say it by ``context_basis``, the replies' measured figure where there is one, else the
     language's, so the same numbers are the same words."""
     from workstation.commands.serve import capacity_words
     from workstation.core.metrics import MetricsHistory, TurnMetrics
@@ -923,6 +923,7 @@ def test_the_server_and_a_desk_pc_say_a_contexts_words_on_one_footing(
         engine.close()
     app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language=lang)
     app.engine_info, app.conversation_id = info, 1
+    app.profile = remote_profile(server.base_url)  # a desk PC's: no model file here to measure a language on
     t = Texts(lang)
     for measured in (None, 0.85):  # no reply measured yet (the language's), then replies of 85 words a 100 tokens
         history = MetricsHistory()

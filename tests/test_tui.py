@@ -25,9 +25,18 @@ from tui_helpers import send_text as _send_text
 
 from workstation.core.catalog import resolve_model_path
 from workstation.core.kv_state import NOT_KEPT, KvStateStore
+from workstation.core.language_words import model_figures
 from workstation.core.model_info import read_model_info
-from workstation.core.phrases import about_words, part_percent, rounded_words, words_in
-from workstation.core.profile_lookup import load_profile
+from workstation.core.phrases import (
+    WordsBasis,
+    about_words,
+    context_basis,
+    context_words,
+    part_percent,
+    rounded_words,
+    words_in,
+)
+from workstation.core.profile_lookup import load_profile, model_file
 from workstation.core.profile_plan import plan_for_profile
 from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
@@ -2202,8 +2211,10 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         # said in Turkish, in Turkish words: fewer for as many tokens (a Turkish word takes more of them)
         assert (about_words(4096), about_words(4096, Texts("tr").get), about_words(2, Texts("tr").get)) == ("3,100", "1,600", "0.8")
         english, app.texts = app.texts, Texts("tr")
-        words = app.texts.number(about_words(512 - used, app.texts.get))
-        assert app.context_fill_text() == f"bu sohbette yaklaşık {words} sözcüklük yer kaldı"
+        # (by the language's figure, or the model's own once its tokenizer is read: fewer either way)
+        basis = app.words_basis()
+        words = app.texts.number(basis.count(512 - used))
+        assert basis.per_token <= 0.4 and app.context_fill_text() == f"bu sohbette yaklaşık {words} sözcüklük yer kaldı"
         assert int(words.replace(".", "")) < int(about_words(512 - used).replace(",", ""))
         app.texts = english
         # a conversation grown past the context: its start left out, said once, and under the reply
@@ -2715,7 +2726,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         await pilot.press("f9")  # in Turkish, the figure said as this document's words (beside F3's and the box's)
         await until(pilot, lambda: str(line.render()).startswith("Eklendi: ledger.txt. Bu belge"))
         assert str(line.render()) == "Eklendi: ledger.txt. Bu belge gönderilemeyecek kadar uzun: yaklaşık 1.600 " \
-            f"sözcük; bu profilde bir mesaj, bu belgenin yaklaşık {holds.replace(',', '.')} sözcüğünü alır, kalan " \
+            f"sözcük; bu profilde bir mesaj, bu belgeden yaklaşık {holds.replace(',', '.')} sözcük alır, kalan " \
             "yer yanıta ayrılır. " \
             "F6 onu özetler; ardından bir sonraki mesajınız özet hakkında sorar. Ctrl+R onu kaldırır.", str(line.render())
         await pilot.press("f9")
@@ -2814,7 +2825,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         await until(pilot, lambda: "words are left in this conversation" in str(line.render()))
         # its words as wc -w counts them, the room as the line under the box says it (the same figure)
         # (by the words a token of this conversation's own replies, as F5 says its speeds)
-        said, words_left = str(line.render()), about_words(app.context_left(), per_token=app.words_a_token())
+        said, words_left = str(line.render()), app.words_basis().count(app.context_left())
         # (and why fewer words than that do not fit: "2,200 words, but only about 2,500 are left" read as a fault)
         assert said.startswith("Attached: ledger.txt, about 720 words") \
             and f"only about {words_left} words are left in this conversation, and its reply needs room too" in said \
@@ -2827,14 +2838,18 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         await pilot.press("f3")
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
         menu = app.screen
-        assert isinstance(menu, ProfileMenu) and app.words_a_token() == 0.83
+        assert isinstance(menu, ProfileMenu) and app.words_basis() == WordsBasis(0.83, "conversation")
         row = next(str(menu._prompt(i, e)) for i, e in enumerate(menu.entries) if menu._is_current(e))  # type: ignore[arg-type]
-        assert f"reads up to about {about_words(app.engine_info.n_ctx, per_token=app.words_a_token())} words" in row, row
-        # another model's profile by its own replies here, else the language's: the conversation's figure was
-        # measured with SmolLM2's tokenizer and replies (F3 said Gemma's 4,096 tokens as 3,400 words by it)
+        # said with what they are words of: the conversation's own kind of text (F3 said 3,700 "words" of an
+        # English conversation and 890 of a Turkish one, plain)
+        assert f"reads up to about {app.words_basis().count(app.engine_info.n_ctx)} words of this conversation's " \
+            "kind of text at once" in row, row
+        # another model's profile by the UI language's figure for its own tokenizer: the conversation's figure
+        # was measured with SmolLM2's tokenizer and replies (F3 said Gemma's 4,096 tokens as 3,400 words by it)
         gemma = next(i for i, e in enumerate(menu.entries) if getattr(e, "key", "") == "gemma")
         await until(pilot, lambda: gemma in menu.verdicts)
-        assert "reads up to about 3,100 words" in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
+        gemma_words = context_words(4096, context_basis(None, None, model_figures(model_file(menu.entries[gemma]))))
+        assert f"reads up to {gemma_words} at once" in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ProfileMenu))
         from workstation.core.metrics import TurnMetrics, turn_record
@@ -2847,7 +2862,9 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and gemma in app.screen.verdicts)
         menu = app.screen
         assert isinstance(menu, ProfileMenu)
-        assert "reads up to about 2,000 words" in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
+        # another model's replies are not this conversation's kind of text: its profile is said as on a fresh
+        # start, by the language's figure for its model, as F4 says it
+        assert f"reads up to {gemma_words} at once" in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ProfileMenu))
 

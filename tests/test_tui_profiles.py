@@ -199,7 +199,7 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         assert "fits once" not in str(menu._prompt(1, listed[1]))  # (it fits anyway: nothing to explain)
         # its context in words, and its K/V cache's memory in words ("context 8,192 at half size" said neither)
         # (of English: the words of the language the app is in, as the box's and F5's words before a reply)
-        assert "· reads up to about 380 words of English at once\n" in str(menu._prompt(1, listed[1]))
+        assert "· reads up to about 380 words at once\n" in str(menu._prompt(1, listed[1]))
         # its model and its helper model by the names they go by (`models list`'s), not a file or its path
         # (the helper pair showed "SmolLM2-135M-Instruct.Q8_0.gguf" where the others showed a model's name)
         pair = dataclasses.replace(listed[1], model="SmolLM2-135M-Instruct.Q8_0.gguf", speculative=dataclasses.replace(
@@ -210,10 +210,10 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         half = dataclasses.replace(listed[1], context=8192, kv_cache=KVCache("q8_0", "q8_0"))
         # each word's memory, and its cost on a CPU ("in half the usual memory" stood under "twice as much
         # of a document at once, in about the same memory")
-        assert "· reads up to about 6,100 words of English at once, each word in half the usual memory (slower on a CPU)\n" \
+        assert "· reads up to about 6,100 words at once, each word in half the usual memory (slower on a CPU)\n" \
             in str(menu._prompt(1, half))
         mixed = dataclasses.replace(half, kv_cache=KVCache("q8_0", "f16"))  # (0.77 of it: it said the usual)
-        assert ("· reads up to about 6,100 words of English at once, each word in about three quarters of the usual "
+        assert ("· reads up to about 6,100 words at once, each word in about three quarters of the usual "
                 "memory (slower on a CPU)\n") in str(menu._prompt(1, mixed))
         # its E counts that memory as free too (saving it loads it again, closing it first): E's
         # verdict said less free than F3's of the same settings; saved, it is loaded again with them
@@ -423,7 +423,7 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             assert first.details.startswith(base + " · ")
             # what it reads in words before the technical facts ("gemma3 · 268M · Q4_K_M" came first),
             # and the box under the table says what those mean
-            reads = {"tr": " · bir seferde yaklaşık ", "en": " · reads up to about "}[language]
+            reads = {"tr": " · en çok yaklaşık ", "en": " · can read up to about "}[language]
             assert first.details.index(reads) < first.details.index(" · Q4_K_M"), first.details
             # F1 here says what the technical ones mean (Q4_K_M, 268M, layers)
             await pilot.press("f1")
@@ -1568,3 +1568,71 @@ def test_the_status_line_keeps_a_copys_mark_when_it_cuts_the_name() -> None:
         assert len(copy.title(lang)) > PROFILE_SAID_MOST, copy.title(lang)  # (else nothing is cut)
         assert said.endswith(mark) and len(said) <= PROFILE_SAID_MOST and "…" in said, said
         assert profile_said(shipped, lang) != said
+
+
+@pytest.mark.parametrize("language", ["en", "tr"])
+async def test_f3_and_f4_say_one_figure_of_words_for_a_model_and_its_context(language: str, smollm2_path: Path,
+                                                                              gemma_path: Path) -> None:
+    """A first Turkish user saw office-cpu's 4,096 tokens as 1,600 words on F3 and SmolLM2 as 3,300
+    on F4 (its own 8,192), gemma as 13,000 and 3,300 in one F4 panel, and F3's figure turn to 3,700
+    with an English conversation open, all as plain "words". One way says them now: by the UI
+    language's figure for the model's own tokenizer (SmolLM2 spends about 4 tokens on a Turkish
+    word: said once, in plain words), the model's limit and the profile's context told apart on
+    F4, and a conversation's own figure said as of its kind of text."""
+    from textual.widgets import DataTable
+
+    from workstation.core.language_words import model_figures
+    from workstation.core.metrics import TurnMetrics
+    from workstation.core.phrases import context_basis, context_words
+    from workstation.tui.screens.models import ModelsScreen
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+    t = Texts(language)
+    basis = {m: context_basis(None, t.get, model_figures(m, t.get)) for m in (smollm2_path, gemma_path)}
+    office = context_words(4096, basis[smollm2_path], t.get)  # office-cpu's context
+    costly = t("words.costly")
+    assert office == {"en": "about 3,100 words", "tr": "yaklaşık 1.100 sözcük"}[language]
+    app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language=language)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and len(app.screen.verdicts) > 3)
+        menu = app.screen
+        assert isinstance(menu, ProfileMenu)
+        current = next(i for i, e in enumerate(menu.entries) if menu._is_current(e))  # type: ignore[arg-type]
+        row = str(menu._prompt(current, menu.entries[current]))
+        reads = {"en": f"reads up to {office} at once", "tr": f"bir seferde {office} kadar okur"}[language]
+        assert reads in row, row
+        # an English model reading Turkish: said once that it spends more of its room on Turkish words
+        assert row.count(costly) == (language == "tr"), row
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ProfileMenu))
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed))
+        models = app.screen
+        assert isinstance(models, ModelsScreen)
+        for path, limit in ((smollm2_path, 8192), (gemma_path, 32768)):
+            index, found = next((i, r) for i, r in enumerate(models.installed) if r.path == path)
+            models.query_one("#installed", DataTable).move_cursor(row=index)
+            await until(pilot, lambda found=found: found.name in models.fits)  # type: ignore[misc]
+            # the model's own limit in its details, said as the model's
+            own = context_words(limit, basis[path], t.get)
+            could = {"en": f"can read up to {own} at once", "tr": f"en çok {own} okuyabilir"}
+            assert could[language] in found.details, found.details
+            assert found.details.count(costly) == (language == "tr" and path == smollm2_path), found.details
+            fit = models.fits[found.name]
+            if path == smollm2_path:  # the profile in use gives it its context: the figure F3 said
+                gives = {"en": f"the profile {app.profile.title('en')} gives it {office})",  # type: ignore[union-attr]
+                         "tr": f"{app.profile.title('tr')} profili ona {office} kadar yer verir)"}  # type: ignore[union-attr]
+                assert gives[language] in fit, fit
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ModelsScreen))
+        # a conversation's own words a token (English replies: 0.9 words a token) are said as such
+        app.history.add(TurnMetrics(predicted_n=100, predicted_ms=1000, stop_reason="eos"), words=90)
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and len(app.screen.verdicts) > 3)
+        menu = app.screen
+        assert isinstance(menu, ProfileMenu)
+        row = str(menu._prompt(current, menu.entries[current]))
+        kind = {"en": "about 3,700 words of this conversation's kind of text",
+                "tr": "bu sohbetteki türden metinden yaklaşık 3.700 sözcük"}[language]
+        assert kind in row and costly not in row, row

@@ -1413,9 +1413,11 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
     from workstation.core.phrases import say
 
     tr, en = Texts("tr"), Texts("en")
-    assert tr("models.fit", words="6,100", verdict="-") == ("Bu bilgisayarda: - (bir seferde yaklaşık 6.100 sözcüğe "
-                                                            "kadar okurken; bir profilin kendi ayarları farklı olabilir).")
-    assert en("models.fit", words="6,100", verdict="-").startswith("On this PC: - (when it reads up to about 6,100 words")
+    assert tr("models.fit", words=tr("words.language", n="6,100"), verdict="-") == (
+        "Bu bilgisayarda: - (bir seferde yaklaşık 6.100 sözcük kadar okurken; bir profilin kendi ayarları "
+        "farklı olabilir).")
+    assert en("models.fit", words=en("words.language", n="6,100"), verdict="-").startswith(
+        "On this PC: - (when it reads up to about 6,100 words at once")
     assert [tr.number(v) for v in ("1,234,567.89", "23.0 GB", "-1.5%", "+0.25%", "40 W", "~4.9 GB", "100 %",
                                    "35.7 token/sn")] == [
         "1.234.567,89", "23,0 GB", "-%1,5", "+%0,25", "40 W", "~4,9 GB", "%100", "35,7 token/sn"]

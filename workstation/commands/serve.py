@@ -296,15 +296,15 @@ def serving_line(
 def capacity_words(slots: int, slot_ctx: int, t: Texts | None = None, measured: float | None = None) -> str:
     """What the server's slots hold, in words (in ``t``'s language, English without): how many
     people it answers at once and how long a conversation each can be ("with 4 slots of 4096
-    tokens" meant nothing to office staff). On a desk PC's footing (``words_a_token``): the words
-    a token ``measured`` in replies, else the language's (it said 3,100 words where a desk PC said
-    room for 3,500 of the same context)."""
-    from workstation.core.phrases import about_words, words_a_token
+    tokens" meant nothing to office staff). On a desk PC's footing (``context_basis``, without a
+    model file there): the words a token ``measured`` in replies, else the language's (it said
+    3,100 words where a desk PC said room for 3,500 of the same context)."""
+    from workstation.core.phrases import context_basis
     from workstation.tui.i18n import Texts
 
     t = t or Texts("en")
     at_once = t("serve_cmd.one_at_a_time") if slots == 1 else t("serve_cmd.at_once", n=slots)
-    return t("serve_cmd.capacity", at_once=at_once, words=about_words(slot_ctx, t.get, words_a_token(measured, t.get)),
+    return t("serve_cmd.capacity", at_once=at_once, words=context_basis(measured, t.get).count(slot_ctx),
              tokens=f"{slot_ctx:,}")
 
 

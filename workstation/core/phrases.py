@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from workstation.core.letters import number_suffix
@@ -915,6 +916,20 @@ ENGLISH: dict[str, str] = {
     # the UI's texts, English 0.76 words a token with SmolLM2's and Gemma 3's tokenizers alike; the
     # texts that say it in words say this (F1's "three quarters of a word", bench's "4 for 3")
     "number.words_per_token": "0.75",
+    # a plain office text in the UI's language: a model's own words a token in it are measured with
+    # its tokenizer (``language_words.model_figures``): SmolLM2's spends about 4 tokens on a
+    # Turkish word, Gemma 3's 2, both about 1.2 on an English one
+    "number.words_sample": ("Please read the attached contract and tell me when the payment is due, who signs it "
+                            "for the company, and what happens if the delivery is late. The meeting with the "
+                            "supplier is on Monday at ten; bring last year's invoices and the new price list, "
+                            "and send the minutes to everyone in the office by Friday."),
+    # a context said in words, with what they are words of (``context_words``): the UI language's
+    # figure for the model, this conversation's own (its replies' words a token), a document's own
+    "words.language": "about {n} words",
+    "words.conversation": "about {n} words of this conversation's kind of text",
+    "words.document": "about {n} words of this document",
+    # said once beside a language's figure under half the model's English one (``WordsBasis.costly``)
+    "words.costly": "(this model spends more of its room on words of this language than on English ones)",
     "number.date": "{y}-{m}-{d}",
     "unit.ms": "{n} ms",
     "summary.call_none": "the model was not asked",
@@ -995,13 +1010,52 @@ def words_per_token(lookup: Lookup | None = None) -> float:
     return float(say([("number.words_per_token", {})], lookup))
 
 
-def words_a_token(measured: float | None, lookup: Lookup | None = None) -> float:
-    """The one footing of a context said in words, wherever it is said (the server's "each
-    conversation up to about 3,100 words", a desk PC's "room for about 3,500 more words" of the
-    same 4,096 tokens, on two footings): the words a token measured in replies (``measured``: the
-    open conversation's on a desk PC, this PC's replies with the served model on the server) where
-    there are some, else the figure of ``lookup``'s language (``words_per_token``)."""
-    return measured or words_per_token(lookup)
+@dataclass(frozen=True)
+class WordsBasis:
+    """What a context's tokens are said in words by (``context_words``): ``per_token``, the words a
+    token; ``of``: "conversation" (the open conversation's replies, measured), "document" (the
+    document's own words over its tokens) or "language" (the UI language's figure for the model,
+    its tokenizer measured on a text of that language, or the language's general one); ``costly``:
+    that figure is under half the model's English one (an English model reading Turkish)."""
+
+    per_token: float
+    of: str = "language"
+    costly: bool = False
+
+    def count(self, tokens: float) -> str:
+        """``tokens`` as the words they are about, bare ("3,100"), for a sentence that names what
+        they are words of itself (the line under the box: "… more words in this conversation")."""
+        return rounded_words(tokens * self.per_token)
+
+
+def context_basis(measured: float | None, lookup: Lookup | None = None,
+                  model: tuple[float, float] | None = None) -> WordsBasis:
+    """The basis a context is said in words by: the conversation's ``measured`` words a token where
+    there are some, else the UI language's figure for the model (``model``: its words a token in
+    the UI's language and in English, ``language_words.model_figures``), else the language's. The
+    server's "each conversation up to about 3,100 words" and a desk PC's "room for about 3,500 more
+    words" of the same 4,096 tokens stand on it alike (no model file on a desk PC: the replies' or
+    the language's)."""
+    if measured:
+        return WordsBasis(measured, "conversation")
+    if model is not None:
+        own, english = model
+        return WordsBasis(own, "language", own < english / 2)
+    return WordsBasis(words_per_token(lookup))
+
+
+def context_words(tokens: float, basis: WordsBasis, lookup: Lookup | None = None) -> str:
+    """The one way from a context's (or a part of it) ``tokens`` to "about N words": F3, F4, the
+    attach line, the line under the box. What they are words of is said where it is not the UI
+    language's figure ("of this conversation's kind of text", "of this document"): F3 said 3,700
+    of an English conversation's and 890 of a Turkish one's, and the attach line 810 of a Turkish
+    contract's, all as plain "words", beside F4's 3,300 for the same model."""
+    return say([(f"words.{basis.of}", {"n": basis.count(tokens)})], lookup)
+
+
+def costly_note(basis: WordsBasis, lookup: Lookup | None = None) -> str:
+    """" (this model spends more of its room on …)" where ``basis`` is so, else ""."""
+    return " " + say([("words.costly", {})], lookup) if basis.costly else ""
 
 
 def about_words(tokens: float, lookup: Lookup | None = None, per_token: float | None = None) -> str:

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Any
 from textual import on, work
 
 from workstation.core.engine_api import answer_reserve
-from workstation.core.phrases import about_words, part_percent, rounded_words, say, words_in
+from workstation.core.phrases import (
+    WordsBasis,
+    context_basis,
+    context_words,
+    part_percent,
+    rounded_words,
+    say,
+    words_in,
+)
 from workstation.core.profiles import Sampling
 from workstation.core.summary_chunks import facts_length
 from workstation.tui import integrations
@@ -292,7 +300,7 @@ class Attachments(AppPart):
             return None
         left = self.context_left()
         left = n_ctx - (tokens - own) if left is None else left  # (before a turn: less the instructions)
-        return (own <= left - reserve, about_words(max(0, left), self.texts.get, self.words_a_token()),
+        return (own <= left - reserve, self.words_basis().count(max(0, left)),
                 part_percent(own / max(1, left)))
 
     def _reserve(self: WorkstationApp, n_ctx: int) -> int:
@@ -344,4 +352,5 @@ def _message_words(measured: tuple[int, int, int], words: int, reserve: int, t: 
     "about 2,600 words: more than a message can hold, which reads up to about 3,000 words of it"."""
     tokens, n_ctx, own = measured
     room = max(0, n_ctx - reserve - (tokens - own))
-    return rounded_words(room * words / own) if own > 0 and words > 0 else about_words(room, t.get)
+    basis = WordsBasis(words / own, "document") if own > 0 and words > 0 else context_basis(None, t.get)
+    return context_words(room, basis, t.get)

@@ -15,7 +15,15 @@ from workstation.core import catalog, hardware, model_download, model_info
 from workstation.core import installed_models as on_disk  # (add_model: this module's own too)
 from workstation.core.errors import WorkstationError
 from workstation.core.gpu_layers import offloadable_layers
-from workstation.core.phrases import Phrase, about_words, part_percent
+from workstation.core.phrases import (
+    Phrase,
+    WordsBasis,
+    about_words,
+    context_basis,
+    context_words,
+    costly_note,
+    part_percent,
+)
 from workstation.core.profiles import Profile
 from workstation.core.store import model_replies
 from workstation.core.table_facts import SheetFacts
@@ -201,7 +209,15 @@ class ModelRow:
         return texts.number(catalog.file_size_text(d.have))
 
 
-def _model_details(info: model_info.ModelInfo | None, texts: Texts) -> str:
+def model_basis(model: Path | None, texts: Texts) -> WordsBasis:
+    """What F4 says a model's context in words by: the UI language's figure for its tokenizer
+    (measured once a file, ``language_words``; in a worker), as F3 says a profile's on a fresh start."""
+    from workstation.core.language_words import model_figures
+
+    return context_basis(None, texts.get, model_figures(model, texts.get) if model is not None else None)
+
+
+def _model_details(info: model_info.ModelInfo | None, texts: Texts, model: Path | None = None) -> str:
     if info is None:
         return ""
     # a base model said first: at 80 columns F4's table cut the details after the quantization,
@@ -211,7 +227,8 @@ def _model_details(info: model_info.ModelInfo | None, texts: Texts) -> str:
     # the technical facts: a table cut at 80 columns kept only "gemma3 · 268M · Q4_K_M"; those stay
     # (people look them up), and the box under the table says what they mean (``models.terms``)
     if info.context_length:
-        parts.append(texts("models.reads", words=about_words(info.context_length, texts.get)))
+        basis = model_basis(model, texts)  # (the model's own limit: a profile gives it its context, F4's fit line says)
+        parts.append(texts("models.reads", words=context_words(info.context_length, basis, texts.get)) + costly_note(basis, texts.get))
     parts.append(info.architecture)
     params = info.parameter_count
     if params:
@@ -239,7 +256,7 @@ def installed_models(texts: Texts | None = None) -> list[ModelRow]:
             path=Path(item.path),
             size_bytes=item.size_bytes,
             # (in English, and F4's verdict under it said it again in the app's language)
-            details=t.error(item.failure) if item.failure else item.error or _model_details(item.info, t),
+            details=t.error(item.failure) if item.failure else item.error or _model_details(item.info, t, Path(item.path)),
             installed=True,
             damaged=item.error is not None,
             description=described.get(Path(item.path).name, {}),
@@ -278,13 +295,16 @@ def catalog_models(texts: Texts | None = None) -> list[ModelRow]:
 FIT_CONTEXT = 8192  # F4 says whether a model fits at a chat's context, as a profile would load it
 
 
-def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, replies: Path | None = None) -> str:
+def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, replies: Path | None = None,
+              current: Profile | None = None) -> str:
     """Whether ``row``'s model fits this PC at an 8k context (f16 K/V, ``gpu_layers: auto``),
     and at most how fast it decodes, in the UI's language, with what bench and this PC's own
     replies with it (``replies_said``, from the conversations' file ``replies``) measured; a
     catalog model not downloaded yet is planned from its published shape ("" for one without a
     known shape). ``freed``: the loaded model's memory, free for it (U loads it in place of
-    that one; said as F3 says it)."""
+    that one; said as F3 says it). ``current``: the profile in use, whose context is said beside
+    the fit's where it runs the model (``profile_running``; F4 said 3,300 words of SmolLM2 where
+    F3 said 1,600 of office-cpu's 4,096, and gemma's 13,000 and 3,300 in one panel unexplained)."""
     from workstation.core.memory_plan import counting_freed
     from workstation.core.metrics import measured_words_per_token, quiet_median
     from workstation.core.model_shapes import catalog_model
@@ -316,7 +336,12 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
         return texts.error(err)
     except Exception:  # noqa: BLE001 - a file gone since the list was read: no verdict, never a stuck line
         return ""
-    text = texts("models.fit", words=about_words(context, texts.get), verdict=say(p.verdict_phrases, texts.get))
+    basis = model_basis(row.path if row.installed else None, texts)
+    words, verdict = context_words(context, basis, texts.get), say(p.verdict_phrases, texts.get)
+    given = profile_running(row, current)
+    text = texts("models.fit_profile", words=words, verdict=verdict, profile=given.title(texts.lang),
+                 given=context_words(given.context, basis, texts.get)) if given is not None else \
+        texts("models.fit", words=words, verdict=verdict)
     own = model_replies(row.path, replies) if row.installed and row.path is not None else []
     replied = replies_said(row.path, texts, replies) if own and row.path is not None else ""
     # enough of them begun quiet (as F5 compares profiles by them): the row is judged by them
@@ -348,6 +373,22 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     if counted:
         text += " " + say(counted, texts.get)
     return text
+
+
+def profile_running(row: ModelRow, current: Profile | None) -> Profile | None:
+    """The profile that gives ``row``'s model its context: the one in use where it runs the file,
+    else the first that does; None where none does (or it is not downloaded)."""
+    from workstation.core.profile_lookup import load_profile, model_file, profiles_using
+
+    if not row.installed or row.path is None:
+        return None
+    try:
+        if current is not None and current.backend == "llama" and Path(model_file(current)).resolve() == row.path.resolve():
+            return current
+        users = profiles_using(row.path, drafts=False)
+        return load_profile(users[0]) if users else None
+    except (WorkstationError, OSError):
+        return None
 
 
 def replies_said(model: Path, texts: Texts, store: Path | None = None, profile_ref: str = "") -> str:

@@ -11,7 +11,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.events import SERVER_STOPPING
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.letters import shortened
-from workstation.core.phrases import about_words, part_percent, words_a_token
+from workstation.core.phrases import WordsBasis, context_basis, part_percent
 from workstation.core.profiles import profile_said
 from workstation.tui import pacing
 from workstation.tui.app_part import AppPart
@@ -230,12 +230,22 @@ class StatusLine(AppPart):
             return None
         return n_ctx - (last.prompt_n + last.cache_n + last.predicted_n)
 
-    def words_a_token(self: WorkstationApp) -> float:
-        """The words a token is in the open conversation: its replies' own, measured, where there
-        are some (``MetricsHistory.words_per_token``), else the UI's language's figure. The room
-        left is said by it: the same English conversation had "2,700" words of room in English
-        and "1.400" after F9 to Turkish."""
-        return words_a_token(self.history.words_per_token(), self.texts.get)  # (the server's footing too)
+    def words_basis(self: WorkstationApp) -> WordsBasis:
+        """What the open conversation's room is said in words by (``phrases.context_basis``): its
+        replies' own words a token, measured, where there are some (``MetricsHistory.words_per_token``),
+        else the UI language's figure for the loaded model's tokenizer (measured once a file, in a
+        worker started here the first time), else the language's: F3 says the loaded profile's
+        context by the same. The same English conversation had "2,700" words of room in English
+        and "1.400" after F9 to Turkish by the language's figure."""
+        from workstation.core.language_words import model_figures, own_figures
+        from workstation.core.profile_lookup import model_file
+
+        profile, lookup = self.profile, self.texts.get
+        model = model_file(profile) if profile is not None and profile.backend == "llama" and own_figures(lookup) else ""
+        figures = model_figures(model, lookup, measure=False) if model else None
+        if model and figures is None and self.is_running:  # (its tokenizer read once, in a worker: the next line says it)
+            self.run_worker(lambda: model_figures(model, lookup), thread=True, exit_on_error=False, group="words")
+        return context_basis(self.history.words_per_token(), lookup, figures)
 
     def context_fill_text(self: WorkstationApp) -> str:
         """How full the model's context is after the open conversation's last turn, for the line
@@ -248,10 +258,10 @@ class StatusLine(AppPart):
         pct = min(100, round((n_ctx - left) / n_ctx * 100))
         # in words a newcomer pictures: how much more the conversation holds before the model
         # forgets its start ("context 3% full (120 of 4,096 tokens)" said neither; F5 counts tokens)
-        per_token = self.words_a_token()
-        key = "chat.context_over" if left * per_token < 1 else \
+        basis = self.words_basis()
+        key = "chat.context_over" if left * basis.per_token < 1 else \
             "chat.context_full" if pct >= CONTEXT_NEARLY_FULL else "chat.context_fill"
-        return self.texts(key, words=about_words(left, self.texts.get, per_token))  # (a Turkish word takes more tokens)
+        return self.texts(key, words=basis.count(left))  # (a Turkish word takes more tokens)
 
     def stream_pace(self: WorkstationApp) -> pacing.Pace:
         """How much the screen does while a reply streams (see ``pacing``)."""

@@ -20,11 +20,12 @@ from textual.widgets import Input, Label, OptionList, Select
 
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import ProfileError, WorkstationError
+from workstation.core.language_words import model_figures
 from workstation.core.paths import given_profile_folders, user_profiles_dir
-from workstation.core.phrases import about_words
+from workstation.core.phrases import about_words, context_basis, context_words
 from workstation.core.profile_check import MAX_CONTEXT, MIN_CONTEXT, check_sampling, context_allowed
 from workstation.core.profile_folders import REMOVED_FOLDER, free_path, set_aside
-from workstation.core.profile_lookup import load_profile_file
+from workstation.core.profile_lookup import load_profile_file, model_file
 from workstation.core.profile_saving import save_profile
 from workstation.core.profiles import KV_CACHE_TYPES, KVCache, Profile, under_file_of
 from workstation.core.speed_estimate import FULL_KV_TYPES
@@ -192,7 +193,9 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
                 yield Label(t("load.context"), classes="load-name", markup=False)
                 yield LineInput(t.number(f"{p.context:,}"), id="load-context", compact=True, restrict=r"[0-9.,]*")
                 # what the model was made for, in words ("trained for 8,192" said tokens to office staff)
-                help_ = (t("load.context_help_trained", words=about_words(self.trained, t.get)) if self.trained
+                # (by the model's own figure in the UI's language, as F3 says the context beside it)
+                basis = context_basis(None, t.get, model_figures(model_file(p), t.get, measure=False))
+                help_ = (t("load.context_help_trained", words=context_words(self.trained, basis, t.get)) if self.trained
                          else t("load.context_help"))
                 yield Label(help_, classes="load-help", markup=False)
             # the longest reply (sampling.max_tokens): F6's summary cut short and a reply cut at its limit
@@ -542,7 +545,6 @@ def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None, p
     menu.entries[index] = saved
     menu.verdicts.pop(index, None)
     menu.on_cpu.pop(index, None)
-    menu.per_token.pop(index, None)
     menu.query_one(OptionList).replace_option_prompt(str(index), menu._prompt(index, saved))
 
     def verdict() -> None:

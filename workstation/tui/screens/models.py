@@ -260,7 +260,9 @@ class ModelsScreen(AppScreen, Screen[None]):
     def _work_out_fit(self, row: ModelRow) -> None:
         # U loads it in place of the loaded model: that one's memory is free for it
         freed = integrations.memory_freed_by_switch(self.wapp.profile, self.wapp.engine)
-        self.post_message(FitFound(row.name, integrations.model_fit(row, self.wapp.texts, freed, self.wapp.store.path)))
+        # (the context the profile in use gives it said beside the fit's: F3's figure)
+        self.post_message(FitFound(row.name, integrations.model_fit(row, self.wapp.texts, freed, self.wapp.store.path,
+                                                                    self.wapp.profile)))
 
     @on(FitFound)
     def _fit_found(self, event: FitFound) -> None:

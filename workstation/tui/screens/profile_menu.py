@@ -19,12 +19,12 @@ from textual.widgets.option_list import Option
 
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.installed_models import model_name
+from workstation.core.language_words import model_figures
 from workstation.core.llama_allocation import kv_share
-from workstation.core.phrases import about_words
+from workstation.core.phrases import WordsBasis, context_basis, context_words, costly_note
 from workstation.core.profile_folders import whose
 from workstation.core.profile_lookup import list_profiles, load_profile_file, model_file
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
-from workstation.core.store import replies_words_a_token
 from workstation.tui.i18n import Texts
 from workstation.tui.integrations import fit_verdict, memory_freed_by_switch
 from workstation.tui.screens.app_screen import AppScreen
@@ -61,13 +61,11 @@ def same_file(a: Profile, b: Profile) -> bool:
 
 
 class VerdictFound(Message):
-    def __init__(self, index: int, verdict: str | None, on_cpu: bool | None = None,
-                 per_token: float | None = None) -> None:
+    def __init__(self, index: int, verdict: str | None, on_cpu: bool | None = None) -> None:
         super().__init__()
         self.index = index
         self.verdict = verdict
         self.on_cpu = on_cpu  # whether its plan runs some layers on the CPU (None: not planned)
-        self.per_token = per_token  # the words a token measured in its model's replies here (another model's)
 
 
 class ProfileList(OptionList):
@@ -145,7 +143,6 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
                 self.entries.insert(0, _read_again(outside))  # as the file says now (the user may have fixed it)
         self.verdicts: dict[int, str | None] = {}
         self.on_cpu: dict[int, bool] = {}  # by its plan, beside its verdict: where a smaller K/V is slower
-        self.per_token: dict[int, float] = {}  # another model's words a token, measured in its replies here
         self.freed: FreedMemory | None = None  # the loaded model's memory, which choosing a profile frees first
 
     def _is_current(self, entry: Profile) -> bool:
@@ -158,6 +155,15 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         the open conversation's words a token were measured with)."""
         loaded = self.wapp.profile
         return loaded is not None and loaded.backend == "llama" and model_file(entry) == model_file(loaded)
+
+    def words_basis(self, entry: Profile) -> WordsBasis:
+        """What ``entry``'s context is said in words by (``phrases.context_basis``): the open
+        conversation's replies where they are of its model, else its model's figure in the UI's
+        language once measured (``found``), else the language's."""
+        if self._of_loaded_model(entry):
+            return self.wapp.words_basis()  # (the line under the box says the room left by the same)
+        t = self.wapp.texts
+        return context_basis(None, t.get, model_figures(model_file(entry), t.get, measure=False))
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -196,8 +202,10 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             # By the words a token the line under the box says the room left by (the open
             # conversation's replies' own): it said room for 3,200 more words where this said 3,100 in all.
             # Another model's by its own replies here, else the language's (its tokenizer is another)
-            per_token = self.wapp.words_a_token() if self._of_loaded_model(entry) else self.per_token.get(i)
-            words = about_words(entry.context, t.get, per_token)
+            # said by the open conversation's own words a token (its kind of text, said so) for the loaded
+            # model, else by the UI language's figure for the model's tokenizer, as F4 says it
+            basis = self.words_basis(entry)
+            words = context_words(entry.context, basis, t.get)
             share = kv_share(entry.kv_cache) if entry.kv_cache.k in KV_CACHE_TYPES and \
                 entry.kv_cache.v in KV_CACHE_TYPES else 1.0
             kv = min(KV_SHARES, key=lambda s: abs(math.log(s / share)))
@@ -208,7 +216,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             if entry.speculative.mode in ("draft", "lookup"):  # (its word: "draft" said nothing in Turkish)
                 detail += " · " + t(f"profiles.speculative_{entry.speculative.mode}",
                                     model=model_name(entry.speculative.draft_model or ""))
-            text.append(f"\n  {detail}")
+            text.append(f"\n  {detail}{costly_note(basis, t.get)}")
         if i in self.verdicts:
             verdict = self.verdicts[i] or t("profiles.fit_unknown")
         else:
@@ -268,24 +276,23 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         from workstation.core.speed_estimate import layers_on_cpu
 
         on_cpu: bool | None = None
-        per_token: float | None = None
         if entry.backend == "llama":
             try:  # (the header read is cached: the verdict's plan again, not a second read)
                 on_cpu = layers_on_cpu(plan_for_profile(entry, not_downloaded=True, freed=self.freed))
             except WorkstationError:
                 pass  # its verdict says why
-            if not self._of_loaded_model(entry):
-                per_token = replies_words_a_token(Path(model_file(entry)), self.wapp.store.path)
-        return VerdictFound(i, self.fit_check(entry, self.wapp.texts, self.freed), on_cpu, per_token)
+            # its model's words a token in the UI's language, measured once a file here (its tokenizer
+            # read: not in the UI thread); its line says its context by them once the verdict is in
+            model_figures(model_file(entry), self.wapp.texts.get)
+        return VerdictFound(i, self.fit_check(entry, self.wapp.texts, self.freed), on_cpu)
 
     @on(VerdictFound)
     def _verdict(self, event: VerdictFound) -> None:
         self.verdicts[event.index] = event.verdict
-        for known, said in ((self.on_cpu, event.on_cpu), (self.per_token, event.per_token)):
-            if said is None:
-                known.pop(event.index, None)
-            else:
-                known[event.index] = said
+        if event.on_cpu is None:
+            self.on_cpu.pop(event.index, None)
+        else:
+            self.on_cpu[event.index] = event.on_cpu
         entry = self.entries[event.index]
         options = self.query_one(OptionList)
         options.replace_option_prompt(str(event.index), self._prompt(event.index, entry))
