@@ -1378,7 +1378,8 @@ async def test_f3_e_changes_the_longest_reply_in_words_checked_as_a_profile_is(f
     own = user_profiles_dir()
     own.mkdir(parents=True, exist_ok=True)
     _write(own, "running", {"model": str(smollm2_path)})
-    _write(own, "mine", {"model": str(smollm2_path), "sampling": {"temperature": 0.0, "max_tokens": 1000}})
+    _write(own, "mine", {"model": str(smollm2_path), "context": 4096,
+                         "sampling": {"temperature": 0.0, "max_tokens": 1000}})
     path = own / "mine.yaml"
     path.write_text(path.read_text(encoding="utf-8").replace("max_tokens: 1000", "max_tokens: 1000  # IT: short"),
                     encoding="utf-8")
@@ -1396,7 +1397,13 @@ async def test_f3_e_changes_the_longest_reply_in_words_checked_as_a_profile_is(f
         box.focus()
         await pilot.press("end", *["backspace"] * 8, *"2000")
         await until(pilot, lambda: str(help_.content) == "about 1,500 words")
+        # longer than the context: said beside it (a reply of 20,000 stood as "about 15,000 words")
+        context = screen.query_one("#load-context", Input).value
+        await pilot.press("end", *["backspace"] * 8, *"20000")
+        await until(pilot, lambda: str(help_.content).startswith("about 15,000 words: more than the context holds"))
+        assert f"({context.replace(',', '')}" not in str(help_.content) and "words in all" in str(help_.content)
         problem = screen.query_one("#load-problem", Label)
+        assert not problem.display  # (a note, not a refusal: a profile's file may say so too)
         await pilot.press("end", *["backspace"] * 8, "0")  # the profile's own check: 1 to 10,000,000
         await until(pilot, lambda: problem.display)
         assert str(problem.content) == f"Longest reply is 0; allowed values are 1 to {MAX_PREDICT:,}.", problem.content

@@ -22,7 +22,7 @@ from workstation.core.catalog import human_bytes
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.language_words import model_figures
 from workstation.core.paths import given_profile_folders, user_profiles_dir
-from workstation.core.phrases import about_words, context_basis, context_words
+from workstation.core.phrases import context_basis, context_words
 from workstation.core.profile_check import MAX_CONTEXT, MIN_CONTEXT, check_sampling, context_allowed
 from workstation.core.profile_folders import REMOVED_FOLDER, free_path, set_aside
 from workstation.core.profile_lookup import load_profile_file, model_file
@@ -173,6 +173,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         self._asked = 0  # the verdict shown is the last one asked for (typing asks for several)
         self.put_aside: Path | None = None  # where Ctrl+R moved the user's copy
         self._follow = False  # a new verdict is brought into sight, as the dialog grows with it too
+        self._basis = context_basis(None)  # (the model's own, once compose reads its file)
 
     # --- what is shown ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -194,7 +195,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
                 yield LineInput(t.number(f"{p.context:,}"), id="load-context", compact=True, restrict=r"[0-9.,]*")
                 # what the model was made for, in words ("trained for 8,192" said tokens to office staff)
                 # (by the model's own figure in the UI's language, as F3 says the context beside it)
-                basis = context_basis(None, t.get, model_figures(model_file(p), t.get, measure=False))
+                basis = self._basis = context_basis(None, t.get, model_figures(model_file(p), t.get, measure=False))
                 help_ = (t("load.context_help_trained", words=context_words(self.trained, basis, t.get)) if self.trained
                          else t("load.context_help"))
                 yield Label(help_, classes="load-help", markup=False)
@@ -204,7 +205,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
                 yield Label(t("sampling.max_tokens"), classes="load-name", markup=False)
                 yield LineInput(t.number(f"{p.sampling.max_tokens:,}"), id="load-max-tokens", compact=True,
                                 restrict=r"[0-9.,]*")
-                yield Label(self._reply_help(p.sampling.max_tokens), id="load-max-tokens-help", classes="load-help",
+                yield Label(self._reply_help(p.sampling.max_tokens, p.context), id="load-max-tokens-help", classes="load-help",
                             markup=False)
             for part in ("k", "v"):
                 with Horizontal(classes="load-row"):
@@ -241,10 +242,18 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         choices += [(t("load.layers_n", n=k, total=n) if n else str(k), k) for k in sorted(numbers)]
         return choices
 
-    def _reply_help(self, tokens: int | None) -> str:
-        """The longest reply in words ("about 750 words"); the plain help where none is typed yet."""
+    def _reply_help(self, tokens: int | None, context: int | None) -> str:
+        """The longest reply in words, by the model's own figure as the context's beside it ("about
+        750 words"; it said the language's 770 beside the model's); the plain help where none is
+        typed yet. Longer than the context: said (20,000 stood as "about 15,000 words" beside a
+        context of 4,096, a reply of which stops where the context is full)."""
         t = self.wapp.texts
-        return t("load.reply_help", words=about_words(tokens, t.get)) if tokens else t("load.reply_help_none")
+        if not tokens:
+            return t("load.reply_help_none")
+        words = context_words(tokens, self._basis, t.get)
+        if context and tokens >= context:
+            return t("load.reply_help_over", words=words, context=context_words(context, self._basis, t.get))
+        return t("load.reply_help", words=words)
 
     def _kv_help(self, kind: str, layers: object) -> str:
         """What the K or V cache type chosen means: its memory and how exact it keeps the context
@@ -350,7 +359,12 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
             reply: int | None = self._max_tokens()
         except ProfileError:
             reply = None
-        self.query_one("#load-max-tokens-help", Label).update(self._reply_help(reply))
+        try:
+            context: int | None = int(read_number(self.query_one("#load-context", Input).value.strip(), True,
+                                                  self.wapp.texts.get("number.thousands") or ","))
+        except ValueError:
+            context = None
+        self.query_one("#load-max-tokens-help", Label).update(self._reply_help(reply, context))
         self._recheck()
 
     def _recheck(self) -> None:
