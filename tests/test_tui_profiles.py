@@ -1549,3 +1549,52 @@ def test_the_status_line_says_what_a_variant_changes() -> None:
     variant = load_variant("office-cpu kv_cache=q8_0")
     said = profile_said(variant, "en")
     assert variant.variant_words and said.endswith(" · " + variant.variant_words), said
+
+
+async def test_a_summary_stopped_by_the_days_limit_says_when_it_can_go_on(
+        folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """F6 on a desk PC whose key has fewer tokens left today than the document's first part needs
+    (a real ``workstation serve`` with keys): it said "when the server comes back, Ctrl+R
+    summarizes it", though the server never went away; it says the limit raised or its reset
+    time, as the chat's refusal does, and the tokens in words the office staff read."""
+    from docmaker import honeybee_text
+    from serve_helpers import serve, write_profile
+    from textual.widgets import Input
+
+    from workstation.core.keys import DB_NAME, KeyRing
+    from workstation.core.quota import next_day_start
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    server_data = tmp_path / "server"
+    server_data.mkdir()
+    ring = KeyRing(server_data / DB_NAME)
+    _, secret = ring.add("ayse", tokens_per_day=60)  # less than a part of the document
+    ring.close()
+    monkeypatch.setenv("WS_DESK_KEY", secret)
+    doc = tmp_path / "report.txt"
+    doc.write_text(honeybee_text(8), encoding="utf-8")
+    with serve(write_profile(tmp_path, smollm2_path), data=server_data) as server:
+        _write(folder, "desk", {"backend": "openai", "remote": {"base_url": server.base_url, "api_key_env": "WS_DESK_KEY"},
+                                "sampling": {"temperature": 0.0, "max_tokens": 24}})
+        app = WorkstationApp("desk", sample_system=False, language="tr", store_path=tmp_path / "c.db")
+        async with app.run_test(size=(110, 32)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            await pilot.press("f6")
+            await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+            screen = app.screen
+            assert isinstance(screen, SummarizeScreen)
+            screen.query_one("#summarize-path", Input).value = str(doc)
+            await pilot.press("enter")
+            state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+            await until(pilot, lambda: not screen.running and "özetlenmedi" in state())
+            resets = time.strftime("%H:%M", time.localtime(next_day_start(time.time())))
+            assert state().startswith("report.txt belgesinden hiçbir bölüm özetlenmedi: "), state()
+            assert "Sunucu geri geldiğinde" not in state(), state()
+            assert state().endswith(f"Sınır yükseltildiğinde ya da saat {resets} itibarıyla sıfırlandığında "
+                                    "Ctrl+R onu özetler."), state()
+            assert "kalan 60 sözcük parçasından (token) fazlasını" in state(), state()
+            await pilot.press("f9")  # the same in English
+            await until(pilot, lambda: "Nothing of" in state())
+            assert state().endswith(f"Once the limit is raised, or after {resets} when it resets, Ctrl+R summarizes "
+                                    "it."), state()
+            assert "60 tokens (pieces of words, as the server counts text) your key has left" in state(), state()

@@ -416,7 +416,7 @@ ENGLISH: dict[str, str] = {
                               "instructions, not only your message, so a new conversation needs fewer); or wait "
                               "until {resets}."),
     "remote.prompt_too_big_in_summary": ("The server at {url} says the summary's next step needs more than the {left} "
-                                         "tokens your key has left today, so the summary stopped there; the limit "
+                                         "tokens (pieces of words, as the server counts text) your key has left today, so the summary stopped there; the limit "
                                          "resets at {resets}. A shorter document needs fewer, or ask whoever runs "
                                          "the server for a larger daily limit."),
     "remote.day_held": ("The server at {url} says your requests still running hold the rest of your "

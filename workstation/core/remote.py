@@ -137,6 +137,13 @@ def resets_text(at: float | None) -> str:
     return time.strftime("%H:%M", time.localtime(next_day_start(time.time()) if at is None else at))
 
 
+# the server's refusals and stops of a key whose tokens for the day ran out (or are fewer than a
+# request needs): it answers again once its admin raises the limit or the day resets ("resets"),
+# not "once the server is back" (it never went away)
+DAY_LIMIT = frozenset({"remote.day_used", "remote.prompt_too_big", "remote.prompt_too_big_in_summary",
+                       "remote.quota_cut", "remote.quota_cut_part"})
+
+
 def day_cut(engine: Any, phrase: str) -> BackendUnreachable:
     """The error of a reply the office server stopped where the key's tokens for the day ran
     out (``stop_reason`` "quota"): the server cannot take more today, as when it refuses a
