@@ -1598,3 +1598,46 @@ async def test_a_summary_stopped_by_the_days_limit_says_when_it_can_go_on(
             assert state().endswith(f"Once the limit is raised, or after {resets} when it resets, Ctrl+R summarizes "
                                     "it."), state()
             assert "60 tokens (pieces of words, as the server counts text) your key has left" in state(), state()
+
+
+async def test_a_used_up_day_says_when_on_the_status_line_and_clears_once_raised(
+        folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A message refused because the key's day is used up: the status line said "the server
+    answers again once they reset", with no time, while the pop-up said "at 00:00"; it says the
+    time (one phrase for both). The admin raises the limit (keys set ayse --tokens-per-day
+    60000): the app's own recheck (``_recheck_day``, every 30 s, called here) clears the words
+    without a keypress."""
+    from serve_helpers import serve, write_profile
+    from tui_helpers import type_message
+
+    from workstation.core.keys import DB_NAME, KeyRing
+    from workstation.core.quota import next_day_start
+
+    server_data = tmp_path / "server"
+    server_data.mkdir()
+    ring = KeyRing(server_data / DB_NAME)
+    _, secret = ring.add("ayse", tokens_per_day=40)
+    ring.close()
+    monkeypatch.setenv("WS_DESK_KEY", secret)
+    with serve(write_profile(tmp_path, smollm2_path, sampling={"temperature": 0.0, "max_tokens": 64, "seed": 1}),
+               data=server_data) as server:
+        _write(folder, "desk", {"backend": "openai", "remote": {"base_url": server.base_url, "api_key_env": "WS_DESK_KEY"},
+                                "sampling": {"temperature": 0.0, "max_tokens": 64}})
+        app = WorkstationApp("desk", sample_system=False, language="tr", store_path=tmp_path / "c.db")
+        async with app.run_test(size=(160, 30)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            await type_message(pilot, "Hi")  # the day's 40 tokens end in its reply
+            await until(pilot, lambda: app.last_metrics is not None and not app.generating)
+            await type_message(pilot, "Hi")  # refused: the day is used up
+            await until(pilot, lambda: app.not_answering == "remote.day_used" and not app.generating)
+            resets = time.strftime("%H:%M", time.localtime(next_day_start(time.time())))
+            popup = " ".join(str(n.message) for n in app._notifications)
+            again = f"saat {resets} itibarıyla yeniden yanıt verebilir"
+            assert again in popup, popup
+            assert f"anahtarınız bugünkü token hakkını kullandı; {again}" in app.status_text(), app.status_text()
+            admin = KeyRing(server_data / DB_NAME)  # keys set ayse --tokens-per-day 60000
+            admin.change("ayse", tokens_per_day=60_000, max_parallel=None, profiles=())
+            admin.close()
+            app._recheck_day()  # what the app's 30 s timer calls
+            await until(pilot, lambda: app.not_answering == "")
+            assert "token hakkını kullandı" not in app.status_text(), app.status_text()

@@ -13,6 +13,7 @@ from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.letters import shortened
 from workstation.core.phrases import about_words, part_percent, words_a_token
 from workstation.core.profiles import profile_said
+from workstation.core.remote import again_at, resets_text
 from workstation.tui import pacing
 from workstation.tui.app_part import AppPart
 from workstation.tui.messages import ServerWaited
@@ -133,7 +134,7 @@ class StatusLine(AppPart):
         elif self.unreachable:  # the last turn found the server gone: not "ready"
             state = t("status.unreachable")
         elif self.not_answering in NOT_ANSWERING:  # the last turn refused until the server's admin acts
-            state = t(NOT_ANSWERING[self.not_answering])
+            state = t(NOT_ANSWERING[self.not_answering], **again_at(resets_text(getattr(self.engine, "day_resets_at", None))))
         else:
             state = t("status.ready")
         if self.session_sampling is not None:  # Ctrl+E's, not the file's
