@@ -1641,3 +1641,26 @@ async def test_a_used_up_day_says_when_on_the_status_line_and_clears_once_raised
             app._recheck_day()  # what the app's 30 s timer calls
             await until(pilot, lambda: app.not_answering == "")
             assert "token hakkını kullandı" not in app.status_text(), app.status_text()
+
+
+async def test_a_desk_pc_names_the_office_server_and_its_profile_in_turkish(
+        folder: Path, tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The window title said "yerel modeller" (local models) while the app ran on the office
+    server: it names the server; `profiles check -p office-server --lang tr` printed the English
+    name though ``name_tr`` was there (``profile_said``, the one naming of a profile)."""
+    from serve_helpers import serve, write_profile
+
+    from workstation.cli import main
+
+    with serve(write_profile(tmp_path, smollm2_path)) as server:
+        _write(folder, "office-server", {"backend": "openai", "name": "Office server", "name_tr": "Ofis sunucusu",
+                                         "remote": {"base_url": server.base_url}})
+        assert main(["profiles", "check", "-p", "office-server", "--lang", "tr"]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("office-server: geçerli (Ofis sunucusu)"), out
+        _write(folder, "local", {"model": str(smollm2_path)})
+        app = WorkstationApp("office-server", sample_system=False, language="tr", store_path=tmp_path / "c.db")
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            await until(pilot, lambda: app.sub_title.startswith("ofis sunucusunun modelleri, 127.0.0.1:"))
+            assert "yerel" not in app.sub_title

@@ -202,8 +202,17 @@ class StatusLine(AppPart):
             return self.texts("chat.busy_summary", name=self.summarizing)
         return self.texts("chat.busy")
 
+    def subtitle_text(self: WorkstationApp) -> str:
+        """The window title's second part: "local models" said of a desk PC whose profile runs on
+        the office server was not so; the server named there instead."""
+        profile = self.profile
+        if profile is not None and profile.backend != "llama":
+            return self.texts("app.subtitle_server", server=profile.remote.server_name)
+        return self.texts("app.subtitle")
+
     def update_status(self: WorkstationApp) -> None:
         self.engine_limits_now()  # (a server's smaller limits of now: the room left is said by them)
+        self.sub_title = self.subtitle_text()  # (the profile of now: a server's, or this PC's)
         text = self.status_text()
         for screen in self.screen_stack:
             set_status = getattr(screen, "set_status", None)
