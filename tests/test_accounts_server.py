@@ -1042,3 +1042,34 @@ def test_a_persons_slow_bodies_leave_room_for_the_others(scheduler: Scheduler) -
             assert carol.status_code == 200, carol.text
         finally:
             bob.close()
+
+
+def test_a_refused_request_is_no_use_of_the_persons_new_key(
+    scheduler: Scheduler, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Mehmet's key revoked and a new one given: his old key's next request, refused (401
+    key_revoked), was written as the last use of his new key ("last used 07:34"), which had
+    never been used; and `keys list --all` showed his day's tokens on both rows, as if twice."""
+    with office(scheduler, {"mehmet": {}}) as o:
+        old = o.client("mehmet")
+        used = chat(old)
+        assert used > 0
+        assert main(["keys", "revoke", "mehmet"]) == 0
+        assert main(["keys", "add", "mehmet"]) == 0
+        with pytest.raises(openai.AuthenticationError):
+            chat(old)  # refused: no use of the new key
+        o.accounts.flush()
+        ring = KeyRing(read_only=True)
+        rows = ring.list(include_revoked=True)
+        ring.close()
+        new = [k for k in rows if k.revoked is None]
+        assert len(new) == 1 and new[0].last_used is None, new
+        capsys.readouterr()
+        assert main(["keys", "list", "--all"]) == 0
+        table = capsys.readouterr().out
+        rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()
+                if line.startswith("| mehmet")]
+        assert len(rows) == 2, table
+        revoked, live = sorted(rows, key=lambda row: row[-1] == "")
+        assert live[2] == "never" and live[3] == f"{used:,}", table  # the day's tokens, on the key in use
+        assert revoked[3] == "", table  # said once: not again on the revoked key

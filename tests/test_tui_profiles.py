@@ -1643,3 +1643,118 @@ async def test_f3_and_f4_say_one_figure_of_words_for_a_model_and_its_context(lan
         kind = {"en": "about 3,700 words of this conversation's kind of text",
                 "tr": "bu sohbetteki türden metinden yaklaşık 3.700 sözcük"}[language]
         assert kind in row and costly not in row, row
+
+
+async def test_a_summary_stopped_by_the_days_limit_says_when_it_can_go_on(
+        folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """F6 on a desk PC whose key has fewer tokens left today than the document's first part needs
+    (a real ``workstation serve`` with keys): it said "when the server comes back, Ctrl+R
+    summarizes it", though the server never went away; it says the limit raised or its reset
+    time, as the chat's refusal does, and the tokens in words the office staff read."""
+    from docmaker import honeybee_text
+    from serve_helpers import serve, write_profile
+    from textual.widgets import Input
+
+    from workstation.core.keys import DB_NAME, KeyRing
+    from workstation.core.quota import next_day_start
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    server_data = tmp_path / "server"
+    server_data.mkdir()
+    ring = KeyRing(server_data / DB_NAME)
+    _, secret = ring.add("ayse", tokens_per_day=60)  # less than a part of the document
+    ring.close()
+    monkeypatch.setenv("WS_DESK_KEY", secret)
+    doc = tmp_path / "report.txt"
+    doc.write_text(honeybee_text(8), encoding="utf-8")
+    with serve(write_profile(tmp_path, smollm2_path), data=server_data) as server:
+        _write(folder, "desk", {"backend": "openai", "remote": {"base_url": server.base_url, "api_key_env": "WS_DESK_KEY"},
+                                "sampling": {"temperature": 0.0, "max_tokens": 24}})
+        app = WorkstationApp("desk", sample_system=False, language="tr", store_path=tmp_path / "c.db")
+        async with app.run_test(size=(110, 32)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            await pilot.press("f6")
+            await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+            screen = app.screen
+            assert isinstance(screen, SummarizeScreen)
+            screen.query_one("#summarize-path", Input).value = str(doc)
+            await pilot.press("enter")
+            state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+            await until(pilot, lambda: not screen.running and "özetlenmedi" in state())
+            resets = time.strftime("%H:%M", time.localtime(next_day_start(time.time())))
+            assert state().startswith("report.txt belgesinden hiçbir bölüm özetlenmedi: "), state()
+            assert "Sunucu geri geldiğinde" not in state(), state()
+            assert state().endswith(f"Sınır yükseltildiğinde ya da saat {resets} itibarıyla sıfırlandığında "
+                                    "Ctrl+R onu özetler."), state()
+            assert "kalan 60 sözcük parçasından (token) fazlasını" in state(), state()
+            await pilot.press("f9")  # the same in English
+            await until(pilot, lambda: "Nothing of" in state())
+            assert state().endswith(f"Once the limit is raised, or after {resets} when it resets, Ctrl+R summarizes "
+                                    "it."), state()
+            assert "60 tokens (pieces of words, as the server counts text) your key has left" in state(), state()
+
+
+async def test_a_used_up_day_says_when_on_the_status_line_and_clears_once_raised(
+        folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A message refused because the key's day is used up: the status line said "the server
+    answers again once they reset", with no time, while the pop-up said "at 00:00"; it says the
+    time (one phrase for both). The admin raises the limit (keys set ayse --tokens-per-day
+    60000): the app's own recheck (``_recheck_day``, every 30 s, called here) clears the words
+    without a keypress."""
+    from serve_helpers import serve, write_profile
+    from tui_helpers import type_message
+
+    from workstation.core.keys import DB_NAME, KeyRing
+    from workstation.core.quota import next_day_start
+
+    server_data = tmp_path / "server"
+    server_data.mkdir()
+    ring = KeyRing(server_data / DB_NAME)
+    _, secret = ring.add("ayse", tokens_per_day=40)
+    ring.close()
+    monkeypatch.setenv("WS_DESK_KEY", secret)
+    with serve(write_profile(tmp_path, smollm2_path, sampling={"temperature": 0.0, "max_tokens": 64, "seed": 1}),
+               data=server_data) as server:
+        _write(folder, "desk", {"backend": "openai", "remote": {"base_url": server.base_url, "api_key_env": "WS_DESK_KEY"},
+                                "sampling": {"temperature": 0.0, "max_tokens": 64}})
+        app = WorkstationApp("desk", sample_system=False, language="tr", store_path=tmp_path / "c.db")
+        async with app.run_test(size=(160, 30)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            await type_message(pilot, "Hi")  # the day's 40 tokens end in its reply
+            await until(pilot, lambda: app.last_metrics is not None and not app.generating)
+            await type_message(pilot, "Hi")  # refused: the day is used up
+            await until(pilot, lambda: app.not_answering == "remote.day_used" and not app.generating)
+            resets = time.strftime("%H:%M", time.localtime(next_day_start(time.time())))
+            popup = " ".join(str(n.message) for n in app._notifications)
+            again = f"saat {resets} itibarıyla yeniden yanıt verebilir"
+            assert again in popup, popup
+            assert f"anahtarınız bugünkü token hakkını kullandı; {again}" in app.status_text(), app.status_text()
+            admin = KeyRing(server_data / DB_NAME)  # keys set ayse --tokens-per-day 60000
+            admin.change("ayse", tokens_per_day=60_000, max_parallel=None, profiles=())
+            admin.close()
+            app._recheck_day()  # what the app's 30 s timer calls
+            await until(pilot, lambda: app.not_answering == "")
+            assert "token hakkını kullandı" not in app.status_text(), app.status_text()
+
+
+async def test_a_desk_pc_names_the_office_server_and_its_profile_in_turkish(
+        folder: Path, tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The window title said "yerel modeller" (local models) while the app ran on the office
+    server: it names the server; `profiles check -p office-server --lang tr` printed the English
+    name though ``name_tr`` was there (``profile_said``, the one naming of a profile)."""
+    from serve_helpers import serve, write_profile
+
+    from workstation.cli import main
+
+    with serve(write_profile(tmp_path, smollm2_path)) as server:
+        _write(folder, "office-server", {"backend": "openai", "name": "Office server", "name_tr": "Ofis sunucusu",
+                                         "remote": {"base_url": server.base_url}})
+        assert main(["profiles", "check", "-p", "office-server", "--lang", "tr"]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("office-server: geçerli (Ofis sunucusu)"), out
+        _write(folder, "local", {"model": str(smollm2_path)})
+        app = WorkstationApp("office-server", sample_system=False, language="tr", store_path=tmp_path / "c.db")
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            await until(pilot, lambda: app.sub_title.startswith("ofis sunucusunun modelleri, 127.0.0.1:"))
+            assert "yerel" not in app.sub_title

@@ -160,11 +160,15 @@ def run_list(args: argparse.Namespace) -> int:
         return t.moment(moment) if moment is not None else t("keys_cmd.never")
 
     rows = []
+    in_use = {k.name for k in keys if not k.revoked}
     for k in keys:
         used = today.get(k.name, 0)
         over = t("keys_cmd.over") if k.tokens_per_day and used > k.tokens_per_day else ""
+        # the day's tokens are the person's (kept by name): said once, on the key in use, not on
+        # a revoked one of the same name too (the table read as twice them)
+        said = "" if k.revoked and k.name in in_use else t.number(f"{used:,}") + over
         row = [
-            k.name, when(k.created), when(k.last_used), t.number(f"{used:,}") + over,
+            k.name, when(k.created), when(k.last_used), said,
             t.number(f"{k.tokens_per_day:,}") if k.tokens_per_day else t("keys_cmd.no_limit"),
             str(k.max_parallel) if k.max_parallel else t("keys_cmd.server_default"),
             ",".join(k.profiles) or t("keys_cmd.any"),

@@ -410,14 +410,15 @@ ENGLISH: dict[str, str] = {
     "remote.key_from": " from {env}",
     "remote.answered": "The server at {url} answered HTTP {status}: {message}.",
     "remote.day_used": ("The server at {url} says your key has used its {limit} tokens for today; "
-                        "it can answer again at {resets}, or ask whoever runs the server to raise your "
-                        "daily limit."),
+                        "{again}, or ask whoever runs the server to raise your daily limit."),
+    # when a key whose day ran out is answered again: the refusal's, a reply cut's, the status line's
+    "remote.again_at": "it can answer again at {resets}",
     "remote.prompt_too_big": ("The server at {url} says this request needs more than the {left} tokens your key "
                               "has left today (all it sends counts: in a chat, the conversation so far and its "
                               "instructions, not only your message, so a new conversation needs fewer); or wait "
                               "until {resets}."),
     "remote.prompt_too_big_in_summary": ("The server at {url} says the summary's next step needs more than the {left} "
-                                         "tokens your key has left today, so the summary stopped there; the limit "
+                                         "tokens (pieces of words, as the server counts text) your key has left today, so the summary stopped there; the limit "
                                          "resets at {resets}. A shorter document needs fewer, or ask whoever runs "
                                          "the server for a larger daily limit."),
     "remote.day_held": ("The server at {url} says your requests still running hold the rest of your "
@@ -427,8 +428,7 @@ ENGLISH: dict[str, str] = {
     "remote.stopped_reply": "The server stopped the reply: {message}.",
     "remote.server_said": "{message}.",
     "remote.quota_cut": ("The reply stopped there: your key has used its tokens for today on the server "
-                         "(its daily limit); it can answer again at {resets}, or ask whoever runs the server "
-                         "to raise your daily limit."),
+                         "(its daily limit); {again}, or ask whoever runs the server to raise your daily limit."),
     "remote.quota_cut_part": ("The server stopped the summary: your key has used its tokens for today (its daily "
                               "limit), so it can go on at {resets}, or ask whoever runs the server to raise your "
                               "daily limit."),

@@ -137,13 +137,26 @@ def resets_text(at: float | None) -> str:
     return time.strftime("%H:%M", time.localtime(next_day_start(time.time()) if at is None else at))
 
 
+# the server's refusals and stops of a key whose tokens for the day ran out (or are fewer than a
+# request needs): it answers again once its admin raises the limit or the day resets ("resets"),
+# not "once the server is back" (it never went away)
+DAY_LIMIT = frozenset({"remote.day_used", "remote.prompt_too_big", "remote.prompt_too_big_in_summary",
+                       "remote.quota_cut", "remote.quota_cut_part"})
+
+
 def day_cut(engine: Any, phrase: str) -> BackendUnreachable:
     """The error of a reply the office server stopped where the key's tokens for the day ran
     out (``stop_reason`` "quota"): the server cannot take more today, as when it refuses a
     request over the quota (429), so it is what that refusal is (exit 75), saying when the day
     resets as the refusal does. ``phrase``: a chat's reply or a summary's."""
     at = getattr(engine, "day_resets_at", None)
-    return BackendUnreachable(said=[(phrase, {"resets": resets_text(at)})])
+    return BackendUnreachable(said=[(phrase, again_at(resets_text(at)))])
+
+
+def again_at(resets: str) -> dict[str, Any]:
+    """The values of a phrase that says when a key whose day ran out is answered again
+    (``remote.again_at``, one phrase for the refusal, a reply cut and the status line)."""
+    return {"resets": resets, "again": ("remote.again_at", {"resets": resets})}
 
 
 def stopped_reply(error: Any) -> Phrase:
@@ -184,7 +197,8 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
         resets = resets_text((time.time() if now is None else now) + wait)
         if left:  # some of the day is left, less than this message needs
             return ("remote.prompt_too_big", {"url": url, "left": f"{left:,}", "resets": resets})
-        return ("remote.day_used", {"url": url, "limit": f"{limit:,}" if limit is not None else "?", "resets": resets})
+        return ("remote.day_used", {"url": url, "limit": f"{limit:,}" if limit is not None else "?",
+                                    **again_at(resets)})
     if response.status_code == 429 and code == "rate_limit_exceeded" and type_ == "insufficient_quota":
         return ("remote.day_held", {"url": url})
     if response.status_code in (429, 503) and code == "server_busy" and own:
@@ -834,6 +848,9 @@ class RemoteEngine:
                     # waited past timeout_s behind the person's own request: said so, as the waiting
                     # line said it (it ended "busy with other people's requests")
                     own = _error_fields(response)[0] == "server_busy" and self._queued_behind_own("server_busy")
+                    wait = _whole_header(response, "Retry-After")
+                    if response.status_code == 429 and _error_fields(response)[0] == "insufficient_quota" and wait:
+                        self.day_resets_at = time.time() + wait  # (the status line says it: ``again_at``)
                     raise (BackendUnreachable if later else EngineError)(
                         said=[answered_phrase(self.base_url, response, model=self.model, own=own)])
                 for line in response.iter_lines():

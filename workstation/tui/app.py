@@ -542,7 +542,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
                 if b.action == "command_palette" else b
                 for b in items
             ]
-        self.sub_title = self.texts("app.subtitle")
+        self.sub_title = self.subtitle_text()
 
     def _keep_theme(self, theme: Theme) -> None:
         """The theme chosen (Ctrl+P, "Theme": a light one for a light terminal, or for eyes that

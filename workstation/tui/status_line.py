@@ -13,6 +13,7 @@ from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.letters import shortened
 from workstation.core.phrases import WordsBasis, context_basis, part_percent
 from workstation.core.profiles import profile_said
+from workstation.core.remote import again_at, resets_text
 from workstation.tui import pacing
 from workstation.tui.app_part import AppPart
 from workstation.tui.messages import ServerWaited
@@ -133,7 +134,7 @@ class StatusLine(AppPart):
         elif self.unreachable:  # the last turn found the server gone: not "ready"
             state = t("status.unreachable")
         elif self.not_answering in NOT_ANSWERING:  # the last turn refused until the server's admin acts
-            state = t(NOT_ANSWERING[self.not_answering])
+            state = t(NOT_ANSWERING[self.not_answering], **again_at(resets_text(getattr(self.engine, "day_resets_at", None))))
         else:
             state = t("status.ready")
         if self.session_sampling is not None:  # Ctrl+E's, not the file's
@@ -201,8 +202,17 @@ class StatusLine(AppPart):
             return self.texts("chat.busy_summary", name=self.summarizing)
         return self.texts("chat.busy")
 
+    def subtitle_text(self: WorkstationApp) -> str:
+        """The window title's second part: "local models" said of a desk PC whose profile runs on
+        the office server was not so; the server named there instead."""
+        profile = self.profile
+        if profile is not None and profile.backend != "llama":
+            return self.texts("app.subtitle_server", server=profile.remote.server_name)
+        return self.texts("app.subtitle")
+
     def update_status(self: WorkstationApp) -> None:
         self.engine_limits_now()  # (a server's smaller limits of now: the room left is said by them)
+        self.sub_title = self.subtitle_text()  # (the profile of now: a server's, or this PC's)
         text = self.status_text()
         for screen in self.screen_stack:
             set_status = getattr(screen, "set_status", None)

@@ -381,7 +381,9 @@ class Accounts:
         if self.keys is not None:
             last: dict[str, float] = {}
             for r in records:
-                if r.key not in (SHARED, UNKNOWN):
+                # a refusal (a revoked key's 401 under its owner's name, a day used up) is no use: it
+                # was written as the last use of the person's new key, never used
+                if r.key not in (SHARED, UNKNOWN) and (r.status < 400 or r.tokens):
                     last[r.key] = max(last.get(r.key, 0.0), r.t)
             with self._guard("the keys' last use"):
                 self.keys.touch(last)

@@ -26,6 +26,7 @@ from workstation.core.events import ServerWaiting
 from workstation.core.kept_parts import document_version, forget_parts, kept_count
 from workstation.core.kept_summary import KEPT, forget_summary_asked_in
 from workstation.core.paths import typed_path
+from workstation.core.remote import DAY_LIMIT
 from workstation.core.summarize import (
     CUT_BY_CONTEXT,
     CUT_BY_LONGEST,
@@ -590,8 +591,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if not reason.endswith((".", "!", "?")):
             reason += "."
         said = t("summarize.failed", name=path.name if path else "?", reason=reason)
-        if isinstance(err, BackendUnreachable) or (err.said[0][0] if isinstance(err, WorkstationError) and err.said
-                                                   else "") == "remote.cut_by_stopping_in_summary":
+        first = err.said[0] if isinstance(err, WorkstationError) and err.said else ("", {})
+        if first[0] in DAY_LIMIT:  # the key's day ran out: the server never went away
+            said += " " + t("summarize.failed_day", resets=first[1].get("resets", "00:00"))
+        elif isinstance(err, BackendUnreachable) or first[0] == "remote.cut_by_stopping_in_summary":
             said += " " + t("summarize.failed_later")
         if self.result is not None and self._kept_at is not None and self.path is not None:
             said += " " + t("summarize.earlier_below", name=self.path.name, when=t.moment(self._kept_at))
