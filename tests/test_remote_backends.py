@@ -22,6 +22,7 @@ import pytest
 from conftest import make_profile
 from docmaker import honeybee_text
 from serve_helpers import RunningServer, free_port, serve, write_profile
+from tui_helpers import f6_state, summarize_in_f6
 
 from workstation.core.documents import Document
 from workstation.core.errors import EX_TEMPFAIL, EngineError
@@ -371,7 +372,6 @@ async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_o
     from tui_helpers import until
 
     from workstation.tui.app import WorkstationApp
-    from workstation.tui.screens.summarize import SummarizeScreen
 
     monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
     folder = tmp_path / "profiles"
@@ -389,14 +389,8 @@ async def test_f6_says_where_the_server_cut_a_summary_off_and_that_ctrl_r_goes_o
         doc.write_text(honeybee_text(8), encoding="utf-8")
         app = WorkstationApp("desk", sample_system=False, language="en")
         async with app.run_test(size=(110, 32)) as pilot:
-            await until(pilot, lambda: app.engine is not None)
-            await pilot.press("f6")
-            await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
-            screen = app.screen
-            assert isinstance(screen, SummarizeScreen)
-            screen.query_one("#summarize-path", Input).value = str(doc)
-            await pilot.press("enter")
-            state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+            screen = await summarize_in_f6(pilot, app, doc)
+            state = lambda: f6_state(screen)  # noqa: E731
             await until(pilot, lambda: not screen.running and state().startswith("Cut off"))
             assert screen.result is not None and screen.result.cancelled
             total = len(screen.result.chunks)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import as_shipped_profiles
-from tui_helpers import notices, press_at_once, screen_lines, until
+from tui_helpers import f6_state, notices, press_at_once, screen_lines, summarize_in_f6, until
 
 from workstation.core.profiles import KVCache
 from workstation.tui.app import WorkstationApp
@@ -1653,11 +1653,9 @@ async def test_a_summary_stopped_by_the_days_limit_says_when_it_can_go_on(
     time, as the chat's refusal does, and the tokens in words the office staff read."""
     from docmaker import honeybee_text
     from serve_helpers import serve, write_profile
-    from textual.widgets import Input
 
     from workstation.core.keys import DB_NAME, KeyRing
     from workstation.core.quota import next_day_start
-    from workstation.tui.screens.summarize import SummarizeScreen
 
     server_data = tmp_path / "server"
     server_data.mkdir()
@@ -1672,14 +1670,8 @@ async def test_a_summary_stopped_by_the_days_limit_says_when_it_can_go_on(
                                 "sampling": {"temperature": 0.0, "max_tokens": 24}})
         app = WorkstationApp("desk", sample_system=False, language="tr", store_path=tmp_path / "c.db")
         async with app.run_test(size=(110, 32)) as pilot:
-            await until(pilot, lambda: app.engine is not None)
-            await pilot.press("f6")
-            await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
-            screen = app.screen
-            assert isinstance(screen, SummarizeScreen)
-            screen.query_one("#summarize-path", Input).value = str(doc)
-            await pilot.press("enter")
-            state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+            screen = await summarize_in_f6(pilot, app, doc)
+            state = lambda: f6_state(screen)  # noqa: E731
             await until(pilot, lambda: not screen.running and "özetlenmedi" in state())
             resets = time.strftime("%H:%M", time.localtime(next_day_start(time.time())))
             assert state().startswith("report.txt belgesinden hiçbir bölüm özetlenmedi: "), state()

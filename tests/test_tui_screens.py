@@ -22,8 +22,8 @@ from docmaker import make_xlsx
 from textual import events
 from textual.screen import ModalScreen, Screen
 from textual.widgets._footer import FooterKey
+from tui_helpers import f6_state, notices, screen_lines, summarize_in_f6, type_message, until
 from tui_helpers import message_views as _views
-from tui_helpers import notices, screen_lines, type_message, until
 from tui_helpers import send_message as _send
 from tui_helpers import send_text as _send_text
 
@@ -1905,7 +1905,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert screen.summary.startswith("# Summary of bees.md") and "§ Bees" not in screen.summary  # one part: no label
         assert "Points by part" not in screen.summary and "Part 1" not in screen.summary  # (the summary is the part's)
         assert screen.query_one("#summary", Markdown).source == screen.summary
-        state = str(screen.query_one("#summarize-state").render())
+        state = f6_state(screen)
         # (16 tokens a summary in profile a: cut short, and said so, not "Done.")
         assert not app.generating and state.startswith("Cut short:") and "Ctrl+S saves it beside the document" in state
         assert app.last_folder == doc.parent  # typed, not picked: F7 and the Open dialog start there too
@@ -1962,13 +1962,13 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
                                                          "smollm2-135m-instruct-q4_1 is a very small model (135M")
         english = screen.summary
         await pilot.press("f9")  # the line says itself again in Turkish (it stayed in English)
-        await until(pilot, lambda: str(screen.query_one("#summarize-state").render()).startswith("Yarıda kaldı:"))
+        await until(pilot, lambda: f6_state(screen).startswith("Yarıda kaldı:"))
         # and the summary's headings and figures (they stayed in English), the model's words as they were
         await until(pilot, lambda: screen.query_one("#summary", Markdown).source.startswith("# bees.md özeti"))
         assert screen.summary == screen.query_one("#summary", Markdown).source and "Check names" not in screen.summary
         assert (screen.result is not None and screen.result.overall and screen.result.overall in screen.summary)
         await pilot.press("f9")
-        await until(pilot, lambda: str(screen.query_one("#summarize-state").render()) == state)
+        await until(pilot, lambda: f6_state(screen) == state)
         await until(pilot, lambda: screen.query_one("#summary", Markdown).source == english)
         # ask in the chat: the new conversation holds the document and the summary the engine
         # made of it (one part), so a question starts from the summary's KV cells
@@ -2078,26 +2078,18 @@ async def test_f6_says_a_summary_cut_at_its_length_limit_is_cut_short(profiles: 
     mid-sentence): it says it was cut short and how to get it whole, with E's Longest reply row
     (F3 → E), not by editing max_tokens in the profile's file; in Turkish too."""
     from docmaker import SUBJECT_PARAGRAPHS
-    from textual.widgets import Input
 
-    from workstation.tui.screens.summarize import SummarizeScreen
 
     doc = tmp_path / "bees.md"
     doc.write_text("# Bees\n\n" + SUBJECT_PARAGRAPHS[0], encoding="utf-8")
     app = WorkstationApp("a", sample_system=False, language="en")  # (8 tokens a reply: 16 a summary)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        await pilot.press("f6")
-        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
-        screen = app.screen
-        assert isinstance(screen, SummarizeScreen)
-        screen.query_one("#summarize-path", Input).value = str(doc)
-        await pilot.press("enter")
+        screen = await summarize_in_f6(pilot, app, doc)
         await until(pilot, lambda: not screen.running and screen.result is not None)
         result = screen.result
         assert result is not None and len(result.chunks) == 1 and result.chunks[0].metrics is not None
         assert result.chunks[0].metrics.stop_reason == "length" and result.cut_short
-        state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+        state = lambda: f6_state(screen)  # noqa: E731
         assert state().startswith("Cut short: the summary stopped at its length limit, so it ends mid-sentence (…). "
                                   "To get it whole, raise the profile's longest reply (F3 → E, Longest reply), then "
                                   "summarize it again (Ctrl+R). Ctrl+K asks"), state()
@@ -2114,9 +2106,7 @@ async def test_f6_says_a_summary_cut_by_its_share_of_the_context_needs_a_larger_
     profile's longest reply (400): F6 told the user to raise the longest reply, which changed
     nothing. It says a larger context (F3 → E, Context) lets it finish; in Turkish too."""
     from docmaker import SUBJECT_PARAGRAPHS
-    from textual.widgets import Input
 
-    from workstation.tui.screens.summarize import SummarizeScreen
 
     _profile(profiles / "c.yaml", str(smollm2_path), context=256,
              sampling={"temperature": 0.0, "max_tokens": 400, "seed": 1, "repeat_penalty": 1.0})
@@ -2124,17 +2114,11 @@ async def test_f6_says_a_summary_cut_by_its_share_of_the_context_needs_a_larger_
     doc.write_text("# Bees\n\n" + "\n\n".join(SUBJECT_PARAGRAPHS[:3]), encoding="utf-8")
     app = WorkstationApp("c", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        await pilot.press("f6")
-        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
-        screen = app.screen
-        assert isinstance(screen, SummarizeScreen)
-        screen.query_one("#summarize-path", Input).value = str(doc)
-        await pilot.press("enter")
+        screen = await summarize_in_f6(pilot, app, doc)
         await until(pilot, lambda: not screen.running and screen.result is not None)
         result = screen.result
         assert result is not None and result.cut_short
-        state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+        state = lambda: f6_state(screen)  # noqa: E731
         assert state().startswith("Cut short: the summary used all the room this profile's context leaves it, so it "
                                   "ends mid-sentence (…). To get it whole, give the profile a larger context (F3 → E, "
                                   "Context), then summarize it again (Ctrl+R)."), state()
@@ -2221,9 +2205,9 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
             await pilot.press(key)
             await until(pilot, lambda: "wait for it, or press Ctrl+X to stop it" in said())
         assert not isinstance(app.screen, ModalScreen) and screen.running
-        await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
+        await until(pilot, lambda: "Parts done: 1 of" in f6_state(screen))
         # the time so far, ticking: a part takes a while and nothing else on the screen moved
-        state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+        state = lambda: f6_state(screen)  # noqa: E731
         assert re.search(r" · (\d+ min )?\d+ s so far$", state()), state()
         first = state()
         await until(pilot, lambda: state() != first and "so far" in state())
@@ -2249,7 +2233,7 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         assert 1 <= done < len(screen.result.chunks)
         assert f"Stopped after {done} of {len(screen.result.chunks)} parts" in str(
             screen.query_one("#summarize-state").render())
-        assert str(screen.query_one("#summarize-state").render()).endswith(
+        assert f6_state(screen).endswith(
             "Ctrl+R goes on from them; Alt+R does every part again.")
         # the key and the button say so too (they said "summarize" beside that line)
         await until(pilot, lambda: {k.key: k.description for k in screen.query(FooterKey)}.get("ctrl+r") == "go on")
@@ -2294,7 +2278,7 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: not screen.running)
         await until(pilot, lambda: "Stopped before any part was summarized; the last summary is shown again." in said())
         await until(pilot, lambda: screen.query_one("#summary", Markdown).source == before)
-        assert str(screen.query_one("#summarize-state").render()).startswith("The last summary, of bees.txt")
+        assert f6_state(screen).startswith("The last summary, of bees.txt")
         assert screen.summary == before
         assert screen.query_one("#summarize-path", Input).value == str(other_doc)  # as typed, for Ctrl+R
         assert not screen.query_one("#summarize-ask", Button).disabled
@@ -2395,13 +2379,13 @@ async def test_f6_starts_a_stopped_summary_over_with_alt_r(
             other.wait(30)
         assert other.stderr.read() == f"workstation: {busy}\n"
         await pilot.press("enter")
-        await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
+        await until(pilot, lambda: "Parts done: 1 of" in f6_state(screen))
         assert "start_over" not in shown()  # not while it runs
         await pilot.press("ctrl+x")
         await until(pilot, lambda: not screen.running)
         await until(pilot, lambda: "start_over" in shown())
         assert fits(footer_keys(screen)) and {"help", "quit"} <= shown(), footer_keys(screen)  # at 80 columns
-        assert str(screen.query_one("#summarize-state").render()).endswith(
+        assert f6_state(screen).endswith(
             "Ctrl+R goes on from them; Alt+R does every part again.")
         await pilot.press("f1")
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
@@ -2428,7 +2412,7 @@ async def test_f6_starts_a_stopped_summary_over_with_alt_r(
                 assert not screen.running and kept_count(doc, app.profile) == kept
         await until(pilot, lambda: screen.running)
         assert screen.query_one("#summarize-path", Input).value == str(doc)
-        await until(pilot, lambda: "Parts done: 1 of" in str(screen.query_one("#summarize-state").render()))
+        await until(pilot, lambda: "Parts done: 1 of" in f6_state(screen))
         await pilot.press("ctrl+x")
         await until(pilot, lambda: not screen.running)
         assert not any("kept from the run that stopped" in s for s in states), states

@@ -9,6 +9,7 @@ import inspect
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import yaml
@@ -20,6 +21,9 @@ from workstation.core.profiles import Profile
 from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 from workstation.tui.widgets.message_view import MessageView
+
+if TYPE_CHECKING:
+    from workstation.tui.screens.summarize import SummarizeScreen
 
 
 def _waited_for(condition: Callable[[], object]) -> str:
@@ -189,6 +193,27 @@ def make_app(
     profile: Profile = profile_from_dict(_profile_data("Office CPU — SmolLM2 135M"), "<test>",
                                          folder / "office-cpu.yaml")
     return WorkstationApp(profile, start_engine=start_engine, sample_system=False, language=language)
+
+
+async def summarize_in_f6(pilot, app: WorkstationApp, path: Path) -> SummarizeScreen:
+    """F6 on ``path`` once the app's model is up: the screen, its summary under way (Enter)."""
+    from textual.widgets import Input
+
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    await until(pilot, lambda: app.engine is not None)
+    await pilot.press("f6")
+    await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+    screen = app.screen
+    assert isinstance(screen, SummarizeScreen)
+    screen.query_one("#summarize-path", Input).value = str(path)
+    await pilot.press("enter")
+    return screen
+
+
+def f6_state(screen: SummarizeScreen) -> str:
+    """F6's state line as shown ("Done.", "Cut short: …", "Cut off …")."""
+    return str(screen.query_one("#summarize-state").render())
 
 
 async def settle(pilot) -> None:
