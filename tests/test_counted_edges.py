@@ -392,3 +392,20 @@ def test_a_year_or_a_tax_split_the_program_cannot_apply_counts_nothing() -> None
     unnamed = table_facts("sheet.csv", 0, [["No", "Customer", "Amount"], ["1", "Acme", "100.00"], ["2", "Birch", "200.00"]])
     assert unnamed is not None
     assert counted_answer("What is the total of foreign invoices?", [unnamed]) == []
+
+
+def test_a_word_of_two_columns_names_both_and_two_tables_rows_are_said_once_each() -> None:
+    """"kiraların toplamı" of Kira (TL) beside Kira farkı (TL) names no one of them (both totals, not
+    the first's alone); two tables' rows counted are said under each table's name once ("a.csv: 2
+    rows", not the title again before it)."""
+    rents = table_facts("kiralar.csv", 0, [["Daire", "Kira (TL)", "Kira farkı (TL)"], ["D1", "15.000,00", "500,00"],
+                                           ["D2", "12.000,00", "300,00"]], usual_comma=True)
+    assert rents is not None
+    assert say(counted_phrases(counted_answer("Kiraların toplamı ne kadar?", [rents]))) == (
+        "Counted by the program: Kira (TL) (column B), all 2 rows: total 27,000.00, Kira farkı (TL) (column C), "
+        "all 2 rows: total 800.00")
+    two = table_facts("a.csv", 0, [["Item", "Amount"], ["x", "1"], ["y", "2"]])
+    three = table_facts("b.csv", 0, [["Item", "Amount"], ["x", "1"], ["y", "2"], ["z", "3"]])
+    assert two is not None and three is not None
+    assert say(counted_phrases(counted_answer("how many rows?", [two, three]))) == (
+        "Counted by the program: a.csv: 2 rows; b.csv: 3 rows")
