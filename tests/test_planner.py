@@ -945,3 +945,32 @@ def test_f4_says_which_replies_began_busy_and_the_quiet_ones_figure_f5_says(smol
     en = model_fit(row, Texts("en"), replies=kept)
     assert en.endswith(" 3 of them began while other programs kept this PC's cores busy, which slows a reply; "
                        f"the other one: about {quiet[1]} words a second."), en
+
+
+def test_replies_footing_adds_their_cost_per_token_and_needs_two_quiet_replies(smollm2_path: Path, tmp_path: Path) -> None:
+    """``replies_scale`` goes by QUIET_MIN quiet replies at least (one says little: none), and keeps
+    the seconds a token they took beyond the estimate; ``RepliesScale.footing`` adds those to
+    another model's estimate and never says it faster than its weights are read."""
+    from workstation.core.calibration import RepliesScale, replies_scale
+    from workstation.core.metrics import TurnMetrics, turn_record
+    from workstation.core.store import ConversationStore
+
+    kept = tmp_path / "conversations.sqlite3"
+    store = ConversationStore(kept)
+    conv = store.new("replies").id
+
+    def reply() -> None:  # 10 tokens a second, nothing else busy
+        m = TurnMetrics(predicted_n=100, predicted_ms=10_000, stop_reason="eos", cpu_others=0.0)
+        m.finish_rates()
+        store.add_message(conv, "assistant", " ".join(["word"] * 80),
+                          turn_record(m, "office-cpu", "office-cpu", model=str(smollm2_path.resolve())))
+
+    reply()
+    assert replies_scale(kept, lambda _p: 50.0) is None  # (one quiet reply)
+    reply()
+    store.close()
+    scale = replies_scale(kept, lambda _p: 50.0)
+    assert scale is not None
+    assert scale.share == pytest.approx(0.2) and scale.extra == pytest.approx(1 / 10 - 1 / 50)
+    assert RepliesScale(smollm2_path, 0.2, None, 0.05).footing(10.0, 0.01) == pytest.approx(1 / 0.15)
+    assert RepliesScale(smollm2_path, 1.0, None, 0.0).footing(10.0, 0.5) == pytest.approx(2.0)  # (its weights' reading)
