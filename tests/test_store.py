@@ -979,3 +979,14 @@ def test_a_messages_facts_travel_with_it_and_unreadable_ones_are_none(tmp_path: 
         first.close()
         second.close()
     assert recorded_facts(["not a record", {"columns": 5}, {"columns": [7]}]) == []  # type: ignore[list-item]
+
+
+def test_a_cut_title_drops_trailing_function_words_and_an_early_comma_is_no_clause_end() -> None:
+    """A title cut at a word's end leaves no "the" or "bir" hanging at its end ("… tenant on the…"),
+    and a comma in its first half ("Dear team,") is no place to cut it: it would say nothing."""
+    assert title_from_message("Please write polite reply for our tenant on the deposit refund now") == (
+        "Please write polite reply for our tenant…")
+    assert title_from_message("Kiracımızın depozito iadesi konusunda kibar bir yanıt yazar mısın") == (
+        "Kiracımızın depozito iadesi konusunda kibar…")
+    assert title_from_message("Dear team, please write a polite reply to our tenant about the deposit refund") == (
+        "Dear team, please write a polite reply…")
