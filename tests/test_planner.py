@@ -974,3 +974,19 @@ def test_replies_footing_adds_their_cost_per_token_and_needs_two_quiet_replies(s
     assert scale.share == pytest.approx(0.2) and scale.extra == pytest.approx(1 / 10 - 1 / 50)
     assert RepliesScale(smollm2_path, 0.2, None, 0.05).footing(10.0, 0.01) == pytest.approx(1 / 0.15)
     assert RepliesScale(smollm2_path, 1.0, None, 0.0).footing(10.0, 0.5) == pytest.approx(2.0)  # (its weights' reading)
+
+
+def test_replies_all_begun_busy_are_said_so_one_or_all() -> None:
+    """F4's replies line says where each reply began while other programs kept the cores busy, one
+    ("It began …") or all of them, with no quiet ones' figure to give; nothing where none did."""
+    from workstation.core.metrics import ReplyTiming
+    from workstation.tui.integrations import replies_busy_said
+
+    en = Texts("en")
+
+    def replies(*others: float) -> list[ReplyTiming]:
+        return [ReplyTiming(10.0, 100, 80, "office-cpu", "Office CPU", cpu_others=o) for o in others]
+
+    assert replies_busy_said(replies(0.0, 0.0), en) == ""
+    assert replies_busy_said(replies(2.0), en) == en("models.replied_all_busy_one")
+    assert replies_busy_said(replies(2.0, 2.0), en) == en("models.replied_all_busy")
