@@ -990,3 +990,22 @@ def test_replies_all_begun_busy_are_said_so_one_or_all() -> None:
     assert replies_busy_said(replies(0.0, 0.0), en) == ""
     assert replies_busy_said(replies(2.0), en) == en("models.replied_all_busy_one")
     assert replies_busy_said(replies(2.0, 2.0), en) == en("models.replied_all_busy")
+
+
+def test_weights_read_seconds_are_a_cpu_plans_bytes_a_token_at_its_memory_speed() -> None:
+    """``weights_read_seconds``: an 8B model on the CPU reads its weights each token at the
+    memory's speed (the bandwidth rule's floor under ``RepliesScale.footing``); not a part of
+    nothing, and less than its whole estimate's time a token."""
+    from workstation.core.calibration import measured_cpu
+    from workstation.core.speed_estimate import weights_read_seconds
+
+    set_probe(FakeGpuProbe())
+    try:
+        shape = plan(catalog_model_info("llama-3.1-8b-instruct-q4_k_m"), context=8192, gpus=[],
+                     ram_available=28 * GIB, ram_total=32 * GIB)
+        cpu = next(d for d in shape.devices if d.kind == "cpu")
+        read = weights_read_seconds(shape, measured_cpu())
+        assert read == pytest.approx(shape.decode_bytes_per_token / (cpu.bandwidth_gbps * 1e9))
+        assert 0 < read <= 1 / shape.decode_tps_bound
+    finally:
+        set_probe(None)
