@@ -364,3 +364,48 @@ def test_a_money_column_named_by_a_word_of_its_name_is_the_one_counted() -> None
     assert say(counted_phrases(counted_answer("toplam ne kadar?", [rent]))) == (
         "Counted by the program: Kira (TL) (column B), all 8 rows: total 119,599.99, "
         "Aidat (TL) (column C), all 8 rows: total 7,500.00")
+
+
+def test_a_year_or_a_tax_split_the_program_cannot_apply_counts_nothing() -> None:
+    """The edges of a year said alone and of "without VAT": two years of one column of dates are
+    no condition the program applies (nothing, not one year's rows); a year the sheet's name says
+    ("Sales 2025") is no condition (all rows); "without VAT" is a Subtotal column's total as it is
+    a Net one's, and nothing where no column holds the amount with the tax; an invoice is a row by
+    any name, so a word before it that no cell holds ("foreign invoices") counts nothing."""
+    dated = table_facts("invoices.csv", 0, [["Invoice", "Date", "Amount"], ["INV-1", "30.12.2024", "100.00"],
+                                            ["INV-2", "05.01.2025", "200.00"], ["INV-3", "2025-03-01", "300.00"]])
+    assert dated is not None
+    assert counted_answer("What is the total for 2024 and 2025?", [dated]) == []
+    sales = table_facts("Sales 2025", 0, [["Region", "Amount"], ["North", "100"], ["South", "200"]])
+    assert sales is not None
+    assert say(counted_phrases(counted_answer("What is the total for 2025?", [sales]))) == (
+        "Counted by the program: Amount (column B), all 2 rows: total 300")
+    subtotal = table_facts("invoices.csv", 0, [["Invoice", "Subtotal", "VAT", "Total"], ["INV-1", "100.00", "20.00", "120.00"],
+                                               ["INV-2", "200.00", "40.00", "240.00"]])
+    assert subtotal is not None
+    assert say(counted_phrases(counted_answer("What is the total without VAT?", [subtotal]))) == (
+        "Counted by the program: Subtotal (column B), the amount without VAT, all 2 rows: total 300.00")
+    no_gross = table_facts("invoices.csv", 0, [["Invoice", "Net", "VAT"], ["INV-1", "100.00", "20.00"],
+                                               ["INV-2", "200.00", "40.00"]])
+    assert no_gross is not None
+    assert counted_answer("What is the total without VAT?", [no_gross]) == []
+    unnamed = table_facts("sheet.csv", 0, [["No", "Customer", "Amount"], ["1", "Acme", "100.00"], ["2", "Birch", "200.00"]])
+    assert unnamed is not None
+    assert counted_answer("What is the total of foreign invoices?", [unnamed]) == []
+
+
+def test_a_word_of_two_columns_names_both_and_two_tables_rows_are_said_once_each() -> None:
+    """"kiraların toplamı" of Kira (TL) beside Kira farkı (TL) names no one of them (both totals, not
+    the first's alone); two tables' rows counted are said under each table's name once ("a.csv: 2
+    rows", not the title again before it)."""
+    rents = table_facts("kiralar.csv", 0, [["Daire", "Kira (TL)", "Kira farkı (TL)"], ["D1", "15.000,00", "500,00"],
+                                           ["D2", "12.000,00", "300,00"]], usual_comma=True)
+    assert rents is not None
+    assert say(counted_phrases(counted_answer("Kiraların toplamı ne kadar?", [rents]))) == (
+        "Counted by the program: Kira (TL) (column B), all 2 rows: total 27,000.00, Kira farkı (TL) (column C), "
+        "all 2 rows: total 800.00")
+    two = table_facts("a.csv", 0, [["Item", "Amount"], ["x", "1"], ["y", "2"]])
+    three = table_facts("b.csv", 0, [["Item", "Amount"], ["x", "1"], ["y", "2"], ["z", "3"]])
+    assert two is not None and three is not None
+    assert say(counted_phrases(counted_answer("how many rows?", [two, three]))) == (
+        "Counted by the program: a.csv: 2 rows; b.csv: 3 rows")

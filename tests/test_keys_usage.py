@@ -206,6 +206,12 @@ def test_keys_set_changes_a_persons_limits_and_keeps_the_key(capsys: pytest.Capt
         ring.close()
     assert main(["keys", "set", "ayşe", "--tokens-per-day", "0", "--max-parallel", "0", "--profiles", "office-cpu"]) == 0
     assert "no daily limit; replies at once: as many as the server allows; profiles office-cpu" in capsys.readouterr().out
+    ring = KeyRing()
+    try:  # 0 is kept as none, not as a limit of 0 (a server reads a day's 0 tokens as every request over)
+        found = ring.find(secret)
+        assert found is not None and (found.tokens_per_day, found.max_parallel) == (None, None)
+    finally:
+        ring.close()
     assert main(["keys", "set", "ayşe", "--profiles", "offce-cpu"]) == 1  # a typo: left as it was
     assert "Did you mean 'office-cpu'? The key was left as it was." in capsys.readouterr().err
     assert main(["keys", "set", "ayşe", "--profiles", ""]) == 1  # none: it let the key use any, without a word

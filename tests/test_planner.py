@@ -945,3 +945,67 @@ def test_f4_says_which_replies_began_busy_and_the_quiet_ones_figure_f5_says(smol
     en = model_fit(row, Texts("en"), replies=kept)
     assert en.endswith(" 3 of them began while other programs kept this PC's cores busy, which slows a reply; "
                        f"the other one: about {quiet[1]} words a second."), en
+
+
+def test_replies_footing_adds_their_cost_per_token_and_needs_two_quiet_replies(smollm2_path: Path, tmp_path: Path) -> None:
+    """``replies_scale`` goes by QUIET_MIN quiet replies at least (one says little: none), and keeps
+    the seconds a token they took beyond the estimate; ``RepliesScale.footing`` adds those to
+    another model's estimate and never says it faster than its weights are read."""
+    from workstation.core.calibration import RepliesScale, replies_scale
+    from workstation.core.metrics import TurnMetrics, turn_record
+    from workstation.core.store import ConversationStore
+
+    kept = tmp_path / "conversations.sqlite3"
+    store = ConversationStore(kept)
+    conv = store.new("replies").id
+
+    def reply() -> None:  # 10 tokens a second, nothing else busy
+        m = TurnMetrics(predicted_n=100, predicted_ms=10_000, stop_reason="eos", cpu_others=0.0)
+        m.finish_rates()
+        store.add_message(conv, "assistant", " ".join(["word"] * 80),
+                          turn_record(m, "office-cpu", "office-cpu", model=str(smollm2_path.resolve())))
+
+    reply()
+    assert replies_scale(kept, lambda _p: 50.0) is None  # (one quiet reply)
+    reply()
+    store.close()
+    scale = replies_scale(kept, lambda _p: 50.0)
+    assert scale is not None
+    assert scale.share == pytest.approx(0.2) and scale.extra == pytest.approx(1 / 10 - 1 / 50)
+    assert RepliesScale(smollm2_path, 0.2, None, 0.05).footing(10.0, 0.01) == pytest.approx(1 / 0.15)
+    assert RepliesScale(smollm2_path, 1.0, None, 0.0).footing(10.0, 0.5) == pytest.approx(2.0)  # (its weights' reading)
+
+
+def test_replies_all_begun_busy_are_said_so_one_or_all() -> None:
+    """F4's replies line says where each reply began while other programs kept the cores busy, one
+    ("It began …") or all of them, with no quiet ones' figure to give; nothing where none did."""
+    from workstation.core.metrics import ReplyTiming
+    from workstation.tui.integrations import replies_busy_said
+
+    en = Texts("en")
+
+    def replies(*others: float) -> list[ReplyTiming]:
+        return [ReplyTiming(10.0, 100, 80, "office-cpu", "Office CPU", cpu_others=o) for o in others]
+
+    assert replies_busy_said(replies(0.0, 0.0), en) == ""
+    assert replies_busy_said(replies(2.0), en) == en("models.replied_all_busy_one")
+    assert replies_busy_said(replies(2.0, 2.0), en) == en("models.replied_all_busy")
+
+
+def test_weights_read_seconds_are_a_cpu_plans_bytes_a_token_at_its_memory_speed() -> None:
+    """``weights_read_seconds``: an 8B model on the CPU reads its weights each token at the
+    memory's speed (the bandwidth rule's floor under ``RepliesScale.footing``); not a part of
+    nothing, and less than its whole estimate's time a token."""
+    from workstation.core.calibration import measured_cpu
+    from workstation.core.speed_estimate import weights_read_seconds
+
+    set_probe(FakeGpuProbe())
+    try:
+        shape = plan(catalog_model_info("llama-3.1-8b-instruct-q4_k_m"), context=8192, gpus=[],
+                     ram_available=28 * GIB, ram_total=32 * GIB)
+        cpu = next(d for d in shape.devices if d.kind == "cpu")
+        read = weights_read_seconds(shape, measured_cpu())
+        assert read == pytest.approx(shape.decode_bytes_per_token / (cpu.bandwidth_gbps * 1e9))
+        assert 0 < read <= 1 / shape.decode_tps_bound
+    finally:
+        set_probe(None)

@@ -955,3 +955,38 @@ def test_a_cut_title_is_found_by_its_words_without_the_cut_mark(tmp_path: Path) 
         assert store.titled_or_new("Kiracımızdan gelen")[1] is True  # not a prefix search
     finally:
         store.close()
+
+
+def test_a_messages_facts_travel_with_it_and_unreadable_ones_are_none(tmp_path: Path) -> None:
+    """A message's facts go with it where the store copies it (``adopt``: the session moved to
+    memory and back); facts the file holds that cannot be read (not JSON, not a list, an item no
+    record) are none, and a record of them that is no table's is left out, not an error."""
+    from workstation.core.summary_chunks import recorded_facts
+
+    facts = [{"title": "invoices.csv", "rows": 4, "columns": [{"name": "Amount", "total": "4,800"}]}]
+    first = ConversationStore(tmp_path / "a.sqlite3")
+    second = ConversationStore(tmp_path / "b.sqlite3")
+    try:
+        conv = first.new("Invoices")
+        first.add_message(conv.id, "user", "total?", facts=facts)
+        second.adopt(first.get(conv.id))
+        assert [m.facts for m in second.messages(conv.id)] == [facts]
+        for kept, read in (("{not json", []), ('{"title": "x"}', []), ('[1, {"title": "x"}]', [{"title": "x"}])):
+            with first._db:
+                first._db.execute("UPDATE messages SET facts = ?", (kept,))
+            assert [m.facts for m in first.messages(conv.id)] == [read], kept
+    finally:
+        first.close()
+        second.close()
+    assert recorded_facts(["not a record", {"columns": 5}, {"columns": [7]}]) == []  # type: ignore[list-item]
+
+
+def test_a_cut_title_drops_trailing_function_words_and_an_early_comma_is_no_clause_end() -> None:
+    """A title cut at a word's end leaves no "the" or "bir" hanging at its end ("… tenant on the…"),
+    and a comma in its first half ("Dear team,") is no place to cut it: it would say nothing."""
+    assert title_from_message("Please write polite reply for our tenant on the deposit refund now") == (
+        "Please write polite reply for our tenant…")
+    assert title_from_message("Kiracımızın depozito iadesi konusunda kibar bir yanıt yazar mısın") == (
+        "Kiracımızın depozito iadesi konusunda kibar…")
+    assert title_from_message("Dear team, please write a polite reply to our tenant about the deposit refund") == (
+        "Dear team, please write a polite reply…")

@@ -1030,3 +1030,28 @@ def test_the_time_left_is_a_range_while_rough_then_counts_down_and_says_when_it_
     assert left.update(None, 10.0, at_most=4.0) == 4.0 and not left.revised  # (above it: lower at once)
     assert left.update(None, 18.0, at_most=12.0) == 12.0 and left.revised  # ran out: up, not "…"
     assert left.update(None, 19.0, at_most=11.0) == 11.0 and left.revised
+
+
+def test_a_summary_is_cut_short_only_where_its_last_step_stopped_at_its_length() -> None:
+    """``SummaryResult.cut_short``: the step that wrote the summary (its one part's, else its last
+    combining step's) stopped at its length limit; not a summary stopped by the person, nor one
+    with no summary written (nothing to finish), nor one of several parts read by no combining
+    step. A reply length given as an option holds it as the profile's longest reply does."""
+    from workstation.core.metrics import TurnMetrics
+    from workstation.core.summarize import ReduceStep, SummaryResult, _answer_budgets
+    from workstation.core.summary_chunks import Chunk
+
+    def result(overall: str, chunks: int, reduced: str | None, cancelled: bool = False, first: str = "length") -> bool:
+        parts = [Chunk(i + 1, 0, 10, 5, 20, "", "x", TurnMetrics(stop_reason=first)) for i in range(chunks)]
+        steps = [] if reduced is None else [ReduceStep(1, chunks, "", 20, "x", TurnMetrics(stop_reason=reduced))]
+        return SummaryResult("doc", "x", overall, parts, steps, {}, cancelled, 1024, 0, 100).cut_short
+
+    assert result("A summary that", 1, None) is True
+    assert result("A summary.", 1, None, first="eos") is False
+    assert result("", 1, None) is False  # (none written)
+    assert result("A summary that", 1, None, cancelled=True) is False
+    assert result("A summary that", 2, "length", first="eos") is True
+    assert result("A summary.", 2, "eos") is False
+    assert result("A summary.", 2, None) is False
+    profile = make_profile(context=8192, sampling={"max_tokens": 1024})
+    assert _answer_budgets(profile, 8192, SummarizeOptions(map_tokens=40, reduce_tokens=80)) == ((40, "reply"), (80, "reply"))
