@@ -409,3 +409,16 @@ def test_a_word_of_two_columns_names_both_and_two_tables_rows_are_said_once_each
     assert two is not None and three is not None
     assert say(counted_phrases(counted_answer("how many rows?", [two, three]))) == (
         "Counted by the program: a.csv: 2 rows; b.csv: 3 rows")
+
+
+def test_a_place_written_in_lower_case_counts_nothing_rather_than_all_rows() -> None:
+    """"total of invoices from ankara" where the cells say "Ankara Ltd": all rows' 300.00 was said,
+    Ankara Ltd's being 100.00. Written with its capital it is that value's rows; in lower case the
+    program cannot tell the value from a word ("new" of "New York Co"), so it counts nothing."""
+    rows = [["INV-1", "Ankara Ltd", "100.00", "paid"], ["INV-2", "Birch", "200.00", "paid"],
+            ["INV-3", "New York Co", "50.00", "unpaid"]]
+    assert _line("total of invoices from ankara", rows) == ""
+    assert _line("total of new invoices", rows) == ""
+    assert "where Client is Ankara Ltd: 1 row (INV-1), total 100.00" in _line("total of invoices from Ankara", rows)
+    assert "total 200.00" in _line("total for birch", rows)  # a whole value in lower case: its rows
+    assert "all 3 rows: total 350.00" in _line("what is the total?", rows)

@@ -1195,8 +1195,11 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
     for n in (3, 2, 1):
         for i in range(len(words) - n + 1):
             phrase = " ".join(words[i:i + n])
-            if taken.intersection(range(i, i + n)) or not written[i][:1].isupper() or phrase in names \
-                    or phrase in _PLAIN_BEFORE or len(phrase) < 3:
+            if taken.intersection(range(i, i + n)) or phrase in names or phrase in _PLAIN_BEFORE or len(phrase) < 3:
+                continue
+            capital = written[i][:1].isupper()
+            if not capital and (n > 1 or phrase in _COUNTED_THINGS or any(r.search(phrase) for _, r in _ASKED)
+                                or _WHICH.search(phrase)):
                 continue
             if beginning is None:
                 beginning = {}
@@ -1210,7 +1213,10 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
                 continue
             taken.update(range(i, i + n))
             said.add(phrase)
-            if len({c.at for c, _ in starting}) > 1 or len({" ".join(re.findall(r"\w+", v)) for _, v in starting}) > 1 \
+            # written in lower case ("from ankara" of "Ankara Ltd"): maybe the value, maybe a word
+            # ("new" of "New York"); its rows are not counted, nor all rows as if none were named
+            # (all rows' 300.00 was said of "invoices from ankara", Ankara Ltd's being 100.00)
+            if not capital or len({c.at for c, _ in starting}) > 1 or len({" ".join(re.findall(r"\w+", v)) for _, v in starting}) > 1 \
                     or i and words[i - 1] in _NOT_BEFORE or words[i + n:i + n + 1] and words[i + n] in _NOT_AFTER:
                 doubt = True
             else:
