@@ -1064,6 +1064,30 @@ async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_
                                "to one of those, or leave it out for the first."), up
 
 
+async def test_f3_says_what_a_desk_profiles_server_reads_at_once(folder: Path, tmp_path: Path,
+                                                                 smollm2_path: Path) -> None:
+    """A local profile's entry says "reads up to about 770 words at once"; a desk PC's said only
+    its server's address. It says what the server's model reads at once too (its ``/models`` meta's
+    context), by the same words (``context_words``: the language's figure, no model file here)."""
+    from serve_helpers import free_port, serve, write_profile
+
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+    port = free_port()
+    _write(folder, "local", {"model": str(smollm2_path), "context": 1024})
+    _write(folder, "desk", {"backend": "openai", "remote": {"base_url": f"http://127.0.0.1:{port}/v1"}})
+    app = WorkstationApp("local", start_engine=False, sample_system=False, language="en")
+    with serve(write_profile(tmp_path, smollm2_path, context=1024), "--port", str(port)):
+        async with app.run_test(size=(120, 35)) as pilot:
+            await pilot.press("f3")
+            await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and len(app.screen.verdicts) == 2)
+            menu = app.screen
+            assert isinstance(menu, ProfileMenu)
+            said = {e.key: str(menu._prompt(i, e)) for i, e in enumerate(menu.entries) if hasattr(e, "key")}
+    assert "reads up to about 770 words at once" in said["local"], said
+    assert "\n  the server's model reads up to about 770 words at once\n" in said["desk"], said
+
+
 @pytest.mark.parametrize(("lang", "said"), [("en", "Note: context is 16,384 tokens but "),
                                              ("tr", "Not: bağlam 16.384 token, ama ")])
 async def test_f3_says_what_loading_a_profile_would_note(folder: Path, smollm2_path: Path, lang: str,
