@@ -1073,3 +1073,13 @@ def test_a_refused_request_is_no_use_of_the_persons_new_key(
         revoked, live = sorted(rows, key=lambda row: row[-1] == "")
         assert live[2] == "never" and live[3] == f"{used:,}", table  # the day's tokens, on the key in use
         assert revoked[3] == "", table  # said once: not again on the revoked key
+        # and the JSON agrees: the day's tokens on the key in use, none on the revoked one (it gave
+        # them on both)
+        assert main(["keys", "list", "--all", "--json"]) == 0
+        listed = [k for k in json.loads(capsys.readouterr().out)["keys"] if k["name"] == "mehmet"]
+        assert [k.get("tokens_today") for k in sorted(listed, key=lambda k: k["revoked"] is None)] == [None, used], listed
+        assert main(["keys", "revoke", "mehmet"]) == 0  # every key of his revoked: said on the last one
+        capsys.readouterr()
+        assert main(["keys", "list", "--all", "--json"]) == 0
+        listed = [k for k in json.loads(capsys.readouterr().out)["keys"] if k["name"] == "mehmet"]
+        assert [k.get("tokens_today") for k in sorted(listed, key=lambda k: k["revoked"])] == [None, used], listed
