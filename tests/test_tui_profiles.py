@@ -981,7 +981,7 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
             await until(pilot, lambda: "the office server's model, is a very small model (135M parameters)" in welcome()
                         and "ask whoever runs the server for a larger one" in welcome())
             await type_message(pilot, "What is on the agenda today?")
-            await until(pilot, lambda: any("tokens your key has left today" in str(n.message)
+            await until(pilot, lambda: any("tokens (pieces of words, as the server counts text) your key has left today" in str(n.message)
                                            for n in app._notifications))
             await until(pilot, lambda: app.chat_screen.input_text() == "What is on the agenda today?")
             assert not app.generating and not list(app.chat_screen.query(MessageView))
@@ -1807,7 +1807,7 @@ async def test_a_summary_stopped_for_a_used_up_day_says_so_on_the_status_line(
             await pilot.press("enter")
             state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
             await until(pilot, lambda: not screen.running and "Nothing of" in state())
-            said_by = {True: "has used its 40 tokens for today", False: "The server stopped the summary: your key has used"}
+            said_by = {True: "has used its 40 tokens", False: "The server stopped the summary: your key has used"}
             assert said_by[used_before] in state(), state()
             resets = time.strftime("%H:%M", time.localtime(next_day_start(time.time())))
             assert app.not_answering == "remote.day_used", (app.not_answering, state())
