@@ -674,15 +674,17 @@ def test_a_desk_pc_says_why_the_server_refused_in_its_own_language(
         before = time.time()
         told = refusal("gil")
         english = str(told)
-        assert english.startswith(f"The server at {o.url} says your key has used its 900 tokens for today; "
+        assert english.startswith(f"The server at {o.url} says your key has used its 900 tokens (pieces of words, "
+                                  "as the server counts text) for today; "
                                   "it can answer again at ")
         assert english.endswith(", or ask whoever runs the server to raise your daily limit.")
         resets = english.split("it can answer again at ", 1)[1][:5]
         assert resets in {time.strftime("%H:%M", time.localtime(t + wait)) for t in (before, time.time())}
-        assert f"anahtarınızın bugünkü 900 token'ını kullandığını söylüyor; saat {resets}" in Texts("tr").error(told)
+        assert f"anahtarınızın bugünkü 900 sözcük parçasını (token) kullandığını söylüyor; saat {resets}" in Texts("tr").error(told)
 
         told = refusal("erin")  # her message is longer than her whole day: not "used up"
-        assert f"says this request needs more than the {prompt - 1:,} tokens your key has left today" in str(told)
+        assert (f"says this request needs more than the {prompt - 1:,} tokens (pieces of words, as the server counts "
+                "text) your key has left today") in str(told)
         assert "in a chat, the conversation so far and its instructions" in str(told)  # (a 2-letter message was "too long")
         assert "bu isteğin anahtarınızın bugün kalan" in Texts("tr").error(told)
 
@@ -1073,3 +1075,13 @@ def test_a_refused_request_is_no_use_of_the_persons_new_key(
         revoked, live = sorted(rows, key=lambda row: row[-1] == "")
         assert live[2] == "never" and live[3] == f"{used:,}", table  # the day's tokens, on the key in use
         assert revoked[3] == "", table  # said once: not again on the revoked key
+        # and the JSON agrees: the day's tokens on the key in use, none on the revoked one (it gave
+        # them on both)
+        assert main(["keys", "list", "--all", "--json"]) == 0
+        listed = [k for k in json.loads(capsys.readouterr().out)["keys"] if k["name"] == "mehmet"]
+        assert [k.get("tokens_today") for k in sorted(listed, key=lambda k: k["revoked"] is None)] == [None, used], listed
+        assert main(["keys", "revoke", "mehmet"]) == 0  # every key of his revoked: said on the last one
+        capsys.readouterr()
+        assert main(["keys", "list", "--all", "--json"]) == 0
+        listed = [k for k in json.loads(capsys.readouterr().out)["keys"] if k["name"] == "mehmet"]
+        assert [k.get("tokens_today") for k in sorted(listed, key=lambda k: k["revoked"])] == [None, used], listed

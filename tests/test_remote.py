@@ -884,7 +884,7 @@ def test_a_refusal_reads_its_code_and_headers() -> None:
                            json={"error": {"message": "...", "code": "insufficient_quota"}})
     noon = 1_700_000_000.0
     assert say([answered_phrase(url, quota, now=noon)]).endswith(
-        f"used its 50,000 tokens for today; it can answer again at {time.strftime('%H:%M', time.localtime(noon + 3600))}, "
+        f"used its 50,000 tokens (pieces of words, as the server counts text) for today; it can answer again at {time.strftime('%H:%M', time.localtime(noon + 3600))}, "
         "or ask whoever runs the server to raise your daily limit.")  # (it named no one who can)
 
 

@@ -981,7 +981,7 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
             await until(pilot, lambda: "the office server's model, is a very small model (135M parameters)" in welcome()
                         and "ask whoever runs the server for a larger one" in welcome())
             await type_message(pilot, "What is on the agenda today?")
-            await until(pilot, lambda: any("tokens your key has left today" in str(n.message)
+            await until(pilot, lambda: any("tokens (pieces of words, as the server counts text) your key has left today" in str(n.message)
                                            for n in app._notifications))
             await until(pilot, lambda: app.chat_screen.input_text() == "What is on the agenda today?")
             assert not app.generating and not list(app.chat_screen.query(MessageView))
@@ -1062,6 +1062,30 @@ async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_
         served = "serve-test"
         assert up["wrong"] == (f"The server answers, but serves {served}, not no-such-model: set remote.model "
                                "to one of those, or leave it out for the first."), up
+
+
+async def test_f3_says_what_a_desk_profiles_server_reads_at_once(folder: Path, tmp_path: Path,
+                                                                 smollm2_path: Path) -> None:
+    """A local profile's entry says "reads up to about 770 words at once"; a desk PC's said only
+    its server's address. It says what the server's model reads at once too (its ``/models`` meta's
+    context), by the same words (``context_words``: the language's figure, no model file here)."""
+    from serve_helpers import free_port, serve, write_profile
+
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+    port = free_port()
+    _write(folder, "local", {"model": str(smollm2_path), "context": 1024})
+    _write(folder, "desk", {"backend": "openai", "remote": {"base_url": f"http://127.0.0.1:{port}/v1"}})
+    app = WorkstationApp("local", start_engine=False, sample_system=False, language="en")
+    with serve(write_profile(tmp_path, smollm2_path, context=1024), "--port", str(port)):
+        async with app.run_test(size=(120, 35)) as pilot:
+            await pilot.press("f3")
+            await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and len(app.screen.verdicts) == 2)
+            menu = app.screen
+            assert isinstance(menu, ProfileMenu)
+            said = {e.key: str(menu._prompt(i, e)) for i, e in enumerate(menu.entries) if hasattr(e, "key")}
+    assert "reads up to about 770 words at once" in said["local"], said
+    assert "\n  the server's model reads up to about 770 words at once\n" in said["desk"], said
 
 
 @pytest.mark.parametrize(("lang", "said"), [("en", "Note: context is 16,384 tokens but "),
@@ -1727,6 +1751,60 @@ async def test_a_used_up_day_says_when_on_the_status_line_and_clears_once_raised
             app._recheck_day()  # what the app's 30 s timer calls
             await until(pilot, lambda: app.not_answering == "")
             assert "token hakkını kullandı" not in app.status_text(), app.status_text()
+
+
+# the key's day used up before (by another program with the same key here): F6's first request refused;
+# or 520 tokens, its part's 512-token prompt taken and its reply cut by the server 8 tokens in
+@pytest.mark.parametrize(("per_day", "used_before"), [(40, True), (520, False)], ids=["refused", "cut"])
+async def test_a_summary_stopped_for_a_used_up_day_says_so_on_the_status_line(
+        folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, per_day: int,
+        used_before: bool) -> None:
+    """F6 stopped by the key's day limit (refused, or its part cut where the day ran out): its
+    screen said why, but the status line said "ready", where a chat turn stopped so says "used
+    up" and when the server answers again (``server_answered``: one path for both)."""
+    import httpx
+    from docmaker import honeybee_text
+    from serve_helpers import serve, write_profile
+    from textual.widgets import Input
+
+    from workstation.core.keys import DB_NAME, KeyRing
+    from workstation.core.quota import next_day_start
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    server_data = tmp_path / "server"
+    server_data.mkdir()
+    ring = KeyRing(server_data / DB_NAME)
+    _, secret = ring.add("ayse", tokens_per_day=per_day)
+    ring.close()
+    monkeypatch.setenv("WS_DESK_KEY", secret)
+    doc = tmp_path / "report.txt"
+    doc.write_text(honeybee_text(2), encoding="utf-8")
+    with serve(write_profile(tmp_path, smollm2_path, sampling={"temperature": 0.0, "max_tokens": 64, "seed": 1}),
+               data=server_data) as server:
+        if used_before:
+            used = httpx.post(f"{server.base_url}/chat/completions", headers={"Authorization": f"Bearer {secret}"},
+                              json={"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 64}, timeout=120)
+            assert used.status_code == 200, used.text  # the day's 40 tokens end in its reply
+        _write(folder, "desk", {"backend": "openai", "remote": {"base_url": server.base_url, "api_key_env": "WS_DESK_KEY"},
+                                "sampling": {"temperature": 0.0, "max_tokens": 24}})
+        app = WorkstationApp("desk", sample_system=False, language="en", store_path=tmp_path / "c.db")
+        async with app.run_test(size=(160, 32)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            assert "used its tokens for today" not in app.status_text(), app.status_text()
+            await pilot.press("f6")
+            await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+            screen = app.screen
+            assert isinstance(screen, SummarizeScreen)
+            screen.query_one("#summarize-path", Input).value = str(doc)
+            await pilot.press("enter")
+            state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+            await until(pilot, lambda: not screen.running and "Nothing of" in state())
+            said_by = {True: "has used its 40 tokens", False: "The server stopped the summary: your key has used"}
+            assert said_by[used_before] in state(), state()
+            resets = time.strftime("%H:%M", time.localtime(next_day_start(time.time())))
+            assert app.not_answering == "remote.day_used", (app.not_answering, state())
+            said = app.status_text()
+            assert f"your key has used its tokens for today; it can answer again at {resets}" in said, said
 
 
 async def test_a_desk_pc_names_the_office_server_and_its_profile_in_turkish(

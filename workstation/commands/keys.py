@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add.set_defaults(func=run_add)
     ls = verbs.add_parser("list", help="keys with their limits and last use (never the key)")
     ls.add_argument("--all", action="store_true", help="revoked keys too")
-    ls.add_argument("--json", action="store_true", help="print it as JSON")
+    ls.add_argument("--json", action="store_true",
+                    help="print it as JSON (tokens_today: a person's, once, on their key in use; not on their revoked ones)")
     add_lang_arg(ls)
     ls.set_defaults(func=run_list)
     st = verbs.add_parser("set", help="change a person's limits; a running server applies them at the next request")
@@ -144,8 +145,10 @@ def run_list(args: argparse.Namespace) -> int:
     finally:
         ring.close()
     today = _used_today()
-    if args.json:
-        print_json({"keys": [{**k.to_dict(), "tokens_today": today.get(k.name, 0)} for k in keys]})
+    carries = _day_said_on(keys)
+    if args.json:  # (the table's blank: no "tokens_today" on a revoked key of a person with one in use)
+        print_json({"keys": [{**k.to_dict(), **({"tokens_today": today.get(k.name, 0)} if said else {})}
+                             for k, said in zip(keys, carries, strict=True)]})
         return 0
     if not keys and not revoked:
         print(t("keys_cmd.no_keys", command=cli("keys add " + t("cli.name"))))
@@ -160,13 +163,10 @@ def run_list(args: argparse.Namespace) -> int:
         return t.moment(moment) if moment is not None else t("keys_cmd.never")
 
     rows = []
-    in_use = {k.name for k in keys if not k.revoked}
-    for k in keys:
+    for k, carries_day in zip(keys, carries, strict=True):
         used = today.get(k.name, 0)
         over = t("keys_cmd.over") if k.tokens_per_day and used > k.tokens_per_day else ""
-        # the day's tokens are the person's (kept by name): said once, on the key in use, not on
-        # a revoked one of the same name too (the table read as twice them)
-        said = "" if k.revoked and k.name in in_use else t.number(f"{used:,}") + over
+        said = t.number(f"{used:,}") + over if carries_day else ""
         row = [
             k.name, when(k.created), when(k.last_used), said,
             t.number(f"{k.tokens_per_day:,}") if k.tokens_per_day else t("keys_cmd.no_limit"),
@@ -178,6 +178,20 @@ def run_list(args: argparse.Namespace) -> int:
         rows.append(row)
     print(text_table(header, rows, {3, 4, 5}))
     return 0
+
+
+def _day_said_on(keys: list[ApiKey]) -> list[bool]:
+    """Which of ``keys`` (`keys list`'s rows) say their person's tokens today, in the table and in
+    ``--json``: the day's tokens are the person's (kept by name), said once, on their key in use,
+    else (every key of theirs revoked) on the one revoked last; not on the others (the table
+    read as twice them, and the JSON gave them on both of Mehmet's keys)."""
+    carrier: dict[str, int] = {}
+    for i, k in enumerate(keys):
+        held = carrier.get(k.name)
+        if held is None or (keys[held].revoked is not None
+                            and (k.revoked is None or k.revoked >= keys[held].revoked)):
+            carrier[k.name] = i
+    return [carrier[k.name] == i for i, k in enumerate(keys)]
 
 
 def _used_today() -> dict[str, int]:

@@ -23,6 +23,10 @@ from workstation.core.letters import number_suffix
 Phrase = tuple[str, dict[str, Any]]
 Lookup = Callable[[str], str | None]  # a translation by key (the TUI's Texts.get), None: English
 
+# a key's day limit's tokens, explained where the office server's refusal or stop gives their number
+# (Turkish says it in each sentence's own case: "sözcük parçası (token)")
+SERVER_TOKENS = "tokens (pieces of words, as the server counts text)"
+
 ENGLISH: dict[str, str] = {
     # the memory plan's verdict (planner.plan)
     "fit.gpu_too_small": ("does not fit: {layers} layers on the {where} need {need} of VRAM, "
@@ -409,16 +413,16 @@ ENGLISH: dict[str, str] = {
     "remote.key_not_here": "The server at {url} does not let your key use it: {message}.",
     "remote.key_from": " from {env}",
     "remote.answered": "The server at {url} answered HTTP {status}: {message}.",
-    "remote.day_used": ("The server at {url} says your key has used its {limit} tokens for today; "
+    "remote.day_used": ("The server at {url} says your key has used its {limit} " + SERVER_TOKENS + " for today; "
                         "{again}, or ask whoever runs the server to raise your daily limit."),
     # when a key whose day ran out is answered again: the refusal's, a reply cut's, the status line's
     "remote.again_at": "it can answer again at {resets}",
-    "remote.prompt_too_big": ("The server at {url} says this request needs more than the {left} tokens your key "
-                              "has left today (all it sends counts: in a chat, the conversation so far and its "
+    "remote.prompt_too_big": ("The server at {url} says this request needs more than the {left} " + SERVER_TOKENS +
+                              " your key has left today (all it sends counts: in a chat, the conversation so far and its "
                               "instructions, not only your message, so a new conversation needs fewer); or wait "
                               "until {resets}."),
     "remote.prompt_too_big_in_summary": ("The server at {url} says the summary's next step needs more than the {left} "
-                                         "tokens (pieces of words, as the server counts text) your key has left today, so the summary stopped there; the limit "
+                                         + SERVER_TOKENS + " your key has left today, so the summary stopped there; the limit "
                                          "resets at {resets}. A shorter document needs fewer, or ask whoever runs "
                                          "the server for a larger daily limit."),
     "remote.day_held": ("The server at {url} says your requests still running hold the rest of your "

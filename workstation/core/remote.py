@@ -1042,6 +1042,9 @@ class ServerCheck:
     listed: list[str] = field(default_factory=list)  # what the server's /models names
     # our server's profile as F3 lists it there (``profile_said``), by language
     profile_said: dict[str, str] = field(default_factory=dict)
+    # the context each conversation is read in there, in tokens (our server's ``/models`` meta
+    # ``n_ctx``); 0 where not said (an older server, another kind): F3 says it in words then
+    n_ctx: int = 0
     error: WorkstationError | None = None  # why not (a ProfileError: the server was not asked)
 
     @property
@@ -1074,6 +1077,7 @@ def check_server(profile: Profile) -> ServerCheck:
         return ServerCheck(reachable=True, model=engine.model, error=BackendUnreachable(said=[engine.loading]))
     said = engine.meta.get("profile_said")
     return ServerCheck(reachable=True, model=engine.model, model_name=engine.info().model_name, listed=engine.listed,
+                       n_ctx=_whole(engine.meta.get("n_ctx")),
                        profile_said={str(k): v for k, v in said.items() if isinstance(v, str) and v}
                        if isinstance(said, dict) else {})
 

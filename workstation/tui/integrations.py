@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from workstation.core.memory_plan import FreedMemory
     from workstation.core.metrics import ReplyTiming
     from workstation.core.phrases import Phrase
+    from workstation.core.remote import ServerCheck
     from workstation.core.summarize import SummaryProgress, SummaryResult
 
 
@@ -96,10 +97,12 @@ def _full_stop(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
-def server_verdict(profile: Profile, t: Texts) -> str:
+def server_verdict(profile: Profile, t: Texts, check: ServerCheck | None = None) -> str:
+    """What a desk PC's profile's server says now: asked here, or ``check``, its answer already
+    asked for (F3 says its context from the same answer)."""
     from workstation.core.remote import check_server
 
-    check = check_server(profile)
+    check = check_server(profile) if check is None else check
     if check.error is not None:
         return t.error(check.error)
     if check.not_served:

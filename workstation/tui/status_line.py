@@ -43,6 +43,10 @@ NOT_ANSWERING = {"remote.model_changed": "status.server_model_changed",
                  "remote.key_unknown": "status.key_refused", "remote.key_refused": "status.key_refused",
                  "remote.key_not_here": "status.key_refused", "remote.key_for_others": "status.key_refused"}
 
+# a reply (a chat's, a summary part's) the server stopped where the key's tokens for the day ran out:
+# the day used up, as a refusal of the next request says it
+DAY_CUT = frozenset({"remote.quota_cut", "remote.quota_cut_part"})
+
 # how often a desk PC whose key's tokens for today are used up asks its server (/usage/today) whether
 # they still are: raised by the admin (keys set … --tokens-per-day), the status bar said "used up" until
 # the next message was sent
@@ -61,6 +65,22 @@ class StatusLine(AppPart):
         if now != self.downloading:  # (a progress comes per MB: the line is redrawn per percent)
             self.downloading = now
             self.update_status()
+
+    def server_answered(self: WorkstationApp, phrase: str = "") -> None:
+        """What the office server's last answer, a chat turn's or F6's, leaves the status line
+        saying: ``phrase``, the first phrase of its refusal or stop ("": it answered). A reply or a
+        summary's part cut where the key's day ran out is the day used up ("used up" and when it
+        answers again; a summary stopped so left the line saying "ready")."""
+        self.not_answering = "remote.day_used" if phrase in DAY_CUT else phrase
+        self.update_status()
+
+    def summary_stopped(self: WorkstationApp, err: WorkstationError) -> None:
+        """F6's run ended on ``err``: where the server refuses what follows (the key's day used
+        up, the server stopping), the status line says so as after a chat turn that ended so
+        (``server_answered``); another failure (a document that cannot be read) leaves it be."""
+        phrase = err.said[0][0] if err.said else ""
+        if phrase in NOT_ANSWERING or phrase in DAY_CUT:
+            self.server_answered(phrase)
 
     def _recheck_day(self: WorkstationApp) -> None:
         """While the status bar says the key's tokens for today are used up, the office server

@@ -397,7 +397,7 @@ class Turn(AppPart):
         view, self.reply_view = self.reply_view, None
         self.unreachable = False
         # a reply cut where the key's tokens for the day ran out: the next message is refused (it said "ready")
-        self.not_answering = "remote.day_used" if event.metrics.stop_reason == "quota" else ""
+        self.server_answered("remote.quota_cut" if event.metrics.stop_reason == "quota" else "")
         self._engine_stops = 0  # (a reply came: a process that stops later is loaded again once more)
         metrics = event.metrics
         self.last_metrics = metrics
@@ -539,7 +539,7 @@ class Turn(AppPart):
             self.notify(reason, title=self.texts("error.title"), severity="error", timeout=12,
                         kind=LOAD_NOTICE if event.during == "load" else "")  # (the next load's notice replaces it)
         self.unreachable = event.unreachable
-        self.not_answering = event.not_answering
+        self.server_answered(event.not_answering)
         if event.during == "load":
             self.load_failed = True
             self._summary_when_connected = None  # (its failure is said above; Ctrl+R tries again)

@@ -26,7 +26,7 @@ from workstation.core.profile_folders import whose
 from workstation.core.profile_lookup import list_profiles, load_profile_file, model_file
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
 from workstation.tui.i18n import Texts
-from workstation.tui.integrations import fit_verdict, memory_freed_by_switch
+from workstation.tui.integrations import fit_verdict, memory_freed_by_switch, server_verdict
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.load_settings import shipped_original
 
@@ -61,11 +61,12 @@ def same_file(a: Profile, b: Profile) -> bool:
 
 
 class VerdictFound(Message):
-    def __init__(self, index: int, verdict: str | None, on_cpu: bool | None = None) -> None:
+    def __init__(self, index: int, verdict: str | None, on_cpu: bool | None = None, server_ctx: int = 0) -> None:
         super().__init__()
         self.index = index
         self.verdict = verdict
         self.on_cpu = on_cpu  # whether its plan runs some layers on the CPU (None: not planned)
+        self.server_ctx = server_ctx  # a desk PC's profile's server's context, where it said it (0: not)
 
 
 class ProfileList(OptionList):
@@ -143,6 +144,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
                 self.entries.insert(0, _read_again(outside))  # as the file says now (the user may have fixed it)
         self.verdicts: dict[int, str | None] = {}
         self.on_cpu: dict[int, bool] = {}  # by its plan, beside its verdict: where a smaller K/V is slower
+        self.server_ctx: dict[int, int] = {}  # a desk PC's profile's: what its server said it reads at once
         self.freed: FreedMemory | None = None  # the loaded model's memory, which choosing a profile frees first
 
     def _is_current(self, entry: Profile) -> bool:
@@ -154,6 +156,9 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         """Whether ``entry`` runs the model file of the app's profile (whose replies and tokenizer
         the open conversation's words a token were measured with)."""
         loaded = self.wapp.profile
+        if loaded is not None and loaded.backend != "llama":  # a desk PC's: the same server's model
+            return entry.backend == loaded.backend and entry.remote.base_url == loaded.remote.base_url \
+                and entry.remote.model == loaded.remote.model
         return loaded is not None and loaded.backend == "llama" and model_file(entry) == model_file(loaded)
 
     def words_basis(self, entry: Profile) -> WordsBasis:
@@ -163,6 +168,8 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         if self._of_loaded_model(entry):
             return self.wapp.words_basis()  # (the line under the box says the room left by the same)
         t = self.wapp.texts
+        if entry.backend != "llama":  # no model file here to measure: the language's
+            return context_basis(None, t.get)
         return context_basis(None, t.get, model_figures(model_file(entry), t.get, measure=False))
 
     def compose(self) -> ComposeResult:
@@ -196,6 +203,10 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             if entry.remote.model:
                 text.append(f"\n  {entry.remote.model}")
             text.append(f"\n  {t('profiles.remote', url=entry.remote.base_url)}")
+            if self.server_ctx.get(i):  # what its model reads at once, as a local profile's line says it
+                basis = self.words_basis(entry)
+                words = context_words(self.server_ctx[i], basis, t.get)
+                text.append(f"\n  {t('profiles.remote_detail', words=words)}{costly_note(basis, t.get)}")
         else:
             # what the context holds in words, and its memory's size in words too ("context 8,192 at
             # half size" said neither what a context is nor what was half); E's screen has the types.
@@ -273,22 +284,27 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
     def found(self, i: int, entry: Profile) -> VerdictFound:
         """Profile ``i``'s verdict and whether its plan runs on the CPU (in a worker: it plans)."""
         from workstation.core.profile_plan import plan_for_profile
+        from workstation.core.remote import check_server
         from workstation.core.speed_estimate import layers_on_cpu
 
         on_cpu: bool | None = None
-        if entry.backend == "llama":
-            try:  # (the header read is cached: the verdict's plan again, not a second read)
-                on_cpu = layers_on_cpu(plan_for_profile(entry, not_downloaded=True, freed=self.freed))
-            except WorkstationError:
-                pass  # its verdict says why
-            # its model's words a token in the UI's language, measured once a file here (its tokenizer
-            # read: not in the UI thread); its line says its context by them once the verdict is in
-            model_figures(model_file(entry), self.wapp.texts.get)
+        if entry.backend != "llama":  # its server asked once: its verdict, and what it reads at once
+            check = check_server(entry)
+            return VerdictFound(i, server_verdict(entry, self.wapp.texts, check),
+                                server_ctx=check.n_ctx if check.ok else 0)
+        try:  # (the header read is cached: the verdict's plan again, not a second read)
+            on_cpu = layers_on_cpu(plan_for_profile(entry, not_downloaded=True, freed=self.freed))
+        except WorkstationError:
+            pass  # its verdict says why
+        # its model's words a token in the UI's language, measured once a file here (its tokenizer
+        # read: not in the UI thread); its line says its context by them once the verdict is in
+        model_figures(model_file(entry), self.wapp.texts.get)
         return VerdictFound(i, self.fit_check(entry, self.wapp.texts, self.freed), on_cpu)
 
     @on(VerdictFound)
     def _verdict(self, event: VerdictFound) -> None:
         self.verdicts[event.index] = event.verdict
+        self.server_ctx[event.index] = event.server_ctx
         if event.on_cpu is None:
             self.on_cpu.pop(event.index, None)
         else:

@@ -608,6 +608,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if isinstance(event, SummaryReady):
             self._set_running(False)
             self.result, self._cut = event.data, event.error
+            if event.error is not None:  # the server's stop (the key's day run out) said on the status line too
+                self.wapp.summary_stopped(event.error)
             bar.display = False
             done = sum(1 for c in event.data.chunks if c.summary is not None)
             # stopped before a part was done: nothing to show or to ask about (the Markdown
@@ -662,6 +664,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._set_running(False)
         self.query_one("#summarize-progress").display = False
         self._failed = (event.error if isinstance(event.error, WorkstationError) else event.reason, self.path)
+        if isinstance(event.error, WorkstationError):  # the server's refusal (the key's day used up), as a chat's
+            self.wapp.summary_stopped(event.error)
         self.query_one("#summarize-state", Label).update(self._result_text())  # what went wrong stays said
         self.notify(event.reason, severity="error", timeout=10)
         await self._bring_back()
