@@ -2546,6 +2546,12 @@ async def test_the_palette_finds_f4_by_fit_and_memory(profiles: Path) -> None:
         app.texts = Texts("tr")
         for typed in ("sığar mı", "sigar mi", "sığar", "bellek", "fit"):  # (the command's own word too: `workstation fit`)
             assert (await first_found(typed)).startswith("Modeller (F4)"), typed
+        # comparing settings: "bench" and "compare" found nothing; F12 shows what eval measured
+        for typed in ("karşılaştır", "bench", "ölçüm"):
+            assert (await first_found(typed)).startswith("Niceleme kaybı (F12)"), typed
+        app.texts = Texts("en")
+        for typed in ("bench", "compare", "benchmark", "compare settings"):
+            assert (await first_found(typed)).startswith("Quantization loss (F12)"), typed
 
 
 async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_colours(
