@@ -38,3 +38,20 @@ def test_a_models_two_figures_read_its_vocabulary_once(
     broken.write_bytes(smollm2_path.read_bytes()[:3_000_000])  # (a download cut short)
     assert language_words.model_figures(broken, turkish) is None
     assert language_words.model_figures(smollm2_path, None) is None  # (English: the general figure holds)
+
+
+async def test_the_app_reads_the_loaded_models_vocabulary_in_one_worker_at_a_time(
+        profiles: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The room said under the box and an attached document's share of it, asked again while the
+    loaded model's tokenizer was being read, each started another worker reading it again."""
+    from workstation.tui.app import WorkstationApp
+
+    monkeypatch.setattr(language_words, "_known", {})
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.words_basis()
+        app.words_basis()  # (asked again at once: the first is still reading)
+        assert len([w for w in app.workers if w.group == "words"]) == 1
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.words_basis().of == "language"  # (Turkish: SmolLM2's own figure, measured)
