@@ -1055,3 +1055,21 @@ def test_a_summary_is_cut_short_only_where_its_last_step_stopped_at_its_length()
     assert result("A summary.", 2, None) is False
     profile = make_profile(context=8192, sampling={"max_tokens": 1024})
     assert _answer_budgets(profile, 8192, SummarizeOptions(map_tokens=40, reduce_tokens=80)) == ((40, "reply"), (80, "reply"))
+
+
+def test_the_paragraphs_before_a_dense_line_are_not_read_one_a_part(eng) -> None:
+    """A line that spends about a token a character (a code, digits, no spaces) after paragraphs:
+    a part that took in the line's first piece was cut back by the document's sample's characters
+    a token (3.7), which dropped every paragraph but the first, and each paragraph was a part of its
+    own (a 45,000-character file at the default context of 4,096: 28 parts, 19 of them one paragraph).
+    (Only counted here, with the model's tokenizer: a context of 4,096 is the default profile's.)"""
+    twice = (read_document(real_long_text()).text.strip() + "\n\n") * 2
+    paragraphs = twice[:twice.index("\n\n", 17_000) + 2]  # (about a part and a third of paragraphs)
+    text = paragraphs + "x9Z" * 9000
+    chunks, _, budget = make_chunks(Runner(eng, None), Document(source="x", kind="text", text=text), 4096,
+                                    256, SummarizeOptions())
+    assert "".join(text[c.start:c.end] for c in chunks) == text
+    assert all(c.tokens <= budget for c in chunks)
+    before = [c for c in chunks if c.end <= len(paragraphs)]
+    tokens = len(eng.model.tokenize(paragraphs, add_special=False, parse_special=False))
+    assert len(before) <= -(-tokens // budget) + 1, [(c.tokens, c.cite) for c in chunks]

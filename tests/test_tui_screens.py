@@ -697,8 +697,9 @@ async def test_a_folder_typed_in_the_open_dialog_opens_it_and_attaches_nothing_u
         profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A folder typed and Enter filled the path line with the folder's first file (…/kira.txt),
     so a second Enter attached a file the user never chose. Now: the folder is listed, the list
-    has the focus, the line says the folder, and Enter picks nothing until a file is chosen."""
-    from textual.widgets import Input
+    has the focus, the line says the folder, and Enter picks nothing until a file is chosen: it
+    says how to choose one."""
+    from textual.widgets import Input, Static
 
     from workstation.tui.screens.file_picker import FilePicker, FileTree
 
@@ -725,8 +726,12 @@ async def test_a_folder_typed_in_the_open_dialog_opens_it_and_attaches_nothing_u
         await pilot.press("enter")  # the second Enter: nothing chosen, nothing read or attached
         await pilot.pause()
         assert app.screen is screen and screen._reading is None and app.pending_document is None
+        # and it says how to choose one (it did nothing and said nothing: pressed again and again)
+        problem = screen.query_one("#picker-problem", Static)
+        assert problem.display and str(problem.render()) == app.texts("picker.choose_first")
         await pilot.press("down", "down")  # chosen: the second file
         await until(pilot, lambda: line.value == str(docs / "zam.txt"))
+        assert not problem.display  # (chosen: said no more)
         await pilot.press("enter")
         await until(pilot, lambda: app.pending_document is not None)
         assert app.pending_document == (docs / "zam.txt", "Zam yılda bir kez yapılır.")

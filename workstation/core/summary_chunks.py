@@ -461,7 +461,10 @@ class _PartCutter:
                 grow = False
                 if j - i > 1:
                     over = n_prompt - overhead - budget
-                    drop_chars = max(1.0, over * ratio)
+                    # by the part's own characters a token, not the document's sample's: a line of
+                    # a token a character (digits, a code) after paragraphs of 3.7 dropped them all
+                    # but the first, and each paragraph before it was a part of its own (20 parts)
+                    drop_chars = max(1.0, over * (pieces[j - 1][1] - pieces[i][0]) / max(1, n_prompt - overhead))
                     while j - i > 1 and drop_chars > 0:
                         j -= 1
                         drop_chars -= pieces[j][1] - pieces[j][0]

@@ -273,7 +273,10 @@ class StatusLine(AppPart):
         profile, lookup = self.profile, self.texts.get
         model = model_file(profile) if profile is not None and profile.backend == "llama" and own_figures(lookup) else ""
         figures = model_figures(model, lookup, measure=False) if model else None
-        if model and figures is None and self.is_running:  # (its tokenizer read once, in a worker: the next line says it)
+        # (its tokenizer read once, in a worker: the next line says it; one at a time: each line and
+        # attach said while it was read started another, each reading it again)
+        if model and figures is None and self.is_running and not any(
+                w.group == "words" and not w.is_finished for w in self.workers):
             self.run_worker(lambda: model_figures(model, lookup), thread=True, exit_on_error=False, group="words")
         return context_basis(self.history.words_per_token(), lookup, figures)
 

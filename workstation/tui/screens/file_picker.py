@@ -96,6 +96,16 @@ class FileTree(DirectoryTree):
             elif self.root.children[0].allow_expand:
                 self.cursor_line = 0
 
+    def action_select_cursor(self) -> None:
+        """Enter: the line under the cursor picked or opened; with none yet (a folder whose first
+        line is a file is listed without one, ``on_tree_node_expanded``) it did nothing and said
+        nothing, and the user pressed it again: the dialog says how to choose a file."""
+        picker = self.screen
+        if self.cursor_line < 0 and self.root.children and isinstance(picker, FilePicker):
+            picker.choose_first()
+            return
+        super().action_select_cursor()
+
     def action_up(self) -> None:
         """Out of the folder the cursor is in: a folder opened in the list closes, with the
         cursor on it (it went two levels up, above the folder shown); at the top of the list,
@@ -166,6 +176,7 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         self._reading: Path | None = None  # the file picked, being read by ``load``
         self._box_below: Input | TextArea | None = None  # the text box typed in when the dialog was opened
         self._line_leads = False  # the list follows a folder typed in the path line: the line stays as typed
+        self._choosing = False  # the line under the list says how to choose a file (``choose_first``)
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -253,10 +264,16 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         the dialog (it closed it, and the app said so once the dialog was gone); ``error``
         False: a word on what is going on (reading a file)."""
         problem = self.query_one("#picker-problem", Static)
+        self._choosing = False
         problem.update(text)
         problem.display = bool(text)
         problem.set_class(not error, "-busy")
         self.refused = self.query_one("#picker-path", Input).value if text and error else None
+
+    def choose_first(self) -> None:
+        """Enter in the list with no file chosen yet: how to choose one (the arrows), said until one is."""
+        self._problem(self.wapp.texts("picker.choose_first"), error=False)
+        self._choosing = True
 
     @property
     def folder(self) -> Path:
@@ -314,6 +331,9 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         """The path line follows the files highlighted in the tree (Tab then Enter picks one);
         on a folder's line it says the folder shown, for a name to be typed after it."""
         entry, tree = event.node.data, self.query_one(FileTree)
+        if self._choosing:  # (chosen: how to choose is said no more)
+            self._choosing = False
+            self._problem("")
         if entry is not None and tree.has_focus:
             opens = event.node.allow_expand  # a folder: no look at the disk here
             # (the file's name in sight: a long folder's path showed its start, the name cut off)
