@@ -422,3 +422,18 @@ def test_a_place_written_in_lower_case_counts_nothing_rather_than_all_rows() -> 
     assert "where Client is Ankara Ltd: 1 row (INV-1), total 100.00" in _line("total of invoices from Ankara", rows)
     assert "total 200.00" in _line("total for birch", rows)  # a whole value in lower case: its rows
     assert "all 3 rows: total 350.00" in _line("what is the total?", rows)
+
+
+def test_a_currency_word_names_no_column() -> None:
+    """A figure's currency ("100 EUR'dan fazla") is no column's name, though one column says it in
+    its name ("Kira (EUR)") and the other does not ("Aidat", euros too): which one the question
+    means is not said, so nothing is counted (it counted the rent over 100 EUR: every flat)."""
+    rows = [["1", "1.550", "120"], ["2", "1.700", "95"], ["3", "975", "110"], ["4", "1.400", "80"]]
+    for header in (["Daire", "Kira (EUR)", "Aidat"], ["Daire", "Kira (TL)", "Aidat (TL)"]):
+        facts = table_facts("daireler.csv", 0, [header, *rows])
+        assert facts is not None
+        for question in ("100 EUR'dan fazla olan satırlar hangileri?", "1.000 TL'den fazla olan satırlar hangileri?"):
+            assert counted_answer(question, [facts]) == [], (header, question)
+        # (a column named by its word is counted, its currency beside it)
+        assert say(counted_phrases(counted_answer("Aidatı 100 EUR'dan fazla olan satırlar hangileri?", [facts]))) == (
+            f"Counted by the program: 2 rows where {header[2]} over 100 (1, 3)")

@@ -287,3 +287,22 @@ def test_a_total_row_inside_a_pasted_table_is_checked_as_a_line_after_it() -> No
     assert _said("Please check this invoice\n\n" + rows + "Total | | | 860.00\n") == ""
     middle = rows.replace("Tax filing", "Subtotal | | | 999.00\nTax filing")
     assert _said("Please check this invoice\n\n" + middle) == ""
+
+
+def test_a_total_row_is_checked_only_where_no_total_row_is_among_the_rows_above() -> None:
+    """A table with a section's subtotal among its rows: the "Total" at its end may add up all the
+    rows or only those after the subtotal (290.00 is the last two), so it is not checked (it was
+    said to be wrong: "the amounts add up to 860.00; the message says Total 290.00")."""
+    rows = ("Item | Qty | Price | Amount\nBookkeeping | 10 | 45.00 | 450.00\nPayroll runs | 4 | 30.00 | 120.00\n"
+            "Subtotal | | | 570.00\nTax filing | 1 | 250.00 | 250.00\nYear-end review | 2 | 20.00 | 40.00\n")
+    for total in ("290.00", "999.00", "860.00"):
+        assert _said(f"Please check this invoice\n\n{rows}Total | | | {total}\n") == ""
+
+
+def test_a_total_row_with_no_figure_in_its_amount_leaves_the_lines_after_the_table_checked() -> None:
+    """A template's total row left unfilled ("Total | | | Total": the amount cell holds its label,
+    not a figure) has nothing to check; the subtotal said after the table still is."""
+    rows = ("Item | Qty | Price | Amount\nBookkeeping | 10 | 45.00 | 450.00\nPayroll runs | 4 | 30.00 | 120.00\n"
+            "Tax filing | 1 | 250.00 | 250.00\nYear-end review | 2 | 20.00 | 40.00\n")
+    assert _said("Please check this invoice\n\n" + rows + "Total | | | Total\n\nSubtotal: 920.00\n") == (
+        "Counted by the program: the amounts add up to 860.00; the message says Subtotal 920.00")

@@ -1009,3 +1009,37 @@ def test_weights_read_seconds_are_a_cpu_plans_bytes_a_token_at_its_memory_speed(
         assert 0 < read <= 1 / shape.decode_tps_bound
     finally:
         set_probe(None)
+
+
+def test_replies_footing_leaves_a_plan_partly_on_the_gpu_as_estimated(smollm2_path: Path, tmp_path: Path) -> None:
+    """This PC's CPU replies (10 tokens a second against an estimate of 50) put a CPU plan's
+    estimate on their footing; a model partly on the GPU (an 8 GB card, a 32K context: some layers
+    each side) is not written at the CPU's cost per token, so its estimate is left as it is."""
+    from workstation.core.calibration import replies_scale
+    from workstation.core.metrics import TurnMetrics, turn_record
+    from workstation.core.store import ConversationStore
+    from workstation.tui.integrations import replies_footing
+
+    kept = tmp_path / "conversations.sqlite3"
+    store = ConversationStore(kept)
+    conv = store.new("replies").id
+    for _ in range(2):  # two quiet replies with SmolLM2 on the CPU, 10 tokens a second
+        m = TurnMetrics(predicted_n=100, predicted_ms=10_000, stop_reason="eos", cpu_others=0.0)
+        m.finish_rates()
+        store.add_message(conv, "assistant", " ".join(["word"] * 80),
+                          turn_record(m, "office-cpu", "office-cpu", model=str(smollm2_path.resolve())))
+    store.close()
+    scale = replies_scale(kept, lambda _p: 50.0)
+    assert scale is not None and scale.extra > 0
+    card = FakeGpuProbe.of(("NVIDIA GeForce RTX 4060", 8, 7.6))
+    set_probe(card)
+    try:
+        info = llama3_8b()
+        on_cpu = plan(info, context=32768, gpus=[], **RAM)
+        footing = replies_footing(on_cpu, scale)
+        assert on_cpu.decode_tps_bound and footing is not None and footing < on_cpu.decode_tps_bound
+        partial = plan(info, context=32768, gpus=card.gpus(), **RAM)
+        assert partial.placement == "partial" and partial.gpu_layers > 0 and partial.decode_tps_bound
+        assert replies_footing(partial, scale) is None
+    finally:
+        set_probe(None)

@@ -127,6 +127,33 @@ def test_a_small_last_part_joins_the_one_before_or_the_parts_are_cut_evenly(eng,
         assert chunks[-1].cite != f"line {doc.text.count(chr(10))}"  # not the closing line alone
 
 
+def test_a_closing_signature_line_cut_alone_joins_the_part_before(eng, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A contract ending in a signature line ("Signed: ____"): its underscores are many
+    characters and few tokens, so the chunker (which guesses a piece's tokens by its characters)
+    left it a part of its own although it fits in the part before. It joins that part: one part
+    less, the last part the two together, no text lost."""
+    from workstation.core import summary_chunks
+
+    paragraphs = [*(SUBJECT_PARAGRAPHS[i % 6] for i in range(24)), "Signed: " + "_" * 100]
+    doc = Document(source="contract.txt", kind="text", text="\n\n".join(paragraphs) + "\n")
+    with monkeypatch.context() as m:  # the parts as first cut, before a small last part is looked at
+        m.setattr(summary_chunks, "TAIL_SHARE", 0.0)
+        first, _, budget = make_chunks(Runner(eng, None), doc, CTX, MAX_TOKENS, SummarizeOptions())
+    before, tail = first[-2], first[-1]
+    # (the real tokenizer: the signature line alone, small, and fitting with the part before)
+    assert len(first) >= 3 and doc.text[tail.start:tail.end].strip() == paragraphs[-1]
+    assert tail.tokens < budget * summary_chunks.TAIL_SHARE
+    assert before.tokens + tail.tokens <= budget
+    chunks = _check_chunks(eng, doc, MAX_TOKENS)
+    assert len(chunks) == len(first) - 1, [(c.tokens, c.cite) for c in chunks]
+    assert [(c.start, c.end) for c in chunks[:-1]] == [(c.start, c.end) for c in first[:-2]]
+    last = chunks[-1]
+    assert doc.text[last.start:last.end] == doc.text[before.start:before.end] + doc.text[tail.start:tail.end]
+    assert last.cite == doc.cite(before.start, tail.end) and last.index == len(chunks)
+    said = "".join(doc.text[c.start:c.end] for c in chunks)
+    assert [p.strip() for p in said.split("\n\n")] == paragraphs
+
+
 def test_a_text_with_no_line_breaks_is_measured_a_few_times_a_chunk_and_stops_on_ctrl_c(eng) -> None:
     """A document on one line is cut into words, and each chunk grew a word at a time, measured
     again for each: 909 measures (13 s) for 140,000 characters, minutes for 3 MB, and Ctrl-C
