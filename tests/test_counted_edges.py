@@ -437,3 +437,19 @@ def test_a_currency_word_names_no_column() -> None:
         # (a column named by its word is counted, its currency beside it)
         assert say(counted_phrases(counted_answer("Aidatı 100 EUR'dan fazla olan satırlar hangileri?", [facts]))) == (
             f"Counted by the program: 2 rows where {header[2]} over 100 (1, 3)")
+
+
+def test_the_rows_own_column_named_after_a_threshold_is_what_is_listed() -> None:
+    """"15.000 TL'den fazla olan daireler hangileri?" of Daire | Kira (TL) | Aidat (TL), the flats
+    numbered: "0 rows where Daire over 15,000" told the user no flat pays over 15,000 TL when two
+    do. "daireler" names what is listed; with no column measured named, nothing is counted; with
+    "kirası" the rent's rows; the flats' own numbers still where a question names them first."""
+    rows = [["Daire", "Kira (TL)", "Aidat (TL)"], ["1", "12.750,00", "900,00"], ["2", "16.000,00", "1.100,00"],
+            ["3", "17.000,00", "950,00"], ["4", "14.500,00", "800,00"]]
+    facts = table_facts("kira.csv", 0, rows, usual_comma=True)
+    assert facts is not None
+    line = lambda q: say(counted_phrases(counted_answer(q, [facts])))  # noqa: E731
+    assert line("15.000 TL'den fazla olan daireler hangileri?") == ""
+    assert line("Kirası 15.000 TL'den fazla olan daireler hangileri?") == (
+        "Counted by the program: 2 rows where Kira (TL) over 15,000 (2, 3)")
+    assert line("Daire 2'den büyük olanlar hangileri?") == "Counted by the program: 2 rows where Daire over 2 (3, 4)"

@@ -887,6 +887,11 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
                     for n in re.finditer(re.escape(c.name), question, re.IGNORECASE)]
         mentions += [(end, c) for c in columns for end, letter in letters if c.letter == letter]
         mentions += [(end, c) for end, c in _named_by_word(question, columns)]
+        # the rows' own first column named after it is what is listed, not measured ("15.000
+        # TL'den fazla olan daireler" of Daire | Kira (TL) | Aidat (TL): "0 rows where Daire over
+        # 15,000" told the user no flat pays over 15,000 TL when two do)
+        mentions = [(end, c) for end, c in mentions
+                    if not (c is facts.columns[0] and end > m.end() and len(columns) > 1)]
         before = [(end, c) for end, c in mentions if end <= m.start()]
         named = {id(c): c for _, c in mentions}
         column = columns[0] if len(columns) == 1 else max(before, key=lambda e: e[0])[1] if before \
