@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import statistics
 import sys
 import tempfile
 from collections.abc import Callable
@@ -198,8 +199,32 @@ def compare(base: ProfileEval, other: ProfileEval) -> dict[str, Any]:
     if base.ppl and other.ppl:
         out["perplexity_delta_pct"] = round((other.ppl.ppl / base.ppl.ppl - 1) * 100, 3)
     if base.speed and other.speed:
-        out["speed_ratio"] = round(other.speed / base.speed, 4)
+        ratio = other.speed / base.speed
+        if believable(ratio, base, other):
+            out["speed_ratio"] = round(ratio, 4)
+        else:  # a busy moment's, not the settings': kept in --json, said nowhere
+            out["speed_ratio_unbelievable"] = round(ratio, 4)
     return out
+
+
+SPEED_BOUND = 3.0  # one model's quantizations or K/V types: never further apart in speed than this
+
+
+def speed_bound(a: ProfileEval, b: ProfileEval) -> float:
+    """How far apart two profiles' speeds can be for their settings: 3x, or their model files'
+    size ratio where larger (a model read for each token takes as long as its bytes, give or
+    take); no bound for a server's model (its size unknown here). "Writes replies 44.35x faster"
+    was said of two K/V types of one file, from tg8 runs a busy moment slowed."""
+    sizes = [Path(r.model).stat().st_size if Path(r.model).is_file() else 0 for r in (a, b)]
+    if not all(sizes):
+        return math.inf
+    return max(SPEED_BOUND, max(sizes) / min(sizes))
+
+
+def believable(ratio: float, a: ProfileEval, b: ProfileEval) -> bool:
+    """Whether a speed ratio between ``a`` and ``b`` can be their settings' (``speed_bound``)."""
+    bound = speed_bound(a, b)
+    return ratio > 0 and 1 / bound <= ratio <= bound
 
 
 def tasks_apart(base: TasksScore, other: TasksScore) -> bool:
@@ -558,6 +583,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
             else:  # a document's own speed: the first row said all documents' ("1.81x slower" beside 1.56x)
                 ratio = r.kld[j].tokens_per_second / results[0].references[j].tokens_per_second \
                     if r.kld and results[0].references and results[0].references[j].decode_seconds > 0 else 0.0
+                ratio = ratio if believable(ratio, results[0], r) else 0.0
                 row.append(describe({"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": ratio}))
             rows.append(row)
     left = ("profile", "model", "K/V", "document")
@@ -590,6 +616,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
     notes += plain_kld_notes(results)
     notes += choice_notes(results, deltas, documents)
     notes += kld_speed_notes(results)
+    notes += unbelievable_notes(results, deltas)
     if results[0].references:
         from workstation.core.weight_levels import four_bit_levels, reference_note
 
@@ -728,9 +755,32 @@ def speed_doubt(r: ProfileEval, first: ProfileEval) -> str:
 def writing_ratio(r: ProfileEval, first: ProfileEval) -> tuple[float, bool] | None:
     """How fast ``r`` writes against ``first`` (their tg runs, --kld) and whether the runs tell
     them apart (bench's test), or None where either was not timed."""
-    if r.writing is None or first.writing is None or not r.writing.avg_ts or not first.writing.avg_ts:
+    if r.writing is None or first.writing is None or not r.writing.samples_ts or not first.writing.samples_ts:
         return None
-    return r.writing.avg_ts / first.writing.avg_ts, apart(r.writing, first.writing)
+    # the median run of each (one run a busy moment stalled moved the mean), and none beyond what
+    # their settings allow (``believable``)
+    ratio = statistics.median(r.writing.samples_ts) / statistics.median(first.writing.samples_ts)
+    return (ratio, apart(r.writing, first.writing)) if believable(ratio, first, r) else None
+
+
+def unbelievable_notes(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> list[str]:
+    """A sentence for each speed left unsaid as beyond what the settings allow (``believable``)."""
+    if not results:
+        return []
+    first, notes = results[0], []
+    for r, d in zip(results[1:], deltas[1:], strict=False):
+        ratios = [d["speed_ratio_unbelievable"]] if d.get("speed_ratio_unbelievable") else []
+        if r.writing is not None and first.writing is not None and r.writing.samples_ts and first.writing.samples_ts:
+            wrote = statistics.median(r.writing.samples_ts) / statistics.median(first.writing.samples_ts)
+            ratios += [] if believable(wrote, first, r) else [wrote]
+        if ratios:
+            worst = max(ratios, key=lambda x: max(x, 1 / x))
+            notes.append(f"note: {r.profile}'s speed against {first.profile} is left out: it came out "
+                         f"{speed_words(worst, 'as fast', 'x faster')}, more than these settings can make "
+                         f"(at most {speed_bound(first, r):.1f}x), so another program busy on this PC slowed one "
+                         f"of them; {cli(f'bench -p {first.typed} -p {r.typed}')} compares their speed, "
+                         "repeated side by side.")
+    return notes
 
 
 def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tuple[int, int] | None,
@@ -754,7 +804,7 @@ def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tu
         better.append(f"needs {file_size_text(saved)} less memory")
     for speed, what, where, said in ((ratio, verb, "long documents are read", doubt),
                                      (writes, "writes replies", "people wait for replies", "")):
-        if speed is None:
+        if speed is None or said:  # a rough speed (one window, once) is said beside, never chosen by
             continue
         how = f"{what} {speed_words(speed, 'as fast', 'x faster')}{said}"
         if speed >= SPEED_APART:
