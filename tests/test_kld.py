@@ -687,3 +687,53 @@ def test_a_speed_beyond_what_the_settings_allow_never_reaches_the_advice(smollm2
                                                                              kld_mean=0.0, n_chunks=1)])
     said = format_eval([reference, once], [compare(reference, r) for r in (reference, once)])
     assert "Which to pick: office-cpu: office-cpu · no drafting saves no memory and is no faster here." in said, said
+
+
+def test_the_reference_is_the_file_with_the_most_bits_and_a_better_candidate_is_never_called_worse(
+    smollm2_path: Path, q4_0_path: Path
+) -> None:
+    """Q4_0 given first (as bench's suggested command keeps them) was the yardstick, and Q8_0 was
+    called "writes noticeably worse" at a Δppl of −17.2%. The reference is the file with the
+    most bits per weight unless --reference names one; a candidate whose perplexity came out
+    lower than the reference's is never called worse, and the pick says the reference is no
+    yardstick."""
+    import dataclasses
+
+    from workstation.commands.eval import (
+        ProfileEval,
+        bits_per_weight,
+        compare,
+        format_eval,
+        reference_first,
+    )
+
+    q8_0 = requantized_copy(smollm2_path, "q8_0")
+    given = [make_profile(q4_0_path), make_profile(smollm2_path), make_profile(q8_0)]
+    assert bits_per_weight(given[2]) > bits_per_weight(given[1]) > bits_per_weight(given[0]) > 4
+    assert [p.model for p in reference_first(given)] == [str(q8_0), str(q4_0_path), str(smollm2_path)]
+    assert [p.model for p in reference_first(given, 1)] == [str(smollm2_path), str(q4_0_path), str(q8_0)]
+
+    reference = ProfileEval("q4_0", str(q4_0_path), "f16", "f16", references=[ref("letter.txt")], context=4096)
+    better = ProfileEval("q8_0", str(q8_0), "f16", "f16", context=4096, kld=[
+        dataclasses.replace(cand("letter.txt", 4.0), kld_mean=0.2, ppl=16.56, ref_ppl=20.0)])  # Δppl −17.2%
+    said = format_eval([reference, better], [compare(reference, r) for r in (reference, better)])
+    assert "worse" not in said, said
+    assert ("In plain words, on letter.txt: q8_0 picks the same next word as q4_0 90% of the time, and differs "
+            "from it, but q8_0 scored better than the reference q4_0 on letter.txt (perplexity −17.2%), so q4_0 is "
+            "not a good yardstick.") in said, said
+    assert ("Which to pick: this run cannot tell, as q8_0 scored better than the reference q4_0 on letter.txt "
+            "(perplexity −17.2%), so q4_0 is not a good yardstick; compare them against a file downloaded at Q8_0 "
+            "or F16 (eval --reference names the yardstick).") in said, said
+    # the Q8_0 made from 4 bits is said in plain words, a candidate as much as a reference
+    assert "Note: q8_0 holds no more than a 4-bit file, though its file type says more: it was made" in said, said
+
+
+def test_a_reference_that_is_none_of_the_profiles_is_said_in_one_line(
+    smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = tmp_path / "letter.txt"
+    doc.write_text(english_text(), encoding="utf-8")
+    rc = main(["eval", "-p", str(smollm2_path), "-p", f"{smollm2_path} kv_cache=q8_0", "--kld", str(doc),
+               "--reference", "office-gpu"])
+    err = capsys.readouterr().err
+    assert rc != 0 and "--reference office-gpu is none of the -p given" in err and "Traceback" not in err, err

@@ -80,9 +80,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tasks", type=Path, metavar="FILE", help="YAML task set to score")
     p.add_argument("--perplexity", type=Path, metavar="TEXT", help="text file to measure perplexity on")
     p.add_argument("--kld", type=Path, nargs="+", action="extend", metavar="DOC",
-                   help="what each profile after the first loses against it (the reference): KL "
-                   "divergence, same top token and perplexity change on these documents "
-                   f"({Texts('en').file_kinds()}), one row per document; the reference's logits are cached")
+                   help="what each profile loses against the reference (the one whose model file has the most "
+                   "bits per weight, or --reference): KL divergence, same top token and perplexity change on "
+                   f"these documents ({Texts('en').file_kinds()}), one row per document; the reference's logits "
+                   "are cached")
+    p.add_argument("--reference", metavar="PROFILE",
+                   help="--kld: the profile the others are measured against (one of the -p, as typed), instead "
+                   "of the one with the most bits per weight")
     p.add_argument("--ctx", type=int, metavar="N",
                    help=f"perplexity and --kld window in tokens (default {DEFAULT_WINDOW}, as llama-perplexity's)")
     p.add_argument("--chunks", type=int, metavar="N", help="score at most N windows per text")
@@ -265,8 +269,13 @@ def _signed(x: float) -> str:
 
 
 def _profiles(args: argparse.Namespace) -> list[Profile]:
+    refs = profile_refs(args)
+    named = getattr(args, "reference", None)
+    if named is not None and named not in refs:
+        raise EvalInputError(f"--reference {named} is none of the -p given ({', '.join(map(str, refs))}); "
+                             "name one of them as it was typed.")
     out = []
-    for ref in profile_refs(args):
+    for ref in refs:
         profile = load_variant(ref)
         if args.perplexity is not None or args.kld:
             check_local(profile)  # perplexity and KLD read the model's logits; task sets run anywhere
@@ -275,7 +284,28 @@ def _profiles(args: argparse.Namespace) -> list[Profile]:
                 raise EvalInputError(f"--threads must be 1 or more, not {args.threads}.")
             profile.threads = args.threads
         out.append(profile)
+    if args.kld:  # the reference first: the one named, else the file with the most bits per weight
+        out = reference_first(out, refs.index(named) if named is not None else None)
     return out
+
+
+def bits_per_weight(profile: Profile) -> float:
+    """Its model file's bits per weight (its tensors' bytes over its weights, as the GGUF's
+    tensor table says), 0 where the file cannot be read."""
+    try:
+        info = read_model_info(resolve_model_path(profile.model), check=False)
+    except (OSError, WorkstationError):
+        return 0.0
+    return info.weights_bytes * 8 / info.parameter_count if info.parameter_count else 0.0
+
+
+def reference_first(profiles: list[Profile], named: int | None = None) -> list[Profile]:
+    """``profiles`` with the reference first: the one at ``named``, else the one whose file has
+    the most bits per weight (the first of equals: K/V types of one file keep their order).
+    Q4_0 given first, as bench's suggested command keeps them, was the yardstick that the
+    better Q8_0 was called "noticeably worse" against."""
+    i = named if named is not None else max(range(len(profiles)), key=lambda j: (bits_per_weight(profiles[j]), -j))
+    return [profiles[i], *profiles[:i], *profiles[i + 1:]]
 
 
 @dataclass
@@ -618,11 +648,15 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
     notes += kld_speed_notes(results)
     notes += unbelievable_notes(results, deltas)
     if results[0].references:
-        from workstation.core.weight_levels import four_bit_levels, reference_note
+        from workstation.core.weight_levels import four_bit_levels, four_bit_phrase, reference_note
 
         levels = four_bit_levels(Path(results[0].model))
         if levels is not None:  # "Q4_1 loses nothing" against a Q8_0 made from it
             notes.append(say(reference_note(results[0].profile, levels)))
+        for r in results[1:]:  # (one named with --reference, or of fewer bits per weight: said all the same)
+            levels = four_bit_levels(Path(r.model)) if r.model != results[0].model else None
+            if levels is not None:
+                notes.append(f"Note: {say([four_bit_phrase(r.profile, levels)])}.")
     return "\n".join([table, *notes])
 
 
@@ -662,9 +696,25 @@ def plain_kld_notes(results: list[ProfileEval]) -> list[str]:
     for r in results[1:]:
         for k in r.kld:
             words = next(w for limit, w in KLD_WORDS if k.kld_mean < limit)
+            if _scored_better(k) and words in WORSE:  # (Q8_0 "writes noticeably worse" at Δppl −17.2%)
+                words = f"differs from it, but {say([better_phrase(r, ref, k)])}"
             notes.append(f"In plain words, on {k.document}: {r.profile} picks the same next word as {ref} "
                          f"{share_percent(k.same_top)} of the time, and {words}.")
     return notes
+
+
+WORSE = {w for _, w in KLD_WORDS[2:]}  # the words that call a candidate worse than the reference
+
+
+def _scored_better(k: KLDResult) -> bool:
+    """Whether the candidate's perplexity on the document came out lower than the reference's
+    (as the table's Δppl shows it: −0.1% or less)."""
+    return round(k.ppl_delta_pct, 1) < 0
+
+
+def better_phrase(r: ProfileEval, reference: str, k: KLDResult) -> Phrase:
+    return ("kld.better_than_reference", {"name": r.profile, "reference": reference, "document": k.document,
+                                          "delta": f"{_signed(k.ppl_delta_pct)}%"})
 
 
 MEMORY_APART = 0.05  # a twentieth of the memory, or less: the same memory, in the choice's words
@@ -700,6 +750,9 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
             continue
         worst = max(k.kld_mean for k in r.kld)
         words = next(w for limit, w in KLD_WORDS if worst < limit)
+        better = [k for k in r.kld if _scored_better(k)] if words in WORSE else []
+        if better:  # the reference is no yardstick: nothing is called worse than it, nothing picked by it
+            words = say([better_phrase(r, first.profile, better[0])]).replace(f"{r.profile} scored", "scored", 1)
         verb = "reads your documents" if _kld_timed(r) else "writes replies"
         ratio = d.get("speed_ratio")
         doubt = speed_doubt(r, first) if _kld_timed(r) else ""
@@ -721,6 +774,9 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
         notes.append(f"Side by side, {r.profile} against {first.profile} on these documents: it "
                      + "; ".join(x for x in said if x) + ".")
         writes = wrote[0] if wrote is not None and wrote[1] else None  # (runs that overlap decide nothing)
+        if better:
+            notes.append(f"Which to pick: {say([('kld.pick_unsure', {'better': [better_phrase(r, first.profile, better[0])]})])}.")
+            continue
         notes.append(f"Which to pick: {_pick(first.profile, r.profile, worst, words, saved, mine, ratio, verb, doubt, writes)}.")
     timed = [r for r in results[1:] if r.kld and _kld_timed(r)]
     if timed:  # (q8_0 K/V read 512-token windows 1.13x slower, a 2,900-token sheet 2.2x, and wrote 1.8x slower)
