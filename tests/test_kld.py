@@ -526,7 +526,7 @@ def test_a_document_shorter_than_the_window_is_named(
     assert re.search(r"^Left out note\.txt: The text is only \d+ tokens; .* needs at least 64 ", out, re.M), out
     # memory, what the answers lose and which to pick, under the table and in the JSON
     assert re.search(r"^Side by side, q4_0 against orig on these documents: it needs \d+ MB for the model and its "
-                     r"context memory against \d+ MB .* which holds 256 tokens", out, re.M), out
+                     r"context memory at a context of 256 tokens, against \d+ MB .* which holds 256 tokens", out, re.M), out
     assert re.search(r"^Which to pick: (orig|q4_0)[:;] ", out, re.M), out
     # the whole documents timed by bench: the ones just given, not "YOUR_DOCUMENTS" (the short one too)
     assert f"--document {shell_word(str(long))} {shell_word(str(short))} times whole documents" in out, out
@@ -594,6 +594,8 @@ def test_side_by_side_says_memory_and_which_to_pick(smollm2_path: Path) -> None:
     model = str(smollm2_path)
     info = read_model_info(model, check=False)
     kv = {t: plan(info, context=4096, type_k=t, type_v=t, gpus=[]).kv_cache_bytes for t in ("f16", "q8_0", "q4_0")}
+    whole = plan(info, context=4096, gpus=[])
+    model_part = whole.total_bytes - whole.kv_cache_bytes  # its weights, any repacked copy, its compute buffers
     reference = ProfileEval("office-cpu", model, "f16", "f16", references=[ref("letter.txt"), ref("report.txt")],
                             context=4096)
 
@@ -604,11 +606,12 @@ def test_side_by_side_says_memory_and_which_to_pick(smollm2_path: Path) -> None:
     half, quarter = candidate("kv-half", "q8_0", 0.003, 8.0), candidate("kv-quarter", "q4_0", 0.2, 8.0)
     results = [reference, half, quarter]
     said = format_eval(results, [compare(reference, r) for r in results])
-    size, full = file_size_text(info.file_size + kv["q8_0"]), file_size_text(info.file_size + kv["f16"])
+    size, full = file_size_text(model_part + kv["q8_0"]), file_size_text(model_part + kv["f16"])
     assert (f"Side by side, kv-half against office-cpu on these documents: it needs {size} for the model and its "
-            f"context memory against {full} (the model {file_size_text(info.file_size)}, and "
-            f"{file_size_text(kv['q8_0'])} of context memory, half size, which holds 4,096 tokens of conversation "
-            "and documents); writes practically as well; reads your documents 2.00x slower.") in said, said
+            f"context memory at a context of 4,096 tokens, against {full} (the model {file_size_text(model_part)}, "
+            f"and {file_size_text(kv['q8_0'])} of context memory, half size, which holds 4,096 tokens of "
+            "conversation and documents; as workstation fit and F4 count it); writes practically as well; reads your "
+            "documents 2.00x slower.") in said, said
     saved = file_size_text(kv["f16"] - kv["q8_0"])
     assert (f"Which to pick: kv-half where memory is short (it needs {saved} less, so a longer context fits in the "
             "same memory) and writes practically as well; else office-cpu, as kv-half reads your documents 2.00x "
@@ -737,3 +740,33 @@ def test_a_reference_that_is_none_of_the_profiles_is_said_in_one_line(
                "--reference", "office-gpu"])
     err = capsys.readouterr().err
     assert rc != 0 and "--reference office-gpu is none of the -p given" in err and "Traceback" not in err, err
+
+
+def test_memory_is_the_planners_as_f4_and_fit_count_it(smollm2_path: Path, q4_0_path: Path) -> None:
+    """eval said Q4_0 "needs 177 MB … against 228 MB … take it only where Q8_0 does not fit"
+    (the file and the K/V cache alone) where F4 said 423 MB for Q4_0 and 417 MB for Q8_0 (a
+    second copy of Q4_0's weights laid out for this CPU, the compute buffers): the side by side
+    says the planner's figure at the profile's context, and the pick follows it."""
+    import dataclasses
+
+    from workstation.commands.eval import ProfileEval, _memory_dict, compare, format_eval
+    from workstation.core.model_info import read_model_info
+    from workstation.core.planner import plan
+
+    q8_0 = requantized_copy(smollm2_path, "q8_0")
+    planned = {p: plan(read_model_info(p, check=False), context=4096, gpus=[]) for p in (q8_0, q4_0_path)}
+    reference = ProfileEval("q8_0", str(q8_0), "f16", "f16", references=[ref("letter.txt")], context=4096)
+    other = ProfileEval("q4_0", str(q4_0_path), "f16", "f16", context=4096,
+                        kld=[dataclasses.replace(cand("letter.txt", 4.0), kld_mean=0.4)])
+    said = format_eval([reference, other], [compare(reference, r) for r in (reference, other)])
+    theirs, mine = planned[q4_0_path], planned[q8_0]
+    assert (f"it needs {file_size_text(theirs.total_bytes)} for the model and its context memory at a context of "
+            f"4,096 tokens, against {file_size_text(mine.total_bytes)} (the model "
+            f"{file_size_text(theirs.total_bytes - theirs.kv_cache_bytes)},") in said, said
+    if theirs.repack_bytes:  # this CPU repacks Q4_0 (AVX2 and up)
+        assert "with a second copy of its weights laid out for this processor" in said, said
+    if theirs.total_bytes >= mine.total_bytes * 0.95:  # no memory saved: "take it only where … does not fit" is false
+        assert "less memory" not in said and "does not fit" not in said, said
+    assert _memory_dict(other) == {"model_bytes": q4_0_path.stat().st_size, "kv_bytes": theirs.kv_cache_bytes,
+                                   "total_bytes": theirs.total_bytes, "repack_bytes": theirs.repack_bytes,
+                                   "context": 4096}

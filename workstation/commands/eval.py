@@ -514,8 +514,11 @@ def _model_facts(r: ProfileEval) -> dict[str, Any]:
         from workstation.core.planner import plan
 
         try:
-            facts.update(context=r.context, kv_bytes=plan(info, context=r.context, type_k=r.type_k, type_v=r.type_v,
-                                                          gpus=[]).kv_cache_bytes)
+            # the one plan F4 and fit make: the weights, this CPU's repacked copy of them, the
+            # compute buffers and the K/V cache (eval said 177 MB where F4 said 423 MB)
+            planned = plan(info, context=r.context, type_k=r.type_k, type_v=r.type_v, gpus=[])
+            facts.update(context=r.context, kv_bytes=planned.kv_cache_bytes, total_bytes=planned.total_bytes,
+                         repack_bytes=planned.repack_bytes)
         except (ValueError, WorkstationError):  # a K/V type the planner does not know: the file alone
             pass
     return facts
@@ -720,18 +723,25 @@ def better_phrase(r: ProfileEval, reference: str, k: KLDResult) -> Phrase:
 MEMORY_APART = 0.05  # a twentieth of the memory, or less: the same memory, in the choice's words
 
 
-def _memory(r: ProfileEval) -> tuple[int, int] | None:
-    """The model file's bytes and its context memory (the K/V cache at the profile's context)."""
+def _memory(r: ProfileEval) -> tuple[int, int, int] | None:
+    """What the planner counts at the profile's context, as F4 and fit do: the model (its
+    weights, this CPU's repacked copy of them, the compute buffers), its context memory (the
+    K/V cache) and of the model the repacked copy."""
     facts = _model_facts(r)
-    if "model_bytes" not in facts or "kv_bytes" not in facts:
+    if "total_bytes" not in facts or "kv_bytes" not in facts:
         return None
-    return int(facts["model_bytes"]), int(facts["kv_bytes"])
+    kv = int(facts["kv_bytes"])
+    return int(facts["total_bytes"]) - kv, kv, int(facts["repack_bytes"])
 
 
 def _memory_dict(r: ProfileEval) -> dict[str, int] | None:
     """``--json``'s memory of a profile: what 'Side by side' says (a server's model: none)."""
-    memory = _memory(r) if r.context else None
-    return None if memory is None else {"model_bytes": memory[0], "kv_bytes": memory[1], "context": r.context}
+    facts = _model_facts(r) if r.context else {}
+    if "total_bytes" not in facts:
+        return None
+    return {"model_bytes": int(facts["model_bytes"]), "kv_bytes": int(facts["kv_bytes"]),
+            "total_bytes": int(facts["total_bytes"]), "repack_bytes": int(facts["repack_bytes"]),
+            "context": r.context}
 
 
 def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
@@ -764,12 +774,14 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
         theirs = _memory(r)
         said, saved = [], 0
         if mine is not None and theirs is not None:
-            saved = sum(mine) - sum(theirs)
+            saved = sum(mine[:2]) - sum(theirs[:2])
             context_words = kv_words(KVCache(r.type_k, r.type_v), usual=True)
-            said.append(f"needs {file_size_text(sum(theirs))} for the model and its context memory against "
-                        f"{file_size_text(sum(mine))} (the model {file_size_text(theirs[0])}, and "
-                        f"{file_size_text(theirs[1])} of context memory, {context_words}, which holds "
-                        f"{r.context:,} tokens of conversation and documents)")
+            copy = " with a second copy of its weights laid out for this processor," if theirs[2] else ""
+            said.append(f"needs {file_size_text(sum(theirs[:2]))} for the model and its context memory at a context "
+                        f"of {r.context:,} tokens, against {file_size_text(sum(mine[:2]))} (the model "
+                        f"{file_size_text(theirs[0])},{copy} and {file_size_text(theirs[1])} of context memory, "
+                        f"{context_words}, which holds {r.context:,} tokens of conversation and documents; "
+                        f"as {cli('fit')} and F4 count it)")
         said += [words, speed]
         notes.append(f"Side by side, {r.profile} against {first.profile} on these documents: it "
                      + "; ".join(x for x in said if x) + ".")
@@ -839,7 +851,7 @@ def unbelievable_notes(results: list[ProfileEval], deltas: list[dict[str, Any]])
     return notes
 
 
-def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tuple[int, int] | None,
+def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tuple[int, int, int] | None,
           ratio: float | None, verb: str, doubt: str = "", writes: float | None = None) -> str:
     """The choice between the reference and ``other`` in a clause: quality first (a KL divergence
     under 0.02 writes very nearly as well), then the trade of memory, reading (``ratio``, said
@@ -847,8 +859,8 @@ def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tu
     or more: "prefer Q8_0, as office-cpu reads your documents 1.36x slower" said nothing of
     office-cpu writing faster."""
     near = worst < KLD_WORDS[1][0]
-    less = mine is not None and saved > MEMORY_APART * sum(mine)
-    more = mine is not None and -saved > MEMORY_APART * sum(mine)
+    less = mine is not None and saved > MEMORY_APART * sum(mine[:2])
+    more = mine is not None and -saved > MEMORY_APART * sum(mine[:2])
     if not near:
         return (f"{first}; {other} {words} on these documents" +
                 (f", though it needs {file_size_text(saved)} less memory: take it only where {first} does not fit"
