@@ -57,8 +57,8 @@ def test_a_q8_0_made_from_q4_1_is_said_so(smollm2_path: Path, tmp_path: Path,
     assert main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(doc), "--ctx", "64", "--chunks", "1",
                  "--no-save"]) == 0
     out = capsys.readouterr().out
-    assert "Note: q8 is not a good reference: q8's weights take at most 16 values in each block of 32" in out
-    assert "a reference downloaded at Q8_0 or F16 measures that" in out
+    assert "Note: q8 is not a good yardstick: q8 holds no more than a 4-bit file, though its file type says more" in out
+    assert "a file downloaded at Q8_0 or F16 is a good yardstick" in out
 
 
 async def test_f12_says_a_reference_made_from_4_bits_as_eval_does(
@@ -87,12 +87,13 @@ async def test_f12_says_a_reference_made_from_4_bits_as_eval_does(
             assert isinstance(app.screen, QuantizationScreen)
             return str(app.screen.query_one("#quality-legend", Static).render())
 
-    assert main(["eval", "-p", str(cand), "-p", str(ref), "--kld", str(doc), "--ctx", "64", "--chunks", "1"]) == 0
+    assert main(["eval", "-p", str(cand), "-p", str(ref), "--kld", str(doc), "--ctx", "64", "--chunks", "1",
+                 "--reference", str(cand)]) == 0
     shown = await legend("en")
-    assert shown.startswith("KL divergence:") and "16 values" not in shown  # a 4-bit reference: nothing to say
+    assert shown.startswith("KL divergence:") and "4-bit" not in shown  # a 4-bit reference: nothing to say
     assert main(["eval", "-p", str(ref), "-p", str(cand), "--kld", str(doc), "--ctx", "64", "--chunks", "1"]) == 0
     capsys.readouterr()
     said = await legend("en")
-    assert "Note: q8 is not a good reference: q8's weights take at most 16 values in each block of 32" in said, said
-    assert "a reference downloaded at Q8_0 or F16 measures that" in said
-    assert "Not: q8 iyi bir referans değil: q8 modelinin ağırlıkları" in await legend("tr")
+    assert "Note: q8 is not a good yardstick: q8 holds no more than a 4-bit file, though its file type says more" in said, said
+    assert "a file downloaded at Q8_0 or F16 is a good yardstick" in said
+    assert "Not: q8 iyi bir ölçüt değil: q8, dosya türü daha fazlasını söylese de" in await legend("tr")

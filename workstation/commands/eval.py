@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import statistics
 import sys
 import tempfile
 from collections.abc import Callable
@@ -79,9 +80,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tasks", type=Path, metavar="FILE", help="YAML task set to score")
     p.add_argument("--perplexity", type=Path, metavar="TEXT", help="text file to measure perplexity on")
     p.add_argument("--kld", type=Path, nargs="+", action="extend", metavar="DOC",
-                   help="what each profile after the first loses against it (the reference): KL "
-                   "divergence, same top token and perplexity change on these documents "
-                   f"({Texts('en').file_kinds()}), one row per document; the reference's logits are cached")
+                   help="what each profile loses against the reference (the one whose model file has the most "
+                   "bits per weight, or --reference): KL divergence, same top token and perplexity change on "
+                   f"these documents ({Texts('en').file_kinds()}), one row per document; the reference's logits "
+                   "are cached")
+    p.add_argument("--reference", metavar="PROFILE",
+                   help="--kld: the profile the others are measured against (one of the -p, as typed), instead "
+                   "of the one with the most bits per weight")
     p.add_argument("--ctx", type=int, metavar="N",
                    help=f"perplexity and --kld window in tokens (default {DEFAULT_WINDOW}, as llama-perplexity's)")
     p.add_argument("--chunks", type=int, metavar="N", help="score at most N windows per text")
@@ -198,8 +203,32 @@ def compare(base: ProfileEval, other: ProfileEval) -> dict[str, Any]:
     if base.ppl and other.ppl:
         out["perplexity_delta_pct"] = round((other.ppl.ppl / base.ppl.ppl - 1) * 100, 3)
     if base.speed and other.speed:
-        out["speed_ratio"] = round(other.speed / base.speed, 4)
+        ratio = other.speed / base.speed
+        if believable(ratio, base, other):
+            out["speed_ratio"] = round(ratio, 4)
+        else:  # a busy moment's, not the settings': kept in --json, said nowhere
+            out["speed_ratio_unbelievable"] = round(ratio, 4)
     return out
+
+
+SPEED_BOUND = 3.0  # one model's quantizations or K/V types: never further apart in speed than this
+
+
+def speed_bound(a: ProfileEval, b: ProfileEval) -> float:
+    """How far apart two profiles' speeds can be for their settings: 3x, or their model files'
+    size ratio where larger (a model read for each token takes as long as its bytes, give or
+    take); no bound for a server's model (its size unknown here). "Writes replies 44.35x faster"
+    was said of two K/V types of one file, from tg8 runs a busy moment slowed."""
+    sizes = [Path(r.model).stat().st_size if Path(r.model).is_file() else 0 for r in (a, b)]
+    if not all(sizes):
+        return math.inf
+    return max(SPEED_BOUND, max(sizes) / min(sizes))
+
+
+def believable(ratio: float, a: ProfileEval, b: ProfileEval) -> bool:
+    """Whether a speed ratio between ``a`` and ``b`` can be their settings' (``speed_bound``)."""
+    bound = speed_bound(a, b)
+    return ratio > 0 and 1 / bound <= ratio <= bound
 
 
 def tasks_apart(base: TasksScore, other: TasksScore) -> bool:
@@ -240,8 +269,13 @@ def _signed(x: float) -> str:
 
 
 def _profiles(args: argparse.Namespace) -> list[Profile]:
+    refs = profile_refs(args)
+    named = getattr(args, "reference", None)
+    if named is not None and named not in refs:
+        raise EvalInputError(f"--reference {named} is none of the -p given ({', '.join(map(str, refs))}); "
+                             "name one of them as it was typed.")
     out = []
-    for ref in profile_refs(args):
+    for ref in refs:
         profile = load_variant(ref)
         if args.perplexity is not None or args.kld:
             check_local(profile)  # perplexity and KLD read the model's logits; task sets run anywhere
@@ -250,7 +284,28 @@ def _profiles(args: argparse.Namespace) -> list[Profile]:
                 raise EvalInputError(f"--threads must be 1 or more, not {args.threads}.")
             profile.threads = args.threads
         out.append(profile)
+    if args.kld:  # the reference first: the one named, else the file with the most bits per weight
+        out = reference_first(out, refs.index(named) if named is not None else None)
     return out
+
+
+def bits_per_weight(profile: Profile) -> float:
+    """Its model file's bits per weight (its tensors' bytes over its weights, as the GGUF's
+    tensor table says), 0 where the file cannot be read."""
+    try:
+        info = read_model_info(resolve_model_path(profile.model), check=False)
+    except (OSError, WorkstationError):
+        return 0.0
+    return info.weights_bytes * 8 / info.parameter_count if info.parameter_count else 0.0
+
+
+def reference_first(profiles: list[Profile], named: int | None = None) -> list[Profile]:
+    """``profiles`` with the reference first: the one at ``named``, else the one whose file has
+    the most bits per weight (the first of equals: K/V types of one file keep their order).
+    Q4_0 given first, as bench's suggested command keeps them, was the yardstick that the
+    better Q8_0 was called "noticeably worse" against."""
+    i = named if named is not None else max(range(len(profiles)), key=lambda j: (bits_per_weight(profiles[j]), -j))
+    return [profiles[i], *profiles[:i], *profiles[i + 1:]]
 
 
 @dataclass
@@ -459,8 +514,11 @@ def _model_facts(r: ProfileEval) -> dict[str, Any]:
         from workstation.core.planner import plan
 
         try:
-            facts.update(context=r.context, kv_bytes=plan(info, context=r.context, type_k=r.type_k, type_v=r.type_v,
-                                                          gpus=[]).kv_cache_bytes)
+            # the one plan F4 and fit make: the weights, this CPU's repacked copy of them, the
+            # compute buffers and the K/V cache (eval said 177 MB where F4 said 423 MB)
+            planned = plan(info, context=r.context, type_k=r.type_k, type_v=r.type_v, gpus=[])
+            facts.update(context=r.context, kv_bytes=planned.kv_cache_bytes, total_bytes=planned.total_bytes,
+                         repack_bytes=planned.repack_bytes)
         except (ValueError, WorkstationError):  # a K/V type the planner does not know: the file alone
             pass
     return facts
@@ -558,6 +616,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
             else:  # a document's own speed: the first row said all documents' ("1.81x slower" beside 1.56x)
                 ratio = r.kld[j].tokens_per_second / results[0].references[j].tokens_per_second \
                     if r.kld and results[0].references and results[0].references[j].decode_seconds > 0 else 0.0
+                ratio = ratio if believable(ratio, results[0], r) else 0.0
                 row.append(describe({"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": ratio}))
             rows.append(row)
     left = ("profile", "model", "K/V", "document")
@@ -590,12 +649,17 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
     notes += plain_kld_notes(results)
     notes += choice_notes(results, deltas, documents)
     notes += kld_speed_notes(results)
+    notes += unbelievable_notes(results, deltas)
     if results[0].references:
-        from workstation.core.weight_levels import four_bit_levels, reference_note
+        from workstation.core.weight_levels import four_bit_levels, four_bit_phrase, reference_note
 
         levels = four_bit_levels(Path(results[0].model))
         if levels is not None:  # "Q4_1 loses nothing" against a Q8_0 made from it
             notes.append(say(reference_note(results[0].profile, levels)))
+        for r in results[1:]:  # (one named with --reference, or of fewer bits per weight: said all the same)
+            levels = four_bit_levels(Path(r.model)) if r.model != results[0].model else None
+            if levels is not None:
+                notes.append(f"Note: {say([four_bit_phrase(r.profile, levels)])}.")
     return "\n".join([table, *notes])
 
 
@@ -635,26 +699,49 @@ def plain_kld_notes(results: list[ProfileEval]) -> list[str]:
     for r in results[1:]:
         for k in r.kld:
             words = next(w for limit, w in KLD_WORDS if k.kld_mean < limit)
+            if _scored_better(k) and words in WORSE:  # (Q8_0 "writes noticeably worse" at Δppl −17.2%)
+                words = f"differs from it, but {say([better_phrase(r, ref, k)])}"
             notes.append(f"In plain words, on {k.document}: {r.profile} picks the same next word as {ref} "
                          f"{share_percent(k.same_top)} of the time, and {words}.")
     return notes
 
 
+WORSE = {w for _, w in KLD_WORDS[2:]}  # the words that call a candidate worse than the reference
+
+
+def _scored_better(k: KLDResult) -> bool:
+    """Whether the candidate's perplexity on the document came out lower than the reference's
+    (as the table's Δppl shows it: −0.1% or less)."""
+    return round(k.ppl_delta_pct, 1) < 0
+
+
+def better_phrase(r: ProfileEval, reference: str, k: KLDResult) -> Phrase:
+    return ("kld.better_than_reference", {"name": r.profile, "reference": reference, "document": k.document,
+                                          "delta": f"{_signed(k.ppl_delta_pct)}%"})
+
+
 MEMORY_APART = 0.05  # a twentieth of the memory, or less: the same memory, in the choice's words
 
 
-def _memory(r: ProfileEval) -> tuple[int, int] | None:
-    """The model file's bytes and its context memory (the K/V cache at the profile's context)."""
+def _memory(r: ProfileEval) -> tuple[int, int, int] | None:
+    """What the planner counts at the profile's context, as F4 and fit do: the model (its
+    weights, this CPU's repacked copy of them, the compute buffers), its context memory (the
+    K/V cache) and of the model the repacked copy."""
     facts = _model_facts(r)
-    if "model_bytes" not in facts or "kv_bytes" not in facts:
+    if "total_bytes" not in facts or "kv_bytes" not in facts:
         return None
-    return int(facts["model_bytes"]), int(facts["kv_bytes"])
+    kv = int(facts["kv_bytes"])
+    return int(facts["total_bytes"]) - kv, kv, int(facts["repack_bytes"])
 
 
 def _memory_dict(r: ProfileEval) -> dict[str, int] | None:
     """``--json``'s memory of a profile: what 'Side by side' says (a server's model: none)."""
-    memory = _memory(r) if r.context else None
-    return None if memory is None else {"model_bytes": memory[0], "kv_bytes": memory[1], "context": r.context}
+    facts = _model_facts(r) if r.context else {}
+    if "total_bytes" not in facts:
+        return None
+    return {"model_bytes": int(facts["model_bytes"]), "kv_bytes": int(facts["kv_bytes"]),
+            "total_bytes": int(facts["total_bytes"]), "repack_bytes": int(facts["repack_bytes"]),
+            "context": r.context}
 
 
 def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
@@ -673,6 +760,9 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
             continue
         worst = max(k.kld_mean for k in r.kld)
         words = next(w for limit, w in KLD_WORDS if worst < limit)
+        better = [k for k in r.kld if _scored_better(k)] if words in WORSE else []
+        if better:  # the reference is no yardstick: nothing is called worse than it, nothing picked by it
+            words = say([better_phrase(r, first.profile, better[0])]).replace(f"{r.profile} scored", "scored", 1)
         verb = "reads your documents" if _kld_timed(r) else "writes replies"
         ratio = d.get("speed_ratio")
         doubt = speed_doubt(r, first) if _kld_timed(r) else ""
@@ -684,16 +774,21 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
         theirs = _memory(r)
         said, saved = [], 0
         if mine is not None and theirs is not None:
-            saved = sum(mine) - sum(theirs)
+            saved = sum(mine[:2]) - sum(theirs[:2])
             context_words = kv_words(KVCache(r.type_k, r.type_v), usual=True)
-            said.append(f"needs {file_size_text(sum(theirs))} for the model and its context memory against "
-                        f"{file_size_text(sum(mine))} (the model {file_size_text(theirs[0])}, and "
-                        f"{file_size_text(theirs[1])} of context memory, {context_words}, which holds "
-                        f"{r.context:,} tokens of conversation and documents)")
+            copy = " with a second copy of its weights laid out for this processor," if theirs[2] else ""
+            said.append(f"needs {file_size_text(sum(theirs[:2]))} for the model and its context memory at a context "
+                        f"of {r.context:,} tokens, against {file_size_text(sum(mine[:2]))} (the model "
+                        f"{file_size_text(theirs[0])},{copy} and {file_size_text(theirs[1])} of context memory, "
+                        f"{context_words}, which holds {r.context:,} tokens of conversation and documents; "
+                        f"as {cli('fit')} and F4 count it)")
         said += [words, speed]
         notes.append(f"Side by side, {r.profile} against {first.profile} on these documents: it "
                      + "; ".join(x for x in said if x) + ".")
         writes = wrote[0] if wrote is not None and wrote[1] else None  # (runs that overlap decide nothing)
+        if better:
+            notes.append(f"Which to pick: {say([('kld.pick_unsure', {'better': [better_phrase(r, first.profile, better[0])]})])}.")
+            continue
         notes.append(f"Which to pick: {_pick(first.profile, r.profile, worst, words, saved, mine, ratio, verb, doubt, writes)}.")
     timed = [r for r in results[1:] if r.kld and _kld_timed(r)]
     if timed:  # (q8_0 K/V read 512-token windows 1.13x slower, a 2,900-token sheet 2.2x, and wrote 1.8x slower)
@@ -728,12 +823,35 @@ def speed_doubt(r: ProfileEval, first: ProfileEval) -> str:
 def writing_ratio(r: ProfileEval, first: ProfileEval) -> tuple[float, bool] | None:
     """How fast ``r`` writes against ``first`` (their tg runs, --kld) and whether the runs tell
     them apart (bench's test), or None where either was not timed."""
-    if r.writing is None or first.writing is None or not r.writing.avg_ts or not first.writing.avg_ts:
+    if r.writing is None or first.writing is None or not r.writing.samples_ts or not first.writing.samples_ts:
         return None
-    return r.writing.avg_ts / first.writing.avg_ts, apart(r.writing, first.writing)
+    # the median run of each (one run a busy moment stalled moved the mean), and none beyond what
+    # their settings allow (``believable``)
+    ratio = statistics.median(r.writing.samples_ts) / statistics.median(first.writing.samples_ts)
+    return (ratio, apart(r.writing, first.writing)) if believable(ratio, first, r) else None
 
 
-def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tuple[int, int] | None,
+def unbelievable_notes(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> list[str]:
+    """A sentence for each speed left unsaid as beyond what the settings allow (``believable``)."""
+    if not results:
+        return []
+    first, notes = results[0], []
+    for r, d in zip(results[1:], deltas[1:], strict=False):
+        ratios = [d["speed_ratio_unbelievable"]] if d.get("speed_ratio_unbelievable") else []
+        if r.writing is not None and first.writing is not None and r.writing.samples_ts and first.writing.samples_ts:
+            wrote = statistics.median(r.writing.samples_ts) / statistics.median(first.writing.samples_ts)
+            ratios += [] if believable(wrote, first, r) else [wrote]
+        if ratios:
+            worst = max(ratios, key=lambda x: max(x, 1 / x))
+            notes.append(f"note: {r.profile}'s speed against {first.profile} is left out: it came out "
+                         f"{speed_words(worst, 'as fast', 'x faster')}, more than these settings can make "
+                         f"(at most {speed_bound(first, r):.1f}x), so another program busy on this PC slowed one "
+                         f"of them; {cli(f'bench -p {first.typed} -p {r.typed}')} compares their speed, "
+                         "repeated side by side.")
+    return notes
+
+
+def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tuple[int, int, int] | None,
           ratio: float | None, verb: str, doubt: str = "", writes: float | None = None) -> str:
     """The choice between the reference and ``other`` in a clause: quality first (a KL divergence
     under 0.02 writes very nearly as well), then the trade of memory, reading (``ratio``, said
@@ -741,8 +859,8 @@ def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tu
     or more: "prefer Q8_0, as office-cpu reads your documents 1.36x slower" said nothing of
     office-cpu writing faster."""
     near = worst < KLD_WORDS[1][0]
-    less = mine is not None and saved > MEMORY_APART * sum(mine)
-    more = mine is not None and -saved > MEMORY_APART * sum(mine)
+    less = mine is not None and saved > MEMORY_APART * sum(mine[:2])
+    more = mine is not None and -saved > MEMORY_APART * sum(mine[:2])
     if not near:
         return (f"{first}; {other} {words} on these documents" +
                 (f", though it needs {file_size_text(saved)} less memory: take it only where {first} does not fit"
@@ -754,7 +872,7 @@ def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tu
         better.append(f"needs {file_size_text(saved)} less memory")
     for speed, what, where, said in ((ratio, verb, "long documents are read", doubt),
                                      (writes, "writes replies", "people wait for replies", "")):
-        if speed is None:
+        if speed is None or said:  # a rough speed (one window, once) is said beside, never chosen by
             continue
         how = f"{what} {speed_words(speed, 'as fast', 'x faster')}{said}"
         if speed >= SPEED_APART:

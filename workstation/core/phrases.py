@@ -677,12 +677,17 @@ ENGLISH: dict[str, str] = {
     "bench.values_sep": ", ",
     "bench.random": "random",
     "bench.system_prompt": "system prompt",
-    "weights.four_bit": ("{name}'s weights take at most 16 values in each block of 32, as a 4-bit file's do ({four} "
-                         "of {sampled} layer weights looked at): it holds no more than a 4-bit file (made from one "
-                         "with models quantize --allow-requantize, or a model trained at 4 bits)"),
-    "weights.note": "Note: {name} is not a good reference: ",
-    "weights.not_the_loss": (". What the others lose against it is not what they lose against the original model; "
-                             "a reference downloaded at Q8_0 or F16 measures that."),
+    "weights.four_bit": ("{name} holds no more than a 4-bit file, though its file type says more: it was made from a "
+                         "4-bit file (with models quantize --allow-requantize) or the model was made at 4 bits ({four} "
+                         "of the {sampled} parts of it looked at keep only the 16 values a 4-bit file has room for)"),
+    "weights.note": "Note: {name} is not a good yardstick: ",
+    "weights.not_the_loss": (". So what the others lose against it is not what they lose against the original model; "
+                             "a file downloaded at Q8_0 or F16 is a good yardstick."),
+    # eval --kld: a candidate whose perplexity on a document came out lower than the reference's
+    "kld.better_than_reference": ("{name} scored better than the reference {reference} on {document} (perplexity "
+                                  "{delta}), so {reference} is not a good yardstick"),
+    "kld.pick_unsure": ("this run cannot tell, as {better}; compare them against a file downloaded at Q8_0 or F16 "
+                        "(eval --reference names the yardstick)"),
     "model.not_made": "The model file {file} is not made yet; make it from {source} with '{command}'.",
     "model.missing": "The model file {path} does not exist; run '{command}' to see what is installed.",
     "model.meant": "Did you mean '{name}'?",
