@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from workstation.core.bench import ProfileBench, SpeedStat
 from workstation.core.metrics import TurnMetrics
 
@@ -33,3 +35,42 @@ def test_tg_and_chat_tg_apart_are_said_even_where_tg_disagrees_with_itself(smoll
     assert any(n.startswith("note: office-cpu's tg32 (12.35 tok/s) and chat tg (48.58 tok/s) both time its "
                             "writing, yet one is 3.9x the other") for n in notes), notes
     assert "biri ötekinin 3,9 katı" in format_bench([run], Texts("tr").get)
+
+
+def test_fit_goes_by_the_chat_figure_and_says_an_unsteady_one_unsure(
+        smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """After that busy run, fit said "measured: 12 tokens/s ± 4 … go by the measured figure: the
+    estimate is 6.3x above it", while the app's chat ran at 20: it goes by the chat turns' writing
+    (the work the chat does), and a figure whose runs differ by over a quarter of it is said unsure,
+    not one to go by."""
+    import json
+    import re
+
+    from workstation.cli import main
+    from workstation.core.results import save_run
+
+    prof = tmp_path / "desk.yaml"
+    prof.write_text(f"name: desk\nmodel: {smollm2_path}\ncontext: 1024\ngpu_layers: 0\nspeculative: {{mode: off}}\n",
+                    encoding="utf-8")
+    run = busy_run(smollm2_path)
+    save_run("bench", run.result_rows(), "bench --quick")
+    assert main(["fit", "-p", str(prof), "--json"]) == 0
+    measured = json.loads(capsys.readouterr().out)["measured_decode"]
+    assert measured["tokens_per_second"] == 48.58 and measured["test"] == "chat" and not measured["unsure"], measured
+    assert main(["fit", "-p", str(prof)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^  measured:  49 tokens/s by bench on \S+ \(profile office-cpu, its chat replies' writing: ",
+                     out, re.MULTILINE), out
+    # no chat turns (--no-ttft): the middle of its tg runs, with their spread, said unsure
+    run.turns = []
+    save_run("bench", run.result_rows(), "bench --quick --no-ttft")
+    assert main(["fit", "-p", str(prof), "--json"]) == 0
+    measured = json.loads(capsys.readouterr().out)["measured_decode"]
+    assert measured["tokens_per_second"] == 12.5 and measured["unsure"] and measured["stddev"] > 3, measured
+    assert main(["fit", "-p", str(prof)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^  measured:  12 tokens/s ± 4 by bench on \S+ \(profile office-cpu, the middle one of 3 tg32 "
+                     r"runs: ", out, re.MULTILINE), out
+    assert "note:      the measured figure is unsure: its runs differ by ±30%" in out and "go by the measured" not in out
+    assert main(["fit", "-p", str(prof), "--lang", "tr"]) == 0
+    assert "ölçülen değer kesin değil: çalıştırmaları ±%30 farklı" in capsys.readouterr().out

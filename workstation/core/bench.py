@@ -170,6 +170,8 @@ class ProfileBench:
             "ttft_ms": round(ttft[0], 2) if ttft else None,
             "ttft_stddev_ms": round(ttft[1], 2) if ttft else None,
             "chat_ts": round(self.chat_ts, 2) if self.chat_ts is not None else None,
+            # each chat turn's writing (tok/s): the spread of the figure fit says (calibration.decode_figure)
+            "chat_samples_ts": [round(x, 6) for x in self.chat_stat.samples_ts] if self.chat_stat else [],
             "speculative": self.model_info.get("speculative", "off"),
             "draft_n": self.draft_n,
             "draft_n_accepted": self.draft_n_accepted,
