@@ -74,3 +74,45 @@ def test_fit_goes_by_the_chat_figure_and_says_an_unsteady_one_unsure(
     assert "note:      the measured figure is unsure: its runs differ by ±30%" in out and "go by the measured" not in out
     assert main(["fit", "-p", str(prof), "--lang", "tr"]) == 0
     assert "ölçülen değer kesin değil: çalıştırmaları ±%30 farklı" in capsys.readouterr().out
+
+
+def test_a_document_comparison_writes_alike_and_says_replies_unlike_in_length(
+        smollm2_path: Path, tmp_path: Path) -> None:
+    """bench --document compared a 12-token reply with a 128-token one ("writes 1.46x slower"),
+    each sampled at temperature 0.7 with no seed: compared profiles write at temperature 0 with
+    one seed, and replies still over 2x apart in length are said so, their speeds not compared."""
+    from workstation.commands.bench import format_replay
+    from workstation.core.bench import (
+        ReplayItem,
+        ReplayResult,
+        replay_profiles,
+        replay_sampling,
+        sampling_differences,
+    )
+    from workstation.core.metrics import TurnMetrics
+    from workstation.core.profile_variants import load_variant
+    from workstation.core.profiles import Profile, Sampling
+
+    prof = tmp_path / "warm.yaml"
+    prof.write_text(f"name: warm\nmodel: {smollm2_path}\ncontext: 512\nthreads: 1\ngpu_layers: 0\n"
+                    "sampling: {temperature: 0.9, top_k: 200, top_p: 1.0, min_p: 0.0}\n", encoding="utf-8")
+    profiles = [load_variant(str(prof)), load_variant(f"{prof} speculative=off")]
+    compared, alone = replay_sampling(profiles[0], 24, compared=True), replay_sampling(profiles[0], 24, compared=False)
+    assert (compared.temperature, compared.seed, compared.max_tokens) == (0.0, 1234, 24)
+    assert (alone.temperature, alone.seed) == (0.9, None)  # one profile alone: as it chats
+    prompts = [[{"role": "user", "content": "Write a short note to staff about the new printer."}]]
+    a, b = replay_profiles(profiles, prompts, 24)
+    # the same model and settings at temperature 0 with one seed: the same reply, as long
+    assert [i.metrics.predicted_n for i in a.items] == [i.metrics.predicted_n for i in b.items], (a.items, b.items)
+    sampled = [Profile("a", sampling=Sampling(temperature=0.7)), Profile("b", sampling=Sampling(temperature=0.2))]
+    assert sampling_differences(sampled, greedy=True) == [] and sampling_differences(sampled)
+
+    def replay(name: str, tokens: int, ms: float) -> ReplayResult:
+        m = TurnMetrics(ttft_ms=500.0, prompt_n=300, predicted_n=tokens, predicted_ms=ms)
+        m.finish_rates()
+        return ReplayResult(name, "m.gguf", [ReplayItem(1, "letter.txt", m)])
+
+    said = format_replay([replay("office-cpu", 128, 3000.0), replay("no-drafting", 12, 410.0)]).splitlines()
+    line = next(x for x in said if x.startswith("no-drafting against office-cpu:"))
+    assert "wrote 12 tokens where office-cpu wrote 128, replies too unlike in length" in line, line
+    assert "slower" not in line and "tok/s" not in line, line
