@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     print(t("fit_cmd.compute", size=human_bytes(plan.compute_bytes), draft=with_draft("compute_bytes")))
     if plan.repack_bytes:  # in the total, as the verdict says it: the lines above came short of it
         print(t("fit_cmd.repack", size=human_bytes(plan.repack_bytes), draft=with_draft("repack_bytes")))
-    print(t("fit_cmd.gpu_layers", n=plan.gpu_layers, total=plan.total_layers, requested=plan.requested_gpu_layers))
+    print(t("fit_cmd.gpu_layers_all" if plan.gpu_layers == plan.total_layers else "fit_cmd.gpu_layers",
+            n=plan.gpu_layers, total=plan.total_layers, requested=plan.requested_gpu_layers))
     for d in plan.devices:
         if d.kind == "gpu" or d.need_bytes:
             repacked = plan.repack_bytes if d.kind == "cpu" else 0  # (the CPU's copy: its need, as the verdict's)
