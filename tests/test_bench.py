@@ -547,7 +547,8 @@ def test_a_replay_of_two_profiles_runs_in_rounds_and_compares_them(
     assert re.search(rf"^other against tiny: writes (as fast|\d+\.\d\dx (as fast|slower)) \(tok/s \d+\.\d\dx\)"
                      rf"{unsure} and waits (as long|\d+% (less|longer)|\d+\.\d\dx as long) for its first word \(median TTFT\){unsure}\.$", out,
                      re.MULTILINE), out
-    assert "The profiles sample differently (temperature 0.7, 0.2" in out, out
+    # compared, both write at temperature 0 with one seed (their temperatures 0.7 and 0.2 made replies unlike)
+    assert "sample differently" not in out, out
 
 
 def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:

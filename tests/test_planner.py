@@ -176,7 +176,7 @@ def test_8gb_gpu_long_context_splits_layers() -> None:
     gpus = FakeGpuProbe.of(("NVIDIA GeForce RTX 4060", 8, 7.6)).gpus()
     p = plan(info, context=32768, gpus=gpus, **RAM)  # KV alone is 4 GiB at f16
     assert 0 < p.gpu_layers < 32 and p.placement == "partial" and p.fits
-    assert p.verdict.startswith(f"{p.gpu_layers} of 32 layers on the GPU")
+    assert p.verdict.startswith(f"{p.gpu_layers} of 33 layers on the GPU")  # llama.cpp's count, as fit's "GPU layers"
     gpu = p.devices[0]
     from workstation.core.gpu_layers import gpu_usable
 
@@ -1043,3 +1043,20 @@ def test_replies_footing_leaves_a_plan_partly_on_the_gpu_as_estimated(smollm2_pa
         assert replies_footing(partial, scale) is None
     finally:
         set_probe(None)
+
+
+def test_fit_counts_layers_one_way_and_the_cpu_k_v_rule_only_where_the_cpu_holds_k_v(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """fit --gpu "RTX 4060" -p gpu-llama31-8b said "32 of 32 layers on the GPU …, the rest on the CPU"
+    then "GPU layers: 32 of 33", and "counted at 0.79x on the CPU for its K/V cache" with all of its
+    K/V on the GPU (the output layer alone on the CPU holds none)."""
+    from workstation.cli import main
+
+    assert main(["fit", "--gpu", "RTX 4060", "-p", "gpu-llama31-8b"]) == 0
+    out = capsys.readouterr().out
+    verdict = re.search(r"verdict:   (\d+) of (\d+) layers on the GPU", out)
+    layers = re.search(r"GPU layers: (\d+) of (\d+) ", out)
+    assert verdict and layers and verdict.groups() == layers.groups() == ("32", "33"), out
+    assert "counted at 0.79x on the CPU" not in out, out
+    assert main(["fit", "--gpu", "RTX 4090", "-p", "gpu-llama31-8b"]) == 0
+    assert "  GPU layers: all 33 (gpu_layers: auto)" in capsys.readouterr().out

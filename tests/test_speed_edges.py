@@ -18,6 +18,9 @@ def test_a_quantized_kv_cache_slows_only_a_cpu_that_runs_layers() -> None:
     of them (all on the GPU), a GPU, and an f16 cache keep their speed."""
     assert kv_speed(_device("cpu", 12), "q8_0", "q8_0") == CPU_QUANTIZED_KV_SPEED < 1
     assert kv_speed(_device("cpu", 0), "q8_0", "q8_0") == 1.0
+    only_output = _device("cpu", 1)
+    only_output.output = True  # the output layer alone on the CPU: no K/V there
+    assert kv_speed(only_output, "q8_0", "q8_0") == 1.0
     assert kv_speed(_device("gpu", 12), "q4_0", "q4_0") == 1.0
     assert kv_speed(_device("cpu", 12), "f16", "f16") == 1.0
 

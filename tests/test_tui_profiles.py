@@ -475,7 +475,7 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             catalog.move_cursor(row=names.index("qwen2.5-14b-instruct-q4_k_m"))
             await until(pilot, lambda: "qwen2.5-14b-instruct-q4_k_m" in models.fits)
             partial = models.fits["qwen2.5-14b-instruct-q4_k_m"]
-            assert ("48 katmanın " if language == "tr" else " of 48 layers on the GPU") in partial, partial
+            assert ("49 katmanın " if language == "tr" else " of 49 layers on the GPU") in partial, partial
             assert detail.region.bottom <= models.query_one("#model-task").region.y  # drawn, not under the footer
     finally:
         set_probe(None)

@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json([r.to_dict() for r in replays])
         else:
-            print(format_replay(replays, sampling_differences(profiles, lookup), lookup))
+            print(format_replay(replays, sampling_differences(profiles, lookup, greedy=len(profiles) > 1), lookup))
             if args.document and len(profiles) > 1:  # (it said speed alone: the memory and the loss are eval's)
                 print(document_costs(profiles, args.document, lookup))
         if not args.no_save:
@@ -580,8 +580,9 @@ def spread_notes(results: list[ProfileBench], lookup: Lookup | None = None) -> l
             notes.append(say([("bench.spread", {"profile": r.profile, "test": f"{name}{stat.n_tokens}",
                                                 "spread": f"{spread(stat):.0%}", "why": why})], lookup))
         chat = r.chat_ts
-        if (r.tg is not None and r.tg.avg_ts and chat and r.model_info.get("speculative", "off") == "off"
-                and spread(r.tg) <= NOISY):  # (a tg whose repetitions disagree is said so above)
+        # (said beside a tg whose repetitions disagree too: tg32 12.35 ± 3.78 beside chat tg 48.58 said only the
+        # spread, and fit then went by the 12)
+        if r.tg is not None and r.tg.avg_ts and chat and r.model_info.get("speculative", "off") == "off":
             times = max(chat / r.tg.avg_ts, r.tg.avg_ts / chat)
             if times > BUSY_APART:
                 notes.append(say([("bench.busy", {"profile": r.profile, "test": f"tg{r.tg.n_tokens}",
@@ -593,6 +594,7 @@ def spread_notes(results: list[ProfileBench], lookup: Lookup | None = None) -> l
     return notes
 
 
+LENGTHS_APART = 2.0  # replies whose tokens differ by more than this many times: their speeds are not compared
 REPLAY_WORDS = say([("bench.replay_words", {})])  # what the replay table's columns are (in English)
 
 
@@ -629,12 +631,19 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
     for res in replays[1:]:
         s = res.summary()
         said = []
+        lengths = (first.get("predicted_n") or 0, s["predicted_n"] or 0)
+        # replies over LENGTHS_APART apart in length: their writing speeds are not compared (a 12-token
+        # reply beside a 128-token one was said to write "1.46x slower")
+        unlike = min(lengths) * LENGTHS_APART < max(lengths)
+        if unlike:
+            said.append(say([("bench.replay_lengths", {"n": f"{lengths[1]:,}", "first": f"{lengths[0]:,}",
+                                                         "name": replays[0].profile})], lookup))
         for key, figure, words in (
                 ("predicted_per_second", lambda m: m.predicted_per_second,
                  lambda r: say([("bench.replay_writes", {"how": as_fast_words(r, lookup), "r": f"{r:.2f}"})], lookup)),
                 ("ttft_ms_median", lambda m: m.ttft_ms,
                  lambda r: say([("bench.replay_waits", {"how": wait_words(r, lookup)})], lookup))):
-            if s[key] and first.get(key):
+            if s[key] and first.get(key) and not (unlike and key == "predicted_per_second"):
                 ratio = s[key] / first[key]
                 pairs = turn_pairs(res, replays[0], figure)
                 sure = f"{ratio:.2f}" == "1.00" or paired_apart(pairs)

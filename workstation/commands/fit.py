@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workstation.commands import add_lang_arg, add_profile_arg, print_json, profile_ref, texts_of
-from workstation.core.calibration import measured_decode
+from workstation.core.calibration import measured_decode, unsure
 from workstation.core.catalog import human_bytes
 from workstation.core.installed_models import installed_name
 from workstation.core.invocation import cli
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from workstation.core.hardware import GpuInfo
     from workstation.core.memory_check import MemoryCheck
     from workstation.core.memory_plan import MemoryPlan
+    from workstation.core.results import HistoryEntry
     from workstation.tui.i18n import Texts
 
 
@@ -69,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
                     "draft_problem": say(problem) if problem else None,
                     "measured_decode": None if measured is None else {
                         "tokens_per_second": measured.value, "test": measured.test, "profile": measured.profile,
-                        "when": measured.created, "stddev": measured.data.get("stddev")}})
+                        "when": measured.created, "stddev": measured.data.get("stddev"),
+                        "unsure": unsure(measured)}})
         return 1 if problem else 0 if plan.fits else 2
     print(t("fit_cmd.head", profile=profile.key, model=plan.model, architecture=plan.architecture,
             file_type=plan.file_type, context=f"{plan.context:,}", k=plan.type_k, v=plan.type_v))
@@ -94,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     print(t("fit_cmd.compute", size=human_bytes(plan.compute_bytes), draft=with_draft("compute_bytes")))
     if plan.repack_bytes:  # in the total, as the verdict says it: the lines above came short of it
         print(t("fit_cmd.repack", size=human_bytes(plan.repack_bytes), draft=with_draft("repack_bytes")))
-    print(t("fit_cmd.gpu_layers", n=plan.gpu_layers, total=plan.total_layers, requested=plan.requested_gpu_layers))
+    print(t("fit_cmd.gpu_layers_all" if plan.gpu_layers == plan.total_layers else "fit_cmd.gpu_layers",
+            n=plan.gpu_layers, total=plan.total_layers, requested=plan.requested_gpu_layers))
     for d in plan.devices:
         if d.kind == "gpu" or d.need_bytes:
             repacked = plan.repack_bytes if d.kind == "cpu" else 0  # (the CPU's copy: its need, as the verdict's)
@@ -104,15 +107,27 @@ def run(args: argparse.Namespace) -> int:
     if measured is not None and measured.value:  # what was measured beside what is estimated
         spread = measured.data.get("stddev")
         print(t("fit_cmd.measured", tps=f"{measured.value:.0f}", words=about_words(measured.value, t.get), spread=t("fit_cmd.spread", n=f"{spread:.0f}") if spread
-                else "", day=t.day(measured.created[:10]), profile=measured.profile, test=measured.test))
+                else "", day=t.day(measured.created[:10]), profile=measured.profile, test=_test_words(measured, t)))
         ratio = plan.decode_tps_bound / measured.value if plan.decode_tps_bound else 1.0
-        if not 2 / 3 <= ratio <= 1.5:  # (46 beside 125, after a busy moment's size --measure: which to believe?)
+        if unsure(measured):  # (12 ± 4 was "the measured figure" to go by, where the chat ran at 20)
+            print(t("fit_cmd.measured_unsure", p=f"{spread / measured.value:.0%}"))
+        elif not 2 / 3 <= ratio <= 1.5:  # (46 beside 125, after a busy moment's size --measure: which to believe?)
             print(t("fit_cmd.go_by_measured", x=f"{max(ratio, 1 / ratio):.1f}",
                     way=t("fit_cmd.above" if ratio > 1 else "fit_cmd.below")))
     slow = slow_phrase(plan, measured.value if measured is not None else None, t.get)
     for note in [*([say([slow], t.get)] if slow else []), *_notes(plan, t)]:
         print(t("fit_cmd.note", note=note))
     return 1 if problem else 0 if plan.fits else 2
+
+
+def _test_words(measured: HistoryEntry, t: Texts) -> str:
+    """Which of bench's figures fit says (``calibration.decode_figure``): its chat replies' writing,
+    the middle one of its tg runs, or the tg as saved (an older bench's)."""
+    if measured.test == "chat":
+        return t("fit_cmd.test_chat")
+    if measured.test.endswith(" median"):
+        return t("fit_cmd.test_median", test=measured.test.split()[0], runs=measured.data.get("runs", 0))
+    return measured.test
 
 
 def _speed(plan: MemoryPlan, here: bool, t: Texts) -> str:

@@ -170,6 +170,8 @@ class ProfileBench:
             "ttft_ms": round(ttft[0], 2) if ttft else None,
             "ttft_stddev_ms": round(ttft[1], 2) if ttft else None,
             "chat_ts": round(self.chat_ts, 2) if self.chat_ts is not None else None,
+            # each chat turn's writing (tok/s): the spread of the figure fit says (calibration.decode_figure)
+            "chat_samples_ts": [round(x, 6) for x in self.chat_stat.samples_ts] if self.chat_stat else [],
             "speculative": self.model_info.get("speculative", "off"),
             "draft_n": self.draft_n,
             "draft_n_accepted": self.draft_n_accepted,
@@ -555,17 +557,34 @@ def document_prompts(paths: list[Path]) -> list[list[dict[str, str]]]:
     return [[dict(m) for m in whole_document_messages(read_document(path, isolate=True))] for path in paths]
 
 
+COMPARED_SEED = BenchConfig.seed  # every profile of a comparison writes with this seed, at temperature 0
+# what temperature 0 (the most likely word each time) leaves without effect: not said as a difference
+GREEDY_UNUSED = ("temperature", "top_p", "top_k", "min_p", "seed")
+
+
+def replay_sampling(profile: Profile, max_tokens: int, compared: bool) -> Sampling:
+    """The sampling a replayed prompt is written with: the profile's (max_tokens capped), or, where
+    profiles are ``compared``, temperature 0 and one seed for every one of them: sampled at 0.7 with
+    no seed, one profile's reply to a document was 12 tokens and the other's 128, and the speeds of
+    the two were compared as the settings' ("writes 1.46x slower")."""
+    sampling = Sampling(**profile.sampling.__dict__)
+    sampling.max_tokens = max_tokens
+    if compared:
+        sampling.temperature, sampling.seed = 0.0, COMPARED_SEED
+    return sampling
+
+
 def replay_engine(
     engine: ChatEngine,
     prompts: list[list[dict[str, str]]],
     max_tokens: int,
     progress: Progress | None = None,
     lookup: Lookup | None = None,
+    compared: bool = False,
 ) -> ReplayResult:
-    """Each prompt as a new conversation, with the profile's sampling (max_tokens capped). The
+    """Each prompt as a new conversation, with ``replay_sampling``'s sampling. The
     KV cache is kept between prompts, as in the app, so a shared prefix counts as ``cache_n``."""
-    sampling = Sampling(**engine.profile.sampling.__dict__)
-    sampling.max_tokens = max_tokens
+    sampling = replay_sampling(engine.profile, max_tokens, compared)
     items = []
     for i, messages in enumerate(prompts):
         if progress:
@@ -635,7 +654,7 @@ def replay_profiles(
     """The prompts through each profile, ``rounds`` times: each round loads every profile in
     turn (the order reversed every other round), as ``bench_profiles`` runs pp/tg, so that a
     busy moment slows them alike (-r was not read, and the first profile ran all its prompts
-    before the second began)."""
+    before the second began). Two or more write at temperature 0 with one seed (``replay_sampling``)."""
     if rounds < 1:
         raise BenchInputError(said=[("bench.at_least", {"name": "--repetitions", "low": 1, "value": rounds})])
     results: dict[int, ReplayResult] = {}
@@ -644,7 +663,7 @@ def replay_profiles(
     for i, report in in_rounds(len(profiles), rounds, paced, lookup):
         engine = open_engine(profiles[i], child_process=False)
         try:
-            part = replay_engine(engine, prompts, max_tokens, report, lookup)
+            part = replay_engine(engine, prompts, max_tokens, report, lookup, compared=len(profiles) > 1)
         finally:
             engine.close()
         if i in results:
@@ -654,14 +673,18 @@ def replay_profiles(
     return [results[i] for i in range(len(profiles))]
 
 
-def sampling_differences(profiles: list[Profile], lookup: Lookup | None = None) -> list[str]:
+def sampling_differences(profiles: list[Profile], lookup: Lookup | None = None, greedy: bool = False) -> list[str]:
     """The sampling settings in which the profiles differ ("temperature 0.7, 0.2"; in another
     language by Ctrl+E's names, as 'profiles check' says them: "Sıcaklık 0,7 / 0,2"): replies
     sampled differently differ in length and words, and a speed compared between them is
-    partly that (a lookup profile's 81.7 against 127.0 tok/s was its lower temperature too)."""
+    partly that (a lookup profile's 81.7 against 127.0 tok/s was its lower temperature too).
+    ``greedy``: they wrote at temperature 0 with one seed (``replay_sampling``), and only what
+    still changes a reply is said."""
     said = []
     for name in ("temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty",
                  "frequency_penalty", "seed"):
+        if greedy and name in GREEDY_UNUSED:
+            continue
         values = [getattr(p.sampling, name) for p in profiles]
         if name == "seed":  # -1 and none are both a new seed each turn
             values = [None if v is None or v < 0 else v for v in values]

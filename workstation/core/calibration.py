@@ -204,8 +204,39 @@ def measured_decode(model_path: str, gpu_layers: int, type_k: str = "f16", type_
         record = (e.data.get("records") or [{}])[0]
         if (int(record.get("n_gpu_layers", 0)), record.get("type_k", "f16"), record.get("type_v", "f16"),
                 record.get("speculative", "off")) == (gpu_layers, type_k, type_v, speculative):
-            return e
+            return decode_figure(e)
     return None
+
+
+UNSURE_SPREAD = 0.25  # a measured figure whose runs' standard deviation is over this share of it: said unsure
+
+
+def decode_figure(e: HistoryEntry) -> HistoryEntry:
+    """A bench run's decode figure as fit and the estimates go by it: its chat turns' writing
+    (``chat_ts``, the work the app's chat does) with their spread where it has them, else the
+    median of its tg runs with their spread (``test`` "chat", or "tg32 median"), else the tg's
+    mean as saved. A busy PC's tg32 of 12.35 ± 3.78 beside its chat tg of 48.58 made fit say
+    "measured: 12 tokens/s ± 4 … go by the measured figure", of a model that chatted at 20."""
+    record = next((r for r in e.data.get("records") or [] if str(r.get("test", "")).startswith("tg")), None)
+    if record is None:
+        return e
+    chat = record.get("chat_ts")
+    samples = [float(x) for x in (record.get("chat_samples_ts") if chat else record.get("samples_ts")) or []]
+    if chat:
+        value, test = float(chat), "chat"
+    elif len(samples) > 1:
+        value, test = statistics.median(samples), f"{e.test} median"
+    else:
+        return e
+    return dataclasses.replace(e, value=value, test=test, data={
+        **e.data, "stddev": statistics.stdev(samples) if len(samples) > 1 else None, "runs": len(samples)})
+
+
+def unsure(e: HistoryEntry) -> bool:
+    """Whether a measured figure (``decode_figure``'s) is too unsteady to go by: its runs' spread
+    over ``UNSURE_SPREAD`` of it."""
+    spread = e.data.get("stddev")
+    return bool(e.value and spread and spread > UNSURE_SPREAD * e.value)
 
 
 def this_machine() -> tuple[SpeedConstants, dict[str, Any]]:

@@ -24,6 +24,7 @@ class DevicePlan:
     free_bytes: int  # what the device has free now (VRAM, or available RAM)
     total_bytes: int  # the device's size
     bandwidth_gbps: float
+    output: bool = False  # the output layer is one of its ``layers`` (it holds no K/V cache)
 
     @property
     def need_bytes(self) -> int:

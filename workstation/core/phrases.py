@@ -658,6 +658,8 @@ ENGLISH: dict[str, str] = {
     "bench.replay_writes": "writes {how} (tok/s {r}x)",
     "bench.replay_waits": "waits {how} for its first word (median TTFT)",
     "bench.replay_against": "{profile} against {name}: {said}.",
+    "bench.replay_lengths": ("wrote {n} tokens where {name} wrote {first}, replies too unlike in length to compare "
+                             "their writing speeds by (a short reply spends more of its time starting)"),
     "bench.sample_differently": ("The profiles sample differently ({what}): their replies differ in words and "
                                  "length, and so does their speed; profiles alike but for what is compared (a K/V "
                                  "type, speculation) measure that alone."),

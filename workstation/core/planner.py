@@ -103,7 +103,7 @@ def plan(
             k = sum(kv[i] for i in mine if i != "out")  # type: ignore[index]
             cb = comp if c else 0
             d = DevicePlan("gpu", g.name, g.index, c, w, k, cb, g.vram_free, g.vram_total,
-                           g.bandwidth_gbps or gpu_bandwidth_gbps(g.name))
+                           g.bandwidth_gbps or gpu_bandwidth_gbps(g.name), "out" in mine)
             if c and d.need_bytes > gpu_usable(g):
                 ok = False
             devices.append(d)
@@ -112,7 +112,7 @@ def plan(
         cpu_c = comp if n <= n_layer else comp_small
         devices.append(
             DevicePlan("cpu", "CPU", None, start + (0 if n > n_layer else 1), cpu_w, cpu_k, cpu_c,
-                       ram_said, ram_total, cpu_bandwidth_gbps(physical_cores))
+                       ram_said, ram_total, cpu_bandwidth_gbps(physical_cores), n <= n_layer)
         )
         return devices, ok
 
@@ -194,7 +194,8 @@ def plan(
         phrases = [("fit.gpu", {"where": where, "used": human_bytes(gpu_bytes), "total": human_bytes(vram_total)})]
     elif n > 0:
         placement = "partial"
-        phrases = [("fit.partial", {"layers": min(n, n_layer), "n_layer": n_layer, "where": where,
+        # llama.cpp's count (the output layer one of them), as "GPU layers: 32 of 33" says it beside it
+        phrases = [("fit.partial", {"layers": n, "n_layer": total_layers, "where": where,
                                     "used": human_bytes(gpu_bytes), "total": human_bytes(vram_total)})]
     else:
         placement = "cpu"
