@@ -204,7 +204,7 @@ def test_the_output_layer_left_on_the_cpu_is_counted_there() -> None:
     info = llama3_8b()
     gpus = FakeGpuProbe.of(("NVIDIA GeForce RTX 4090", 24, 23.2)).gpus()
     p = plan(info, context=8192, gpus=gpus, gpu_layers=32, **RAM)
-    assert p.placement == "partial" and p.verdict.startswith("32 of 32 layers on the GPU")
+    assert p.placement == "partial" and p.verdict.startswith("32 of 33 layers on the GPU")
     cpu = p.devices[-1]
     assert (cpu.layers, cpu.weights_bytes) == (1, info.input_bytes + info.output_bytes)
 
