@@ -1795,6 +1795,49 @@ async def test_serve_on_a_port_in_use_says_so_and_the_chat_comes_back(profiles: 
             assert "API could not start" in said and "tui --port" in said and "new profile" not in said
 
 
+async def test_f4_list_shown_before_own_figures(profiles: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In Turkish F4's list waited for every installed model's vocabulary to be read (its own words
+    a token, ``language_words``): seconds on a PC with several large models. The list shows at
+    once by the language's general figure, and each row's own figure comes in when measured."""
+    import threading
+
+    from textual.widgets import DataTable
+
+    from workstation.core import language_words
+    from workstation.tui import integrations
+    from workstation.tui.screens.models import ModelsScreen
+
+    released = threading.Event()
+    measure = language_words._measure
+
+    def held(model: Path, texts: list[str]) -> list[float | None]:
+        released.wait(60)
+        return measure(model, texts)
+
+    monkeypatch.setattr(language_words, "_known", {})
+    monkeypatch.setattr(language_words, "_measure", held)
+    app = WorkstationApp("a", sample_system=False, language="tr")
+    try:
+        async with app.run_test(size=(110, 30)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            await pilot.press("f4")
+            await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed), steps=200)
+            models = app.screen
+            assert isinstance(models, ModelsScreen) and not released.is_set()
+            row = next(r for r in models.installed if r.path == smollm2_path)
+            general = row.details
+            assert general == integrations.model_details(row.info, Texts("tr"), smollm2_path, measure=False)
+            table = models.query_one("#installed", DataTable)
+            at = models.installed.index(row)
+            shown = str(table.get_row_at(at)[-1])
+            released.set()
+            own = integrations.model_details(row.info, Texts("tr"), smollm2_path)
+            assert own != general  # (SmolLM2 spends about 4 tokens on a Turkish word: fewer words than the general 0.4)
+            await until(pilot, lambda: row.details == own and str(table.get_row_at(at)[-1]) != shown)
+    finally:
+        released.set()
+
+
 async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:
     """F4 lists what is really on disk and in the catalog; F6 summarizes a real document with
     the loaded model, and a document that cannot be read is one message, the screen usable."""
