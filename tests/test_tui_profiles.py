@@ -1388,6 +1388,36 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
     assert "parallel" not in data and "speculative" not in data, data  # (left to their defaults, as written)
 
 
+async def test_f3_e_saving_the_profile_in_use_says_a_long_conversation_is_read_again(folder: Path, smollm2_path: Path) -> None:
+    """Saving a change to the profile in use loads its model again, which holds none of the open
+    conversation: a user's next reply read a long one again for 59 s, told nothing before. The
+    save's note says so, with the time at this conversation's reading speed."""
+    from textual.widgets import Select
+    from tui_helpers import send_text
+
+    from workstation.core.metrics import reading_speed
+    from workstation.core.paths import user_profiles_dir
+
+    own = user_profiles_dir()
+    own.mkdir(parents=True, exist_ok=True)
+    _write(own, "long", {"model": str(smollm2_path), "context": 2048})
+    app = WorkstationApp("long", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await send_text(pilot, app, "Please read these notes. " + "The office opens at nine and closes at five. " * 110)
+        await until(pilot, lambda: not app.generating and bool(app.history.turns))
+        last = app.history.turns[-1]
+        assert last.prompt_n + last.cache_n > 1000 and reading_speed(app.history.turns)
+        said = notices(app)
+        await _load_settings_of(pilot, app, "long")
+        app.screen.query_one("#load-kv-v", Select).value = "q8_0"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: any("Loading the profile again" in n for n in said))
+        note = next(n for n in said if "Loading the profile again" in n)
+        assert "Your next reply first reads this long conversation again" in note and " about " in note, note
+        assert note.count("reads this long conversation again") == 1
+
+
 async def test_f3_e_changes_the_longest_reply_in_words_checked_as_a_profile_is(folder: Path, smollm2_path: Path) -> None:
     """F6's summary cut short and a reply cut at its limit sent the user into the profile's file to
     raise max_tokens: E has a row for it ("Longest reply"), said in words as the context's row is,

@@ -393,6 +393,43 @@ async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profile
         assert "new_conversation" in {a for a, _, _ in await footer()}
 
 
+async def test_the_open_dialog_says_an_empty_subfolder_and_takes_a_name_without_its_extension(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Enter on an empty folder in the list opened it in place with nothing under it and no word
+    (the folder shown, empty, says why); a name typed without its extension ("note0001" beside the
+    only note0001.txt) said "There is no '…/note0001'": the one file of that name is taken."""
+    from textual.widgets import Input
+
+    from workstation.tui.screens.file_picker import FilePicker, FileTree
+
+    docs = tmp_path / "docs"
+    (docs / "a-empty").mkdir(parents=True)
+    (docs / "note0001.txt").write_text("Meeting at ten.\n", encoding="utf-8")
+    (docs / "note0001.png").write_bytes(b"\x89PNG\r\n\x1a\n")  # a kind not opened here: not counted
+    monkeypatch.chdir(docs)
+    monkeypatch.setenv("HOME", str(docs))
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(FileTree)))
+        screen = app.screen
+        assert isinstance(screen, FilePicker)
+        tree = screen.query_one(FileTree)
+        await until(pilot, lambda: bool(tree.root.children) and not tree.loading)
+        assert tree.cursor_node is not None and str(tree.cursor_node.label) == "a-empty"
+        problem = screen.query_one("#picker-problem")
+        await pilot.press("enter")  # opened in place: said as the folder shown says it
+        await until(pilot, lambda: problem.display and str(problem.render()).startswith("Nothing to open in this folder."))
+        await pilot.press("down")  # past it: said no more
+        await until(pilot, lambda: not problem.display)
+        path_line = screen.query_one("#picker-path", Input)
+        path_line.focus()
+        path_line.value = "note0001"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.pending_document is not None or (problem.display and "There is no" in str(problem.render())))
+        assert app.pending_document == (docs / "note0001.txt", "Meeting at ten."), str(problem.render())
+
+
 async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl+O (and F6's Choose, F4's add) open a folder tree of the files that can be used, as an
@@ -1793,6 +1830,49 @@ async def test_serve_on_a_port_in_use_says_so_and_the_chat_comes_back(profiles: 
             said = " ".join(str(n.message) for n in app._notifications)
             assert str(port) in said and "in use" in said
             assert "API could not start" in said and "tui --port" in said and "new profile" not in said
+
+
+async def test_f4_list_shown_before_own_figures(profiles: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In Turkish F4's list waited for every installed model's vocabulary to be read (its own words
+    a token, ``language_words``): seconds on a PC with several large models. The list shows at
+    once by the language's general figure, and each row's own figure comes in when measured."""
+    import threading
+
+    from textual.widgets import DataTable
+
+    from workstation.core import language_words
+    from workstation.tui import integrations
+    from workstation.tui.screens.models import ModelsScreen
+
+    released = threading.Event()
+    measure = language_words._measure
+
+    def held(model: Path, texts: list[str]) -> list[float | None]:
+        released.wait(60)
+        return measure(model, texts)
+
+    monkeypatch.setattr(language_words, "_known", {})
+    monkeypatch.setattr(language_words, "_measure", held)
+    app = WorkstationApp("a", sample_system=False, language="tr")
+    try:
+        async with app.run_test(size=(110, 30)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            await pilot.press("f4")
+            await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed), steps=200)
+            models = app.screen
+            assert isinstance(models, ModelsScreen) and not released.is_set()
+            row = next(r for r in models.installed if r.path == smollm2_path)
+            general = row.details
+            assert general == integrations.model_details(row.info, Texts("tr"), smollm2_path, measure=False)
+            table = models.query_one("#installed", DataTable)
+            at = models.installed.index(row)
+            shown = str(table.get_row_at(at)[-1])
+            released.set()
+            own = integrations.model_details(row.info, Texts("tr"), smollm2_path)
+            assert own != general  # (SmolLM2 spends about 4 tokens on a Turkish word: fewer words than the general 0.4)
+            await until(pilot, lambda: row.details == own and str(table.get_row_at(at)[-1]) != shown)
+    finally:
+        released.set()
 
 
 async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:

@@ -191,6 +191,23 @@ REPLIES_TIMED = 12  # the replies whose median says how fast a model writes here
 
 REPLY_RATE_MIN = 32  # tokens a reply wrote for its speed to count (a 5-token "Yes." times the first token's wait)
 UNTIMED_ENDS = ("failed", "interrupted")  # replies cut off by an error or by the app's end: they time nothing
+PROMPT_RATE_MIN = 32  # new prompt tokens a turn reads for its reading speed to count (a 19-token follow-up showed 30 tok/s)
+
+
+def read_turns(turns: Iterable[TurnMetrics]) -> list[TurnMetrics]:
+    """The turns that read a prompt worth timing (``PROMPT_RATE_MIN`` new tokens or more), in their
+    order: a follow-up of 19 new tokens is mostly the step's own cost; nor a turn stopped while
+    reading (the batch stopped took time and kept no tokens). F5 plots their reading speed."""
+    return [turn for turn in turns if turn.prompt_n >= PROMPT_RATE_MIN and not turn.dropped_n
+            and turn.prompt_per_second > 0]
+
+
+def reading_speed(turns: Iterable[TurnMetrics]) -> float | None:
+    """This PC's prompt-reading speed (tokens a second), the median of ``read_turns``; None with none."""
+    import statistics
+
+    speeds = [turn.prompt_per_second for turn in read_turns(turns)][-REPLIES_TIMED:]
+    return statistics.median(speeds) if speeds else None
 
 
 @dataclass(frozen=True)

@@ -197,6 +197,7 @@ class ModelRow:
     # made for chat (it has a chat template): F4's U says what it does with a base model, as F3's
     # verdict says it (F4 offered "U chats with this model" under "not trained for chat")
     for_chat: bool = True
+    info: model_info.ModelInfo | None = None  # an installed model's metadata (its details said again once measured)
 
     @property
     def size_text(self) -> str:
@@ -212,15 +213,16 @@ class ModelRow:
         return texts.number(catalog.file_size_text(d.have))
 
 
-def model_basis(model: Path | None, texts: Texts) -> WordsBasis:
+def model_basis(model: Path | None, texts: Texts, measure: bool = True) -> WordsBasis:
     """What F4 says a model's context in words by: the UI language's figure for its tokenizer
-    (measured once a file, ``language_words``; in a worker), as F3 says a profile's on a fresh start."""
+    (measured once a file, ``language_words``; in a worker), as F3 says a profile's on a fresh start;
+    the language's general figure where it is not measured yet and ``measure`` is False."""
     from workstation.core.language_words import model_figures
 
-    return context_basis(None, texts.get, model_figures(model, texts.get) if model is not None else None)
+    return context_basis(None, texts.get, model_figures(model, texts.get, measure) if model is not None else None)
 
 
-def _model_details(info: model_info.ModelInfo | None, texts: Texts, model: Path | None = None) -> str:
+def model_details(info: model_info.ModelInfo | None, texts: Texts, model: Path | None = None, measure: bool = True) -> str:
     if info is None:
         return ""
     # a base model said first: at 80 columns F4's table cut the details after the quantization,
@@ -230,7 +232,7 @@ def _model_details(info: model_info.ModelInfo | None, texts: Texts, model: Path 
     # the technical facts: a table cut at 80 columns kept only "gemma3 · 268M · Q4_K_M"; those stay
     # (people look them up), and the box under the table says what they mean (``models.terms``)
     if info.context_length:
-        basis = model_basis(model, texts)  # (the model's own limit: a profile gives it its context, F4's fit line says)
+        basis = model_basis(model, texts, measure)  # (the model's own limit: a profile gives it its context, F4's fit line says)
         parts.append(texts("models.reads", words=context_words(info.context_length, basis, texts.get)) + costly_note(basis, texts.get))
     parts.append(info.architecture)
     params = info.parameter_count
@@ -248,9 +250,11 @@ def _descriptions(entry: dict[str, Any]) -> dict[str, str]:
     return {k: v for k, v in out.items() if v}
 
 
-def installed_models(texts: Texts | None = None) -> list[ModelRow]:
+def installed_models(texts: Texts | None = None, measure: bool = True) -> list[ModelRow]:
     """Models on disk with their GGUF metadata (a damaged file shows its error), and the
-    catalog's description of those that are in it."""
+    catalog's description of those that are in it. ``measure`` False: each context in words by
+    the language's general figure where its tokenizer's own is not measured yet (no vocabulary
+    read: F4's list shown at once, ``figures_pending`` the rows to measure after it)."""
     t = texts or Texts()
     described = {str(e.get("file")): _descriptions(e) for e in catalog.catalog_entries() if e.get("file")}
     return [
@@ -259,14 +263,28 @@ def installed_models(texts: Texts | None = None) -> list[ModelRow]:
             path=Path(item.path),
             size_bytes=item.size_bytes,
             # (in English, and F4's verdict under it said it again in the app's language)
-            details=t.error(item.failure) if item.failure else item.error or _model_details(item.info, t, Path(item.path)),
+            details=t.error(item.failure) if item.failure else item.error or model_details(item.info, t, Path(item.path), measure),
             installed=True,
             damaged=item.error is not None,
             description=described.get(Path(item.path).name, {}),
             for_chat=item.info is None or item.info.has_chat_template,
+            info=item.info,
         )
         for item in on_disk.list_installed()
     ]
+
+
+def measured_details(row: ModelRow, texts: Texts) -> str | None:
+    """``row``'s details again with its context in words by its own tokenizer's figure in the UI's
+    language, measured here unless measured before (its vocabulary read: 0.1 to 0.4 s, more for a
+    large model); None where there is nothing to measure (English, a damaged file)."""
+    from workstation.core.language_words import model_figures, own_figures
+
+    if not row.installed or row.damaged or row.path is None or row.info is None or not own_figures(texts.get):
+        return None
+    if model_figures(row.path, texts.get) is None:
+        return None  # (a file its vocabulary cannot be read from: the general figure stays)
+    return model_details(row.info, texts, row.path)
 
 
 def catalog_models(texts: Texts | None = None) -> list[ModelRow]:

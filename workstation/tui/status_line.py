@@ -31,6 +31,10 @@ def fitted_line(candidates: list[str], width: int) -> str:
     return shortened(candidates[-1], width) if width > 0 else candidates[-1]
 
 
+# the open conversation's tokens over which saving a change to the profile in use says the next
+# reply reads it again first (``reread_note``): a short one is read again in a second or two
+REREAD_NOTE_TOKENS = 1000
+
 # a server's refusal of every request for now (the phrase its error says): until its admin acts, it
 # restarts or loads its model, or the key's day resets; the status line says it (it said "ready"
 # while each message came back refused) until a request succeeds. (A server gone: ``unreachable``)
@@ -259,6 +263,24 @@ class StatusLine(AppPart):
         if not n_ctx or last is None:
             return None
         return n_ctx - (last.prompt_n + last.cache_n + last.predicted_n)
+
+    def reread_note(self: WorkstationApp) -> str:
+        """Said as a change to the profile in use is saved (F3 → E): the model loaded again holds
+        none of the open conversation, and where that is long (``REREAD_NOTE_TOKENS``) the next
+        reply reads it again first, about N s at this conversation's reading speed where measured
+        (a user waited 59 s after a K/V change, told nothing until "reading the conversation… 70%");
+        "" for a short conversation or none."""
+        from workstation.core.metrics import reading_speed
+        from workstation.core.summarize import duration
+
+        last = self._history.turns[-1] if self._history.turns and self.conversation_id is not None else None
+        tokens = last.prompt_n + last.cache_n + last.predicted_n if last is not None else 0
+        if tokens <= REREAD_NOTE_TOKENS:
+            return ""
+        speed = reading_speed(self._history.turns)
+        if speed is None:
+            return self.texts("load.reads_again")
+        return self.texts("load.reads_again_time", time=duration(tokens / speed, self.texts.get))
 
     def words_basis(self: WorkstationApp) -> WordsBasis:
         """What the open conversation's room is said in words by (``phrases.context_basis``): its

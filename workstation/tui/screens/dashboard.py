@@ -23,6 +23,7 @@ from workstation.core.metrics import (
     REPLY_RATE_MIN,
     TurnMetrics,
     quiet_median,
+    read_turns,
     switch_reading,
     timed_replies,
     ttft_said,
@@ -50,7 +51,6 @@ def axis_value(v: float) -> str:
 
 
 AXIS_WIDTH = 14  # .metric-axis in workstation.tcss
-PROMPT_RATE_MIN = 32  # new prompt tokens a turn reads for its reading speed to be plotted (a 19-token follow-up showed 30 tok/s)
 
 
 
@@ -376,10 +376,9 @@ class DashboardScreen(AppScreen, Screen[None]):
         self.query_one("#row-decode", MetricRow).set(  # (no rate yet, or a reply of one token: "–", not "0.0")
             t("dash.decode"), decode, t.number(f"{rate:.1f} {tps}") if rate else "–", tps, decode_span,
         )
-        # reading speed of turns that read a prompt worth timing: a follow-up of 19 new tokens is
-        # mostly the step's own cost, and its "30 tok/s" read as a PC reading slowly
-        # (nor a turn stopped while reading: the batch stopped took time and kept no tokens)
-        read = [turn for turn in run.turns if turn.prompt_n >= PROMPT_RATE_MIN and not turn.dropped_n]
+        # reading speed of turns that read a prompt worth timing (``read_turns``): a follow-up of 19
+        # new tokens' "30 tok/s" read as a PC reading slowly
+        read = read_turns(run.turns)
         self.query_one("#row-prompt", MetricRow).set(
             t("dash.prompt"), [turn.prompt_per_second for turn in read],
             t.number(f"{read[-1].prompt_per_second:,.0f} {tps}") if read else "–", tps,

@@ -5,6 +5,7 @@ as an office app's Open dialog. Returns the chosen path; what it holds is the ca
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -95,6 +96,10 @@ class FileTree(DirectoryTree):
                 self.move_cursor(left[0])
             elif self.root.children[0].allow_expand:
                 self.cursor_line = 0
+        elif event.node is not self.root and event.node.data is not None and isinstance(self.screen, FilePicker):
+            # a folder opened in place (Enter on it): an empty one said why, as the folder shown is
+            # (it opened with nothing under it and no word)
+            self.screen.look_inside(Path(event.node.data.path))
 
     def action_select_cursor(self) -> None:
         """Enter: the line under the cursor picked or opened; with none yet (a folder whose first
@@ -177,6 +182,7 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         self._box_below: Input | TextArea | None = None  # the text box typed in when the dialog was opened
         self._line_leads = False  # the list follows a folder typed in the path line: the line stays as typed
         self._choosing = False  # the line under the list says how to choose a file (``choose_first``)
+        self._said_inside: Path | None = None  # the folder opened in place the line under the list says is empty
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -319,12 +325,28 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         if note is not None:
             self.app.call_from_thread(self._empty_folder, folder, *note)
 
-    def _empty_folder(self, folder: Path, key: str, error: bool, values: dict[str, Any]) -> None:
+    @work(thread=True, exclusive=True, exit_on_error=False, group="picker-look-inside")
+    def look_inside(self, folder: Path) -> None:
+        """A folder opened in the list (in place, under its line): said as ``_look`` says the folder
+        shown, where it is empty."""
+        note = empty_folder_note(folder, frozenset(s.lower() for s in self.suffixes))
+        if note is not None:
+            self.app.call_from_thread(self._empty_folder, folder, *note, inside=True)
+
+    def _opened_inside(self, folder: Path) -> bool:
+        """Whether ``folder`` is open in the list now, under the cursor (``look_inside``)."""
+        node = self.query_one(FileTree).cursor_node
+        return (node is not None and node.data is not None and node.is_expanded
+                and Path(node.data.path) == folder)
+
+    def _empty_folder(self, folder: Path, key: str, error: bool, values: dict[str, Any], inside: bool = False) -> None:
         problem = self.query_one("#picker-problem", Static)
-        if self.folder == folder and not problem.display:  # still shown; nothing else said
+        shown = self._opened_inside(folder) if inside else self.folder == folder
+        if shown and not problem.display:  # still shown; nothing else said
             t = self.wapp.texts
             words = {k: t.series(v) if isinstance(v, list) else v for k, v in values.items()}
             self._problem(t(key, **words), error=error)
+            self._said_inside = folder if inside else None
 
     @on(Tree.NodeHighlighted, "#picker-tree")
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:  # type: ignore[type-arg]
@@ -333,6 +355,9 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         entry, tree = event.node.data, self.query_one(FileTree)
         if self._choosing:  # (chosen: how to choose is said no more)
             self._choosing = False
+            self._problem("")
+        if self._said_inside is not None and (entry is None or Path(entry.path) != self._said_inside):
+            self._said_inside = None  # (a folder opened in place said empty: said no more past it)
             self._problem("")
         if entry is not None and tree.has_focus:
             opens = event.node.allow_expand  # a folder: no look at the disk here
@@ -358,6 +383,8 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             self.query_one(FileTree).focus()
         elif _exists(path):
             self._pick(path)  # what it holds is the caller's reader's to say
+        elif (named := self._one_named(path)) is not None:  # "note0001" for the only note0001.txt there
+            self._pick(named)
         elif path.is_symlink():  # as the command line says it (it was "there is no …")
             from workstation.core.documents import link_target
 
@@ -365,6 +392,18 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         else:  # "pick from the list" only where the list has something to pick
             listed = bool(self.query_one(FileTree).root.children)
             self._problem(self.wapp.texts("picker.missing" if listed else "picker.missing_empty", path=str(path)))
+
+    def _one_named(self, path: Path) -> Path | None:
+        """The one file there named ``path``'s name with an extension the dialog opens (a name typed
+        without it: "There is no '…/note0001'" beside note0001.txt); None with none, or several."""
+        if path.suffix.lower() in self.suffixes:
+            return None
+        try:
+            found = usable_paths(path.parent.glob(f"{glob.escape(path.name)}.*"), frozenset(s.lower() for s in self.suffixes))
+        except OSError:
+            return None
+        files = [p for p in found if p.stem == path.name and not _is_folder(p)]
+        return files[0] if len(files) == 1 else None
 
     def _pick(self, path: Path) -> None:
         # once: a second Enter or click on its way would close the screen below; a second Enter

@@ -547,12 +547,14 @@ def _saved(menu: ProfileMenu, index: int, old: Profile, saved: Profile | None, p
                 # as well, marked as the one in use, and Enter on it loaded the old settings again
                 # (a load under way keeps it: the app's ProfileLoaded)
                 app.profile = menu.current = under_file_of(app.profile, saved)
-            menu.notify(f"{said} {t('load.reload_later')}", timeout=12)
+            menu.notify(" ".join(p for p in (said, t("load.reload_later"), app.reread_note()) if p), timeout=12)
         else:
             menu.close(saved)  # loaded again, as Enter loads it (F3 on top by then: ``close``)
             # where the copy is kept is not the load's news: it stays its reading time (it went as
             # the load ended, the path read by no one), as F4's notice of a profile it made
-            app.notify(f"{said} {t('load.reloading')}", kind="" if saved.source != old.source else LOAD_NOTICE)
+            # (the model loaded again holds none of the open conversation: a long one is read again)
+            app.notify(" ".join(p for p in (said, t("load.reloading"), app.reread_note()) if p),
+                       kind="" if saved.source != old.source else LOAD_NOTICE)
             return
     else:
         menu.notify(said)

@@ -22,6 +22,7 @@ from textual.widgets import (
     TabbedContent,
     TabPane,
 )
+from textual.worker import get_current_worker
 
 from workstation.core.catalog import file_size_text
 from workstation.core.errors import WorkstationError
@@ -55,6 +56,15 @@ def server_model(app: WorkstationApp) -> str:
 
 class ModelsListed(Progress):
     pass
+
+
+class DetailsMeasured(Message):
+    """An installed model's details with its context in words by its own tokenizer's figure."""
+
+    def __init__(self, path: Path, details: str) -> None:
+        super().__init__()
+        self.path = path
+        self.details = details
 
 
 class FitFound(Message):
@@ -186,13 +196,32 @@ class ModelsScreen(AppScreen, Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="models-list")
     def action_reload(self) -> None:
-        try:
-            installed = integrations.installed_models(self.wapp.texts)
-            catalog = integrations.catalog_models(self.wapp.texts)
+        t = self.wapp.texts
+        try:  # (the list at once: in Turkish each model's vocabulary was read first, seconds on a PC
+            # with several large models; each one's own words a token said as it is measured, below)
+            installed = integrations.installed_models(t, measure=False)
+            catalog = integrations.catalog_models(t)
         except WorkstationError as err:
-            self.post_message(TaskFailed(self.wapp.texts.error(err)))
+            self.post_message(TaskFailed(t.error(err)))
             return
         self.post_message(ModelsListed(0, None, data=(installed, catalog)))
+        for row in installed:
+            if get_current_worker().is_cancelled:
+                return
+            details = integrations.measured_details(row, t)
+            if details is not None and details != row.details and row.path is not None:
+                self.post_message(DetailsMeasured(row.path, details))
+
+    @on(DetailsMeasured)
+    def _details_measured(self, event: DetailsMeasured) -> None:
+        event.stop()
+        row = next((r for r in self.installed if r.path == event.path), None)
+        if row is None:
+            return
+        row.details = event.details
+        self._fill(keep_cursor=True)
+        if self._highlighted() is row:
+            self._show_detail()
 
     @on(ModelsListed)
     def _listed(self, event: ModelsListed) -> None:
