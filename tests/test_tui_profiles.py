@@ -1795,11 +1795,9 @@ async def test_a_summary_stopped_for_a_used_up_day_says_so_on_the_status_line(
     import httpx
     from docmaker import honeybee_text
     from serve_helpers import serve, write_profile
-    from textual.widgets import Input
 
     from workstation.core.keys import DB_NAME, KeyRing
     from workstation.core.quota import next_day_start
-    from workstation.tui.screens.summarize import SummarizeScreen
 
     server_data = tmp_path / "server"
     server_data.mkdir()
@@ -1821,13 +1819,8 @@ async def test_a_summary_stopped_for_a_used_up_day_says_so_on_the_status_line(
         async with app.run_test(size=(160, 32)) as pilot:
             await until(pilot, lambda: app.engine is not None)
             assert "used its tokens for today" not in app.status_text(), app.status_text()
-            await pilot.press("f6")
-            await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
-            screen = app.screen
-            assert isinstance(screen, SummarizeScreen)
-            screen.query_one("#summarize-path", Input).value = str(doc)
-            await pilot.press("enter")
-            state = lambda: str(screen.query_one("#summarize-state").render())  # noqa: E731
+            screen = await summarize_in_f6(pilot, app, doc)
+            state = lambda: f6_state(screen)  # noqa: E731
             await until(pilot, lambda: not screen.running and "Nothing of" in state())
             said_by = {True: "has used its 40 tokens", False: "The server stopped the summary: your key has used"}
             assert said_by[used_before] in state(), state()

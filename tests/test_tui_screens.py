@@ -22,7 +22,15 @@ from docmaker import make_xlsx
 from textual import events
 from textual.screen import ModalScreen, Screen
 from textual.widgets._footer import FooterKey
-from tui_helpers import f6_state, notices, screen_lines, summarize_in_f6, type_message, until
+from tui_helpers import (
+    f6_state,
+    notices,
+    open_dialog,
+    screen_lines,
+    summarize_in_f6,
+    type_message,
+    until,
+)
 from tui_helpers import message_views as _views
 from tui_helpers import send_message as _send
 from tui_helpers import send_text as _send_text
@@ -400,7 +408,7 @@ async def test_the_open_dialog_says_an_empty_subfolder_and_takes_a_name_without_
     only note0001.txt) said "There is no '…/note0001'": the one file of that name is taken."""
     from textual.widgets import Input
 
-    from workstation.tui.screens.file_picker import FilePicker, FileTree
+    from workstation.tui.screens.file_picker import FileTree
 
     docs = tmp_path / "docs"
     (docs / "a-empty").mkdir(parents=True)
@@ -410,10 +418,7 @@ async def test_the_open_dialog_says_an_empty_subfolder_and_takes_a_name_without_
     monkeypatch.setenv("HOME", str(docs))
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+o")
-        await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(FileTree)))
-        screen = app.screen
-        assert isinstance(screen, FilePicker)
+        screen = await open_dialog(pilot, app)
         tree = screen.query_one(FileTree)
         await until(pilot, lambda: bool(tree.root.children) and not tree.loading)
         assert tree.cursor_node is not None and str(tree.cursor_node.label) == "a-empty"
@@ -738,7 +743,7 @@ async def test_a_folder_typed_in_the_open_dialog_opens_it_and_attaches_nothing_u
     says how to choose one."""
     from textual.widgets import Input, Static
 
-    from workstation.tui.screens.file_picker import FilePicker, FileTree
+    from workstation.tui.screens.file_picker import FileTree
 
     docs = tmp_path / "sözleşmeler"
     docs.mkdir()
@@ -749,10 +754,7 @@ async def test_a_folder_typed_in_the_open_dialog_opens_it_and_attaches_nothing_u
     monkeypatch.chdir(tmp_path / "home")
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
     async with app.run_test(size=(110, 32)) as pilot:
-        await pilot.press("ctrl+o")
-        await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(FileTree)))
-        screen = app.screen
-        assert isinstance(screen, FilePicker)
+        screen = await open_dialog(pilot, app)
         tree, line = screen.query_one(FileTree), screen.query_one("#picker-path", Input)
         line.focus()
         line.value = str(docs)

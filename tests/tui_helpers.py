@@ -23,6 +23,7 @@ from workstation.tui.app import WorkstationApp
 from workstation.tui.widgets.message_view import MessageView
 
 if TYPE_CHECKING:
+    from workstation.tui.screens.file_picker import FilePicker
     from workstation.tui.screens.summarize import SummarizeScreen
 
 
@@ -208,6 +209,17 @@ async def summarize_in_f6(pilot, app: WorkstationApp, path: Path) -> SummarizeSc
     assert isinstance(screen, SummarizeScreen)
     screen.query_one("#summarize-path", Input).value = str(path)
     await pilot.press("enter")
+    return screen
+
+
+async def open_dialog(pilot, app: WorkstationApp) -> FilePicker:
+    """Ctrl+O's Open dialog, its folder listed."""
+    from workstation.tui.screens.file_picker import FilePicker, FileTree
+
+    await pilot.press("ctrl+o")
+    await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(FileTree)))
+    screen = app.screen
+    assert isinstance(screen, FilePicker)
     return screen
 
 
