@@ -1873,6 +1873,22 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     assert json.loads(capsys.readouterr().out)["id"] == numbered.id != other.id
 
 
+def test_show_json_keeps_the_facts_counted_of_an_attached_table(capsys: pytest.CaptureFixture[str]) -> None:
+    """`conversations show --json` left out the facts the program counted of a message's attached table
+    (kept with the message since schema 9): a script reading it had the model's words, not the counts."""
+    from workstation.core.store import ConversationStore
+
+    facts = [{"title": "invoices.csv", "rows": 4, "columns": [{"name": "Amount", "total": "4,800"}]}]
+    store = ConversationStore()
+    conv = store.new("Invoices", "office-cpu")
+    store.add_message(conv.id, "user", "total?", facts=facts)
+    store.add_message(conv.id, "assistant", "4,800.")
+    store.close()
+    assert main(["conversations", "show", str(conv.id), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["messages"]
+    assert [(m["role"], m["facts"]) for m in shown] == [("user", facts), ("assistant", [])]
+
+
 def test_quantize_into_a_read_only_models_folder_says_so(
         tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

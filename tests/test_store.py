@@ -961,7 +961,7 @@ def test_a_messages_facts_travel_with_it_and_unreadable_ones_are_none(tmp_path: 
     """A message's facts go with it where the store copies it (``adopt``: the session moved to
     memory and back); facts the file holds that cannot be read (not JSON, not a list, an item no
     record) are none, and a record of them that is no table's is left out, not an error."""
-    from workstation.core.summary_chunks import recorded_facts
+    from workstation.core.table_facts import recorded_facts
 
     facts = [{"title": "invoices.csv", "rows": 4, "columns": [{"name": "Amount", "total": "4,800"}]}]
     first = ConversationStore(tmp_path / "a.sqlite3")

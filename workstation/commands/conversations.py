@@ -178,7 +178,8 @@ def run_show(args: argparse.Namespace) -> int:
         if args.json:
             print_json({"id": conv.id, "title": conv.title, "profile": conv.profile, "instructions": conv.instructions,
                         "messages": [{"role": m.role, "content": m.content, "reasoning": m.reasoning or None,
-                                      "metrics": m.metrics, "created": m.created} for m in conv.messages]})
+                                      "metrics": m.metrics, "created": m.created, "facts": m.facts}
+                                     for m in conv.messages]})  # (facts: the program's counts of an attached table)
         else:
             sys.stdout.write(store.to_markdown(conv.id, texts_of(args).get))  # as F7 writes it, in its language
     finally:

@@ -18,10 +18,9 @@ from workstation.core.phrases import ENGLISH, Lookup, say
 from workstation.core.summary_chunks import (
     attached_named,
     facts_said,
-    recorded_facts,
     without_counted,
 )
-from workstation.core.table_facts import SheetFacts, counted_phrases
+from workstation.core.table_facts import SheetFacts, counted_phrases, recorded_facts
 
 if TYPE_CHECKING:
     from workstation.core.store import ConversationStore

@@ -19,7 +19,7 @@ from workstation.core.events import Message
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import ENGLISH, Lookup, say
 from workstation.core.summary_options import SummarizeError, SummarizeOptions
-from workstation.core.table_facts import ColumnFacts, SheetFacts
+from workstation.core.table_facts import SheetFacts
 
 
 class PromptMeasure(Protocol):
@@ -200,30 +200,6 @@ def facts_said(text: str, tables: list[SheetFacts], lookup: Lookup | None) -> st
             said.add(at)
     label = say([("facts.label", {})], lookup)
     return "\n".join(label if line == FACTS_LABEL and i + 1 in said else line for i, line in enumerate(lines))
-
-
-def recorded_facts(records: list[dict[str, Any]]) -> list[SheetFacts]:
-    """The tables' facts a message keeps (``table_facts.facts_record``'s, as the store holds them:
-    numbers, dates and titles as data) as ``facts_said`` says them: after a restart, the facts of a
-    message's attached table were English until the document was attached again. Their rows and
-    values were not kept (none is said); a record that cannot be read is left out (said as stored)."""
-
-    def made(kind: type[Any], data: dict[str, Any]) -> Any:
-        known = {f.name for f in dataclasses.fields(kind)}
-        return kind(**{k: v for k, v in data.items() if k in known})
-
-    tables: list[SheetFacts] = []
-    for record in records:
-        try:
-            columns = [made(ColumnFacts, {**c, "top": [tuple(t) for t in c.get("top") or []],
-                                          "guessed": tuple(c.get("guessed") or ("", "", ""))})
-                       for c in record.get("columns") or []]
-            product = record.get("product")
-            tables.append(made(SheetFacts, {**record, "columns": columns, "cells": [],
-                                            "product": tuple(product) if product else None}))
-        except (TypeError, ValueError, AttributeError):
-            continue
-    return tables
 
 
 def facts_length(text: str) -> int:

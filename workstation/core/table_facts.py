@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
@@ -608,6 +608,30 @@ def facts_record(facts: SheetFacts) -> dict[str, Any]:
     for column in data["columns"]:
         column.pop("values", None)
     return data
+
+
+def recorded_facts(records: list[dict[str, Any]]) -> list[SheetFacts]:
+    """The tables' facts a message keeps (``facts_record``'s, as the store holds them:
+    numbers, dates and titles as data) as ``facts_said`` says them: after a restart, the facts of a
+    message's attached table were English until the document was attached again. Their rows and
+    values were not kept (none is said); a record that cannot be read is left out (said as stored)."""
+
+    def made(kind: type[Any], data: dict[str, Any]) -> Any:
+        known = {f.name for f in fields(kind)}
+        return kind(**{k: v for k, v in data.items() if k in known})
+
+    tables: list[SheetFacts] = []
+    for record in records:
+        try:
+            columns = [made(ColumnFacts, {**c, "top": [tuple(t) for t in c.get("top") or []],
+                                          "guessed": tuple(c.get("guessed") or ("", "", ""))})
+                       for c in record.get("columns") or []]
+            product = record.get("product")
+            tables.append(made(SheetFacts, {**record, "columns": columns, "cells": [],
+                                            "product": tuple(product) if product else None}))
+        except (TypeError, ValueError, AttributeError):
+            continue
+    return tables
 
 
 def facts_text(facts: SheetFacts, lookup: Lookup | None = None) -> list[str]:

@@ -24,8 +24,8 @@ from workstation.core.events import SERVER_STOPPING
 from workstation.core.metrics import TurnMetrics, figures_line
 from workstation.core.moments import BAD, local_text
 from workstation.core.phrases import about_words, say, words_in
-from workstation.core.summary_chunks import FACTS_LABEL, facts_said, recorded_facts, without_counted
-from workstation.core.table_facts import counted_phrases
+from workstation.core.summary_chunks import FACTS_LABEL, facts_said, without_counted
+from workstation.core.table_facts import counted_phrases, recorded_facts
 from workstation.tui.attachment import SEPARATOR, find_attached
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.i18n import Texts
