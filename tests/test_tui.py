@@ -2431,7 +2431,7 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         assert app.pending_document is None
         prompt.focus()
         await pilot.press("up")
-        await until(pilot, lambda: app.pending_document is not None)
+        await until(pilot, lambda: app.pending_document is not None and app.finding_attached is None)
         assert prompt.value == "" and app.pending_document[1] == memo
         # a document attached for the next message stays: Up does not replace it with the last one's
         app.chat_screen.clear_input()
@@ -2468,7 +2468,7 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         # memory): still counted, again from its file as it is unchanged (Up attached Path("sales.csv"))
         prompt.focus()
         await pilot.press("up")
-        await until(pilot, lambda: app.pending_document is not None)
+        await until(pilot, lambda: app.pending_document is not None and app.finding_attached is None)
         assert app.pending_document[0] == sales and prompt.value == "What is the total of column B?"
         app._document_facts.clear()  # (as after a restart)
         app._attach_document(app.pending_document)
@@ -2514,7 +2514,7 @@ async def test_up_after_a_restart_counts_the_documents_table_again(profiles: Pat
         await until(pilot, lambda: app2.engine is not None and app2.conversation_id == conv and len(_views(app2)) == 2)
         app2.chat_screen.query_one("#prompt", Input).focus()
         await pilot.press("up")
-        await until(pilot, lambda: app2.pending_document is not None)
+        await until(pilot, lambda: app2.pending_document is not None and app2.finding_attached is None)
         assert app2.pending_document[0] == sales, app2.pending_document[0]
         await until(pilot, lambda: sales in app2._document_facts)
         await pilot.press("enter")
@@ -2563,7 +2563,7 @@ async def test_up_after_a_restart_takes_the_file_of_the_documents_text_not_the_n
             await until(pilot, lambda: again.conversation_id == conv.id and len(_views(again)) == 2)
             again.chat_screen.query_one("#prompt", Input).focus()
             await pilot.press("up")
-            await until(pilot, lambda: again.pending_document is not None)
+            await until(pilot, lambda: again.pending_document is not None and again.finding_attached is None)
             assert again.pending_document[1] == text
             return again.pending_document[0], said
 
@@ -2574,6 +2574,60 @@ async def test_up_after_a_restart_takes_the_file_of_the_documents_text_not_the_n
     assert path == Path("invoices.csv"), path
     assert any(n.startswith("invoices.csv was not found again as it was attached") and "Ctrl+O" in n
                for n in said), said
+
+
+async def test_up_reads_the_documents_file_off_the_screens_thread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up put the last message back and read its document's file to know it again on the screen's
+    thread: a big workbook held the screen until it was read. The words are back in the box at
+    once, the document attached under its name (sent now, it goes as it was); the file is read
+    beside the screen, which answers keys meanwhile, and takes the document's place once found."""
+    import threading
+
+    from textual.widgets import Input
+
+    from workstation.tui import integrations
+    from workstation.tui.attachment import with_attached
+    from workstation.tui.messages import DocumentRead
+
+    invoices = tmp_path / "invoices.csv"
+    invoices.write_text("Invoice,Amount\nINV-1,1200\nINV-2,300\n", encoding="utf-8")
+    store = tmp_path / "c.db"
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=store)
+    async with app.run_test(size=(110, 32)) as pilot:
+        app.post_message(DocumentRead(str(invoices), *integrations.read_document_text(invoices)))
+        await until(pilot, lambda: app.pending_document is not None)
+    text = integrations.read_document_text(invoices)[0].rstrip()
+    saved = ConversationStore(store)
+    conv = saved.new("Invoices")
+    saved.add_message(conv.id, "user", with_attached("total?", "Document: invoices.csv", text))
+    saved.add_message(conv.id, "assistant", "1,500.")
+    saved.set_open(conv.id)
+    saved.close()
+    read_on: list[int] = []
+    may_read = threading.Event()
+    real_read = integrations.read_document_text
+
+    def held_read(path: Path) -> tuple:  # (the real reader, once let: a big file's time)
+        read_on.append(threading.get_ident())
+        may_read.wait(timeout=5)
+        return real_read(path)
+
+    monkeypatch.setattr(integrations, "read_document_text", held_read)
+    again = WorkstationApp("a", start_engine=False, sample_system=False, language="en", store_path=store)
+    async with again.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: again.conversation_id == conv.id and len(_views(again)) == 2)
+        prompt = again.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: bool(read_on))
+        assert read_on[0] != threading.main_thread().ident  # (the screen's thread is the main one)
+        assert prompt.value == "total?" and again.pending_document == (Path("invoices.csv"), text)
+        await pilot.press("end", "!")  # the screen answers while the file is read
+        assert prompt.value == "total?!" and again.finding_attached is not None
+        may_read.set()
+        await until(pilot, lambda: again.finding_attached is None)
+        assert again.pending_document == (invoices, text) and again._document_facts.get(invoices)
 
 
 async def test_a_question_with_a_condition_on_an_attached_table_has_its_rows_counted(
@@ -2619,7 +2673,7 @@ async def test_a_question_with_a_condition_on_an_attached_table_has_its_rows_cou
                     "2 rows (INV-102, INV-104), total 5,580.50.\n") in messages[-2].content  # (given to the model)
             app.chat_screen.query_one("#prompt", Input).focus()
             await pilot.press("up")  # the document put back as it was attached, its facts known: counted again
-            await until(pilot, lambda: app.pending_document is not None)
+            await until(pilot, lambda: app.pending_document is not None and app.finding_attached is None)
             assert app.pending_document == (path, attached)
             app.chat_screen.clear_input()
             app._editing = None
@@ -3421,7 +3475,7 @@ async def test_an_attached_documents_facts_are_shown_in_the_uis_language(profile
         assert "Belge: satis.docx" in app.store.messages(app.conversation_id)[0].content
         app.chat_screen.query_one("#prompt", Input).focus()
         await pilot.press("up")  # the document put back as it was attached (the model's words)
-        await until(pilot, lambda: app.pending_document is not None)
+        await until(pilot, lambda: app.pending_document is not None and app.finding_attached is None)
         assert app.pending_document == (path, attached)
 
 

@@ -289,6 +289,8 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         # the documents attached last, this session and before (oldest first): where Up after a restart
         # finds a message's document by its name, to count its tables' facts again (``recalled_paths``)
         self._attached_before: list[KeptDocument] = recalled_paths(attached_before)
+        # a message's document put back by Up whose file is being looked for (``attach_again``)
+        self.finding_attached: tuple[Path, str] | None = None
         # attached documents, measured: (their tokens as a message of their own, the context then,
         # their text's own tokens)
         self._document_tokens: dict[tuple[Path, str], tuple[int, int, int]] = {}

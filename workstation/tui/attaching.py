@@ -27,6 +27,7 @@ from workstation.core.summary_chunks import facts_length
 from workstation.tui import integrations
 from workstation.tui.app_part import AppPart
 from workstation.tui.messages import (
+    AttachedFileFound,
     AttachmentMeasured,
     AttachmentNotMeasured,
     DocumentRead,
@@ -160,24 +161,50 @@ class Attachments(AppPart):
         self._attached_before = recalled_paths(written) if written is not None \
             else with_kept(self._attached_before, added)
 
-    def attached_file(self: WorkstationApp, name: str, text: str) -> Path | None:
-        """The file a message's document of ``name`` was attached from: the newest kept of that
-        name whose text is ``text`` now (of two files of one name, the newest was taken, whatever
-        its text, and its table counted for the question). Those kept with another text's mark are
-        not read; one kept by an older build (no mark) is. Its tables' facts, read with it, are
-        kept (``_document_facts``: not read again). None: no file has it (moved, changed)."""
+    def attach_again(self: WorkstationApp, name: str, text: str) -> None:
+        """A message's document of ``name`` put back (Up), its words as they were sent: attached at
+        once under its name (sent now, they go as they were), then its file looked for off the
+        screen's thread (a big workbook read on it held the screen): found, the file takes its
+        place, its tables' facts known; not found, that is said."""
+        provisional = (Path(name), text)
+        self.finding_attached = provisional
+        self._attach_document(provisional, measure=False)  # (measured once its file is known)
+        self._find_attached_file(provisional, list(self._attached_before))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="find-attached")
+    def _find_attached_file(self: WorkstationApp, document: tuple[Path, str], kept: list[KeptDocument]) -> None:
+        """The file ``document`` (a name, a text) was attached from: the newest of ``kept`` of
+        that name whose text is the document's now (of two files of one name, the newest was
+        taken, whatever its text, and its table counted for the question). Those kept with
+        another text's mark are not read; one kept by an older build (no mark) is. Its tables'
+        facts, read with it, go with it (not read again). None: no file has it (moved, changed)."""
+        name, text = document[0].name, document[1]
         mark = text_mark(text)
-        for path, kept in reversed(self._attached_before):
-            if path.name != name or kept not in (mark, "") or not path.is_file():
+        for path, kept_mark in reversed(kept):
+            if path.name != name or kept_mark not in (mark, "") or not path.is_file():
                 continue
             try:
                 read, _notes, facts = integrations.read_document_text(path)
             except Exception:  # noqa: BLE001 (unreadable now: not the file it was)
                 continue
             if read.rstrip()[:MAX_DOCUMENT_CHARS] == text:
-                self._document_facts.setdefault(path, facts)
-                return path
-        return None
+                self.post_message(AttachedFileFound(document, path, facts))
+                return
+        self.post_message(AttachedFileFound(document, None, []))
+
+    @on(AttachedFileFound)
+    def _attached_file_found(self: WorkstationApp, event: AttachedFileFound) -> None:
+        if self.finding_attached == event.document:
+            self.finding_attached = None
+        if self.pending_document != event.document:
+            return  # (taken off, replaced or sent meanwhile: as it went)
+        if event.path is None:  # (its words go as they were; its tables are counted no more: said)
+            self.notify(self.texts("chat.document_not_found", name=event.document[0].name,
+                                   attach=self.key_for("chat.attach")), severity="warning", timeout=10)
+            self._attach_document(event.document, measure=True)
+            return
+        self._document_facts.setdefault(event.path, event.facts)
+        self._attach_document((event.path, event.document[1]))
 
     def _attach_document(self: WorkstationApp, document: tuple[Path, str] | None, *, measure: bool = True) -> None:
         """``document`` goes with the next message (None: nothing attached); part of the draft,

@@ -3,7 +3,6 @@ again (Alt+R), the reply continued (Alt+C) or another one asked for (Alt+V)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.widgets import Input, TextArea
@@ -60,11 +59,7 @@ class LastExchange(AppPart):
         if attached is not None:  # attached again, as it was sent: the box gets the words only
             # (its file where it was attached, this session or before a restart, known by its text:
             # its tables' facts are known or counted again by it)
-            path = self.attached_file(attached.name, attached.document)
-            if path is None:  # (its words go as they were; its tables are counted no more: said)
-                self.notify(self.texts("chat.document_not_found", name=attached.name,
-                                       attach=self.key_for("chat.attach")), severity="warning", timeout=10)
-            self._attach_document((path or Path(attached.name), attached.document))
+            self.attach_again(attached.name, attached.document)
         self._editing = (question.id, question.created)
         self._say_editing_last()
 

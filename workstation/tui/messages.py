@@ -172,6 +172,17 @@ class TableFactsRead(Message):
         self.facts = facts
 
 
+class AttachedFileFound(Message):
+    """Where the document of a message put back by Up was attached from (``Attachments._find_attached_file``):
+    ``path`` None where no kept file has its text now; ``facts``, its tables' facts read with it."""
+
+    def __init__(self, document: tuple[Path, str], path: Path | None, facts: list[SheetFacts]) -> None:
+        super().__init__()
+        self.document = document
+        self.path = path
+        self.facts = facts
+
+
 class AttachmentMeasured(Message):
     """An attached document's tokens (as a message of its own), the most a message may hold,
     and its text's own tokens (what it adds to a conversation)."""
