@@ -92,7 +92,9 @@ CASES = [
     # a count of a text column's things: its different values, never the rows
     ("how many customers?", "en", "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"),
     ("kaç müşteri var?", "tr", "Counted by the program: Müşteri (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AŞ)"),
-    ("how many customers?", "tr", ""),  # ("customers" names no column of Turkish names)
+    ("how many customers?", "tr", "Counted by the program: Müşteri (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AŞ)"),
+    ("kaç müşteri var?", "en", "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"),
+    ("how many suppliers?", "tr", ""),  # ("suppliers": no column's word in either language)
     ("how many customers are there in total?", "rent", ""),
     ("kaç daire var?", "rent", "Counted by the program: kira.csv: 8 rows"),  # (a flat a row)
     ("toplam kaç TL", "tr", "Counted by the program: Adet (column D), all 5 rows: total 23, Tutar (column F), all 5 rows: total 4,035.00"),
@@ -106,7 +108,10 @@ CASES = [
     ("Kirası 15.000 TL'den fazla olan daireler hangileri?", "rent",
      "Counted by the program: 3 rows where Kira (TL) over 15,000 (A-2, B-1, B-3)"),
     ("15.000 TL'den fazla olan daireler hangileri?", "rent", ""),
-    ("which flats pay more than 15,000 TL rent?", "rent", ""),  # ("rent" names no column of Turkish names)
+    # a column's common word in the other language names it ("rent" of "Kira (TL)")
+    ("which flats pay more than 15,000 TL rent?", "rent", "Counted by the program: 3 rows where Kira (TL) over 15,000 (A-2, B-1, B-3)"),
+    ("total rent", "rent", "Counted by the program: Kira (TL) (column B), all 8 rows: total 119,599.99"),
+    ("which flats pay more than 15,000 TL deposit?", "rent", ""),  # ("deposit": no column's word)
 ]
 
 

@@ -769,6 +769,7 @@ def _unmatched_before(text: str, facts: SheetFacts) -> bool:
     a word of a column's name ("invoices" of "Invoice", "faturaların" of "Fatura No"), of the
     file's or sheet's name, or rows by any name."""
     columns = {w for c in facts.columns for w in re.findall(r"[^\W\d_]+", _folded(c.name))}
+    columns |= {w for c in facts.columns for w in _name_words(c.name)}
     nouns = {w for w in columns if len(w) >= 3}
     nouns |= {w for w in re.findall(r"[^\W\d_]{3,}", _folded(facts.title)) if w not in _TITLE_WORDS}
     plain = _PLAIN_BEFORE | columns | {w for c in facts.columns for v in c.values for w in v.split()}
@@ -815,7 +816,7 @@ def _unknown_words(text: str, facts: SheetFacts) -> list[str]:
     not know: none of the plain words of a question (``_PLAIN_BEFORE``, ``_COUNTED_THINGS``, what
     ``_ASKED`` and ``_WHICH`` read), of the table's columns' names, values or title, nor rows by
     any name ("customers" of a table with no column Customer)."""
-    columns = {w for c in facts.columns for w in re.findall(r"[^\W\d_]{3,}", _folded(c.name))}
+    columns = {w for c in facts.columns for w in _name_words(c.name)}
     columns |= {w for w in re.findall(r"[^\W\d_]{3,}", _folded(facts.title)) if w not in _TITLE_WORDS}
     values = {w for c in facts.columns for v in c.values for w in v.split()}
     return [word for word in re.findall(r"[^\W\d_]{3,}", re.sub(r"['’]\w*", "", text))
@@ -867,7 +868,8 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
     applied (its figure unreadable, its column not to be told among several, what it counts no
     figure: "more than 3 invoices"). A threshold's column: the only one of numbers (of
     percentages where it says %), else the one named nearest before it, else the only one named."""
-    things = {w for c in facts.columns if c.kind == "text" for w in _folded(c.name).split()[:1] if len(w) >= 3}
+    things = {w for c in facts.columns if c.kind == "text" for first in _folded(c.name).split()[:1]
+              for w in _name_words(first)}
     letters = [(m.end(), (m.group(1) or m.group(2)).upper()) for m in _LETTER.finditer(question)]
     found: list[Threshold] = []
     for op, m in spans:
@@ -902,12 +904,30 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
     return found, False
 
 
+# a column's common words in the UI's other language, both ways: "which flats pay more than 15,000 TL
+# rent?" of a column "Kira (TL)" named no column, and counted nothing ("kaç müşteri var?" of a
+# column "Customer" the same). A name's word is its key or begins with it ("Kirası", "Tutarı")
+_OTHER_LANGUAGE = [("rent", "kira"), ("amount", "tutar"), ("total", "toplam"), ("customer", "müşteri"),
+                   ("client", "müşteri"), ("date", "tarih"), ("invoice", "fatura"), ("price", "fiyat"),
+                   ("quantity", "adet"), ("quantity", "miktar"), ("status", "durum"), ("flat", "daire"),
+                   ("apartment", "daire"), ("expense", "gider"), ("spending", "harcama"), ("income", "gelir"),
+                   ("salary", "maaş"), ("payment", "ödeme"), ("product", "ürün"), ("city", "şehir")]
+
+
+def _name_words(name: str) -> set[str]:
+    """The words (of three letters or more, casefolded) that name a column called ``name``: its own
+    and their common words in the UI's other language (``_OTHER_LANGUAGE``: "rent" of "Kira (TL)",
+    "müşteri" of "Customer")."""
+    own = set(re.findall(r"[^\W\d_]{3,}", _folded(name)))
+    return own | {other for w in own for a, b in _OTHER_LANGUAGE for key, other in ((a, b), (b, a))
+                  if w == key or len(key) >= 4 and w.startswith(key)}
+
+
 def _named_by_word(question: str, columns: list[ColumnFacts]) -> list[tuple[int, ColumnFacts]]:
     """The columns ``question`` names by a word of their name, each with where that word ends: "kira",
     "kirası", "kiraların" name "Kira (TL)" (a unit or currency of its name names none). A word of
     two columns' names ("tutar" of "Net Tutar" and "Tutar") names neither."""
-    names = {id(c): {w for w in re.findall(r"[^\W\d_]{3,}", _folded(c.name))
-                     if not re.fullmatch(CURRENCY_WORDS, w)} for c in columns}
+    names = {id(c): {w for w in _name_words(c.name) if not re.fullmatch(CURRENCY_WORDS, w)} for c in columns}
     found: list[tuple[int, ColumnFacts]] = []
     for m in re.finditer(r"\w+", question):
         word = _folded(m.group(0))
@@ -922,16 +942,18 @@ def _threshold_verbs(plain: str, spans: list[tuple[str, re.Match[str]]], thresho
     """``plain`` with the threshold's column and a verb that says what it is blanked after each
     threshold ("15.000 TL'den fazla kira ödeyen daireler": the flats that pay rent over 15,000 TL),
     where its verb is no form of a value of the table ("ödenen" of a table that says "ödendi" is a
-    condition of its own): read as a word before "daireler", it was a condition no cell holds."""
+    condition of its own): read as a word before "daireler", it was a condition no cell holds. The
+    column's word alone too, as English says it ("which flats pay more than 15,000 TL rent?": read
+    after "pay", the verb before the threshold, "rent" was a condition no cell holds)."""
     forms = {f for c in facts.columns for v in c.values if (f := _verb_form(v)) is not None}
     for (_, m), t in zip(spans, thresholds, strict=False):
-        after = re.match(r"\s+(\w+)\s+(\w+)", plain[m.end():])
+        after = re.match(r"\s+(\w+)(?:\s+(\w+))?", plain[m.end():])
         if after is None or not any(end == m.end() + after.end(1) for end, _ in _named_by_word(
                 plain[:m.end() + after.end(1)], [t.column])):
             continue
-        form = _verb_form(_folded(after.group(2)))
-        if form is not None and not form[1] and form not in forms:
-            plain = plain[:m.end()] + " " * after.end() + plain[m.end() + after.end():]
+        form = _verb_form(_folded(after.group(2))) if after.group(2) else None
+        blank = after.end() if form is not None and not form[1] and form not in forms else after.end(1)
+        plain = plain[:m.end()] + " " * blank + plain[m.end() + blank:]
     return plain
 
 
