@@ -96,6 +96,11 @@ CASES = [
     ("kaç müşteri var?", "en", "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"),
     ("how many suppliers?", "tr", ""),  # ("suppliers": no column's word in either language)
     ("how many customers are there in total?", "rent", ""),
+    # a count of a text column's things with a state: its different values in those rows
+    ("how many customers are unpaid?", "en",
+     "Counted by the program: Customer where Status is unpaid: 2 different values (Bilge Co, ACME Ltd)"),
+    ("kaç müşteri ödenmedi?", "tr", "Counted by the program: Müşteri where Durum is ödenmedi: 2 different values (Bilge Co, ACME Ltd)"),
+    ("how many customers are overdue?", "en", ""),  # (a state no cell says: nothing, not the customers of all rows)
     ("kaç daire var?", "rent", "Counted by the program: kira.csv: 8 rows"),  # (a flat a row)
     ("toplam kaç TL", "tr", "Counted by the program: Adet (column D), all 5 rows: total 23, Tutar (column F), all 5 rows: total 4,035.00"),
     # a time said from today: no date the program knows is today
@@ -118,3 +123,11 @@ CASES = [
 @pytest.mark.parametrize(("question", "table", "line"), CASES)
 def test_an_office_question_counts_its_rows_all_rows_or_nothing(question: str, table: str, line: str) -> None:
     assert say(counted_phrases(counted_answer(question, [_facts(table)]))) == line
+
+
+def test_a_count_of_things_with_a_state_is_said_in_turkish() -> None:
+    """"kaç müşteri ödenmedi?" on a Turkish screen: the unpaid rows' different customers, in Turkish."""
+    from workstation.tui.i18n import Texts
+
+    assert say(counted_phrases(counted_answer("kaç müşteri ödenmedi?", [_facts("tr")])), Texts("tr").get) == (
+        "Programın hesabı: Durum değeri ödenmedi olan satırlarda Müşteri: 2 farklı değer (Bilge Co, ACME Ltd)")

@@ -836,6 +836,7 @@ ENGLISH: dict[str, str] = {
     # the rows a question named, counted (counted_answer: "unpaid invoices over 1,000"), under the reply and for the model
     "facts.counted_where": "{name} where {conditions}: {n:|row|rows}{names}{figures}",  # (names: " (INV-102, INV-104)")
     "facts.counted_where_rows": "{n:|row|rows} where {conditions}{names}",
+    "facts.counted_where_distinct": "{name} where {conditions}: {n:|different value|different values}{names}",
     "facts.where_is": "{name} is {text}{more}",
     "facts.where_over": "{name} over {a}",
     "facts.where_year": "{name} in {text}",

@@ -1028,7 +1028,12 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said)
         if values or years or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
-                items += _counted_where(facts, values, thresholds, asked, named, years, plain)
+                # ("how many customers are unpaid?": the unpaid rows' different customers, not the rows)
+                thing = _thing_asked(plain, facts) if "rows" in asked and not _ROWS.search(plain) else None
+                if thing is not None and thing.at not in values:
+                    items += _counted_where(facts, values, thresholds, asked, named, years, plain, thing)
+                if thing is None or thing.at in values or any(what != "rows" for what in asked):
+                    items += _counted_where(facts, values, thresholds, asked, named, years, plain)
             continue  # (its figures of all rows answer another question)
         if _unknown_state(_folded(plain), facts):  # ("total outstanding" of a table that says no such thing)
             continue
@@ -1073,17 +1078,24 @@ def _things_asked(plain: str, facts: SheetFacts) -> list[dict[str, Any]]:
     Bilge Co, Ceren AS)"), not the rows (5 invoices of 3 customers: "5 rows" was read as 5
     customers). [] where no such column is named, or it holds a value per row (an Invoice
     column's: its rows are its things)."""
-    texts = [c for c in facts.columns if c.kind == "text"]
-    named = {id(c): c for _, c in _named_by_word(plain, texts)}
-    if len(named) != 1:
-        return []
-    col = next(iter(named.values()))
-    if col.distinct >= col.filled:
+    col = _thing_asked(plain, facts)
+    if col is None:
         return []
     values = list(dict.fromkeys(v for v in (_line(r[col.at]) if col.at < len(r) else "" for r in facts.cells) if v))
     listed = values if len(values) == col.distinct <= MAX_LISTED else []
     return [{"what": "distinct", "title": facts.title, "name": col.name, "letter": col.letter,
              "rows": _n(col.distinct), "listed": listed}]
+
+
+def _thing_asked(plain: str, facts: SheetFacts) -> ColumnFacts | None:
+    """The text column whose things a count asks for (``_things_asked``): the one ``plain`` names by
+    a word of its name, where it holds a value more than once; else None."""
+    texts = [c for c in facts.columns if c.kind == "text"]
+    named = {id(c): c for _, c in _named_by_word(plain, texts)}
+    if len(named) != 1:
+        return None
+    col = next(iter(named.values()))
+    return col if col.distinct < col.filled else None
 
 
 def _money_first(numbers: list[ColumnFacts], asked: list[str], question: str) -> list[ColumnFacts]:
@@ -1100,7 +1112,7 @@ def _money_first(numbers: list[ColumnFacts], asked: list[str], question: str) ->
 
 def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: list[Threshold], asked: list[str],
                    named: list[ColumnFacts], years: dict[int, str] | None = None,
-                   question: str = "") -> list[dict[str, Any]]:
+                   question: str = "", thing: ColumnFacts | None = None) -> list[dict[str, Any]]:
     """The rows of ``facts.cells`` that have one of ``values`` in each of their columns and meet
     each threshold, counted: how many, their first cells where few, and the figures ``asked`` of
     the columns ``named`` (else the thresholds', else each column of numbers), each read as its
@@ -1136,6 +1148,10 @@ def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: l
     first = facts.columns[0].at if facts.columns else 0
     listed = [c for c in (cell(r, first) for r in rows) if c] if len(rows) <= MAX_LISTED else []
     said = {"what": "where", "title": facts.title, "conditions": conditions, "rows": _n(len(rows)), "listed": listed}
+    if thing is not None:  # (a count of a text column's things: its different values in those rows)
+        things = list(dict.fromkeys(v for v in (cell(r, thing.at) for r in rows) if v))
+        return [{**said, "name": thing.name, "letter": thing.letter, "rows": _n(len(things)), "distinct": True,
+                 "listed": things if len(things) <= MAX_LISTED else [], "figures": []}]
     items: list[dict[str, Any]] = []
     columns = named or list({id(t.column): t.column for t in thresholds}.values()) \
         or _money_first([c for c in facts.columns if c.kind in ("numbers", "percents")], asked, question)
@@ -1338,6 +1354,9 @@ def where_phrase(item: dict[str, Any]) -> Phrase:
     figures: list[Phrase] = [p for f in item.get("figures") or [] if isinstance(f, dict) and f.get("what") in _FIGURES
                              for p in (("facts.and", {}), (f"facts.figure_{f['what']}", {"figure": str(f.get("figure", ""))}))]
     rows = str(item.get("rows", ""))
+    if item.get("distinct") and item.get("name"):  # ("how many customers are unpaid?": ``_counted_where``'s thing)
+        return ("facts.counted_where_distinct", {"name": _plain_name(str(item["name"]), str(item.get("letter", ""))),
+                                                 "n": rows, "conditions": conditions, "names": shown})
     if not item.get("name"):
         return ("facts.counted_where_rows", {"n": rows, "conditions": conditions, "names": shown})
     return ("facts.counted_where", {"name": _plain_name(str(item["name"]), str(item.get("letter", ""))), "n": rows,
