@@ -828,6 +828,7 @@ ENGLISH: dict[str, str] = {
     "facts.of_table": "{title}: {items}",  # (the figures of one of two tables or more: "table 2 in your message: …")
     "facts.counted_all": "{name}, all {rows} rows: {figures}",
     "facts.counted_without": "{name}, the amount without {label}, all {rows} rows: {figures}",
+    "facts.counted_with": "{name}, the amount with {label}, all {rows} rows: {figures}",
     "facts.counted_product": "the total, {a} × {b} over all {rows} rows: {figure}",
     "facts.figure_total": "total {figure}",
     "facts.figure_average": "average {figure}",

@@ -911,7 +911,7 @@ _OTHER_LANGUAGE = [("rent", "kira"), ("amount", "tutar"), ("total", "toplam"), (
                    ("client", "müşteri"), ("date", "tarih"), ("invoice", "fatura"), ("price", "fiyat"),
                    ("quantity", "adet"), ("quantity", "miktar"), ("status", "durum"), ("flat", "daire"),
                    ("apartment", "daire"), ("expense", "gider"), ("spending", "harcama"), ("income", "gelir"),
-                   ("salary", "maaş"), ("payment", "ödeme"), ("product", "ürün"), ("city", "şehir")]
+                   ("salary", "maaş"), ("payment", "ödeme"), ("product", "ürün"), ("city", "şehir"), ("vat", "kdv")]
 
 
 def _name_words(name: str) -> set[str]:
@@ -1019,8 +1019,10 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             continue  # (not asked about: another table, or the text's own words)
         plain = whole
         net = _net_asked(plain, facts)
-        if net is not None:  # ("total without VAT": the Net column's, said so)
-            plain, named = _EX_TAX.sub(lambda m: " " * len(m.group(0)), plain), [net[0]]
+        if net is not None:  # ("total without VAT": the Net column's, said so; "with VAT" the gross one's)
+            plain, named = (_IN_TAX if net[2] else _EX_TAX).sub(lambda m: " " * len(m.group(0)), plain), [net[0]]
+        elif _IN_TAX.search(plain):
+            continue  # (whether its amounts hold the tax the program cannot tell: nothing, not the VAT's or all amounts')
         thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
         plain = _threshold_verbs(plain, spans, thresholds, facts)
         values, doubt, said = _condition(plain, facts)
@@ -1065,7 +1067,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                           "smallest": col.smallest}.get(what, "")
                 if figure:
                     items.append({"what": what, "title": facts.title, "name": col.name, "letter": col.letter,
-                                  "figure": figure, "rows": _n(facts.rows)} | ({"without": net[1].name} if net else {}))
+                                  "figure": figure, "rows": _n(facts.rows)} | ({"with" if net[2] else "without": net[1].name} if net else {}))
     return items[:MAX_COUNTED]
 
 
@@ -1288,23 +1290,31 @@ _OPS = ("over", "under", "least", "most", "between")
 _EX_TAX = re.compile(r"\b(?:without|excluding|excl\.?|exclusive\s+of|ex\.?|before|net\s+of)\s+(?:the\s+)?"
                      r"(?:vat|tax|gst|kdv)\b|\b(?:vat|tax|gst|kdv)\s+(?:hariç|haricinde|harici|excluded)\b|"
                      r"\bkdv['’]?siz\w*", re.IGNORECASE)
+# an amount asked for with its tax: "total with VAT", "incl. VAT", "KDV dahil toplam", "KDV'li"
+_IN_TAX = re.compile(r"\b(?:with|including|incl\.?|inclusive\s+of|plus)\s+(?:the\s+)?(?:vat|tax|gst|kdv)\b|"
+                     r"\b(?:vat|tax|gst|kdv)['’]?\s*(?:dahil|included|inclusive)\b|\bkdv['’]?l[iı]\b", re.IGNORECASE)
 _NET_NAME = re.compile(r"\bnet\b|\bsubtotal\b|\bara\s+toplam|\bmatrah", re.IGNORECASE)
 _GROSS_NAME = re.compile(r"\b(?:total|gross|amount|toplam|brüt|tutar)\w*", re.IGNORECASE)
 _TAX_NAME = re.compile(r"\b(?:vat|tax|gst|kdv)\b", re.IGNORECASE)
 
 
-def _net_asked(plain: str, facts: SheetFacts) -> tuple[ColumnFacts, ColumnFacts] | None:
+def _net_asked(plain: str, facts: SheetFacts) -> tuple[ColumnFacts, ColumnFacts, bool] | None:
     """The column of amounts without tax and the tax's column, where ``plain`` asks for an amount
     without its tax ("total without VAT", "KDV hariç toplam") and ``facts`` splits each row's
     amount so: one column named net (Net, Subtotal, Ara toplam), one of the tax (VAT, KDV), one of
-    the amount with it (Total, Gross, Brüt); elsewhere None (the negation: nothing counted)."""
-    if not _EX_TAX.search(plain):
+    the amount with it (Total, Gross, Brüt); elsewhere None (the negation: nothing counted). Asked
+    with its tax ("total with VAT", "KDV dahil": ``_IN_TAX``), the gross column instead; True with
+    it: "with VAT" said the VAT column's total beside the Total's."""
+    with_tax = _IN_TAX.search(plain) is not None
+    if not with_tax and not _EX_TAX.search(plain):
         return None
     numbers = [c for c in facts.columns if c.kind == "numbers" and not c.rate]
     taxes = [c for c in numbers if _TAX_NAME.search(c.name)]
     nets = [c for c in numbers if _NET_NAME.search(c.name) and c not in taxes]
     gross = [c for c in numbers if _GROSS_NAME.search(c.name) and c not in taxes and c not in nets]
-    return (nets[0], taxes[0]) if len(taxes) == 1 and len(nets) == 1 and len(gross) == 1 else None
+    if len(taxes) != 1 or len(nets) != 1 or len(gross) != 1:
+        return None
+    return (gross[0] if with_tax else nets[0]), taxes[0], with_tax
 # a year said alone ("total for 2025", "2025 toplamı", "2025'te"), not a day's nor a figure's part
 _YEAR_SAID = re.compile(r"(?<![\w.,/-])((?:19|20)\d{2})(?![\d.,/-]*\d)(?!-)")
 
@@ -1450,8 +1460,9 @@ def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
         name = column_phrase(ColumnFacts(of[0], "numbers", 0, letter=of[1]))
         if rows:
             column = of
-            said.append(("facts.counted_without" if item.get("without") else "facts.counted_all", {
-                "name": name, "rows": rows, "label": str(item.get("without", "")),
+            said.append(("facts.counted_without" if item.get("without") else "facts.counted_with" if item.get("with")
+                         else "facts.counted_all", {
+                "name": name, "rows": rows, "label": str(item.get("without") or item.get("with") or ""),
                                                "figures": [(f"facts.figure_{what}", {"figure": item.get("figure", "")})]}))
         else:
             said.append((f"facts.counted_{what}", {"name": name, "figure": item.get("figure", "")}))
