@@ -796,7 +796,7 @@ ENGLISH: dict[str, str] = {
     "facts.head": "{title}: {rows} rows under the header row, {columns} columns.",
     "facts.head_no_header": "{title}: {rows} rows, {columns} columns (no header row).",
     "facts.head_cut": "{title}: the first {rows} rows, read up to the workbook's cells, {columns} columns.",
-    "facts.total_rows": " Rows that read Total ({n}) are left out of these figures.",
+    "facts.total_rows": " Rows that read Total or VAT ({n}) are left out of these figures.",
     "facts.sum_row": " Its last row, the sum of the rows above, is left out of these figures.",
     "facts.column": "{name} (column {letter})",
     "facts.table": "Table {n}",

@@ -40,6 +40,9 @@ _DOTTED_DATE = re.compile(r"(\d{1,2})\.(\d{1,2})\.(\d{4})")  # 15.01.2026 (day f
 # a row of totals under the rows (its numbers are the rows' own again: counted twice, the total doubled)
 _YEAR = re.compile(r"(?:19|20)\d{2}")  # a column named by its year: Region | 2024 | 2025
 _TOTAL_ROW = re.compile(r"(?:grand |sub-?)?totals?|sum|genel toplam|ara toplam|toplam", re.IGNORECASE)
+# a row of the tax under the rows, with its rate ("KDV %18 | | 1.800", "VAT 20%:"): its amount is the rows' tax,
+# no row's (counted as one, "the total" held the VAT twice over); "VAT" alone may be a row's (an expense)
+_TAX_ROW = re.compile(r"(?:vat|kdv|gst|tax)\s*\(?(?:%\s*\d+(?:[.,]\d+)?|\d+(?:[.,]\d+)?\s*%)\)?", re.IGNORECASE)
 # a column's name that says what it holds: a quantity, a price or rate (never added up as a total), an
 # amount (a row's quantity × price already). By its name only: by its numbers alone (whole numbers
 # beside decimals) a year or a head count beside a salary read as a quantity
@@ -395,9 +398,11 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
 
 def total_row(r: list[str]) -> bool:
     """Whether a row of a table reads "Total" (Subtotal, Genel toplam) in its first filled cell: its
-    numbers the rows' own again, left out of the figures."""
+    numbers the rows' own again, left out of the figures; or the tax with its rate ("KDV %18",
+    ``_TAX_ROW``), the rows' tax, no row."""
     words = [c.strip() for c in r if c.strip()]
-    return bool(words) and _TOTAL_ROW.fullmatch(words[0].rstrip(":")) is not None
+    label = words[0].rstrip(":").strip() if words else ""
+    return bool(words) and (_TOTAL_ROW.fullmatch(label) is not None or _TAX_ROW.fullmatch(label) is not None)
 
 
 def _product_total(facts: SheetFacts, data: list[list[str]]) -> tuple[int, int, str] | None:
