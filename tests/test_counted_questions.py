@@ -28,11 +28,18 @@ RENT = [["Daire", "Kira (TL)", "Aidat (TL)", "Durum"], ["A-1", "12.500,00", "900
         ["B-3", "16.500,00", "1.000,00", "ödenmedi"], ["C-1", "15.000,00", "850,00", "ödendi"],
         ["C-2", "10.750,00", "750,00", "ödenmedi"]]
 
+SPLIT = [["Invoice", "Net", "VAT", "Total"], ["INV-1", "100.00", "20.00", "120.00"],
+         ["INV-2", "200.00", "40.00", "240.00"], ["INV-3", "50.00", "10.00", "60.00"]]
+SPLIT_TR = [["Fatura", "Net Tutar", "KDV", "Toplam"], ["F-1", "100,00", "20,00", "120,00"],
+            ["F-2", "200,00", "40,00", "240,00"], ["F-3", "50,00", "10,00", "60,00"]]
+
 
 def _facts(table: str) -> SheetFacts:
     facts = {"en": lambda: table_facts("invoices.csv", 0, EN, usual_comma=False),
              "tr": lambda: table_facts("faturalar.csv", 0, TR, usual_comma=True),
-             "rent": lambda: table_facts("kira.csv", 0, RENT, usual_comma=True)}[table]()
+             "rent": lambda: table_facts("kira.csv", 0, RENT, usual_comma=True),
+             "split": lambda: table_facts("split.csv", 0, SPLIT, usual_comma=False),
+             "split_tr": lambda: table_facts("kdv.csv", 0, SPLIT_TR, usual_comma=True)}[table]()
     assert facts is not None
     return facts
 
@@ -92,10 +99,24 @@ CASES = [
     # a count of a text column's things: its different values, never the rows
     ("how many customers?", "en", "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"),
     ("kaç müşteri var?", "tr", "Counted by the program: Müşteri (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AŞ)"),
-    ("how many customers?", "tr", ""),  # ("customers" names no column of Turkish names)
+    ("how many customers?", "tr", "Counted by the program: Müşteri (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AŞ)"),
+    ("kaç müşteri var?", "en", "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"),
+    ("how many suppliers?", "tr", ""),  # ("suppliers": no column's word in either language)
     ("how many customers are there in total?", "rent", ""),
+    # a count of a text column's things with a state: its different values in those rows
+    ("how many customers are unpaid?", "en",
+     "Counted by the program: Customer where Status is unpaid: 2 different values (Bilge Co, ACME Ltd)"),
+    ("kaç müşteri ödenmedi?", "tr", "Counted by the program: Müşteri where Durum is ödenmedi: 2 different values (Bilge Co, ACME Ltd)"),
+    ("how many customers are overdue?", "en", ""),  # (a state no cell says: nothing, not the customers of all rows)
     ("kaç daire var?", "rent", "Counted by the program: kira.csv: 8 rows"),  # (a flat a row)
     ("toplam kaç TL", "tr", "Counted by the program: Adet (column D), all 5 rows: total 23, Tutar (column F), all 5 rows: total 4,035.00"),
+    # an amount with its tax: the gross column's where the table splits each row's amount, else nothing
+    ("What is the total with VAT?", "split", "Counted by the program: Total (column D), the amount with VAT, all 3 rows: total 420.00"),
+    ("KDV dahil toplam", "split_tr", "Counted by the program: Toplam (column D), the amount with KDV, all 3 rows: total 420.00"),
+    ("KDV'li toplam ne kadar?", "split_tr", "Counted by the program: Toplam (column D), the amount with KDV, all 3 rows: total 420.00"),
+    ("What is the total without VAT?", "split", "Counted by the program: Net (column B), the amount without VAT, all 3 rows: total 350.00"),
+    ("What is the total with VAT?", "en", ""),  # (whether Amount holds the VAT: not said)
+    ("KDV dahil toplam", "tr", ""),
     # a time said from today: no date the program knows is today
     ("bu sene toplam kira", "rent", ""),
     ("bu yıl toplam", "tr", ""),
@@ -106,10 +127,29 @@ CASES = [
     ("Kirası 15.000 TL'den fazla olan daireler hangileri?", "rent",
      "Counted by the program: 3 rows where Kira (TL) over 15,000 (A-2, B-1, B-3)"),
     ("15.000 TL'den fazla olan daireler hangileri?", "rent", ""),
-    ("which flats pay more than 15,000 TL rent?", "rent", ""),  # ("rent" names no column of Turkish names)
+    # a column's common word in the other language names it ("rent" of "Kira (TL)")
+    ("which flats pay more than 15,000 TL rent?", "rent", "Counted by the program: 3 rows where Kira (TL) over 15,000 (A-2, B-1, B-3)"),
+    ("total rent", "rent", "Counted by the program: Kira (TL) (column B), all 8 rows: total 119,599.99"),
+    ("which flats pay more than 15,000 TL deposit?", "rent", ""),  # ("deposit": no column's word)
 ]
 
 
 @pytest.mark.parametrize(("question", "table", "line"), CASES)
 def test_an_office_question_counts_its_rows_all_rows_or_nothing(question: str, table: str, line: str) -> None:
     assert say(counted_phrases(counted_answer(question, [_facts(table)]))) == line
+
+
+def test_a_count_of_things_with_a_state_is_said_in_turkish() -> None:
+    """"kaç müşteri ödenmedi?" on a Turkish screen: the unpaid rows' different customers, in Turkish."""
+    from workstation.tui.i18n import Texts
+
+    assert say(counted_phrases(counted_answer("kaç müşteri ödenmedi?", [_facts("tr")])), Texts("tr").get) == (
+        "Programın hesabı: Durum değeri ödenmedi olan satırlarda Müşteri: 2 farklı değer (Bilge Co, ACME Ltd)")
+
+
+def test_the_amount_with_vat_is_said_in_turkish() -> None:
+    """"KDV dahil toplam" on a Turkish screen: the gross column's total, said to be with the tax."""
+    from workstation.tui.i18n import Texts
+
+    assert say(counted_phrases(counted_answer("KDV dahil toplam", [_facts("split_tr")])), Texts("tr").get) == (
+        "Programın hesabı: Toplam (D sütunu), KDV dahil tutar, 3 satırın tümü: toplam 420,00")

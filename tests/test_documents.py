@@ -968,7 +968,7 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     ]
     doc = read_document(make_xlsx(tmp_path / "sales.xlsx", [("Sales", rows), ("Note", [["By", "Ayla"]])]))
     assert [f.section for f in doc.facts] == [0]  # (a note of one line: no table)
-    expected = ["Sheet: Sales: 4 rows under the header row, 4 columns. Rows that read Total (1) are left out of "
+    expected = ["Sheet: Sales: 4 rows under the header row, 4 columns. Rows that read Total or VAT (1) are left out of "
                 "these figures.",
                 "- Date (column A): dates from 2026-01-15 to 2026-03-01.",
                 "- Customer (column B): text, 2 different values; most common: Ayla (3).",

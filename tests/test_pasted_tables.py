@@ -306,3 +306,17 @@ def test_a_total_row_with_no_figure_in_its_amount_leaves_the_lines_after_the_tab
             "Tax filing | 1 | 250.00 | 250.00\nYear-end review | 2 | 20.00 | 40.00\n")
     assert _said("Please check this invoice\n\n" + rows + "Total | | | Total\n\nSubtotal: 920.00\n") == (
         "Counted by the program: the amounts add up to 860.00; the message says Subtotal 920.00")
+
+
+def test_a_vat_row_inside_a_pasted_table_is_no_data_row() -> None:
+    """"KDV %18 | | 1.800" under the rows is the rows' tax, left out as a total row is (counted as a
+    row, "the total" was 11,800 of rows adding up to 10,000 and "how many rows" said 3); "VAT" alone,
+    with no rate, may be a row's own (an expense) and stays one."""
+    rows = "Ürün | Adet | Tutar\nKağıt | 10 | 5.000\nKalem | 5 | 5.000\n"
+    assert _said("Bu tablonun toplamı ne kadar?\n\n" + rows + "KDV %18 | | 1.800\n") == (
+        "Counted by the program: Tutar, all 2 rows: total 10,000")
+    assert _said("What is the total?\n\nItem\tAmount\nPaper\t5,000\nPens\t5,000\nVAT 18%:\t1,800\n") == (
+        "Counted by the program: Amount, all 2 rows: total 10,000")
+    assert _said("Kaç satır var?\n\n" + rows + "KDV %18 | | 1.800\n") == "Counted by the program: the table in your message: 2 rows"
+    assert _said("What is the total?\n\nItem | Amount\nRent | 5,000\nVAT | 300\nPens | 5,000\n") == (
+        "Counted by the program: Amount, all 3 rows: total 10,300")

@@ -796,7 +796,7 @@ ENGLISH: dict[str, str] = {
     "facts.head": "{title}: {rows} rows under the header row, {columns} columns.",
     "facts.head_no_header": "{title}: {rows} rows, {columns} columns (no header row).",
     "facts.head_cut": "{title}: the first {rows} rows, read up to the workbook's cells, {columns} columns.",
-    "facts.total_rows": " Rows that read Total ({n}) are left out of these figures.",
+    "facts.total_rows": " Rows that read Total or VAT ({n}) are left out of these figures.",
     "facts.sum_row": " Its last row, the sum of the rows above, is left out of these figures.",
     "facts.column": "{name} (column {letter})",
     "facts.table": "Table {n}",
@@ -828,6 +828,7 @@ ENGLISH: dict[str, str] = {
     "facts.of_table": "{title}: {items}",  # (the figures of one of two tables or more: "table 2 in your message: …")
     "facts.counted_all": "{name}, all {rows} rows: {figures}",
     "facts.counted_without": "{name}, the amount without {label}, all {rows} rows: {figures}",
+    "facts.counted_with": "{name}, the amount with {label}, all {rows} rows: {figures}",
     "facts.counted_product": "the total, {a} × {b} over all {rows} rows: {figure}",
     "facts.figure_total": "total {figure}",
     "facts.figure_average": "average {figure}",
@@ -836,6 +837,7 @@ ENGLISH: dict[str, str] = {
     # the rows a question named, counted (counted_answer: "unpaid invoices over 1,000"), under the reply and for the model
     "facts.counted_where": "{name} where {conditions}: {n:|row|rows}{names}{figures}",  # (names: " (INV-102, INV-104)")
     "facts.counted_where_rows": "{n:|row|rows} where {conditions}{names}",
+    "facts.counted_where_distinct": "{name} where {conditions}: {n:|different value|different values}{names}",
     "facts.where_is": "{name} is {text}{more}",
     "facts.where_over": "{name} over {a}",
     "facts.where_year": "{name} in {text}",

@@ -40,6 +40,9 @@ _DOTTED_DATE = re.compile(r"(\d{1,2})\.(\d{1,2})\.(\d{4})")  # 15.01.2026 (day f
 # a row of totals under the rows (its numbers are the rows' own again: counted twice, the total doubled)
 _YEAR = re.compile(r"(?:19|20)\d{2}")  # a column named by its year: Region | 2024 | 2025
 _TOTAL_ROW = re.compile(r"(?:grand |sub-?)?totals?|sum|genel toplam|ara toplam|toplam", re.IGNORECASE)
+# a row of the tax under the rows, with its rate ("KDV %18 | | 1.800", "VAT 20%:"): its amount is the rows' tax,
+# no row's (counted as one, "the total" held the VAT twice over); "VAT" alone may be a row's (an expense)
+_TAX_ROW = re.compile(r"(?:vat|kdv|gst|tax)\s*\(?(?:%\s*\d+(?:[.,]\d+)?|\d+(?:[.,]\d+)?\s*%)\)?", re.IGNORECASE)
 # a column's name that says what it holds: a quantity, a price or rate (never added up as a total), an
 # amount (a row's quantity × price already). By its name only: by its numbers alone (whole numbers
 # beside decimals) a year or a head count beside a salary read as a quantity
@@ -395,9 +398,11 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
 
 def total_row(r: list[str]) -> bool:
     """Whether a row of a table reads "Total" (Subtotal, Genel toplam) in its first filled cell: its
-    numbers the rows' own again, left out of the figures."""
+    numbers the rows' own again, left out of the figures; or the tax with its rate ("KDV %18",
+    ``_TAX_ROW``), the rows' tax, no row."""
     words = [c.strip() for c in r if c.strip()]
-    return bool(words) and _TOTAL_ROW.fullmatch(words[0].rstrip(":")) is not None
+    label = words[0].rstrip(":").strip() if words else ""
+    return bool(words) and (_TOTAL_ROW.fullmatch(label) is not None or _TAX_ROW.fullmatch(label) is not None)
 
 
 def _product_total(facts: SheetFacts, data: list[list[str]]) -> tuple[int, int, str] | None:
@@ -793,6 +798,7 @@ def _unmatched_before(text: str, facts: SheetFacts) -> bool:
     a word of a column's name ("invoices" of "Invoice", "faturaların" of "Fatura No"), of the
     file's or sheet's name, or rows by any name."""
     columns = {w for c in facts.columns for w in re.findall(r"[^\W\d_]+", _folded(c.name))}
+    columns |= {w for c in facts.columns for w in _name_words(c.name)}
     nouns = {w for w in columns if len(w) >= 3}
     nouns |= {w for w in re.findall(r"[^\W\d_]{3,}", _folded(facts.title)) if w not in _TITLE_WORDS}
     plain = _PLAIN_BEFORE | columns | {w for c in facts.columns for v in c.values for w in v.split()}
@@ -839,7 +845,7 @@ def _unknown_words(text: str, facts: SheetFacts) -> list[str]:
     not know: none of the plain words of a question (``_PLAIN_BEFORE``, ``_COUNTED_THINGS``, what
     ``_ASKED`` and ``_WHICH`` read), of the table's columns' names, values or title, nor rows by
     any name ("customers" of a table with no column Customer)."""
-    columns = {w for c in facts.columns for w in re.findall(r"[^\W\d_]{3,}", _folded(c.name))}
+    columns = {w for c in facts.columns for w in _name_words(c.name)}
     columns |= {w for w in re.findall(r"[^\W\d_]{3,}", _folded(facts.title)) if w not in _TITLE_WORDS}
     values = {w for c in facts.columns for v in c.values for w in v.split()}
     return [word for word in re.findall(r"[^\W\d_]{3,}", re.sub(r"['’]\w*", "", text))
@@ -891,7 +897,8 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
     applied (its figure unreadable, its column not to be told among several, what it counts no
     figure: "more than 3 invoices"). A threshold's column: the only one of numbers (of
     percentages where it says %), else the one named nearest before it, else the only one named."""
-    things = {w for c in facts.columns if c.kind == "text" for w in _folded(c.name).split()[:1] if len(w) >= 3}
+    things = {w for c in facts.columns if c.kind == "text" for first in _folded(c.name).split()[:1]
+              for w in _name_words(first)}
     letters = [(m.end(), (m.group(1) or m.group(2)).upper()) for m in _LETTER.finditer(question)]
     found: list[Threshold] = []
     for op, m in spans:
@@ -926,12 +933,30 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
     return found, False
 
 
+# a column's common words in the UI's other language, both ways: "which flats pay more than 15,000 TL
+# rent?" of a column "Kira (TL)" named no column, and counted nothing ("kaç müşteri var?" of a
+# column "Customer" the same). A name's word is its key or begins with it ("Kirası", "Tutarı")
+_OTHER_LANGUAGE = [("rent", "kira"), ("amount", "tutar"), ("total", "toplam"), ("customer", "müşteri"),
+                   ("client", "müşteri"), ("date", "tarih"), ("invoice", "fatura"), ("price", "fiyat"),
+                   ("quantity", "adet"), ("quantity", "miktar"), ("status", "durum"), ("flat", "daire"),
+                   ("apartment", "daire"), ("expense", "gider"), ("spending", "harcama"), ("income", "gelir"),
+                   ("salary", "maaş"), ("payment", "ödeme"), ("product", "ürün"), ("city", "şehir"), ("vat", "kdv")]
+
+
+def _name_words(name: str) -> set[str]:
+    """The words (of three letters or more, casefolded) that name a column called ``name``: its own
+    and their common words in the UI's other language (``_OTHER_LANGUAGE``: "rent" of "Kira (TL)",
+    "müşteri" of "Customer")."""
+    own = set(re.findall(r"[^\W\d_]{3,}", _folded(name)))
+    return own | {other for w in own for a, b in _OTHER_LANGUAGE for key, other in ((a, b), (b, a))
+                  if w == key or len(key) >= 4 and w.startswith(key)}
+
+
 def _named_by_word(question: str, columns: list[ColumnFacts]) -> list[tuple[int, ColumnFacts]]:
     """The columns ``question`` names by a word of their name, each with where that word ends: "kira",
     "kirası", "kiraların" name "Kira (TL)" (a unit or currency of its name names none). A word of
     two columns' names ("tutar" of "Net Tutar" and "Tutar") names neither."""
-    names = {id(c): {w for w in re.findall(r"[^\W\d_]{3,}", _folded(c.name))
-                     if not re.fullmatch(CURRENCY_WORDS, w)} for c in columns}
+    names = {id(c): {w for w in _name_words(c.name) if not re.fullmatch(CURRENCY_WORDS, w)} for c in columns}
     found: list[tuple[int, ColumnFacts]] = []
     for m in re.finditer(r"\w+", question):
         word = _folded(m.group(0))
@@ -946,16 +971,18 @@ def _threshold_verbs(plain: str, spans: list[tuple[str, re.Match[str]]], thresho
     """``plain`` with the threshold's column and a verb that says what it is blanked after each
     threshold ("15.000 TL'den fazla kira ödeyen daireler": the flats that pay rent over 15,000 TL),
     where its verb is no form of a value of the table ("ödenen" of a table that says "ödendi" is a
-    condition of its own): read as a word before "daireler", it was a condition no cell holds."""
+    condition of its own): read as a word before "daireler", it was a condition no cell holds. The
+    column's word alone too, as English says it ("which flats pay more than 15,000 TL rent?": read
+    after "pay", the verb before the threshold, "rent" was a condition no cell holds)."""
     forms = {f for c in facts.columns for v in c.values if (f := _verb_form(v)) is not None}
     for (_, m), t in zip(spans, thresholds, strict=False):
-        after = re.match(r"\s+(\w+)\s+(\w+)", plain[m.end():])
+        after = re.match(r"\s+(\w+)(?:\s+(\w+))?", plain[m.end():])
         if after is None or not any(end == m.end() + after.end(1) for end, _ in _named_by_word(
                 plain[:m.end() + after.end(1)], [t.column])):
             continue
-        form = _verb_form(_folded(after.group(2)))
-        if form is not None and not form[1] and form not in forms:
-            plain = plain[:m.end()] + " " * after.end() + plain[m.end() + after.end():]
+        form = _verb_form(_folded(after.group(2))) if after.group(2) else None
+        blank = after.end() if form is not None and not form[1] and form not in forms else after.end(1)
+        plain = plain[:m.end()] + " " * blank + plain[m.end() + blank:]
     return plain
 
 
@@ -1021,8 +1048,10 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             continue  # (not asked about: another table, or the text's own words)
         plain = whole
         net = _net_asked(plain, facts)
-        if net is not None:  # ("total without VAT": the Net column's, said so)
-            plain, named = _EX_TAX.sub(lambda m: " " * len(m.group(0)), plain), [net[0]]
+        if net is not None:  # ("total without VAT": the Net column's, said so; "with VAT" the gross one's)
+            plain, named = (_IN_TAX if net[2] else _EX_TAX).sub(lambda m: " " * len(m.group(0)), plain), [net[0]]
+        elif _IN_TAX.search(plain):
+            continue  # (whether its amounts hold the tax the program cannot tell: nothing, not the VAT's or all amounts')
         thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
         plain = _threshold_verbs(plain, spans, thresholds, facts)
         values, doubt, said = _condition(plain, facts)
@@ -1030,7 +1059,12 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said)
         if values or years or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
-                items += _counted_where(facts, values, thresholds, asked, named, years, plain)
+                # ("how many customers are unpaid?": the unpaid rows' different customers, not the rows)
+                thing = _thing_asked(plain, facts) if "rows" in asked and not _ROWS.search(plain) else None
+                if thing is not None and thing.at not in values:
+                    items += _counted_where(facts, values, thresholds, asked, named, years, plain, thing)
+                if thing is None or thing.at in values or any(what != "rows" for what in asked):
+                    items += _counted_where(facts, values, thresholds, asked, named, years, plain)
             continue  # (its figures of all rows answer another question)
         if _unknown_state(_folded(plain), facts):  # ("total outstanding" of a table that says no such thing)
             continue
@@ -1062,7 +1096,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                           "smallest": col.smallest}.get(what, "")
                 if figure:
                     items.append({"what": what, "title": facts.title, "name": col.name, "letter": col.letter,
-                                  "figure": figure, "rows": _n(facts.rows)} | ({"without": net[1].name} if net else {}))
+                                  "figure": figure, "rows": _n(facts.rows)} | ({"with" if net[2] else "without": net[1].name} if net else {}))
     return items[:MAX_COUNTED]
 
 
@@ -1075,17 +1109,24 @@ def _things_asked(plain: str, facts: SheetFacts) -> list[dict[str, Any]]:
     Bilge Co, Ceren AS)"), not the rows (5 invoices of 3 customers: "5 rows" was read as 5
     customers). [] where no such column is named, or it holds a value per row (an Invoice
     column's: its rows are its things)."""
-    texts = [c for c in facts.columns if c.kind == "text"]
-    named = {id(c): c for _, c in _named_by_word(plain, texts)}
-    if len(named) != 1:
-        return []
-    col = next(iter(named.values()))
-    if col.distinct >= col.filled:
+    col = _thing_asked(plain, facts)
+    if col is None:
         return []
     values = list(dict.fromkeys(v for v in (_line(r[col.at]) if col.at < len(r) else "" for r in facts.cells) if v))
     listed = values if len(values) == col.distinct <= MAX_LISTED else []
     return [{"what": "distinct", "title": facts.title, "name": col.name, "letter": col.letter,
              "rows": _n(col.distinct), "listed": listed}]
+
+
+def _thing_asked(plain: str, facts: SheetFacts) -> ColumnFacts | None:
+    """The text column whose things a count asks for (``_things_asked``): the one ``plain`` names by
+    a word of its name, where it holds a value more than once; else None."""
+    texts = [c for c in facts.columns if c.kind == "text"]
+    named = {id(c): c for _, c in _named_by_word(plain, texts)}
+    if len(named) != 1:
+        return None
+    col = next(iter(named.values()))
+    return col if col.distinct < col.filled else None
 
 
 def _money_first(numbers: list[ColumnFacts], asked: list[str], question: str) -> list[ColumnFacts]:
@@ -1102,7 +1143,7 @@ def _money_first(numbers: list[ColumnFacts], asked: list[str], question: str) ->
 
 def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: list[Threshold], asked: list[str],
                    named: list[ColumnFacts], years: dict[int, str] | None = None,
-                   question: str = "") -> list[dict[str, Any]]:
+                   question: str = "", thing: ColumnFacts | None = None) -> list[dict[str, Any]]:
     """The rows of ``facts.cells`` that have one of ``values`` in each of their columns and meet
     each threshold, counted: how many, their first cells where few, and the figures ``asked`` of
     the columns ``named`` (else the thresholds', else each column of numbers), each read as its
@@ -1138,6 +1179,10 @@ def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: l
     first = facts.columns[0].at if facts.columns else 0
     listed = [c for c in (cell(r, first) for r in rows) if c] if len(rows) <= MAX_LISTED else []
     said = {"what": "where", "title": facts.title, "conditions": conditions, "rows": _n(len(rows)), "listed": listed}
+    if thing is not None:  # (a count of a text column's things: its different values in those rows)
+        things = list(dict.fromkeys(v for v in (cell(r, thing.at) for r in rows) if v))
+        return [{**said, "name": thing.name, "letter": thing.letter, "rows": _n(len(things)), "distinct": True,
+                 "listed": things if len(things) <= MAX_LISTED else [], "figures": []}]
     items: list[dict[str, Any]] = []
     columns = named or list({id(t.column): t.column for t in thresholds}.values()) \
         or _money_first([c for c in facts.columns if c.kind in ("numbers", "percents")], asked, question)
@@ -1274,23 +1319,31 @@ _OPS = ("over", "under", "least", "most", "between")
 _EX_TAX = re.compile(r"\b(?:without|excluding|excl\.?|exclusive\s+of|ex\.?|before|net\s+of)\s+(?:the\s+)?"
                      r"(?:vat|tax|gst|kdv)\b|\b(?:vat|tax|gst|kdv)\s+(?:hariç|haricinde|harici|excluded)\b|"
                      r"\bkdv['’]?siz\w*", re.IGNORECASE)
+# an amount asked for with its tax: "total with VAT", "incl. VAT", "KDV dahil toplam", "KDV'li"
+_IN_TAX = re.compile(r"\b(?:with|including|incl\.?|inclusive\s+of|plus)\s+(?:the\s+)?(?:vat|tax|gst|kdv)\b|"
+                     r"\b(?:vat|tax|gst|kdv)['’]?\s*(?:dahil|included|inclusive)\b|\bkdv['’]?l[iı]\b", re.IGNORECASE)
 _NET_NAME = re.compile(r"\bnet\b|\bsubtotal\b|\bara\s+toplam|\bmatrah", re.IGNORECASE)
 _GROSS_NAME = re.compile(r"\b(?:total|gross|amount|toplam|brüt|tutar)\w*", re.IGNORECASE)
 _TAX_NAME = re.compile(r"\b(?:vat|tax|gst|kdv)\b", re.IGNORECASE)
 
 
-def _net_asked(plain: str, facts: SheetFacts) -> tuple[ColumnFacts, ColumnFacts] | None:
+def _net_asked(plain: str, facts: SheetFacts) -> tuple[ColumnFacts, ColumnFacts, bool] | None:
     """The column of amounts without tax and the tax's column, where ``plain`` asks for an amount
     without its tax ("total without VAT", "KDV hariç toplam") and ``facts`` splits each row's
     amount so: one column named net (Net, Subtotal, Ara toplam), one of the tax (VAT, KDV), one of
-    the amount with it (Total, Gross, Brüt); elsewhere None (the negation: nothing counted)."""
-    if not _EX_TAX.search(plain):
+    the amount with it (Total, Gross, Brüt); elsewhere None (the negation: nothing counted). Asked
+    with its tax ("total with VAT", "KDV dahil": ``_IN_TAX``), the gross column instead; True with
+    it: "with VAT" said the VAT column's total beside the Total's."""
+    with_tax = _IN_TAX.search(plain) is not None
+    if not with_tax and not _EX_TAX.search(plain):
         return None
     numbers = [c for c in facts.columns if c.kind == "numbers" and not c.rate]
     taxes = [c for c in numbers if _TAX_NAME.search(c.name)]
     nets = [c for c in numbers if _NET_NAME.search(c.name) and c not in taxes]
     gross = [c for c in numbers if _GROSS_NAME.search(c.name) and c not in taxes and c not in nets]
-    return (nets[0], taxes[0]) if len(taxes) == 1 and len(nets) == 1 and len(gross) == 1 else None
+    if len(taxes) != 1 or len(nets) != 1 or len(gross) != 1:
+        return None
+    return (gross[0] if with_tax else nets[0]), taxes[0], with_tax
 # a year said alone ("total for 2025", "2025 toplamı", "2025'te"), not a day's nor a figure's part
 _YEAR_SAID = re.compile(r"(?<![\w.,/-])((?:19|20)\d{2})(?![\d.,/-]*\d)(?!-)")
 
@@ -1340,6 +1393,9 @@ def where_phrase(item: dict[str, Any]) -> Phrase:
     figures: list[Phrase] = [p for f in item.get("figures") or [] if isinstance(f, dict) and f.get("what") in _FIGURES
                              for p in (("facts.and", {}), (f"facts.figure_{f['what']}", {"figure": str(f.get("figure", ""))}))]
     rows = str(item.get("rows", ""))
+    if item.get("distinct") and item.get("name"):  # ("how many customers are unpaid?": ``_counted_where``'s thing)
+        return ("facts.counted_where_distinct", {"name": _plain_name(str(item["name"]), str(item.get("letter", ""))),
+                                                 "n": rows, "conditions": conditions, "names": shown})
     if not item.get("name"):
         return ("facts.counted_where_rows", {"n": rows, "conditions": conditions, "names": shown})
     return ("facts.counted_where", {"name": _plain_name(str(item["name"]), str(item.get("letter", ""))), "n": rows,
@@ -1433,8 +1489,9 @@ def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
         name = column_phrase(ColumnFacts(of[0], "numbers", 0, letter=of[1]))
         if rows:
             column = of
-            said.append(("facts.counted_without" if item.get("without") else "facts.counted_all", {
-                "name": name, "rows": rows, "label": str(item.get("without", "")),
+            said.append(("facts.counted_without" if item.get("without") else "facts.counted_with" if item.get("with")
+                         else "facts.counted_all", {
+                "name": name, "rows": rows, "label": str(item.get("without") or item.get("with") or ""),
                                                "figures": [(f"facts.figure_{what}", {"figure": item.get("figure", "")})]}))
         else:
             said.append((f"facts.counted_{what}", {"name": name, "figure": item.get("figure", "")}))
