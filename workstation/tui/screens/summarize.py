@@ -189,6 +189,19 @@ class SummarizeScreen(AppScreen, Screen[None]):
     def _path_changed(self) -> None:
         self._note_parts_kept()
         self._note_asks()
+        self._forget_failure()
+
+    def _forget_failure(self) -> None:
+        """A run that failed said why on the state line until the next run: another document in the
+        box (typed, picked, or the chat's attachment offered) still read "Nothing of School Letters was
+        summarized: … is a folder" under it. The failure goes once the box names another path."""
+        if self._failed is None or self.running:
+            return
+        raw = self.query_one("#summarize-path", Input).value.strip()
+        if raw and typed_path(raw) == self._failed[1]:
+            return  # (the path that failed, put back to be mended: why stays said)
+        self._failed = None
+        self.query_one("#summarize-state", Label).update(self._result_text())
 
     def _note_asks(self) -> None:
         """Whether Ctrl+K asks in the chat from the path box now, or deletes to its end (the box's
