@@ -17,7 +17,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +99,7 @@ _MIGRATIONS: tuple[str, ...] = (
     CREATE UNIQUE INDEX keys_active_name ON keys(name) WHERE revoked IS NULL;
     """,
 )
-_COLUMNS = "name, created, last_used, revoked, tokens_per_day, max_parallel, profiles"
+_COLUMNS = "name, created, last_used, revoked, tokens_per_day, max_parallel, profiles, id"
 
 
 class KeyRingError(WorkstationError):
@@ -117,6 +117,8 @@ class ApiKey:
     tokens_per_day: int | None = None  # prompt + generated tokens a day; None: no limit
     max_parallel: int | None = None  # slots held at once; None: the server's default (serve --key-max-parallel)
     profiles: tuple[str, ...] = ()  # profiles it may use; empty: any
+    # its row in the key file: which of a person's keys it is (their name is also their renewed key's)
+    id: int | None = field(default=None, compare=False)
 
     def allows(self, profile: str) -> bool:
         return not self.profiles or profile in self.profiles
@@ -179,9 +181,9 @@ def _checked_limits(tokens_per_day: int | None, max_parallel: int | None,
 
 
 def _row(row: Sequence[Any]) -> ApiKey:
-    name, created, last_used, revoked, per_day, parallel, profiles = row
+    name, created, last_used, revoked, per_day, parallel, profiles, key_id = row
     return ApiKey(
-        name, created, last_used, revoked, per_day, parallel, tuple(p for p in profiles.split(",") if p)
+        name, created, last_used, revoked, per_day, parallel, tuple(p for p in profiles.split(",") if p), key_id
     )
 
 
@@ -236,11 +238,12 @@ class KeyRing:
                     raise KeyRingError(said=[("keys.other_capitals", {
                         "name": name, "person": taken[0],
                         "command": cli("keys revoke " + shell_word(taken[0], readable=True))})])
-                self._db.execute(
+                made = self._db.execute(
                     "INSERT INTO keys(name, hash, created, tokens_per_day, max_parallel, profiles) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     (name, key_digest(secret), key.created, tokens_per_day, max_parallel, ",".join(names)),
                 )
+                key = replace(key, id=made.lastrowid)
         except sqlite3.IntegrityError:
             raise KeyRingError(said=[("keys.has_key", {
                 "name": name, "command": cli("keys revoke " + shell_word(name, readable=True))})]) from None
@@ -330,12 +333,14 @@ class KeyRing:
         with self._lock:
             return self._db.execute("SELECT 1 FROM keys LIMIT 1").fetchone() is not None
 
-    def touch(self, last_used: dict[str, float]) -> None:
-        """Record when each named key was last used (one transaction)."""
+    def touch(self, last_used: dict[int, float]) -> None:
+        """Record when each key (by its ``id``) was last used (one transaction). By the key that
+        made the request, not its person's name: a use written after the person's key was renewed
+        (revoked, a new one given) was set on the new key, never used, and not on the old one."""
         if not last_used:
             return
         with self._lock, self._db:
             self._db.executemany(
-                "UPDATE keys SET last_used = MAX(COALESCE(last_used, 0), ?) WHERE name = ? AND revoked IS NULL",
-                [(t, name) for name, t in last_used.items()],
+                "UPDATE keys SET last_used = MAX(COALESCE(last_used, 0), ?) WHERE id = ?",
+                [(t, key_id) for key_id, t in last_used.items()],
             )
