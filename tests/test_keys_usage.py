@@ -620,3 +620,26 @@ def test_the_keys_command_speaks_the_language_asked(lang: str, said: dict[str, o
     assert capsys.readouterr().err.splitlines()[1].startswith(str(said["kept"]))
     assert main(["keys", "list", "--json", "--lang", lang]) == 0  # JSON stays as documented
     assert json.loads(capsys.readouterr().out)["keys"][0]["tokens_per_day"] == 200000
+
+
+def test_a_revoked_keys_date_is_said_as_the_language_writes_dates(capsys: pytest.CaptureFixture[str]) -> None:
+    """A Turkish sentence about a revoked key said its date the English way ("2026-12-07 09:36
+    tarihinde iptal edildi"), where `keys list` beside it, and the rest of the Turkish UI, write
+    07.12.2026 09:36 (the locale's ``date.moment``, as ``Texts.moment`` writes one)."""
+    from workstation.tui.i18n import Texts
+
+    assert main(["keys", "add", "ayşe"]) == 0
+    assert main(["keys", "revoke", "ayşe"]) == 0
+    ring = KeyRing(read_only=True)
+    revoked = ring.list(include_revoked=True)[0].revoked
+    ring.close()
+    capsys.readouterr()
+    turkish, english = Texts("tr").moment(revoked), time.strftime("%Y-%m-%d %H:%M", time.localtime(revoked))
+    assert turkish != english
+    assert main(["keys", "revoke", "ayşe", "--lang", "tr"]) == 1
+    assert capsys.readouterr().err == (f"workstation: 'ayşe' kişisinin anahtarı zaten {turkish} tarihinde iptal "
+                                       "edildi; çalışan bir sunucu onu reddeder.\n")
+    assert main(["keys", "set", "ayşe", "--tokens-per-day", "5", "--lang", "tr"]) == 1
+    assert f"'ayşe' kişisinin anahtarı {turkish} tarihinde iptal edildi" in capsys.readouterr().err
+    assert main(["keys", "revoke", "ayşe", "--lang", "en"]) == 1  # English as before
+    assert f"was already revoked on {english};" in capsys.readouterr().err

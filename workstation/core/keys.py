@@ -24,6 +24,7 @@ from typing import Any
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import alphabetical, fold
+from workstation.core.moments import Moment
 from workstation.core.paths import data_dir
 from workstation.core.phrases import Phrase
 from workstation.core.sqlite_schema import SchemaError, in_plain_words, open_database
@@ -308,13 +309,11 @@ class KeyRing:
                                    "ORDER BY name = ? DESC, revoked DESC LIMIT 1", (fold(name), name)).fetchone()
         return None if row is None else _row(row)
 
-    def _revoked(self, name: str) -> tuple[str, str] | None:
+    def _revoked(self, name: str) -> tuple[str, Moment] | None:
         """The name, as stored, of the last key of ``name`` (in any capitals) that was revoked,
-        and when (local time, to the minute); None where it never had one."""
-        from workstation.core.moments import local_text
-
+        and when (said in the sentence's language); None where it never had one."""
         key = self.last_revoked(name)
-        return None if key is None or key.revoked is None else (key.name, local_text(key.revoked))
+        return None if key is None or key.revoked is None else (key.name, Moment(key.revoked))
 
     def find(self, secret: str) -> ApiKey | None:
         """The key whose digest matches ``secret`` (revoked ones too: the caller says so)."""
