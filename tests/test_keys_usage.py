@@ -643,3 +643,18 @@ def test_a_revoked_keys_date_is_said_as_the_language_writes_dates(capsys: pytest
     assert f"'ayşe' kişisinin anahtarı {turkish} tarihinde iptal edildi" in capsys.readouterr().err
     assert main(["keys", "revoke", "ayşe", "--lang", "en"]) == 1  # English as before
     assert f"was already revoked on {english};" in capsys.readouterr().err
+
+
+def test_a_keys_day_of_tokens_says_in_turkish_what_a_token_is() -> None:
+    """The status line's "bugünkü token hakkını kullandı", F5's "token hakkı bitti" and a cut reply's
+    note said "token" to office staff unexplained, where the server's refusals of the same day say
+    "sözcük parçası (token)": every Turkish sentence of a key's day says it so."""
+    import re
+
+    import yaml
+
+    tr = yaml.safe_load((Path(__file__).parent.parent / "workstation" / "tui" / "locales" / "tr.yaml")
+                        .read_text(encoding="utf-8"))
+    assert [key for key, text in tr.items() if re.search(r"(?<!\()\btoken hakk", str(text))] == []
+    for key in ("status.day_used", "metric.quota", "remote.quota_cut", "remote.quota_cut_part"):
+        assert "sözcük parçası (token) hakk" in tr[key], key
