@@ -1088,3 +1088,33 @@ def test_a_refused_request_is_no_use_of_the_persons_new_key(
         assert main(["keys", "list", "--all", "--json"]) == 0
         listed = [k for k in json.loads(capsys.readouterr().out)["keys"] if k["name"] == "mehmet"]
         assert [k.get("tokens_today") for k in sorted(listed, key=lambda k: k["revoked"])] == [None, used], listed
+
+
+def test_a_use_written_after_the_persons_key_is_renewed_is_the_old_keys(scheduler: Scheduler) -> None:
+    """The writer found a request's key by its person's name when it wrote the use, not by the
+    key that made it: a request of Mehmet's old key whose use was written after his key was
+    renewed (revoked, a new one given) was set on his new key, "last used" by a key never used.
+    The writer is held here until the key is renewed, so the order is the same every run."""
+    with office(scheduler, {"mehmet": {}}) as o:
+        gate = threading.Event()
+        add = o.accounts.usage.add  # type: ignore[union-attr]
+
+        def held_add(records: Any) -> None:  # the real write, once the gate opens
+            gate.wait()
+            add(records)
+
+        o.accounts.usage.add = held_add  # type: ignore[union-attr,method-assign]
+        try:
+            assert chat(o.client("mehmet")) > 0  # answered; its use waits for the writer
+            assert main(["keys", "revoke", "mehmet"]) == 0
+            assert main(["keys", "add", "mehmet"]) == 0
+        finally:
+            gate.set()
+        o.accounts.flush()
+        ring = KeyRing(read_only=True)
+        rows = ring.list(include_revoked=True)
+        ring.close()
+        old = [k for k in rows if k.revoked is not None]
+        new = [k for k in rows if k.revoked is None]
+        assert len(old) == 1 and old[0].last_used is not None, rows  # the key that made the request
+        assert len(new) == 1 and new[0].last_used is None, rows  # never used

@@ -620,3 +620,41 @@ def test_the_keys_command_speaks_the_language_asked(lang: str, said: dict[str, o
     assert capsys.readouterr().err.splitlines()[1].startswith(str(said["kept"]))
     assert main(["keys", "list", "--json", "--lang", lang]) == 0  # JSON stays as documented
     assert json.loads(capsys.readouterr().out)["keys"][0]["tokens_per_day"] == 200000
+
+
+def test_a_revoked_keys_date_is_said_as_the_language_writes_dates(capsys: pytest.CaptureFixture[str]) -> None:
+    """A Turkish sentence about a revoked key said its date the English way ("2026-12-07 09:36
+    tarihinde iptal edildi"), where `keys list` beside it, and the rest of the Turkish UI, write
+    07.12.2026 09:36 (the locale's ``date.moment``, as ``Texts.moment`` writes one)."""
+    from workstation.tui.i18n import Texts
+
+    assert main(["keys", "add", "ayşe"]) == 0
+    assert main(["keys", "revoke", "ayşe"]) == 0
+    ring = KeyRing(read_only=True)
+    revoked = ring.list(include_revoked=True)[0].revoked
+    ring.close()
+    capsys.readouterr()
+    turkish, english = Texts("tr").moment(revoked), time.strftime("%Y-%m-%d %H:%M", time.localtime(revoked))
+    assert turkish != english
+    assert main(["keys", "revoke", "ayşe", "--lang", "tr"]) == 1
+    assert capsys.readouterr().err == (f"workstation: 'ayşe' kişisinin anahtarı zaten {turkish} tarihinde iptal "
+                                       "edildi; çalışan bir sunucu onu reddeder.\n")
+    assert main(["keys", "set", "ayşe", "--tokens-per-day", "5", "--lang", "tr"]) == 1
+    assert f"'ayşe' kişisinin anahtarı {turkish} tarihinde iptal edildi" in capsys.readouterr().err
+    assert main(["keys", "revoke", "ayşe", "--lang", "en"]) == 1  # English as before
+    assert f"was already revoked on {english};" in capsys.readouterr().err
+
+
+def test_a_keys_day_of_tokens_says_in_turkish_what_a_token_is() -> None:
+    """The status line's "bugünkü token hakkını kullandı", F5's "token hakkı bitti" and a cut reply's
+    note said "token" to office staff unexplained, where the server's refusals of the same day say
+    "sözcük parçası (token)": every Turkish sentence of a key's day says it so."""
+    import re
+
+    import yaml
+
+    tr = yaml.safe_load((Path(__file__).parent.parent / "workstation" / "tui" / "locales" / "tr.yaml")
+                        .read_text(encoding="utf-8"))
+    assert [key for key, text in tr.items() if re.search(r"(?<!\()\btoken hakk", str(text))] == []
+    for key in ("status.day_used", "metric.quota", "remote.quota_cut", "remote.quota_cut_part"):
+        assert "sözcük parçası (token) hakk" in tr[key], key

@@ -703,6 +703,8 @@ def test_a_desk_pc_names_the_servers_profile_as_f3_lists_it(
     """`profiles check` said "answers now, serving office-cpu" (the server's profile file) where F3 on
     the server lists "Office CPU — SmolLM2 135M": both it and F3's check name the profile so
     (``profile_said``, which the server says in each language), in the language asked."""
+    import json
+
     import yaml
 
     from workstation.cli import main
@@ -716,6 +718,11 @@ def test_a_desk_pc_names_the_servers_profile_as_f3_lists_it(
         assert "answers now, serving Office CPU — SmolLM2 135M\n" in capsys.readouterr().out
         assert main(["profiles", "check", str(path), "--lang", "tr"]) == 0
         assert "şu an yanıt veriyor, Ofis CPU'su — SmolLM2 sunuyor\n" in capsys.readouterr().out
+        # and --json names it too (the text said it; the JSON had only the profile's id, "model": "serve-test")
+        assert main(["profiles", "check", str(path), "--json"]) == 0
+        said = json.loads(capsys.readouterr().out)["server"]
+        assert (said["profile"], said["model"], said["ok"]) == ("Office CPU — SmolLM2 135M", "serve-test", True), said
+        assert said["model_name"], said
         desk = load_profile(str(path))
         assert server_verdict(desk, Texts("en")) == "The server answers now (its model: Office CPU — SmolLM2 135M)."
 

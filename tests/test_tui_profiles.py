@@ -1774,13 +1774,13 @@ async def test_a_used_up_day_says_when_on_the_status_line_and_clears_once_raised
             popup = " ".join(str(n.message) for n in app._notifications)
             again = f"saat {resets} itibarıyla yeniden yanıt verebilir"
             assert again in popup, popup
-            assert f"anahtarınız bugünkü token hakkını kullandı; {again}" in app.status_text(), app.status_text()
+            assert f"anahtarınız bugünkü sözcük parçası (token) hakkını kullandı; {again}" in app.status_text(), app.status_text()
             admin = KeyRing(server_data / DB_NAME)  # keys set ayse --tokens-per-day 60000
             admin.change("ayse", tokens_per_day=60_000, max_parallel=None, profiles=())
             admin.close()
             app._recheck_day()  # what the app's 30 s timer calls
             await until(pilot, lambda: app.not_answering == "")
-            assert "token hakkını kullandı" not in app.status_text(), app.status_text()
+            assert "(token) hakkını kullandı" not in app.status_text(), app.status_text()
 
 
 # the key's day used up before (by another program with the same key here): F6's first request refused;

@@ -287,7 +287,10 @@ def _check_remote(profile: Profile, eff: dict[str, object], args: argparse.Names
         answer = t("profiles_cmd.answers_but" if check.reachable else "profiles_cmd.not_asked"
                    if isinstance(check.error, ProfileError) else "profiles_cmd.no_answer", error=error)
     else:
-        server.update(model=check.model or None, listed=check.listed)
+        # the server's profile as F3 lists it there (our server), and its model as the server names it:
+        # what the text says it serves (``served_said``); --json named neither
+        server.update(model=check.model or None, listed=check.listed, profile=check.profile_said.get("en") or None,
+                      model_name=check.model_name or None)
         if check.not_served:
             server["error"] = t("profiles_cmd.serves_other", served=", ".join(check.listed), model=check.model)
             answer = t("profiles_cmd.answers_but_serves", error=server["error"])

@@ -17,13 +17,14 @@ import threading
 import time
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import alphabetical, fold
+from workstation.core.moments import Moment
 from workstation.core.paths import data_dir
 from workstation.core.phrases import Phrase
 from workstation.core.sqlite_schema import SchemaError, in_plain_words, open_database
@@ -99,7 +100,7 @@ _MIGRATIONS: tuple[str, ...] = (
     CREATE UNIQUE INDEX keys_active_name ON keys(name) WHERE revoked IS NULL;
     """,
 )
-_COLUMNS = "name, created, last_used, revoked, tokens_per_day, max_parallel, profiles"
+_COLUMNS = "name, created, last_used, revoked, tokens_per_day, max_parallel, profiles, id"
 
 
 class KeyRingError(WorkstationError):
@@ -117,6 +118,8 @@ class ApiKey:
     tokens_per_day: int | None = None  # prompt + generated tokens a day; None: no limit
     max_parallel: int | None = None  # slots held at once; None: the server's default (serve --key-max-parallel)
     profiles: tuple[str, ...] = ()  # profiles it may use; empty: any
+    # its row in the key file: which of a person's keys it is (their name is also their renewed key's)
+    id: int | None = field(default=None, compare=False)
 
     def allows(self, profile: str) -> bool:
         return not self.profiles or profile in self.profiles
@@ -179,9 +182,9 @@ def _checked_limits(tokens_per_day: int | None, max_parallel: int | None,
 
 
 def _row(row: Sequence[Any]) -> ApiKey:
-    name, created, last_used, revoked, per_day, parallel, profiles = row
+    name, created, last_used, revoked, per_day, parallel, profiles, key_id = row
     return ApiKey(
-        name, created, last_used, revoked, per_day, parallel, tuple(p for p in profiles.split(",") if p)
+        name, created, last_used, revoked, per_day, parallel, tuple(p for p in profiles.split(",") if p), key_id
     )
 
 
@@ -236,11 +239,12 @@ class KeyRing:
                     raise KeyRingError(said=[("keys.other_capitals", {
                         "name": name, "person": taken[0],
                         "command": cli("keys revoke " + shell_word(taken[0], readable=True))})])
-                self._db.execute(
+                made = self._db.execute(
                     "INSERT INTO keys(name, hash, created, tokens_per_day, max_parallel, profiles) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     (name, key_digest(secret), key.created, tokens_per_day, max_parallel, ",".join(names)),
                 )
+                key = replace(key, id=made.lastrowid)
         except sqlite3.IntegrityError:
             raise KeyRingError(said=[("keys.has_key", {
                 "name": name, "command": cli("keys revoke " + shell_word(name, readable=True))})]) from None
@@ -305,13 +309,11 @@ class KeyRing:
                                    "ORDER BY name = ? DESC, revoked DESC LIMIT 1", (fold(name), name)).fetchone()
         return None if row is None else _row(row)
 
-    def _revoked(self, name: str) -> tuple[str, str] | None:
+    def _revoked(self, name: str) -> tuple[str, Moment] | None:
         """The name, as stored, of the last key of ``name`` (in any capitals) that was revoked,
-        and when (local time, to the minute); None where it never had one."""
-        from workstation.core.moments import local_text
-
+        and when (said in the sentence's language); None where it never had one."""
         key = self.last_revoked(name)
-        return None if key is None or key.revoked is None else (key.name, local_text(key.revoked))
+        return None if key is None or key.revoked is None else (key.name, Moment(key.revoked))
 
     def find(self, secret: str) -> ApiKey | None:
         """The key whose digest matches ``secret`` (revoked ones too: the caller says so)."""
@@ -330,12 +332,14 @@ class KeyRing:
         with self._lock:
             return self._db.execute("SELECT 1 FROM keys LIMIT 1").fetchone() is not None
 
-    def touch(self, last_used: dict[str, float]) -> None:
-        """Record when each named key was last used (one transaction)."""
+    def touch(self, last_used: dict[int, float]) -> None:
+        """Record when each key (by its ``id``) was last used (one transaction). By the key that
+        made the request, not its person's name: a use written after the person's key was renewed
+        (revoked, a new one given) was set on the new key, never used, and not on the old one."""
         if not last_used:
             return
         with self._lock, self._db:
             self._db.executemany(
-                "UPDATE keys SET last_used = MAX(COALESCE(last_used, 0), ?) WHERE name = ? AND revoked IS NULL",
-                [(t, name) for name, t in last_used.items()],
+                "UPDATE keys SET last_used = MAX(COALESCE(last_used, 0), ?) WHERE id = ?",
+                [(t, key_id) for key_id, t in last_used.items()],
             )

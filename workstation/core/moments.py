@@ -30,7 +30,16 @@ def local_time(value: object) -> dt.datetime | None:
     return None if t is None else dt.datetime.fromtimestamp(t).astimezone()
 
 
-def local_text(value: object, fmt: str = "%Y-%m-%d %H:%M") -> str:
+MOMENT = "%Y-%m-%d %H:%M"  # a moment in English (the locales' ``date.moment``: Turkish 07.12.2026 09:36)
+
+
+class Moment(float):
+    """A stored time given to a sentence (``phrases.say``): written in the sentence's language,
+    through its ``date.moment``, as ``Texts.moment`` writes one (a revoked key's date was
+    2026-12-07 09:36 in a Turkish sentence, where the rest of the Turkish UI says 07.12.2026 09:36)."""
+
+
+def local_text(value: object, fmt: str = MOMENT) -> str:
     """``value`` in local time as ``fmt`` writes it; ``BAD`` where it is not a time."""
     at = local_time(value)
     return BAD if at is None else at.strftime(fmt)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workstation.core.letters import number_suffix
+from workstation.core.moments import MOMENT, Moment, local_text
 
 Phrase = tuple[str, dict[str, Any]]
 Lookup = Callable[[str], str | None]  # a translation by key (the TUI's Texts.get), None: English
@@ -1141,7 +1142,10 @@ WORDS = frozenset({
 
 def local_value(name: str, value: Any, lookup: Lookup | None) -> Any:
     """A value given to a sentence as ``name``: a figure in the lookup's language's writing
-    (``local_number``); people's words (``WORDS``) and anything not a string as they are."""
+    (``local_number``); a stored time (``Moment``) as the language writes one; people's words
+    (``WORDS``) and anything else not a string as they are."""
+    if isinstance(value, Moment):
+        return local_text(value, (lookup("date.moment") if lookup is not None else None) or MOMENT)
     return local_number(value, lookup) if isinstance(value, str) and name not in WORDS else value
 
 

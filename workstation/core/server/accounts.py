@@ -29,7 +29,7 @@ from workstation.core.quota import Clock, DailyQuota, OverQuota, minute_text, ne
 from workstation.core.server.prometheus import ServerMetrics
 from workstation.core.server.protocol import ApiError
 from workstation.core.slots import Owner
-from workstation.core.usage import CUT_BY_STOPPING, SHARED, UNKNOWN, UsageLog, UsageRecord
+from workstation.core.usage import CUT_BY_STOPPING, SHARED, UsageLog, UsageRecord
 
 log = logging.getLogger("uvicorn.error")
 BAD_KEY = "Incorrect or missing API key; send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'."
@@ -73,6 +73,18 @@ class Ticket:
     capped: bool = False  # the reply may be no longer than what is left of the key's day
 
 
+@dataclass(frozen=True)
+class Finished:
+    """A finished request as the writer thread takes it: its usage row, its audit line, and the
+    key that made it (``ApiKey.id``; None: the shared key or none), whose last use it is. The
+    key was found by its person's name when written: a use written after the person's key was
+    renewed was set on the new key."""
+
+    record: UsageRecord
+    line: dict[str, Any]
+    key_id: int | None = None
+
+
 def given_key(headers: Mapping[str, str]) -> str:
     header = headers.get("authorization", "")
     given = header[7:].strip() if header.lower().startswith("bearer ") else ""
@@ -110,7 +122,7 @@ class Accounts:
         self.clock = clock
         self.quota = DailyQuota(clock, usage.tokens_on_day if usage is not None else None)
         self.metrics = ServerMetrics()
-        self._pending: queue.Queue[tuple[UsageRecord, dict[str, Any]] | None] = queue.Queue()
+        self._pending: queue.Queue[Finished | None] = queue.Queue()
         self._writer: threading.Thread | None = None
         self.write_errors = 0
         self.write_problems: dict[str, str] = {}  # what could not be written: the problem said of it
@@ -320,7 +332,7 @@ class Accounts:
             if self.usage is not None:
                 with self._not_in_file_lock:
                     self._not_in_file[id(record)] = record
-            self._pending.put((record, line))
+            self._pending.put(Finished(record, line, caller.key.id if caller.key is not None else None))
         self.metrics.accounting_seconds += time.perf_counter() - t0
         self.metrics.accounted += 1
 
@@ -345,15 +357,15 @@ class Accounts:
             if len(items) < len(batch):
                 return
 
-    def _write(self, items: list[tuple[UsageRecord, dict[str, Any]]], last: bool = False) -> None:
+    def _write(self, items: list[Finished], last: bool = False) -> None:
         """The audit lines, then the usage rows (with the audit line each became) and the keys'
         last use. A part that fails is logged and the others are still written. ``last``: the
         server is closing, so rows kept from a failed write are tried now, whenever last tried."""
         t0 = time.perf_counter()
-        records = [record for record, _ in items]
+        records = [item.record for item in items]
         if self.audit is not None:
             with self._guard("the audit trail"):
-                heads = self.audit.append([line for _, line in items])
+                heads = self.audit.append([item.line for item in items])
                 for record, (seq, digest) in zip(records, heads, strict=True):
                     record.audit_seq, record.audit_hash = seq, digest
         if self.usage is not None:
@@ -379,14 +391,15 @@ class Accounts:
                     if id(r) not in kept:  # written (or past what is kept: dropped)
                         self._not_in_file.pop(id(r), None)
         if self.keys is not None:
-            last: dict[str, float] = {}
-            for r in records:
+            used: dict[int, float] = {}  # by the key that made the request (``Finished.key_id``)
+            for item in items:
+                r = item.record
                 # a refusal (a revoked key's 401 under its owner's name, a day used up) is no use: it
                 # was written as the last use of the person's new key, never used
-                if r.key not in (SHARED, UNKNOWN) and (r.status < 400 or r.tokens):
-                    last[r.key] = max(last.get(r.key, 0.0), r.t)
+                if item.key_id is not None and (r.status < 400 or r.tokens):
+                    used[item.key_id] = max(used.get(item.key_id, 0.0), r.t)
             with self._guard("the keys' last use"):
-                self.keys.touch(last)
+                self.keys.touch(used)
         self.metrics.writer_seconds += time.perf_counter() - t0
 
     @contextlib.contextmanager
