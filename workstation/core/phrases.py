@@ -649,9 +649,20 @@ ENGLISH: dict[str, str] = {
     "bench.spread_busy": "another program was probably using the CPU",
     "bench.spread_own": ("the other profiles, run in the same rounds, held steady, so it is this profile's own (a "
                          "first run slower while its memory settles, say)"),
-    "bench.replay_words": ("TTFT: the wait from sending a prompt to its first word; tok/s: how fast the rest is "
-                           "written, in tokens (pieces of words, about 4 for 3 English words) a second; prompt tok: "
-                           "the tokens read, cached: of them, those kept from the prompt before (not read again)."),
+    # what the tables' columns and tests mean (commands/bench.py: table_legend), joined by legend_sep
+    "bench.legend_sep": "; ",
+    "bench.legend_ngl": "ngl: GPU layers, how many of the model's layers run on the graphics card (0: all on the CPU)",
+    "bench.legend_kv": ("K/V: how the model's memory of the conversation is stored (f16: in full; q8_0, q4_0: "
+                        "packed smaller)"),
+    "bench.legend_fa": "fa: flash attention, a way of computing that saves memory (1: on, 0: off)",
+    "bench.legend_pp": "pp{n}: reading {n} tokens of a prompt",
+    "bench.legend_tg": "tg{n}: writing {n} tokens of a reply",
+    "bench.legend_ttft": "{name}: the wait from sending a prompt to its first word",
+    "bench.legend_chat_tg": "chat tg: writing a reply in a chat turn, as the app does (a helper model's guesses included, where the profile has one)",
+    "bench.legend_accepted": "accepted: of the helper model's guessed tokens, the share kept",
+    "bench.legend_tok_s": "tok/s: tokens (pieces of words, about 4 for 3 English words) a second",
+    "bench.legend_prompt_tok": "prompt tok: the tokens read",
+    "bench.legend_cached": "cached: of them, those kept from the prompt before (not read again)",
     "bench.replay_summary": ("{prompts}: TTFT mean {mean} ms, median {median} ms, p90 {p90} ms; {tps} tok/s over "
                              "{n} tokens{accepted}"),
     "bench.replay_accepted": ", guesses kept {p}",
