@@ -697,6 +697,29 @@ ENGLISH: dict[str, str] = {
     "weights.not_the_loss": (". So what the others lose against it is not what they lose against the original model; "
                              "a file downloaded at Q8_0 or F16 is a good yardstick."),
     # eval --kld: a candidate whose perplexity on a document came out lower than the reference's
+    # eval's notes under its table (commands/eval.py: format_eval and the notes it gathers)
+    "eval.baseline": "(baseline)",
+    "eval.tasks_unsure": "not sure: the tasks that came out differently do not lean clearly one way",
+    "eval.pts_accuracy": "{d} pts accuracy",
+    "eval.pct_perplexity": "{d}% perplexity",
+    "eval.same_speed": "the same speed",
+    "eval.x_faster": "x faster",
+    "eval.ppl_windows": "{profile}: perplexity over {n:|window|windows} of {ctx} tokens ({scored} tokens scored).",
+    "eval.reference_windows": "KL divergence against {profile} in windows of {ctx} tokens; the reference keeps its top {top_k} log-probabilities per scored token: {size} {kept} ({per_1k} per 1,000 tokens), {reused} of {n:|document|documents} read from the cache{again}.",
+    "eval.cached": "cached",
+    "eval.not_kept": "not kept",
+    "eval.timed_again": " (its speed measured again in this run, over one window)",
+    "eval.left_out": "Left out {why}",
+    "eval.all_documents": "{profile} against {name} over all {n} documents: {said}.",
+    "eval.kld_practically": "writes practically as well",
+    "eval.kld_very_nearly": "writes very nearly as well",
+    "eval.kld_little_worse": "writes a little worse",
+    "eval.kld_noticeably_worse": "writes noticeably worse",
+    "eval.kld_clearly_worse": "writes clearly worse",
+    "eval.differs_but": "differs from it, but {better}",
+    "eval.plain_kld": "In plain words, on {document}: {profile} picks the same next word as {name} {share} of the time, and {words}.",
+    'eval.both_ways': "note: {profile}'s speed against {name} went both ways ({low}x to {high}x on these documents): each is one pass, so another program using the CPU decides it; {command} compares their speed, repeated side by side.",
+    'eval.unbelievable': "note: {profile}'s speed against {name} is left out: it came out {how}, more than these settings can make (at most {most}x), so another program busy on this PC slowed one of them; {command} compares their speed, repeated side by side.",
     "kld.better_than_reference": ("{name} scored better than the reference {reference} on {document} (perplexity "
                                   "{delta}), so {reference} is not a good yardstick"),
     "kld.pick_unsure": ("this run cannot tell, as {better}; compare them against a file downloaded at Q8_0 or F16 "
