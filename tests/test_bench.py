@@ -119,6 +119,32 @@ def test_bench_table_and_replay(tiny_profile: Path, tmp_path: Path, capsys: pyte
         f" ya da daha uzun bir bağlamla ölçün: '-p {tiny_profile}\\ context=1024'." in err, err
 
 
+def test_the_bench_table_says_its_columns_in_plain_words(tiny_profile: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ngl, fa, pp64, tg4, chat tg had no legend (the --document table had one): one legend under
+    each table, in the command line's language, and --help says pp and tg in plain words."""
+    from workstation.commands.bench import REPLAY_WORDS
+
+    assert main(["bench", "-p", str(tiny_profile), "-n-prompt", "16", "-n", "4", "-r", "1", "--no-save"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    legend = next(line for line in lines if line.startswith("ngl: "))
+    for said in ("ngl: GPU layers", "fa: flash attention", "pp16: reading 16 tokens of a prompt",
+                 "tg4: writing 4 tokens of a reply", "ttft: the wait from sending a prompt to its first word",
+                 "chat tg: writing a reply in a chat turn", "tok/s: tokens (pieces of words"):
+        assert said in legend, said
+    # the replay's legend is the same function's: its tok/s said alike
+    assert "tok/s: tokens (pieces of words, about 4 for 3 English words) a second" in REPLAY_WORDS
+    assert main(["bench", "-p", str(tiny_profile), "-n-prompt", "16", "-n", "4", "-r", "1", "--no-save",
+                 "--lang", "tr"]) == 0
+    legend = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("ngl: "))
+    assert "pp16: bir istemin 16 tokenını okuma" in legend and "tg4: bir yanıtın 4 tokenını yazma" in legend \
+        and "fa: flash attention, bellekten" in legend and "GPU katmanları" in legend
+    for lang, words in (("en", ("reading a prompt", "writing a reply")), ("tr", ("istemi okuma", "yanıt yazma"))):
+        with pytest.raises(SystemExit):
+            main(["--lang", lang, "bench", "--help"])
+        helped = " ".join(capsys.readouterr().out.split())
+        assert all(w in helped for w in words) and "pp/tg" not in helped and "(pp)" not in helped, helped
+
+
 def test_a_variant_of_a_profile_is_named_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
     """"office-cpu, and office-cpu with the half-size context memory" took a second profile file
     written by hand: -p takes the settings to change after the profile, set and checked as F3's E

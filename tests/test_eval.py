@@ -239,6 +239,36 @@ def test_eval_cli_tasks_and_perplexity_json(
     assert saved["perplexity"].value == pytest.approx(entry["perplexity"]["ppl"])
 
 
+def test_eval_speaks_turkish_under_its_notes_too(
+    tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`eval --lang tr` was refused ("'eval' is a command of its own") and its notes were English
+    text inside eval.py ("perplexity over 1 window(s)", "In plain words", "1.30x faster")."""
+    profile = tmp_path / "tiny.yaml"
+    profile.write_text(
+        f"name: tiny\nmodel: {smollm2_path}\ncontext: 256\nthreads: 1\ngpu_layers: 0\nsystem_prompt: ''\n",
+        encoding="utf-8",
+    )
+    text = tmp_path / "text.txt"
+    text.write_text(EASY * 4, encoding="utf-8")
+    rc = main(["--lang", "tr", "eval", "-p", str(profile), "-p", f"{profile} kv_cache=q8_0", "--perplexity", str(text),
+               "--ctx", "64", "--chunks", "1", "--no-save"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    notes = [line for line in out.splitlines() if not line.startswith("|")]
+    assert "(karşılaştırma temeli)" in out and "kat daha" in out and "(baseline)" not in out
+    assert notes == ["tiny: 64 tokenlik 1 pencere üzerinden perplexity (puanlanan 31 token)."], notes
+    english = ("window", "faster", "slower", "the same speed", "tokens", "In plain words", "KL divergence")
+    rc = main(["eval", "--lang", "tr", "-p", str(profile), "-p", f"{profile} kv_cache=q8_0", "--kld", str(text),
+               "--ctx", "64", "--chunks", "1", "--no-save"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    notes = [line for line in out.splitlines() if not line.startswith("|")]
+    assert notes[0].startswith("64 tokenlik pencerelerde tiny ile KL ıraksaması") and \
+        notes[1].startswith("Kısacası, text.txt üzerinde: tiny · ") and "sonraki sözcüğü seçer ve " in notes[1]
+    assert not [w for w in english for line in notes[:2] if w in line]
+
+
 def test_the_table_has_a_column_per_language_only_where_there_are_several() -> None:
     """Tasks without a language got a column "no lang 1/2" beside the accuracy it repeated."""
     from workstation.commands.eval import ProfileEval, format_eval

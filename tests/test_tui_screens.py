@@ -1475,13 +1475,13 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
     # the texts that say a token's words say that figure (bench said "3 for 2 English words", F1 three quarters)
     from workstation.core.phrases import words_per_token
 
-    assert words_per_token() == 0.75 and "about 4 for 3 English words" in say([("bench.replay_words", {})]) \
+    assert words_per_token() == 0.75 and "about 4 for 3 English words" in say([("bench.legend_tok_s", {})]) \
         and "three quarters of a word" in en("metric.help") and "about 750 words" in en("sampling.max_tokens.help")
     # a Turkish word's pieces depend on the model (SmolLM2 cut one in 4-5; F1 said "çoğu zaman 2-3"),
     # around the fixed figure of 0.4 words a token (2.5 tokens)
     assert words_per_token(tr.get) == 0.4 and all(
         "modele göre 2 ila 5" in tr(key) and "2-3" not in tr(key)
-        for key in ("metric.help", "bench.replay_words", "sampling.max_tokens.help"))
+        for key in ("metric.help", "bench.legend_tok_s", "sampling.max_tokens.help"))
     # the words of a text: by spaces, and Chinese and Japanese (no spaces) at 1.5 characters a word,
     # their punctuation none (by spaces a Chinese thought of 12 characters was 1 word)
     from workstation.core.phrases import words_in

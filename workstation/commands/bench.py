@@ -52,16 +52,18 @@ from workstation.tui.i18n import Texts
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench",
-        help="speed tests like llama-bench (pp/tg tok/s), TTFT and speculative acceptance",
-        description="Prompt processing (pp) and generation (tg) tests as llama-bench runs them, "
-        "plus time to first token of a chat turn and, for speculative profiles, the share of "
-        "drafted tokens accepted. Results are saved to the history.",
+        help="speed tests like llama-bench: reading a prompt and writing a reply in tokens a second, the wait "
+        "for the first word (TTFT) and how many of a helper model's guesses are kept",
+        description="Times reading a prompt (the table's pp512: reading 512 tokens) and writing a reply (tg128: "
+        "writing 128 tokens) as llama-bench runs them, plus the wait for the first word of a chat turn (TTFT) "
+        "and, for profiles with a helper model that guesses ahead, the share of its guesses kept. A line under "
+        "the table says what each column means. Results are saved to the history.",
     )
     add_profile_arg(p, multiple=True, variants=True)
     p.add_argument("--n-prompt", "-n-prompt", dest="n_prompt", type=int, default=512, metavar="N",
-                   help="prompt tokens for the pp test, 0 to skip it (default 512)")
+                   help="tokens of the reading test (pp: reading a prompt), 0 to skip it (default 512)")
     p.add_argument("--n-gen", "-n-gen", "-n", dest="n_gen", type=int, metavar="N",
-                   help="generated tokens for the tg test, 0 to skip it (default 128)")
+                   help="tokens of the writing test (tg: writing a reply), 0 to skip it (default 128)")
     p.add_argument("-r", "--repetitions", type=int, metavar="N",
                    help="timed runs per test (default 5); with --replay, rounds of the prompts (default 1)")
     p.add_argument("--quick", action="store_true", help=QUICK_HELP)
@@ -86,8 +88,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 # a newcomer's first look: the default is llama-bench's own tests (pp512, tg128, 5 repetitions), whose
 # figures engineers compare with llama-bench's; a short tg repeated 3 times still says its spread
 QUICK_GEN, QUICK_REPETITIONS = 32, 3
-QUICK_HELP = (f"a first look in about a third of the time: tg{QUICK_GEN} instead of tg128, {QUICK_REPETITIONS} "
-              "repetitions instead of 5 (-n and -r, given too, win); without it, llama-bench's own tests")
+QUICK_HELP = (f"a first look in about a third of the time: writing {QUICK_GEN} tokens instead of 128 (tg{QUICK_GEN}), "
+              f"{QUICK_REPETITIONS} repetitions instead of 5 (-n and -r, given too, win); without it, llama-bench's own "
+              "tests")
 
 
 def _profiles(args: argparse.Namespace) -> list[Profile]:
@@ -278,9 +281,32 @@ def format_bench(results: list[ProfileBench], lookup: Lookup | None = None) -> s
             rows.append([*base, "accepted", "none drafted (see below)"])
     rounds = max((r.rounds for r in results), default=1)
     order = [say([("bench.rounds", {"rounds": rounds})], lookup)] if rounds > 1 else []
-    return "\n".join([text_table(header, rows, {2, 3, 4, 5, 9}), *order, *plain_words(results, lookup),
+    return "\n".join([text_table(header, rows, {2, 3, 4, 5, 9}), bench_legend(results, lookup), *order,
+                      *plain_words(results, lookup),
                       *drafting_notes(results, lookup), *spread_notes(results, lookup),
                       *same_run_notes(results, lookup)])
+
+
+def table_legend(columns: list[Phrase], lookup: Lookup | None = None) -> str:
+    """What a table's columns and tests mean, in plain words, one line under it: bench's table
+    ("ngl", "fa", "pp512", "tg32", "chat tg" said nothing to an office manager) and the
+    --replay/--document table alike; each of ``columns`` a ``bench.legend_*`` phrase."""
+    return say([("bench.legend_sep", {})], lookup).join(say([c], lookup) for c in columns) + "."
+
+
+def bench_legend(results: list[ProfileBench], lookup: Lookup | None = None) -> str:
+    """``table_legend`` of bench's table: its settings' columns, then the tests it shows."""
+    columns: list[Phrase] = [("bench.legend_ngl", {}), ("bench.legend_kv", {}), ("bench.legend_fa", {})]
+    for name, key in (("pp", "bench.legend_pp"), ("tg", "bench.legend_tg")):
+        for n in dict.fromkeys(s.n_tokens for r in results if (s := getattr(r, name)) is not None):
+            columns.append((key, {"n": n}))
+    if any(r.ttft_ms is not None for r in results):
+        columns.append(("bench.legend_ttft", {"name": "ttft"}))
+    if any(r.ttft_ms is not None and r.chat_ts is not None for r in results):
+        columns.append(("bench.legend_chat_tg", {}))
+    if any(r.acceptance is not None or (r.model_info.get("speculative", "off") != "off" and r.turns) for r in results):
+        columns.append(("bench.legend_accepted", {}))
+    return table_legend([*columns, ("bench.legend_tok_s", {})], lookup)
 
 
 def speed_words(r: float, same: str, faster: str, lookup: Lookup | None = None) -> str:
@@ -595,7 +621,9 @@ def spread_notes(results: list[ProfileBench], lookup: Lookup | None = None) -> l
 
 
 LENGTHS_APART = 2.0  # replies whose tokens differ by more than this many times: their speeds are not compared
-REPLAY_WORDS = say([("bench.replay_words", {})])  # what the replay table's columns are (in English)
+REPLAY_COLUMNS: list[Phrase] = [("bench.legend_ttft", {"name": "TTFT"}), ("bench.legend_tok_s", {}),
+                                 ("bench.legend_prompt_tok", {}), ("bench.legend_cached", {})]
+REPLAY_WORDS = table_legend(REPLAY_COLUMNS)  # what the replay table's columns are (in English)
 
 
 def format_replay(replays: list[ReplayResult], differences: list[str] | None = None,
@@ -626,7 +654,7 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
             "prompts": prompts, "mean": f"{s['ttft_ms_mean']:.0f}", "median": f"{s['ttft_ms_median']:.0f}",
             "p90": f"{s['ttft_ms_p90']:.0f}", "tps": tps, "n": s["predicted_n"], "accepted": acc})], lookup) + "\n")
     if replays:
-        parts.append(say([("bench.replay_words", {})], lookup))
+        parts.append(table_legend(REPLAY_COLUMNS, lookup))
     first = replays[0].summary() if replays else {}
     for res in replays[1:]:
         s = res.summary()

@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from workstation.commands import add_profile_arg, print_json, profile_refs, text_table
+from workstation.commands import (
+    add_lang_arg,
+    add_profile_arg,
+    print_json,
+    profile_refs,
+    text_table,
+    texts_of,
+)
 from workstation.commands.bench import (
     apart,
     clear_progress,
@@ -59,7 +66,7 @@ from workstation.core.kld import (
     time_reference,
 )
 from workstation.core.model_info import read_model_info
-from workstation.core.phrases import Phrase, say, share_percent
+from workstation.core.phrases import Lookup, Phrase, say, share_percent
 from workstation.core.profile_variants import load_variant
 from workstation.core.profiles import KVCache, Profile, kv_words
 from workstation.core.results import ResultRow, save_printed_run
@@ -96,6 +103,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="also list every task's reply")
     p.add_argument("--no-save", action="store_true", help="do not save the results to the history")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    add_lang_arg(p)  # the notes under the table
     p.set_defaults(func=run)
 
 
@@ -248,19 +256,22 @@ def tasks_apart(base: TasksScore, other: TasksScore) -> bool:
     return min(1.0, 2 * tail) < 0.05
 
 
-TASKS_UNSURE = "not sure: the tasks that came out differently do not lean clearly one way"
+TASKS_UNSURE = say([("eval.tasks_unsure", {})])
 
 
-def describe(delta: dict[str, Any]) -> str:
+def describe(delta: dict[str, Any], lookup: Lookup | None = None) -> str:
+    """A profile against the first in a few words (the table's last column), in ``lookup``'s language."""
     parts = []
     if delta["accuracy_delta_pts"] is not None:
         sure = delta.get("accuracy_sure", True) or delta["accuracy_delta_pts"] == 0
-        parts.append(f"{_signed(delta['accuracy_delta_pts'])} pts accuracy" + ("" if sure else f" ({TASKS_UNSURE})"))
+        parts.append(say([("eval.pts_accuracy", {"d": _signed(delta["accuracy_delta_pts"])})], lookup)
+                     + ("" if sure else f" ({say([('eval.tasks_unsure', {})], lookup)})"))
     if delta["perplexity_delta_pct"] is not None:
-        parts.append(f"{_signed(delta['perplexity_delta_pct'])}% perplexity")
+        parts.append(say([("eval.pct_perplexity", {"d": _signed(delta["perplexity_delta_pct"])})], lookup))
     r = delta["speed_ratio"]
     if r:
-        parts.append(speed_words(r, "the same speed", "x faster"))
+        parts.append(speed_words(r, say([("eval.same_speed", {})], lookup), say([("eval.x_faster", {})], lookup),
+                                 lookup))
     return ", ".join(parts) or "-"
 
 
@@ -475,7 +486,8 @@ def run(args: argparse.Namespace) -> int:
         _say_not_kept(plan)
         _keep(args, results)
         return 0
-    print(format_eval(results, deltas, args.kld))
+    t = texts_of(args)
+    print(format_eval(results, deltas, args.kld, t.get if t.lang != "en" else None))
     if args.verbose:
         for r in results:
             if r.tasks:
@@ -564,9 +576,11 @@ def _kld_timed(r: ProfileEval) -> bool:
     return bool(r.kld) and not (r.tasks is not None and r.tasks.gen_ts) and r.ppl is None
 
 
-def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], documents: list[Path] | None = None) -> str:
-    """The table and the notes under it; ``documents``: the --kld files as typed, which the
-    command to time them whole names."""
+def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], documents: list[Path] | None = None,
+                lookup: Lookup | None = None) -> str:
+    """The table and the notes under it, in ``lookup``'s language (the command line's: they were
+    English under --lang tr); ``documents``: the --kld files as typed, which the command to time
+    them whole names."""
     langs: list[str] = []
     for r in results:
         if r.tasks:
@@ -610,14 +624,15 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
             if n_docs:
                 row += _kld_cells(r, j)
             if r is results[0]:
-                row.append("(baseline)")
+                row.append(say([("eval.baseline", {})], lookup))
             elif j == 0 and not (n_docs > 1 and _kld_timed(r)):
-                row.append(describe(d))
+                row.append(describe(d, lookup))
             else:  # a document's own speed: the first row said all documents' ("1.81x slower" beside 1.56x)
                 ratio = r.kld[j].tokens_per_second / results[0].references[j].tokens_per_second \
                     if r.kld and results[0].references and results[0].references[j].decode_seconds > 0 else 0.0
                 ratio = ratio if believable(ratio, results[0], r) else 0.0
-                row.append(describe({"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": ratio}))
+                row.append(describe({"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": ratio},
+                                    lookup))
             rows.append(row)
     left = ("profile", "model", "K/V", "document")
     right = {i for i, h in enumerate(header) if h not in left and not h.startswith("vs ")}
@@ -625,31 +640,28 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
     notes = []
     for r in results:
         if r.ppl:
-            notes.append(
-                f"{r.profile}: perplexity over {r.ppl.n_chunks} window(s) of {r.ppl.n_ctx} tokens "
-                f"({r.ppl.n_scored} tokens scored)."
-            )
+            notes.append(say([("eval.ppl_windows", {"profile": r.profile, "n": r.ppl.n_chunks, "ctx": r.ppl.n_ctx,
+                                                    "scored": r.ppl.n_scored})], lookup))
             break
     if results[0].references:
         refs = results[0].references
         reused = sum(ref.cache_reused for ref in refs)
-        notes.append(
-            f"KL divergence against {results[0].profile} in windows of {refs[0].n_ctx} tokens; the "
-            f"reference keeps its top {refs[0].top_k} log-probabilities per scored token: "
-            # in the units every size is said in (human_bytes: it said "MiB" and "KiB" here alone)
-            f"{human_bytes(sum(ref.cache_bytes for ref in refs))} {'cached' if refs[0].cache_kept else 'not kept'} "
-            f"({human_bytes(refs[0].cache_bytes_per_1k_tokens)} per 1,000 tokens), "
-            f"{reused} of {len(refs)} document{'' if len(refs) == 1 else 's'} read from the cache"
-            + (" (its speed measured again in this run, over one window)." if reused else ".")
-        )
-    notes += [f"Left out {why}" for why in results[0].left_out]
+        # (sizes in the units every size is said in, human_bytes: it said "MiB" and "KiB" here alone)
+        notes.append(say([("eval.reference_windows", {
+            "profile": results[0].profile, "ctx": refs[0].n_ctx, "top_k": refs[0].top_k,
+            "size": human_bytes(sum(ref.cache_bytes for ref in refs)),
+            "kept": ("eval.cached" if refs[0].cache_kept else "eval.not_kept", {}),
+            "per_1k": human_bytes(refs[0].cache_bytes_per_1k_tokens), "reused": reused, "n": len(refs),
+            "again": [("eval.timed_again", {})] if reused else []})], lookup))
+    notes += [say([("eval.left_out", {"why": why})], lookup) for why in results[0].left_out]
     if n_docs > 1:  # the whole run's speed, the rows being each document's
-        notes += [f"{r.profile} against {results[0].profile} over all {n_docs} documents: {describe(d)}."
+        notes += [say([("eval.all_documents", {"profile": r.profile, "name": results[0].profile, "n": n_docs,
+                                               "said": describe(d, lookup)})], lookup)
                   for r, d in zip(results[1:], deltas[1:], strict=True) if _kld_timed(r) and describe(d) != "-"]
-    notes += plain_kld_notes(results)
+    notes += plain_kld_notes(results, lookup)
     notes += choice_notes(results, deltas, documents)
-    notes += kld_speed_notes(results)
-    notes += unbelievable_notes(results, deltas)
+    notes += kld_speed_notes(results, lookup)
+    notes += unbelievable_notes(results, deltas, lookup)
     if results[0].references:
         from workstation.core.weight_levels import four_bit_levels, four_bit_phrase, reference_note
 
@@ -665,12 +677,18 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
 
 # KL divergence (nats per token) up to which a quantization's text reads so, in plain words: near
 # llama.cpp's published figures (Q8_0 about 0.001, Q6_K 0.004, Q4_K_M 0.02-0.03, Q2_K 0.3 and up)
-KLD_WORDS = ((0.005, "writes practically as well"),  # (not "the same text": 1 word in 20 may differ)
-             (0.02, "writes very nearly as well"),
-             (0.1, "writes a little worse"), (0.3, "writes noticeably worse"), (float("inf"), "writes clearly worse"))
+KLD_WORDS = ((0.005, "eval.kld_practically"),  # "writes practically as well" (not "the same text": 1 word in 20 may differ)
+             (0.02, "eval.kld_very_nearly"),
+             (0.1, "eval.kld_little_worse"), (0.3, "eval.kld_noticeably_worse"), (float("inf"), "eval.kld_clearly_worse"))
 
 
-def kld_speed_notes(results: list[ProfileEval]) -> list[str]:
+def kld_words(kld: float, lookup: Lookup | None = None) -> tuple[str, str]:
+    """What a KL divergence means, in words (``KLD_WORDS``): its phrase's key and its words."""
+    key = next(k for limit, k in KLD_WORDS if kld < limit)
+    return key, say([(key, {})], lookup)
+
+
+def kld_speed_notes(results: list[ProfileEval], lookup: Lookup | None = None) -> list[str]:
     """A sentence for a profile whose speed against the reference went one way on one document
     and the other way on another (1.23x slower, then 1.51x faster): one pass of each is timed,
     and a busy moment decides it; ``bench`` times them side by side, repeated."""
@@ -680,17 +698,16 @@ def kld_speed_notes(results: list[ProfileEval]) -> list[str]:
         ratios = [k.tokens_per_second / ref.tokens_per_second for k, ref in zip(r.kld, refs, strict=False)
                   if ref.decode_seconds > 0 and ref.tokens_per_second > 0]
         if len(ratios) >= 2 and max(ratios) > SPEED_APART and min(ratios) < 1 / SPEED_APART:
-            notes.append(f"note: {r.profile}'s speed against {results[0].profile} went both ways ({min(ratios):.2f}x "
-                         f"to {max(ratios):.2f}x on these documents): each is one pass, so another program using the "
-                         f"CPU decides it; {cli(f'bench -p {results[0].typed} -p {r.typed}')} "
-                         "compares their speed, repeated side by side.")
+            notes.append(say([("eval.both_ways", {
+                "profile": r.profile, "name": results[0].profile, "low": f"{min(ratios):.2f}", "high": f"{max(ratios):.2f}",
+                "command": cli(f"bench -p {results[0].typed} -p {r.typed}")})], lookup))
     return notes
 
 
 SPEED_APART = 1.1  # a tenth faster on one document and a tenth slower on another: not the profile's own
 
 
-def plain_kld_notes(results: list[ProfileEval]) -> list[str]:
+def plain_kld_notes(results: list[ProfileEval], lookup: Lookup | None = None) -> list[str]:
     """What each quantization's KL divergence means, in a sentence an office reads."""
     if not results or not results[0].references:
         return []
@@ -698,11 +715,11 @@ def plain_kld_notes(results: list[ProfileEval]) -> list[str]:
     notes = []
     for r in results[1:]:
         for k in r.kld:
-            words = next(w for limit, w in KLD_WORDS if k.kld_mean < limit)
-            if _scored_better(k) and words in WORSE:  # (Q8_0 "writes noticeably worse" at Δppl −17.2%)
-                words = f"differs from it, but {say([better_phrase(r, ref, k)])}"
-            notes.append(f"In plain words, on {k.document}: {r.profile} picks the same next word as {ref} "
-                         f"{share_percent(k.same_top)} of the time, and {words}.")
+            key, words = kld_words(k.kld_mean, lookup)
+            if _scored_better(k) and key in WORSE:  # (Q8_0 "writes noticeably worse" at Δppl −17.2%)
+                words = say([("eval.differs_but", {"better": better_phrase(r, ref, k)})], lookup)
+            notes.append(say([("eval.plain_kld", {"document": k.document, "profile": r.profile, "name": ref,
+                                                  "share": share_percent(k.same_top), "words": words})], lookup))
     return notes
 
 
@@ -759,8 +776,8 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
         if not r.kld:
             continue
         worst = max(k.kld_mean for k in r.kld)
-        words = next(w for limit, w in KLD_WORDS if worst < limit)
-        better = [k for k in r.kld if _scored_better(k)] if words in WORSE else []
+        key, words = kld_words(worst)
+        better = [k for k in r.kld if _scored_better(k)] if key in WORSE else []
         if better:  # the reference is no yardstick: nothing is called worse than it, nothing picked by it
             words = say([better_phrase(r, first.profile, better[0])]).replace(f"{r.profile} scored", "scored", 1)
         verb = "reads your documents" if _kld_timed(r) else "writes replies"
@@ -831,7 +848,8 @@ def writing_ratio(r: ProfileEval, first: ProfileEval) -> tuple[float, bool] | No
     return (ratio, apart(r.writing, first.writing)) if believable(ratio, first, r) else None
 
 
-def unbelievable_notes(results: list[ProfileEval], deltas: list[dict[str, Any]]) -> list[str]:
+def unbelievable_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
+                       lookup: Lookup | None = None) -> list[str]:
     """A sentence for each speed left unsaid as beyond what the settings allow (``believable``)."""
     if not results:
         return []
@@ -843,11 +861,11 @@ def unbelievable_notes(results: list[ProfileEval], deltas: list[dict[str, Any]])
             ratios += [] if believable(wrote, first, r) else [wrote]
         if ratios:
             worst = max(ratios, key=lambda x: max(x, 1 / x))
-            notes.append(f"note: {r.profile}'s speed against {first.profile} is left out: it came out "
-                         f"{speed_words(worst, 'as fast', 'x faster')}, more than these settings can make "
-                         f"(at most {speed_bound(first, r):.1f}x), so another program busy on this PC slowed one "
-                         f"of them; {cli(f'bench -p {first.typed} -p {r.typed}')} compares their speed, "
-                         "repeated side by side.")
+            notes.append(say([("eval.unbelievable", {
+                "profile": r.profile, "name": first.profile,
+                "how": speed_words(worst, say([("bench.as_fast", {})], lookup), say([("eval.x_faster", {})], lookup),
+                                   lookup),
+                "most": f"{speed_bound(first, r):.1f}", "command": cli(f"bench -p {first.typed} -p {r.typed}")})], lookup))
     return notes
 
 

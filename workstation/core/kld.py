@@ -583,6 +583,14 @@ class QuantizationPoint:
     documents: list[str]
     kv_bytes: int = 0  # its K/V cache at the profile's context (0: a run saved before it was kept)
     key: str = ""  # what its rows are told apart by (``run_key``)
+    total_bytes: int = 0  # the planner's memory for the profile, as F4 and fit say it (0: a run saved before)
+
+    @property
+    def memory_bytes(self) -> int:
+        """The memory the profile needs: the planner's total (weights, this CPU's repacked copy,
+        compute buffers and K/V cache: what F4 and ``fit`` say), else, for a run saved before it
+        was kept, its file and K/V cache (F12 said 186 MB where fit said 282 MB)."""
+        return self.total_bytes or self.model_bytes + self.kv_bytes
 
 
 def _pooled(rows: list[HistoryEntry], weights: list[int], name: str) -> float:
@@ -642,5 +650,6 @@ def quantization_points(entries: list[HistoryEntry], run: str | None = None) -> 
             documents=[str(r.data.get("document", "")) for r in rows],
             kv_bytes=int(first.get("kv_bytes", 0)),
             key=key,
+            total_bytes=int(first.get("total_bytes", 0)),
         ))
     return next((e.created for e in entries if e.run_id == run), ""), points

@@ -650,9 +650,20 @@ ENGLISH: dict[str, str] = {
     "bench.spread_busy": "another program was probably using the CPU",
     "bench.spread_own": ("the other profiles, run in the same rounds, held steady, so it is this profile's own (a "
                          "first run slower while its memory settles, say)"),
-    "bench.replay_words": ("TTFT: the wait from sending a prompt to its first word; tok/s: how fast the rest is "
-                           "written, in tokens (pieces of words, about 4 for 3 English words) a second; prompt tok: "
-                           "the tokens read, cached: of them, those kept from the prompt before (not read again)."),
+    # what the tables' columns and tests mean (commands/bench.py: table_legend), joined by legend_sep
+    "bench.legend_sep": "; ",
+    "bench.legend_ngl": "ngl: GPU layers, how many of the model's layers run on the graphics card (0: all on the CPU)",
+    "bench.legend_kv": ("K/V: how the model's memory of the conversation is stored (f16: in full; q8_0, q4_0: "
+                        "packed smaller)"),
+    "bench.legend_fa": "fa: flash attention, a way of computing that saves memory (1: on, 0: off)",
+    "bench.legend_pp": "pp{n}: reading {n} tokens of a prompt",
+    "bench.legend_tg": "tg{n}: writing {n} tokens of a reply",
+    "bench.legend_ttft": "{name}: the wait from sending a prompt to its first word",
+    "bench.legend_chat_tg": "chat tg: writing a reply in a chat turn, as the app does (a helper model's guesses included, where the profile has one)",
+    "bench.legend_accepted": "accepted: of the helper model's guessed tokens, the share kept",
+    "bench.legend_tok_s": "tok/s: tokens (pieces of words, about 4 for 3 English words) a second",
+    "bench.legend_prompt_tok": "prompt tok: the tokens read",
+    "bench.legend_cached": "cached: of them, those kept from the prompt before (not read again)",
     "bench.replay_summary": ("{prompts}: TTFT mean {mean} ms, median {median} ms, p90 {p90} ms; {tps} tok/s over "
                              "{n} tokens{accepted}"),
     "bench.replay_accepted": ", guesses kept {p}",
@@ -687,6 +698,29 @@ ENGLISH: dict[str, str] = {
     "weights.not_the_loss": (". So what the others lose against it is not what they lose against the original model; "
                              "a file downloaded at Q8_0 or F16 is a good yardstick."),
     # eval --kld: a candidate whose perplexity on a document came out lower than the reference's
+    # eval's notes under its table (commands/eval.py: format_eval and the notes it gathers)
+    "eval.baseline": "(baseline)",
+    "eval.tasks_unsure": "not sure: the tasks that came out differently do not lean clearly one way",
+    "eval.pts_accuracy": "{d} pts accuracy",
+    "eval.pct_perplexity": "{d}% perplexity",
+    "eval.same_speed": "the same speed",
+    "eval.x_faster": "x faster",
+    "eval.ppl_windows": "{profile}: perplexity over {n:|window|windows} of {ctx} tokens ({scored} tokens scored).",
+    "eval.reference_windows": "KL divergence against {profile} in windows of {ctx} tokens; the reference keeps its top {top_k} log-probabilities per scored token: {size} {kept} ({per_1k} per 1,000 tokens), {reused} of {n:|document|documents} read from the cache{again}.",
+    "eval.cached": "cached",
+    "eval.not_kept": "not kept",
+    "eval.timed_again": " (its speed measured again in this run, over one window)",
+    "eval.left_out": "Left out {why}",
+    "eval.all_documents": "{profile} against {name} over all {n} documents: {said}.",
+    "eval.kld_practically": "writes practically as well",
+    "eval.kld_very_nearly": "writes very nearly as well",
+    "eval.kld_little_worse": "writes a little worse",
+    "eval.kld_noticeably_worse": "writes noticeably worse",
+    "eval.kld_clearly_worse": "writes clearly worse",
+    "eval.differs_but": "differs from it, but {better}",
+    "eval.plain_kld": "In plain words, on {document}: {profile} picks the same next word as {name} {share} of the time, and {words}.",
+    'eval.both_ways': "note: {profile}'s speed against {name} went both ways ({low}x to {high}x on these documents): each is one pass, so another program using the CPU decides it; {command} compares their speed, repeated side by side.",
+    'eval.unbelievable': "note: {profile}'s speed against {name} is left out: it came out {how}, more than these settings can make (at most {most}x), so another program busy on this PC slowed one of them; {command} compares their speed, repeated side by side.",
     "kld.better_than_reference": ("{name} scored better than the reference {reference} on {document} (perplexity "
                                   "{delta}), so {reference} is not a good yardstick"),
     "kld.pick_unsure": ("this run cannot tell, as {better}; compare them against a file downloaded at Q8_0 or F16 "

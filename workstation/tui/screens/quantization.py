@@ -35,14 +35,17 @@ def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120, 
     """One line per quantization: memory, speed and KL divergence as bars on shared scales,
     the bars as wide as ``width`` columns allow (16 cells at most: at 100 columns the lines
     wrapped)."""
-    top_mem = max(p.model_bytes + p.kv_bytes for p in points)
+    top_mem = max(p.memory_bytes for p in points)
     top_speed = max(p.tokens_per_second for p in points)
     top_kld = max(p.kld_mean for p in points)
     name_w = max(len(f"{p.profile} {p.file_type}") for p in points)
     same_top = texts("quality.same_top")
     fixed = name_w + 2 + 9 + 2 + 9 + 2 + 10 + 2 + max(7, len(same_top)) + 2  # names, figures, gaps, margin
-    with_kv = any(p.kv_bytes for p in points)  # (K/V types compared showed one memory: the file's)
-    titles = (texts("quality.memory_kv" if with_kv else "quality.memory"), texts("quality.speed"), texts("quality.kld"))
+    # the planner's total, as F4 and fit say it (K/V types compared showed one memory: the file's; then the file
+    # and K/V alone, less than fit's); a run saved before it was kept: what it has
+    memory = ("quality.memory_needed" if all(p.total_bytes for p in points) else
+              "quality.memory_kv" if any(p.kv_bytes for p in points) else "quality.memory")
+    titles = (texts(memory), texts("quality.speed"), texts("quality.kld"))
     # a bar column is as wide as its title at least (Turkish's "en olası token aynı" and
     # "bellek (dosya)" over a 3-cell bar wrapped every line at 80 columns)
     bw = max(3, *(len(title) - 9 for title in titles), min(BAR_WIDTH, (width - fixed) // 3))
@@ -55,7 +58,7 @@ def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120, 
         loss = texts("quality.reference") if p.reference else num(f"{p.kld_mean:.4f}")
         lines.append(
             f"{p.profile + ' ' + p.file_type:<{name_w}}  "
-            f"{num(file_size_text(p.model_bytes + p.kv_bytes)):>8} {bar(p.model_bytes + p.kv_bytes, top_mem, bw, shapes):<{bw}}  "
+            f"{num(file_size_text(p.memory_bytes)):>8} {bar(p.memory_bytes, top_mem, bw, shapes):<{bw}}  "
             f"{num(f'{p.tokens_per_second:.0f}'):>8} {bar(p.tokens_per_second, top_speed, bw, shapes):<{bw}}  "
             f"{loss:>9} {bar(p.kld_mean, top_kld, bw, shapes):<{bw}}  "
             f"{num(f'{p.same_top * 100:.1f}%'):>7}"
