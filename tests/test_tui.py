@@ -383,7 +383,9 @@ async def test_a_reopened_conversation_answers_from_its_saved_state(profiles: Pa
         await until(pilot, lambda: not app2.generating)
         m = app2.last_metrics
         assert m is not None and m.restored_n > 0 and m.cache_n == m.restored_n
-        assert "from disk" in str(_views(app2)[-1].query_one(".metrics").render())
+        # (wide enough for every figure: at 100 columns the cache's go first, for "length limit · Alt+C …")
+        await pilot.resize_terminal(160, 30)
+        await until(pilot, lambda: "from disk" in str(_views(app2)[-1].query_one(".metrics").render()))
         restored_answer = _views(app2)[-1].content
         history = [{"role": x.role, "content": x.content} for x in app2.store.messages(conv_id)]
 
