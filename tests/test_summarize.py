@@ -861,11 +861,18 @@ def test_a_summary_cut_at_its_length_limit_says_so(profile, tmp_path: Path,
     summary = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
     assert summary["chunks"][0]["metrics"]["stop_reason"] == "length"  # 16 tokens: cut
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "s.md")]) == 0
-    assert "bees.md: the summary stopped at its length limit of 16 tokens, so it ends mid-sentence (…)." \
+    # with what lets it finish, the file's note's words (it said no way on where the note and F6 do)
+    finish = "a larger max_tokens (the profile's, or --max-tokens) lets it finish."
+    assert f"bees.md: the summary stopped at its length limit of 16 tokens, so it ends mid-sentence (…); {finish}" \
         in capsys.readouterr().err
     # and in the file, where batch's reader sees it (the console alone said it)
     text = (tmp_path / "s.md").read_text(encoding="utf-8")
-    assert "…" in text and "> The summary above stopped at its length limit, so it ends mid-sentence (…)" in text, text
+    assert "…" in text and f"> The summary above stopped at its length limit, so it ends mid-sentence (…); {finish}" \
+        in text, text
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "s.md"), "--lang", "tr"]) == 0
+    err = capsys.readouterr().err
+    assert ("bees.md: özet 16 token'lık uzunluk sınırında durdu, bu yüzden cümlenin ortasında bitiyor (…); profildeki "
+            "max_tokens ya da komut satırında --max-tokens seçeneği büyütülürse özet biter.") in err, err
 
 
 def test_a_cut_summary_is_advised_by_what_held_it(tmp_path: Path) -> None:

@@ -383,7 +383,9 @@ async def test_a_reopened_conversation_answers_from_its_saved_state(profiles: Pa
         await until(pilot, lambda: not app2.generating)
         m = app2.last_metrics
         assert m is not None and m.restored_n > 0 and m.cache_n == m.restored_n
-        assert "from disk" in str(_views(app2)[-1].query_one(".metrics").render())
+        # (wide enough for every figure: at 100 columns the cache's go first, for "length limit · Alt+C …")
+        await pilot.resize_terminal(160, 30)
+        await until(pilot, lambda: "from disk" in str(_views(app2)[-1].query_one(".metrics").render()))
         restored_answer = _views(app2)[-1].content
         history = [{"role": x.role, "content": x.content} for x in app2.store.messages(conv_id)]
 
@@ -3578,3 +3580,33 @@ def test_two_windows_keep_each_others_documents_last_attached(tmp_path: Path) ->
     mine = [n for n in names if n.startswith("a")]
     assert mine == [f"a{i}.csv" for i in range(30)][-len(mine):], names  # (its own in order, the newest last)
     two.store.close()
+
+
+async def test_the_turkish_line_under_a_long_reply_fits_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 80x24 in Turkish the line under a reply took two lines where its figures had four digits
+    ("TTFT 1.904 ms · 31,1 token/sn · 1.024 token · 0/1.180 yeniden"), and "uzunluk sınırı ·
+    Alt+C sürdürür" went under it: the figures least worth a look are left out where it would
+    wrap (the cache's counts, then the wait), how it ended and the key that goes on never; wider,
+    they are all back. The record is a real reply's cut at its limit."""
+    from tui_helpers import make_app
+
+    from workstation.core.metrics import TurnMetrics
+
+    app = make_app(tmp_path, monkeypatch, language="tr")
+    record = TurnMetrics(ttft_ms=1904.2, prompt_n=1180, cache_n=0, prompt_ms=1180 / 0.28, predicted_n=1024,
+                         predicted_ms=1024 / 31.1 * 1000, kv_used=2204, kv_size=4096, stop_reason="length")
+    record.finish_rates()
+    async with app.run_test(size=(80, 24)) as pilot:
+        conv = app.store.new("Rapor")
+        app.store.add_message(conv.id, "user", "Raporu yaz.")
+        app.store.add_message(conv.id, "assistant", "Rapor uzun bir metin ve burada kesildi", record.to_dict())
+        await app.open_conversation(conv.id)
+        await until(pilot, lambda: len(_views(app)) == 2 and "Alt+C" in _views(app)[-1]._metrics_text())
+        figures = _views(app)[-1].query_one(".metrics")
+        await until(pilot, lambda: figures.size.height == 1 and "uzunluk sınırı · Alt+C sürdürür" in str(figures.render()))
+        line = next(row for row in screen_lines(app) if "uzunluk sınırı" in row)
+        assert "1.024 token · uzunluk sınırı · Alt+C sürdürür" in line, line
+        await pilot.resize_terminal(160, 30)  # room for every figure: all said again
+        await until(pilot, lambda: "TTFT 1.904 ms · 31,1 token/sn · 1.024 token · 0/1.180 yeniden · uzunluk sınırı"
+                    in str(figures.render()))
+        assert figures.size.height == 1

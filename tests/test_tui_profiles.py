@@ -1410,7 +1410,12 @@ async def test_f3_e_saving_the_profile_in_use_says_a_long_conversation_is_read_a
         assert last.prompt_n + last.cache_n > 1000 and reading_speed(app.history.turns)
         said = notices(app)
         await _load_settings_of(pilot, app, "long")
+        # said in the verdict as soon as a change would do it (it came only once saved), not before
+        verdict = app.screen.query_one("#load-verdict")
+        await until(pilot, lambda: str(verdict.render()) != app.texts("profiles.fit_checking"))
+        assert "reads this long conversation again" not in str(verdict.render())
         app.screen.query_one("#load-kv-v", Select).value = "q8_0"
+        await until(pilot, lambda: "Your next reply first reads this long conversation again" in str(verdict.render()))
         await pilot.press("ctrl+s")
         await until(pilot, lambda: any("Loading the profile again" in n for n in said))
         note = next(n for n in said if "Loading the profile again" in n)

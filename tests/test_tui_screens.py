@@ -435,6 +435,37 @@ async def test_the_open_dialog_says_an_empty_subfolder_and_takes_a_name_without_
         assert app.pending_document == (docs / "note0001.txt", "Meeting at ten."), str(problem.render())
 
 
+async def test_the_open_dialog_asks_which_of_two_files_a_name_without_its_extension_is(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """"report" typed beside report.docx and report.txt said "There is no '…/report'": both are
+    named and the dialog asks which; the whole name then opens that one."""
+    from docmaker import make_docx
+    from textual.widgets import Input
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    make_docx(docs / "report.docx", [("Report", ["Budget for March."])])
+    (docs / "report.txt").write_text("Budget for April.\n", encoding="utf-8")
+    monkeypatch.chdir(docs)
+    monkeypatch.setenv("HOME", str(docs))
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_dialog(pilot, app)
+        problem = screen.query_one("#picker-problem")
+        path_line = screen.query_one("#picker-path", Input)
+        path_line.focus()
+        path_line.value = "report"
+        await pilot.press("enter")
+        await until(pilot, lambda: problem.display and bool(str(problem.render())))
+        assert str(problem.render()) == ("More than one file is named 'report': report.docx and report.txt. "
+                                         "Which one? Type its whole name, or pick it from the list."), str(problem.render())
+        assert app.pending_document is None and app.screen is screen
+        path_line.value = "report.txt"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.pending_document is not None)
+        assert app.pending_document == (docs / "report.txt", "Budget for April.")
+
+
 async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl+O (and F6's Choose, F4's add) open a folder tree of the files that can be used, as an
@@ -796,8 +827,10 @@ def test_the_open_dialog_starts_in_the_folder_the_app_was_started_from(
     (tmp_path / "bare").mkdir()
     monkeypatch.chdir(tmp_path / "bare")
     assert start_folder(None) == home
-    (home / "Documents").mkdir()
+    (home / "Belgeler").mkdir()  # the Documents folder of a Turkish desktop
     monkeypatch.chdir(papers)
+    assert start_folder(None) == home / "Belgeler"
+    (home / "Documents").mkdir()
     assert start_folder(None) == home / "Documents"
 
 

@@ -39,6 +39,7 @@ from workstation.core.store import ConversationStore
 from workstation.core.summarize import (
     SummaryProgress,
     SummaryResult,
+    cut_finish,
     eta_text,
     small_model,
     summarize_document,
@@ -392,8 +393,9 @@ def _summarize_all(args: argparse.Namespace, profile: Profile, name: str, docume
             print(closing_line(r, wall, t), file=sys.stderr)
             last = r.reduce_steps[-1].metrics if r.reduce_steps else r.chunks[0].metrics if len(r.chunks) == 1 else None
             if last is not None and last.stop_reason == "length" and not r.cancelled:  # (as chat says a cut reply)
-                print(t("summarize_cmd.length_limit", name=Path(r.source).name, n=f"{last.predicted_n:,}"),
-                      file=sys.stderr)
+                # (with what lets it finish, as the file's note and F6 say: it gave no way on)
+                print(t("summarize_cmd.length_limit", name=Path(r.source).name, n=f"{last.predicted_n:,}",
+                        finish=cut_finish(r.cut_by)), file=sys.stderr)
         small = small_model(profile, engine)  # (the summary says it under its title; the file's reader sees it there)
         if args.output and small is not None and any(c.summary for r in results for c in r.chunks):
             larger = (t("summarize_cmd.larger", command=cli("models list")) if profile.backend == "llama" else

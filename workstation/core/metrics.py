@@ -310,13 +310,21 @@ def switch_reading(m: TurnMetrics, lookup: Lookup | None = None, prefix: str = "
 
 STOP_WORDS = {"cancelled": "metric.stopped", "length": "metric.length", "quota": "metric.quota",
               "context": "metric.context"}  # how a reply ended, where it is worth a word
+# what the line under a reply leaves out first where it would not fit on one line (``figures_line``'s
+# ``width``): the cache's counts, then the wait, the speed, the length; how it ended and its own
+# settings never (the Turkish line took two lines at 80x24 with a 4-digit figure, and "uzunluk
+# sınırı · Alt+C sürdürür" went under it)
+LEFT_OUT_FIRST = ("cache", "ttft", "tps", "tokens")
 
 
-def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = None, speed: bool = True) -> str:
+def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = None, speed: bool = True,
+                 width: int | None = None) -> str:
     """TTFT, tok/s, tokens, cache hits and draft acceptance of one reply, on one line, and how
     it ended where that is worth a word; in ``lookup``'s language (the TUI's ``texts.get``) or
     English. The chat shows it under a reply. ``speed`` False: how it ended and its own settings,
-    without the figures (F7's export, for a colleague: the dashboard's figures said nothing to one)."""
+    without the figures (F7's export, for a colleague: the dashboard's figures said nothing to one).
+    ``width``: the columns it has (the chat's), its figures left out by ``LEFT_OUT_FIRST`` until
+    it fits them; None: all of them."""
     m = TurnMetrics.from_dict(metrics) if isinstance(metrics, dict) else metrics
 
     def said(key: str, **values: Any) -> str:
@@ -336,17 +344,19 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         return said("metric.interrupted")
     prompt_total = m.prompt_n + m.cache_n
     # figures with thousands separators, in the language's way (TTFT 1,904 ms; 1.904 ms)
-    parts = [
-        say([ttft_said(m.ttft_ms)], lookup),
-        *([said("metric.tps", tps=f"{m.predicted_per_second:,.1f}")] if m.predicted_n > 1 else []),  # (one token: no rate, not "0.0 tok/s")
-        said("metric.one_token") if m.predicted_n == 1 else said("metric.tokens", n=f"{m.predicted_n:,}"),
+    figures: list[tuple[str, str]] = [
+        ("ttft", say([ttft_said(m.ttft_ms)], lookup)),
+        *([("tps", said("metric.tps", tps=f"{m.predicted_per_second:,.1f}"))] if m.predicted_n > 1 else []),  # (one token: no rate, not "0.0 tok/s")
+        ("tokens", said("metric.one_token") if m.predicted_n == 1 else said("metric.tokens", n=f"{m.predicted_n:,}")),
     ] if speed else []
     if prompt_total and speed:  # a server stopped before it said its prompt counts: none shown, not 0/0
-        parts.append(said("metric.cache", hit=f"{m.cache_n:,}", total=f"{prompt_total:,}"))
+        cache = said("metric.cache", hit=f"{m.cache_n:,}", total=f"{prompt_total:,}")
         if m.restored_n:  # part of cache_n: read back from a saved KV state, not kept in memory
-            parts[-1] += f" ({said('metric.restored', n=f'{m.restored_n:,}')})"
-        if (switch := switch_reading(m, lookup)) is not None:  # (the first reply after F3: why it waited)
-            parts.append(say([switch], lookup))
+            cache += f" ({said('metric.restored', n=f'{m.restored_n:,}')})"
+        figures.append(("cache", cache))
+    parts: list[str] = []
+    if prompt_total and speed and (switch := switch_reading(m, lookup)) is not None:  # (the first reply after F3: why it waited)
+        parts.append(say([switch], lookup))
     if (rate := m.acceptance_rate) is not None and speed:
         parts.append(said("metric.draft", rate=f"{rate * 100:.0f}", acc=f"{m.draft_n_accepted:,}", n=f"{m.draft_n:,}"))
     if m.stop_reason in STOP_WORDS:
@@ -366,4 +376,8 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
 
         named = [f"{(lookup(f'sampling.{k}') if lookup else None) or k} {value(v)}" for k, v in own.items()]
         parts.append(said("metric.sampling", settings=", ".join(named)))
-    return " · ".join(parts)
+    for kind in LEFT_OUT_FIRST if width is not None else ():
+        if len(" · ".join([*(text for _, text in figures), *parts])) <= width:
+            break
+        figures = [(k, text) for k, text in figures if k != kind]
+    return " · ".join([*(text for _, text in figures), *parts])

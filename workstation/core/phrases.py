@@ -994,12 +994,16 @@ ENGLISH: dict[str, str] = {
                             "model summarizes more faithfully."),
     "summary.busy_elsewhere": ("{name} is being summarized in another window or command now; summarize it again "
                                "once that summary has finished or been stopped."),
-    "summary.cut_short": ("The summary above stopped at its length limit, so it ends mid-sentence (…); a larger "
-                          "max_tokens (the profile's, or --max-tokens) lets it finish."),
+    "summary.cut_short": "The summary above stopped at its length limit, so it ends mid-sentence (…); {finish}",
     "summary.cut_short_context": ("The summary above used all the room the context leaves it, so it ends mid-sentence "
-                                  "(…); a profile with a larger context lets it finish."),
+                                  "(…); {finish}"),
     "summary.cut_short_longest": ("The summary above reached the longest a summary is written, so it ends mid-sentence "
-                                  "(…); ask a question about a point for more on it."),
+                                  "(…); {finish}"),
+    # the advice for a summary cut short, by what held it (``summarize.CUT_FINISH_KEYS``): the file's
+    # note above and the command line's line say the same
+    "summary.finish_reply": "a larger max_tokens (the profile's, or --max-tokens) lets it finish.",
+    "summary.finish_context": "a profile with a larger context lets it finish.",
+    "summary.finish_longest": "ask a question about a point for more on it.",
     # the conversations (core/store.py)
     "store.title_taken": ("Another conversation is named \u201c{title}\u201d; choose another name (two of one name "
                           "cannot be told apart, and chat -c continues only the newest)."),

@@ -314,6 +314,14 @@ CUT_BY_CONTEXT = "context"  # its share of the context: a larger context lets it
 CUT_BY_LONGEST = "longest"  # the longest a summary is written (PART_MOST, COMBINING_MOST): ask about a point
 CUT_SHORT_KEYS = {CUT_BY_REPLY: "summary.cut_short", CUT_BY_CONTEXT: "summary.cut_short_context",
                   CUT_BY_LONGEST: "summary.cut_short_longest"}
+CUT_FINISH_KEYS = {CUT_BY_REPLY: "summary.finish_reply", CUT_BY_CONTEXT: "summary.finish_context",
+                   CUT_BY_LONGEST: "summary.finish_longest"}  # what lets it finish, by what held it
+
+
+def cut_finish(cut_by: str) -> tuple[str, dict[str, Any]]:
+    """The phrase that says what lets a summary cut short by ``cut_by`` (``CUT_BY_*``) finish: the
+    file's note and the command line say it alike."""
+    return CUT_FINISH_KEYS.get(cut_by, "summary.finish_reply"), {}
 PART_MOST, COMBINING_MOST = 256, 512  # tokens: a part's summary, the whole's (a combining step's)
 
 
@@ -735,7 +743,7 @@ def render_markdown(
     if overall:  # (it ended "(lines 1–400)": the whole document, a label nobody could place)
         lines += [overall, ""]
         if overall.rstrip().endswith("…") and not cancelled:  # cut by its token limit (clean_summary): said in
-            lines += ["> " + t(CUT_SHORT_KEYS.get(cut_by, "summary.cut_short")), ""]  # the file, where batch's reader sees it (the console alone did)
+            lines += ["> " + t(CUT_SHORT_KEYS.get(cut_by, "summary.cut_short"), finish=cut_finish(cut_by)), ""]  # the file, where batch's reader sees it (the console alone did)
     if document.facts:  # what the program counted, for the reader to check the model's words against
         from workstation.core.table_facts import facts_text
 

@@ -383,8 +383,12 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             self.query_one(FileTree).focus()
         elif _exists(path):
             self._pick(path)  # what it holds is the caller's reader's to say
-        elif (named := self._one_named(path)) is not None:  # "note0001" for the only note0001.txt there
-            self._pick(named)
+        elif len(named := self._named(path)) == 1:  # "note0001" for the only note0001.txt there
+            self._pick(named[0])
+        elif named:  # report.docx and report.txt for "report": which one is asked ("There is no …" was not so)
+            self._problem(self.wapp.texts("picker.which", name=path.name,
+                                          files=self.wapp.texts.series([p.name for p in named], most=len(named))),
+                          error=False)
         elif path.is_symlink():  # as the command line says it (it was "there is no …")
             from workstation.core.documents import link_target
 
@@ -393,17 +397,16 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             listed = bool(self.query_one(FileTree).root.children)
             self._problem(self.wapp.texts("picker.missing" if listed else "picker.missing_empty", path=str(path)))
 
-    def _one_named(self, path: Path) -> Path | None:
-        """The one file there named ``path``'s name with an extension the dialog opens (a name typed
-        without it: "There is no '…/note0001'" beside note0001.txt); None with none, or several."""
+    def _named(self, path: Path) -> list[Path]:
+        """The files there named ``path``'s name with an extension the dialog opens, by name (a name
+        typed without it: "There is no '…/note0001'" beside note0001.txt); none where it has one."""
         if path.suffix.lower() in self.suffixes:
-            return None
+            return []
         try:
             found = usable_paths(path.parent.glob(f"{glob.escape(path.name)}.*"), frozenset(s.lower() for s in self.suffixes))
         except OSError:
-            return None
-        files = [p for p in found if p.stem == path.name and not _is_folder(p)]
-        return files[0] if len(files) == 1 else None
+            return []
+        return sorted(p for p in found if p.stem == path.name and not _is_folder(p))
 
     def _pick(self, path: Path) -> None:
         # once: a second Enter or click on its way would close the screen below; a second Enter
@@ -475,7 +478,8 @@ def empty_folder_note(folder: Path, suffixes: frozenset[str]) -> tuple[str, bool
 def start_folder(path: Path | None) -> Path:
     """Where the dialog opens: ``path`` (the last pick's folder) if it is a folder, else the
     nearest folder above it that is there (it may be gone); with none, where people keep their
-    documents: Documents in their home folder; where there is none, the folder the app was
+    documents: Documents in their home folder, or Belgeler (its name on a Turkish desktop: the
+    dialog opened elsewhere beside it); where there is none, the folder the app was
     started from (``./run.sh`` from the folder of one's papers), unless that is the program's
     own (where a launcher starts it: no one's documents) or holds nothing to open; else home."""
     try:
@@ -483,9 +487,9 @@ def start_folder(path: Path | None) -> Path:
     except RuntimeError:  # no home to be found (no HOME, no user entry)
         home = Path("/")
     if path is None:
-        documents = home / "Documents"
-        if _is_folder(documents):
-            return documents
+        for documents in (home / "Documents", home / "Belgeler"):
+            if _is_folder(documents):
+                return documents
         try:
             here = Path.cwd()
         except OSError:  # the folder started from deleted since

@@ -160,11 +160,14 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
                 Binding("pageup", "page(-1)", "scroll", id="load.scroll", show=False)]
 
     def __init__(self, profile: Profile, fit_check: FitCheck, freed: FreedMemory | None = None,
-                 gpus: list[GpuInfo] | None = None, trained: int | None = None, n_layers: int | None = None) -> None:
+                 gpus: list[GpuInfo] | None = None, trained: int | None = None, n_layers: int | None = None,
+                 in_use: bool = False) -> None:
         """``freed``: the loaded model's memory, counted as free as F3 counts it (saving the
-        profile in use loads it again, and a switch closes the loaded model first)."""
+        profile in use loads it again, and a switch closes the loaded model first). ``in_use``:
+        the profile is the one in use (a change saved loads its model again)."""
         super().__init__(classes="dialog-screen")
         self.profile = profile
+        self.in_use = in_use
         self.fit_check = fit_check
         self.freed = freed
         self.gpus = gpus or []
@@ -388,10 +391,22 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
     def _verdict_found(self, event: SettingsVerdict) -> None:
         if event.asked != self._asked:  # (one for settings changed since)
             return
-        self.query_one("#load-verdict", Label).update(event.verdict)
+        self.query_one("#load-verdict", Label).update("\n".join(p for p in (event.verdict, self._reread_note()) if p))
         self.query_one("#load-speed", Label).update(event.speed)
         self._follow = True
         self.call_after_refresh(self._verdict_in_sight)
+
+    def _reread_note(self) -> str:
+        """Where saving the settings as chosen loads the profile in use again (any of them changed),
+        what that costs the open conversation (``reread_note``: a long one is read again), said in
+        the verdict while they are chosen: said only once saved, it came after the choice."""
+        if not self.in_use:
+            return ""
+        try:
+            changed = bool(self.changes())
+        except ProfileError:
+            return ""
+        return self.wapp.reread_note() if changed else ""
 
     def _grown(self) -> None:
         if self._follow:
@@ -518,7 +533,8 @@ def _push(menu: ProfileMenu, index: int, profile: Profile) -> None:
     trained, layers = _model_shape(profile)
     app = menu.wapp  # the loaded model's memory counted as free, as F3's verdicts count it
     freed = menu.freed if menu.freed is not None else memory_freed_by_switch(app.profile, app.engine)
-    screen = LoadSettings(profile, menu.fit_check, freed, gpus=gpus, trained=trained, n_layers=layers)
+    screen = LoadSettings(profile, menu.fit_check, freed, gpus=gpus, trained=trained, n_layers=layers,
+                          in_use=menu._is_current(profile))
 
     def show() -> None:
         if menu.app.screen is menu:  # (not once F3 is closed, nor twice for E pressed twice)

@@ -81,10 +81,11 @@ def waiting_key(prefix: str, own: bool, held: str) -> str:
     return {"server_busy": f"{prefix}.waiting_busy", "loading": f"{prefix}.waiting_loading"}.get(held, f"{prefix}.server_slow")
 
 
-def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts) -> str:
+def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts, width: int | None = None) -> str:
     """TTFT, tok/s, tokens, cache hits and draft acceptance of one reply, on one line, in the
-    UI's language (F7's export writes the same line)."""
-    return figures_line(metrics, texts.get)
+    UI's language (F7's export writes the same line); in ``width`` columns where given, its
+    least useful figures left out (``figures_line``)."""
+    return figures_line(metrics, texts.get, width=width)
 
 
 def chat_markdown() -> MarkdownIt:
@@ -381,12 +382,32 @@ class MessageView(Vertical):
         if self.metrics is None:  # a reply about to stream; a saved message without figures shows none
             return self.texts("chat.waiting") if self._open_stream else self._versions_text()
         go_on = self.texts("chat.go_on_mark", press=self.go_on) if self.go_on else ""
-        line = " · ".join(filter(None, [self.profile_named,
-                                        metrics_line(self.metrics, self.texts), go_on, self._versions_text()]))
+        around = [p for p in (self.profile_named, go_on, self._versions_text()) if p]
+        # (on one line in the width drawn: the figures least worth a look left out where it wraps)
+        width = self._figures_width()
+        room = width - sum(len(p) + 3 for p in around) if width else None
+        line = " · ".join(filter(None, [self.profile_named, metrics_line(self.metrics, self.texts, room),
+                                        go_on, self._versions_text()]))
         counted = self.metrics.get("counted")
         if isinstance(counted, list) and counted:  # the figures the program counted for the question, under the model's
             line += "\n" + escape(say(counted_phrases(counted), self.texts.get))
         return line
+
+    def _figures_width(self) -> int | None:
+        """The columns the line under the reply has, once it is laid out (None before)."""
+        shown = self.query(".metrics")
+        width = shown.first(Static).content_region.width if shown else 0
+        return width or None
+
+    def on_resize(self) -> None:
+        """The line under a reply fitted to the width again (a terminal made narrower or wider)."""
+        if self.role == "assistant" and self.metrics is not None:
+            self.call_after_refresh(self._refit)
+
+    def _refit(self) -> None:
+        shown = self.query(".metrics")
+        if shown and self.metrics is not None:
+            shown.first(Static).update(self._metrics_text())
 
     def profile(self) -> str:
         """The profile the reply was written with, as people name it ("" where it was not kept)."""
