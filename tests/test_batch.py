@@ -728,3 +728,30 @@ def test_the_time_left_of_a_queue_is_its_text_not_its_bytes(tmp_path: Path) -> N
         assert pace.text_of(next(r for r in queue.rows() if r.path == "scan.pdf")) == pytest.approx(1020)
     finally:
         queue.close()
+
+
+def test_a_closed_output_pipe_stops_the_run_and_fails_no_document(tmp_path: Path, smollm2_path: Path) -> None:
+    """Ctrl-C in `batch … | tee log` ends tee too: the letter in hand was marked failed ("failed:
+    BrokenPipeError: [Errno 32] Broken pipe") and the next run left it out without --retry-failed.
+    A reader gone is a stop: the letter waits in the queue, exit 141 (a closed pipe's)."""
+    folder, out = tmp_path / "School Letters", tmp_path / "out"
+    folder.mkdir()
+    for i in range(2):
+        (folder / f"letter{i + 1}.txt").write_text(SUBJECT_PARAGRAPHS[i], encoding="utf-8")
+    prof = _profile_file(tmp_path)
+    proc = subprocess.Popen(_batch(folder, out, prof), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:  # the first letter under way: its next line finds no reader
+        seen.append(line)
+        if line.startswith("batch: summarizing "):
+            break
+    proc.stderr.close()
+    assert proc.wait(timeout=300) == 141, seen
+    statuses = _status(out / DB_NAME)
+    assert "failed" not in statuses.values() and statuses["letter1.txt"] == "pending", statuses
+    again = subprocess.run(_batch(folder, out, prof), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert set(_status(out / DB_NAME).values()) == {"done"}
+    assert "BrokenPipeError" not in again.stderr

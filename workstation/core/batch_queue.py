@@ -779,9 +779,9 @@ def _settle_file(
         queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks)})
         if pace is not None:
             pace.finished(row, len(result.document.text) if result.document is not None else 0, result)
-        left = pace.estimate(queue) if pace is not None else None
-        emit(BatchEvent("file-done", row.path, str(out), counts=queue.counts(),
-                        eta_s=left[0] if left else None, eta_high=left[1] if left else None))
+    except INTERRUPTS:  # Ctrl-C, or the output's reader gone while it was said: no failure of the document's
+        queue.mark_pending(row.path, "stopped by the user")
+        raise
     except BatchError:  # the queue's or the summaries' disk is full: the run stops, no document failed
         raise
     except BackendUnreachable as err:  # the server, not this document: it waits for the next run
@@ -800,7 +800,14 @@ def _settle_file(
             raise disk_full(out.parent) from None
         said = [("batch.failed_foreign", {"path": row.path, "what": f"{type(err).__name__}: {err}"})]
         _fail(queue, row.path, say(said), said, emit)
+    else:  # (said once it is recorded: a reader gone as it is said leaves it done)
+        left = pace.estimate(queue) if pace is not None else None
+        emit(BatchEvent("file-done", row.path, str(out), counts=queue.counts(),
+                        eta_s=left[0] if left else None, eta_high=left[1] if left else None))
     return False
+
+
+INTERRUPTS = (KeyboardInterrupt, BrokenPipeError)  # a stop, never a document's failure
 
 
 def _fail(queue: BatchQueue, path: str, reason: str, said: list[Phrase], emit: Callable[[BatchEvent], None],
