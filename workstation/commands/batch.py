@@ -42,6 +42,7 @@ from workstation.core.batch_queue import (
     BatchQueue,
     BatchStopped,
     QueueRow,
+    all_summaries_path,
     check_folder,
     run_batch,
 )
@@ -269,13 +270,15 @@ def run(args: argparse.Namespace) -> int:
     with stop_signals(_on_stop) as signals:
         try:
             counts = run_batch(root, outdir, profile, lambda profile: engine_factory(profile, t), said,
-                               retry_failed=args.retry_failed, cancel=cancel)
+                               retry_failed=args.retry_failed, cancel=cancel, lookup=t.get)
         except BatchStopped as err:
             stopped_for, counts = err, err.counts
     if args.json:
         print_json({"counts": counts, "output": str(outdir)})
     else:  # (a path to open: `batch .` said "summaries in summaries")
-        print("batch: " + t("batch_cmd.summaries_in", counts=_counts_line(counts, t), path=os.path.abspath(outdir)),
+        every = all_summaries_path(outdir, t.get)  # (one file to read them all, where the run could write it)
+        print("batch: " + t("batch_cmd.summaries_in" if every.is_file() else "batch_cmd.summaries_in_folder",
+                            counts=_counts_line(counts, t), path=os.path.abspath(outdir), file=every.name),
               file=sys.stderr)
     failed = _failed(outdir, args) if counts.get("failed") else []
     again = t("batch_cmd.again") + _also_retry(failed, t)
