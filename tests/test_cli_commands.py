@@ -1332,7 +1332,9 @@ def test_batch_and_summarize_name_a_wrong_path_alike(
     (tmp_path / "photos.zip").write_bytes(b"PK\x03\x04")  # a file, but no document
     assert main(["batch", "photos.zip"]) == 1
     assert capsys.readouterr().err.strip() == "workstation: 'photos.zip' is a file, not a folder of documents."
-    assert said["summarize", "inbox"].endswith("'inbox' is a folder, not a document; 'workstation batch inbox' summarizes every document in it.")
+    # (it said "'inbox' is a folder, not a document; 'workstation batch inbox' summarizes every document in it.")
+    assert said["summarize", "inbox"].endswith(
+        " inbox is a folder, not a document. To summarize every document in it, run: workstation batch inbox")
 
 
 def test_an_output_file_that_would_lose_work_is_refused_before_the_model_loads(

@@ -750,7 +750,7 @@ ENGLISH: dict[str, str] = {
     "doc.in_folder": " in {folder}",
     "doc.meant": " Did you mean '{path}'?",
     "doc.broken_link": "'{name}' is a link to {target}, which is not there.",
-    "doc.folder": "'{path}' is a folder, not a document; '{command}' summarizes every document in it.",
+    "doc.folder": "{name} is a folder, not a document. To summarize every document in it, run: {command}",
     "batch.not_folder": "'{path}' is a document, not a folder; '{command}' summarizes it.",
     "batch.not_a_folder": "'{path}' is a file, not a folder of documents.",
     # why a document of the overnight queue failed (batch_queue: kept in its queue, said by --status)
