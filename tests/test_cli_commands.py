@@ -908,7 +908,9 @@ def test_ctrl_c_in_batch_leaves_the_document_pending(tmp_path: Path, smollm2_pat
     assert (out / "a.txt.summary.md").read_text(encoding="utf-8").startswith("# Summary of a.txt")
     # the queue and its lock file stay; nothing half-written is left
     kept = (DB_NAME, LOCK_NAME)
-    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(kept)) == ["a.txt.summary.md"]
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(kept)) == ["All summaries.md", "a.txt.summary.md"]
+    # the file of every summary says the one left for the next run
+    assert "- b.txt: not summarized yet" in (out / "All summaries.md").read_text(encoding="utf-8")
 
 
 def test_run_sh_reads_documents_from_where_it_was_started_and_advises_itself(tmp_path: Path) -> None:
