@@ -673,7 +673,8 @@ def test_a_file_of_a_persons_own_where_a_summary_goes_is_left_as_it_was(
     # where the summaries are, as a folder to open (it said "summaries in docs/summaries"; from inside
     # the folder, "summaries in summaries"); --retry-failed only for the one another try can help
     last = run.stderr.strip().splitlines()[-5:]
-    assert last[0].endswith(f"1 done, 2 failed, 1 skipped; summaries in {out}"), last
+    assert last[0].endswith(f"1 done, 2 failed, 1 skipped; summaries in {out}, all of them in one file there: "
+                            "All summaries.md"), last
     assert last[1].startswith("batch:   failed a.md: '") and "left as it was" in last[1], last
     assert last[2] == f"batch:   failed scan.pdf: {pdf}", last
     assert last[3] == ("batch: 1 document cannot be summarized as it is, so trying it again cannot help; once it is "
@@ -728,3 +729,62 @@ def test_the_time_left_of_a_queue_is_its_text_not_its_bytes(tmp_path: Path) -> N
         assert pace.text_of(next(r for r in queue.rows() if r.path == "scan.pdf")) == pytest.approx(1020)
     finally:
         queue.close()
+
+
+def test_a_closed_output_pipe_stops_the_run_and_fails_no_document(tmp_path: Path, smollm2_path: Path) -> None:
+    """Ctrl-C in `batch … | tee log` ends tee too: the letter in hand was marked failed ("failed:
+    BrokenPipeError: [Errno 32] Broken pipe") and the next run left it out without --retry-failed.
+    A reader gone is a stop: the letter waits in the queue, exit 141 (a closed pipe's)."""
+    folder, out = tmp_path / "School Letters", tmp_path / "out"
+    folder.mkdir()
+    for i in range(2):
+        (folder / f"letter{i + 1}.txt").write_text(SUBJECT_PARAGRAPHS[i], encoding="utf-8")
+    prof = _profile_file(tmp_path)
+    proc = subprocess.Popen(_batch(folder, out, prof), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:  # the first letter under way: its next line finds no reader
+        seen.append(line)
+        if line.startswith("batch: summarizing "):
+            break
+    proc.stderr.close()
+    assert proc.wait(timeout=300) == 141, seen
+    statuses = _status(out / DB_NAME)
+    assert "failed" not in statuses.values() and statuses["letter1.txt"] == "pending", statuses
+    again = subprocess.run(_batch(folder, out, prof), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert set(_status(out / DB_NAME).values()) == {"done"}
+    assert "BrokenPipeError" not in again.stderr
+
+
+def test_every_summary_of_the_folder_is_in_one_file_to_read(tmp_path: Path, smollm2_path: Path) -> None:
+    """A school secretary's nine letters made nine files in summaries/, one to open after another.
+    One file holds them all, in the folder's order under each letter's name, with a line for a
+    letter skipped or failed; the run's last line names it; a file of her own of that name stays."""
+    folder = tmp_path / "School Letters"
+    folder.mkdir()
+    for i in range(2):
+        (folder / f"letter{i + 1}.txt").write_text(SUBJECT_PARAGRAPHS[i], encoding="utf-8")
+    (folder / "letter3 empty.txt").write_text("", encoding="utf-8")
+    (folder / "letter4 broken.docx").write_bytes(b"not a word document")
+    run = _batch_run(folder, "-p", _profile_file(tmp_path))
+    assert run.returncode == 3, run.stderr
+    out = folder / "summaries"
+    every = out / "All summaries.md"
+    assert f"; summaries in {out}, all of them in one file there: All summaries.md\n" in run.stderr, run.stderr
+    text = every.read_text(encoding="utf-8")
+    assert text.startswith("# All summaries of School Letters\n\n## letter1.txt\n\n"), text
+    one = (out / "letter1.txt.summary.md").read_text(encoding="utf-8").split("\n\n")[-2]  # its summary's words
+    assert one in text and text.index("## letter1.txt") < text.index("## letter2.txt") < text.index("letter3 empty.txt")
+    assert "- letter3 empty.txt: skipped: 'letter3 empty.txt' is empty." in text
+    assert re.search(r"^- letter4 broken\.docx: not summarized: .+", text, re.MULTILINE), text
+    # a run again in Turkish writes the Turkish-named one; it is no document of the folder
+    again = _batch_run(folder, "-p", _profile_file(tmp_path), "--lang", "tr")
+    assert again.returncode == 3 and (out / "Tüm özetler.md").read_text(encoding="utf-8").startswith(
+        "# School Letters klasörünün tüm özetleri\n\n## letter1.txt\n\n")
+    assert "summarizing" not in again.stderr and "özetleniyor" not in again.stderr, again.stderr
+    # a person's own file of that name is left as it was
+    every.write_text("my notes\n", encoding="utf-8")
+    assert _batch_run(folder, "-p", _profile_file(tmp_path)).returncode == 3
+    assert every.read_text(encoding="utf-8") == "my notes\n"

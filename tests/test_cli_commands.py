@@ -908,7 +908,9 @@ def test_ctrl_c_in_batch_leaves_the_document_pending(tmp_path: Path, smollm2_pat
     assert (out / "a.txt.summary.md").read_text(encoding="utf-8").startswith("# Summary of a.txt")
     # the queue and its lock file stay; nothing half-written is left
     kept = (DB_NAME, LOCK_NAME)
-    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(kept)) == ["a.txt.summary.md"]
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(kept)) == ["All summaries.md", "a.txt.summary.md"]
+    # the file of every summary says the one left for the next run
+    assert "- b.txt: not summarized yet" in (out / "All summaries.md").read_text(encoding="utf-8")
 
 
 def test_run_sh_reads_documents_from_where_it_was_started_and_advises_itself(tmp_path: Path) -> None:
@@ -1332,7 +1334,9 @@ def test_batch_and_summarize_name_a_wrong_path_alike(
     (tmp_path / "photos.zip").write_bytes(b"PK\x03\x04")  # a file, but no document
     assert main(["batch", "photos.zip"]) == 1
     assert capsys.readouterr().err.strip() == "workstation: 'photos.zip' is a file, not a folder of documents."
-    assert said["summarize", "inbox"].endswith("'inbox' is a folder, not a document; 'workstation batch inbox' summarizes every document in it.")
+    # (it said "'inbox' is a folder, not a document; 'workstation batch inbox' summarizes every document in it.")
+    assert said["summarize", "inbox"].endswith(
+        " inbox is a folder, not a document. To summarize every document in it, run: workstation batch inbox")
 
 
 def test_an_output_file_that_would_lose_work_is_refused_before_the_model_loads(

@@ -412,8 +412,20 @@ def test_batch_scan_takes_suffix_less_documents_only(tmp_path: Path) -> None:
 
 
 def test_a_folder_points_at_batch(tmp_path: Path) -> None:
-    with pytest.raises(DocumentError, match=r"is a folder, not a document; 'workstation batch .*' summarizes every"):
-        read_document(tmp_path)
+    """The folder by its name, then the command to run ("Nothing of School Letters was summarized:
+    '/…/School Letters' is a folder, not a document; '… batch …' summarizes every document in it.")."""
+    folder = tmp_path / "School Letters"
+    folder.mkdir()
+    with pytest.raises(DocumentError) as said:
+        read_document(folder)
+    from workstation.core.invocation import shell_word
+
+    assert str(said.value) == ("School Letters is a folder, not a document. To summarize every document in it, run: "
+                               f"workstation batch {shell_word(str(folder))}")
+    from workstation.tui.i18n import Texts
+
+    assert Texts("tr").error(said.value) == ("School Letters bir klasör, belge değil. İçindeki her belgeyi özetlemek "
+                                             f"için şunu çalıştırın: workstation batch {shell_word(str(folder))}")
 
 
 def test_a_broken_link_says_where_it_points(tmp_path: Path) -> None:

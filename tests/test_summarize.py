@@ -802,6 +802,21 @@ def test_a_summary_written_in_markdown_reads_as_one_paragraph() -> None:
     assert clean_summary("Hiring comes first.\n# 1 priority is hiring") == "Hiring comes first. 1 priority is hiring"
 
 
+def test_a_label_alone_on_a_summarys_last_line_is_left_out() -> None:
+    """A school letter's summary (SmolLM2, `batch`) ended "… from the main gate.\n\nSummary:": a
+    label the model began and did not go on with. The one cleaner F6, `summarize` and `batch`
+    use leaves it out, in Turkish too; a label with words after it on its line is a lead-in."""
+    from workstation.core.summarize import clean_summary
+
+    reply = ("The school trip to the museum takes place next Friday. Pupils bring a packed lunch, a raincoat and "
+             "the signed permission form; the bus leaves at 8:30 from the main gate.\n\nSummary:")
+    assert clean_summary(reply) == reply.removesuffix("\n\nSummary:")
+    assert clean_summary("Veli toplantısı salı günü saat 18.00'de.\n\n**Özet:**\n") == \
+        "Veli toplantısı salı günü saat 18.00'de."
+    assert clean_summary("The hall is booked.\nAnswer:\nQuestion:") == "The hall is booked."
+    assert clean_summary("Summary: The hall is booked.") == "The hall is booked."
+
+
 def test_the_prompts_markers_echoed_in_a_summary_are_left_out() -> None:
     """A desk PC's summary of meeting minutes read "… on 19 December. END OF SUMMARIES. The
     team …": the prompt's closing marker, echoed by the model in the middle of its reply."""

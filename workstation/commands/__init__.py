@@ -6,7 +6,7 @@ import argparse
 import copy
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from workstation.core.events import ServerWaiting
@@ -205,13 +205,14 @@ def text_table(header: list[str], rows: list[list[str]], right: set[int]) -> str
     return "\n".join([line(header), sep, *(line(r) for r in rows)])
 
 
-def stdout_gone() -> None:
+def stdout_gone(stream: TextIO | None = None) -> None:
     """Standard output's reader went away (``| head -1``): what is written there from now on
-    goes nowhere (no BrokenPipeError, nor Python's own "Exception ignored" at exit)."""
+    goes nowhere (no BrokenPipeError, nor Python's own "Exception ignored" at exit). ``stream``:
+    another one whose reader went away (stderr)."""
     import contextlib
     import os
 
     with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, (stream or sys.stdout).fileno())
         os.close(devnull)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -27,6 +28,7 @@ from workstation.commands import (
     print_json,
     print_load_notes,
     said_in,
+    stdout_gone,
     summary_profile,
     texts_of,
     waiting_line,
@@ -40,6 +42,7 @@ from workstation.core.batch_queue import (
     BatchQueue,
     BatchStopped,
     QueueRow,
+    all_summaries_path,
     check_folder,
     run_batch,
 )
@@ -61,7 +64,8 @@ exit status:
   2         the command line is wrong
   3         the run ended, but some documents failed: its last lines say which and what to do
   75        the office server could not be reached: nothing failed, run the same command later
-  130, 143  stopped (Ctrl-C, or by the system): run the same command again to go on"""
+  130, 143  stopped (Ctrl-C, or by the system): run the same command again to go on
+  141       stopped as the program reading its words (| tee, | head) ended: run it again to go on"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -248,17 +252,33 @@ def run(args: argparse.Namespace) -> int:
             print(f"batch:   {ev.path}: " + t("batch_cmd.parts_done", done=p.chunks_done, total=p.chunks_total, eta=eta),
                   file=sys.stderr)
 
+    reader_gone = threading.Event()
+
+    def said(ev: BatchEvent) -> None:
+        """``on_event``, where the window or program reading the run's words went away (Ctrl-C in
+        ``batch … | tee log`` ends tee too): a stop as Ctrl-C's, the document in hand back in the
+        queue. It was that document's failure ("failed: BrokenPipeError"), to be tried again
+        with --retry-failed alone."""
+        try:
+            on_event(ev)
+        except BrokenPipeError:
+            stdout_gone(sys.stderr)  # (what is said from now on goes nowhere)
+            reader_gone.set()
+            cancel.set()
+
     stopped_for: BatchStopped | None = None
     with stop_signals(_on_stop) as signals:
         try:
-            counts = run_batch(root, outdir, profile, lambda profile: engine_factory(profile, t), on_event,
-                               retry_failed=args.retry_failed, cancel=cancel)
+            counts = run_batch(root, outdir, profile, lambda profile: engine_factory(profile, t), said,
+                               retry_failed=args.retry_failed, cancel=cancel, lookup=t.get)
         except BatchStopped as err:
             stopped_for, counts = err, err.counts
     if args.json:
         print_json({"counts": counts, "output": str(outdir)})
     else:  # (a path to open: `batch .` said "summaries in summaries")
-        print("batch: " + t("batch_cmd.summaries_in", counts=_counts_line(counts, t), path=os.path.abspath(outdir)),
+        every = all_summaries_path(outdir, t.get)  # (one file to read them all, where the run could write it)
+        print("batch: " + t("batch_cmd.summaries_in" if every.is_file() else "batch_cmd.summaries_in_folder",
+                            counts=_counts_line(counts, t), path=os.path.abspath(outdir), file=every.name),
               file=sys.stderr)
     failed = _failed(outdir, args) if counts.get("failed") else []
     again = t("batch_cmd.again") + _also_retry(failed, t)
@@ -270,9 +290,9 @@ def run(args: argparse.Namespace) -> int:
               fix="" if stopped_for.temporary else t("batch_cmd.fix_that"), again=again),
             counts, stopped_for.temporary,
         )
-    if cancel.is_set():
-        raise stopped(t("batch_cmd.stopped_by", by=stopped_by(first_signal(signals), t), again=again),
-                      first_signal(signals))
+    if cancel.is_set():  # (no signal, its reader gone alone: 141, the shell's code for a closed pipe)
+        sig = signal.SIGPIPE if reader_gone.is_set() and not signals else first_signal(signals)
+        raise stopped(t("batch_cmd.stopped_by", by=stopped_by(sig, t), again=again), sig)
     if failed:
         for row, why in failed[:FAILED_NAMED]:  # named where the night's log ends (--status alone did)
             print("batch:   " + t("batch_cmd.failed", path=row.path, why=why), file=sys.stderr)

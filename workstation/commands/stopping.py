@@ -60,11 +60,13 @@ def first_signal(received: list[int]) -> int:
 
 def stopped_by(sig: int, t: Texts | None = None) -> str:
     """What stopped the work, in words: "Ctrl-C", "its terminal closing", "a request to end
-    (SIGTERM)"; in ``t``'s language (English without)."""
+    (SIGTERM)", the program reading its words ending (SIGPIPE: a closed pipe); in ``t``'s
+    language (English without)."""
     from workstation.tui.i18n import Texts as Words
 
     t = t or Words("en")
-    key = {signal.SIGINT: "stop.ctrl_c", signal.SIGHUP: "stop.terminal"}.get(signal.Signals(sig), "stop.request")
+    key = {signal.SIGINT: "stop.ctrl_c", signal.SIGHUP: "stop.terminal", signal.SIGPIPE: "stop.reader_gone"}.get(
+        signal.Signals(sig), "stop.request")
     return t(key, name=signal.Signals(sig).name)
 
 

@@ -37,6 +37,7 @@ import fcntl
 import json
 import math
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -61,7 +62,7 @@ from workstation.core.documents import (
 from workstation.core.errors import EX_TEMPFAIL, BackendUnreachable, WorkstationError
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kept_parts import PARTS_TABLE, PartsKept, file_version, version_of
-from workstation.core.phrases import Phrase, say
+from workstation.core.phrases import Lookup, Phrase, say
 from workstation.core.sqlite_schema import SchemaError, cannot_use, in_plain_words, migrate
 
 DB_NAME = ".workstation-batch.sqlite"
@@ -359,6 +360,8 @@ class BatchQueue:
             if not _inside(path, root):  # a link out
                 continue
             if _inside(path, outdir) and (not beside or _our_summary(path, root, outdir)):  # our own output
+                continue
+            if path.parent.resolve() == outdir.resolve() and _all_summaries_file(path):  # (write_all_summaries')
                 continue
             if any(_inside(path, other) and _our_summary(path, root, other) for other in others):
                 continue
@@ -658,6 +661,7 @@ def run_batch(
     on_event: Callable[[BatchEvent], None] | None = None,
     retry_failed: bool = False,
     cancel: Any = None,
+    lookup: Lookup | None = None,
 ) -> dict[str, int]:
     """Work through ``root``'s queue; returns the final counts by status.
 
@@ -665,7 +669,8 @@ def run_batch(
     the one engine, which then decodes their chunks side by side in its slots); only this
     thread touches the queue and writes summaries. ``on_event`` may be called from workers.
     ``BatchStopped`` when the engine cannot be opened or its server cannot be reached (the
-    documents not done stay pending; none is marked failed for it).
+    documents not done stay pending; none is marked failed for it). However it ends, the file of
+    every summary (``write_all_summaries``) is written again, in ``lookup``'s language.
     """
     check_folder(root)
     emit = on_event or (lambda _e: None)
@@ -740,8 +745,65 @@ def run_batch(
         pool.shutdown(wait=True)
         if engine is not None:
             engine.close()
-        queue.close()
-        lock.release()
+        try:
+            write_all_summaries(queue, root, outdir, lookup)
+        except (OSError, WorkstationError, sqlite3.Error):  # (a full disk: said by what stopped the run, or the next)
+            pass
+        finally:
+            queue.close()
+            lock.release()
+
+
+def all_summaries_path(outdir: Path, lookup: Lookup | None = None) -> Path:
+    """The file in ``outdir`` that holds every summary, named in ``lookup``'s language ("All
+    summaries.md", "Tüm özetler.md")."""
+    return outdir / say([("batch.all_file", {})], lookup)
+
+
+def _all_summaries_file(path: Path) -> bool:
+    """Whether ``path`` is named as ``all_summaries_path`` names it, in any language the app speaks."""
+    from workstation.core.locales import phrase_patterns
+
+    return any(re.fullmatch(p, path.name) for p in phrase_patterns(("batch.all_file",)))
+
+
+def write_all_summaries(queue: BatchQueue, root: Path, outdir: Path, lookup: Lookup | None = None) -> Path | None:
+    """Every summary of the folder in one file to read (``all_summaries_path``), in the folder's
+    order, each under its document's name; a line for each document skipped (no text), failed or
+    not done yet, saying so. Written atomically; a file of a person's own of that name (its
+    first line not this file's title) is left as it is (None)."""
+    from workstation.core.locales import phrase_patterns
+
+    path = all_summaries_path(outdir, lookup)
+    if path.exists():
+        try:
+            first = path.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+        except OSError:
+            return None
+        if not any(re.fullmatch("# " + p, first) for p in phrase_patterns(("batch.all_title",))):
+            return None
+    out = [f"# {say([('batch.all_title', {'folder': root.resolve().name})], lookup)}"]
+    notes: set[str] = set()
+    for row in queue.rows():
+        if row.path not in queue.found:  # (a document gone from the folder)
+            continue
+        if row.status == "done":
+            try:
+                summary = (outdir / output_name(row.path)).read_text(encoding="utf-8")
+            except OSError:
+                continue
+            body = summary.split("\n", 1)[1] if summary.startswith("# ") else summary  # (its own title)
+            body = re.sub(r"^(#{1,5}) ", r"#\1 ", body.strip(), flags=re.MULTILINE)  # (under the document's)
+            # a note said of every summary alike (the small model's caveat) is said once
+            paragraphs = [para for para in body.split("\n\n") if not (para.startswith("> ") and para in notes)]
+            notes.update(para for para in paragraphs if para.startswith("> "))
+            out.append(f"## {row.path}\n\n" + "\n\n".join(paragraphs))
+            continue
+        why = " ".join(say(row.said, lookup).split()) if row.said else " ".join((row.reason or "").split())
+        key = {"skipped": "batch.all_skipped", "failed": "batch.all_failed"}.get(row.status, "batch.all_pending")
+        out.append("- " + say([(key, {"path": row.path, "why": why})], lookup))
+    write_text_atomic(path, "\n\n".join(out) + "\n")
+    return path
 
 
 def _summarize_file(
@@ -779,9 +841,9 @@ def _settle_file(
         queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks)})
         if pace is not None:
             pace.finished(row, len(result.document.text) if result.document is not None else 0, result)
-        left = pace.estimate(queue) if pace is not None else None
-        emit(BatchEvent("file-done", row.path, str(out), counts=queue.counts(),
-                        eta_s=left[0] if left else None, eta_high=left[1] if left else None))
+    except INTERRUPTS:  # Ctrl-C, or the output's reader gone while it was said: no failure of the document's
+        queue.mark_pending(row.path, "stopped by the user")
+        raise
     except BatchError:  # the queue's or the summaries' disk is full: the run stops, no document failed
         raise
     except BackendUnreachable as err:  # the server, not this document: it waits for the next run
@@ -800,7 +862,14 @@ def _settle_file(
             raise disk_full(out.parent) from None
         said = [("batch.failed_foreign", {"path": row.path, "what": f"{type(err).__name__}: {err}"})]
         _fail(queue, row.path, say(said), said, emit)
+    else:  # (said once it is recorded: a reader gone as it is said leaves it done)
+        left = pace.estimate(queue) if pace is not None else None
+        emit(BatchEvent("file-done", row.path, str(out), counts=queue.counts(),
+                        eta_s=left[0] if left else None, eta_high=left[1] if left else None))
     return False
+
+
+INTERRUPTS = (KeyboardInterrupt, BrokenPipeError)  # a stop, never a document's failure
 
 
 def _fail(queue: BatchQueue, path: str, reason: str, said: list[Phrase], emit: Callable[[BatchEvent], None],

@@ -904,7 +904,8 @@ def read_document(path: str | Path, limits: Limits | None = None, *, isolate: bo
             raise DocumentError(said=[("doc.broken_link", {"name": name, "target": link_target(path)})])
         raise DocumentError(said=not_there(path))
     if path.is_dir():
-        raise DocumentError(said=[("doc.folder", {"path": str(path), "command": cli("batch " + shell_word(str(path)))})])
+        raise DocumentError(said=[("doc.folder", {"name": name or str(path), "path": str(path),
+                                                  "command": cli("batch " + shell_word(str(path)))})])
     if not path.is_file():  # a pipe, a device, a socket: reading it could wait for ever
         raise DocumentError(said=[("doc.not_regular", {"path": str(path)})])
     try:

@@ -785,7 +785,7 @@ ENGLISH: dict[str, str] = {
     "doc.in_folder": " in {folder}",
     "doc.meant": " Did you mean '{path}'?",
     "doc.broken_link": "'{name}' is a link to {target}, which is not there.",
-    "doc.folder": "'{path}' is a folder, not a document; '{command}' summarizes every document in it.",
+    "doc.folder": "{name} is a folder, not a document. To summarize every document in it, run: {command}",
     "batch.not_folder": "'{path}' is a document, not a folder; '{command}' summarizes it.",
     "batch.not_a_folder": "'{path}' is a file, not a folder of documents.",
     # why a document of the overnight queue failed (batch_queue: kept in its queue, said by --status)
@@ -793,6 +793,12 @@ ENGLISH: dict[str, str] = {
     "batch.failed_foreign": "'{path}' failed: {what}",
     "batch.not_in_folder": "'{path}' is not a document in '{folder}' (the queue file names it, the folder does not); skipped.",
     "batch.outside_output": "The summary of '{path}' would be written outside '{folder}'; skipped.",
+    # the one file that holds every summary of a batch's folder, to read them all (batch_queue.write_all_summaries)
+    "batch.all_file": "All summaries.md",
+    "batch.all_title": "All summaries of {folder}",
+    "batch.all_skipped": "{path}: skipped: {why}",
+    "batch.all_failed": "{path}: not summarized: {why}",
+    "batch.all_pending": "{path}: not summarized yet (the run stopped before it was done); run the batch again to go on.",
     "batch.not_ours": ("'{path}' is there already and was not written by workstation, so it was left as it was; "
                        "move it away, then run the batch again."),
     "doc.too_big": "'{name}' is {mib} MiB, more than the {limit} MiB limit for one document.",

@@ -584,6 +584,13 @@ _ECHO = re.compile(
 )
 
 
+# a label alone on a reply's last line, nothing after it: a summary ended "… next Friday.\n\nSummary:"
+_LONE_LABEL = re.compile(
+    r"^[*_#\s]*(?:summary|summaries|özet|answer|cevap|yanıt|question|soru|text|metin|note|not)\s*:[*_\s]*$",
+    re.IGNORECASE,
+)
+
+
 SENTENCE_ENDS = frozenset(".!?…\"'»”’)]。！？")  # a text that ends in one of these was not cut mid-sentence
 
 
@@ -591,8 +598,11 @@ def clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
     """One paragraph without the lead-ins small models like to echo ("Summary:", "- (p. 3)"),
     ending in "…" where its token limit cut it in the middle of a sentence (its citation
     followed the cut word: "compared to the (lines 1–179)")."""
-    text = _as_prose([line.strip() for line in text.splitlines()
-                      if line.strip() and line.strip() not in ("TEXT:", "SUMMARIES:")])  # the prompt's labels, echoed
+    lines = [line.strip() for line in text.splitlines()
+             if line.strip() and line.strip() not in ("TEXT:", "SUMMARIES:")]  # the prompt's labels, echoed
+    while lines and _LONE_LABEL.match(lines[-1]):  # a label it began, then stopped ("…\n\nSummary:")
+        lines.pop()
+    text = _as_prose(lines)
     text = re.sub(r"\s{2,}", " ", _ECHO.sub(" ", text)).strip()
     for _ in range(6):
         cleaned = _LEADIN.sub("", text, count=1)
