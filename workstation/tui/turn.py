@@ -125,7 +125,7 @@ class Turn(AppPart):
             # the file before it was changed: said so, it went in the document's place)
             self.notify(t("chat.attached_refused_old" if found else "chat.attached_refused", name=document[0].name,
                           summarize=self.key_for("summarize.open"),
-                          remove=self.key_for("chat.detach")), severity="warning", timeout=12)
+                          remove=self.key_for("chat.detach")) + self.holder_text(document), severity="warning", timeout=12)
             return  # (the text stays in the box)
         if not self._claim_turn():
             return  # (the text stays in the box)

@@ -1,0 +1,71 @@
+"""A document a little too long for a message in this profile: the line under the box names the
+user's profile that holds it whole, F3 opens on it, and a switch keeps the message and the
+document (a secretary summarized a letter the "Long documents" profile held whole, and the
+small model's invented summary answered her question wrong)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import tui_profile as _profile
+from tui_helpers import until
+
+from workstation.core.engine_api import answer_reserve
+from workstation.core.phrases import rounded_words
+from workstation.tui.app import WorkstationApp
+
+
+async def test_a_document_too_long_here_names_the_profile_that_holds_it(profiles: Path, tmp_path: Path,
+                                                                        smollm2_path: Path, gemma_path: Path) -> None:
+    ledger = tmp_path / "ledger.txt"
+    ledger.write_text("The invoice was paid. " * 400, encoding="utf-8")  # ~2,000 tokens; "a" reads 1,024
+    # the same model with a longer context (chosen: its tokens are the ones measured), another model
+    # with a longer one still (more memory), and one whose model is not here (never named)
+    _profile(profiles / "long.yaml", str(smollm2_path), context=4096, name="Long documents")
+    _profile(profiles / "gemma.yaml", str(gemma_path), context=8192)
+    _profile(profiles / "gone.yaml", str(tmp_path / "gone.gguf"), context=8192)
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(120, 30)) as pilot:
+        line = app.chat_screen.query_one("#attachment")
+        await until(pilot, lambda: app.engine is not None)
+        app._attach_document((ledger, ledger.read_text(encoding="utf-8")))
+        await until(pilot, lambda: "holds it whole" in str(line.render()))
+        said = str(line.render())
+        tokens, _n_ctx, own = next(m for d, m in app._document_tokens.items() if d[0] == ledger)
+        sampling = app.profile.sampling
+        there = rounded_words((4096 - answer_reserve(sampling, 4096) - (tokens - own)) * 1600 / own)
+        assert said.startswith("Attached: ledger.txt. It is too long to send: about 1,600 words"), said
+        assert said.endswith(" Ctrl+R removes it. The \"Long documents\" profile holds it whole: a message there "
+                             f"holds about {there} words of this document. F3, then Enter, switches to it; your "
+                             "message and the document stay."), said
+        await pilot.press("f9")  # in Turkish too
+        await until(pilot, lambda: "bütünüyle alır" in str(line.render()))
+        assert str(line.render()).endswith(" Ctrl+R onu kaldırır. \"Long documents\" profili onu bütünüyle alır: "
+                                           f"orada bir mesaj bu belgeden yaklaşık {there.replace(',', '.')} sözcük "
+                                           "alır. F3, ardından Enter ona geçer; mesajınız ve belge kalır."), \
+            str(line.render())
+        await pilot.press("f9")
+        await until(pilot, lambda: str(line.render()).startswith("Attached:"))
+        # Enter: refused, and the notice names it too
+        app.chat_screen.set_input("What was paid?")
+        await pilot.press("enter")
+        await until(pilot, lambda: any(str(n.message).startswith("Not sent: ledger.txt") for n in app._notifications))
+        refused = next(str(n.message) for n in app._notifications if str(n.message).startswith("Not sent: ledger"))
+        assert refused.endswith("Ctrl+R removes the document. The \"Long documents\" profile holds it whole: a "
+                                f"message there holds about {there} words of this document. F3, then Enter, "
+                                "switches to it; your message and the document stay."), refused
+
+
+async def test_no_profile_holds_it_keeps_the_words(profiles: Path, tmp_path: Path) -> None:
+    """Where none of the user's profiles holds it whole (all 1,024 here), the line is as it was."""
+    ledger = tmp_path / "ledger.txt"
+    ledger.write_text("The invoice was paid. " * 400, encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(120, 30)) as pilot:
+        line = app.chat_screen.query_one("#attachment")
+        await until(pilot, lambda: app.engine is not None)
+        document = (ledger, ledger.read_text(encoding="utf-8"))
+        app._attach_document(document)
+        await until(pilot, lambda: document in app._holders)
+        assert app._holders[document] is None
+        assert str(line.render()).endswith("Ctrl+R removes it."), str(line.render())
