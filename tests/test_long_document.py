@@ -13,6 +13,7 @@ from tui_helpers import until
 from workstation.core.engine_api import answer_reserve
 from workstation.core.phrases import rounded_words
 from workstation.tui.app import WorkstationApp
+from workstation.tui.screens.profile_menu import ProfileMenu
 
 
 async def test_a_document_too_long_here_names_the_profile_that_holds_it(profiles: Path, tmp_path: Path,
@@ -56,8 +57,40 @@ async def test_a_document_too_long_here_names_the_profile_that_holds_it(profiles
                                 "switches to it; your message and the document stay."), refused
 
 
+async def test_f3_opens_on_the_profile_that_holds_it_and_the_switch_keeps_message_and_document(
+        profiles: Path, tmp_path: Path, smollm2_path: Path, gemma_path: Path) -> None:
+    """F3, as the line under the box says, opens with that profile highlighted; Enter switches to it,
+    and the message typed and the document are still there, the document fitting now."""
+    from textual.widgets import OptionList
+
+    ledger = tmp_path / "ledger.txt"
+    ledger.write_text("The invoice was paid. " * 400, encoding="utf-8")
+    _profile(profiles / "gemma.yaml", str(gemma_path), context=8192)
+    _profile(profiles / "long.yaml", str(smollm2_path), context=4096, name="Long documents")
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(120, 30)) as pilot:
+        line = app.chat_screen.query_one("#attachment")
+        await until(pilot, lambda: app.engine is not None)
+        app._attach_document((ledger, ledger.read_text(encoding="utf-8")))
+        await until(pilot, lambda: "holds it whole" in str(line.render()))
+        app.chat_screen.set_input("What was paid?")
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        menu = app.screen
+        options = menu.query_one(OptionList)
+        assert menu.entries[options.highlighted].key == "long"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.engine is not None and app.profile.key == "long" and app.loading is None)
+        await until(pilot, lambda: str(line.render()).startswith("Attached: ledger.txt ("))
+        assert app.chat_screen.input_text() == "What was paid?"
+        assert app.pending_document is not None and app.pending_document[0] == ledger
+        assert "too long" not in str(line.render()) and "holds it whole" not in str(line.render())
+        assert app.document_holder() is None
+
+
 async def test_no_profile_holds_it_keeps_the_words(profiles: Path, tmp_path: Path) -> None:
-    """Where none of the user's profiles holds it whole (all 1,024 here), the line is as it was."""
+    """Where none of the user's profiles holds it whole (all 1,024 here), the line is as it was,
+    and F3 opens on the running profile."""
     ledger = tmp_path / "ledger.txt"
     ledger.write_text("The invoice was paid. " * 400, encoding="utf-8")
     app = WorkstationApp("a", sample_system=False, language="en")
@@ -69,3 +102,9 @@ async def test_no_profile_holds_it_keeps_the_words(profiles: Path, tmp_path: Pat
         await until(pilot, lambda: document in app._holders)
         assert app._holders[document] is None
         assert str(line.render()).endswith("Ctrl+R removes it."), str(line.render())
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        from textual.widgets import OptionList
+
+        menu = app.screen
+        assert menu.entries[menu.query_one(OptionList).highlighted].key == "a"

@@ -406,6 +406,15 @@ class Attachments(AppPart):
         return " " + t("chat.attached_holder", profile=holder.profile.title(t.lang),
                        words=context_words(holder.room, holder.basis, t.get), press=self.key_for("profile.menu"))
 
+    def document_holder(self: WorkstationApp) -> Profile | None:
+        """The profile F3 opens on: the one that holds the attached document whole, where it is
+        too long for this one (``holder_text`` names it); None otherwise."""
+        document = self.pending_document
+        if document is None or not self.attachment_too_long(document):
+            return None
+        holder = self._holders.get(document)
+        return holder.profile if holder is not None else None
+
     @on(AttachmentNotMeasured)
     def _attachment_not_measured(self: WorkstationApp, event: AttachmentNotMeasured) -> None:
         """Said under the box and in a notice (F6 may be the screen shown); the document stays

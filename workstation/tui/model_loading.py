@@ -177,7 +177,9 @@ class ModelLoading(AppPart):
                 self.switch_profile(profile)
 
         self._back_to_chat()  # (in place of F4 or F5, as they replace each other)
-        self.push_screen(ProfileMenu(self.profile, self.fit_check, also=self.started_profile), chosen)
+        # (on the profile that holds the attached document whole, where its line names one)
+        self.push_screen(ProfileMenu(self.profile, self.fit_check, also=self.started_profile,
+                                     chosen=self.document_holder()), chosen)
 
     # --- the API server alongside the chat ----------------------------------------------------
     def action_serve(self: WorkstationApp) -> None:

@@ -142,11 +142,15 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         self, current: str | Profile | None,
         fit_check: FitCheck = fit_verdict,
         also: Profile | None = None,
+        chosen: Profile | None = None,
     ) -> None:
-        """``current``: the running profile (or its key); the list is ``listed_profiles``'."""
+        """``current``: the running profile (or its key); the list is ``listed_profiles``'.
+        ``chosen``: the profile highlighted at the start in the running one's place (one that holds
+        an attached document too long for this one: its line under the box names it)."""
         super().__init__(classes="dialog-screen")
         self.current = current
         self.fit_check = fit_check
+        self.chosen = chosen
         self.entries: list[Profile | ProfileError] = listed_profiles(current, also)
         self.verdicts: dict[int, str | None] = {}
         self.on_cpu: dict[int, bool] = {}  # by its plan, beside its verdict: where a smaller K/V is slower
@@ -256,6 +260,9 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         options.focus()
         for i, entry in enumerate(self.entries):
             if isinstance(entry, Profile) and self._is_current(entry):
+                options.highlighted = i
+        for i, entry in enumerate(self.entries):
+            if isinstance(entry, Profile) and self.chosen is not None and same_file(entry, self.chosen):
                 options.highlighted = i
         self._check_fit()
 
