@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import tui_profile as _profile
-from tui_helpers import until
+from tui_helpers import message_views, until
 
 from workstation.core.engine_api import answer_reserve
 from workstation.core.phrases import rounded_words
@@ -108,3 +108,51 @@ async def test_no_profile_holds_it_keeps_the_words(profiles: Path, tmp_path: Pat
 
         menu = app.screen
         assert menu.entries[menu.query_one(OptionList).highlighted].key == "a"
+
+
+async def test_an_answer_from_f6s_summary_says_so_under_it(profiles: Path, tmp_path: Path) -> None:
+    """A message asked about a document too long for a message, F6's summary sent in its place: the
+    reply says under it that it came from the summary, not the document (in Turkish too, and in the
+    conversation's Markdown); a reply about a document sent whole says nothing of it."""
+    from workstation.core.kept_parts import document_version
+    from workstation.core.summarize import SummaryResult
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    letter = tmp_path / "PTA letter long.txt"
+    letter.write_text("The summer fair raised 4,870 pounds. " * 300, encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(120, 30)) as pilot:
+        line = app.chat_screen.query_one("#attachment")
+        await until(pilot, lambda: app.engine is not None)
+        app._attach_document((letter, letter.read_text(encoding="utf-8")))
+        await until(pilot, lambda: "too long to send" in str(line.render()))
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        f6 = app.screen
+        f6.path, f6.summary = letter, "The fair raised 1,200 pounds."
+        f6.result = SummaryResult(str(letter), f6.summary, f6.summary, [], [], {}, False, 1024, 0, 512)
+        f6.version = document_version(letter)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        app._attach_document(app.pending_document)
+        await until(pilot, lambda: "asks about its summary" in str(line.render()))
+        app.chat_screen.set_input("How much money did the summer fair raise?")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.conversation_id is not None and not app.generating)
+        said = "Answered from F6's summary of PTA letter long.txt, not the document itself: a summary can miss or " \
+               "change names, dates and figures."
+        reply = message_views(app)[-1]
+        await until(pilot, lambda: said in str(reply.query_one(".metrics").render()))
+        await pilot.press("f9")
+        await until(pilot, lambda: "F6'nın PTA letter long.txt özetinden yanıtlandı, belgenin kendisinden değil"
+                    in str(message_views(app)[-1].query_one(".metrics").render()))
+        assert said in app.store.to_markdown(app.conversation_id)
+        await pilot.press("f9")
+        # a short document, sent whole: no such line
+        await pilot.press("ctrl+n")
+        app._attach_document((Path("/docs/short.txt"), "Meeting at ten."))
+        app.chat_screen.set_input("When is the meeting?")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.conversation_id is not None and not app.generating
+                    and len(message_views(app)) == 2 and message_views(app)[-1].metrics is not None)
+        assert "summary" not in str(message_views(app)[-1].query_one(".metrics").render())
