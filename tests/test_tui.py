@@ -2766,6 +2766,11 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         app._attach_document((Path("/docs/short.txt"), "Meeting at ten."))
         app._attach_document((ledger, ledger.read_text(encoding="utf-8")))
         await until(pilot, lambda: "too long to send" in str(line.render()))
+        # another of the user's profiles holds it whole (GEMMA, 4,096): named after the line's own words
+        await until(pilot, lambda: app.pending_document in app._holders)
+        gemma = app.holder_text(app.pending_document)
+        assert gemma.startswith(' The "GEMMA" profile holds it whole: a message there holds about '), gemma
+        assert gemma.endswith(" words. F3, then Enter, switches to it; your message and the document stay."), gemma
         said = str(line.render())
         # in words, as the box's line says what the conversation holds (it said "about 2,001 tokens ... context of
         # 1,024 tokens")
@@ -2778,13 +2783,14 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         holds = rounded_words((n_ctx - answer_reserve(app.profile.sampling, n_ctx) - (tokens - own)) * 1600 / own)
         assert said == "Attached: ledger.txt. It is too long to send: about 1,600 words, and a message in this " \
             f"profile holds about {holds} words of this document, the rest of the room kept for the reply. F6 " \
-            "summarizes it; your next message then asks about the summary. Ctrl+R removes it.", said
+            "summarizes it; your next message then asks about the summary. Ctrl+R removes it." + gemma, said
         await pilot.press("f9")  # in Turkish, the figure said as this document's words (beside F3's and the box's)
         await until(pilot, lambda: str(line.render()).startswith("Eklendi: ledger.txt. Bu belge"))
         assert str(line.render()) == "Eklendi: ledger.txt. Bu belge gönderilemeyecek kadar uzun: yaklaşık 1.600 " \
             f"sözcük; bu profilde bir mesaj, bu belgeden yaklaşık {holds.replace(',', '.')} sözcük alır, kalan " \
             "yer yanıta ayrılır. " \
-            "F6 onu özetler; ardından bir sonraki mesajınız özet hakkında sorar. Ctrl+R onu kaldırır.", str(line.render())
+            "F6 onu özetler; ardından bir sonraki mesajınız özet hakkında sorar. Ctrl+R onu kaldırır." \
+            + app.holder_text(app.pending_document), str(line.render())
         await pilot.press("f9")
         await until(pilot, lambda: str(line.render()).startswith("Attached: ledger.txt. It is too long"))
         app.chat_screen.set_input("What was paid?")
@@ -2792,7 +2798,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         await until(pilot, lambda: any(str(n.message) == "Not sent: ledger.txt is too long for a message in this "
                                        "profile. Your message stays in the box. F6 summarizes the document; your "
                                        "message then asks about the summary, in this conversation. Ctrl+R removes "
-                                       "the document." for n in app._notifications))
+                                       "the document." + gemma for n in app._notifications))
         # (the message and "waiting for the first word…" flashed, then went, each Enter)
         assert not _views(app) and app.conversation_id is None and not app.generating
         assert app.chat_screen.input_text() == "What was paid?"

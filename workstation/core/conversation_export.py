@@ -135,6 +135,9 @@ class MarkdownExport:
             counted = m.get("counted")
             if isinstance(counted, list) and counted:  # the program's figures for the question, as the chat says them under it
                 lines += ["*" + say(counted_phrases(counted), lookup) + "*", ""]
+            summarized = m.get("from_summary")
+            if isinstance(summarized, str) and summarized:  # as the chat says it under the reply
+                lines += ["*" + say([("chat.from_summary", {"name": summarized})], lookup) + "*", ""]
         return "\n".join(lines).rstrip() + "\n"
 
     def export_markdown(self: ConversationStore, conversation_id: int, path: Path, lookup: Lookup | None = None,

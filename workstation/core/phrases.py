@@ -977,6 +977,10 @@ ENGLISH: dict[str, str] = {
                             "for the company, and what happens if the delivery is late. The meeting with the "
                             "supplier is on Monday at ten; bring last year's invoices and the new price list, "
                             "and send the minutes to everyone in the office by Friday."),
+    # under a reply asked about an attached document too long for a message, F6's summary sent in its
+    # place: the answer's figures are the summary's (a small model's summary invented a fair's takings)
+    "chat.from_summary": "Answered from F6's summary of {name}, not the document itself: a summary can miss or "
+                         "change names, dates and figures.",
     # a context said in words, with what they are words of (``context_words``): the UI language's
     # figure for the model, this conversation's own (its replies' words a token), a document's own
     "words.language": "about {n} words",

@@ -74,7 +74,13 @@ from workstation.tui.actions import (
     bindings,
     keys_lost,
 )
-from workstation.tui.attaching import ATTACHED_KEY, Attachments, KeptDocument, recalled_paths
+from workstation.tui.attaching import (
+    ATTACHED_KEY,
+    Attachments,
+    Holder,
+    KeptDocument,
+    recalled_paths,
+)
 from workstation.tui.conversation_actions import ConversationActions
 from workstation.tui.drafts import Drafts
 from workstation.tui.glyphs import glyphs, terminal_charset, terminal_table
@@ -285,6 +291,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._document_facts: dict[Path, list[SheetFacts]] = {}  # a document's tables' facts, counted by the program
         # the figures the program counted that answer the message sent (``counted_answer``), said under its reply
         self._counted: list[dict[str, Any]] = []
+        self._from_summary = ""  # the document whose F6 summary the message being answered went with
         self._attached_paths: set[Path] = set()  # every document attached this session (F7 writes over none)
         # the documents attached last, this session and before (oldest first): where Up after a restart
         # finds a message's document by its name, to count its tables' facts again (``recalled_paths``)
@@ -294,6 +301,9 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         # attached documents, measured: (their tokens as a message of their own, the context then,
         # their text's own tokens)
         self._document_tokens: dict[tuple[Path, str], tuple[int, int, int]] = {}
+        # attached documents too long for this profile: another of the user's that holds each whole
+        # (``Holder``; None: none does), found once it is measured
+        self._holders: dict[tuple[Path, str], Holder | None] = {}
         # attached documents whose measuring failed, and why (the model or the office server failed)
         self._not_measured: dict[tuple[Path, str], BaseException] = {}
         self._fill_shown = ""  # the line under the box, as an attachment's line last measured it against

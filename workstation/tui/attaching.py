@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +24,7 @@ from workstation.core.phrases import (
     say,
     words_in,
 )
-from workstation.core.profiles import Sampling
+from workstation.core.profiles import Profile, Sampling
 from workstation.core.summary_chunks import facts_length
 from workstation.tui import integrations
 from workstation.tui.app_part import AppPart
@@ -31,6 +33,7 @@ from workstation.tui.messages import (
     AttachmentMeasured,
     AttachmentNotMeasured,
     DocumentRead,
+    HolderFound,
     TableFactsRead,
 )
 from workstation.tui.screens.file_picker import FilePicker, start_folder
@@ -48,6 +51,17 @@ MAX_DOCUMENT_CHARS = 200_000
 ATTACHED_KEY = "attached"
 KEPT_PATHS = 50  # of them
 KeptDocument = tuple[Path, str]  # a document attached: its path, and its text's mark ('': not known)
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Another of the user's profiles that holds a document too long for this one whole
+    (``holding_profile``): ``profile``, the tokens of the document a message there holds
+    (``room``), and what they are said in words by (``basis``)."""
+
+    profile: Profile
+    room: int
+    basis: WordsBasis
 
 
 def text_mark(text: str) -> str:
@@ -240,7 +254,7 @@ class Attachments(AppPart):
                    summarize=self.key_for("summarize.open"), remove=remove) if summarized and room is None
             else t("chat.attached_too_long", name=name, n=rounded_words(words), summarize=self.key_for("summarize.open"),
                    ctx=_message_words(measured, words, self._reserve(measured[1]), t),
-                   remove=remove) if measured is not None and room is None
+                   remove=remove) + self.holder_text(document) if measured is not None and room is None
             # it fits a message, not the room this conversation has left: the model would forget
             # the conversation's start or cut its reply, and nothing said so before Enter
             else t("chat.attached_no_room", name=name, n=rounded_words(words), left=room[1],
@@ -355,10 +369,51 @@ class Attachments(AppPart):
 
     @on(AttachmentMeasured)
     def _attachment_measured(self: WorkstationApp, event: AttachmentMeasured) -> None:
-        self._document_tokens[event.document] = (event.tokens, event.n_ctx, event.own)
+        measured = (event.tokens, event.n_ctx, event.own)
+        self._document_tokens[event.document] = measured
         self._not_measured.pop(event.document, None)
+        if self._attachment_room(measured) is None and event.document not in self._holders \
+                and self.profile is not None:  # too long here: which other profile holds it whole
+            self._find_holder(self.profile, self.engine, event.document, measured, self.session_sampling)
         if self.pending_document == event.document:
             self._attach_document(event.document)  # its line says it now
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="holder")
+    def _find_holder(self: WorkstationApp, current: Profile, engine: Any, document: tuple[Path, str],
+                     measured: tuple[int, int, int], sampling: Sampling | None) -> None:
+        """``holding_profile`` for ``document`` (in a worker: it plans, and may read a tokenizer)."""
+        try:
+            holder = holding_profile(current, self.started_profile, engine, document, measured, sampling, self.texts)
+        except Exception:  # noqa: BLE001 (none named: the line says what it said before)
+            holder = None
+        self.post_message(HolderFound(document, holder))
+
+    @on(HolderFound)
+    def _holder_found(self: WorkstationApp, event: HolderFound) -> None:
+        if event.document not in self._document_tokens:
+            return  # (measured against another profile since: found again there)
+        self._holders[event.document] = event.holder
+        if self.pending_document == event.document and event.holder is not None:
+            self._attach_document(event.document)  # its line names it now
+
+    def holder_text(self: WorkstationApp, document: tuple[Path, str]) -> str:
+        """The words naming the profile that holds ``document``
+        whole where it is too long for this one, and how to switch to it; "" where none does."""
+        holder = self._holders.get(document)
+        if holder is None:
+            return ""
+        t = self.texts
+        return " " + t("chat.attached_holder", profile=holder.profile.title(t.lang),
+                       words=context_words(holder.room, holder.basis, t.get), press=self.key_for("profile.menu"))
+
+    def document_holder(self: WorkstationApp) -> Profile | None:
+        """The profile F3 opens on: the one that holds the attached document whole, where it is
+        too long for this one (``holder_text`` names it); None otherwise."""
+        document = self.pending_document
+        if document is None or not self.attachment_too_long(document):
+            return None
+        holder = self._holders.get(document)
+        return holder.profile if holder is not None else None
 
     @on(AttachmentNotMeasured)
     def _attachment_not_measured(self: WorkstationApp, event: AttachmentNotMeasured) -> None:
@@ -381,3 +436,51 @@ def _message_words(measured: tuple[int, int, int], words: int, reserve: int, t: 
     room = max(0, n_ctx - reserve - (tokens - own))
     basis = WordsBasis(words / own, "document") if own > 0 and words > 0 else context_basis(None, t.get)
     return context_words(room, basis, t.get)
+
+
+def holding_profile(current: Profile, also: Profile | None, engine: Any, document: tuple[Path, str],
+                    measured: tuple[int, int, int], sampling: Sampling | None, t: Texts) -> Holder | None:
+    """Which of the profiles F3 lists (``listed_profiles``) holds ``document`` whole, where it is
+    too long for a message of ``current`` (``measured`` there: the document as a message, the
+    context, its own tokens): a local one, its model here, whose message room by the rule this
+    one's is measured by (the context less ``answer_reserve`` and the message's frame) holds the
+    document's tokens, and which the planner says fits this PC (``plan_for_profile``, as F3's
+    verdict; the loaded model's memory counted free, as a switch closes it). The same model
+    first (its tokens are the ones measured), then the least memory. Another model's tokens are
+    estimated from the document's words by its figure for the UI's language: its tokenizer is
+    another. None: none does (a secretary summarized a letter the "Long documents" profile held
+    whole, and asked the small model's invented summary for a figure the letter had)."""
+    from workstation.core.errors import WorkstationError
+    from workstation.core.language_words import model_figures
+    from workstation.core.profile_lookup import model_file
+    from workstation.core.profile_plan import plan_for_profile
+    from workstation.tui.screens.profile_menu import listed_profiles, same_file
+
+    if current.backend != "llama":  # (a desk PC's: its office's server says what it reads)
+        return None
+    tokens, _n_ctx, own = measured
+    frame = tokens - own  # (the instructions and the message's frame, counted once)
+    words = words_in(document[1])
+    loaded = model_file(current)
+    freed = integrations.memory_freed_by_switch(current, engine)
+    found: list[tuple[tuple[bool, int], Holder]] = []
+    for entry in listed_profiles(current, also):
+        if not isinstance(entry, Profile) or entry.backend != "llama" or same_file(entry, current):
+            continue
+        try:
+            plan = plan_for_profile(entry, freed=freed)  # (its model or draft not here: it raises)
+        except WorkstationError:
+            continue
+        if not plan.fits:
+            continue
+        same = model_file(entry) == loaded
+        if same:  # by the document's own words a token, as this profile's line says its room
+            basis = WordsBasis(words / own, "document") if own > 0 and words > 0 else context_basis(None, t.get)
+            needed = own
+        else:
+            basis = context_basis(None, t.get, model_figures(model_file(entry), t.get))
+            needed = math.ceil(words / basis.per_token)
+        room = entry.context - answer_reserve(sampling or entry.sampling, entry.context) - frame
+        if needed <= room:
+            found.append(((not same, plan.total_bytes), Holder(entry, room, basis)))
+    return min(found, key=lambda f: f[0])[1] if found else None

@@ -183,6 +183,16 @@ class AttachedFileFound(Message):
         self.facts = facts
 
 
+class HolderFound(Message):
+    """Another of the user's profiles that holds an attached document too long for this one
+    whole (``attaching.Holder``), or None: none does."""
+
+    def __init__(self, document: tuple[Path, str], holder: Any) -> None:
+        super().__init__()
+        self.document = document
+        self.holder = holder
+
+
 class AttachmentMeasured(Message):
     """An attached document's tokens (as a message of its own), the most a message may hold,
     and its text's own tokens (what it adds to a conversation)."""

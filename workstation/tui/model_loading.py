@@ -177,7 +177,9 @@ class ModelLoading(AppPart):
                 self.switch_profile(profile)
 
         self._back_to_chat()  # (in place of F4 or F5, as they replace each other)
-        self.push_screen(ProfileMenu(self.profile, self.fit_check, also=self.started_profile), chosen)
+        # (on the profile that holds the attached document whole, where its line names one)
+        self.push_screen(ProfileMenu(self.profile, self.fit_check, also=self.started_profile,
+                                     chosen=self.document_holder()), chosen)
 
     # --- the API server alongside the chat ----------------------------------------------------
     def action_serve(self: WorkstationApp) -> None:
@@ -353,6 +355,7 @@ class ModelLoading(AppPart):
         self.chat_screen.set_load_progress(None)
         self._know_small_model(loaded, event.engine)
         self._document_tokens.clear()  # counted by another model's tokens, against another context
+        self._holders.clear()  # (said against the profile it was too long for)
         if self.pending_document is not None:  # attached before a model was there (a draft restored at the start):
             self._attach_document(self.pending_document)  # measured now, not first said too long after Enter
         # (not written on the open conversation: its next reply does that, in send; a load with no

@@ -125,7 +125,7 @@ class Turn(AppPart):
             # the file before it was changed: said so, it went in the document's place)
             self.notify(t("chat.attached_refused_old" if found else "chat.attached_refused", name=document[0].name,
                           summarize=self.key_for("summarize.open"),
-                          remove=self.key_for("chat.detach")), severity="warning", timeout=12)
+                          remove=self.key_for("chat.detach")) + self.holder_text(document), severity="warning", timeout=12)
             return  # (the text stays in the box)
         if not self._claim_turn():
             return  # (the text stays in the box)
@@ -144,6 +144,7 @@ class Turn(AppPart):
             path, doc = document
             doc = with_counted(doc, tables, self._counted)  # (the rows its question named, counted: for the model too)
             name = t("chat.summary_of", name=path.name) if summary is not None else path.name
+            self._from_summary = path.name if summary is not None else ""  # (said under its reply)
             content = with_attached(content, t("chat.document", name=name), doc if summary is None else summary)
         if counted:  # (for the model too, after the message, as an attached table's are: ``with_counted``)
             content = f"{content}\n\n{for_the_model(pasted, counted)}"
@@ -435,7 +436,9 @@ class Turn(AppPart):
                                  served)
             if self._counted and self._turn_from == "send":  # (the program's figures, kept with the reply)
                 record["counted"] = self._counted
-            self._counted = []
+            if self._from_summary and self._turn_from == "send":  # (F6's summary went in the document's place)
+                record["from_summary"] = self._from_summary
+            self._counted, self._from_summary = [], ""
             if view is not None:  # stopped before its first token: it says so, and is kept so
                 await view.finish(text, metrics, event.reasoning, record)
                 self.chat_screen.name_profiles()  # (the first reply of a profile switched to)

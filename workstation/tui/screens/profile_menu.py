@@ -60,6 +60,22 @@ def same_file(a: Profile, b: Profile) -> bool:
     return Path(a.source).resolve() == Path(b.source).resolve()
 
 
+def listed_profiles(current: str | Profile | None, also: Profile | None = None) -> list[Profile | ProfileError]:
+    """The profiles F3 lists: the user's (``list_profiles``), and first the running one
+    (``current``) where it was loaded from a file outside profiles/ (``-p PATH``), so that it can be
+    loaded again (a desk PC's profile whose server was down when the app started); so is ``also``,
+    the one the app started with, after a switch to another."""
+    entries = list_profiles()
+    seen: list[Profile] = []  # the started profile and the running one may be one file
+    for outside in (also, current):
+        if not isinstance(outside, Profile) or any(same_file(outside, o) for o in seen):
+            continue
+        seen.append(outside)
+        if not any(isinstance(e, Profile) and same_file(e, outside) for e in entries):
+            entries.insert(0, _read_again(outside))  # as the file says now (the user may have fixed it)
+    return entries
+
+
 class VerdictFound(Message):
     def __init__(self, index: int, verdict: str | None, on_cpu: bool | None = None, server_ctx: int = 0) -> None:
         super().__init__()
@@ -126,22 +142,16 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         self, current: str | Profile | None,
         fit_check: FitCheck = fit_verdict,
         also: Profile | None = None,
+        chosen: Profile | None = None,
     ) -> None:
-        """``current``: the running profile (or its key). One loaded from a file outside
-        profiles/ (``-p PATH``) is listed first, so that it can be loaded again (a desk PC's
-        profile whose server was down when the app started); so is ``also``, the one the app
-        started with, after a switch to another."""
+        """``current``: the running profile (or its key); the list is ``listed_profiles``'.
+        ``chosen``: the profile highlighted at the start in the running one's place (one that holds
+        an attached document too long for this one: its line under the box names it)."""
         super().__init__(classes="dialog-screen")
         self.current = current
         self.fit_check = fit_check
-        self.entries: list[Profile | ProfileError] = list_profiles()
-        seen: list[Profile] = []  # the started profile and the running one may be one file
-        for outside in (also, current):
-            if not isinstance(outside, Profile) or any(same_file(outside, o) for o in seen):
-                continue
-            seen.append(outside)
-            if not any(isinstance(e, Profile) and same_file(e, outside) for e in self.entries):
-                self.entries.insert(0, _read_again(outside))  # as the file says now (the user may have fixed it)
+        self.chosen = chosen
+        self.entries: list[Profile | ProfileError] = listed_profiles(current, also)
         self.verdicts: dict[int, str | None] = {}
         self.on_cpu: dict[int, bool] = {}  # by its plan, beside its verdict: where a smaller K/V is slower
         self.server_ctx: dict[int, int] = {}  # a desk PC's profile's: what its server said it reads at once
@@ -250,6 +260,9 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         options.focus()
         for i, entry in enumerate(self.entries):
             if isinstance(entry, Profile) and self._is_current(entry):
+                options.highlighted = i
+        for i, entry in enumerate(self.entries):
+            if isinstance(entry, Profile) and self.chosen is not None and same_file(entry, self.chosen):
                 options.highlighted = i
         self._check_fit()
 

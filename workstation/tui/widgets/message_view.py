@@ -391,6 +391,9 @@ class MessageView(Vertical):
         counted = self.metrics.get("counted")
         if isinstance(counted, list) and counted:  # the figures the program counted for the question, under the model's
             line += "\n" + escape(say(counted_phrases(counted), self.texts.get))
+        summarized = self.metrics.get("from_summary")
+        if isinstance(summarized, str) and summarized:  # F6's summary went in the document's place: its figures
+            line += "\n" + escape(say([("chat.from_summary", {"name": summarized})], self.texts.get))
         return line
 
     def _figures_width(self) -> int | None:
