@@ -918,8 +918,9 @@ def test_the_server_and_a_desk_pc_say_a_contexts_words_on_one_footing(
     both say it by ``context_basis``, the replies' measured figure where there is one, else the
     language's, so the same numbers are the same words."""
     from workstation.commands.serve import capacity_words
+    from workstation.core.language_words import words_figures
     from workstation.core.metrics import MetricsHistory, TurnMetrics
-    from workstation.core.phrases import about_words
+    from workstation.core.phrases import about_words, context_basis
     from workstation.tui.app import WorkstationApp
 
     monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
@@ -937,7 +938,53 @@ def test_the_server_and_a_desk_pc_say_a_contexts_words_on_one_footing(
         history.add(TurnMetrics(predicted_n=100 if measured else 1), words=85 if measured else 0)
         app.history = history
         room = info.n_ctx - history.turns[-1].predicted_n  # what the desk PC has left after that reply
-        words = about_words(room, t.get, measured)
+        # (no reply measured: its model's own figure, as the server says it; in English the language's)
+        words = context_basis(measured, t.get, words_figures(t.get, lang, said=info.words_a_token)).count(room)
         assert words in app.context_fill_text(), (app.context_fill_text(), words)
-        assert f" {words} " in capacity_words(2, room, t, measured), capacity_words(2, room, t, measured)
+        said = capacity_words(2, room, t, measured, info.words_a_token)
+        assert f" {words} " in said, said
     assert about_words(4096, None, 0.85) == "3,500" and about_words(4096) == "3,100"  # the two said of one context
+
+
+def test_a_desk_pc_says_the_servers_model_by_its_own_words_a_token(
+        server: RunningServer, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A desk PC said the server's SmolLM2 reads "about 1,600 Turkish words" at once (the language's
+    general figure: no model file there to measure), where the same model here said about 1,100
+    (its tokenizer's own). The server says its model's figures in its /models answer; a desk PC
+    says its context by them, and by the language's where an older server says none."""
+    from workstation.core import language_words
+    from workstation.core.language_words import SAID, model_figures, said_figures, words_figures
+    from workstation.core.locales import locale_texts
+    from workstation.core.phrases import context_basis, words_per_token
+    from workstation.core.remote import check_server
+    from workstation.tui.app import WorkstationApp
+
+    monkeypatch.setenv("WS_REMOTE_TEST_KEY", KEY)
+    turkish = locale_texts("tr").get
+    own = model_figures(smollm2_path, turkish)  # the same model's own figures, measured here
+    assert own is not None and own[0] < words_per_token(turkish) * 0.8  # (SmolLM2 spends more on Turkish)
+    profile = remote_profile(server.base_url)
+    engine = RemoteEngine(profile)
+    try:
+        info, meta = engine.info(), dict(engine.meta)
+    finally:
+        engine.close()
+    assert set(info.words_a_token) == {"en", "tr"}
+    assert words_figures(turkish, "tr", said=info.words_a_token) == own
+    assert words_figures(None, "en", said=info.words_a_token) is None  # (English: its general figure holds)
+    assert check_server(profile).words_a_token == info.words_a_token  # (F3's check of a profile not loaded)
+
+    app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="tr")
+    app.profile, app.engine_info = profile, info  # a desk PC's, loaded: the line under the box, F3
+    assert app.words_basis() == context_basis(None, turkish, own)
+    assert app.words_basis().count(4096) == context_basis(None, turkish, own).count(4096) != \
+        context_basis(None, turkish).count(4096)
+
+    # a server before it said them: the same answer without the field, the language's figure
+    del meta[SAID]
+    assert said_figures(meta) == {}
+    app.engine_info = dataclasses.replace(info, words_a_token=said_figures(meta))
+    assert app.words_basis() == context_basis(None, turkish) and app.words_basis().per_token == words_per_token(turkish)
+    # nor anything but positive numbers read from a server's answer (another kind's meta is its own)
+    assert said_figures({SAID: {"tr": "many", "en": -1, "de": True, "fr": 0.5}}) == {"fr": 0.5}
+    assert language_words.words_figures(turkish, "tr", said={"tr": 0.3}) is None  # (no English one: not said)

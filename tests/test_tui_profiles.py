@@ -1088,6 +1088,36 @@ async def test_f3_says_what_a_desk_profiles_server_reads_at_once(folder: Path, t
     assert "\n  the server's model reads up to about 770 words at once\n" in said["desk"], said
 
 
+async def test_f3_says_a_desk_profiles_server_model_by_its_own_figure_in_turkish(
+        folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
+    """A desk PC said the server's SmolLM2 reads about 1,600 Turkish words at once (the language's
+    general figure: no model file here), where a profile of the same model here said 1,100 (its
+    tokenizer's own): the server says its model's figures (``/models``), and F3 says them."""
+    from serve_helpers import free_port, serve, write_profile
+
+    from workstation.core.language_words import model_figures
+    from workstation.core.locales import locale_texts
+    from workstation.core.phrases import context_basis, context_words
+    from workstation.tui.screens.profile_menu import ProfileMenu
+
+    turkish = locale_texts("tr").get
+    own = context_words(1024, context_basis(None, turkish, model_figures(smollm2_path, turkish)), turkish)
+    general = context_words(1024, context_basis(None, turkish), turkish)
+    assert own != general
+    port = free_port()
+    _write(folder, "local", {"model": str(smollm2_path), "context": 1024})
+    _write(folder, "desk", {"backend": "openai", "remote": {"base_url": f"http://127.0.0.1:{port}/v1"}})
+    app = WorkstationApp("local", start_engine=False, sample_system=False, language="tr")
+    with serve(write_profile(tmp_path, smollm2_path, context=1024), "--port", str(port)):
+        async with app.run_test(size=(120, 35)) as pilot:
+            await pilot.press("f3")
+            await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and len(app.screen.verdicts) == 2)
+            menu = app.screen
+            assert isinstance(menu, ProfileMenu)
+            said = {e.key: str(menu._prompt(i, e)) for i, e in enumerate(menu.entries) if hasattr(e, "key")}
+    assert own in said["local"] and own in said["desk"] and general not in said["desk"], (own, said)
+
+
 @pytest.mark.parametrize(("lang", "said"), [("en", "Note: context is 16,384 tokens but "),
                                              ("tr", "Not: bağlam 16.384 token, ama ")])
 async def test_f3_says_what_loading_a_profile_would_note(folder: Path, smollm2_path: Path, lang: str,

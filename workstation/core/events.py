@@ -159,6 +159,9 @@ class EngineInfo:
     # the most prompt tokens one request may have, where fewer than the context's (a server's
     # --max-prompt-tokens, its /models meta): a summary's parts fit it; 0: the context's
     max_prompt_tokens: int = 0
+    # a desk PC's: its server's model's words a token by language, as the server says them (its
+    # /models meta, ``language_words.said_figures``); empty: not said (an older server), a local model
+    words_a_token: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -9,10 +9,15 @@ of tokenizers that differ twice over: SmolLM2's spends about 4 tokens on a Turki
 
 from __future__ import annotations
 
+import math
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from workstation.core.phrases import Lookup, words_in
+
+SAID = "words_a_token"  # serve's /models meta: its model's words a token, by language (``served_figures``)
 
 _known: dict[tuple[str, int, int, str], float] = {}
 _lock = threading.Lock()
@@ -92,3 +97,43 @@ def model_figures(model: Path | str, lookup: Lookup | None = None, measure: bool
         return None
     found = words_a_token_in(Path(model), [_sample(lookup), _sample(None)], measure)
     return (found[0], found[1]) if found is not None else None
+
+
+def served_figures(model: Path | str) -> dict[str, float]:
+    """What ``serve`` says its model's words a token are in each language the app speaks (its
+    ``/models`` meta's ``words_a_token``, ``{"en": 0.88, "tr": 0.27}``), measured as this PC
+    measures a file of its own (``model_figures``): a desk PC has no file to measure, and said
+    the language's general figure ("about 1,600 Turkish words" where the same model said 1,100
+    here). Empty where the file cannot be read. A vocabulary read (0.1 to 0.4 s): once a server,
+    in a thread."""
+    from workstation.core.locales import locale_languages, locale_texts
+
+    languages = locale_languages()
+    found = words_a_token_in(Path(model), [_sample(locale_texts(lang).get) for lang in languages])
+    return dict(zip(languages, found, strict=True)) if found is not None else {}
+
+
+def said_figures(meta: Mapping[str, Any] | None) -> dict[str, float]:
+    """The words a token a server's ``/models`` ``meta`` says its model has, by language
+    (``served_figures``): each a positive number; empty where it says none (a server before it
+    said them, another kind of server: the language's general figure is said)."""
+    said = meta.get(SAID) if meta is not None else None
+    if not isinstance(said, Mapping):
+        return {}
+    return {str(lang): float(value) for lang, value in said.items()
+            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0}
+
+
+def words_figures(lookup: Lookup | None, lang: str, model: Path | str | None = None,
+                  said: Mapping[str, float] | None = None, measure: bool = True) -> tuple[float, float] | None:
+    """The model's words a token in ``lookup``'s language (``lang``) and in English that a
+    context is said in words by (``phrases.context_basis``): a ``model`` file here, measured
+    (``model_figures``; ``measure`` False: only once measured); else a desk PC's, as its server
+    ``said`` them (``said_figures``); None where neither is known (English, an older server):
+    the language's general figure. F3, F4, the load settings and the line under the box ask here."""
+    if not own_figures(lookup):
+        return None
+    if model:
+        return model_figures(model, lookup, measure)
+    own, english = (said or {}).get(lang), (said or {}).get("en")
+    return (own, english) if own and english else None

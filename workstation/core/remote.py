@@ -60,6 +60,7 @@ from workstation.core.events import (
     TurnFinished,
     finished_turn,
 )
+from workstation.core.language_words import said_figures
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Phrase
 from workstation.core.profile_check import profile_from_dict
@@ -477,6 +478,7 @@ class RemoteEngine:
             parallel=self.profile.parallel,
             n_params=_whole(self.meta.get("n_params")),
             max_prompt_tokens=_whole(self.meta.get("max_prompt_tokens")),
+            words_a_token=said_figures(self.meta),
         )
 
     @property
@@ -1045,6 +1047,8 @@ class ServerCheck:
     # the context each conversation is read in there, in tokens (our server's ``/models`` meta
     # ``n_ctx``); 0 where not said (an older server, another kind): F3 says it in words then
     n_ctx: int = 0
+    # its model's words a token by language, where our server says them (``language_words.said_figures``)
+    words_a_token: dict[str, float] = field(default_factory=dict)
     error: WorkstationError | None = None  # why not (a ProfileError: the server was not asked)
 
     @property
@@ -1078,6 +1082,7 @@ def check_server(profile: Profile) -> ServerCheck:
     said = engine.meta.get("profile_said")
     return ServerCheck(reachable=True, model=engine.model, model_name=engine.info().model_name, listed=engine.listed,
                        n_ctx=_whole(engine.meta.get("n_ctx")),
+                       words_a_token=said_figures(engine.meta),
                        profile_said={str(k): v for k, v in said.items() if isinstance(v, str) and v}
                        if isinstance(said, dict) else {})
 

@@ -217,9 +217,9 @@ def model_basis(model: Path | None, texts: Texts, measure: bool = True) -> Words
     """What F4 says a model's context in words by: the UI language's figure for its tokenizer
     (measured once a file, ``language_words``; in a worker), as F3 says a profile's on a fresh start;
     the language's general figure where it is not measured yet and ``measure`` is False."""
-    from workstation.core.language_words import model_figures
+    from workstation.core.language_words import words_figures
 
-    return context_basis(None, texts.get, model_figures(model, texts.get, measure) if model is not None else None)
+    return context_basis(None, texts.get, words_figures(texts.get, texts.lang, model, measure=measure))
 
 
 def model_details(info: model_info.ModelInfo | None, texts: Texts, model: Path | None = None, measure: bool = True) -> str:
@@ -278,11 +278,11 @@ def measured_details(row: ModelRow, texts: Texts) -> str | None:
     """``row``'s details again with its context in words by its own tokenizer's figure in the UI's
     language, measured here unless measured before (its vocabulary read: 0.1 to 0.4 s, more for a
     large model); None where there is nothing to measure (English, a damaged file)."""
-    from workstation.core.language_words import model_figures, own_figures
+    from workstation.core.language_words import own_figures, words_figures
 
     if not row.installed or row.damaged or row.path is None or row.info is None or not own_figures(texts.get):
         return None
-    if model_figures(row.path, texts.get) is None:
+    if words_figures(texts.get, texts.lang, row.path) is None:
         return None  # (a file its vocabulary cannot be read from: the general figure stays)
     return model_details(row.info, texts, row.path)
 

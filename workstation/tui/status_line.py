@@ -286,20 +286,21 @@ class StatusLine(AppPart):
         """What the open conversation's room is said in words by (``phrases.context_basis``): its
         replies' own words a token, measured, where there are some (``MetricsHistory.words_per_token``),
         else the UI language's figure for the loaded model's tokenizer (measured once a file, in a
-        worker started here the first time), else the language's: F3 says the loaded profile's
-        context by the same. The same English conversation had "2,700" words of room in English
-        and "1.400" after F9 to Turkish by the language's figure."""
-        from workstation.core.language_words import model_figures, own_figures
+        worker started here the first time; a desk PC's as its server says it), else the language's:
+        F3 says the loaded profile's context by the same. The same English conversation had "2,700"
+        words of room in English and "1.400" after F9 to Turkish by the language's figure."""
+        from workstation.core.language_words import own_figures, words_figures
         from workstation.core.profile_lookup import model_file
 
-        profile, lookup = self.profile, self.texts.get
+        profile, lookup, lang = self.profile, self.texts.get, self.texts.lang
         model = model_file(profile) if profile is not None and profile.backend == "llama" and own_figures(lookup) else ""
-        figures = model_figures(model, lookup, measure=False) if model else None
+        said = self.engine_info.words_a_token if self.engine_info is not None else None  # (a desk PC's server's)
+        figures = words_figures(lookup, lang, model, said, measure=False)
         # (its tokenizer read once, in a worker: the next line says it; one at a time: each line and
         # attach said while it was read started another, each reading it again)
         if model and figures is None and self.is_running and not any(
                 w.group == "words" and not w.is_finished for w in self.workers):
-            self.run_worker(lambda: model_figures(model, lookup), thread=True, exit_on_error=False, group="words")
+            self.run_worker(lambda: words_figures(lookup, lang, model), thread=True, exit_on_error=False, group="words")
         return context_basis(self.history.words_per_token(), lookup, figures)
 
     def context_fill_text(self: WorkstationApp) -> str:

@@ -147,6 +147,7 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
         self._said_model_changed = False  # the log has said that the model file changed on disk
         self._health_said = "ok"  # /health's last status, its change logged once (not each poll)
         self.created = int(time.time())
+        self.words_said: dict[str, float] | None = None  # its model's words a token by language (/models), once read
         self.bodies = InflightBodies(options.max_inflight_body_bytes, options.max_body_bytes)
         self.native = NativeRoutes(self)  # llama-server's /completion, /props, /slots
         self.ollama = OllamaRoutes(self)  # Ollama's /api/chat, /api/generate, /api/tags, ...

@@ -20,7 +20,7 @@ from textual.widgets import Input, Label, OptionList, Select
 
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import ProfileError, WorkstationError
-from workstation.core.language_words import model_figures
+from workstation.core.language_words import words_figures
 from workstation.core.paths import given_profile_folders, user_profiles_dir
 from workstation.core.phrases import context_basis, context_words
 from workstation.core.profile_check import MAX_CONTEXT, MIN_CONTEXT, check_sampling, context_allowed
@@ -198,7 +198,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
                 yield LineInput(t.number(f"{p.context:,}"), id="load-context", compact=True, restrict=r"[0-9.,]*")
                 # what the model was made for, in words ("trained for 8,192" said tokens to office staff)
                 # (by the model's own figure in the UI's language, as F3 says the context beside it)
-                basis = self._basis = context_basis(None, t.get, model_figures(model_file(p), t.get, measure=False))
+                basis = self._basis = context_basis(None, t.get, words_figures(t.get, t.lang, model_file(p), measure=False))
                 help_ = (t("load.context_help_trained", words=context_words(self.trained, basis, t.get)) if self.trained
                          else t("load.context_help"))
                 yield Label(help_, classes="load-help", markup=False)

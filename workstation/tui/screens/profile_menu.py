@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.installed_models import model_name
-from workstation.core.language_words import model_figures
+from workstation.core.language_words import words_figures
 from workstation.core.llama_allocation import kv_share
 from workstation.core.phrases import WordsBasis, context_basis, context_words, costly_note
 from workstation.core.profile_folders import whose
@@ -77,12 +77,14 @@ def listed_profiles(current: str | Profile | None, also: Profile | None = None) 
 
 
 class VerdictFound(Message):
-    def __init__(self, index: int, verdict: str | None, on_cpu: bool | None = None, server_ctx: int = 0) -> None:
+    def __init__(self, index: int, verdict: str | None, on_cpu: bool | None = None, server_ctx: int = 0,
+                 server_words: dict[str, float] | None = None) -> None:
         super().__init__()
         self.index = index
         self.verdict = verdict
         self.on_cpu = on_cpu  # whether its plan runs some layers on the CPU (None: not planned)
         self.server_ctx = server_ctx  # a desk PC's profile's server's context, where it said it (0: not)
+        self.server_words = server_words or {}  # its model's words a token by language, where it said them
 
 
 class ProfileList(OptionList):
@@ -155,6 +157,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         self.verdicts: dict[int, str | None] = {}
         self.on_cpu: dict[int, bool] = {}  # by its plan, beside its verdict: where a smaller K/V is slower
         self.server_ctx: dict[int, int] = {}  # a desk PC's profile's: what its server said it reads at once
+        self.server_words: dict[int, dict[str, float]] = {}  # and its model's words a token, by language
         self.freed: FreedMemory | None = None  # the loaded model's memory, which choosing a profile frees first
 
     def _is_current(self, entry: Profile) -> bool:
@@ -171,16 +174,15 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
                 and entry.remote.model == loaded.remote.model
         return loaded is not None and loaded.backend == "llama" and model_file(entry) == model_file(loaded)
 
-    def words_basis(self, entry: Profile) -> WordsBasis:
+    def words_basis(self, entry: Profile, said: dict[str, float] | None = None) -> WordsBasis:
         """What ``entry``'s context is said in words by (``phrases.context_basis``): the open
         conversation's replies where they are of its model, else its model's figure in the UI's
-        language once measured (``found``), else the language's."""
+        language once measured (``found``), a desk PC's as its server ``said`` it, else the language's."""
         if self._of_loaded_model(entry):
             return self.wapp.words_basis()  # (the line under the box says the room left by the same)
         t = self.wapp.texts
-        if entry.backend != "llama":  # no model file here to measure: the language's
-            return context_basis(None, t.get)
-        return context_basis(None, t.get, model_figures(model_file(entry), t.get, measure=False))
+        model = model_file(entry) if entry.backend == "llama" else None  # (a desk PC's: no model file here)
+        return context_basis(None, t.get, words_figures(t.get, t.lang, model, said, measure=False))
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -214,7 +216,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
                 text.append(f"\n  {entry.remote.model}")
             text.append(f"\n  {t('profiles.remote', url=entry.remote.base_url)}")
             if self.server_ctx.get(i):  # what its model reads at once, as a local profile's line says it
-                basis = self.words_basis(entry)
+                basis = self.words_basis(entry, self.server_words.get(i))
                 words = context_words(self.server_ctx[i], basis, t.get)
                 text.append(f"\n  {t('profiles.remote_detail', words=words)}{costly_note(basis, t.get)}")
         else:
@@ -304,20 +306,22 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         if entry.backend != "llama":  # its server asked once: its verdict, and what it reads at once
             check = check_server(entry)
             return VerdictFound(i, server_verdict(entry, self.wapp.texts, check),
-                                server_ctx=check.n_ctx if check.ok else 0)
+                                server_ctx=check.n_ctx if check.ok else 0,
+                                server_words=check.words_a_token if check.ok else None)
         try:  # (the header read is cached: the verdict's plan again, not a second read)
             on_cpu = layers_on_cpu(plan_for_profile(entry, not_downloaded=True, freed=self.freed))
         except WorkstationError:
             pass  # its verdict says why
         # its model's words a token in the UI's language, measured once a file here (its tokenizer
         # read: not in the UI thread); its line says its context by them once the verdict is in
-        model_figures(model_file(entry), self.wapp.texts.get)
+        words_figures(self.wapp.texts.get, self.wapp.texts.lang, model_file(entry))
         return VerdictFound(i, self.fit_check(entry, self.wapp.texts, self.freed), on_cpu)
 
     @on(VerdictFound)
     def _verdict(self, event: VerdictFound) -> None:
         self.verdicts[event.index] = event.verdict
         self.server_ctx[event.index] = event.server_ctx
+        self.server_words[event.index] = event.server_words
         if event.on_cpu is None:
             self.on_cpu.pop(event.index, None)
         else:
