@@ -815,6 +815,12 @@ def test_a_label_alone_on_a_summarys_last_line_is_left_out() -> None:
         "Veli toplantısı salı günü saat 18.00'de."
     assert clean_summary("The hall is booked.\nAnswer:\nQuestion:") == "The hall is booked."
     assert clean_summary("Summary: The hall is booked.") == "The hall is booked."
+    # a label of two words before it (a school letter's began "Text Summary: School trip number 5 …"), Turkish too
+    for said in ("Text Summary: The hall is booked.", "Short summary: The hall is booked.",
+                 "Özet: The hall is booked.", "Metnin özeti: The hall is booked."):
+        assert clean_summary(said) == "The hall is booked.", said
+    for own in ("Pay summary: nets rose.", "Özetle, salon ayrıldı."):  # a document's own words stay
+        assert clean_summary(own) == own, own
 
 
 def test_the_prompts_markers_echoed_in_a_summary_are_left_out() -> None:

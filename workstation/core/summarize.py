@@ -569,7 +569,8 @@ def whole_document_messages(document: Document) -> list[Message]:
 
 
 _LEADIN = re.compile(
-    r"^\s*(?:(?:the |a |here is (?:a |the )?)?summary[^:\n]{0,40}(?:is)?\s*:|summaries\s*:|text\s*:"
+    r"^\s*(?:(?:the |a |here is (?:a |the )?)?(?:(?:text|document|letter|brief|short|executive) )?"
+    r"summary[^:\n]{0,40}(?:is)?\s*:|summaries\s*:|text\s*:|(?:metnin |belgenin |kısa )?özet(?:i|ler)?\s*:"
     r"|end of (?:text|summaries)\.?|-\s*|part \d+\s*:|\((?:p|pp|lines?|section|§)[^)]{0,40}\))\s*",
     re.IGNORECASE,
 )
