@@ -504,7 +504,7 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     # an earlier summary, Markdown or JSON, is replaced as before (a run to one file each night);
     # one cut by --max-tokens mid-sentence says so ("compared to the…"), with no label after it
     # (it ended "(§ Bees)", "(lines 1–20)": the whole document, a label nobody could place)
-    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md"), "--max-tokens", "6"]) == 0
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md"), "--max-tokens", "16"]) == 0
     headline = (tmp_path / "out.md").read_text(encoding="utf-8").split("\n")[4]
     assert headline.endswith("…") and "§" not in headline, headline
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(out), "--json", "--quiet"]) == 0
@@ -1128,3 +1128,24 @@ def test_the_paragraphs_before_a_dense_line_are_not_read_one_a_part(eng) -> None
     before = [c for c in chunks if c.end <= len(paragraphs)]
     tokens = len(eng.model.tokenize(paragraphs, add_special=False, parse_special=False))
     assert len(before) <= -(-tokens // budget) + 1, [(c.tokens, c.cite) for c in chunks]
+
+
+def test_a_max_tokens_below_a_summarys_least_is_refused_in_a_sentence(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`summarize --max-tokens 8` ran, then said "length limit of 16 tokens": below 16 the option
+    was taken as 16 without a word. It is refused in one sentence, before a model is loaded, by
+    `summarize` and `batch` alike, in Turkish too; 16 itself is taken."""
+    from workstation.cli import main
+
+    doc = tmp_path / "note.txt"
+    doc.write_text("The canteen closes at two on Fridays.\n", encoding="utf-8")
+    said = "--max-tokens is 8; a summary takes at least 16 tokens (fewer is a few words), so give 16 or more."
+    for command in (["summarize", str(doc)], ["batch", str(tmp_path)]):
+        assert main([*command, "--max-tokens", "8"]) == 1
+        out = capsys.readouterr()
+        assert said in out.err and "Traceback" not in out.err, out.err
+        assert not (tmp_path / "summaries").exists()
+    assert main(["summarize", str(doc), "--max-tokens", "8", "--lang", "tr"]) == 1
+    assert "--max-tokens 8; bir özet en az 16 token alır" in capsys.readouterr().err
+    assert main(["summarize", str(doc), "--max-tokens", "16", "--quiet"]) == 0
+    assert capsys.readouterr().out.strip()  # (a summary printed: the tiny model's words are not checked)

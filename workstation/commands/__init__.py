@@ -115,19 +115,24 @@ def print_load_notes(profile: Profile, engine: object = None, t: Texts | None = 
         print(say([note], t.get if t is not None and t.lang != "en" else None), file=sys.stderr)
 
 
-MAX_TOKENS_HELP = "longest summary of one part, in tokens"
+MAX_TOKENS_HELP = "longest summary of one part, in tokens (16 at least)"
 
 
 def summary_profile(args: Any) -> Any:
     """The profile -p names, with ``--max-tokens`` (a part's longest summary) as given, checked
     as the profile's own setting is (summarize and batch)."""
+    from workstation.core.errors import ProfileError
     from workstation.core.profile_check import check_sampling, option_name
     from workstation.core.profile_lookup import load_profile
+    from workstation.core.summarize import SUMMARY_LEAST
 
     profile = load_profile(profile_ref(args))
     if args.max_tokens is not None:
         profile.sampling.max_tokens = args.max_tokens
         check_sampling(profile.sampling, option_name)
+        if args.max_tokens < SUMMARY_LEAST:  # (it was taken as 16 without a word: "length limit of 16 tokens")
+            raise ProfileError(said=[("summary.max_tokens_least", {"value": str(args.max_tokens),
+                                                                   "least": str(SUMMARY_LEAST)})])
     return profile
 
 

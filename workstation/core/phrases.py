@@ -262,6 +262,7 @@ ENGLISH: dict[str, str] = {
     "quantize.no_room": "the copy needs about {need} and its disk has {free} free",
     # a sampling setting out of range (profile_check.check_sampling: a profile, chat's options, Ctrl+E)
     "check.between": "{name} is {value}; allowed values are {low} to {high}.",
+    "summary.max_tokens_least": "--max-tokens is {value}; a summary takes at least {least} tokens (fewer is a few words), so give {least} or more.",
     "check.between_off": "{name} is {value}; allowed values are {low} to {high} ({off} is off).",
     "check.above_zero": "{name} is {value}; allowed values are above 0 up to {high}.",
     # serve's options (commands/serve.py), in the command line's language

@@ -323,6 +323,7 @@ def cut_finish(cut_by: str) -> tuple[str, dict[str, Any]]:
     file's note and the command line say it alike."""
     return CUT_FINISH_KEYS.get(cut_by, "summary.finish_reply"), {}
 PART_MOST, COMBINING_MOST = 256, 512  # tokens: a part's summary, the whole's (a combining step's)
+SUMMARY_LEAST = 16  # tokens: the shortest a summary step writes (fewer is a few words), whatever the profile says
 
 
 @dataclass
@@ -682,7 +683,7 @@ def _answer_budget(profile: Profile, n_ctx: int, given: int | None, floor: int, 
     than the others, raising it alone would not let it finish otherwise)."""
     if given:
         return given, CUT_BY_REPLY
-    cap, room = max(16, profile.sampling.max_tokens), max(floor, n_ctx // share)
+    cap, room = max(SUMMARY_LEAST, profile.sampling.max_tokens), max(floor, n_ctx // share)
     budget = min(cap, room, most)
     return budget, CUT_BY_REPLY if cap < min(room, most) else CUT_BY_CONTEXT if room < most else CUT_BY_LONGEST
 
