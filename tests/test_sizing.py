@@ -262,7 +262,7 @@ def test_report_writes_markdown_and_valid_pngs(tmp_path: Path, capsys: pytest.Ca
     assert "wrote" in capsys.readouterr().err
     def ranked(markdown: str) -> list[str]:  # the rows of the first table under the heading
         table = markdown.split("## Ranked options")[1].split("| # |")[1].split("\n\n")[0]
-        return [r for r in table.splitlines()[2:] if r.startswith("| ")]
+        return [r for r in table.splitlines()[2:] if r.startswith("| ") and not r.startswith("| PC |")]  # (not this PC's)
 
     assert len(ranked(text)) == 15  # by default
     assert main(["size", "office-20", "-o", str(out), "--top", "3"]) == 0  # -o wrote 15 whatever --top said
@@ -591,3 +591,43 @@ def test_a_laptop_is_told_a_card_needs_a_desktop_pc_and_what_its_own_processor_d
     assert said[False].startswith("Buy a GeForce ") and "desktop" not in said[False] and "laptop" not in said[False]
     turkish = say(size(w, candidate_machines(w, local), cal, {}, True).headline_phrases(), Texts("tr").get)
     assert "dizüstü" in turkish and "laptop" not in turkish and "desktop" not in turkish, turkish
+
+
+def test_a_desktop_sees_what_its_own_processor_does_beside_the_cards(tmp_path: Path) -> None:
+    """'size --people 6' on a desktop listed ten GeForce rows and never what the PC one already
+    has would do: its own processor's closest option is a row under the table ("PC", "here") and
+    a sentence (what it misses, how many people it would serve), in --json and the Markdown
+    report too. On a laptop the headline says it (not twice); where this PC is the answer, the
+    table has it already (no extra row, no sentence)."""
+    from workstation.core import calibration
+    from workstation.core.size_report import markdown_report, text_report
+    from workstation.core.sizing import local_machines
+
+    w = load_workload("office-20")
+    speed, cal = calibration.this_machine()
+    local = local_machines(speed, [], 16 * 2**30, 16 * 2**30, 20.0)
+    desktop = size(w, candidate_machines(w, local), cal, {}, False)
+    assert desktop.best is not None and not desktop.best.here
+    here = desktop.here_closest()
+    assert here is not None and here.here and here.machine_kind == "cpu"
+    report = text_report(desktop).split("\n")
+    row = next(line for line in report if line.startswith("PC "))
+    assert "this machine (CPU)" in row and "  here  " in row, row
+    said = next(line for line in report if line.startswith("This PC's own processor: the closest is "))
+    assert model_family(here.model) in said and ("it would serve" in said or "it misses the targets even for one person" in said)
+    assert desktop.to_dict()["this_pc"]["machine"] == here.machine
+    (md,) = [p for p in markdown_report(desktop, tmp_path / "size.md") if p.suffix == ".md"]
+    assert "This PC's own processor: the closest is " in md.read_text(encoding="utf-8")
+    turkish = say(desktop.here_beside(), Texts("tr").get)
+    assert turkish.startswith("Bu bilgisayarın kendi işlemcisi: en yakını ") and "PC" not in turkish, turkish
+    laptop = text_report(size(w, candidate_machines(w, local), cal, {}, True))
+    assert laptop.count("own processor") == 1 and "\nPC " not in laptop  # (the headline's)
+    data = w.to_dict()
+    data.pop("source")
+    data.update(people=1, quality={}, latency={"ttft_s": 60, "tokens_per_second": 1},
+                candidates={"models": ["smollm2-135m-instruct-q4_1"], "quantizations": ["Q4_1"], "kv_types": ["f16"],
+                            "slots": [1], "gpus": ["RTX 4090"]})
+    small = workload_from_dict(data, "<t>")
+    answer = size(small, candidate_machines(small, local), cal, {}, False)
+    assert answer.best is not None and answer.best.here and answer.here_beside() == []
+    assert "\nPC " not in text_report(answer) and "own processor" not in text_report(answer)

@@ -18,6 +18,7 @@ from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.memory_check import describe_history
+from workstation.core.phrases import say
 from workstation.core.sizing import (
     RANKING,
     SizingOption,
@@ -51,6 +52,18 @@ def table_rows(result: SizingResult, top: int) -> list[SizingOption]:
     return result.shown(top)
 
 
+def here_rows(result: SizingResult, top: int) -> list[list[str]]:
+    """This PC's own processor's closest option as a row under the table ("PC" for its number),
+    where the table lists cards only (it never said what the PC one has would do)."""
+    here = result.here_closest() if result.here_beside() else None
+    return [] if here is None or here in table_rows(result, top) else [["PC", *_row(0, here)[1:]]]
+
+
+def here_said(result: SizingResult) -> str:
+    """The sentence under the table on this PC's own processor ('' where the headline says it)."""
+    return say(result.here_beside())
+
+
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(c.replace("|", "/") for c in r) + " |" for r in rows]
@@ -59,10 +72,11 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
 
 def text_report(result: SizingResult, top: int = 10) -> str:
     """The terminal's version: the headline, the ranked table, calibration in two lines."""
-    rows = [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)]
+    rows = [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)] + here_rows(result, top)
     widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(HEADER)]
     fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()  # noqa: E731
-    out = [result.headline(), "", fmt(HEADER), *(fmt(r) for r in rows), "", RANKING if result.meeting else ""]
+    out = [result.headline(), "", fmt(HEADER), *(fmt(r) for r in rows), ""]
+    out += [line for line in (here_said(result), RANKING if result.meeting else "") if line] or [""]
     cal = result.calibration
     if cal:
         out.append(f"This machine's speed: {cal.get('source', '')}"
@@ -150,7 +164,10 @@ def markdown_report(result: SizingResult, named: Path | str, top: int = 15) -> l
     title = "Ranked options" if result.meeting else "Nothing meets the workload: the closest options"
     lines += [f"## {title}", "", f"{len(result.meeting)} of {len(result.options)} options meet every target. "
               + RANKING, ""]
-    lines += [markdown_table(HEADER, [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)]), ""]
+    lines += [markdown_table(HEADER, [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)]
+                             + here_rows(result, top)), ""]
+    if here_said(result):
+        lines += [here_said(result), ""]
     for note in (result.reasoning_note(top), result.kv_note(top)):
         if note:
             lines += [note, ""]

@@ -431,14 +431,32 @@ class SizingResult:
         b = self.best
         if not self.laptop or (b is not None and b.here):
             return []
+        return self._own_processor("laptop")
+
+    def here_closest(self) -> SizingOption | None:
+        """This PC's own processor's closest option that fits its memory (None: none does)."""
         here = sorted((o for o in self.options if o.here and o.machine_kind == "cpu" and o.fits), key=closeness_key)
-        if not here:
-            return [("headline.laptop_nothing_fits", {})]
-        c = here[0]
+        return here[0] if here else None
+
+    def here_beside(self) -> list[Phrase]:
+        """What this PC's own processor does, said under the table where a card is advised or the
+        closest option is elsewhere (a desktop was told "Buy a GeForce RTX 4060" and never what it
+        has does): [] on a laptop (its headline says it), or where the best or closest is this PC's."""
+        b = self.best or next(iter(sorted(self.options, key=closeness_key)), None)
+        if self.laptop or (b is not None and b.here):
+            return []
+        return self._own_processor("pc")
+
+    def _own_processor(self, kind: str) -> list[Phrase]:
+        """The closest option on this PC's processor, what it misses, and how many people it
+        would serve, said of a ``kind`` ("laptop", "pc")."""
+        c = self.here_closest()
+        if c is None:
+            return [(f"headline.{kind}_nothing_fits", {})]
         people = self.people_served(c)
         served: Phrase = ("headline.would_serve", {"people": _people(people)}) if people else ("headline.misses_one", {})
         misses = [part for i, m in enumerate(c.miss_phrases) for part in ([("miss.and", {})] if i else []) + [m]]
-        return [("headline.laptop_cpu" if misses else "headline.laptop_cpu_meets",
+        return [(f"headline.{kind}_cpu" if misses else f"headline.{kind}_cpu_meets",
                  {"what": c.summary_phrase(), "misses": misses, "served": served})]
 
     def get_it(self, option: SizingOption) -> list[Phrase]:
@@ -500,6 +518,7 @@ class SizingResult:
             "headline": self.headline(),
             "meets": bool(self.meeting),
             "best": self.best.to_dict() if self.best else None,
+            "this_pc": (here.to_dict() if (here := self.here_closest()) else None),  # its own processor's closest
             "options": [o.to_dict() for o in self.shown(top)],
             "best_per_machine": [o.to_dict() for o in self.best_per_machine()],
             "n_options": len(self.options),
