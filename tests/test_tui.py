@@ -2632,6 +2632,52 @@ async def test_up_reads_the_documents_file_off_the_screens_thread(
         assert again.pending_document == (invoices, text) and again._document_facts.get(invoices)
 
 
+async def test_up_then_enter_at_once_waits_for_the_file_and_counts_the_documents_table(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up, then Enter before the thread has found the document's file (a big workbook: seconds): the
+    message went with the document under its bare name, no tables' facts, so no counted line and no
+    counted figures for the model (review28). It waits for the file, said so, and goes once it is read."""
+    import threading
+
+    from textual.widgets import Input
+
+    from workstation.tui import integrations
+    from workstation.tui.messages import DocumentRead
+
+    sales = tmp_path / "docs" / "sales.csv"
+    sales.parent.mkdir()
+    sales.write_text("Month,Revenue\nJan,1200.5\nFeb,2500\nMar,4154.5\n", encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        app.post_message(DocumentRead(str(sales), *integrations.read_document_text(sales)))
+        await until(pilot, lambda: app.pending_document is not None)
+        await _send(pilot, app, "What is the total of column B?")
+        await until(pilot, lambda: not app.generating and app.conversation_id is not None
+                    and len(app.store.messages(app.conversation_id)) == 2)
+        conv = app.conversation_id
+    may_read = threading.Event()
+    real_read = integrations.read_document_text
+
+    def held_read(path: Path) -> tuple:  # (a big workbook's time)
+        may_read.wait(timeout=5)
+        return real_read(path)
+
+    monkeypatch.setattr(integrations, "read_document_text", held_read)
+    app2 = WorkstationApp("a", sample_system=False, language="en")
+    async with app2.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app2.engine is not None and app2.conversation_id == conv and len(_views(app2)) == 2)
+        app2.chat_screen.query_one("#prompt", Input).focus()
+        await pilot.press("up")
+        await until(pilot, lambda: app2.pending_document is not None)
+        await pilot.press("enter")  # at once: the file is still being read
+        may_read.set()
+        await until(pilot, lambda: not app2.generating and app2.pending_document is None
+                    and app2.store.messages(conv)[-1].role == "assistant"
+                    and app2.store.messages(conv)[-1].metrics is not None)
+        assert app2.store.messages(conv)[-1].metrics.get("counted", [{}])[0].get("figure") == "7,855"
+
+
 async def test_a_question_with_a_condition_on_an_attached_table_has_its_rows_counted(
         profiles: Path, tmp_path: Path) -> None:
     """"Which unpaid invoices are over 1,000 EUR, and what is their total?" of an attached invoice

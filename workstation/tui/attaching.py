@@ -210,15 +210,18 @@ class Attachments(AppPart):
     def _attached_file_found(self: WorkstationApp, event: AttachedFileFound) -> None:
         if self.finding_attached == event.document:
             self.finding_attached = None
-        if self.pending_document != event.document:
-            return  # (taken off, replaced or sent meanwhile: as it went)
+        if self.pending_document != event.document:  # (taken off or replaced meanwhile: as it went)
+            if self.engine is not None and self.loading is None:  # (Enter's wait was for it: not sent later)
+                self._send_when_connected = None
+            return
         if event.path is None:  # (its words go as they were; its tables are counted no more: said)
             self.notify(self.texts("chat.document_not_found", name=event.document[0].name,
                                    attach=self.key_for("chat.attach")), severity="warning", timeout=10)
             self._attach_document(event.document, measure=True)
-            return
-        self._document_facts.setdefault(event.path, event.facts)
-        self._attach_document((event.path, event.document[1]))
+        else:
+            self._document_facts.setdefault(event.path, event.facts)
+            self._attach_document((event.path, event.document[1]))
+        self.send_waiting()  # Enter pressed while it was looked for (``send``): sent now, its facts known
 
     def _attach_document(self: WorkstationApp, document: tuple[Path, str] | None, *, measure: bool = True) -> None:
         """``document`` goes with the next message (None: nothing attached); part of the draft,

@@ -117,6 +117,12 @@ class Turn(AppPart):
         if self.engine is None:
             self.notify(self.not_ready_text(), severity="warning")
             return
+        if document is not None and document == self.finding_attached:
+            # Up put it back and its file is still being read (a big workbook): sent once it is found
+            # (sent at once, it went under its bare name, its tables' counted figures lost)
+            self.notify(t("chat.sent_once_found", name=document[0].name), timeout=5)
+            self._send_when_connected = text
+            return
         found = self.attached_summary(document) if document is not None else None
         summary = found[0] if found is not None and found[1] else None  # (of the file as it is now)
         if document is not None and summary is None and self.attachment_too_long(document):
@@ -137,6 +143,7 @@ class Turn(AppPart):
         # the figures of the attached table that answer it, counted by the program: said under the reply
         tables = self._document_facts.get(document[0], []) if document is not None and summary is None else []
         self._counted = counted_answer(text, tables) if tables else []
+        self._from_summary = ""  # (an earlier send's that got no reply stuck to the next reply)
         # a table pasted in the message's own words (an invoice's lines): its figures and arithmetic counted too
         pasted, counted = counted_pasted(text)
         self._counted += counted
