@@ -131,6 +131,18 @@ CASES = [
     ("which flats pay more than 15,000 TL rent?", "rent", "Counted by the program: 3 rows where Kira (TL) over 15,000 (A-2, B-1, B-3)"),
     ("total rent", "rent", "Counted by the program: Kira (TL) (column B), all 8 rows: total 119,599.99"),
     ("which flats pay more than 15,000 TL deposit?", "rent", ""),  # ("deposit": no column's word)
+    # a column's word no column has: nothing, never another amount column's figure
+    ("total VAT", "en", ""),
+    ("what is the total VAT?", "en", ""),
+    ("total discount", "en", ""),
+    ("average discount", "en", ""),
+    ("total VAT of unpaid invoices", "en", ""),
+    ("toplam KDV", "tr", ""),
+    ("KDV toplamı", "tr", ""),
+    ("toplam indirim", "tr", ""),
+    ("toplam vergi", "tr", ""),
+    ("total rent", "en", ""),
+    ("total quantity", "en", "Counted by the program: Qty (column D), all 5 rows: total 23"),  # (a word any quantity answers to)
 ]
 
 

@@ -768,6 +768,10 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said:
         return True
     if _unmatched_before(found, facts):
         return True
+    # a column's word no column of the table has ("total VAT", "toplam indirim" of Amount's table):
+    # another column's figure answers another question
+    if any(_other_column_word(word) for word in _unknown_words(found, facts)):
+        return True
     letters = {c.letter.casefold() for c in facts.columns if c.letter}
     return any(m.group(1) not in letters and not re.fullmatch(r"tablo\w*|sütun\w*|excel\w*", m.group(1))
                for m in _CASE_ENDED.finditer(text))
@@ -940,7 +944,20 @@ _OTHER_LANGUAGE = [("rent", "kira"), ("amount", "tutar"), ("total", "toplam"), (
                    ("client", "müşteri"), ("date", "tarih"), ("invoice", "fatura"), ("price", "fiyat"),
                    ("quantity", "adet"), ("quantity", "miktar"), ("status", "durum"), ("flat", "daire"),
                    ("apartment", "daire"), ("expense", "gider"), ("spending", "harcama"), ("income", "gelir"),
-                   ("salary", "maaş"), ("payment", "ödeme"), ("product", "ürün"), ("city", "şehir"), ("vat", "kdv")]
+                   ("salary", "maaş"), ("payment", "ödeme"), ("product", "ürün"), ("city", "şehir"), ("vat", "kdv"),
+                   ("tax", "vergi"), ("discount", "indirim"), ("fee", "ücret"), ("deposit", "depozito"),
+                   ("commission", "komisyon"), ("shipping", "kargo")]
+
+
+def _other_column_word(word: str) -> bool:
+    """Whether ``word`` (casefolded) is a column's common word (``_OTHER_LANGUAGE``) that names one
+    column and no other ("vat", "indirimi", "rent"), by the rule ``_name_words`` reads names by; not
+    one any amount's column answers to (total, amount, price, quantity: ``_AMOUNT_NAME``, ...) nor
+    a table's rows (invoices): asked "total VAT" of a table without a VAT column, the program said
+    its Amount's total."""
+    if any(r.search(word) for r in (_AMOUNT_NAME, _QUANTITY_NAME, _PRICE_NAME, _RATE_NAME)) or word.startswith(_ROW_NOUNS):
+        return False
+    return any(word == key or len(key) >= 4 and word.startswith(key) for pair in _OTHER_LANGUAGE for key in pair)
 
 
 def _name_words(name: str) -> set[str]:
