@@ -142,6 +142,9 @@ CASES = [
     ("toplam indirim", "tr", ""),
     ("toplam vergi", "tr", ""),
     ("total rent", "en", ""),
+    ("total VAT", "split", "Counted by the program: VAT (column C), all 3 rows: total 70.00"),  # (not also Total's, named by "total")
+    ("toplam KDV", "split_tr", "Counted by the program: KDV (column C), all 3 rows: total 70.00"),
+    ("what is the total?", "split", "Counted by the program: Total (column D), all 3 rows: total 420.00"),
     ("total quantity", "en", "Counted by the program: Qty (column D), all 5 rows: total 23"),  # (a word any quantity answers to)
 ]
 

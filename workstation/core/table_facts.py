@@ -1058,6 +1058,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and c.name.casefold() in lowered
                  or _QUANTITY_NAME.search(c.name) and _QUANTITY_NAME.search(plain)  # ("total quantity" of "Qty")
                  or c.rate and (_PRICE_NAME.search(plain) or _RATE_NAME.search(plain))]
+        if len(named) > 1:  # ("total VAT" of Net | VAT | Total: the VAT's, not also Total's, named by the word asked)
+            named = [c for c in named if not dict(_ASKED)["total"].fullmatch(c.name.strip())] or named
         if not named:  # (by a word of its name: "kiraların toplamı" of Kira (TL) beside Aidat (TL))
             named = list({id(c): c for _, c in _named_by_word(plain, [c for c in numbers if not c.rate])}.values())
         if facts.among_text and not named and (not said_tables or table_numbers
