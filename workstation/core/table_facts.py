@@ -821,7 +821,7 @@ def _unmatched_before(text: str, facts: SheetFacts) -> bool:
 # ``_status_like`` knows by their endings: a question with one the table's cells do not hold asks
 # for some rows, not all of them
 _STATUS_WORDS = frozenset({
-    "outstanding", "open", "overdue", "paid", "due", "owe", "owes", "owed", "owing", "late", "pending", "closed",
+    "outstanding", "open", "overdue", "paid", "unpaid", "due", "owe", "owes", "owed", "owing", "late", "pending", "closed",
     "settled", "void", "active", "inactive", "done", "complete", "açık", "kapalı", "kapanmış", "iptal", "borç", "borcu"})
 
 
@@ -946,7 +946,25 @@ _OTHER_LANGUAGE = [("rent", "kira"), ("amount", "tutar"), ("total", "toplam"), (
                    ("apartment", "daire"), ("expense", "gider"), ("spending", "harcama"), ("income", "gelir"),
                    ("salary", "maaş"), ("payment", "ödeme"), ("product", "ürün"), ("city", "şehir"), ("vat", "kdv"),
                    ("tax", "vergi"), ("discount", "indirim"), ("fee", "ücret"), ("deposit", "depozito"),
-                   ("commission", "komisyon"), ("shipping", "kargo")]
+                   ("commission", "komisyon"), ("shipping", "kargo"),
+                   # a row's state, as a status column's cells say it ("unpaid invoices" of cells that say
+                   # "ödenmedi", "kaç fatura ödenmedi?" of "unpaid"); a Turkish verb's other forms by its own
+                   # (``_verb_form``: "ödenmemiş" of "ödenmedi")
+                   ("paid", "ödendi"), ("unpaid", "ödenmedi"), ("overdue", "gecikmiş"), ("open", "açık")]
+
+
+def _key_word(word: str, key: str) -> bool:
+    """Whether ``word`` (casefolded) is the list's ``key`` (``_OTHER_LANGUAGE``) or, for a key of four
+    letters or more that says no state, begins with it ("kirası" of "kira"; "açıklama" is no "açık")."""
+    return word == key or len(key) >= 4 and word.startswith(key) and not (key in _STATUS_WORDS or _verb_form(key))
+
+
+def _other_language(word: str) -> set[str]:
+    """``word``'s (casefolded) common words in the other language (``_OTHER_LANGUAGE``): by the word
+    itself, and a Turkish verb's form by its stem and "not" ("ödenmemiş" of "ödenmedi": "unpaid")."""
+    form = _verb_form(word)
+    return {other for pair in _OTHER_LANGUAGE for key, other in (pair, pair[::-1])
+            if key == word or form is not None and _verb_form(key) == form}
 
 
 def _other_column_word(word: str) -> bool:
@@ -957,7 +975,7 @@ def _other_column_word(word: str) -> bool:
     its Amount's total."""
     if any(r.search(word) for r in (_AMOUNT_NAME, _QUANTITY_NAME, _PRICE_NAME, _RATE_NAME)) or word.startswith(_ROW_NOUNS):
         return False
-    return any(word == key or len(key) >= 4 and word.startswith(key) for pair in _OTHER_LANGUAGE for key in pair)
+    return any(_key_word(word, key) for pair in _OTHER_LANGUAGE for key in pair)
 
 
 def _name_words(name: str) -> set[str]:
@@ -966,7 +984,7 @@ def _name_words(name: str) -> set[str]:
     "müşteri" of "Customer")."""
     own = set(re.findall(r"[^\W\d_]{3,}", _folded(name)))
     return own | {other for w in own for a, b in _OTHER_LANGUAGE for key, other in ((a, b), (b, a))
-                  if w == key or len(key) >= 4 and w.startswith(key)}
+                  if _key_word(w, key)}
 
 
 def _named_by_word(question: str, columns: list[ColumnFacts]) -> list[tuple[int, ColumnFacts]]:
@@ -1268,6 +1286,12 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
                 holding = list({id(c): c for c, _ in forms.get(form, [])}.values())
                 alike = {v for _, v in forms.get(form, [])}
                 value = said
+            if not holding and n == 1 and (others := _other_language(said)):
+                # a state said in the table's other language ("unpaid" of cells that say "ödenmedi")
+                formed = {f for o in others if (f := _verb_form(o)) is not None}
+                matching = [(c, v) for c in columns for v in c.values if v in others or _verb_form(v) in formed]
+                holding = list({id(c): c for c, _ in matching}.values())
+                alike, value = {v for _, v in matching}, said
             if not holding:
                 continue
             taken.update(range(i, i + n))
