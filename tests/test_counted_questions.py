@@ -124,6 +124,15 @@ CASES = [
     ("how many customers are unpaid?", "en",
      "Counted by the program: Customer where Status is unpaid: 2 different values (Bilge Co, ACME Ltd)"),
     ("kaç müşteri ödenmedi?", "tr", "Counted by the program: Müşteri where Durum is ödenmedi: 2 different values (Bilge Co, ACME Ltd)"),
+    # whose rows: the owner named after "how many"/"kaç" is counted, not the invoices it names too
+    ("kaç müşterinin faturası ödenmedi?", "tr",
+     "Counted by the program: Müşteri where Durum is ödenmedi: 2 different values (Bilge Co, ACME Ltd)"),
+    ("how many customers have unpaid invoices?", "en",
+     "Counted by the program: Customer where Status is unpaid: 2 different values (Bilge Co, ACME Ltd)"),
+    ("how many customers have invoices?", "en",
+     "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"),
+    ("kaç müşterinin faturası gecikti?", "tr", ""),  # (a state no cell says: nothing, not the customers of all rows)
+    ("how many customers have overdue invoices?", "en", ""),
     ("how many customers are overdue?", "en", ""),  # (a state no cell says: nothing, not the customers of all rows)
     ("kaç daire var?", "rent", "Counted by the program: kira.csv: 8 rows"),  # (a flat a row)
     ("toplam kaç TL", "tr", "Counted by the program: Adet (column D), all 5 rows: total 23, Tutar (column F), all 5 rows: total 4,035.00"),

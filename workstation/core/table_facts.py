@@ -1157,9 +1157,15 @@ def _things_asked(plain: str, facts: SheetFacts) -> list[dict[str, Any]]:
 
 def _thing_asked(plain: str, facts: SheetFacts) -> ColumnFacts | None:
     """The text column whose things a count asks for (``_things_asked``): the one ``plain`` names by
-    a word of its name, where it holds a value more than once; else None."""
+    a word of its name, where it holds a value more than once; else None. Of two named, the one the
+    word after "how many"/"kaç" names (``_HOW_MANY``): "kaç müşterinin faturası ödenmedi?" (whose
+    invoices: the customers) and "how many customers have unpaid invoices?" count customers, not
+    the invoices' rows."""
     texts = [c for c in facts.columns if c.kind == "text"]
     named = {id(c): c for _, c in _named_by_word(plain, texts)}
+    counted = _HOW_MANY.search(_folded(plain)) if len(named) > 1 else None
+    if counted is not None:
+        named = {id(c): c for _, c in _named_by_word(counted.group(1), texts)}
     if len(named) != 1:
         return None
     col = next(iter(named.values()))
