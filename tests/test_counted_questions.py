@@ -36,6 +36,9 @@ STATE_EN = [["Invoice", "Amount", "Status"], ["INV-1", "100.00", "paid"], ["INV-
             ["INV-3", "40.00", "open"], ["INV-4", "250.00", "overdue"]]
 STATE_TR = [["Fatura", "Tutar", "Durum"], ["F-1", "100,00", "ödendi"], ["F-2", "1.000,00", "gecikmiş"],
             ["F-3", "40,00", "açık"], ["F-4", "250,00", "gecikmiş"]]
+SPEND = [["Month", "Spending", "Income"], ["Jan", "100.00", "300.00"], ["Feb", "50.00", "200.00"],
+         ["Mar", "25.00", "100.00"]]
+SPEND_TR = [["Ay", "Harcama", "Gelir"], ["Ocak", "100,00", "300,00"], ["Şubat", "50,00", "200,00"], ["Mart", "25,00", "100,00"]]
 
 
 def _facts(table: str) -> SheetFacts:
@@ -45,7 +48,9 @@ def _facts(table: str) -> SheetFacts:
              "split": lambda: table_facts("split.csv", 0, SPLIT, usual_comma=False),
              "split_tr": lambda: table_facts("kdv.csv", 0, SPLIT_TR, usual_comma=True),
              "state_en": lambda: table_facts("states.csv", 0, STATE_EN, usual_comma=False),
-             "state_tr": lambda: table_facts("durumlar.csv", 0, STATE_TR, usual_comma=True)}[table]()
+             "state_tr": lambda: table_facts("durumlar.csv", 0, STATE_TR, usual_comma=True),
+             "spend": lambda: table_facts("spending.csv", 0, SPEND, usual_comma=False),
+             "spend_tr": lambda: table_facts("harcama.csv", 0, SPEND_TR, usual_comma=True)}[table]()
     assert facts is not None
     return facts
 
@@ -104,10 +109,28 @@ CASES = [
     ("kaç fatura açık?", "state_en", "Counted by the program: 1 row where Status is open (INV-3)"),
     ("total of unpaid invoices", "state_tr", ""),  # (a state of no cell, in either language: nothing)
     ("total of not paid invoices", "tr", ""),  # (a state said with "not": nothing)
+    # what is owed: the unpaid rows' amount, where one column says paid and unpaid and one is an amount's
+    ("how much do customers owe in total?", "en", UNPAID_EN),
+    ("how much do customers owe in total?", "tr", UNPAID_TR),
+    ("borç toplamı", "tr", UNPAID_TR),
+    ("müşterilerin toplam borcu ne kadar?", "tr", UNPAID_TR),
+    ("borç toplamı", "en", UNPAID_EN),
+    ("how much does ACME Ltd owe in total?", "en",
+     "Counted by the program: Amount where Customer is ACME Ltd and Status is unpaid: 1 row (INV-103), total 90.00"),
+    ("borç toplamı", "rent", ""),  # (Kira and Aidat: which one is owed, not said)
+    ("how much do customers owe in total?", "rent", ""),
+    ("total owed", "split", ""),  # (no paid/unpaid column)
+    ("total owed", "state_en", ""),  # (overdue and open, no unpaid: not told)
+    # a spending column's total by its word in either language; none without one
+    ("total spending", "spend", "Counted by the program: Spending (column B), all 3 rows: total 175.00"),
+    ("harcama toplamı", "spend", "Counted by the program: Spending (column B), all 3 rows: total 175.00"),
+    ("total spending", "spend_tr", "Counted by the program: Harcama (column B), all 3 rows: total 175.00"),
+    ("total spending", "en", ""),
+    ("toplam harcama", "tr", ""),
+    ("total expenses", "spend", ""),  # ("expenses": no column's word, not Spending's and Income's totals)
     # a state the table's cells do not say: nothing, never all rows
     ("total outstanding", "en", ""),
     ("total due", "en", ""),
-    ("how much do customers owe in total?", "en", ""),
     ("total of open invoices", "en", ""),
     ("total of overdue invoices", "en", ""),
     ("açık faturaların toplamı", "en", ""),

@@ -1089,9 +1089,18 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             plain, named = (_IN_TAX if net[2] else _EX_TAX).sub(lambda m: " " * len(m.group(0)), plain), [net[0]]
         elif _IN_TAX.search(plain):
             continue  # (whether its amounts hold the tax the program cannot tell: nothing, not the VAT's or all amounts')
+        owed = _OWED.search(plain)
+        debt = _debt(facts) if owed else None
+        if owed and debt is None:
+            continue  # (what is owed the program cannot tell: nothing, not all rows' amounts)
         thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
         plain = _threshold_verbs(plain, spans, thresholds, facts)
         values, doubt, said = _condition(plain, facts)
+        if owed and debt is not None:  # ("how much do customers owe?": the unpaid rows' amount)
+            named = [debt[0]]
+            for at, unpaid in debt[1].items():
+                values.setdefault(at, set()).update(unpaid)
+            said |= {_folded(owed.group(0))}
         years, no_year, year_said = _year(plain, facts)
         doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said)
         if values or years or thresholds or doubt or unsure:
@@ -1135,6 +1144,23 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                     items.append({"what": what, "title": facts.title, "name": col.name, "letter": col.letter,
                                   "figure": figure, "rows": _n(facts.rows)} | ({"with" if net[2] else "without": net[1].name} if net else {}))
     return items[:MAX_COUNTED]
+
+
+# what is owed ("how much do customers owe?", "borç toplamı", "toplam borcu"): the unpaid rows' amount (``_debt``)
+_OWED = re.compile(r"\b(?:owe[sd]?|owing|debts?)\b|\bbor[çc]\w*", re.IGNORECASE)
+
+
+def _debt(facts: SheetFacts) -> tuple[ColumnFacts, dict[int, set[str]]] | None:
+    """The amount column and the unpaid rows' state (``_condition``'s values of "unpaid" in either
+    language) that say what a table's rows owe: where one text column says paid and unpaid and one
+    column of numbers is an amount's (``_AMOUNT_NAME``); else None (Kira | Aidat: which is owed?)."""
+    unpaid, doubt_unpaid, _ = _condition("unpaid", facts)
+    paid, doubt_paid, _ = _condition("paid", facts)
+    amounts = [c for c in facts.columns if c.kind == "numbers" and not c.rate and _AMOUNT_NAME.search(c.name)
+               and not _QUANTITY_NAME.search(c.name)]
+    if doubt_unpaid or doubt_paid or len(unpaid) != 1 or unpaid.keys() != paid.keys() or len(amounts) != 1:
+        return None
+    return amounts[0], unpaid
 
 
 _HOW_MANY = re.compile(r"\b(?:how\s+many|kaç)\s+(?:(?:different|distinct|farklı)\s+)?([^\W\d_]+)")  # what a count counts
