@@ -750,11 +750,13 @@ _NEGATION = re.compile(r"\b(?:not|never|except|excluding|without|other\s+than)\b
 _CASE_ENDED = re.compile(r"(\w+)['’][dt][ae](?:n|ki)?\b")  # Ankara'dan, 2025'te, Mart'taki
 
 
-def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said: frozenset[str] = frozenset()) -> bool:
+def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said: frozenset[str] = frozenset(),
+               figures: bool = True) -> bool:
     """Whether ``plain`` (a question, its readable thresholds blanked: ``_blanked``) sets a condition
     on ``facts``' rows that the program cannot apply (``_WHEN``, ``_NO_FIGURE_THRESHOLD``,
-    ``_NEGATION``, a month or a case-ended word that is no value of it): counted nothing, not all
-    rows. Its columns' names and the ``values`` ``_condition`` found are no such condition."""
+    ``_NEGATION``, a month or a case-ended word that is no value of it; asked for a figure
+    (``figures``), a column's word none of its columns has: ``_other_column_word``): counted
+    nothing, not all rows. Its columns' names and the ``values`` ``_condition`` found are no such condition."""
     def without(text: str, words: set[str]) -> str:
         for word in sorted(words, key=len, reverse=True):  # (its Turkish case ending too: "ACME'nin")
             text = re.sub(rf"(?<!\w){re.escape(word)}(?:['’]\w+)?(?!\w)", " ", text)
@@ -769,8 +771,8 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said:
     if _unmatched_before(found, facts):
         return True
     # a column's word no column of the table has ("total VAT", "toplam indirim" of Amount's table):
-    # another column's figure answers another question
-    if any(_other_column_word(word) for word in _unknown_words(found, facts)):
+    # another column's figure answers another question (a count's things are ``_HOW_MANY``'s to tell)
+    if figures and any(_other_column_word(word) for word in _unknown_words(found, facts)):
         return True
     letters = {c.letter.casefold() for c in facts.columns if c.letter}
     return any(m.group(1) not in letters and not re.fullmatch(r"tablo\w*|sütun\w*|excel\w*", m.group(1))
@@ -1102,7 +1104,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                 values.setdefault(at, set()).update(unpaid)
             said |= {_folded(owed.group(0))}
         years, no_year, year_said = _year(plain, facts)
-        doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said)
+        doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said,
+                                                   any(what != "rows" for what in asked))
         if values or years or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
                 # ("how many customers are unpaid?": the unpaid rows' different customers, not the rows)
