@@ -238,22 +238,27 @@ def test_a_value_with_its_turkish_case_ending_before_what_is_counted_is_counted(
 def test_a_condition_said_in_words_no_cell_holds_counts_nothing() -> None:
     """Said of the rows in words the table's cells do not hold, these were answered with the
     figures of all rows ("Tutar, all 3 rows: total 1,415.00"), which a small model gives as the
-    unpaid ones' or this month's: an English question of a Turkish table ("sum of unpaid invoices")
-    and a Turkish one of an English table ("açık faturaların toplamı"), a time said from today
-    ("this month's total", "bu ayın toplamı"). The table's own values are counted as before."""
+    unpaid ones' or this month's: a state no cell says in either language ("total of overdue
+    invoices" of a Turkish table, "açık faturaların toplamı" of an English one), a time said from
+    today ("this month's total", "bu ayın toplamı"). The table's own values are counted as before,
+    said in its other language too ("sum of unpaid invoices" of cells that say "ödenmedi")."""
     turkish = table_facts("faturalar.csv", 0, [["Fatura", "Müşteri", "Tutar", "Durum"], ["F-1", "ACME Ltd", "125,00", "ödendi"],
                                                ["F-2", "Bilge Co", "1.200,00", "ödenmedi"], ["F-3", "ACME Ltd", "90,00", "ödenmedi"]],
                           usual_comma=True)
     english = table_facts("invoices.csv", 0, [HEADER, *ROWS])
     assert turkish is not None and english is not None
-    for question in ("sum of unpaid invoices", "total of overdue invoices", "What is the total of paid invoices?",
+    for question in ("total of overdue invoices", "total of open invoices",
                      "this month's total", "bu ayın toplamı", "geçen haftanın toplamı"):
         assert counted_answer(question, [turkish]) == [], question
-    for question in ("açık faturaların toplamı", "son faturaların toplamı", "ödendi faturaların toplamı",
+    for question in ("açık faturaların toplamı", "son faturaların toplamı", "gecikmiş faturaların toplamı",
                      "this month's total", "total for last year", "bu ayın toplamı"):
         assert counted_answer(question, [english]) == [], question
-    assert say(counted_phrases(counted_answer("ödenmedi faturaların toplamı", [turkish]))) == (
-        "Counted by the program: Tutar where Durum is ödenmedi: 2 rows (F-2, F-3), total 1,290.00")
+    for question in ("ödenmedi faturaların toplamı", "sum of unpaid invoices"):
+        assert say(counted_phrases(counted_answer(question, [turkish]))) == (
+            "Counted by the program: Tutar where Durum is ödenmedi: 2 rows (F-2, F-3), total 1,290.00"), question
+    assert say(counted_phrases(counted_answer("What is the total of paid invoices?", [turkish]))) == (
+        "Counted by the program: Tutar where Durum is ödendi: 1 row (F-1), total 125.00")
+    assert _line("ödendi faturaların toplamı").startswith("Counted by the program: Amount where Status is paid: ")
     assert _line("total of unpaid invoices") == (
         "Counted by the program: Amount where Status is unpaid: 3 rows (INV-102, INV-104, INV-105), total 6,360.75")
     assert _line("What is the total of this invoice list?") == "Counted by the program: Amount (column C), all 5 rows: total 8,010.75"

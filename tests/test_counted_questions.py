@@ -32,6 +32,13 @@ SPLIT = [["Invoice", "Net", "VAT", "Total"], ["INV-1", "100.00", "20.00", "120.0
          ["INV-2", "200.00", "40.00", "240.00"], ["INV-3", "50.00", "10.00", "60.00"]]
 SPLIT_TR = [["Fatura", "Net Tutar", "KDV", "Toplam"], ["F-1", "100,00", "20,00", "120,00"],
             ["F-2", "200,00", "40,00", "240,00"], ["F-3", "50,00", "10,00", "60,00"]]
+STATE_EN = [["Invoice", "Amount", "Status"], ["INV-1", "100.00", "paid"], ["INV-2", "1000.00", "overdue"],
+            ["INV-3", "40.00", "open"], ["INV-4", "250.00", "overdue"]]
+STATE_TR = [["Fatura", "Tutar", "Durum"], ["F-1", "100,00", "ödendi"], ["F-2", "1.000,00", "gecikmiş"],
+            ["F-3", "40,00", "açık"], ["F-4", "250,00", "gecikmiş"]]
+SPEND = [["Month", "Spending", "Income"], ["Jan", "100.00", "300.00"], ["Feb", "50.00", "200.00"],
+         ["Mar", "25.00", "100.00"]]
+SPEND_TR = [["Ay", "Harcama", "Gelir"], ["Ocak", "100,00", "300,00"], ["Şubat", "50,00", "200,00"], ["Mart", "25,00", "100,00"]]
 
 
 def _facts(table: str) -> SheetFacts:
@@ -39,7 +46,11 @@ def _facts(table: str) -> SheetFacts:
              "tr": lambda: table_facts("faturalar.csv", 0, TR, usual_comma=True),
              "rent": lambda: table_facts("kira.csv", 0, RENT, usual_comma=True),
              "split": lambda: table_facts("split.csv", 0, SPLIT, usual_comma=False),
-             "split_tr": lambda: table_facts("kdv.csv", 0, SPLIT_TR, usual_comma=True)}[table]()
+             "split_tr": lambda: table_facts("kdv.csv", 0, SPLIT_TR, usual_comma=True),
+             "state_en": lambda: table_facts("states.csv", 0, STATE_EN, usual_comma=False),
+             "state_tr": lambda: table_facts("durumlar.csv", 0, STATE_TR, usual_comma=True),
+             "spend": lambda: table_facts("spending.csv", 0, SPEND, usual_comma=False),
+             "spend_tr": lambda: table_facts("harcama.csv", 0, SPEND_TR, usual_comma=True)}[table]()
     assert facts is not None
     return facts
 
@@ -78,24 +89,53 @@ CASES = [
     ("ödenmeyen faturaların toplamı", "tr", UNPAID_TR),
     ("ödenmiş faturaların toplamı", "tr", PAID_TR),
     ("kaç fatura ödenmedi?", "tr", "Counted by the program: 3 rows where Durum is ödenmedi (F-102, F-103, F-105)"),
+    # a state said in the table's other language: its rows ("unpaid" of "ödenmedi", "ödenmemiş" of "unpaid")
+    ("How many invoices are unpaid?", "tr", "Counted by the program: 3 rows where Durum is ödenmedi (F-102, F-103, F-105)"),
+    ("sum of unpaid", "tr", UNPAID_TR),
+    ("total unpaid amount", "tr", UNPAID_TR),
+    ("unpaid total", "tr", UNPAID_TR),
+    ("total paid", "tr", PAID_TR),
+    ("kaç fatura ödenmedi?", "en", "Counted by the program: 3 rows where Status is unpaid (INV-102, INV-103, INV-105)"),
+    ("ödenmedi olanların toplamı", "en", UNPAID_EN),
+    ("ödenmemiş faturaların toplamı", "en", UNPAID_EN),
+    ("How many flats are unpaid?", "rent", "Counted by the program: 5 rows where Durum is ödenmedi (A-2, A-3, B-2, B-3, C-2)"),
+    ("total rent of unpaid flats", "rent",
+     "Counted by the program: Kira (TL) where Durum is ödenmedi: 5 rows (A-2, A-3, B-2, B-3, C-2), total 70,099.99"),
+    ("total of overdue invoices", "state_tr",
+     "Counted by the program: Tutar where Durum is gecikmiş: 2 rows (F-2, F-4), total 1,250.00"),
+    ("how many invoices are open?", "state_tr", "Counted by the program: 1 row where Durum is açık (F-3)"),
+    ("gecikmiş faturaların toplamı", "state_en",
+     "Counted by the program: Amount where Status is overdue: 2 rows (INV-2, INV-4), total 1,250.00"),
+    ("kaç fatura açık?", "state_en", "Counted by the program: 1 row where Status is open (INV-3)"),
+    ("total of unpaid invoices", "state_tr", ""),  # (a state of no cell, in either language: nothing)
+    ("total of not paid invoices", "tr", ""),  # (a state said with "not": nothing)
+    # what is owed: the unpaid rows' amount, where one column says paid and unpaid and one is an amount's
+    ("how much do customers owe in total?", "en", UNPAID_EN),
+    ("how much do customers owe in total?", "tr", UNPAID_TR),
+    ("borç toplamı", "tr", UNPAID_TR),
+    ("müşterilerin toplam borcu ne kadar?", "tr", UNPAID_TR),
+    ("borç toplamı", "en", UNPAID_EN),
+    ("how much does ACME Ltd owe in total?", "en",
+     "Counted by the program: Amount where Customer is ACME Ltd and Status is unpaid: 1 row (INV-103), total 90.00"),
+    ("borç toplamı", "rent", ""),  # (Kira and Aidat: which one is owed, not said)
+    ("how much do customers owe in total?", "rent", ""),
+    ("total owed", "split", ""),  # (no paid/unpaid column)
+    ("total owed", "state_en", ""),  # (overdue and open, no unpaid: not told)
+    # a spending column's total by its word in either language; none without one
+    ("total spending", "spend", "Counted by the program: Spending (column B), all 3 rows: total 175.00"),
+    ("harcama toplamı", "spend", "Counted by the program: Spending (column B), all 3 rows: total 175.00"),
+    ("total spending", "spend_tr", "Counted by the program: Harcama (column B), all 3 rows: total 175.00"),
+    ("total spending", "en", ""),
+    ("toplam harcama", "tr", ""),
+    ("total expenses", "spend", ""),  # ("expenses": no column's word, not Spending's and Income's totals)
     # a state the table's cells do not say: nothing, never all rows
     ("total outstanding", "en", ""),
     ("total due", "en", ""),
-    ("how much do customers owe in total?", "en", ""),
     ("total of open invoices", "en", ""),
     ("total of overdue invoices", "en", ""),
-    ("kaç fatura ödenmedi?", "en", ""),
-    ("ödenmedi olanların toplamı", "en", ""),
     ("açık faturaların toplamı", "en", ""),
-    ("sum of unpaid", "tr", ""),
-    ("total unpaid amount", "tr", ""),
-    ("unpaid total", "tr", ""),
-    ("total paid", "tr", ""),
     ("total outstanding", "tr", ""),
-    ("How many invoices are unpaid?", "tr", ""),
     ("tahsil edilmemiş tutar toplamı", "tr", ""),
-    ("total rent of unpaid flats", "rent", ""),
-    ("How many flats are unpaid?", "rent", ""),
     # a count of a text column's things: its different values, never the rows
     ("how many customers?", "en", "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"),
     ("kaç müşteri var?", "tr", "Counted by the program: Müşteri (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AŞ)"),
@@ -107,6 +147,15 @@ CASES = [
     ("how many customers are unpaid?", "en",
      "Counted by the program: Customer where Status is unpaid: 2 different values (Bilge Co, ACME Ltd)"),
     ("kaç müşteri ödenmedi?", "tr", "Counted by the program: Müşteri where Durum is ödenmedi: 2 different values (Bilge Co, ACME Ltd)"),
+    # whose rows: the owner named after "how many"/"kaç" is counted, not the invoices it names too
+    ("kaç müşterinin faturası ödenmedi?", "tr",
+     "Counted by the program: Müşteri where Durum is ödenmedi: 2 different values (Bilge Co, ACME Ltd)"),
+    ("how many customers have unpaid invoices?", "en",
+     "Counted by the program: Customer where Status is unpaid: 2 different values (Bilge Co, ACME Ltd)"),
+    ("how many customers have invoices?", "en",
+     "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"),
+    ("kaç müşterinin faturası gecikti?", "tr", ""),  # (a state no cell says: nothing, not the customers of all rows)
+    ("how many customers have overdue invoices?", "en", ""),
     ("how many customers are overdue?", "en", ""),  # (a state no cell says: nothing, not the customers of all rows)
     ("kaç daire var?", "rent", "Counted by the program: kira.csv: 8 rows"),  # (a flat a row)
     ("toplam kaç TL", "tr", "Counted by the program: Adet (column D), all 5 rows: total 23, Tutar (column F), all 5 rows: total 4,035.00"),
@@ -131,6 +180,21 @@ CASES = [
     ("which flats pay more than 15,000 TL rent?", "rent", "Counted by the program: 3 rows where Kira (TL) over 15,000 (A-2, B-1, B-3)"),
     ("total rent", "rent", "Counted by the program: Kira (TL) (column B), all 8 rows: total 119,599.99"),
     ("which flats pay more than 15,000 TL deposit?", "rent", ""),  # ("deposit": no column's word)
+    # a column's word no column has: nothing, never another amount column's figure
+    ("total VAT", "en", ""),
+    ("what is the total VAT?", "en", ""),
+    ("total discount", "en", ""),
+    ("average discount", "en", ""),
+    ("total VAT of unpaid invoices", "en", ""),
+    ("toplam KDV", "tr", ""),
+    ("KDV toplamı", "tr", ""),
+    ("toplam indirim", "tr", ""),
+    ("toplam vergi", "tr", ""),
+    ("total rent", "en", ""),
+    ("total VAT", "split", "Counted by the program: VAT (column C), all 3 rows: total 70.00"),  # (not also Total's, named by "total")
+    ("toplam KDV", "split_tr", "Counted by the program: KDV (column C), all 3 rows: total 70.00"),
+    ("what is the total?", "split", "Counted by the program: Total (column D), all 3 rows: total 420.00"),
+    ("total quantity", "en", "Counted by the program: Qty (column D), all 5 rows: total 23"),  # (a word any quantity answers to)
 ]
 
 

@@ -750,11 +750,13 @@ _NEGATION = re.compile(r"\b(?:not|never|except|excluding|without|other\s+than)\b
 _CASE_ENDED = re.compile(r"(\w+)['’][dt][ae](?:n|ki)?\b")  # Ankara'dan, 2025'te, Mart'taki
 
 
-def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said: frozenset[str] = frozenset()) -> bool:
+def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said: frozenset[str] = frozenset(),
+               figures: bool = True) -> bool:
     """Whether ``plain`` (a question, its readable thresholds blanked: ``_blanked``) sets a condition
     on ``facts``' rows that the program cannot apply (``_WHEN``, ``_NO_FIGURE_THRESHOLD``,
-    ``_NEGATION``, a month or a case-ended word that is no value of it): counted nothing, not all
-    rows. Its columns' names and the ``values`` ``_condition`` found are no such condition."""
+    ``_NEGATION``, a month or a case-ended word that is no value of it; asked for a figure
+    (``figures``), a column's word none of its columns has: ``_other_column_word``): counted
+    nothing, not all rows. Its columns' names and the ``values`` ``_condition`` found are no such condition."""
     def without(text: str, words: set[str]) -> str:
         for word in sorted(words, key=len, reverse=True):  # (its Turkish case ending too: "ACME'nin")
             text = re.sub(rf"(?<!\w){re.escape(word)}(?:['’]\w+)?(?!\w)", " ", text)
@@ -767,6 +769,10 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said:
     if _NEGATION.search(text) or _NO_FIGURE_THRESHOLD.search(text) or _MONTH.search(text):
         return True
     if _unmatched_before(found, facts):
+        return True
+    # a column's word no column of the table has ("total VAT", "toplam indirim" of Amount's table):
+    # another column's figure answers another question (a count's things are ``_HOW_MANY``'s to tell)
+    if figures and any(_other_column_word(word) for word in _unknown_words(found, facts)):
         return True
     letters = {c.letter.casefold() for c in facts.columns if c.letter}
     return any(m.group(1) not in letters and not re.fullmatch(r"tablo\w*|sütun\w*|excel\w*", m.group(1))
@@ -817,7 +823,7 @@ def _unmatched_before(text: str, facts: SheetFacts) -> bool:
 # ``_status_like`` knows by their endings: a question with one the table's cells do not hold asks
 # for some rows, not all of them
 _STATUS_WORDS = frozenset({
-    "outstanding", "open", "overdue", "paid", "due", "owe", "owes", "owed", "owing", "late", "pending", "closed",
+    "outstanding", "open", "overdue", "paid", "unpaid", "due", "owe", "owes", "owed", "owing", "late", "pending", "closed",
     "settled", "void", "active", "inactive", "done", "complete", "açık", "kapalı", "kapanmış", "iptal", "borç", "borcu"})
 
 
@@ -940,7 +946,38 @@ _OTHER_LANGUAGE = [("rent", "kira"), ("amount", "tutar"), ("total", "toplam"), (
                    ("client", "müşteri"), ("date", "tarih"), ("invoice", "fatura"), ("price", "fiyat"),
                    ("quantity", "adet"), ("quantity", "miktar"), ("status", "durum"), ("flat", "daire"),
                    ("apartment", "daire"), ("expense", "gider"), ("spending", "harcama"), ("income", "gelir"),
-                   ("salary", "maaş"), ("payment", "ödeme"), ("product", "ürün"), ("city", "şehir"), ("vat", "kdv")]
+                   ("salary", "maaş"), ("payment", "ödeme"), ("product", "ürün"), ("city", "şehir"), ("vat", "kdv"),
+                   ("tax", "vergi"), ("discount", "indirim"), ("fee", "ücret"), ("deposit", "depozito"),
+                   ("commission", "komisyon"), ("shipping", "kargo"),
+                   # a row's state, as a status column's cells say it ("unpaid invoices" of cells that say
+                   # "ödenmedi", "kaç fatura ödenmedi?" of "unpaid"); a Turkish verb's other forms by its own
+                   # (``_verb_form``: "ödenmemiş" of "ödenmedi")
+                   ("paid", "ödendi"), ("unpaid", "ödenmedi"), ("overdue", "gecikmiş"), ("open", "açık")]
+
+
+def _key_word(word: str, key: str) -> bool:
+    """Whether ``word`` (casefolded) is the list's ``key`` (``_OTHER_LANGUAGE``) or, for a key of four
+    letters or more that says no state, begins with it ("kirası" of "kira"; "açıklama" is no "açık")."""
+    return word == key or len(key) >= 4 and word.startswith(key) and not (key in _STATUS_WORDS or _verb_form(key))
+
+
+def _other_language(word: str) -> set[str]:
+    """``word``'s (casefolded) common words in the other language (``_OTHER_LANGUAGE``): by the word
+    itself, and a Turkish verb's form by its stem and "not" ("ödenmemiş" of "ödenmedi": "unpaid")."""
+    form = _verb_form(word)
+    return {other for pair in _OTHER_LANGUAGE for key, other in (pair, pair[::-1])
+            if key == word or form is not None and _verb_form(key) == form}
+
+
+def _other_column_word(word: str) -> bool:
+    """Whether ``word`` (casefolded) is a column's common word (``_OTHER_LANGUAGE``) that names one
+    column and no other ("vat", "indirimi", "rent"), by the rule ``_name_words`` reads names by; not
+    one any amount's column answers to (total, amount, price, quantity: ``_AMOUNT_NAME``, ...) nor
+    a table's rows (invoices): asked "total VAT" of a table without a VAT column, the program said
+    its Amount's total."""
+    if any(r.search(word) for r in (_AMOUNT_NAME, _QUANTITY_NAME, _PRICE_NAME, _RATE_NAME)) or word.startswith(_ROW_NOUNS):
+        return False
+    return any(_key_word(word, key) for pair in _OTHER_LANGUAGE for key in pair)
 
 
 def _name_words(name: str) -> set[str]:
@@ -949,7 +986,7 @@ def _name_words(name: str) -> set[str]:
     "müşteri" of "Customer")."""
     own = set(re.findall(r"[^\W\d_]{3,}", _folded(name)))
     return own | {other for w in own for a, b in _OTHER_LANGUAGE for key, other in ((a, b), (b, a))
-                  if w == key or len(key) >= 4 and w.startswith(key)}
+                  if _key_word(w, key)}
 
 
 def _named_by_word(question: str, columns: list[ColumnFacts]) -> list[tuple[int, ColumnFacts]]:
@@ -1041,6 +1078,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and c.name.casefold() in lowered
                  or _QUANTITY_NAME.search(c.name) and _QUANTITY_NAME.search(plain)  # ("total quantity" of "Qty")
                  or c.rate and (_PRICE_NAME.search(plain) or _RATE_NAME.search(plain))]
+        if len(named) > 1:  # ("total VAT" of Net | VAT | Total: the VAT's, not also Total's, named by the word asked)
+            named = [c for c in named if not dict(_ASKED)["total"].fullmatch(c.name.strip())] or named
         if not named:  # (by a word of its name: "kiraların toplamı" of Kira (TL) beside Aidat (TL))
             named = list({id(c): c for _, c in _named_by_word(plain, [c for c in numbers if not c.rate])}.values())
         if facts.among_text and not named and (not said_tables or table_numbers
@@ -1052,11 +1091,21 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             plain, named = (_IN_TAX if net[2] else _EX_TAX).sub(lambda m: " " * len(m.group(0)), plain), [net[0]]
         elif _IN_TAX.search(plain):
             continue  # (whether its amounts hold the tax the program cannot tell: nothing, not the VAT's or all amounts')
+        owed = _OWED.search(plain)
+        debt = _debt(facts) if owed else None
+        if owed and debt is None:
+            continue  # (what is owed the program cannot tell: nothing, not all rows' amounts)
         thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
         plain = _threshold_verbs(plain, spans, thresholds, facts)
         values, doubt, said = _condition(plain, facts)
+        if owed and debt is not None:  # ("how much do customers owe?": the unpaid rows' amount)
+            named = [debt[0]]
+            for at, unpaid in debt[1].items():
+                values.setdefault(at, set()).update(unpaid)
+            said |= {_folded(owed.group(0))}
         years, no_year, year_said = _year(plain, facts)
-        doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said)
+        doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said,
+                                                   any(what != "rows" for what in asked))
         if values or years or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
                 # ("how many customers are unpaid?": the unpaid rows' different customers, not the rows)
@@ -1100,6 +1149,23 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     return items[:MAX_COUNTED]
 
 
+# what is owed ("how much do customers owe?", "borç toplamı", "toplam borcu"): the unpaid rows' amount (``_debt``)
+_OWED = re.compile(r"\b(?:owe[sd]?|owing|debts?)\b|\bbor[çc]\w*", re.IGNORECASE)
+
+
+def _debt(facts: SheetFacts) -> tuple[ColumnFacts, dict[int, set[str]]] | None:
+    """The amount column and the unpaid rows' state (``_condition``'s values of "unpaid" in either
+    language) that say what a table's rows owe: where one text column says paid and unpaid and one
+    column of numbers is an amount's (``_AMOUNT_NAME``); else None (Kira | Aidat: which is owed?)."""
+    unpaid, doubt_unpaid, _ = _condition("unpaid", facts)
+    paid, doubt_paid, _ = _condition("paid", facts)
+    amounts = [c for c in facts.columns if c.kind == "numbers" and not c.rate and _AMOUNT_NAME.search(c.name)
+               and not _QUANTITY_NAME.search(c.name)]
+    if doubt_unpaid or doubt_paid or len(unpaid) != 1 or unpaid.keys() != paid.keys() or len(amounts) != 1:
+        return None
+    return amounts[0], unpaid
+
+
 _HOW_MANY = re.compile(r"\b(?:how\s+many|kaç)\s+(?:(?:different|distinct|farklı)\s+)?([^\W\d_]+)")  # what a count counts
 
 
@@ -1120,9 +1186,15 @@ def _things_asked(plain: str, facts: SheetFacts) -> list[dict[str, Any]]:
 
 def _thing_asked(plain: str, facts: SheetFacts) -> ColumnFacts | None:
     """The text column whose things a count asks for (``_things_asked``): the one ``plain`` names by
-    a word of its name, where it holds a value more than once; else None."""
+    a word of its name, where it holds a value more than once; else None. Of two named, the one the
+    word after "how many"/"kaç" names (``_HOW_MANY``): "kaç müşterinin faturası ödenmedi?" (whose
+    invoices: the customers) and "how many customers have unpaid invoices?" count customers, not
+    the invoices' rows."""
     texts = [c for c in facts.columns if c.kind == "text"]
     named = {id(c): c for _, c in _named_by_word(plain, texts)}
+    counted = _HOW_MANY.search(_folded(plain)) if len(named) > 1 else None
+    if counted is not None:
+        named = {id(c): c for _, c in _named_by_word(counted.group(1), texts)}
     if len(named) != 1:
         return None
     col = next(iter(named.values()))
@@ -1249,6 +1321,12 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
                 holding = list({id(c): c for c, _ in forms.get(form, [])}.values())
                 alike = {v for _, v in forms.get(form, [])}
                 value = said
+            if not holding and n == 1 and (others := _other_language(said)):
+                # a state said in the table's other language ("unpaid" of cells that say "ödenmedi")
+                formed = {f for o in others if (f := _verb_form(o)) is not None}
+                matching = [(c, v) for c in columns for v in c.values if v in others or _verb_form(v) in formed]
+                holding = list({id(c): c for c, _ in matching}.values())
+                alike, value = {v for _, v in matching}, said
             if not holding:
                 continue
             taken.update(range(i, i + n))
