@@ -267,6 +267,12 @@ def test_eval_speaks_turkish_under_its_notes_too(
     assert notes[0].startswith("64 tokenlik pencerelerde tiny ile KL ıraksaması") and \
         notes[1].startswith("Kısacası, text.txt üzerinde: tiny · ") and "sonraki sözcüğü seçer ve " in notes[1]
     assert not [w for w in english for line in notes[:2] if w in line]
+    # and every note after them: the choice ("Side by side", "Which to pick", "These speeds are of windows")
+    # and the yardstick's note were English f-strings under --lang tr
+    assert [line for line in notes if line.startswith(("Yan yana, ", "Hangisini seçmeli: ", "Bu hızlar "))], notes
+    english += ("Side by side", "Which to pick", "These speeds", "Note:", "needs", "memory", "reads", "writes",
+                "rough", "not sure", "as fast", "yardstick")
+    assert not [(w, line) for w in english for line in notes if w in line]
 
 
 def test_the_table_has_a_column_per_language_only_where_there_are_several() -> None:

@@ -659,7 +659,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
                                                "said": describe(d, lookup)})], lookup)
                   for r, d in zip(results[1:], deltas[1:], strict=True) if _kld_timed(r) and describe(d) != "-"]
     notes += plain_kld_notes(results, lookup)
-    notes += choice_notes(results, deltas, documents)
+    notes += choice_notes(results, deltas, documents, lookup)
     notes += kld_speed_notes(results, lookup)
     notes += unbelievable_notes(results, deltas, lookup)
     if results[0].references:
@@ -667,11 +667,11 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
 
         levels = four_bit_levels(Path(results[0].model))
         if levels is not None:  # "Q4_1 loses nothing" against a Q8_0 made from it
-            notes.append(say(reference_note(results[0].profile, levels)))
+            notes.append(say(reference_note(results[0].profile, levels), lookup))
         for r in results[1:]:  # (one named with --reference, or of fewer bits per weight: said all the same)
             levels = four_bit_levels(Path(r.model)) if r.model != results[0].model else None
             if levels is not None:
-                notes.append(f"Note: {say([four_bit_phrase(r.profile, levels)])}.")
+                notes.append(say([("eval.note", {"said": [four_bit_phrase(r.profile, levels)]})], lookup))
     return "\n".join([table, *notes])
 
 
@@ -732,8 +732,10 @@ def _scored_better(k: KLDResult) -> bool:
     return round(k.ppl_delta_pct, 1) < 0
 
 
-def better_phrase(r: ProfileEval, reference: str, k: KLDResult) -> Phrase:
-    return ("kld.better_than_reference", {"name": r.profile, "reference": reference, "document": k.document,
+def better_phrase(r: ProfileEval, reference: str, k: KLDResult, key: str = "kld.better_than_reference") -> Phrase:
+    """That ``r`` scored better than the reference on ``k``'s document (``key``: said of it by name,
+    or, "eval.it_scored_better", as "it" in a sentence that named it)."""
+    return (key, {"name": r.profile, "reference": reference, "document": k.document,
                                           "delta": f"{_signed(k.ppl_delta_pct)}%"})
 
 
@@ -762,11 +764,12 @@ def _memory_dict(r: ProfileEval) -> dict[str, int] | None:
 
 
 def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
-                 documents: list[Path] | None = None) -> list[str]:
+                 documents: list[Path] | None = None, lookup: Lookup | None = None) -> list[str]:
     """Each profile against the reference on the person's documents, memory, speed and what the
     answers lose in one sentence, then which to pick and why: the table's KLD, Δppl and tok/s
     left a team lead choosing K/V types to work the choice out, and said nothing of the memory
-    that a "half size" context memory is chosen for."""
+    that a "half size" context memory is chosen for. In ``lookup``'s language (English f-strings
+    were left under --lang tr)."""
     if not results or not results[0].references:
         return []
     first = results[0]
@@ -776,64 +779,68 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
         if not r.kld:
             continue
         worst = max(k.kld_mean for k in r.kld)
-        key, words = kld_words(worst)
+        key, words = kld_words(worst, lookup)
         better = [k for k in r.kld if _scored_better(k)] if key in WORSE else []
         if better:  # the reference is no yardstick: nothing is called worse than it, nothing picked by it
-            words = say([better_phrase(r, first.profile, better[0])]).replace(f"{r.profile} scored", "scored", 1)
-        verb = "reads your documents" if _kld_timed(r) else "writes replies"
+            words = say([better_phrase(r, first.profile, better[0], "eval.it_scored_better")], lookup)
+        verb = "eval.reads_documents" if _kld_timed(r) else "eval.writes_replies"
         ratio = d.get("speed_ratio")
-        doubt = speed_doubt(r, first) if _kld_timed(r) else ""
-        speed = f"{verb} {speed_words(ratio, 'as fast', 'x faster')}{doubt}" if ratio else ""
+        doubt = speed_doubt(r, first, lookup) if _kld_timed(r) else ""
+        speed = say([(verb, {"how": _as_fast(ratio, lookup)})], lookup) + doubt if ratio else ""
         wrote = writing_ratio(r, first) if _kld_timed(r) else None
         if wrote is not None:
-            sure = "" if wrote[1] else " (not sure: within how much its runs varied)"
-            speed = "; ".join(x for x in (speed, f"writes replies {speed_words(wrote[0], 'as fast', 'x faster')}{sure}") if x)
+            sure = "" if wrote[1] else say([("eval.runs_unsure", {})], lookup)
+            writing = say([("eval.writes_replies", {"how": _as_fast(wrote[0], lookup)})], lookup) + sure
+            speed = say([("eval.sep", {})], lookup).join(x for x in (speed, writing) if x)
         theirs = _memory(r)
         said, saved = [], 0
         if mine is not None and theirs is not None:
             saved = sum(mine[:2]) - sum(theirs[:2])
-            context_words = kv_words(KVCache(r.type_k, r.type_v), usual=True)
-            copy = " with a second copy of its weights laid out for this processor," if theirs[2] else ""
-            said.append(f"needs {file_size_text(sum(theirs[:2]))} for the model and its context memory at a context "
-                        f"of {r.context:,} tokens, against {file_size_text(sum(mine[:2]))} (the model "
-                        f"{file_size_text(theirs[0])},{copy} and {file_size_text(theirs[1])} of context memory, "
-                        f"{context_words}, which holds {r.context:,} tokens of conversation and documents; "
-                        f"as {cli('fit')} and F4 count it)")
+            said.append(say([("eval.needs_memory", {
+                "total": file_size_text(sum(theirs[:2])), "context": f"{r.context:,}", "against": file_size_text(sum(mine[:2])),
+                "model": file_size_text(theirs[0]), "copy": [("eval.second_copy", {})] if theirs[2] else [],
+                "kv": file_size_text(theirs[1]), "kv_words": kv_words(KVCache(r.type_k, r.type_v), lookup, usual=True),
+                "command": cli("fit")})], lookup))
         said += [words, speed]
-        notes.append(f"Side by side, {r.profile} against {first.profile} on these documents: it "
-                     + "; ".join(x for x in said if x) + ".")
+        notes.append(say([("eval.side_by_side", {"profile": r.profile, "name": first.profile,
+                                                 "said": say([("eval.sep", {})], lookup).join(x for x in said if x)})],
+                         lookup))
         writes = wrote[0] if wrote is not None and wrote[1] else None  # (runs that overlap decide nothing)
         if better:
-            notes.append(f"Which to pick: {say([('kld.pick_unsure', {'better': [better_phrase(r, first.profile, better[0])]})])}.")
-            continue
-        notes.append(f"Which to pick: {_pick(first.profile, r.profile, worst, words, saved, mine, ratio, verb, doubt, writes)}.")
+            pick = say([("kld.pick_unsure", {"better": [better_phrase(r, first.profile, better[0])]})], lookup)
+        else:
+            pick = _pick(first.profile, r.profile, worst, words, saved, mine, ratio, verb, doubt, writes, lookup)
+        notes.append(say([("eval.which_to_pick", {"said": pick})], lookup))
     timed = [r for r in results[1:] if r.kld and _kld_timed(r)]
     if timed:  # (q8_0 K/V read 512-token windows 1.13x slower, a 2,900-token sheet 2.2x, and wrote 1.8x slower)
         profiles = " ".join(f"-p {r.typed}" for r in [first, *timed])
         # the documents just given, as typed (it said YOUR_DOCUMENTS to someone who had named them)
         named = " ".join(shell_word(str(path)) for path in documents) if documents else "YOUR_DOCUMENTS"
-        notes.append(f"These speeds are of windows of {first.references[0].n_ctx} tokens; "
-                     f"{cli(f'bench {profiles} --document {named}')} times whole documents: the wait for "
-                     "the first word and the writing.")
+        notes.append(say([("eval.window_speeds", {"ctx": first.references[0].n_ctx,
+                                                  "command": cli(f"bench {profiles} --document {named}")})], lookup))
     return notes
+
+
+def _as_fast(ratio: float, lookup: Lookup | None) -> str:
+    """A speed ratio as the choice says it: "as fast", "1.50x faster", "1.20x slower"."""
+    return speed_words(ratio, say([("bench.as_fast", {})], lookup), say([("eval.x_faster", {})], lookup), lookup)
 
 
 ROUGH_WINDOWS = 3  # a KL divergence pass's speed timed over fewer windows than this is one moment's
 ROUGH_SPREAD = 1.3  # its documents' speeds against the reference further apart than this: not one speed
 
 
-def speed_doubt(r: ProfileEval, first: ProfileEval) -> str:
+def speed_doubt(r: ProfileEval, first: ProfileEval, lookup: Lookup | None = None) -> str:
     """Why ``r``'s speed against ``first`` (its KL divergence pass's) is rough, in brackets after
     the ratio, or "": timed over one or two windows (a 512-token window on a busy PC said "1.32x
     faster" as a fact), or its documents' ratios far apart (both ways: ``kld_speed_notes``)."""
     windows = sum(k.n_chunks for k in r.kld)
     if 0 < windows < ROUGH_WINDOWS:
-        return (f" (rough: timed over {windows} window{'' if windows == 1 else 's'} of {r.kld[0].n_ctx} tokens, "
-                "once, which another program busy on this PC can sway)")
+        return say([("eval.rough_windows", {"n": windows, "ctx": r.kld[0].n_ctx})], lookup)
     ratios = [k.tokens_per_second / ref.tokens_per_second for k, ref in zip(r.kld, first.references, strict=False)
               if ref.decode_seconds > 0 and ref.tokens_per_second > 0 and k.tokens_per_second > 0]
     if len(ratios) >= 2 and max(ratios) / min(ratios) > ROUGH_SPREAD:
-        return f" (rough: {min(ratios):.2f}x to {max(ratios):.2f}x on these documents)"
+        return say([("eval.rough_spread", {"low": f"{min(ratios):.2f}", "high": f"{max(ratios):.2f}"})], lookup)
     return ""
 
 
@@ -870,40 +877,47 @@ def unbelievable_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
 
 
 def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tuple[int, int, int] | None,
-          ratio: float | None, verb: str, doubt: str = "", writes: float | None = None) -> str:
+          ratio: float | None, verb: str, doubt: str = "", writes: float | None = None,
+          lookup: Lookup | None = None) -> str:
     """The choice between the reference and ``other`` in a clause: quality first (a KL divergence
     under 0.02 writes very nearly as well), then the trade of memory, reading (``ratio``, said
-    with ``doubt``: ``speed_doubt``) and writing (``writes``, where measured), each a tenth apart
-    or more: "prefer Q8_0, as office-cpu reads your documents 1.36x slower" said nothing of
-    office-cpu writing faster."""
+    with ``doubt``: ``speed_doubt``; ``verb`` its phrase) and writing (``writes``, where measured),
+    each a tenth apart or more: "prefer Q8_0, as office-cpu reads your documents 1.36x slower" said
+    nothing of office-cpu writing faster. In ``lookup``'s language."""
     near = worst < KLD_WORDS[1][0]
     less = mine is not None and saved > MEMORY_APART * sum(mine[:2])
     more = mine is not None and -saved > MEMORY_APART * sum(mine[:2])
+    size = file_size_text(abs(saved))
     if not near:
-        return (f"{first}; {other} {words} on these documents" +
-                (f", though it needs {file_size_text(saved)} less memory: take it only where {first} does not fit"
-                 if less else ""))
+        return say([("eval.pick_reference", {
+            "name": first, "profile": other, "words": words,
+            "though": [("eval.pick_though_less", {"size": size, "name": first})] if less else []})], lookup)
     wheres, gains, better, worse = [], [], [], []  # where other is the pick, why (in full and short), what it loses
     if less:
-        wheres.append("memory is short")
-        gains.append(f"it needs {file_size_text(saved)} less, so a longer context fits in the same memory")
-        better.append(f"needs {file_size_text(saved)} less memory")
-    for speed, what, where, said in ((ratio, verb, "long documents are read", doubt),
-                                     (writes, "writes replies", "people wait for replies", "")):
+        wheres.append(say([("eval.where_memory", {})], lookup))
+        gains.append(say([("eval.gain_memory", {"size": size})], lookup))
+        better.append(say([("eval.less_memory", {"size": size})], lookup))
+    for speed, what, where, said in ((ratio, verb, "eval.where_reading", doubt),
+                                     (writes, "eval.writes_replies", "eval.where_writing", "")):
         if speed is None or said:  # a rough speed (one window, once) is said beside, never chosen by
             continue
-        how = f"{what} {speed_words(speed, 'as fast', 'x faster')}{said}"
+        how = say([(what, {"how": _as_fast(speed, lookup)})], lookup)
         if speed >= SPEED_APART:
-            wheres.append(where)
-            gains.append(f"it {how}")
+            wheres.append(say([(where, {})], lookup))
+            gains.append(say([("eval.gain_it", {"how": how})], lookup))
             better.append(how)
         elif speed <= 1 / SPEED_APART:
             worse.append(how)
+    both, either = say([("eval.and", {})], lookup), say([("eval.or", {})], lookup)
     if not better:
-        return f"{first}: {other} " + ("needs more memory" if more else "saves no memory") + (
-            f" and {' and '.join(worse)}" if worse else " and is no faster") + " here"
+        return say([("eval.pick_no_gain", {
+            "name": first, "profile": other, "memory": ("eval.more_memory" if more else "eval.no_memory_saved", {}),
+            "speed": ("eval.and_worse", {"worse": both.join(worse)}) if worse else ("eval.no_faster", {})})], lookup)
     if worse:  # a trade: where each is the pick
-        return (f"{other} where {' or '.join(wheres)} ({', and '.join(gains)}) and {words}; else {first}, as {other} "
-                + " and ".join(worse))
-    return f"{other}: it {' and '.join(better)} and {words}" + (
-        f", if the PCs have {file_size_text(-saved)} more memory for it" if more else "")
+        return say([("eval.pick_trade", {
+            "name": first, "profile": other, "where": either.join(wheres),
+            "gains": say([("eval.and_list", {})], lookup).join(gains), "words": words, "worse": both.join(worse)})],
+            lookup)
+    return say([("eval.pick_other", {
+        "profile": other, "better": both.join(better), "words": words,
+        "more": [("eval.if_more_memory", {"size": size})] if more else []})], lookup)

@@ -721,6 +721,44 @@ ENGLISH: dict[str, str] = {
     "eval.plain_kld": "In plain words, on {document}: {profile} picks the same next word as {name} {share} of the time, and {words}.",
     'eval.both_ways': "note: {profile}'s speed against {name} went both ways ({low}x to {high}x on these documents): each is one pass, so another program using the CPU decides it; {command} compares their speed, repeated side by side.",
     'eval.unbelievable': "note: {profile}'s speed against {name} is left out: it came out {how}, more than these settings can make (at most {most}x), so another program busy on this PC slowed one of them; {command} compares their speed, repeated side by side.",
+    # eval --kld's choice under the table: each profile side by side with the reference, then which to pick
+    "eval.sep": "; ",
+    "eval.and": " and ",
+    "eval.or": " or ",
+    "eval.and_list": ", and ",
+    "eval.side_by_side": "Side by side, {profile} against {name} on these documents: it {said}.",
+    "eval.needs_memory": ("needs {total} for the model and its context memory at a context of {context} tokens, "
+                          "against {against} (the model {model},{copy} and {kv} of context memory, {kv_words}, which "
+                          "holds {context} tokens of conversation and documents; as {command} and F4 count it)"),
+    "eval.second_copy": " with a second copy of its weights laid out for this processor,",
+    "eval.reads_documents": "reads your documents {how}",
+    "eval.writes_replies": "writes replies {how}",
+    "eval.runs_unsure": " (not sure: within how much its runs varied)",
+    "eval.rough_windows": (" (rough: timed over {n:|window|windows} of {ctx} tokens, once, which another program busy "
+                           "on this PC can sway)"),
+    "eval.rough_spread": " (rough: {low}x to {high}x on these documents)",
+    "eval.it_scored_better": ("scored better than the reference {reference} on {document} (perplexity {delta}), so "
+                              "{reference} is not a good yardstick"),
+    "eval.which_to_pick": "Which to pick: {said}.",
+    "eval.pick_reference": "{name}; {profile} {words} on these documents{though}",
+    "eval.pick_though_less": ", though it needs {size} less memory: take it only where {name} does not fit",
+    "eval.where_memory": "memory is short",
+    "eval.where_reading": "long documents are read",
+    "eval.where_writing": "people wait for replies",
+    "eval.gain_memory": "it needs {size} less, so a longer context fits in the same memory",
+    "eval.gain_it": "it {how}",
+    "eval.less_memory": "needs {size} less memory",
+    "eval.pick_no_gain": "{name}: {profile} {memory}{speed} here",
+    "eval.more_memory": "needs more memory",
+    "eval.no_memory_saved": "saves no memory",
+    "eval.and_worse": " and {worse}",
+    "eval.no_faster": " and is no faster",
+    "eval.pick_trade": "{profile} where {where} ({gains}) and {words}; else {name}, as {profile} {worse}",
+    "eval.pick_other": "{profile}: it {better} and {words}{more}",
+    "eval.if_more_memory": ", if the PCs have {size} more memory for it",
+    "eval.note": "Note: {said}.",
+    "eval.window_speeds": ("These speeds are of windows of {ctx} tokens; {command} times whole documents: the wait "
+                           "for the first word and the writing."),
     "kld.better_than_reference": ("{name} scored better than the reference {reference} on {document} (perplexity "
                                   "{delta}), so {reference} is not a good yardstick"),
     "kld.pick_unsure": ("this run cannot tell, as {better}; compare them against a file downloaded at Q8_0 or F16 "
