@@ -275,6 +275,29 @@ def test_eval_speaks_turkish_under_its_notes_too(
     assert not [(w, line) for w in english for line in notes if w in line]
 
 
+def test_eval_refuses_in_turkish_too(tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """eval's refusals were English f-strings under --lang tr ("--ctx must be 16 or more, not 8.",
+    "The text is only 2 tokens; KL divergence with a window of 64 needs at least 64")."""
+    profile = tmp_path / "tiny.yaml"
+    profile.write_text(
+        f"name: tiny\nmodel: {smollm2_path}\ncontext: 256\nthreads: 1\ngpu_layers: 0\nsystem_prompt: ''\n",
+        encoding="utf-8",
+    )
+    short = tmp_path / "short.txt"
+    short.write_text("hi", encoding="utf-8")
+    assert main(["eval", "--lang", "tr", "-p", str(profile), "--kld", str(short), "--ctx", "8", "--no-save"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == "workstation: --ctx en az 16 olmalı, 8 değil.", err
+    rc = main(["--lang", "tr", "eval", "-p", str(profile), "-p", f"{profile} kv_cache=q8_0", "--kld", str(short),
+               "--ctx", "64", "--no-save"])
+    err = capsys.readouterr().err
+    assert rc == 1 and err.startswith("workstation: short.txt: Metin yalnızca ") and "KL ıraksaması en az 64 token" in err
+    assert "The text" not in err and "tokens;" not in err, err
+    rc = main(["eval", "-p", str(profile), "-p", f"{profile} kv_cache=q8_0", "--kld", str(short), "--ctx", "64",
+               "--no-save"])  # (English as before without --lang)
+    assert rc == 1 and "short.txt: The text is only " in capsys.readouterr().err
+
+
 def test_the_table_has_a_column_per_language_only_where_there_are_several() -> None:
     """Tasks without a language got a column "no lang 1/2" beside the accuracy it repeated."""
     from workstation.commands.eval import ProfileEval, format_eval

@@ -118,7 +118,8 @@ class ProfileEval:
     kld: list[KLDResult] = field(default_factory=list)  # a candidate: one per document
     references: list[ReferenceRow] = field(default_factory=list)  # the reference: one per document
     context: int = 0  # the profile's own context (before a window longer than it was made room for)
-    left_out: list[str] = field(default_factory=list)  # the reference: "name: why" of documents too short to compare on
+    # the reference: the documents too short to compare on, each its name and why (a phrase: said in the run's language)
+    left_out: list[Phrase] = field(default_factory=list)
     ref: str = ""  # what -p takes to load the profile again (its key, its file's path, a variant's settings)
     writing: SpeedStat | None = None  # --kld: a short tg on the loaded model (the pass times its reading)
 
@@ -151,7 +152,7 @@ class ProfileEval:
             "perplexity": self.ppl.to_dict() if self.ppl else None,
             "kld": [k.to_dict() for k in self.kld] if self.kld else None,
             "kld_reference": [r.to_dict() for r in self.references] if self.references else None,
-            "kld_left_out": self.left_out or None,
+            "kld_left_out": [say([why]) for why in self.left_out] or None,
             "tg_ts": round(self.writing.avg_ts, 2) if self.writing else None,  # --kld: its writing (tg8 x3)
         }
 
@@ -283,8 +284,7 @@ def _profiles(args: argparse.Namespace) -> list[Profile]:
     refs = profile_refs(args)
     named = getattr(args, "reference", None)
     if named is not None and named not in refs:
-        raise EvalInputError(f"--reference {named} is none of the -p given ({', '.join(map(str, refs))}); "
-                             "name one of them as it was typed.")
+        raise EvalInputError(said=[("eval.reference_not_given", {"name": named, "given": ", ".join(map(str, refs))})])
     out = []
     for ref in refs:
         profile = load_variant(ref)
@@ -292,7 +292,7 @@ def _profiles(args: argparse.Namespace) -> list[Profile]:
             check_local(profile)  # perplexity and KLD read the model's logits; task sets run anywhere
         if args.threads is not None:
             if args.threads < 1:
-                raise EvalInputError(f"--threads must be 1 or more, not {args.threads}.")
+                raise EvalInputError(said=[("bench.at_least", {"name": "--threads", "low": 1, "value": args.threads})])
             profile.threads = args.threads
         out.append(profile)
     if args.kld:  # the reference first: the one named, else the file with the most bits per weight
@@ -391,10 +391,10 @@ def _build_references(
             try:
                 reference_windows(model, text, key)
             except EvalInputError as err:  # which document is too short
-                result.left_out.append(f"{name}: {err}")
+                result.left_out.append(("eval.document_why", {"name": name, "why": err.said}))
                 short.append(i)
     if short and len(short) == len(plan.documents):  # nothing to compare on
-        raise EvalInputError("; ".join(result.left_out))
+        raise EvalInputError(said=[p for i, why in enumerate(result.left_out) for p in [("eval.sep", {})] * bool(i) + [why]])
     for i in reversed(short):  # the others are compared on (one short note stopped a folder's run)
         del plan.documents[i], keys[i], cached[i]
     for (name, text), key, ref in zip(plan.documents, keys, cached, strict=True):
@@ -430,10 +430,7 @@ def evaluate_profiles(
     if plan is None:
         return [evaluate_profile(p, task_set, text, ctx, chunks, progress) for p in profiles]
     if len(profiles) < 2:
-        raise EvalInputError(
-            "--kld compares profiles with a reference: give the reference first and at least one "
-            "candidate, as -p REFERENCE -p CANDIDATE."
-        )
+        raise EvalInputError(said=[("eval.kld_needs_two", {})])
     reference = profiles[0]
     ref_path = resolve_model_path(reference.model)
     for candidate in profiles[1:]:  # refuse a mismatch before any model is loaded
@@ -460,12 +457,10 @@ def evaluate_profiles(
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.ctx is not None and args.ctx < 16:
-        raise EvalInputError(f"--ctx must be 16 or more, not {args.ctx}.")
-    if args.chunks is not None and args.chunks < 1:
-        raise EvalInputError(f"--chunks must be 1 or more, not {args.chunks}.")
-    if args.top_k < 1:
-        raise EvalInputError(f"--top-k must be 1 or more, not {args.top_k}.")
+    # (said with bench's phrase: they were English under --lang tr)
+    for name, value, low in (("--ctx", args.ctx, 16), ("--chunks", args.chunks, 1), ("--top-k", args.top_k, 1)):
+        if value is not None and value < low:
+            raise EvalInputError(said=[("bench.at_least", {"name": name, "low": low, "value": value})])
     task_path = args.tasks
     if task_path is None and args.perplexity is None and not args.kld:
         task_path = EXAMPLE_TASKS

@@ -757,6 +757,22 @@ ENGLISH: dict[str, str] = {
     "eval.pick_other": "{profile}: it {better} and {words}{more}",
     "eval.if_more_memory": ", if the PCs have {size} more memory for it",
     "eval.note": "Note: {said}.",
+    # eval's refusals (the window, the text, the options)
+    "eval.what_perplexity": "perplexity",
+    "eval.what_kld": "KL divergence",
+    "eval.window_too_small": "The {what} window must be at least 16 tokens, not {n}.",
+    "eval.window_over_context": "The {what} window of {n} tokens is larger than the loaded context of {ctx}.",
+    "eval.text_too_short": ("The text is only {n} tokens; {what} with a window of {ctx} needs at least {ctx} (use a "
+                            "longer text or a smaller --ctx)."),
+    "eval.text_empty": "Text file {path} is empty.",
+    "eval.document_why": "{name}: {why}",
+    "eval.reference_not_given": "--reference {name} is none of the -p given ({given}); name one of them as it was typed.",
+    "eval.kld_needs_two": ("--kld compares profiles with a reference: give the reference first and at least one "
+                           "candidate, as -p REFERENCE -p CANDIDATE."),
+    "kld.vocabulary_size": ("{name} has {n} tokens but the reference was made with {reference_n}, so their next-token "
+                            "distributions cannot be compared."),
+    "kld.cannot_write": (" The KL divergence keeps the reference model's figures there while it compares; free some "
+                         "space there, then run it again."),
     "eval.window_speeds": ("These speeds are of windows of {ctx} tokens; {command} times whole documents: the wait "
                            "for the first word and the writing."),
     "kld.better_than_reference": ("{name} scored better than the reference {reference} on {document} (perplexity "
