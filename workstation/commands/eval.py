@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import math
 import statistics
 import sys
@@ -67,7 +68,7 @@ from workstation.core.kld import (
 )
 from workstation.core.model_info import read_model_info
 from workstation.core.phrases import Lookup, Phrase, say, share_percent
-from workstation.core.profile_variants import load_variant
+from workstation.core.profile_variants import load_variant, profile_key
 from workstation.core.profiles import KVCache, Profile, kv_words
 from workstation.core.results import ResultRow, save_printed_run
 from workstation.core.runtime import LoadedModel
@@ -122,6 +123,12 @@ class ProfileEval:
     left_out: list[Phrase] = field(default_factory=list)
     ref: str = ""  # what -p takes to load the profile again (its key, its file's path, a variant's settings)
     writing: SpeedStat | None = None  # --kld: a short tg on the loaded model (the pass times its reading)
+    settings: Profile | None = field(default=None, repr=False)  # the profile run (its name said in a language)
+
+    def said(self, lookup: Lookup | None = None) -> str:
+        """The profile's name in ``lookup``'s language: a variant's settings in its words
+        ("tiny · K/V yarı boy"; ``profile_key``), as F3 says K/V types."""
+        return profile_key(self.settings, lookup) if self.settings is not None else self.profile
 
     @property
     def typed(self) -> str:
@@ -363,7 +370,8 @@ def evaluate_profile(
         # a server's model is named with its host ("office-cpu@office-pc:8088"), a file by its name
         model = info.model_path if profile.backend == "llama" else (
             f"{info.model_name}@{urlsplit(info.model_path).netloc or info.model_path}")
-        result = ProfileEval(profile.key, model, info.type_k, info.type_v, context=context, ref=profile.ref)
+        result = ProfileEval(profile.key, model, info.type_k, info.type_v, context=context, ref=profile.ref,
+                             settings=profile)
         if task_set is not None:
             result.tasks = run_tasks(engine, task_set, progress)
         if text is not None or model_work is not None:
@@ -482,15 +490,16 @@ def run(args: argparse.Namespace) -> int:
         _keep(args, results)
         return 0
     t = texts_of(args)
-    print(format_eval(results, deltas, args.kld, t.get if t.lang != "en" else None))
+    lookup = t.get if t.lang != "en" else None
+    print(format_eval(results, deltas, args.kld, lookup))
     if args.verbose:
         for r in results:
             if r.tasks:
-                print(f"\n{r.profile}:")
+                print(f"\n{r.said(lookup)}:")
                 print(text_table(
-                    ["task", "lang", "ok", "expected", "reply"],
-                    [[t.id, t.lang, "yes" if t.correct else "no", " / ".join(t.expected)[:30],
-                      " ".join(t.reply.split())[:60]] for t in r.tasks.results],
+                    [say([(f"eval.col_{c}", {})], lookup) for c in ("task", "lang", "ok", "expected", "reply")],
+                    [[task.id, task.lang, say([("eval.yes" if task.correct else "eval.no", {})], lookup),
+                      " / ".join(task.expected)[:30], " ".join(task.reply.split())[:60]] for task in r.tasks.results],
                     set(),
                 ))
     _say_not_kept(plan)
@@ -552,12 +561,13 @@ def result_rows(r: ProfileEval) -> list[ResultRow]:
     return rows
 
 
-def _kld_cells(r: ProfileEval, j: int) -> list[str]:
+def _kld_cells(r: ProfileEval, j: int, lookup: Lookup | None = None) -> list[str]:
     """document, KLD mean, KLD p99, same top, perplexity, Δppl, KLD tok/s for document ``j``."""
     if r.references:
         ref = r.references[j]
-        return [ref.document, "(reference)", "-", "-", f"{ref.ppl:.4f} ± {ref.ppl_stderr:.4f}", "-",
-                f"{ref.tokens_per_second:.1f}" + (" (window 1, timed again)" if ref.cache_reused else "")]
+        return [ref.document, say([("eval.reference_cell", {})], lookup), "-", "-",
+                f"{ref.ppl:.4f} ± {ref.ppl_stderr:.4f}", "-",
+                f"{ref.tokens_per_second:.1f}" + (say([("eval.timed_again_cell", {})], lookup) if ref.cache_reused else "")]
     if r.kld:
         k = r.kld[j]
         return [k.document, f"{k.kld_mean:.6f} ± {k.kld_stderr:.6f}", f"{k.kld_p99:.4f}",
@@ -587,14 +597,22 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
     has_tasks = any(r.tasks for r in results)
     has_ppl = any(r.ppl for r in results)
     n_docs = max((len(r.kld) or len(r.references) for r in results), default=0)
-    header = ["profile", "model", "K/V"]
+    if lookup is not None:  # each profile by its name in the run's language ("tiny · K/V yarı boy")
+        results = [dataclasses.replace(r, profile=r.said(lookup)) for r in results]
+
+    def col(key: str) -> str:
+        return say([(f"eval.col_{key}", {})], lookup)
+
+    header = [col("profile"), col("model"), "K/V"]
+    left = {0, 1, 2}
     if has_tasks:
-        header += ["accuracy", *(lang if lang != "-" else "other" for lang in langs), "gen tok/s", "TTFT ms"]
+        header += [col("accuracy"), *(lang if lang != "-" else col("other") for lang in langs), col("gen_ts"), "TTFT ms"]
     if has_ppl:
-        header += ["perplexity", "ppl tok/s"]
+        header += ["perplexity", col("ppl_ts")]
     if n_docs:
-        header += ["document", "KLD mean", "KLD p99", "same top", "KLD ppl", "Δppl", "KLD tok/s"]
-    header.append(f"vs {results[0].profile}")
+        left.add(len(header))
+        header += [col("document"), col("kld_mean"), "KLD p99", col("same_top"), "KLD ppl", "Δppl", col("kld_ts")]
+    header.append(say([("eval.col_vs", {"name": results[0].profile})], lookup))
     rows = []
     for r, d in zip(results, deltas, strict=True):
         for j in range(max(1, n_docs)):
@@ -617,7 +635,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
                 else:
                     row += ["-" if j == 0 else ""] * 2
             if n_docs:
-                row += _kld_cells(r, j)
+                row += _kld_cells(r, j, lookup)
             if r is results[0]:
                 row.append(say([("eval.baseline", {})], lookup))
             elif j == 0 and not (n_docs > 1 and _kld_timed(r)):
@@ -629,8 +647,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
                 row.append(describe({"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": ratio},
                                     lookup))
             rows.append(row)
-    left = ("profile", "model", "K/V", "document")
-    right = {i for i, h in enumerate(header) if h not in left and not h.startswith("vs ")}
+    right = set(range(len(header) - 1)) - left  # (the last: the words against the first)
     table = text_table(header, rows, right)
     notes = []
     for r in results:

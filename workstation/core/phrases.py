@@ -773,6 +773,30 @@ ENGLISH: dict[str, str] = {
                             "distributions cannot be compared."),
     "kld.cannot_write": (" The KL divergence keeps the reference model's figures there while it compares; free some "
                          "space there, then run it again."),
+    # eval's table: its columns, and the reference's cells
+    "eval.col_profile": "profile",
+    "eval.col_model": "model",
+    "eval.col_accuracy": "accuracy",
+    "eval.col_other": "other",
+    "eval.col_gen_ts": "gen tok/s",
+    "eval.col_ppl_ts": "ppl tok/s",
+    "eval.col_document": "document",
+    "eval.col_kld_mean": "KLD mean",
+    "eval.col_same_top": "same top",
+    "eval.col_kld_ts": "KLD tok/s",
+    "eval.col_vs": "vs {name}",
+    "eval.col_task": "task",
+    "eval.col_lang": "lang",
+    "eval.col_ok": "ok",
+    "eval.col_expected": "expected",
+    "eval.col_reply": "reply",
+    "eval.yes": "yes",
+    "eval.no": "no",
+    "eval.reference_cell": "(reference)",
+    "eval.timed_again_cell": " (window 1, timed again)",
+    # a variant's settings in its name (-p "office-cpu kv_cache=q8_0": "office-cpu · K/V half size")
+    "variant.kv": "K/V {kv}",
+    "variant.context": "context {n}",
     "eval.window_speeds": ("These speeds are of windows of {ctx} tokens; {command} times whole documents: the wait "
                            "for the first word and the writing."),
     "kld.better_than_reference": ("{name} scored better than the reference {reference} on {document} (perplexity "
