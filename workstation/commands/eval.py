@@ -319,10 +319,18 @@ def bits_per_weight(profile: Profile) -> float:
 
 def reference_first(profiles: list[Profile], named: int | None = None) -> list[Profile]:
     """``profiles`` with the reference first: the one at ``named``, else the one whose file has
-    the most bits per weight (the first of equals: K/V types of one file keep their order).
+    the most bits per weight, of equal files the one whose K/V cache keeps the most bits (f16
+    before q8_0: the one that loses least, and takes most memory), then the first given.
     Q4_0 given first, as bench's suggested command keeps them, was the yardstick that the
-    better Q8_0 was called "noticeably worse" against."""
-    i = named if named is not None else max(range(len(profiles)), key=lambda j: (bits_per_weight(profiles[j]), -j))
+    better Q8_0 was called "noticeably worse" against; and a q8_0 K/V given first was the
+    yardstick of the f16 K/V of its own file."""
+    from workstation.core.sizing import KV_BITS
+
+    def kv_bits(p: Profile) -> float:
+        return KV_BITS.get(p.kv_cache.k, 0.0) + KV_BITS.get(p.kv_cache.v, 0.0)
+
+    i = named if named is not None else max(
+        range(len(profiles)), key=lambda j: (bits_per_weight(profiles[j]), kv_bits(profiles[j]), -j))
     return [profiles[i], *profiles[:i], *profiles[i + 1:]]
 
 
@@ -664,6 +672,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
             "size": human_bytes(sum(ref.cache_bytes for ref in refs)),
             "kept": ("eval.cached" if refs[0].cache_kept else "eval.not_kept", {}),
             "per_1k": human_bytes(refs[0].cache_bytes_per_1k_tokens), "reused": reused, "n": len(refs),
+            "tokens": f"{sum(ref.n_tokens for ref in refs):,}",
             "again": [("eval.timed_again", {})] if reused else []})], lookup))
     notes += [say([("eval.left_out", {"why": why})], lookup) for why in results[0].left_out]
     if n_docs > 1:  # the whole run's speed, the rows being each document's

@@ -706,7 +706,7 @@ ENGLISH: dict[str, str] = {
     "eval.same_speed": "the same speed",
     "eval.x_faster": "x faster",
     "eval.ppl_windows": "{profile}: perplexity over {n:|window|windows} of {ctx} tokens ({scored} tokens scored).",
-    "eval.reference_windows": "KL divergence against {profile} in windows of {ctx} tokens; the reference keeps its top {top_k} log-probabilities per scored token: {size} {kept} ({per_1k} per 1,000 tokens), {reused} of {n:|document|documents} read from the cache{again}.",
+    "eval.reference_windows": "KL divergence against {profile} in windows of {ctx} tokens; the reference keeps its top {top_k} log-probabilities per scored token: {size} {kept} for these {tokens} tokens of text (about {per_1k} for each 1,000 tokens of text), {reused} of {n:|document|documents} read from the cache{again}.",
     "eval.cached": "cached",
     "eval.not_kept": "not kept",
     "eval.timed_again": " (its speed measured again in this run, over one window)",
