@@ -267,6 +267,69 @@ def test_eval_speaks_turkish_under_its_notes_too(
     assert notes[0].startswith("64 tokenlik pencerelerde tiny ile KL ıraksaması") and \
         notes[1].startswith("Kısacası, text.txt üzerinde: tiny · ") and "sonraki sözcüğü seçer ve " in notes[1]
     assert not [w for w in english for line in notes[:2] if w in line]
+    # and every note after them: the choice ("Side by side", "Which to pick", "These speeds are of windows")
+    # and the yardstick's note were English f-strings under --lang tr
+    assert [line for line in notes if line.startswith(("Yan yana, ", "Hangisini seçmeli: ", "Bu hızlar "))], notes
+    english += ("Side by side", "Which to pick", "These speeds", "Note:", "needs", "memory", "reads", "writes",
+                "rough", "not sure", "as fast", "yardstick")
+    assert not [(w, line) for w in english for line in notes if w in line]
+
+
+def test_eval_s_table_and_its_profiles_names_speak_turkish_too(
+    tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under --lang tr the table's column headers ("profile", "document", "same top", "vs tiny"),
+    the reference's cells ("(reference)", "(window 1, timed again)"), -v's yes/no column and a
+    variant's name ("tiny · K/V half size") were English."""
+    profile = tmp_path / "tiny.yaml"
+    profile.write_text(
+        f"name: tiny\nmodel: {smollm2_path}\ncontext: 256\nthreads: 1\ngpu_layers: 0\nsystem_prompt: ''\n",
+        encoding="utf-8",
+    )
+    text = tmp_path / "text.txt"
+    text.write_text(EASY * 4, encoding="utf-8")
+    kld = ["eval", "--lang", "tr", "-p", str(profile), "-p", f"{profile} kv_cache=q8_0", "--kld", str(text),
+           "--ctx", "64", "--chunks", "1", "--no-save"]
+    assert main(kld) == 0 and main(kld) == 0  # (the second reads the reference from the cache: its speed timed again)
+    out = capsys.readouterr().out.split("| profil ")[-1]
+    header, _, first, second = out.splitlines()[:4]
+    assert "| belge " in header and "| aynı ilk token |" in header and "| tiny karşısında " in header, header
+    assert "(referans)" in first and "(1. pencere, yeniden ölçüldü)" in first, first
+    assert second.startswith("| tiny · K/V yarı boy "), second
+    english = ("profile", "document", "same top", "vs tiny", "(reference)", "window 1", "timed again", "half size")
+    table = [line for line in out.splitlines() if line.startswith("|")]
+    assert not [w for w in english for line in [header, *table] if w in line], out
+    assert "half size" not in out, out
+    tasks = _write(tmp_path, "tasks:\n  - {prompt: 'What is 2+2?', match: regex, answer: '4', max_tokens: 4}\n")
+    assert main(["eval", "--lang", "tr", "-p", str(profile), "--tasks", str(tasks), "-v", "--no-save"]) == 0
+    out = capsys.readouterr().out
+    task_table = out.split("\ntiny:\n")[1].splitlines()
+    assert [c.strip() for c in task_table[0].split("|")[1:4]] == ["görev", "dil", "doğru"], task_table
+    assert task_table[2].split("|")[3].strip() in ("evet", "hayır"), task_table
+    assert " doğruluk |" in out and "accuracy" not in out, out
+
+
+def test_eval_refuses_in_turkish_too(tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """eval's refusals were English f-strings under --lang tr ("--ctx must be 16 or more, not 8.",
+    "The text is only 2 tokens; KL divergence with a window of 64 needs at least 64")."""
+    profile = tmp_path / "tiny.yaml"
+    profile.write_text(
+        f"name: tiny\nmodel: {smollm2_path}\ncontext: 256\nthreads: 1\ngpu_layers: 0\nsystem_prompt: ''\n",
+        encoding="utf-8",
+    )
+    short = tmp_path / "short.txt"
+    short.write_text("hi", encoding="utf-8")
+    assert main(["eval", "--lang", "tr", "-p", str(profile), "--kld", str(short), "--ctx", "8", "--no-save"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == "workstation: --ctx en az 16 olmalı, 8 değil.", err
+    rc = main(["--lang", "tr", "eval", "-p", str(profile), "-p", f"{profile} kv_cache=q8_0", "--kld", str(short),
+               "--ctx", "64", "--no-save"])
+    err = capsys.readouterr().err
+    assert rc == 1 and err.startswith("workstation: short.txt: Metin yalnızca ") and "KL ıraksaması en az 64 token" in err
+    assert "The text" not in err and "tokens;" not in err, err
+    rc = main(["eval", "-p", str(profile), "-p", f"{profile} kv_cache=q8_0", "--kld", str(short), "--ctx", "64",
+               "--no-save"])  # (English as before without --lang)
+    assert rc == 1 and "short.txt: The text is only " in capsys.readouterr().err
 
 
 def test_the_table_has_a_column_per_language_only_where_there_are_several() -> None:

@@ -318,8 +318,10 @@ def test_one_row_per_document_in_any_format(
     assert all("(reference)" in r for r in rows if r.startswith("| orig"))
     # each model as 'models list' names it (it said the file's name, .gguf and all)
     assert [r.split("|")[2].strip() for r in rows] == ["smollm2-135m-instruct-q4_1"] * 2 + ["SmolLM2-135M-Instruct.Q4_0"] * 2
-    # in the units every size is said in (it said "0.4 MiB cached (12 KiB per 1,000 tokens)")
-    assert re.search(r"log-probabilities per scored token: \d+ [KM]B cached \(\d+ [KM]B per 1,000 tokens\)", captured.out), \
+    # in the units every size is said in (it said "0.4 MiB cached (12 KiB per 1,000 tokens)"); the tokens the
+    # cache is for said beside it ("126 KB cached (2 MB per 1,000 tokens)" read as a part larger than its whole)
+    assert re.search(r"log-probabilities per scored token: \d+ [KM]B cached for these 128 tokens of text \(about "
+                     r"\d+ [KM]B for each 1,000 tokens of text\)", captured.out), \
         captured.out
     saved = [h for h in history(kind="eval", test="kld_mean")]
     assert len(saved) == 4
@@ -720,6 +722,10 @@ def test_the_reference_is_the_file_with_the_most_bits_and_a_better_candidate_is_
     assert bits_per_weight(given[2]) > bits_per_weight(given[1]) > bits_per_weight(given[0]) > 4
     assert [p.model for p in reference_first(given)] == [str(q8_0), str(q4_0_path), str(smollm2_path)]
     assert [p.model for p in reference_first(given, 1)] == [str(smollm2_path), str(q4_0_path), str(q8_0)]
+    # of one file, the K/V cache that keeps the most bits (a q8_0 K/V given first tied with the f16 and was the yardstick)
+    kv = [make_profile(q4_0_path, kv_cache={"k": "q8_0", "v": "q8_0"}), make_profile(q4_0_path, kv_cache={"k": "f16", "v": "q8_0"}),
+          make_profile(q4_0_path)]
+    assert [(p.kv_cache.k, p.kv_cache.v) for p in reference_first(kv)] == [("f16", "f16"), ("q8_0", "q8_0"), ("f16", "q8_0")]
 
     reference = ProfileEval("q4_0", str(q4_0_path), "f16", "f16", references=[ref("letter.txt")], context=4096)
     better = ProfileEval("q8_0", str(q8_0), "f16", "f16", context=4096, kld=[

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import math
 import statistics
 import sys
@@ -67,7 +68,7 @@ from workstation.core.kld import (
 )
 from workstation.core.model_info import read_model_info
 from workstation.core.phrases import Lookup, Phrase, say, share_percent
-from workstation.core.profile_variants import load_variant
+from workstation.core.profile_variants import load_variant, profile_key
 from workstation.core.profiles import KVCache, Profile, kv_words
 from workstation.core.results import ResultRow, save_printed_run
 from workstation.core.runtime import LoadedModel
@@ -118,9 +119,16 @@ class ProfileEval:
     kld: list[KLDResult] = field(default_factory=list)  # a candidate: one per document
     references: list[ReferenceRow] = field(default_factory=list)  # the reference: one per document
     context: int = 0  # the profile's own context (before a window longer than it was made room for)
-    left_out: list[str] = field(default_factory=list)  # the reference: "name: why" of documents too short to compare on
+    # the reference: the documents too short to compare on, each its name and why (a phrase: said in the run's language)
+    left_out: list[Phrase] = field(default_factory=list)
     ref: str = ""  # what -p takes to load the profile again (its key, its file's path, a variant's settings)
     writing: SpeedStat | None = None  # --kld: a short tg on the loaded model (the pass times its reading)
+    settings: Profile | None = field(default=None, repr=False)  # the profile run (its name said in a language)
+
+    def said(self, lookup: Lookup | None = None) -> str:
+        """The profile's name in ``lookup``'s language: a variant's settings in its words
+        ("tiny · K/V yarı boy"; ``profile_key``), as F3 says K/V types."""
+        return profile_key(self.settings, lookup) if self.settings is not None else self.profile
 
     @property
     def typed(self) -> str:
@@ -151,7 +159,7 @@ class ProfileEval:
             "perplexity": self.ppl.to_dict() if self.ppl else None,
             "kld": [k.to_dict() for k in self.kld] if self.kld else None,
             "kld_reference": [r.to_dict() for r in self.references] if self.references else None,
-            "kld_left_out": self.left_out or None,
+            "kld_left_out": [say([why]) for why in self.left_out] or None,
             "tg_ts": round(self.writing.avg_ts, 2) if self.writing else None,  # --kld: its writing (tg8 x3)
         }
 
@@ -283,8 +291,7 @@ def _profiles(args: argparse.Namespace) -> list[Profile]:
     refs = profile_refs(args)
     named = getattr(args, "reference", None)
     if named is not None and named not in refs:
-        raise EvalInputError(f"--reference {named} is none of the -p given ({', '.join(map(str, refs))}); "
-                             "name one of them as it was typed.")
+        raise EvalInputError(said=[("eval.reference_not_given", {"name": named, "given": ", ".join(map(str, refs))})])
     out = []
     for ref in refs:
         profile = load_variant(ref)
@@ -292,7 +299,7 @@ def _profiles(args: argparse.Namespace) -> list[Profile]:
             check_local(profile)  # perplexity and KLD read the model's logits; task sets run anywhere
         if args.threads is not None:
             if args.threads < 1:
-                raise EvalInputError(f"--threads must be 1 or more, not {args.threads}.")
+                raise EvalInputError(said=[("bench.at_least", {"name": "--threads", "low": 1, "value": args.threads})])
             profile.threads = args.threads
         out.append(profile)
     if args.kld:  # the reference first: the one named, else the file with the most bits per weight
@@ -312,10 +319,18 @@ def bits_per_weight(profile: Profile) -> float:
 
 def reference_first(profiles: list[Profile], named: int | None = None) -> list[Profile]:
     """``profiles`` with the reference first: the one at ``named``, else the one whose file has
-    the most bits per weight (the first of equals: K/V types of one file keep their order).
+    the most bits per weight, of equal files the one whose K/V cache keeps the most bits (f16
+    before q8_0: the one that loses least, and takes most memory), then the first given.
     Q4_0 given first, as bench's suggested command keeps them, was the yardstick that the
-    better Q8_0 was called "noticeably worse" against."""
-    i = named if named is not None else max(range(len(profiles)), key=lambda j: (bits_per_weight(profiles[j]), -j))
+    better Q8_0 was called "noticeably worse" against; and a q8_0 K/V given first was the
+    yardstick of the f16 K/V of its own file."""
+    from workstation.core.sizing import KV_BITS
+
+    def kv_bits(p: Profile) -> float:
+        return KV_BITS.get(p.kv_cache.k, 0.0) + KV_BITS.get(p.kv_cache.v, 0.0)
+
+    i = named if named is not None else max(
+        range(len(profiles)), key=lambda j: (bits_per_weight(profiles[j]), kv_bits(profiles[j]), -j))
     return [profiles[i], *profiles[:i], *profiles[i + 1:]]
 
 
@@ -363,7 +378,8 @@ def evaluate_profile(
         # a server's model is named with its host ("office-cpu@office-pc:8088"), a file by its name
         model = info.model_path if profile.backend == "llama" else (
             f"{info.model_name}@{urlsplit(info.model_path).netloc or info.model_path}")
-        result = ProfileEval(profile.key, model, info.type_k, info.type_v, context=context, ref=profile.ref)
+        result = ProfileEval(profile.key, model, info.type_k, info.type_v, context=context, ref=profile.ref,
+                             settings=profile)
         if task_set is not None:
             result.tasks = run_tasks(engine, task_set, progress)
         if text is not None or model_work is not None:
@@ -391,10 +407,10 @@ def _build_references(
             try:
                 reference_windows(model, text, key)
             except EvalInputError as err:  # which document is too short
-                result.left_out.append(f"{name}: {err}")
+                result.left_out.append(("eval.document_why", {"name": name, "why": err.said}))
                 short.append(i)
     if short and len(short) == len(plan.documents):  # nothing to compare on
-        raise EvalInputError("; ".join(result.left_out))
+        raise EvalInputError(said=[p for i, why in enumerate(result.left_out) for p in [("eval.sep", {})] * bool(i) + [why]])
     for i in reversed(short):  # the others are compared on (one short note stopped a folder's run)
         del plan.documents[i], keys[i], cached[i]
     for (name, text), key, ref in zip(plan.documents, keys, cached, strict=True):
@@ -430,10 +446,7 @@ def evaluate_profiles(
     if plan is None:
         return [evaluate_profile(p, task_set, text, ctx, chunks, progress) for p in profiles]
     if len(profiles) < 2:
-        raise EvalInputError(
-            "--kld compares profiles with a reference: give the reference first and at least one "
-            "candidate, as -p REFERENCE -p CANDIDATE."
-        )
+        raise EvalInputError(said=[("eval.kld_needs_two", {})])
     reference = profiles[0]
     ref_path = resolve_model_path(reference.model)
     for candidate in profiles[1:]:  # refuse a mismatch before any model is loaded
@@ -460,12 +473,10 @@ def evaluate_profiles(
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.ctx is not None and args.ctx < 16:
-        raise EvalInputError(f"--ctx must be 16 or more, not {args.ctx}.")
-    if args.chunks is not None and args.chunks < 1:
-        raise EvalInputError(f"--chunks must be 1 or more, not {args.chunks}.")
-    if args.top_k < 1:
-        raise EvalInputError(f"--top-k must be 1 or more, not {args.top_k}.")
+    # (said with bench's phrase: they were English under --lang tr)
+    for name, value, low in (("--ctx", args.ctx, 16), ("--chunks", args.chunks, 1), ("--top-k", args.top_k, 1)):
+        if value is not None and value < low:
+            raise EvalInputError(said=[("bench.at_least", {"name": name, "low": low, "value": value})])
     task_path = args.tasks
     if task_path is None and args.perplexity is None and not args.kld:
         task_path = EXAMPLE_TASKS
@@ -487,15 +498,16 @@ def run(args: argparse.Namespace) -> int:
         _keep(args, results)
         return 0
     t = texts_of(args)
-    print(format_eval(results, deltas, args.kld, t.get if t.lang != "en" else None))
+    lookup = t.get if t.lang != "en" else None
+    print(format_eval(results, deltas, args.kld, lookup))
     if args.verbose:
         for r in results:
             if r.tasks:
-                print(f"\n{r.profile}:")
+                print(f"\n{r.said(lookup)}:")
                 print(text_table(
-                    ["task", "lang", "ok", "expected", "reply"],
-                    [[t.id, t.lang, "yes" if t.correct else "no", " / ".join(t.expected)[:30],
-                      " ".join(t.reply.split())[:60]] for t in r.tasks.results],
+                    [say([(f"eval.col_{c}", {})], lookup) for c in ("task", "lang", "ok", "expected", "reply")],
+                    [[task.id, task.lang, say([("eval.yes" if task.correct else "eval.no", {})], lookup),
+                      " / ".join(task.expected)[:30], " ".join(task.reply.split())[:60]] for task in r.tasks.results],
                     set(),
                 ))
     _say_not_kept(plan)
@@ -557,12 +569,13 @@ def result_rows(r: ProfileEval) -> list[ResultRow]:
     return rows
 
 
-def _kld_cells(r: ProfileEval, j: int) -> list[str]:
+def _kld_cells(r: ProfileEval, j: int, lookup: Lookup | None = None) -> list[str]:
     """document, KLD mean, KLD p99, same top, perplexity, Δppl, KLD tok/s for document ``j``."""
     if r.references:
         ref = r.references[j]
-        return [ref.document, "(reference)", "-", "-", f"{ref.ppl:.4f} ± {ref.ppl_stderr:.4f}", "-",
-                f"{ref.tokens_per_second:.1f}" + (" (window 1, timed again)" if ref.cache_reused else "")]
+        return [ref.document, say([("eval.reference_cell", {})], lookup), "-", "-",
+                f"{ref.ppl:.4f} ± {ref.ppl_stderr:.4f}", "-",
+                f"{ref.tokens_per_second:.1f}" + (say([("eval.timed_again_cell", {})], lookup) if ref.cache_reused else "")]
     if r.kld:
         k = r.kld[j]
         return [k.document, f"{k.kld_mean:.6f} ± {k.kld_stderr:.6f}", f"{k.kld_p99:.4f}",
@@ -592,14 +605,22 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
     has_tasks = any(r.tasks for r in results)
     has_ppl = any(r.ppl for r in results)
     n_docs = max((len(r.kld) or len(r.references) for r in results), default=0)
-    header = ["profile", "model", "K/V"]
+    if lookup is not None:  # each profile by its name in the run's language ("tiny · K/V yarı boy")
+        results = [dataclasses.replace(r, profile=r.said(lookup)) for r in results]
+
+    def col(key: str) -> str:
+        return say([(f"eval.col_{key}", {})], lookup)
+
+    header = [col("profile"), col("model"), "K/V"]
+    left = {0, 1, 2}
     if has_tasks:
-        header += ["accuracy", *(lang if lang != "-" else "other" for lang in langs), "gen tok/s", "TTFT ms"]
+        header += [col("accuracy"), *(lang if lang != "-" else col("other") for lang in langs), col("gen_ts"), "TTFT ms"]
     if has_ppl:
-        header += ["perplexity", "ppl tok/s"]
+        header += ["perplexity", col("ppl_ts")]
     if n_docs:
-        header += ["document", "KLD mean", "KLD p99", "same top", "KLD ppl", "Δppl", "KLD tok/s"]
-    header.append(f"vs {results[0].profile}")
+        left.add(len(header))
+        header += [col("document"), col("kld_mean"), "KLD p99", col("same_top"), "KLD ppl", "Δppl", col("kld_ts")]
+    header.append(say([("eval.col_vs", {"name": results[0].profile})], lookup))
     rows = []
     for r, d in zip(results, deltas, strict=True):
         for j in range(max(1, n_docs)):
@@ -622,7 +643,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
                 else:
                     row += ["-" if j == 0 else ""] * 2
             if n_docs:
-                row += _kld_cells(r, j)
+                row += _kld_cells(r, j, lookup)
             if r is results[0]:
                 row.append(say([("eval.baseline", {})], lookup))
             elif j == 0 and not (n_docs > 1 and _kld_timed(r)):
@@ -634,8 +655,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
                 row.append(describe({"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": ratio},
                                     lookup))
             rows.append(row)
-    left = ("profile", "model", "K/V", "document")
-    right = {i for i, h in enumerate(header) if h not in left and not h.startswith("vs ")}
+    right = set(range(len(header) - 1)) - left  # (the last: the words against the first)
     table = text_table(header, rows, right)
     notes = []
     for r in results:
@@ -652,6 +672,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
             "size": human_bytes(sum(ref.cache_bytes for ref in refs)),
             "kept": ("eval.cached" if refs[0].cache_kept else "eval.not_kept", {}),
             "per_1k": human_bytes(refs[0].cache_bytes_per_1k_tokens), "reused": reused, "n": len(refs),
+            "tokens": f"{sum(ref.n_tokens for ref in refs):,}",
             "again": [("eval.timed_again", {})] if reused else []})], lookup))
     notes += [say([("eval.left_out", {"why": why})], lookup) for why in results[0].left_out]
     if n_docs > 1:  # the whole run's speed, the rows being each document's
@@ -659,7 +680,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
                                                "said": describe(d, lookup)})], lookup)
                   for r, d in zip(results[1:], deltas[1:], strict=True) if _kld_timed(r) and describe(d) != "-"]
     notes += plain_kld_notes(results, lookup)
-    notes += choice_notes(results, deltas, documents)
+    notes += choice_notes(results, deltas, documents, lookup)
     notes += kld_speed_notes(results, lookup)
     notes += unbelievable_notes(results, deltas, lookup)
     if results[0].references:
@@ -667,11 +688,11 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
 
         levels = four_bit_levels(Path(results[0].model))
         if levels is not None:  # "Q4_1 loses nothing" against a Q8_0 made from it
-            notes.append(say(reference_note(results[0].profile, levels)))
+            notes.append(say(reference_note(results[0].profile, levels), lookup))
         for r in results[1:]:  # (one named with --reference, or of fewer bits per weight: said all the same)
             levels = four_bit_levels(Path(r.model)) if r.model != results[0].model else None
             if levels is not None:
-                notes.append(f"Note: {say([four_bit_phrase(r.profile, levels)])}.")
+                notes.append(say([("eval.note", {"said": [four_bit_phrase(r.profile, levels)]})], lookup))
     return "\n".join([table, *notes])
 
 
@@ -732,8 +753,10 @@ def _scored_better(k: KLDResult) -> bool:
     return round(k.ppl_delta_pct, 1) < 0
 
 
-def better_phrase(r: ProfileEval, reference: str, k: KLDResult) -> Phrase:
-    return ("kld.better_than_reference", {"name": r.profile, "reference": reference, "document": k.document,
+def better_phrase(r: ProfileEval, reference: str, k: KLDResult, key: str = "kld.better_than_reference") -> Phrase:
+    """That ``r`` scored better than the reference on ``k``'s document (``key``: said of it by name,
+    or, "eval.it_scored_better", as "it" in a sentence that named it)."""
+    return (key, {"name": r.profile, "reference": reference, "document": k.document,
                                           "delta": f"{_signed(k.ppl_delta_pct)}%"})
 
 
@@ -762,11 +785,12 @@ def _memory_dict(r: ProfileEval) -> dict[str, int] | None:
 
 
 def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
-                 documents: list[Path] | None = None) -> list[str]:
+                 documents: list[Path] | None = None, lookup: Lookup | None = None) -> list[str]:
     """Each profile against the reference on the person's documents, memory, speed and what the
     answers lose in one sentence, then which to pick and why: the table's KLD, Δppl and tok/s
     left a team lead choosing K/V types to work the choice out, and said nothing of the memory
-    that a "half size" context memory is chosen for."""
+    that a "half size" context memory is chosen for. In ``lookup``'s language (English f-strings
+    were left under --lang tr)."""
     if not results or not results[0].references:
         return []
     first = results[0]
@@ -776,64 +800,68 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
         if not r.kld:
             continue
         worst = max(k.kld_mean for k in r.kld)
-        key, words = kld_words(worst)
+        key, words = kld_words(worst, lookup)
         better = [k for k in r.kld if _scored_better(k)] if key in WORSE else []
         if better:  # the reference is no yardstick: nothing is called worse than it, nothing picked by it
-            words = say([better_phrase(r, first.profile, better[0])]).replace(f"{r.profile} scored", "scored", 1)
-        verb = "reads your documents" if _kld_timed(r) else "writes replies"
+            words = say([better_phrase(r, first.profile, better[0], "eval.it_scored_better")], lookup)
+        verb = "eval.reads_documents" if _kld_timed(r) else "eval.writes_replies"
         ratio = d.get("speed_ratio")
-        doubt = speed_doubt(r, first) if _kld_timed(r) else ""
-        speed = f"{verb} {speed_words(ratio, 'as fast', 'x faster')}{doubt}" if ratio else ""
+        doubt = speed_doubt(r, first, lookup) if _kld_timed(r) else ""
+        speed = say([(verb, {"how": _as_fast(ratio, lookup)})], lookup) + doubt if ratio else ""
         wrote = writing_ratio(r, first) if _kld_timed(r) else None
         if wrote is not None:
-            sure = "" if wrote[1] else " (not sure: within how much its runs varied)"
-            speed = "; ".join(x for x in (speed, f"writes replies {speed_words(wrote[0], 'as fast', 'x faster')}{sure}") if x)
+            sure = "" if wrote[1] else say([("eval.runs_unsure", {})], lookup)
+            writing = say([("eval.writes_replies", {"how": _as_fast(wrote[0], lookup)})], lookup) + sure
+            speed = say([("eval.sep", {})], lookup).join(x for x in (speed, writing) if x)
         theirs = _memory(r)
         said, saved = [], 0
         if mine is not None and theirs is not None:
             saved = sum(mine[:2]) - sum(theirs[:2])
-            context_words = kv_words(KVCache(r.type_k, r.type_v), usual=True)
-            copy = " with a second copy of its weights laid out for this processor," if theirs[2] else ""
-            said.append(f"needs {file_size_text(sum(theirs[:2]))} for the model and its context memory at a context "
-                        f"of {r.context:,} tokens, against {file_size_text(sum(mine[:2]))} (the model "
-                        f"{file_size_text(theirs[0])},{copy} and {file_size_text(theirs[1])} of context memory, "
-                        f"{context_words}, which holds {r.context:,} tokens of conversation and documents; "
-                        f"as {cli('fit')} and F4 count it)")
+            said.append(say([("eval.needs_memory", {
+                "total": file_size_text(sum(theirs[:2])), "context": f"{r.context:,}", "against": file_size_text(sum(mine[:2])),
+                "model": file_size_text(theirs[0]), "copy": [("eval.second_copy", {})] if theirs[2] else [],
+                "kv": file_size_text(theirs[1]), "kv_words": kv_words(KVCache(r.type_k, r.type_v), lookup, usual=True),
+                "command": cli("fit")})], lookup))
         said += [words, speed]
-        notes.append(f"Side by side, {r.profile} against {first.profile} on these documents: it "
-                     + "; ".join(x for x in said if x) + ".")
+        notes.append(say([("eval.side_by_side", {"profile": r.profile, "name": first.profile,
+                                                 "said": say([("eval.sep", {})], lookup).join(x for x in said if x)})],
+                         lookup))
         writes = wrote[0] if wrote is not None and wrote[1] else None  # (runs that overlap decide nothing)
         if better:
-            notes.append(f"Which to pick: {say([('kld.pick_unsure', {'better': [better_phrase(r, first.profile, better[0])]})])}.")
-            continue
-        notes.append(f"Which to pick: {_pick(first.profile, r.profile, worst, words, saved, mine, ratio, verb, doubt, writes)}.")
+            pick = say([("kld.pick_unsure", {"better": [better_phrase(r, first.profile, better[0])]})], lookup)
+        else:
+            pick = _pick(first.profile, r.profile, worst, words, saved, mine, ratio, verb, doubt, writes, lookup)
+        notes.append(say([("eval.which_to_pick", {"said": pick})], lookup))
     timed = [r for r in results[1:] if r.kld and _kld_timed(r)]
     if timed:  # (q8_0 K/V read 512-token windows 1.13x slower, a 2,900-token sheet 2.2x, and wrote 1.8x slower)
         profiles = " ".join(f"-p {r.typed}" for r in [first, *timed])
         # the documents just given, as typed (it said YOUR_DOCUMENTS to someone who had named them)
         named = " ".join(shell_word(str(path)) for path in documents) if documents else "YOUR_DOCUMENTS"
-        notes.append(f"These speeds are of windows of {first.references[0].n_ctx} tokens; "
-                     f"{cli(f'bench {profiles} --document {named}')} times whole documents: the wait for "
-                     "the first word and the writing.")
+        notes.append(say([("eval.window_speeds", {"ctx": first.references[0].n_ctx,
+                                                  "command": cli(f"bench {profiles} --document {named}")})], lookup))
     return notes
+
+
+def _as_fast(ratio: float, lookup: Lookup | None) -> str:
+    """A speed ratio as the choice says it: "as fast", "1.50x faster", "1.20x slower"."""
+    return speed_words(ratio, say([("bench.as_fast", {})], lookup), say([("eval.x_faster", {})], lookup), lookup)
 
 
 ROUGH_WINDOWS = 3  # a KL divergence pass's speed timed over fewer windows than this is one moment's
 ROUGH_SPREAD = 1.3  # its documents' speeds against the reference further apart than this: not one speed
 
 
-def speed_doubt(r: ProfileEval, first: ProfileEval) -> str:
+def speed_doubt(r: ProfileEval, first: ProfileEval, lookup: Lookup | None = None) -> str:
     """Why ``r``'s speed against ``first`` (its KL divergence pass's) is rough, in brackets after
     the ratio, or "": timed over one or two windows (a 512-token window on a busy PC said "1.32x
     faster" as a fact), or its documents' ratios far apart (both ways: ``kld_speed_notes``)."""
     windows = sum(k.n_chunks for k in r.kld)
     if 0 < windows < ROUGH_WINDOWS:
-        return (f" (rough: timed over {windows} window{'' if windows == 1 else 's'} of {r.kld[0].n_ctx} tokens, "
-                "once, which another program busy on this PC can sway)")
+        return say([("eval.rough_windows", {"n": windows, "ctx": r.kld[0].n_ctx})], lookup)
     ratios = [k.tokens_per_second / ref.tokens_per_second for k, ref in zip(r.kld, first.references, strict=False)
               if ref.decode_seconds > 0 and ref.tokens_per_second > 0 and k.tokens_per_second > 0]
     if len(ratios) >= 2 and max(ratios) / min(ratios) > ROUGH_SPREAD:
-        return f" (rough: {min(ratios):.2f}x to {max(ratios):.2f}x on these documents)"
+        return say([("eval.rough_spread", {"low": f"{min(ratios):.2f}", "high": f"{max(ratios):.2f}"})], lookup)
     return ""
 
 
@@ -870,40 +898,47 @@ def unbelievable_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
 
 
 def _pick(first: str, other: str, worst: float, words: str, saved: int, mine: tuple[int, int, int] | None,
-          ratio: float | None, verb: str, doubt: str = "", writes: float | None = None) -> str:
+          ratio: float | None, verb: str, doubt: str = "", writes: float | None = None,
+          lookup: Lookup | None = None) -> str:
     """The choice between the reference and ``other`` in a clause: quality first (a KL divergence
     under 0.02 writes very nearly as well), then the trade of memory, reading (``ratio``, said
-    with ``doubt``: ``speed_doubt``) and writing (``writes``, where measured), each a tenth apart
-    or more: "prefer Q8_0, as office-cpu reads your documents 1.36x slower" said nothing of
-    office-cpu writing faster."""
+    with ``doubt``: ``speed_doubt``; ``verb`` its phrase) and writing (``writes``, where measured),
+    each a tenth apart or more: "prefer Q8_0, as office-cpu reads your documents 1.36x slower" said
+    nothing of office-cpu writing faster. In ``lookup``'s language."""
     near = worst < KLD_WORDS[1][0]
     less = mine is not None and saved > MEMORY_APART * sum(mine[:2])
     more = mine is not None and -saved > MEMORY_APART * sum(mine[:2])
+    size = file_size_text(abs(saved))
     if not near:
-        return (f"{first}; {other} {words} on these documents" +
-                (f", though it needs {file_size_text(saved)} less memory: take it only where {first} does not fit"
-                 if less else ""))
+        return say([("eval.pick_reference", {
+            "name": first, "profile": other, "words": words,
+            "though": [("eval.pick_though_less", {"size": size, "name": first})] if less else []})], lookup)
     wheres, gains, better, worse = [], [], [], []  # where other is the pick, why (in full and short), what it loses
     if less:
-        wheres.append("memory is short")
-        gains.append(f"it needs {file_size_text(saved)} less, so a longer context fits in the same memory")
-        better.append(f"needs {file_size_text(saved)} less memory")
-    for speed, what, where, said in ((ratio, verb, "long documents are read", doubt),
-                                     (writes, "writes replies", "people wait for replies", "")):
+        wheres.append(say([("eval.where_memory", {})], lookup))
+        gains.append(say([("eval.gain_memory", {"size": size})], lookup))
+        better.append(say([("eval.less_memory", {"size": size})], lookup))
+    for speed, what, where, said in ((ratio, verb, "eval.where_reading", doubt),
+                                     (writes, "eval.writes_replies", "eval.where_writing", "")):
         if speed is None or said:  # a rough speed (one window, once) is said beside, never chosen by
             continue
-        how = f"{what} {speed_words(speed, 'as fast', 'x faster')}{said}"
+        how = say([(what, {"how": _as_fast(speed, lookup)})], lookup)
         if speed >= SPEED_APART:
-            wheres.append(where)
-            gains.append(f"it {how}")
+            wheres.append(say([(where, {})], lookup))
+            gains.append(say([("eval.gain_it", {"how": how})], lookup))
             better.append(how)
         elif speed <= 1 / SPEED_APART:
             worse.append(how)
+    both, either = say([("eval.and", {})], lookup), say([("eval.or", {})], lookup)
     if not better:
-        return f"{first}: {other} " + ("needs more memory" if more else "saves no memory") + (
-            f" and {' and '.join(worse)}" if worse else " and is no faster") + " here"
+        return say([("eval.pick_no_gain", {
+            "name": first, "profile": other, "memory": ("eval.more_memory" if more else "eval.no_memory_saved", {}),
+            "speed": ("eval.and_worse", {"worse": both.join(worse)}) if worse else ("eval.no_faster", {})})], lookup)
     if worse:  # a trade: where each is the pick
-        return (f"{other} where {' or '.join(wheres)} ({', and '.join(gains)}) and {words}; else {first}, as {other} "
-                + " and ".join(worse))
-    return f"{other}: it {' and '.join(better)} and {words}" + (
-        f", if the PCs have {file_size_text(-saved)} more memory for it" if more else "")
+        return say([("eval.pick_trade", {
+            "name": first, "profile": other, "where": either.join(wheres),
+            "gains": say([("eval.and_list", {})], lookup).join(gains), "words": words, "worse": both.join(worse)})],
+            lookup)
+    return say([("eval.pick_other", {
+        "profile": other, "better": both.join(better), "words": words,
+        "more": [("eval.if_more_memory", {"size": size})] if more else []})], lookup)

@@ -422,21 +422,17 @@ DEFAULT_WINDOW = 512  # llama-perplexity's default -c: --kld's window, and a sho
 
 
 def count_windows(n_tokens: int, n_ctx: int, model_ctx: int, max_chunks: int | None, what: str) -> int:
-    """How many whole windows of ``n_ctx`` tokens a text gives; EvalInputError when none."""
+    """How many whole windows of ``n_ctx`` tokens a text gives; EvalInputError when none (said
+    with phrases: ``what`` is the measure's, "eval.what_perplexity" or "eval.what_kld")."""
     if n_ctx < 16:
-        raise EvalInputError(f"The {what} window must be at least 16 tokens, not {n_ctx}.")
+        raise EvalInputError(said=[("eval.window_too_small", {"what": (what, {}), "n": n_ctx})])
     if n_ctx > model_ctx:
-        raise EvalInputError(
-            f"The {what} window of {n_ctx} tokens is larger than the loaded context of {model_ctx}."
-        )
+        raise EvalInputError(said=[("eval.window_over_context", {"what": (what, {}), "n": n_ctx, "ctx": model_ctx})])
     n_chunk = n_tokens // n_ctx
     if max_chunks is not None:
         n_chunk = min(n_chunk, max_chunks)
     if n_chunk < 1:
-        raise EvalInputError(
-            f"The text is only {n_tokens} tokens; {what} with a window of {n_ctx} needs at "
-            f"least {n_ctx} (use a longer text or a smaller --ctx)."
-        )
+        raise EvalInputError(said=[("eval.text_too_short", {"what": (what, {}), "n": n_tokens, "ctx": n_ctx})])
     return n_chunk
 
 
@@ -514,7 +510,7 @@ def perplexity(
     progress: Progress | None = None,
 ) -> PerplexityResult:
     """llama-perplexity's figure for ``tokens`` (already tokenized with BOS) in windows of n_ctx."""
-    n_chunk = count_windows(len(tokens), n_ctx, model.n_ctx, max_chunks, "perplexity")
+    n_chunk = count_windows(len(tokens), n_ctx, model.n_ctx, max_chunks, "eval.what_perplexity")
     nll = nll2 = 0.0
     count = 0
     chunk_ppl = []
@@ -545,7 +541,7 @@ def read_text(path: Path) -> str:
     if text.endswith("\n"):
         text = text[:-1]
     if not text.strip():
-        raise EvalInputError(f"Text file {path} is empty.")
+        raise EvalInputError(said=[("eval.text_empty", {"path": str(path)})])
     return text
 
 

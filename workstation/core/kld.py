@@ -70,7 +70,7 @@ from workstation.core.evaluate import (
 from workstation.core.installed_models import held_part, own_part
 from workstation.core.model_info import read_model_info, vocabulary_difference
 from workstation.core.paths import kld_dir, own_folder
-from workstation.core.phrases import Phrase, say
+from workstation.core.phrases import Phrase
 from workstation.core.results import HistoryEntry
 from workstation.core.runtime import LoadedModel
 
@@ -335,7 +335,7 @@ def reference_windows(model: LoadedModel, text: str, key: dict[str, Any]) -> tup
     """``text``'s tokens and how many windows of ``key``'s size they give (EvalInputError when
     none: too short a text), before any window is read."""
     tokens = model.tokenize(text, add_special=True, parse_special=False)
-    return tokens, count_windows(len(tokens), int(key["n_ctx"]), model.n_ctx, key["max_chunks"], "KL divergence")
+    return tokens, count_windows(len(tokens), int(key["n_ctx"]), model.n_ctx, key["max_chunks"], "eval.what_kld")
 
 
 def build_reference(
@@ -399,8 +399,7 @@ def build_reference(
         except OSError as err:  # (a full disk: "unexpected error: OSError: [Errno 28]")
             if err.errno not in WRITE_ERRNOS:
                 raise
-            raise EvalInputError(f"{say(cannot_write(dest, err))} The KL divergence keeps the reference model's "
-                                 "figures there while it compares; free some space there, then run it again.") from None
+            raise EvalInputError(said=[*cannot_write(dest, err), ("kld.cannot_write", {})]) from None
         finally:
             tmp.unlink(missing_ok=True)
     # the folder keeps to its budget: older references go, the one just made stays
@@ -505,15 +504,12 @@ def compare_to_reference(
 ) -> KLDResult:
     """Run ``model`` over the reference's tokens and windows; KLD, same top, perplexities."""
     if model.n_vocab != int(ref.meta["n_vocab"]):
-        raise VocabularyMismatch(
-            f"{model.path.name} has {model.n_vocab} tokens but the reference was made with "
-            f"{ref.meta['n_vocab']}, so their next-token distributions cannot be compared."
-        )
+        raise VocabularyMismatch(said=[("kld.vocabulary_size", {
+            "name": model.path.name, "n": model.n_vocab, "reference_n": ref.meta["n_vocab"]})])
     n_ctx, n_chunk = ref.n_ctx, ref.n_chunks
     if n_ctx > model.n_ctx:
-        raise EvalInputError(
-            f"The KL divergence window of {n_ctx} tokens is larger than the loaded context of {model.n_ctx}."
-        )
+        raise EvalInputError(said=[("eval.window_over_context", {
+            "what": ("eval.what_kld", {}), "n": n_ctx, "ctx": model.n_ctx})])
     tokens = ref.tokens.tolist()
     per_window = n_ctx - 1 - n_ctx // 2
     step = _block_rows(model.n_vocab)

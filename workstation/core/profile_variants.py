@@ -11,7 +11,7 @@ from typing import Any
 from workstation.core.errors import ProfileError
 from workstation.core.letters import shortened
 from workstation.core.paths import typed_path
-from workstation.core.phrases import Phrase
+from workstation.core.phrases import Lookup, Phrase, say
 from workstation.core.profile_check import (
     NOT_SETTINGS,
     PROFILE_SECTIONS,
@@ -122,16 +122,26 @@ def _setting_names(src: str, name: str, value: Any) -> list[str]:
     raise profile_file_problem(src, "profile.unknown", field=name, hint=hint)
 
 
-def _variant_words(profile: Profile, names: list[str]) -> str:
-    """What a variant's settings change, in words: "K/V half size", "context 8,192", "prompt lookup"."""
+def profile_key(profile: Profile, lookup: Lookup | None = None) -> str:
+    """``Profile.key`` in ``lookup``'s language: a variant's settings in its words ("office-cpu ·
+    K/V yarı boy"); eval --lang tr said "K/V half size" in a Turkish table."""
+    if not profile.variant or lookup is None:
+        return profile.key
+    names = [name for name, _ in variant_settings(profile.variant)[1]]
+    return f"{profile._file_key} · {_variant_words(profile, names, lookup)}"
+
+
+def _variant_words(profile: Profile, names: list[str], lookup: Lookup | None = None) -> str:
+    """What a variant's settings change, in words: "K/V half size", "context 8,192", "prompt lookup"
+    (K/V and context in ``lookup``'s language: ``kv_words``)."""
     said: list[str] = []
     for name in names:
         head = name.partition(".")[0]
         if head == "kv_cache":  # ("K full size, V a quarter" for two types)
-            words = kv_words(profile.kv_cache, usual=True)
-            words = f"K/V {words}" if profile.kv_cache.k == profile.kv_cache.v else words
+            words = kv_words(profile.kv_cache, lookup, usual=True)
+            words = say([("variant.kv", {"kv": words})], lookup) if profile.kv_cache.k == profile.kv_cache.v else words
         elif head == "context":
-            words = f"context {profile.context:,}"
+            words = say([("variant.context", {"n": f"{profile.context:,}"})], lookup)
         elif name in ("speculative", "speculative.mode"):
             words = SPEC_WORDS.get(profile.speculative.mode, profile.speculative.mode)
         elif name in ("model", "speculative.draft_model"):  # whole: two quantizations of one model differ
