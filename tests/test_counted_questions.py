@@ -217,3 +217,24 @@ def test_the_amount_with_vat_is_said_in_turkish() -> None:
 
     assert say(counted_phrases(counted_answer("KDV dahil toplam", [_facts("split_tr")])), Texts("tr").get) == (
         "Programın hesabı: Toplam (D sütunu), KDV dahil tutar, 3 satırın tümü: toplam 420,00")
+
+
+def test_a_table_of_vat_by_rate_keeps_its_rows() -> None:
+    """A VAT breakdown by rate (each row "KDV %10", "KDV %20": data rows, common under Turkish
+    invoices) lost every row to the tax-row rule (review28): 0 rows, 0 columns, nothing counted. A
+    tax row with its rate is left out only below the data, and a total row still is."""
+    facts = table_facts("kdv.csv", 0, [["Oran", "Matrah", "KDV"], ["KDV %10", "5.000", "500"],
+                                       ["KDV %20", "2.000", "400"]], usual_comma=True)
+    assert facts is not None and facts.rows == 2
+    assert say(counted_phrases(counted_answer("KDV toplamı ne kadar?", [facts]))) == (
+        "Counted by the program: KDV (column C), all 2 rows: total 900")
+    with_total = table_facts("kdv.csv", 0, [["Oran", "Matrah", "KDV"], ["KDV %10", "5.000", "500"],
+                                            ["KDV %20", "2.000", "400"], ["Toplam", "7.000", "900"]], usual_comma=True)
+    assert with_total is not None and with_total.rows == 2
+
+
+def test_total_vat_of_a_table_without_vat_counts_nothing_either_language() -> None:
+    """"what is the total VAT?" of a table with no VAT/KDV column said the Amount column's total as
+    the program's count (the model was given it too: review28); "total with VAT" already counted nothing."""
+    assert say(counted_phrases(counted_answer("what is the total VAT?", [_facts("en")]))) == ""
+    assert say(counted_phrases(counted_answer("toplam KDV ne kadar?", [_facts("tr")]))) == ""

@@ -219,7 +219,7 @@ def _said_in_rows(pasted: Pasted, amount: ColumnFacts) -> list[tuple[str, str]]:
     k = len(rows)
     while k and total_row(rows[k - 1]):
         k -= 1
-    if any(total_row(r) for r in rows[:k]):
+    if not k or any(total_row(r) for r in rows[:k]):  # (none above: a table of VAT by rate, its rows its data)
         return []
     said: list[tuple[str, str]] = []
     for r in rows[k:]:

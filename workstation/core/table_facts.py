@@ -366,7 +366,7 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
     def cells(table: list[list[str]], i: int) -> list[str]:
         return [r[i] if i < len(r) else "" for r in table]
 
-    data = [r for r in body if not total_row(r)]
+    data = data_rows(body)
     mine = [[c for r in written for c in r[i:i + 1]] for i in range(width)] if written is not None else None
     readings = [_column_reading(mine[i] if mine is not None else cells(data, i), table_mark) for i in range(width)]
     sum_row = _sum_row(data, [comma for comma, _ in readings])
@@ -396,13 +396,30 @@ def table_facts(title: str, section: int, rows: list[list[str]], cut: bool = Fal
     return facts
 
 
+def _row_label(r: list[str]) -> str:
+    """A row's first filled cell, without its colon ('' for an empty row)."""
+    words = [c.strip() for c in r if c.strip()]
+    return words[0].rstrip(":").strip() if words else ""
+
+
 def total_row(r: list[str]) -> bool:
     """Whether a row of a table reads "Total" (Subtotal, Genel toplam) in its first filled cell: its
     numbers the rows' own again, left out of the figures; or the tax with its rate ("KDV %18",
-    ``_TAX_ROW``), the rows' tax, no row."""
-    words = [c.strip() for c in r if c.strip()]
-    label = words[0].rstrip(":").strip() if words else ""
-    return bool(words) and (_TOTAL_ROW.fullmatch(label) is not None or _TAX_ROW.fullmatch(label) is not None)
+    ``_TAX_ROW``), the rows' tax, no row, where it is below them (``data_rows``)."""
+    label = _row_label(r)
+    return bool(label) and (_TOTAL_ROW.fullmatch(label) is not None or _TAX_ROW.fullmatch(label) is not None)
+
+
+def data_rows(body: list[list[str]]) -> list[list[str]]:
+    """A table's rows less those that read "Total" anywhere, and less the tax rows with their rate
+    ("KDV %18 | | 1.800") in the block of such rows at its end, below its data: a table of VAT by
+    rate ("KDV %10 | 5.000 | 500", "KDV %20 | …") is all such rows, its own data (every row was
+    left out, nothing counted: review28)."""
+    end = len(body)
+    while end and total_row(body[end - 1]):
+        end -= 1
+    return [r for i, r in enumerate(body)
+            if not (_TOTAL_ROW.fullmatch(_row_label(r)) or (end and i >= end and total_row(r)))]
 
 
 def _product_total(facts: SheetFacts, data: list[list[str]]) -> tuple[int, int, str] | None:
