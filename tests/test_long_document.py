@@ -156,3 +156,31 @@ async def test_an_answer_from_f6s_summary_says_so_under_it(profiles: Path, tmp_p
         await until(pilot, lambda: app.conversation_id is not None and not app.generating
                     and len(message_views(app)) == 2 and message_views(app)[-1].metrics is not None)
         assert "summary" not in str(message_views(app)[-1].query_one(".metrics").render())
+
+
+async def test_a_search_for_the_profile_switched_from_is_not_taken(profiles: Path, tmp_path: Path,
+                                                                   smollm2_path: Path) -> None:
+    """The search for a profile that holds the document runs beside the screen; one begun for the
+    profile switched from and ending after the switch (the document measured again meanwhile)
+    was taken, and could name the profile now loaded as the one to switch to (review28)."""
+    from workstation.tui.attaching import Holder
+    from workstation.tui.messages import HolderFound
+
+    ledger = tmp_path / "ledger.txt"
+    ledger.write_text("The invoice was paid. " * 400, encoding="utf-8")
+    _profile(profiles / "long.yaml", str(smollm2_path), context=4096, name="Long documents")
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        document = (ledger, ledger.read_text(encoding="utf-8"))
+        app._attach_document(document)
+        await until(pilot, lambda: app._holders.get(document) is not None)
+        found = app._holders[document]
+        assert isinstance(found, Holder)
+        app._holders.clear()
+        stale = app.profile.__class__(**{**vars(app.profile)})  # (another profile object: the one switched from)
+        app.post_message(HolderFound(document, found, stale))
+        await pilot.pause()
+        assert document not in app._holders
+        app.post_message(HolderFound(document, found, app.profile))  # the profile loaded now's own: taken
+        await until(pilot, lambda: app._holders.get(document) is found)

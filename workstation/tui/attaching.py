@@ -389,12 +389,14 @@ class Attachments(AppPart):
             holder = holding_profile(current, self.started_profile, engine, document, measured, sampling, self.texts)
         except Exception:  # noqa: BLE001 (none named: the line says what it said before)
             holder = None
-        self.post_message(HolderFound(document, holder))
+        self.post_message(HolderFound(document, holder, current))
 
     @on(HolderFound)
     def _holder_found(self: WorkstationApp, event: HolderFound) -> None:
-        if event.document not in self._document_tokens:
-            return  # (measured against another profile since: found again there)
+        if event.document not in self._document_tokens or event.searched_for is not self.profile:
+            # (measured against another profile since: found again there; a search of the profile
+            # switched from, ending after the switch, could name the profile now loaded: review28)
+            return
         self._holders[event.document] = event.holder
         if self.pending_document == event.document and event.holder is not None:
             self._attach_document(event.document)  # its line names it now

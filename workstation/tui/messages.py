@@ -187,10 +187,11 @@ class HolderFound(Message):
     """Another of the user's profiles that holds an attached document too long for this one
     whole (``attaching.Holder``), or None: none does."""
 
-    def __init__(self, document: tuple[Path, str], holder: Any) -> None:
+    def __init__(self, document: tuple[Path, str], holder: Any, searched_for: Profile) -> None:
         super().__init__()
         self.document = document
         self.holder = holder
+        self.searched_for = searched_for  # the profile it was too long for (left out of the search)
 
 
 class AttachmentMeasured(Message):
