@@ -832,6 +832,15 @@ def test_the_open_dialog_starts_in_the_folder_the_app_was_started_from(
     assert start_folder(None) == home / "Belgeler"
     (home / "Documents").mkdir()
     assert start_folder(None) == home / "Documents"
+    # the folder the desktop names as its documents' (user-dirs.dirs), in whatever language
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    (home / ".config").mkdir()
+    (home / "Evrak").mkdir()
+    (home / ".config" / "user-dirs.dirs").write_text('XDG_DESKTOP_DIR="$HOME/Masaüstü"\n'
+                                                     'XDG_DOCUMENTS_DIR="$HOME/Evrak"\n', encoding="utf-8")
+    assert start_folder(None) == home / "Evrak"
+    (home / ".config" / "user-dirs.dirs").write_text('XDG_DOCUMENTS_DIR="$HOME/"\n', encoding="utf-8")
+    assert start_folder(None) == home / "Documents"  # (home itself: none named)
 
 
 def test_an_empty_list_in_the_open_dialog_says_why(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -475,6 +476,23 @@ def empty_folder_note(folder: Path, suffixes: frozenset[str]) -> tuple[str, bool
     return "picker.empty", False, {}
 
 
+def desktop_documents(home: Path) -> list[Path]:
+    """The documents folder the desktop names (``XDG_DOCUMENTS_DIR`` in user-dirs.dirs: "Belgeler",
+    "Dokumente", "Evrak", whatever its language calls it; Documents and Belgeler were guessed), or
+    none: not set, unreadable, or home itself (the desktop's way of saying there is none)."""
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    try:
+        text = (config / "user-dirs.dirs").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    found = re.search(r'^\s*XDG_DOCUMENTS_DIR\s*=\s*"([^"]*)"', text, re.MULTILINE)
+    if found is None:
+        return []
+    named = found.group(1)
+    folder = home / named.removeprefix("$HOME").lstrip("/") if named.startswith("$HOME") else Path(named)
+    return [] if not folder.is_absolute() or folder == home else [folder]
+
+
 def start_folder(path: Path | None) -> Path:
     """Where the dialog opens: ``path`` (the last pick's folder) if it is a folder, else the
     nearest folder above it that is there (it may be gone); with none, where people keep their
@@ -487,7 +505,7 @@ def start_folder(path: Path | None) -> Path:
     except RuntimeError:  # no home to be found (no HOME, no user entry)
         home = Path("/")
     if path is None:
-        for documents in (home / "Documents", home / "Belgeler"):
+        for documents in (*desktop_documents(home), home / "Documents", home / "Belgeler"):
             if _is_folder(documents):
                 return documents
         try:
