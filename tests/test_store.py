@@ -94,7 +94,7 @@ def test_export_markdown(tmp_path: Path) -> None:
     turkish = store.to_markdown(conv.id, Texts("tr").get) + store.to_markdown(stopped.id, Texts("tr").get)
     assert "## Siz\n\nHi\n" in turkish and "## Asistan\n\nHello!" in turkish  # F7 in the UI's language
     assert "token/sn" not in turkish and "Profil: `office-cpu`" in turkish
-    assert figures_line(store.messages(stopped.id)[-1].metrics or {}, Texts("tr").get).startswith("TTFT 1.904 ms")
+    assert figures_line(store.messages(stopped.id)[-1].metrics or {}, Texts("tr").get).startswith("TTFT 1,9 sn")
     assert f"Başlangıç: {local_text(store.messages(conv.id)[0].created, '%d.%m.%Y %H:%M')}; son mesaj: " in turkish
     assert "*Yanıt başlamadan durduruldu.*" in turkish and "You" not in turkish
     assert "*bir hatayla kesildi*" in turkish and "*uzunluk sınırı*" in turkish

@@ -260,14 +260,18 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
     # the command line's line separates thousands as the app's does (it wrote "TTFT 1261 ms")
     long = TurnMetrics(ttft_ms=1261, predicted_n=1200, predicted_per_second=40.0, prompt_n=1500, cache_n=2048,
                        prompt_ms=1000.0)
-    assert long.summary_line().startswith("TTFT 1,261 ms · 40.0 tok/s · 1,200 tokens · prompt 1,500 (+2,048 cached)")
-    assert long.summary_line(Texts("tr").get).startswith("TTFT 1.261 ms · 40,0 token/sn · 1.200 token · istem 1.500 "
+    assert long.summary_line().startswith("TTFT 1.3 s · 40.0 tok/s · 1,200 tokens · prompt 1,500 (+2,048 cached)")
+    assert long.summary_line(Texts("tr").get).startswith("TTFT 1,3 sn · 40,0 token/sn · 1.200 token · istem 1.500 "
                                                          "(+2.048 önbellekten), ")
     # a wait from 10 s on in whole seconds, in both languages ("TTFT 19.865 ms" made a Turkish user count digits)
     slow = TurnMetrics(ttft_ms=19_865, predicted_n=40, predicted_per_second=48.9, prompt_n=35, cache_n=153)
     assert metrics_line(slow, Texts("tr")) == "TTFT 20 sn · 48,9 token/sn · 40 token · 153/188 yeniden"
     assert metrics_line(slow, t).startswith("TTFT 20 s · ") and slow.summary_line().startswith("TTFT 20 s · ")
-    assert metrics_line(TurnMetrics(ttft_ms=9_999, predicted_n=1), t).startswith("TTFT 9,999 ms")
+    assert metrics_line(TurnMetrics(ttft_ms=999, predicted_n=1), t).startswith("TTFT 999 ms")
+    # from 1 s on in seconds, a tenth below 10 s ("TTFT 7,211 ms" beside "TTFT 13 s" read as two units)
+    assert metrics_line(TurnMetrics(ttft_ms=999.6, predicted_n=1), t).startswith("TTFT 1.0 s")
+    assert metrics_line(TurnMetrics(ttft_ms=7_211, predicted_n=1), t).startswith("TTFT 7.2 s")
+    assert metrics_line(TurnMetrics(ttft_ms=9_940, predicted_n=1), t).startswith("TTFT 9.9 s")
     assert metrics_line(TurnMetrics(ttft_ms=9_999.6, predicted_n=1), t).startswith("TTFT 10 s")  # (not "10,000 ms")
     assert "from 10 seconds on in seconds" in t("metric.help")  # F1's explanation of the line says so
     # one sentence for each figure of the line, by the name the line shows
@@ -318,11 +322,11 @@ def test_a_replys_figures_have_thousands_separators_in_the_uis_language() -> Non
 
     m = TurnMetrics(ttft_ms=1904, predicted_n=1500, predicted_per_second=1234.5, prompt_n=310, cache_n=693,
                     restored_n=1200, draft_n=2000, draft_n_accepted=1500)
-    assert metrics_line(m, Texts("en")) == ("TTFT 1,904 ms · 1,234.5 tok/s · 1,500 tokens · reused 693 of 1,003 "
+    assert metrics_line(m, Texts("en")) == ("TTFT 1.9 s · 1,234.5 tok/s · 1,500 tokens · reused 693 of 1,003 "
                                             "(1,200 from disk) · guesses kept 75% (1,500/2,000)")
     assert m.acceptance_rate == 0.75 and TurnMetrics().acceptance_rate is None  # (the one rate the bench says too)
     tr = metrics_line(m, Texts("tr"))
-    assert "TTFT 1.904 ms" in tr and "1.234,5 token/sn" in tr and "1.500 token" in tr, tr
+    assert "TTFT 1,9 sn" in tr and "1.234,5 token/sn" in tr and "1.500 token" in tr, tr
     # what "cache 693/1003" was, said in a few words (office staff could not read it)
     assert "693/1.003 yeniden (1.200 diskten)" in tr, tr
     # the first reply after a profile switch (F3) says why it waited, or did not: the conversation read

@@ -273,15 +273,18 @@ def history_of(messages: list[StoredMessage], switched_at: float | None = None) 
     return history
 
 
-TTFT_SECONDS_FROM_MS = 10_000  # a wait for the first word from 10 s on is said in seconds
+TTFT_SECONDS_FROM_MS = 1_000  # a wait for the first word from 1 s on is said in seconds
+TTFT_WHOLE_SECONDS_FROM = 10  # s: from there in whole seconds
 
 
 def ttft_said(ms: float) -> tuple[str, dict[str, Any]]:
-    """The wait for the first word under a reply: in ms below ``TTFT_SECONDS_FROM_MS``, whole
-    seconds from there ("TTFT 19,865 ms" made a reader count the digits; "TTFT 20 s")."""
-    if round(ms) < TTFT_SECONDS_FROM_MS:  # (as it is said: 9,999.6 ms read "10,000 ms")
+    """The wait for the first word under a reply: in ms below ``TTFT_SECONDS_FROM_MS``, seconds
+    from there, to a tenth below ``TTFT_WHOLE_SECONDS_FROM`` ("TTFT 19,865 ms" made a reader count
+    the digits; "TTFT 7,211 ms" under one reply and "TTFT 13 s" under the next read as two units)."""
+    if round(ms) < TTFT_SECONDS_FROM_MS:  # (as it is said: 999.6 ms read "1,000 ms")
         return "metric.ttft", {"ms": f"{ms:,.0f}"}
-    return "metric.ttft_s", {"s": f"{ms / 1000:,.0f}"}
+    tenths = round(ms / 100) / 10
+    return "metric.ttft_s", {"s": f"{tenths:.1f}" if tenths < TTFT_WHOLE_SECONDS_FROM else f"{ms / 1000:,.0f}"}
 
 
 def switch_reading(m: TurnMetrics, lookup: Lookup | None = None, prefix: str = "metric") -> Phrase | None:

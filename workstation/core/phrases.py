@@ -846,7 +846,7 @@ ENGLISH: dict[str, str] = {
     "metric.sampling": "own settings: {settings}",
     "metric.left_out": "the model did not see the first {n} messages",
     "metric.failed_why": "cut off: {why}",
-    "metric.ttft_s": "TTFT {s} s",  # a wait of 10 s and more (``ttft_said``): "TTFT 19,865 ms" made a reader count
+    "metric.ttft_s": "TTFT {s} s",  # a wait of 1 s and more (``ttft_said``): "TTFT 19,865 ms" made a reader count
     # the first reply after a profile switch (metrics.switch_reading): why it waited, or did not
     "metric.switch_read": "read the conversation again after the switch: {words} words",
     "metric.switch_kept": "kept from before the switch: {kept} of {total} words",
