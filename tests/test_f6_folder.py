@@ -150,3 +150,29 @@ async def test_ctrl_p_summarize_a_folder_opens_f6_with_the_dialog_for_a_folder(p
         await until(pilot, lambda: app.texts.lang == "tr")
         assert "Bir klasörü özetle" in [c.title for c in app.get_system_commands(app.chat_screen)]
         assert f6_state(screen).startswith("School Letters: 2 özetlendi, 1 atlandı"), f6_state(screen)
+
+
+async def test_ctrl_k_on_a_folder_too_long_for_a_message_says_so(profiles: Path, tmp_path: Path) -> None:
+    """Ctrl+K on the file of a folder's summaries longer than a message of this profile holds: said as
+    for a document too long (its words, a message's), and what to do; no conversation is made of it
+    (the model would have read its end alone). Its failed documents are named with why, the rest
+    counted."""
+    folder = tmp_path / "Scans"
+    folder.mkdir()
+    for n in range(30):  # damaged files fail at once, each a line in All summaries.md
+        (folder / f"scanned letter number {n:02d} from the office.pdf").write_bytes(b"not a PDF at all " * 4)
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db")
+    said = notices(app)
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = await summarize_in_f6(pilot, app, folder)
+        await _seen(pilot, screen)
+        state = f6_state(screen)
+        assert state.startswith("Scans: 0 summarized, 0 skipped, 30 failed ('scanned letter number 00 from the "
+                                "office.pdf' is damaged or not really a PDF; open it in the program it came from and "
+                                "save it as a PDF again · 'scanned letter number 01"), state
+        assert " · and 27 more). All the summaries are in one file" in state, state
+        conversations = app.conversation_id
+        await pilot.press("ctrl+k")
+        await until(pilot, lambda: any(n.startswith("All summaries.md is too long to ask about in the chat: about ")
+                                       for n in said))
+        assert app.screen is screen and app.conversation_id == conversations

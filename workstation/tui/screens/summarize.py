@@ -647,7 +647,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
                     for r in rows[:FOLDER_NAMED]]
             whys = [why if r.path in why else f"{r.path}: {why}" for r, why in zip(rows, whys, strict=False)]
             more = t("summarize.folder_more", n=len(rows) - FOLDER_NAMED) if len(rows) > FOLDER_NAMED else ""
-            return " (" + "; ".join(whys) + more + ")"
+            return " (" + " · ".join(whys) + more + ")"  # (a reason's own "; " told none apart)
 
         counts = run.counts
         if not any(counts.values()):
