@@ -656,7 +656,7 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await until(pilot, lambda: app.screen is summarize)
         assert await pilot.click("#summarize-browse")
         screen, tree = await picker()
-        assert str(screen.query_one(".dialog-title").render()) == "Choose the document to summarize"
+        assert str(screen.query_one(".dialog-title").render()) == "Choose the document to summarize, or a folder"
         assert Path(tree.path) == docs  # where the last pick was (a path not there is none)
         path_line = screen.query_one("#picker-path", Input)
         path_line.focus()

@@ -446,6 +446,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.wapp.update_status()
 
     @on(Button.Pressed, "#summarize-browse")
+    def _browse_pressed(self) -> None:
+        self.action_browse()
+
     def action_browse(self, folder: bool = False) -> None:
         """Ctrl+O or the button: the Open dialog; the file chosen, or the folder (its button), is
         summarized. ``folder``: the dialog asks for a folder (Ctrl+P's "Summarize a folder")."""
