@@ -656,7 +656,7 @@ async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         await until(pilot, lambda: app.screen is summarize)
         assert await pilot.click("#summarize-browse")
         screen, tree = await picker()
-        assert str(screen.query_one(".dialog-title").render()) == "Choose the document to summarize"
+        assert str(screen.query_one(".dialog-title").render()) == "Choose the document to summarize, or a folder"
         assert Path(tree.path) == docs  # where the last pick was (a path not there is none)
         path_line = screen.query_one("#picker-path", Input)
         path_line.focus()
@@ -2203,26 +2203,28 @@ async def test_quitting_mid_reply_keeps_the_reply_so_far(profiles: Path, tmp_pat
 
 
 async def test_f6_forgets_a_failure_once_another_document_is_in_its_box(profiles: Path, tmp_path: Path) -> None:
-    """F6 given a folder said why nothing was summarized; the chat's long letter then offered in its
-    box, the old failure ("… is a folder, not a document …") was still said under it. It stays while
-    the path that failed is in the box (to be mended) and goes once another path is."""
+    """F6 given a document that is not there said why nothing was summarized; the chat's long letter
+    then offered in its box, the old failure was still said under it. It stays while the path that
+    failed is in the box (to be mended) and goes once another path is. (A folder is summarized now,
+    every document in it: test_f6_folder.)"""
     from textual.widgets import Input
 
     folder = tmp_path / "School Letters"
     folder.mkdir()
     letter = folder / "letter.txt"
     letter.write_text("Dear parents, the trip is on Friday.\n", encoding="utf-8")
+    missing = folder / "letter 2.txt"
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await summarize_in_f6(pilot, app, folder)
-        await until(pilot, lambda: not screen.running and "folder" in f6_state(screen))
+        screen = await summarize_in_f6(pilot, app, missing)
+        await until(pilot, lambda: not screen.running and "letter 2.txt" in f6_state(screen))
         failed = f6_state(screen)
         box = screen.query_one("#summarize-path", Input)
-        await until(pilot, lambda: box.value == str(folder))  # (put back to be mended: why stays said)
+        await until(pilot, lambda: box.value == str(missing))  # (put back to be mended: why stays said)
         await pilot.pause()
         assert f6_state(screen) == failed
         box.value = str(letter)
-        await until(pilot, lambda: "folder" not in f6_state(screen))
+        await until(pilot, lambda: "letter 2.txt" not in f6_state(screen))
         assert f6_state(screen) == app.texts("summarize.idle")
 
 

@@ -36,6 +36,7 @@ from workstation.commands import (
 from workstation.commands.stopping import first_signal, stop_signals, stopped, stopped_by
 from workstation.core.batch_queue import (
     DB_NAME,
+    OUTPUT_FOLDER,
     BatchError,
     BatchEvent,
     BatchLock,
@@ -44,6 +45,7 @@ from workstation.core.batch_queue import (
     QueueRow,
     all_summaries_path,
     check_folder,
+    queue_rows,
     run_batch,
 )
 from workstation.core.documents import SUPPORTED_SUFFIXES, the_documents_own
@@ -120,7 +122,7 @@ def time_left(t: Texts, seconds: float | None, left: int, high: float | None = N
 def run(args: argparse.Namespace) -> int:
     t = texts_of(args)  # (English under --json)
     root = Path(args.directory)
-    outdir = Path(args.output) if args.output else root / "summaries"
+    outdir = Path(args.output) if args.output else root / OUTPUT_FOLDER
     check_folder(root)
     if args.status:
         ran = (outdir / DB_NAME).is_file()
@@ -315,11 +317,7 @@ def _why(reason: str, said: list[Phrase], args: argparse.Namespace) -> str:
 
 def _failed(outdir: Path, args: argparse.Namespace) -> list[tuple[QueueRow, str]]:
     """The queue's failed documents and why (in the command's language), each reason cut to a line."""
-    queue = BatchQueue(outdir / DB_NAME)
-    try:
-        rows = [r for r in queue.rows() if r.status == "failed"]
-    finally:
-        queue.close()
+    rows = [r for r in queue_rows(outdir) if r.status == "failed"]
     said = [(r, " ".join(_why(r.reason or "", r.said, args).split())) for r in rows]  # (one line each)
     return [(row, why[:300] + ("…" if len(why) > 300 else "")) for row, why in said]
 

@@ -68,6 +68,7 @@ from workstation.core.sqlite_schema import SchemaError, cannot_use, in_plain_wor
 DB_NAME = ".workstation-batch.sqlite"
 LOCK_NAME = ".workstation-batch.lock"
 SUMMARY_SUFFIX = ".summary.md"
+OUTPUT_FOLDER = "summaries"  # where the summaries go without -o: DIR/summaries (F6 puts a folder's there too)
 
 _SCHEMA = PARTS_TABLE + """
 CREATE TABLE IF NOT EXISTS files (
@@ -662,6 +663,7 @@ def run_batch(
     retry_failed: bool = False,
     cancel: Any = None,
     lookup: Lookup | None = None,
+    summary_lookup: Lookup | None = None,
 ) -> dict[str, int]:
     """Work through ``root``'s queue; returns the final counts by status.
 
@@ -670,7 +672,10 @@ def run_batch(
     thread touches the queue and writes summaries. ``on_event`` may be called from workers.
     ``BatchStopped`` when the engine cannot be opened or its server cannot be reached (the
     documents not done stay pending; none is marked failed for it). However it ends, the file of
-    every summary (``write_all_summaries``) is written again, in ``lookup``'s language.
+    every summary (``write_all_summaries``) is written again, in ``lookup``'s language;
+    ``summary_lookup``: the language of the words each summary's own (its headings, its notes),
+    as F6 writes them (the command: English). ``engine_factory`` may lend an engine its caller
+    holds (``LentEngine``: the app's loaded model), which the run then does not close.
     """
     check_folder(root)
     emit = on_event or (lambda _e: None)
@@ -715,7 +720,7 @@ def run_batch(
                         break
                 pace.begin()
                 job = pool.submit(_summarize_file, engine, source, profile, row.path, emit, cancel,
-                                  outdir / DB_NAME)
+                                  outdir / DB_NAME, summary_lookup)
                 in_flight[job] = (row, out)
             if not in_flight:
                 break
@@ -752,6 +757,34 @@ def run_batch(
         finally:
             queue.close()
             lock.release()
+
+
+class LentEngine:
+    """An engine its caller holds and keeps (F6: the app's loaded model), lent to ``run_batch``
+    through its ``engine_factory``: everything is the engine's but ``close``, which leaves it
+    open (the run closes the engine its factory made: the app's model would have been closed
+    under the chat)."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    def close(self) -> None:
+        pass
+
+
+def queue_rows(outdir: Path) -> list[QueueRow]:
+    """The rows of the queue kept in ``outdir`` (``BatchQueue.rows``), read and closed; none where
+    no run has made one there."""
+    if not (outdir / DB_NAME).is_file():
+        return []
+    queue = BatchQueue(outdir / DB_NAME)
+    try:
+        return queue.rows()
+    finally:
+        queue.close()
 
 
 def all_summaries_path(outdir: Path, lookup: Lookup | None = None) -> Path:
@@ -808,7 +841,7 @@ def write_all_summaries(queue: BatchQueue, root: Path, outdir: Path, lookup: Loo
 
 def _summarize_file(
     engine: Any, source: Path, profile: Any, rel: str, emit: Callable[[BatchEvent], None], cancel: Any,
-    db_path: Path,
+    db_path: Path, lookup: Lookup | None = None,
 ) -> Any:
     from workstation.core.summarize import summarize_document
 
@@ -818,7 +851,7 @@ def _summarize_file(
         return summarize_document(
             engine, document, profile,
             on_progress=lambda p: emit(BatchEvent("progress", rel, progress=p)),
-            cancel=cancel, done_parts=parts.done, on_part=parts.keep,
+            cancel=cancel, done_parts=parts.done, on_part=parts.keep, lookup=lookup,
         )
     finally:
         parts.close()

@@ -937,6 +937,12 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
     def action_summarize(self) -> None:
         self._show(SummarizeScreen)
 
+    def action_summarize_folder(self) -> None:
+        """Ctrl+P's "Summarize a folder": F6, its Open dialog asking for the folder."""
+        if not isinstance(self.screen, SummarizeScreen):
+            self._show(SummarizeScreen)
+        self.summarize_screen().action_browse(folder=True)
+
     def action_quality(self) -> None:
         self._show(QuantizationScreen)
 

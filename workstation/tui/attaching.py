@@ -111,11 +111,12 @@ class Attachments(AppPart):
             self.notify(self.texts("chat.detached", name=name))
 
     def pick_file(self: WorkstationApp, title: str, kind: str, chosen: Callable[..., object],
-                  load: Callable[[Path], Any] | None = None) -> None:
+                  load: Callable[[Path], Any] | None = None, folders: bool = False) -> None:
         """The Open dialog (Ctrl+O, F6, F4's add), starting where the last pick was (at first,
         Documents, else home: ``start_folder``).
-        ``chosen(path)``, or with ``load`` (see FilePicker) ``chosen(path, loaded)``."""
-        picker = FilePicker(title, start_folder(self.last_folder), kind, load)
+        ``chosen(path)``, or with ``load`` (see FilePicker) ``chosen(path, loaded)``; ``folders``:
+        a folder may be picked too (F6)."""
+        picker = FilePicker(title, start_folder(self.last_folder), kind, load, folders=folders)
 
         async def picked(path: Path | None) -> None:
             if path is not None:

@@ -179,6 +179,30 @@ def summarize(
             parts.close()
 
 
+def summarize_folder(
+    root: Path,
+    profile: Profile,
+    engine: Any,
+    on_event: Callable[[Any], None],
+    cancel: Any = None,
+    texts: Texts | None = None,
+) -> dict[str, int]:
+    """Every document in the folder ``root`` summarized by the overnight queue (``batch``'s own
+    ``run_batch``: resumable, each summary in ROOT/summaries as batch puts it, and the file of them all) with the
+    app's loaded ``engine``, lent (it stays loaded), one document at a time (the app's engine
+    decodes one request at a time; a profile's ``parallel`` is for ``serve`` and ``batch``).
+    ``on_event`` gets each ``BatchEvent`` (from the queue's threads); returns the queue's counts
+    by status (``BatchStopped``: the engine cannot go on)."""
+    import dataclasses
+
+    from workstation.core.batch_queue import OUTPUT_FOLDER, LentEngine, run_batch
+
+    t = texts or Texts()
+    one_at_a_time = dataclasses.replace(profile, parallel=1) if profile.parallel != 1 else profile
+    return run_batch(root, root / OUTPUT_FOLDER, one_at_a_time, lambda _profile: LentEngine(engine), on_event,
+                     cancel=cancel, lookup=t.get, summary_lookup=t.in_app)
+
+
 # --- models -----------------------------------------------------------------------------
 @dataclass
 class ModelRow:

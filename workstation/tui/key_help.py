@@ -127,6 +127,9 @@ class KeyHelp(AppPart):
                 self.texts(f"{action.label}.help"),
                 method,
             )
+        if not isinstance(screen, ModalScreen):  # (a palette command without a key of its own: F6, then its dialog)
+            yield SystemCommand(self.texts("action.summarize_folder"), self.texts("action.summarize_folder.help"),
+                                self.action_summarize_folder)
         # Textual's own, less its Quit and Keys (ours above show the key), in the app's language
         for c in super().get_system_commands(screen):
             if c.callback != self.action_quit and c.title != "Keys":

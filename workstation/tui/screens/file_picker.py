@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DirectoryTree, Input, Label, Static, TextArea, Tree
+from textual.widgets import Button, DirectoryTree, Input, Label, Static, TextArea, Tree
 from textual.widgets.directory_tree import DirEntry
 from textual.widgets.tree import TreeNode
 
@@ -166,12 +166,15 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
     # typed at once after Ctrl+O: "/tmp/x.txt" went after the start folder, "/work//tmp/x.txt")
     AUTO_FOCUS = "#picker-tree"
 
-    def __init__(self, title: str, start: Path, kind: str, load: Callable[[Path], Any] | None = None) -> None:
+    def __init__(self, title: str, start: Path, kind: str, load: Callable[[Path], Any] | None = None,
+                 folders: bool = False) -> None:
         """``kind``: what may be picked, a key of ``KINDS`` ("document", "model"). ``load``: read
         the file picked before the dialog closes (in a thread); what it raises (a photo named
         .txt, a text file named .gguf) is said in the dialog, which stays for another pick, and
-        what it returns is ``loaded``."""
+        what it returns is ``loaded``. ``folders``: a folder may be picked too (F6 summarizes
+        every document in one), by the button under the list: the folder the path line names."""
         super().__init__(classes="dialog-screen")
+        self.folders = folders
         self.title_text = title
         self.start = start
         self.suffixes = KINDS[kind]
@@ -195,6 +198,8 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             yield FileTree(self.start, self.suffixes, id="picker-tree")
             yield Static("", id="picker-problem", markup=False)
             yield Label(t("picker.hint", kinds=t.file_kinds(self.suffixes)), classes="dialog-hint", markup=False)
+            if self.folders:
+                yield Button(t("picker.use_folder"), id="picker-folder")
 
     def on_mount(self) -> None:
         tree = self.query_one(FileTree)
@@ -448,6 +453,21 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             self._reading = None
             self.loaded = loaded
             self.close(path)
+
+    @on(Button.Pressed, "#picker-folder")
+    def pick_folder(self) -> None:
+        """The folder the path line names (typed, or the one shown in the list) picked (``folders``)."""
+        raw = self.query_one("#picker-path", PathLine).value.strip()
+        try:
+            path = typed_path(raw) if raw else self.folder
+        except (OSError, RuntimeError, ValueError):
+            path = self.folder
+        if not path.is_absolute():
+            path = self.folder / path
+        if not _is_folder(path):  # (a file's name there: the folder it is in)
+            path = path.parent if _is_folder(path.parent) else self.folder
+        if self.is_current:
+            self.close(Path(os.path.normpath(path)))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -7,9 +7,11 @@ Ctrl+X (or the Stop button) stops a summary, keeping the parts already done."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,15 +19,25 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Button, Header, Input, Label, Markdown, ProgressBar
 
+from workstation.core.batch_queue import (
+    OUTPUT_FOLDER,
+    BatchEvent,
+    BatchStopped,
+    QueueRow,
+    all_summaries_path,
+    queue_rows,
+)
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import ServerWaiting
 from workstation.core.kept_parts import document_version, forget_parts, kept_count
 from workstation.core.kept_summary import KEPT, forget_summary_asked_in
 from workstation.core.paths import typed_path
+from workstation.core.phrases import say
 from workstation.core.remote import DAY_LIMIT
 from workstation.core.summarize import (
     CUT_BY_CONTEXT,
@@ -58,6 +70,37 @@ class SummaryReady(Progress):
     def __init__(self, data: SummaryResult, error: WorkstationError | None = None) -> None:
         super().__init__(1, 1, data=data)
         self.error = error
+
+
+class FolderEvent(Message):
+    """What the queue summarizing a folder says as it goes (``BatchEvent``, from its threads)."""
+
+    def __init__(self, event: BatchEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+@dataclass
+class FolderRun:
+    """A folder summarized (``integrations.summarize_folder``): the queue as it ended, the file
+    of every summary (None where it could not be written) and what stopped it early."""
+
+    root: Path
+    counts: dict[str, int]
+    rows: list[QueueRow] = field(default_factory=list)
+    every: Path | None = None
+    text: str = ""
+    stopped: bool = False  # Ctrl+X: the document in hand waits in the queue
+    error: BatchStopped | None = None  # the engine could not go on (nothing failed for it)
+
+
+class FolderDone(Message):
+    def __init__(self, run: FolderRun) -> None:
+        super().__init__()
+        self.run = run
+
+
+FOLDER_NAMED = 3  # the documents skipped or failed named, with why, on the state line after a folder
 
 
 # F6's word on a summary that ends cut short, by what held it (``SummaryResult.cut_by``)
@@ -144,6 +187,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._asks = False  # Ctrl+K in the path box asks in the chat (not the box's delete to the end)
         self._written: dict[str, str] = {}  # a summary read back: its Markdown in each UI language, as kept
         self._last: SummaryProgress | None = None  # how far the running summary has got (Ctrl+Q's question says it)
+        # a folder summarized (every document in it, by batch's queue): shown until the next run
+        self._folder: FolderRun | None = None
+        self._document = ""  # the folder's document in hand, as the state line says it ("Document 3 of 8: …")
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -374,7 +420,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
             return False
         box = self.query_one("#summarize-path", LineInput)
         typed = box.value.strip()
-        return box.cursor_position >= len(box.value) and bool(typed) and typed_path(typed) == self.path
+        shown = {self.path} | ({self._folder.root} if self._folder is not None else set())  # (a folder's: its file)
+        return box.cursor_position >= len(box.value) and bool(typed) and typed_path(typed) in shown
 
     def action_page(self, way: int) -> None:
         """The summary a page up (``way`` -1) or down (1), or to its start (-2) or end (2)."""
@@ -399,8 +446,12 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.wapp.update_status()
 
     @on(Button.Pressed, "#summarize-browse")
-    def action_browse(self) -> None:
-        """Ctrl+O or the button: the Open dialog; the file chosen is summarized."""
+    def _browse_pressed(self) -> None:
+        self.action_browse()
+
+    def action_browse(self, folder: bool = False) -> None:
+        """Ctrl+O or the button: the Open dialog; the file chosen, or the folder (its button), is
+        summarized. ``folder``: the dialog asks for a folder (Ctrl+P's "Summarize a folder")."""
         if self.running or self.wapp.generating:  # said before a file is looked for, not after
             self.notify(self._busy_text(), severity="warning")
             return
@@ -409,7 +460,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
             self.query_one("#summarize-path", LineInput).put(str(path))
             await self.action_run()
 
-        self.wapp.pick_file(self.wapp.texts("summarize.browse_title"), "document", chosen)
+        title = "summarize.browse_folder_title" if folder else "summarize.browse_title"
+        self.wapp.pick_file(self.wapp.texts(title), "document", chosen, folders=True)
 
     @on(Input.Submitted, "#summarize-path")
     async def _path_submitted(self) -> None:
@@ -462,6 +514,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
                 self.notify(self.wapp.not_ready_text(), severity="warning")
             return
         self.path = typed_path(raw)
+        self._folder = None
+        if self.path.is_dir():  # every document in it, as `batch` does (it said "run: …run.sh batch …")
+            await self._run_folder(self.path)
+            return
         self.version = document_version(self.path)  # (read from here on: an edit after is a newer version)
         if self.path.is_file():  # typed, not picked: the folder counts as one opened from (F7 offers it)
             self.wapp.remember_folder(self.path)
@@ -481,6 +537,138 @@ class SummarizeScreen(AppScreen, Screen[None]):
             # (it began at part 1 without a word, Ctrl+R having gone on before)
             self.notify(t("summarize.parts_not_used", name=self.path.name))
         self._summarize(self.path, start_over)
+
+    async def _run_folder(self, root: Path) -> None:
+        """Every document in the folder ``root`` summarized by batch's queue with the app's model
+        (``integrations.summarize_folder``): one after the other, each summary in ROOT/summaries and
+        all of them in one file, shown here at the end. Ctrl+X stops it as Ctrl+C stops `batch`: the
+        document in hand waits, and the folder again goes on where it stopped."""
+        self.running = True  # before the first await: Enter, the button and Ctrl+R start one run
+        self._cancel.clear()
+        self.summary, self.result, self._kept_at, self._asked, self.version = "", None, None, None, None
+        self._failed, self._document = None, ""
+        self.query_one("#summarize-ask", Button).disabled = True
+        await self.query_one("#summary", Markdown).update("")
+        bar = self.query_one("#summarize-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=None, progress=0)
+        self._set_running(True)
+        self._say(self.wapp.texts("summarize.folder_reading", name=root.name))
+        self._summarize_folder(root)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="summarize")
+    def _summarize_folder(self, root: Path) -> None:
+        app, t = self.wapp, self.wapp.texts
+        error: BatchStopped | None = None
+        try:
+            counts = integrations.summarize_folder(root, app.profile, app.engine,  # type: ignore[arg-type]
+                                                   lambda event: self.post_message(FolderEvent(event)),
+                                                   self._cancel, t)
+        except BatchStopped as err:  # the model or the office server, not a document: nothing failed
+            counts, error = err.counts, err
+        except WorkstationError as err:  # (another run holds the folder; the folder cannot be written in)
+            self.post_message(TaskFailed(t.error(err), err))
+            return
+        except Exception as err:  # noqa: BLE001 - one sentence, the screen stays usable
+            self.post_message(TaskFailed(t("error.summary_failed", what=t.error(err, foreign=True))))
+            return
+        outdir = root / OUTPUT_FOLDER
+        run = FolderRun(root, counts, stopped=self._cancel.is_set(), error=error)
+        every = all_summaries_path(outdir, t.get)
+        try:
+            run.rows = queue_rows(outdir)
+            if every.is_file():
+                run.every, run.text = every, every.read_text(encoding="utf-8")
+        except (OSError, WorkstationError):  # (the folder gone meanwhile: the counts are said all the same)
+            pass
+        self.post_message(FolderDone(run))
+
+    @on(FolderEvent)
+    def _folder_event(self, message: FolderEvent) -> None:
+        """The folder's queue as it goes: the document in hand, which of how many, and its part,
+        on the state line ("Document 3 of 8: letter3 trip.docx, part 1 of 2"); the bar by documents."""
+        t, event = self.wapp.texts, message.event
+        bar = self.query_one("#summarize-progress", ProgressBar)
+        counts = event.counts or {}
+        finished = counts.get("done", 0) + counts.get("failed", 0) + counts.get("skipped", 0)
+        total = sum(counts.values())
+        if event.kind == "start":
+            bar.update(total=max(1, total), progress=finished)
+            if finished and counts.get("pending", 0):  # a run before stopped: said, as `batch` says its counts
+                said = t("summarize.folder_going_on", name=self.path.name if self.path else "", done=finished,
+                         total=total)
+                self.notify(said, timeout=10)
+                self._say(said)
+        elif event.kind == "file-start" and event.path is not None:
+            bar.update(total=max(1, total), progress=finished)
+            self._document = t("summarize.folder_document", at=finished + counts.get("running", 0), total=total,
+                               name=event.path)
+            if not self._cancel.is_set():
+                self._say(self._document)
+        elif event.kind in ("file-done", "file-failed", "file-skipped", "file-pending"):
+            bar.update(total=max(1, total), progress=finished)
+        elif event.kind == "progress" and isinstance(event.progress, SummaryProgress) and self._document \
+                and not self._cancel.is_set():
+            p = event.progress
+            self._last = p
+            if p.stage == "map" and p.chunks_total:
+                part = p.part or min(p.chunks_total, p.chunks_done + 1)
+                self._say(t("summarize.folder_part", document=self._document, part=part, total=p.chunks_total))
+            elif p.stage == "kept":
+                self._say(t("summarize.folder_kept", document=self._document, done=p.chunks_done,
+                            total=p.chunks_total))
+            elif p.stage not in ("chunking", "done", "cancelled") and p.chunks_total > 1:
+                self._say(t("summarize.folder_combining", document=self._document, total=p.chunks_total))
+        self.wapp.update_status()
+
+    @on(FolderDone)
+    async def _folder_done(self, message: FolderDone) -> None:
+        """The folder's run ended: how many were summarized, skipped and failed (and why), where
+        the file of them all is; that file shown below, for Ctrl+K to ask about."""
+        run = self._folder = message.run
+        self._set_running(False)
+        self.query_one("#summarize-progress").display = False
+        self.path, self.summary, self._document = run.every or run.root, run.text, ""
+        self.query_one("#summarize-state", Label).update(self._result_text())
+        self.query_one("#summarize-ask", Button).disabled = not run.text
+        self.refresh_bindings()
+        if self.app.screen is not self:
+            self.app.notify(self.wapp.texts("summarize.folder_ready", name=run.root.name), timeout=10)
+        await self.query_one("#summary", Markdown).update(run.text)
+
+    def _folder_text(self) -> str:
+        """The state line after a folder's run: its counts, the documents skipped and failed with
+        why, what stopped it, and where the file of every summary is."""
+        t, run = self.wapp.texts, self._folder
+        assert run is not None
+
+        def named(status: str) -> str:
+            rows = [r for r in run.rows if r.status == status]
+            if not rows:
+                return ""
+            whys = [" ".join((say(r.said, t.get) if r.said else (r.reason or "")).split()).rstrip(".")
+                    for r in rows[:FOLDER_NAMED]]
+            whys = [why if r.path in why else f"{r.path}: {why}" for r, why in zip(rows, whys, strict=False)]
+            more = t("summarize.folder_more", n=len(rows) - FOLDER_NAMED) if len(rows) > FOLDER_NAMED else ""
+            return " (" + " · ".join(whys) + more + ")"  # (a reason's own "; " told none apart)
+
+        counts = run.counts
+        if not any(counts.values()):
+            return t("summarize.folder_none", name=run.root.name)
+        said = t("summarize.folder_counts", name=run.root.name, done=counts.get("done", 0),
+                 skipped=counts.get("skipped", 0), skipped_why=named("skipped"), failed=counts.get("failed", 0),
+                 failed_why=named("failed"))
+        waiting = counts.get("pending", 0) + counts.get("running", 0)
+        if run.error is not None:
+            reason = (t.error(run.error.__cause__) if isinstance(run.error.__cause__, WorkstationError)
+                      else run.error.reason).rstrip()
+            said += " " + t("summarize.folder_cut", reason=reason if reason.endswith((".", "!", "?")) else reason + ".",
+                            n=waiting)
+        elif waiting:
+            said += " " + t("summarize.folder_stopped", n=waiting)
+        if run.every is not None and run.text:
+            said += " " + t("summarize.folder_every", path=str(run.every), ask=self.wapp.key_for("summarize.ask"))
+        return said
 
     def _resumable(self) -> bool:
         """Whether Ctrl+R now goes on from a stopped run's parts: kept for the box's document as
@@ -563,6 +751,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         t, result = self.wapp.texts, self.result
         if self._failed is not None:
             return self._failed_text()
+        if self._folder is not None:
+            return self._folder_text()
         if result is None:
             return t("summarize.idle")
         done = sum(1 for c in result.chunks if c.summary is not None)
@@ -700,9 +890,12 @@ class SummarizeScreen(AppScreen, Screen[None]):
     @property
     def has_summary(self) -> bool:
         """A finished summary is shown, for Ctrl+K to ask about (the footer offers the key only then)."""
-        return bool(self.summary) and self.path is not None and self.result is not None
+        return bool(self.summary) and self.path is not None and (self.result is not None or self._folder is not None)
 
     async def action_ask(self) -> None:
+        if self._folder is not None and self.has_summary and not self.running and self.path is not None:
+            await self._ask_about_folder(self._folder, self.path)
+            return
         if not self.has_summary or self.path is None or self.result is None:  # (it did nothing, said nothing)
             self.notify(self.wapp.texts("summarize.nothing_to_ask"), severity="warning")
             return
@@ -732,6 +925,42 @@ class SummarizeScreen(AppScreen, Screen[None]):
             self._asked = asked
             self._keep()  # after a restart Ctrl+K opens it again too
 
+    async def _ask_about_folder(self, run: FolderRun, every: Path) -> None:
+        """Ctrl+K on a folder's summaries: a conversation about the file of them all, as about any
+        summary of a document longer than a part (the question, and the summaries as the reply);
+        where that file is more than a message of this profile holds, said as for a document too
+        long (how many words, how many a message holds), and what to do: summarize the file itself."""
+        t, engine = self.wapp.texts, self.wapp.engine
+        if self.wapp.generating:  # (the chat's reply: said as start_document_chat says it)
+            self.notify(self.wapp.busy_text(), severity="warning")
+            return
+        intro = t("summarize.folder_intro", name=run.root.name)
+        messages: list[dict[str, str]] = [{"role": "user", "content": intro},
+                                          {"role": "assistant", "content": self.summary}]
+        if engine is not None:
+            from workstation.core.engine_api import answer_reserve
+            from workstation.core.phrases import rounded_words, words_in
+            from workstation.tui.attaching import _message_words
+
+            try:
+                n_ctx = engine.info().n_ctx
+                tokens = await asyncio.to_thread(engine.count_prompt, messages)
+                bare = await asyncio.to_thread(engine.count_prompt, [messages[0], {"role": "assistant", "content": ""}])
+            except Exception:  # noqa: BLE001 (not measured: asked all the same, as a document's summary is)
+                n_ctx = tokens = bare = 0
+            sampling = self.wapp.session_sampling or (self.wapp.profile.sampling if self.wapp.profile else None)
+            reserve = answer_reserve(sampling, n_ctx) if sampling is not None and n_ctx else 0
+            if n_ctx and tokens > n_ctx - reserve:
+                words = words_in(self.summary)
+                self.notify(t("summarize.folder_too_long", name=every.name, n=rounded_words(words),
+                              ctx=_message_words((tokens, n_ctx, max(1, tokens - bare)), words, reserve, t)),
+                            severity="warning", timeout=15)
+                return
+        asked = await self.wapp.start_document_chat(run.root, messages, made=self._asked)  # ("About School Letters")
+        if asked is not None:
+            self._asked = asked
+            self.wapp.notify(t("summarize.folder_asked", name=run.root.name), timeout=10)
+
     def action_save(self) -> None:
         """The summary shown, written beside its document as NAME.summary.md (batch's name), in
         the UI's language; an earlier summary of the same document there is replaced, any other
@@ -743,6 +972,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         t = self.wapp.texts
         if self.running or not self.summary or self.path is None:
             self.notify(t("summarize.nothing_to_save"), severity="warning")
+            return
+        if self._folder is not None:  # (a folder's are saved as they are made: the file of them all is shown)
+            self.notify(t("summarize.folder_saved", path=str(self.path)))
             return
         out = first = self.path.with_name(self.path.name + SUMMARY_SUFFIX)
         n = 2

@@ -1,0 +1,178 @@
+"""F6 given a folder summarizes every document in it, in the app, through batch's own queue
+(``run_batch``) with the app's loaded model: it said "School Letters is a folder, not a document.
+To summarize every document in it, run: …run.sh batch …", and Ctrl+P had no command for it.
+A real folder (a .txt, a .docx of several parts, an empty file), the real small model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docmaker import honeybee_text, make_docx
+from textual.widgets import Input
+from tui_helpers import f6_state, notices, summarize_in_f6, until
+
+from workstation.core.batch_queue import DB_NAME, queue_rows
+from workstation.core.store import ConversationStore
+from workstation.tui.app import WorkstationApp
+from workstation.tui.screens.file_picker import FilePicker, FileTree
+from workstation.tui.screens.summarize import SummarizeScreen
+
+
+def _letters(tmp_path: Path) -> Path:
+    folder = tmp_path / "School Letters"
+    folder.mkdir()
+    (folder / "letter1 trip.txt").write_text("Dear parents, the class trip to the museum is on Friday. "
+                                             "Bring a packed lunch.\n", encoding="utf-8")
+    paragraphs = honeybee_text(6).split("\n\n")
+    make_docx(folder / "letter2 bees.docx", [("The school garden", paragraphs)])  # (parts: a context of 1,024)
+    (folder / "letter3 empty.txt").write_text("", encoding="utf-8")
+    return folder
+
+
+async def _seen(pilot, screen: SummarizeScreen, until_done: bool = True) -> list[str]:
+    """The state lines F6 shows until its run ends."""
+    seen: list[str] = []
+
+    def look() -> bool:
+        state = f6_state(screen)
+        if not seen or seen[-1] != state:
+            seen.append(state)
+        return not screen.running
+
+    await until(pilot, look, steps=20000)
+    return seen
+
+
+async def test_f6_summarizes_a_folder_through_the_batch_queue(profiles: Path, tmp_path: Path) -> None:
+    """F6 on a folder: each document, which of how many and its part on the state line; the chat
+    busy meanwhile (said as for a summary), Esc leaving it running; at the end, the counts with
+    why a document was skipped, "All summaries.md" shown and named; Ctrl+K asks about it in a
+    conversation of its own."""
+    folder = _letters(tmp_path)
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db")
+    said = notices(app)
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = await summarize_in_f6(pilot, app, folder)
+        await until(pilot, lambda: "Document 1 of 3" in f6_state(screen) or not screen.running)
+        assert screen.running, f6_state(screen)
+        await pilot.press("escape")  # back to the chat: it goes on
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        assert any("School Letters goes on" in n for n in said), said
+        assert app.summarizing == "School Letters" and app.generating
+        app.chat_screen.set_input("Hello?")
+        await pilot.press("enter")
+        await until(pilot, lambda: any(n.startswith("A summary of School Letters is being made") for n in said))
+        await pilot.press("f6")
+        await until(pilot, lambda: app.screen is screen)
+        seen = await _seen(pilot, screen)
+        assert any(s.startswith("Document 2 of 3: letter2 bees.docx, part 1 of ") for s in seen), seen
+        state = f6_state(screen)
+        every = folder / "summaries" / "All summaries.md"
+        assert state.startswith("School Letters: 2 summarized, 1 skipped ('letter3 empty.txt' is empty), 0 failed."), state
+        assert ", 0 failed." in state and str(every) in state and "Ctrl+K asks about them" in state, state
+        text = every.read_text(encoding="utf-8")
+        assert "## letter1 trip.txt" in text and "## letter2 bees.docx" in text
+        assert screen.summary == text
+        assert not app.generating and app.summarizing is None
+        assert (folder / "summaries" / "letter2 bees.docx.summary.md").is_file()
+        await pilot.press("ctrl+k")  # the box names the folder, the cursor at its end: asks in the chat
+        await until(pilot, lambda: app.screen is app.chat_screen and app.conversation_id is not None)
+        conv = app.conversation_id
+    store = ConversationStore(tmp_path / "c.db")
+    try:
+        titles = {c.id: c.title for c in store.list()}
+        messages = store.messages(conv)
+    finally:
+        store.close()
+    assert titles[conv] == "About School Letters"
+    assert [m.role for m in messages] == ["user", "assistant"] and messages[1].content == text
+
+
+async def test_f6_stopped_on_a_folder_goes_on_where_it_stopped(profiles: Path, tmp_path: Path) -> None:
+    """Ctrl+X stops a folder as Ctrl+C stops `batch`: the document in hand waits; F6 again on the
+    folder goes on where it stopped, says so, and does not summarize again what was done."""
+    folder = _letters(tmp_path)
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db")
+    said = notices(app)
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = await summarize_in_f6(pilot, app, folder)
+        await until(pilot, lambda: "Document 2 of 3: letter2 bees.docx, part" in f6_state(screen)
+                    or not screen.running, steps=20000)
+        assert screen.running, f6_state(screen)
+        await pilot.press("ctrl+x")
+        await _seen(pilot, screen)
+        state = f6_state(screen)
+        assert state.startswith("School Letters: 1 summarized, 0 skipped, 0 failed. Stopped: 2 documents wait; "
+                                "press Enter on the folder again"), state
+        first = folder / "summaries" / "letter1 trip.txt.summary.md"
+        made = first.stat().st_mtime_ns
+        assert {r.path: r.status for r in queue_rows(folder / "summaries")} == {
+            "letter1 trip.txt": "done", "letter2 bees.docx": "pending", "letter3 empty.txt": "pending"}
+        box = screen.query_one("#summarize-path", Input)
+        assert box.value == str(folder)
+        box.focus()
+        await pilot.press("enter")  # again: it goes on
+        seen = await _seen(pilot, screen)
+        assert any(n.startswith("Going on where the last run on School Letters stopped: 1 of its 3 documents "
+                                "done already") for n in said), said
+        assert not any("letter1 trip.txt" in s for s in seen), seen
+        assert first.stat().st_mtime_ns == made
+        assert f6_state(screen).startswith("School Letters: 2 summarized, 1 skipped ('letter3 empty.txt' is empty), 0 failed."), f6_state(screen)
+    assert (folder / "summaries" / DB_NAME).is_file()
+
+
+async def test_ctrl_p_summarize_a_folder_opens_f6_with_the_dialog_for_a_folder(profiles: Path, tmp_path: Path) -> None:
+    """Ctrl+P "Summarize a folder" (in Turkish "Bir klasörü özetle"): F6, its Open dialog asking
+    for the folder; its button summarizes the folder shown."""
+    folder = _letters(tmp_path)
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db")
+    async with app.run_test(size=(120, 34)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Summarize a folder" in titles
+        app.action_summarize_folder()
+        await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(FileTree)))
+        picker = app.screen
+        assert isinstance(picker, FilePicker)
+        assert str(picker.query_one(".dialog-title").render()) == "Choose the folder to summarize"
+        line = picker.query_one("#picker-path", Input)
+        line.focus()
+        line.value = str(folder)
+        await pilot.press("enter")  # the folder shown in the list
+        await until(pilot, lambda: Path(picker.query_one(FileTree).path) == folder)
+        await pilot.click("#picker-folder")
+        screen = app.summarize_screen()
+        await until(pilot, lambda: app.screen is screen and screen.running)
+        assert app.summarizing == "School Letters"
+        await _seen(pilot, screen)
+        assert f6_state(screen).startswith("School Letters: 2 summarized"), f6_state(screen)
+        await pilot.press("f9")  # Turkish
+        await until(pilot, lambda: app.texts.lang == "tr")
+        assert "Bir klasörü özetle" in [c.title for c in app.get_system_commands(app.chat_screen)]
+        assert f6_state(screen).startswith("School Letters: 2 özetlendi, 1 atlandı"), f6_state(screen)
+
+
+async def test_ctrl_k_on_a_folder_too_long_for_a_message_says_so(profiles: Path, tmp_path: Path) -> None:
+    """Ctrl+K on the file of a folder's summaries longer than a message of this profile holds: said as
+    for a document too long (its words, a message's), and what to do; no conversation is made of it
+    (the model would have read its end alone). Its failed documents are named with why, the rest
+    counted."""
+    folder = tmp_path / "Scans"
+    folder.mkdir()
+    for n in range(30):  # damaged files fail at once, each a line in All summaries.md
+        (folder / f"scanned letter number {n:02d} from the office.pdf").write_bytes(b"not a PDF at all " * 4)
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db")
+    said = notices(app)
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = await summarize_in_f6(pilot, app, folder)
+        await _seen(pilot, screen)
+        state = f6_state(screen)
+        assert state.startswith("Scans: 0 summarized, 0 skipped, 30 failed ('scanned letter number 00 from the "
+                                "office.pdf' is damaged or not really a PDF; open it in the program it came from and "
+                                "save it as a PDF again · 'scanned letter number 01"), state
+        assert " · and 27 more). All the summaries are in one file" in state, state
+        conversations = app.conversation_id
+        await pilot.press("ctrl+k")
+        await until(pilot, lambda: any(n.startswith("All summaries.md is too long to ask about in the chat: about ")
+                                       for n in said))
+        assert app.screen is screen and app.conversation_id == conversations
