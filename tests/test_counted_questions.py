@@ -39,6 +39,12 @@ STATE_TR = [["Fatura", "Tutar", "Durum"], ["F-1", "100,00", "ödendi"], ["F-2", 
 SPEND = [["Month", "Spending", "Income"], ["Jan", "100.00", "300.00"], ["Feb", "50.00", "200.00"],
          ["Mar", "25.00", "100.00"]]
 SPEND_TR = [["Ay", "Harcama", "Gelir"], ["Ocak", "100,00", "300,00"], ["Şubat", "50,00", "200,00"], ["Mart", "25,00", "100,00"]]
+# a tenant's column beside the rent's ("Kiracı", one who rents: no form of "Kira"), and the rent's alone
+TENANTS = [["Daire", "Kiracı", "Kira", "Durum"], ["A-1", "Ali Yılmaz", "12.500,00", "ödendi"],
+           ["A-2", "Ayşe Kaya", "18.750,00", "ödenmedi"], ["A-3", "Ali Yılmaz", "9.800,00", "ödenmedi"],
+           ["B-1", "Can Demir", "22.000,00", "ödendi"]]
+RENT_ONLY = [["Daire", "Kira", "Durum"], ["A-1", "12.500,00", "ödendi"], ["A-2", "18.750,00", "ödenmedi"],
+             ["A-3", "9.800,00", "ödenmedi"], ["B-1", "22.000,00", "ödendi"]]
 
 
 def _facts(table: str) -> SheetFacts:
@@ -50,7 +56,9 @@ def _facts(table: str) -> SheetFacts:
              "state_en": lambda: table_facts("states.csv", 0, STATE_EN, usual_comma=False),
              "state_tr": lambda: table_facts("durumlar.csv", 0, STATE_TR, usual_comma=True),
              "spend": lambda: table_facts("spending.csv", 0, SPEND, usual_comma=False),
-             "spend_tr": lambda: table_facts("harcama.csv", 0, SPEND_TR, usual_comma=True)}[table]()
+             "spend_tr": lambda: table_facts("harcama.csv", 0, SPEND_TR, usual_comma=True),
+             "tenants": lambda: table_facts("kiracilar.csv", 0, TENANTS, usual_comma=True),
+             "rent_only": lambda: table_facts("daireler.csv", 0, RENT_ONLY, usual_comma=True)}[table]()
     assert facts is not None
     return facts
 
@@ -195,6 +203,17 @@ CASES = [
     ("toplam KDV", "split_tr", "Counted by the program: KDV (column C), all 3 rows: total 70.00"),
     ("what is the total?", "split", "Counted by the program: Total (column D), all 3 rows: total 420.00"),
     ("total quantity", "en", "Counted by the program: Qty (column D), all 5 rows: total 23"),  # (a word any quantity answers to)
+    # a column's word with an ending that makes another word names no column: "kiracı" (a tenant) is no
+    # "kira", "rental" no "rent"; its case and plural endings do ("kiraların", "rents")
+    ("kaç kiracı var?", "tenants", "Counted by the program: Kiracı (column B): 3 different values (Ali Yılmaz, Ayşe Kaya, Can Demir)"),
+    ("kaç kiracı var?", "rent_only", ""),  # (not its 4 rows as tenants)
+    ("kaç kiracı var?", "rent", ""),
+    ("total rental", "rent_only", ""),
+    ("kiracıların toplamı", "rent", ""),
+    ("kiralık daire toplamı", "rent_only", ""),
+    ("kiraların toplamı", "rent_only", "Counted by the program: Kira (column B), all 4 rows: total 63,050.00"),
+    ("total rents", "rent_only", "Counted by the program: Kira (column B), all 4 rows: total 63,050.00"),
+    ("Kirası 15.000 TL'den fazla olan daireler hangileri?", "tenants", "Counted by the program: 2 rows where Kira over 15,000 (A-2, B-1)"),
 ]
 
 

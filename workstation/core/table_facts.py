@@ -789,7 +789,9 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said:
         return True
     # a column's word no column of the table has ("total VAT", "toplam indirim" of Amount's table):
     # another column's figure answers another question (a count's things are ``_HOW_MANY``'s to tell)
-    if figures and any(_other_column_word(word) for word in _unknown_words(found, facts)):
+    # (or a word made of a column's word by another ending: "kiracı" of Kira, "rental" of Rent)
+    names = {w for c in facts.columns for w in _name_words(c.name)}
+    if figures and any(_other_column_word(word, names) for word in _unknown_words(found, facts)):
         return True
     letters = {c.letter.casefold() for c in facts.columns if c.letter}
     return any(m.group(1) not in letters and not re.fullmatch(r"tablo\w*|sütun\w*|excel\w*", m.group(1))
@@ -828,10 +830,11 @@ def _unmatched_before(text: str, facts: SheetFacts) -> bool:
     words = re.findall(r"[^\W_][\w'’.-]*", text)
     for before, word in itertools.pairwise(words):
         word = re.split(r"['’]", word)[0]
-        if not (any(word.startswith(n) for n in nouns) or word.startswith(_ROW_NOUNS)):
+        word = word.strip(".-")
+        if not (any(_word_of(word, n) for n in nouns) or word.startswith(_ROW_NOUNS)):
             continue
         before = re.split(r"['’]", before)[0].strip(".-")
-        if before not in plain and not before.startswith(tuple(nouns)) and len(before) >= 3 and before.isalpha():
+        if before not in plain and not any(_word_of(before, n) for n in nouns) and len(before) >= 3 and before.isalpha():
             return True
     return False
 
@@ -872,7 +875,7 @@ def _unknown_words(text: str, facts: SheetFacts) -> list[str]:
     columns |= {w for w in re.findall(r"[^\W\d_]{3,}", _folded(facts.title)) if w not in _TITLE_WORDS}
     values = {w for c in facts.columns for v in c.values for w in v.split()}
     return [word for word in re.findall(r"[^\W\d_]{3,}", re.sub(r"['’]\w*", "", text))
-            if not (word in _PLAIN_BEFORE or word in _COUNTED_THINGS or word in values or word.startswith(tuple(columns))
+            if not (word in _PLAIN_BEFORE or word in _COUNTED_THINGS or word in values or any(_word_of(word, c) for c in columns)
                     or word.startswith(_ROW_NOUNS) or _WHICH.search(word) or any(p.search(word) for _, p in _ASKED)
                     or re.fullmatch(CURRENCY_WORDS, word))]
 
@@ -931,7 +934,7 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
         b = _asked_figure(m.group("b")) if "b" in m.groupdict() else Decimal(0)
         if a is None or b is None:
             return [], True
-        counts = [w for w in after if w in _COUNTED_THINGS or any(w.startswith(t) for t in things)]
+        counts = [w for w in after if w in _COUNTED_THINGS or any(_word_of(w, t) for t in things)]
         if counts and not _no_count(m, a, b, facts.rows, any(w in _COUNTED_THINGS for w in counts)):
             return [], True
         percent = any("%" in (m.groupdict().get(g) or "") for g in ("pre", "unit", "pre_b", "unit_b"))
@@ -974,8 +977,26 @@ _OTHER_LANGUAGE = [("rent", "kira"), ("amount", "tutar"), ("total", "toplam"), (
 
 def _key_word(word: str, key: str) -> bool:
     """Whether ``word`` (casefolded) is the list's ``key`` (``_OTHER_LANGUAGE``) or, for a key of four
-    letters or more that says no state, begins with it ("kirası" of "kira"; "açıklama" is no "açık")."""
-    return word == key or len(key) >= 4 and word.startswith(key) and not (key in _STATUS_WORDS or _verb_form(key))
+    letters or more that says no state, a form of it (``_word_of``: "kirası" of "kira"; "açıklama"
+    is no "açık", "kiracı" and "rental" no "kira" or "rent")."""
+    return word == key or len(key) >= 4 and _word_of(word, key) and not (key in _STATUS_WORDS or _verb_form(key))
+
+
+# what may follow a word where it still names the same thing: a Turkish plural, possessive and case
+# ending ("kirası", "faturaların", "müşterinin", "tutarlarından", "faturamız"), an English plural or
+# possessive ("invoices", "customer's"); not an ending that makes another word ("kiracı" a tenant,
+# "kiralık", "kirasız"; "rental", "renter"): read by its first letters, "kaç kiracı var?" of a table
+# of Kira counted its rows as tenants, and "total rental" was the rent's total
+_INFLECTED = re.compile(r"(?:l[ae]r)?(?:s?[ıiuü]|[ıiuü]?m(?:[ıiuü]z)?|[ıiuü]?n[ıiuü]z)?"
+                        r"(?:n?[ıiuü]n|n?[ıiuü]|n?y?[ae]|n?[dt][ae](?:n|ki)?|y?l[ae])?|e?s|['’]s?|s['’]")
+
+
+def _word_of(word: str, stem: str) -> bool:
+    """Whether ``word`` (casefolded) is ``stem`` or ``stem`` with an ending that keeps its meaning
+    (``_INFLECTED``; "quantities" of "quantity")."""
+    if stem.endswith("y") and word.startswith(stem[:-1] + "ies"):
+        return _INFLECTED.fullmatch(word[len(stem) + 2:]) is not None
+    return word.startswith(stem) and _INFLECTED.fullmatch(word[len(stem):]) is not None
 
 
 def _other_language(word: str) -> set[str]:
@@ -986,15 +1007,18 @@ def _other_language(word: str) -> set[str]:
             if key == word or form is not None and _verb_form(key) == form}
 
 
-def _other_column_word(word: str) -> bool:
+def _other_column_word(word: str, names: set[str] | frozenset[str] = frozenset()) -> bool:
     """Whether ``word`` (casefolded) is a column's common word (``_OTHER_LANGUAGE``) that names one
-    column and no other ("vat", "indirimi", "rent"), by the rule ``_name_words`` reads names by; not
-    one any amount's column answers to (total, amount, price, quantity: ``_AMOUNT_NAME``, ...) nor
-    a table's rows (invoices): asked "total VAT" of a table without a VAT column, the program said
-    its Amount's total."""
+    column and no other ("vat", "indirimi", "rent"), by the rule ``_name_words`` reads names by, or
+    a word made of one of them or of a table's column's word (``names``) by an ending that makes
+    another word ("kiracı", a tenant, of Kira; "rental" of Rent: ``_word_of``); not one any amount's
+    column answers to (total, amount, price, quantity: ``_AMOUNT_NAME``, ...) nor a table's rows
+    (invoices): asked "total VAT" of a table without a VAT column, the program said its Amount's total."""
     if any(r.search(word) for r in (_AMOUNT_NAME, _QUANTITY_NAME, _PRICE_NAME, _RATE_NAME)) or word.startswith(_ROW_NOUNS):
         return False
-    return any(_key_word(word, key) for pair in _OTHER_LANGUAGE for key in pair)
+    keys = {key for pair in _OTHER_LANGUAGE for key in pair} | set(names)
+    return any(_key_word(word, key) or len(key) >= 4 and word.startswith(key) and not (
+        key in _STATUS_WORDS or _verb_form(key)) for key in keys)
 
 
 def _name_words(name: str) -> set[str]:
@@ -1014,7 +1038,7 @@ def _named_by_word(question: str, columns: list[ColumnFacts]) -> list[tuple[int,
     found: list[tuple[int, ColumnFacts]] = []
     for m in re.finditer(r"\w+", question):
         word = _folded(m.group(0))
-        naming = [c for c in columns if any(word.startswith(n) for n in names[id(c)])]
+        naming = [c for c in columns if any(_word_of(word, n) for n in names[id(c)])]
         if len(naming) == 1:
             found.append((m.end(), naming[0]))
     return found
