@@ -39,6 +39,8 @@ STATE_TR = [["Fatura", "Tutar", "Durum"], ["F-1", "100,00", "ödendi"], ["F-2", 
 SPEND = [["Month", "Spending", "Income"], ["Jan", "100.00", "300.00"], ["Feb", "50.00", "200.00"],
          ["Mar", "25.00", "100.00"]]
 SPEND_TR = [["Ay", "Harcama", "Gelir"], ["Ocak", "100,00", "300,00"], ["Şubat", "50,00", "200,00"], ["Mart", "25,00", "100,00"]]
+ONE_UNPAID = [["Invoice", "Customer", "Amount", "Status"], ["INV-1", "ACME Ltd", "10.00", "unpaid"],
+              ["INV-2", "ACME Ltd", "20.00", "unpaid"], ["INV-3", "Bilge Co", "30.00", "paid"]]
 # a tenant's column beside the rent's ("Kiracı", one who rents: no form of "Kira"), and the rent's alone
 TENANTS = [["Daire", "Kiracı", "Kira", "Durum"], ["A-1", "Ali Yılmaz", "12.500,00", "ödendi"],
            ["A-2", "Ayşe Kaya", "18.750,00", "ödenmedi"], ["A-3", "Ali Yılmaz", "9.800,00", "ödenmedi"],
@@ -57,6 +59,7 @@ def _facts(table: str) -> SheetFacts:
              "state_tr": lambda: table_facts("durumlar.csv", 0, STATE_TR, usual_comma=True),
              "spend": lambda: table_facts("spending.csv", 0, SPEND, usual_comma=False),
              "spend_tr": lambda: table_facts("harcama.csv", 0, SPEND_TR, usual_comma=True),
+             "one_unpaid": lambda: table_facts("one.csv", 0, ONE_UNPAID, usual_comma=False),
              "tenants": lambda: table_facts("kiracilar.csv", 0, TENANTS, usual_comma=True),
              "rent_only": lambda: table_facts("daireler.csv", 0, RENT_ONLY, usual_comma=True)}[table]()
     assert facts is not None
@@ -152,14 +155,14 @@ CASES = [
     ("how many suppliers?", "tr", ""),  # ("suppliers": no column's word in either language)
     ("how many customers are there in total?", "rent", ""),
     # a count of a text column's things with a state: its different values in those rows
-    ("how many customers are unpaid?", "en",
-     "Counted by the program: Customer where Status is unpaid: 2 different values (Bilge Co, ACME Ltd)"),
-    ("kaç müşteri ödenmedi?", "tr", "Counted by the program: Müşteri where Durum is ödenmedi: 2 different values (Bilge Co, ACME Ltd)"),
+    # (said by the thing's own word as the question says it: "2 customers", not "Customer: 2 different values")
+    ("how many customers are unpaid?", "en", "Counted by the program: 2 customers where Status is unpaid (Bilge Co, ACME Ltd)"),
+    ("kaç müşteri ödenmedi?", "tr", "Counted by the program: 2 müşteri where Durum is ödenmedi (Bilge Co, ACME Ltd)"),
+    ("how many customers are unpaid?", "one_unpaid", "Counted by the program: 1 customer where Status is unpaid (ACME Ltd)"),
+    ("how many customers are not paid?", "en", ""),  # (a state said with "not": nothing)
     # whose rows: the owner named after "how many"/"kaç" is counted, not the invoices it names too
-    ("kaç müşterinin faturası ödenmedi?", "tr",
-     "Counted by the program: Müşteri where Durum is ödenmedi: 2 different values (Bilge Co, ACME Ltd)"),
-    ("how many customers have unpaid invoices?", "en",
-     "Counted by the program: Customer where Status is unpaid: 2 different values (Bilge Co, ACME Ltd)"),
+    ("kaç müşterinin faturası ödenmedi?", "tr", "Counted by the program: 2 müşteri where Durum is ödenmedi (Bilge Co, ACME Ltd)"),
+    ("how many customers have unpaid invoices?", "en", "Counted by the program: 2 customers where Status is unpaid (Bilge Co, ACME Ltd)"),
     ("how many customers have invoices?", "en",
      "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"),
     ("kaç müşterinin faturası gecikti?", "tr", ""),  # (a state no cell says: nothing, not the customers of all rows)
@@ -227,7 +230,12 @@ def test_a_count_of_things_with_a_state_is_said_in_turkish() -> None:
     from workstation.tui.i18n import Texts
 
     assert say(counted_phrases(counted_answer("kaç müşteri ödenmedi?", [_facts("tr")])), Texts("tr").get) == (
-        "Programın hesabı: Durum değeri ödenmedi olan satırlarda Müşteri: 2 farklı değer (Bilge Co, ACME Ltd)")
+        "Programın hesabı: Durum değeri ödenmedi olan satırlarda 2 farklı müşteri (Bilge Co, ACME Ltd)")
+    # (a reply's record kept before the count had its word: said by the column's name, as it was)
+    item = {"what": "where", "title": "f.csv", "conditions": [{"name": "Durum", "letter": "G", "is": ["ödenmedi"]}],
+            "rows": "2", "listed": ["Bilge Co", "ACME Ltd"], "name": "Müşteri", "letter": "B", "distinct": True, "figures": []}
+    assert say(counted_phrases([item])) == (
+        "Counted by the program: Müşteri where Durum is ödenmedi: 2 different values (Bilge Co, ACME Ltd)")
 
 
 def test_the_amount_with_vat_is_said_in_turkish() -> None:

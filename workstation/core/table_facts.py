@@ -1242,6 +1242,18 @@ def _thing_asked(plain: str, facts: SheetFacts) -> ColumnFacts | None:
     return col if col.distinct < col.filled else None
 
 
+def _thing_word(question: str, thing: ColumnFacts, n: int) -> str:
+    """The word a count of ``thing``'s values says them by, as the question says it after "how many"/"kaç"
+    (``_HOW_MANY``: "2 customers", "2 farklı müşteri"), one of them by its column's word ("1 customer");
+    the word of its column's name it is a form of ("müşteri" of "kaç müşterinin faturası"); '' where it
+    says none (the column's name says them)."""
+    counted = _HOW_MANY.search(_folded(question))
+    word = counted.group(1) if counted else ""
+    stem = next((w for w in sorted(_name_words(thing.name), key=len, reverse=True) if _word_of(word, w)), "")
+    many = re.fullmatch(r"e?s|ies", word[len(stem):] if word.startswith(stem) else word[len(stem) - 1:])
+    return word if stem and many and n != 1 else stem
+
+
 def _money_first(numbers: list[ColumnFacts], asked: list[str], question: str) -> list[ColumnFacts]:
     """The columns whose figures answer a question that names none: ``numbers``, less the
     quantities (Qty, Adet) where it asks for a total, says no quantity and an amount's column is
@@ -1295,6 +1307,7 @@ def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: l
     if thing is not None:  # (a count of a text column's things: its different values in those rows)
         things = list(dict.fromkeys(v for v in (cell(r, thing.at) for r in rows) if v))
         return [{**said, "name": thing.name, "letter": thing.letter, "rows": _n(len(things)), "distinct": True,
+                 "word": _thing_word(question, thing, len(things)),
                  "listed": things if len(things) <= MAX_LISTED else [], "figures": []}]
     items: list[dict[str, Any]] = []
     columns = named or list({id(t.column): t.column for t in thresholds}.values()) \
@@ -1512,7 +1525,10 @@ def where_phrase(item: dict[str, Any]) -> Phrase:
     figures: list[Phrase] = [p for f in item.get("figures") or [] if isinstance(f, dict) and f.get("what") in _FIGURES
                              for p in (("facts.and", {}), (f"facts.figure_{f['what']}", {"figure": str(f.get("figure", ""))}))]
     rows = str(item.get("rows", ""))
-    if item.get("distinct") and item.get("name"):  # ("how many customers are unpaid?": ``_counted_where``'s thing)
+    if item.get("distinct") and item.get("word"):  # ("how many customers are unpaid?": "2 customers where …")
+        return ("facts.counted_where_things", {"word": str(item["word"]), "n": rows, "conditions": conditions,
+                                               "names": shown})
+    if item.get("distinct") and item.get("name"):  # (a reply's record kept before its word was)
         return ("facts.counted_where_distinct", {"name": _plain_name(str(item["name"]), str(item.get("letter", ""))),
                                                  "n": rows, "conditions": conditions, "names": shown})
     if not item.get("name"):
