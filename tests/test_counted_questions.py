@@ -39,6 +39,8 @@ STATE_TR = [["Fatura", "Tutar", "Durum"], ["F-1", "100,00", "ödendi"], ["F-2", 
 SPEND = [["Month", "Spending", "Income"], ["Jan", "100.00", "300.00"], ["Feb", "50.00", "200.00"],
          ["Mar", "25.00", "100.00"]]
 SPEND_TR = [["Ay", "Harcama", "Gelir"], ["Ocak", "100,00", "300,00"], ["Şubat", "50,00", "200,00"], ["Mart", "25,00", "100,00"]]
+DUE_DATE = [["Invoice", "Due date", "Amount", "Status"], ["I-1", "2025-01-10", "100.00", "paid"],
+            ["I-2", "2025-02-10", "50.00", "unpaid"], ["I-3", "2025-03-10", "25.00", "unpaid"]]
 ONE_UNPAID = [["Invoice", "Customer", "Amount", "Status"], ["INV-1", "ACME Ltd", "10.00", "unpaid"],
               ["INV-2", "ACME Ltd", "20.00", "unpaid"], ["INV-3", "Bilge Co", "30.00", "paid"]]
 # a tenant's column beside the rent's ("Kiracı", one who rents: no form of "Kira"), and the rent's alone
@@ -59,6 +61,7 @@ def _facts(table: str) -> SheetFacts:
              "state_tr": lambda: table_facts("durumlar.csv", 0, STATE_TR, usual_comma=True),
              "spend": lambda: table_facts("spending.csv", 0, SPEND, usual_comma=False),
              "spend_tr": lambda: table_facts("harcama.csv", 0, SPEND_TR, usual_comma=True),
+             "due_date": lambda: table_facts("due.csv", 0, DUE_DATE, usual_comma=False),
              "one_unpaid": lambda: table_facts("one.csv", 0, ONE_UNPAID, usual_comma=False),
              "tenants": lambda: table_facts("kiracilar.csv", 0, TENANTS, usual_comma=True),
              "rent_only": lambda: table_facts("daireler.csv", 0, RENT_ONLY, usual_comma=True)}[table]()
@@ -132,6 +135,16 @@ CASES = [
     ("how much do customers owe in total?", "rent", ""),
     ("total owed", "split", ""),  # (no paid/unpaid column)
     ("total owed", "state_en", ""),  # (overdue and open, no unpaid: not told)
+    # what is outstanding or due: what is owed, by the same rule
+    ("total outstanding", "en", UNPAID_EN),
+    ("total due", "en", UNPAID_EN),
+    ("what is the total amount due?", "tr", UNPAID_TR),
+    ("total outstanding", "tr", UNPAID_TR),
+    ("total due", "due_date", "Counted by the program: Amount where Status is unpaid: 2 rows (I-2, I-3), total 75.00"),  # (a date's "due")
+    ("total outstanding", "rent", ""),
+    ("total due", "split", ""),
+    ("total outstanding", "state_en", ""),
+    ("total due", "state_tr", ""),
     # a spending column's total by its word in either language; none without one
     ("total spending", "spend", "Counted by the program: Spending (column B), all 3 rows: total 175.00"),
     ("harcama toplamı", "spend", "Counted by the program: Spending (column B), all 3 rows: total 175.00"),
@@ -140,13 +153,11 @@ CASES = [
     ("toplam harcama", "tr", ""),
     ("total expenses", "spend", ""),  # ("expenses": no column's word, not Spending's and Income's totals)
     # a state the table's cells do not say: nothing, never all rows
-    ("total outstanding", "en", ""),
-    ("total due", "en", ""),
     ("total of open invoices", "en", ""),
     ("total of overdue invoices", "en", ""),
     ("açık faturaların toplamı", "en", ""),
-    ("total outstanding", "tr", ""),
     ("tahsil edilmemiş tutar toplamı", "tr", ""),
+    ("vadesi geçmiş toplam", "tr", ""),  # (past due: no cell says which unpaid invoices are)
     # a count of a text column's things: its different values, never the rows
     ("how many customers?", "en", "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"),
     ("kaç müşteri var?", "tr", "Counted by the program: Müşteri (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AŞ)"),

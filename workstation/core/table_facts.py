@@ -1132,7 +1132,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             plain, named = (_IN_TAX if net[2] else _EX_TAX).sub(lambda m: " " * len(m.group(0)), plain), [net[0]]
         elif _IN_TAX.search(plain):
             continue  # (whether its amounts hold the tax the program cannot tell: nothing, not the VAT's or all amounts')
-        owed = _OWED.search(plain)
+        owed = _owed(plain, facts)
         debt = _debt(facts) if owed else None
         if owed and debt is None:
             continue  # (what is owed the program cannot tell: nothing, not all rows' amounts)
@@ -1190,8 +1190,20 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     return items[:MAX_COUNTED]
 
 
-# what is owed ("how much do customers owe?", "borç toplamı", "toplam borcu"): the unpaid rows' amount (``_debt``)
-_OWED = re.compile(r"\b(?:owe[sd]?|owing|debts?)\b|\bbor[çc]\w*", re.IGNORECASE)
+# what is owed ("how much do customers owe?", "borç toplamı", "toplam borcu", "total outstanding", "total
+# due"): the unpaid rows' amount (``_debt``), where the word names no column of the table (an "Amount due"'s
+# own total: ``_owed``)
+_OWED = re.compile(r"\b(?:owe[sd]?|owing|debts?|outstanding|due)\b|\bbor[çc]\w*", re.IGNORECASE)
+
+
+def _owed(plain: str, facts: SheetFacts) -> re.Match[str] | None:
+    """Where ``plain`` asks what is owed (``_OWED``) by a word that names no column of numbers of ``facts``
+    (a column "Due date" says no amount: "total due" is still the unpaid rows')."""
+    owed = _OWED.search(plain)
+    if owed is None or any(_word_of(_folded(owed.group(0)), w) for c in facts.columns if c.kind == "numbers"
+                           for w in _name_words(c.name)):
+        return None
+    return owed
 
 
 def _debt(facts: SheetFacts) -> tuple[ColumnFacts, dict[int, set[str]]] | None:
