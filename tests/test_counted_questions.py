@@ -131,6 +131,16 @@ CASES = [
     ("borç toplamı", "en", UNPAID_EN),
     ("how much does ACME Ltd owe in total?", "en",
      "Counted by the program: Amount where Customer is ACME Ltd and Status is unpaid: 1 row (INV-103), total 90.00"),
+    # a named customer's, asked without "total" too; a name no cell holds: nothing, not all unpaid rows'
+    ("how much does ACME owe?", "en",
+     "Counted by the program: Amount where Customer is ACME Ltd and Status is unpaid: 1 row (INV-103), total 90.00"),
+    ("ACME'nin borcu ne kadar?", "tr",
+     "Counted by the program: Tutar where Müşteri is ACME Ltd and Durum is ödenmedi: 1 row (F-103), total 90.00"),
+    ("how much does Zeta Ltd owe?", "en", ""),
+    ("how much does Zeta Ltd owe in total?", "en", ""),
+    ("Zeta'nın toplam borcu ne kadar?", "tr", ""),
+    ("how much does ACME owe?", "rent", ""),
+    ("how much does ACME owe?", "state_en", ""),
     ("borç toplamı", "rent", ""),  # (Kira and Aidat: which one is owed, not said)
     ("how much do customers owe in total?", "rent", ""),
     ("total owed", "split", ""),  # (no paid/unpaid column)

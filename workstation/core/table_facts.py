@@ -768,7 +768,7 @@ _CASE_ENDED = re.compile(r"(\w+)['’][dt][ae](?:n|ki)?\b")  # Ankara'dan, 2025'
 
 
 def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said: frozenset[str] = frozenset(),
-               figures: bool = True) -> bool:
+               figures: bool = True, debtor: bool = False) -> bool:
     """Whether ``plain`` (a question, its readable thresholds blanked: ``_blanked``) sets a condition
     on ``facts``' rows that the program cannot apply (``_WHEN``, ``_NO_FIGURE_THRESHOLD``,
     ``_NEGATION``, a month or a case-ended word that is no value of it; asked for a figure
@@ -791,7 +791,11 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said:
     # another column's figure answers another question (a count's things are ``_HOW_MANY``'s to tell)
     # (or a word made of a column's word by another ending: "kiracı" of Kira, "rental" of Rent)
     names = {w for c in facts.columns for w in _name_words(c.name)}
-    if figures and any(_other_column_word(word, names) for word in _unknown_words(found, facts)):
+    unknown = _unknown_words(found, facts)
+    if figures and any(_other_column_word(word, names) for word in unknown):
+        return True
+    # who owes, named by a name no cell holds ("how much does Zeta Ltd owe?"): not all unpaid rows' amount
+    if debtor and {_folded(w) for w in re.findall(r"[^\W\d_]+", plain) if w[:1].isupper()}.intersection(unknown):
         return True
     letters = {c.letter.casefold() for c in facts.columns if c.letter}
     return any(m.group(1) not in letters and not re.fullmatch(r"tablo\w*|sütun\w*|excel\w*", m.group(1))
@@ -1106,6 +1110,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     spans = _threshold_spans(question)
     plain = _blanked(question, spans)
     asked = [what for what, words in _ASKED if words.search(plain)]
+    if not asked and _OWED.search(plain) and _HOW_MUCH.search(plain):  # ("how much does ACME owe?": what it owes in all)
+        asked = ["total"]
     if not asked and not spans and not _WHICH.search(plain):
         return []
     letters = {(m.group(1) or m.group(2)).upper() for m in _LETTER.finditer(plain)}
@@ -1146,7 +1152,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             said |= {_folded(owed.group(0))}
         years, no_year, year_said = _year(plain, facts)
         doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said,
-                                                   any(what != "rows" for what in asked))
+                                                   any(what != "rows" for what in asked), owed is not None)
         if values or years or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
                 # ("how many customers are unpaid?": the unpaid rows' different customers, not the rows)
@@ -1194,6 +1200,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
 # due"): the unpaid rows' amount (``_debt``), where the word names no column of the table (an "Amount due"'s
 # own total: ``_owed``)
 _OWED = re.compile(r"\b(?:owe[sd]?|owing|debts?|outstanding|due)\b|\bbor[çc]\w*", re.IGNORECASE)
+_HOW_MUCH = re.compile(r"\bhow\s+much\b|\bne\s+kadar\b", re.IGNORECASE)  # (what is owed, asked without "total")
 
 
 def _owed(plain: str, facts: SheetFacts) -> re.Match[str] | None:
