@@ -39,6 +39,16 @@ STATE_TR = [["Fatura", "Tutar", "Durum"], ["F-1", "100,00", "ödendi"], ["F-2", 
 SPEND = [["Month", "Spending", "Income"], ["Jan", "100.00", "300.00"], ["Feb", "50.00", "200.00"],
          ["Mar", "25.00", "100.00"]]
 SPEND_TR = [["Ay", "Harcama", "Gelir"], ["Ocak", "100,00", "300,00"], ["Şubat", "50,00", "200,00"], ["Mart", "25,00", "100,00"]]
+DUE_DATE = [["Invoice", "Due date", "Amount", "Status"], ["I-1", "2025-01-10", "100.00", "paid"],
+            ["I-2", "2025-02-10", "50.00", "unpaid"], ["I-3", "2025-03-10", "25.00", "unpaid"]]
+ONE_UNPAID = [["Invoice", "Customer", "Amount", "Status"], ["INV-1", "ACME Ltd", "10.00", "unpaid"],
+              ["INV-2", "ACME Ltd", "20.00", "unpaid"], ["INV-3", "Bilge Co", "30.00", "paid"]]
+# a tenant's column beside the rent's ("Kiracı", one who rents: no form of "Kira"), and the rent's alone
+TENANTS = [["Daire", "Kiracı", "Kira", "Durum"], ["A-1", "Ali Yılmaz", "12.500,00", "ödendi"],
+           ["A-2", "Ayşe Kaya", "18.750,00", "ödenmedi"], ["A-3", "Ali Yılmaz", "9.800,00", "ödenmedi"],
+           ["B-1", "Can Demir", "22.000,00", "ödendi"]]
+RENT_ONLY = [["Daire", "Kira", "Durum"], ["A-1", "12.500,00", "ödendi"], ["A-2", "18.750,00", "ödenmedi"],
+             ["A-3", "9.800,00", "ödenmedi"], ["B-1", "22.000,00", "ödendi"]]
 
 
 def _facts(table: str) -> SheetFacts:
@@ -50,7 +60,11 @@ def _facts(table: str) -> SheetFacts:
              "state_en": lambda: table_facts("states.csv", 0, STATE_EN, usual_comma=False),
              "state_tr": lambda: table_facts("durumlar.csv", 0, STATE_TR, usual_comma=True),
              "spend": lambda: table_facts("spending.csv", 0, SPEND, usual_comma=False),
-             "spend_tr": lambda: table_facts("harcama.csv", 0, SPEND_TR, usual_comma=True)}[table]()
+             "spend_tr": lambda: table_facts("harcama.csv", 0, SPEND_TR, usual_comma=True),
+             "due_date": lambda: table_facts("due.csv", 0, DUE_DATE, usual_comma=False),
+             "one_unpaid": lambda: table_facts("one.csv", 0, ONE_UNPAID, usual_comma=False),
+             "tenants": lambda: table_facts("kiracilar.csv", 0, TENANTS, usual_comma=True),
+             "rent_only": lambda: table_facts("daireler.csv", 0, RENT_ONLY, usual_comma=True)}[table]()
     assert facts is not None
     return facts
 
@@ -117,10 +131,30 @@ CASES = [
     ("borç toplamı", "en", UNPAID_EN),
     ("how much does ACME Ltd owe in total?", "en",
      "Counted by the program: Amount where Customer is ACME Ltd and Status is unpaid: 1 row (INV-103), total 90.00"),
+    # a named customer's, asked without "total" too; a name no cell holds: nothing, not all unpaid rows'
+    ("how much does ACME owe?", "en",
+     "Counted by the program: Amount where Customer is ACME Ltd and Status is unpaid: 1 row (INV-103), total 90.00"),
+    ("ACME'nin borcu ne kadar?", "tr",
+     "Counted by the program: Tutar where Müşteri is ACME Ltd and Durum is ödenmedi: 1 row (F-103), total 90.00"),
+    ("how much does Zeta Ltd owe?", "en", ""),
+    ("how much does Zeta Ltd owe in total?", "en", ""),
+    ("Zeta'nın toplam borcu ne kadar?", "tr", ""),
+    ("how much does ACME owe?", "rent", ""),
+    ("how much does ACME owe?", "state_en", ""),
     ("borç toplamı", "rent", ""),  # (Kira and Aidat: which one is owed, not said)
     ("how much do customers owe in total?", "rent", ""),
     ("total owed", "split", ""),  # (no paid/unpaid column)
     ("total owed", "state_en", ""),  # (overdue and open, no unpaid: not told)
+    # what is outstanding or due: what is owed, by the same rule
+    ("total outstanding", "en", UNPAID_EN),
+    ("total due", "en", UNPAID_EN),
+    ("what is the total amount due?", "tr", UNPAID_TR),
+    ("total outstanding", "tr", UNPAID_TR),
+    ("total due", "due_date", "Counted by the program: Amount where Status is unpaid: 2 rows (I-2, I-3), total 75.00"),  # (a date's "due")
+    ("total outstanding", "rent", ""),
+    ("total due", "split", ""),
+    ("total outstanding", "state_en", ""),
+    ("total due", "state_tr", ""),
     # a spending column's total by its word in either language; none without one
     ("total spending", "spend", "Counted by the program: Spending (column B), all 3 rows: total 175.00"),
     ("harcama toplamı", "spend", "Counted by the program: Spending (column B), all 3 rows: total 175.00"),
@@ -129,13 +163,11 @@ CASES = [
     ("toplam harcama", "tr", ""),
     ("total expenses", "spend", ""),  # ("expenses": no column's word, not Spending's and Income's totals)
     # a state the table's cells do not say: nothing, never all rows
-    ("total outstanding", "en", ""),
-    ("total due", "en", ""),
     ("total of open invoices", "en", ""),
     ("total of overdue invoices", "en", ""),
     ("açık faturaların toplamı", "en", ""),
-    ("total outstanding", "tr", ""),
     ("tahsil edilmemiş tutar toplamı", "tr", ""),
+    ("vadesi geçmiş toplam", "tr", ""),  # (past due: no cell says which unpaid invoices are)
     # a count of a text column's things: its different values, never the rows
     ("how many customers?", "en", "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"),
     ("kaç müşteri var?", "tr", "Counted by the program: Müşteri (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AŞ)"),
@@ -144,14 +176,14 @@ CASES = [
     ("how many suppliers?", "tr", ""),  # ("suppliers": no column's word in either language)
     ("how many customers are there in total?", "rent", ""),
     # a count of a text column's things with a state: its different values in those rows
-    ("how many customers are unpaid?", "en",
-     "Counted by the program: Customer where Status is unpaid: 2 different values (Bilge Co, ACME Ltd)"),
-    ("kaç müşteri ödenmedi?", "tr", "Counted by the program: Müşteri where Durum is ödenmedi: 2 different values (Bilge Co, ACME Ltd)"),
+    # (said by the thing's own word as the question says it: "2 customers", not "Customer: 2 different values")
+    ("how many customers are unpaid?", "en", "Counted by the program: 2 customers where Status is unpaid (Bilge Co, ACME Ltd)"),
+    ("kaç müşteri ödenmedi?", "tr", "Counted by the program: 2 müşteri where Durum is ödenmedi (Bilge Co, ACME Ltd)"),
+    ("how many customers are unpaid?", "one_unpaid", "Counted by the program: 1 customer where Status is unpaid (ACME Ltd)"),
+    ("how many customers are not paid?", "en", ""),  # (a state said with "not": nothing)
     # whose rows: the owner named after "how many"/"kaç" is counted, not the invoices it names too
-    ("kaç müşterinin faturası ödenmedi?", "tr",
-     "Counted by the program: Müşteri where Durum is ödenmedi: 2 different values (Bilge Co, ACME Ltd)"),
-    ("how many customers have unpaid invoices?", "en",
-     "Counted by the program: Customer where Status is unpaid: 2 different values (Bilge Co, ACME Ltd)"),
+    ("kaç müşterinin faturası ödenmedi?", "tr", "Counted by the program: 2 müşteri where Durum is ödenmedi (Bilge Co, ACME Ltd)"),
+    ("how many customers have unpaid invoices?", "en", "Counted by the program: 2 customers where Status is unpaid (Bilge Co, ACME Ltd)"),
     ("how many customers have invoices?", "en",
      "Counted by the program: Customer (column B): 3 different values (ACME Ltd, Bilge Co, Ceren AS)"),
     ("kaç müşterinin faturası gecikti?", "tr", ""),  # (a state no cell says: nothing, not the customers of all rows)
@@ -195,6 +227,17 @@ CASES = [
     ("toplam KDV", "split_tr", "Counted by the program: KDV (column C), all 3 rows: total 70.00"),
     ("what is the total?", "split", "Counted by the program: Total (column D), all 3 rows: total 420.00"),
     ("total quantity", "en", "Counted by the program: Qty (column D), all 5 rows: total 23"),  # (a word any quantity answers to)
+    # a column's word with an ending that makes another word names no column: "kiracı" (a tenant) is no
+    # "kira", "rental" no "rent"; its case and plural endings do ("kiraların", "rents")
+    ("kaç kiracı var?", "tenants", "Counted by the program: Kiracı (column B): 3 different values (Ali Yılmaz, Ayşe Kaya, Can Demir)"),
+    ("kaç kiracı var?", "rent_only", ""),  # (not its 4 rows as tenants)
+    ("kaç kiracı var?", "rent", ""),
+    ("total rental", "rent_only", ""),
+    ("kiracıların toplamı", "rent", ""),
+    ("kiralık daire toplamı", "rent_only", ""),
+    ("kiraların toplamı", "rent_only", "Counted by the program: Kira (column B), all 4 rows: total 63,050.00"),
+    ("total rents", "rent_only", "Counted by the program: Kira (column B), all 4 rows: total 63,050.00"),
+    ("Kirası 15.000 TL'den fazla olan daireler hangileri?", "tenants", "Counted by the program: 2 rows where Kira over 15,000 (A-2, B-1)"),
 ]
 
 
@@ -208,7 +251,12 @@ def test_a_count_of_things_with_a_state_is_said_in_turkish() -> None:
     from workstation.tui.i18n import Texts
 
     assert say(counted_phrases(counted_answer("kaç müşteri ödenmedi?", [_facts("tr")])), Texts("tr").get) == (
-        "Programın hesabı: Durum değeri ödenmedi olan satırlarda Müşteri: 2 farklı değer (Bilge Co, ACME Ltd)")
+        "Programın hesabı: Durum değeri ödenmedi olan satırlarda 2 farklı müşteri (Bilge Co, ACME Ltd)")
+    # (a reply's record kept before the count had its word: said by the column's name, as it was)
+    item = {"what": "where", "title": "f.csv", "conditions": [{"name": "Durum", "letter": "G", "is": ["ödenmedi"]}],
+            "rows": "2", "listed": ["Bilge Co", "ACME Ltd"], "name": "Müşteri", "letter": "B", "distinct": True, "figures": []}
+    assert say(counted_phrases([item])) == (
+        "Counted by the program: Müşteri where Durum is ödenmedi: 2 different values (Bilge Co, ACME Ltd)")
 
 
 def test_the_amount_with_vat_is_said_in_turkish() -> None:

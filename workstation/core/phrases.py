@@ -961,6 +961,7 @@ ENGLISH: dict[str, str] = {
     "facts.counted_where": "{name} where {conditions}: {n:|row|rows}{names}{figures}",  # (names: " (INV-102, INV-104)")
     "facts.counted_where_rows": "{n:|row|rows} where {conditions}{names}",
     "facts.counted_where_distinct": "{name} where {conditions}: {n:|different value|different values}{names}",
+    "facts.counted_where_things": "{n} {word} where {conditions}{names}",  # ("2 customers where Status is unpaid")
     "facts.where_is": "{name} is {text}{more}",
     "facts.where_over": "{name} over {a}",
     "facts.where_year": "{name} in {text}",

@@ -768,7 +768,7 @@ _CASE_ENDED = re.compile(r"(\w+)['’][dt][ae](?:n|ki)?\b")  # Ankara'dan, 2025'
 
 
 def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said: frozenset[str] = frozenset(),
-               figures: bool = True) -> bool:
+               figures: bool = True, debtor: bool = False) -> bool:
     """Whether ``plain`` (a question, its readable thresholds blanked: ``_blanked``) sets a condition
     on ``facts``' rows that the program cannot apply (``_WHEN``, ``_NO_FIGURE_THRESHOLD``,
     ``_NEGATION``, a month or a case-ended word that is no value of it; asked for a figure
@@ -789,7 +789,13 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said:
         return True
     # a column's word no column of the table has ("total VAT", "toplam indirim" of Amount's table):
     # another column's figure answers another question (a count's things are ``_HOW_MANY``'s to tell)
-    if figures and any(_other_column_word(word) for word in _unknown_words(found, facts)):
+    # (or a word made of a column's word by another ending: "kiracı" of Kira, "rental" of Rent)
+    names = {w for c in facts.columns for w in _name_words(c.name)}
+    unknown = _unknown_words(found, facts)
+    if figures and any(_other_column_word(word, names) for word in unknown):
+        return True
+    # who owes, named by a name no cell holds ("how much does Zeta Ltd owe?"): not all unpaid rows' amount
+    if debtor and {_folded(w) for w in re.findall(r"[^\W\d_]+", plain) if w[:1].isupper()}.intersection(unknown):
         return True
     letters = {c.letter.casefold() for c in facts.columns if c.letter}
     return any(m.group(1) not in letters and not re.fullmatch(r"tablo\w*|sütun\w*|excel\w*", m.group(1))
@@ -828,10 +834,11 @@ def _unmatched_before(text: str, facts: SheetFacts) -> bool:
     words = re.findall(r"[^\W_][\w'’.-]*", text)
     for before, word in itertools.pairwise(words):
         word = re.split(r"['’]", word)[0]
-        if not (any(word.startswith(n) for n in nouns) or word.startswith(_ROW_NOUNS)):
+        word = word.strip(".-")
+        if not (any(_word_of(word, n) for n in nouns) or word.startswith(_ROW_NOUNS)):
             continue
         before = re.split(r"['’]", before)[0].strip(".-")
-        if before not in plain and not before.startswith(tuple(nouns)) and len(before) >= 3 and before.isalpha():
+        if before not in plain and not any(_word_of(before, n) for n in nouns) and len(before) >= 3 and before.isalpha():
             return True
     return False
 
@@ -872,7 +879,7 @@ def _unknown_words(text: str, facts: SheetFacts) -> list[str]:
     columns |= {w for w in re.findall(r"[^\W\d_]{3,}", _folded(facts.title)) if w not in _TITLE_WORDS}
     values = {w for c in facts.columns for v in c.values for w in v.split()}
     return [word for word in re.findall(r"[^\W\d_]{3,}", re.sub(r"['’]\w*", "", text))
-            if not (word in _PLAIN_BEFORE or word in _COUNTED_THINGS or word in values or word.startswith(tuple(columns))
+            if not (word in _PLAIN_BEFORE or word in _COUNTED_THINGS or word in values or any(_word_of(word, c) for c in columns)
                     or word.startswith(_ROW_NOUNS) or _WHICH.search(word) or any(p.search(word) for _, p in _ASKED)
                     or re.fullmatch(CURRENCY_WORDS, word))]
 
@@ -931,7 +938,7 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
         b = _asked_figure(m.group("b")) if "b" in m.groupdict() else Decimal(0)
         if a is None or b is None:
             return [], True
-        counts = [w for w in after if w in _COUNTED_THINGS or any(w.startswith(t) for t in things)]
+        counts = [w for w in after if w in _COUNTED_THINGS or any(_word_of(w, t) for t in things)]
         if counts and not _no_count(m, a, b, facts.rows, any(w in _COUNTED_THINGS for w in counts)):
             return [], True
         percent = any("%" in (m.groupdict().get(g) or "") for g in ("pre", "unit", "pre_b", "unit_b"))
@@ -974,8 +981,26 @@ _OTHER_LANGUAGE = [("rent", "kira"), ("amount", "tutar"), ("total", "toplam"), (
 
 def _key_word(word: str, key: str) -> bool:
     """Whether ``word`` (casefolded) is the list's ``key`` (``_OTHER_LANGUAGE``) or, for a key of four
-    letters or more that says no state, begins with it ("kirası" of "kira"; "açıklama" is no "açık")."""
-    return word == key or len(key) >= 4 and word.startswith(key) and not (key in _STATUS_WORDS or _verb_form(key))
+    letters or more that says no state, a form of it (``_word_of``: "kirası" of "kira"; "açıklama"
+    is no "açık", "kiracı" and "rental" no "kira" or "rent")."""
+    return word == key or len(key) >= 4 and _word_of(word, key) and not (key in _STATUS_WORDS or _verb_form(key))
+
+
+# what may follow a word where it still names the same thing: a Turkish plural, possessive and case
+# ending ("kirası", "faturaların", "müşterinin", "tutarlarından", "faturamız"), an English plural or
+# possessive ("invoices", "customer's"); not an ending that makes another word ("kiracı" a tenant,
+# "kiralık", "kirasız"; "rental", "renter"): read by its first letters, "kaç kiracı var?" of a table
+# of Kira counted its rows as tenants, and "total rental" was the rent's total
+_INFLECTED = re.compile(r"(?:l[ae]r)?(?:s?[ıiuü]|[ıiuü]?m(?:[ıiuü]z)?|[ıiuü]?n[ıiuü]z)?"
+                        r"(?:n?[ıiuü]n|n?[ıiuü]|n?y?[ae]|n?[dt][ae](?:n|ki)?|y?l[ae])?|e?s|['’]s?|s['’]")
+
+
+def _word_of(word: str, stem: str) -> bool:
+    """Whether ``word`` (casefolded) is ``stem`` or ``stem`` with an ending that keeps its meaning
+    (``_INFLECTED``; "quantities" of "quantity")."""
+    if stem.endswith("y") and word.startswith(stem[:-1] + "ies"):
+        return _INFLECTED.fullmatch(word[len(stem) + 2:]) is not None
+    return word.startswith(stem) and _INFLECTED.fullmatch(word[len(stem):]) is not None
 
 
 def _other_language(word: str) -> set[str]:
@@ -986,15 +1011,18 @@ def _other_language(word: str) -> set[str]:
             if key == word or form is not None and _verb_form(key) == form}
 
 
-def _other_column_word(word: str) -> bool:
+def _other_column_word(word: str, names: set[str] | frozenset[str] = frozenset()) -> bool:
     """Whether ``word`` (casefolded) is a column's common word (``_OTHER_LANGUAGE``) that names one
-    column and no other ("vat", "indirimi", "rent"), by the rule ``_name_words`` reads names by; not
-    one any amount's column answers to (total, amount, price, quantity: ``_AMOUNT_NAME``, ...) nor
-    a table's rows (invoices): asked "total VAT" of a table without a VAT column, the program said
-    its Amount's total."""
+    column and no other ("vat", "indirimi", "rent"), by the rule ``_name_words`` reads names by, or
+    a word made of one of them or of a table's column's word (``names``) by an ending that makes
+    another word ("kiracı", a tenant, of Kira; "rental" of Rent: ``_word_of``); not one any amount's
+    column answers to (total, amount, price, quantity: ``_AMOUNT_NAME``, ...) nor a table's rows
+    (invoices): asked "total VAT" of a table without a VAT column, the program said its Amount's total."""
     if any(r.search(word) for r in (_AMOUNT_NAME, _QUANTITY_NAME, _PRICE_NAME, _RATE_NAME)) or word.startswith(_ROW_NOUNS):
         return False
-    return any(_key_word(word, key) for pair in _OTHER_LANGUAGE for key in pair)
+    keys = {key for pair in _OTHER_LANGUAGE for key in pair} | set(names)
+    return any(_key_word(word, key) or len(key) >= 4 and word.startswith(key) and not (
+        key in _STATUS_WORDS or _verb_form(key)) for key in keys)
 
 
 def _name_words(name: str) -> set[str]:
@@ -1014,7 +1042,7 @@ def _named_by_word(question: str, columns: list[ColumnFacts]) -> list[tuple[int,
     found: list[tuple[int, ColumnFacts]] = []
     for m in re.finditer(r"\w+", question):
         word = _folded(m.group(0))
-        naming = [c for c in columns if any(word.startswith(n) for n in names[id(c)])]
+        naming = [c for c in columns if any(_word_of(word, n) for n in names[id(c)])]
         if len(naming) == 1:
             found.append((m.end(), naming[0]))
     return found
@@ -1082,6 +1110,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     spans = _threshold_spans(question)
     plain = _blanked(question, spans)
     asked = [what for what, words in _ASKED if words.search(plain)]
+    if not asked and _OWED.search(plain) and _HOW_MUCH.search(plain):  # ("how much does ACME owe?": what it owes in all)
+        asked = ["total"]
     if not asked and not spans and not _WHICH.search(plain):
         return []
     letters = {(m.group(1) or m.group(2)).upper() for m in _LETTER.finditer(plain)}
@@ -1108,7 +1138,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             plain, named = (_IN_TAX if net[2] else _EX_TAX).sub(lambda m: " " * len(m.group(0)), plain), [net[0]]
         elif _IN_TAX.search(plain):
             continue  # (whether its amounts hold the tax the program cannot tell: nothing, not the VAT's or all amounts')
-        owed = _OWED.search(plain)
+        owed = _owed(plain, facts)
         debt = _debt(facts) if owed else None
         if owed and debt is None:
             continue  # (what is owed the program cannot tell: nothing, not all rows' amounts)
@@ -1122,7 +1152,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             said |= {_folded(owed.group(0))}
         years, no_year, year_said = _year(plain, facts)
         doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said,
-                                                   any(what != "rows" for what in asked))
+                                                   any(what != "rows" for what in asked), owed is not None)
         if values or years or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
                 # ("how many customers are unpaid?": the unpaid rows' different customers, not the rows)
@@ -1166,8 +1196,21 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     return items[:MAX_COUNTED]
 
 
-# what is owed ("how much do customers owe?", "borç toplamı", "toplam borcu"): the unpaid rows' amount (``_debt``)
-_OWED = re.compile(r"\b(?:owe[sd]?|owing|debts?)\b|\bbor[çc]\w*", re.IGNORECASE)
+# what is owed ("how much do customers owe?", "borç toplamı", "toplam borcu", "total outstanding", "total
+# due"): the unpaid rows' amount (``_debt``), where the word names no column of the table (an "Amount due"'s
+# own total: ``_owed``)
+_OWED = re.compile(r"\b(?:owe[sd]?|owing|debts?|outstanding|due)\b|\bbor[çc]\w*", re.IGNORECASE)
+_HOW_MUCH = re.compile(r"\bhow\s+much\b|\bne\s+kadar\b", re.IGNORECASE)  # (what is owed, asked without "total")
+
+
+def _owed(plain: str, facts: SheetFacts) -> re.Match[str] | None:
+    """Where ``plain`` asks what is owed (``_OWED``) by a word that names no column of numbers of ``facts``
+    (a column "Due date" says no amount: "total due" is still the unpaid rows')."""
+    owed = _OWED.search(plain)
+    if owed is None or any(_word_of(_folded(owed.group(0)), w) for c in facts.columns if c.kind == "numbers"
+                           for w in _name_words(c.name)):
+        return None
+    return owed
 
 
 def _debt(facts: SheetFacts) -> tuple[ColumnFacts, dict[int, set[str]]] | None:
@@ -1216,6 +1259,18 @@ def _thing_asked(plain: str, facts: SheetFacts) -> ColumnFacts | None:
         return None
     col = next(iter(named.values()))
     return col if col.distinct < col.filled else None
+
+
+def _thing_word(question: str, thing: ColumnFacts, n: int) -> str:
+    """The word a count of ``thing``'s values says them by, as the question says it after "how many"/"kaç"
+    (``_HOW_MANY``: "2 customers", "2 farklı müşteri"), one of them by its column's word ("1 customer");
+    the word of its column's name it is a form of ("müşteri" of "kaç müşterinin faturası"); '' where it
+    says none (the column's name says them)."""
+    counted = _HOW_MANY.search(_folded(question))
+    word = counted.group(1) if counted else ""
+    stem = next((w for w in sorted(_name_words(thing.name), key=len, reverse=True) if _word_of(word, w)), "")
+    many = re.fullmatch(r"e?s|ies", word[len(stem):] if word.startswith(stem) else word[len(stem) - 1:])
+    return word if stem and many and n != 1 else stem
 
 
 def _money_first(numbers: list[ColumnFacts], asked: list[str], question: str) -> list[ColumnFacts]:
@@ -1271,6 +1326,7 @@ def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: l
     if thing is not None:  # (a count of a text column's things: its different values in those rows)
         things = list(dict.fromkeys(v for v in (cell(r, thing.at) for r in rows) if v))
         return [{**said, "name": thing.name, "letter": thing.letter, "rows": _n(len(things)), "distinct": True,
+                 "word": _thing_word(question, thing, len(things)),
                  "listed": things if len(things) <= MAX_LISTED else [], "figures": []}]
     items: list[dict[str, Any]] = []
     columns = named or list({id(t.column): t.column for t in thresholds}.values()) \
@@ -1488,7 +1544,10 @@ def where_phrase(item: dict[str, Any]) -> Phrase:
     figures: list[Phrase] = [p for f in item.get("figures") or [] if isinstance(f, dict) and f.get("what") in _FIGURES
                              for p in (("facts.and", {}), (f"facts.figure_{f['what']}", {"figure": str(f.get("figure", ""))}))]
     rows = str(item.get("rows", ""))
-    if item.get("distinct") and item.get("name"):  # ("how many customers are unpaid?": ``_counted_where``'s thing)
+    if item.get("distinct") and item.get("word"):  # ("how many customers are unpaid?": "2 customers where …")
+        return ("facts.counted_where_things", {"word": str(item["word"]), "n": rows, "conditions": conditions,
+                                               "names": shown})
+    if item.get("distinct") and item.get("name"):  # (a reply's record kept before its word was)
         return ("facts.counted_where_distinct", {"name": _plain_name(str(item["name"]), str(item.get("letter", ""))),
                                                  "n": rows, "conditions": conditions, "names": shown})
     if not item.get("name"):
