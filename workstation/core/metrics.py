@@ -225,6 +225,15 @@ class ReplyTiming:
 QUIET_MIN = 2  # replies begun quiet, at least, for their speed to be gone by (one says little)
 
 
+def began_busy(cpu_others: float) -> bool:
+    """Whether a reply began while other programs (another app, a ``batch`` or summary run in
+    another window) kept a core of this PC busy (``TurnMetrics.cpu_others`` from
+    ``thread_policy.BUSY_SLACK``): it wrote slower than this PC writes when quiet."""
+    from workstation.core.thread_policy import BUSY_SLACK
+
+    return cpu_others >= BUSY_SLACK
+
+
 def quiet_median(replies: Iterable[tuple[float, float]], limit: int = REPLIES_TIMED) -> float | None:
     """The median speed (tokens/s) of the last ``limit`` of ``replies`` (speed, cores other
     programs kept busy as it began; oldest first) begun with no other program keeping a core
@@ -235,9 +244,7 @@ def quiet_median(replies: Iterable[tuple[float, float]], limit: int = REPLIES_TI
     the row's own replies at 9)."""
     import statistics
 
-    from workstation.core.thread_policy import BUSY_SLACK
-
-    speeds = [tps for tps, others in replies if others < BUSY_SLACK][-limit:]
+    speeds = [tps for tps, others in replies if not began_busy(others)][-limit:]
     return statistics.median(speeds) if len(speeds) >= QUIET_MIN else None
 
 

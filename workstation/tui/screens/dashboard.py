@@ -22,6 +22,7 @@ from workstation.core.metrics import (
     REPLIES_TIMED,
     REPLY_RATE_MIN,
     TurnMetrics,
+    began_busy,
     quiet_median,
     read_turns,
     switch_reading,
@@ -70,19 +71,33 @@ def replies_said(recent: list[TurnMetrics], texts: Texts, terms: bool = False,
     900 ms)", "(70.0 tok/s)", where the rows' figures are to be compared with it, in place of
     the speed people read (F5's line after a profile switch said "median 70.0 tok/s, TTFT 900 ms"
     alone; with both it took four lines at 80 columns). ``recent``: not empty. ``per_token``: the
-    words a token of the replies themselves (``MetricsHistory.words_per_token``)."""
+    words a token of the replies themselves (``MetricsHistory.words_per_token``). Where the last
+    of them began while other programs kept this PC busy (``began_busy``), it says so after the
+    figures (``busy_said``): F5 said a busy reply's half speed as this PC's own."""
     wait_ms = statistics.median(turn.ttft_ms for turn in recent)
     wait_s = wait_ms / 1000
     wait = ("unit.s", {"n": f"{max(wait_s, 0.1):.1f}"}) if wait_s < 10 else duration(wait_s, texts.get)
     ttft = ("dash.ttft_term", {"ms": f"{wait_ms:,.0f}"}) if terms else ""
     rates = [turn.predicted_per_second for turn in timed_replies(recent)]
     if not rates:  # (short replies only: "Yes." is timed by its first word's wait)
-        return "dash.first_words", {"wait": wait, "ttft": ttft}
+        return "dash.first_words", {"wait": wait, "ttft": ttft, "busy": busy_said(recent)}
     tps = statistics.median(rates)
     return "dash.first_words_then", {
         "wait": wait, "ttft": ttft, "words": about_words(tps, texts.get, per_token),
         "rate": ("dash.rate_term", {"tps": f"{tps:.1f}"}) if terms else "",
-        "pace": "" if terms else ("dash.pace_fast" if keeps_pace(tps, texts.get, per_token) else "dash.pace_slow", {})}
+        "pace": "" if terms else ("dash.pace_fast" if keeps_pace(tps, texts.get, per_token) else "dash.pace_slow", {}),
+        "busy": busy_said(recent)}
+
+
+def busy_said(recent: list[TurnMetrics]) -> tuple[str, dict[str, Any]] | str:
+    """Where the last of ``recent`` began while other programs kept this PC busy (``began_busy``:
+    another app, a summary or batch run in another window): a clause that says so, of it alone
+    ("the PC was busy … as it began"), of the last of several, or of every one; "" otherwise."""
+    if not recent or not began_busy(recent[-1].cpu_others):
+        return ""
+    if len(recent) == 1:
+        return "dash.busy_one", {}
+    return ("dash.busy_all" if all(began_busy(turn.cpu_others) for turn in recent) else "dash.busy_last"), {}
 
 
 AS_FAST = 0.1  # medians closer than this share of each other: "about as fast"
