@@ -291,6 +291,27 @@ def ttft_said(ms: float) -> tuple[str, dict[str, Any]]:
     return "metric.ttft_s", {"s": f"{ms / 1000:,.0f}"}
 
 
+REREAD_MIN = 256  # tokens of the conversation read again for a turn to be a re-read (a first turn reads
+# the system prompt alone: 36 tokens with office-cpu's)
+
+
+def read_again_n(m: TurnMetrics) -> int:
+    """The tokens of the conversation before the new message (``new_n``) that a turn read, not
+    reused from the cache; 0 where the new message's tokens were not counted (a desk PC's reply)."""
+    return max(0, m.prompt_n - m.new_n) if m.new_n >= 0 else 0
+
+
+def reread(m: TurnMetrics) -> bool:
+    """Whether a turn read the whole conversation again before its first word, most of it not
+    kept (after a profile switch, a restart without its saved state): ``REREAD_MIN`` tokens or
+    more read again, more than those reused. Its wait is many times an ordinary turn's: F5 says
+    them apart (``dashboard.replies_said``), as a median of both said neither. Only where the new
+    message's tokens were counted (``new_n`` above 0): a record kept before they were, a reply gone
+    on with (Alt+C) and a desk PC's do not say what was read again."""
+    before = read_again_n(m)
+    return m.new_n > 0 and before >= REREAD_MIN and before > m.cache_n
+
+
 def switch_reading(m: TurnMetrics, lookup: Lookup | None = None, prefix: str = "metric") -> Phrase | None:
     """Why the first reply after a profile switch (F3) waited, or did not: its prompt mostly read
     again (the other profile's engine held none of the conversation: "read the conversation again
@@ -304,7 +325,7 @@ def switch_reading(m: TurnMetrics, lookup: Lookup | None = None, prefix: str = "
     counted (a desk PC's reply: the server's count is of the whole prompt)."""
     if m.new_n < 0:
         return None
-    before = max(0, m.prompt_n - m.new_n)  # read again: the conversation before the new message
+    before = read_again_n(m)
     total = before + m.cache_n
     if not m.after_switch or not total:
         return None
