@@ -267,13 +267,14 @@ def models_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def table_only(workload_ref: str = "office-20", **over: object) -> SizingResult:
+def table_only(workload_ref: str = "office-20", people: int | None = None, **over: object) -> SizingResult:
     """The sizing of a shipped workload over the shipped GPU table only: the same on every
-    machine (this machine's CPU is left out); ``over`` changes the workload's settings."""
+    machine (this machine's CPU is left out); ``people``: for that many (as ``size --people``);
+    ``over`` changes the workload's settings."""
     from workstation.core.sizing import candidate_machines, size
     from workstation.core.workload import load_workload, workload_from_dict
 
-    w = load_workload(workload_ref)
+    w = load_workload(workload_ref, people)
     if over:
         data = w.to_dict()
         data.pop("source")

@@ -1060,3 +1060,38 @@ def test_fit_counts_layers_one_way_and_the_cpu_k_v_rule_only_where_the_cpu_holds
     assert "counted at 0.79x on the CPU" not in out, out
     assert main(["fit", "--gpu", "RTX 4090", "-p", "gpu-llama31-8b"]) == 0
     assert "  GPU layers: all 33 (gpu_layers: auto)" in capsys.readouterr().out
+
+
+def test_fit_of_a_speculating_profile_says_its_measured_figure_has_the_guesses_and_the_estimate_not(
+        smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """fit of a speculative profile said bench's figure, measured with its speculation (its guessed
+    tokens kept), beside the estimate, which counts no speed-up, and "go by the measured figure:
+    the estimate is 3.0x below it" as if the two were of one kind. Each says what it is, and the
+    two are not compared."""
+    import json
+
+    from workstation.cli import main
+    from workstation.core.results import ResultRow, save_run
+
+    prof = tmp_path / "quote.yaml"
+    prof.write_text(f"name: quote\nmodel: {smollm2_path}\ncontext: 1024\ngpu_layers: 0\n"
+                    "speculative: {mode: lookup, draft_tokens: 16, ngram: 3}\n", encoding="utf-8")
+    assert main(["fit", "-p", str(prof), "--json"]) == 0
+    estimate = json.loads(capsys.readouterr().out)["decode_tps_bound"]
+    record = {"records": [{"n_gpu_layers": 0, "test": "tg128", "speculative": "lookup"}], "stddev": 2.0}
+    save_run("bench", [ResultRow("quote", "tg128", estimate * 3, "tok/s", str(smollm2_path), record)], "bench -p quote")
+    assert main(["fit", "-p", str(prof)]) == 0
+    out = capsys.readouterr().out
+    assert "  measured:  " in out, out
+    assert ("  note:      measured with speculation on (its guessed tokens included); the estimate above is without "
+            "it: the two are not measured alike") in out, out
+    assert "go by the measured" not in out, out
+    speed = next(line for line in out.splitlines() if line.startswith("  speed:"))
+    assert speed.endswith("The speed-up is not counted in this estimate: it gains only where its guesses are kept, "
+                          "and can also slow a reply."), speed
+    assert main(["fit", "-p", str(prof), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["measured_decode"]["speculative"] == "lookup" and data["estimate_speculative"] is False
+    assert main(["fit", "-p", str(prof), "--lang", "tr"]) == 0
+    out = capsys.readouterr().out
+    assert "hızlandırma açıkken ölçüldü" in out and "Hızlandırma bu tahmine katılmadı" in out and "güvenin" not in out, out

@@ -155,3 +155,45 @@ async def test_f10_without_colour_tells_its_lines_and_bars_apart_by_their_marks(
         assert all(m in lines for m in marks[:2])
         bars = screen.query_one("#memory-plot").render().plain
         assert "█" in bars and "▒" in bars and "▒▒ " in legend and "░░ " in legend
+
+
+async def test_f10_takes_the_offices_number_of_people_remembers_it_and_says_this_pcs_processor(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, smollm2_path: Path) -> None:
+    """F10 sized 20 people whatever the office (a 6-person firm could not say 6): + and - change
+    the number as ``size --people N`` takes it (the same workload, scaled), kept for the next
+    start; and it says what this PC's own processor would do, as ``size`` does beside the cards."""
+    from workstation.core.sizing import candidate_machines, local_machines, size
+    from workstation.core.workload import load_workload
+
+    app = make_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await pilot.press("f10")
+        await until(pilot, lambda: isinstance(app.screen, SizingScreen) and app.screen.data is not None)
+        screen = app.screen
+        assert str(screen.query_one("#sizing-people").content) == "People in the office: 20 (+ and - change it)"
+        headline = str(screen.query_one("#sizing-headline").content)
+        assert "20 people" in headline and "own processor" in headline, headline
+        await pilot.press("minus", "minus", "minus")
+        assert str(screen.query_one("#sizing-people").content) == "People in the office: 17 (+ and - change it)"
+        await until(pilot, lambda: "each of 17 people" in str(screen.query_one("#sizing-headline").content))
+        await pilot.press("plus")
+        await until(pilot, lambda: "each of 18 people" in str(screen.query_one("#sizing-headline").content))
+        headline = str(screen.query_one("#sizing-headline").content)
+        # the same sizing as 'size --people 18' (load_workload's scaling, this PC's processor beside)
+        from workstation.core import calibration, hardware, memory_check
+
+        w = load_workload("office-20", 18)
+        speed, cal = calibration.this_machine()
+        r = hardware.report()
+        result = size(w, candidate_machines(w, local_machines(speed, r.gpus, r.memory.available, r.memory.total,
+                                                              r.cpu_bandwidth_gbps)), cal, memory_check.history_summary(),
+                      hardware.is_laptop())
+        assert say(result.headline_phrases(), Texts("en").get).strip() in headline
+        assert say(result.here_beside() or result.laptop_cpu(), Texts("en").get).strip() in headline
+    (tmp_path / "again").mkdir()
+    app = make_app(tmp_path / "again", monkeypatch)  # (the same data folder: the store keeps it)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await pilot.press("f10")
+        await until(pilot, lambda: isinstance(app.screen, SizingScreen) and app.screen.data is not None)
+        assert str(app.screen.query_one("#sizing-people").content) == "People in the office: 18 (+ and - change it)"
+        assert "each of 18 people" in str(app.screen.query_one("#sizing-headline").content)

@@ -2790,3 +2790,78 @@ async def test_the_dashboards_row_names_stand_apart_from_their_axis() -> None:
         line = next((ln for ln in screen_lines(app) if "İlk sözcüğü bekleme (TTFT)" in ln), "")
         assert "maks 10.653 ms" in line, screen_lines(app)
         assert "(TTFT)maks" not in line and "(TTFT) " in line, line
+
+
+@pytest.mark.parametrize("lang", ["en", "tr"])
+async def test_f5s_headline_says_the_last_reply_began_while_the_pc_was_busy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                           lang: str) -> None:
+    """A reply begun while other programs kept a core busy (its record's ``cpu_others``, as the
+    engine measured it) writes at about half speed; F5's headline said that speed as this PC's
+    own, with no word of why (F4 said it; F5 did not)."""
+    from tui_helpers import make_app
+
+    from workstation.core.metrics import TurnMetrics
+    from workstation.core.store import ConversationStore
+
+    app = make_app(tmp_path, monkeypatch, language=lang)
+    store = ConversationStore()
+    conv = next(c for c in store.list() if c.title == "Meeting notes")
+    store.add_message(conv.id, "user", "And a longer one?")
+    busy = TurnMetrics(ttft_ms=400, predicted_n=60, predicted_ms=2400, prompt_n=30, cache_n=100, stop_reason="eos",
+                       n_threads=1, threads_reason="busy", cpu_others=1.1)
+    busy.finish_rates()
+    store.add_message(conv.id, "assistant", "Agree who writes the notes before the meeting begins. " * 4, busy.to_dict())
+    store.close()
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: len(_views(app)) == 6)
+        await pilot.press("f5")
+        await until(pilot, lambda: type(app.screen).__name__ == "DashboardScreen")
+        headline = str(app.screen.query_one("#headline").render())
+        assert headline.endswith({
+            "en": " (the PC was busy with other programs as the last one began: slower than usual).",
+            "tr": " (sonuncusu başlarken bilgisayar başka programlarla meşguldü: her zamankinden yavaş)."}[lang]), headline
+        # a quiet reply after it: nothing said
+        quiet = TurnMetrics.from_dict({**busy.to_dict(), "cpu_others": 0.1, "threads_reason": "idle"})
+        app.history.add(quiet, app.profile.ref if app.profile else "", "x")
+        app.screen.refresh_view()
+        headline = str(app.screen.query_one("#headline").render())
+        assert "(" not in headline, headline
+
+
+@pytest.mark.parametrize("lang", ["en", "tr"])
+async def test_f5s_wait_leaves_out_a_reply_that_read_the_whole_conversation_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lang: str) -> None:
+    """A reply that had to read the whole conversation again (after a profile change, a restart
+    without its saved state: its record says 1,500 prompt tokens read, none reused, 15 of them
+    the new message's) waited 6 s where an ordinary one waits 0.3 s; F5's headline said the
+    median of both, "about 3.2 s", true of neither. The wait is the ordinary replies', the
+    re-read said apart, with its own wait."""
+    from tui_helpers import make_app
+
+    from workstation.core.metrics import TurnMetrics
+    from workstation.core.store import ConversationStore
+
+    app = make_app(tmp_path, monkeypatch, language=lang)
+    store = ConversationStore()
+    conv = store.new("Budget")
+    for ttft, prompt_n, cache_n in ((300, 20, 900), (6000, 1500, 0)):  # an ordinary turn, then a re-read
+        store.add_message(conv.id, "user", "And the next line?")
+        m = TurnMetrics(ttft_ms=ttft, prompt_n=prompt_n, cache_n=cache_n, new_n=15, prompt_ms=ttft * 0.9,
+                        predicted_n=60, predicted_ms=1500, stop_reason="eos", threads_reason="idle")
+        m.finish_rates()
+        store.add_message(conv.id, "assistant", "The travel line goes up by a tenth next year. " * 4, m.to_dict())
+    store.close()
+    async with app.run_test(size=(110, 32)) as pilot:
+        await pilot.pause()
+        await app.open_conversation(conv.id)
+        await until(pilot, lambda: len(_views(app)) == 4)
+        await pilot.press("f5")
+        await until(pilot, lambda: type(app.screen).__name__ == "DashboardScreen")
+        headline = str(app.screen.query_one("#headline").render())
+        assert headline.startswith({"en": "Your last 2 replies: the first words after about 0.3 s, ",
+                                    "tr": "Son 2 yanıtınız: ilk sözcükler yaklaşık 0,3 sn sonra geldi, "}[lang]), headline
+        assert headline.endswith({
+            "en": " One of them first read the whole conversation again (after a profile change or a restart), "
+                  "which took about 6.0 s: the wait above leaves it out.",
+            "tr": " Biri önce tüm konuşmayı yeniden okudu (profil değişikliğinden ya da yeniden başlatmadan sonra), "
+                  "yaklaşık 6,0 sn sürdü: yukarıdaki bekleme onu saymaz."}[lang]), headline

@@ -225,6 +225,15 @@ class ReplyTiming:
 QUIET_MIN = 2  # replies begun quiet, at least, for their speed to be gone by (one says little)
 
 
+def began_busy(cpu_others: float) -> bool:
+    """Whether a reply began while other programs (another app, a ``batch`` or summary run in
+    another window) kept a core of this PC busy (``TurnMetrics.cpu_others`` from
+    ``thread_policy.BUSY_SLACK``): it wrote slower than this PC writes when quiet."""
+    from workstation.core.thread_policy import BUSY_SLACK
+
+    return cpu_others >= BUSY_SLACK
+
+
 def quiet_median(replies: Iterable[tuple[float, float]], limit: int = REPLIES_TIMED) -> float | None:
     """The median speed (tokens/s) of the last ``limit`` of ``replies`` (speed, cores other
     programs kept busy as it began; oldest first) begun with no other program keeping a core
@@ -235,9 +244,7 @@ def quiet_median(replies: Iterable[tuple[float, float]], limit: int = REPLIES_TI
     the row's own replies at 9)."""
     import statistics
 
-    from workstation.core.thread_policy import BUSY_SLACK
-
-    speeds = [tps for tps, others in replies if others < BUSY_SLACK][-limit:]
+    speeds = [tps for tps, others in replies if not began_busy(others)][-limit:]
     return statistics.median(speeds) if len(speeds) >= QUIET_MIN else None
 
 
@@ -287,6 +294,27 @@ def ttft_said(ms: float) -> tuple[str, dict[str, Any]]:
     return "metric.ttft_s", {"s": f"{tenths:.1f}" if tenths < TTFT_WHOLE_SECONDS_FROM else f"{ms / 1000:,.0f}"}
 
 
+REREAD_MIN = 256  # tokens of the conversation read again for a turn to be a re-read (a first turn reads
+# the system prompt alone: 36 tokens with office-cpu's)
+
+
+def read_again_n(m: TurnMetrics) -> int:
+    """The tokens of the conversation before the new message (``new_n``) that a turn read, not
+    reused from the cache; 0 where the new message's tokens were not counted (a desk PC's reply)."""
+    return max(0, m.prompt_n - m.new_n) if m.new_n >= 0 else 0
+
+
+def reread(m: TurnMetrics) -> bool:
+    """Whether a turn read the whole conversation again before its first word, most of it not
+    kept (after a profile switch, a restart without its saved state): ``REREAD_MIN`` tokens or
+    more read again, more than those reused. Its wait is many times an ordinary turn's: F5 says
+    them apart (``dashboard.replies_said``), as a median of both said neither. Only where the new
+    message's tokens were counted (``new_n`` above 0): a record kept before they were, a reply gone
+    on with (Alt+C) and a desk PC's do not say what was read again."""
+    before = read_again_n(m)
+    return m.new_n > 0 and before >= REREAD_MIN and before > m.cache_n
+
+
 def switch_reading(m: TurnMetrics, lookup: Lookup | None = None, prefix: str = "metric") -> Phrase | None:
     """Why the first reply after a profile switch (F3) waited, or did not: its prompt mostly read
     again (the other profile's engine held none of the conversation: "read the conversation again
@@ -300,7 +328,7 @@ def switch_reading(m: TurnMetrics, lookup: Lookup | None = None, prefix: str = "
     counted (a desk PC's reply: the server's count is of the whole prompt)."""
     if m.new_n < 0:
         return None
-    before = max(0, m.prompt_n - m.new_n)  # read again: the conversation before the new message
+    before = read_again_n(m)
     total = before + m.cache_n
     if not m.after_switch or not total:
         return None

@@ -443,8 +443,8 @@ class SizingResult:
         closest option is elsewhere (a desktop was told "Buy a GeForce RTX 4060" and never what it
         has does): [] on a laptop (its headline says it), or where the best or closest is this PC's."""
         b = self.best or next(iter(sorted(self.options, key=closeness_key)), None)
-        if self.laptop or (b is not None and b.here):
-            return []
+        if self.laptop or (b is not None and b.here) or not any(o.here for o in self.options):
+            return []  # (none of this PC's sized: its processor not weighed, nothing to say of it)
         return self._own_processor("pc")
 
     def _own_processor(self, kind: str) -> list[Phrase]:

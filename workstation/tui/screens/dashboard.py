@@ -22,8 +22,10 @@ from workstation.core.metrics import (
     REPLIES_TIMED,
     REPLY_RATE_MIN,
     TurnMetrics,
+    began_busy,
     quiet_median,
     read_turns,
+    reread,
     switch_reading,
     timed_replies,
     ttft_said,
@@ -70,19 +72,54 @@ def replies_said(recent: list[TurnMetrics], texts: Texts, terms: bool = False,
     900 ms)", "(70.0 tok/s)", where the rows' figures are to be compared with it, in place of
     the speed people read (F5's line after a profile switch said "median 70.0 tok/s, TTFT 900 ms"
     alone; with both it took four lines at 80 columns). ``recent``: not empty. ``per_token``: the
-    words a token of the replies themselves (``MetricsHistory.words_per_token``)."""
-    wait_ms = statistics.median(turn.ttft_ms for turn in recent)
-    wait_s = wait_ms / 1000
-    wait = ("unit.s", {"n": f"{max(wait_s, 0.1):.1f}"}) if wait_s < 10 else duration(wait_s, texts.get)
+    words a token of the replies themselves (``MetricsHistory.words_per_token``). Where the last
+    of them began while other programs kept this PC busy (``began_busy``), it says so after the
+    figures (``busy_said``): F5 said a busy reply's half speed as this PC's own. The wait is the
+    median of the replies that did not read the whole conversation again (``reread``: their wait
+    is apart, ``rereads_said``), of all where each did: after a switch, "about 4.2 s" was the
+    median of a 0.3 s wait and an 8 s one."""
+    ordinary = [turn for turn in recent if not reread(turn)] or recent
+    wait_ms = statistics.median(turn.ttft_ms for turn in ordinary)
+    wait = wait_said(wait_ms / 1000, texts)
     ttft = ("dash.ttft_term", {"ms": f"{wait_ms:,.0f}"}) if terms else ""
     rates = [turn.predicted_per_second for turn in timed_replies(recent)]
     if not rates:  # (short replies only: "Yes." is timed by its first word's wait)
-        return "dash.first_words", {"wait": wait, "ttft": ttft}
+        return "dash.first_words", {"wait": wait, "ttft": ttft, "busy": busy_said(recent)}
     tps = statistics.median(rates)
     return "dash.first_words_then", {
         "wait": wait, "ttft": ttft, "words": about_words(tps, texts.get, per_token),
         "rate": ("dash.rate_term", {"tps": f"{tps:.1f}"}) if terms else "",
-        "pace": "" if terms else ("dash.pace_fast" if keeps_pace(tps, texts.get, per_token) else "dash.pace_slow", {})}
+        "pace": "" if terms else ("dash.pace_fast" if keeps_pace(tps, texts.get, per_token) else "dash.pace_slow", {}),
+        "busy": busy_said(recent)}
+
+
+def wait_said(wait_s: float, texts: Texts) -> tuple[str, dict[str, Any]]:
+    """A wait for the first words as F5's headline says it: tenths of a second below 10 s."""
+    return ("unit.s", {"n": f"{max(wait_s, 0.1):.1f}"}) if wait_s < 10 else duration(wait_s, texts.get)
+
+
+def rereads_said(recent: list[TurnMetrics], texts: Texts) -> str:
+    """Of ``recent``, those that read the whole conversation again first (``reread``), in a
+    sentence after the headline: how many, and their median wait, which the headline's leaves
+    out; "" where none did."""
+    again = [turn for turn in recent if reread(turn)]
+    if not again:
+        return ""
+    if len(again) == len(recent):
+        return texts("dash.rereads_all_one" if len(again) == 1 else "dash.rereads_all")
+    wait = wait_said(statistics.median(turn.ttft_ms for turn in again) / 1000, texts)
+    return texts("dash.rereads_one" if len(again) == 1 else "dash.rereads", n=len(again), wait=wait)
+
+
+def busy_said(recent: list[TurnMetrics]) -> tuple[str, dict[str, Any]] | str:
+    """Where the last of ``recent`` began while other programs kept this PC busy (``began_busy``:
+    another app, a summary or batch run in another window): a clause that says so, of it alone
+    ("the PC was busy … as it began"), of the last of several, or of every one; "" otherwise."""
+    if not recent or not began_busy(recent[-1].cpu_others):
+        return ""
+    if len(recent) == 1:
+        return "dash.busy_one", {}
+    return ("dash.busy_all" if all(began_busy(turn.cpu_others) for turn in recent) else "dash.busy_last"), {}
 
 
 AS_FAST = 0.1  # medians closer than this share of each other: "about as fast"
@@ -132,7 +169,8 @@ def replies_headline(turns: list[TurnMetrics], texts: Texts, per_token: float | 
         return ""
     said = replies_said(recent, texts, per_token=per_token)
     key = "dash.headline" if last_ones(recent, turns) else "dash.headline_timed"
-    return texts(f"{key}_one", said=said) if len(recent) == 1 else texts(key, n=len(recent), said=said)
+    headline = texts(f"{key}_one", said=said) if len(recent) == 1 else texts(key, n=len(recent), said=said)
+    return f"{headline} {again}" if (again := rereads_said(recent, texts)) else headline
 
 
 def live_said(tokens: int, rate: float | None, texts: Texts, words: int | None = None,
@@ -322,7 +360,9 @@ class DashboardScreen(AppScreen, Screen[None]):
             headline = f"{headline} {t('dash.server_wrote', model=server_model(app))}"
         # the first reply after a switch (F3) waited for the conversation read again, or did not for
         # the part kept on disk: said under the speed it brings down, while it is the last reply
-        if last is not None and (switch := switch_reading(last, t.get, "dash")) is not None:
+        # (not where the headline's re-reads already count it: ``rereads_said``)
+        if last is not None and (switch := switch_reading(last, t.get, "dash")) is not None and not (
+                switch[0] == "dash.switch_read" and reread(last) and any(turn is last for turn in recent_replies(run.turns))):
             headline = f"{headline} {t(switch[0], **switch[1])}".strip()
         self._put("#headline", headline)
         if self.query_one("#headline").display != bool(headline):

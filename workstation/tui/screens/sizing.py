@@ -1,9 +1,11 @@
 """Size the office: the ``size`` charts in the terminal (textual-plotext).
 
 Shows the headline of ``workstation size`` for a workload (the shipped ``office-20`` unless
-the app was given another), tokens/s per person against the number of people for the best
-options, and the memory stack (weights, K/V cache, compute) of each against its card. The
-sizing runs in a thread worker and comes back as a message.
+the app was given another) for the office's number of people (+ and -, as ``size --people N``
+takes it, remembered for the next start), what this PC's own processor would do
+(``SizingResult.here_beside``, as ``size`` says it), tokens/s per person against the number
+of people for the best options, and the memory stack (weights, K/V cache, compute) of each
+against its card. The sizing runs in a thread worker and comes back as a message.
 """
 
 from __future__ import annotations
@@ -30,13 +32,19 @@ if TYPE_CHECKING:
     from workstation.core.sizing import SizingResult
 
 
-def size_here(workload_ref: str) -> SizingResult:
-    """``workstation size`` for ``workload_ref`` on this machine and the GPU table."""
+PEOPLE_KEY = "sizing_people"  # the store's app_state: the office's number of people F10 was last given
+PEOPLE_MAX = 100_000
+RESIZE_AFTER_S = 0.4  # + and - pressed in a row size once, after the last
+
+
+def size_here(workload_ref: str, people: int | None = None) -> SizingResult:
+    """``workstation size`` for ``workload_ref`` (for ``people``, as ``size --people N``: None, the
+    workload's own) on this machine and the GPU table."""
     from workstation.core import calibration, hardware, memory_check
     from workstation.core.sizing import candidate_machines, local_machines, size
     from workstation.core.workload import load_workload
 
-    workload = load_workload(workload_ref)
+    workload = load_workload(workload_ref, people)
     speed, cal = calibration.this_machine()
     r = hardware.report()
     local = local_machines(speed, r.gpus, r.memory.available, r.memory.total, r.cpu_bandwidth_gbps)
@@ -95,19 +103,24 @@ class SizingReady(Progress):
 
 class SizingScreen(AppScreen, Screen[None]):
     OPENED_BY = "sizing"
-    BINDINGS = [Binding("escape", "app.pop_screen", "back", id="sizing.back")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "back", id="sizing.back"),
+                Binding("plus,equals_sign", "people(1)", "more people", id="sizing.more"),
+                Binding("minus", "people(-1)", "fewer people", id="sizing.fewer")]
 
     def __init__(self, workload_ref: str = "office-20",
-                 compute: Callable[[str], SizingResult] | None = None) -> None:
+                 compute: Callable[..., SizingResult] | None = None) -> None:
+        """``compute``: (workload_ref, people=N or None) to the sizing (``size_here``)."""
         super().__init__()
         self.workload_ref = workload_ref
         self.compute = compute or size_here
+        self.people: int | None = None  # the office's number of people (None: the workload's own)
         self.data: dict[str, Any] | None = None  # what the charts draw, once the sizing is done
         self._result: SizingResult | None = None  # the sizing, once done: F9 draws it again in words of its own
 
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="sizing"):  # a short terminal scrolls to the legend; the charts keep their height
+            yield Static("", id="sizing-people", markup=False)
             yield Static(self.wapp.texts("sizing.working", name=self.workload_ref), id="sizing-headline",
                          markup=False)
             with Horizontal(id="sizing-charts"):
@@ -117,30 +130,61 @@ class SizingScreen(AppScreen, Screen[None]):
         yield ScreenFooter()
 
     def on_mount(self) -> None:
-        self.run_sizing()
+        kept = self.wapp.store.recalled(PEOPLE_KEY)  # (as F10 was last given it: a 6-person firm saw 20 each time)
+        self.people = int(kept) if kept is not None and kept.isdigit() and 1 <= int(kept) <= PEOPLE_MAX else None
+        self._resize: Any = None  # the timer of + or - pressed (``action_people``)
+        self._say_people()
+        self.run_sizing(self.people)
+
+    def _say_people(self) -> None:
+        t = self.wapp.texts
+        n = self.people if self.people is not None else self._result.workload.people if self._result else None
+        self.query_one("#sizing-people", Static).update(
+            t("sizing.people", n=t.number(f"{n:,}")) if n is not None else t("sizing.people_unknown"))
+
+    def action_people(self, step: int) -> None:
+        """+ and -: the office's number of people, one more or fewer (1 at least), remembered for
+        the next start; sized again once the keys rest (``RESIZE_AFTER_S``)."""
+        now = self.people if self.people is not None else self._result.workload.people if self._result else None
+        if now is None:
+            return  # (the workload's own not known yet: it could not be read)
+        self.people = min(PEOPLE_MAX, max(1, now + step))
+        self.wapp.store.remember(PEOPLE_KEY, str(self.people))
+        self._say_people()
+        self.query_one("#sizing-headline", Static).update(self.wapp.texts("sizing.working", name=self.workload_ref))
+        if self._resize is not None:
+            self._resize.stop()
+        self._resize = self.set_timer(RESIZE_AFTER_S, lambda: self.run_sizing(self.people))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sizing")
-    def run_sizing(self) -> None:
+    def run_sizing(self, people: int | None) -> None:
         from workstation.core.errors import WorkstationError
 
         try:
-            self._result = self.compute(self.workload_ref)
+            result = self.compute(self.workload_ref, people=people)
         except WorkstationError as err:
             self.post_message(TaskFailed(self.wapp.texts.error(err)))
             return
+        if people != self.people:
+            return  # (+ or - pressed since: the newer sizing draws)
+        self._result = result
         self._draw()
 
     def _draw(self) -> None:
-        """The headline, the charts and their legend, in the UI's language (a message: from
+        """The headline, what this PC's own processor would do (``here_beside``, as ``size`` says
+        it beside the cards), the charts and their legend, in the UI's language (a message: from
         the sizing's thread, or from F9)."""
         from workstation.core.sizing import chart_data
 
         if self._result is not None:
-            self.post_message(SizingReady(1, 1, say(self._result.headline_phrases(), self.wapp.texts.get),
-                                          chart_data(self._result)))
+            said = say(self._result.headline_phrases(), self.wapp.texts.get).strip()
+            if here := self._result.here_beside():
+                said += "\n" + say(here, self.wapp.texts.get)
+            self.post_message(SizingReady(1, 1, said, chart_data(self._result)))
 
     def relabel(self) -> None:
         """F9: the headline, the axes and the legend stayed in the language they were drawn in."""
+        self._say_people()
         if self._result is None:
             self.query_one("#sizing-headline", Static).update(self.wapp.texts("sizing.working", name=self.workload_ref))
         self._draw()
@@ -152,6 +196,7 @@ class SizingScreen(AppScreen, Screen[None]):
     @on(SizingReady)
     def _ready(self, event: SizingReady) -> None:
         t = self.wapp.texts
+        self._say_people()
         self.query_one("#sizing-headline", Static).update(event.label)
         data = self.data = event.data
         people = self.query_one("#people-plot", PlotextPlot)
