@@ -21,6 +21,7 @@ from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.metrics import (
     REPLIES_TIMED,
     REPLY_RATE_MIN,
+    TTFT_SECONDS_FROM_MS,
     TurnMetrics,
     began_busy,
     quiet_median,
@@ -57,8 +58,8 @@ AXIS_WIDTH = 14  # .metric-axis in workstation.tcss
 
 
 def ttft_value(ms: float, texts: Texts) -> str:
-    """The TTFT row's figure, as the line under the reply says it (``ttft_said``): "1,904 ms",
-    from 10 s on "20 s" (the row said "19,865 ms" where the reply said "TTFT 20 s")."""
+    """The TTFT row's figure, as the line under the reply says it (``ttft_said``): "904 ms", from
+    1 s on "1.9 s", "20 s" (the row said "19,865 ms" where the reply said "TTFT 20 s")."""
     key, values = ttft_said(ms)
     return texts("unit.ms", n=values["ms"]) if key == "metric.ttft" else texts("unit.s", n=values["s"])
 
@@ -409,8 +410,13 @@ class DashboardScreen(AppScreen, Screen[None]):
         # "last 2 turns" and "Your last 2 replies" read as two counts of one conversation's replies)
         decode_span = (turns_span if len(decode) == n_turns else t("dash.axis_this_reply") if len(decode) == 1
                        else t("dash.axis_reply_and_this") if n_turns == 1 else t("dash.axis_replies_and_this", n=n_turns))
+        # (its axis in seconds where the waits reach one, as the figure beside it and the line under a
+        # reply say them: "3.9 s" beside an axis of "3,883 ms" read as two units)
+        waits = series("ttft_ms")
+        in_s = max(waits, default=0.0) >= TTFT_SECONDS_FROM_MS
         self.query_one("#row-ttft", MetricRow).set(
-            t("dash.ttft"), series("ttft_ms"), ttft_value(last.ttft_ms, t) if last else "–", "ms", turns_span
+            t("dash.ttft"), [w / 1000 for w in waits] if in_s else waits, ttft_value(last.ttft_ms, t) if last else "–",
+            t("unit.s", n="").strip() if in_s else "ms", turns_span
         )
         rate = live if app.generating and live else (last.predicted_per_second if last else 0.0)
         self.query_one("#row-decode", MetricRow).set(  # (no rate yet, or a reply of one token: "–", not "0.0")
