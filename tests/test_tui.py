@@ -2678,6 +2678,35 @@ async def test_up_then_enter_at_once_waits_for_the_file_and_counts_the_documents
         assert app2.store.messages(conv)[-1].metrics.get("counted", [{}])[0].get("figure") == "7,855"
 
 
+async def test_a_reply_asked_again_keeps_the_programs_count_of_its_question(profiles: Path, tmp_path: Path) -> None:
+    """Alt+R on a question about an attached table: reply 2/2 had no "Counted by the program" line,
+    where 1/2 had (newuser19): the same question of the same table has the same count."""
+    from workstation.tui import integrations
+    from workstation.tui.messages import DocumentRead
+
+    sales = tmp_path / "sales.csv"
+    sales.write_text("Month,Revenue\nJan,1200.5\nFeb,2500\nMar,4154.5\n", encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        app.post_message(DocumentRead(str(sales), *integrations.read_document_text(sales)))
+        await until(pilot, lambda: app.pending_document is not None)
+        await _send(pilot, app, "What is the total of column B?")
+        await until(pilot, lambda: not app.generating and app.conversation_id is not None
+                    and len(app.store.messages(app.conversation_id)) == 2
+                    and app.store.messages(app.conversation_id)[-1].metrics is not None)
+        conv = app.conversation_id
+        first = app.store.messages(conv)[-1]
+        assert first.metrics["counted"][0]["figure"] == "7,855"
+        await pilot.press("alt+r")
+        await until(pilot, lambda: not app.generating and app.store.messages(conv)[-1].id != first.id
+                    and app.store.messages(conv)[-1].metrics is not None)
+        again = app.store.messages(conv)[-1]
+        assert (again.metrics or {}).get("counted", [{}])[0].get("figure") == "7,855", again.metrics
+        assert str(_views(app)[-1].query_one(".metrics").render()).endswith(
+            "\nCounted by the program: Revenue (column B), all 3 rows: total 7,855")
+
+
 async def test_a_question_with_a_condition_on_an_attached_table_has_its_rows_counted(
         profiles: Path, tmp_path: Path) -> None:
     """"Which unpaid invoices are over 1,000 EUR, and what is their total?" of an attached invoice

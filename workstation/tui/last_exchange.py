@@ -3,7 +3,7 @@ again (Alt+R), the reply continued (Alt+C) or another one asked for (Alt+V)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.widgets import Input, TextArea
 
@@ -63,6 +63,13 @@ class LastExchange(AppPart):
         self._editing = (question.id, question.created)
         self._say_editing_last()
 
+    def _kept_figures(self: WorkstationApp, metrics: dict[str, Any] | None) -> None:
+        """The program's count of the question's table and the "answered from F6's summary" note of
+        the reply asked again (Alt+R) or gone on with (Alt+C), for the new one: the same question of
+        the same document (reply 2/2 had no "Counted by the program" line that 1/2 had: newuser19)."""
+        self._counted = list((metrics or {}).get("counted") or [])
+        self._from_summary = str((metrics or {}).get("from_summary") or "")
+
     def _say_editing_last(self: WorkstationApp) -> None:
         """The last message is in the box to be changed (Up, or its conversation opened again)."""
         in_editor = self.chat_screen.query_one("#editor", TextArea).display
@@ -101,10 +108,12 @@ class LastExchange(AppPart):
         assert conv_id is not None  # (a question put back by Up stays so: sent, it replaces this one and its new reply)
         if not self._claim_turn():
             return
-        self._replacing = [m.id for m in self.store.messages(conv_id) if m.id > question.id]
+        after = [m for m in self.store.messages(conv_id) if m.id > question.id]
+        self._replacing = [m.id for m in after]
         self._replacing_question = question.id
         self._asked = question.content
         self._turn_from = "again"
+        self._kept_figures(after[0].metrics if after else None)  # (the same question, the same table's count)
         self.generating = True  # (no other turn begins while the screen is made ready)
         try:
             await self.chat_screen.remove_last_exchange(keep_question=True)
@@ -165,6 +174,7 @@ class LastExchange(AppPart):
             return
         self._continued = last.content
         self._turn_from = "continue"
+        self._kept_figures(last.metrics)
         self._partial = last.id  # the reply's own row is written again as it goes on
         self._asked = next((m.content for m in reversed(stored) if m.role == "user"), "")
         views[-1].reopen()

@@ -441,9 +441,9 @@ class Turn(AppPart):
                       and self.profile.backend == "openai" else "")
             record = turn_record(metrics, *ran_on, self.changes_from_profile(self.session_sampling), model_file(self.profile) if self.profile else "",
                                  served)
-            if self._counted and self._turn_from == "send":  # (the program's figures, kept with the reply)
+            if self._counted:  # (the program's figures, kept with the reply; an Alt+R's or Alt+C's its question's)
                 record["counted"] = self._counted
-            if self._from_summary and self._turn_from == "send":  # (F6's summary went in the document's place)
+            if self._from_summary:  # (F6's summary went in the document's place)
                 record["from_summary"] = self._from_summary
             self._counted, self._from_summary = [], ""
             if view is not None:  # stopped before its first token: it says so, and is kept so
