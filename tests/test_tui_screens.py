@@ -94,7 +94,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         # (Turkish: the text is added to the message, 'eklenir'; it "entered" it, 'girer')
         assert Texts("tr")("action.attach.help").endswith(" ve web sayfası); metni bir sonraki mesajınıza eklenir")
         # what the figures under a reply mean, for a keyboard's user too (a mouse's tooltip said it)
-        assert app.screen.rows[-1] == ("", "Figures under a reply", Texts("en")("metric.help"))
+        assert app.screen.rows[-1] == ("", "Figures under a reply", Texts("en")("metric.help", bench="workstation bench"))
         # in words: "in tokens a second" explained a figure with the word it was there to explain
         assert "in word pieces a second" in app.screen.rows[-1][2] and "tokens a second" not in app.screen.rows[-1][2]
         assert "reused a of b: " in app.screen.rows[-1][2]  # the line's "reused 30 of 40", explained in F1

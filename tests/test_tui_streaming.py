@@ -273,7 +273,7 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
     assert metrics_line(TurnMetrics(ttft_ms=7_211, predicted_n=1), t).startswith("TTFT 7.2 s")
     assert metrics_line(TurnMetrics(ttft_ms=9_940, predicted_n=1), t).startswith("TTFT 9.9 s")
     assert metrics_line(TurnMetrics(ttft_ms=9_999.6, predicted_n=1), t).startswith("TTFT 10 s")  # (not "10,000 ms")
-    assert "from 10 seconds on in seconds" in t("metric.help")  # F1's explanation of the line says so
+    assert "below one second, in seconds from there" in t("metric.help")  # F1's explanation of the line says so
     # one sentence for each figure of the line, by the name the line shows
     for lang, names in (("en", ("TTFT: the wait for the first word", "tok/s: ", "in word pieces a second",
                                 "reused a of b: ", "read before and were not read again")),

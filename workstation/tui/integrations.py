@@ -15,6 +15,7 @@ from workstation.core import catalog, hardware, model_download, model_info
 from workstation.core import installed_models as on_disk  # (add_model: this module's own too)
 from workstation.core.errors import WorkstationError
 from workstation.core.gpu_layers import offloadable_layers
+from workstation.core.invocation import cli
 from workstation.core.phrases import (
     Phrase,
     WordsBasis,
@@ -541,7 +542,7 @@ def speed_said(p: Any, measured_here: bool, texts: Texts, scale: Any = None, spe
     if said and speculating:  # (described as "faster"; the estimate did not move)
         said += " " + texts("models.speed_spec_not_counted")
     from_replies = scale is not None and not p.gpu_layers  # (this PC's replies: no bench to name)
-    return f"{said} {texts('models.bench_measures')}" if said and not from_replies else said
+    return f"{said} {texts('models.bench_measures', bench=cli('bench'))}" if said and not from_replies else said
 
 
 def _speed_sentences(p: Any, measured_here: bool, texts: Texts, scale: Any = None) -> str:

@@ -14,6 +14,7 @@ from textual.command import CommandPalette
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, TextArea
 
+from workstation.core.invocation import cli
 from workstation.tui.actions import ACTIONS, ALWAYS, BASICS, BY_ID, CHAT_ONLY, keys_now
 from workstation.tui.app_part import AppPart
 from workstation.tui.palette import LocalPalette, fold
@@ -96,7 +97,7 @@ class KeyHelp(AppPart):
                      ("Shift+Enter/Ctrl+J", t("keys.new_line"), t("keys.new_line.help"))]
             # what the figures under each reply mean (TTFT … tok/s): a mouse's tooltip said it, and
             # a keyboard's user never learnt it
-            rows += [("", "", ""), ("", t("keys.figures"), t("metric.help"))]
+            rows += [("", "", ""), ("", t("keys.figures"), t("metric.help", bench=cli("bench")))]
         elif figures := getattr(self.screen, "FIGURES_HELP", ""):  # a screen of figures and terms (F5, F4): what each is
             rows += [("", "", ""), ("", self.texts("keys.dash_figures"), self.texts(figures))]
         self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))

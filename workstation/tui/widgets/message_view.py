@@ -21,6 +21,7 @@ from textual.widgets import Collapsible, Markdown, Static
 
 from workstation.core.conversation_titles import profile_key
 from workstation.core.events import SERVER_STOPPING
+from workstation.core.invocation import cli
 from workstation.core.metrics import TurnMetrics, figures_line
 from workstation.core.moments import BAD, local_text
 from workstation.core.phrases import about_words, say, words_in
@@ -288,7 +289,7 @@ class MessageView(Vertical):
             return
         figures = Static(self._metrics_text(), classes="metrics")
         if self.role == "assistant":  # what the figures mean, in words, under the mouse
-            figures.tooltip = self.texts("metric.help")
+            figures.tooltip = self.texts("metric.help", bench=cli("bench"))
         yield figures
 
     def on_mount(self) -> None:
@@ -580,7 +581,7 @@ class MessageView(Vertical):
             figures = self.query_one(".metrics", Static)
             figures.update(self._metrics_text())
             if self.role == "assistant":
-                figures.tooltip = texts("metric.help")
+                figures.tooltip = texts("metric.help", bench=cli("bench"))
         if (block := self.thought) is not None:
             block.title = self._thought_title()
         if self._folded:
