@@ -256,6 +256,16 @@ def test_a_vat_row_with_its_rate_among_the_data_rows_is_one_of_them() -> None:
         "Counted by the program: Amount (column B), all 3 rows: total 1,500.00")
 
 
+def test_a_column_whose_name_begins_with_a_state_word_is_not_that_state() -> None:
+    """"Açıklama" (description) begins with "açık" (open), yet names no state: "total of open
+    invoices" of Invoice | Açıklama | Amount counts nothing, not all rows' total as the open ones'."""
+    facts = table_facts("note.csv", 0, [["Invoice", "Açıklama", "Amount"], ["INV-1", "kira", "100.00"],
+                                        ["INV-2", "elektrik", "50.00"]], usual_comma=False)
+    assert facts is not None
+    assert say(counted_phrases(counted_answer("total of open invoices", [facts]))) == ""
+    assert say(counted_phrases(counted_answer("how many open invoices?", [facts]))) == ""
+
+
 def test_a_table_of_vat_by_rate_keeps_its_rows() -> None:
     """A VAT breakdown by rate (each row "KDV %10", "KDV %20": data rows, common under Turkish
     invoices) lost every row to the tax-row rule (review28): 0 rows, 0 columns, nothing counted. A
