@@ -266,6 +266,14 @@ def test_a_column_whose_name_begins_with_a_state_word_is_not_that_state() -> Non
     assert say(counted_phrases(counted_answer("how many open invoices?", [facts]))) == ""
 
 
+def test_an_english_question_on_a_turkish_sheet_names_its_column_by_the_english_word() -> None:
+    """"total amount of unpaid customer invoices" of Fatura | Müşteri | … | Durum: "customer" is
+    Müşteri's word in English, no value the question puts before what it counts: the unpaid rows'
+    Tutar, not nothing."""
+    assert say(counted_phrases(counted_answer("total amount of unpaid customer invoices", [_facts("tr")]))) == (
+        "Counted by the program: Tutar where Durum is ödenmedi: 3 rows (F-102, F-103, F-105), total 1,410.00")
+
+
 def test_a_table_of_vat_by_rate_keeps_its_rows() -> None:
     """A VAT breakdown by rate (each row "KDV %10", "KDV %20": data rows, common under Turkish
     invoices) lost every row to the tax-row rule (review28): 0 rows, 0 columns, nothing counted. A
