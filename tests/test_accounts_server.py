@@ -1090,6 +1090,20 @@ def test_a_refused_request_is_no_use_of_the_persons_new_key(
         assert [k.get("tokens_today") for k in sorted(listed, key=lambda k: k["revoked"])] == [None, used], listed
 
 
+def test_a_request_refused_before_any_token_is_no_use_of_the_key(scheduler: Scheduler) -> None:
+    """A request the server refused, no token read or written (a bad request), is not the key's
+    "last used": keys list would say a key in use that never got an answer."""
+    with office(scheduler, {"mehmet": {}}) as o:
+        with pytest.raises(openai.BadRequestError):
+            o.client("mehmet").chat.completions.create(model=PROFILE, messages=QUESTION, max_tokens=8,
+                                                       temperature=-3)
+        o.accounts.flush()
+        ring = KeyRing(read_only=True)
+        rows = ring.list(include_revoked=True)
+        ring.close()
+        assert len(rows) == 1 and rows[0].last_used is None, rows
+
+
 def test_a_use_written_after_the_persons_key_is_renewed_is_the_old_keys(scheduler: Scheduler) -> None:
     """The writer found a request's key by its person's name when it wrote the use, not by the
     key that made it: a request of Mehmet's old key whose use was written after his key was

@@ -758,6 +758,42 @@ def test_a_closed_output_pipe_stops_the_run_and_fails_no_document(tmp_path: Path
     assert "BrokenPipeError" not in again.stderr
 
 
+def test_the_file_of_every_summary_beside_the_documents_is_no_document(tmp_path: Path, smollm2_path: Path) -> None:
+    """Summaries written beside the letters (-o the folder itself): the next run finds All
+    summaries.md among them and leaves it out, as its own file, not a document to summarize."""
+    folder = tmp_path / "School Letters"
+    folder.mkdir()
+    (folder / "letter1.txt").write_text(SUBJECT_PARAGRAPHS[0], encoding="utf-8")
+    prof = _profile_file(tmp_path)
+    first = subprocess.run(_batch(folder, folder, prof), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0 and (folder / "All summaries.md").is_file(), first.stderr
+    again = subprocess.run(_batch(folder, folder, prof), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "All summaries.md.summary.md" not in again.stderr and "summarizing" not in again.stderr, again.stderr
+    assert set(_status(folder / DB_NAME)) == {"letter1.txt"}
+
+
+def test_the_file_of_every_summary_says_the_small_models_note_once_and_no_letter_gone(
+        tmp_path: Path, smollm2_path: Path) -> None:
+    """All summaries.md: the very small model's caveat, the same over each summary, is said once
+    (not once a letter); a letter taken out of the folder since is no longer in it."""
+    folder = tmp_path / "School Letters"
+    folder.mkdir()
+    for i in range(2):
+        (folder / f"letter{i + 1}.txt").write_text(SUBJECT_PARAGRAPHS[i], encoding="utf-8")
+    prof = _profile_file(tmp_path)
+    assert _batch_run(folder, "-p", prof).returncode == 0
+    every = folder / "summaries" / "All summaries.md"
+    text = every.read_text(encoding="utf-8")
+    assert "## letter1.txt" in text and "## letter2.txt" in text, text
+    assert text.count("is a very small model") == 1, text
+    (folder / "letter2.txt").unlink()
+    again = _batch_run(folder, "-p", prof)
+    assert again.returncode == 0, again.stderr
+    text = every.read_text(encoding="utf-8")
+    assert "## letter1.txt" in text and "letter2.txt" not in text, text
+
+
 def test_every_summary_of_the_folder_is_in_one_file_to_read(tmp_path: Path, smollm2_path: Path) -> None:
     """A school secretary's nine letters made nine files in summaries/, one to open after another.
     One file holds them all, in the folder's order under each letter's name, with a line for a

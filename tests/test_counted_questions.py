@@ -267,6 +267,61 @@ def test_the_amount_with_vat_is_said_in_turkish() -> None:
         "Programın hesabı: Toplam (D sütunu), KDV dahil tutar, 3 satırın tümü: toplam 420,00")
 
 
+def test_a_debt_of_a_table_with_two_amount_columns_counts_nothing() -> None:
+    """"what is the total debt?" of a table with Amount and Paid amount beside paid/unpaid: which
+    column is owed the program cannot tell (Amount less Paid amount is), so it counts nothing; not
+    the unpaid rows' Amount (250.00, where 240.00 is owed), nor every amount column's total."""
+    facts = table_facts("two.csv", 0, [["Invoice", "Customer", "Amount", "Paid amount", "Status"],
+                                       ["INV-1", "ACME", "100.00", "100.00", "paid"],
+                                       ["INV-2", "Bilge", "200.00", "0.00", "unpaid"],
+                                       ["INV-3", "Ceren", "50.00", "10.00", "unpaid"]], usual_comma=False)
+    assert facts is not None
+    assert say(counted_phrases(counted_answer("what is the total debt?", [facts]))) == ""
+
+
+def test_a_total_with_gst_of_a_table_that_does_not_split_it_counts_nothing() -> None:
+    """"total incl. GST" of a table with one Amount column: whether its amounts hold the tax the
+    program cannot tell, so it counts nothing (not Amount's total, said as if it held GST)."""
+    assert say(counted_phrases(counted_answer("total incl. GST", [_facts("en")]))) == ""
+
+
+def test_a_count_of_things_with_a_state_keeps_the_figure_asked_beside_it() -> None:
+    """"how many customers are unpaid and what is the total amount?": the unpaid rows' different
+    customers, and their Amount's total beside them (the count alone dropped the figure asked)."""
+    assert say(counted_phrases(counted_answer("how many customers are unpaid and what is the total amount?",
+                                              [_facts("en")]))) == (
+        "Counted by the program: Customer where Status is unpaid: 2 different values (Bilge Co, ACME Ltd); "
+        "Amount where Status is unpaid: 3 rows (INV-102, INV-103, INV-105), total 1,410.00")
+
+
+def test_a_vat_row_with_its_rate_among_the_data_rows_is_one_of_them() -> None:
+    """A row "VAT 20%" between two expense rows, a Total under them: a row of the data (its 200.00
+    in the Total's 1,500.00), counted; only the tax rows in the block under the data are left out."""
+    facts = table_facts("expenses.csv", 0, [["Item", "Amount"], ["Rent", "1000.00"], ["VAT 20%", "200.00"],
+                                            ["Office", "300.00"], ["Total", "1500.00"]], usual_comma=False)
+    assert facts is not None and facts.rows == 3
+    assert say(counted_phrases(counted_answer("what is the total?", [facts]))) == (
+        "Counted by the program: Amount (column B), all 3 rows: total 1,500.00")
+
+
+def test_a_column_whose_name_begins_with_a_state_word_is_not_that_state() -> None:
+    """"Açıklama" (description) begins with "açık" (open), yet names no state: "total of open
+    invoices" of Invoice | Açıklama | Amount counts nothing, not all rows' total as the open ones'."""
+    facts = table_facts("note.csv", 0, [["Invoice", "Açıklama", "Amount"], ["INV-1", "kira", "100.00"],
+                                        ["INV-2", "elektrik", "50.00"]], usual_comma=False)
+    assert facts is not None
+    assert say(counted_phrases(counted_answer("total of open invoices", [facts]))) == ""
+    assert say(counted_phrases(counted_answer("how many open invoices?", [facts]))) == ""
+
+
+def test_an_english_question_on_a_turkish_sheet_names_its_column_by_the_english_word() -> None:
+    """"total amount of unpaid customer invoices" of Fatura | Müşteri | … | Durum: "customer" is
+    Müşteri's word in English, no value the question puts before what it counts: the unpaid rows'
+    Tutar, not nothing."""
+    assert say(counted_phrases(counted_answer("total amount of unpaid customer invoices", [_facts("tr")]))) == (
+        "Counted by the program: Tutar where Durum is ödenmedi: 3 rows (F-102, F-103, F-105), total 1,410.00")
+
+
 def test_a_table_of_vat_by_rate_keeps_its_rows() -> None:
     """A VAT breakdown by rate (each row "KDV %10", "KDV %20": data rows, common under Turkish
     invoices) lost every row to the tax-row rule (review28): 0 rows, 0 columns, nothing counted. A

@@ -556,3 +556,15 @@ def test_a_load_says_its_progress_once_a_percent(smollm2_path: Path) -> None:
     assert said[0] == 0.0 and said[-1] == 1.0
     assert percents == sorted(set(percents)), percents  # one call a percent, going up
     assert 2 < len(said) <= 101
+
+
+def test_the_line_under_a_reply_keeps_every_figure_where_it_fits_exactly(engine: Engine) -> None:
+    """A chat exactly as wide as the line under a reply keeps all its figures (each is left out
+    only where the line would not fit); one column less leaves the first of them out."""
+    from workstation.core.metrics import figures_line
+    from workstation.core.profiles import Sampling
+
+    m = engine.run_chat([{"role": "user", "content": "Hi"}], Sampling(temperature=0.0, max_tokens=4)).metrics
+    whole = figures_line(m)
+    assert figures_line(m, width=len(whole)) == whole
+    assert figures_line(m, width=len(whole) - 1) != whole

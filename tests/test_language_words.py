@@ -55,3 +55,11 @@ async def test_the_app_reads_the_loaded_models_vocabulary_in_one_worker_at_a_tim
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.words_basis().of == "language"  # (Turkish: SmolLM2's own figure, measured)
+
+
+def test_a_servers_words_a_token_that_is_no_finite_number_is_not_taken() -> None:
+    """A server's /models answer read by Python's JSON may say NaN or Infinity (another kind of
+    server, a broken one): no figure a desk PC says its context by ("about nan words")."""
+    from workstation.core.language_words import SAID, said_figures
+
+    assert said_figures({SAID: {"en": float("nan"), "tr": float("inf"), "de": 0.4}}) == {"de": 0.4}

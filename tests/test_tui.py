@@ -2707,6 +2707,56 @@ async def test_a_reply_asked_again_keeps_the_programs_count_of_its_question(prof
             "\nCounted by the program: Revenue (column B), all 3 rows: total 7,855")
 
 
+async def test_up_enter_then_the_document_taken_off_before_its_file_is_found_sends_nothing_later(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up, Enter while the document's file is still read (it waits for it), then Ctrl+R takes the
+    document off: once the file is found, nothing of that Enter is left waiting (it would go by
+    itself at the model's next load, as a switch in F3); the words stay in the box, unsent."""
+    import threading
+
+    from textual.widgets import Input
+
+    from workstation.tui import integrations
+    from workstation.tui.messages import DocumentRead
+
+    sales = tmp_path / "docs" / "sales.csv"
+    sales.parent.mkdir()
+    sales.write_text("Month,Revenue\nJan,1200.5\nFeb,2500\nMar,4154.5\n", encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        app.post_message(DocumentRead(str(sales), *integrations.read_document_text(sales)))
+        await until(pilot, lambda: app.pending_document is not None)
+        await _send(pilot, app, "What is the total of column B?")
+        await until(pilot, lambda: not app.generating and app.conversation_id is not None
+                    and len(app.store.messages(app.conversation_id)) == 2)
+        conv = app.conversation_id
+    may_read = threading.Event()
+    real_read = integrations.read_document_text
+
+    def held_read(path: Path) -> tuple:  # (a big workbook's time)
+        may_read.wait(timeout=5)
+        return real_read(path)
+
+    monkeypatch.setattr(integrations, "read_document_text", held_read)
+    app2 = WorkstationApp("a", sample_system=False, language="en")
+    async with app2.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app2.engine is not None and app2.conversation_id == conv and len(_views(app2)) == 2)
+        prompt = app2.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: app2.pending_document is not None)
+        await pilot.press("enter")  # at once: it waits for the file
+        assert app2._send_when_connected is not None
+        await pilot.press("ctrl+r")  # the document taken off meanwhile
+        await until(pilot, lambda: app2.pending_document is None)
+        may_read.set()
+        await until(pilot, lambda: app2.finding_attached is None)
+        await pilot.pause()
+        assert app2._send_when_connected is None
+        assert prompt.value == "What is the total of column B?" and len(app2.store.messages(conv)) == 2
+
+
 async def test_a_question_with_a_condition_on_an_attached_table_has_its_rows_counted(
         profiles: Path, tmp_path: Path) -> None:
     """"Which unpaid invoices are over 1,000 EUR, and what is their total?" of an attached invoice
