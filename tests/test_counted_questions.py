@@ -290,7 +290,7 @@ def test_a_count_of_things_with_a_state_keeps_the_figure_asked_beside_it() -> No
     customers, and their Amount's total beside them (the count alone dropped the figure asked)."""
     assert say(counted_phrases(counted_answer("how many customers are unpaid and what is the total amount?",
                                               [_facts("en")]))) == (
-        "Counted by the program: Customer where Status is unpaid: 2 different values (Bilge Co, ACME Ltd); "
+        "Counted by the program: 2 customers where Status is unpaid (Bilge Co, ACME Ltd); "
         "Amount where Status is unpaid: 3 rows (INV-102, INV-103, INV-105), total 1,410.00")
 
 
