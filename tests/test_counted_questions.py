@@ -5,6 +5,9 @@ tell (a small model repeats an "all 5 rows" total as the answer to "total outsta
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import pytest
 
 from workstation.core.phrases import say
@@ -51,7 +54,44 @@ RENT_ONLY = [["Daire", "Kira", "Durum"], ["A-1", "12.500,00", "ödendi"], ["A-2"
              ["A-3", "9.800,00", "ödenmedi"], ["B-1", "22.000,00", "ödendi"]]
 
 
+# a bookkeeper's workbook (newuser19's "Faturalar 2025.xlsx"): the net amount, its KDV and the gross
+# beside it, a paid/unpaid state, a TOPLAM row under the rows; read by the real reader from a real .xlsx
+_INVOICES_2025 = [("F-2025-001", "Ege Tekstil A.Ş.", (1, 8), 12500, "ödendi"),
+                  ("F-2025-002", "Karşıyaka Gıda Ltd.", (1, 20), 8400, "ödendi"),
+                  ("F-2025-003", "Bornova Yapı", (2, 5), 23000, "ödenmedi"),
+                  ("F-2025-004", "Ege Tekstil A.Ş.", (2, 18), 6750, "ödendi"),
+                  ("F-2025-005", "Alsancak Kırtasiye", (3, 3), 1980, "ödenmedi"),
+                  ("F-2025-006", "Karşıyaka Gıda Ltd.", (3, 14), 15200, "ödendi"),
+                  ("F-2025-007", "Buca Oto", (3, 27), 4300, "ödenmedi"),
+                  ("F-2025-008", "Ege Tekstil A.Ş.", (4, 9), 9800, "ödenmedi"),
+                  ("F-2025-009", "Bornova Yapı", (4, 22), 31000, "ödendi"),
+                  ("F-2025-010", "Karşıyaka Gıda Ltd.", (5, 6), 7250, "ödenmedi"),
+                  ("F-2025-011", "Çiğli Lojistik", (5, 19), 18600, "ödendi"),
+                  ("F-2025-012", "Alsancak Kırtasiye", (6, 2), 2640, "ödendi")]
+
+
+@functools.cache
+def _workbook_facts() -> SheetFacts:
+    import datetime as dt
+    import tempfile
+
+    from docmaker import make_xlsx
+
+    from workstation.core.documents import read_document
+
+    rows: list[list[object]] = [["Fatura No", "Müşteri", "Tarih", "Tutar (TL)", "KDV", "Toplam", "Durum"]]
+    rows += [[no, who, dt.date(2025, *day), float(net), net * 0.2, net * 1.2, state]
+             for no, who, day, net, state in _INVOICES_2025]
+    rows.append(["TOPLAM", None, None, ("formula", "SUM(D2:D13)", 141420.0), ("formula", "SUM(E2:E13)", 28284.0),
+                 ("formula", "SUM(F2:F13)", 169704.0), None])
+    folder = Path(tempfile.mkdtemp(prefix="faturalar"))
+    [facts] = read_document(make_xlsx(folder / "Faturalar 2025.xlsx", [("Faturalar", rows)])).facts
+    return facts
+
+
 def _facts(table: str) -> SheetFacts:
+    if table == "workbook":
+        return _workbook_facts()
     facts = {"en": lambda: table_facts("invoices.csv", 0, EN, usual_comma=False),
              "tr": lambda: table_facts("faturalar.csv", 0, TR, usual_comma=True),
              "rent": lambda: table_facts("kira.csv", 0, RENT, usual_comma=True),
@@ -76,6 +116,12 @@ UNPAID_TR = "Counted by the program: Tutar where Durum is ödenmedi: 3 rows (F-1
 PAID_TR = "Counted by the program: Tutar where Durum is ödendi: 2 rows (F-101, F-104), total 2,625.00"
 ALL_RENT = ("Counted by the program: Kira (TL) (column B), all 8 rows: total 119,599.99, "
             "Aidat (TL) (column C), all 8 rows: total 7,500.00")
+
+PER_CUSTOMER = ("Counted by the program: rows for each Müşteri (column B): Ege Tekstil A.Ş. 3, Karşıyaka Gıda Ltd. 3, "
+                "Bornova Yapı 2, Alsancak Kırtasiye 2, Buca Oto 1, Çiğli Lojistik 1")
+PER_CUSTOMER_NET = ("Counted by the program: Tutar (TL) (column D) total for each Müşteri (column B): Bornova Yapı 54,000, "
+                    "Karşıyaka Gıda Ltd. 30,850, Ege Tekstil A.Ş. 29,050, Çiğli Lojistik 18,600, Alsancak Kırtasiye 4,620, "
+                    "Buca Oto 4,300")
 
 # (question, table, the line counted: "" for nothing)
 CASES = [
@@ -238,6 +284,22 @@ CASES = [
     ("kiraların toplamı", "rent_only", "Counted by the program: Kira (column B), all 4 rows: total 63,050.00"),
     ("total rents", "rent_only", "Counted by the program: Kira (column B), all 4 rows: total 63,050.00"),
     ("Kirası 15.000 TL'den fazla olan daireler hangileri?", "tenants", "Counted by the program: 2 rows where Kira over 15,000 (A-2, B-1)"),
+    # a figure for each value of a text column: its rows, or an amount's total, most first (it said all 12 rows)
+    ("Hangi müşterinin kaç faturası var?", "workbook", PER_CUSTOMER),
+    ("how many invoices does each customer have?", "workbook", PER_CUSTOMER),
+    ("how many invoices per customer?", "workbook", PER_CUSTOMER),
+    ("her müşterinin toplam tutarı", "workbook", PER_CUSTOMER_NET),
+    ("total amount per customer", "workbook", PER_CUSTOMER_NET),
+    ("müşteri başına toplam tutar", "workbook", PER_CUSTOMER_NET),
+    ("how many invoices does each customer have?", "en",
+     "Counted by the program: rows for each Customer (column B): ACME Ltd 2, Bilge Co 2, Ceren AS 1"),
+    ("her müşterinin toplam tutarı", "tr",
+     "Counted by the program: Tutar (column F) total for each Müşteri (column B): Ceren AŞ 2,500.00, Bilge Co 1,320.00, ACME Ltd 215.00"),
+    ("how many invoices does each supplier have?", "workbook", ""),  # (no such column: nothing, not all rows)
+    ("her ayın toplamı", "workbook", ""),  # (a month's figures: not told by a value's)
+    ("how many flats does each customer have?", "rent", ""),
+    ("which customer has how many unpaid invoices?", "workbook", ""),  # (a value's figure of some rows: not told)
+    ("what is the total of each column?", "split", "Counted by the program: Total (column D), all 3 rows: total 420.00"),
 ]
 
 
@@ -286,3 +348,19 @@ def test_total_vat_of_a_table_without_vat_counts_nothing_either_language() -> No
     the program's count (the model was given it too: review28); "total with VAT" already counted nothing."""
     assert say(counted_phrases(counted_answer("what is the total VAT?", [_facts("en")]))) == ""
     assert say(counted_phrases(counted_answer("toplam KDV ne kadar?", [_facts("tr")]))) == ""
+
+
+def test_a_count_for_each_value_is_said_in_turkish_and_cut_after_ten() -> None:
+    """"Hangi müşterinin kaç faturası var?" on a Turkish screen; of more than ten values, the ten
+    with most rows and how many more."""
+    from workstation.tui.i18n import Texts
+
+    assert say(counted_phrases(counted_answer("Hangi müşterinin kaç faturası var?", [_facts("workbook")])),
+               Texts("tr").get) == ("Programın hesabı: her Müşteri (B sütunu) değeri için satır sayısı: Ege Tekstil A.Ş. 3, "
+                                    "Karşıyaka Gıda Ltd. 3, Bornova Yapı 2, Alsancak Kırtasiye 2, Buca Oto 1, Çiğli Lojistik 1")
+    rows = [["Fatura", "Müşteri", "Tutar"]] + [[f"F-{i}", f"Firma {i % 12}", "10"] for i in range(24)] + [["F-99", "Firma 0", "5"]]
+    facts = table_facts("f.csv", 0, rows, usual_comma=True)
+    assert facts is not None
+    assert say(counted_phrases(counted_answer("how many invoices does each customer have?", [facts]))) == (
+        "Counted by the program: rows for each Müşteri (column B): Firma 0 3, " + ", ".join(f"Firma {i} 2" for i in range(1, 10))
+        + ", and 2 more")

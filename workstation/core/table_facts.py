@@ -1144,6 +1144,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             continue  # (what is owed the program cannot tell: nothing, not all rows' amounts)
         thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
         plain = _threshold_verbs(plain, spans, thresholds, facts)
+        per, plain = _per_asked(plain, facts)
         values, doubt, said = _condition(plain, facts)
         if owed and debt is not None:  # ("how much do customers owe?": the unpaid rows' amount)
             named = [debt[0]]
@@ -1153,6 +1154,11 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         years, no_year, year_said = _year(plain, facts)
         doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said,
                                                    any(what != "rows" for what in asked), owed is not None)
+        if per is not False:  # ("how many invoices does each customer have?": a figure per customer)
+            if isinstance(per, ColumnFacts) and not (values or years or thresholds or doubt or unsure or owed) \
+                    and facts.cells and not facts.cut:
+                items += _counted_per(facts, per, asked, named, plain)
+            continue  # (all rows' figure answers another question)
         if values or years or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
                 # ("how many customers are unpaid?": the unpaid rows' different customers, not the rows)
@@ -1271,6 +1277,70 @@ def _thing_word(question: str, thing: ColumnFacts, n: int) -> str:
     stem = next((w for w in sorted(_name_words(thing.name), key=len, reverse=True) if _word_of(word, w)), "")
     many = re.fullmatch(r"e?s|ies", word[len(stem):] if word.startswith(stem) else word[len(stem) - 1:])
     return word if stem and many and n != 1 else stem
+
+
+# a figure asked for each value of a text column ("how many invoices does each customer have?", "her
+# müşterinin toplam tutarı", "Hangi müşterinin kaç faturası var?", "müşteri başına toplam"): the word
+# after each/per/her/hangi/which or before başına/bazında names the column
+_PER = re.compile(r"\b(?:each|every|per|her)\s+([^\W\d_]+)|([^\W\d_]+)\s+(?:başına|bazında)\b|"
+                  r"\b(?:hangi|which)\s+([^\W\d_]+)(?=.*(?:\bkaç\b|\bhow\s+(?:many|much)\b|\bne\s+kadar\b|"
+                  r"\btoplam|\btotal\b))|\bby\s+([^\W\d_]+)", re.IGNORECASE)
+MAX_PER = 10  # values named by a count per value; the rest said as "and N more"
+
+
+def _per_asked(plain: str, facts: SheetFacts) -> tuple[ColumnFacts | bool, str]:
+    """The text column a figure is asked for each value of (``_PER``), where a word after each/per/her
+    names one whose values repeat; True where it names a thing the program does not know or cannot
+    count by ("each supplier" of a table without one, "her ay": counted nothing, not all rows' figure);
+    False where it asks no such figure ("each column", "which invoices", "by date"); and ``plain`` with
+    the words that ask it blanked ("başına", "her": no condition on the rows)."""
+    texts = [c for c in facts.columns if c.kind == "text"]
+    for m in _PER.finditer(plain):
+        word = _folded(next(g for g in m.groups() if g))
+        naming = list({id(c): c for _, c in _named_by_word(word, texts)}.values())
+        if len(naming) == 1 and naming[0].distinct < naming[0].filled:
+            return naming[0], plain[:m.start()] + " " * (m.end() - m.start()) + plain[m.end():]
+        if m.group(4) or word.startswith(_ROW_NOUNS) or re.match(r"column|sütun|tablo|table|one|biri", word):
+            continue  # ("by date", "each row", "which invoices": no value's figure)
+        if naming or word in _COUNTED_THINGS or word in _unknown_words(word, facts):
+            return True, plain
+    return False, plain
+
+
+def _counted_per(facts: SheetFacts, by: ColumnFacts, asked: list[str], named: list[ColumnFacts],
+                 question: str) -> list[dict[str, Any]]:
+    """A figure for each value of ``by`` (``_per_asked``) on ``facts.cells``: its rows where a count
+    is asked, else the total of ``named`` (the amount's column a word of the question names, not the
+    column named by the word "total" itself; else the amounts' columns, ``_money_first``); the
+    values most first, up to ``MAX_PER`` ("Ege Tekstil 3, Karşıyaka Gıda 3, Bornova 2, and 3 more")."""
+    def cell(row: list[str], at: int) -> str:
+        return _line(row[at]) if at < len(row) else ""
+
+    groups: dict[str, list[list[str]]] = {}
+    for r in facts.cells:
+        if cell(r, by.at):
+            groups.setdefault(cell(r, by.at), []).append(r)
+    head = {"what": "per", "title": facts.title, "name": by.name, "letter": by.letter, "rows": _n(len(groups))}
+    if "rows" in asked:
+        counts = sorted(((v, len(rs)) for v, rs in groups.items()), key=lambda e: -e[1])
+        return [{**head, "of": "", "values": [[v, _n(k)] for v, k in counts[:MAX_PER]],
+                 "more": _n(max(0, len(counts) - MAX_PER))}]
+    if "total" not in asked:
+        return []
+    numbers = [c for c in facts.columns if c.kind == "numbers" and not c.rate]
+    total_word = dict(_ASKED)["total"]
+    columns = [c for c in named if not total_word.fullmatch(c.name.strip())] or [
+        c for _, c in _named_by_word(question, numbers) if not total_word.fullmatch(c.name.strip())] or named \
+        or _money_first(numbers, asked, question)
+    items: list[dict[str, Any]] = []
+    for col in list({id(c): c for c in columns}.values())[:MAX_COUNTED]:
+        places = _places([v for r in facts.cells if (v := _value(r, col)) is not None])
+        totals = sorted(((v, sum((x for r in rs if (x := _value(r, col)) is not None), Decimal(0)))
+                         for v, rs in groups.items()), key=lambda e: -e[1])
+        items.append({**head, "of": col.name, "of_letter": col.letter,
+                      "values": [[v, _figure(t, places)] for v, t in totals[:MAX_PER]],
+                      "more": _n(max(0, len(totals) - MAX_PER))})
+    return items
 
 
 def _money_first(numbers: list[ColumnFacts], asked: list[str], question: str) -> list[ColumnFacts]:
@@ -1633,6 +1703,16 @@ def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
             continue
         if what == "rows":
             said.append(("facts.counted_rows", {"title": title_phrase(item.get("title", "")), "rows": rows}))
+            continue
+        if what == "per":  # (a figure per value of a text column: ``_counted_per``)
+            values = [p for i, (v, figure) in enumerate(item.get("values") or [])
+                      for p in ([("facts.and", {})] if i else []) + [("facts.per_value", {"text": str(v), "figure": str(figure)})]]
+            more: list[Phrase] = [("facts.per_more", {"n": str(item.get("more"))})] if str(item.get("more", "0")) != "0" else []
+            by = column_phrase(ColumnFacts(of[0], "text", 0, letter=of[1]))
+            said.append(("facts.counted_per_total", {"name": column_phrase(ColumnFacts(
+                str(item["of"]), "numbers", 0, letter=str(item.get("of_letter", "")))), "by": by, "values": values, "more": more})
+                if item.get("of") else ("facts.counted_per_rows", {"by": by, "values": values, "more": more}))
+            apart = True
             continue
         if what == "distinct":  # (a text column's different values: ``_things_asked``)
             listed = item.get("listed") or []
