@@ -117,6 +117,7 @@ PAID_TR = "Counted by the program: Tutar where Durum is ödendi: 2 rows (F-101, 
 ALL_RENT = ("Counted by the program: Kira (TL) (column B), all 8 rows: total 119,599.99, "
             "Aidat (TL) (column C), all 8 rows: total 7,500.00")
 
+MARCH = "Counted by the program: 3 rows where Tarih from 2025-03-01 to 2025-03-31 (F-2025-005, F-2025-006, F-2025-007)"
 PER_CUSTOMER = ("Counted by the program: rows for each Müşteri (column B): Ege Tekstil A.Ş. 3, Karşıyaka Gıda Ltd. 3, "
                 "Bornova Yapı 2, Alsancak Kırtasiye 2, Buca Oto 1, Çiğli Lojistik 1")
 PER_CUSTOMER_NET = ("Counted by the program: Tutar (TL) (column D) total for each Müşteri (column B): Bornova Yapı 54,000, "
@@ -300,6 +301,25 @@ CASES = [
     ("how many flats does each customer have?", "rent", ""),
     ("which customer has how many unpaid invoices?", "workbook", ""),  # (a value's figure of some rows: not told)
     ("what is the total of each column?", "split", "Counted by the program: Total (column D), all 3 rows: total 420.00"),
+    # a month: the rows of its days, of the table's one year or the year said (it counted nothing)
+    ("Mart ayında kaç fatura kesildi?", "workbook", MARCH),
+    ("how many invoices in March?", "workbook", MARCH),
+    ("Mart'ta kaç fatura var?", "workbook", MARCH),
+    ("martta kaç fatura var?", "workbook", MARCH),
+    ("how many invoices in March 2025?", "workbook", MARCH),
+    ("Şubat ayında kesilen faturaların toplamı", "workbook",
+     "Counted by the program: Toplam where Tarih from 2025-02-01 to 2025-02-28: 2 rows (F-2025-003, F-2025-004), total 35,700"),
+    ("how many invoices in May?", "workbook",
+     "Counted by the program: 2 rows where Tarih from 2025-05-01 to 2025-05-31 (F-2025-010, F-2025-011)"),
+    ("how many invoices in January 2025?", "en",
+     "Counted by the program: 2 rows where Date from 2025-01-01 to 2025-01-31 (INV-101, INV-102)"),
+    ("total for December 2024", "en", "Counted by the program: Amount where Date from 2024-12-01 to 2024-12-31: 1 row (INV-105), total 120.00"),
+    ("how many invoices in January?", "en", ""),  # (2024's and 2025's days: which January, not said)
+    ("Ocak'ta kaç fatura var?", "tr", ""),
+    ("how many invoices in March and April?", "workbook", ""),  # (two months: not told)
+    ("total since March", "workbook", ""),
+    ("Mart'ta kaç daire ödedi?", "rent", ""),  # (no column of dates)
+    ("total spending in March", "spend", ""),
 ]
 
 
@@ -364,3 +384,11 @@ def test_a_count_for_each_value_is_said_in_turkish_and_cut_after_ten() -> None:
     assert say(counted_phrases(counted_answer("how many invoices does each customer have?", [facts]))) == (
         "Counted by the program: rows for each Müşteri (column B): Firma 0 3, " + ", ".join(f"Firma {i} 2" for i in range(1, 10))
         + ", and 2 more")
+
+
+def test_a_month_is_said_by_its_days_in_turkish() -> None:
+    """"Mart ayında kaç fatura kesildi?" on a Turkish screen: March's rows, said by its first and last day."""
+    from workstation.tui.i18n import Texts
+
+    assert say(counted_phrases(counted_answer("Mart ayında kaç fatura kesildi?", [_facts("workbook")])), Texts("tr").get) == (
+        "Programın hesabı: Tarih 01.03.2025 ile 31.03.2025 arasında olan 3 satır (F-2025-005, F-2025-006, F-2025-007)")

@@ -970,6 +970,7 @@ ENGLISH: dict[str, str] = {
     "facts.where_is": "{name} is {text}{more}",
     "facts.where_over": "{name} over {a}",
     "facts.where_year": "{name} in {text}",
+    "facts.where_days": "{name} from {a} to {b}",  # (a month asked: "Date from 2025-03-01 to 2025-03-31")
     "facts.where_under": "{name} under {a}",
     "facts.where_least": "{name} at least {a}",
     "facts.where_most": "{name} at most {a}",

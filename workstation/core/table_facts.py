@@ -813,7 +813,8 @@ _PLAIN_BEFORE = frozenset({
     "largest", "smallest", "highest", "lowest", "biggest", "max", "maximum", "min", "minimum", "overall", "grand",
     "combined", "whole", "entire", "please", "me", "give", "tell", "up", "add", "column", "columns", "table", "sheet",
     "tüm", "bütün", "toplam", "ortalama", "kaç", "en", "büyük", "yüksek", "fazla", "küçük", "düşük", "az", "her",
-    "bu", "şu", "hangi", "ve", "ile", "için", "tane", "adet", "olan", "olanlar", "bulunan", "ones", "tablodaki", "tablo", "sütun", "listele", "göster"})
+    "bu", "şu", "hangi", "ve", "ile", "için", "tane", "adet", "olan", "olanlar", "bulunan", "ones", "tablodaki", "tablo", "sütun", "listele", "göster",
+    "kesilen", "düzenlenen", "issued"})  # (an invoice "issued", "kesilen fatura": each of them
 # what a question counts, besides its table's columns: its rows, by any name
 # (an invoice table's rows are its invoices, whatever its columns are named: "unpaid invoices" of Fatura | Tutar)
 _ROW_NOUNS = ("row", "item", "entr", "record", "line", "invoice", "satır", "kayıt", "fatura")
@@ -1385,6 +1386,12 @@ def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: l
                 written.setdefault(_folded(cell(r, at)), cell(r, at))
         conditions.append({"name": by_at[at].name, "letter": by_at[at].letter, "is": list(written.values())})
     for at, year in (years or {}).items():
+        if len(year) == 7:  # (a month: its first and last day)
+            import calendar
+
+            last = calendar.monthrange(int(year[:4]), int(year[5:]))[1]
+            conditions.append({"name": by_at[at].name, "letter": by_at[at].letter, "from": f"{year}-01", "to": f"{year}-{last:02d}"})
+            continue
         conditions.append({"name": by_at[at].name, "letter": by_at[at].letter, "year": year})
     for t in thresholds:
         unit = "%" if t.column.kind == "percents" else ""
@@ -1569,6 +1576,16 @@ def _net_asked(plain: str, facts: SheetFacts) -> tuple[ColumnFacts, ColumnFacts,
 _YEAR_SAID = re.compile(r"(?<![\w.,/-])((?:19|20)\d{2})(?![\d.,/-]*\d)(?!-)")
 
 
+# a month named, in English or Turkish, with its case ending or "ayı/ayında" after it ("Mart'ta",
+# "martta", "Mart ayında", "in March"; "May" only after "in": it is a verb too)
+_MONTH_NAMES = ("january february march april may june july august september october november december",
+                "ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık")
+_MONTH_NUMBER = {name: i for names in _MONTH_NAMES for i, name in enumerate(names.split(), 1)}
+_MONTH_SAID = re.compile(r"(?<!\w)(?P<month>" + "|".join(n for n in _MONTH_NUMBER if n != "may") + r"|(?<=\bin\s)may)"
+                         r"(?:['’]?(?:[dt][ae](?:n|ki)?|n?[ıi]n|y[ıi]|[ıi]))?(?!\w)(?:\s+ay(?:[ıi](?:n(?:da|daki|[ıi]n|a)?)?)?\b)?",
+                         re.IGNORECASE)
+
+
 def _year(plain: str, facts: SheetFacts) -> tuple[dict[int, str], bool, frozenset[str]]:
     """The year a question says alone ("total for 2025", "2025 toplamı") as a condition on
     ``facts``' one column of dates (its rows of that year, their days read by ``_date``), whether
@@ -1578,12 +1595,19 @@ def _year(plain: str, facts: SheetFacts) -> tuple[dict[int, str], bool, frozense
     (``_unapplied`` has those)."""
     said = {m.group(1) for m in _YEAR_SAID.finditer(plain)}
     said -= {c.name.strip() for c in facts.columns} | set(re.findall(r"\d{4}", facts.title))
-    if not said or _WHEN.search(plain):
+    months = {_MONTH_NUMBER[_folded(m.group("month"))]: m for m in _MONTH_SAID.finditer(plain)}
+    if not said and not months or _WHEN.search(plain):
         return {}, False, frozenset()
+    words = frozenset(said | {_folded(w) for m in months.values() for w in m.group(0).split()})
     dates = [c for c in facts.columns if c.kind == "dates"]
-    if len(said) > 1 or len(dates) != 1:
-        return {}, True, frozenset(said)
-    return {dates[0].at: next(iter(said))}, False, frozenset(said)
+    if len(said) > 1 or len(months) > 1 or len(dates) != 1:
+        return {}, True, words
+    if not months:
+        return {dates[0].at: next(iter(said))}, False, words
+    # a month ("Mart'ta", "in March"): of the year said, else of the column's one year (of two: not told)
+    years = {d[:4] for r in facts.cells if (d := _date(r[dates[0].at] if dates[0].at < len(r) else ""))}
+    year = next(iter(said)) if said else next(iter(years)) if len(years) == 1 else ""
+    return ({dates[0].at: f"{year}-{next(iter(months)):02d}"}, False, words) if year else ({}, True, words)
 
 
 def _plain_name(name: str, letter: str) -> Phrase | str:
@@ -1604,6 +1628,8 @@ def where_phrase(item: dict[str, Any]) -> Phrase:
         if isinstance(c.get("is"), list) and c["is"]:
             more: list[Phrase] = [("facts.or_value", {"text": str(v)}) for v in c["is"][1:]]
             conditions.append(("facts.where_is", {"name": name, "text": str(c["is"][0]), "more": more}))
+        elif c.get("from") and c.get("to"):
+            conditions.append(("facts.where_days", {"name": name, "a": str(c["from"]), "b": str(c["to"])}))
         elif c.get("year"):
             conditions.append(("facts.where_year", {"name": name, "text": str(c["year"])}))
         elif c.get("op") in _OPS:
