@@ -118,6 +118,7 @@ ALL_RENT = ("Counted by the program: Kira (TL) (column B), all 8 rows: total 119
             "Aidat (TL) (column C), all 8 rows: total 7,500.00")
 
 MARCH = "Counted by the program: 3 rows where Tarih from 2025-03-01 to 2025-03-31 (F-2025-005, F-2025-006, F-2025-007)"
+EGE = "Counted by the program: Toplam where Müşteri is Ege Tekstil A.Ş.: 3 rows (F-2025-001, F-2025-004, F-2025-008), total 34,860"
 PER_CUSTOMER = ("Counted by the program: rows for each Müşteri (column B): Ege Tekstil A.Ş. 3, Karşıyaka Gıda Ltd. 3, "
                 "Bornova Yapı 2, Alsancak Kırtasiye 2, Buca Oto 1, Çiğli Lojistik 1")
 PER_CUSTOMER_NET = ("Counted by the program: Tutar (TL) (column D) total for each Müşteri (column B): Bornova Yapı 54,000, "
@@ -320,6 +321,16 @@ CASES = [
     ("total since March", "workbook", ""),
     ("Mart'ta kaç daire ödedi?", "rent", ""),  # (no column of dates)
     ("total spending in March", "spend", ""),
+    # a named value called a firm after its name ("firmasının", "company's"): its rows (it counted nothing)
+    ("Ege Tekstil A.Ş. firmasının faturalarının toplamı ne kadar?", "workbook", EGE),
+    ("Ege Tekstil firmasının toplamı", "workbook", EGE),
+    ("Ege Tekstil şirketinin fatura toplamı", "workbook", EGE),
+    ("Ege Tekstil A.Ş.'nin faturalarının toplamı ne kadar?", "workbook", EGE),
+    ("Ege Tekstil A.Ş. firmasının kaç faturası var?", "workbook",
+     "Counted by the program: 3 rows where Müşteri is Ege Tekstil A.Ş. (F-2025-001, F-2025-004, F-2025-008)"),
+    ("total of ACME company's invoices", "en", "Counted by the program: Amount where Customer is ACME Ltd: 2 rows (INV-101, INV-103), total 215.00"),
+    ("Zeta firmasının faturalarının toplamı ne kadar?", "workbook", ""),  # (a name no cell holds: nothing, not all rows)
+    ("Zeta Ltd company's total", "en", ""),
 ]
 
 

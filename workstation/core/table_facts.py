@@ -767,6 +767,10 @@ _NEGATION = re.compile(r"\b(?:not|never|except|excluding|without|other\s+than)\b
 _CASE_ENDED = re.compile(r"(\w+)['’][dt][ae](?:n|ki)?\b")  # Ankara'dan, 2025'te, Mart'taki
 
 
+# what a named value may be called after its name ("Ege Tekstil A.Ş. firmasının", "ACME company's"): the value still
+_FIRM = r"(?:\s+(?:firma|şirket|kurum)\w*|\s+(?:company|firm)(?:['’]s)?)?"
+
+
 def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said: frozenset[str] = frozenset(),
                figures: bool = True, debtor: bool = False) -> bool:
     """Whether ``plain`` (a question, its readable thresholds blanked: ``_blanked``) sets a condition
@@ -776,10 +780,14 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said:
     nothing, not all rows. Its columns' names and the ``values`` ``_condition`` found are no such condition."""
     def without(text: str, words: set[str]) -> str:
         for word in sorted(words, key=len, reverse=True):  # (its Turkish case ending too: "ACME'nin")
-            text = re.sub(rf"(?<!\w){re.escape(word)}(?:['’]\w+)?(?!\w)", " ", text)
+            text = re.sub(rf"(?<!\w){re.escape(word)}(?:['’]\w+)?{_FIRM}(?!\w)", " ", text)
         return text
 
     found = without(_folded(plain), {v for vs in values.values() for v in vs} | said)
+    # a firm named by a name no cell holds ("Zeta Ltd company's total", "Zeta firmasının"): not all rows' figure
+    if re.search(r"(?<!\w)(?:firma|şirket|kurum)\w*|\b(?:company|firm)['’]s\b", found) and \
+            re.search(r"[A-ZÇĞİÖŞÜ]\S*\s+(?i:firma|şirket|kurum|company|firm)", plain):
+        return True
     if _WHEN.search(found) and _WHEN_WORD.search(_WHEN.sub(" ", found)):  # ("since last month": a column "Month" too)
         return True
     text = without(found, {_folded(c.name) for c in facts.columns if len(c.name) > 1})
