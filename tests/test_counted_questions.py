@@ -88,6 +88,10 @@ def _workbook_facts() -> SheetFacts:
     [facts] = read_document(make_xlsx(folder / "Faturalar 2025.xlsx", [("Faturalar", rows)])).facts
     return facts
 
+# two amounts beside a KDV whose sum neither is (a deposit's, a discount's column)
+UNEVEN = [["Fatura", "Tutar", "KDV", "Toplam"], ["F-1", "100,00", "20,00", "90,00"], ["F-2", "200,00", "40,00", "150,00"],
+          ["F-3", "50,00", "10,00", "60,00"]]
+
 
 def _facts(table: str) -> SheetFacts:
     if table == "workbook":
@@ -104,7 +108,8 @@ def _facts(table: str) -> SheetFacts:
              "due_date": lambda: table_facts("due.csv", 0, DUE_DATE, usual_comma=False),
              "one_unpaid": lambda: table_facts("one.csv", 0, ONE_UNPAID, usual_comma=False),
              "tenants": lambda: table_facts("kiracilar.csv", 0, TENANTS, usual_comma=True),
-             "rent_only": lambda: table_facts("daireler.csv", 0, RENT_ONLY, usual_comma=True)}[table]()
+             "rent_only": lambda: table_facts("daireler.csv", 0, RENT_ONLY, usual_comma=True),
+             "uneven": lambda: table_facts("kdv.csv", 0, UNEVEN, usual_comma=True)}[table]()
     assert facts is not None
     return facts
 
@@ -331,6 +336,13 @@ CASES = [
     ("total of ACME company's invoices", "en", "Counted by the program: Amount where Customer is ACME Ltd: 2 rows (INV-101, INV-103), total 215.00"),
     ("Zeta firmasının faturalarının toplamı ne kadar?", "workbook", ""),  # (a name no cell holds: nothing, not all rows)
     ("Zeta Ltd company's total", "en", ""),
+    # "with VAT" of Tutar | KDV | Toplam: the net is the amount its KDV makes the Toplam, row by row (it said nothing)
+    ("KDV dahil toplam ne kadar?", "workbook", "Counted by the program: Toplam (column F), the amount with KDV, all 12 rows: total 169,704"),
+    ("What is the total with VAT?", "workbook", "Counted by the program: Toplam (column F), the amount with KDV, all 12 rows: total 169,704"),
+    ("KDV hariç toplam ne kadar?", "workbook",
+     "Counted by the program: Tutar (TL) (column D), the amount without KDV, all 12 rows: total 141,420"),
+    ("KDV dahil toplam ne kadar?", "uneven", ""),  # (Tutar and its KDV do not make Toplam: which holds the tax, not told)
+    ("KDV hariç toplam ne kadar?", "uneven", ""),
 ]
 
 

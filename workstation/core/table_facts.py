@@ -1577,9 +1577,23 @@ def _net_asked(plain: str, facts: SheetFacts) -> tuple[ColumnFacts, ColumnFacts,
     taxes = [c for c in numbers if _TAX_NAME.search(c.name)]
     nets = [c for c in numbers if _NET_NAME.search(c.name) and c not in taxes]
     gross = [c for c in numbers if _GROSS_NAME.search(c.name) and c not in taxes and c not in nets]
+    if len(taxes) == 1 and not nets and len(gross) == 2:  # (Tutar | KDV | Toplam: the net is the one its tax makes the other)
+        nets, gross = _net_by_sum(facts, gross, taxes[0])
     if len(taxes) != 1 or len(nets) != 1 or len(gross) != 1:
         return None
     return (gross[0] if with_tax else nets[0]), taxes[0], with_tax
+
+
+def _net_by_sum(facts: SheetFacts, two: list[ColumnFacts], tax: ColumnFacts) -> tuple[list[ColumnFacts], list[ColumnFacts]]:
+    """Of two amounts' columns beside a tax's ("Tutar (TL) | KDV | Toplam"), the one without the tax and
+    the one with it: where in every row of the three (two at least) the first and the tax make the
+    second; else ([], both) (which holds the tax, not told)."""
+    for net, gross in (two, two[::-1]):
+        full = [(a, t, g) for r in facts.cells if (a := _value(r, net)) is not None
+                and (t := _value(r, tax)) is not None and (g := _value(r, gross)) is not None]
+        if len(full) >= 2 and all(a + t == g for a, t, g in full):
+            return [net], [gross]
+    return [], two
 # a year said alone ("total for 2025", "2025 toplamı", "2025'te"), not a day's nor a figure's part
 _YEAR_SAID = re.compile(r"(?<![\w.,/-])((?:19|20)\d{2})(?![\d.,/-]*\d)(?!-)")
 
