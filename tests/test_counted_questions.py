@@ -326,6 +326,7 @@ CASES = [
     ("total since March", "workbook", ""),
     ("Mart'ta kaç daire ödedi?", "rent", ""),  # (no column of dates)
     ("total spending in March", "spend", ""),
+    ("Mart ayında toplam harcama ne kadar?", "spend_tr", "Counted by the program: Harcama where Ay is Mart: 1 row (Mart), total 25.00"),  # (a cell's)
     # a named value called a firm after its name ("firmasının", "company's"): its rows (it counted nothing)
     ("Ege Tekstil A.Ş. firmasının faturalarının toplamı ne kadar?", "workbook", EGE),
     ("Ege Tekstil firmasının toplamı", "workbook", EGE),

@@ -1617,7 +1617,10 @@ def _year(plain: str, facts: SheetFacts) -> tuple[dict[int, str], bool, frozense
     (``_unapplied`` has those)."""
     said = {m.group(1) for m in _YEAR_SAID.finditer(plain)}
     said -= {c.name.strip() for c in facts.columns} | set(re.findall(r"\d{4}", facts.title))
-    months = {_MONTH_NUMBER[_folded(m.group("month"))]: m for m in _MONTH_SAID.finditer(plain)}
+    # (a month a text column's cells say, "Mart" of a column Ay: that value's rows, ``_condition``'s)
+    cells = {v for c in facts.columns if c.kind == "text" for v in c.values}
+    months = {_MONTH_NUMBER[_folded(m.group("month"))]: m for m in _MONTH_SAID.finditer(plain)
+              if _folded(m.group("month")) not in cells}
     if not said and not months or _WHEN.search(plain):
         return {}, False, frozenset()
     words = frozenset(said | {_folded(w) for m in months.values() for w in m.group(0).split()})
