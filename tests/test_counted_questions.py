@@ -5,6 +5,9 @@ tell (a small model repeats an "all 5 rows" total as the answer to "total outsta
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import pytest
 
 from workstation.core.phrases import say
@@ -51,7 +54,48 @@ RENT_ONLY = [["Daire", "Kira", "Durum"], ["A-1", "12.500,00", "ödendi"], ["A-2"
              ["A-3", "9.800,00", "ödenmedi"], ["B-1", "22.000,00", "ödendi"]]
 
 
+# a bookkeeper's workbook (newuser19's "Faturalar 2025.xlsx"): the net amount, its KDV and the gross
+# beside it, a paid/unpaid state, a TOPLAM row under the rows; read by the real reader from a real .xlsx
+_INVOICES_2025 = [("F-2025-001", "Ege Tekstil A.Ş.", (1, 8), 12500, "ödendi"),
+                  ("F-2025-002", "Karşıyaka Gıda Ltd.", (1, 20), 8400, "ödendi"),
+                  ("F-2025-003", "Bornova Yapı", (2, 5), 23000, "ödenmedi"),
+                  ("F-2025-004", "Ege Tekstil A.Ş.", (2, 18), 6750, "ödendi"),
+                  ("F-2025-005", "Alsancak Kırtasiye", (3, 3), 1980, "ödenmedi"),
+                  ("F-2025-006", "Karşıyaka Gıda Ltd.", (3, 14), 15200, "ödendi"),
+                  ("F-2025-007", "Buca Oto", (3, 27), 4300, "ödenmedi"),
+                  ("F-2025-008", "Ege Tekstil A.Ş.", (4, 9), 9800, "ödenmedi"),
+                  ("F-2025-009", "Bornova Yapı", (4, 22), 31000, "ödendi"),
+                  ("F-2025-010", "Karşıyaka Gıda Ltd.", (5, 6), 7250, "ödenmedi"),
+                  ("F-2025-011", "Çiğli Lojistik", (5, 19), 18600, "ödendi"),
+                  ("F-2025-012", "Alsancak Kırtasiye", (6, 2), 2640, "ödendi")]
+
+
+@functools.cache
+def _workbook_facts() -> SheetFacts:
+    import datetime as dt
+    import tempfile
+
+    from docmaker import make_xlsx
+
+    from workstation.core.documents import read_document
+
+    rows: list[list[object]] = [["Fatura No", "Müşteri", "Tarih", "Tutar (TL)", "KDV", "Toplam", "Durum"]]
+    rows += [[no, who, dt.date(2025, *day), float(net), net * 0.2, net * 1.2, state]
+             for no, who, day, net, state in _INVOICES_2025]
+    rows.append(["TOPLAM", None, None, ("formula", "SUM(D2:D13)", 141420.0), ("formula", "SUM(E2:E13)", 28284.0),
+                 ("formula", "SUM(F2:F13)", 169704.0), None])
+    folder = Path(tempfile.mkdtemp(prefix="faturalar"))
+    [facts] = read_document(make_xlsx(folder / "Faturalar 2025.xlsx", [("Faturalar", rows)])).facts
+    return facts
+
+# two amounts beside a KDV whose sum neither is (a deposit's, a discount's column)
+UNEVEN = [["Fatura", "Tutar", "KDV", "Toplam"], ["F-1", "100,00", "20,00", "90,00"], ["F-2", "200,00", "40,00", "150,00"],
+          ["F-3", "50,00", "10,00", "60,00"]]
+
+
 def _facts(table: str) -> SheetFacts:
+    if table == "workbook":
+        return _workbook_facts()
     facts = {"en": lambda: table_facts("invoices.csv", 0, EN, usual_comma=False),
              "tr": lambda: table_facts("faturalar.csv", 0, TR, usual_comma=True),
              "rent": lambda: table_facts("kira.csv", 0, RENT, usual_comma=True),
@@ -64,7 +108,8 @@ def _facts(table: str) -> SheetFacts:
              "due_date": lambda: table_facts("due.csv", 0, DUE_DATE, usual_comma=False),
              "one_unpaid": lambda: table_facts("one.csv", 0, ONE_UNPAID, usual_comma=False),
              "tenants": lambda: table_facts("kiracilar.csv", 0, TENANTS, usual_comma=True),
-             "rent_only": lambda: table_facts("daireler.csv", 0, RENT_ONLY, usual_comma=True)}[table]()
+             "rent_only": lambda: table_facts("daireler.csv", 0, RENT_ONLY, usual_comma=True),
+             "uneven": lambda: table_facts("kdv.csv", 0, UNEVEN, usual_comma=True)}[table]()
     assert facts is not None
     return facts
 
@@ -76,6 +121,14 @@ UNPAID_TR = "Counted by the program: Tutar where Durum is ödenmedi: 3 rows (F-1
 PAID_TR = "Counted by the program: Tutar where Durum is ödendi: 2 rows (F-101, F-104), total 2,625.00"
 ALL_RENT = ("Counted by the program: Kira (TL) (column B), all 8 rows: total 119,599.99, "
             "Aidat (TL) (column C), all 8 rows: total 7,500.00")
+
+MARCH = "Counted by the program: 3 rows where Tarih from 2025-03-01 to 2025-03-31 (F-2025-005, F-2025-006, F-2025-007)"
+EGE = "Counted by the program: Toplam where Müşteri is Ege Tekstil A.Ş.: 3 rows (F-2025-001, F-2025-004, F-2025-008), total 34,860"
+PER_CUSTOMER = ("Counted by the program: rows for each Müşteri (column B): Ege Tekstil A.Ş. 3, Karşıyaka Gıda Ltd. 3, "
+                "Bornova Yapı 2, Alsancak Kırtasiye 2, Buca Oto 1, Çiğli Lojistik 1")
+PER_CUSTOMER_NET = ("Counted by the program: Tutar (TL) (column D) total for each Müşteri (column B): Bornova Yapı 54,000, "
+                    "Karşıyaka Gıda Ltd. 30,850, Ege Tekstil A.Ş. 29,050, Çiğli Lojistik 18,600, Alsancak Kırtasiye 4,620, "
+                    "Buca Oto 4,300")
 
 # (question, table, the line counted: "" for nothing)
 CASES = [
@@ -238,6 +291,59 @@ CASES = [
     ("kiraların toplamı", "rent_only", "Counted by the program: Kira (column B), all 4 rows: total 63,050.00"),
     ("total rents", "rent_only", "Counted by the program: Kira (column B), all 4 rows: total 63,050.00"),
     ("Kirası 15.000 TL'den fazla olan daireler hangileri?", "tenants", "Counted by the program: 2 rows where Kira over 15,000 (A-2, B-1)"),
+    # a figure for each value of a text column: its rows, or an amount's total, most first (it said all 12 rows)
+    ("Hangi müşterinin kaç faturası var?", "workbook", PER_CUSTOMER),
+    ("how many invoices does each customer have?", "workbook", PER_CUSTOMER),
+    ("how many invoices per customer?", "workbook", PER_CUSTOMER),
+    ("her müşterinin toplam tutarı", "workbook", PER_CUSTOMER_NET),
+    ("total amount per customer", "workbook", PER_CUSTOMER_NET),
+    ("müşteri başına toplam tutar", "workbook", PER_CUSTOMER_NET),
+    ("how many invoices does each customer have?", "en",
+     "Counted by the program: rows for each Customer (column B): ACME Ltd 2, Bilge Co 2, Ceren AS 1"),
+    ("her müşterinin toplam tutarı", "tr",
+     "Counted by the program: Tutar (column F) total for each Müşteri (column B): Ceren AŞ 2,500.00, Bilge Co 1,320.00, ACME Ltd 215.00"),
+    ("how many invoices does each supplier have?", "workbook", ""),  # (no such column: nothing, not all rows)
+    ("her ayın toplamı", "workbook", ""),  # (a month's figures: not told by a value's)
+    ("how many flats does each customer have?", "rent", ""),
+    ("which customer has how many unpaid invoices?", "workbook", ""),  # (a value's figure of some rows: not told)
+    ("what is the total of each column?", "split", "Counted by the program: Total (column D), all 3 rows: total 420.00"),
+    # a month: the rows of its days, of the table's one year or the year said (it counted nothing)
+    ("Mart ayında kaç fatura kesildi?", "workbook", MARCH),
+    ("how many invoices in March?", "workbook", MARCH),
+    ("Mart'ta kaç fatura var?", "workbook", MARCH),
+    ("martta kaç fatura var?", "workbook", MARCH),
+    ("how many invoices in March 2025?", "workbook", MARCH),
+    ("Şubat ayında kesilen faturaların toplamı", "workbook",
+     "Counted by the program: Toplam where Tarih from 2025-02-01 to 2025-02-28: 2 rows (F-2025-003, F-2025-004), total 35,700"),
+    ("how many invoices in May?", "workbook",
+     "Counted by the program: 2 rows where Tarih from 2025-05-01 to 2025-05-31 (F-2025-010, F-2025-011)"),
+    ("how many invoices in January 2025?", "en",
+     "Counted by the program: 2 rows where Date from 2025-01-01 to 2025-01-31 (INV-101, INV-102)"),
+    ("total for December 2024", "en", "Counted by the program: Amount where Date from 2024-12-01 to 2024-12-31: 1 row (INV-105), total 120.00"),
+    ("how many invoices in January?", "en", ""),  # (2024's and 2025's days: which January, not said)
+    ("Ocak'ta kaç fatura var?", "tr", ""),
+    ("how many invoices in March and April?", "workbook", ""),  # (two months: not told)
+    ("total since March", "workbook", ""),
+    ("Mart'ta kaç daire ödedi?", "rent", ""),  # (no column of dates)
+    ("total spending in March", "spend", ""),
+    ("Mart ayında toplam harcama ne kadar?", "spend_tr", "Counted by the program: Harcama where Ay is Mart: 1 row (Mart), total 25.00"),  # (a cell's)
+    # a named value called a firm after its name ("firmasının", "company's"): its rows (it counted nothing)
+    ("Ege Tekstil A.Ş. firmasının faturalarının toplamı ne kadar?", "workbook", EGE),
+    ("Ege Tekstil firmasının toplamı", "workbook", EGE),
+    ("Ege Tekstil şirketinin fatura toplamı", "workbook", EGE),
+    ("Ege Tekstil A.Ş.'nin faturalarının toplamı ne kadar?", "workbook", EGE),
+    ("Ege Tekstil A.Ş. firmasının kaç faturası var?", "workbook",
+     "Counted by the program: 3 rows where Müşteri is Ege Tekstil A.Ş. (F-2025-001, F-2025-004, F-2025-008)"),
+    ("total of ACME company's invoices", "en", "Counted by the program: Amount where Customer is ACME Ltd: 2 rows (INV-101, INV-103), total 215.00"),
+    ("Zeta firmasının faturalarının toplamı ne kadar?", "workbook", ""),  # (a name no cell holds: nothing, not all rows)
+    ("Zeta Ltd company's total", "en", ""),
+    # "with VAT" of Tutar | KDV | Toplam: the net is the amount its KDV makes the Toplam, row by row (it said nothing)
+    ("KDV dahil toplam ne kadar?", "workbook", "Counted by the program: Toplam (column F), the amount with KDV, all 12 rows: total 169,704"),
+    ("What is the total with VAT?", "workbook", "Counted by the program: Toplam (column F), the amount with KDV, all 12 rows: total 169,704"),
+    ("KDV hariç toplam ne kadar?", "workbook",
+     "Counted by the program: Tutar (TL) (column D), the amount without KDV, all 12 rows: total 141,420"),
+    ("KDV dahil toplam ne kadar?", "uneven", ""),  # (Tutar and its KDV do not make Toplam: which holds the tax, not told)
+    ("KDV hariç toplam ne kadar?", "uneven", ""),
 ]
 
 
@@ -341,3 +447,27 @@ def test_total_vat_of_a_table_without_vat_counts_nothing_either_language() -> No
     the program's count (the model was given it too: review28); "total with VAT" already counted nothing."""
     assert say(counted_phrases(counted_answer("what is the total VAT?", [_facts("en")]))) == ""
     assert say(counted_phrases(counted_answer("toplam KDV ne kadar?", [_facts("tr")]))) == ""
+
+
+def test_a_count_for_each_value_is_said_in_turkish_and_cut_after_ten() -> None:
+    """"Hangi müşterinin kaç faturası var?" on a Turkish screen; of more than ten values, the ten
+    with most rows and how many more."""
+    from workstation.tui.i18n import Texts
+
+    assert say(counted_phrases(counted_answer("Hangi müşterinin kaç faturası var?", [_facts("workbook")])),
+               Texts("tr").get) == ("Programın hesabı: her Müşteri (B sütunu) değeri için satır sayısı: Ege Tekstil A.Ş. 3, "
+                                    "Karşıyaka Gıda Ltd. 3, Bornova Yapı 2, Alsancak Kırtasiye 2, Buca Oto 1, Çiğli Lojistik 1")
+    rows = [["Fatura", "Müşteri", "Tutar"]] + [[f"F-{i}", f"Firma {i % 12}", "10"] for i in range(24)] + [["F-99", "Firma 0", "5"]]
+    facts = table_facts("f.csv", 0, rows, usual_comma=True)
+    assert facts is not None
+    assert say(counted_phrases(counted_answer("how many invoices does each customer have?", [facts]))) == (
+        "Counted by the program: rows for each Müşteri (column B): Firma 0 3, " + ", ".join(f"Firma {i} 2" for i in range(1, 10))
+        + ", and 2 more")
+
+
+def test_a_month_is_said_by_its_days_in_turkish() -> None:
+    """"Mart ayında kaç fatura kesildi?" on a Turkish screen: March's rows, said by its first and last day."""
+    from workstation.tui.i18n import Texts
+
+    assert say(counted_phrases(counted_answer("Mart ayında kaç fatura kesildi?", [_facts("workbook")])), Texts("tr").get) == (
+        "Programın hesabı: Tarih 01.03.2025 ile 31.03.2025 arasında olan 3 satır (F-2025-005, F-2025-006, F-2025-007)")

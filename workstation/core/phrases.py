@@ -948,6 +948,11 @@ ENGLISH: dict[str, str] = {
     "facts.counted_smallest": "{name} smallest {figure}",
     "facts.counted_rows": "{title}: {rows} rows",
     "facts.counted_distinct": "{name}: {n:|different value|different values}{names}",  # ("how many customers?")
+    # a figure per value of a text column ("how many invoices does each customer have?": counted_answer)
+    "facts.counted_per_rows": "rows for each {by}: {values}{more}",
+    "facts.counted_per_total": "{name} total for each {by}: {values}{more}",
+    "facts.per_value": "{text} {figure}",
+    "facts.per_more": ", and {n} more",
     "facts.of_table": "{title}: {items}",  # (the figures of one of two tables or more: "table 2 in your message: …")
     "facts.counted_all": "{name}, all {rows} rows: {figures}",
     "facts.counted_without": "{name}, the amount without {label}, all {rows} rows: {figures}",
@@ -965,6 +970,7 @@ ENGLISH: dict[str, str] = {
     "facts.where_is": "{name} is {text}{more}",
     "facts.where_over": "{name} over {a}",
     "facts.where_year": "{name} in {text}",
+    "facts.where_days": "{name} from {a} to {b}",  # (a month asked: "Date from 2025-03-01 to 2025-03-31")
     "facts.where_under": "{name} under {a}",
     "facts.where_least": "{name} at least {a}",
     "facts.where_most": "{name} at most {a}",

@@ -767,6 +767,10 @@ _NEGATION = re.compile(r"\b(?:not|never|except|excluding|without|other\s+than)\b
 _CASE_ENDED = re.compile(r"(\w+)['’][dt][ae](?:n|ki)?\b")  # Ankara'dan, 2025'te, Mart'taki
 
 
+# what a named value may be called after its name ("Ege Tekstil A.Ş. firmasının", "ACME company's"): the value still
+_FIRM = r"(?:\s+(?:firma|şirket|kurum)\w*|\s+(?:company|firm)(?:['’]s)?)?"
+
+
 def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said: frozenset[str] = frozenset(),
                figures: bool = True, debtor: bool = False) -> bool:
     """Whether ``plain`` (a question, its readable thresholds blanked: ``_blanked``) sets a condition
@@ -776,10 +780,14 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said:
     nothing, not all rows. Its columns' names and the ``values`` ``_condition`` found are no such condition."""
     def without(text: str, words: set[str]) -> str:
         for word in sorted(words, key=len, reverse=True):  # (its Turkish case ending too: "ACME'nin")
-            text = re.sub(rf"(?<!\w){re.escape(word)}(?:['’]\w+)?(?!\w)", " ", text)
+            text = re.sub(rf"(?<!\w){re.escape(word)}(?:['’]\w+)?{_FIRM}(?!\w)", " ", text)
         return text
 
     found = without(_folded(plain), {v for vs in values.values() for v in vs} | said)
+    # a firm named by a name no cell holds ("Zeta Ltd company's total", "Zeta firmasının"): not all rows' figure
+    if re.search(r"(?<!\w)(?:firma|şirket|kurum)\w*|\b(?:company|firm)['’]s\b", found) and \
+            re.search(r"[A-ZÇĞİÖŞÜ]\S*\s+(?i:firma|şirket|kurum|company|firm)", plain):
+        return True
     if _WHEN.search(found) and _WHEN_WORD.search(_WHEN.sub(" ", found)):  # ("since last month": a column "Month" too)
         return True
     text = without(found, {_folded(c.name) for c in facts.columns if len(c.name) > 1})
@@ -813,7 +821,8 @@ _PLAIN_BEFORE = frozenset({
     "largest", "smallest", "highest", "lowest", "biggest", "max", "maximum", "min", "minimum", "overall", "grand",
     "combined", "whole", "entire", "please", "me", "give", "tell", "up", "add", "column", "columns", "table", "sheet",
     "tüm", "bütün", "toplam", "ortalama", "kaç", "en", "büyük", "yüksek", "fazla", "küçük", "düşük", "az", "her",
-    "bu", "şu", "hangi", "ve", "ile", "için", "tane", "adet", "olan", "olanlar", "bulunan", "ones", "tablodaki", "tablo", "sütun", "listele", "göster"})
+    "bu", "şu", "hangi", "ve", "ile", "için", "tane", "adet", "olan", "olanlar", "bulunan", "ones", "tablodaki", "tablo", "sütun", "listele", "göster",
+    "kesilen", "düzenlenen", "issued"})  # (an invoice "issued", "kesilen fatura": each of them
 # what a question counts, besides its table's columns: its rows, by any name
 # (an invoice table's rows are its invoices, whatever its columns are named: "unpaid invoices" of Fatura | Tutar)
 _ROW_NOUNS = ("row", "item", "entr", "record", "line", "invoice", "satır", "kayıt", "fatura")
@@ -1144,6 +1153,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
             continue  # (what is owed the program cannot tell: nothing, not all rows' amounts)
         thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
         plain = _threshold_verbs(plain, spans, thresholds, facts)
+        per, plain = _per_asked(plain, facts)
         values, doubt, said = _condition(plain, facts)
         if owed and debt is not None:  # ("how much do customers owe?": the unpaid rows' amount)
             named = [debt[0]]
@@ -1153,6 +1163,11 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         years, no_year, year_said = _year(plain, facts)
         doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said,
                                                    any(what != "rows" for what in asked), owed is not None)
+        if per is not False:  # ("how many invoices does each customer have?": a figure per customer)
+            if isinstance(per, ColumnFacts) and not (values or years or thresholds or doubt or unsure or owed) \
+                    and facts.cells and not facts.cut:
+                items += _counted_per(facts, per, asked, named, plain)
+            continue  # (all rows' figure answers another question)
         if values or years or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
                 # ("how many customers are unpaid?": the unpaid rows' different customers, not the rows)
@@ -1273,6 +1288,70 @@ def _thing_word(question: str, thing: ColumnFacts, n: int) -> str:
     return word if stem and many and n != 1 else stem
 
 
+# a figure asked for each value of a text column ("how many invoices does each customer have?", "her
+# müşterinin toplam tutarı", "Hangi müşterinin kaç faturası var?", "müşteri başına toplam"): the word
+# after each/per/her/hangi/which or before başına/bazında names the column
+_PER = re.compile(r"\b(?:each|every|per|her)\s+([^\W\d_]+)|([^\W\d_]+)\s+(?:başına|bazında)\b|"
+                  r"\b(?:hangi|which)\s+([^\W\d_]+)(?=.*(?:\bkaç\b|\bhow\s+(?:many|much)\b|\bne\s+kadar\b|"
+                  r"\btoplam|\btotal\b))|\bby\s+([^\W\d_]+)", re.IGNORECASE)
+MAX_PER = 10  # values named by a count per value; the rest said as "and N more"
+
+
+def _per_asked(plain: str, facts: SheetFacts) -> tuple[ColumnFacts | bool, str]:
+    """The text column a figure is asked for each value of (``_PER``), where a word after each/per/her
+    names one whose values repeat; True where it names a thing the program does not know or cannot
+    count by ("each supplier" of a table without one, "her ay": counted nothing, not all rows' figure);
+    False where it asks no such figure ("each column", "which invoices", "by date"); and ``plain`` with
+    the words that ask it blanked ("başına", "her": no condition on the rows)."""
+    texts = [c for c in facts.columns if c.kind == "text"]
+    for m in _PER.finditer(plain):
+        word = _folded(next(g for g in m.groups() if g))
+        naming = list({id(c): c for _, c in _named_by_word(word, texts)}.values())
+        if len(naming) == 1 and naming[0].distinct < naming[0].filled:
+            return naming[0], plain[:m.start()] + " " * (m.end() - m.start()) + plain[m.end():]
+        if m.group(4) or word.startswith(_ROW_NOUNS) or re.match(r"column|sütun|tablo|table|one|biri", word):
+            continue  # ("by date", "each row", "which invoices": no value's figure)
+        if naming or word in _COUNTED_THINGS or word in _unknown_words(word, facts):
+            return True, plain
+    return False, plain
+
+
+def _counted_per(facts: SheetFacts, by: ColumnFacts, asked: list[str], named: list[ColumnFacts],
+                 question: str) -> list[dict[str, Any]]:
+    """A figure for each value of ``by`` (``_per_asked``) on ``facts.cells``: its rows where a count
+    is asked, else the total of ``named`` (the amount's column a word of the question names, not the
+    column named by the word "total" itself; else the amounts' columns, ``_money_first``); the
+    values most first, up to ``MAX_PER`` ("Ege Tekstil 3, Karşıyaka Gıda 3, Bornova 2, and 3 more")."""
+    def cell(row: list[str], at: int) -> str:
+        return _line(row[at]) if at < len(row) else ""
+
+    groups: dict[str, list[list[str]]] = {}
+    for r in facts.cells:
+        if cell(r, by.at):
+            groups.setdefault(cell(r, by.at), []).append(r)
+    head = {"what": "per", "title": facts.title, "name": by.name, "letter": by.letter, "rows": _n(len(groups))}
+    if "rows" in asked:
+        counts = sorted(((v, len(rs)) for v, rs in groups.items()), key=lambda e: -e[1])
+        return [{**head, "of": "", "values": [[v, _n(k)] for v, k in counts[:MAX_PER]],
+                 "more": _n(max(0, len(counts) - MAX_PER))}]
+    if "total" not in asked:
+        return []
+    numbers = [c for c in facts.columns if c.kind == "numbers" and not c.rate]
+    total_word = dict(_ASKED)["total"]
+    columns = [c for c in named if not total_word.fullmatch(c.name.strip())] or [
+        c for _, c in _named_by_word(question, numbers) if not total_word.fullmatch(c.name.strip())] or named \
+        or _money_first(numbers, asked, question)
+    items: list[dict[str, Any]] = []
+    for col in list({id(c): c for c in columns}.values())[:MAX_COUNTED]:
+        places = _places([v for r in facts.cells if (v := _value(r, col)) is not None])
+        totals = sorted(((v, sum((x for r in rs if (x := _value(r, col)) is not None), Decimal(0)))
+                         for v, rs in groups.items()), key=lambda e: -e[1])
+        items.append({**head, "of": col.name, "of_letter": col.letter,
+                      "values": [[v, _figure(t, places)] for v, t in totals[:MAX_PER]],
+                      "more": _n(max(0, len(totals) - MAX_PER))})
+    return items
+
+
 def _money_first(numbers: list[ColumnFacts], asked: list[str], question: str) -> list[ColumnFacts]:
     """The columns whose figures answer a question that names none: ``numbers``, less the
     quantities (Qty, Adet) where it asks for a total, says no quantity and an amount's column is
@@ -1315,6 +1394,12 @@ def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: l
                 written.setdefault(_folded(cell(r, at)), cell(r, at))
         conditions.append({"name": by_at[at].name, "letter": by_at[at].letter, "is": list(written.values())})
     for at, year in (years or {}).items():
+        if len(year) == 7:  # (a month: its first and last day)
+            import calendar
+
+            last = calendar.monthrange(int(year[:4]), int(year[5:]))[1]
+            conditions.append({"name": by_at[at].name, "letter": by_at[at].letter, "from": f"{year}-01", "to": f"{year}-{last:02d}"})
+            continue
         conditions.append({"name": by_at[at].name, "letter": by_at[at].letter, "year": year})
     for t in thresholds:
         unit = "%" if t.column.kind == "percents" else ""
@@ -1492,11 +1577,35 @@ def _net_asked(plain: str, facts: SheetFacts) -> tuple[ColumnFacts, ColumnFacts,
     taxes = [c for c in numbers if _TAX_NAME.search(c.name)]
     nets = [c for c in numbers if _NET_NAME.search(c.name) and c not in taxes]
     gross = [c for c in numbers if _GROSS_NAME.search(c.name) and c not in taxes and c not in nets]
+    if len(taxes) == 1 and not nets and len(gross) == 2:  # (Tutar | KDV | Toplam: the net is the one its tax makes the other)
+        nets, gross = _net_by_sum(facts, gross, taxes[0])
     if len(taxes) != 1 or len(nets) != 1 or len(gross) != 1:
         return None
     return (gross[0] if with_tax else nets[0]), taxes[0], with_tax
+
+
+def _net_by_sum(facts: SheetFacts, two: list[ColumnFacts], tax: ColumnFacts) -> tuple[list[ColumnFacts], list[ColumnFacts]]:
+    """Of two amounts' columns beside a tax's ("Tutar (TL) | KDV | Toplam"), the one without the tax and
+    the one with it: where in every row of the three (two at least) the first and the tax make the
+    second; else ([], both) (which holds the tax, not told)."""
+    for net, gross in (two, two[::-1]):
+        full = [(a, t, g) for r in facts.cells if (a := _value(r, net)) is not None
+                and (t := _value(r, tax)) is not None and (g := _value(r, gross)) is not None]
+        if len(full) >= 2 and all(a + t == g for a, t, g in full):
+            return [net], [gross]
+    return [], two
 # a year said alone ("total for 2025", "2025 toplamı", "2025'te"), not a day's nor a figure's part
 _YEAR_SAID = re.compile(r"(?<![\w.,/-])((?:19|20)\d{2})(?![\d.,/-]*\d)(?!-)")
+
+
+# a month named, in English or Turkish, with its case ending or "ayı/ayında" after it ("Mart'ta",
+# "martta", "Mart ayında", "in March"; "May" only after "in": it is a verb too)
+_MONTH_NAMES = ("january february march april may june july august september october november december",
+                "ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık")
+_MONTH_NUMBER = {name: i for names in _MONTH_NAMES for i, name in enumerate(names.split(), 1)}
+_MONTH_SAID = re.compile(r"(?<!\w)(?P<month>" + "|".join(n for n in _MONTH_NUMBER if n != "may") + r"|(?<=\bin\s)may)"
+                         r"(?:['’]?(?:[dt][ae](?:n|ki)?|n?[ıi]n|y[ıi]|[ıi]))?(?!\w)(?:\s+ay(?:[ıi](?:n(?:da|daki|[ıi]n|a)?)?)?\b)?",
+                         re.IGNORECASE)
 
 
 def _year(plain: str, facts: SheetFacts) -> tuple[dict[int, str], bool, frozenset[str]]:
@@ -1508,12 +1617,22 @@ def _year(plain: str, facts: SheetFacts) -> tuple[dict[int, str], bool, frozense
     (``_unapplied`` has those)."""
     said = {m.group(1) for m in _YEAR_SAID.finditer(plain)}
     said -= {c.name.strip() for c in facts.columns} | set(re.findall(r"\d{4}", facts.title))
-    if not said or _WHEN.search(plain):
+    # (a month a text column's cells say, "Mart" of a column Ay: that value's rows, ``_condition``'s)
+    cells = {v for c in facts.columns if c.kind == "text" for v in c.values}
+    months = {_MONTH_NUMBER[_folded(m.group("month"))]: m for m in _MONTH_SAID.finditer(plain)
+              if _folded(m.group("month")) not in cells}
+    if not said and not months or _WHEN.search(plain):
         return {}, False, frozenset()
+    words = frozenset(said | {_folded(w) for m in months.values() for w in m.group(0).split()})
     dates = [c for c in facts.columns if c.kind == "dates"]
-    if len(said) > 1 or len(dates) != 1:
-        return {}, True, frozenset(said)
-    return {dates[0].at: next(iter(said))}, False, frozenset(said)
+    if len(said) > 1 or len(months) > 1 or len(dates) != 1:
+        return {}, True, words
+    if not months:
+        return {dates[0].at: next(iter(said))}, False, words
+    # a month ("Mart'ta", "in March"): of the year said, else of the column's one year (of two: not told)
+    years = {d[:4] for r in facts.cells if (d := _date(r[dates[0].at] if dates[0].at < len(r) else ""))}
+    year = next(iter(said)) if said else next(iter(years)) if len(years) == 1 else ""
+    return ({dates[0].at: f"{year}-{next(iter(months)):02d}"}, False, words) if year else ({}, True, words)
 
 
 def _plain_name(name: str, letter: str) -> Phrase | str:
@@ -1534,6 +1653,8 @@ def where_phrase(item: dict[str, Any]) -> Phrase:
         if isinstance(c.get("is"), list) and c["is"]:
             more: list[Phrase] = [("facts.or_value", {"text": str(v)}) for v in c["is"][1:]]
             conditions.append(("facts.where_is", {"name": name, "text": str(c["is"][0]), "more": more}))
+        elif c.get("from") and c.get("to"):
+            conditions.append(("facts.where_days", {"name": name, "a": str(c["from"]), "b": str(c["to"])}))
         elif c.get("year"):
             conditions.append(("facts.where_year", {"name": name, "text": str(c["year"])}))
         elif c.get("op") in _OPS:
@@ -1633,6 +1754,16 @@ def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
             continue
         if what == "rows":
             said.append(("facts.counted_rows", {"title": title_phrase(item.get("title", "")), "rows": rows}))
+            continue
+        if what == "per":  # (a figure per value of a text column: ``_counted_per``)
+            values = [p for i, (v, figure) in enumerate(item.get("values") or [])
+                      for p in ([("facts.and", {})] if i else []) + [("facts.per_value", {"text": str(v), "figure": str(figure)})]]
+            more: list[Phrase] = [("facts.per_more", {"n": str(item.get("more"))})] if str(item.get("more", "0")) != "0" else []
+            by = column_phrase(ColumnFacts(of[0], "text", 0, letter=of[1]))
+            said.append(("facts.counted_per_total", {"name": column_phrase(ColumnFacts(
+                str(item["of"]), "numbers", 0, letter=str(item.get("of_letter", "")))), "by": by, "values": values, "more": more})
+                if item.get("of") else ("facts.counted_per_rows", {"by": by, "values": values, "more": more}))
+            apart = True
             continue
         if what == "distinct":  # (a text column's different values: ``_things_asked``)
             listed = item.get("listed") or []
