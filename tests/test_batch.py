@@ -773,6 +773,21 @@ def test_the_file_of_every_summary_beside_the_documents_is_no_document(tmp_path:
     assert set(_status(folder / DB_NAME)) == {"letter1.txt"}
 
 
+def test_the_file_of_every_summary_of_another_queue_in_the_folder_is_no_document(
+        tmp_path: Path, smollm2_path: Path) -> None:
+    """A run with -o DIR/out, then one without -o: the second summarized out/All summaries.md as a
+    letter (another queue's summaries were left out, not its file of them all)."""
+    folder = tmp_path / "Letters"
+    folder.mkdir()
+    (folder / "letter1.txt").write_text(SUBJECT_PARAGRAPHS[0], encoding="utf-8")
+    prof = _profile_file(tmp_path)
+    assert _batch_run(folder, "-p", prof, "-o", folder / "out").returncode == 0
+    assert (folder / "out" / "All summaries.md").is_file()
+    again = _batch_run(folder, "-p", prof)
+    assert again.returncode == 0, again.stderr
+    assert set(_status(folder / "summaries" / DB_NAME)) == {"letter1.txt"}, again.stderr
+
+
 def test_the_file_of_every_summary_says_the_small_models_note_once_and_no_letter_gone(
         tmp_path: Path, smollm2_path: Path) -> None:
     """All summaries.md: the very small model's caveat, the same over each summary, is said once
@@ -787,6 +802,11 @@ def test_the_file_of_every_summary_says_the_small_models_note_once_and_no_letter
     text = every.read_text(encoding="utf-8")
     assert "## letter1.txt" in text and "## letter2.txt" in text, text
     assert text.count("is a very small model") == 1, text
+    # a summary's own note (cut at its length limit: 16 tokens here) stays with each that has it (the
+    # second summary cut short lost it, the note the same as the first's)
+    cut = [(folder / "summaries" / f"letter{i}.txt.summary.md").read_text(encoding="utf-8") for i in (1, 2)]
+    assert all("stopped at its length limit" in each for each in cut), cut
+    assert text.count("stopped at its length limit") == 2, text
     (folder / "letter2.txt").unlink()
     again = _batch_run(folder, "-p", prof)
     assert again.returncode == 0, again.stderr
@@ -820,6 +840,7 @@ def test_every_summary_of_the_folder_is_in_one_file_to_read(tmp_path: Path, smol
     assert again.returncode == 3 and (out / "Tüm özetler.md").read_text(encoding="utf-8").startswith(
         "# School Letters klasörünün tüm özetleri\n\n## letter1.txt\n\n")
     assert "summarizing" not in again.stderr and "özetleniyor" not in again.stderr, again.stderr
+    assert not every.exists()  # (the English one, out of date: two files to choose from, one stale)
     # a person's own file of that name is left as it was
     every.write_text("my notes\n", encoding="utf-8")
     assert _batch_run(folder, "-p", _profile_file(tmp_path)).returncode == 3

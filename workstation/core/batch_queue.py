@@ -362,7 +362,8 @@ class BatchQueue:
                 continue
             if _inside(path, outdir) and (not beside or _our_summary(path, root, outdir)):  # our own output
                 continue
-            if path.parent.resolve() == outdir.resolve() and _all_summaries_file(path):  # (write_all_summaries')
+            if _all_summaries_file(path) and any(path.parent.resolve() == folder.resolve()
+                                                 for folder in (outdir, *others)):  # (write_all_summaries', any queue's)
                 continue
             if any(_inside(path, other) and _our_summary(path, root, other) for other in others):
                 continue
@@ -808,14 +809,10 @@ def write_all_summaries(queue: BatchQueue, root: Path, outdir: Path, lookup: Loo
     from workstation.core.locales import phrase_patterns
 
     path = all_summaries_path(outdir, lookup)
-    if path.exists():
-        try:
-            first = path.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
-        except OSError:
-            return None
-        if not any(re.fullmatch("# " + p, first) for p in phrase_patterns(("batch.all_title",))):
-            return None
+    if path.exists() and not _our_all_summaries(path):
+        return None
     out = [f"# {say([('batch.all_title', {'folder': root.resolve().name})], lookup)}"]
+    caveats = [re.compile("> " + p, re.S) for p in phrase_patterns(("summary.small_model",))]
     notes: set[str] = set()
     for row in queue.rows():
         if row.path not in queue.found:  # (a document gone from the folder)
@@ -827,16 +824,33 @@ def write_all_summaries(queue: BatchQueue, root: Path, outdir: Path, lookup: Loo
                 continue
             body = summary.split("\n", 1)[1] if summary.startswith("# ") else summary  # (its own title)
             body = re.sub(r"^(#{1,5}) ", r"#\1 ", body.strip(), flags=re.MULTILINE)  # (under the document's)
-            # a note said of every summary alike (the small model's caveat) is said once
-            paragraphs = [para for para in body.split("\n\n") if not (para.startswith("> ") and para in notes)]
-            notes.update(para for para in paragraphs if para.startswith("> "))
+            # the small model's caveat, said of every summary alike, is said once; a summary's own note
+            # (cut at its length limit) stays with it, however many say the same (the second lost it)
+            paragraphs = [para for para in body.split("\n\n") if para not in notes]
+            notes.update(para for para in paragraphs if any(c.fullmatch(para) for c in caveats))
             out.append(f"## {row.path}\n\n" + "\n\n".join(paragraphs))
             continue
         why = " ".join(say(row.said, lookup).split()) if row.said else " ".join((row.reason or "").split())
         key = {"skipped": "batch.all_skipped", "failed": "batch.all_failed"}.get(row.status, "batch.all_pending")
         out.append("- " + say([(key, {"path": row.path, "why": why})], lookup))
     write_text_atomic(path, "\n\n".join(out) + "\n")
+    for other in outdir.iterdir():  # the one of a run in another language: out of date now (two to choose from)
+        if other != path and _all_summaries_file(other) and _our_all_summaries(other):
+            with contextlib.suppress(OSError):
+                other.unlink()
     return path
+
+
+def _our_all_summaries(path: Path) -> bool:
+    """Whether ``path`` is a file ``write_all_summaries`` wrote (its first line its title, in any
+    language the app speaks), not a person's own of that name."""
+    from workstation.core.locales import phrase_patterns
+
+    try:
+        first = path.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+    except OSError:
+        return False
+    return any(re.fullmatch("# " + p, first) for p in phrase_patterns(("batch.all_title",)))
 
 
 def _summarize_file(
