@@ -345,7 +345,8 @@ class Attachments(AppPart):
             return None
         left = self.context_left()
         left = n_ctx - (tokens - own) if left is None else left  # (before a turn: less the instructions)
-        return (own <= left - reserve, self.words_basis().count(max(0, left)),
+        basis = self.words_basis() or context_basis(None, self.texts.get)  # (the model's, once read)
+        return (own <= left - reserve, basis.count(max(0, left)),
                 part_percent(own / max(1, left)))
 
     def _reserve(self: WorkstationApp, n_ctx: int) -> int:

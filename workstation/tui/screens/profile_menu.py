@@ -175,11 +175,12 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         return loaded is not None and loaded.backend == "llama" and model_file(entry) == model_file(loaded)
 
     def words_basis(self, entry: Profile, said: dict[str, float] | None = None) -> WordsBasis:
-        """What ``entry``'s context is said in words by (``phrases.context_basis``): the open
-        conversation's replies where they are of its model, else its model's figure in the UI's
-        language once measured (``found``), a desk PC's as its server ``said`` it, else the language's."""
-        if self._of_loaded_model(entry):
-            return self.wapp.words_basis()  # (the line under the box says the room left by the same)
+        """What ``entry``'s context is said in words by (``phrases.context_basis``): the loaded
+        model's as the line under the box says the room left by it, else its model's figure in the
+        UI's language once measured (``found``), a desk PC's as its server ``said`` it, else the language's."""
+        loaded = self.wapp.words_basis() if self._of_loaded_model(entry) else None
+        if loaded is not None:
+            return loaded  # (the line under the box says the room left by the same)
         t = self.wapp.texts
         model = model_file(entry) if entry.backend == "llama" else None  # (a desk PC's: no model file here)
         return context_basis(None, t.get, words_figures(t.get, t.lang, model, said, measure=False))
