@@ -2828,15 +2828,19 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         # the figure what a message holds of it, the reply's room left out, fewer than its words (the whole
         # context read "about 2,600 words: more than a message can hold, which reads up to about 3,000")
         tokens, n_ctx, own = next(m for d, m in app._document_tokens.items() if d[0] == ledger)
+        # said as F3 says the profile: a conversation's and a message's (one figure, F3's "reads about 1,100 words
+        # at once", stood beside the refusal of an 850-word contract)
         holds = rounded_words((n_ctx - answer_reserve(app.profile.sampling, n_ctx) - (tokens - own)) * 1600 / own)
-        assert said == "Attached: ledger.txt. It is too long to send: about 1,600 words, and a message in this " \
-            f"profile holds about {holds} words of this document, the rest of the room kept for the reply. F6 " \
-            "summarizes it; your next message then asks about the summary. Ctrl+R removes it." + gemma, said
+        conversation = rounded_words(n_ctx * 1600 / own)
+        assert said == "Attached: ledger.txt. It is too long to send: about 1,600 words, and this profile holds a " \
+            f"conversation of about {conversation} words of this document; a message up to about {holds} (the rest " \
+            "of the room is kept for the reply). F6 summarizes it; your next message then asks about the summary. " \
+            "Ctrl+R removes it." + gemma, said
         await pilot.press("f9")  # in Turkish, the figure said as this document's words (beside F3's and the box's)
         await until(pilot, lambda: str(line.render()).startswith("Eklendi: ledger.txt. Bu belge"))
         assert str(line.render()) == "Eklendi: ledger.txt. Bu belge gönderilemeyecek kadar uzun: yaklaşık 1.600 " \
-            f"sözcük; bu profilde bir mesaj, bu belgeden yaklaşık {holds.replace(',', '.')} sözcük alır, kalan " \
-            "yer yanıta ayrılır. " \
+            f"sözcük; bu profil, bu belgeden yaklaşık {conversation.replace(',', '.')} sözcüklük bir sohbet; en çok " \
+            f"yaklaşık {holds.replace(',', '.')} sözcüklük bir mesaj alır (kalan yer yanıta ayrılır). " \
             "F6 onu özetler; ardından bir sonraki mesajınız özet hakkında sorar. Ctrl+R onu kaldırır." \
             + app.holder_text(app.pending_document), str(line.render())
         await pilot.press("f9")
@@ -2953,13 +2957,15 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         menu = app.screen
         assert isinstance(menu, ProfileMenu) and app.words_basis() == WordsBasis(0.75, "language") == basis
         row = next(str(menu._prompt(i, e)) for i, e in enumerate(menu.entries) if menu._is_current(e))  # type: ignore[arg-type]
-        assert f"reads up to about {basis.count(app.engine_info.n_ctx)} words at once" in row, row
+        n_ctx = app.engine_info.n_ctx
+        assert f"· a conversation of about {basis.count(n_ctx)} words; a message up to about " \
+            f"{basis.count(n_ctx - answer_reserve(app.profile.sampling, n_ctx))}" in row, row
         # another model's profile by the UI language's figure for its own tokenizer: the conversation's figure
         # was measured with SmolLM2's tokenizer and replies (F3 said Gemma's 4,096 tokens as 3,400 words by it)
         gemma = next(i for i, e in enumerate(menu.entries) if getattr(e, "key", "") == "gemma")
         await until(pilot, lambda: gemma in menu.verdicts)
         gemma_words = context_words(4096, context_basis(None, None, model_figures(model_file(menu.entries[gemma]))))
-        assert f"reads up to {gemma_words} at once" in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
+        assert f"· a conversation of {gemma_words}; " in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ProfileMenu))
         from workstation.core.metrics import TurnMetrics, turn_record
@@ -2974,7 +2980,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         assert isinstance(menu, ProfileMenu)
         # another model's replies are not this conversation's kind of text: its profile is said as on a fresh
         # start, by the language's figure for its model, as F4 says it
-        assert f"reads up to {gemma_words} at once" in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
+        assert f"· a conversation of {gemma_words}; " in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ProfileMenu))
 

@@ -19,6 +19,7 @@ from workstation.core.phrases import (
     WordsBasis,
     context_basis,
     context_words,
+    holds_words,
     part_percent,
     rounded_words,
     say,
@@ -442,7 +443,7 @@ def _message_words(measured: tuple[int, int, int], words: int, reserve: int, t: 
     tokens, n_ctx, own = measured
     room = max(0, n_ctx - reserve - (tokens - own))
     basis = WordsBasis(words / own, "document") if own > 0 and words > 0 else context_basis(None, t.get)
-    return context_words(room, basis, t.get)
+    return holds_words(n_ctx, room, basis, t.get)
 
 
 def holding_profile(current: Profile, also: Profile | None, engine: Any, document: tuple[Path, str],
