@@ -108,3 +108,15 @@ async def test_the_room_under_the_box_only_falls_and_is_the_same_when_the_conver
         basis = app.words_basis()
         assert basis is not None and basis.per_token < context_basis(None, app.texts.get).per_token
         assert app.chat_screen.query_one("#prompt").border_subtitle == app.context_fill_text() != ""
+
+
+def test_a_conversations_and_a_messages_words_are_written_the_languages_way() -> None:
+    """Both figures of ``holds_words`` as Turkish writes a number: the message's said "1,200" beside
+    the conversation's "1.600" on F3 (its value was taken for people's words, left as it came)."""
+    from workstation.core.phrases import WordsBasis, holds_words
+
+    turkish = locale_texts("tr").get
+    assert holds_words(4096, 3200, WordsBasis(0.4), turkish) == \
+        "yaklaşık 1.600 sözcüklük bir sohbet; en çok yaklaşık 1.300 sözcüklük bir mesaj"
+    assert holds_words(4096, 3200, WordsBasis(0.4, "document")) == \
+        "a conversation of about 1,600 words of this document; a message up to about 1,300"

@@ -1072,9 +1072,9 @@ ENGLISH: dict[str, str] = {
     # what a profile's context holds, said one way on F3, its E, F4 and an attached document's refusal
     # (``holds_words``): F3's "reads about 1,100 words at once" stood beside a refusal of an 850-word
     # contract, a message holding less (the reply's room is kept)
-    "words.holds": "a conversation of about {conversation} words; a message up to about {message}",
+    "words.holds": "a conversation of about {conversation} words; a message up to about {message_n}",
     "words.holds_document": ("a conversation of about {conversation} words of this document; a message up to "
-                             "about {message}"),
+                             "about {message_n}"),
     # said once beside a language's figure under half the model's English one (``WordsBasis.costly``)
     "words.costly": "(this model spends more of its room on words of this language than on English ones)",
     "number.date": "{y}-{m}-{d}",
@@ -1211,7 +1211,7 @@ def holds_words(context: float, message: float, basis: WordsBasis, lookup: Looku
     where known the message's frame with the instructions). F3 said a profile "reads about 1,100
     words at once" and F6 read an 850-word contract in one go that a message could not hold."""
     key = "words.holds_document" if basis.of == "document" else "words.holds"
-    return say([(key, {"conversation": basis.count(context), "message": basis.count(max(0.0, message))})], lookup)
+    return say([(key, {"conversation": basis.count(context), "message_n": basis.count(max(0.0, message))})], lookup)
 
 
 def costly_note(basis: WordsBasis, lookup: Lookup | None = None) -> str:
