@@ -8,6 +8,7 @@ import pytest
 
 from workstation.core import language_words
 from workstation.core.locales import locale_texts
+from workstation.tui.i18n import Texts
 
 
 def test_a_models_two_figures_read_its_vocabulary_once(
@@ -63,3 +64,67 @@ def test_a_servers_words_a_token_that_is_no_finite_number_is_not_taken() -> None
     from workstation.core.language_words import SAID, said_figures
 
     assert said_figures({SAID: {"en": float("nan"), "tr": float("inf"), "de": 0.4}}) == {"de": 0.4}
+
+
+def _info(n_ctx: int) -> object:
+    from workstation.core.events import EngineInfo
+
+    return EngineInfo(profile="a", model_name="SmolLM2", model_path="", n_ctx=n_ctx, n_layer=30, gpu_layers=0,
+                      type_k="f16", type_v="f16", flash_attn=False, threads=2, load_ms=0.0, template_fallback=None,
+                      speculative="")
+
+
+async def test_the_room_under_the_box_only_falls_and_is_the_same_when_the_conversation_is_opened_again(
+        profiles: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The room left said in words on one basis for a conversation (the model's figure for the UI
+    language): by its replies' own words a token, measured again after each, it went up after a
+    reply (2,500 to 3,100 after a 120-token one) and changed when the same conversation was opened
+    again (910 to 2,500), where the tokens left only fall."""
+    from workstation.core.metrics import TurnMetrics, turn_record
+    from workstation.core.phrases import context_basis, rounded_words
+    from workstation.tui.app import WorkstationApp
+
+    monkeypatch.setattr(language_words, "_known", {})
+    app = WorkstationApp("a", start_engine=False, sample_system=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.engine_info = _info(4096)  # type: ignore[assignment]
+        conv = app.store.new("Contract")
+        await app.open_conversation(conv.id)
+        used, said, shown = 0, [], []
+        # replies of few words a token (a table of figures), of many (plain English), of few again
+        for words, tokens in ((40, 400), (300, 120), (30, 600), (400, 130)):
+            reply = TurnMetrics(prompt_n=50, cache_n=used, predicted_n=tokens, predicted_ms=1000.0, stop_reason="eos")
+            used += 50 + tokens
+            app.store.add_message(conv.id, "user", "Go on.")
+            app.store.add_message(conv.id, "assistant", " ".join(["word"] * words), turn_record(reply, "a", "a"))
+            app.history.add(reply, "a", "a", words=words)  # (as a reply arrives)
+            said.append(app.context_fill_text())
+            await app.open_conversation(conv.id)  # (the same conversation opened again: Ctrl+B, Enter)
+            await pilot.pause()
+            shown.append(app.context_fill_text())
+        figures = [int(s.split("about ")[1].split(" ")[0].replace(",", "")) for s in said]
+        assert said == shown, (said, shown)
+        assert figures == sorted(figures, reverse=True), said
+        assert said[-1] == f"room for about {rounded_words((4096 - used) * context_basis(None).per_token)} more " \
+            "words in this conversation"
+        # in Turkish: by SmolLM2's own figure for Turkish, said once its tokenizer is read (not the language's
+        # general figure first and the model's after it)
+        app.texts = Texts("tr")
+        assert app.context_fill_text() == ""
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        basis = app.words_basis()
+        assert basis is not None and basis.per_token < context_basis(None, app.texts.get).per_token
+        assert app.chat_screen.query_one("#prompt").border_subtitle == app.context_fill_text() != ""
+
+
+def test_a_conversations_and_a_messages_words_are_written_the_languages_way() -> None:
+    """Both figures of ``holds_words`` as Turkish writes a number: the message's said "1,200" beside
+    the conversation's "1.600" on F3 (its value was taken for people's words, left as it came)."""
+    from workstation.core.phrases import WordsBasis, holds_words
+
+    turkish = locale_texts("tr").get
+    assert holds_words(4096, 3200, WordsBasis(0.4), turkish) == \
+        "yaklaşık 1.600 sözcüklük bir sohbet; en çok yaklaşık 1.300 sözcüklük bir mesaj"
+    assert holds_words(4096, 3200, WordsBasis(0.4, "document")) == \
+        "a conversation of about 1,600 words of this document; a message up to about 1,300"

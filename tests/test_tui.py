@@ -2214,7 +2214,9 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         assert (about_words(4096), about_words(4096, Texts("tr").get), about_words(2, Texts("tr").get)) == ("3,100", "1,600", "0.8")
         english, app.texts = app.texts, Texts("tr")
         # (by the language's figure, or the model's own once its tokenizer is read: fewer either way)
+        await until(pilot, lambda: app.words_basis() is not None)  # (the model's own, once its tokenizer is read)
         basis = app.words_basis()
+        assert basis is not None
         words = app.texts.number(basis.count(512 - used))
         assert basis.per_token <= 0.4 and app.context_fill_text() == f"bu sohbette yaklaşık {words} sözcüklük yer kaldı"
         assert int(words.replace(".", "")) < int(about_words(512 - used).replace(",", ""))
@@ -2905,15 +2907,19 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         # the figure what a message holds of it, the reply's room left out, fewer than its words (the whole
         # context read "about 2,600 words: more than a message can hold, which reads up to about 3,000")
         tokens, n_ctx, own = next(m for d, m in app._document_tokens.items() if d[0] == ledger)
+        # said as F3 says the profile: a conversation's and a message's (one figure, F3's "reads about 1,100 words
+        # at once", stood beside the refusal of an 850-word contract)
         holds = rounded_words((n_ctx - answer_reserve(app.profile.sampling, n_ctx) - (tokens - own)) * 1600 / own)
-        assert said == "Attached: ledger.txt. It is too long to send: about 1,600 words, and a message in this " \
-            f"profile holds about {holds} words of this document, the rest of the room kept for the reply. F6 " \
-            "summarizes it; your next message then asks about the summary. Ctrl+R removes it." + gemma, said
+        conversation = rounded_words(n_ctx * 1600 / own)
+        assert said == "Attached: ledger.txt. It is too long to send: about 1,600 words, and this profile holds a " \
+            f"conversation of about {conversation} words of this document; a message up to about {holds} (the rest " \
+            "of the room is kept for the reply). F6 summarizes it; your next message then asks about the summary. " \
+            "Ctrl+R removes it." + gemma, said
         await pilot.press("f9")  # in Turkish, the figure said as this document's words (beside F3's and the box's)
         await until(pilot, lambda: str(line.render()).startswith("Eklendi: ledger.txt. Bu belge"))
         assert str(line.render()) == "Eklendi: ledger.txt. Bu belge gönderilemeyecek kadar uzun: yaklaşık 1.600 " \
-            f"sözcük; bu profilde bir mesaj, bu belgeden yaklaşık {holds.replace(',', '.')} sözcük alır, kalan " \
-            "yer yanıta ayrılır. " \
+            f"sözcük; bu profil, bu belgeden yaklaşık {conversation.replace(',', '.')} sözcüklük bir sohbet; en çok " \
+            f"yaklaşık {holds.replace(',', '.')} sözcüklük bir mesaj alır (kalan yer yanıta ayrılır). " \
             "F6 onu özetler; ardından bir sonraki mesajınız özet hakkında sorar. Ctrl+R onu kaldırır." \
             + app.holder_text(app.pending_document), str(line.render())
         await pilot.press("f9")
@@ -3011,32 +3017,34 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         app._attach_document((ledger, "The invoice was paid. " * 180))  # ~900 tokens: fits a message, not what is left
         await until(pilot, lambda: "words are left in this conversation" in str(line.render()))
         # its words as wc -w counts them, the room as the line under the box says it (the same figure)
-        # (by the words a token of this conversation's own replies, as F5 says its speeds)
-        said, words_left = str(line.render()), app.words_basis().count(app.context_left())
+        # (by the model's figure for the UI's language, the same for every turn: replies' own moved it up)
+        basis = app.words_basis()
+        assert basis is not None
+        said, words_left = str(line.render()), basis.count(app.context_left())
         # (and why fewer words than that do not fit: "2,200 words, but only about 2,500 are left" read as a fault)
         assert said.startswith("Attached: ledger.txt, about 720 words") \
             and f"only about {words_left} words are left in this conversation, and its reply needs room too" in said \
             and "Ctrl+N starts a new conversation" in said and "F6 summarizes it" in said, said
         assert f"room for about {words_left} more words" in app.context_fill_text(), app.context_fill_text()
         # F3 says the loaded profile's whole context by the same words a token (it said 3,100 in all
-        # where the line under the box said room for 3,200 more: the language's 0.75 against the replies')
-        last = app.history.turns[-1]  # (its reply too short to measure: one of 0.83 words a token after it)
+        # where the line under the box said room for 3,200 more: the language's 0.75 against the replies'),
+        # a reply of another words a token moving neither (F3 said 950, then 3,500, then 3,100)
+        last = app.history.turns[-1]
         app.history.add(dataclasses.replace(last, predicted_n=100), words=83)
         await pilot.press("f3")
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
         menu = app.screen
-        assert isinstance(menu, ProfileMenu) and app.words_basis() == WordsBasis(0.83, "conversation")
+        assert isinstance(menu, ProfileMenu) and app.words_basis() == WordsBasis(0.75, "language") == basis
         row = next(str(menu._prompt(i, e)) for i, e in enumerate(menu.entries) if menu._is_current(e))  # type: ignore[arg-type]
-        # said with what they are words of: the conversation's own kind of text (F3 said 3,700 "words" of an
-        # English conversation and 890 of a Turkish one, plain)
-        assert f"reads up to about {app.words_basis().count(app.engine_info.n_ctx)} words of this conversation's " \
-            "kind of text at once" in row, row
+        n_ctx = app.engine_info.n_ctx
+        assert f"· a conversation of about {basis.count(n_ctx)} words; a message up to about " \
+            f"{basis.count(n_ctx - answer_reserve(app.profile.sampling, n_ctx))}" in row, row
         # another model's profile by the UI language's figure for its own tokenizer: the conversation's figure
         # was measured with SmolLM2's tokenizer and replies (F3 said Gemma's 4,096 tokens as 3,400 words by it)
         gemma = next(i for i, e in enumerate(menu.entries) if getattr(e, "key", "") == "gemma")
         await until(pilot, lambda: gemma in menu.verdicts)
         gemma_words = context_words(4096, context_basis(None, None, model_figures(model_file(menu.entries[gemma]))))
-        assert f"reads up to {gemma_words} at once" in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
+        assert f"· a conversation of {gemma_words}; " in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ProfileMenu))
         from workstation.core.metrics import TurnMetrics, turn_record
@@ -3051,7 +3059,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         assert isinstance(menu, ProfileMenu)
         # another model's replies are not this conversation's kind of text: its profile is said as on a fresh
         # start, by the language's figure for its model, as F4 says it
-        assert f"reads up to {gemma_words} at once" in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
+        assert f"· a conversation of {gemma_words}; " in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ProfileMenu))
 

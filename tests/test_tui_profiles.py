@@ -141,9 +141,12 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
     """`workstation -p desk.yaml` with the office server down: F3 lists that file first (it is
     not in profiles/), as a server's profile, and choosing it tries the server again; after a
     switch to another profile it is still there (it dropped out of the menu)."""
+    from workstation.core.engine_api import answer_reserve
     from workstation.core.paths import user_profiles_dir
+    from workstation.core.phrases import rounded_words
     from workstation.core.profile_lookup import load_profile_file
     from workstation.core.profile_plan import memory_held
+    from workstation.core.profiles import Profile
     from workstation.tui.messages import ProfileLoaded
     from workstation.tui.model_loading import LAST_PROFILE
     from workstation.tui.screens.dialogs import ConfirmDialog
@@ -199,22 +202,28 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         assert "fits once" not in str(menu._prompt(1, listed[1]))  # (it fits anyway: nothing to explain)
         # its context in words, and its K/V cache's memory in words ("context 8,192 at half size" said neither)
         # (of English: the words of the language the app is in, as the box's and F5's words before a reply)
-        assert "· reads up to about 380 words at once\n" in str(menu._prompt(1, listed[1]))
+        # a conversation's and a message's, the reply's room kept (``holds_words``): one figure, read as what a
+        # message holds, stood beside the refusal of a shorter document
+        def message(p: Profile) -> str:
+            return rounded_words((p.context - answer_reserve(p.sampling, p.context)) * 0.75)
+
+        assert f"· a conversation of about 380 words; a message up to about {message(listed[1])}\n" \
+            in str(menu._prompt(1, listed[1]))
         # its model and its helper model by the names they go by (`models list`'s), not a file or its path
         # (the helper pair showed "SmolLM2-135M-Instruct.Q8_0.gguf" where the others showed a model's name)
         pair = dataclasses.replace(listed[1], model="SmolLM2-135M-Instruct.Q8_0.gguf", speculative=dataclasses.replace(
             listed[1].speculative, mode="draft", draft_model=str(smollm2_path)))
-        assert "\n  smollm2-135m-instruct-q4_1 · reads up" in str(menu._prompt(1, listed[1]))
-        assert "\n  SmolLM2-135M-Instruct.Q8_0 · reads up" in str(menu._prompt(1, pair))
+        assert "\n  smollm2-135m-instruct-q4_1 · a conversation of" in str(menu._prompt(1, listed[1]))
+        assert "\n  SmolLM2-135M-Instruct.Q8_0 · a conversation of" in str(menu._prompt(1, pair))
         assert "· faster with a small helper model, smollm2-135m-instruct-q4_1\n" in str(menu._prompt(1, pair))
         half = dataclasses.replace(listed[1], context=8192, kv_cache=KVCache("q8_0", "q8_0"))
         # each word's memory, and its cost on a CPU ("in half the usual memory" stood under "twice as much
         # of a document at once, in about the same memory")
-        assert "· reads up to about 6,100 words at once, each word in half the usual memory (slower on a CPU)\n" \
-            in str(menu._prompt(1, half))
+        assert f"· a conversation of about 6,100 words; a message up to about {message(half)}; each word in half " \
+            "the usual memory (slower on a CPU)\n" in str(menu._prompt(1, half))
         mixed = dataclasses.replace(half, kv_cache=KVCache("q8_0", "f16"))  # (0.77 of it: it said the usual)
-        assert ("· reads up to about 6,100 words at once, each word in about three quarters of the usual "
-                "memory (slower on a CPU)\n") in str(menu._prompt(1, mixed))
+        assert (f"· a conversation of about 6,100 words; a message up to about {message(mixed)}; each word in about "
+                "three quarters of the usual memory (slower on a CPU)\n") in str(menu._prompt(1, mixed))
         # its E counts that memory as free too (saving it loads it again, closing it first): E's
         # verdict said less free than F3's of the same settings; saved, it is loaded again with them
         timeouts: dict[str, object] = {}
@@ -224,7 +233,12 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         # what the model was made for, in words ("8.192 için eğitildi" said tokens to office staff)
         e = app.screen
         helps = [str(label.render()) for label in e.query(".load-help")]
-        assert helps[0] == "the model's limit: about 6,100 words", helps  # (not what 4,096 holds)
+        # what the context typed holds, as F3 says it, and the model's limit beside it ("the model's limit: about
+        # 6,100 words" alone read as what 4,096 holds)
+        office = e.profile
+        assert helps[0] == f"a conversation of about {rounded_words(office.context * 0.75)} words; a message up to " \
+            f"about {message(office)} (the " \
+            "model's limit: about 6,100 words)", helps
         # its speed names bench once ("bench measures" stood in three sentences of it)
         await until(pilot, lambda: "words a second" in str(e.query_one("#load-speed").render()))
         speed = str(e.query_one("#load-speed").render())
@@ -1066,7 +1080,7 @@ async def test_f3_says_whether_a_desk_profiles_server_answers(folder: Path, tmp_
 
 async def test_f3_says_what_a_desk_profiles_server_reads_at_once(folder: Path, tmp_path: Path,
                                                                  smollm2_path: Path) -> None:
-    """A local profile's entry says "reads up to about 770 words at once"; a desk PC's said only
+    """A local profile's entry says "a conversation of about 770 words; …"; a desk PC's said only
     its server's address. It says what the server's model reads at once too (its ``/models`` meta's
     context), by the same words (``context_words``: the language's figure, no model file here)."""
     from serve_helpers import free_port, serve, write_profile
@@ -1084,8 +1098,9 @@ async def test_f3_says_what_a_desk_profiles_server_reads_at_once(folder: Path, t
             menu = app.screen
             assert isinstance(menu, ProfileMenu)
             said = {e.key: str(menu._prompt(i, e)) for i, e in enumerate(menu.entries) if hasattr(e, "key")}
-    assert "reads up to about 770 words at once" in said["local"], said
-    assert "\n  the server's model reads up to about 770 words at once\n" in said["desk"], said
+    # a conversation's and a message's (1,024 tokens less those kept for the reply), as a local one's
+    assert "a conversation of about 770 words; a message up to about 760" in said["local"], said
+    assert "\n  the server's model: a conversation of about 770 words; a message up to about 760\n" in said["desk"], said
 
 
 async def test_f3_says_a_desk_profiles_server_model_by_its_own_figure_in_turkish(
@@ -1674,9 +1689,10 @@ async def test_f3_and_f4_say_one_figure_of_words_for_a_model_and_its_context(lan
     with an English conversation open, all as plain "words". One way says them now: by the UI
     language's figure for the model's own tokenizer (SmolLM2 spends about 4 tokens on a Turkish
     word: said once, in plain words), the model's limit and the profile's context told apart on
-    F4, and a conversation's own figure said as of its kind of text."""
+    F4, and the open conversation's replies moving it not."""
     from textual.widgets import DataTable
 
+    from workstation.core.engine_api import answer_reserve
     from workstation.core.language_words import model_figures
     from workstation.core.metrics import TurnMetrics
     from workstation.core.phrases import context_basis, context_words
@@ -1696,7 +1712,11 @@ async def test_f3_and_f4_say_one_figure_of_words_for_a_model_and_its_context(lan
         assert isinstance(menu, ProfileMenu)
         current = next(i for i, e in enumerate(menu.entries) if menu._is_current(e))  # type: ignore[arg-type]
         row = str(menu._prompt(current, menu.entries[current]))
-        reads = {"en": f"reads up to {office} at once", "tr": f"bir seferde {office} kadar okur"}[language]
+        message = context_words(4096 - answer_reserve(app.profile.sampling, 4096), basis[smollm2_path], t.get)  # type: ignore[union-attr]
+        # a conversation's and a message's, the reply's room kept ("reads about 1,100 words at once" stood beside
+        # the refusal of an 850-word contract), in the words F4, E and that refusal say it by
+        reads = {"en": f"· a conversation of {office}; a message up to {message.removesuffix(' words')}",
+                 "tr": f"· {office}lük bir sohbet; en çok {message}lük bir mesaj"}[language]
         assert reads in row, row
         # an English model reading Turkish: said once that it spends more of its room on Turkish words
         assert row.count(costly) == (language == "tr"), row
@@ -1717,21 +1737,20 @@ async def test_f3_and_f4_say_one_figure_of_words_for_a_model_and_its_context(lan
             assert found.details.count(costly) == (language == "tr" and path == smollm2_path), found.details
             fit = models.fits[found.name]
             if path == smollm2_path:  # the profile in use gives it its context: the figure F3 said
-                gives = {"en": f"the profile {app.profile.title('en')} gives it {office})",  # type: ignore[union-attr]
-                         "tr": f"{app.profile.title('tr')} profili ona {office} kadar yer verir)"}  # type: ignore[union-attr]
+                gives = {"en": f"with the profile {app.profile.title('en')}: {reads[2:]})",  # type: ignore[union-attr]
+                         "tr": f"{app.profile.title('tr')} profiliyle: {reads[2:]})"}  # type: ignore[union-attr]
                 assert gives[language] in fit, fit
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ModelsScreen))
-        # a conversation's own words a token (English replies: 0.9 words a token) are said as such
+        # a conversation's own words a token (English replies: 0.9 words a token) move it not: F3 said 950,
+        # then 3,500, then 3,100 of one profile as the open conversation's replies were measured
         app.history.add(TurnMetrics(predicted_n=100, predicted_ms=1000, stop_reason="eos"), words=90)
         await pilot.press("f3")
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and len(app.screen.verdicts) > 3)
         menu = app.screen
         assert isinstance(menu, ProfileMenu)
         row = str(menu._prompt(current, menu.entries[current]))
-        kind = {"en": "about 3,700 words of this conversation's kind of text",
-                "tr": "bu sohbetteki türden metinden yaklaşık 3.700 sözcük"}[language]
-        assert kind in row and costly not in row, row
+        assert reads in row, row
 
 
 async def test_a_summary_stopped_by_the_days_limit_says_when_it_can_go_on(

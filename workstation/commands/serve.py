@@ -235,7 +235,7 @@ def run(args: argparse.Namespace) -> int:
         closed = accounts.keys is not None and not people and accounts.keys.any_keys() and not api_key
         print(serving_line(t, profile.key, scheduler.model_name, hosts, port, protected=accounts.protected,
                            people=people, closed=closed, slots=args.parallel, slot_ctx=scheduler.slot_ctx,
-                           measured=_measured_words_a_token(scheduler.model.path), said=openai.words_said),
+                           said=openai.words_said),
               file=sys.stderr, flush=True)
         # after the line that says where it serves (scripts read that first); the model it loaded
         # counted as free, as chat's notes count it (its K/V took the memory that made it "slow")
@@ -280,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
 
 def serving_line(
     t: Texts, profile: str, model: str, hosts: list[str], port: int, *, protected: bool, people: int,
-    closed: bool, slots: int, slot_ctx: int, measured: float | None = None, said: Mapping[str, float] | None = None,
+    closed: bool, slots: int, slot_ctx: int, said: Mapping[str, float] | None = None,
 ) -> str:
     """The line serve starts with, in ``t``'s language: where it serves (each address; the ones
     colleagues type where it listens on all; Ollama's), whether a key is needed, how many
@@ -295,17 +295,16 @@ def serving_line(
             + (t("serve_cmd.people_one" if people == 1 else "serve_cmd.people", n=people) if people else "")
             + (t("serve_cmd.all_revoked", command=cli("keys add NAME")) if closed else ""))
     return t("serve_cmd.serving", profile=profile, model=model, urls=urls, more=more,
-             capacity=capacity_words(slots, slot_ctx, t, measured, said))
+             capacity=capacity_words(slots, slot_ctx, t, said))
 
 
-def capacity_words(slots: int, slot_ctx: int, t: Texts | None = None, measured: float | None = None,
-                   said: Mapping[str, float] | None = None) -> str:
+def capacity_words(slots: int, slot_ctx: int, t: Texts | None = None, said: Mapping[str, float] | None = None) -> str:
     """What the server's slots hold, in words (in ``t``'s language, English without): how many
     people it answers at once and how long a conversation each can be ("with 4 slots of 4096
     tokens" meant nothing to office staff). On a desk PC's footing (``context_basis``, without a
-    model file there): the words a token ``measured`` in replies, else its model's as the server
-    ``said`` them to desk PCs (``served_figures``), else the language's (it said 3,100 words where
-    a desk PC said room for 3,500 of the same context)."""
+    model file there): its model's words a token as the server ``said`` them to desk PCs
+    (``served_figures``), else the language's, as a desk PC says its room (it said 3,100 words where
+    a desk PC said room for 3,500 of the same context, by the replies' own figure)."""
     from workstation.core.language_words import words_figures
     from workstation.core.phrases import context_basis
     from workstation.tui.i18n import Texts
@@ -313,16 +312,8 @@ def capacity_words(slots: int, slot_ctx: int, t: Texts | None = None, measured: 
     t = t or Texts("en")
     at_once = t("serve_cmd.one_at_a_time") if slots == 1 else t("serve_cmd.at_once", n=slots)
     return t("serve_cmd.capacity", at_once=at_once, words=context_basis(
-        measured, t.get, words_figures(t.get, t.lang, said=said)).count(slot_ctx),
+        None, t.get, words_figures(t.get, t.lang, said=said)).count(slot_ctx),
              tokens=f"{slot_ctx:,}")
-
-
-def _measured_words_a_token(model: Path | str) -> float | None:
-    """The words a token measured in this PC's replies with the served model file (F3's and F5's
-    figure), None with none: the footing a desk PC says its room on."""
-    from workstation.core.store import replies_words_a_token
-
-    return replies_words_a_token(Path(model))
 
 
 def open_accounts(

@@ -414,13 +414,3 @@ def model_replies(model: Path, store: Path | None = None) -> list[ReplyTiming]:
             conversations.close()
     except (OSError, sqlite3.Error, WorkstationError):  # (a damaged file: the estimate alone, as before)
         return []
-
-
-def replies_words_a_token(model: Path, store: Path | None = None) -> float | None:
-    """The words a token measured in this PC's last replies with the model file ``model`` (their
-    words over their tokens, as F5 and ``replies_said`` count them); None with none to measure.
-    F3 says another model's context by it (it said it by the open conversation's, of another
-    model's tokenizer), and serve what a conversation holds (a desk PC's footing: ``words_a_token``)."""
-    from workstation.core.metrics import measured_words_per_token
-
-    return measured_words_per_token((r.words, r.tokens) for r in model_replies(model, store))

@@ -307,6 +307,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         # attached documents whose measuring failed, and why (the model or the office server failed)
         self._not_measured: dict[tuple[Path, str], BaseException] = {}
         self._fill_shown = ""  # the line under the box, as an attachment's line last measured it against
+        self._words_unread: set[str] = set()  # model files whose words a token could not be read (the language's figure said)
         self._arriving_edit: tuple[int, float] | None = None
         self._replacing: list[int] = []  # the reply a question asked again (Alt+R) replaces once the new one came
         self._edited_away: TakenOut | None = None  # the question a message was sent in place of (Up), and its reply

@@ -19,6 +19,7 @@ from workstation.core.phrases import (
     WordsBasis,
     context_basis,
     context_words,
+    holds_words,
     part_percent,
     rounded_words,
     say,
@@ -345,7 +346,8 @@ class Attachments(AppPart):
             return None
         left = self.context_left()
         left = n_ctx - (tokens - own) if left is None else left  # (before a turn: less the instructions)
-        return (own <= left - reserve, self.words_basis().count(max(0, left)),
+        basis = self.words_basis() or context_basis(None, self.texts.get)  # (the model's, once read)
+        return (own <= left - reserve, basis.count(max(0, left)),
                 part_percent(own / max(1, left)))
 
     def _reserve(self: WorkstationApp, n_ctx: int) -> int:
@@ -441,7 +443,7 @@ def _message_words(measured: tuple[int, int, int], words: int, reserve: int, t: 
     tokens, n_ctx, own = measured
     room = max(0, n_ctx - reserve - (tokens - own))
     basis = WordsBasis(words / own, "document") if own > 0 and words > 0 else context_basis(None, t.get)
-    return context_words(room, basis, t.get)
+    return holds_words(n_ctx, room, basis, t.get)
 
 
 def holding_profile(current: Profile, also: Profile | None, engine: Any, document: tuple[Path, str],

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from workstation.core import catalog, hardware, model_download, model_info
 from workstation.core import installed_models as on_disk  # (add_model: this module's own too)
+from workstation.core.engine_api import answer_reserve
 from workstation.core.errors import WorkstationError
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.invocation import cli
@@ -23,6 +24,7 @@ from workstation.core.phrases import (
     context_basis,
     context_words,
     costly_note,
+    holds_words,
     part_percent,
 )
 from workstation.core.profiles import Profile
@@ -386,7 +388,8 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     words, verdict = context_words(context, basis, texts.get), say(p.verdict_phrases, texts.get)
     given = profile_running(row, current)
     text = texts("models.fit_profile", words=words, verdict=verdict, profile=given.title(texts.lang),
-                 given=context_words(given.context, basis, texts.get)) if given is not None else \
+                 given=holds_words(given.context, given.context - answer_reserve(given.sampling, given.context), basis,
+                                   texts.get)) if given is not None else \
         texts("models.fit", words=words, verdict=verdict)
     own = model_replies(row.path, replies) if row.installed and row.path is not None else []
     replied = replies_said(row.path, texts, replies) if own and row.path is not None else ""

@@ -3,6 +3,7 @@ what the app is busy with, how full the model's context is, the pace of a stream
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -11,7 +12,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.events import SERVER_STOPPING
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.letters import shortened
-from workstation.core.phrases import WordsBasis, context_basis, part_percent
+from workstation.core.phrases import Lookup, WordsBasis, context_basis, part_percent
 from workstation.core.profiles import profile_said
 from workstation.core.remote import again_at, resets_text
 from workstation.tui import pacing
@@ -282,13 +283,15 @@ class StatusLine(AppPart):
             return self.texts("load.reads_again")
         return self.texts("load.reads_again_time", time=duration(tokens / speed, self.texts.get))
 
-    def words_basis(self: WorkstationApp) -> WordsBasis:
-        """What the open conversation's room is said in words by (``phrases.context_basis``): its
-        replies' own words a token, measured, where there are some (``MetricsHistory.words_per_token``),
-        else the UI language's figure for the loaded model's tokenizer (measured once a file, in a
-        worker started here the first time; a desk PC's as its server says it), else the language's:
-        F3 says the loaded profile's context by the same. The same English conversation had "2,700"
-        words of room in English and "1.400" after F9 to Turkish by the language's figure."""
+    def words_basis(self: WorkstationApp) -> WordsBasis | None:
+        """What the open conversation's room is said in words by (``phrases.context_basis``): the UI
+        language's figure for the loaded model's tokenizer (measured once a file, in a worker started
+        here the first time, the line said once it is read; a desk PC's as its server says it), else
+        the language's; None while that figure is being read. One basis for every turn of every
+        conversation with this model and language, as F3 and F4 say its context by: by the replies'
+        own words a token (measured again after each) the room under the box went up after a reply
+        (2,500 to 3,100 after a 120-token one) and changed when the same conversation was opened
+        again (910 to 2,500), where the tokens left can only fall as a conversation grows."""
         from workstation.core.language_words import own_figures, words_figures
         from workstation.core.profile_lookup import model_file
 
@@ -296,12 +299,24 @@ class StatusLine(AppPart):
         model = model_file(profile) if profile is not None and profile.backend == "llama" and own_figures(lookup) else ""
         said = self.engine_info.words_a_token if self.engine_info is not None else None  # (a desk PC's server's)
         figures = words_figures(lookup, lang, model, said, measure=False)
-        # (its tokenizer read once, in a worker: the next line says it; one at a time: each line and
-        # attach said while it was read started another, each reading it again)
-        if model and figures is None and self.is_running and not any(
-                w.group == "words" and not w.is_finished for w in self.workers):
-            self.run_worker(lambda: words_figures(lookup, lang, model), thread=True, exit_on_error=False, group="words")
-        return context_basis(self.history.words_per_token(), lookup, figures)
+        if model and figures is None and str(model) not in self._words_unread:
+            # (its tokenizer read once, in a worker, the line said when it is read: the language's general
+            # figure said meanwhile changed under the box; one at a time: each line and attach said while
+            # it was read started another, each reading it again)
+            if self.is_running and not any(w.group == "words" and not w.is_finished for w in self.workers):
+                self.run_worker(lambda: self._read_words_figures(lookup, lang, model), thread=True,
+                                exit_on_error=False, group="words")
+            return None
+        return context_basis(None, lookup, figures)
+
+    def _read_words_figures(self: WorkstationApp, lookup: Lookup, lang: str, model: Path | str) -> None:
+        """The loaded model's words a token in the UI's language read (``words_figures``, in a
+        worker), then the line under the box said by it."""
+        from workstation.core.language_words import words_figures
+
+        if words_figures(lookup, lang, model) is None:  # (a file that cannot be read: the language's figure)
+            self._words_unread.add(str(model))
+        self.call_from_thread(self._show_context_fill)
 
     def context_fill_text(self: WorkstationApp) -> str:
         """How full the model's context is after the open conversation's last turn, for the line
@@ -315,6 +330,8 @@ class StatusLine(AppPart):
         # in words a newcomer pictures: how much more the conversation holds before the model
         # forgets its start ("context 3% full (120 of 4,096 tokens)" said neither; F5 counts tokens)
         basis = self.words_basis()
+        if basis is None:  # (the model's figure being read: said once read, not by another meanwhile)
+            return ""
         key = "chat.context_over" if left * basis.per_token < 1 else \
             "chat.context_full" if pct >= CONTEXT_NEARLY_FULL else "chat.context_fill"
         return self.texts(key, words=basis.count(left))  # (a Turkish word takes more tokens)

@@ -19,10 +19,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Select
 
 from workstation.core.catalog import human_bytes
+from workstation.core.engine_api import answer_reserve
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.language_words import words_figures
 from workstation.core.paths import given_profile_folders, user_profiles_dir
-from workstation.core.phrases import context_basis, context_words
+from workstation.core.phrases import context_basis, context_words, holds_words
 from workstation.core.profile_check import MAX_CONTEXT, MIN_CONTEXT, check_sampling, context_allowed
 from workstation.core.profile_folders import REMOVED_FOLDER, free_path, set_aside
 from workstation.core.profile_lookup import load_profile_file, model_file
@@ -198,10 +199,9 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
                 yield LineInput(t.number(f"{p.context:,}"), id="load-context", compact=True, restrict=r"[0-9.,]*")
                 # what the model was made for, in words ("trained for 8,192" said tokens to office staff)
                 # (by the model's own figure in the UI's language, as F3 says the context beside it)
-                basis = self._basis = context_basis(None, t.get, words_figures(t.get, t.lang, model_file(p), measure=False))
-                help_ = (t("load.context_help_trained", words=context_words(self.trained, basis, t.get)) if self.trained
-                         else t("load.context_help"))
-                yield Label(help_, classes="load-help", markup=False)
+                self._basis = context_basis(None, t.get, words_figures(t.get, t.lang, model_file(p), measure=False))
+                yield Label(self._context_help(p.context, p.sampling.max_tokens), id="load-context-help",
+                            classes="load-help", markup=False)
             # the longest reply (sampling.max_tokens): F6's summary cut short and a reply cut at its limit
             # sent the user into the profile's file to raise it; said in words, as the context's help is
             with Horizontal(classes="load-row"):
@@ -244,6 +244,19 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
             numbers.add(now)
         choices += [(t("load.layers_n", n=k, total=n) if n else str(k), k) for k in sorted(numbers)]
         return choices
+
+    def _context_help(self, context: int | None, reply: int | None) -> str:
+        """What the context typed holds in words, a conversation's and a message's (the reply's
+        room kept: ``holds_words``, as F3's line, F4 and an attached document's refusal say it),
+        and the model's own limit beside it: "the model's limit: about 6,100 words" alone stood
+        beside 4,096 where F3 said the profile reads about 3,100 and a message held less."""
+        t = self.wapp.texts
+        if not context:
+            return t("load.context_help")
+        sampling = dataclasses.replace(self.profile.sampling, max_tokens=reply) if reply else self.profile.sampling
+        holds = holds_words(context, context - answer_reserve(sampling, context), self._basis, t.get)
+        return t("load.context_help_trained", holds=holds, words=context_words(self.trained, self._basis, t.get)) \
+            if self.trained else holds
 
     def _reply_help(self, tokens: int | None, context: int | None) -> str:
         """The longest reply in words, by the model's own figure as the context's beside it ("about
@@ -368,6 +381,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         except ValueError:
             context = None
         self.query_one("#load-max-tokens-help", Label).update(self._reply_help(reply, context))
+        self.query_one("#load-context-help", Label).update(self._context_help(context, reply))
         self._recheck()
 
     def _recheck(self) -> None:

@@ -17,11 +17,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
+from workstation.core.engine_api import answer_reserve
 from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.installed_models import model_name
 from workstation.core.language_words import words_figures
 from workstation.core.llama_allocation import kv_share
-from workstation.core.phrases import WordsBasis, context_basis, context_words, costly_note
+from workstation.core.phrases import WordsBasis, context_basis, costly_note, holds_words
 from workstation.core.profile_folders import whose
 from workstation.core.profile_lookup import list_profiles, load_profile_file, model_file
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
@@ -175,11 +176,12 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         return loaded is not None and loaded.backend == "llama" and model_file(entry) == model_file(loaded)
 
     def words_basis(self, entry: Profile, said: dict[str, float] | None = None) -> WordsBasis:
-        """What ``entry``'s context is said in words by (``phrases.context_basis``): the open
-        conversation's replies where they are of its model, else its model's figure in the UI's
-        language once measured (``found``), a desk PC's as its server ``said`` it, else the language's."""
-        if self._of_loaded_model(entry):
-            return self.wapp.words_basis()  # (the line under the box says the room left by the same)
+        """What ``entry``'s context is said in words by (``phrases.context_basis``): the loaded
+        model's as the line under the box says the room left by it, else its model's figure in the
+        UI's language once measured (``found``), a desk PC's as its server ``said`` it, else the language's."""
+        loaded = self.wapp.words_basis() if self._of_loaded_model(entry) else None
+        if loaded is not None:
+            return loaded  # (the line under the box says the room left by the same)
         t = self.wapp.texts
         model = model_file(entry) if entry.backend == "llama" else None  # (a desk PC's: no model file here)
         return context_basis(None, t.get, words_figures(t.get, t.lang, model, said, measure=False))
@@ -217,18 +219,19 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             text.append(f"\n  {t('profiles.remote', url=entry.remote.base_url)}")
             if self.server_ctx.get(i):  # what its model reads at once, as a local profile's line says it
                 basis = self.words_basis(entry, self.server_words.get(i))
-                words = context_words(self.server_ctx[i], basis, t.get)
+                words = holds_words(self.server_ctx[i], self.server_ctx[i] - answer_reserve(entry.sampling, self.server_ctx[i]),
+                                    basis, t.get)
                 text.append(f"\n  {t('profiles.remote_detail', words=words)}{costly_note(basis, t.get)}")
         else:
             # what the context holds in words, and its memory's size in words too ("context 8,192 at
             # half size" said neither what a context is nor what was half); E's screen has the types.
-            # By the words a token the line under the box says the room left by (the open
-            # conversation's replies' own): it said room for 3,200 more words where this said 3,100 in all.
-            # Another model's by its own replies here, else the language's (its tokenizer is another)
-            # said by the open conversation's own words a token (its kind of text, said so) for the loaded
-            # model, else by the UI language's figure for the model's tokenizer, as F4 says it
+            # By the words a token the line under the box says the room left by (it said room for 3,200
+            # more words where this said 3,100 in all): the UI language's figure for the model's tokenizer,
+            # as F4 says it, never the open conversation's replies' own (F3 said 950, 3,500, 3,100 by them)
             basis = self.words_basis(entry)
-            words = context_words(entry.context, basis, t.get)
+            # a conversation's and a message's (less the reply's room): one figure read as what a message
+            # holds stood beside the refusal of a shorter document (``holds_words``, as F4, E and the refusal)
+            words = holds_words(entry.context, entry.context - answer_reserve(entry.sampling, entry.context), basis, t.get)
             share = kv_share(entry.kv_cache) if entry.kv_cache.k in KV_CACHE_TYPES and \
                 entry.kv_cache.v in KV_CACHE_TYPES else 1.0
             kv = min(KV_SHARES, key=lambda s: abs(math.log(s / share)))
