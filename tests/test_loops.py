@@ -84,3 +84,10 @@ def test_a_profile_may_let_a_reply_repeat_itself(engine: Engine) -> None:
     counted = engine.run_chat([{"role": "user", "content": "Count from 1 to 10."}],
                               dataclasses.replace(sampling, stop_on_loop=True))
     assert counted.metrics.stop_reason == "eos" and counted.text.endswith("9. 9\n10. 10")
+
+
+def test_a_reply_that_must_write_all_its_tokens_is_not_stopped(engine: Engine) -> None:
+    """bench's generation runs (ignore_eos) measure a fixed number of tokens: a loop is no end."""
+    sampling = Sampling(temperature=0.0, max_tokens=150, repeat_penalty=1.0, seed=1, ignore_eos=True)
+    final = engine.run_chat(LIST_QUESTION, sampling)
+    assert final.metrics.stop_reason == "length" and final.metrics.predicted_n == 150

@@ -833,7 +833,8 @@ class RemoteEngine:
         stop = "eos"
         # a server's reply that goes round in circles is stopped here as the app's own decoding stops
         # one (core/loops.py); workstation serve stops it itself and says how much of it is kept
-        watch = LoopWatch() if sampling.stop_on_loop and not (constraints is not None and constraints.active) else None
+        watch = LoopWatch() if sampling.stop_on_loop and not sampling.ignore_eos \
+            and not (constraints is not None and constraints.active) else None
         looped = False
         try:
             with self._stream_when_free(payload, held=held) as response:
