@@ -123,6 +123,18 @@ def _profile_file(tmp_path: Path, max_tokens: int, context: int = 1024) -> Path:
                               sampling={"max_tokens": max_tokens})
 
 
+def test_chat_says_a_reply_that_began_repeating_itself_was_stopped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path
+) -> None:
+    """The figures' line said nothing of it, and the repeats streamed to the screen first."""
+    prof = _profile_file(tmp_path, max_tokens=300)
+    assert main(["chat", "-p", str(prof), "--json", "Write the word ok five times."]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["metrics"]["stop_reason"] == "loop" and data["text"].lower().count("five times") == 1
+    assert main(["chat", "-p", str(prof), "--lang", "tr", "Write the word ok five times."]) == 0
+    assert "Yanıt kendini tekrarlamaya başladığı için orada durduruldu" in capsys.readouterr().err
+
+
 def test_chat_streams_the_reply_and_prints_its_figures(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path
 ) -> None:

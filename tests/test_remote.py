@@ -989,3 +989,17 @@ def test_a_desk_pc_says_the_servers_model_by_its_own_words_a_token(
     # nor anything but positive numbers read from a server's answer (another kind's meta is its own)
     assert said_figures({SAID: {"tr": "many", "en": -1, "de": True, "fr": 0.5}}) == {"fr": 0.5}
     assert language_words.words_figures(turkish, "tr", said={"tr": 0.3}) is None  # (no English one: not said)
+
+
+def test_a_reply_that_repeats_itself_stops_on_the_server_and_the_desk_pc_keeps_it_without_the_repeats(
+        remote: RemoteEngine) -> None:
+    """The server stops a reply going round in circles (core/loops.py); the desk PC was sent
+    some of the repeats before it did, and keeps the reply as the server does, said as stopped."""
+    looping = [{"role": "user", "content": "Write the word ok five times."}]
+    events = list(remote.stream_chat(looping, Sampling(temperature=0.0, max_tokens=300, repeat_penalty=1.0, seed=1)))
+    final = events[-1]
+    assert isinstance(final, TurnFinished)
+    assert final.metrics.stop_reason == "loop" and final.metrics.predicted_n < 300
+    streamed = "".join(e.text for e in events if isinstance(e, TokenDelta))
+    assert final.text.strip() and streamed.startswith(final.text) and len(streamed) > len(final.text)
+    assert final.text.lower().count("five times") == 1  # its first copy, not the repeats

@@ -3126,6 +3126,26 @@ async def test_the_app_starts_with_the_profile_loaded_last(profiles: Path) -> No
     assert gone.profile is None and gone.startup_problem is not None  # the default, as before (not in this folder)
 
 
+async def test_a_reply_that_repeats_itself_is_kept_without_its_repeats_and_said_so(profiles: Path) -> None:
+    """SmolLM2 went round in circles ("Ok, five times:" again and again) to its longest reply,
+    40 s on a 2-core PC: it stops there, the reply shows its first copy (what streamed of the repeats
+    gone), and the line under it says why and the way on (Alt+C would only repeat it)."""
+    app = WorkstationApp("b", sample_system=False, language="en")
+    said = notices(app)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await _send_text(pilot, app, "Write the word ok five times.")
+        await until(pilot, lambda: not app.generating and len(_views(app)) == 2)
+        kept = app.store.messages(app.conversation_id)[-1]  # type: ignore[arg-type]
+        assert kept.metrics and kept.metrics["stop_reason"] == "loop"
+        assert kept.content == "Ok five times:" and kept.metrics["predicted_n"] < 400  # ("Ok, five times:" again to the limit)
+        assert _views(app)[-1].content == kept.content
+        assert "stopped: it began repeating itself · Alt+R asks again" in _views(app)[-1]._metrics_text()
+        await pilot.press("alt+c")
+        await until(pilot, lambda: any("began repeating itself, so it was stopped there" in n for n in said))
+        assert not app.generating and len(app.store.messages(app.conversation_id)) == 2  # type: ignore[arg-type]
+
+
 async def test_asked_again_the_reply_there_stays_until_a_new_one_came(profiles: Path) -> None:
     """Alt+R deleted the reply before the new one existed: a try that failed (here: too long
     once this session's replies may be longer) lost it, and the question too; Up and Alt+R on

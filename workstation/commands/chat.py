@@ -350,6 +350,8 @@ def run(args: argparse.Namespace) -> int:
         if m.stop_reason == "length" and final.text.strip():  # (the plain reply read as finished, mid-sentence)
             allows = t("chat_cmd.longer_own" if own_limit else "chat_cmd.longer")
             print(t("chat_cmd.at_limit", n=f"{m.predicted_n:,}", allows=allows), file=sys.stderr)
+        if m.stop_reason == "loop":  # (its figures' line does not say how it ended; the repeats streamed above it)
+            print(t("chat_cmd.looped"), file=sys.stderr)
         if check is not None and check.valid:  # (said only when it did not: README says it says)
             print(t("chat_cmd.follows_schema", name=args.json_schema.name), file=sys.stderr)
     if not_kept is not None:

@@ -38,7 +38,7 @@ class TurnMetrics:
     kv_used: int = 0
     kv_size: int = 0
     total_ms: float = 0.0  # wall clock of the whole turn
-    stop_reason: str = ""  # eos | length | context | cancelled
+    stop_reason: str = ""  # eos | length | context | cancelled | loop (it began repeating itself: core/loops.py)
     n_threads: int = 0  # decode threads the turn ended with (0: not a local engine)
     threads_reason: str = ""  # fixed | idle | busy | gpu (core/thread_policy.py)
     cpu_others: float = 0.0  # cores other programs kept busy when the threads were chosen
@@ -340,7 +340,7 @@ def switch_reading(m: TurnMetrics, lookup: Lookup | None = None, prefix: str = "
 
 
 STOP_WORDS = {"cancelled": "metric.stopped", "length": "metric.length", "quota": "metric.quota",
-              "context": "metric.context"}  # how a reply ended, where it is worth a word
+              "context": "metric.context", "loop": "metric.loop"}  # how a reply ended, where it is worth a word
 # what the line under a reply leaves out first where it would not fit on one line (``figures_line``'s
 # ``width``): the cache's counts, then the wait, the speed, the length; how it ended and its own
 # settings never (the Turkish line took two lines at 80x24 with a 4-digit figure, and "uzunluk

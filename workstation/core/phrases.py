@@ -843,6 +843,7 @@ ENGLISH: dict[str, str] = {
     "metric.length": "length limit",
     "metric.quota": "cut off: your key's tokens for today ran out",
     "metric.context": "context full",
+    "metric.loop": "stopped: it began repeating itself",  # core/loops.py: the repeats left out
     "metric.sampling": "own settings: {settings}",
     "metric.left_out": "the model did not see the first {n} messages",
     "metric.failed_why": "cut off: {why}",

@@ -100,6 +100,9 @@ class Sampling:
     # the reply ends before any of these texts (a request's own ``stop`` replaces them)
     stop: list[str] = field(default_factory=list)
     ignore_eos: bool = False  # benchmarks: always generate max_tokens
+    # a reply that began repeating itself (the same sentence or list item again and again) ends
+    # there, its first copy kept (core/loops.py; stop_reason "loop")
+    stop_on_loop: bool = True
 
 
 def sampling_name(name: str, lookup: Lookup | None = None) -> str:

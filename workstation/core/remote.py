@@ -61,6 +61,7 @@ from workstation.core.events import (
     finished_turn,
 )
 from workstation.core.language_words import said_figures
+from workstation.core.loops import LoopWatch
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Phrase
 from workstation.core.profile_check import profile_from_dict
@@ -830,6 +831,11 @@ class RemoteEngine:
         stopping = False  # workstation serve said it has begun to stop (said once)
         stopping_next = False  # ... in the comment just read: said unless the next part ends the reply
         stop = "eos"
+        # a server's reply that goes round in circles is stopped here as the app's own decoding stops
+        # one (core/loops.py); workstation serve stops it itself and says how much of it is kept
+        watch = LoopWatch() if sampling.stop_on_loop and not sampling.ignore_eos \
+            and not (constraints is not None and constraints.active) else None
+        looped = False
         try:
             with self._stream_when_free(payload, held=held) as response:
                 with self._lock:
@@ -886,6 +892,8 @@ class RemoteEngine:
                     if isinstance(chunk.get("timings"), dict):  # workstation serve's and llama-server's
                         timings = chunk["timings"]
                     quota = quota or chunk.get("quota_reached") is True
+                    if _whole(chunk.get("loop_kept")) and not looped:
+                        parts, looped = ["".join(parts)[:chunk["loop_kept"]]], True
                     if _whole(chunk.get("quota_resets_in")):
                         self.day_resets_at = time.time() + chunk["quota_resets_in"]
                     read = _prompt_read(chunk.get("prompt_progress")) if reading and not n_chunks else None
@@ -911,8 +919,13 @@ class RemoteEngine:
                                 metrics.reasoning_ms = (now - t_first) * 1000
                             parts.append(text)
                             yield TokenDelta(text, reasoning=thought)
+                            if watch is not None and text and (cut := watch.push(text)) is not None:
+                                parts, looped = [watch.text[:cut].rstrip()], True
+                                break
                         if choice.get("finish_reason"):
                             finish = choice["finish_reason"]
+                    if looped:  # (the connection closed: the server stops writing it)
+                        break
                     if stopping_next and finish is None:  # the reply goes on: it may yet be cut off
                         yield ServerWaiting(0.0, held=SERVER_STOPPING)
                     stopping_next = False
@@ -932,12 +945,16 @@ class RemoteEngine:
             with self._lock:
                 self._responses = {r for r in self._responses if not r.is_closed}
         thought, text = split.flush()
+        if looped:
+            text = ""
         if thought or text:
             thoughts.append(thought)
             parts.append(text)
             yield TokenDelta(text, reasoning=thought)
         if self._cancel.is_set():
             stop = "cancelled"
+        elif looped:
+            stop = "loop"
         elif finish:
             stop = "quota" if quota and finish == "length" else FINISH_TO_STOP.get(finish, "eos")
         now = time.perf_counter()

@@ -15,6 +15,7 @@ import numpy as np
 from workstation.core.detokenizer import StreamDetokenizer
 from workstation.core.events import SchedulerEvent, TokenDelta, TurnFinished
 from workstation.core.grammar import GrammarStuck
+from workstation.core.loops import LoopWatch
 from workstation.core.metrics import TurnMetrics
 from workstation.core.reasoning import CLOSE, ThinkingSplitter, opens_thinking
 from workstation.core.sampling import SamplerChain
@@ -48,6 +49,8 @@ class SlotRun:
     unpushed: int = 0  # reply tokens whose text has not reached ``thinking`` yet
     start_n: int = 0  # tokens pushed while it was not known yet whether a block opens
     emitted: bool = False  # a TokenDelta went out (time to first token)
+    loops: LoopWatch | None = None  # the answer's text, watched for a loop (core/loops.py)
+    looped: bool = False  # it began repeating itself: the answer was cut where it did, the reply ends
     seen_n: int = 0  # how many of the prompt's first tokens an earlier prompt had (``save_when_reused``)
 
 
@@ -126,6 +129,9 @@ class SlotReplies:
                 text, stopped = run.stopper.push(text)
                 if text:
                     self._emit(slot, text)
+                if run.looped:  # its answer's repeats were left out: it ends with its first copy
+                    self._finish(slot, "loop", flush=False)
+                    return n_acc, len(out)
                 if stopped:
                     self._finish(slot, "stop", flush=False)
                     return n_acc, len(out)
@@ -184,11 +190,28 @@ class SlotReplies:
         if not run.emitted:
             run.emitted = True
             run.metrics.ttft_ms = (time.perf_counter() - req.t_request) * 1000
+        if text and run.loops is not None and not last:
+            text = self._cut_at_loop(run, text)
         if text:
             run.parts.append(text)
         ids = run.reply[len(run.reply) - run.unsent :] if run.unsent else []
         deliver(req, TokenDelta(text, max(1, run.unsent), ids, probs=probs, reasoning=thought))
         run.unsent = 0
+
+    @staticmethod
+    def _cut_at_loop(run: SlotRun, text: str) -> str:
+        """``text`` of the answer, watched for a loop: where it began repeating itself, what of
+        it comes before the repeats (the answer sent so far cut there too: what streamed of them
+        is left out of the reply kept, ``TurnFinished.text``), and ``run.looped``."""
+        assert run.loops is not None
+        sent = len(run.loops.text)
+        cut = run.loops.push(text)
+        if cut is None:
+            return text
+        run.looped = True
+        kept = run.loops.text[:cut].rstrip()
+        run.parts = [kept[:sent]]
+        return kept[sent:]
 
     def _finish(self: Scheduler, slot: Slot, stop: str, flush: bool = True) -> None:
         req, run = slot.req, slot.run

@@ -47,6 +47,7 @@ from workstation.core.events import (
     TurnFinished,
 )
 from workstation.core.kv_state import NOT_KEPT
+from workstation.core.loops import SENTENCE_ENDS, cut_loop
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Lookup, rounded_words, say, words_in
 from workstation.core.profiles import Profile, Sampling
@@ -593,7 +594,6 @@ _LONE_LABEL = re.compile(
 )
 
 
-SENTENCE_ENDS = frozenset(".!?…\"'»”’)]。！？")  # a text that ends in one of these was not cut mid-sentence
 
 
 def clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
@@ -612,7 +612,7 @@ def clean_summary(text: str, metrics: TurnMetrics | None = None) -> str:
             break
         text = cleaned
     text = text.strip()
-    looped = _cut_loop(text)
+    looped = cut_loop(text)
     if looped != text:  # what came after said nothing new
         looped = looped.rstrip(" ,;:-–—*#")
         return looped if looped and looped[-1] in SENTENCE_ENDS else looped + "…"
@@ -651,26 +651,6 @@ def _as_prose(lines: list[str]) -> str:
         if line:
             out.append(line)
     return " ".join(out)
-
-
-LOOP_WORDS = 8  # a run of this many words written again right after itself: the model is going round in circles
-
-
-def _cut_loop(text: str) -> str:
-    """``text`` up to where a small model began to repeat itself ("Top 15 High Tech Industry
-    2022-2023 Top 15 List…", rows of "* * *"): what follows says nothing new and buried the
-    summary's first sentences under a page of the same words. Only a stretch written again
-    at once is a loop: a phrase that comes back later ("in the first quarter of the year" in
-    three points of a list) is not."""
-    words = text.split(" ")
-    folded = [w.casefold() for w in words]
-    seen: dict[tuple[str, ...], int] = {}
-    for j in range(len(words) - LOOP_WORDS + 1):
-        gram = tuple(folded[j:j + LOOP_WORDS])
-        i = seen.setdefault(gram, j)
-        if i != j and folded[i:j] == folded[j:2 * j - i]:
-            return " ".join(words[:j])
-    return text
 
 
 # --- map-reduce -------------------------------------------------------------------------------

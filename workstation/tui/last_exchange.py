@@ -161,6 +161,9 @@ class LastExchange(AppPart):
                 "chat.no_reply_yet"  # (an empty conversation: "the last message here" named none)
             self.notify(self.texts(said, again=self.key_for("chat.again")), severity="warning")
             return
+        if (last.metrics or {}).get("stop_reason") == "loop":  # cut where it began repeating itself: more of it, more of the same
+            self.notify(self.texts("chat.loop_no_go_on", again=self.key_for("chat.again")))
+            return
         if (last.metrics or {}).get("stop_reason") in ("eos", "stop"):  # the model (or a stop text) ended it: nothing is cut (it said nothing)
             self.notify(self.texts("chat.reply_complete", again=self.key_for("chat.again")))
             return

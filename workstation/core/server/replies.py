@@ -280,6 +280,8 @@ class Replies:
                 last = chunk(None, finish, records=event.probs[sent:])
                 last["timings"] = timings(m)
                 last.update(self._quota_reached(ticket, event))
+                if m.stop_reason == "loop":  # the reply kept is the first of it (core/loops.py): a desk PC
+                    last["loop_kept"] = len(event.text)  # leaves out the repeats it was sent as it does
                 out = held + sse(last)
                 if include_usage:  # llama-server's usage chunk carries the timings too
                     out += sse({

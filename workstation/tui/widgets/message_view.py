@@ -383,6 +383,9 @@ class MessageView(Vertical):
         if self.metrics is None:  # a reply about to stream; a saved message without figures shows none
             return self.texts("chat.waiting") if self._open_stream else self._versions_text()
         go_on = self.texts("chat.go_on_mark", press=self.go_on) if self.go_on else ""
+        if self.metrics.get("stop_reason") == "loop":  # stopped where it began repeating itself: the way on is another reply
+            key_for = getattr(self.app, "key_for", None)
+            go_on = self.texts("chat.again_mark", press=key_for("chat.again") if callable(key_for) else "Alt+R")
         around = [p for p in (self.profile_named, go_on, self._versions_text()) if p]
         # (on one line in the width drawn: the figures least worth a look left out where it wraps)
         width = self._figures_width()

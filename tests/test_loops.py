@@ -1,0 +1,93 @@
+"""A reply that repeats itself is stopped there (core/loops.py, the scheduler's decode loop):
+SmolLM2 135M went round in circles to its 1,024-token limit on most Turkish questions."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from workstation.core.engine import Engine
+from workstation.core.events import TokenDelta, TurnFinished
+from workstation.core.loops import LoopWatch, cut_loop
+from workstation.core.metrics import figures_line
+from workstation.core.profiles import Sampling
+from workstation.tui.i18n import Texts
+
+SENTENCE = "The meeting with the supplier is moved to Friday at noon. "
+LIST_QUESTION = [{"role": "user", "content": "Liste: 1. elma 2. armut"}]
+FIRST_ITEMS = ("1. Elma: Elma is a female character in a fantasy novel.\n"
+               "2. Armut: Armut is a fictional character in a fantasy novel.")
+
+
+def streamed_cut(text: str, step: int = 3) -> str | None:
+    """Where a watch fed ``text`` a few characters at a time (as tokens come) cuts it."""
+    watch = LoopWatch()
+    for i in range(0, len(text), step):
+        cut = watch.push(text[i:i + step])
+        if cut is not None:
+            return text[:cut].rstrip()
+    cut = watch.finish()
+    return None if cut is None else text[:cut].rstrip()
+
+
+def test_a_sentence_written_three_times_is_cut_to_its_first_copy() -> None:
+    assert streamed_cut("Hello. " + SENTENCE * 5) == "Hello. " + SENTENCE.strip()
+    assert cut_loop("Hello. " + SENTENCE * 3, times=3) == "Hello. " + SENTENCE.strip()
+    # once again (a refrain, a quote) is no loop for a chat reply; twice again is
+    assert streamed_cut("Hello. " + SENTENCE * 2 + "Thanks.") is None
+
+
+def test_a_loop_that_begins_mid_sentence_is_cut_where_a_sentence_ends() -> None:
+    """The 135M model's Turkish e-mail: its first paragraph, then the same one less two words
+    again and again; the cut kept "… sörenseceğimiz.\\n\\nKoncularını" (the next copy's first word)."""
+    looped = ("Koncularını bir kabulmak anlamında, ayrılmak için bir yerdek sörenseceğimiz.\n\n"
+              + "Koncularını anlamında, ayrılmak için bir yerdek sörenseceğimiz.\n\n" * 5)
+    assert streamed_cut(looped) == "Koncularını bir kabulmak anlamında, ayrılmak için bir yerdek sörenseceğimiz."
+
+
+def test_short_items_asked_for_and_counting_are_no_loop() -> None:
+    assert streamed_cut("ok ok ok ok ok") is None
+    assert streamed_cut("Sure: " + "ok " * 12) is None
+    assert streamed_cut("".join(f"{n}. {n}\n" for n in range(1, 31))) is None  # counting: each line its own
+    # the same item again and again is one, whatever its list number
+    items = "".join(f"{n}. Elma: a fruit that grows on trees in the garden.\n" for n in range(1, 9))
+    assert streamed_cut(items) == "1. Elma: a fruit that grows on trees in the garden."
+
+
+def test_code_blocks_and_tables_may_repeat_themselves() -> None:
+    code = "Here:\n```python\n" + "print('The meeting is moved to Friday at noon today')\n" * 6 + "```\nDone."
+    assert streamed_cut(code) is None
+    table = "| Day | Room | Who | What is on |\n" + "| Monday | big room | all staff | weekly meeting |\n" * 6
+    assert streamed_cut(table) is None
+    # after the block, the watch goes on
+    assert streamed_cut(code + "\n" + SENTENCE * 4) == code + "\n" + SENTENCE.strip()
+
+
+def test_a_reply_that_loops_is_stopped_before_its_limit_and_keeps_its_first_copy(engine: Engine) -> None:
+    """The brief's own example: a Turkish list, greedy, went "3. Elma … 4. Armut …" to its limit."""
+    events = list(engine.stream_chat(LIST_QUESTION, Sampling(temperature=0.0, max_tokens=300, repeat_penalty=1.0, seed=1)))
+    final = events[-1]
+    assert isinstance(final, TurnFinished)
+    assert final.metrics.stop_reason == "loop"
+    assert final.metrics.predicted_n < 300
+    assert final.text == FIRST_ITEMS  # the repeats left out
+    streamed = "".join(e.text for e in events if isinstance(e, TokenDelta))
+    assert streamed.startswith(FIRST_ITEMS) and "3. Elma" in streamed  # (what streamed of them: the app shows the kept text)
+    assert figures_line(final.metrics).endswith(" · stopped: it began repeating itself")
+    assert figures_line(final.metrics, Texts("tr").get).endswith(" · durduruldu: kendini tekrarlamaya başladı")
+
+
+def test_a_profile_may_let_a_reply_repeat_itself(engine: Engine) -> None:
+    sampling = Sampling(temperature=0.0, max_tokens=160, repeat_penalty=1.0, seed=1, stop_on_loop=False)
+    final = engine.run_chat(LIST_QUESTION, sampling)
+    assert final.metrics.stop_reason == "length" and final.text.count("Elma:") > 1
+    # and a reply whose lines are alike without going round (counting) runs to its own end
+    counted = engine.run_chat([{"role": "user", "content": "Count from 1 to 10."}],
+                              dataclasses.replace(sampling, stop_on_loop=True))
+    assert counted.metrics.stop_reason == "eos" and counted.text.endswith("9. 9\n10. 10")
+
+
+def test_a_reply_that_must_write_all_its_tokens_is_not_stopped(engine: Engine) -> None:
+    """bench's generation runs (ignore_eos) measure a fixed number of tokens: a loop is no end."""
+    sampling = Sampling(temperature=0.0, max_tokens=150, repeat_penalty=1.0, seed=1, ignore_eos=True)
+    final = engine.run_chat(LIST_QUESTION, sampling)
+    assert final.metrics.stop_reason == "length" and final.metrics.predicted_n == 150

@@ -1,0 +1,111 @@
+"""A reply that goes round in circles: small models write the same sentence or list item again
+and again until their token limit (SmolLM2 135M did on most Turkish questions: 1,024 tokens,
+about 40 s on a 2-core PC). One rule, used while a chat reply streams (``LoopWatch``: the
+scheduler stops it there) and on a finished summary (``cut_loop``).
+
+The rule: a stretch of words written again at once, its first copy followed by at least
+``times - 1`` more copies' worth of the same words, each worth at least ``LOOP_WORDS`` words (a
+one-word stretch "ok" needs ``(times - 1) * LOOP_WORDS`` more). Words are compared without case,
+and a numbered list's marks alike ("1. Elma … 2. Armut … 3. Elma …" went round to the token limit).
+A phrase that comes back later ("in the first quarter of the year" in three points of a list)
+is not a loop; neither is anything in a fenced code block or a table's row (``|`` … ``|``),
+where the same line again is normal: the watch starts afresh after them."""
+
+from __future__ import annotations
+
+import re
+
+LOOP_WORDS = 8  # a run of this many words written again right after itself: the model is going round in circles
+MOST_PERIOD = 256  # the longest stretch looked for, in words (a paragraph written again)
+CHAT_TIMES = 3  # a chat reply: the stretch and two more copies' worth (a summary's cut: the stretch and one)
+
+SENTENCE_ENDS = frozenset(".!?…\"'»”’)]。！？")  # (a summary's and a loop's cut:) a text that ends in one of these was not cut mid-sentence
+_FULL_STOPS = frozenset(".!?…。！？")  # of those, the ones that end a sentence where a quote or a bracket closes after them
+# a numbered list's items that go round count up: "3." and "4." at a line's start alike ("1. 1\n2. 2\n…",
+# counting to 10, is no loop: only the marks are)
+_LIST_NUMBER = re.compile(r"\d{1,4}[.)]")
+_WORD = re.compile(r"\S+")
+_FENCE = ("```", "~~~")
+
+
+class LoopWatch:
+    """Feed it a reply's text as it streams; ``push`` returns where to cut it (a character
+    offset: the end of the looping stretch's first copy) once it repeats, else None."""
+
+    def __init__(self, times: int = CHAT_TIMES, least: int = LOOP_WORDS) -> None:
+        self.times, self.least = times, least
+        self.text = ""
+        self._done = 0  # offset up to which words were read (a word is read once blank space follows it)
+        self._words: list[str] = []  # the words since the watch last started afresh, folded
+        self._starts: list[int] = []  # each one's offset in ``text``
+        self._ends: list[int] = []  # and where each ends
+        self._runs: dict[int, int] = {}  # period (in words) -> words so far that equal the word that far back
+        self._in_code = False
+        self._in_table = False
+
+    def push(self, text: str) -> int | None:
+        self.text += text
+        for m in _WORD.finditer(self.text, self._done):
+            if m.end() == len(self.text):  # not complete yet: more of it may come
+                break
+            self._done = m.end()
+            cut = self._word(m.group(), m.start(), m.end())
+            if cut is not None:
+                return cut
+        return None
+
+    def finish(self) -> int | None:
+        """The reply ended: its last word is complete."""
+        return self.push(" ")
+
+    def _restart(self) -> None:
+        self._words.clear()
+        self._starts.clear()
+        self._ends.clear()
+        self._runs.clear()
+
+    def _word(self, word: str, start: int, end: int) -> int | None:
+        first_in_line = not self.text[self.text.rfind("\n", 0, start) + 1:start].strip()
+        if first_in_line:
+            self._in_table = word.startswith("|")
+            if word.startswith(_FENCE):
+                self._in_code = not self._in_code
+                self._restart()
+                return None
+        if self._in_code or self._in_table:
+            self._restart()
+            return None
+        words, n = self._words, len(self._words)
+        words.append("#" if first_in_line and _LIST_NUMBER.fullmatch(word) else word.casefold())
+        self._starts.append(start)
+        self._ends.append(end)
+        runs = self._runs
+        for p in range(1, min(n, MOST_PERIOD) + 1):
+            r = runs.get(p, 0) + 1 if words[n] == words[n - p] else 0
+            runs[p] = r
+            if r and r >= (self.times - 1) * max(p, self.least):
+                first = n - r - p + 1  # where the stretch's first copy began
+                return self._sentence_end(first, first + p)
+        return None
+
+    def _sentence_end(self, first: int, repeats: int) -> int:
+        """Where to cut a loop whose first copy is words ``first``..``repeats``: after the last
+        sentence (or line) that ends in it, where one does; the words after that begin the
+        sentence the repeats go on with ("… for the delay.\n\nDear" kept, of a loop that began
+        at "customer" after its first "Dear"), else where the repeats begin."""
+        for k in range(repeats - 1, first - 1, -1):
+            after = self.text[self._ends[k]:self._starts[k + 1]]
+            word = self.text[self._starts[k]:self._ends[k]].rstrip("\"'»”’)]")
+            if word[-1:] in _FULL_STOPS or "\n" in after:
+                return self._starts[k + 1]
+        return self._starts[repeats]
+
+
+def cut_loop(text: str, times: int = 2) -> str:
+    """``text`` up to where it began to repeat itself (the first copy of the repeated stretch
+    kept, without the blank space after it); ``text`` where it does not."""
+    watch = LoopWatch(times)
+    cut = watch.push(text)
+    if cut is None:
+        cut = watch.finish()
+    return text if cut is None else text[:cut].rstrip()
