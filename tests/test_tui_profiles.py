@@ -233,12 +233,17 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         # what the model was made for, in words ("8.192 için eğitildi" said tokens to office staff)
         e = app.screen
         helps = [str(label.render()) for label in e.query(".load-help")]
-        # what the context typed holds, as F3 says it, and the model's limit beside it ("the model's limit: about
-        # 6,100 words" alone read as what 4,096 holds)
+        # what the context typed holds, as F3 says it, short on its row ("the model's limit: about 6,100 words"
+        # alone read as what 4,096 holds); the model's limit where the context typed is over it
         office = e.profile
-        assert helps[0] == f"a conversation of about {rounded_words(office.context * 0.75)} words; a message up to " \
-            f"about {message(office)} (the " \
-            "model's limit: about 6,100 words)", helps
+        assert helps[0] == f"about {rounded_words(office.context * 0.75)} words; a message up to {message(office)}", helps
+        from textual.widgets import Input
+
+        context = e.query_one("#load-context", Input)
+        context.value = "16384"
+        await until(pilot, lambda: "over the model's limit (about 6,100 words)" in str(e.query_one("#load-context-help").render()))
+        context.value = str(office.context)
+        await until(pilot, lambda: str(e.query_one("#load-context-help").render()) == helps[0])
         # its speed names bench once ("bench measures" stood in three sentences of it)
         await until(pilot, lambda: "words a second" in str(e.query_one("#load-speed").render()))
         speed = str(e.query_one("#load-speed").render())

@@ -1080,6 +1080,7 @@ ENGLISH: dict[str, str] = {
     # (``holds_words``): F3's "reads about 1,100 words at once" stood beside a refusal of an 850-word
     # contract, a message holding less (the reply's room is kept)
     "words.holds": "a conversation of about {conversation} words; a message up to about {message_n}",
+    "words.holds_short": "about {conversation} words; a message up to {message_n}",  # (F3 → E's row, 80 columns)
     "words.holds_document": ("a conversation of about {conversation} words of this document; a message up to "
                              "about {message_n}"),
     # said once beside a language's figure under half the model's English one (``WordsBasis.costly``)
@@ -1211,13 +1212,14 @@ def context_words(tokens: float, basis: WordsBasis, lookup: Lookup | None = None
     return say([(f"words.{basis.of}", {"n": basis.count(tokens)})], lookup)
 
 
-def holds_words(context: float, message: float, basis: WordsBasis, lookup: Lookup | None = None) -> str:
+def holds_words(context: float, message: float, basis: WordsBasis, lookup: Lookup | None = None,
+                short: bool = False) -> str:
     """What a context of ``context`` tokens holds in words, the one phrase F3's profile line, its E,
     F4 and an attached document's refusal say it by: a conversation of all of it, a message of
     ``message`` tokens (the context less the reply's room, ``engine_api.answer_reserve``, and
     where known the message's frame with the instructions). F3 said a profile "reads about 1,100
     words at once" and F6 read an 850-word contract in one go that a message could not hold."""
-    key = "words.holds_document" if basis.of == "document" else "words.holds"
+    key = "words.holds_short" if short else "words.holds_document" if basis.of == "document" else "words.holds"
     return say([(key, {"conversation": basis.count(context), "message_n": basis.count(max(0.0, message))})], lookup)
 
 

@@ -247,16 +247,18 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
 
     def _context_help(self, context: int | None, reply: int | None) -> str:
         """What the context typed holds in words, a conversation's and a message's (the reply's
-        room kept: ``holds_words``, as F3's line, F4 and an attached document's refusal say it),
-        and the model's own limit beside it: "the model's limit: about 6,100 words" alone stood
-        beside 4,096 where F3 said the profile reads about 3,100 and a message held less."""
+        room kept: ``holds_words``, as F3's line, F4 and an attached document's refusal say it,
+        short to fit its row), and the model's own limit where the context is over it: "the
+        model's limit: about 6,100 words" alone stood beside 4,096 where F3 said the profile reads
+        about 3,100 and a message held less."""
         t = self.wapp.texts
         if not context:
             return t("load.context_help")
         sampling = dataclasses.replace(self.profile.sampling, max_tokens=reply) if reply else self.profile.sampling
-        holds = holds_words(context, context - answer_reserve(sampling, context), self._basis, t.get)
+        # (short: the row has one line at 80 columns; the model's limit said where the context is over it)
+        holds = holds_words(context, context - answer_reserve(sampling, context), self._basis, t.get, short=True)
         return t("load.context_help_trained", holds=holds, words=context_words(self.trained, self._basis, t.get)) \
-            if self.trained else holds
+            if self.trained and context > self.trained else holds
 
     def _reply_help(self, tokens: int | None, context: int | None) -> str:
         """The longest reply in words, by the model's own figure as the context's beside it ("about
