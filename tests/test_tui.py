@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import os
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -2634,15 +2635,9 @@ async def test_up_reads_the_documents_file_off_the_screens_thread(
         assert again.pending_document == (invoices, text) and again._document_facts.get(invoices)
 
 
-async def test_up_then_enter_at_once_waits_for_the_file_and_counts_the_documents_table(
-        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Up, then Enter before the thread has found the document's file (a big workbook: seconds): the
-    message went with the document under its bare name, no tables' facts, so no counted line and no
-    counted figures for the model (review28). It waits for the file, said so, and goes once it is read."""
-    import threading
-
-    from textual.widgets import Input
-
+async def _asked_of_a_table_then_reads_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, threading.Event]:
+    """A conversation that asked "What is the total of column B?" of an attached sales.csv (its
+    number), then the document reader held until the returned event is set (a big workbook's time)."""
     from workstation.tui import integrations
     from workstation.tui.messages import DocumentRead
 
@@ -2666,6 +2661,20 @@ async def test_up_then_enter_at_once_waits_for_the_file_and_counts_the_documents
         return real_read(path)
 
     monkeypatch.setattr(integrations, "read_document_text", held_read)
+    assert conv is not None
+    return conv, may_read
+
+
+async def test_up_then_enter_at_once_waits_for_the_file_and_counts_the_documents_table(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up, then Enter before the thread has found the document's file (a big workbook: seconds): the
+    message went with the document under its bare name, no tables' facts, so no counted line and no
+    counted figures for the model (review28). It waits for the file, said so, and goes once it is read."""
+
+    from textual.widgets import Input
+
+
+    conv, may_read = await _asked_of_a_table_then_reads_held(tmp_path, monkeypatch)
     app2 = WorkstationApp("a", sample_system=False, language="en")
     async with app2.run_test(size=(110, 32)) as pilot:
         await until(pilot, lambda: app2.engine is not None and app2.conversation_id == conv and len(_views(app2)) == 2)
@@ -2714,33 +2723,11 @@ async def test_up_enter_then_the_document_taken_off_before_its_file_is_found_sen
     """Up, Enter while the document's file is still read (it waits for it), then Ctrl+R takes the
     document off: once the file is found, nothing of that Enter is left waiting (it would go by
     itself at the model's next load, as a switch in F3); the words stay in the box, unsent."""
-    import threading
 
     from textual.widgets import Input
 
-    from workstation.tui import integrations
-    from workstation.tui.messages import DocumentRead
 
-    sales = tmp_path / "docs" / "sales.csv"
-    sales.parent.mkdir()
-    sales.write_text("Month,Revenue\nJan,1200.5\nFeb,2500\nMar,4154.5\n", encoding="utf-8")
-    app = WorkstationApp("a", sample_system=False, language="en")
-    async with app.run_test(size=(110, 32)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        app.post_message(DocumentRead(str(sales), *integrations.read_document_text(sales)))
-        await until(pilot, lambda: app.pending_document is not None)
-        await _send(pilot, app, "What is the total of column B?")
-        await until(pilot, lambda: not app.generating and app.conversation_id is not None
-                    and len(app.store.messages(app.conversation_id)) == 2)
-        conv = app.conversation_id
-    may_read = threading.Event()
-    real_read = integrations.read_document_text
-
-    def held_read(path: Path) -> tuple:  # (a big workbook's time)
-        may_read.wait(timeout=5)
-        return real_read(path)
-
-    monkeypatch.setattr(integrations, "read_document_text", held_read)
+    conv, may_read = await _asked_of_a_table_then_reads_held(tmp_path, monkeypatch)
     app2 = WorkstationApp("a", sample_system=False, language="en")
     async with app2.run_test(size=(110, 32)) as pilot:
         await until(pilot, lambda: app2.engine is not None and app2.conversation_id == conv and len(_views(app2)) == 2)
