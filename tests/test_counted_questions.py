@@ -471,3 +471,28 @@ def test_a_month_is_said_by_its_days_in_turkish() -> None:
 
     assert say(counted_phrases(counted_answer("Mart ayında kaç fatura kesildi?", [_facts("workbook")])), Texts("tr").get) == (
         "Programın hesabı: Tarih 01.03.2025 ile 31.03.2025 arasında olan 3 satır (F-2025-005, F-2025-006, F-2025-007)")
+
+
+def test_a_month_word_in_a_name_or_as_range_is_no_month() -> None:
+    """"Kasım Yılmaz kaç fatura almış?" (Kasım, a first name) counted November's rows of that
+    customer, 0; "100 ile 300 aralıkta" (in the range) counted December's; "March Ltd total" (a firm
+    no cell holds) said March's total (review29). A month said as one ("Kasım ayında", "Aralık'ta")
+    is still the month, and not the customer Kasım Yılmaz too."""
+    rows = [["Fatura", "Müşteri", "Tarih", "Tutar", "Durum"], ["F-1", "Kasım Yılmaz", "2025-03-02", "100", "ödendi"],
+            ["F-2", "Kasım Yılmaz", "2025-11-05", "200", "ödenmedi"], ["F-3", "Ayşe Kaya", "2025-03-20", "300", "ödendi"],
+            ["F-4", "Ayşe Kaya", "2025-12-20", "50", "ödenmedi"]]
+    facts = table_facts("f.csv", 0, rows, usual_comma=False)
+    assert facts is not None
+
+    def said(question: str) -> str:
+        return say(counted_phrases(counted_answer(question, [facts])))
+
+    two = "Counted by the program: 2 rows where Müşteri is Kasım Yılmaz (F-1, F-2)"
+    assert said("Kasım Yılmaz kaç fatura almış?") == two
+    assert said("How many invoices does Kasım Yılmaz have?") == two
+    assert said("Kasım ayında kaç fatura kesildi?") == \
+        "Counted by the program: 1 row where Tarih from 2025-11-01 to 2025-11-30 (F-2)"
+    assert said("Aralık'ta kaç fatura kesildi?") == \
+        "Counted by the program: 1 row where Tarih from 2025-12-01 to 2025-12-31 (F-4)"
+    for nothing in ("Tutarı 100 ile 300 aralıkta olan kaç fatura var?", "Bu aralıkta kaç fatura var?", "March Ltd total"):
+        assert said(nothing) == "", nothing

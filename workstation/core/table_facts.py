@@ -1154,7 +1154,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         thresholds, unsure = _thresholds(question, spans, facts) if spans else ([], False)
         plain = _threshold_verbs(plain, spans, thresholds, facts)
         per, plain = _per_asked(plain, facts)
-        values, doubt, said = _condition(plain, facts)
+        values, doubt, said = _condition(_without_named_months(plain, facts), facts)
         if owed and debt is not None:  # ("how much do customers owe?": the unpaid rows' amount)
             named = [debt[0]]
             for at, unpaid in debt[1].items():
@@ -1608,6 +1608,40 @@ _MONTH_SAID = re.compile(r"(?<!\w)(?P<month>" + "|".join(n for n in _MONTH_NUMBE
                          re.IGNORECASE)
 
 
+_FIRM_AFTER = re.compile(r"\s+(?:ltd|limited|inc|co|corp|gmbh|a\.?ş|şti|ltd\.?\s*şti)\b\.?", re.IGNORECASE)
+
+
+def _a_month(found: re.Match[str], plain: str, cells: set[str]) -> bool:
+    """Whether a month word of a question (``_MONTH_SAID``) is the month, not part of a name a cell
+    holds ("Kasım Yılmaz kaç fatura almış?": Kasım is a first name, and November's 0 rows were
+    said), a firm's ("March Ltd"), or "aralık" as "range" ("100 ile 300 aralıkta": December's
+    rows): "aralık" is December with its apostrophe, "ayı" or a year after it (review29)."""
+    month, said, after = _folded(found.group("month")), found.group(0), plain[found.end():]
+    if re.search(r"\say", said, re.IGNORECASE):  # ("Kasım ayında": the month, a name's or not)
+        return True
+    named = {w for v in cells for w in _folded(v).split()}
+    if month in named or _FIRM_AFTER.match(after):
+        return False
+    if month == "aralık" and not ("'" in said or "’" in said or re.search(r"\say", said, re.IGNORECASE)
+                                  or re.match(r"\s+(?:19|20)\d{2}\b", after) or said.lower() == "aralık"):
+        return False
+    return True
+
+
+def _without_named_months(plain: str, facts: SheetFacts) -> str:
+    """``plain`` with each month said as one ("Kasım ayında", "Mart ayının") blanked, for the values
+    matched in cells: a customer Kasım Yılmaz was taken for "Kasım ayında" too. Not a month a cell
+    holds whole (a column Ay of "Mart": that value's rows, ``_condition``'s)."""
+    cells = {_folded(v) for c in facts.columns if c.kind == "text" for v in c.values}
+
+    def blank(m: re.Match[str]) -> str:
+        month = _folded(m.group("month"))
+        return " " * len(m.group(0)) if re.search(r"\say", m.group(0), re.IGNORECASE) and month not in cells \
+            else m.group(0)
+
+    return _MONTH_SAID.sub(blank, plain)
+
+
 def _year(plain: str, facts: SheetFacts) -> tuple[dict[int, str], bool, frozenset[str]]:
     """The year a question says alone ("total for 2025", "2025 toplamı") as a condition on
     ``facts``' one column of dates (its rows of that year, their days read by ``_date``), whether
@@ -1620,7 +1654,7 @@ def _year(plain: str, facts: SheetFacts) -> tuple[dict[int, str], bool, frozense
     # (a month a text column's cells say, "Mart" of a column Ay: that value's rows, ``_condition``'s)
     cells = {v for c in facts.columns if c.kind == "text" for v in c.values}
     months = {_MONTH_NUMBER[_folded(m.group("month"))]: m for m in _MONTH_SAID.finditer(plain)
-              if _folded(m.group("month")) not in cells}
+              if _folded(m.group("month")) not in cells and _a_month(m, plain, cells)}
     if not said and not months or _WHEN.search(plain):
         return {}, False, frozenset()
     words = frozenset(said | {_folded(w) for m in months.values() for w in m.group(0).split()})
