@@ -91,3 +91,28 @@ def test_a_reply_that_must_write_all_its_tokens_is_not_stopped(engine: Engine) -
     sampling = Sampling(temperature=0.0, max_tokens=150, repeat_penalty=1.0, seed=1, ignore_eos=True)
     final = engine.run_chat(LIST_QUESTION, sampling)
     assert final.metrics.stop_reason == "length" and final.metrics.predicted_n == 150
+
+
+def test_a_forms_lines_a_table_without_its_bars_and_copies_asked_for_are_no_loop() -> None:
+    """A sign-in sheet ("Name: ____ Signature: ____" ten times), a Turkish form's dotted lines, a
+    table's rows written without a leading bar, a dashed rule, and a line a message asked for ten
+    times were cut to their first line as loops (review29); a loop is still cut, and copies past
+    those asked for are."""
+    from workstation.core.loops import chat_times, copies_asked, watched
+
+    sheet = "\n".join(["Name: ____ Signature: ____ Date: ____"] * 10)
+    form = "\n".join(f"{i}. Ad Soyad: ....... İmza: ......." for i in range(1, 11))
+    table = "\n".join(["Ad | Soyad | İmza | Tarih"] * 6)
+    rule = "Title\n" + " ".join(["-"] * 40)
+    for text in (sheet, form, table, rule):
+        assert cut_loop(text, 3) == text, text
+    loop = "The meeting is on Monday at ten in room four. " * 5
+    assert cut_loop(loop, 3) == "The meeting is on Monday at ten in room four."
+    assert [copies_asked(q) for q in ("Write it 10 times", "10 kez yaz", "beş kere yaz", "Summarize this")] == \
+        [10, 10, 5, 0]
+    asked = watched([{"role": "user", "content": "Write 'I will not talk in class.' 10 times"}], Sampling())
+    assert chat_times(asked) == 11 and chat_times(Sampling()) == 3
+    line = "I will not talk in class. "
+    watch = LoopWatch(chat_times(asked))
+    assert watch.push(line * 10) is None  # the ten asked for
+    assert watch.push(line * 12) is not None  # and no end to them

@@ -38,6 +38,7 @@ from workstation.core.events import (
     finished_turn,
 )
 from workstation.core.kv_state import KvStateStore
+from workstation.core.loops import watched
 from workstation.core.profiles import Constraints, Profile, Sampling
 from workstation.core.runtime import LoadedModel
 from workstation.core.scheduler import UNBOUNDED_QUEUE, Scheduler
@@ -160,7 +161,7 @@ class Engine:
         saved conversation they are (its cells are saved with it, and ``forget`` deletes them);
         ``reading``: ``PromptRead`` events say how far a long prompt has been read."""
         t_request = time.perf_counter()
-        sampling = sampling or self.profile.sampling
+        sampling = watched(messages, sampling or self.profile.sampling)
         tokens, left_out = self.fit_messages(messages, answer_reserve(sampling, self.n_ctx))
         asked = messages[-1].get("content") if messages and messages[-1]["role"] == "user" else None
         # the new message's own tokens (its text alone: one message, not the conversation, tokenized again)

@@ -8,12 +8,15 @@ The rule: a stretch of words written again at once, its first copy followed by a
 one-word stretch "ok" needs ``(times - 1) * LOOP_WORDS`` more). Words are compared without case,
 and a numbered list's marks alike ("1. Elma … 2. Armut … 3. Elma …" went round to the token limit).
 A phrase that comes back later ("in the first quarter of the year" in three points of a list)
-is not a loop; neither is anything in a fenced code block or a table's row (``|`` … ``|``),
-where the same line again is normal: the watch starts afresh after them."""
+is not a loop; neither is anything in a fenced code block, a table's row (a line with ``|``) or
+a form's line of blanks ("Name: ____", "İmza: ......"), where the same line again is normal: the
+watch starts afresh after them; nor a reply to a message that asks for copies (``watched``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from typing import Any
 
 LOOP_WORDS = 8  # a run of this many words written again right after itself: the model is going round in circles
 MOST_PERIOD = 256  # the longest stretch looked for, in words (a paragraph written again)
@@ -26,6 +29,38 @@ _FULL_STOPS = frozenset(".!?…。！？")  # of those, the ones that end a sent
 _LIST_NUMBER = re.compile(r"\d{1,4}[.)]")
 _WORD = re.compile(r"\S+")
 _FENCE = ("```", "~~~")
+# a form's blanks ("Name: ____ Signature: ____", "Ad Soyad: .......", a dashed rule "- - -"): a line
+# of them written again is a sign-in sheet, not a loop
+_BLANK = re.compile(r"[_.\-–—…·]+")
+# a question that asks for copies ("write it 10 times", "10 kez yaz", "beş kere"): its reply repeats
+_NUMBERS = {w: n for n, words in enumerate(("", "one bir", "two iki", "three üç", "four dört", "five beş", "six altı",
+                                             "seven yedi", "eight sekiz", "nine dokuz", "ten on"))
+            for w in words.split()} | {"twenty": 20, "yirmi": 20}
+_COPIES = re.compile(r"\b(\d{1,4}|" + "|".join(_NUMBERS) + r")\s*(?:times|copies|kez|kere|defa|sefer|kopya)\b",
+                     re.IGNORECASE)
+
+
+def copies_asked(text: str) -> int:
+    """The copies a message asks for ("write 'ok' 20 times", "10 kez yaz", "beş kere"); 0: none."""
+    found = _COPIES.search(text)
+    if found is None:
+        return 0
+    said = found.group(1).casefold()
+    return int(said) if said.isdigit() else _NUMBERS.get(said, 0)
+
+
+def watched(messages: list[Any], sampling: Any) -> Any:
+    """``sampling`` for a reply to ``messages``: the copies its last message asks for allowed before
+    the loop stop ("Write I will not talk in class 10 times" was cut to one line: review29)."""
+    last = messages[-1] if messages else None
+    asked = last.get("content") if isinstance(last, dict) and last.get("role") == "user" else None
+    copies = copies_asked(asked) if isinstance(asked, str) else 0
+    return dataclasses.replace(sampling, loop_copies=copies) if copies and hasattr(sampling, "loop_copies") else sampling
+
+
+def chat_times(sampling: Any) -> int:
+    """The copies of a stretch that stop a reply: ``CHAT_TIMES``, or one more than it asked for."""
+    return max(CHAT_TIMES, int(getattr(sampling, "loop_copies", 0) or 0) + 1)
 
 
 class LoopWatch:
@@ -67,11 +102,13 @@ class LoopWatch:
     def _word(self, word: str, start: int, end: int) -> int | None:
         first_in_line = not self.text[self.text.rfind("\n", 0, start) + 1:start].strip()
         if first_in_line:
-            self._in_table = word.startswith("|")
+            self._in_table = False
             if word.startswith(_FENCE):
                 self._in_code = not self._in_code
                 self._restart()
                 return None
+        if "|" in word or _BLANK.fullmatch(word) or re.search(r"_{2,}|\.{3,}", word):
+            self._in_table = True  # (a table's row, "Ad | Soyad" without a leading bar too; a form's blanks)
         if self._in_code or self._in_table:
             self._restart()
             return None

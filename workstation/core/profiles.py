@@ -103,6 +103,9 @@ class Sampling:
     # a reply that began repeating itself (the same sentence or list item again and again) ends
     # there, its first copy kept (core/loops.py; stop_reason "loop")
     stop_on_loop: bool = True
+    # a request's, never a profile's: the copies its message asked for ("write it 10 times"), that
+    # many allowed before the loop stop (``loops.watched``)
+    loop_copies: int = 0
 
 
 def sampling_name(name: str, lookup: Lookup | None = None) -> str:

@@ -61,7 +61,7 @@ from workstation.core.events import (
     finished_turn,
 )
 from workstation.core.language_words import said_figures
-from workstation.core.loops import LoopWatch
+from workstation.core.loops import LoopWatch, chat_times, watched
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Phrase
 from workstation.core.profile_check import profile_from_dict
@@ -639,7 +639,8 @@ class RemoteEngine:
         an older one refused the field), which then says how far it has read a long prompt."""
         with self.turns.turn():
             held: list[str] = []
-            turn = self._turn(messages, sampling or self.profile.sampling, constraints, tag=tag, reading=reading, held=held)
+            turn = self._turn(messages, watched(messages, sampling or self.profile.sampling), constraints, tag=tag,
+                              reading=reading, held=held)
             yield from self._saying_waits(turn, held) if reading else turn
 
     def _saying_waits(self, turn: Generator[TurnEvent, None, None], held: list[str] | None = None) -> Iterator[TurnEvent]:
@@ -833,7 +834,7 @@ class RemoteEngine:
         stop = "eos"
         # a server's reply that goes round in circles is stopped here as the app's own decoding stops
         # one (core/loops.py); workstation serve stops it itself and says how much of it is kept
-        watch = LoopWatch() if sampling.stop_on_loop and not sampling.ignore_eos \
+        watch = LoopWatch(chat_times(sampling)) if sampling.stop_on_loop and not sampling.ignore_eos \
             and not (constraints is not None and constraints.active) else None
         looped = False
         try:

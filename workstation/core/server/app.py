@@ -35,6 +35,7 @@ from starlette.types import ASGIApp
 from workstation.core.errors import EngineError
 from workstation.core.events import RequestFailed, SchedulerEvent, TurnFinished
 from workstation.core.grammar import GrammarError
+from workstation.core.loops import watched
 from workstation.core.model_file import model_file_changed
 from workstation.core.scheduler import PromptTooLong, QueueFull, Scheduler
 from workstation.core.server.accounts import NO_OPERATOR_KEY, Accounts, Caller, RevokedKey, Ticket
@@ -405,6 +406,8 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
                 if not chat and body.get("tools") is not None:
                     raise bad("'tools' are for /v1/chat/completions; a completion takes none.", "tools")
                 tools = parse_tool_request(body, params.output) if chat else None
+                if chat and isinstance(body.get("messages"), list):  # (a message that asks for copies: no loop stop)
+                    params = dataclasses.replace(params, sampling=watched(body["messages"], params.sampling))
                 extra = native.parse(body, params) if native is not None else None
                 if native is not None:
                     prompt, plan = await native.prompt_tokens(body, chat, ticket, tools)
