@@ -99,9 +99,15 @@ async def test_f6_stopped_on_a_folder_goes_on_where_it_stopped(profiles: Path, t
         await until(pilot, lambda: "Document 2 of 3: letter2 bees.docx, part" in f6_state(screen)
                     or not screen.running, steps=20000)
         assert screen.running, f6_state(screen)
+        # Ctrl+Q's question says the documents done are kept (it said "no part of it is done yet": review29)
+        assert screen.quit_question().startswith("School Letters is being summarized: 1 of its 3 documents are "
+                                                 "done and kept"), screen.quit_question()
         await pilot.press("ctrl+x")
         await _seen(pilot, screen)
         state = f6_state(screen)
+        every = (folder / "summaries" / "All summaries.md").read_text(encoding="utf-8")
+        assert "- letter2 bees.docx: not summarized yet (the run stopped before it was done); F6 on the folder " \
+            "again goes on." in every, every  # (it said "run the batch again")
         assert state.startswith("School Letters: 1 summarized, 0 skipped, 0 failed. Stopped: 2 documents wait; "
                                 "press Enter on the folder again"), state
         first = folder / "summaries" / "letter1 trip.txt.summary.md"

@@ -203,7 +203,7 @@ def summarize_folder(
     t = texts or Texts()
     one_at_a_time = dataclasses.replace(profile, parallel=1) if profile.parallel != 1 else profile
     return run_batch(root, root / OUTPUT_FOLDER, one_at_a_time, lambda _profile: LentEngine(engine), on_event,
-                     cancel=cancel, lookup=t.get, summary_lookup=t.in_app)
+                     cancel=cancel, lookup=t.in_app, summary_lookup=t.in_app)  # (F6's words: "F6 on the folder")
 
 
 # --- models -----------------------------------------------------------------------------

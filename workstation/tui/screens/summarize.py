@@ -189,6 +189,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._last: SummaryProgress | None = None  # how far the running summary has got (Ctrl+Q's question says it)
         # a folder summarized (every document in it, by batch's queue): shown until the next run
         self._folder: FolderRun | None = None
+        self._folder_counts: tuple[int, int] | None = None  # a folder's run: its documents done, of how many
         self._document = ""  # the folder's document in hand, as the state line says it ("Document 3 of 8: …")
 
     def compose(self) -> ComposeResult:
@@ -525,6 +526,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._cancel.clear()
         self.summary, self.result, self._kept_at, self._asked = "", None, None, None
         self._failed = None
+        self._folder_counts = None
         self.query_one("#summarize-ask", Button).disabled = True
         await self.query_one("#summary", Markdown).update("")  # not the last document's under the new one
         self._said = t("summarize.reading", name=self.path.name)
@@ -547,6 +549,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._cancel.clear()
         self.summary, self.result, self._kept_at, self._asked, self.version = "", None, None, None, None
         self._failed, self._document = None, ""
+        self._folder_counts = (0, 0)  # (its documents finished, of how many: Ctrl+Q's question says them)
         self.query_one("#summarize-ask", Button).disabled = True
         await self.query_one("#summary", Markdown).update("")
         bar = self.query_one("#summarize-progress", ProgressBar)
@@ -592,6 +595,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         counts = event.counts or {}
         finished = counts.get("done", 0) + counts.get("failed", 0) + counts.get("skipped", 0)
         total = sum(counts.values())
+        if total:
+            self._folder_counts = (counts.get("done", 0), total)
         if event.kind == "start":
             bar.update(total=max(1, total), progress=finished)
             if finished and counts.get("pending", 0):  # a run before stopped: said, as `batch` says its counts
@@ -694,6 +699,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         """Ctrl+Q's question while a summary runs, true to how far it has got: it said "its parts
         done so far are kept" before any was done."""
         t, p = self.wapp.texts, self._last
+        if self._folder_counts is not None:  # a folder's: its documents done are kept, whatever the one in hand
+            done, total = self._folder_counts  # (it said "no part of it is done yet" with letter 1 done: review29)
+            return t("summarize.quit_q_folder", done=done, total=total, name=self.path.name if self.path else "")
         if p is None or not p.chunks_done:
             return t("summarize.quit_q_none")
         if p.chunks_done == p.chunks_total > 1:
