@@ -3732,8 +3732,9 @@ async def test_the_turkish_line_under_a_long_reply_fits_80_columns(tmp_path: Pat
     """At 80x24 in Turkish the line under a reply took two lines where its figures had four digits
     ("TTFT 1.904 ms · 31,1 token/sn · 1.024 token · 0/1.180 yeniden"), and "uzunluk sınırı ·
     Alt+C sürdürür" went under it: the figures least worth a look are left out where it would
-    wrap (the cache's counts, then the wait), how it ended and the key that goes on never; wider,
-    they are all back. The record is a real reply's cut at its limit."""
+    wrap (the cache's counts, the guesses kept, the length, then the wait, the speed last), how it
+    ended and the key that goes on never; wider, they are all back. The record is a real reply's cut
+    at its limit."""
     from tui_helpers import make_app
 
     from workstation.core.metrics import TurnMetrics
@@ -3751,7 +3752,7 @@ async def test_the_turkish_line_under_a_long_reply_fits_80_columns(tmp_path: Pat
         figures = _views(app)[-1].query_one(".metrics")
         await until(pilot, lambda: figures.size.height == 1 and "uzunluk sınırı · Alt+C sürdürür" in str(figures.render()))
         line = next(row for row in screen_lines(app) if "uzunluk sınırı" in row)
-        assert "1.024 token · uzunluk sınırı · Alt+C sürdürür" in line, line
+        assert "31,1 token/sn · uzunluk sınırı · Alt+C sürdürür" in line, line  # (the speed left out last)
         await pilot.resize_terminal(160, 30)  # room for every figure: all said again
         await until(pilot, lambda: "TTFT 1,9 sn · 31,1 token/sn · 1.024 token · 0/1.180 yeniden · uzunluk sınırı"
                     in str(figures.render()))

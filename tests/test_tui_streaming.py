@@ -408,3 +408,20 @@ async def test_a_replys_figures_stay_on_one_line_in_turkish_at_80_columns(profil
         said = str(line.render())
         assert line.region.height == 1, (said, line.region)
         assert re.search(r"token · 0/[0-9]+ yeniden$", said) and "token/sn" in said, said  # (a reply that ended itself)
+
+
+def test_a_narrow_line_under_a_reply_keeps_the_wait_and_the_speed_longest() -> None:
+    """At 110 columns a Turkish reply with guesses kept, cut at its limit, read "512 token · tutan
+    tahmin %65 (141/217) · uzunluk sınırı · Alt+C sürdürür": the wait and the speed went first
+    (newuser21). The cache's counts, the guesses kept and the length go before them."""
+    from workstation.core.metrics import TurnMetrics, figures_line
+
+    m = TurnMetrics(ttft_ms=40, predicted_n=512, predicted_per_second=26.2, prompt_n=300, cache_n=600,
+                    draft_n=217, draft_n_accepted=141, stop_reason="length")
+    tr = Texts("tr").get
+    whole = figures_line(m, tr)
+    assert whole.startswith("TTFT 40 ms · 26,2 token/sn · 512 token · 600/900 yeniden · tutan tahmin %65"), whole
+    narrow = figures_line(m, tr, width=len(whole) - 20)
+    assert narrow.startswith("TTFT 40 ms · 26,2 token/sn · 512 token") and "tutan tahmin" not in narrow, narrow
+    narrower = figures_line(m, tr, width=40)
+    assert narrower == "26,2 token/sn · uzunluk sınırı", narrower

@@ -342,10 +342,11 @@ def switch_reading(m: TurnMetrics, lookup: Lookup | None = None, prefix: str = "
 STOP_WORDS = {"cancelled": "metric.stopped", "length": "metric.length", "quota": "metric.quota",
               "context": "metric.context", "loop": "metric.loop"}  # how a reply ended, where it is worth a word
 # what the line under a reply leaves out first where it would not fit on one line (``figures_line``'s
-# ``width``): the cache's counts, then the wait, the speed, the length; how it ended and its own
-# settings never (the Turkish line took two lines at 80x24 with a 4-digit figure, and "uzunluk
-# sınırı · Alt+C sürdürür" went under it)
-LEFT_OUT_FIRST = ("cache", "ttft", "tps", "tokens")
+# ``width``): the cache's counts, the guesses kept, the length, then the wait, the speed last; how
+# it ended and its own settings never (the Turkish line took two lines at 80x24 with a 4-digit
+# figure, and "uzunluk sınırı · Alt+C sürdürür" went under it; at 110 columns the wait and the
+# speed went first, the guesses kept stood: newuser21)
+LEFT_OUT_FIRST = ("cache", "draft", "tokens", "ttft", "tps")
 
 
 def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = None, speed: bool = True,
@@ -385,11 +386,12 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         if m.restored_n:  # part of cache_n: read back from a saved KV state, not kept in memory
             cache += f" ({said('metric.restored', n=f'{m.restored_n:,}')})"
         figures.append(("cache", cache))
-    parts: list[str] = []
     if prompt_total and speed and (switch := switch_reading(m, lookup)) is not None:  # (the first reply after F3: why it waited)
-        parts.append(say([switch], lookup))
+        figures.append(("switch", say([switch], lookup)))  # (never left out)
     if (rate := m.acceptance_rate) is not None and speed:
-        parts.append(said("metric.draft", rate=f"{rate * 100:.0f}", acc=f"{m.draft_n_accepted:,}", n=f"{m.draft_n:,}"))
+        figures.append(("draft", said("metric.draft", rate=f"{rate * 100:.0f}", acc=f"{m.draft_n_accepted:,}",
+                                      n=f"{m.draft_n:,}")))
+    parts: list[str] = []
     if m.stop_reason in STOP_WORDS:
         parts.append(said(STOP_WORDS[m.stop_reason]))
     if m.left_out_n:  # the model did not see the conversation's start: worth a word under the reply
