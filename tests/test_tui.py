@@ -2746,6 +2746,40 @@ async def test_up_enter_then_the_document_taken_off_before_its_file_is_found_sen
         assert prompt.value == "What is the total of column B?" and len(app2.store.messages(conv)) == 2
 
 
+async def test_a_follow_up_question_of_the_conversations_table_is_counted_too(profiles: Path, tmp_path: Path) -> None:
+    """A bookkeeper attached a table, asked, then asked more of it in the same conversation: only the
+    first answer had the program's counted line; the others none, and the model invented their
+    figures (newuser19, newuser21). A follow-up is counted of the table the conversation last had
+    attached, given to the model too; a question that names nothing of it ("how many people came?")
+    gets no count of its rows."""
+    from workstation.tui import integrations
+    from workstation.tui.messages import DocumentRead
+
+    invoices = tmp_path / "invoices.csv"
+    invoices.write_text("Invoice,Client,Amount,Status\nINV-1,Acme,450.00,paid\nINV-2,Birch,2380.50,unpaid\n"
+                        "INV-3,Acme,3200.00,unpaid\n", encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        app.post_message(DocumentRead(str(invoices), *integrations.read_document_text(invoices)))
+        await until(pilot, lambda: app.pending_document is not None)
+
+        async def ask(question: str, n: int) -> dict:
+            await _send(pilot, app, question)
+            await until(pilot, lambda: not app.generating and app.conversation_id is not None
+                        and len(app.store.messages(app.conversation_id)) == 2 * n
+                        and app.store.messages(app.conversation_id)[-1].metrics is not None)
+            return app.store.messages(app.conversation_id)[-1].metrics or {}
+
+        assert (await ask("What is the total amount?", 1)).get("counted")
+        follow = await ask("What is the total of the unpaid invoices?", 2)
+        assert follow.get("counted", [{}])[0].get("figures") == [{"figure": "5,580.50", "what": "total"}], follow
+        sent = app.store.messages(app.conversation_id)[-2].content
+        assert "the program counted" in sent and "5,580.50" in sent, sent  # (the model is given it too)
+        assert str(_views(app)[-1].query_one(".metrics").render()).endswith("total 5,580.50")
+        assert not (await ask("How many people came to the party?", 3)).get("counted")
+
+
 async def test_a_question_with_a_condition_on_an_attached_table_has_its_rows_counted(
         profiles: Path, tmp_path: Path) -> None:
     """"Which unpaid invoices are over 1,000 EUR, and what is their total?" of an attached invoice

@@ -291,6 +291,10 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._document_facts: dict[Path, list[SheetFacts]] = {}  # a document's tables' facts, counted by the program
         # the figures the program counted that answer the message sent (``counted_answer``), said under its reply
         self._counted: list[dict[str, Any]] = []
+        # each conversation's table last attached this session: a follow-up question without it is
+        # counted of it too (only "Hangi müşterinin kaç faturası var?" had a counted line, the next
+        # questions of the same table none, and the model invented their figures: newuser19, newuser21)
+        self._tables_asked_of: dict[int, list[Any]] = {}
         self._from_summary = ""  # the document whose F6 summary the message being answered went with
         self._attached_paths: set[Path] = set()  # every document attached this session (F7 writes over none)
         # the documents attached last, this session and before (oldest first): where Up after a restart

@@ -143,6 +143,12 @@ class Turn(AppPart):
         # the figures of the attached table that answer it, counted by the program: said under the reply
         tables = self._document_facts.get(document[0], []) if document is not None and summary is None else []
         self._counted = counted_answer(text, tables) if tables else []
+        followed = self._tables_asked_of.get(self.conversation_id, []) \
+            if document is None and self.conversation_id is not None else []
+        # (a follow-up of the conversation's table: what it names of it, never a bare count of its rows,
+        # which "how many people came?" would be of any question)
+        asked_of = [item for item in counted_answer(text, followed) if item.get("what") != "rows"] if followed else []
+        self._counted += asked_of
         self._from_summary = ""  # (an earlier send's that got no reply stuck to the next reply)
         # a table pasted in the message's own words (an invoice's lines): its figures and arithmetic counted too
         pasted, counted = counted_pasted(text)
@@ -153,6 +159,8 @@ class Turn(AppPart):
             name = t("chat.summary_of", name=path.name) if summary is not None else path.name
             self._from_summary = path.name if summary is not None else ""  # (said under its reply)
             content = with_attached(content, t("chat.document", name=name), doc if summary is None else summary)
+        if asked_of:  # (for the model too, as an attached table's are)
+            content = f"{content}\n\n{for_the_model(followed, asked_of)}"
         if counted:  # (for the model too, after the message, as an attached table's are: ``with_counted``)
             content = f"{content}\n\n{for_the_model(pasted, counted)}"
         self._edited_away = None
@@ -176,6 +184,8 @@ class Turn(AppPart):
         # before the box is cleared, so that a Ctrl+N cannot keep the sent text as a draft
         # (its tables' facts kept with it: said in the UI's language after a restart too)
         self._asked_facts = [facts_record(f) for f in tables]
+        if tables and self.conversation_id is not None:
+            self._tables_asked_of[self.conversation_id] = tables
         gone = self._save_message("user", content, facts=self._asked_facts)
         self._asked = content
         self._sent = (text, document)
