@@ -2866,3 +2866,19 @@ async def test_f5s_wait_leaves_out_a_reply_that_read_the_whole_conversation_agai
                   "which took about 6.0 s: the wait above leaves it out.",
             "tr": " Biri önce tüm konuşmayı yeniden okudu (profil değişikliğinden ya da yeniden başlatmadan sonra), "
                   "yaklaşık 6,0 sn sürdü: yukarıdaki bekleme onu saymaz."}[lang]), headline
+
+
+async def test_a_screens_own_key_is_named_where_that_screen_is_not_shown() -> None:
+    """F6's "{ask} asks about them in the chat" said "  asks about them" (no key) in Turkish once
+    Ctrl+K had taken the person to the chat: a screen's own key was looked for among the keys the
+    screen shown has now. It is named from its screen wherever that is (newuser21)."""
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        assert app.key_for("summarize.ask") == "Ctrl+K"
+        assert app.key_for("no.such.key") == ""

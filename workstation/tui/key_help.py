@@ -210,6 +210,11 @@ class KeyHelp(AppPart):
         screen's own binding (F6's summarize.stop), as its screen has it."""
         if action_id not in BY_ID:
             keys = [key for key, active in self.screen.active_bindings.items() if active.binding.id == action_id]
+            if not keys:  # (its screen not the one shown, or the key hidden there now: F6's "{ask} asks about
+                # them in the chat" said "  asks" in the chat after Ctrl+K: newuser21) its screen's own key
+                screens = [*self.screen_stack, *getattr(self, "_kept", {}).values()]
+                keys = [b.key.split(",")[0] for s in screens for b in type(s).BINDINGS
+                        if isinstance(b, Binding) and b.id == action_id][:1]
             return self.texts.key(keys[0]) if keys else ""
         keys = keys_now(self._keymap)[action_id]
         return self.texts.key(keys[0]) if keys else ""
