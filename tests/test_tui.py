@@ -555,8 +555,9 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
         app.chat_screen.focus_prompt()
         await pilot.press("ctrl+y")
         await until(pilot, lambda: app.clipboard == "Answer 39")
-        assert any(str(n.message).startswith("Copied the last reply (9 characters).")
-                   and n.message.endswith("Ctrl+Y again copies the reply before it.") for n in app._notifications)
+        assert any(str(n.message) == "Copied the last reply (9 characters). Ctrl+Y again copies the reply before it. If "
+                   "pasting gives nothing, this terminal does not let apps copy: F7 saves the conversation as a file."
+                   for n in app._notifications)
         # again: the reply before it, shown (only the last could be copied: yesterday's letter, a few up, could not)
         await pilot.press("ctrl+y")
         await until(pilot, lambda: app.clipboard == "Answer 38")
@@ -597,7 +598,8 @@ async def test_a_code_blocks_long_lines_wrap_in_the_chat(profiles: Path) -> None
         assert "thirty" in seen and "days." in seen  # the end of the line is on screen
 
 
-async def test_alt_y_copies_the_last_replys_code_blocks_one_by_one(profiles: Path) -> None:
+async def test_alt_y_copies_the_last_replys_code_blocks_one_by_one(profiles: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A reply's code could be copied only with its fences and the text around it (Ctrl+Y, all
     of it) or with the mouse. Alt+Y copies its last code block without the fences, and again the
     one before (LM Studio's and ChatGPT's copy button on each block)."""
@@ -610,12 +612,13 @@ async def test_alt_y_copies_the_last_replys_code_blocks_one_by_one(profiles: Pat
         await app.open_conversation(conv.id)
         app.chat_screen.focus_prompt()
         said = lambda text: any(str(n.message) == text for n in app._notifications)  # noqa: E731
+        hint = " If pasting gives nothing, this terminal does not let apps copy: F7 saves the conversation as a file."
         await pilot.press("alt+y")
         await until(pilot, lambda: app.clipboard == "ls -la")
-        assert said("Copied code block 2 of 2 (1 line). Alt+Y again copies the one before.")
+        assert said("Copied code block 2 of 2 (1 line). Alt+Y again copies the one before." + hint)
         await pilot.press("alt+y")
         await until(pilot, lambda: app.clipboard == "import os\nprint(os.listdir())")
-        assert said("Copied code block 1 of 2 (python, 2 lines). Alt+Y again copies the one before.")
+        assert said("Copied code block 1 of 2 (python, 2 lines). Alt+Y again copies the one before." + hint)
         await pilot.press("alt+y")  # round to the last
         await until(pilot, lambda: app.clipboard == "ls -la")
         app.store.add_message(conv.id, "user", "Thanks")
@@ -637,6 +640,14 @@ async def test_alt_y_copies_the_last_replys_code_blocks_one_by_one(profiles: Pat
             app.generating = False
             app.reply_view = None
         assert app.clipboard == "ls -la"
+        # in tmux (its default set-clipboard drops what an app copies): the line that lets it through, Ctrl+Y's too
+        monkeypatch.setenv("TMUX", "/tmp/tmux-1000/default,1,0")
+        tmux = " In tmux, `set -g set-clipboard on` in ~/.tmux.conf lets apps copy."
+        await pilot.press("alt+y")
+        await until(pilot, lambda: said("Copied the code block (python, 1 line)." + hint + tmux))
+        await pilot.press("ctrl+y")
+        await until(pilot, lambda: said("Copied the last reply (19 characters). Ctrl+Y again copies the reply before it."
+                                        + hint + tmux))
 
 
 async def test_the_list_of_many_conversations_is_paged_and_not_made_again_for_nothing(profiles: Path) -> None:
