@@ -1980,6 +1980,73 @@ async def test_alt_i_gives_a_conversation_its_own_instructions(profiles: Path) -
         assert app.conversation_id == gone.id
 
 
+async def test_instructions_can_be_kept_for_every_new_conversation(profiles: Path) -> None:
+    """A ChatGPT user's custom instructions: Alt+I gave them to one conversation only, and Ctrl+P
+    "custom" or "instructions" found nothing else. Alt+I's "Use for new conversations too" keeps
+    them (the store's app_state), Ctrl+N's new conversation starts with them, shown at its top, and
+    Ctrl+P's "Instructions for new conversations" changes or empties them."""
+    from textual.command import CommandList, CommandPalette
+    from textual.widgets import Checkbox, Label, Static
+
+    from workstation.tui.screens.instructions import NEW_INSTRUCTIONS_KEY, InstructionsDialog
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+
+    def line() -> str:  # the instructions' line at the chat's top, as shown ('' none)
+        shown = [w for w in app.chat_screen.query("#instructions").results(Static) if w.display]
+        return str(shown[0].render()) if shown else ""
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        conv = app.store.new("Budget")
+        app.store.add_message(conv.id, "user", "Hello")
+        await app.open_conversation(conv.id)
+        await pilot.press("alt+i")
+        await until(pilot, lambda: isinstance(app.screen, InstructionsDialog))
+        assert app.screen.query_one(Checkbox).value is False  # (none kept yet)
+        await pilot.press(*"Answer in Turkish.", "tab", "space", "ctrl+s")
+        await until(pilot, lambda: not isinstance(app.screen, InstructionsDialog))
+        assert app.store.get(conv.id).instructions == "Answer in Turkish."
+        assert app.store.recalled(NEW_INSTRUCTIONS_KEY) == "Answer in Turkish."
+        assert any(str(n.message) == "This conversation's replies follow its own instructions from now on. New "
+                   "conversations start with these instructions too." for n in app._notifications)
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app.conversation_id is None and line() == "Instructions (Alt+I): Answer in Turkish.")
+        assert app.instructions_now() == "Answer in Turkish."
+        # Alt+I there: the choice ticked, as they are the kept ones
+        await pilot.press("alt+i")
+        await until(pilot, lambda: isinstance(app.screen, InstructionsDialog))
+        assert app.screen.query_one(Checkbox).value is True
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        # Ctrl+P "custom": the command for new conversations' instructions; emptied there, none
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"custom")
+        await until(pilot, lambda: any(str(o.prompt).startswith("Instructions for new conversations")
+                                       for o in app.screen.query_one(CommandList).options))
+        app.screen.query_one(CommandList).highlighted = next(
+            i for i, o in enumerate(app.screen.query_one(CommandList).options)
+            if str(o.prompt).startswith("Instructions for new conversations"))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, InstructionsDialog))
+        assert str(app.screen.query_one(".dialog-title", Label).render()) == "Instructions for new conversations"
+        assert not app.screen.query(Checkbox)
+        await pilot.press("ctrl+r", "ctrl+s")
+        await until(pilot, lambda: app.store.recalled(NEW_INSTRUCTIONS_KEY) is None and not line())
+        assert app.store.get(conv.id).instructions == "Answer in Turkish."  # (the conversation's own stay)
+        await app.open_conversation(conv.id)
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app.conversation_id is None)
+        assert app.instructions_now() == "" and not line()
+    # and in Turkish: "özel talimat" finds it
+    from workstation.tui.palette import FoldedCommands
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(80, 24)) as pilot:
+        said = [str(hit.match_display) async for hit in FoldedCommands(app.screen).search("özel talimat")]
+        assert any(s.startswith("Yeni sohbetlerin talimatları") for s in said), said
+
+
 async def test_keys_typed_fast_are_done_in_their_order(profiles: Path) -> None:
     """End, six Backspaces and "0,3" sent at once (tmux, a fast typist) left Ctrl+E's
     temperature at "0" or empty: Textual ran the box's Backspace and End only once the key had
