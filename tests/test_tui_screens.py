@@ -2683,6 +2683,47 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
             await finds(typed, found)
 
 
+async def test_ctrl_p_dark_and_light_switch_the_theme_and_f1_names_them(profiles: Path) -> None:
+    """Ctrl+P "dark", "light", "karanlık", "açık" found nothing: a ChatGPT user looks for a dark
+    or light mode by those words. "Dark theme" and "Light theme" switch to Textual's own, kept for
+    the next start as "Theme"'s choice is; F1 on the chat names them."""
+    from textual.command import CommandList, CommandPalette
+
+    from workstation.tui.palette import FoldedCommands
+    from workstation.tui.settings import load_settings
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        async def run(typed: str, found: str) -> None:
+            await pilot.press("ctrl+p")
+            await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+            await pilot.press(*typed)
+            await until(pilot, lambda: any(str(o.prompt).startswith(found)
+                                           for o in app.screen.query_one(CommandList).options))
+            commands = app.screen.query_one(CommandList)
+            commands.highlighted = next(i for i, o in enumerate(commands.options) if str(o.prompt).startswith(found))
+            await pilot.press("enter")
+            await until(pilot, lambda: app.screen is app.chat_screen)
+
+        await run("light", "Light theme")
+        await until(pilot, lambda: app.theme == "textual-light")
+        assert load_settings().theme == "textual-light"
+        await run("dark", "Dark theme")
+        await until(pilot, lambda: app.theme == "textual-dark")
+        assert load_settings().theme == "textual-dark"
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        rows = app.screen.rows  # type: ignore[attr-defined]
+        assert ("Ctrl+P", "Dark theme", app.texts("action.dark_theme.help")) in rows
+        assert ("Ctrl+P", "Light theme", app.texts("action.light_theme.help")) in rows
+        await pilot.press("escape")
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(80, 24)):
+        for typed, found in (("karanlık", "Koyu tema"), ("açık", "Açık tema"), ("koyu", "Koyu tema")):
+            said = [str(hit.match_display) async for hit in FoldedCommands(app.screen).search(typed)]
+            assert found in said, (typed, said)
+
+
 async def test_the_palette_finds_f4_by_fit_and_memory(profiles: Path) -> None:
     """Ctrl+P "fit" found nothing, though F3 says "see whether it fits": "fit", "fits", "memory",
     "would it fit" find F4's models (where each model's fit is said), and "sığar mı" in Turkish."""

@@ -82,6 +82,8 @@ BY_ID = {a.id: a for a in ACTIONS}
 PALETTE_ONLY: dict[str, str] = {
     "summarize_folder": "action.summarize_folder",  # (F6, then its dialog)
     "new_instructions": "action.new_instructions",  # (the chat's: CHAT_ONLY)
+    "dark_theme": "action.dark_theme",  # Textual's own themes, at once ("Theme" lists them all)
+    "light_theme": "action.light_theme",
 }
 
 

@@ -572,6 +572,14 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         if not save_setting("theme", theme.name):
             self.notify(self.texts("theme.not_saved", path=str(settings_path())), severity="warning")
 
+    def action_dark_theme(self) -> None:
+        """Ctrl+P's "Dark theme": Textual's own (kept for the next start, as "Theme"'s choice)."""
+        self.theme = "textual-dark"
+
+    def action_light_theme(self) -> None:
+        """Ctrl+P's "Light theme": Textual's own, with its keys readable (``LIGHT_THEME``)."""
+        self.theme = "textual-light"
+
     def action_toggle_language(self) -> None:
         langs = list(LANGUAGES)
         new = langs[(langs.index(self.texts.lang) + 1) % len(langs)]
