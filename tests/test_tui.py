@@ -1980,6 +1980,45 @@ async def test_alt_i_gives_a_conversation_its_own_instructions(profiles: Path) -
         assert app.conversation_id == gone.id
 
 
+async def test_emptying_the_box_while_changing_the_last_message_says_it_is_no_longer_changed(profiles: Path) -> None:
+    """Up, then Ctrl+U (the app's "clear") and a new text: a ChatGPT user clears the box to type
+    the message anew, and it was sent as a new message, the last left as it was, without a word
+    (the box's title alone changed). The box emptied says so; Up puts the last one back again."""
+    from textual.widgets import Input
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        conv = app.store.new("Invoice")
+        app.store.add_message(conv.id, "user", "Write to the client.")
+        app.store.add_message(conv.id, "assistant", "Dear client, …")
+        await app.open_conversation(conv.id)
+        said = notices(app)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        app.chat_screen.focus_prompt()
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "Write to the client." and app._editing is not None)
+        await pilot.press("ctrl+u")
+        await until(pilot, lambda: app._editing is None)
+        left = ("No longer changing your last message: what you type now is sent as a new message (Up in the "
+                "empty box puts the last one back to change).")
+        await until(pilot, lambda: left in said)
+        assert not any(text.startswith("The message box is empty") for text in said)  # (its Ctrl+Z gave a new message back)
+        await pilot.press(*"Write to the supplier.")
+        assert app._editing is None and prompt.border_title != app.texts("chat.editing_title")
+        await pilot.press("ctrl+u", "up")  # and back to change it again
+        await until(pilot, lambda: prompt.value == "Write to the client." and app._editing is not None)
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(80, 24)) as pilot:
+        said = notices(app)
+        await app.open_conversation(conv.id)
+        app.chat_screen.focus_prompt()
+        await pilot.press("up")
+        await until(pilot, lambda: app._editing is not None)
+        await pilot.press("ctrl+u")
+        await until(pilot, lambda: any(text.startswith("Son mesajınızı artık değiştirmiyorsunuz") and "Yukarı ok" in text
+                                       for text in said))
+
+
 async def test_instructions_can_be_kept_for_every_new_conversation(profiles: Path) -> None:
     """A ChatGPT user's custom instructions: Alt+I gave them to one conversation only, and Ctrl+P
     "custom" or "instructions" found nothing else. Alt+I's "Use for new conversations too" keeps

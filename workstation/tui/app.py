@@ -898,8 +898,10 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         another box (the conversation search) that box's own Ctrl+U (``box_keeps``)."""
         if self.screen is not self.chat_screen or not self.chat_screen.input_text():
             return
+        editing = self._editing is not None
         self.chat_screen.clear_message()
-        self.notify(self.texts("chat.cleared"), timeout=5)
+        if not editing:  # (the last message put back by Up: the box emptied says it is no longer changed)
+            self.notify(self.texts("chat.cleared"), timeout=5)
 
     # --- documents ------------------------------------------------------------------------
     @on(TaskFailed)
