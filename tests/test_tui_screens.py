@@ -466,6 +466,41 @@ async def test_the_open_dialog_asks_which_of_two_files_a_name_without_its_extens
         assert app.pending_document == (docs / "report.txt", "Budget for April.")
 
 
+async def test_the_open_dialogs_list_follows_a_folder_pasted_without_its_slash(profiles: Path, tmp_path: Path) -> None:
+    """A folder's path pasted in the Open dialog's path line (a file manager's copy: no slash at its
+    end) left the list where it was; typed letter by letter, the list followed it. Pasted in the
+    line, or in the list, or as Input's own paste (a name in the folder shown): the list follows."""
+    from textual import events
+
+    from workstation.tui.screens.file_picker import FileTree, PathLine
+
+    reports = tmp_path / "docs" / "reports"
+    reports.mkdir(parents=True)
+    (reports / "q3.txt").write_text("Sales.", encoding="utf-8")
+    (tmp_path / "docs" / "old").mkdir()
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_dialog(pilot, app)
+        tree, line = screen.query_one(FileTree), screen.query_one(PathLine)
+        line.focus()
+        await pilot.pause()
+        line.post_message(events.Paste(str(reports)))  # in the line
+        await until(pilot, lambda: Path(tree.path) == reports)
+        tree.focus()
+        await pilot.pause()
+        tree.post_message(events.Paste(f"{tmp_path / 'docs'}\n"))  # in the list
+        await until(pilot, lambda: Path(tree.path) == tmp_path / "docs")
+        line.focus()
+        line.put("")
+        await pilot.pause()
+        line.post_message(events.Paste("old"))  # a name alone: Input's own paste, in the folder shown
+        await until(pilot, lambda: Path(tree.path) == tmp_path / "docs" / "old")
+        # typed, a folder's name without its slash is not followed yet (a longer name may come)
+        line.put(str(reports))
+        await pilot.pause()
+        assert Path(tree.path) == tmp_path / "docs" / "old"
+
+
 async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl+O (and F6's Choose, F4's add) open a folder tree of the files that can be used, as an
