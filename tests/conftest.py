@@ -76,6 +76,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 @pytest.fixture(autouse=True)
 def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path_factory.mktemp("data")))
+    monkeypatch.delenv("TMUX", raising=False)  # (the copy notices add a line for tmux: a test run in tmux reads the same)
 
 
 @pytest.fixture(autouse=True)

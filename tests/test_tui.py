@@ -556,8 +556,9 @@ async def test_a_long_conversation_opens_with_its_last_messages_and_shows_the_ea
         app.chat_screen.focus_prompt()
         await pilot.press("ctrl+y")
         await until(pilot, lambda: app.clipboard == "Answer 39")
-        assert any(str(n.message).startswith("Copied the last reply (9 characters).")
-                   and n.message.endswith("Ctrl+Y again copies the reply before it.") for n in app._notifications)
+        assert any(str(n.message) == "Copied the last reply (9 characters). Ctrl+Y again copies the reply before it. If "
+                   "pasting gives nothing, this terminal does not let apps copy: F7 saves the conversation as a file."
+                   for n in app._notifications)
         # again: the reply before it, shown (only the last could be copied: yesterday's letter, a few up, could not)
         await pilot.press("ctrl+y")
         await until(pilot, lambda: app.clipboard == "Answer 38")
@@ -598,7 +599,8 @@ async def test_a_code_blocks_long_lines_wrap_in_the_chat(profiles: Path) -> None
         assert "thirty" in seen and "days." in seen  # the end of the line is on screen
 
 
-async def test_alt_y_copies_the_last_replys_code_blocks_one_by_one(profiles: Path) -> None:
+async def test_alt_y_copies_the_last_replys_code_blocks_one_by_one(profiles: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A reply's code could be copied only with its fences and the text around it (Ctrl+Y, all
     of it) or with the mouse. Alt+Y copies its last code block without the fences, and again the
     one before (LM Studio's and ChatGPT's copy button on each block)."""
@@ -611,12 +613,13 @@ async def test_alt_y_copies_the_last_replys_code_blocks_one_by_one(profiles: Pat
         await app.open_conversation(conv.id)
         app.chat_screen.focus_prompt()
         said = lambda text: any(str(n.message) == text for n in app._notifications)  # noqa: E731
+        hint = " If pasting gives nothing, this terminal does not let apps copy: F7 saves the conversation as a file."
         await pilot.press("alt+y")
         await until(pilot, lambda: app.clipboard == "ls -la")
-        assert said("Copied code block 2 of 2 (1 line). Alt+Y again copies the one before.")
+        assert said("Copied code block 2 of 2 (1 line). Alt+Y again copies the one before." + hint)
         await pilot.press("alt+y")
         await until(pilot, lambda: app.clipboard == "import os\nprint(os.listdir())")
-        assert said("Copied code block 1 of 2 (python, 2 lines). Alt+Y again copies the one before.")
+        assert said("Copied code block 1 of 2 (python, 2 lines). Alt+Y again copies the one before." + hint)
         await pilot.press("alt+y")  # round to the last
         await until(pilot, lambda: app.clipboard == "ls -la")
         app.store.add_message(conv.id, "user", "Thanks")
@@ -638,6 +641,14 @@ async def test_alt_y_copies_the_last_replys_code_blocks_one_by_one(profiles: Pat
             app.generating = False
             app.reply_view = None
         assert app.clipboard == "ls -la"
+        # in tmux (its default set-clipboard drops what an app copies): the line that lets it through, Ctrl+Y's too
+        monkeypatch.setenv("TMUX", "/tmp/tmux-1000/default,1,0")
+        tmux = " In tmux, `set -g set-clipboard on` in ~/.tmux.conf lets apps copy."
+        await pilot.press("alt+y")
+        await until(pilot, lambda: said("Copied the code block (python, 1 line)." + hint + tmux))
+        await pilot.press("ctrl+y")
+        await until(pilot, lambda: said("Copied the last reply (19 characters). Ctrl+Y again copies the reply before it."
+                                        + hint + tmux))
 
 
 async def test_the_list_of_many_conversations_is_paged_and_not_made_again_for_nothing(profiles: Path) -> None:
@@ -1968,6 +1979,112 @@ async def test_alt_i_gives_a_conversation_its_own_instructions(profiles: Path) -
         finally:
             app._running = True
         assert app.conversation_id == gone.id
+
+
+async def test_emptying_the_box_while_changing_the_last_message_says_it_is_no_longer_changed(profiles: Path) -> None:
+    """Up, then Ctrl+U (the app's "clear") and a new text: a ChatGPT user clears the box to type
+    the message anew, and it was sent as a new message, the last left as it was, without a word
+    (the box's title alone changed). The box emptied says so; Up puts the last one back again."""
+    from textual.widgets import Input
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        conv = app.store.new("Invoice")
+        app.store.add_message(conv.id, "user", "Write to the client.")
+        app.store.add_message(conv.id, "assistant", "Dear client, …")
+        await app.open_conversation(conv.id)
+        said = notices(app)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        app.chat_screen.focus_prompt()
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "Write to the client." and app._editing is not None)
+        await pilot.press("ctrl+u")
+        await until(pilot, lambda: app._editing is None)
+        left = ("No longer changing your last message: what you type now is sent as a new message (Up in the "
+                "empty box puts the last one back to change).")
+        await until(pilot, lambda: left in said)
+        assert not any(text.startswith("The message box is empty") for text in said)  # (its Ctrl+Z gave a new message back)
+        await pilot.press(*"Write to the supplier.")
+        assert app._editing is None and prompt.border_title != app.texts("chat.editing_title")
+        await pilot.press("ctrl+u", "up")  # and back to change it again
+        await until(pilot, lambda: prompt.value == "Write to the client." and app._editing is not None)
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(80, 24)) as pilot:
+        said = notices(app)
+        await app.open_conversation(conv.id)
+        app.chat_screen.focus_prompt()
+        await pilot.press("up")
+        await until(pilot, lambda: app._editing is not None)
+        await pilot.press("ctrl+u")
+        await until(pilot, lambda: any(text.startswith("Son mesajınızı artık değiştirmiyorsunuz") and "Yukarı ok" in text
+                                       for text in said))
+
+
+async def test_instructions_can_be_kept_for_every_new_conversation(profiles: Path) -> None:
+    """A ChatGPT user's custom instructions: Alt+I gave them to one conversation only, and Ctrl+P
+    "custom" or "instructions" found nothing else. Alt+I's "Use for new conversations too" keeps
+    them (the store's app_state), Ctrl+N's new conversation starts with them, shown at its top, and
+    Ctrl+P's "Instructions for new conversations" changes or empties them."""
+    from textual.command import CommandList, CommandPalette
+    from textual.widgets import Checkbox, Label, Static
+
+    from workstation.tui.screens.instructions import NEW_INSTRUCTIONS_KEY, InstructionsDialog
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+
+    def line() -> str:  # the instructions' line at the chat's top, as shown ('' none)
+        shown = [w for w in app.chat_screen.query("#instructions").results(Static) if w.display]
+        return str(shown[0].render()) if shown else ""
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        conv = app.store.new("Budget")
+        app.store.add_message(conv.id, "user", "Hello")
+        await app.open_conversation(conv.id)
+        await pilot.press("alt+i")
+        await until(pilot, lambda: isinstance(app.screen, InstructionsDialog))
+        assert app.screen.query_one(Checkbox).value is False  # (none kept yet)
+        await pilot.press(*"Answer in Turkish.", "tab", "space", "ctrl+s")
+        await until(pilot, lambda: not isinstance(app.screen, InstructionsDialog))
+        assert app.store.get(conv.id).instructions == "Answer in Turkish."
+        assert app.store.recalled(NEW_INSTRUCTIONS_KEY) == "Answer in Turkish."
+        assert any(str(n.message) == "This conversation's replies follow its own instructions from now on. New "
+                   "conversations start with these instructions too." for n in app._notifications)
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app.conversation_id is None and line() == "Instructions (Alt+I): Answer in Turkish.")
+        assert app.instructions_now() == "Answer in Turkish."
+        # Alt+I there: the choice ticked, as they are the kept ones
+        await pilot.press("alt+i")
+        await until(pilot, lambda: isinstance(app.screen, InstructionsDialog))
+        assert app.screen.query_one(Checkbox).value is True
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        # Ctrl+P "custom": the command for new conversations' instructions; emptied there, none
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"custom")
+        await until(pilot, lambda: any(str(o.prompt).startswith("Instructions for new conversations")
+                                       for o in app.screen.query_one(CommandList).options))
+        app.screen.query_one(CommandList).highlighted = next(
+            i for i, o in enumerate(app.screen.query_one(CommandList).options)
+            if str(o.prompt).startswith("Instructions for new conversations"))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, InstructionsDialog))
+        assert str(app.screen.query_one(".dialog-title", Label).render()) == "Instructions for new conversations"
+        assert not app.screen.query(Checkbox)
+        await pilot.press("ctrl+r", "ctrl+s")
+        await until(pilot, lambda: app.store.recalled(NEW_INSTRUCTIONS_KEY) is None and not line())
+        assert app.store.get(conv.id).instructions == "Answer in Turkish."  # (the conversation's own stay)
+        await app.open_conversation(conv.id)
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app.conversation_id is None)
+        assert app.instructions_now() == "" and not line()
+    # and in Turkish: "özel talimat" finds it
+    from workstation.tui.palette import FoldedCommands
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(80, 24)) as pilot:
+        said = [str(hit.match_display) async for hit in FoldedCommands(app.screen).search("özel talimat")]
+        assert any(s.startswith("Yeni sohbetlerin talimatları") for s in said), said
 
 
 async def test_keys_typed_fast_are_done_in_their_order(profiles: Path) -> None:

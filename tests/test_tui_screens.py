@@ -466,6 +466,41 @@ async def test_the_open_dialog_asks_which_of_two_files_a_name_without_its_extens
         assert app.pending_document == (docs / "report.txt", "Budget for April.")
 
 
+async def test_the_open_dialogs_list_follows_a_folder_pasted_without_its_slash(profiles: Path, tmp_path: Path) -> None:
+    """A folder's path pasted in the Open dialog's path line (a file manager's copy: no slash at its
+    end) left the list where it was; typed letter by letter, the list followed it. Pasted in the
+    line, or in the list, or as Input's own paste (a name in the folder shown): the list follows."""
+    from textual import events
+
+    from workstation.tui.screens.file_picker import FileTree, PathLine
+
+    reports = tmp_path / "docs" / "reports"
+    reports.mkdir(parents=True)
+    (reports / "q3.txt").write_text("Sales.", encoding="utf-8")
+    (tmp_path / "docs" / "old").mkdir()
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_dialog(pilot, app)
+        tree, line = screen.query_one(FileTree), screen.query_one(PathLine)
+        line.focus()
+        await pilot.pause()
+        line.post_message(events.Paste(str(reports)))  # in the line
+        await until(pilot, lambda: Path(tree.path) == reports)
+        tree.focus()
+        await pilot.pause()
+        tree.post_message(events.Paste(f"{tmp_path / 'docs'}\n"))  # in the list
+        await until(pilot, lambda: Path(tree.path) == tmp_path / "docs")
+        line.focus()
+        line.put("")
+        await pilot.pause()
+        line.post_message(events.Paste("old"))  # a name alone: Input's own paste, in the folder shown
+        await until(pilot, lambda: Path(tree.path) == tmp_path / "docs" / "old")
+        # typed, a folder's name without its slash is not followed yet (a longer name may come)
+        line.put(str(reports))
+        await pilot.pause()
+        assert Path(tree.path) == tmp_path / "docs" / "old"
+
+
 async def test_the_open_dialog_lists_documents_and_folders_and_picks_one(
         profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl+O (and F6's Choose, F4's add) open a folder tree of the files that can be used, as an
@@ -2682,6 +2717,47 @@ async def test_the_palette_lists_commands_in_the_alphabets_order_and_finds_them_
                              ("e-mail", "Attach"), ("bigger model", "Models"), ("smaller model", "Profiles"),
                              ("file", "Summarize"), ("turkish", "Language")):
             await finds(typed, found)
+
+
+async def test_ctrl_p_dark_and_light_switch_the_theme_and_f1_names_them(profiles: Path) -> None:
+    """Ctrl+P "dark", "light", "karanlık", "açık" found nothing: a ChatGPT user looks for a dark
+    or light mode by those words. "Dark theme" and "Light theme" switch to Textual's own, kept for
+    the next start as "Theme"'s choice is; F1 on the chat names them."""
+    from textual.command import CommandList, CommandPalette
+
+    from workstation.tui.palette import FoldedCommands
+    from workstation.tui.settings import load_settings
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        async def run(typed: str, found: str) -> None:
+            await pilot.press("ctrl+p")
+            await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+            await pilot.press(*typed)
+            await until(pilot, lambda: any(str(o.prompt).startswith(found)
+                                           for o in app.screen.query_one(CommandList).options))
+            commands = app.screen.query_one(CommandList)
+            commands.highlighted = next(i for i, o in enumerate(commands.options) if str(o.prompt).startswith(found))
+            await pilot.press("enter")
+            await until(pilot, lambda: app.screen is app.chat_screen)
+
+        await run("light", "Light theme")
+        await until(pilot, lambda: app.theme == "textual-light")
+        assert load_settings().theme == "textual-light"
+        await run("dark", "Dark theme")
+        await until(pilot, lambda: app.theme == "textual-dark")
+        assert load_settings().theme == "textual-dark"
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        rows = app.screen.rows  # type: ignore[attr-defined]
+        assert ("Ctrl+P", "Dark theme", app.texts("action.dark_theme.help")) in rows
+        assert ("Ctrl+P", "Light theme", app.texts("action.light_theme.help")) in rows
+        await pilot.press("escape")
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(80, 24)):
+        for typed, found in (("karanlık", "Koyu tema"), ("açık", "Açık tema"), ("koyu", "Koyu tema")):
+            said = [str(hit.match_display) async for hit in FoldedCommands(app.screen).search(typed)]
+            assert found in said, (typed, said)
 
 
 async def test_the_palette_finds_f4_by_fit_and_memory(profiles: Path) -> None:

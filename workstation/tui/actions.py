@@ -74,9 +74,17 @@ CHAT_ONLY = frozenset({"stop", "new_conversation", "send", "toggle_editor", "att
                        "clear_message",
                        "rename_conversation", "delete_conversation", "search_conversations",
                        "export_conversation", "toggle_sidebar", "copy_reply", "copy_code", "sampling", "edit_last",
-                       "ask_again", "continue_reply", "other_reply", "instructions"})
+                       "ask_again", "continue_reply", "other_reply", "instructions", "new_instructions"})
 
 BY_ID = {a.id: a for a in ACTIONS}
+# the palette's commands without a key of their own (Ctrl+P finds them; F1 says so): the app
+# action each runs, its label's locale key (``.help`` and ``.also`` after it, as an action's)
+PALETTE_ONLY: dict[str, str] = {
+    "summarize_folder": "action.summarize_folder",  # (F6, then its dialog)
+    "new_instructions": "action.new_instructions",  # (the chat's: CHAT_ONLY)
+    "dark_theme": "action.dark_theme",  # Textual's own themes, at once ("Theme" lists them all)
+    "light_theme": "action.light_theme",
+}
 
 
 def bindings(texts: Texts) -> list[Binding]:

@@ -26,6 +26,7 @@ import dataclasses
 import datetime as dt
 import os
 import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -98,7 +99,11 @@ from workstation.tui.quitting import Quitting
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.chat import ChatScreen
 from workstation.tui.screens.dashboard import DashboardScreen
-from workstation.tui.screens.instructions import InstructionsDialog
+from workstation.tui.screens.instructions import (
+    NEW_INSTRUCTIONS_KEY,
+    InstructionsChosen,
+    InstructionsDialog,
+)
 from workstation.tui.screens.models import ModelsScreen
 from workstation.tui.screens.profile_menu import FitCheck
 from workstation.tui.screens.quantization import QuantizationScreen
@@ -221,6 +226,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             self.store = ConversationStore(Path(":memory:"))
             self._read_into_memory(store_path or data_dir() / DB_NAME)
             drafts, remembered, attached_before = {}, None, None
+        self._new_instructions = self.instructions_for_new()  # (kept as every new conversation's: Alt+I's choice)
         if profile is None and not os.environ.get("WORKSTATION_PROFILE"):
             self._start_with_last_profile(profile_problem)
         self.engine: Any = None  # EngineProcess or a remote engine with the same interface
@@ -571,6 +577,14 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         if not save_setting("theme", theme.name):
             self.notify(self.texts("theme.not_saved", path=str(settings_path())), severity="warning")
 
+    def action_dark_theme(self) -> None:
+        """Ctrl+P's "Dark theme": Textual's own (kept for the next start, as "Theme"'s choice)."""
+        self.theme = "textual-dark"
+
+    def action_light_theme(self) -> None:
+        """Ctrl+P's "Light theme": Textual's own, with its keys readable (``LIGHT_THEME``)."""
+        self.theme = "textual-light"
+
     def action_toggle_language(self) -> None:
         langs = list(LANGUAGES)
         new = langs[(langs.index(self.texts.lang) + 1) % len(langs)]
@@ -713,6 +727,8 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             self.notify(self.busy_text(), severity="warning")
             return
         self._keep_draft(None)
+        if self.conversation_id is not None:  # (a new one's own, given before its first message, stay)
+            self._new_instructions = self.instructions_for_new()  # those kept for every new one (Alt+I's choice)
         self.conversation_id = None
         self.own_sampling = {}  # a new conversation starts with its profile's
         self.update_status()  # (its "own sampling" stayed in the status line)
@@ -790,6 +806,42 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             return ""
         return self._open_instructions
 
+    def instructions_for_new(self) -> str:
+        """The instructions every new conversation starts with (Alt+I's "Use for new
+        conversations too"; '' none), as last kept; a file that cannot be read: none."""
+        try:
+            return self.store.recalled(NEW_INSTRUCTIONS_KEY) or ""
+        except (sqlite3.Error, WorkstationError):
+            return ""
+
+    def _keep_for_new(self, text: str) -> None:
+        """``text`` kept as every new conversation's instructions ('' none): Ctrl+N's next starts
+        with them (``action_new_conversation``)."""
+        if text:
+            self.store.remember(NEW_INSTRUCTIONS_KEY, text)
+        else:
+            self.store.forget_value(NEW_INSTRUCTIONS_KEY)
+
+    def action_new_instructions(self) -> None:
+        """Ctrl+P's "Instructions for new conversations": the instructions every new
+        conversation starts with (ChatGPT's custom instructions), this one's left as they are."""
+        if self.screen is not self.chat_screen:
+            return
+
+        def chosen(choice: InstructionsChosen | None) -> None:
+            before = self.instructions_for_new()
+            if choice is None or choice.text == before:
+                return
+            self._keep_for_new(choice.text)
+            self.notify(self.texts("instructions.saved_for_new" if choice.text else "instructions.cleared_for_new"))
+            if self.conversation_id is None and self._new_instructions == before:  # (not its own: Alt+I's)
+                self._new_instructions = choice.text
+                self.run_worker(self.chat_screen.show_instructions(), group="instructions", exclusive=True)
+
+        profile_prompt = self.profile.system_prompt if self.profile is not None else ""
+        self.push_screen(InstructionsDialog(self.texts, self.instructions_for_new(), profile_prompt, only_new=True),
+                         chosen)
+
     def action_instructions(self) -> None:
         """The open conversation's own instructions to the model (Alt+I), in place of the
         profile's system prompt: before, one conversation in Turkish or in two sentences took a
@@ -800,14 +852,22 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
 
         created = self.open_created
 
-        def chosen(text: str | None) -> None:
-            if text is None:  # Esc
+        def chosen(choice: InstructionsChosen | None) -> None:
+            if choice is None:  # Esc
                 return
+            text = choice.text
+            for_new = choice.for_new and text != self.instructions_for_new()
+            if for_new:  # (kept whatever becomes of this conversation's)
+                self._keep_for_new(text)
+            also = " " + self.texts("instructions.saved_for_new" if text else "instructions.cleared_for_new") \
+                if for_new else ""
             if self.conversation_id != conv_id or (conv_id is not None and self._open_gone()):
                 # deleted in another window meanwhile (a reply then went on as a new conversation)
                 self.notify(self.texts("instructions.gone"), severity="warning")
                 return
             if text == self.instructions_now():
+                if also:
+                    self.notify(also.strip())
                 return
             if conv_id is None:
                 self._new_instructions = text
@@ -820,11 +880,13 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
                 self._open_instructions = text
                 self._note_revision(settings=True)
             self.notify(self.texts("instructions.cleared" if not text else
-                                   "instructions.saved_new" if conv_id is None else "instructions.saved"))
+                                   "instructions.saved_new" if conv_id is None else "instructions.saved") + also)
             self.run_worker(self.chat_screen.show_instructions(), group="instructions", exclusive=True)
 
         profile_prompt = self.profile.system_prompt if self.profile is not None else ""
-        self.push_screen(InstructionsDialog(self.texts, self.instructions_now(), profile_prompt), chosen)
+        now = self.instructions_now()
+        self.push_screen(InstructionsDialog(self.texts, now, profile_prompt,
+                                            for_new=bool(now) and now == self.instructions_for_new()), chosen)
 
     # --- chat ------------------------------------------------------------------------------
     def action_toggle_editor(self) -> None:
@@ -841,8 +903,10 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         another box (the conversation search) that box's own Ctrl+U (``box_keeps``)."""
         if self.screen is not self.chat_screen or not self.chat_screen.input_text():
             return
+        editing = self._editing is not None
         self.chat_screen.clear_message()
-        self.notify(self.texts("chat.cleared"), timeout=5)
+        if not editing:  # (the last message put back by Up: the box emptied says it is no longer changed)
+            self.notify(self.texts("chat.cleared"), timeout=5)
 
     # --- documents ------------------------------------------------------------------------
     @on(TaskFailed)

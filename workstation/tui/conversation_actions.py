@@ -3,6 +3,7 @@ kept for it, exported (F7), and its replies or their code copied."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,6 +184,13 @@ class ConversationActions(AppPart):
         replies = self._reply_views()
         return replies[-1] if replies else None
 
+    def _copy_hint(self: WorkstationApp) -> str:
+        """What a copy's notice ends with (Ctrl+Y's and Alt+Y's): the terminal may drop what the
+        app copies (OSC 52), and the notice cannot know; inside tmux (TMUX set), whose default
+        ``set-clipboard external`` drops it, the line that lets it through."""
+        hint = self.texts("chat.copy_hint", save=self.key_for("conv.export"))
+        return hint + " " + self.texts("chat.copy_hint_tmux") if os.environ.get("TMUX") else hint
+
     def action_copy_reply(self: WorkstationApp) -> None:
         """The last reply to the clipboard (the terminal's, OSC 52): a reply could be copied
         only with the mouse, where the terminal lets a selection through, or by F7's file.
@@ -201,9 +209,10 @@ class ConversationActions(AppPart):
         if back:
             view.scroll_visible(top=True)
             self.notify(self.texts("chat.copied_earlier", n=f"{len(text):,}", text=shortened(one_line(text), 40))
-                        + " " + again, kind="copy")
+                        + " " + again + " " + self._copy_hint(), kind="copy")
         else:  # (said in its language by texts: not twice)
-            self.notify(self.texts("chat.copied", n=f"{len(text):,}") + (" " + again if again else ""), kind="copy")
+            self.notify(self.texts("chat.copied", n=f"{len(text):,}") + (" " + again if again else "")
+                        + " " + self._copy_hint(), kind="copy")
 
     def action_copy_code(self: WorkstationApp) -> None:
         """The last reply's last code block to the clipboard, without its fences (LM Studio's and
@@ -232,11 +241,11 @@ class ConversationActions(AppPart):
                  self.texts("chat.code_lines", n=f"{n_lines:,}"))
         what = f"{block.language}, {lines}" if block.language else lines
         if len(blocks) == 1:
-            self.notify(self.texts("chat.code_copied_one", what=what), kind="copy")
+            copied = self.texts("chat.code_copied_one", what=what)
         else:
-            self.notify(self.texts("chat.code_copied", n=self.texts.number(str(index + 1)),
-                                   of=self.texts.number(str(len(blocks))), what=what,
-                                   again=self.key_for("chat.copy_code")), kind="copy")
+            copied = self.texts("chat.code_copied", n=self.texts.number(str(index + 1)),
+                                of=self.texts.number(str(len(blocks))), what=what, again=self.key_for("chat.copy_code"))
+        self.notify(copied + " " + self._copy_hint(), kind="copy")
 
     def action_export_conversation(self: WorkstationApp) -> None:
         conv_id = self._conversation_acted_on("conv.pick_to_export", "conv.nothing")

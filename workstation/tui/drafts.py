@@ -81,7 +81,10 @@ class Drafts(AppPart):
     def _leave_last_as_it_was(self: WorkstationApp) -> None:
         """The box emptied while it held the last message put back by Up: it is no longer to be
         changed, and the document Up attached again with it goes too (it went with the next
-        message). A message that was a document alone is left so once the document is taken off."""
+        message). A message that was a document alone is left so once the document is taken off.
+        Said: a ChatGPT user emptied the box (Ctrl+U) to type the message anew, and it went as a new
+        one, the last left as it was, without a word (the box's title alone changed)."""
+        was = self._editing
         question = self._last_question()
         attached = find_attached(question.content) if question is not None else None
         if attached is None or attached.text.strip():
@@ -91,3 +94,5 @@ class Drafts(AppPart):
                 self._attach_document(None)
         elif self.pending_document is None:
             self._editing = None
+        if was is not None and self._editing is None:
+            self.notify(self.texts("chat.editing_left", up=self.key_for("chat.edit_last")), kind="editing")

@@ -15,7 +15,15 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, TextArea
 
 from workstation.core.invocation import cli
-from workstation.tui.actions import ACTIONS, ALWAYS, BASICS, BY_ID, CHAT_ONLY, keys_now
+from workstation.tui.actions import (
+    ACTIONS,
+    ALWAYS,
+    BASICS,
+    BY_ID,
+    CHAT_ONLY,
+    PALETTE_ONLY,
+    keys_now,
+)
 from workstation.tui.app_part import AppPart
 from workstation.tui.palette import LocalPalette, fold
 from workstation.tui.screens.dialogs import KeysDialog
@@ -95,6 +103,8 @@ class KeyHelp(AppPart):
                 rows += [("/".join(map(self.texts.key, keys_now(self._keymap)[up.id])), t(up.label), t(f"{up.label}.help"))]
             rows += [("PgUp/PgDn", t("keys.scroll"), t("keys.scroll.help")), ("Tab", t("keys.tab"), t("keys.tab.help")),
                      ("Shift+Enter/Ctrl+J", t("keys.new_line"), t("keys.new_line.help"))]
+            # the palette's commands without a key: found only by those who thought to look there
+            rows += [(t.key("ctrl+p"), t(label), t(f"{label}.help")) for label in PALETTE_ONLY.values()]
             # what the figures under each reply mean (TTFT … tok/s): a mouse's tooltip said it, and
             # a keyboard's user never learnt it
             rows += [("", "", ""), ("", t("keys.figures"), t("metric.help", bench=cli("bench")))]
@@ -128,9 +138,10 @@ class KeyHelp(AppPart):
                 self.texts(f"{action.label}.help"),
                 method,
             )
-        if not isinstance(screen, ModalScreen):  # (a palette command without a key of its own: F6, then its dialog)
-            yield SystemCommand(self.texts("action.summarize_folder"), self.texts("action.summarize_folder.help"),
-                                self.action_summarize_folder)
+        if not isinstance(screen, ModalScreen):  # the palette's commands without a key of their own
+            for name, label in PALETTE_ONLY.items():
+                if name not in CHAT_ONLY or screen is self.chat_screen:
+                    yield SystemCommand(self.texts(label), self.texts(f"{label}.help"), getattr(self, f"action_{name}"))
         # Textual's own, less its Quit and Keys (ours above show the key), in the app's language
         for c in super().get_system_commands(screen):
             if c.callback != self.action_quit and c.title != "Keys":
@@ -142,7 +153,8 @@ class KeyHelp(AppPart):
         types, and Ctrl+P said "No command matches" to it."""
         name = getattr(callback, "__name__", "").removeprefix("action_")
         action = next((a for a in ACTIONS if a.action == name), None)
-        said = self.texts.get(f"{action.label}.also") if action is not None else None
+        label = action.label if action is not None else PALETTE_ONLY.get(name)
+        said = self.texts.get(f"{label}.also") if label is not None else None
         return [word.strip() for word in said.split(",") if word.strip()] if said else []
 
     def filler_words(self: WorkstationApp) -> set[str]:

@@ -176,7 +176,7 @@ class Turn(AppPart):
                                                         self.profile.ref if self.profile else "",
                                                         self._new_instructions,  # Alt+I's, given before it
                                                         self.own_sampling))  # and Ctrl+E's
-            self._new_instructions = ""
+            self._new_instructions = self.instructions_for_new()  # (the next new one's: those kept for all, or none)
             self._mark_open(conv)
             self._claim_turn()  # (new: nobody else holds it; another window may open it meanwhile)
             self.store_write(lambda: self.store.set_open(conv.id))

@@ -134,9 +134,13 @@ def _starts_a_path(text: str) -> bool:
 
 class PathLine(LineInput):
     """The dialog's path line: a whole path pasted takes the place of the folder written there
-    (it went after it: /docs//docs/plan.txt); so does one typed after a path just refused."""
+    (it went after it: /docs//docs/plan.txt); so does one typed after a path just refused.
+    ``pasted``: its next change is a paste's (the list follows a folder pasted without its slash)."""
+
+    pasted = False
 
     def on_key(self, event: events.Key) -> None:  # before Input's own, which would add the key
+        self.pasted = False
         picker = self.screen
         if isinstance(picker, FilePicker) and picker.typed_for_box_below(event):
             return
@@ -150,6 +154,7 @@ class PathLine(LineInput):
 
     def on_paste(self, event: events.Paste) -> None:  # before Input's own, which would insert it
         pasted = event.text.strip().splitlines()[0] if event.text.strip() else ""
+        self.pasted = bool(pasted)  # (a name pasted goes in by Input's own: its change is the paste's too)
         if _starts_a_path(pasted):
             event.prevent_default()
             event.stop()
@@ -263,6 +268,7 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             return
         event.stop()
         line = self.query_one("#picker-path", PathLine)
+        line.pasted = True
         line.put(pasted if _starts_a_path(pasted) else _folder_text(self.folder) + pasted)
         line.focus()
 
@@ -305,9 +311,12 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
     def _typing_folder(self, event: Input.Changed) -> None:
         """A folder typed with its slash at the end is shown in the list at once, as a file
         dialog's list follows the path typed (it waited for Enter, and the list showed the
-        folder left while a name in another was typed)."""
+        folder left while a name in another was typed). A folder pasted, whole, is shown too, with
+        its slash or without (a file manager's copy has none): the list stayed where it was."""
         line = event.input
-        if not line.has_focus or not event.value.endswith(("/", "\\")):
+        if isinstance(line, PathLine) and line.pasted:
+            line.pasted = False
+        elif not line.has_focus or not event.value.endswith(("/", "\\")):
             return
         try:
             path = typed_path(event.value.strip())
