@@ -84,8 +84,8 @@ def _workbook_facts() -> SheetFacts:
              for no, who, day, net, state in _INVOICES_2025]
     rows.append(["TOPLAM", None, None, ("formula", "SUM(D2:D13)", 141420.0), ("formula", "SUM(E2:E13)", 28284.0),
                  ("formula", "SUM(F2:F13)", 169704.0), None])
-    folder = Path(tempfile.mkdtemp(prefix="faturalar"))
-    [facts] = read_document(make_xlsx(folder / "Faturalar 2025.xlsx", [("Faturalar", rows)])).facts
+    with tempfile.TemporaryDirectory(prefix="faturalar") as folder:  # (a folder a call was left in /tmp)
+        [facts] = read_document(make_xlsx(Path(folder) / "Faturalar 2025.xlsx", [("Faturalar", rows)])).facts
     return facts
 
 # two amounts beside a KDV whose sum neither is (a deposit's, a discount's column)
