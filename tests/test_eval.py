@@ -309,6 +309,34 @@ def test_eval_s_table_and_its_profiles_names_speak_turkish_too(
     assert " doğruluk |" in out and "accuracy" not in out, out
 
 
+def test_a_task_sets_problems_are_said_in_turkish_too(tmp_path: Path, smollm2_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A task set's problems were English f-strings under --lang tr ("task 2 ('q2'): field 'match' is
+    'fuzzy'; allowed values are ...") while eval's other refusals were Turkish."""
+    profile = tmp_path / "tiny.yaml"
+    profile.write_text(f"name: tiny\nmodel: {smollm2_path}\ncontext: 256\nthreads: 1\ngpu_layers: 0\n",
+                       encoding="utf-8")
+    cases = {
+        "  - {id: q2, prompt: 'Capital?', match: fuzzy, answer: Paris}\n":
+            "tasks.yaml: 2. görev ('q2'): 'match' alanı 'fuzzy'; izin verilen değerler: exact, contains, regex, choice.",
+        "  - {prompt: 'Capital?', match: exact, answer: Paris, max_tokens: 5000}\n":
+            "tasks.yaml: 2. görev: 'max_tokens' alanı 5000; izin verilen değerler 1 ile 4096 arası.",
+        "  - {prompt: 'Capital?', match: exact, expected: Paris}\n":
+            "tasks.yaml: 2. görev: 'expected' diye bir alan yok; kullanılabilen alanlar: id, lang, prompt",
+        "  - {id: 1, prompt: 'Capital?', match: exact, answer: Paris}\n  - {id: 1, prompt: x, match: exact, answer: y}\n":
+            "tasks.yaml: 3. görev: 'id' alanı '1' değerini yineliyor",
+    }
+    for task, said in cases.items():
+        tasks = _write(tmp_path, "tasks:\n" + GOOD + task)
+        assert main(["eval", "--lang", "tr", "-p", str(profile), "--tasks", str(tasks), "--no-save"]) == 1
+        err = capsys.readouterr().err
+        assert said in err and "field" not in err and "task " not in err, err
+    # English as before without --lang
+    tasks = _write(tmp_path, "tasks:\n" + GOOD + "  - {id: q2, prompt: 'Capital?', match: fuzzy, answer: Paris}\n")
+    assert main(["eval", "-p", str(profile), "--tasks", str(tasks), "--no-save"]) == 1
+    assert "task 2 ('q2'): field 'match' is 'fuzzy'; allowed values are exact" in capsys.readouterr().err
+
+
 def test_eval_refuses_in_turkish_too(tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """eval's refusals were English f-strings under --lang tr ("--ctx must be 16 or more, not 8.",
     "The text is only 2 tokens; KL divergence with a window of 64 needs at least 64")."""

@@ -62,6 +62,8 @@ from workstation.core.atomic import read_text_file
 from workstation.core.engine_api import ChatEngine
 from workstation.core.errors import WorkstationError
 from workstation.core.letters import fold
+from workstation.core.phrases import Phrase
+from workstation.core.profile_check import short_repr
 from workstation.core.profiles import Constraints, Sampling
 from workstation.core.runtime import Batch, LoadedModel
 from workstation.core.settings_file import YamlError, load_yaml
@@ -120,73 +122,77 @@ def _text_list(value: Any) -> list[str] | None:
     return None
 
 
+def _problem(where: Phrase, key: str, **values: Any) -> TaskSetError:
+    """A task set's problem as phrases (core/phrases.py), so ``eval --lang tr`` says it in
+    Turkish: where (the file, the task) first, then the sentence ``key`` with ``values``; a
+    field's wrong type or value is said with the profile file's sentences."""
+    return TaskSetError(said=[where, (key, values)])
+
+
 def _task_from_dict(data: Any, src: str, index: int) -> Task:
-    where = f"{src}: task {index}"
+    named = ""
+    if isinstance(data, dict) and isinstance(data.get("id"), str | int) and not isinstance(data.get("id"), bool):
+        named = str(data["id"])
+    where: Phrase = ("tasks.where_named" if named else "tasks.where", {"src": src, "index": str(index), "id": named})
     if not isinstance(data, dict):
-        raise TaskSetError(f"{where} must be a mapping with prompt, match and answer, not {data!r}.")
-    if isinstance(data.get("id"), str | int) and not isinstance(data.get("id"), bool):
-        where += f" ('{data['id']}')"
+        raise _problem(where, "tasks.not_mapping", value=short_repr(data))
     for key in data:
         if key not in TASK_FIELDS:
-            raise TaskSetError(
-                f"{where}: unknown field '{key}'; allowed fields are {', '.join(TASK_FIELDS)}."
-            )
+            raise _problem(where, "profile.unknown", field=str(key),
+                           hint=("profile.hint_fields", {"names": ", ".join(TASK_FIELDS)}))
     constraints = None
     if data.get("json_schema") is not None:
         try:
             constraints = schema_constraints(data["json_schema"])
         except SchemaError as err:
-            raise TaskSetError(f"{where}: field 'json_schema': {err}") from None
+            raise _problem(where, "tasks.schema", why=str(err)) from None
         if data.get("match") is None and data.get("answer") is None:
             data = {**data, "match": SCHEMA_MATCH, "answer": "valid JSON"}
     for key in ("prompt", "match", "answer"):
         if key not in data or data[key] is None:
-            raise TaskSetError(f"{where}: field '{key}' is missing.")
+            raise _problem(where, "tasks.missing", field=key)
     prompt = data["prompt"]
     if not isinstance(prompt, str) or not prompt.strip():
-        raise TaskSetError(f"{where}: field 'prompt' must be non-empty text.")
+        raise _problem(where, "tasks.prompt_empty")
     match = data["match"]
     if match not in MATCH_KINDS and not (match == SCHEMA_MATCH and constraints is not None):
-        raise TaskSetError(
-            f"{where}: field 'match' is {match!r}; allowed values are {', '.join(MATCH_KINDS)}."
-        )
+        raise _problem(where, "profile.choice", field="match", value=short_repr(match), allowed=", ".join(MATCH_KINDS))
     answers = _text_list(data["answer"])
     if answers is None:
-        raise TaskSetError(f"{where}: field 'answer' must be text or a list of texts, not {data['answer']!r}.")
+        raise _problem(where, "profile.texts", field="answer", value=short_repr(data["answer"]))
     if any(not a.strip() for a in answers):
-        raise TaskSetError(f"{where}: field 'answer' must not be empty text.")
+        raise _problem(where, "tasks.answer_empty")
     case_sensitive = data.get("case_sensitive", False)
     if not isinstance(case_sensitive, bool):
-        raise TaskSetError(f"{where}: field 'case_sensitive' is {case_sensitive!r}; allowed values are true, false.")
+        raise _problem(where, "profile.true_false", field="case_sensitive", value=short_repr(case_sensitive))
     if match == "regex":
         for pattern in answers:
             try:
                 re.compile(pattern)
             except re.error as err:
-                raise TaskSetError(f"{where}: field 'answer' is not a valid regular expression ({err}).") from None
+                raise _problem(where, "tasks.bad_regex", why=str(err)) from None
     choices: list[str] = []
     if match == "choice":
         if "choices" not in data:
-            raise TaskSetError(f"{where}: field 'choices' is missing; match 'choice' needs the list of options.")
+            raise _problem(where, "tasks.choices_missing")
         got = _text_list(data["choices"])
         if got is None or len(got) < 2:
-            raise TaskSetError(f"{where}: field 'choices' must be a list of at least two options.")
+            raise _problem(where, "tasks.choices_short")
         choices = got
         if len(answers) != 1 or answers[0] not in choices:
-            raise TaskSetError(
-                f"{where}: field 'answer' is {data['answer']!r}; allowed values are {', '.join(choices)}."
-            )
+            raise _problem(where, "profile.choice", field="answer", value=short_repr(data["answer"]),
+                           allowed=", ".join(choices))
     elif "choices" in data:
-        raise TaskSetError(f"{where}: field 'choices' is only used with match 'choice', not {match!r}.")
+        raise _problem(where, "tasks.choices_unused", value=short_repr(match))
     max_tokens = data.get("max_tokens", DEFAULT_MAX_TOKENS)
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= 4096:
-        raise TaskSetError(f"{where}: field 'max_tokens' is {max_tokens!r}; allowed values are 1 to 4096.")
+        raise _problem(where, "tasks.max_tokens", value=short_repr(max_tokens))
     lang = data.get("lang", "")
     if not isinstance(lang, str):
-        raise TaskSetError(f"{where}: field 'lang' must be text such as en or tr, not {lang!r}.")
+        raise _problem(where, "tasks.lang", value=short_repr(lang))
     system = data.get("system")
     if system is not None and not isinstance(system, str):
-        raise TaskSetError(f"{where}: field 'system' must be text.")
+        raise _problem(where, "profile.text", field="system", value=short_repr(system))
     return Task(
         id=str(data.get("id", f"task-{index}")),
         prompt=prompt,
@@ -203,21 +209,23 @@ def _task_from_dict(data: Any, src: str, index: int) -> Task:
 
 def task_set_from_data(data: Any, src: str) -> TaskSet:
     name = Path(src).stem
+    in_file: Phrase = ("profile.in", {"src": src})
     if isinstance(data, dict):
         for key in data:
             if key not in ("name", "tasks"):
-                raise TaskSetError(f"{src}: unknown top-level field '{key}'; allowed fields are name, tasks.")
+                raise _problem(in_file, "profile.unknown", field=str(key),
+                               hint=("profile.hint_fields", {"names": "name, tasks"}))
         name = str(data.get("name") or name)
         items = data.get("tasks")
     else:
         items = data
     if not isinstance(items, list) or not items:
-        raise TaskSetError(f"{src}: field 'tasks' must be a non-empty list of tasks.")
+        raise _problem(in_file, "tasks.none")
     tasks = [_task_from_dict(item, src, i) for i, item in enumerate(items, 1)]
     seen: set[str] = set()
     for i, task in enumerate(tasks, 1):
         if task.id in seen:
-            raise TaskSetError(f"{src}: task {i}: field 'id' repeats '{task.id}'; ids must be unique.")
+            raise _problem(("tasks.where", {"src": src, "index": str(i), "id": ""}), "tasks.id_repeats", id=task.id)
         seen.add(task.id)
     return TaskSet(name=name, source=src, tasks=tasks)
 

@@ -769,6 +769,22 @@ ENGLISH: dict[str, str] = {
     "eval.text_too_short": ("The text is only {n} tokens; {what} with a window of {ctx} needs at least {ctx} (use a "
                             "longer text or a smaller --ctx)."),
     "eval.text_empty": "Text file {path} is empty.",
+    # a task set file's problems (evaluate.task_set_from_data); a field's wrong type or value in profile.*'s words
+    "tasks.where": "{src}: task {index}: ",
+    "tasks.where_named": "{src}: task {index} ('{id}'): ",
+    "tasks.not_mapping": "a task must be a mapping with prompt, match and answer, not {value}.",
+    "tasks.schema": "field 'json_schema': {why}",
+    "tasks.missing": "field '{field}' is missing.",
+    "tasks.prompt_empty": "field 'prompt' must be non-empty text.",
+    "tasks.answer_empty": "field 'answer' must not be empty text.",
+    "tasks.bad_regex": "field 'answer' is not a valid regular expression ({why}).",
+    "tasks.choices_missing": "field 'choices' is missing; match 'choice' needs the list of options.",
+    "tasks.choices_short": "field 'choices' must be a list of at least two options.",
+    "tasks.choices_unused": "field 'choices' is only used with match 'choice', not {value}.",
+    "tasks.max_tokens": "field 'max_tokens' is {value}; allowed values are 1 to 4096.",
+    "tasks.lang": "field 'lang' must be text such as en or tr, not {value}.",
+    "tasks.none": "field 'tasks' must be a non-empty list of tasks.",
+    "tasks.id_repeats": "field 'id' repeats '{id}'; each task's id must be different.",
     "eval.document_why": "{name}: {why}",
     "eval.reference_not_given": "--reference {name} is none of the -p given ({given}); name one of them as it was typed.",
     "eval.kld_needs_two": ("--kld compares profiles with a reference: give the reference first and at least one "
@@ -1292,7 +1308,7 @@ def words_in(text: str) -> int:
 WORDS = frozenset({
     "title", "text", "name", "names", "path", "file", "folder", "what", "reason", "why", "server", "url",
     "host", "model", "source", "message", "detail", "machine", "command", "cmd", "code", "env", "suffix",
-    "status", "verdict", "reference", "members", "label", "query", "profile", "key", "person",
+    "status", "verdict", "reference", "members", "label", "query", "profile", "key", "person", "id",
 })
 
 
