@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import numpy as np
@@ -296,6 +297,9 @@ def test_eval_s_table_and_its_profiles_names_speak_turkish_too(
     assert "| belge " in header and "| aynı ilk token |" in header and "| tiny karşısında " in header, header
     assert "(referans)" in first and "(1. pencere, yeniden ölçüldü)" in first, first
     assert second.startswith("| tiny · K/V yarı boy "), second
+    figures = [c.strip() for c in second.split("|")][5:-2]  # (KLD, p99, same top, ppl, Δppl, tok/s: "0,0123 ± 0,0045")
+    assert len(figures) == 6 and all(re.search(r"\d,\d", c) for c in figures), figures
+    assert not [c for c in figures if re.search(r"\d\.\d", c)], figures
     english = ("profile", "document", "same top", "vs tiny", "(reference)", "window 1", "timed again", "half size")
     table = [line for line in out.splitlines() if line.startswith("|")]
     assert not [w for w in english for line in [header, *table] if w in line], out
@@ -307,6 +311,9 @@ def test_eval_s_table_and_its_profiles_names_speak_turkish_too(
     assert [c.strip() for c in task_table[0].split("|")[1:4]] == ["görev", "dil", "doğru"], task_table
     assert task_table[2].split("|")[3].strip() in ("evet", "hayır"), task_table
     assert " doğruluk |" in out and "accuracy" not in out, out
+    # the table's figures in Turkish writing too: "%0,0 (0/1)" or "%100,0 (1/1)", not "100.0% (1/1)"
+    cells = [c.strip() for c in out.splitlines()[2].split("|")]
+    assert re.fullmatch(r"%(0|100),0 \(\d/1\)", cells[4]) and re.fullmatch(r"\d+,\d", cells[5]), cells
 
 
 def test_a_task_sets_problems_are_said_in_turkish_too(tmp_path: Path, smollm2_path: Path,

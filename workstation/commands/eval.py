@@ -67,7 +67,7 @@ from workstation.core.kld import (
     time_reference,
 )
 from workstation.core.model_info import read_model_info
-from workstation.core.phrases import Lookup, Phrase, say, share_percent
+from workstation.core.phrases import Lookup, Phrase, local_numbers, say, share_percent
 from workstation.core.profile_variants import load_variant, profile_key
 from workstation.core.profiles import KVCache, Profile, kv_words
 from workstation.core.results import ResultRow, save_printed_run
@@ -656,6 +656,8 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
                                     lookup))
             rows.append(row)
     right = set(range(len(header) - 1)) - left  # (the last: the words against the first)
+    # (its figures in the run's language: "45,0%" beside Turkish notes that wrote 45,0)
+    rows = [[local_numbers(c, lookup) if i in right else c for i, c in enumerate(row)] for row in rows]
     table = text_table(header, rows, right)
     notes = []
     for r in results:

@@ -1162,6 +1162,20 @@ def local_number(text: str, lookup: Lookup | None) -> str:
     return found["about"] + found["sign"] + number + found["unit"]
 
 
+
+def local_numbers(text: str, lookup: Lookup | None) -> str:
+    """``text`` with each of its space-separated numbers (``local_number``) in ``lookup``'s
+    language's writing, a sign such as − or ± before one kept: a table's cell "12.3456 ± 0.0123",
+    "45.0% (9/20)" read 12,3456 and %45,0 under ``--lang tr``."""
+    if lookup is None:
+        return text
+
+    def one(piece: str) -> str:
+        lead = piece[0] if piece[:1] in ("−", "±", "(") else ""
+        return lead + local_number(piece[len(lead):], lookup)
+
+    return " ".join(one(piece) for piece in text.split(" "))
+
 def read_number(typed: str, whole: bool, thousands: str = ",") -> float | int:
     """A number typed the English way or the Turkish (0.7 or 0,7); a whole one may mark its
     thousands as the UI's language does (``thousands``: 2,048 in English, 2.048 in Turkish,
