@@ -568,3 +568,21 @@ def test_the_line_under_a_reply_keeps_every_figure_where_it_fits_exactly(engine:
     whole = figures_line(m)
     assert figures_line(m, width=len(whole)) == whole
     assert figures_line(m, width=len(whole) - 1) != whole
+
+
+def test_a_first_message_under_long_instructions_is_no_read_again(engine: Engine) -> None:
+    """A conversation's first reply under a long system prompt (256+ tokens) was counted by F5
+    among the replies that "read the whole conversation again": there was no conversation before."""
+    from workstation.core.metrics import read_again_n, reread
+
+    rules = " ".join(f"Rule {i}: answer politely and briefly, in plain words for office staff." for i in range(30))
+    first = [{"role": "system", "content": rules}, {"role": "user", "content": "Hello."}]
+    engine.reset()
+    m = finished_turn(engine.stream_chat(first, dataclasses.replace(engine.profile.sampling, max_tokens=4))).metrics
+    assert m.prompt_n > 300 and m.cache_n == 0, m
+    assert read_again_n(m) == 0 and not reread(m), m
+    # a conversation's later message, read whole after a reset (a switch, a restart): a re-read as before
+    later = [*first, {"role": "assistant", "content": "Hello! How can I help?"}, {"role": "user", "content": "Thanks."}]
+    engine.reset()
+    m = finished_turn(engine.stream_chat(later, dataclasses.replace(engine.profile.sampling, max_tokens=4))).metrics
+    assert read_again_n(m) > 300 and reread(m), m

@@ -19,6 +19,7 @@ satisfy ``ChatEngine`` (``core/engine_api.py``) and are built by ``open_engine``
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -167,6 +168,10 @@ class Engine:
         # the new message's own tokens (its text alone: one message, not the conversation, tokenized again)
         new_n = len(self.core.model.tokenize(asked, add_special=False, parse_special=False)) \
             if isinstance(asked, str) and asked else 0
+        if new_n and all(m["role"] == "system" for m in messages[:-1]):
+            # a conversation's first message: its instructions are read in any case, no conversation again
+            # (a long system prompt made F5 count a first reply among those that "read it all again")
+            new_n = sys.maxsize
         for event in self.stream_tokens(
             tokens, sampling, t_request=t_request, constraints=constraints, tag=tag, reasoning=True, reading=reading,
         ):

@@ -50,7 +50,8 @@ class TurnMetrics:
     # the tokens its cells hold for a reply (``slots.aligned_prompt``): a client's usage counts its text's
     aligned_n: int = 0
     after_switch: bool = False  # the conversation's first reply after a profile switch (F3): the app's to set
-    # of prompt_n: the new message's tokens, read in any case (0: none; -1: not counted, a desk PC's reply:
+    # of prompt_n: the new message's tokens, read in any case (a conversation's first: the whole prompt, its
+    # instructions too; 0: none; -1: not counted, a desk PC's reply:
     # the server does not say, and the whole prompt said "read the conversation again" of the question too)
     new_n: int = 0
 
