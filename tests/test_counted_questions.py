@@ -50,6 +50,10 @@ ONE_UNPAID = [["Invoice", "Customer", "Amount", "Status"], ["INV-1", "ACME Ltd",
 TENANTS = [["Daire", "Kiracı", "Kira", "Durum"], ["A-1", "Ali Yılmaz", "12.500,00", "ödendi"],
            ["A-2", "Ayşe Kaya", "18.750,00", "ödenmedi"], ["A-3", "Ali Yılmaz", "9.800,00", "ödenmedi"],
            ["B-1", "Can Demir", "22.000,00", "ödendi"]]
+# what is owed in a column named so ("Amount due") beside a paid/unpaid state: its unpaid rows' (it added up all)
+AMOUNT_DUE = [["Invoice", "Customer", "Amount due", "Status"], ["INV-1", "ACME Ltd", "100.00", "paid"],
+              ["INV-2", "Bilge Co", "50.00", "unpaid"], ["INV-3", "ACME Ltd", "25.00", "paid"]]
+DUE_ONLY = [["Invoice", "Amount due"], ["I-1", "10.00"], ["I-2", "20.00"], ["I-3", "5.00"]]  # (no state: all rows')
 RENT_ONLY = [["Daire", "Kira", "Durum"], ["A-1", "12.500,00", "ödendi"], ["A-2", "18.750,00", "ödenmedi"],
              ["A-3", "9.800,00", "ödenmedi"], ["B-1", "22.000,00", "ödendi"]]
 
@@ -109,6 +113,8 @@ def _facts(table: str) -> SheetFacts:
              "one_unpaid": lambda: table_facts("one.csv", 0, ONE_UNPAID, usual_comma=False),
              "tenants": lambda: table_facts("kiracilar.csv", 0, TENANTS, usual_comma=True),
              "rent_only": lambda: table_facts("daireler.csv", 0, RENT_ONLY, usual_comma=True),
+             "amount_due": lambda: table_facts("due.csv", 0, AMOUNT_DUE, usual_comma=False),
+             "due_only": lambda: table_facts("due.csv", 0, DUE_ONLY, usual_comma=False),
              "uneven": lambda: table_facts("kdv.csv", 0, UNEVEN, usual_comma=True)}[table]()
     assert facts is not None
     return facts
@@ -205,6 +211,13 @@ CASES = [
     ("total outstanding", "tr", UNPAID_TR),
     ("total due", "due_date", "Counted by the program: Amount where Status is unpaid: 2 rows (I-2, I-3), total 75.00"),  # (a date's "due")
     ("total outstanding", "rent", ""),
+    # "due" or "owe" of a column named so ("Amount due") beside paid/unpaid: its unpaid rows, not all its rows
+    ("total due", "amount_due", "Counted by the program: Amount due where Status is unpaid: 1 row (INV-2), total 50.00"),
+    ("what is the total amount due?", "amount_due",
+     "Counted by the program: Amount due where Status is unpaid: 1 row (INV-2), total 50.00"),
+    ("how much do customers owe in total?", "amount_due",
+     "Counted by the program: Amount due where Status is unpaid: 1 row (INV-2), total 50.00"),
+    ("total due", "due_only", "Counted by the program: Amount due (column B), all 3 rows: total 35.00"),
     ("total due", "split", ""),
     ("total outstanding", "state_en", ""),
     ("total due", "state_tr", ""),
@@ -284,6 +297,13 @@ CASES = [
     # "kira", "rental" no "rent"; its case and plural endings do ("kiraların", "rents")
     ("kaç kiracı var?", "tenants", "Counted by the program: Kiracı (column B): 3 different values (Ali Yılmaz, Ayşe Kaya, Can Demir)"),
     ("kaç kiracı var?", "rent_only", ""),  # (not its 4 rows as tenants)
+    # tenants in English, and a "total" of them: their count (different tenants), not the rent's total
+    ("how many tenants?", "tenants", "Counted by the program: Kiracı (column B): 3 different values (Ali Yılmaz, Ayşe Kaya, Can Demir)"),
+    ("toplam kiracı", "tenants", "Counted by the program: Kiracı (column B): 3 different values (Ali Yılmaz, Ayşe Kaya, Can Demir)"),
+    ("total tenants", "tenants", "Counted by the program: Kiracı (column B): 3 different values (Ali Yılmaz, Ayşe Kaya, Can Demir)"),
+    ("toplam kira", "tenants", "Counted by the program: Kira (column C), all 4 rows: total 63,050.00"),
+    ("how many tenants?", "rent_only", ""),
+    ("toplam kiracı", "rent_only", ""),
     ("kaç kiracı var?", "rent", ""),
     ("total rental", "rent_only", ""),
     ("kiracıların toplamı", "rent", ""),
@@ -337,6 +357,14 @@ CASES = [
     ("total of ACME company's invoices", "en", "Counted by the program: Amount where Customer is ACME Ltd: 2 rows (INV-101, INV-103), total 215.00"),
     ("Zeta firmasının faturalarının toplamı ne kadar?", "workbook", ""),  # (a name no cell holds: nothing, not all rows)
     ("Zeta Ltd company's total", "en", ""),
+    # a customer named by a name alone: its rows where a cell holds it, else nothing (not all rows' total)
+    ("total amount of Zeta", "en", ""),
+    ("Zeta'nın toplam tutarı", "tr", ""),
+    ("Zeta's total", "en", ""),
+    ("total amount of ACME", "en", "Counted by the program: Amount where Customer is ACME Ltd: 2 rows (INV-101, INV-103), total 215.00"),
+    ("ACME'nin toplam tutarı", "tr", "Counted by the program: Tutar where Müşteri is ACME Ltd: 2 rows (F-101, F-103), total 215.00"),
+    ("What is the Total Amount?", "en", ALL_EN),  # (a question's first word, and a column's, with a capital: no name)
+    ("What is the total in Excel?", "en", ALL_EN),
     # "with VAT" of Tutar | KDV | Toplam: the net is the amount its KDV makes the Toplam, row by row (it said nothing)
     ("KDV dahil toplam ne kadar?", "workbook", "Counted by the program: Toplam (column F), the amount with KDV, all 12 rows: total 169,704"),
     ("What is the total with VAT?", "workbook", "Counted by the program: Toplam (column F), the amount with KDV, all 12 rows: total 169,704"),

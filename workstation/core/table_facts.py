@@ -767,6 +767,17 @@ _NEGATION = re.compile(r"\b(?:not|never|except|excluding|without|other\s+than)\b
 _CASE_ENDED = re.compile(r"(\w+)['’][dt][ae](?:n|ki)?\b")  # Ankara'dan, 2025'te, Mart'taki
 
 
+_SHEET_WORD = re.compile(r"tablo\w*|sütun\w*|excel\w*", re.IGNORECASE)  # (no value's name: "Excel'de", "in Excel")
+
+
+def _names(text: str) -> set[str]:
+    """The words of ``text`` written with a capital as a name is (casefolded): not a question's or a
+    sentence's first word ("What", "Show"), unless a case ending or 's follows it ("Zeta'nın", "Zeta's")."""
+    return {_folded(m.group(1)) for m in re.finditer(r"([^\W\d_]+)(['’]\w)?", text)
+            if m.group(1)[:1].isupper() and not _SHEET_WORD.fullmatch(m.group(1)) and (m.group(2) or re.search(r"[^\W_]", text[:m.start()])
+                                              and not re.search(r"[.!?:]\s*$", text[:m.start()]))}
+
+
 # what a named value may be called after its name ("Ege Tekstil A.Ş. firmasının", "ACME company's"): the value still
 _FIRM = r"(?:\s+(?:firma|şirket|kurum)\w*|\s+(?:company|firm)(?:['’]s)?)?"
 
@@ -802,11 +813,14 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said:
     unknown = _unknown_words(found, facts)
     if figures and any(_other_column_word(word, names) for word in unknown):
         return True
-    # who owes, named by a name no cell holds ("how much does Zeta Ltd owe?"): not all unpaid rows' amount
-    if debtor and {_folded(w) for w in re.findall(r"[^\W\d_]+", plain) if w[:1].isupper()}.intersection(unknown):
+    # who owes, named by a name no cell holds ("how much does Zeta Ltd owe?"): not all unpaid rows' amount;
+    # asked of any figure, a name so written where a question's first word is not ("total amount of Zeta"),
+    # or with a case ending or 's after it ("Zeta'nın toplam tutarı", "Zeta's total"): not all rows' figure
+    if {_folded(w) for w in re.findall(r"[^\W\d_]+", plain) if w[:1].isupper()}.intersection(unknown) and (
+            debtor or _names(plain).intersection(unknown)):
         return True
     letters = {c.letter.casefold() for c in facts.columns if c.letter}
-    return any(m.group(1) not in letters and not re.fullmatch(r"tablo\w*|sütun\w*|excel\w*", m.group(1))
+    return any(m.group(1) not in letters and not _SHEET_WORD.fullmatch(m.group(1))
                for m in _CASE_ENDED.finditer(text))
 
 
@@ -978,7 +992,7 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
 _OTHER_LANGUAGE = [("rent", "kira"), ("amount", "tutar"), ("total", "toplam"), ("customer", "müşteri"),
                    ("client", "müşteri"), ("date", "tarih"), ("invoice", "fatura"), ("price", "fiyat"),
                    ("quantity", "adet"), ("quantity", "miktar"), ("status", "durum"), ("flat", "daire"),
-                   ("apartment", "daire"), ("expense", "gider"), ("spending", "harcama"), ("income", "gelir"),
+                   ("apartment", "daire"), ("tenant", "kiracı"), ("expense", "gider"), ("spending", "harcama"), ("income", "gelir"),
                    ("salary", "maaş"), ("payment", "ödeme"), ("product", "ürün"), ("city", "şehir"), ("vat", "kdv"),
                    ("tax", "vergi"), ("discount", "indirim"), ("fee", "ücret"), ("deposit", "depozito"),
                    ("commission", "komisyon"), ("shipping", "kargo"),
@@ -1098,6 +1112,12 @@ def _blanked(question: str, spans: list[tuple[str, re.Match[str]]]) -> str:
     return question
 
 
+def _says(text: str, name: str) -> bool:
+    """Whether ``text`` (casefolded) says a column's ``name`` (casefolded), as a word or with an ending
+    that keeps its meaning (``_INFLECTED``: "kirası", "amounts"): "kiracı" (a tenant) says no "Kira"."""
+    return any(_INFLECTED.fullmatch(m.group(1)) for m in re.finditer(rf"(?<!\w){re.escape(name)}(\w*)", text))
+
+
 def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, Any]]:
     """The figures the program counted that answer ``question`` about ``tables`` (their facts), to
     show under the model's reply (``counted_phrases``: "Counted by the program: Revenue (column B)
@@ -1131,7 +1151,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     items: list[dict[str, Any]] = []
     for facts in tables:
         numbers = [c for c in facts.columns if c.kind in ("numbers", "percents")]
-        named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and c.name.casefold() in lowered
+        named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and _says(lowered, c.name.casefold())
                  or _QUANTITY_NAME.search(c.name) and _QUANTITY_NAME.search(plain)  # ("total quantity" of "Qty")
                  or c.rate and (_PRICE_NAME.search(plain) or _RATE_NAME.search(plain))]
         if len(named) > 1:  # ("total VAT" of Net | VAT | Total: the VAT's, not also Total's, named by the word asked)
@@ -1180,7 +1200,10 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         if _unknown_state(_folded(plain), facts):  # ("total outstanding" of a table that says no such thing)
             continue
         things = _things_asked(plain, facts) if "rows" in asked and not _ROWS.search(plain) else []
-        if things:  # ("how many customers?": its different customers, not its rows)
+        # ("how many customers?": its different customers, not its rows; "toplam kiracı", the tenants' count)
+        thing = _total_thing(plain, facts, named) if "total" in asked and "rows" not in asked else None
+        things = things or (_things_asked(plain, facts, thing) if thing is not None else [])
+        if things:
             items += things
             continue
         counted = _HOW_MANY.search(_folded(plain))
@@ -1219,11 +1242,13 @@ _HOW_MUCH = re.compile(r"\bhow\s+much\b|\bne\s+kadar\b", re.IGNORECASE)  # (what
 
 
 def _owed(plain: str, facts: SheetFacts) -> re.Match[str] | None:
-    """Where ``plain`` asks what is owed (``_OWED``) by a word that names no column of numbers of ``facts``
-    (a column "Due date" says no amount: "total due" is still the unpaid rows')."""
+    """Where ``plain`` asks what is owed (``_OWED``): by a word that names no column of numbers of ``facts``
+    (a column "Due date" says no amount: "total due" is still the unpaid rows'), or one that does where
+    a column says paid and unpaid (``_debt``: "total due" of "Amount due" beside a Status of paid/unpaid
+    is its unpaid rows', not also the paid ones' it added up)."""
     owed = _OWED.search(plain)
     if owed is None or any(_word_of(_folded(owed.group(0)), w) for c in facts.columns if c.kind == "numbers"
-                           for w in _name_words(c.name)):
+                           for w in _name_words(c.name)) and _debt(facts) is None:
         return None
     return owed
 
@@ -1234,8 +1259,13 @@ def _debt(facts: SheetFacts) -> tuple[ColumnFacts, dict[int, set[str]]] | None:
     column of numbers is an amount's (``_AMOUNT_NAME``); else None (Kira | Aidat: which is owed?)."""
     unpaid, doubt_unpaid, _ = _condition("unpaid", facts)
     paid, doubt_paid, _ = _condition("paid", facts)
-    amounts = [c for c in facts.columns if c.kind == "numbers" and not c.rate and _AMOUNT_NAME.search(c.name)
-               and not _QUANTITY_NAME.search(c.name)]
+    numbers = [c for c in facts.columns if c.kind == "numbers" and not c.rate and not _QUANTITY_NAME.search(c.name)]
+    # the amount's column, whatever it is called: the one named an amount, else the one named what is owed
+    # ("Balance due", "Outstanding", "Borç"; "Amount due" beside "Amount"), else the one column of numbers
+    # ("Kira" beside its Durum)
+    amounts = [c for c in numbers if _AMOUNT_NAME.search(c.name)]
+    if len(amounts) != 1:
+        amounts = [c for c in numbers if _OWED.search(c.name)] or amounts or numbers
     if doubt_unpaid or doubt_paid or len(unpaid) != 1 or unpaid.keys() != paid.keys() or len(amounts) != 1:
         return None
     return amounts[0], unpaid
@@ -1244,13 +1274,13 @@ def _debt(facts: SheetFacts) -> tuple[ColumnFacts, dict[int, set[str]]] | None:
 _HOW_MANY = re.compile(r"\b(?:how\s+many|kaç)\s+(?:(?:different|distinct|farklı)\s+)?([^\W\d_]+)")  # what a count counts
 
 
-def _things_asked(plain: str, facts: SheetFacts) -> list[dict[str, Any]]:
+def _things_asked(plain: str, facts: SheetFacts, col: ColumnFacts | None = None) -> list[dict[str, Any]]:
     """A count asked of a text column's things ("how many customers?", "kaç müşteri var?" of a column
     Customer): its different values, named where few ("Customer: 3 different values (ACME Ltd,
     Bilge Co, Ceren AS)"), not the rows (5 invoices of 3 customers: "5 rows" was read as 5
     customers). [] where no such column is named, or it holds a value per row (an Invoice
-    column's: its rows are its things)."""
-    col = _thing_asked(plain, facts)
+    column's: its rows are its things). ``col``: the column, where known (``_total_thing``)."""
+    col = col or _thing_asked(plain, facts)
     if col is None:
         return []
     values = list(dict.fromkeys(v for v in (_line(r[col.at]) if col.at < len(r) else "" for r in facts.cells) if v))
@@ -1274,6 +1304,14 @@ def _thing_asked(plain: str, facts: SheetFacts) -> ColumnFacts | None:
         return None
     col = next(iter(named.values()))
     return col if col.distinct < col.filled else None
+
+
+def _total_thing(plain: str, facts: SheetFacts, named: list[ColumnFacts]) -> ColumnFacts | None:
+    """The text column a "total" asks the count of, by the word right after it ("toplam kiracı", "total
+    tenants": how many tenants, not the rent's total), where no column of numbers is named (``named``)
+    and the word names one text column whose values repeat (``_thing_asked``); else None."""
+    after = re.search(rf"(?:{dict(_ASKED)['total'].pattern})\w*\s+([^\W\d_]+)", plain, re.IGNORECASE)
+    return None if named or after is None else _thing_asked(after.group(1), facts)
 
 
 def _thing_word(question: str, thing: ColumnFacts, n: int) -> str:
