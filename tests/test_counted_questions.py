@@ -162,6 +162,16 @@ CASES = [
     ("ödenmeyen faturaların toplamı", "tr", UNPAID_TR),
     ("ödenmiş faturaların toplamı", "tr", PAID_TR),
     ("kaç fatura ödenmedi?", "tr", "Counted by the program: 3 rows where Durum is ödenmedi (F-102, F-103, F-105)"),
+    # a count and a total asked together: both in one counted line (the rows and the amount's total, not the Qty's)
+    ("how many invoices are unpaid and what is their total?", "en", UNPAID_EN),
+    ("how many unpaid invoices are there and what is the total?", "en", UNPAID_EN),
+    ("how many invoices are unpaid and how much is owed?", "en", UNPAID_EN),
+    ("kaç fatura ödenmedi ve toplamı ne kadar?", "tr", UNPAID_TR),
+    ("kaç fatura ödenmedi ve ne kadar borç var?", "tr", UNPAID_TR),
+    ("how many invoices are there and what is the total?", "en",
+     "Counted by the program: invoices.csv: 5 rows, Amount (column F), all 5 rows: total 4,035.00"),
+    ("kaç fatura var ve toplamı ne kadar?", "tr",
+     "Counted by the program: faturalar.csv: 5 rows, Tutar (column F), all 5 rows: total 4,035.00"),
     # a state said in the table's other language: its rows ("unpaid" of "ödenmedi", "ödenmemiş" of "unpaid")
     ("How many invoices are unpaid?", "tr", "Counted by the program: 3 rows where Durum is ödenmedi (F-102, F-103, F-105)"),
     ("sum of unpaid", "tr", UNPAID_TR),

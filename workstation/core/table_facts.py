@@ -1139,8 +1139,9 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     spans = _threshold_spans(question)
     plain = _blanked(question, spans)
     asked = [what for what, words in _ASKED if words.search(plain)]
-    if not asked and _OWED.search(plain) and _HOW_MUCH.search(plain):  # ("how much does ACME owe?": what it owes in all)
-        asked = ["total"]
+    # ("how much does ACME owe?": what it owes in all; "how many are unpaid and how much is owed?": both)
+    if "total" not in asked and _HOW_MUCH.search(plain) and (_OWED.search(plain) or "rows" in asked):
+        asked.append("total")
     if not asked and not spans and not _WHICH.search(plain):
         return []
     letters = {(m.group(1) or m.group(2)).upper() for m in _LETTER.finditer(plain)}
@@ -1396,8 +1397,12 @@ def _money_first(numbers: list[ColumnFacts], asked: list[str], question: str) ->
     there ("What is the total?" of Qty | Unit price | Amount: the amount's, not also "Qty total 15")."""
     money = [c for c in numbers if c.kind == "numbers" and not c.rate and _AMOUNT_NAME.search(c.name)
              and not _QUANTITY_NAME.search(c.name)]
-    # ("how many did we sell in total?": a count, the quantities' total its answer)
-    if "total" not in asked or "rows" in asked or not money or _QUANTITY_NAME.search(question):
+    # ("how many did we sell in total?", "how many items?": a count, the quantities' total its answer; not
+    # where it counts the rows by their name: "how many invoices are unpaid and what is their total?")
+    counted = _HOW_MANY.search(_folded(question))
+    things = re.findall(r"[^\W\d_]+", _folded(question)[counted.start(1):])[:2] if counted else []  # ("how many unpaid invoices")
+    rows = any(w.startswith(_ROW_NOUNS) and not w.startswith("item") for w in things)
+    if "total" not in asked or "rows" in asked and not rows or not money or _QUANTITY_NAME.search(question):
         return numbers
     return [c for c in numbers if not _QUANTITY_NAME.search(c.name)]
 
