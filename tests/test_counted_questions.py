@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from workstation.core.phrases import say
-from workstation.core.table_facts import SheetFacts, counted_answer, counted_phrases, table_facts
+from workstation.core.table_facts import (
+    SheetFacts,
+    counted_answer,
+    counted_phrases,
+    question_lines,
+    table_facts,
+)
 
 EN = [["Invoice", "Customer", "Date", "Qty", "Unit price", "Amount", "Status"],
       ["INV-101", "ACME Ltd", "2025-01-15", "10", "12.50", "125.00", "paid"],
@@ -534,3 +540,22 @@ def test_a_month_word_in_a_name_or_as_range_is_no_month() -> None:
         "Counted by the program: 1 row where Tarih from 2025-12-01 to 2025-12-31 (F-4)"
     for nothing in ("Tutarı 100 ile 300 aralıkta olan kaç fatura var?", "Bu aralıkta kaç fatura var?", "March Ltd total"):
         assert said(nothing) == "", nothing
+
+
+def test_a_count_for_each_value_is_given_to_the_model_in_the_words_shown() -> None:
+    """"Hangi müşterinin kaç faturası var?": the rows of each customer were shown under the reply but
+    not given to the model (only the counts of named rows were), which counted them itself and wrong.
+    Given beside the table's facts, in the words shown."""
+    from workstation.core.summary_chunks import FACTS_LABEL, with_counted, without_counted
+
+    facts = _facts("workbook")
+    items = counted_answer("Hangi müşterinin kaç faturası var?", [facts])
+    shown = say(counted_phrases(items)).removeprefix("Counted by the program: ")
+    assert question_lines(facts, items) == [f"- For this question, the program counted: {shown}."]
+    totals = counted_answer("her müşterinin toplam tutarı", [facts])
+    assert question_lines(facts, totals) == [
+        "- For this question, the program counted: " + PER_CUSTOMER_NET.removeprefix("Counted by the program: ") + "."]
+    text = f"{FACTS_LABEL}\n{facts.title}: 12 rows\n- Müşteri (column B): text\n"
+    asked = with_counted(text, [facts], items)
+    assert asked.split("\n")[3] == f"- For this question, the program counted: {shown}."
+    assert without_counted(asked) == text

@@ -1761,11 +1761,13 @@ _CHECKS = {"row_check": ("name", "a", "b", "figure", "said"), "sum_check": ("lab
 
 
 def question_lines(facts: SheetFacts, items: list[dict[str, Any]]) -> list[str]:
-    """The counts of ``items`` on the rows of ``facts``' table a question named, as lines for the
-    model beside the facts (``summary_chunks.with_counted``): English, its figures as the table
-    writes them (``as_written``)."""
-    return [say([("facts.for_question", {"item": [where_phrase(item)]})], as_written(facts))
-            for item in items if item.get("what") == "where" and item.get("title") == facts.title]
+    """The counts of ``items`` on the rows of ``facts``' table a question named, and its figures for
+    each value of a column ("Hangi müşterinin kaç faturası var?": ``_counted_per``), as lines for the
+    model beside the facts (``summary_chunks.with_counted``), in the words shown under the reply
+    (``_said_items``): English, its figures as the table writes them (``as_written``). The figures
+    of all rows are the facts' own already."""
+    return [say([("facts.for_question", {"item": _said_items([item])})], as_written(facts))
+            for item in items if item.get("what") in ("where", "per") and item.get("title") == facts.title]
 
 
 def counted_phrases(items: list[dict[str, Any]]) -> list[Phrase]:
