@@ -211,6 +211,9 @@ CASES = [
      "Counted by the program: Amount where Customer is ACME Ltd and Status is unpaid: 1 row (INV-103), total 90.00"),
     ("ACME'nin borcu ne kadar?", "tr",
      "Counted by the program: Tutar where Müşteri is ACME Ltd and Durum is ödenmedi: 1 row (F-103), total 90.00"),
+    # one who owes nothing: said so, not "0 rows where Customer is Ceren AS and Status is unpaid"
+    ("how much does Ceren owe?", "en", "Counted by the program: Ceren AS owes nothing (no unpaid rows)"),
+    ("Ceren'in borcu ne kadar?", "tr", "Counted by the program: Ceren AŞ owes nothing (no unpaid rows)"),
     ("how much does Zeta Ltd owe?", "en", ""),
     ("how much does Zeta Ltd owe in total?", "en", ""),
     ("Zeta'nın toplam borcu ne kadar?", "tr", ""),
@@ -559,3 +562,16 @@ def test_a_count_for_each_value_is_given_to_the_model_in_the_words_shown() -> No
     asked = with_counted(text, [facts], items)
     assert asked.split("\n")[3] == f"- For this question, the program counted: {shown}."
     assert without_counted(asked) == text
+
+
+def test_one_who_owes_nothing_is_said_so_in_turkish_and_to_the_model() -> None:
+    """"Ceren'in borcu ne kadar?" of a customer with no unpaid rows said "0 satır" on a Turkish screen;
+    said it owes nothing, on the screen and to the model."""
+    from workstation.tui.i18n import Texts
+
+    items = counted_answer("Ceren'in borcu ne kadar?", [_facts("tr")])
+    assert say(counted_phrases(items), Texts("tr").get) == "Programın hesabı: Ceren AŞ için borç yok (ödenmemiş satırı yok)"
+    assert question_lines(_facts("tr"), items) == ["- For this question, the program counted: Ceren AŞ owes nothing (no unpaid rows)."]
+    # another condition beside it (a month): its 0 rows, which say it
+    assert say(counted_phrases(counted_answer("how much does Ceren owe for December 2024?", [_facts("en")]))) == (
+        "Counted by the program: 0 rows where Customer is Ceren AS and Status is unpaid and Date from 2024-12-01 to 2024-12-31")

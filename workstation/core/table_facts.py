@@ -1196,7 +1196,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                 if thing is not None and thing.at not in values:
                     items += _counted_where(facts, values, thresholds, asked, named, years, plain, thing)
                 if thing is None or thing.at in values or any(what != "rows" for what in asked):
-                    items += _counted_where(facts, values, thresholds, asked, named, years, plain)
+                    where = _counted_where(facts, values, thresholds, asked, named, years, plain)
+                    items += [_owing(item, facts, debt) for item in where] if owed and debt is not None else where
             continue  # (its figures of all rows answer another question)
         if _unknown_state(_folded(plain), facts):  # ("total outstanding" of a table that says no such thing)
             continue
@@ -1473,6 +1474,18 @@ def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: l
     return items or [{**said, "name": "", "letter": "", "figures": []}]
 
 
+def _owing(item: dict[str, Any], facts: SheetFacts, debt: tuple[ColumnFacts, dict[int, set[str]]]) -> dict[str, Any]:
+    """A count of the unpaid rows of what is owed (``_counted_where``'s ``item``), marked where there
+    are none (``where_phrase``: "ACME Ltd owes nothing (no unpaid rows)", not "0 rows where Customer
+    is ACME Ltd and Status is unpaid"): ``debtor`` the one value named besides the unpaid state. As it
+    is where rows were found, or another condition was set (a threshold, a month: "0 rows" says which)."""
+    states = {c.name for c in facts.columns if c.at in debt[1]}
+    others = [c for c in item.get("conditions") or [] if c.get("name") not in states]
+    if item.get("rows") != "0" or len(others) != 1 or len(others[0].get("is") or []) != 1:
+        return item
+    return {**item, "debtor": others[0]["is"][0]}
+
+
 # a word of a question, with a Turkish case ending after it ("Ankara'dan", "Martta", "İzmir'deki")
 _WORD = re.compile(r"(\w[\w&./-]*)(?:['’](?:d|t|n|y)?\w*)?")
 
@@ -1742,6 +1755,8 @@ def where_phrase(item: dict[str, Any]) -> Phrase:
     figures: list[Phrase] = [p for f in item.get("figures") or [] if isinstance(f, dict) and f.get("what") in _FIGURES
                              for p in (("facts.and", {}), (f"facts.figure_{f['what']}", {"figure": str(f.get("figure", ""))}))]
     rows = str(item.get("rows", ""))
+    if item.get("debtor") and rows == "0":  # ("how much does Ceren AS owe?" with no unpaid rows of it: ``_owing``)
+        return ("facts.owes_nothing", {"name": str(item["debtor"])})
     if item.get("distinct") and item.get("word"):  # ("how many customers are unpaid?": "2 customers where …")
         return ("facts.counted_where_things", {"word": str(item["word"]), "n": rows, "conditions": conditions,
                                                "names": shown})
