@@ -575,3 +575,16 @@ def test_one_who_owes_nothing_is_said_so_in_turkish_and_to_the_model() -> None:
     # another condition beside it (a month): its 0 rows, which say it
     assert say(counted_phrases(counted_answer("how much does Ceren owe for December 2024?", [_facts("en")]))) == (
         "Counted by the program: 0 rows where Customer is Ceren AS and Status is unpaid and Date from 2024-12-01 to 2024-12-31")
+
+
+@pytest.mark.parametrize("head", [["Invoice", "Balance", "Status"], ["Invoice", "Outstanding", "Status"],
+                                  ["Invoice", "Amount", "Amount due", "Status"]])
+def test_what_is_due_is_the_unpaid_rows_whatever_the_amount_column_is_called(head: list[str]) -> None:
+    """"total due" beside a paid/unpaid Status: the unpaid rows of the column of what is owed, whatever
+    it is called: the one column of numbers ("Balance"), or the one named so beside another amount
+    ("Amount due" beside "Amount"): it counted nothing."""
+    rows = [head] + [[f"I-{i}"] + ["10.00"] * (len(head) - 2) + [s] for i, s in enumerate(["paid", "unpaid", "unpaid"])]
+    facts = table_facts("x.csv", 0, rows, usual_comma=False)
+    assert facts is not None
+    assert say(counted_phrases(counted_answer("total due", [facts]))) == (
+        f"Counted by the program: {head[-2]} where Status is unpaid: 2 rows (I-1, I-2), total 20.00")
