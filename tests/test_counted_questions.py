@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from workstation.core.phrases import say
-from workstation.core.table_facts import SheetFacts, counted_answer, counted_phrases, table_facts
+from workstation.core.table_facts import (
+    SheetFacts,
+    counted_answer,
+    counted_phrases,
+    question_lines,
+    table_facts,
+)
 
 EN = [["Invoice", "Customer", "Date", "Qty", "Unit price", "Amount", "Status"],
       ["INV-101", "ACME Ltd", "2025-01-15", "10", "12.50", "125.00", "paid"],
@@ -50,6 +56,10 @@ ONE_UNPAID = [["Invoice", "Customer", "Amount", "Status"], ["INV-1", "ACME Ltd",
 TENANTS = [["Daire", "Kiracı", "Kira", "Durum"], ["A-1", "Ali Yılmaz", "12.500,00", "ödendi"],
            ["A-2", "Ayşe Kaya", "18.750,00", "ödenmedi"], ["A-3", "Ali Yılmaz", "9.800,00", "ödenmedi"],
            ["B-1", "Can Demir", "22.000,00", "ödendi"]]
+# what is owed in a column named so ("Amount due") beside a paid/unpaid state: its unpaid rows' (it added up all)
+AMOUNT_DUE = [["Invoice", "Customer", "Amount due", "Status"], ["INV-1", "ACME Ltd", "100.00", "paid"],
+              ["INV-2", "Bilge Co", "50.00", "unpaid"], ["INV-3", "ACME Ltd", "25.00", "paid"]]
+DUE_ONLY = [["Invoice", "Amount due"], ["I-1", "10.00"], ["I-2", "20.00"], ["I-3", "5.00"]]  # (no state: all rows')
 RENT_ONLY = [["Daire", "Kira", "Durum"], ["A-1", "12.500,00", "ödendi"], ["A-2", "18.750,00", "ödenmedi"],
              ["A-3", "9.800,00", "ödenmedi"], ["B-1", "22.000,00", "ödendi"]]
 
@@ -109,6 +119,8 @@ def _facts(table: str) -> SheetFacts:
              "one_unpaid": lambda: table_facts("one.csv", 0, ONE_UNPAID, usual_comma=False),
              "tenants": lambda: table_facts("kiracilar.csv", 0, TENANTS, usual_comma=True),
              "rent_only": lambda: table_facts("daireler.csv", 0, RENT_ONLY, usual_comma=True),
+             "amount_due": lambda: table_facts("due.csv", 0, AMOUNT_DUE, usual_comma=False),
+             "due_only": lambda: table_facts("due.csv", 0, DUE_ONLY, usual_comma=False),
              "uneven": lambda: table_facts("kdv.csv", 0, UNEVEN, usual_comma=True)}[table]()
     assert facts is not None
     return facts
@@ -156,6 +168,16 @@ CASES = [
     ("ödenmeyen faturaların toplamı", "tr", UNPAID_TR),
     ("ödenmiş faturaların toplamı", "tr", PAID_TR),
     ("kaç fatura ödenmedi?", "tr", "Counted by the program: 3 rows where Durum is ödenmedi (F-102, F-103, F-105)"),
+    # a count and a total asked together: both in one counted line (the rows and the amount's total, not the Qty's)
+    ("how many invoices are unpaid and what is their total?", "en", UNPAID_EN),
+    ("how many unpaid invoices are there and what is the total?", "en", UNPAID_EN),
+    ("how many invoices are unpaid and how much is owed?", "en", UNPAID_EN),
+    ("kaç fatura ödenmedi ve toplamı ne kadar?", "tr", UNPAID_TR),
+    ("kaç fatura ödenmedi ve ne kadar borç var?", "tr", UNPAID_TR),
+    ("how many invoices are there and what is the total?", "en",
+     "Counted by the program: invoices.csv: 5 rows, Amount (column F), all 5 rows: total 4,035.00"),
+    ("kaç fatura var ve toplamı ne kadar?", "tr",
+     "Counted by the program: faturalar.csv: 5 rows, Tutar (column F), all 5 rows: total 4,035.00"),
     # a state said in the table's other language: its rows ("unpaid" of "ödenmedi", "ödenmemiş" of "unpaid")
     ("How many invoices are unpaid?", "tr", "Counted by the program: 3 rows where Durum is ödenmedi (F-102, F-103, F-105)"),
     ("sum of unpaid", "tr", UNPAID_TR),
@@ -189,6 +211,9 @@ CASES = [
      "Counted by the program: Amount where Customer is ACME Ltd and Status is unpaid: 1 row (INV-103), total 90.00"),
     ("ACME'nin borcu ne kadar?", "tr",
      "Counted by the program: Tutar where Müşteri is ACME Ltd and Durum is ödenmedi: 1 row (F-103), total 90.00"),
+    # one who owes nothing: said so, not "0 rows where Customer is Ceren AS and Status is unpaid"
+    ("how much does Ceren owe?", "en", "Counted by the program: Ceren AS owes nothing (no unpaid rows)"),
+    ("Ceren'in borcu ne kadar?", "tr", "Counted by the program: Ceren AŞ owes nothing (no unpaid rows)"),
     ("how much does Zeta Ltd owe?", "en", ""),
     ("how much does Zeta Ltd owe in total?", "en", ""),
     ("Zeta'nın toplam borcu ne kadar?", "tr", ""),
@@ -205,6 +230,13 @@ CASES = [
     ("total outstanding", "tr", UNPAID_TR),
     ("total due", "due_date", "Counted by the program: Amount where Status is unpaid: 2 rows (I-2, I-3), total 75.00"),  # (a date's "due")
     ("total outstanding", "rent", ""),
+    # "due" or "owe" of a column named so ("Amount due") beside paid/unpaid: its unpaid rows, not all its rows
+    ("total due", "amount_due", "Counted by the program: Amount due where Status is unpaid: 1 row (INV-2), total 50.00"),
+    ("what is the total amount due?", "amount_due",
+     "Counted by the program: Amount due where Status is unpaid: 1 row (INV-2), total 50.00"),
+    ("how much do customers owe in total?", "amount_due",
+     "Counted by the program: Amount due where Status is unpaid: 1 row (INV-2), total 50.00"),
+    ("total due", "due_only", "Counted by the program: Amount due (column B), all 3 rows: total 35.00"),
     ("total due", "split", ""),
     ("total outstanding", "state_en", ""),
     ("total due", "state_tr", ""),
@@ -284,6 +316,13 @@ CASES = [
     # "kira", "rental" no "rent"; its case and plural endings do ("kiraların", "rents")
     ("kaç kiracı var?", "tenants", "Counted by the program: Kiracı (column B): 3 different values (Ali Yılmaz, Ayşe Kaya, Can Demir)"),
     ("kaç kiracı var?", "rent_only", ""),  # (not its 4 rows as tenants)
+    # tenants in English, and a "total" of them: their count (different tenants), not the rent's total
+    ("how many tenants?", "tenants", "Counted by the program: Kiracı (column B): 3 different values (Ali Yılmaz, Ayşe Kaya, Can Demir)"),
+    ("toplam kiracı", "tenants", "Counted by the program: Kiracı (column B): 3 different values (Ali Yılmaz, Ayşe Kaya, Can Demir)"),
+    ("total tenants", "tenants", "Counted by the program: Kiracı (column B): 3 different values (Ali Yılmaz, Ayşe Kaya, Can Demir)"),
+    ("toplam kira", "tenants", "Counted by the program: Kira (column C), all 4 rows: total 63,050.00"),
+    ("how many tenants?", "rent_only", ""),
+    ("toplam kiracı", "rent_only", ""),
     ("kaç kiracı var?", "rent", ""),
     ("total rental", "rent_only", ""),
     ("kiracıların toplamı", "rent", ""),
@@ -337,6 +376,14 @@ CASES = [
     ("total of ACME company's invoices", "en", "Counted by the program: Amount where Customer is ACME Ltd: 2 rows (INV-101, INV-103), total 215.00"),
     ("Zeta firmasının faturalarının toplamı ne kadar?", "workbook", ""),  # (a name no cell holds: nothing, not all rows)
     ("Zeta Ltd company's total", "en", ""),
+    # a customer named by a name alone: its rows where a cell holds it, else nothing (not all rows' total)
+    ("total amount of Zeta", "en", ""),
+    ("Zeta'nın toplam tutarı", "tr", ""),
+    ("Zeta's total", "en", ""),
+    ("total amount of ACME", "en", "Counted by the program: Amount where Customer is ACME Ltd: 2 rows (INV-101, INV-103), total 215.00"),
+    ("ACME'nin toplam tutarı", "tr", "Counted by the program: Tutar where Müşteri is ACME Ltd: 2 rows (F-101, F-103), total 215.00"),
+    ("What is the Total Amount?", "en", ALL_EN),  # (a question's first word, and a column's, with a capital: no name)
+    ("What is the total in Excel?", "en", ALL_EN),
     # "with VAT" of Tutar | KDV | Toplam: the net is the amount its KDV makes the Toplam, row by row (it said nothing)
     ("KDV dahil toplam ne kadar?", "workbook", "Counted by the program: Toplam (column F), the amount with KDV, all 12 rows: total 169,704"),
     ("What is the total with VAT?", "workbook", "Counted by the program: Toplam (column F), the amount with KDV, all 12 rows: total 169,704"),
@@ -496,3 +543,48 @@ def test_a_month_word_in_a_name_or_as_range_is_no_month() -> None:
         "Counted by the program: 1 row where Tarih from 2025-12-01 to 2025-12-31 (F-4)"
     for nothing in ("Tutarı 100 ile 300 aralıkta olan kaç fatura var?", "Bu aralıkta kaç fatura var?", "March Ltd total"):
         assert said(nothing) == "", nothing
+
+
+def test_a_count_for_each_value_is_given_to_the_model_in_the_words_shown() -> None:
+    """"Hangi müşterinin kaç faturası var?": the rows of each customer were shown under the reply but
+    not given to the model (only the counts of named rows were), which counted them itself and wrong.
+    Given beside the table's facts, in the words shown."""
+    from workstation.core.summary_chunks import FACTS_LABEL, with_counted, without_counted
+
+    facts = _facts("workbook")
+    items = counted_answer("Hangi müşterinin kaç faturası var?", [facts])
+    shown = say(counted_phrases(items)).removeprefix("Counted by the program: ")
+    assert question_lines(facts, items) == [f"- For this question, the program counted: {shown}."]
+    totals = counted_answer("her müşterinin toplam tutarı", [facts])
+    assert question_lines(facts, totals) == [
+        "- For this question, the program counted: " + PER_CUSTOMER_NET.removeprefix("Counted by the program: ") + "."]
+    text = f"{FACTS_LABEL}\n{facts.title}: 12 rows\n- Müşteri (column B): text\n"
+    asked = with_counted(text, [facts], items)
+    assert asked.split("\n")[3] == f"- For this question, the program counted: {shown}."
+    assert without_counted(asked) == text
+
+
+def test_one_who_owes_nothing_is_said_so_in_turkish_and_to_the_model() -> None:
+    """"Ceren'in borcu ne kadar?" of a customer with no unpaid rows said "0 satır" on a Turkish screen;
+    said it owes nothing, on the screen and to the model."""
+    from workstation.tui.i18n import Texts
+
+    items = counted_answer("Ceren'in borcu ne kadar?", [_facts("tr")])
+    assert say(counted_phrases(items), Texts("tr").get) == "Programın hesabı: Ceren AŞ için borç yok (ödenmemiş satırı yok)"
+    assert question_lines(_facts("tr"), items) == ["- For this question, the program counted: Ceren AŞ owes nothing (no unpaid rows)."]
+    # another condition beside it (a month): its 0 rows, which say it
+    assert say(counted_phrases(counted_answer("how much does Ceren owe for December 2024?", [_facts("en")]))) == (
+        "Counted by the program: 0 rows where Customer is Ceren AS and Status is unpaid and Date from 2024-12-01 to 2024-12-31")
+
+
+@pytest.mark.parametrize("head", [["Invoice", "Balance", "Status"], ["Invoice", "Outstanding", "Status"],
+                                  ["Invoice", "Amount", "Amount due", "Status"]])
+def test_what_is_due_is_the_unpaid_rows_whatever_the_amount_column_is_called(head: list[str]) -> None:
+    """"total due" beside a paid/unpaid Status: the unpaid rows of the column of what is owed, whatever
+    it is called: the one column of numbers ("Balance"), or the one named so beside another amount
+    ("Amount due" beside "Amount"): it counted nothing."""
+    rows = [head] + [[f"I-{i}"] + ["10.00"] * (len(head) - 2) + [s] for i, s in enumerate(["paid", "unpaid", "unpaid"])]
+    facts = table_facts("x.csv", 0, rows, usual_comma=False)
+    assert facts is not None
+    assert say(counted_phrases(counted_answer("total due", [facts]))) == (
+        f"Counted by the program: {head[-2]} where Status is unpaid: 2 rows (I-1, I-2), total 20.00")

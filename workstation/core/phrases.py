@@ -984,6 +984,8 @@ ENGLISH: dict[str, str] = {
     "facts.counted_where_rows": "{n:|row|rows} where {conditions}{names}",
     "facts.counted_where_distinct": "{name} where {conditions}: {n:|different value|different values}{names}",
     "facts.counted_where_things": "{n} {word} where {conditions}{names}",  # ("2 customers where Status is unpaid")
+    # what is owed by one who owes nothing ("how much does Ceren AS owe?": no unpaid rows of it)
+    "facts.owes_nothing": "{name} owes nothing (no unpaid rows)",
     "facts.where_is": "{name} is {text}{more}",
     "facts.where_over": "{name} over {a}",
     "facts.where_year": "{name} in {text}",

@@ -767,6 +767,17 @@ _NEGATION = re.compile(r"\b(?:not|never|except|excluding|without|other\s+than)\b
 _CASE_ENDED = re.compile(r"(\w+)['’][dt][ae](?:n|ki)?\b")  # Ankara'dan, 2025'te, Mart'taki
 
 
+_SHEET_WORD = re.compile(r"tablo\w*|sütun\w*|excel\w*", re.IGNORECASE)  # (no value's name: "Excel'de", "in Excel")
+
+
+def _names(text: str) -> set[str]:
+    """The words of ``text`` written with a capital as a name is (casefolded): not a question's or a
+    sentence's first word ("What", "Show"), unless a case ending or 's follows it ("Zeta'nın", "Zeta's")."""
+    return {_folded(m.group(1)) for m in re.finditer(r"([^\W\d_]+)(['’]\w)?", text)
+            if m.group(1)[:1].isupper() and not _SHEET_WORD.fullmatch(m.group(1)) and (m.group(2) or re.search(r"[^\W_]", text[:m.start()])
+                                              and not re.search(r"[.!?:]\s*$", text[:m.start()]))}
+
+
 # what a named value may be called after its name ("Ege Tekstil A.Ş. firmasının", "ACME company's"): the value still
 _FIRM = r"(?:\s+(?:firma|şirket|kurum)\w*|\s+(?:company|firm)(?:['’]s)?)?"
 
@@ -802,11 +813,14 @@ def _unapplied(plain: str, facts: SheetFacts, values: dict[int, set[str]], said:
     unknown = _unknown_words(found, facts)
     if figures and any(_other_column_word(word, names) for word in unknown):
         return True
-    # who owes, named by a name no cell holds ("how much does Zeta Ltd owe?"): not all unpaid rows' amount
-    if debtor and {_folded(w) for w in re.findall(r"[^\W\d_]+", plain) if w[:1].isupper()}.intersection(unknown):
+    # who owes, named by a name no cell holds ("how much does Zeta Ltd owe?"): not all unpaid rows' amount;
+    # asked of any figure, a name so written where a question's first word is not ("total amount of Zeta"),
+    # or with a case ending or 's after it ("Zeta'nın toplam tutarı", "Zeta's total"): not all rows' figure
+    if {_folded(w) for w in re.findall(r"[^\W\d_]+", plain) if w[:1].isupper()}.intersection(unknown) and (
+            debtor or _names(plain).intersection(unknown)):
         return True
     letters = {c.letter.casefold() for c in facts.columns if c.letter}
-    return any(m.group(1) not in letters and not re.fullmatch(r"tablo\w*|sütun\w*|excel\w*", m.group(1))
+    return any(m.group(1) not in letters and not _SHEET_WORD.fullmatch(m.group(1))
                for m in _CASE_ENDED.finditer(text))
 
 
@@ -978,7 +992,7 @@ def _thresholds(question: str, spans: list[tuple[str, re.Match[str]]],
 _OTHER_LANGUAGE = [("rent", "kira"), ("amount", "tutar"), ("total", "toplam"), ("customer", "müşteri"),
                    ("client", "müşteri"), ("date", "tarih"), ("invoice", "fatura"), ("price", "fiyat"),
                    ("quantity", "adet"), ("quantity", "miktar"), ("status", "durum"), ("flat", "daire"),
-                   ("apartment", "daire"), ("expense", "gider"), ("spending", "harcama"), ("income", "gelir"),
+                   ("apartment", "daire"), ("tenant", "kiracı"), ("expense", "gider"), ("spending", "harcama"), ("income", "gelir"),
                    ("salary", "maaş"), ("payment", "ödeme"), ("product", "ürün"), ("city", "şehir"), ("vat", "kdv"),
                    ("tax", "vergi"), ("discount", "indirim"), ("fee", "ücret"), ("deposit", "depozito"),
                    ("commission", "komisyon"), ("shipping", "kargo"),
@@ -1098,6 +1112,12 @@ def _blanked(question: str, spans: list[tuple[str, re.Match[str]]]) -> str:
     return question
 
 
+def _says(text: str, name: str) -> bool:
+    """Whether ``text`` (casefolded) says a column's ``name`` (casefolded), as a word or with an ending
+    that keeps its meaning (``_INFLECTED``: "kirası", "amounts"): "kiracı" (a tenant) says no "Kira"."""
+    return any(_INFLECTED.fullmatch(m.group(1)) for m in re.finditer(rf"(?<!\w){re.escape(name)}(\w*)", text))
+
+
 def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, Any]]:
     """The figures the program counted that answer ``question`` about ``tables`` (their facts), to
     show under the model's reply (``counted_phrases``: "Counted by the program: Revenue (column B)
@@ -1119,8 +1139,9 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     spans = _threshold_spans(question)
     plain = _blanked(question, spans)
     asked = [what for what, words in _ASKED if words.search(plain)]
-    if not asked and _OWED.search(plain) and _HOW_MUCH.search(plain):  # ("how much does ACME owe?": what it owes in all)
-        asked = ["total"]
+    # ("how much does ACME owe?": what it owes in all; "how many are unpaid and how much is owed?": both)
+    if "total" not in asked and _HOW_MUCH.search(plain) and (_OWED.search(plain) or "rows" in asked):
+        asked.append("total")
     if not asked and not spans and not _WHICH.search(plain):
         return []
     letters = {(m.group(1) or m.group(2)).upper() for m in _LETTER.finditer(plain)}
@@ -1131,7 +1152,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     items: list[dict[str, Any]] = []
     for facts in tables:
         numbers = [c for c in facts.columns if c.kind in ("numbers", "percents")]
-        named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and c.name.casefold() in lowered
+        named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and _says(lowered, c.name.casefold())
                  or _QUANTITY_NAME.search(c.name) and _QUANTITY_NAME.search(plain)  # ("total quantity" of "Qty")
                  or c.rate and (_PRICE_NAME.search(plain) or _RATE_NAME.search(plain))]
         if len(named) > 1:  # ("total VAT" of Net | VAT | Total: the VAT's, not also Total's, named by the word asked)
@@ -1175,12 +1196,16 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                 if thing is not None and thing.at not in values:
                     items += _counted_where(facts, values, thresholds, asked, named, years, plain, thing)
                 if thing is None or thing.at in values or any(what != "rows" for what in asked):
-                    items += _counted_where(facts, values, thresholds, asked, named, years, plain)
+                    where = _counted_where(facts, values, thresholds, asked, named, years, plain)
+                    items += [_owing(item, facts, debt) for item in where] if owed and debt is not None else where
             continue  # (its figures of all rows answer another question)
         if _unknown_state(_folded(plain), facts):  # ("total outstanding" of a table that says no such thing)
             continue
         things = _things_asked(plain, facts) if "rows" in asked and not _ROWS.search(plain) else []
-        if things:  # ("how many customers?": its different customers, not its rows)
+        # ("how many customers?": its different customers, not its rows; "toplam kiracı", the tenants' count)
+        thing = _total_thing(plain, facts, named) if "total" in asked and "rows" not in asked else None
+        things = things or (_things_asked(plain, facts, thing) if thing is not None else [])
+        if things:
             items += things
             continue
         counted = _HOW_MANY.search(_folded(plain))
@@ -1219,11 +1244,13 @@ _HOW_MUCH = re.compile(r"\bhow\s+much\b|\bne\s+kadar\b", re.IGNORECASE)  # (what
 
 
 def _owed(plain: str, facts: SheetFacts) -> re.Match[str] | None:
-    """Where ``plain`` asks what is owed (``_OWED``) by a word that names no column of numbers of ``facts``
-    (a column "Due date" says no amount: "total due" is still the unpaid rows')."""
+    """Where ``plain`` asks what is owed (``_OWED``): by a word that names no column of numbers of ``facts``
+    (a column "Due date" says no amount: "total due" is still the unpaid rows'), or one that does where
+    a column says paid and unpaid (``_debt``: "total due" of "Amount due" beside a Status of paid/unpaid
+    is its unpaid rows', not also the paid ones' it added up)."""
     owed = _OWED.search(plain)
     if owed is None or any(_word_of(_folded(owed.group(0)), w) for c in facts.columns if c.kind == "numbers"
-                           for w in _name_words(c.name)):
+                           for w in _name_words(c.name)) and _debt(facts) is None:
         return None
     return owed
 
@@ -1234,8 +1261,13 @@ def _debt(facts: SheetFacts) -> tuple[ColumnFacts, dict[int, set[str]]] | None:
     column of numbers is an amount's (``_AMOUNT_NAME``); else None (Kira | Aidat: which is owed?)."""
     unpaid, doubt_unpaid, _ = _condition("unpaid", facts)
     paid, doubt_paid, _ = _condition("paid", facts)
-    amounts = [c for c in facts.columns if c.kind == "numbers" and not c.rate and _AMOUNT_NAME.search(c.name)
-               and not _QUANTITY_NAME.search(c.name)]
+    numbers = [c for c in facts.columns if c.kind == "numbers" and not c.rate and not _QUANTITY_NAME.search(c.name)]
+    # the amount's column, whatever it is called: the one named an amount, else the one named what is owed
+    # ("Balance due", "Outstanding", "Borç"; "Amount due" beside "Amount"), else the one column of numbers
+    # ("Kira" beside its Durum)
+    amounts = [c for c in numbers if _AMOUNT_NAME.search(c.name)]
+    if len(amounts) != 1:
+        amounts = [c for c in numbers if _OWED.search(c.name)] or amounts or numbers
     if doubt_unpaid or doubt_paid or len(unpaid) != 1 or unpaid.keys() != paid.keys() or len(amounts) != 1:
         return None
     return amounts[0], unpaid
@@ -1244,13 +1276,13 @@ def _debt(facts: SheetFacts) -> tuple[ColumnFacts, dict[int, set[str]]] | None:
 _HOW_MANY = re.compile(r"\b(?:how\s+many|kaç)\s+(?:(?:different|distinct|farklı)\s+)?([^\W\d_]+)")  # what a count counts
 
 
-def _things_asked(plain: str, facts: SheetFacts) -> list[dict[str, Any]]:
+def _things_asked(plain: str, facts: SheetFacts, col: ColumnFacts | None = None) -> list[dict[str, Any]]:
     """A count asked of a text column's things ("how many customers?", "kaç müşteri var?" of a column
     Customer): its different values, named where few ("Customer: 3 different values (ACME Ltd,
     Bilge Co, Ceren AS)"), not the rows (5 invoices of 3 customers: "5 rows" was read as 5
     customers). [] where no such column is named, or it holds a value per row (an Invoice
-    column's: its rows are its things)."""
-    col = _thing_asked(plain, facts)
+    column's: its rows are its things). ``col``: the column, where known (``_total_thing``)."""
+    col = col or _thing_asked(plain, facts)
     if col is None:
         return []
     values = list(dict.fromkeys(v for v in (_line(r[col.at]) if col.at < len(r) else "" for r in facts.cells) if v))
@@ -1274,6 +1306,14 @@ def _thing_asked(plain: str, facts: SheetFacts) -> ColumnFacts | None:
         return None
     col = next(iter(named.values()))
     return col if col.distinct < col.filled else None
+
+
+def _total_thing(plain: str, facts: SheetFacts, named: list[ColumnFacts]) -> ColumnFacts | None:
+    """The text column a "total" asks the count of, by the word right after it ("toplam kiracı", "total
+    tenants": how many tenants, not the rent's total), where no column of numbers is named (``named``)
+    and the word names one text column whose values repeat (``_thing_asked``); else None."""
+    after = re.search(rf"(?:{dict(_ASKED)['total'].pattern})\w*\s+([^\W\d_]+)", plain, re.IGNORECASE)
+    return None if named or after is None else _thing_asked(after.group(1), facts)
 
 
 def _thing_word(question: str, thing: ColumnFacts, n: int) -> str:
@@ -1358,8 +1398,12 @@ def _money_first(numbers: list[ColumnFacts], asked: list[str], question: str) ->
     there ("What is the total?" of Qty | Unit price | Amount: the amount's, not also "Qty total 15")."""
     money = [c for c in numbers if c.kind == "numbers" and not c.rate and _AMOUNT_NAME.search(c.name)
              and not _QUANTITY_NAME.search(c.name)]
-    # ("how many did we sell in total?": a count, the quantities' total its answer)
-    if "total" not in asked or "rows" in asked or not money or _QUANTITY_NAME.search(question):
+    # ("how many did we sell in total?", "how many items?": a count, the quantities' total its answer; not
+    # where it counts the rows by their name: "how many invoices are unpaid and what is their total?")
+    counted = _HOW_MANY.search(_folded(question))
+    things = re.findall(r"[^\W\d_]+", _folded(question)[counted.start(1):])[:2] if counted else []  # ("how many unpaid invoices")
+    rows = any(w.startswith(_ROW_NOUNS) and not w.startswith("item") for w in things)
+    if "total" not in asked or "rows" in asked and not rows or not money or _QUANTITY_NAME.search(question):
         return numbers
     return [c for c in numbers if not _QUANTITY_NAME.search(c.name)]
 
@@ -1428,6 +1472,18 @@ def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: l
         if wanted:
             items.append({**said, "name": col.name, "letter": col.letter, "figures": wanted})
     return items or [{**said, "name": "", "letter": "", "figures": []}]
+
+
+def _owing(item: dict[str, Any], facts: SheetFacts, debt: tuple[ColumnFacts, dict[int, set[str]]]) -> dict[str, Any]:
+    """A count of the unpaid rows of what is owed (``_counted_where``'s ``item``), marked where there
+    are none (``where_phrase``: "ACME Ltd owes nothing (no unpaid rows)", not "0 rows where Customer
+    is ACME Ltd and Status is unpaid"): ``debtor`` the one value named besides the unpaid state. As it
+    is where rows were found, or another condition was set (a threshold, a month: "0 rows" says which)."""
+    states = {c.name for c in facts.columns if c.at in debt[1]}
+    others = [c for c in item.get("conditions") or [] if c.get("name") not in states]
+    if item.get("rows") != "0" or len(others) != 1 or len(others[0].get("is") or []) != 1:
+        return item
+    return {**item, "debtor": others[0]["is"][0]}
 
 
 # a word of a question, with a Turkish case ending after it ("Ankara'dan", "Martta", "İzmir'deki")
@@ -1699,6 +1755,8 @@ def where_phrase(item: dict[str, Any]) -> Phrase:
     figures: list[Phrase] = [p for f in item.get("figures") or [] if isinstance(f, dict) and f.get("what") in _FIGURES
                              for p in (("facts.and", {}), (f"facts.figure_{f['what']}", {"figure": str(f.get("figure", ""))}))]
     rows = str(item.get("rows", ""))
+    if item.get("debtor") and rows == "0":  # ("how much does Ceren AS owe?" with no unpaid rows of it: ``_owing``)
+        return ("facts.owes_nothing", {"name": str(item["debtor"])})
     if item.get("distinct") and item.get("word"):  # ("how many customers are unpaid?": "2 customers where …")
         return ("facts.counted_where_things", {"word": str(item["word"]), "n": rows, "conditions": conditions,
                                                "names": shown})
@@ -1718,11 +1776,13 @@ _CHECKS = {"row_check": ("name", "a", "b", "figure", "said"), "sum_check": ("lab
 
 
 def question_lines(facts: SheetFacts, items: list[dict[str, Any]]) -> list[str]:
-    """The counts of ``items`` on the rows of ``facts``' table a question named, as lines for the
-    model beside the facts (``summary_chunks.with_counted``): English, its figures as the table
-    writes them (``as_written``)."""
-    return [say([("facts.for_question", {"item": [where_phrase(item)]})], as_written(facts))
-            for item in items if item.get("what") == "where" and item.get("title") == facts.title]
+    """The counts of ``items`` on the rows of ``facts``' table a question named, and its figures for
+    each value of a column ("Hangi müşterinin kaç faturası var?": ``_counted_per``), as lines for the
+    model beside the facts (``summary_chunks.with_counted``), in the words shown under the reply
+    (``_said_items``): English, its figures as the table writes them (``as_written``). The figures
+    of all rows are the facts' own already."""
+    return [say([("facts.for_question", {"item": _said_items([item])})], as_written(facts))
+            for item in items if item.get("what") in ("where", "per") and item.get("title") == facts.title]
 
 
 def counted_phrases(items: list[dict[str, Any]]) -> list[Phrase]:
