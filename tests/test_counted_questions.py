@@ -384,6 +384,12 @@ CASES = [
     ("ACME'nin toplam tutarı", "tr", "Counted by the program: Tutar where Müşteri is ACME Ltd: 2 rows (F-101, F-103), total 215.00"),
     ("What is the Total Amount?", "en", ALL_EN),  # (a question's first word, and a column's, with a capital: no name)
     ("What is the total in Excel?", "en", ALL_EN),
+    # a capitalised word said to or of a person, or a unit, is no customer's name (the count was lost)
+    ("Can you tell me how many invoices are unpaid, Bob?", "en",
+     "Counted by the program: 3 rows where Status is unpaid (INV-102, INV-103, INV-105)"),
+    ("As the CEO asked, how many invoices are unpaid?", "en",
+     "Counted by the program: 3 rows where Status is unpaid (INV-102, INV-103, INV-105)"),
+    ("What is the total amount in EUR?", "en", ALL_EN),
     # "with VAT" of Tutar | KDV | Toplam: the net is the amount its KDV makes the Toplam, row by row (it said nothing)
     ("KDV dahil toplam ne kadar?", "workbook", "Counted by the program: Toplam (column F), the amount with KDV, all 12 rows: total 169,704"),
     ("What is the total with VAT?", "workbook", "Counted by the program: Toplam (column F), the amount with KDV, all 12 rows: total 169,704"),

@@ -771,11 +771,13 @@ _SHEET_WORD = re.compile(r"tablo\w*|sütun\w*|excel\w*", re.IGNORECASE)  # (no v
 
 
 def _names(text: str) -> set[str]:
-    """The words of ``text`` written with a capital as a name is (casefolded): not a question's or a
-    sentence's first word ("What", "Show"), unless a case ending or 's follows it ("Zeta'nın", "Zeta's")."""
+    """The words of ``text`` written with a capital as a name is (casefolded) where a figure is asked
+    of it: with a case ending or 's after it ("Zeta'nın", "Zeta's"), or after "of", "for", "from",
+    "by" ("total amount of Zeta"). Not a name anywhere else: a sentence's first word ("What"), one
+    said to or of a person ("…, Bob?", "Thanks, Ayşe", "as the CEO asked") or a unit ("TL")."""
     return {_folded(m.group(1)) for m in re.finditer(r"([^\W\d_]+)(['’]\w)?", text)
-            if m.group(1)[:1].isupper() and not _SHEET_WORD.fullmatch(m.group(1)) and (m.group(2) or re.search(r"[^\W_]", text[:m.start()])
-                                              and not re.search(r"[.!?:]\s*$", text[:m.start()]))}
+            if m.group(1)[:1].isupper() and not _SHEET_WORD.fullmatch(m.group(1))
+            and (m.group(2) or re.search(r"(?<!\w)(?:of|for|from|by)\s+$", text[:m.start()], re.IGNORECASE))}
 
 
 # what a named value may be called after its name ("Ege Tekstil A.Ş. firmasının", "ACME company's"): the value still
