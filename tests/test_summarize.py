@@ -1149,3 +1149,14 @@ def test_a_max_tokens_below_a_summarys_least_is_refused_in_a_sentence(
     assert "--max-tokens 8; bir özet en az 16 token alır" in capsys.readouterr().err
     assert main(["summarize", str(doc), "--max-tokens", "16", "--quiet"]) == 0
     assert capsys.readouterr().out.strip()  # (a summary printed: the tiny model's words are not checked)
+
+
+@pytest.mark.parametrize("lang", ["en", "tr"])
+def test_a_summary_cut_at_its_longest_names_ctrl_k_once(lang: str) -> None:
+    """F6's line said "For more on a point, ask about it (Ctrl+K). Ctrl+K asks questions about it
+    in the chat" (newuser22): its key once, in the sentence that says what it does."""
+    t = Texts(lang)
+    cut = t("summarize.done_cut_longest")
+    for key in ("summarize.done", "summarize.done_attached", "summarize.done_attached_empty"):
+        line = t(key, done=cut, name="agreement.txt")
+        assert line.count("Ctrl+K") == 1, line
