@@ -153,3 +153,22 @@ def test_lists_that_count_or_differ_only_in_a_number_they_were_asked_for_are_no_
     for name, text in no_loops.items():
         assert streamed_cut(text) is None, name
         assert cut_loop(text, 2) == text, name
+
+
+def test_a_line_with_a_lone_dash_is_watched() -> None:
+    """A lone "-" read as a form's blank left its whole line unwatched: a bullet list's items, and
+    "9:00 AM - 9:00 AM:" written to the token limit on one line; a dashed rule is still no loop."""
+    assert streamed_cut("9:00 AM - 9:00 AM: " * 20) == "9:00 AM - 9:00 AM:"
+    bullets = "- Elma: a fruit that grows on trees in the garden.\n" * 8
+    assert streamed_cut("Fruit:\n" + bullets) == "Fruit:\n- Elma: a fruit that grows on trees in the garden."
+    hours = "".join(f"- {h}:00 - {h + 1}:00 meeting with the team\n" for h in range(8, 18))
+    assert streamed_cut(hours) is None
+    assert streamed_cut("Title\n" + " ".join(["-"] * 40)) is None and streamed_cut("— — — — — — — — — — — — — — — — —") is None
+
+
+def test_a_log_of_hours_that_goes_round_on_one_line_is_stopped(engine: Engine) -> None:
+    """SmolLM2 135M at temperature 0 wrote "9:00 AM - 9:00 AM:" to its token limit."""
+    sampling = Sampling(temperature=0.0, max_tokens=300, repeat_penalty=1.0, seed=1)
+    final = engine.run_chat([{"role": "user", "content": "Write a log entry for each hour from 9 to 17."}], sampling)
+    assert final.metrics.stop_reason == "loop" and final.metrics.predicted_n < 300
+    assert final.text.count("9:00 AM") <= 2

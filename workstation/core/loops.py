@@ -15,7 +15,7 @@ for it, and two copies of it are two things said ("Sales were 1.2 million TL in 
 it takes three, even in a summary.
 A phrase that comes back later ("in the first quarter of the year" in three points of a list)
 is not a loop; neither is anything in a fenced code block, a table's row (a line with ``|``) or
-a form's line of blanks ("Name: ____", "İmza: ......"), where the same line again is normal: the
+a form's line of blanks ("Name: ____", "İmza: ......"; a lone "-" is a bullet or "9:00 - 10:00"), where the same line again is normal: the
 watch starts afresh after them; nor a reply to a message that asks for copies (``watched``)."""
 
 from __future__ import annotations
@@ -88,6 +88,7 @@ class LoopWatch:
         self._number_runs: dict[int, int] = {}  # period -> words so far that equal that far back, so compared
         self._in_code = False
         self._in_table = False
+        self._lone_before = False  # the word before on this line was a lone dash or dot
 
     def push(self, text: str) -> int | None:
         self.text += text
@@ -115,13 +116,18 @@ class LoopWatch:
     def _word(self, word: str, start: int, end: int) -> int | None:
         first_in_line = not self.text[self.text.rfind("\n", 0, start) + 1:start].strip()
         if first_in_line:
-            self._in_table = False
+            self._in_table = self._lone_before = False
             if word.startswith(_FENCE):
                 self._in_code = not self._in_code
                 self._restart()
                 return None
-        if "|" in word or _BLANK.fullmatch(word) or re.search(r"_{2,}|\.{3,}", word):
+        # a lone dash is a bullet or a separator ("- Elma", "9:00 AM - 10:00 AM": such a line went round
+        # to the token limit unwatched); two in a line, a dashed rule
+        lone = len(word) == 1 and _BLANK.fullmatch(word) is not None
+        if "|" in word or (_BLANK.fullmatch(word) and (not lone or self._lone_before)) \
+                or re.search(r"_{2,}|\.{3,}", word):
             self._in_table = True  # (a table's row, "Ad | Soyad" without a leading bar too; a form's blanks)
+        self._lone_before = lone
         if self._in_code or self._in_table:
             self._restart()
             return None
