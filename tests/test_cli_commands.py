@@ -126,13 +126,26 @@ def _profile_file(tmp_path: Path, max_tokens: int, context: int = 1024) -> Path:
 def test_chat_says_a_reply_that_began_repeating_itself_was_stopped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], smollm2_path: Path
 ) -> None:
-    """The figures' line said nothing of it, and the repeats streamed to the screen first."""
+    """The figures' line said nothing of it, and the repeats streamed to the screen first: the
+    line said "the reply ends before the repeats" under them, not where."""
     prof = _profile_file(tmp_path, max_tokens=300)
     assert main(["chat", "-p", str(prof), "--json", "Write the word ok five times."]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["metrics"]["stop_reason"] == "loop" and data["text"].lower().count("five times") == 1
+    kept = data["text"]
+    assert main(["chat", "-p", str(prof), "Write the word ok five times."]) == 0
+    out, err = capsys.readouterr()
+    # the repeats printed before the loop was sure are said to be no part of the reply, and where it ends
+    assert out.startswith(kept) and len(out.strip()) > len(kept)
+    assert f'it ends at "{kept.strip()[-20:]}"; what was printed after that is repeats, not part of the reply.' in err
     assert main(["chat", "-p", str(prof), "--lang", "tr", "Write the word ok five times."]) == 0
-    assert "Yanıt kendini tekrarlamaya başladığı için orada durduruldu" in capsys.readouterr().err
+    assert "ile bitiyor; ondan sonra yazılanlar tekrar, yanıtın parçası değil." in capsys.readouterr().err
+    from workstation.commands.chat import _looped_said
+    from workstation.tui.i18n import Texts
+
+    long = "We will meet on Friday at noon in the big room on the second floor."
+    assert 'ends at "…in the big room on the second floor."' in _looped_said(long, long + " We will", Texts("en"))
+    assert _looped_said(long, long + "\n", Texts("en")) == Texts("en")("chat_cmd.looped")  # (no repeats shown)
 
 
 def test_chat_streams_the_reply_and_prints_its_figures(

@@ -116,3 +116,59 @@ def test_a_forms_lines_a_table_without_its_bars_and_copies_asked_for_are_no_loop
     watch = LoopWatch(chat_times(asked))
     assert watch.push(line * 10) is None  # the ten asked for
     assert watch.push(line * 12) is not None  # and no end to them
+
+
+def test_a_stretch_written_again_with_only_its_numbers_changed_is_a_loop() -> None:
+    """A paragraph under "06_summer.txt", "07_summer.txt" …, invented invoices "F-011 … F-027" and
+    "Day 3: … Day 4: …" with the same words ran to the token limit: their numbers changed, so no
+    stretch was written again word for word."""
+    para = "The summer figures were good and the shop sold more ice cream than in any year before it."
+    files = "".join(f"{n:02d}_summer.txt\n{para}\n\n" for n in range(6, 13))
+    assert streamed_cut(files) == f"06_summer.txt\n{para}"
+    invoices = "".join(f"Invoice F-{n:03d} from ACME for 1,200 TL\n" for n in range(11, 28))
+    assert streamed_cut(invoices) == "Invoice F-011 from ACME for 1,200 TL\nInvoice F-012 from ACME for 1,200 TL"
+    days = " ".join(f"Day {n}: We visit the old town and then have lunch at the hotel." for n in range(3, 9))
+    assert streamed_cut(days) == "Day 3: We visit the old town and then have lunch at the hotel."
+    assert cut_loop(days, 2) == "Day 3: We visit the old town and then have lunch at the hotel."  # (a summary's cut)
+    # once again with other numbers is two things said, not a loop, even in a summary
+    sales = " ".join(f"In {y} the shop sold {n} units of ice cream and its profit was {n * 9} TL, as planned."
+                     for y, n in ((2023, 1200), (2024, 1350)))
+    assert streamed_cut(sales) is None and cut_loop(sales, 2) == sales
+
+
+def test_lists_that_count_or_differ_only_in_a_number_they_were_asked_for_are_no_loop() -> None:
+    """Compared with their numbers alike, these are the same line again and again: a list that
+    counts, rooms, a times table, each day of the week, a table; and items that differ."""
+    week = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+    no_loops = {
+        "numbers 1 to 50": "\n".join(str(n) for n in range(1, 51)),
+        "numbered": "".join(f"{n}. {n}\n" for n in range(1, 51)),
+        "rooms": "".join(f"Room {n}: free\n" for n in range(101, 140)),
+        "times table": "".join(f"7 x {n} = {7 * n}\n" for n in range(1, 21)),
+        "products": "".join(f"{n}. Product {n} - price {n * 10} TL\n" for n in range(1, 30)),
+        "week": "\n".join(f"{d}: team meeting at 10:00 in room 4 with all of the sales staff" for d in week),
+        "fruits": "1. apples 2. pears 3. plums 4. cherries 5. grapes 6. figs 7. lemons 8. limes 9. kiwis",
+        "table": "| No | Item | Price |\n|---|---|---|\n" + "".join(f"| {n} | pen | {n} TL |\n" for n in range(1, 30)),
+    }
+    for name, text in no_loops.items():
+        assert streamed_cut(text) is None, name
+        assert cut_loop(text, 2) == text, name
+
+
+def test_a_line_with_a_lone_dash_is_watched() -> None:
+    """A lone "-" read as a form's blank left its whole line unwatched: a bullet list's items, and
+    "9:00 AM - 9:00 AM:" written to the token limit on one line; a dashed rule is still no loop."""
+    assert streamed_cut("9:00 AM - 9:00 AM: " * 20) == "9:00 AM - 9:00 AM:"
+    bullets = "- Elma: a fruit that grows on trees in the garden.\n" * 8
+    assert streamed_cut("Fruit:\n" + bullets) == "Fruit:\n- Elma: a fruit that grows on trees in the garden."
+    hours = "".join(f"- {h}:00 - {h + 1}:00 meeting with the team\n" for h in range(8, 18))
+    assert streamed_cut(hours) is None
+    assert streamed_cut("Title\n" + " ".join(["-"] * 40)) is None and streamed_cut("— — — — — — — — — — — — — — — — —") is None
+
+
+def test_a_log_of_hours_that_goes_round_on_one_line_is_stopped(engine: Engine) -> None:
+    """SmolLM2 135M at temperature 0 wrote "9:00 AM - 9:00 AM:" to its token limit."""
+    sampling = Sampling(temperature=0.0, max_tokens=300, repeat_penalty=1.0, seed=1)
+    final = engine.run_chat([{"role": "user", "content": "Write a log entry for each hour from 9 to 17."}], sampling)
+    assert final.metrics.stop_reason == "loop" and final.metrics.predicted_n < 300
+    assert final.text.count("9:00 AM") <= 2

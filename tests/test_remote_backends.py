@@ -27,6 +27,7 @@ from tui_helpers import f6_state, summarize_in_f6
 from workstation.core.documents import Document
 from workstation.core.errors import EX_TEMPFAIL, EngineError
 from workstation.core.evaluate import EXAMPLE_TASKS, TaskSet, load_task_set, run_tasks
+from workstation.core.events import TokenDelta, TurnFinished
 from workstation.core.profile_check import profile_from_dict
 from workstation.core.profiles import Constraints, Profile
 from workstation.core.remote import RemoteEngine, client_profile, estimate_tokens
@@ -567,3 +568,55 @@ def test_a_desk_pc_is_told_where_its_text_goes(capsys: pytest.CaptureFixture[str
     assert [say([n]) for n in load_notes(tuned)] == [
         "Note: these settings of this profile are not used: kv_cache, speculative (the server decides them with "
         "its own profile; they are for a model loaded on this PC)."]
+
+
+# --- a server that is not workstation serve, whose reply goes round in circles -----------------------
+LOOPED = "The meeting with the supplier is moved to Friday at noon. "
+
+
+class _Looping(_Recorder):
+    """Streams "Hello. " and the same sentence twelve times, a few characters a chunk, to its token
+    limit ("length"), as a server with no loop stop does: no ``loop_kept``."""
+
+    chunks_sent = 0
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers["Content-Length"]))
+        if not self.path.endswith("/chat/completions"):
+            self._json(404, {"error": {"message": "no such route"}})
+            return
+        text = "Hello. " + LOOPED * 12
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        try:
+            for i in range(0, len(text), 5):
+                last = i + 5 >= len(text)
+                delta = {"index": 0, "delta": {"content": text[i:i + 5]}, "finish_reason": "length" if last else None}
+                self.wfile.write(f"data: {json.dumps({'choices': [delta]})}\n\n".encode())
+                self.wfile.flush()
+                _Looping.chunks_sent += 1
+            self.wfile.write(b"data: [DONE]\n\n")
+        except OSError:  # the desk PC closed the connection once it saw the loop
+            pass
+        self.close_connection = True
+
+
+def test_a_desk_pc_stops_a_foreign_servers_reply_that_repeats_itself() -> None:
+    """The desk PC's own loop watch (core/remote.py), for a server that does not stop a loop
+    itself: the reply ends with its first copy, said as stopped, and the repeats are not kept."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Looping)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        profile = remote_profile(f"http://127.0.0.1:{server.server_address[1]}/v1")
+        profile = dataclasses.replace(profile, sampling=dataclasses.replace(profile.sampling, max_tokens=400))
+        with RemoteEngine(profile) as engine:
+            events = list(engine.stream_chat(HELLO))
+    finally:
+        server.shutdown()
+    final = events[-1]
+    assert isinstance(final, TurnFinished)
+    assert final.metrics.stop_reason == "loop"
+    assert final.text == "Hello. " + LOOPED.strip()  # its first copy: the repeats left out
+    streamed = "".join(e.text for e in events if isinstance(e, TokenDelta))
+    assert streamed.startswith(final.text) and len(streamed) < len("Hello. " + LOOPED * 12)  # (it read no further)

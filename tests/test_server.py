@@ -867,3 +867,24 @@ def test_the_log_has_colours_only_on_a_terminal(tmp_path: Path, monkeypatch: pyt
     written = (tmp_path / "serve.log").read_text()
     assert "WARNING" in written and "a line" in written and "\x1b[" not in written
     assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d WARNING", written)  # each line with its time
+
+
+def test_a_streamed_reply_that_repeats_itself_says_why_it_stopped_and_what_is_the_reply(
+        server: RunningServer, client: openai.OpenAI) -> None:
+    """Up to two copies of the repeats stream before the loop is sure (core/loops.py): the last
+    chunk said only ``finish_reason: "stop"``, as for a reply that ended by itself."""
+    body = {"messages": [{"role": "user", "content": "Write the word ok five times."}], "max_tokens": 300,
+            "temperature": 0.0, "repeat_penalty": 1.0, "seed": 1, "stream": True}
+    with httpx.stream("POST", f"{server.base_url}/chat/completions", json=body, headers=server.headers(),
+                      timeout=120) as r:
+        chunks = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: {")]
+    streamed = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+    last = chunks[-1]
+    assert last["choices"][0]["finish_reason"] == "stop" and last["workstation_stop"] == "loop"
+    kept = streamed[:last["loop_kept"]]
+    assert kept.strip() and len(kept) < len(streamed) and kept.lower().count("five times") == 1
+    whole = client.chat.completions.create(model="x", messages=body["messages"], max_tokens=300, temperature=0.0,
+                                           seed=1, extra_body={"repeat_penalty": 1.0})
+    assert whole.choices[0].message.content == kept  # (a reply not streamed comes without the repeats)
+    # (said once, in the last chunk)
+    assert all("workstation_stop" not in c and "loop_kept" not in c for c in chunks[:-1])

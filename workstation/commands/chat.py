@@ -157,6 +157,19 @@ def _show(text: str, kept: bool) -> None:
         stdout_gone()
 
 
+def _looped_said(kept: str, shown: str, t: Texts) -> str:
+    """A reply stopped where it began repeating itself: where it ends, and that the repeats the
+    terminal showed after that (they streamed before the loop was sure: core/loops.py) are no part of
+    it (the conversation, ``--json`` and a desk PC's reply keep it without them)."""
+    if len(shown.rstrip()) <= len(kept):
+        return t("chat_cmd.looped")
+    words = kept.split()
+    end = " ".join(words[-8:])
+    if len(words) > 8 or len(end) > 60:  # its last words, as the terminal shows them
+        end = "…" + end[-59:]
+    return t("chat_cmd.looped_shown", end=end)
+
+
 def run(args: argparse.Namespace) -> int:
     t = texts_of(args)  # (English under --json; the two mistakes below were English on a Turkish PC)
     if args.new and args.conversation is None:  # (it was dropped without a word: a reply not kept as meant)
@@ -351,7 +364,7 @@ def run(args: argparse.Namespace) -> int:
             allows = t("chat_cmd.longer_own" if own_limit else "chat_cmd.longer")
             print(t("chat_cmd.at_limit", n=f"{m.predicted_n:,}", allows=allows), file=sys.stderr)
         if m.stop_reason == "loop":  # (its figures' line does not say how it ended; the repeats streamed above it)
-            print(t("chat_cmd.looped"), file=sys.stderr)
+            print(_looped_said(final.text, "".join(arrived), t), file=sys.stderr)
         if check is not None and check.valid:  # (said only when it did not: README says it says)
             print(t("chat_cmd.follows_schema", name=args.json_schema.name), file=sys.stderr)
     if not_kept is not None:

@@ -7,9 +7,15 @@ The rule: a stretch of words written again at once, its first copy followed by a
 ``times - 1`` more copies' worth of the same words, each worth at least ``LOOP_WORDS`` words (a
 one-word stretch "ok" needs ``(times - 1) * LOOP_WORDS`` more). Words are compared without case,
 and a numbered list's marks alike ("1. Elma … 2. Armut … 3. Elma …" went round to the token limit).
+A longer stretch (``NUMBER_WORDS`` words or more, with ``NUMBER_KINDS`` different words without a
+digit in it) is compared with its numbers alike too: a paragraph written again and again under
+"06_summer.txt", "07_summer.txt" …, invented invoices "F-011 … F-012 …" or "Day 3: … Day 4: …" with
+the same words; a list that counts ("1\n2\n3", "Room 101: free", "2 x 3 = 6") has too few words
+for it, and two copies of it are two things said ("Sales were 1.2 million TL in 2023 …", "… in 2024"):
+it takes three, even in a summary.
 A phrase that comes back later ("in the first quarter of the year" in three points of a list)
 is not a loop; neither is anything in a fenced code block, a table's row (a line with ``|``) or
-a form's line of blanks ("Name: ____", "İmza: ......"), where the same line again is normal: the
+a form's line of blanks ("Name: ____", "İmza: ......"; a lone "-" is a bullet or "9:00 - 10:00"), where the same line again is normal: the
 watch starts afresh after them; nor a reply to a message that asks for copies (``watched``)."""
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from typing import Any
 
 LOOP_WORDS = 8  # a run of this many words written again right after itself: the model is going round in circles
 MOST_PERIOD = 256  # the longest stretch looked for, in words (a paragraph written again)
+NUMBER_WORDS = 12  # a stretch whose copies differ only in their numbers: at least this many words long
+NUMBER_KINDS = 5  # and this many different words without a digit in it (not a list that counts: "Room 101: free")
 CHAT_TIMES = 3  # a chat reply: the stretch and two more copies' worth (a summary's cut: the stretch and one)
 
 SENTENCE_ENDS = frozenset(".!?…\"'»”’)]。！？")  # (a summary's and a loop's cut:) a text that ends in one of these was not cut mid-sentence
@@ -28,6 +36,7 @@ _FULL_STOPS = frozenset(".!?…。！？")  # of those, the ones that end a sent
 # counting to 10, is no loop: only the marks are)
 _LIST_NUMBER = re.compile(r"\d{1,4}[.)]")
 _WORD = re.compile(r"\S+")
+_DIGITS = re.compile(r"\d+")
 _FENCE = ("```", "~~~")
 # a form's blanks ("Name: ____ Signature: ____", "Ad Soyad: .......", a dashed rule "- - -"): a line
 # of them written again is a sign-in sheet, not a loop
@@ -75,8 +84,11 @@ class LoopWatch:
         self._starts: list[int] = []  # each one's offset in ``text``
         self._ends: list[int] = []  # and where each ends
         self._runs: dict[int, int] = {}  # period (in words) -> words so far that equal the word that far back
+        self._plain: list[str] = []  # the words with each run of digits as "#" ("f-011" and "f-012": "f-#")
+        self._number_runs: dict[int, int] = {}  # period -> words so far that equal that far back, so compared
         self._in_code = False
         self._in_table = False
+        self._lone_before = False  # the word before on this line was a lone dash or dot
 
     def push(self, text: str) -> int | None:
         self.text += text
@@ -98,32 +110,55 @@ class LoopWatch:
         self._starts.clear()
         self._ends.clear()
         self._runs.clear()
+        self._plain.clear()
+        self._number_runs.clear()
 
     def _word(self, word: str, start: int, end: int) -> int | None:
         first_in_line = not self.text[self.text.rfind("\n", 0, start) + 1:start].strip()
         if first_in_line:
-            self._in_table = False
+            self._in_table = self._lone_before = False
             if word.startswith(_FENCE):
                 self._in_code = not self._in_code
                 self._restart()
                 return None
-        if "|" in word or _BLANK.fullmatch(word) or re.search(r"_{2,}|\.{3,}", word):
+        # a lone dash is a bullet or a separator ("- Elma", "9:00 AM - 10:00 AM": such a line went round
+        # to the token limit unwatched); two in a line, a dashed rule
+        lone = len(word) == 1 and _BLANK.fullmatch(word) is not None
+        if "|" in word or (_BLANK.fullmatch(word) and (not lone or self._lone_before)) \
+                or re.search(r"_{2,}|\.{3,}", word):
             self._in_table = True  # (a table's row, "Ad | Soyad" without a leading bar too; a form's blanks)
+        self._lone_before = lone
         if self._in_code or self._in_table:
             self._restart()
             return None
-        words, n = self._words, len(self._words)
+        words, plain, n = self._words, self._plain, len(self._words)
         words.append("#" if first_in_line and _LIST_NUMBER.fullmatch(word) else word.casefold())
+        plain.append(_DIGITS.sub("#", words[n]))
         self._starts.append(start)
         self._ends.append(end)
-        runs = self._runs
+        runs, number_runs = self._runs, self._number_runs
         for p in range(1, min(n, MOST_PERIOD) + 1):
             r = runs.get(p, 0) + 1 if words[n] == words[n - p] else 0
             runs[p] = r
             if r and r >= (self.times - 1) * max(p, self.least):
                 first = n - r - p + 1  # where the stretch's first copy began
                 return self._sentence_end(first, first + p)
+            if p < NUMBER_WORDS:
+                continue
+            r = number_runs.get(p, 0) + 1 if plain[n] == plain[n - p] else 0
+            number_runs[p] = r
+            # (two copies whose numbers differ say two things: "Sales were 1.2 million TL in 2023 …", "… in
+            # 2024": even a summary's cut waits for a third)
+            if r and r >= (max(self.times, CHAT_TIMES) - 1) * p and self._wordy(n - p + 1, n + 1):
+                first = n - r - p + 1
+                return self._sentence_end(first, first + p)
         return None
+
+    def _wordy(self, begin: int, end: int) -> bool:
+        """Whether words ``begin``..``end`` have ``NUMBER_KINDS`` different words without a digit:
+        more than a list that counts ("Room 101: free", "2 x 3 = 6") written with its numbers."""
+        kinds = {w for w in self._plain[begin:end] if "#" not in w and any(c.isalpha() for c in w)}
+        return len(kinds) >= NUMBER_KINDS
 
     def _sentence_end(self, first: int, repeats: int) -> int:
         """Where to cut a loop whose first copy is words ``first``..``repeats``: after the last

@@ -281,7 +281,10 @@ class Replies:
                 last["timings"] = timings(m)
                 last.update(self._quota_reached(ticket, event))
                 if m.stop_reason == "loop":  # the reply kept is the first of it (core/loops.py): a desk PC
-                    last["loop_kept"] = len(event.text)  # leaves out the repeats it was sent as it does
+                    # leaves out the repeats it was sent as it does; another client is told why it
+                    # stopped ("stop" is all OpenAI's finish_reason has for it) and how much is the reply
+                    last["loop_kept"] = len(event.text)
+                    last["workstation_stop"] = "loop"
                 out = held + sse(last)
                 if include_usage:  # llama-server's usage chunk carries the timings too
                     out += sse({
