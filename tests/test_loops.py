@@ -172,3 +172,25 @@ def test_a_log_of_hours_that_goes_round_on_one_line_is_stopped(engine: Engine) -
     final = engine.run_chat([{"role": "user", "content": "Write a log entry for each hour from 9 to 17."}], sampling)
     assert final.metrics.stop_reason == "loop" and final.metrics.predicted_n < 300
     assert final.text.count("9:00 AM") <= 2
+
+
+def test_lines_asked_for_or_one_for_each_day_are_copies_asked_for() -> None:
+    """"Office hours for every day of January" was cut to two lines (lines alike but for their dates: the
+    numbers-changed rule), and "Write 20 lines" was asked for no copies (loopstop2)."""
+    from workstation.core.loops import MONTH_DAYS, LoopWatch, chat_times, copies_asked, watched
+    from workstation.core.profiles import Sampling
+
+    assert [copies_asked(q) for q in ("Write 20 lines of 'I am here'", "12 satır yaz", "office hours for every day of "
+                                      "January", "her gün için bir satır yaz", "What day is it?")] == \
+        [20, 12, MONTH_DAYS, MONTH_DAYS, 0]
+    asked = [{"role": "user", "content": "Write the office hours for every day of January 2025, one line each."}]
+    times = chat_times(watched(asked, Sampling()))
+    reply = "".join(f"2025-01-{d:02d}: the office is open from 09:00 to 17:00 for visitors and calls.\n" for d in range(1, 32))
+    watch, cut = LoopWatch(times=times), None
+    for word in reply.split(" "):
+        cut = cut or watch.push(word + " ")
+    assert cut is None, reply[:cut]
+    watch, cut = LoopWatch(), None  # (unasked: the numbers-changed rule still stops it)
+    for word in reply.split(" "):
+        cut = cut or watch.push(word + " ")
+    assert cut is not None

@@ -45,17 +45,23 @@ _BLANK = re.compile(r"[_.\-–—…·]+")
 _NUMBERS = {w: n for n, words in enumerate(("", "one bir", "two iki", "three üç", "four dört", "five beş", "six altı",
                                              "seven yedi", "eight sekiz", "nine dokuz", "ten on"))
             for w in words.split()} | {"twenty": 20, "yirmi": 20}
-_COPIES = re.compile(r"\b(\d{1,4}|" + "|".join(_NUMBERS) + r")\s*(?:times|copies|kez|kere|defa|sefer|kopya)\b",
-                     re.IGNORECASE)
+_COPIES = re.compile(r"\b(\d{1,4}|" + "|".join(_NUMBERS) + r")\s*(?:times|copies|kez|kere|defa|sefer|kopya|lines|rows|"
+                     r"items|entries|satır|madde)\b", re.IGNORECASE)
+# a line asked for each day ("office hours for every day of January", "her gün için"): lines alike but for their
+# dates, as many as a month has
+_EACH_DAY = re.compile(r"\b(?:each|every)\s+(?:single\s+)?(?:day|date)\b|\bher\s+gün", re.IGNORECASE)
+MONTH_DAYS = 31
 
 
 def copies_asked(text: str) -> int:
-    """The copies a message asks for ("write 'ok' 20 times", "10 kez yaz", "beş kere"); 0: none."""
+    """The copies a message asks for ("write 'ok' 20 times", "10 kez yaz", "beş kere", "20 lines", a line
+    for every day: a month's); 0: none."""
     found = _COPIES.search(text)
+    each_day = MONTH_DAYS if _EACH_DAY.search(text) else 0
     if found is None:
-        return 0
+        return each_day
     said = found.group(1).casefold()
-    return int(said) if said.isdigit() else _NUMBERS.get(said, 0)
+    return max(each_day, int(said) if said.isdigit() else _NUMBERS.get(said, 0))
 
 
 def watched(messages: list[Any], sampling: Any) -> Any:
