@@ -3457,6 +3457,14 @@ async def test_enter_during_a_reply_says_why_and_ctrl_n_stops_it_and_opens_a_new
         assert [m.role for m in kept] == ["user", "assistant"] and kept[-1].content.strip()
         assert len(_views(app)) == 0
         assert any("a new conversation opens" in n for n in said)
+        # the line under the stopped reply says why it stopped ("stopped" alone: the user had not pressed Esc),
+        # also once its conversation is opened again; no "Alt+C lets it go on" for a chat no longer on screen
+        assert (kept[-1].metrics or {}).get("stopped_by") == "new_conversation"
+        assert not any("lets it go on" in n for n in said), said
+        await app.open_conversation(first)  # type: ignore[arg-type]
+        await until(pilot, lambda: len(_views(app)) == 2)
+        under = str(_views(app)[1].query_one(".metrics").render())
+        assert "stopped when a new conversation was started" in under, under
 
 
 async def test_the_welcome_names_f9_and_ctrl_p_and_f9_to_turkish_warns_of_a_small_model(profiles: Path) -> None:
