@@ -3467,6 +3467,40 @@ async def test_enter_during_a_reply_says_why_and_ctrl_n_stops_it_and_opens_a_new
         assert "stopped when a new conversation was started" in under, under
 
 
+async def test_a_message_given_back_is_never_glued_to_what_is_typed_meanwhile(profiles: Path,
+                                                                              smollm2_path: Path) -> None:
+    """A message too long for the context comes back into the box; keys read while it was taken
+    out of the chat were overwritten by it, and the rest of the typing went on after it ("…long
+    text…lo" for "Hello"): typed meanwhile, the message stays in the chat (as when typed before)
+    and the box keeps only what was typed."""
+    from textual.widgets import Input
+
+    _profile(profiles / "a.yaml", str(smollm2_path), context=512)
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        screen = app.chat_screen
+        prompt = screen.query_one("#prompt", Input)
+        taking_out = screen.remove_last_exchange
+
+        taken: list[bool] = []
+
+        async def typed_meanwhile(*args: object, **kwargs: object) -> None:
+            prompt.insert_text_at_cursor("Hel")  # keys read while the message is taken out of the chat
+            await taking_out(*args, **kwargs)  # type: ignore[arg-type]
+            taken.append(True)
+
+        screen.remove_last_exchange = typed_meanwhile  # type: ignore[method-assign]
+        long = "The quarterly figures for every office. " * 200
+        screen.set_input(long)
+        await pilot.press("enter")
+        await until(pilot, lambda: bool(taken) and not app.generating)
+        conv = app.conversation_id
+        assert conv is not None and [m.content for m in app.store.messages(conv)] == [long.strip()]  # (kept)
+        await pilot.pause()
+        assert prompt.value == "Hel", prompt.value[:80]
+
+
 async def test_the_welcome_names_f9_and_ctrl_p_and_f9_to_turkish_warns_of_a_small_model(profiles: Path) -> None:
     """The English welcome named F1-F6 but not F9, so a Turkish speaker could not find Turkish,
     nor Ctrl+P, for the F keys a terminal keeps for itself;

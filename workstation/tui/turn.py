@@ -638,6 +638,13 @@ class Turn(AppPart):
                 self._editing = None
                 await self._redraw_open()
                 return
+        elif self._typed_since() and conv_id is not None:
+            # keys read while it was taken out of the chat: it stays there, as when typed before, and the
+            # box keeps what was typed (the message came back over the first letters, the rest glued after it)
+            self.store_write(lambda: self.store.put_back(conv_id, taken))
+            self._note_revision()
+            await self._redraw_open()
+            return
         try:  # (deleted meanwhile by another window: the store says so, and nothing is left to do)
             empty = conv_id is not None and not self.store.messages(conv_id) \
                 and not self.store.get(conv_id, with_messages=False).instructions
