@@ -2397,6 +2397,35 @@ async def test_a_changed_question_that_comes_back_brings_back_the_one_it_replace
         assert [m.role for m in app.store.messages(conv)] == ["user", "assistant"]
 
 
+async def test_alt_v_back_to_the_question_before_it_was_changed_shows_that_questions_own_time(profiles: Path) -> None:
+    """Up, the question changed and sent, then Alt+V back to the question as it was: its reply
+    came back with its own time, but the question kept the changed one's, so it read as asked
+    after its own reply (12:05 over a reply of 12:01). Each wording keeps its own time."""
+    from textual.widgets import Input
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        conv, _ = await _first_turn_answered(pilot, app)
+        assert conv is not None
+        first = app.store.messages(conv)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "Hello!")
+        await pilot.press("end", *" there", "enter")
+        await until(pilot, lambda: not app.generating and app.store.messages(conv)[0].content == "Hello! there")
+        changed = app.store.messages(conv)
+        assert changed[0].created > first[1].created
+        await pilot.press("alt+v")
+        await until(pilot, lambda: [v.content for v in _views(app) if v.role == "user"] == ["Hello!"])
+        back = app.store.messages(conv)
+        assert [m.created for m in back] == [m.created for m in first]  # each its own time, in order
+        assert [v.created for v in _views(app)] == [m.created for m in first]
+        await pilot.press("alt+v")  # and the changed one again, with its own
+        await until(pilot, lambda: [v.content for v in _views(app) if v.role == "user"] == ["Hello! there"])
+        assert [m.created for m in app.store.messages(conv)] == [m.created for m in changed]
+
+
 async def test_alt_v_and_alt_c_in_an_empty_conversation_say_there_is_no_reply(profiles: Path) -> None:
     """In a new conversation Alt+V said "This reply has no other one yet" and Alt+C "The last
     message here is not a reply to go on with": there was neither."""
