@@ -2426,6 +2426,30 @@ async def test_alt_v_back_to_the_question_before_it_was_changed_shows_that_quest
         assert [m.created for m in app.store.messages(conv)] == [m.created for m in changed]
 
 
+async def test_up_again_for_an_earlier_message_says_only_the_last_can_be_changed(profiles: Path) -> None:
+    """A ChatGPT user pressed Up again to change the message before the last (ChatGPT changes
+    any of them): nothing happened, without a word. It is said; the box keeps the last one."""
+    from textual.widgets import Input
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _first_turn_answered(pilot, app)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "Hello!")
+        await pilot.press("up")
+        only = "Only your last message can be changed here. To ask an earlier one another way, send it again as a new message."
+        await until(pilot, lambda: any(n.message == only for n in app._notifications))
+        assert prompt.value == "Hello!"
+        prompt.value = "Hello! and more"  # a box holding a new message (not Up's): Up says nothing of it
+        await pilot.press("ctrl+u", *"Thanks")
+        app.clear_notifications()
+        await pilot.press("up")
+        await pilot.pause()
+        assert not any(n.message == only for n in app._notifications)
+
+
 async def test_alt_v_and_alt_c_in_an_empty_conversation_say_there_is_no_reply(profiles: Path) -> None:
     """In a new conversation Alt+V said "This reply has no other one yet" and Alt+C "The last
     message here is not a reply to go on with": there was neither."""
