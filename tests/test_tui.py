@@ -2397,6 +2397,59 @@ async def test_a_changed_question_that_comes_back_brings_back_the_one_it_replace
         assert [m.role for m in app.store.messages(conv)] == ["user", "assistant"]
 
 
+async def test_alt_v_back_to_the_question_before_it_was_changed_shows_that_questions_own_time(profiles: Path) -> None:
+    """Up, the question changed and sent, then Alt+V back to the question as it was: its reply
+    came back with its own time, but the question kept the changed one's, so it read as asked
+    after its own reply (12:05 over a reply of 12:01). Each wording keeps its own time."""
+    from textual.widgets import Input
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        conv, _ = await _first_turn_answered(pilot, app)
+        assert conv is not None
+        first = app.store.messages(conv)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "Hello!")
+        await pilot.press("end", *" there", "enter")
+        await until(pilot, lambda: not app.generating and app.store.messages(conv)[0].content == "Hello! there")
+        changed = app.store.messages(conv)
+        assert changed[0].created > first[1].created
+        await pilot.press("alt+v")
+        await until(pilot, lambda: [v.content for v in _views(app) if v.role == "user"] == ["Hello!"])
+        back = app.store.messages(conv)
+        assert [m.created for m in back] == [m.created for m in first]  # each its own time, in order
+        assert [v.created for v in _views(app)] == [m.created for m in first]
+        await pilot.press("alt+v")  # and the changed one again, with its own
+        await until(pilot, lambda: [v.content for v in _views(app) if v.role == "user"] == ["Hello! there"])
+        assert [m.created for m in app.store.messages(conv)] == [m.created for m in changed]
+
+
+async def test_up_again_for_an_earlier_message_says_only_the_last_can_be_changed(profiles: Path) -> None:
+    """A ChatGPT user pressed Up again to change the message before the last (ChatGPT changes
+    any of them): nothing happened, without a word. It is said; the box keeps the last one."""
+    from textual.widgets import Input
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _first_turn_answered(pilot, app)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "Hello!")
+        await pilot.press("up")
+        only = "Only your last message can be changed here. To ask an earlier one another way, send it again as a new message."
+        await until(pilot, lambda: any(n.message == only for n in app._notifications))
+        assert prompt.value == "Hello!"
+        prompt.value = "Hello! and more"  # a box holding a new message (not Up's): Up says nothing of it
+        await pilot.press("ctrl+u", *"Thanks")
+        app.clear_notifications()
+        await pilot.press("up")
+        await pilot.pause()
+        assert not any(n.message == only for n in app._notifications)
+
+
 async def test_alt_v_and_alt_c_in_an_empty_conversation_say_there_is_no_reply(profiles: Path) -> None:
     """In a new conversation Alt+V said "This reply has no other one yet" and Alt+C "The last
     message here is not a reply to go on with": there was neither."""
@@ -3457,6 +3510,48 @@ async def test_enter_during_a_reply_says_why_and_ctrl_n_stops_it_and_opens_a_new
         assert [m.role for m in kept] == ["user", "assistant"] and kept[-1].content.strip()
         assert len(_views(app)) == 0
         assert any("a new conversation opens" in n for n in said)
+        # the line under the stopped reply says why it stopped ("stopped" alone: the user had not pressed Esc),
+        # also once its conversation is opened again; no "Alt+C lets it go on" for a chat no longer on screen
+        assert (kept[-1].metrics or {}).get("stopped_by") == "new_conversation"
+        assert not any("lets it go on" in n for n in said), said
+        await app.open_conversation(first)  # type: ignore[arg-type]
+        await until(pilot, lambda: len(_views(app)) == 2)
+        under = str(_views(app)[1].query_one(".metrics").render())
+        assert "stopped when a new conversation was started" in under, under
+
+
+async def test_a_message_given_back_is_never_glued_to_what_is_typed_meanwhile(profiles: Path,
+                                                                              smollm2_path: Path) -> None:
+    """A message too long for the context comes back into the box; keys read while it was taken
+    out of the chat were overwritten by it, and the rest of the typing went on after it ("…long
+    text…lo" for "Hello"): typed meanwhile, the message stays in the chat (as when typed before)
+    and the box keeps only what was typed."""
+    from textual.widgets import Input
+
+    _profile(profiles / "a.yaml", str(smollm2_path), context=512)
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        screen = app.chat_screen
+        prompt = screen.query_one("#prompt", Input)
+        taking_out = screen.remove_last_exchange
+
+        taken: list[bool] = []
+
+        async def typed_meanwhile(*args: object, **kwargs: object) -> None:
+            prompt.insert_text_at_cursor("Hel")  # keys read while the message is taken out of the chat
+            await taking_out(*args, **kwargs)  # type: ignore[arg-type]
+            taken.append(True)
+
+        screen.remove_last_exchange = typed_meanwhile  # type: ignore[method-assign]
+        long = "The quarterly figures for every office. " * 200
+        screen.set_input(long)
+        await pilot.press("enter")
+        await until(pilot, lambda: bool(taken) and not app.generating)
+        conv = app.conversation_id
+        assert conv is not None and [m.content for m in app.store.messages(conv)] == [long.strip()]  # (kept)
+        await pilot.pause()
+        assert prompt.value == "Hel", prompt.value[:80]
 
 
 async def test_the_welcome_names_f9_and_ctrl_p_and_f9_to_turkish_warns_of_a_small_model(profiles: Path) -> None:

@@ -121,6 +121,10 @@ MIGRATIONS: tuple[str, ...] = (
     # numbers, dates and titles as data, '' none), said in the UI's language when it is shown: after
     # a restart they were English until the document was attached again
     "ALTER TABLE messages ADD COLUMN facts TEXT NOT NULL DEFAULT '';",
+    # when the question an earlier reply answered was asked (``question``'s own time, NULL: not
+    # known): Alt+V back to a question as it was before Up changed it showed the changed one's
+    # time, later than the reply under it
+    "ALTER TABLE earlier_replies ADD COLUMN question_created REAL;",
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -85,11 +85,12 @@ class MemorySession:
                     kept, moved = conv, self._bring_up_to_date(conv, memory._adopted.get(conv.id))
                 numbers[conv.id] = kept.id
                 earlier = memory._db.execute(
-                    "SELECT question_id, content, metrics, created, reasoning, question FROM earlier_replies "
+                    "SELECT question_id, content, metrics, created, reasoning, question, question_created "
+                    "FROM earlier_replies "
                     "WHERE conversation_id = ? ORDER BY id", (conv.id,)).fetchall()
                 self._db.executemany(
                     "INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, created, reasoning, "
-                    "question) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "question, question_created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [(kept.id, moved[q], *rest) for q, *rest in earlier if q in moved])
             # a draft typed in memory (the one being typed is saved again by the app; those of
             # the other conversations were not): where this file has none newer (another window's)

@@ -393,7 +393,9 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         figures.append(("draft", said("metric.draft", rate=f"{rate * 100:.0f}", acc=f"{m.draft_n_accepted:,}",
                                       n=f"{m.draft_n:,}")))
     parts: list[str] = []
-    if m.stop_reason in STOP_WORDS:
+    if m.stop_reason == "cancelled" and isinstance(metrics, dict) and metrics.get("stopped_by") == "new_conversation":
+        parts.append(said("metric.stopped_new"))  # (Ctrl+N while it was written: "stopped" alone said not why)
+    elif m.stop_reason in STOP_WORDS:
         parts.append(said(STOP_WORDS[m.stop_reason]))
     if m.left_out_n:  # the model did not see the conversation's start: worth a word under the reply
         parts.append(said("metric.left_out", n=f"{m.left_out_n:,}"))

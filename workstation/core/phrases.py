@@ -854,6 +854,7 @@ ENGLISH: dict[str, str] = {
     "metric.restored": "{n} from disk",
     "metric.draft": "guesses kept {rate}% ({acc}/{n})",  # not "speed-up": a reply can keep most guesses and still be slower
     "metric.stopped": "stopped",
+    "metric.stopped_new": "stopped when a new conversation was started",
     "metric.failed": "cut off by an error",
     "metric.interrupted": "unfinished: saved while it was being written",
     "metric.length": "length limit",

@@ -26,8 +26,8 @@ class ReplyVersions:
         question's earlier replies, deleted as ``forget_messages`` does, and returned whole, to
         be put back (``put_back``) where what was sent in their place does not stay."""
         messages = [m for m in self.messages(conversation_id) if m.id >= from_id]
-        earlier = self._db.execute("SELECT question_id, content, metrics, created, reasoning, question "
-                                   "FROM earlier_replies WHERE conversation_id = ? AND question_id >= ? ORDER BY id",
+        earlier = self._db.execute("SELECT question_id, content, metrics, created, reasoning, question, "
+                                   "question_created FROM earlier_replies WHERE conversation_id = ? AND question_id >= ? ORDER BY id",
                                    (conversation_id, from_id)).fetchall()
         self.forget_messages(conversation_id, [m.id for m in messages])
         return TakenOut(messages, [tuple(row) for row in earlier])
@@ -51,7 +51,7 @@ class ReplyVersions:
     def _put_back_earlier(self: ConversationStore, conversation_id: int, taken: TakenOut, kept: list[StoredMessage]) -> None:
         numbers = {old.id: new.id for old, new in zip(taken.messages, kept, strict=True)}
         self._db.executemany("INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, "
-                             "created, reasoning, question) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             "created, reasoning, question, question_created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                              [(conversation_id, numbers.get(row[0], row[0]), *row[1:]) for row in taken.earlier])
         self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
 
@@ -81,16 +81,18 @@ class ReplyVersions:
         if before is None:
             return 0
         rows = [(conversation_id, question_id, m.content, json.dumps(m.metrics) if m.metrics else None, m.created,
-                 m.reasoning, before.content)
+                 m.reasoning, before.content, before.created)  # (the wording it answered, and when it was asked)
                 for m in taken.messages if m.role == "assistant" and (m.content.strip() or m.reasoning.strip())]
-        rows += [(conversation_id, question_id, *row[1:5], row[5] if row[5] is not None else before.content)
+        rows += [(conversation_id, question_id, *row[1:5], *((row[5], row[6]) if row[5] is not None
+                                                             else (before.content, before.created)))
                  for row in taken.earlier if row[0] == before.id]
         with self._db:
             if self._db.execute("SELECT 1 FROM messages WHERE id = ? AND conversation_id = ?",
                                 (question_id, conversation_id)).fetchone() is None:
                 return 0
             self._db.executemany("INSERT INTO earlier_replies(conversation_id, question_id, content, metrics, "
-                                 "created, reasoning, question) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                                 "created, reasoning, question, question_created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                 rows)
         return len(rows)
 
     def reply_versions(self: ConversationStore, conversation_id: int, question_id: int, reply_id: int) -> tuple[int, int]:
@@ -119,9 +121,10 @@ class ReplyVersions:
             mine = self._db.execute("SELECT content, metrics, created, reasoning FROM messages WHERE id = ? "
                                     "AND conversation_id = ? AND role = 'assistant'",
                                     (reply_id, conversation_id)).fetchone()
-            asked = self._db.execute("SELECT content FROM messages WHERE id = ? AND conversation_id = ?",
+            asked = self._db.execute("SELECT content, created FROM messages WHERE id = ? AND conversation_id = ?",
                                      (question_id, conversation_id)).fetchone()
-            others = self._db.execute("SELECT id, content, metrics, created, reasoning, question FROM earlier_replies "
+            others = self._db.execute("SELECT id, content, metrics, created, reasoning, question, question_created "
+                                      "FROM earlier_replies "
                                       "WHERE conversation_id = ? AND question_id = ? ORDER BY created, id",
                                       (conversation_id, question_id)).fetchall()
             if mine is None or asked is None or not others:
@@ -130,12 +133,13 @@ class ReplyVersions:
             chosen = (later or others)[0]
             # each one keeps the wording it answered (None: the question as it reads now, which
             # is about to change where the one chosen answered another)
-            self._db.execute("UPDATE earlier_replies SET question = ? WHERE conversation_id = ? AND question_id = ? "
-                             "AND question IS NULL", (asked[0], conversation_id, question_id))
+            self._db.execute("UPDATE earlier_replies SET question = ?, question_created = ? WHERE conversation_id = ? "
+                             "AND question_id = ? AND question IS NULL", (*asked, conversation_id, question_id))
             self._db.execute("UPDATE messages SET content = ?, metrics = ?, created = ?, reasoning = ? WHERE id = ?",
                              (*chosen[1:5], reply_id))
             self._db.execute("UPDATE earlier_replies SET content = ?, metrics = ?, created = ?, reasoning = ?, "
-                             "question = ? WHERE id = ?", (*mine, asked[0], chosen[0]))
-            if chosen[5] is not None and chosen[5] != asked[0]:
-                self._db.execute("UPDATE messages SET content = ? WHERE id = ?", (chosen[5], question_id))
+                             "question = ?, question_created = ? WHERE id = ?", (*mine, *asked, chosen[0]))
+            if chosen[5] is not None and chosen[5] != asked[0]:  # (with its own time, where it is known)
+                self._db.execute("UPDATE messages SET content = ?, created = COALESCE(?, created) WHERE id = ?",
+                                 (chosen[5], chosen[6], question_id))
         return self.reply_versions(conversation_id, question_id, reply_id)

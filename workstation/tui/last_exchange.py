@@ -42,8 +42,11 @@ class LastExchange(AppPart):
         shell. Nothing is taken back until it is sent: the conversation stays as it was."""
         prompt = self.chat_screen.query_one("#prompt", Input)
         editor = self.chat_screen.query_one("#editor", TextArea)
-        if self.screen is not self.chat_screen or self.focused not in (prompt, editor) \
-                or self.chat_screen.input_text() or self.pending_document is not None:
+        if self.screen is not self.chat_screen or self.focused not in (prompt, editor):
+            return
+        if self.chat_screen.input_text() or self.pending_document is not None:
+            if self._editing is not None:  # Up again, for the message before (ChatGPT changes any): said, not nothing
+                self.notify(self.texts("chat.only_last_editable"), kind="editing")
             return  # (what is in the box, an attached document too, is the next message's: not replaced)
         if self.generating:  # (Up goes nowhere while a reply is written)
             return

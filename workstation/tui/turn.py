@@ -456,6 +456,8 @@ class Turn(AppPart):
             if self._from_summary:  # (F6's summary went in the document's place)
                 record["from_summary"] = self._from_summary
             self._counted, self._from_summary = [], ""
+            if self._new_after_turn and metrics.stop_reason == "cancelled":  # Ctrl+N stopped it: said under it
+                record["stopped_by"] = "new_conversation"
             if view is not None:  # stopped before its first token: it says so, and is kept so
                 await view.finish(text, metrics, event.reasoning, record)
                 self.chat_screen.name_profiles()  # (the first reply of a profile switched to)
@@ -467,7 +469,8 @@ class Turn(AppPart):
                                        go_on=self.key_for("chat.continue")), timeout=8)
                 if view is not None:  # and under it while it is the last reply (the notice fades)
                     view.show_versions(view.versions, self.key_for("chat.continue"))
-            elif metrics.stop_reason == "cancelled" and text.strip() and not replacing and self._can_go_on():
+            elif metrics.stop_reason == "cancelled" and text.strip() and not replacing and self._can_go_on() \
+                    and not self._new_after_turn:  # (Ctrl+N: the new conversation opens; its notice said so)
                 # ("stopped" under it named no way on either, as "length limit" did)
                 self.notify(self.texts("chat.stopped_go_on", go_on=self.key_for("chat.continue")), timeout=8)
             if self.conversation_id is not None:  # (the model never reads an empty reply: prompt_messages)
@@ -635,6 +638,13 @@ class Turn(AppPart):
                 self._editing = None
                 await self._redraw_open()
                 return
+        elif self._typed_since() and conv_id is not None:
+            # keys read while it was taken out of the chat: it stays there, as when typed before, and the
+            # box keeps what was typed (the message came back over the first letters, the rest glued after it)
+            self.store_write(lambda: self.store.put_back(conv_id, taken))
+            self._note_revision()
+            await self._redraw_open()
+            return
         try:  # (deleted meanwhile by another window: the store says so, and nothing is left to do)
             empty = conv_id is not None and not self.store.messages(conv_id) \
                 and not self.store.get(conv_id, with_messages=False).instructions
