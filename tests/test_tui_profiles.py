@@ -1908,5 +1908,5 @@ async def test_a_desk_pc_names_the_office_server_and_its_profile_in_turkish(
         app = WorkstationApp("office-server", sample_system=False, language="tr", store_path=tmp_path / "c.db")
         async with app.run_test(size=(120, 30)) as pilot:
             await until(pilot, lambda: app.engine is not None)
-            await until(pilot, lambda: app.sub_title.startswith("ofis sunucusunun modelleri, 127.0.0.1:"))
+            await until(pilot, lambda: app.sub_title.startswith("yanıtlar ofis sunucusundan, 127.0.0.1:"))
             assert "yerel" not in app.sub_title
