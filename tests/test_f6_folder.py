@@ -5,13 +5,16 @@ A real folder (a .txt, a .docx of several parts, an empty file), the real small 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from docmaker import honeybee_text, make_docx
 from textual.widgets import Input
 from tui_helpers import f6_state, notices, summarize_in_f6, until
 
-from workstation.core.batch_queue import DB_NAME, queue_rows
+from workstation.core.batch_queue import DB_NAME, LOCK_NAME, queue_rows
 from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 from workstation.tui.screens.file_picker import FilePicker, FileTree
@@ -182,3 +185,64 @@ async def test_ctrl_k_on_a_folder_too_long_for_a_message_says_so(profiles: Path,
         await until(pilot, lambda: any(n.startswith("All summaries.md is too long to ask about in the chat: about ")
                                        for n in said))
         assert app.screen is screen and app.conversation_id == conversations
+
+
+def _hold_lock(outdir: Path) -> subprocess.Popen[str]:
+    """Another run holding the folder's lock (as `batch` on the command line does while it works)."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys\nfrom pathlib import Path\nfrom workstation.core.batch_queue import BatchLock\n"
+         "lock = BatchLock(Path(sys.argv[1]))\nprint('held', flush=True)\nsys.stdin.read()\n", str(outdir)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+@pytest.mark.parametrize("lang", ["en", "tr"])
+async def test_f6_on_a_folder_another_run_holds_says_so_in_plain_words(profiles: Path, tmp_path: Path,
+                                                                       lang: str) -> None:
+    """Another run (here: `batch` on the command line) works on the folder: F6 says so in one sentence
+    in the UI's language, what to do, without the command line's Ctrl-C or its process number (it
+    said "Another batch run (process 4242) … stop it with Ctrl-C in the window it runs in", in English
+    under Turkish). Once that run has gone, its lock file left behind does not block F6."""
+    folder = _letters(tmp_path)
+    holder = _hold_lock(folder / "summaries")
+    app = WorkstationApp("a", sample_system=False, language=lang, store_path=tmp_path / "c.db")
+    said = notices(app)
+    try:
+        async with app.run_test(size=(120, 34)) as pilot:
+            screen = await summarize_in_f6(pilot, app, folder)
+            await until(pilot, lambda: not screen.running and bool(said))
+            state = f6_state(screen)
+            sentence = ("Another summarizing run is already working on this folder" if lang == "en" else
+                        "Bu klasör üzerinde zaten başka bir özetleme çalışıyor")
+            assert state.startswith(sentence) and sentence in said[-1], (state, said)
+            assert "Ctrl-C" not in state and str(holder.pid) not in state and "batch run" not in state, state
+            holder.communicate("")  # it ends, leaving its lock file (as a killed run does)
+            assert (folder / "summaries" / LOCK_NAME).exists()
+            box = screen.query_one("#summarize-path", Input)
+            box.focus()
+            await pilot.press("enter")
+            await _seen(pilot, screen)
+            assert f6_state(screen).startswith("School Letters: 2 "), f6_state(screen)
+    finally:
+        if holder.poll() is None:
+            holder.communicate("")
+
+
+def test_batch_held_by_another_run_says_so_in_turkish(profiles: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`batch --lang tr` on a folder another run holds: the command line's advice (Ctrl-C in its
+    window), in Turkish (it was English)."""
+    from workstation.cli import main
+
+    folder = _letters(tmp_path)
+    holder = _hold_lock(folder / "summaries")
+    try:
+        assert main(["batch", str(folder), "-p", str(profiles / "a.yaml"), "--lang", "tr"]) == 1
+        err = capsys.readouterr().err.strip()
+        assert f"Başka bir toplu çalıştırma (işlem {holder.pid})" in err and "Ctrl-C" in err, err
+        assert len(err.splitlines()) == 1, err
+    finally:
+        holder.communicate("")

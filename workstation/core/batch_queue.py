@@ -237,21 +237,15 @@ class BatchLock:
             try:
                 self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as err:  # a folder of someone else's, or on read-only media
-                raise BatchError(
-                    f"The batch run cannot write in '{outdir}' ({err.strerror}): it keeps its lock and its queue "
-                    "there beside the summaries. Make the folder writable for this user, or choose another one "
-                    "with -o."
-                ) from None
+                raise BatchError(said=[("batch.cannot_write", {"folder": str(outdir), "why": err.strerror or str(err)})]
+                                 ) from None
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                holder = os.pread(self._fd, 32, 0).decode("ascii", "replace").strip() or "another process"
+                holder = os.pread(self._fd, 32, 0).decode("ascii", "replace").strip() or "?"
                 os.close(self._fd)
-                raise BatchError(
-                    f"Another batch run (process {holder}) is already working on '{outdir}'; wait for it to "
-                    "finish, or stop it with Ctrl-C in the window it runs in (it goes on later from where it "
-                    "stopped)."
-                ) from None
+                # (the app says it without the command line's Ctrl-C: ``in_app.batch.busy``)
+                raise BatchError(said=[("batch.busy", {"pid": holder, "folder": str(outdir)})]) from None
             try:
                 at_path, held = os.stat(self.path), os.fstat(self._fd)
                 if (at_path.st_dev, at_path.st_ino) == (held.st_dev, held.st_ino):
@@ -260,16 +254,14 @@ class BatchLock:
                 pass
             os.close(self._fd)  # the run before removed it as it ended: lock the new one
         else:  # inode numbers that change under us (some network file systems)
-            raise BatchError(f"Cannot lock '{self.path}': the file keeps changing under this run.")
+            raise BatchError(said=[("batch.lock_changing", {"path": str(self.path)})])
         try:
             os.ftruncate(self._fd, 0)
             os.pwrite(self._fd, str(os.getpid()).encode(), 0)
         except OSError as err:  # a full disk: it said "A disk this command writes to is full", naming none
             self.release()
-            raise BatchError(
-                f"The batch run cannot write in '{outdir}' ({err.strerror}): it keeps its lock and its queue there "
-                "beside the summaries. Free some space on that disk, or choose a folder on another one with -o."
-            ) from None
+            raise BatchError(said=[("batch.cannot_write_full", {"folder": str(outdir),
+                                                                "why": err.strerror or str(err)})]) from None
 
     def release(self) -> None:
         if self._fd >= 0:

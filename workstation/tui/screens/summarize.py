@@ -804,8 +804,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         first = err.said[0] if isinstance(err, WorkstationError) and err.said else ("", {})
         # a folder: its own sentence, as `summarize` says it ("Nothing of School Letters was summarized:
         # '/…/School Letters' is a folder" read awkwardly)
-        said = reason if first[0] == "doc.folder" else t("summarize.failed", name=path.name if path else "?",
-                                                          reason=reason)
+        # (another run holding the folder: "Nothing of School Letters was summarized" before it said the same)
+        own = first[0] in ("doc.folder", "batch.busy")
+        said = reason if own else t("summarize.failed", name=path.name if path else "?", reason=reason)
         if first[0] in DAY_LIMIT:  # the key's day ran out: the server never went away
             said += " " + t("summarize.failed_day", resets=first[1].get("resets", "00:00"))
         elif isinstance(err, BackendUnreachable) or first[0] == "remote.cut_by_stopping_in_summary":
