@@ -5,13 +5,16 @@ A real folder (a .txt, a .docx of several parts, an empty file), the real small 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from docmaker import honeybee_text, make_docx
-from textual.widgets import Input
+from textual.widgets import Button, Input, Label
 from tui_helpers import f6_state, notices, summarize_in_f6, until
 
-from workstation.core.batch_queue import DB_NAME, queue_rows
+from workstation.core.batch_queue import DB_NAME, LOCK_NAME, queue_rows
 from workstation.core.store import ConversationStore
 from workstation.tui.app import WorkstationApp
 from workstation.tui.screens.file_picker import FilePicker, FileTree
@@ -176,9 +179,172 @@ async def test_ctrl_k_on_a_folder_too_long_for_a_message_says_so(profiles: Path,
         assert state.startswith("Scans: 0 summarized, 0 skipped, 30 failed ('scanned letter number 00 from the "
                                 "office.pdf' is damaged or not really a PDF; open it in the program it came from and "
                                 "save it as a PDF again · 'scanned letter number 01"), state
-        assert " · and 27 more). All the summaries are in one file" in state, state
+        assert " · and 27 more). Ctrl+R tries the failed ones again (those summarized are not done again). " \
+            "All the summaries are in one file" in state, state
         conversations = app.conversation_id
         await pilot.press("ctrl+k")
         await until(pilot, lambda: any(n.startswith("All summaries.md is too long to ask about in the chat: about ")
                                        for n in said))
         assert app.screen is screen and app.conversation_id == conversations
+
+
+def _hold_lock(outdir: Path) -> subprocess.Popen[str]:
+    """Another run holding the folder's lock (as `batch` on the command line does while it works)."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys\nfrom pathlib import Path\nfrom workstation.core.batch_queue import BatchLock\n"
+         "lock = BatchLock(Path(sys.argv[1]))\nprint('held', flush=True)\nsys.stdin.read()\n", str(outdir)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+@pytest.mark.parametrize("lang", ["en", "tr"])
+async def test_f6_on_a_folder_another_run_holds_says_so_in_plain_words(profiles: Path, tmp_path: Path,
+                                                                       lang: str) -> None:
+    """Another run (here: `batch` on the command line) works on the folder: F6 says so in one sentence
+    in the UI's language, what to do, without the command line's Ctrl-C or its process number (it
+    said "Another batch run (process 4242) … stop it with Ctrl-C in the window it runs in", in English
+    under Turkish). Once that run has gone, its lock file left behind does not block F6."""
+    folder = _letters(tmp_path)
+    holder = _hold_lock(folder / "summaries")
+    app = WorkstationApp("a", sample_system=False, language=lang, store_path=tmp_path / "c.db")
+    said = notices(app)
+    try:
+        async with app.run_test(size=(120, 34)) as pilot:
+            screen = await summarize_in_f6(pilot, app, folder)
+            await until(pilot, lambda: not screen.running and bool(said))
+            state = f6_state(screen)
+            sentence = ("Another summarizing run is already working on this folder" if lang == "en" else
+                        "Bu klasör üzerinde zaten başka bir özetleme çalışıyor")
+            assert state.startswith(sentence) and sentence in said[-1], (state, said)
+            assert "Ctrl-C" not in state and str(holder.pid) not in state and "batch run" not in state, state
+            holder.communicate("")  # it ends, leaving its lock file (as a killed run does)
+            assert (folder / "summaries" / LOCK_NAME).exists()
+            box = screen.query_one("#summarize-path", Input)
+            box.focus()
+            await pilot.press("enter")
+            await _seen(pilot, screen)
+            assert f6_state(screen).startswith("School Letters: 2 "), f6_state(screen)
+    finally:
+        if holder.poll() is None:
+            holder.communicate("")
+
+
+def test_batch_held_by_another_run_says_so_in_turkish(profiles: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`batch --lang tr` on a folder another run holds: the command line's advice (Ctrl-C in its
+    window), in Turkish (it was English)."""
+    from workstation.cli import main
+
+    folder = _letters(tmp_path)
+    holder = _hold_lock(folder / "summaries")
+    try:
+        assert main(["batch", str(folder), "-p", str(profiles / "a.yaml"), "--lang", "tr"]) == 1
+        err = capsys.readouterr().err.strip()
+        assert f"Başka bir toplu çalıştırma (işlem {holder.pid})" in err and "Ctrl-C" in err, err
+        assert len(err.splitlines()) == 1, err
+    finally:
+        holder.communicate("")
+
+
+async def test_f6_shows_the_last_folders_run_again_after_a_restart_and_retries_the_failed(
+        profiles: Path, tmp_path: Path) -> None:
+    """F6 on a folder, Ctrl+Q, start again, F6: the last folder's run is shown again (its counts, the
+    file of every summary in the pane, the folder in the box; the pane was empty although the files
+    were there). Ctrl+R, said in the footer and on the state line, tries the failed document again
+    (mended meanwhile) without doing again the one summarized."""
+    folder = tmp_path / "Orders"
+    folder.mkdir()
+    (folder / "memo.txt").write_text("The canteen closes at two on Fridays. Bring your own cup.\n", encoding="utf-8")
+    (folder / "order.docx").write_bytes(b"not a docx at all " * 4)
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db")
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = await summarize_in_f6(pilot, app, folder)
+        await _seen(pilot, screen)
+        first = f6_state(screen)
+        assert first.startswith("Orders: 1 summarized, 0 skipped, 1 failed ('order.docx"), first
+    memo = folder / "summaries" / "memo.txt.summary.md"
+    made = memo.stat().st_mtime_ns
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db")
+    async with app.run_test(size=(120, 34)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+        screen = app.screen
+        assert isinstance(screen, SummarizeScreen)
+        await until(pilot, lambda: f6_state(screen).startswith("Orders: "))
+        state = f6_state(screen)
+        assert state.startswith("Orders: 1 summarized, 0 skipped, 1 failed ('order.docx"), state
+        assert "Ctrl+R tries the failed ones again" in state, state
+        every = (folder / "summaries" / "All summaries.md").read_text(encoding="utf-8")
+        assert screen.summary == every and "## memo.txt" in every
+        assert screen.query_one("#summarize-path", Input).value == str(folder)
+        assert "retry the failed ones" in [b.description for b in screen.active_bindings.values()
+                                           if b.binding.id == "summarize.run" for b in [b.binding]]
+        make_docx(folder / "order.docx", [("Order", ["Ten boxes of paper for the office, to come on Monday."])])
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: screen.running)
+        await _seen(pilot, screen)
+        state = f6_state(screen)
+        assert state.startswith("Orders: 2 summarized, 0 skipped, 0 failed."), state
+    assert memo.stat().st_mtime_ns == made
+
+
+@pytest.mark.parametrize("lang", ["en", "tr"])
+async def test_the_dialog_for_a_folder_summarizes_it_with_a_key_it_names(profiles: Path, tmp_path: Path,
+                                                                        lang: str) -> None:
+    """The dialog asking for the folder to summarize: Ctrl+S summarizes the folder shown, from the
+    list or the path line, and the hint and the button say so (the button took three Tabs, unsaid)."""
+    folder = _letters(tmp_path)
+    app = WorkstationApp("a", sample_system=False, language=lang, store_path=tmp_path / "c.db")
+    async with app.run_test(size=(120, 34)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        app.action_summarize_folder()
+        await until(pilot, lambda: isinstance(app.screen, FilePicker) and bool(app.screen.query(FileTree)))
+        picker = app.screen
+        assert isinstance(picker, FilePicker)
+        hint = str(picker.query_one(".dialog-hint", Label).render())
+        button = str(picker.query_one("#picker-folder", Button).label)
+        words = "Ctrl+S: summarize the folder shown" if lang == "en" else "Ctrl+S: gösterilen klasörü özetle"
+        assert hint.endswith(" · " + words), hint
+        assert button == ("Summarize this folder (Ctrl+S)" if lang == "en" else "Bu klasörü özetle (Ctrl+S)"), button
+        line = picker.query_one("#picker-path", Input)
+        line.focus()
+        line.value = str(folder)
+        await pilot.press("enter")  # the folder shown in the list
+        await until(pilot, lambda: Path(picker.query_one(FileTree).path) == folder)
+        picker.query_one(FileTree).focus()
+        await pilot.press("ctrl+s")
+        screen = app.summarize_screen()
+        await until(pilot, lambda: app.screen is screen and screen.running)
+        assert app.summarizing == "School Letters"
+        await pilot.press("ctrl+x")
+        await until(pilot, lambda: not screen.running, steps=20000)
+
+
+async def test_the_file_of_every_summary_says_its_notes_in_its_own_language(profiles: Path, tmp_path: Path) -> None:
+    """F6 on a folder in English, F9 (Turkish), F6 on it again (nothing to do again): "Tüm özetler.md"
+    says each summary's notes (the small model's caveat) in Turkish; they stayed in English, the
+    language the summary was made in, under Turkish titles. The summary file itself is left as made."""
+    folder = tmp_path / "Notes"
+    folder.mkdir()
+    (folder / "memo.txt").write_text("The canteen closes at two on Fridays. Bring your own cup.\n", encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db")
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = await summarize_in_f6(pilot, app, folder)
+        await _seen(pilot, screen)
+        english = (folder / "summaries" / "All summaries.md").read_text(encoding="utf-8")
+        assert "> Check names, dates and figures against the document:" in english, english
+        await pilot.press("f9")
+        await until(pilot, lambda: app.texts.lang == "tr")
+        box = screen.query_one("#summarize-path", Input)
+        box.value = str(folder)
+        box.focus()
+        await pilot.press("enter")  # (nothing to do again: it may be over at once)
+        await until(pilot, lambda: (folder / "summaries" / "Tüm özetler.md").is_file() and not screen.running)
+    turkish = (folder / "summaries" / "Tüm özetler.md").read_text(encoding="utf-8")
+    assert "> Adları, tarihleri ve rakamları belgeyle karşılaştırın:" in turkish, turkish
+    assert "Check names, dates" not in turkish, turkish
+    assert "Check names, dates" in (folder / "summaries" / "memo.txt.summary.md").read_text(encoding="utf-8")

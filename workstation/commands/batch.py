@@ -120,6 +120,8 @@ def time_left(t: Texts, seconds: float | None, left: int, high: float | None = N
 
 
 def run(args: argparse.Namespace) -> int:
+    from workstation.tui.i18n import LANGUAGES, Texts
+
     t = texts_of(args)  # (English under --json)
     root = Path(args.directory)
     outdir = Path(args.output) if args.output else root / OUTPUT_FOLDER
@@ -272,7 +274,8 @@ def run(args: argparse.Namespace) -> int:
     with stop_signals(_on_stop) as signals:
         try:
             counts = run_batch(root, outdir, profile, lambda profile: engine_factory(profile, t), said,
-                               retry_failed=args.retry_failed, cancel=cancel, lookup=t.get)
+                               retry_failed=args.retry_failed, cancel=cancel, lookup=t.get,
+                               languages=[Texts(lang).get for lang in LANGUAGES])
         except BatchStopped as err:
             stopped_for, counts = err, err.counts
     if args.json:

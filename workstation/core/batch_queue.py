@@ -34,13 +34,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import math
 import os
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -161,11 +162,23 @@ class QueueRow:
     size: int = 0  # the document's bytes on disk
     said: list[Phrase] = field(default_factory=list)  # why it failed, as phrases (none: a queue of an older workstation)
     parts_kept: int = 0  # (pending) parts of it a stopped run finished, for the document as it is: not done again
+    # (done) its summary in each language the run knew, by the name the file of every summary has in it
+    # (``_in_languages``), and the digest of the summary file as written: the notes and headings follow
+    # the file of every summary's language where the summary file is as written
+    written: dict[str, str] = field(default_factory=dict)
+    digest: str | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> QueueRow:
+        written, digest = {}, None
+        try:
+            result = json.loads(row["result_json"]) if row["result_json"] else {}
+            written = {str(k): str(v) for k, v in dict(result.get("written") or {}).items()}
+            digest = str(result["digest"]) if result.get("digest") else None
+        except (ValueError, TypeError, AttributeError):  # (an older queue's, or damaged: the file as it is)
+            pass
         return cls(row["path"], row["status"], row["reason"], row["output"], row["attempts"], row["size"],
-                   _said_of(row["reason_said"], row["reason"]))
+                   _said_of(row["reason_said"], row["reason"]), written=written, digest=digest)
 
 
 def _said_json(said: list[Phrase]) -> str | None:
@@ -237,21 +250,15 @@ class BatchLock:
             try:
                 self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as err:  # a folder of someone else's, or on read-only media
-                raise BatchError(
-                    f"The batch run cannot write in '{outdir}' ({err.strerror}): it keeps its lock and its queue "
-                    "there beside the summaries. Make the folder writable for this user, or choose another one "
-                    "with -o."
-                ) from None
+                raise BatchError(said=[("batch.cannot_write", {"folder": str(outdir), "why": err.strerror or str(err)})]
+                                 ) from None
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                holder = os.pread(self._fd, 32, 0).decode("ascii", "replace").strip() or "another process"
+                holder = os.pread(self._fd, 32, 0).decode("ascii", "replace").strip() or "?"
                 os.close(self._fd)
-                raise BatchError(
-                    f"Another batch run (process {holder}) is already working on '{outdir}'; wait for it to "
-                    "finish, or stop it with Ctrl-C in the window it runs in (it goes on later from where it "
-                    "stopped)."
-                ) from None
+                # (the app says it without the command line's Ctrl-C: ``in_app.batch.busy``)
+                raise BatchError(said=[("batch.busy", {"pid": holder, "folder": str(outdir)})]) from None
             try:
                 at_path, held = os.stat(self.path), os.fstat(self._fd)
                 if (at_path.st_dev, at_path.st_ino) == (held.st_dev, held.st_ino):
@@ -260,16 +267,14 @@ class BatchLock:
                 pass
             os.close(self._fd)  # the run before removed it as it ended: lock the new one
         else:  # inode numbers that change under us (some network file systems)
-            raise BatchError(f"Cannot lock '{self.path}': the file keeps changing under this run.")
+            raise BatchError(said=[("batch.lock_changing", {"path": str(self.path)})])
         try:
             os.ftruncate(self._fd, 0)
             os.pwrite(self._fd, str(os.getpid()).encode(), 0)
         except OSError as err:  # a full disk: it said "A disk this command writes to is full", naming none
             self.release()
-            raise BatchError(
-                f"The batch run cannot write in '{outdir}' ({err.strerror}): it keeps its lock and its queue there "
-                "beside the summaries. Free some space on that disk, or choose a folder on another one with -o."
-            ) from None
+            raise BatchError(said=[("batch.cannot_write_full", {"folder": str(outdir),
+                                                                "why": err.strerror or str(err)})]) from None
 
     def release(self) -> None:
         if self._fd >= 0:
@@ -665,6 +670,7 @@ def run_batch(
     cancel: Any = None,
     lookup: Lookup | None = None,
     summary_lookup: Lookup | None = None,
+    languages: Sequence[Lookup | None] = (),
 ) -> dict[str, int]:
     """Work through ``root``'s queue; returns the final counts by status.
 
@@ -677,6 +683,8 @@ def run_batch(
     ``summary_lookup``: the language of the words each summary's own (its headings, its notes),
     as F6 writes them (the command: English). ``engine_factory`` may lend an engine its caller
     holds (``LentEngine``: the app's loaded model), which the run then does not close.
+    ``languages``: every language each summary's words are kept in too (``_in_languages``), for the
+    file of every summary written later in another (its notes were left in the summary's).
     """
     check_folder(root)
     emit = on_event or (lambda _e: None)
@@ -729,7 +737,7 @@ def run_batch(
             for job in done:
                 row, out = in_flight.pop(job)
                 try:
-                    stopping |= _settle_file(queue, row, out, job, emit, pace)
+                    stopping |= _settle_file(queue, row, out, job, emit, pace, (lookup, *languages))
                 except BackendUnreachable as err:  # the others in flight finish or come back too
                     outage, stopping = outage or err, True
         counts = queue.counts()
@@ -794,6 +802,19 @@ def all_summaries_path(outdir: Path, lookup: Lookup | None = None) -> Path:
     return outdir / say([("batch.all_file", {})], lookup)
 
 
+def written_all_summaries(outdir: Path, lookup: Lookup | None = None) -> Path | None:
+    """The file of every summary a run wrote in ``outdir``: named in ``lookup``'s language where
+    there is one, else in the language of the run that wrote it; None where there is none."""
+    path = all_summaries_path(outdir, lookup)
+    if path.is_file() and _our_all_summaries(path):
+        return path
+    try:
+        return next((other for other in sorted(outdir.iterdir())
+                     if _all_summaries_file(other) and _our_all_summaries(other)), None)
+    except OSError:
+        return None
+
+
 def _all_summaries_file(path: Path) -> bool:
     """Whether ``path`` is named as ``all_summaries_path`` names it, in any language the app speaks."""
     from workstation.core.locales import phrase_patterns
@@ -822,6 +843,9 @@ def write_all_summaries(queue: BatchQueue, root: Path, outdir: Path, lookup: Loo
                 summary = (outdir / output_name(row.path)).read_text(encoding="utf-8")
             except OSError:
                 continue
+            said = row.written.get(_language_of(lookup))  # its notes in this file's language, where kept
+            if said is not None and row.digest == hashlib.sha256(summary.encode("utf-8")).hexdigest():
+                summary = said
             body = summary.split("\n", 1)[1] if summary.startswith("# ") else summary  # (its own title)
             body = re.sub(r"^(#{1,5}) ", r"#\1 ", body.strip(), flags=re.MULTILINE)  # (under the document's)
             # the small model's caveat, said of every summary alike, is said once; a summary's own note
@@ -871,9 +895,21 @@ def _summarize_file(
         parts.close()
 
 
+def _language_of(lookup: Lookup | None) -> str:
+    """Which language ``lookup`` speaks, as the file of every summary is named in it."""
+    return say([("batch.all_file", {})], lookup)
+
+
+def _in_languages(result: Any, languages: Sequence[Lookup | None]) -> dict[str, Any]:
+    """What the queue keeps of a summary beside its file: its Markdown in each of ``languages`` (by
+    ``_language_of``), and the digest of the file as written."""
+    written = {_language_of(lk): result.in_language(lk) for lk in languages} if result.document is not None else {}
+    return {"written": written, "digest": hashlib.sha256(result.summary.encode("utf-8")).hexdigest()}
+
+
 def _settle_file(
     queue: BatchQueue, row: QueueRow, out: Path, job: Future[Any], emit: Callable[[BatchEvent], None],
-    pace: Pace | None = None,
+    pace: Pace | None = None, languages: Sequence[Lookup | None] = (),
 ) -> bool:
     """Record a finished document (summary written atomically first); True when it was stopped.
     ``BackendUnreachable`` (re-raised) puts the document back in the queue instead."""
@@ -885,7 +921,8 @@ def _settle_file(
         _check_not_theirs(out)  # (again: made meanwhile)
         write_text_atomic(out, result.summary)
         _fsync_dir(out.parent)
-        queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks)})
+        queue.mark_done(row.path, {"totals": result.totals, "chunks": len(result.chunks),
+                                   **_in_languages(result, languages)})
         if pace is not None:
             pace.finished(row, len(result.document.text) if result.document is not None else 0, result)
     except INTERRUPTS:  # Ctrl-C, or the output's reader gone while it was said: no failure of the document's

@@ -12,6 +12,9 @@ from pathlib import Path
 from workstation.core.store import ConversationStore
 
 KEPT = "summary"  # the store's key for the last summary (ConversationStore.remember)
+# the store's key for the last folder F6 summarized (its path and when, JSON): F6 shows that run's outcome
+# again after a restart, read from the queue and the file of every summary in the folder (they stay there)
+KEPT_FOLDER = "summary_folder"
 
 
 def asked_about(store: ConversationStore, conversation_id: int) -> Path | None:

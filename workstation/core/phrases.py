@@ -888,6 +888,15 @@ ENGLISH: dict[str, str] = {
     "doc.folder": "{name} is a folder, not a document. To summarize every document in it, run: {command}",
     "batch.not_folder": "'{path}' is a document, not a folder; '{command}' summarizes it.",
     "batch.not_a_folder": "'{path}' is a file, not a folder of documents.",
+    # the folder's lock (BatchLock): one run at a time per output folder
+    "batch.busy": "Another batch run (process {pid}) is already working on '{folder}'; wait for it to finish, or "
+                  "stop it with Ctrl-C in the window it runs in (it goes on later from where it stopped).",
+    "batch.cannot_write": "The batch run cannot write in '{folder}' ({why}): it keeps its lock and its queue there "
+                          "beside the summaries. Make the folder writable for this user, or choose another one with -o.",
+    "batch.cannot_write_full": "The batch run cannot write in '{folder}' ({why}): it keeps its lock and its queue "
+                               "there beside the summaries. Free some space on that disk, or choose a folder on "
+                               "another one with -o.",
+    "batch.lock_changing": "Cannot lock '{path}': the file keeps changing under this run.",
     # why a document of the overnight queue failed (batch_queue: kept in its queue, said by --status)
     "batch.last_try": "{why} This was try {n} at this document, so it is not tried again.",
     "batch.failed_foreign": "'{path}' failed: {what}",

@@ -30,7 +30,7 @@ from workstation.core.phrases import (
 from workstation.core.profiles import Profile
 from workstation.core.store import model_replies
 from workstation.core.table_facts import SheetFacts
-from workstation.tui.i18n import Texts
+from workstation.tui.i18n import LANGUAGES, Texts
 from workstation.tui.messages import GpuReading
 
 if TYPE_CHECKING:
@@ -189,13 +189,15 @@ def summarize_folder(
     on_event: Callable[[Any], None],
     cancel: Any = None,
     texts: Texts | None = None,
+    retry_failed: bool = False,
 ) -> dict[str, int]:
     """Every document in the folder ``root`` summarized by the overnight queue (``batch``'s own
     ``run_batch``: resumable, each summary in ROOT/summaries as batch puts it, and the file of them all) with the
     app's loaded ``engine``, lent (it stays loaded), one document at a time (the app's engine
     decodes one request at a time; a profile's ``parallel`` is for ``serve`` and ``batch``).
     ``on_event`` gets each ``BatchEvent`` (from the queue's threads); returns the queue's counts
-    by status (``BatchStopped``: the engine cannot go on)."""
+    by status (``BatchStopped``: the engine cannot go on). ``retry_failed``: the documents that
+    failed before are tried again (those done are not)."""
     import dataclasses
 
     from workstation.core.batch_queue import OUTPUT_FOLDER, LentEngine, run_batch
@@ -203,7 +205,8 @@ def summarize_folder(
     t = texts or Texts()
     one_at_a_time = dataclasses.replace(profile, parallel=1) if profile.parallel != 1 else profile
     return run_batch(root, root / OUTPUT_FOLDER, one_at_a_time, lambda _profile: LentEngine(engine), on_event,
-                     cancel=cancel, lookup=t.in_app, summary_lookup=t.in_app)  # (F6's words: "F6 on the folder")
+                     retry_failed=retry_failed, cancel=cancel, lookup=t.in_app, summary_lookup=t.in_app,
+                     languages=[Texts(lang).in_app for lang in LANGUAGES])  # (F6's words, and after F9 too)
 
 
 # --- models -----------------------------------------------------------------------------

@@ -166,7 +166,11 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
     it, or a file's path typed and Enter picks it; a folder typed and Enter shows that folder;
     Backspace in the tree goes to the folder above; Esc gives None."""
 
-    BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
+    BINDINGS = [Binding("escape", "cancel", "cancel", show=False),
+                # F6's dialog for a folder: the folder shown summarized from wherever the focus is (its
+                # button under the list took three Tabs, and nothing said so); priority: the path line's own
+                Binding("ctrl+s", "pick_folder", "summarize this folder", show=False, priority=True)]
+    FOLDER_KEY = "Ctrl+S"  # the key above, as the button and the hint name it
     # the list has the focus from the first key (the path line, first in the dialog, took the keys
     # typed at once after Ctrl+O: "/tmp/x.txt" went after the start folder, "/work//tmp/x.txt")
     AUTO_FOCUS = "#picker-tree"
@@ -202,9 +206,12 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
                            select_on_focus=False)
             yield FileTree(self.start, self.suffixes, id="picker-tree")
             yield Static("", id="picker-problem", markup=False)
-            yield Label(t("picker.hint", kinds=t.file_kinds(self.suffixes)), classes="dialog-hint", markup=False)
+            hint = t("picker.hint", kinds=t.file_kinds(self.suffixes))
             if self.folders:
-                yield Button(t("picker.use_folder"), id="picker-folder")
+                hint += " · " + t("picker.hint_folder", shortcut=self.FOLDER_KEY)
+            yield Label(hint, classes="dialog-hint", markup=False)
+            if self.folders:
+                yield Button(t("picker.use_folder", shortcut=self.FOLDER_KEY), id="picker-folder")
 
     def on_mount(self) -> None:
         tree = self.query_one(FileTree)
@@ -477,6 +484,12 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             path = path.parent if _is_folder(path.parent) else self.folder
         if self.is_current:
             self.close(Path(os.path.normpath(path)))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.folders if action == "pick_folder" else True  # (a file's dialog: Ctrl+S is not its)
+
+    def action_pick_folder(self) -> None:
+        self.pick_folder()
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -31,11 +31,12 @@ from workstation.core.batch_queue import (
     QueueRow,
     all_summaries_path,
     queue_rows,
+    written_all_summaries,
 )
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import ServerWaiting
 from workstation.core.kept_parts import document_version, forget_parts, kept_count
-from workstation.core.kept_summary import KEPT, forget_summary_asked_in
+from workstation.core.kept_summary import KEPT, KEPT_FOLDER, forget_summary_asked_in
 from workstation.core.paths import typed_path
 from workstation.core.phrases import say
 from workstation.core.remote import DAY_LIMIT
@@ -127,7 +128,7 @@ class RunningFooter(ScreenFooter):
         nothing = frozenset() if getattr(self.screen, "has_summary", True) else frozenset({"ask"})
         if getattr(self.screen, "running", False):
             return super().left_out() | nothing | {"run", "browse", "start_over"}
-        if getattr(self.screen, "_parts_kept", False):
+        if getattr(self.screen, "_parts_kept", False) or getattr(self.screen, "_retry", False):
             return super().left_out() | nothing | {"browse"}
         return super().left_out() | nothing
 
@@ -184,6 +185,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._asked: int | None = None  # the conversation Ctrl+K made of this summary
         self._made_at = 0.0  # when this summary was made
         self._parts_kept = False  # a stopped run's parts are kept for the box's document (Alt+R shows)
+        self._retry = False  # Ctrl+R on the folder shown tries its failed documents again (``_retries``)
         self._asks = False  # Ctrl+K in the path box asks in the chat (not the box's delete to the end)
         self._written: dict[str, str] = {}  # a summary read back: its Markdown in each UI language, as kept
         self._last: SummaryProgress | None = None  # how far the running summary has got (Ctrl+Q's question says it)
@@ -262,22 +264,34 @@ class SummarizeScreen(AppScreen, Screen[None]):
 
     def _note_parts_kept(self) -> None:
         """Whether Alt+R (start over) is offered now: a stopped run's parts are kept for the box's
-        document; the footer follows."""
-        kept = self._resumable()
-        if kept != self._parts_kept:
-            self._parts_kept = kept
+        document; and whether Ctrl+R tries a folder's failed documents again; the footer follows."""
+        kept, retry = self._resumable(), self._retries()
+        if (kept, retry) != (self._parts_kept, self._retry):
+            self._parts_kept, self._retry = kept, retry
             self._label_run()
             self.translate_bindings()  # (Ctrl+R's words: it goes on from them)
+
+    def _retries(self) -> bool:
+        """Whether Ctrl+R now summarizes the folder shown again, its failed documents too (batch
+        leaves them failed, and does not do again those done): the box names it, some failed."""
+        run = self._folder
+        if self.running or run is None or not run.counts.get("failed", 0):
+            return False
+        raw = self.query_one("#summarize-path", Input).value.strip()
+        return bool(raw) and typed_path(raw) == run.root
 
     def _label_run(self) -> None:
         """The run button's words: stop while a summary runs, go on where a stopped run's parts
         are kept (it said "Summarize" beside "Ctrl+R goes on from them"), else summarize."""
-        label = "summarize.stop" if self.running else "summarize.run_on" if self._parts_kept else "summarize.run"
+        label = "summarize.stop" if self.running else "summarize.run_on" if self._parts_kept else \
+            "summarize.run_retry" if self._retry else "summarize.run"
         self.query_one("#summarize-run", Button).label = self.wapp.texts(label)
 
     def words_of(self, binding_id: str) -> str:
         # Ctrl+R goes on from a stopped run's kept parts: the footer said "summarize" beside the
         # line "Ctrl+R goes on from them"
+        if binding_id == "summarize.run" and self._retry:  # a folder shown with documents that failed
+            return "summarize.retry_failed"
         return "summarize.go_on" if binding_id == "summarize.run" and self._parts_kept else binding_id
 
     def on_resize(self, event: events.Resize) -> None:
@@ -327,7 +341,11 @@ class SummarizeScreen(AppScreen, Screen[None]):
         from workstation.core.summarize import SummaryResult
 
         kept = self.wapp.store.recalled(KEPT)
-        if not kept or self.result is not None:
+        if self.result is not None or self._folder is not None:
+            return
+        if await self._read_back_folder(kept):
+            return
+        if not kept:
             return
         try:
             data = json.loads(kept)
@@ -347,6 +365,55 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.refresh_bindings()  # (the footer's Ctrl+K: has_summary)
         self.query_one("#summarize-state", Label).update(self._result_text())
         await self.query_one("#summary", Markdown).update(result.summary)
+
+    async def _read_back_folder(self, kept: str | None) -> bool:
+        """The last folder's run shown again, where it is the last thing F6 did (after the summary
+        ``kept``, if any): its counts and the file of every summary, read from the folder (the pane
+        was empty after a restart, the files there). False where none is, or its folder is gone."""
+        folder = self.wapp.store.recalled(KEPT_FOLDER)
+        if not folder:
+            return False
+        try:
+            data = json.loads(folder)
+            root, at = Path(data["root"]), float(data["at"])
+            if kept and float(json.loads(kept)["at"]) > at:  # a document summarized since
+                return False
+        except (ValueError, KeyError, TypeError):
+            return False
+        run = await asyncio.to_thread(self._folder_as_left, root)
+        if run is None:
+            return False
+        self._folder, self.path, self.summary, self._kept_at = run, run.every or run.root, run.text, at
+        self.query_one("#summarize-path", LineInput).put(str(root))
+        self.query_one("#summarize-ask", Button).disabled = not run.text
+        self._note_parts_kept()
+        self.refresh_bindings()
+        self.query_one("#summarize-state", Label).update(self._result_text())
+        await self.query_one("#summary", Markdown).update(run.text)
+        return True
+
+    def _folder_as_left(self, root: Path) -> FolderRun | None:
+        """A folder's run as its queue and its file of every summary are now (None: not there)."""
+        outdir = root / OUTPUT_FOLDER
+        try:
+            rows = queue_rows(outdir)
+            if not rows:
+                return None
+            counts: dict[str, int] = {}
+            for row in rows:
+                counts[row.status] = counts.get(row.status, 0) + 1
+            run = FolderRun(root, counts, rows=rows)
+            every = written_all_summaries(outdir, self.wapp.texts.get)
+            if every is not None:
+                run.every, run.text = every, every.read_text(encoding="utf-8")
+        except (OSError, WorkstationError):
+            return None
+        return run
+
+    def _keep_folder(self, run: FolderRun) -> None:
+        """The folder just summarized, kept for the next start (``_read_back_folder``)."""
+        data = {"root": str(run.root), "at": time.time()}
+        self.wapp.store_write(lambda: self.wapp.store.remember(KEPT_FOLDER, json.dumps(data, ensure_ascii=False)))
 
     async def forget_if_asked_in(self, conversation_id: int) -> None:
         """The conversation Ctrl+K made of the last summary was deleted (F8): the summary and
@@ -439,6 +506,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             self._started, self._last = time.monotonic(), None
             self._clock = self.set_interval(1.0, self._tick)
         self._parts_kept = self._resumable()  # (none while it runs; after, those it kept)
+        self._retry = self._retries()
         self.wapp.generating = running  # the engine is busy: the chat waits
         self.wapp.summarizing = self.path.name if running and self.path else None
         self._label_run()
@@ -514,10 +582,11 @@ class SummarizeScreen(AppScreen, Screen[None]):
             else:
                 self.notify(self.wapp.not_ready_text(), severity="warning")
             return
+        retry = self._retries()  # (Ctrl+R on the folder shown: its failed documents again)
         self.path = typed_path(raw)
         self._folder = None
         if self.path.is_dir():  # every document in it, as `batch` does (it said "run: …run.sh batch …")
-            await self._run_folder(self.path)
+            await self._run_folder(self.path, retry)
             return
         self.version = document_version(self.path)  # (read from here on: an edit after is a newer version)
         if self.path.is_file():  # typed, not picked: the folder counts as one opened from (F7 offers it)
@@ -540,7 +609,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             self.notify(t("summarize.parts_not_used", name=self.path.name))
         self._summarize(self.path, start_over)
 
-    async def _run_folder(self, root: Path) -> None:
+    async def _run_folder(self, root: Path, retry_failed: bool = False) -> None:
         """Every document in the folder ``root`` summarized by batch's queue with the app's model
         (``integrations.summarize_folder``): one after the other, each summary in ROOT/summaries and
         all of them in one file, shown here at the end. Ctrl+X stops it as Ctrl+C stops `batch`: the
@@ -557,16 +626,16 @@ class SummarizeScreen(AppScreen, Screen[None]):
         bar.update(total=None, progress=0)
         self._set_running(True)
         self._say(self.wapp.texts("summarize.folder_reading", name=root.name))
-        self._summarize_folder(root)
+        self._summarize_folder(root, retry_failed)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="summarize")
-    def _summarize_folder(self, root: Path) -> None:
+    def _summarize_folder(self, root: Path, retry_failed: bool = False) -> None:
         app, t = self.wapp, self.wapp.texts
         error: BatchStopped | None = None
         try:
             counts = integrations.summarize_folder(root, app.profile, app.engine,  # type: ignore[arg-type]
                                                    lambda event: self.post_message(FolderEvent(event)),
-                                                   self._cancel, t)
+                                                   self._cancel, t, retry_failed=retry_failed)
         except BatchStopped as err:  # the model or the office server, not a document: nothing failed
             counts, error = err.counts, err
         except WorkstationError as err:  # (another run holds the folder; the folder cannot be written in)
@@ -631,6 +700,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         """The folder's run ended: how many were summarized, skipped and failed (and why), where
         the file of them all is; that file shown below, for Ctrl+K to ask about."""
         run = self._folder = message.run
+        self._kept_at = None
+        self._keep_folder(run)
         self._set_running(False)
         self.query_one("#summarize-progress").display = False
         self.path, self.summary, self._document = run.every or run.root, run.text, ""
@@ -671,6 +742,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
                             n=waiting)
         elif waiting:
             said += " " + t("summarize.folder_stopped", n=waiting)
+        if counts.get("failed", 0) and not waiting:  # (the key that goes on with a stopped one, else)
+            said += " " + t("summarize.folder_retry", run=self.wapp.key_for("summarize.run"))
         if run.every is not None and run.text:
             said += " " + t("summarize.folder_every", path=str(run.every), ask=self.wapp.key_for("summarize.ask"))
         return said
@@ -804,8 +877,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         first = err.said[0] if isinstance(err, WorkstationError) and err.said else ("", {})
         # a folder: its own sentence, as `summarize` says it ("Nothing of School Letters was summarized:
         # '/…/School Letters' is a folder" read awkwardly)
-        said = reason if first[0] == "doc.folder" else t("summarize.failed", name=path.name if path else "?",
-                                                          reason=reason)
+        # (another run holding the folder: "Nothing of School Letters was summarized" before it said the same)
+        own = first[0] in ("doc.folder", "batch.busy")
+        said = reason if own else t("summarize.failed", name=path.name if path else "?", reason=reason)
         if first[0] in DAY_LIMIT:  # the key's day ran out: the server never went away
             said += " " + t("summarize.failed_day", resets=first[1].get("resets", "00:00"))
         elif isinstance(err, BackendUnreachable) or first[0] == "remote.cut_by_stopping_in_summary":
