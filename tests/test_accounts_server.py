@@ -336,8 +336,34 @@ def test_a_reply_the_server_cut_off_by_stopping_is_not_counted_against_the_day(s
         today = httpx.get(f"{o.url.rsplit('/v1', 1)[0]}/usage/today", headers={"Authorization": f"Bearer {o.keys['ayse']}"}).json()
         assert today["tokens"] == 0, today
     [row] = [r for r in UsageLog().summary("person") if r.group == "ayse"]
-    assert (row.requests, row.errors) == (1, 1) and row.completion_tokens > 0  # (what the server spent: kept)
+    # (what the server spent: kept, apart; not charged, in `usage` as in the day: one rule)
+    assert (row.requests, row.errors, row.cut_requests) == (1, 1, 1) and row.cut_tokens > 0 and row.tokens == 0
     assert UsageLog().tokens_on_day(o.clock.t).get("ayse", 0) == 0  # (read again after a restart: not counted)
+
+
+def test_a_key_is_told_only_its_own_cells_reused(scheduler: Scheduler) -> None:
+    """The prefix cache is shared between people (for speed), but what a reply says it reused is
+    the key's own: desk2 saw "reused 53 of 54" right after desk1 sent the same words. Another
+    key's cells are told as read (usage, timings, the usage file); the key's own still reused."""
+    words = [{"role": "user", "content": f"Write the memo for the meeting {time.time_ns()} about the budget."}]
+
+    def ask(o: Office, who: str) -> tuple[int, int, int]:
+        r = httpx.post(f"{o.url}/chat/completions", timeout=600, headers={"Authorization": f"Bearer {o.keys[who]}"},
+                       json={"model": PROFILE, "messages": words, "max_tokens": 4, "temperature": 0})
+        body = r.json()
+        usage = body["usage"]
+        return usage["prompt_tokens"], usage["prompt_tokens_details"]["cached_tokens"], body["timings"]["cache_n"]
+
+    with office(scheduler, {"desk1": {}, "desk2": {}}) as o:
+        prompt, _, _ = ask(o, "desk1")
+        again = ask(o, "desk1")
+        assert again[0] == prompt and again[1] > prompt // 2 and again[2] > prompt // 2  # its own: reused
+        other = ask(o, "desk2")
+        assert other == (prompt, 0, 0), other  # desk1's cells: told as read
+        assert ask(o, "desk2")[1] > prompt // 2  # now its own too
+        o.accounts.flush()
+    rows = [r for r in UsageLog().records() if r.key == "desk2"]
+    assert rows[0].cached_tokens == 0 and rows[1].cached_tokens > 0
 
 
 def test_the_stopping_note_says_the_grace_left_once_on_a_reply_that_goes_on(scheduler: Scheduler) -> None:

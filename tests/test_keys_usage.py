@@ -658,3 +658,30 @@ def test_a_keys_day_of_tokens_says_in_turkish_what_a_token_is() -> None:
     assert [key for key, text in tr.items() if re.search(r"(?<!\()\btoken hakk", str(text))] == []
     for key in ("status.day_used", "metric.quota", "remote.quota_cut", "remote.quota_cut_part"):
         assert "sözcük parçası (token) hakk" in tr[key], key
+
+
+def test_a_cut_off_reply_is_charged_alike_by_usage_and_the_keys_day(capsys: pytest.CaptureFixture[str]) -> None:
+    """One rule for what a person is charged: a reply the server's stopping cut off ("chat 503
+    58+143 tokens") is left out of `usage --by person` as it is of the key's day (`keys list`,
+    /usage/today): `usage` said 626 where `keys list` said 425, and `usage` says why."""
+    log = UsageLog(data_dir() / "usage.sqlite3")
+    now = time.time()
+    log.add([record(now, "Ayşe", 300, 125), record(now, "Ayşe", 58, 143, status=503), record(now, "bob", 10, 5)])
+    ring = KeyRing()
+    ring.add("Ayşe")
+    ring.close()
+    by_person = {r.group: r for r in log.summary("person")}
+    assert log.tokens_on_day(now)["Ayşe"] == by_person["Ayşe"].tokens == 425
+    assert by_person["Ayşe"].requests == 2 and by_person["Ayşe"].cut_requests == 1
+    assert by_person["Ayşe"].cut_tokens == 201
+    assert sum(n for _, key, n in log.daily_by_person() if key == "Ayşe") == 425  # the Usage screen's chart
+    log.close()
+    assert main(["usage"]) == 0
+    out = capsys.readouterr().out
+    assert next(line for line in out.splitlines() if line.startswith("| Ayşe ")).split("|")[7].strip() == "425"
+    assert "Ayşe: 1 reply cut off when the server stopped (201 tokens) is not charged: not in these totals, nor " \
+        "in the day's limit." in out
+    assert "bob:" not in out
+    assert main(["keys", "list", "--json"]) == 0
+    listed = {k["name"]: k for k in json.loads(capsys.readouterr().out)["keys"]}
+    assert listed["Ayşe"]["tokens_today"] == 425

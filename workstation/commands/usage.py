@@ -54,6 +54,12 @@ def run(args: argparse.Namespace) -> int:
         f"{sum(r.completion_tokens for r in rows):,}", f"{sum(r.tokens for r in rows):,}", "", "",
     ]
     print(text_table(header, [*table, total], set(range(1, 9))))
+    for r in rows:  # (the key's day leaves them out: `usage` said 626 where `keys list` said 425)
+        if r.cut_requests:
+            one = r.cut_requests == 1
+            print(f"{r.group}: {r.cut_requests:,} {'reply' if one else 'replies'} cut off when the server stopped "
+                  f"({r.cut_tokens:,} tokens) {'is' if one else 'are'} not charged: not in these totals, nor in the "
+                  "day's limit.")
     groups = {r.group for r in rows}
     for name, meaning in ((SHARED, "the operator's --api-key, or a server without people's keys"),
                           (UNKNOWN, "requests refused for a missing or wrong key (a revoked key's are its owner's)")):

@@ -24,11 +24,15 @@ from workstation.core.kv_state import (
     write_sequence,
 )
 from workstation.core.slots import (
+    NOBODY_KNOWN,
     PrefixAction,
     Slot,
     aligned_prompt,
+    cell_writers,
     common_prefix,
+    cut_runs,
     moved_runs,
+    own_cells,
     settle_prefix,
 )
 
@@ -132,6 +136,8 @@ class PromptCache:
                 continue  # restoring now would overwrite the cells another slot is copying
             slot.restoring = None
             slot.fresh = False
+            before = cell_writers(slot)
+            copied = cell_writers(action.copy_from) if action.copy_from is not None else []
             restored = self._restore(slot, pending, kept) if pending is not None else 0
             if restored:
                 pass  # the slot's cells are now a saved state's prefix, longer than any slot's
@@ -151,8 +157,19 @@ class PromptCache:
                     model.seq_rm(slot.seq, -1, -1)
                     keep = 0
                 del slot.tokens[keep:]
-            slot.run.metrics.cache_n = len(slot.tokens)
-            slot.run.metrics.restored_n = restored
+            if restored:
+                writers = [(NOBODY_KNOWN, len(slot.tokens))]
+            elif runs:  # the slot's own cells moved back: the people who had them all, where they are moved
+                moved = frozenset.intersection(*(w for w, _ in before)) if before else NOBODY_KNOWN
+                writers = cut_runs([*cut_runs(before, action.keep), (moved, len(slot.tokens))], len(slot.tokens))
+            else:  # a prefix kept, of its own cells or copied from another slot's
+                writers = cut_runs(copied if action.copy_from is not None else before, len(slot.tokens))
+            slot.writer = slot.req.owner.name if slot.req is not None and slot.req.owner is not None else None
+            slot.run.metrics.cache_n = own_cells(writers, slot.writer)
+            # the cells reused are this request's prompt: its key knows them from now on
+            slot.writers = cut_runs([(w | {slot.writer}, k) for w, k in writers], len(slot.tokens))
+            slot.reused_n = len(slot.tokens)
+            slot.run.metrics.restored_n = min(restored, slot.run.metrics.cache_n)
             if slot.worth is not None:  # cells reused from a slot or a file: an earlier request's too
                 slot.worth = max(slot.worth, len(slot.tokens))
             self.stats.cached_tokens_total += len(slot.tokens)

@@ -107,6 +107,11 @@ class UsageRow:
     completion_tokens: int
     ttft_ms: float  # mean over successful requests
     decode_tps: float  # mean over successful requests that generated more than one token
+    # replies the server's stopping cut off (``CUT_BY_STOPPING``) and the tokens it spent on them:
+    # counted in ``requests`` and ``errors``, never in the tokens above, as the key's day leaves
+    # them out (``tokens_on_day``): one rule for what a person is charged
+    cut_requests: int = 0
+    cut_tokens: int = 0
 
     @property
     def tokens(self) -> int:
@@ -258,27 +263,34 @@ class UsageLog:
         group = GROUPS[by]
         where, args = ("WHERE t >= ?", (since,)) if since is not None else ("", ())
         ok = "status < 400"
+        # tokens as the key's day counts them (``tokens_on_day``): a reply the server's stopping
+        # cut off is not charged; it is counted apart. `usage` said 626 where `keys list` said 425
+        charged = f"status != {CUT_BY_STOPPING}"
         sql = (
-            f"SELECT {group} AS g, COUNT(*), SUM(status >= 400), SUM(prompt_tokens), SUM(cached_tokens), "
-            f"SUM(completion_tokens), AVG(CASE WHEN {ok} THEN ttft_ms END), "
-            f"AVG(CASE WHEN {ok} AND completion_tokens > 1 THEN decode_tps END) "
+            f"SELECT {group} AS g, COUNT(*), SUM(status >= 400), SUM(CASE WHEN {charged} THEN prompt_tokens END), "
+            f"SUM(CASE WHEN {charged} THEN cached_tokens END), SUM(CASE WHEN {charged} THEN completion_tokens END), "
+            f"AVG(CASE WHEN {ok} THEN ttft_ms END), AVG(CASE WHEN {ok} AND completion_tokens > 1 THEN decode_tps END), "
+            f"SUM(NOT ({charged}) AND prompt_tokens + completion_tokens > 0), "
+            f"SUM(CASE WHEN NOT ({charged}) THEN prompt_tokens + completion_tokens END) "
             f"FROM requests {where} GROUP BY g ORDER BY g"
         )
         with self._lock:
             rows = self._db.execute(sql, args).fetchall()
         return [
-            UsageRow(BAD if g is None else str(g), n, int(err or 0), int(p or 0), int(c or 0), int(gen or 0), float(tt or 0), float(tps or 0))
-            for g, n, err, p, c, gen, tt, tps in rows
+            UsageRow(BAD if g is None else str(g), n, int(err or 0), int(p or 0), int(c or 0), int(gen or 0),
+                     float(tt or 0), float(tps or 0), int(cut or 0), int(cut_n or 0))
+            for g, n, err, p, c, gen, tt, tps, cut, cut_n in rows
         ]
 
     def daily_by_person(self, since: float | None = None) -> list[tuple[str, str, int]]:
-        """(local day, key, prompt + generated tokens), by day then key: the Usage screen's chart."""
+        """(local day, key, prompt + generated tokens), by day then key: the Usage screen's chart
+        (a reply the server's stopping cut off not charged, as ``summary`` and the key's day)."""
         where, args = ("WHERE t >= ?", (since,)) if since is not None else ("", ())
         with self._lock:
             rows = self._db.execute(
                 f"SELECT {SQL_LOCAL_DAY} AS d, key, SUM(prompt_tokens + completion_tokens) "
-                f"FROM requests {where} GROUP BY d, key ORDER BY d, key",
-                args,
+                f"FROM requests {where}{' AND' if where else ' WHERE'} status != ? GROUP BY d, key ORDER BY d, key",
+                (*args, CUT_BY_STOPPING),
             ).fetchall()
         return [(d, k, int(n or 0)) for d, k, n in rows if d is not None]  # (a time that is none: left out)
 
