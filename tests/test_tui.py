@@ -3908,3 +3908,32 @@ async def test_the_turkish_line_under_a_long_reply_fits_80_columns(tmp_path: Pat
         await until(pilot, lambda: "TTFT 1,9 sn · 31,1 token/sn · 1.024 token · 0/1.180 yeniden · uzunluk sınırı"
                     in str(figures.render()))
         assert figures.size.height == 1
+
+
+async def test_the_list_shows_a_conversations_title_whole_where_it_has_room(profiles: Path) -> None:
+    """A new conversation's title (up to 48 letters) showed its first 22 in the list at 110 columns,
+    "Write a short thank-yo…": on two lines it is whole; a longer one (renamed) ends with "…" there,
+    and at 80 columns a title is cut with "…" within the list's width."""
+    from textual.widgets import Label
+
+    from workstation.tui.widgets.conversation_list import ConversationItem
+
+    title = "Write a short thank-you email to our supplier…"
+    store = ConversationStore()
+    store.new("A renamed conversation whose title is far longer than the list can show on two lines")
+    store.new(title)
+    store.close()
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        sidebar = app.chat_screen.sidebar
+        await until(pilot, lambda: len(sidebar.query(ConversationItem)) == 2)
+        for size in ((110, 32), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            labels = [item.query_one(Label) for item in sidebar.query(ConversationItem)]
+            rows = [[line[r.x:r.right].strip() for line in screen_lines(app)[r.y:r.bottom]]
+                    for r in (label.region for label in labels)]
+            assert all(len(row) == 2 for row in rows), rows
+            if size == (110, 32):
+                assert " ".join(rows[0]) == title, rows  # (the newest first)
+            assert rows[1][-1].endswith("…") and rows[1][1].startswith("whose " if size[0] == 110 else "conversation "), rows
