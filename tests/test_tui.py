@@ -1375,9 +1375,27 @@ async def test_f1_on_a_narrow_terminal_says_each_key_on_lines_of_its_own(profile
     async with app.run_test(size=(60, 20)) as pilot:
         await pilot.press("f1")
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
-        assert len(app.screen.table.columns) == 2  # type: ignore[attr-defined]
+        assert len(app.screen.table.columns) == 1  # type: ignore[attr-defined]
         await pilot.resize_terminal(100, 30)  # the same dialog, made wide: three columns again
         await until(pilot, lambda: len(app.screen.table.columns) == 3)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (110, 32)])
+async def test_f1_at_80x24_says_what_a_key_does_on_few_lines(profiles: Path, size: tuple[int, int]) -> None:
+    """At 80x24 F1's third column, what a key does, was 30 letters wide: Ctrl+O's took 7 lines and
+    three keys filled the dialog. Below 100 columns it goes under the key and its name, across the
+    dialog; at 110 the three columns stay."""
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        await pilot.pause()
+        lines = screen_lines(app)
+        first = next(i for i, line in enumerate(lines) if "Attach a document (text," in line)
+        last = next(i for i, line in enumerate(lines) if "goes" in line and i >= first)
+        assert last - first <= (2 if size[0] < 100 else 3), lines[first:last + 1]  # (7 lines at 80x24)
+        assert len(app.screen.table.columns) == (1 if size[0] < 100 else 3)  # type: ignore[attr-defined]
+        assert any("Ctrl+O  Attach" in line for line in lines) == (size[0] < 100), lines
 
 
 async def test_ctrl_e_says_its_keys_in_view_at_80x24(profiles: Path) -> None:
