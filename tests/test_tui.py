@@ -1682,7 +1682,7 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         assert shown == ["Summarize clause 3.", "Document: lease.txt"], shown
         block = doc.query_one(".folded", Collapsible)
         # how to open it: Enter in the message box did nothing ("Enter shows them")
-        assert block.collapsed and block.title == f"200 more lines ({len(contract):,} characters): a click, or " \
+        assert block.collapsed and block.title == f"200 more lines (about {rounded_words(words_in(contract))} words): a click, or " \
                                                   "Enter on this line, shows them"
         block.collapsed = False
         await pilot.pause()
@@ -1694,7 +1694,7 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         assert paste.query_one(".folded", Collapsible).title.startswith("52 more lines")
         rest = fold(one_line)[1]  # one long line: its length, not "1 more lines"
         assert "\n" not in rest and line.query_one(".folded", Collapsible).title.startswith(
-            f"{len(rest):,} more characters: a click")
+            f"About {rounded_words(words_in(rest))} more words: a click")
         assert not _views(app)[0].query(".folded")  # a short message: no fold
 
 
@@ -2593,7 +2593,7 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         app.post_message(DocumentRead(str(sales), *integrations.read_document_text(sales)))
         await until(pilot, lambda: app.pending_document is not None and app.pending_document[0] == sales)
         # its own size, not with the program's facts put before its rows (a 92-byte file said "423 characters")
-        assert str(app.chat_screen.query_one("#attachment").render()).startswith("Eklendi: sales.csv (44 karakter)")
+        assert str(app.chat_screen.query_one("#attachment").render()).startswith("Eklendi: sales.csv (yaklaşık 4 sözcük)")
         app.chat_screen.set_input("What is the total of column B?")
         prompt.focus()
         await pilot.press("enter")
@@ -3016,7 +3016,8 @@ async def test_a_document_whose_measuring_fails_says_why_and_f6_asks_all_the_sam
             line = app.chat_screen.query_one("#attachment")
             await until(pilot, lambda: "could not be measured" in str(line.render()))
             said = str(line.render())
-            assert said.startswith("Attached: ledger.txt (880 characters); it goes with your next message (Ctrl+R "
+            assert said.startswith(f"Attached: ledger.txt (about {rounded_words(words_in(document[1]))} words); "
+                                   "it goes with your next message (Ctrl+R "
                                    "removes it). ledger.txt could not be measured for this profile: "), said
             assert said.endswith(" It still goes with your next message; if it is too long, it comes back to the "
                                  "box with your words.") and "Traceback" not in said, said
@@ -3163,7 +3164,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         # as a share of the room, of its tokens: in words, "540 of the 2,700 words left" of a 610-word
         # memo (a token's words), or in its own words a room the line under the box did not say
         tokens, n_ctx, own = app._document_tokens[app.pending_document]
-        assert said.startswith("Attached: short.txt (15 characters)") and \
+        assert said.startswith("Attached: short.txt (about 3 words)") and \
             f"It takes about {part_percent(own / (n_ctx - (tokens - own)))}% of the room left in this " \
             "conversation." in said, said
         await pilot.press("ctrl+r")
@@ -3955,3 +3956,29 @@ async def test_the_list_shows_a_conversations_title_whole_where_it_has_room(prof
             if size == (110, 32):
                 assert " ".join(rows[0]) == title, rows  # (the newest first)
             assert rows[1][-1].endswith("…") and rows[1][1].startswith("whose " if size[0] == 110 else "conversation "), rows
+
+
+async def test_a_documents_size_is_said_in_words_on_its_line_and_its_fold_after_f9(profiles: Path) -> None:
+    """A document's size was said in characters on the line that attached it ("(880 characters)") and
+    in its message's fold, and in words once measured ("about 1,100 words"): after F9 one line said
+    "karakter", the next "sözcük". Words everywhere, in either language."""
+    from textual.widgets import Collapsible
+
+    memo = "Meeting at ten in the small room.\n" * 40  # 280 words
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        app._attach_document((Path("/docs/memo.txt"), memo))
+        line = app.chat_screen.query_one("#attachment")
+        assert str(line.render()).startswith("Attached: memo.txt (about 280 words);"), str(line.render())
+        conv = app.store.new("Memo")
+        app.store.add_message(conv.id, "user", f"Check it.\n\n---\nDocument: memo.txt\n\n{memo}")
+        await app.open_conversation(conv.id)
+        await until(pilot, lambda: len(_views(app)) == 1)
+        app._attach_document((Path("/docs/memo.txt"), memo))  # (put away as the conversation opened)
+        await pilot.press("f9")
+        await until(pilot, lambda: app.texts.lang == "tr" and "sözcük" in str(line.render()))
+        assert str(line.render()).startswith("Eklendi: memo.txt (yaklaşık 280 sözcük);"), str(line.render())
+        await pilot.pause()
+        block = _views(app)[0].query_one(".folded", Collapsible)
+        assert "(yaklaşık 280 sözcük)" in str(block.title) and "karakter" not in str(block.title), block.title
+

@@ -24,7 +24,7 @@ from workstation.core.events import SERVER_STOPPING
 from workstation.core.invocation import cli
 from workstation.core.metrics import TurnMetrics, figures_line
 from workstation.core.moments import BAD, local_text
-from workstation.core.phrases import about_words, say, words_in
+from workstation.core.phrases import about_words, rounded_words, say, words_in
 from workstation.core.summary_chunks import FACTS_LABEL, facts_said, without_counted
 from workstation.core.table_facts import counted_phrases, recorded_facts
 from workstation.tui.attachment import SEPARATOR, find_attached
@@ -478,8 +478,9 @@ class MessageView(Vertical):
         message box did nothing); once open, how to fold it again (it still said "shows")."""
         lines = self._folded.count("\n") + 1
         key = ("chat.unfolded" if shown else "chat.folded") + ("_one" if lines == 1 else "")
-        # (a long line: "1 more lines" said nothing of its length)
-        return self.texts(key, n=f"{lines:,}", chars=f"{len(self._folded):,}")
+        # (a long line: "1 more lines" said nothing of its length; in words, as the line that attached
+        # a document said its size: after F9 it said characters here, words there)
+        return self.texts(key, n=f"{lines:,}", words=rounded_words(words_in(self._folded)))
 
     def _thought_title(self) -> str:
         """How long the thinking is, in its words ("Thinking… 412 words": its tokens, "412 tokens",
