@@ -3982,3 +3982,28 @@ async def test_a_documents_size_is_said_in_words_on_its_line_and_its_fold_after_
         block = _views(app)[0].query_one(".folded", Collapsible)
         assert "(yaklaşık 280 sözcük)" in str(block.title) and "karakter" not in str(block.title), block.title
 
+
+async def test_an_expanded_sheet_is_headed_in_the_ui_language(profiles: Path, tmp_path: Path) -> None:
+    """A workbook sent with a message, its fold opened under --lang tr: the text began "Sheet:
+    Faturalar"; it says "Sayfa: Faturalar", as the facts name it. What the model read stays the
+    reader's heading, as the facts it is given name the sheet ("Sheet: Faturalar")."""
+    from docmaker import make_xlsx
+    from textual.widgets import Collapsible, Static
+
+    from workstation.core.documents import read_document
+
+    book = read_document(make_xlsx(tmp_path / "Faturalar.xlsx", [("Faturalar", [["Müşteri", "Tutar"], ["Ayla", 1200]])]))
+    assert book.text.startswith("Sheet: Faturalar\n"), book.text
+    sent = f"Toplam ne?\n\n---\nBelge: Faturalar.xlsx\n\n{book.text}\n" + "\n".join(f"satır {i}" for i in range(40))
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(110, 32)) as pilot:
+        conv = app.store.new("Faturalar")
+        app.store.add_message(conv.id, "user", sent)
+        await app.open_conversation(conv.id)
+        await until(pilot, lambda: len(_views(app)) == 1)
+        block = _views(app)[0].query_one(".folded", Collapsible)
+        block.collapsed = False
+        await pilot.pause()
+        shown = str(_views(app)[0].query_one(".folded-text", Static).render())
+        assert shown.startswith("Sayfa: Faturalar\n") and "Sheet:" not in shown, shown
+        assert app.store.get(conv.id).messages[0].content == sent  # (the model's words: as they were)
