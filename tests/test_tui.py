@@ -1375,9 +1375,27 @@ async def test_f1_on_a_narrow_terminal_says_each_key_on_lines_of_its_own(profile
     async with app.run_test(size=(60, 20)) as pilot:
         await pilot.press("f1")
         await until(pilot, lambda: isinstance(app.screen, KeysDialog))
-        assert len(app.screen.table.columns) == 2  # type: ignore[attr-defined]
+        assert len(app.screen.table.columns) == 1  # type: ignore[attr-defined]
         await pilot.resize_terminal(100, 30)  # the same dialog, made wide: three columns again
         await until(pilot, lambda: len(app.screen.table.columns) == 3)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (110, 32)])
+async def test_f1_at_80x24_says_what_a_key_does_on_few_lines(profiles: Path, size: tuple[int, int]) -> None:
+    """At 80x24 F1's third column, what a key does, was 30 letters wide: Ctrl+O's took 7 lines and
+    three keys filled the dialog. Below 100 columns it goes under the key and its name, across the
+    dialog; at 110 the three columns stay."""
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        await pilot.pause()
+        lines = screen_lines(app)
+        first = next(i for i, line in enumerate(lines) if "Attach a document (text," in line)
+        last = next(i for i, line in enumerate(lines) if "goes" in line and i >= first)
+        assert last - first <= (2 if size[0] < 100 else 3), lines[first:last + 1]  # (7 lines at 80x24)
+        assert len(app.screen.table.columns) == (1 if size[0] < 100 else 3)  # type: ignore[attr-defined]
+        assert any("Ctrl+O  Attach" in line for line in lines) == (size[0] < 100), lines
 
 
 async def test_ctrl_e_says_its_keys_in_view_at_80x24(profiles: Path) -> None:
@@ -1664,7 +1682,7 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         assert shown == ["Summarize clause 3.", "Document: lease.txt"], shown
         block = doc.query_one(".folded", Collapsible)
         # how to open it: Enter in the message box did nothing ("Enter shows them")
-        assert block.collapsed and block.title == f"200 more lines ({len(contract):,} characters): a click, or " \
+        assert block.collapsed and block.title == f"200 more lines (about {rounded_words(words_in(contract))} words): a click, or " \
                                                   "Enter on this line, shows them"
         block.collapsed = False
         await pilot.pause()
@@ -1676,7 +1694,7 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         assert paste.query_one(".folded", Collapsible).title.startswith("52 more lines")
         rest = fold(one_line)[1]  # one long line: its length, not "1 more lines"
         assert "\n" not in rest and line.query_one(".folded", Collapsible).title.startswith(
-            f"{len(rest):,} more characters: a click")
+            f"About {rounded_words(words_in(rest))} more words: a click")
         assert not _views(app)[0].query(".folded")  # a short message: no fold
 
 
@@ -2628,7 +2646,7 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         app.post_message(DocumentRead(str(sales), *integrations.read_document_text(sales)))
         await until(pilot, lambda: app.pending_document is not None and app.pending_document[0] == sales)
         # its own size, not with the program's facts put before its rows (a 92-byte file said "423 characters")
-        assert str(app.chat_screen.query_one("#attachment").render()).startswith("Eklendi: sales.csv (44 karakter)")
+        assert str(app.chat_screen.query_one("#attachment").render()).startswith("Eklendi: sales.csv (yaklaşık 4 sözcük)")
         app.chat_screen.set_input("What is the total of column B?")
         prompt.focus()
         await pilot.press("enter")
@@ -3051,7 +3069,8 @@ async def test_a_document_whose_measuring_fails_says_why_and_f6_asks_all_the_sam
             line = app.chat_screen.query_one("#attachment")
             await until(pilot, lambda: "could not be measured" in str(line.render()))
             said = str(line.render())
-            assert said.startswith("Attached: ledger.txt (880 characters); it goes with your next message (Ctrl+R "
+            assert said.startswith(f"Attached: ledger.txt (about {rounded_words(words_in(document[1]))} words); "
+                                   "it goes with your next message (Ctrl+R "
                                    "removes it). ledger.txt could not be measured for this profile: "), said
             assert said.endswith(" It still goes with your next message; if it is too long, it comes back to the "
                                  "box with your words.") and "Traceback" not in said, said
@@ -3198,7 +3217,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         # as a share of the room, of its tokens: in words, "540 of the 2,700 words left" of a 610-word
         # memo (a token's words), or in its own words a room the line under the box did not say
         tokens, n_ctx, own = app._document_tokens[app.pending_document]
-        assert said.startswith("Attached: short.txt (15 characters)") and \
+        assert said.startswith("Attached: short.txt (about 3 words)") and \
             f"It takes about {part_percent(own / (n_ctx - (tokens - own)))}% of the room left in this " \
             "conversation." in said, said
         await pilot.press("ctrl+r")
@@ -4003,3 +4022,83 @@ async def test_the_turkish_line_under_a_long_reply_fits_80_columns(tmp_path: Pat
         await until(pilot, lambda: "TTFT 1,9 sn · 31,1 token/sn · 1.024 token · 0/1.180 yeniden · uzunluk sınırı"
                     in str(figures.render()))
         assert figures.size.height == 1
+
+
+async def test_the_list_shows_a_conversations_title_whole_where_it_has_room(profiles: Path) -> None:
+    """A new conversation's title (up to 48 letters) showed its first 22 in the list at 110 columns,
+    "Write a short thank-yo…": on two lines it is whole; a longer one (renamed) ends with "…" there,
+    and at 80 columns a title is cut with "…" within the list's width."""
+    from textual.widgets import Label
+
+    from workstation.tui.widgets.conversation_list import ConversationItem
+
+    title = "Write a short thank-you email to our supplier…"
+    store = ConversationStore()
+    store.new("A renamed conversation whose title is far longer than the list can show on two lines")
+    store.new(title)
+    store.close()
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        sidebar = app.chat_screen.sidebar
+        await until(pilot, lambda: len(sidebar.query(ConversationItem)) == 2)
+        for size in ((110, 32), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            labels = [item.query_one(Label) for item in sidebar.query(ConversationItem)]
+            rows = [[line[r.x:r.right].strip() for line in screen_lines(app)[r.y:r.bottom]]
+                    for r in (label.region for label in labels)]
+            assert all(len(row) == 2 for row in rows), rows
+            if size == (110, 32):
+                assert " ".join(rows[0]) == title, rows  # (the newest first)
+            assert rows[1][-1].endswith("…") and rows[1][1].startswith("whose " if size[0] == 110 else "conversation "), rows
+
+
+async def test_a_documents_size_is_said_in_words_on_its_line_and_its_fold_after_f9(profiles: Path) -> None:
+    """A document's size was said in characters on the line that attached it ("(880 characters)") and
+    in its message's fold, and in words once measured ("about 1,100 words"): after F9 one line said
+    "karakter", the next "sözcük". Words everywhere, in either language."""
+    from textual.widgets import Collapsible
+
+    memo = "Meeting at ten in the small room.\n" * 40  # 280 words
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        app._attach_document((Path("/docs/memo.txt"), memo))
+        line = app.chat_screen.query_one("#attachment")
+        assert str(line.render()).startswith("Attached: memo.txt (about 280 words);"), str(line.render())
+        conv = app.store.new("Memo")
+        app.store.add_message(conv.id, "user", f"Check it.\n\n---\nDocument: memo.txt\n\n{memo}")
+        await app.open_conversation(conv.id)
+        await until(pilot, lambda: len(_views(app)) == 1)
+        app._attach_document((Path("/docs/memo.txt"), memo))  # (put away as the conversation opened)
+        await pilot.press("f9")
+        await until(pilot, lambda: app.texts.lang == "tr" and "sözcük" in str(line.render()))
+        assert str(line.render()).startswith("Eklendi: memo.txt (yaklaşık 280 sözcük);"), str(line.render())
+        await pilot.pause()
+        block = _views(app)[0].query_one(".folded", Collapsible)
+        assert "(yaklaşık 280 sözcük)" in str(block.title) and "karakter" not in str(block.title), block.title
+
+
+async def test_an_expanded_sheet_is_headed_in_the_ui_language(profiles: Path, tmp_path: Path) -> None:
+    """A workbook sent with a message, its fold opened under --lang tr: the text began "Sheet:
+    Faturalar"; it says "Sayfa: Faturalar", as the facts name it. What the model read stays the
+    reader's heading, as the facts it is given name the sheet ("Sheet: Faturalar")."""
+    from docmaker import make_xlsx
+    from textual.widgets import Collapsible, Static
+
+    from workstation.core.documents import read_document
+
+    book = read_document(make_xlsx(tmp_path / "Faturalar.xlsx", [("Faturalar", [["Müşteri", "Tutar"], ["Ayla", 1200]])]))
+    assert book.text.startswith("Sheet: Faturalar\n"), book.text
+    sent = f"Toplam ne?\n\n---\nBelge: Faturalar.xlsx\n\n{book.text}\n" + "\n".join(f"satır {i}" for i in range(40))
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(110, 32)) as pilot:
+        conv = app.store.new("Faturalar")
+        app.store.add_message(conv.id, "user", sent)
+        await app.open_conversation(conv.id)
+        await until(pilot, lambda: len(_views(app)) == 1)
+        block = _views(app)[0].query_one(".folded", Collapsible)
+        block.collapsed = False
+        await pilot.pause()
+        shown = str(_views(app)[0].query_one(".folded-text", Static).render())
+        assert shown.startswith("Sayfa: Faturalar\n") and "Sheet:" not in shown, shown
+        assert app.store.get(conv.id).messages[0].content == sent  # (the model's words: as they were)

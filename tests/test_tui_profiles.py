@@ -1910,3 +1910,26 @@ async def test_a_desk_pc_names_the_office_server_and_its_profile_in_turkish(
             await until(pilot, lambda: app.engine is not None)
             await until(pilot, lambda: app.sub_title.startswith("yanıtlar ofis sunucusundan, 127.0.0.1:"))
             assert "yerel" not in app.sub_title
+
+
+@pytest.mark.parametrize("language", ["en", "tr"])
+async def test_the_status_line_names_a_profile_whole_where_it_has_room(language: str) -> None:
+    """The shipped "Long documents — SmolLM2 135M" was said "Long documents — SmolLM2 13…" at 110
+    columns, with room to spare: cut only where the line has no room for it whole (and its model)."""
+    from workstation.core.profile_variants import load_variant
+    from workstation.core.profiles import PROFILE_SAID_MOST
+    from workstation.tui.widgets.status_bar import StatusBar
+
+    title = load_variant("long-documents").title(language)
+    app = WorkstationApp("long-documents", sample_system=False, language=language)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        bar = app.chat_screen.query_one(StatusBar)
+        await until(pilot, lambda: f" {app.glyphs.between} {title} · " in str(bar.render()))
+        assert "…" not in str(bar.render()), str(bar.render())
+        assert language == "tr" or len(title) > PROFILE_SAID_MOST, title  # (the Turkish name is 28: the test's other half)
+        await pilot.resize_terminal(40, 24)  # room for the name alone: whole, the model left out
+        await until(pilot, lambda: str(bar.render()).rstrip().endswith(f" {app.glyphs.between} {title}"))
+        await pilot.resize_terminal(30, 24)  # no room: cut, the line within the terminal's width
+        await until(pilot, lambda: "…" in str(bar.render()))
+        assert len(str(bar.render()).rstrip()) <= 30, str(bar.render())

@@ -742,6 +742,7 @@ async def test_a_document_cut_to_fit_a_message_says_so_where_it_stays(
     the toast went: it covered the chat, the line under it saying the same)."""
     from textual.widgets import Input
 
+    from workstation.core.phrases import rounded_words, words_in
     from workstation.tui.attaching import MAX_DOCUMENT_CHARS
     from workstation.tui.screens.file_picker import FilePicker
 
@@ -755,10 +756,11 @@ async def test_a_document_cut_to_fit_a_message_says_so_where_it_stays(
     toasts = notices(app)  # (also one gone before it is looked for: a busy PC took a toast's 15 s)
     async with app.run_test(size=(120, 30)) as pilot:
         line = app.chat_screen.query_one("#attachment")
-        for name, said in [("huge.txt", f"Attached: huge.txt, its first {MAX_DOCUMENT_CHARS:,} of 329,999 characters only"),  # no last space
+        read = rounded_words(words_in(("The invoice was paid. " * 15_000)[:MAX_DOCUMENT_CHARS]))  # (in words, as every line)
+        for name, said in [("huge.txt", f"Attached: huge.txt, its first {read} or so of about 60,000 words only"),
                            ("budget.xlsx", "(Ctrl+R removes it). The hidden sheet 'Rates' was left out; show it in "
                                            "Excel or LibreOffice to have it read."),
-                           ("small.txt", "Attached: small.txt (15 characters)")]:  # as sent: no last newline
+                           ("small.txt", "Attached: small.txt (about 3 words)")]:
             await pilot.press("ctrl+o")
             await until(pilot, lambda: isinstance(app.screen, FilePicker))
             path_line = app.screen.query_one("#picker-path", Input)

@@ -267,21 +267,23 @@ class Profile:
 PROFILE_SAID_MOST = 28
 
 
-def profile_said(profile: Profile, lang: str) -> str:
+def profile_said(profile: Profile, lang: str, most: int | None = PROFILE_SAID_MOST) -> str:
     """A profile as the status line names it: its shown name in the UI's language, as F3 lists it
     (``Profile.title``; it said the file's id "long-documents" where F3 said "Uzun belgeler
-    (kopyam)"), cut to ``PROFILE_SAID_MOST``, with what a variant (-p NAME:...) changes. The
+    (kopyam)"), cut to ``most`` (None: whole, where the line has room for it), with what a variant (-p NAME:...) changes. The
     one naming of a profile: the office server says its own so (``/v1/models``' meta), for a
     desk PC's ``profiles check`` and F3 ("serving office-cpu" named the file)."""
     from workstation.core.letters import shortened
 
     title = profile.title(lang)
+    if most is None:
+        return f"{title} · {profile.variant_words}" if profile.variant else title
     # a copy's mark ("… (my copy)", "(kopyam)") is kept whole: cut from the name before it, or
     # the status line showed "Ofis CPU'su — SmolLM2 135M …" of the user's copy and of the app's
     head, mark = (title[: title.rindex(" (")], title[title.rindex(" ("):]) if title.endswith(")") and " (" in title \
         else (title, "")
-    if len(title) > PROFILE_SAID_MOST and mark and len(mark) <= PROFILE_SAID_MOST // 2:
-        said = shortened(head, PROFILE_SAID_MOST - len(mark)) + mark
+    if len(title) > most and mark and len(mark) <= most // 2:
+        said = shortened(head, most - len(mark)) + mark
     else:
-        said = shortened(title, PROFILE_SAID_MOST)
+        said = shortened(title, most)
     return f"{said} · {profile.variant_words}" if profile.variant else said

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
@@ -206,15 +207,22 @@ def facts_length(text: str) -> int:
     """The characters of the facts ``with_facts`` put in ``text`` (each block: its label, its lines,
     the blank line after): a document's own size is its text's less these (a CSV of 80 bytes was
     said "423 characters" when attached, the program's facts counted as the file's)."""
-    lines = text.split("\n")
-    length = 0
+    return min(sum(len(line) + 1 for line, facts in _lines_facts(text) if facts), len(text))
+
+
+def own_text(text: str) -> str:
+    """``text`` without the facts ``with_facts`` put in it: the document's own (its words counted)."""
+    return "\n".join(line for line, facts in _lines_facts(text) if not facts)
+
+
+def _lines_facts(text: str) -> Iterator[tuple[str, bool]]:
+    """Each line of ``text``, and whether it is of a block of facts (its label, its lines, the blank line after)."""
     inside = False
-    for line in lines:
+    for line in text.split("\n"):
         inside = inside or line == FACTS_LABEL
+        yield line, inside
         if inside:
-            length += len(line) + 1
             inside = line != ""
-    return min(length, len(text))
 
 
 def _csv_records(lines: list[str], name: str) -> list[str]:

@@ -26,7 +26,7 @@ from workstation.core.phrases import (
     words_in,
 )
 from workstation.core.profiles import Profile, Sampling
-from workstation.core.summary_chunks import facts_length
+from workstation.core.summary_chunks import facts_length, own_text
 from workstation.tui import integrations
 from workstation.tui.app_part import AppPart
 from workstation.tui.messages import (
@@ -250,6 +250,7 @@ class Attachments(AppPart):
         summarized = self.attached_summary(document)
         facts = facts_length(document[1])  # (the document's own characters said: not the program's facts about it)
         own = len(document[1]) - facts
+        own_words = words_in(own_text(document[1]))
         line = (
             # F6 has summarized it: the message asks about the summary in its place (each message
             # flashed and was refused, the document still attached, "Ctrl+R removes it" the only way)
@@ -264,9 +265,13 @@ class Attachments(AppPart):
             # the conversation's start or cut its reply, and nothing said so before Enter
             else t("chat.attached_no_room", name=name, n=rounded_words(words), left=room[1],
                    new=self.key_for("conv.new"), remove=remove) if measured is not None and room is not None and not room[0]
-            else t("chat.attached_cut", name=name, n=f"{own:,}", total=f"{whole - facts:,}",
-                   remove=remove) if whole > len(document[1])
-            else t("chat.attached", name=name, n=f"{own:,}", remove=remove)
+            # in words, as every other line of a document's says its size (it said "(6,737 characters)"
+            # until the model had measured it, then "about 1,100 words"); the whole file's estimated
+            # from the part read
+            else t("chat.attached_cut", name=name, n=rounded_words(own_words),
+                   total=rounded_words(own_words * (whole - facts) / max(own, 1)), remove=remove)
+            if whole > len(document[1])
+            else t("chat.attached", name=name, n=rounded_words(own_words), remove=remove)
         )
         if measured is not None and room is not None and room[0]:  # how much of the room it takes
             line += " " + t("chat.attached_room", share=room[2])

@@ -13,7 +13,7 @@ from workstation.core.events import SERVER_STOPPING
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.letters import shortened
 from workstation.core.phrases import Lookup, WordsBasis, context_basis, part_percent
-from workstation.core.profiles import profile_said
+from workstation.core.profiles import PROFILE_SAID_MOST, Profile, profile_said
 from workstation.core.remote import again_at, resets_text
 from workstation.tui import pacing
 from workstation.tui.app_part import AppPart
@@ -128,7 +128,21 @@ class StatusLine(AppPart):
                                       else t("status.downloading_wait", name=name))
         if profile is None:
             return t("status.no_profile") + download
-        named = profile_said(profile, t.lang)
+        # the profile's name whole where the line has room for it with the model beside it, else cut
+        # to its share (``PROFILE_SAID_MOST``): at 110 columns it said "Long documents — SmolLM2 13…"
+        # (the name alone, no model, whole before cut too)
+        width = self.size.width
+        whole, cut = (self._status_lines(profile, most, width, download) for most in (None, PROFILE_SAID_MOST))
+        return fitted_line([*whole[:-1], *cut[:-1], whole[-1], cut[-1]], width)
+
+    def _status_lines(self: WorkstationApp, profile: Profile, most: int | None, width: int,
+                      download: str) -> list[str]:
+        """The status line's candidates, longest first (``fitted_line``), the profile named cut to
+        ``most`` characters (None: whole, with the model's name or the API's address whole beside it,
+        or alone last); ``download``: what is said of F4's download."""
+        t = self.texts
+        bar = self.glyphs.between
+        named = profile_said(profile, t.lang, most)
         info = self.engine_info
         model = info.model_name if info else (profile.model or profile.remote.model)
         # the share of the model on the GPU, and no K/V types: "context memory half size" told a
@@ -142,10 +156,10 @@ class StatusLine(AppPart):
             # stood still for seconds, and a switch looked stuck
             if 0 < self.load_fraction < 1:
                 state = t("status.reloading", pct=pct) if self._reloading else \
-                    t("status.loading", name=profile_said(self.loading, t.lang), pct=pct)
+                    t("status.loading", name=profile_said(self.loading, t.lang, most), pct=pct)
             else:
                 state = t("status.reloading_wait") if self._reloading else \
-                    t("status.loading_wait", name=profile_said(self.loading, t.lang))
+                    t("status.loading_wait", name=profile_said(self.loading, t.lang, most))
         elif self.summarizing is not None:
             state = t("status.summarizing", name=self.summarizing)
         elif self.generating and self._turn_server_stopping == self._turn:  # until the reply ends or is cut
@@ -165,11 +179,10 @@ class StatusLine(AppPart):
         if self.session_sampling is not None:  # Ctrl+E's, not the file's
             state = f"{state} {bar} {t('status.session_sampling')}"
         state += download
-        width = self.size.width
         if self.api is not None:  # the API's address whole before the words around it
-            return fitted_line([f" {state} {bar} {named} · {t('status.api', url=self.api.url)}",
-                                f" {state} {bar} {named} · {t('status.api_short', url=self.api.url)}",
-                                f" {state} {bar} {t('status.api_short', url=self.api.url)}"], width)
+            return [f" {state} {bar} {named} · {t('status.api', url=self.api.url)}",
+                    f" {state} {bar} {named} · {t('status.api_short', url=self.api.url)}",
+                    f" {state} {bar} {t('status.api_short', url=self.api.url)}"]
         server = profile.remote.server_name
 
         def line(model: str, layers: str) -> str:
@@ -185,6 +198,8 @@ class StatusLine(AppPart):
         # in turn: the model's name loses its middle, the layers their word ("GPU 0/31"), the
         # layers go, then the model; never a cut in the middle of a figure (the line ended "· KV";
         # at 40 columns "· GPU", whose U stayed beside every dialog)
+        if most is None:  # the name whole: with the model whole beside it, or alone
+            return [*(line(model, on_gpu) for on_gpu in layers), line("", "")]
         tried: list[str] = []
         for on_gpu in layers + ("",):
             tried.append(line(model, on_gpu))
@@ -192,7 +207,7 @@ class StatusLine(AppPart):
                 keep = max(width - (len(tried[-1]) - len(model)), 12)
                 tail = min(13, keep - 5)  # the end says the quantization (….Q4_1 / ….Q8_0): kept
                 tried.append(line(model[: keep - 1 - tail] + "…" + model[-tail:], on_gpu))
-        return fitted_line([*tried, line("", "")], width)
+        return [*tried, line("", "")]
 
     def gpu_share_said(self: WorkstationApp, n: int, total: int) -> tuple[str, str]:
         """What share of the loaded model runs on the GPU, in words (and shorter, for a narrow

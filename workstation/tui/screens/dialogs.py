@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.cells import cell_len
+from rich.console import Group
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 from textual import events, on
@@ -17,7 +19,8 @@ from textual.widgets import Button, Input, Label, Static
 
 from workstation.tui.widgets.line_input import LineInput
 
-NARROW = 72  # terminal columns below which layouts narrow: F1's table, the chat's list put away
+NARROW = 72  # terminal columns below which layouts narrow: the chat's list put away
+KEYS_STACKED = 100  # …and below which F1 says what a key does under it, not in a third column
 
 
 class ConfirmDialog(ModalScreen[bool | None]):
@@ -150,14 +153,18 @@ class KeysDialog(ModalScreen[None]):
 
     def _table(self, width: int) -> Table:
         table = Table(show_header=False, box=None, padding=(0, 1), expand=True)
-        table.add_column(style="bold", no_wrap=True)
-        if width < NARROW:  # at 60 columns a third column left what a key does 9 letters a line
+        if width < KEYS_STACKED:
+            # each key and its name on a line, what it does under them across the dialog: at 80x24
+            # a third column left it 30 letters a line, each key 5 to 7 lines ("Attach a document
+            # (text, / Word (.docx), …"), at 60 columns 9 letters
             table.add_column(ratio=1)
             for key, name, what in self.rows:
-                table.add_row(key, Text.assemble(name, "\n", (what, "dim")))
+                table.add_row(Group(Text.assemble((key, "bold"), "  ", name),
+                                    Padding(Text(what, style="dim"), (0, 0, 0, 2))))
             return table
         # a long name (Language: Türkçe (Turkish)) wraps in its column rather than squeezing
-        # every description onto two or three lines at 80 columns
+        # every description onto two or three lines
+        table.add_column(style="bold", no_wrap=True)
         table.add_column(max_width=20)
         table.add_column(style="dim", ratio=1)
         for key, name, what in self.rows:
@@ -174,8 +181,8 @@ class KeysDialog(ModalScreen[None]):
             yield Label(self.hint, classes="dialog-hint", markup=False)
 
     def on_resize(self, event: events.Resize) -> None:
-        narrow = event.size.width < NARROW
-        if narrow != (self._width < NARROW):
+        narrow = event.size.width < KEYS_STACKED
+        if narrow != (self._width < KEYS_STACKED):
             self._width = event.size.width
             self.table = self._table(self._width)
             self.query_one("#keys-table", Static).update(self.table)

@@ -11,6 +11,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import Input, Label, ListItem, ListView
 
@@ -18,6 +19,29 @@ from workstation.core.conversation_records import Conversation
 from workstation.core.conversation_titles import one_line
 from workstation.tui.i18n import Texts
 from workstation.tui.widgets.line_input import LineInput
+
+
+class TitleLabel(Label):
+    """A conversation's title in the list, on two lines where it needs them, the second ending
+    with "…" where even two are too few: on one line, a new conversation's title (up to 48
+    letters) showed its first 22 at 110 columns ("Write a short thank-yo…")."""
+
+    LINES = 2
+
+    def __init__(self, title: str) -> None:
+        super().__init__(title, markup=False, classes="title")
+        self.title_text = title
+
+    def render(self) -> Content:
+        width = self.content_region.width
+        lines = Content(self.title_text).wrap(width) if width > 0 else []
+        if len(lines) <= self.LINES:
+            return Content(self.title_text)
+        kept = [line.plain.strip() for line in lines[: self.LINES - 1]]
+        rest = self.title_text
+        for line in kept:  # (each line a part of the title, in turn)
+            rest = rest[rest.index(line) + len(line):] if line in rest else rest
+        return Content("\n".join([*kept, Content(rest.strip()).truncate(width, ellipsis=True).plain]))
 
 
 class ConversationItem(ListItem):
@@ -29,7 +53,7 @@ class ConversationItem(ListItem):
         a draft; ``draft``: what is typed and not sent there."""
         t = texts or Texts()
         title = conversation.title if conversation is not None else t("sidebar.new_draft")
-        labels = [Label(title, markup=False)]
+        labels: list[Label] = [TitleLabel(title)]
         if conversation is not None and conversation.match:
             labels.append(Label(conversation.match, markup=False, classes="match"))
         if draft.strip():

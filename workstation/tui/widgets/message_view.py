@@ -24,9 +24,9 @@ from workstation.core.events import SERVER_STOPPING
 from workstation.core.invocation import cli
 from workstation.core.metrics import TurnMetrics, figures_line
 from workstation.core.moments import BAD, local_text
-from workstation.core.phrases import about_words, say, words_in
+from workstation.core.phrases import Lookup, about_words, rounded_words, say, words_in
 from workstation.core.summary_chunks import FACTS_LABEL, facts_said, without_counted
-from workstation.core.table_facts import counted_phrases, recorded_facts
+from workstation.core.table_facts import counted_phrases, recorded_facts, title_phrase
 from workstation.tui.attachment import SEPARATOR, find_attached
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.i18n import Texts
@@ -48,6 +48,22 @@ def _head(text: str) -> str:
         cut = head.rfind(" ", 0, FOLD_CHARS // 3)
         head = head[: cut if cut > 0 else FOLD_CHARS // 3]
     return head
+
+
+# a workbook's sheet as its reader heads it in the document's text ("Sheet: Faturalar", a section's first
+# line: at the text's start or after a blank line)
+SHEET_HEADING = re.compile(r"(?:\A|(?<=\n\n))Sheet: [^\n]*$", re.MULTILINE)
+
+
+def sheet_headings_said(text: str, lookup: Lookup) -> str:
+    """``text`` with its sheets' headings in the UI's language ("Sayfa: Faturalar" under --lang tr:
+    the expanded document began "Sheet: Faturalar"), as the facts name them (``title_phrase``). The
+    model reads the reader's own heading, English, as the facts it is given name the sheet."""
+    def heading(found: re.Match[str]) -> str:
+        phrase = title_phrase(found[0])
+        return say([phrase], lookup) if isinstance(phrase, tuple) else phrase
+
+    return SHEET_HEADING.sub(heading, text)
 
 
 def fold(content: str) -> tuple[str, str]:
@@ -471,15 +487,17 @@ class MessageView(Vertical):
         they were English), and those this run of the app counted (``counted_tables``); the message
         itself keeps the model's words, English."""
         tables = getattr(self.app, "counted_tables", None)
-        return facts_said(text, [*self.facts, *(tables() if tables is not None else [])], self.texts.get)
+        said = facts_said(text, [*self.facts, *(tables() if tables is not None else [])], self.texts.get)
+        return sheet_headings_said(said, self.texts.get)
 
     def _folded_title(self, shown: bool = False) -> str:
         """What the fold holds and how to open it (it said "Enter shows them", and Enter in the
         message box did nothing); once open, how to fold it again (it still said "shows")."""
         lines = self._folded.count("\n") + 1
         key = ("chat.unfolded" if shown else "chat.folded") + ("_one" if lines == 1 else "")
-        # (a long line: "1 more lines" said nothing of its length)
-        return self.texts(key, n=f"{lines:,}", chars=f"{len(self._folded):,}")
+        # (a long line: "1 more lines" said nothing of its length; in words, as the line that attached
+        # a document said its size: after F9 it said characters here, words there)
+        return self.texts(key, n=f"{lines:,}", words=rounded_words(words_in(self._folded)))
 
     def _thought_title(self) -> str:
         """How long the thinking is, in its words ("Thinking… 412 words": its tokens, "412 tokens",
