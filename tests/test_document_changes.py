@@ -4,6 +4,11 @@ to the model and listed under the reply, kept with it in the store."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+from tui_helpers import message_views, notices, send_text, until
+
 from workstation.core.document_changes import (
     SHOWN_CHANGES,
     changes_lines,
@@ -110,3 +115,83 @@ def test_the_models_lines_come_off_the_message_as_sent() -> None:
 
     found = find_attached(f"{message}\n\n{for_the_model(comparison)}")
     assert found is not None and found.document == LEASE_V2.rstrip()
+
+
+def _docx(path: Path, text: str) -> Path:
+    docx = pytest.importorskip("docx")
+    document = docx.Document()
+    for line in text.strip().split("\n"):
+        if line:
+            document.add_paragraph(line)
+    document.save(str(path))
+    return path
+
+
+async def test_a_second_version_attached_is_compared_and_its_changes_kept_under_the_reply(
+        profiles: Path, tmp_path: Path) -> None:
+    """A paralegal attached Lease_v1.docx, then Lease_v2.docx, and asked "what changed?": the
+    second took the first's place and the small model invented the changes. Both are kept; the
+    message carries the newer one and the program's list of changes, which the model is given
+    and the line under the reply lists, after the conversation is opened again too."""
+    from workstation.tui import integrations
+    from workstation.tui.app import WorkstationApp
+    from workstation.tui.messages import DocumentRead
+
+    v1, v2 = _docx(tmp_path / "Lease_v1.docx", LEASE_V1), _docx(tmp_path / "Lease_v2.docx", LEASE_V2)
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32), notifications=True) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        said = notices(app)
+        for path in (v1, v2):
+            app.post_message(DocumentRead(str(path), *integrations.read_document_text(path)))
+            await until(pilot, lambda path=path: app.pending_document is not None and app.pending_document[0] == path)
+        assert ("Lease_v2.docx is compared with Lease_v1.docx: the program finds what changed and the reply is "
+                "given it.") in said
+        assert not [n for n in said if "takes the place of" in n]
+        assert "Compared with Lease_v1.docx" in str(app.chat_screen.query_one("#attachment").render())
+        await send_text(pilot, app, "what changed?")
+        conv = app.conversation_id
+        assert conv is not None
+        await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 2
+                    and app.store.messages(conv)[-1].metrics is not None)
+        question, reply = app.store.messages(conv)
+        # the model read the newer document and the changes, not the older text
+        assert "Document: Lease_v2.docx" in question.content and "$1,850 → $1,975" in question.content
+        assert "No pets are allowed" not in question.content.split("found 4 changes:")[0]
+        lines = str(message_views(app)[-1].query_one(".metrics").render()).split("\n")
+        at = lines.index("Found by the program: 4 changes between Lease_v1.docx and Lease_v2.docx:")
+        assert lines[at + 1:at + 3] == [
+            "- changed: 1. Rent. The monthly rent is $1,850 → $1,975, payable on the first day of each month.",
+            "- changed: 2. Term. The term of this lease is 12 → 24 months, starting March 1, 2025."]
+        # the message as shown: the question and the document, not the program's lines for the model
+        shown = message_views(app)[-2]
+        assert shown._shown.startswith("what changed?") and "found 4 changes" not in shown._shown + shown._folded
+        assert reply.metrics["changes"]["older"] == "Lease_v1.docx"
+        assert app.compared_with is None and app.pending_document is None
+    again = WorkstationApp("a", sample_system=False, language="tr")  # opened again: the line is kept
+    async with again.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: again.conversation_id == conv and len(message_views(again)) == 2)
+        shown = str(message_views(again)[-1].query_one(".metrics").render())
+        assert "Programın bulduğu: Lease_v1.docx ile Lease_v2.docx arasında 4 değişiklik:" in shown
+        assert "12 → 24 months" in shown
+
+
+async def test_two_unrelated_documents_still_replace_one_another(profiles: Path, tmp_path: Path) -> None:
+    """A document of another text attached after the first takes its place, as before."""
+    from workstation.tui import integrations
+    from workstation.tui.app import WorkstationApp
+    from workstation.tui.messages import DocumentRead
+
+    lease = _docx(tmp_path / "Lease_v1.docx", LEASE_V1)
+    minutes = tmp_path / "minutes.txt"
+    minutes.write_text("Minutes of the board meeting on Monday: the budget was approved, the new office "
+                       "opens in May, and the next meeting is on June 3.\n", encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en", start_engine=False)
+    async with app.run_test(size=(110, 32), notifications=True) as pilot:
+        said = notices(app)
+        for path in (lease, minutes):
+            app.post_message(DocumentRead(str(path), *integrations.read_document_text(path)))
+            await until(pilot, lambda path=path: app.pending_document is not None and app.pending_document[0] == path)
+        assert any(n.startswith("minutes.txt takes the place of Lease_v1.docx") for n in said)
+        assert app.compared_with is None
+        assert "Compared with" not in str(app.chat_screen.query_one("#attachment").render())
