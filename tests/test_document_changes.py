@@ -117,6 +117,23 @@ def test_the_models_lines_come_off_the_message_as_sent() -> None:
     assert found is not None and found.document == LEASE_V2.rstrip()
 
 
+def test_the_exported_conversation_lists_the_changes_under_the_reply(tmp_path: Path) -> None:
+    """F7's Markdown says the program's list under the reply, as the chat does, and the question
+    without the lines given to the model."""
+    from workstation.core.store import ConversationStore
+
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    conv = store.new("Lease")
+    comparison = compared("Lease_v1.docx", LEASE_V1, "Lease_v2.docx", LEASE_V2)
+    store.add_message(conv.id, "user", f"what changed?\n\n---\nDocument: Lease_v2.docx\n\n{LEASE_V2.rstrip()}"
+                                       f"\n\n{for_the_model(comparison)}")
+    store.add_message(conv.id, "assistant", "The rent went up.", {"changes": changes_record(comparison)})
+    written = store.to_markdown(conv.id)
+    assert "found 4 changes" not in written
+    assert ("*Found by the program: 4 changes between Lease_v1.docx and Lease_v2.docx:*\n\n"
+            "- changed: 1. Rent. The monthly rent is $1,850 → $1,975, payable") in written
+
+
 def _docx(path: Path, text: str) -> Path:
     docx = pytest.importorskip("docx")
     document = docx.Document()
@@ -168,6 +185,10 @@ async def test_a_second_version_attached_is_compared_and_its_changes_kept_under_
         assert shown._shown.startswith("what changed?") and "found 4 changes" not in shown._shown + shown._folded
         assert reply.metrics["changes"]["older"] == "Lease_v1.docx"
         assert app.compared_with is None and app.pending_document is None
+        await pilot.press("alt+r")  # asked again: the same question of the same versions, the same list under it
+        await until(pilot, lambda: not app.generating and app.store.messages(conv)[-1].id != reply.id
+                    and app.store.messages(conv)[-1].metrics is not None)
+        assert (app.store.messages(conv)[-1].metrics or {}).get("changes") == reply.metrics["changes"]
     again = WorkstationApp("a", sample_system=False, language="tr")  # opened again: the line is kept
     async with again.run_test(size=(110, 32)) as pilot:
         await until(pilot, lambda: again.conversation_id == conv and len(message_views(again)) == 2)
