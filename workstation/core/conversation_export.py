@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from workstation.core.atomic import write_named_file, write_new_file
 from workstation.core.conversation_records import StoreError
 from workstation.core.conversation_titles import profile_key
+from workstation.core.document_changes import changes_lines, recorded_changes
 from workstation.core.metrics import figures_line
 from workstation.core.moments import local_text
 from workstation.core.pasted_tables import as_markdown
@@ -135,6 +136,10 @@ class MarkdownExport:
             counted = m.get("counted")
             if isinstance(counted, list) and counted:  # the program's figures for the question, as the chat says them under it
                 lines += ["*" + say(counted_phrases(counted), lookup) + "*", ""]
+            comparison = recorded_changes(m.get("changes"))
+            if comparison is not None:  # what changed between two versions of the document, as the chat lists it
+                head, *items = [say([p], lookup) for p in changes_lines(comparison)]
+                lines += ["*" + head + "*", "", *items, *([""] if items else [])]
             summarized = m.get("from_summary")
             if isinstance(summarized, str) and summarized:  # as the chat says it under the reply
                 lines += ["*" + say([("chat.from_summary", {"name": summarized})], lookup) + "*", ""]

@@ -1019,6 +1019,16 @@ ENGLISH: dict[str, str] = {
     # the rows of a long sheet left out of a summary's input (summary_chunks.with_facts), and the summary's heading over the facts
     "facts.rows_left_out": "[Rows {a} to {b} of this table are left out here; the figures above were counted from every row.]",
     "summary.facts": "Facts counted from the rows (by the program, not the model)",
+    # two versions of a document compared by the program (core/document_changes.py): under the reply, and for the model
+    "changes.found": "Found by the program: {n:|change|changes} between {file} and {name}:",
+    "changes.none": "Found by the program: no changes between {file} and {name} (the same sentences).",
+    "changes.removed": "- removed: {text}",
+    "changes.added": "- added: {text}",
+    "changes.changed": "- changed: {text}",
+    "changes.was_now": "was “{source}”, now “{text}”",  # (source: the older version's sentence; text: the newer's)
+    "changes.more": "- and {n} more",
+    "changes.for_model": ("The program (not the model) compared {file}, the earlier version, with {name}, the "
+                          "document above, and found {n:|change|changes}:"),
     "doc.zip_not_odt": ("'{name}' is a zip archive but not an OpenDocument text; open it in its program and save it "
                         "as ODT again."),
     "doc.no_text": "'{name}' contains no text.",

@@ -158,7 +158,11 @@ def attached_named() -> re.Pattern[str]:
 
 
 def without_counted(text: str) -> str:
-    """``text`` without the lines ``with_counted`` put in it: the document as it was attached."""
+    """``text`` without the lines ``with_counted`` put in it, nor the changes from an earlier
+    version put after it (``document_changes.for_the_model``): the document as it was attached."""
+    from workstation.core.document_changes import without_changes
+
+    text = without_changes(text)
     mark = say([("facts.for_question", {"item": "\0"})]).partition("\0")[0]
     if mark not in text:
         return text

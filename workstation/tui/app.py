@@ -302,6 +302,10 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         # questions of the same table none, and the model invented their figures: newuser19, newuser21)
         self._tables_asked_of: dict[int, list[Any]] = {}
         self._from_summary = ""  # the document whose F6 summary the message being answered went with
+        # the earlier version the attached document is compared with (``document_changes``; attached
+        # before it to the same message), and the changes found for the message being answered
+        self.compared_with: tuple[Path, str] | None = None
+        self._changes: dict[str, Any] | None = None
         self._attached_paths: set[Path] = set()  # every document attached this session (F7 writes over none)
         # the documents attached last, this session and before (oldest first): where Up after a restart
         # finds a message's document by its name, to count its tables' facts again (``recalled_paths``)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 
+from workstation.core.document_changes import looks_like_versions
 from workstation.core.engine_api import answer_reserve
 from workstation.core.phrases import (
     WordsBasis,
@@ -153,9 +154,16 @@ class Attachments(AppPart):
         self._document_notes[path] = event.notes
         self._document_facts[path] = event.facts
         before = self.pending_document
-        if before is not None and before[0] != path:  # one document goes with a message: said
-            self.notify(self.texts("chat.doc_replaced", name=path.name, old=before[0].name), severity="warning")
-        self._attach_document((path, text))
+        older = None
+        if before is not None and before[0] != path:
+            if looks_like_versions(before[0].name, before[1], path.name, text):
+                # a second version of it ("what changed?"): both kept, the program lists the changes
+                # (it took the first's place, and the small model invented the changes)
+                older = before
+                self.notify(self.texts("chat.doc_compared", name=path.name, old=before[0].name))
+            else:  # one document goes with a message: said
+                self.notify(self.texts("chat.doc_replaced", name=path.name, old=before[0].name), severity="warning")
+        self._attach_document((path, text), compared_with=older)
         self.chat_screen.focus_prompt()
 
     def counted_tables(self: WorkstationApp) -> list[SheetFacts]:
@@ -225,11 +233,18 @@ class Attachments(AppPart):
             self._attach_document((event.path, event.document[1]))
         self.send_waiting()  # Enter pressed while it was looked for (``send``): sent now, its facts known
 
-    def _attach_document(self: WorkstationApp, document: tuple[Path, str] | None, *, measure: bool = True) -> None:
+    def _attach_document(self: WorkstationApp, document: tuple[Path, str] | None, *, measure: bool = True,
+                         compared_with: tuple[Path, str] | None = None) -> None:
         """``document`` goes with the next message (None: nothing attached); part of the draft,
         saved with it. Measured where it is not yet (``measure``: False where its measuring has
-        just failed, said on its line: measured again the next time)."""
+        just failed, said on its line: measured again the next time). ``compared_with``: the
+        earlier version it was attached after (the message carries their changes); kept while the
+        same document stays attached, gone with it."""
         changed = document != self.pending_document
+        if compared_with is not None:
+            self.compared_with = compared_with
+        elif document is None or document != self.pending_document:
+            self.compared_with = None
         attached = (document is None) != (self.pending_document is None)
         self.pending_document = document
         if attached:
@@ -273,6 +288,8 @@ class Attachments(AppPart):
             if whole > len(document[1])
             else t("chat.attached", name=name, n=rounded_words(own_words), remove=remove)
         )
+        if self.compared_with is not None:  # (the notice fades: its line says it while it is attached)
+            line += " " + t("chat.attached_compared", old=self.compared_with[0].name)
         if measured is not None and room is not None and room[0]:  # how much of the room it takes
             line += " " + t("chat.attached_room", share=room[2])
         elif measured is None and document in self._not_measured:  # its measuring failed: why, and what now
@@ -354,6 +371,19 @@ class Attachments(AppPart):
         basis = self.words_basis() or context_basis(None, self.texts.get)  # (the model's, once read)
         return (own <= left - reserve, basis.count(max(0, left)),
                 part_percent(own / max(1, left)))
+
+    def changes_room(self: WorkstationApp, document: tuple[Path, str]) -> int | None:
+        """The tokens a message with ``document`` has left beside it for the program's list of its
+        changes from an earlier version (``document_changes.for_the_model``): the room this
+        conversation has, less the reply's and the document's (``_attachment_room``'s rule); None
+        where it is not measured."""
+        measured = self._document_tokens.get(document)
+        if measured is None:
+            return None
+        tokens, n_ctx, own = measured
+        left = self.context_left()
+        left = n_ctx - (tokens - own) if left is None else left  # (before a turn: less the instructions)
+        return max(0, left - self._reserve(n_ctx) - own)
 
     def _reserve(self: WorkstationApp, n_ctx: int) -> int:
         """The tokens of a context of ``n_ctx`` kept for the reply (``answer_reserve``): a

@@ -67,11 +67,14 @@ class LastExchange(AppPart):
         self._say_editing_last()
 
     def _kept_figures(self: WorkstationApp, metrics: dict[str, Any] | None) -> None:
-        """The program's count of the question's table and the "answered from F6's summary" note of
+        """The program's count of the question's table, the "answered from F6's summary" note and the
+        changes found between two versions of its document (``document_changes``) of
         the reply asked again (Alt+R) or gone on with (Alt+C), for the new one: the same question of
         the same document (reply 2/2 had no "Counted by the program" line that 1/2 had: newuser19)."""
         self._counted = list((metrics or {}).get("counted") or [])
         self._from_summary = str((metrics or {}).get("from_summary") or "")
+        changes = (metrics or {}).get("changes")
+        self._changes = changes if isinstance(changes, dict) else None
 
     def _say_editing_last(self: WorkstationApp) -> None:
         """The last message is in the box to be changed (Up, or its conversation opened again)."""

@@ -3,6 +3,7 @@ stopped (Esc) or failed, and a message that waits for the office server."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,8 @@ from textual import on, work
 
 from workstation.core.conversation_records import Conversation, ConversationGone
 from workstation.core.conversation_titles import title_from_message
+from workstation.core.document_changes import changes_record, compared
+from workstation.core.document_changes import for_the_model as changes_for_the_model
 from workstation.core.engine_api import too_long
 from workstation.core.engine_process import EngineStopped
 from workstation.core.errors import BackendUnreachable, WorkstationError
@@ -159,6 +162,14 @@ class Turn(AppPart):
             name = t("chat.summary_of", name=path.name) if summary is not None else path.name
             self._from_summary = path.name if summary is not None else ""  # (said under its reply)
             content = with_attached(content, t("chat.document", name=name), doc if summary is None else summary)
+        older = self.compared_with if document is not None and summary is None else None
+        self._changes = None  # (an earlier send's that got no reply stuck to the next reply, as ``_from_summary``)
+        if older is not None and document is not None:  # a second version of it: what changed, found by the program
+            # (off the screen's thread: two long versions rewritten throughout took most of a second)
+            comparison = await asyncio.to_thread(compared, older[0].name, older[1], document[0].name, document[1])
+            self._changes = changes_record(comparison)  # (said under the reply)
+            # for the model, in place of the older text: as many as the room beside the document holds
+            content = f"{content}\n\n{changes_for_the_model(comparison, self.changes_room(document))}"
         if asked_of:  # (for the model too, as an attached table's are)
             content = f"{content}\n\n{for_the_model(followed, asked_of)}"
         if counted:  # (for the model too, after the message, as an attached table's are: ``with_counted``)
@@ -455,7 +466,9 @@ class Turn(AppPart):
                 record["counted"] = self._counted
             if self._from_summary:  # (F6's summary went in the document's place)
                 record["from_summary"] = self._from_summary
-            self._counted, self._from_summary = [], ""
+            if self._changes:  # (what changed between the two versions attached, found by the program)
+                record["changes"] = self._changes
+            self._counted, self._from_summary, self._changes = [], "", None
             if self._new_after_turn and metrics.stop_reason == "cancelled":  # Ctrl+N stopped it: said under it
                 record["stopped_by"] = "new_conversation"
             if view is not None:  # stopped before its first token: it says so, and is kept so

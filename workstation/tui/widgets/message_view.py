@@ -20,6 +20,7 @@ from textual.timer import Timer
 from textual.widgets import Collapsible, Markdown, Static
 
 from workstation.core.conversation_titles import profile_key
+from workstation.core.document_changes import changes_lines, recorded_changes
 from workstation.core.events import SERVER_STOPPING
 from workstation.core.invocation import cli
 from workstation.core.metrics import TurnMetrics, figures_line
@@ -411,6 +412,9 @@ class MessageView(Vertical):
         counted = self.metrics.get("counted")
         if isinstance(counted, list) and counted:  # the figures the program counted for the question, under the model's
             line += "\n" + escape(say(counted_phrases(counted), self.texts.get))
+        comparison = recorded_changes(self.metrics.get("changes"))
+        if comparison is not None:  # what changed between two versions of the document, found by the program
+            line += "".join("\n" + escape(say([said], self.texts.get)) for said in changes_lines(comparison))
         summarized = self.metrics.get("from_summary")
         if isinstance(summarized, str) and summarized:  # F6's summary went in the document's place: its figures
             line += "\n" + escape(say([("chat.from_summary", {"name": summarized})], self.texts.get))
