@@ -584,12 +584,14 @@ def test_a_laptop_is_told_a_card_needs_a_desktop_pc_and_what_its_own_processor_d
     speed, cal = calibration.this_machine()
     local = local_machines(speed, [], 16 * 2**30, 16 * 2**30, 20.0)
     said = {laptop: size(w, candidate_machines(w, local), cal, {}, laptop).headline() for laptop in (True, None, False)}
-    assert said[True].startswith("On this laptop's own processor, the closest is this machine's CPU: "), said[True]
+    laptop_answer = size(w, candidate_machines(w, local), cal, {}, True).answer()
+    assert laptop_answer.startswith(("Yes: this laptop can serve 20 people", "No: this laptop cannot serve 20 people")), laptop_answer
     assert "Buy a desktop PC with a GeForce " in said[True] and "a laptop cannot take a graphics card" in said[True]
-    assert "Buy a GeForce" not in said[True]
+    assert "Buy a GeForce" not in said[True] and said[True].startswith("Buy a desktop PC with a GeForce ")
     assert said[None].startswith("Buy a GeForce ") and ") for a desktop PC: run " in said[None], said[None]
     assert said[False].startswith("Buy a GeForce ") and "desktop" not in said[False] and "laptop" not in said[False]
-    turkish = say(size(w, candidate_machines(w, local), cal, {}, True).headline_phrases(), Texts("tr").get)
+    laptop = size(w, candidate_machines(w, local), cal, {}, True)
+    turkish = say(laptop.answer_phrases() + laptop.headline_phrases(), Texts("tr").get)
     assert "dizüstü" in turkish and "laptop" not in turkish and "desktop" not in turkish, turkish
 
 
@@ -608,20 +610,19 @@ def test_a_desktop_sees_what_its_own_processor_does_beside_the_cards(tmp_path: P
     local = local_machines(speed, [], 16 * 2**30, 16 * 2**30, 20.0)
     desktop = size(w, candidate_machines(w, local), cal, {}, False)
     assert desktop.best is not None and not desktop.best.here
-    here = desktop.here_closest()
+    here = desktop.this_pc()
     assert here is not None and here.here and here.machine_kind == "cpu"
     report = text_report(desktop).split("\n")
     row = next(line for line in report if line.startswith("PC "))
     assert "this machine (CPU)" in row and "  here  " in row, row
-    said = next(line for line in report if line.startswith("This PC's own processor: the closest is "))
-    assert model_family(here.model) in said and ("it would serve" in said or "it misses the targets even for one person" in said)
+    said = report[0]  # this PC's answer is the first line
+    assert said.startswith(("Yes: this PC can serve 20 people", "No: this PC cannot serve 20 people")), said
+    assert model_family(here.model) in said
     assert desktop.to_dict()["this_pc"]["machine"] == here.machine
     (md,) = [p for p in markdown_report(desktop, tmp_path / "size.md") if p.suffix == ".md"]
-    assert "This PC's own processor: the closest is " in md.read_text(encoding="utf-8")
-    turkish = say(desktop.here_beside(), Texts("tr").get)
-    assert turkish.startswith("Bu bilgisayarın kendi işlemcisi: en yakını ") and "PC" not in turkish, turkish
-    laptop = text_report(size(w, candidate_machines(w, local), cal, {}, True))
-    assert laptop.count("own processor") == 1 and "\nPC " not in laptop  # (the headline's)
+    assert f"**{desktop.answer()}**" in md.read_text(encoding="utf-8")
+    turkish = say(desktop.answer_phrases(), Texts("tr").get)
+    assert turkish.startswith(("Evet: bu bilgisayar", "Hayır: bu bilgisayar")) and "PC" not in turkish, turkish
     data = w.to_dict()
     data.pop("source")
     data.update(people=1, quality={}, latency={"ttft_s": 60, "tokens_per_second": 1},
@@ -629,5 +630,76 @@ def test_a_desktop_sees_what_its_own_processor_does_beside_the_cards(tmp_path: P
                             "slots": [1], "gpus": ["RTX 4090"]})
     small = workload_from_dict(data, "<t>")
     answer = size(small, candidate_machines(small, local), cal, {}, False)
-    assert answer.best is not None and answer.best.here and answer.here_beside() == []
-    assert "\nPC " not in text_report(answer) and "own processor" not in text_report(answer)
+    assert answer.best is not None and answer.best.here and answer.answer().startswith("Yes: this PC can serve 1 person")
+    assert "\nPC " not in text_report(answer)
+
+
+def _here(tmp_path: Path, profile_text: str | None = None, people: int = 12):  # noqa: ANN202
+    """``size --people N`` on this PC's processor (16 GB, 20 GB/s) and the GPU table, for a profile."""
+    from workstation.core import calibration
+    from workstation.core.profile_lookup import load_profile_file
+    from workstation.core.sizing import local_machines
+
+    w = load_workload(None, people)
+    speed, cal = calibration.this_machine()
+    local = local_machines(speed, [], 16 * 2**30, 16 * 2**30, 20.0)
+    profile = None
+    if profile_text is not None:
+        (tmp_path / "p.yaml").write_text(profile_text, encoding="utf-8")
+        profile = load_profile_file(tmp_path / "p.yaml")
+    return size(w, candidate_machines(w, local), cal, {}, False, profile)
+
+
+OFFICE_CPU = "name: p\nmodel: smollm2-135m-instruct-q4_1\ncontext: 4096\n"
+
+
+def test_the_first_line_answers_yes_or_no_plainly_and_the_models_size_is_a_sentence_of_its_own(
+        tmp_path: Path, smollm2_path: Path) -> None:
+    """'size --people 12' said "…8 slots: 69.1 tokens/s per person, first token in 2.9 s (misses:
+    smaller than 7B weights); it misses the targets even for one person": fast and failing at
+    once, the model's size said as a miss of the speeds. The first line answers for this PC (yes
+    or no, how many at once, the wait and the speed), the model's quality a plain sentence after;
+    it names the file installed (Q4_1, not the catalog's Q4_K_M)."""
+    from workstation.core.size_report import text_report
+
+    r = _here(tmp_path, OFFICE_CPU)
+    first = text_report(r).split("\n")[0]
+    assert first.startswith("Yes: this PC can serve 12 people with smollm2-135m-instruct Q4_1: it answers up to 4 "
+                            "people at once; at the busy hour a person waits about "), first
+    assert "for the first word, then gets about " in first and "misses" not in first
+    assert "This model is very small: its answers are often wrong; a 7B-or-larger model" in first
+    assert "needs about " in first and "of memory (the options below)." in first
+    assert r.to_dict()["answer"] == first and r.to_dict()["headline"] == r.headline()
+    turkish = say(r.answer_phrases(), Texts("tr").get)
+    assert turkish.startswith("Evet: bu bilgisayar, smollm2-135m-instruct Q4_1 ile 12 kişi için yeter: aynı anda en "
+                              "çok 4 kişiye yanıt verir;") and "Bu model çok küçük" in turkish, turkish
+    row = next(line for line in text_report(r).split("\n") if line.startswith("PC "))
+    assert " Q4_1 " in row and " Q4_K_M " not in row, row
+
+
+def test_this_pc_is_planned_with_the_slots_serve_runs_and_other_slots_say_parallel(
+        tmp_path: Path, smollm2_path: Path) -> None:
+    """size planned 8 slots where 'serve' ran 4 ("answers up to 4 people at once") and nothing
+    said '--parallel 8': this PC is planned with the profile's parallel (serve's default where it
+    sets none), said in serve's words; an option with other slots says '--parallel N'."""
+    from workstation.commands.serve import capacity_words
+    from workstation.core.profiles import SERVE_SLOTS
+
+    default = _here(tmp_path, OFFICE_CPU)
+    here = default.this_pc()
+    assert here is not None and here.slots == SERVE_SLOTS
+    assert "up to 4 people at once" in capacity_words(SERVE_SLOTS, 4096) and "up to 4 people at once;" in default.answer()
+    eight = _here(tmp_path, OFFICE_CPU + "parallel: 8\n")
+    assert eight.this_pc() is not None and eight.this_pc().slots == 8  # type: ignore[union-attr]
+    assert "up to 8 people at once" in capacity_words(8, 4096) and "up to 8 people at once;" in eight.answer()
+    assert eight.best is not None and eight.best.slots != 8
+    assert f"(start the server with 'workstation serve --parallel {eight.best.slots}')" in eight.headline()
+
+
+def test_a_desk_pc_is_told_this_sizes_it_not_the_office_server(tmp_path: Path, smollm2_path: Path) -> None:
+    """F10 on a desk PC (backend: openai) sized the desk PC as if it were the server it uses."""
+    r = _here(tmp_path, "name: p\nbackend: openai\nremote: {base_url: 'http://10.0.0.5:8088/v1'}\n")
+    assert r.answer().startswith("This sizes this PC; your profile asks the office server at 10.0.0.5:8088, whose "
+                                 "own sizing is 'workstation size' run on the server. "), r.answer()
+    assert "10.0.0.5:8088" in say(r.answer_phrases(), Texts("tr").get)
+    assert "office server" not in _here(tmp_path, OFFICE_CPU).answer()

@@ -11,11 +11,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from workstation.commands import print_json
+from workstation.commands import print_json, profile_ref
 from workstation.commands.progress_bar import ProgressBar
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.invocation import cli
+
+if TYPE_CHECKING:
+    from workstation.core.profiles import Profile
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,6 +60,17 @@ def _packaged_paths() -> list[Path]:
     return paths
 
 
+def served_profile(ref: str | None) -> Profile | None:
+    """The profile 'serve' would run here (-p, else the default), for the slots it serves with
+    and the model it runs; None where it cannot be read (the sizing goes by serve's defaults)."""
+    from workstation.core.profile_lookup import load_profile
+
+    try:
+        return load_profile(ref)
+    except WorkstationError:
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     from workstation.core import calibration, hardware, memory_check
     from workstation.core.sizing import candidate_machines, local_machines, size
@@ -87,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     local = local_machines(speed, report.gpus, report.memory.available, report.memory.total,
                            report.cpu_bandwidth_gbps)
     result = size(workload, candidate_machines(workload, local), cal, memory_check.history_summary(),
-                  hardware.is_laptop())
+                  hardware.is_laptop(), served_profile(profile_ref(args)))
     if args.output is not None:
         from workstation.core.size_report import markdown_report
 
@@ -98,14 +113,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         from workstation.core.size_report import text_report
 
-        if args.measure:
-            print(format_calibration(cal) + "\n")
+        if args.measure and cal.get("checks"):  # (what the figures mean: the report's own line says it once)
+            print(format_calibration(cal, said=False) + "\n")
         print(text_report(result, args.top or 10))
     return 0 if result.meeting else 2
 
 
-def format_calibration(cal: dict) -> str:
-    lines = [f"This machine's speed model: {cal['source']}."]
+def format_calibration(cal: dict, said: bool = True) -> str:
+    """What --measure measured beside each prediction; ``said``: with the line on what the speed
+    model goes by (not where the report under it says it)."""
+    lines = [f"This machine's speed model: {cal['source']}."] if said else []
     if cal.get("checks"):
         lines.append("model                          slots  measured tok/s  predicted (left out)  error")
         for c in cal["checks"]:

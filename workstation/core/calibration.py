@@ -26,6 +26,7 @@ import numpy as np
 
 from workstation.core.errors import WorkstationError
 from workstation.core.installed_models import installed_name
+from workstation.core.invocation import cli
 from workstation.core.metrics import REPLY_RATE_MIN, ReplyTiming
 from workstation.core.model_info import ModelInfo, read_model_info
 from workstation.core.model_shapes import active_params
@@ -267,10 +268,15 @@ def this_machine() -> tuple[SpeedConstants, dict[str, Any]]:
     if len(points) >= 3 and not noisy:
         constants = fitted_constants
     elif noisy:  # one busy moment's figures made every estimate after them: fit said 46 tok/s beside bench's 125
+        # the estimate said as one, and when to measure again said once (it said "run 'size --measure'
+        # to measure this one" in the same breath as "size --measure again while the PC is idle")
+        estimate = constants.source.removeprefix("not measured here: ").removesuffix(
+            f" (run '{cli('size --measure')}' to measure this one)")
         constants = dataclasses.replace(constants, source=(
-            f"{constants.source}, as the {len(points)} figures measured here disagree too much to go by (each one "
-            f"left out of the fit was predicted {mean_error:.0f}% off on average): another program was probably "
-            "using the CPU; size --measure again while the PC is idle"))
+            f"an estimate, not a measurement ({estimate}): the {len(points)} figures measured here disagree too "
+            f"much to go by (each one left out of the fit was predicted {mean_error:.0f}% off on average), as "
+            f"another program was probably using the CPU; measure again with '{cli('size --measure')}' when the "
+            "PC is quiet (other programs closed)"))
     report = {
         "source": constants.source,
         "constants": constants.to_dict(),

@@ -195,18 +195,35 @@ ENGLISH: dict[str, str] = {
                                     "an external GPU box can)"),
     "headline.buy_desktop_laptop_priced": ("Buy a desktop PC with a {machine} (about ${price} for the card; a laptop "
                                            "cannot take a graphics card; an external GPU box can)"),
-    "headline.laptop_cpu": "On this laptop's own processor, the closest is {what} (misses: {misses}); {served}. ",
-    "headline.laptop_cpu_meets": "On this laptop's own processor, the closest is {what}; {served}. ",
-    "headline.laptop_nothing_fits": "On this laptop's own processor, no candidate model fits its memory. ",
-    "headline.pc_cpu": "This PC's own processor: the closest is {what} (misses: {misses}); {served}.",
-    "headline.pc_cpu_meets": "This PC's own processor: the closest is {what}; {served}.",
-    "headline.pc_nothing_fits": "This PC's own processor: no candidate model fits its memory.",
+    # the first line (sizing.SizingResult.answer_phrases): this PC for the office, plainly
+    "headline.this_pc": "this PC",
+    "headline.this_laptop": "this laptop",
+    "headline.pc_yes": ("Yes: {pc} can serve {people} with {model} {quant}: it answers {at_once}{parallel}; at the "
+                        "busy hour a person waits about {ttft} for the first word, then gets about {tps} tokens a "
+                        "second."),
+    "headline.pc_no": ("No: {pc} cannot serve {people} at these targets with {model} {quant} ({misses}): it answers "
+                       "{at_once}{parallel}; at the busy hour a person would wait about {ttft} for the first word, "
+                       "then get about {tps} tokens a second; {served}."),
+    "headline.pc_overloaded": ("No: {pc} cannot serve {people} with {model} {quant}: it answers {at_once}{parallel}, "
+                               "and the busy hour brings more chats than it can answer ({misses}); {served}."),
+    "headline.pc_nothing_fits": "No: no candidate model fits {pc}'s memory.",
+    "headline.small_model": (" This model is very small: its answers are often wrong; a {billions}B-or-larger model "
+                             "({billions} billion weights or more) answers better"),
+    "headline.small_model_needs": ", and needs about {memory} of memory (the options below)",
+    "headline.small_model_end": ".",
+    "headline.quality_below": " Its answers scored {points} points below the best model measured on '{tasks}'.",
+    "headline.desk_pc": ("This sizes this PC; your profile asks the office server at {server}, whose own sizing is "
+                         "'{cmd}' run on the server. "),
+    "headline.parallel": " (start the server with '{cmd}')",
+    # how many people 'serve' answers at once (serve's first line, and the sizing's)
+    "serve_cmd.one_at_a_time": "one person at a time",
+    "serve_cmd.at_once": "up to {n} people at once",
     "headline.thinking_off": " with thinking off",
     "headline.slot": "{n} slot",
     "headline.slots": "{n} slots",
     "headline.everyone": "each of {people} people",
     "headline.one_person": "the one person",
-    "headline.best": ("{where}: run {model}{thinking} at {quant} with a {kv} K/V cache and {slots}; "
+    "headline.best": ("{where}: run {model}{thinking} at {quant} with a {kv} K/V cache and {slots}{parallel}; "
                         "{who} gets about {tps} tokens/s at the busy hour, the first "
                         "token in {ttft}, and {docs} documents fit in a night."),
     # how to get the recommended model file (sizing.SizingResult.get_it)

@@ -18,7 +18,6 @@ from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.memory_check import describe_history
-from workstation.core.phrases import say
 from workstation.core.sizing import (
     RANKING,
     SizingOption,
@@ -53,15 +52,10 @@ def table_rows(result: SizingResult, top: int) -> list[SizingOption]:
 
 
 def here_rows(result: SizingResult, top: int) -> list[list[str]]:
-    """This PC's own processor's closest option as a row under the table ("PC" for its number),
+    """The option the first line says of this PC as a row under the table ("PC" for its number),
     where the table lists cards only (it never said what the PC one has would do)."""
-    here = result.here_closest() if result.here_beside() else None
+    here = result.this_pc()
     return [] if here is None or here in table_rows(result, top) else [["PC", *_row(0, here)[1:]]]
-
-
-def here_said(result: SizingResult) -> str:
-    """The sentence under the table on this PC's own processor ('' where the headline says it)."""
-    return say(result.here_beside())
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
@@ -75,13 +69,13 @@ def text_report(result: SizingResult, top: int = 10) -> str:
     rows = [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)] + here_rows(result, top)
     widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(HEADER)]
     fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()  # noqa: E731
-    out = [result.headline(), "", fmt(HEADER), *(fmt(r) for r in rows), ""]
-    out += [line for line in (here_said(result), RANKING if result.meeting else "") if line] or [""]
+    out = [result.answer(), "", result.headline(), "", fmt(HEADER), *(fmt(r) for r in rows), ""]
+    out += [RANKING] if result.meeting else []
     cal = result.calibration
-    if cal:
+    if cal:  # (figures too unsteady to go by: the source says how far off, and that this is the estimate)
         out.append(f"This machine's speed: {cal.get('source', '')}"
                    + (f"; off by {cal['mean_abs_error_pct']}% on average here (each figure left out of the fit)"
-                      if cal.get("mean_abs_error_pct") is not None else ""))
+                      if cal.get("mean_abs_error_pct") is not None and not cal.get("too_noisy") else ""))
     out.append("GPU speeds: a bandwidth model fitted to published llama-bench figures (see --json or -o for each).")
     out.append(describe_history(result.memory_history))
     for note in (result.reasoning_note(top), result.kv_note(top)):
@@ -151,7 +145,7 @@ def markdown_report(result: SizingResult, named: Path | str, top: int = 15) -> l
     charts_dir = (Path.cwd() if system else out.parent) / f"{out.stem}-charts"
     charts = write_charts(chart_data(result), charts_dir)
     w = result.workload
-    lines = [f"# Sizing: {w.name}", "", f"**{result.headline()}**", ""]
+    lines = [f"# Sizing: {w.name}", "", f"**{result.answer()}**", "", result.headline(), ""]
     lines += ["## The workload", "", markdown_table(["what", "value"], [
         ["people", str(w.people)], ["chats per person per hour (busy hour)", f"{w.chats_per_person_per_hour:g}"],
         ["prompt / reply tokens", f"{w.prompt_tokens} / {w.reply_tokens}"],
@@ -166,8 +160,6 @@ def markdown_report(result: SizingResult, named: Path | str, top: int = 15) -> l
               + RANKING, ""]
     lines += [markdown_table(HEADER, [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)]
                              + here_rows(result, top)), ""]
-    if here_said(result):
-        lines += [here_said(result), ""]
     for note in (result.reasoning_note(top), result.kv_note(top)):
         if note:
             lines += [note, ""]

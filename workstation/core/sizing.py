@@ -44,6 +44,7 @@ from workstation.core.model_shapes import (
 )
 from workstation.core.phrases import Phrase, say
 from workstation.core.planner import plan
+from workstation.core.profiles import SERVE_SLOTS, Profile
 from workstation.core.speed_estimate import CPU_SLOWER_SAID, kv_speed, quantized_kv
 from workstation.core.speed_model import SpeedConstants, gpu_constants
 from workstation.core.workload import Workload
@@ -344,6 +345,15 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
     return opt
 
 
+QUALITY_MISSES = ("miss.quality", "miss.params")  # the model's quality: no target a faster machine meets
+
+
+def load_misses(o: SizingOption) -> list[Phrase]:
+    """The targets ``o`` misses for the load (memory, speed, wait, documents), not the model's
+    quality: "fast and failing at once" was a 135M model's size said as a miss of the speeds."""
+    return [m for m in o.miss_phrases if m[0] not in QUALITY_MISSES]
+
+
 def _file_name(model: str) -> str:
     from workstation.core.catalog import catalog_entry
 
@@ -375,6 +385,9 @@ class SizingResult:
     memory_history: dict[str, Any]
     skipped_models: list[str]
     laptop: bool | None = False  # this PC is a laptop (hardware.is_laptop); None: not known; False: not one
+    serve_slots: int = SERVE_SLOTS  # the slots 'serve' runs for the profile (its parallel, else serve's default)
+    profile_model: str | None = None  # the profile's model (a catalog name), where it runs one here
+    remote: str = ""  # the office server the profile asks (backend: openai): this sizing is this PC's, not its
     _machines: list[Machine] = field(default_factory=list)  # for "what if" re-evaluation
     _infos: dict[str, tuple[ModelInfo, bool]] = field(default_factory=dict)
 
@@ -406,12 +419,78 @@ class SizingResult:
             return self.nothing_fits()
         where: Phrase = ("headline.here_cpu", {}) if b.here and b.machine_kind == "cpu" else (
             ("headline.use", {"machine": b.machine}) if b.here else self.buy_card(b))
-        return [*self.laptop_cpu(), ("headline.best", {
+        return [("headline.best", {
             "where": where, "model": model_family(b.model), "quant": b.quant, "kv": b.kv_type,
             "thinking": ("headline.thinking_off", {}) if thinks_first(b.model) else "",
             "slots": _slots(b.slots), "tps": f"{b.tps_per_person:.0f}",
             "who": ("headline.one_person", {}) if w.people == 1 else ("headline.everyone", {"people": f"{w.people:,}"}),
-            "ttft": _secs(b.ttft_s), "docs": f"{b.docs_per_night:,}"}), *self.get_it(b)]
+            "ttft": _secs(b.ttft_s), "docs": f"{b.docs_per_night:,}", "parallel": self.served_with(b)}),
+            *self.get_it(b)]
+
+    def served_with(self, o: SizingOption) -> Phrase | str:
+        """'' where ``serve`` runs ``o``'s slots for the profile (its ``parallel``, else serve's
+        default); else how to start it so (size planned 8 slots where serve ran 4)."""
+        from workstation.core.invocation import cli
+
+        if o.slots == self.serve_slots:
+            return ""
+        return ("headline.parallel", {"cmd": cli(f"serve --parallel {o.slots}")})
+
+    def this_pc(self) -> SizingOption | None:
+        """This PC's answer: of its own options that fit, one that serves the office at the load
+        targets first, then the model files installed here, the profile's model, the ranking."""
+        here = [o for o in self.options if o.here and o.fits]
+        return min(here, key=lambda o: (bool(load_misses(o)), not o.on_disk, o.model != self.profile_model,
+                                        rank_key(o)), default=None)
+
+    def answer_phrases(self) -> list[Phrase]:
+        """The first line: whether this PC serves the office's people, how many at once, the
+        wait for a first word at the busy hour and the speed a person sees; then the model's
+        quality in a sentence of its own (not a "miss" of the speed targets); on a desk PC
+        whose profile asks the office server, that this is this PC's sizing, not the server's."""
+        from workstation.core.invocation import cli
+
+        out: list[Phrase] = []
+        if self.remote:
+            out.append(("headline.desk_pc", {"server": self.remote, "cmd": cli("size")}))
+        pc: Phrase = ("headline.this_laptop", {}) if self.laptop else ("headline.this_pc", {})
+        o = self.this_pc()
+        if o is None:  # (this PC not sized at all: nothing to say of it)
+            return [*out, ("headline.pc_nothing_fits", {"pc": pc})] if any(x.here for x in self.options) else out
+        values: dict[str, Any] = {
+            "pc": pc, "people": _people(self.workload.people), "model": model_family(o.model), "quant": o.quant,
+            "at_once": ("serve_cmd.one_at_a_time", {}) if o.slots == 1 else ("serve_cmd.at_once", {"n": o.slots}),
+            "parallel": self.served_with(o), "ttft": _secs(o.ttft_s), "tps": f"{o.tps_per_person:.0f}"}
+        load = load_misses(o)
+        if not load:
+            out.append(("headline.pc_yes", values))
+        else:
+            people = self.people_served(o)
+            values["served"] = ("headline.would_serve", {"people": _people(people)}) if people else (
+                "headline.misses_one", {})
+            values["misses"] = [part for i, m in enumerate(load) for part in ([("miss.and", {})] if i else []) + [m]]
+            out.append(("headline.pc_overloaded" if o.utilization >= 1 else "headline.pc_no", values))
+        return out + self.quality_said(o)
+
+    def quality_said(self, o: SizingOption) -> list[Phrase]:
+        """The model's quality, plainly: a model under the workload's floor is very small (its
+        answers often wrong), and what a larger one needs; a score below the best measured."""
+        out: list[Phrase] = []
+        floor = self.workload.quality.min_params_b
+        if any(key == "miss.params" for key, _ in o.miss_phrases):
+            larger = [x for x in self.meeting if x.params >= floor * 1e9] or sorted(
+                (x for x in self.options if x.fits and x.params >= floor * 1e9), key=lambda x: x.need_bytes)
+            out.append(("headline.small_model", {"billions": f"{floor:g}"}))
+            if larger:
+                out.append(("headline.small_model_needs", {"memory": human_bytes(larger[0].need_bytes)}))
+            out.append(("headline.small_model_end", {}))
+        points = next((v["points"] for key, v in o.miss_phrases if key == "miss.quality"), None)
+        if points is not None:
+            out.append(("headline.quality_below", {"points": points, "tasks": self.workload.quality.tasks}))
+        return out
+
+    def answer(self) -> str:
+        return say(self.answer_phrases())
 
     def buy_card(self, b: SizingOption) -> Phrase:
         """Buying ``b``'s card: it goes into a desktop PC, said so where this PC is a laptop or
@@ -423,41 +502,6 @@ class SizingResult:
         if self.laptop is None:
             return ("headline.buy_for_desktop_priced", price) if b.price_usd else ("headline.buy_for_desktop", price)
         return ("headline.buy_priced", price) if b.price_usd else ("headline.buy", price)
-
-    def laptop_cpu(self) -> list[Phrase]:
-        """On a laptop, what its own processor does, said before a card to buy: the closest
-        option on it, and how many people it would serve ([] where the best is this PC's own,
-        or none fits it)."""
-        b = self.best
-        if not self.laptop or (b is not None and b.here):
-            return []
-        return self._own_processor("laptop")
-
-    def here_closest(self) -> SizingOption | None:
-        """This PC's own processor's closest option that fits its memory (None: none does)."""
-        here = sorted((o for o in self.options if o.here and o.machine_kind == "cpu" and o.fits), key=closeness_key)
-        return here[0] if here else None
-
-    def here_beside(self) -> list[Phrase]:
-        """What this PC's own processor does, said under the table where a card is advised or the
-        closest option is elsewhere (a desktop was told "Buy a GeForce RTX 4060" and never what it
-        has does): [] on a laptop (its headline says it), or where the best or closest is this PC's."""
-        b = self.best or next(iter(sorted(self.options, key=closeness_key)), None)
-        if self.laptop or (b is not None and b.here) or not any(o.here for o in self.options):
-            return []  # (none of this PC's sized: its processor not weighed, nothing to say of it)
-        return self._own_processor("pc")
-
-    def _own_processor(self, kind: str) -> list[Phrase]:
-        """The closest option on this PC's processor, what it misses, and how many people it
-        would serve, said of a ``kind`` ("laptop", "pc")."""
-        c = self.here_closest()
-        if c is None:
-            return [(f"headline.{kind}_nothing_fits", {})]
-        people = self.people_served(c)
-        served: Phrase = ("headline.would_serve", {"people": _people(people)}) if people else ("headline.misses_one", {})
-        misses = [part for i, m in enumerate(c.miss_phrases) for part in ([("miss.and", {})] if i else []) + [m]]
-        return [(f"headline.{kind}_cpu" if misses else f"headline.{kind}_cpu_meets",
-                 {"what": c.summary_phrase(), "misses": misses, "served": served})]
 
     def get_it(self, option: SizingOption) -> list[Phrase]:
         """How to get ``option``'s model file: pulled from the catalog where it has that
@@ -510,15 +554,17 @@ class SizingResult:
             return False
         w = self.workload.with_people(people)
         again = evaluate(machine, o.model, info[0], info[1], o.quant, o.kv_type, o.slots, w, {}, None)
-        return not [key for key, _ in again.miss_phrases if key != "miss.quality"]
+        return not load_misses(again)
 
     def to_dict(self, top: int = 20) -> dict[str, Any]:
         return {
             "workload": self.workload.to_dict(),
             "headline": self.headline(),
+            "answer": self.answer(),  # this PC's plain answer, its first line
+            "serve_slots": self.serve_slots,
             "meets": bool(self.meeting),
             "best": self.best.to_dict() if self.best else None,
-            "this_pc": (here.to_dict() if (here := self.here_closest()) else None),  # its own processor's closest
+            "this_pc": (here.to_dict() if (here := self.this_pc()) else None),  # what the answer says of this PC
             "options": [o.to_dict() for o in self.shown(top)],
             "best_per_machine": [o.to_dict() for o in self.best_per_machine()],
             "n_options": len(self.options),
@@ -555,10 +601,16 @@ class SizingResult:
 
 
 def size(workload: Workload, machines: list[Machine], calibration: dict[str, Any] | None = None,
-         memory_history: dict[str, Any] | None = None, laptop: bool | None = False) -> SizingResult:
+         memory_history: dict[str, Any] | None = None, laptop: bool | None = False,
+         profile: Profile | None = None) -> SizingResult:
     """Every option for ``workload`` on ``machines``, ranked; ``laptop``: whether this PC is a
-    laptop (``hardware.is_laptop``: None, not known), for the advice to buy a card."""
+    laptop (``hardware.is_laptop``: None, not known), for the advice to buy a card; ``profile``:
+    the one 'serve' would run here. This PC is planned as serve runs it: with the profile's slots
+    (its ``parallel``, else serve's default: size planned 8 where serve ran 4) and each installed
+    model at its file's quantization (Q4_1 was said Q4_K_M), where the workload names none."""
     c = workload.candidates
+    serve_slots = profile.slots_to_serve() if profile is not None else SERVE_SLOTS
+    remote = profile.remote.server_name if profile is not None and profile.backend == "openai" else ""
     quality = measured_quality(workload.quality.tasks)
     best_quality = max(quality.values()) if quality else None
     infos: dict[str, tuple[ModelInfo, bool]] = {}
@@ -572,13 +624,15 @@ def size(workload: Workload, machines: list[Machine], calibration: dict[str, Any
     options = []
     for m in machines:
         for name, (info, on_disk) in infos.items():
-            for quant in _quants(info, c.quantizations):
+            installed = m.here and on_disk and not c.quantizations and bool(info.file_type)
+            for quant in [info.file_type.upper()] if installed else _quants(info, c.quantizations):
                 for kv in c.kv_types or DEFAULT_KV:
-                    for slots in c.slots or DEFAULT_SLOTS:
+                    for slots in c.slots or ([serve_slots] if m.here else DEFAULT_SLOTS):
                         options.append(evaluate(m, name, info, on_disk, quant, kv, slots, workload,
                                                 quality, best_quality))
     options.sort(key=rank_key)
-    result = SizingResult(workload, options, calibration or {}, memory_history or {}, skipped, laptop)
+    result = SizingResult(workload, options, calibration or {}, memory_history or {}, skipped, laptop,
+                          serve_slots, profile.model if profile is not None and not remote else None, remote)
     result._machines = machines
     result._infos = infos
     return result

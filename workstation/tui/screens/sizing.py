@@ -29,6 +29,7 @@ from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.widgets.screen_footer import ScreenFooter
 
 if TYPE_CHECKING:
+    from workstation.core.profiles import Profile
     from workstation.core.sizing import SizingResult
 
 
@@ -37,9 +38,10 @@ PEOPLE_MAX = 100_000
 RESIZE_AFTER_S = 0.4  # + and - pressed in a row size once, after the last
 
 
-def size_here(workload_ref: str, people: int | None = None) -> SizingResult:
+def size_here(workload_ref: str, people: int | None = None, profile: Profile | None = None) -> SizingResult:
     """``workstation size`` for ``workload_ref`` (for ``people``, as ``size --people N``: None, the
-    workload's own) on this machine and the GPU table."""
+    workload's own) on this machine and the GPU table, for ``profile`` (the app's: the slots
+    'serve' would run it with; a desk PC's says this sizing is not its office server's)."""
     from workstation.core import calibration, hardware, memory_check
     from workstation.core.sizing import candidate_machines, local_machines, size
     from workstation.core.workload import load_workload
@@ -49,7 +51,7 @@ def size_here(workload_ref: str, people: int | None = None) -> SizingResult:
     r = hardware.report()
     local = local_machines(speed, r.gpus, r.memory.available, r.memory.total, r.cpu_bandwidth_gbps)
     return size(workload, candidate_machines(workload, local), cal, memory_check.history_summary(),
-                hardware.is_laptop())
+                hardware.is_laptop(), profile)
 
 
 def _ticks(lo: float, hi: float, n: int = 5, whole: bool = False) -> list[float]:
@@ -112,7 +114,7 @@ class SizingScreen(AppScreen, Screen[None]):
         """``compute``: (workload_ref, people=N or None) to the sizing (``size_here``)."""
         super().__init__()
         self.workload_ref = workload_ref
-        self.compute = compute or size_here
+        self.compute = compute or (lambda ref, people=None: size_here(ref, people, self.wapp.profile))
         self.people: int | None = None  # the office's number of people (None: the workload's own)
         self.data: dict[str, Any] | None = None  # what the charts draw, once the sizing is done
         self._result: SizingResult | None = None  # the sizing, once done: F9 draws it again in words of its own
@@ -171,15 +173,15 @@ class SizingScreen(AppScreen, Screen[None]):
         self._draw()
 
     def _draw(self) -> None:
-        """The headline, what this PC's own processor would do (``here_beside``, as ``size`` says
-        it beside the cards), the charts and their legend, in the UI's language (a message: from
+        """This PC's plain answer and the headline (as ``size`` says them), the charts and their legend, in the UI's language (a message: from
         the sizing's thread, or from F9)."""
         from workstation.core.sizing import chart_data
 
         if self._result is not None:
-            said = say(self._result.headline_phrases(), self.wapp.texts.get).strip()
-            if here := self._result.here_beside():
-                said += "\n" + say(here, self.wapp.texts.get)
+            # this PC's plain answer first (as 'size' says it), then the card to buy
+            said = "\n".join(line for line in (say(self._result.answer_phrases(), self.wapp.texts.get).strip(),
+                                                say(self._result.headline_phrases(), self.wapp.texts.get).strip())
+                             if line)
             self.post_message(SizingReady(1, 1, said, chart_data(self._result)))
 
     def relabel(self) -> None:
