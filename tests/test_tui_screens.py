@@ -147,8 +147,8 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert "Bundan sonra bu sohbetin yanıtları şunları kullanır: Sıcaklık 0,25, En uzun yanıt 1.200." in [
             m for _, m, _ in shown], shown
         attached = str(app.chat_screen.query_one("#attachment").render())
-        assert attached == app.texts("chat.attached", name="memo.txt", n=14, remove="Ctrl+R") != Texts("en")(
-            "chat.attached", name="memo.txt", n=14, remove="Ctrl+R")  # it stayed in English
+        assert attached == app.texts("chat.attached", name="memo.txt", n=3, remove="Ctrl+R") != Texts("en")(
+            "chat.attached", name="memo.txt", n=3, remove="Ctrl+R")  # it stayed in English
         app._attach_document(None)
         kept = app.summarize_screen()  # relabelled although it was not showing
         assert kept.query_one("#summarize-path").placeholder == app.texts("summarize.path") != "Document to summarize"
