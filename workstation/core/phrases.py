@@ -850,7 +850,9 @@ ENGLISH: dict[str, str] = {
     "metric.tps": "{tps} tok/s",
     "metric.tokens": "{n} tokens",
     "metric.one_token": "1 token",
-    "metric.cache": "reused {hit} of {total}",  # of the conversation's word pieces, read before (F1 says it)
+    # of the conversation's word pieces, read before and not again: the wait it saved (F1 says it); none
+    # where none were ("reused 0 of 711" said nothing a person could use)
+    "metric.cache": "{hit} of {total} already read",
     "metric.restored": "{n} from disk",
     "metric.draft": "guesses kept {rate}% ({acc}/{n})",  # not "speed-up": a reply can keep most guesses and still be slower
     "metric.stopped": "stopped",
