@@ -2336,7 +2336,9 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         basis = app.words_basis()
         assert basis is not None
         words = app.texts.number(basis.count(512 - used))
-        assert basis.per_token <= 0.4 and app.context_fill_text() == f"bu sohbette yaklaşık {words} sözcüklük yer kaldı"
+        # (and why fewer: SmolLM2's Turkish figure is under half its English one, ``costly``)
+        assert basis.per_token <= 0.4 and basis.costly
+        assert app.context_fill_text() == f"yaklaşık {words} sözcüklük yer kaldı; Türkçe sözcük daha çok yer tutar"
         assert int(words.replace(".", "")) < int(about_words(512 - used).replace(",", ""))
         app.texts = english
         # a conversation grown past the context: its start left out, said once, and under the reply
