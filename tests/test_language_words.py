@@ -128,3 +128,35 @@ def test_a_conversations_and_a_messages_words_are_written_the_languages_way() ->
         "yaklaşık 1.600 sözcüklük bir sohbet; en çok yaklaşık 1.300 sözcüklük bir mesaj"
     assert holds_words(4096, 3200, WordsBasis(0.4, "document")) == \
         "a conversation of about 1,600 words of this document; a message up to about 1,300"
+
+
+async def test_the_room_left_in_turkish_says_why_it_is_fewer_words_than_in_english(profiles) -> None:  # noqa: ANN001
+    """In the same conversation the line under the box said "yaklaşık 680 sözcüklük yer kaldı" in
+    Turkish and "room for about 1,900 more words" in English after F9, without a word of why (a
+    Turkish word takes 2-3 times the tokens of an English one with SmolLM2). Where the model's own
+    Turkish figure is under half its English one (``WordsBasis.costly``), the Turkish line says so;
+    the English line says nothing more."""
+    from tui_helpers import message_views, screen_lines, send_text, until
+
+    from workstation.tui.app import WorkstationApp
+
+    async def room_left(lang: str) -> None:
+        app = WorkstationApp("a", sample_system=False, language=lang)
+        async with app.run_test(size=(110, 32)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            shown = len(message_views(app))  # (English: the Turkish run's conversation, opened again)
+            await send_text(pilot, app, "Merhaba.")
+            await until(pilot, lambda: not app.generating and len(message_views(app)) == shown + 2)
+            await until(pilot, lambda: app.context_fill_text() != "", what="the room left said")
+            basis = app.words_basis()
+            assert basis is not None and basis.costly == (lang == "tr"), (lang, basis)
+            room = app.context_fill_text()
+            said = "Türkçe sözcük daha çok yer tutar"
+            assert (said in room) == (lang == "tr") and "words of this language" not in room, room
+            await until(pilot, lambda: app.chat_screen.query_one("#prompt").border_subtitle == room)
+            if lang == "tr":  # (seen whole under the box, not cut off)
+                assert room.startswith("yaklaşık ") and room.endswith(" sözcüklük yer kaldı; " + said), room
+                assert any(room in row for row in screen_lines(app)), "\n".join(screen_lines(app))
+
+    await room_left("tr")
+    await room_left("en")

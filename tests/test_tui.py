@@ -2354,7 +2354,9 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         basis = app.words_basis()
         assert basis is not None
         words = app.texts.number(basis.count(512 - used))
-        assert basis.per_token <= 0.4 and app.context_fill_text() == f"bu sohbette yaklaşık {words} sözcüklük yer kaldı"
+        # (and why fewer: SmolLM2's Turkish figure is under half its English one, ``costly``)
+        assert basis.per_token <= 0.4 and basis.costly
+        assert app.context_fill_text() == f"yaklaşık {words} sözcüklük yer kaldı; Türkçe sözcük daha çok yer tutar"
         assert int(words.replace(".", "")) < int(about_words(512 - used).replace(",", ""))
         app.texts = english
         # a conversation grown past the context: its start left out, said once, and under the reply
@@ -4019,7 +4021,7 @@ async def test_the_turkish_line_under_a_long_reply_fits_80_columns(tmp_path: Pat
         line = next(row for row in screen_lines(app) if "uzunluk sınırı" in row)
         assert "31,1 token/sn · uzunluk sınırı · Alt+C sürdürür" in line, line  # (the speed left out last)
         await pilot.resize_terminal(160, 30)  # room for every figure: all said again
-        await until(pilot, lambda: "TTFT 1,9 sn · 31,1 token/sn · 1.024 token · 0/1.180 yeniden · uzunluk sınırı"
+        await until(pilot, lambda: "TTFT 1,9 sn · 31,1 token/sn · 1.024 token · uzunluk sınırı"
                     in str(figures.render()))
         assert figures.size.height == 1
 

@@ -97,7 +97,7 @@ async def test_language_switch_and_palette(profiles: Path) -> None:
         assert app.screen.rows[-1] == ("", "Figures under a reply", Texts("en")("metric.help", bench="workstation bench"))
         # in words: "in tokens a second" explained a figure with the word it was there to explain
         assert "in word pieces a second" in app.screen.rows[-1][2] and "tokens a second" not in app.screen.rows[-1][2]
-        assert "reused a of b: " in app.screen.rows[-1][2]  # the line's "reused 30 of 40", explained in F1
+        assert "a of b already read: " in app.screen.rows[-1][2]  # the line's "30 of 40 already read", explained in F1
         assert "guesses kept: " in app.screen.rows[-1][2] and "draft" not in app.screen.rows[-1][2]  # as F3 and F5 say it
         await pilot.press("f1")
         await until(pilot, lambda: app.screen is app.chat_screen)

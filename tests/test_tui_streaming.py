@@ -250,7 +250,7 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
     assert metrics_line(cut, t) == "TTFT 320 ms · 40.0 tok/s · 40 tokens · stopped"
     assert "prompt" not in cut.summary_line()
     whole = TurnMetrics(ttft_ms=320, predicted_n=40, predicted_per_second=40.0, prompt_n=10, cache_n=30)
-    assert metrics_line(whole, t) == "TTFT 320 ms · 40.0 tok/s · 40 tokens · reused 30 of 40"
+    assert metrics_line(whole, t) == "TTFT 320 ms · 40.0 tok/s · 40 tokens · 30 of 40 already read"
     assert "prompt 10 (+30 cached)" in whole.summary_line()
     # a reply's own settings as the UI names and writes them: a random seed, 1,200 tokens, a stop text
     own = {**whole.to_dict(), "sampling": {"seed": None, "max_tokens": 1200, "temperature": 0.2, "stop": ["END"]}}
@@ -265,7 +265,7 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
                                                          "(+2.048 önbellekten), ")
     # a wait from 10 s on in whole seconds, in both languages ("TTFT 19.865 ms" made a Turkish user count digits)
     slow = TurnMetrics(ttft_ms=19_865, predicted_n=40, predicted_per_second=48.9, prompt_n=35, cache_n=153)
-    assert metrics_line(slow, Texts("tr")) == "TTFT 20 sn · 48,9 token/sn · 40 token · 153/188 yeniden"
+    assert metrics_line(slow, Texts("tr")) == "TTFT 20 sn · 48,9 token/sn · 40 token · 153/188 zaten okunmuştu"
     assert metrics_line(slow, t).startswith("TTFT 20 s · ") and slow.summary_line().startswith("TTFT 20 s · ")
     assert metrics_line(TurnMetrics(ttft_ms=999, predicted_n=1), t).startswith("TTFT 999 ms")
     # from 1 s on in seconds, a tenth below 10 s ("TTFT 7,211 ms" beside "TTFT 13 s" read as two units)
@@ -276,8 +276,8 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
     assert "below one second, in seconds from there" in t("metric.help")  # F1's explanation of the line says so
     # one sentence for each figure of the line, by the name the line shows
     for lang, names in (("en", ("TTFT: the wait for the first word", "tok/s: ", "in word pieces a second",
-                                "reused a of b: ", "read before and were not read again")),
-                        ("tr", ("TTFT: yanıtın ilk sözcüğü için beklenen", "token/sn: ", "a/b yeniden: ",
+                                "a of b already read: ", "read before and were not read again")),
+                        ("tr", ("TTFT: yanıtın ilk sözcüğü için beklenen", "token/sn: ", "a/b zaten okunmuştu: ",
                                 "önceden okunmuştu ve yeniden okunmadı"))):
         assert all(name in Texts(lang)("metric.help") for name in names), lang
         assert "cache a/b" not in Texts(lang)("metric.help") and "önbellek a/b" not in Texts(lang)("metric.help")
@@ -322,13 +322,13 @@ def test_a_replys_figures_have_thousands_separators_in_the_uis_language() -> Non
 
     m = TurnMetrics(ttft_ms=1904, predicted_n=1500, predicted_per_second=1234.5, prompt_n=310, cache_n=693,
                     restored_n=1200, draft_n=2000, draft_n_accepted=1500)
-    assert metrics_line(m, Texts("en")) == ("TTFT 1.9 s · 1,234.5 tok/s · 1,500 tokens · reused 693 of 1,003 "
+    assert metrics_line(m, Texts("en")) == ("TTFT 1.9 s · 1,234.5 tok/s · 1,500 tokens · 693 of 1,003 already read "
                                             "(1,200 from disk) · guesses kept 75% (1,500/2,000)")
     assert m.acceptance_rate == 0.75 and TurnMetrics().acceptance_rate is None  # (the one rate the bench says too)
     tr = metrics_line(m, Texts("tr"))
     assert "TTFT 1,9 sn" in tr and "1.234,5 token/sn" in tr and "1.500 token" in tr, tr
     # what "cache 693/1003" was, said in a few words (office staff could not read it)
-    assert "693/1.003 yeniden (1.200 diskten)" in tr, tr
+    assert "693/1.003 zaten okunmuştu (1.200 diskten)" in tr, tr
     # the first reply after a profile switch (F3) says why it waited, or did not: the conversation read
     # again, or kept on disk from before the switch (in words, the language's words a token)
     m.after_switch = True
@@ -407,7 +407,8 @@ async def test_a_replys_figures_stay_on_one_line_in_turkish_at_80_columns(profil
         line = message_views(app)[-1].query_one(".metrics")
         said = str(line.render())
         assert line.region.height == 1, (said, line.region)
-        assert re.search(r"token · 0/[0-9]+ yeniden$", said) and "token/sn" in said, said  # (a reply that ended itself)
+        # (a reply that ended itself; a first reply read nothing before: no "0/41 yeniden")
+        assert said.endswith(" token") and "token/sn" in said, said
 
 
 def test_a_narrow_line_under_a_reply_keeps_the_wait_and_the_speed_longest() -> None:
@@ -420,8 +421,36 @@ def test_a_narrow_line_under_a_reply_keeps_the_wait_and_the_speed_longest() -> N
                     draft_n=217, draft_n_accepted=141, stop_reason="length")
     tr = Texts("tr").get
     whole = figures_line(m, tr)
-    assert whole.startswith("TTFT 40 ms · 26,2 token/sn · 512 token · 600/900 yeniden · tutan tahmin %65"), whole
-    narrow = figures_line(m, tr, width=len(whole) - 20)
+    assert whole.startswith("TTFT 40 ms · 26,2 token/sn · 512 token · 600/900 zaten okunmuştu · tutan tahmin %65"), whole
+    narrow = figures_line(m, tr, width=len(whole) - 30)
     assert narrow.startswith("TTFT 40 ms · 26,2 token/sn · 512 token") and "tutan tahmin" not in narrow, narrow
     narrower = figures_line(m, tr, width=40)
     assert narrower == "26,2 token/sn · uzunluk sınırı", narrower
+
+
+async def test_the_line_under_a_reply_says_what_was_read_before_in_plain_words(profiles) -> None:  # noqa: ANN001
+    """A paralegal's reply said "reused 0 of 711" under it: jargon, and of a first reply nothing
+    at all of use. A first reply says nothing of it; the next one of the same conversation says
+    how much of the conversation was already read ("40 of 52 already read": the wait it saved),
+    in English and in Turkish, and F1 says what it means in the same words."""
+    from tui_helpers import message_views, send_text
+
+    from workstation.core.metrics import figures_line
+    from workstation.tui.app import WorkstationApp
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(160, 32)) as pilot:  # (room for all of the line's figures)
+        await until(pilot, lambda: app.engine is not None)
+        await send_text(pilot, app, "Say hello.")
+        await until(pilot, lambda: not app.generating and len(message_views(app)) == 2 and bool(message_views(app)[-1].metrics))
+        first = str(message_views(app)[-1].query_one(".metrics").render())
+        assert "tok/s" in first and "reused" not in first and "already read" not in first, first
+        await send_text(pilot, app, "And goodbye?")
+        await until(pilot, lambda: not app.generating and len(message_views(app)) == 4 and bool(message_views(app)[-1].metrics))
+        second = str(message_views(app)[-1].query_one(".metrics").render())
+        assert re.search(r"· [0-9]+ of [0-9]+ already read", second) and "reused" not in second, second
+        assert "a of b already read: " in app.texts("metric.help", bench="workstation bench")
+        m = message_views(app)[-1].metrics
+    tr = Texts("tr")  # (the same reply's record, said in Turkish)
+    assert re.search(r"· [0-9]+/[0-9]+ zaten okunmuştu", figures_line(m, tr.get)), figures_line(m, tr.get)
+    assert "a/b zaten okunmuştu: " in tr("metric.help", bench="workstation bench")

@@ -16,6 +16,7 @@ from workstation.core.metrics import figures_line
 from workstation.core.moments import local_text
 from workstation.core.pasted_tables import as_markdown
 from workstation.core.phrases import ENGLISH, Lookup, say
+from workstation.core.reply_check import unchecked_phrases
 from workstation.core.summary_chunks import (
     attached_named,
     facts_said,
@@ -143,6 +144,8 @@ class MarkdownExport:
             summarized = m.get("from_summary")
             if isinstance(summarized, str) and summarized:  # as the chat says it under the reply
                 lines += ["*" + say([("chat.from_summary", {"name": summarized})], lookup) + "*", ""]
+            if unchecked := unchecked_phrases(m.get("unchecked")):  # as the chat says it under the reply
+                lines += ["*" + say(unchecked, lookup) + "*", ""]
         return "\n".join(lines).rstrip() + "\n"
 
     def export_markdown(self: ConversationStore, conversation_id: int, path: Path, lookup: Lookup | None = None,

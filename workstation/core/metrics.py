@@ -382,7 +382,8 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         *([("tps", said("metric.tps", tps=f"{m.predicted_per_second:,.1f}"))] if m.predicted_n > 1 else []),  # (one token: no rate, not "0.0 tok/s")
         ("tokens", said("metric.one_token") if m.predicted_n == 1 else said("metric.tokens", n=f"{m.predicted_n:,}")),
     ] if speed else []
-    if prompt_total and speed:  # a server stopped before it said its prompt counts: none shown, not 0/0
+    if prompt_total and speed and m.cache_n:  # a server stopped before it said its prompt counts: none shown, not 0/0;
+        # none read before (a conversation's first reply): "reused 0 of 711" said nothing a person could use
         cache = said("metric.cache", hit=f"{m.cache_n:,}", total=f"{prompt_total:,}")
         if m.restored_n:  # part of cache_n: read back from a saved KV state, not kept in memory
             cache += f" ({said('metric.restored', n=f'{m.restored_n:,}')})"

@@ -867,7 +867,9 @@ ENGLISH: dict[str, str] = {
     "metric.tps": "{tps} tok/s",
     "metric.tokens": "{n} tokens",
     "metric.one_token": "1 token",
-    "metric.cache": "reused {hit} of {total}",  # of the conversation's word pieces, read before (F1 says it)
+    # of the conversation's word pieces, read before and not again: the wait it saved (F1 says it); none
+    # where none were ("reused 0 of 711" said nothing a person could use)
+    "metric.cache": "{hit} of {total} already read",
     "metric.restored": "{n} from disk",
     "metric.draft": "guesses kept {rate}% ({acc}/{n})",  # not "speed-up": a reply can keep most guesses and still be slower
     "metric.stopped": "stopped",
@@ -1126,6 +1128,12 @@ ENGLISH: dict[str, str] = {
     # place: the answer's figures are the summary's (a small model's summary invented a fair's takings)
     "chat.from_summary": "Answered from F6's summary of {name}, not the document itself: a summary can miss or "
                          "change names, dates and figures.",
+    # under a very small model's reply about an attached document (``reply_check.unchecked_phrases``),
+    # where the reply gives figures, dates or names the document does not have
+    "check.against": "Check figures, dates and names against {name}: this model often gets them wrong. ",
+    "check.not_in_1": "“{text}” is not in {name}.",
+    "check.not_in_2": "“{text}” and “{text2}” are not in {name}.",
+    "check.not_in_3": "“{text}”, “{text2}” and “{text3}” are not in {name}.",
     # a context said in words, with what they are words of (``context_words``): the UI language's
     # figure for the model, this conversation's own (its replies' words a token), a document's own
     "words.language": "about {n} words",
@@ -1362,6 +1370,7 @@ WORDS = frozenset({
     "title", "text", "name", "names", "path", "file", "folder", "what", "reason", "why", "server", "url",
     "host", "model", "source", "message", "detail", "machine", "command", "cmd", "code", "env", "suffix",
     "status", "verdict", "reference", "members", "label", "query", "profile", "key", "person", "id",
+    "text2", "text3",
 })
 
 

@@ -349,7 +349,13 @@ class StatusLine(AppPart):
             return ""
         key = "chat.context_over" if left * basis.per_token < 1 else \
             "chat.context_full" if pct >= CONTEXT_NEARLY_FULL else "chat.context_fill"
-        return self.texts(key, words=basis.count(left))  # (a Turkish word takes more tokens)
+        # (a Turkish word takes more tokens: said where the model spends under half as many words a
+        # token as in English, ``costly`` as F3 and F4 say it, ``costly_note``, shorter to fit under
+        # the box: the same conversation had "about 680" in Turkish and "about 1,900" after F9 to
+        # English, without a word of why)
+        if key == "chat.context_fill" and basis.costly:
+            key = "chat.context_fill_costly"
+        return self.texts(key, words=basis.count(left))
 
     def stream_pace(self: WorkstationApp) -> pacing.Pace:
         """How much the screen does while a reply streams (see ``pacing``)."""

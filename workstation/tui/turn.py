@@ -27,10 +27,11 @@ from workstation.core.phrases import rounded_words, words_in
 from workstation.core.profile_lookup import model_file
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.remote import refused
+from workstation.core.reply_check import unchecked_figures, unchecked_record
 from workstation.core.summary_chunks import with_counted
 from workstation.core.table_facts import counted_answer, facts_record
 from workstation.tui.app_part import AppPart
-from workstation.tui.attachment import with_attached
+from workstation.tui.attachment import find_attached, with_attached
 from workstation.tui.messages import (
     EngineFailed,
     PromptProgressed,
@@ -466,6 +467,8 @@ class Turn(AppPart):
                 record["counted"] = self._counted
             if self._from_summary:  # (F6's summary went in the document's place)
                 record["from_summary"] = self._from_summary
+            elif (unchecked := self._document_check(text)) is not None:  # (said under it, after the program's count)
+                record["unchecked"] = unchecked
             if self._changes:  # (what changed between the two versions attached, found by the program)
                 record["changes"] = self._changes
             self._counted, self._from_summary, self._changes = [], "", None
@@ -507,6 +510,20 @@ class Turn(AppPart):
         if self._new_after_turn:  # Ctrl+N stopped it: the new conversation now
             self._new_after_turn = False
             await self.action_new_conversation()
+
+    def _document_check(self: WorkstationApp, reply: str) -> dict[str, Any] | None:
+        """What a reply about the document attached to its question gives that the document does
+        not have (``reply_check.unchecked_figures``), kept with the reply to be said under it,
+        where the model is one the app calls too small to trust with facts (``small_model``, the
+        welcome's and F6's judgement): a lease's "three days' notice" where it says 60, and a law
+        it never names, had nothing under them but the reply's speed. None: nothing to say."""
+        if self.small_model is None or not reply.strip():
+            return None
+        attached = find_attached(self._asked)
+        if attached is None:
+            return None
+        items = unchecked_figures(reply, attached.document, attached.name)
+        return unchecked_record(attached.name, items) if items else None
 
     def _tell_left_out(self: WorkstationApp, metrics: TurnMetrics) -> None:
         """The first time a conversation's start no longer fits the context, said in words (the

@@ -26,6 +26,7 @@ from workstation.core.invocation import cli
 from workstation.core.metrics import TurnMetrics, figures_line
 from workstation.core.moments import BAD, local_text
 from workstation.core.phrases import Lookup, about_words, rounded_words, say, words_in
+from workstation.core.reply_check import unchecked_phrases
 from workstation.core.summary_chunks import FACTS_LABEL, facts_said, without_counted
 from workstation.core.table_facts import counted_phrases, recorded_facts, title_phrase
 from workstation.tui.attachment import SEPARATOR, find_attached
@@ -418,6 +419,8 @@ class MessageView(Vertical):
         summarized = self.metrics.get("from_summary")
         if isinstance(summarized, str) and summarized:  # F6's summary went in the document's place: its figures
             line += "\n" + escape(say([("chat.from_summary", {"name": summarized})], self.texts.get))
+        if unchecked := unchecked_phrases(self.metrics.get("unchecked")):  # a small model's figures its document lacks
+            line += "\n" + escape(say(unchecked, self.texts.get))
         return line
 
     def _figures_width(self) -> int | None:

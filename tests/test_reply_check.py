@@ -1,0 +1,119 @@
+"""What a very small model's reply about an attached document gives that the document does not
+have, said under the reply (``reply_check``), and the line under a reply in plain words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import tui_profile
+from docmaker import make_docx
+from tui_helpers import message_views, send_message, until
+
+from workstation.core.reply_check import unchecked_figures
+from workstation.tui.app import WorkstationApp
+from workstation.tui.screens.file_picker import FilePicker
+
+LEASE = [
+    ("Residential Lease Agreement", [
+        "This Lease is made on March 1, 2024 between Harbor Properties LLC (Landlord) and Dana Whitfield (Tenant).",
+    ]),
+    ("Rent", ["Tenant shall pay monthly rent of $1,850.00 on the first day of each month."]),
+    ("Notice", ["Either party may end this Lease by giving sixty (60) days' written notice."]),
+    ("Repairs", ["Landlord shall pay for repairs to the roof, plumbing and heating. Tenant pays for damage "
+                 "caused by Tenant."]),
+]
+LEASE_TEXT = "\n".join(line for title, paras in LEASE for line in [title, *paras])
+
+
+async def attach(pilot, app: WorkstationApp, path: Path) -> None:
+    """``path`` attached through Ctrl+O's picker, as a person does."""
+    from textual.widgets import Input
+
+    await pilot.press("ctrl+o")
+    await until(pilot, lambda: isinstance(app.screen, FilePicker))
+    line = app.screen.query_one("#picker-path", Input)
+    line.value = str(path)
+    line.focus()
+    await pilot.press("enter")
+    await until(pilot, lambda: app.pending_document is not None)
+
+
+@pytest.fixture
+def lease_profile(tmp_path: Path, smollm2_path: Path, profiles: Path) -> Path:
+    tui_profile(profiles / "lease.yaml", str(smollm2_path), context=2048,
+                sampling={"temperature": 0.0, "max_tokens": 80, "seed": 1, "repeat_penalty": 1.0})
+    return profiles
+
+
+def line_under(view) -> str:
+    return str(view.query_one(".metrics").render())
+
+
+async def ask_about_the_lease(pilot, app: WorkstationApp, lease: Path, question: str):
+    await until(pilot, lambda: app.engine is not None and app.small_model is not None)
+    await attach(pilot, app, lease)
+    await send_message(pilot, app, question)
+    await until(pilot, lambda: not app.generating and len(message_views(app)) == 2)
+    return message_views(app)[-1]
+
+
+async def test_a_small_models_figure_that_the_lease_lacks_is_named_under_its_reply(
+        lease_profile: Path, tmp_path: Path) -> None:
+    """A paralegal attached a lease and asked; SmolLM2 135M answered with a late fee the lease
+    does not have ("a 10% late fee"), and the line under the reply said only its speed: the
+    start-up notice that the model gets figures wrong had scrolled away. The line names it, kept
+    with the reply: said again (in Turkish after F9's restart) when the conversation is opened
+    again, and in F7's export."""
+    from workstation.core.store import ConversationStore
+
+    lease = make_docx(tmp_path / "Lease_v1.docx", LEASE)
+    app = WorkstationApp("lease", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        reply = await ask_about_the_lease(pilot, app, lease, "What is the late fee?")
+        assert "10% late fee" in reply.content  # (the model's own words: the lease names no late fee)
+        said = ("Check figures, dates and names against Lease_v1.docx: this model often gets them wrong. "
+                "“10%” is not in Lease_v1.docx.")
+        await until(pilot, lambda: said in line_under(reply), what=f"the check under {line_under(reply)!r}")
+        conv = app.conversation_id
+    assert conv is not None
+    store = ConversationStore()
+    assert f"*{said}*" in store.to_markdown(conv)  # (F7's export says it under the reply too)
+    store.close()
+    again = WorkstationApp("lease", sample_system=False, language="tr")
+    async with again.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: len(message_views(again)) == 2)
+        kept = message_views(again)[-1]
+        await until(pilot, lambda: "Rakamları, tarihleri ve adları Lease_v1.docx ile karşılaştırın: bu model bunları "
+                                   "sık sık yanlış verir. “10%” Lease_v1.docx içinde yok." in line_under(kept),
+                    what="the check kept with the reply, in Turkish")
+
+
+async def test_a_reply_whose_figures_are_all_in_the_lease_gets_no_check_line(
+        lease_profile: Path, tmp_path: Path) -> None:
+    """Where every figure, date and name of the reply is in the document ("March 1, 2024",
+    "Harbor Properties LLC"), nothing more is said under it than before."""
+    lease = make_docx(tmp_path / "Lease_v1.docx", LEASE)
+    app = WorkstationApp("lease", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        reply = await ask_about_the_lease(pilot, app, lease, "When does the lease end?")
+        assert "March 1, 2024" in reply.content
+        await pilot.pause()
+        assert "Check figures" not in line_under(reply) and "tok/s" in line_under(reply)
+
+
+@pytest.mark.parametrize(("reply", "missing"), [
+    # a figure in any writing of it: 1,850 / 1.850 / 1850 / $1,850.00 are one
+    ("The rent is $1,850 a month, or 1.850 as some write it, or 1850.", []),
+    # a number in words with what it counts: the lease's "sixty (60) days", not its "Section 3"
+    ("Notice is three days' notice, not 60 days or sixty days.", ["three days"]),
+    # a law's name with its number, a date, and a name the lease never gives; at most three
+    ("Under the Illinois Code 1624-03, signed June 5, 1978, Cook County decides; also 2,000.",
+     ["Illinois Code 1624-03", "June 5, 1978", "Cook County"]),
+    # what starts a sentence is no name; the parties and the file's own name are the lease's
+    ("Repairs are paid by Harbor Properties LLC, as Lease_v1.docx says on March 1, 2024.", []),
+    ("A 10% late fee applies.", ["10%"]),
+])
+def test_what_a_reply_gives_that_the_lease_lacks(reply: str, missing: list[str]) -> None:
+    text = LEASE_TEXT + "\nSection 3. Keys."
+    assert unchecked_figures(reply, text, "Lease_v1.docx") == missing

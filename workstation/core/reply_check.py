@@ -1,0 +1,184 @@
+"""Figures, dates and names in a reply about a document that the document does not have.
+
+A very small model (``summarize.small_model``) answered a paralegal's questions about a lease
+with "three days' notice" where the lease says 60, and a law and a date the lease never names;
+nothing under the reply said to check it. ``unchecked_figures`` finds, by the program, what a
+reply names that its document does not contain (figures as any writing of them: 1,850, 1.850
+and 1850 alike; "sixty (60) days" for "60 days"), and ``unchecked_phrases`` says it under the
+reply: "Check figures, dates and names against Lease_v1.docx: this model often gets them wrong.
+“three days”, “1978” and “Illinois Code 1624-03” are not in Lease_v1.docx."
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from workstation.core.phrases import Phrase
+
+MOST_NAMED = 3  # the reply's figures named under it, at most
+
+_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+         "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+NUMBER_WORDS: dict[str, int] = {w: i for i, w in enumerate(_ONES)} | \
+    {w: 10 * i for i, w in enumerate(_TENS) if w} | {"hundred": 100}
+# what a figure counts, where a reply's "three days" is checked as a quantity ("60 days" is
+# not the lease's "Section 3")
+UNITS = ("day", "week", "month", "year", "hour", "minute",
+         "gün", "hafta", "ay", "yıl", "saat")
+_MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December|"
+           "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec")
+MONTHS = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                                          "dec"))}  # (a date's month as a number: 2024-03-01 is "March 1, 2024")
+_FIGURE = r"\d+(?:[.,]\d+)*(?:[-/]\d+(?:[.,]\d+)*)*"
+_WORD_NUMBER = r"(?i:" + "|".join(sorted([*NUMBER_WORDS], key=len, reverse=True)) + r")(?:[- ](?:" + \
+    "|".join(_ONES[1:10]) + r"))?"
+_UNIT = r"(?i:" + "|".join(UNITS) + r")\w*"
+_MONEY = r"[$€£₺]"
+_NAME_WORD = r"[A-ZÇĞİÖŞÜ][\w'’]*"
+# what the reply names, in the order tried at each place: a date with its month named, a figure
+# (with the capitalised words just before it: "Illinois Code 1624-03"), a number in words with
+# what it counts ("three days"), a run of capitalised words (a name: "Cook County")
+_NAMED = re.compile(
+    rf"(?P<date>\b(?:(?i:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?i:{_MONTHS})\.?,?\s+\d{{4}}))"
+    rf"|(?P<figure>(?:{_NAME_WORD}\s+){{0,3}}{_MONEY}?{_FIGURE}%?(?:\s*-?\s*{_UNIT})?)"
+    rf"|(?P<words>\b{_WORD_NUMBER}[\s-]+{_UNIT})"
+    rf"|(?P<name>\b{_NAME_WORD}(?:\s+{_NAME_WORD})*)",
+)
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*(?:[-*+>#]+\s*|\d+[.)]\s*)?|\*\*|\(|[\"“‘'])$")
+
+
+def _value(figure: str) -> str:
+    """A figure's digits as one number, however written: 1,850 / 1.850 / 1850 / 1,850.00 -> "1850"."""
+    figure = re.sub(r"[.,]0{1,2}$", "", figure)
+    return re.sub(r"[.,]", "", figure).lstrip("0") or "0"
+
+
+def _word_value(words: str) -> int | None:
+    """"sixty", "twenty-five", "twenty five" as a number (None: not one)."""
+    total = 0
+    for part in re.split(r"[\s-]+", words.lower()):
+        if part not in NUMBER_WORDS:
+            return None
+        total += NUMBER_WORDS[part]
+    return total
+
+
+def _values(figure: str) -> list[str]:
+    """The numbers a figure is: itself and, of a date or a code (2024-03-01, 1624-03), each part."""
+    parts = re.split(r"[-/]", figure)
+    return [_value(figure), *([_value(p) for p in parts] if len(parts) > 1 else [])]
+
+
+class DocumentText:
+    """What ``unchecked_figures`` looks a reply's figures, names and quantities up in: the
+    document's numbers (each written as digits, or as words: "sixty (60)"), its words (any case)
+    and the quantities it names (a number within three words before "days", "months" …)."""
+
+    def __init__(self, text: str) -> None:
+        self.words = {w.lower() for w in re.findall(r"[^\W\d_]+", text)}
+        self.numbers: set[str] = set()
+        self.quantities: set[tuple[str, str]] = set()
+        tokens = re.findall(rf"{_FIGURE}|[^\W\d_]+", text)
+        for i, token in enumerate(tokens):
+            values = _values(token) if token[0].isdigit() else \
+                [str(v)] if (v := _word_value(token)) is not None else \
+                [str(MONTHS[token.lower()[:3]])] if token.lower()[:3] in MONTHS and re.fullmatch(_MONTHS, token, re.I) else []
+            self.numbers.update(values)
+            for after in tokens[i + 1:i + 5]:
+                if (unit := _unit_of(after)) is not None:
+                    self.quantities.update((v, unit) for v in values)
+                    break
+
+    def has_figure(self, figure: str) -> bool:
+        whole, *parts = _values(figure)
+        return whole in self.numbers or bool(parts) and all(v in self.numbers for v in parts)
+
+    def has_name(self, name: str) -> bool:
+        return all(w.lower() in self.words for w in re.findall(r"[^\W\d_]+", name))
+
+
+def _unit_of(word: str) -> str | None:
+    low = word.lower()
+    return next((u for u in UNITS if low.startswith(u) and (len(low) - len(u) <= 3)), None)
+
+
+def _quantity(text: str) -> tuple[str, str] | None:
+    """"three days", "60-day" as (its number, its unit); None where it counts nothing named."""
+    found = re.match(rf"(?P<n>{_FIGURE}|{_WORD_NUMBER})[\s-]+(?P<unit>\w+)$", text.strip(), re.IGNORECASE)
+    if found is None or (unit := _unit_of(found["unit"])) is None:
+        return None
+    n = found["n"]
+    value = _value(n) if n[0].isdigit() else str(_word_value(n))
+    return value, unit
+
+
+def unchecked_figures(reply: str, document: str, name: str = "", most: int = MOST_NAMED) -> list[str]:
+    """Up to ``most`` of the figures, dates and capitalised names ``reply`` gives that
+    ``document`` does not contain, as the reply writes them, in its order: a figure is found in
+    any writing of it (1,850 / 1.850 / 1850), a number with what it counts ("three days") where
+    the document counts the same thing by that number ("sixty (60) days" is not "three days"
+    though a "Section 3" is there), a name where each of its words is in the document in any
+    case; a name that starts a sentence is not taken for one ("The", "Rent"). ``name``: the
+    document's file name, which a reply may name too ("Lease_v1.docx")."""
+    doc = DocumentText(f"{name}\n{document}")
+    missing: list[str] = []
+    for found in _NAMED.finditer(reply):
+        said = found.group().strip()
+        kind = found.lastgroup
+        if kind == "name":
+            if _SENTENCE_START.search(reply[:found.start()]) is not None:
+                # (its first word starts a sentence: the rest, if any, may still be a name)
+                first, _, rest = said.partition(" ")
+                said = rest.strip()
+                if not said or len(said) < 3:
+                    continue
+            if len(said) < 3 or doc.has_name(said):
+                continue
+        elif kind == "words":
+            quantity = _quantity(said)
+            if quantity is None or quantity in doc.quantities:
+                continue
+        elif kind == "date":
+            if all(_value(n) in doc.numbers for n in re.findall(r"\d+", said)):
+                continue
+        else:  # a figure, maybe with the name before it and what it counts after it
+            shown = re.search(rf"{_MONEY}?(?P<n>{_FIGURE})", said)  # (as the reply writes it: "$2,000", "10%")
+            assert shown is not None
+            before = said[:shown.start()].strip()
+            if before and _SENTENCE_START.search(reply[:found.start()]) is not None:
+                before = before.partition(" ")[2]  # (a sentence's first word is no part of a name)
+            said = f"{before} {said[shown.start():]}".strip()
+            quantity = None if before else _quantity(said[shown.start("n") - shown.start():])
+            if quantity is not None:
+                if quantity in doc.quantities:
+                    continue
+            elif doc.has_figure(shown["n"]) and (not before or doc.has_name(before)):
+                continue
+        if said not in missing:
+            missing.append(said)
+        if len(missing) >= most:
+            break
+    return missing
+
+
+def unchecked_record(name: str, items: list[str]) -> dict[str, Any]:
+    """What a reply's record keeps of the check (``unchecked_phrases`` says it): the document's
+    name and what the reply gives that it does not have."""
+    return {"name": name, "items": items}
+
+
+def unchecked_phrases(record: Any) -> list[Phrase]:
+    """The line under a reply that a small model wrote about a document, from its record's
+    ``unchecked`` (``unchecked_record``'s): "Check figures, dates and names against Lease_v1.docx:
+    this model often gets them wrong. “three days” and “1978” are not in Lease_v1.docx." ([]:
+    nothing to say, or a record that is not one)."""
+    if not isinstance(record, dict) or not isinstance(record.get("name"), str):
+        return []
+    items = [str(i) for i in record.get("items") or [] if str(i).strip()][:MOST_NAMED]
+    if not items:
+        return []
+    name = record["name"]
+    quoted = dict(zip(("text", "text2", "text3"), items, strict=False))
+    return [("check.against", {"name": name}), (f"check.not_in_{len(items)}", {**quoted, "name": name})]
