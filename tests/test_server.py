@@ -632,14 +632,16 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     assert got["queued"] == 503  # (it was a 200 and an error event)
     assert "Traceback" not in log and "ERROR" not in log and "could not be delivered" not in log, log
     # --log-level info: a line a request, each line with its time (the log told neither)
+    # (and why: the server's stop cut them off)
     assert len(re.findall(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO: +\(shared\) 127\.0\.0\.1 chat 503 \d+\+\d+ "
-                          r"tokens in \d+\.\d\d s$", log, re.M)) == 3, log
+                          r"tokens in \d+\.\d\d s \(cut: server stopping\)$", log, re.M)) == 3, log
     assert log.splitlines()[-1] == last
     monkeypatch.setenv("WORKSTATION_DATA", str(data))
     capsys.readouterr()
     assert main(["usage", "--json"]) == 0
     [row] = json.loads(capsys.readouterr().out)["rows"]
-    assert row["requests"] == 3 and row["errors"] == 3 and row["completion_tokens"] >= 4, row
+    # (what they spent kept apart: a reply the stop cut off is not charged, as the key's day leaves it out)
+    assert row["requests"] == 3 and row["errors"] == 3 and row["completion_tokens"] == 0 and row["cut_tokens"] >= 4, row
     assert main(["audit", "verify", "--json"]) == 0
     audit = [json.loads(line) for f in sorted((data / "audit").glob("*.jsonl")) for line in f.read_text().splitlines()]
     assert [a.get("status") for a in audit if a.get("route") == "chat"] == [503, 503, 503], audit

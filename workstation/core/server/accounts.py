@@ -46,7 +46,7 @@ class RevokedKey(ApiError):
 
     def __init__(self, who: str) -> None:
         # (its own code: a desk PC tells it from a key never given, in its own language)
-        super().__init__(401, f"The API key '{who}' was revoked.", code="key_revoked")
+        super().__init__(401, f"The API key '{who}' was revoked.", code="key_revoked", reason="revoked key")
         self.who = who
 
 
@@ -71,6 +71,11 @@ class Ticket:
     held: int = 0  # tokens of the caller's quota set aside while it runs
     held_at: float = 0.0  # the accounts' clock when they were set aside (their day)
     capped: bool = False  # the reply may be no longer than what is left of the key's day
+    reason: str = ""  # why it was refused or cut, for its log line (``ApiError.reason``)
+
+    def cut_at_day_limit(self, m: TurnMetrics) -> bool:
+        """Whether its reply stopped where the key's day ran out, not at its own max_tokens."""
+        return self.capped and m.stop_reason == "length"
 
 
 @dataclass(frozen=True)
@@ -172,7 +177,7 @@ class Accounts:
                 cap = key.max_parallel or self.default_max_parallel
                 return Caller(key.name, client, key, Owner(key.name, cap))
         if self.protected:
-            raise ApiError(401, BAD_KEY, code="invalid_api_key")
+            raise ApiError(401, BAD_KEY, code="invalid_api_key", reason="wrong key" if given else "no key")
         return Caller(SHARED, client)
 
     def check_profile(self, caller: Caller) -> None:
@@ -216,7 +221,7 @@ class Accounts:
                 raise ApiError(
                     429, f"The key '{caller.name}' has {left:,} of its {held.limit:,} tokens left today, but its "
                          f"requests still running hold {held.held:,} of them; try again when they end.",
-                    type_="insufficient_quota", code="rate_limit_exceeded",
+                    type_="insufficient_quota", code="rate_limit_exceeded", reason="held by running requests",
                     headers={"Retry-After": "2", "X-RateLimit-Limit-Tokens": str(held.limit),
                              "X-RateLimit-Remaining-Tokens": str(max(0, left - held.held))})
             raise self._over(caller, held, f"This request's prompt is {prompt:,} tokens, but the key "
@@ -237,6 +242,7 @@ class Accounts:
             f"{what}; the quota resets at {over.resets_text()}.",
             type_="insufficient_quota",
             code="insufficient_quota",
+            reason="day limit",
             headers={
                 "Retry-After": str(wait),
                 "X-RateLimit-Limit-Tokens": str(over.limit),
@@ -274,13 +280,19 @@ class Accounts:
             ticket.content = content
 
     def finish(
-        self, ticket: Ticket, status: int, m: TurnMetrics | None = None, reply: str | None = None
+        self, ticket: Ticket, status: int, m: TurnMetrics | None = None, reply: str | None = None,
+        reason: str = "",
     ) -> None:
         """Account for a request once: tokens against the quota, counters, the usage row and
-        audit line (queued for the writer thread)."""
+        audit line (queued for the writer thread). ``reason``: why it was refused or cut, for
+        its log line (else the ticket's; a reply cut where the key's day ran out says so)."""
         if ticket.done:
             return
         ticket.done = True
+        if reason:
+            ticket.reason = reason
+        elif status == 200 and m is not None and ticket.cut_at_day_limit(m):
+            ticket.reason = "cut: day limit"
         t0 = time.perf_counter()
         duration_s = t0 - ticket.t0
         # a client that left while its prompt was read pays for the batch stopped under it, as
@@ -298,7 +310,7 @@ class Accounts:
         self.metrics.observe(self.profile, caller.name, status, m, duration_s, prompt, completion)
         if log.isEnabledFor(logging.INFO):  # --log-level info: a line a request, as llama-server's
             log.info(f"{logged_name(caller.name)} {caller.client or '-'} {ticket.route} {status} {prompt}+{completion} tokens "
-                     f"in {duration_s:.2f} s")
+                     f"in {duration_s:.2f} s{f' ({ticket.reason})' if ticket.reason else ''}")
         if self._writer is not None:
             record = UsageRecord(
                 t=ticket.t,
