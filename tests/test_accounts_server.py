@@ -1214,3 +1214,19 @@ def test_the_log_says_why_a_request_was_refused_or_cut(scheduler: Scheduler) -> 
     assert re.search(r"^bora 127\.0\.0\.1 chat 429 0\+0 tokens in \d+\.\d\d s \(held by running requests\)$",
                      text, re.M), text
     assert re.search(r"^bora - chat 200 0\+0 tokens in \d+\.\d\d s$", text, re.M), text  # (nothing to say: none)
+
+
+def test_a_key_renamed_while_the_server_runs_keeps_its_day(scheduler: Scheduler) -> None:
+    """`keys rename` on a running server: the key's next request is under the new name, with
+    the day's tokens used so far (the server counts the day in memory, by name: the new name
+    started at 0, a second day's worth), and every row of hers under it in `usage`."""
+    from workstation.cli import main
+
+    with office(scheduler, {"ayse": {"tokens_per_day": 100_000}}) as o:
+        first = chat(o.client("ayse"))
+        o.accounts.flush()
+        assert main(["keys", "rename", "ayse", "Ayşe Yılmaz"]) == 0
+        second = chat(o.client("ayse"))  # (the same key)
+        assert o.accounts.quota.used("Ayşe Yılmaz") == first + second and o.accounts.quota.used("ayse") == 0
+        o.accounts.flush()
+    assert {r.group: r.tokens for r in UsageLog().summary("person")} == {"Ayşe Yılmaz": first + second}

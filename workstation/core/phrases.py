@@ -171,6 +171,7 @@ ENGLISH: dict[str, str] = {
     "keys.other_capitals": ("'{name}' is '{person}' in other capitals, and '{person}' already has a key; revoke it "
                             "first ({command})."),
     "keys.has_key": "'{name}' already has a key; revoke it first ({command}).",
+    "keys.rename_taken": "The name '{name}' is taken by '{person}', whose usage would mix with this person's; choose another.",
     "keys.revoked_no_limits": ("The key of '{name}' was revoked on {when}, so it has no limits to change; make a new "
                                "one with: {command}"),
     "keys.already_revoked": "The key of '{name}' was already revoked on {when}; a running server refuses it.",

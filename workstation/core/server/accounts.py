@@ -145,6 +145,10 @@ class Accounts:
         self.lost_because = ""
         self.folded_in = usage.fold_in() if usage is not None else 0  # rows a stopped server kept aside
         self._protected = False
+        # each key's name as last seen (by ``ApiKey.id``): a key renamed (``keys rename``) while the
+        # server runs takes its day's count and its rows still to be written to the new name
+        self._names: dict[int, str] = {}
+        self._renamed: dict[str, str] = {}
         if usage is not None or audit is not None:
             self._writer = threading.Thread(target=self._write_loop, name="workstation-accounts", daemon=True)
             self._writer.start()
@@ -174,11 +178,31 @@ class Accounts:
             if key is not None:
                 if key.revoked is not None:
                     raise RevokedKey(key.name)
+                self._seen(key)
                 cap = key.max_parallel or self.default_max_parallel
                 return Caller(key.name, client, key, Owner(key.name, cap))
         if self.protected:
             raise ApiError(401, BAD_KEY, code="invalid_api_key", reason="wrong key" if given else "no key")
         return Caller(SHARED, client)
+
+    def _seen(self, key: ApiKey) -> None:
+        """Note ``key``'s name; one renamed since it was last seen moves its day to the new name."""
+        if key.id is None:
+            return
+        was = self._names.get(key.id)
+        self._names[key.id] = key.name
+        self._renamed.pop(key.name, None)  # (a name given anew, to another person: theirs)
+        if was is not None and was != key.name:
+            self.quota.rename(was, key.name)
+            self._renamed[was] = key.name
+
+    def now_named(self, name: str) -> str:
+        """``name``, or what it was renamed to while the server runs."""
+        seen: set[str] = set()
+        while name in self._renamed and name not in seen:
+            seen.add(name)
+            name = self._renamed[name]
+        return name
 
     def check_profile(self, caller: Caller) -> None:
         """ApiError(403) when the caller's key is limited to other profiles."""
@@ -302,11 +326,12 @@ class Accounts:
         cached = m.asked_cached_n if m is not None else 0
         completion = m.predicted_n if m is not None else 0
         caller = ticket.caller
+        name = self.now_named(caller.name) if caller.key is not None else caller.name  # (renamed meanwhile)
         if ticket.held:
-            self.quota.release(caller.name, ticket.held, ticket.held_at)
+            self.quota.release(name, ticket.held, ticket.held_at)
         # (a reply the server's stopping cut off: not against the day, as ``tokens_on_day`` counts it)
         if caller.key is not None and prompt + completion and status != CUT_BY_STOPPING:
-            self.quota.charge(caller.name, prompt + completion, ticket.t)
+            self.quota.charge(name, prompt + completion, ticket.t)
         self.metrics.observe(self.profile, caller.name, status, m, duration_s, prompt, completion)
         if log.isEnabledFor(logging.INFO):  # --log-level info: a line a request, as llama-server's
             log.info(f"{logged_name(caller.name)} {caller.client or '-'} {ticket.route} {status} {prompt}+{completion} tokens "
@@ -314,7 +339,7 @@ class Accounts:
         if self._writer is not None:
             record = UsageRecord(
                 t=ticket.t,
-                key=caller.name,
+                key=name,
                 profile=self.profile,
                 route=ticket.route,
                 prompt_tokens=prompt,
@@ -375,6 +400,8 @@ class Accounts:
         server is closing, so rows kept from a failed write are tried now, whenever last tried."""
         t0 = time.perf_counter()
         records = [item.record for item in items]
+        for record in records:  # (a person renamed since their request ended: under the new name)
+            record.key = self.now_named(record.key)
         if self.audit is not None:
             with self._guard("the audit trail"):
                 heads = self.audit.append([item.line for item in items])
