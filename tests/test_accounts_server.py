@@ -10,6 +10,7 @@ with ``Accounts`` on the test's own data folder.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -1158,3 +1159,74 @@ def test_a_use_written_after_the_persons_key_is_renewed_is_the_old_keys(schedule
         new = [k for k in rows if k.revoked is None]
         assert len(old) == 1 and old[0].last_used is not None, rows  # the key that made the request
         assert len(new) == 1 and new[0].last_used is None, rows  # never used
+
+
+def test_the_log_says_why_a_request_was_refused_or_cut(scheduler: Scheduler) -> None:
+    """The log's line of a refusal said no why: `"Ayşe" … chat 429 0+0 tokens` (a day limit),
+    `- 127.0.0.1 GET /v1/models 401` (a wrong key and a missing key alike), and a reply cut at the
+    day limit read `chat 200 44+47`. Each line now ends with the reason the server decided on."""
+    import logging
+
+    said: list[str] = []
+
+    class Lines(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage())
+
+    logger = logging.getLogger("uvicorn.error")
+    level, handler = logger.level, Lines()
+    prompt = len(scheduler.chat_tokens(QUESTION))
+    try:
+        with office(scheduler, {"Ayşe Yılmaz": {"tokens_per_day": prompt + 3}, "bora": {"tokens_per_day": 10 * prompt},
+                                "cem": {}}) as o:
+            logger.addHandler(handler)  # (after uvicorn's set-up, which sets the logger's own)
+            logger.setLevel(logging.INFO)
+            models = f"{o.url}/models"
+            assert httpx.get(models, headers={"Authorization": "Bearer ws-wrong"}).status_code == 401
+            assert httpx.get(models).status_code == 401
+            o.accounts.keys.revoke("cem")
+            assert httpx.get(models, headers={"Authorization": f"Bearer {o.keys['cem']}"}).status_code == 401
+            with pytest.raises(openai.AuthenticationError):
+                chat(o.client("cem"))
+            ayse = o.client("Ayşe Yılmaz")
+            ayse.chat.completions.create(model=PROFILE, messages=QUESTION, max_tokens=50, temperature=0,
+                                         extra_body={"ignore_eos": True})  # cut where her day ends
+            with pytest.raises(openai.RateLimitError):
+                chat(ayse)  # her day is used up
+            # a request of bora's running holds most of his day (as one writing a long reply does)
+            running = o.accounts.begin(o.accounts.authenticate({"authorization": f"Bearer {o.keys['bora']}"}), "chat")
+            o.accounts.hold_quota(running, prompt, 10 * prompt - 2 * prompt)
+            with pytest.raises(openai.RateLimitError, match="requests still running hold"):
+                chat(o.client("bora"))
+            o.accounts.finish(running, 200)
+            o.accounts.flush()
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    text = "\n".join(said)
+    assert re.search(r"^- 127\.0\.0\.1 GET /v1/models 401 in \d+\.\d\d s \(wrong key\)$", text, re.M), text
+    assert re.search(r"^- 127\.0\.0\.1 GET /v1/models 401 in \d+\.\d\d s \(no key\)$", text, re.M), text
+    assert re.search(r"^cem 127\.0\.0\.1 GET /v1/models 401 in \d+\.\d\d s \(revoked key\)$", text, re.M), text
+    assert re.search(r"^cem 127\.0\.0\.1 chat 401 0\+0 tokens in \d+\.\d\d s \(revoked key\)$", text, re.M), text
+    assert re.search(rf'^"Ayşe Yılmaz" 127\.0\.0\.1 chat 200 {prompt}\+3 tokens in \d+\.\d\d s \(cut: day limit\)$',
+                     text, re.M), text
+    assert re.search(r'^"Ayşe Yılmaz" 127\.0\.0\.1 chat 429 0\+0 tokens in \d+\.\d\d s \(day limit\)$', text, re.M), text
+    assert re.search(r"^bora 127\.0\.0\.1 chat 429 0\+0 tokens in \d+\.\d\d s \(held by running requests\)$",
+                     text, re.M), text
+    assert re.search(r"^bora - chat 200 0\+0 tokens in \d+\.\d\d s$", text, re.M), text  # (nothing to say: none)
+
+
+def test_a_key_renamed_while_the_server_runs_keeps_its_day(scheduler: Scheduler) -> None:
+    """`keys rename` on a running server: the key's next request is under the new name, with
+    the day's tokens used so far (the server counts the day in memory, by name: the new name
+    started at 0, a second day's worth), and every row of hers under it in `usage`."""
+    from workstation.cli import main
+
+    with office(scheduler, {"ayse": {"tokens_per_day": 100_000}}) as o:
+        first = chat(o.client("ayse"))
+        o.accounts.flush()
+        assert main(["keys", "rename", "ayse", "Ayşe Yılmaz"]) == 0
+        second = chat(o.client("ayse"))  # (the same key)
+        assert o.accounts.quota.used("Ayşe Yılmaz") == first + second and o.accounts.quota.used("ayse") == 0
+        o.accounts.flush()
+    assert {r.group: r.tokens for r in UsageLog().summary("person")} == {"Ayşe Yılmaz": first + second}

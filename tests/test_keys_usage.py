@@ -685,3 +685,51 @@ def test_a_cut_off_reply_is_charged_alike_by_usage_and_the_keys_day(capsys: pyte
     assert main(["keys", "list", "--json"]) == 0
     listed = {k["name"]: k for k in json.loads(capsys.readouterr().out)["keys"]}
     assert listed["Ayşe"]["tokens_today"] == 425
+
+
+def test_keys_rename_keeps_the_key_its_limits_its_day_and_its_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    """A key could not be renamed (ayse typed for Ayşe Yılmaz): only revoked and a new one handed
+    out, her usage left under the old name. ``keys rename`` keeps the key itself, its limits,
+    today's tokens and `usage --by person`'s history under the new name; a name another person
+    has, in any capitals, is refused in one sentence."""
+    ring = KeyRing()
+    _, secret = ring.add("ayse", tokens_per_day=5000, max_parallel=2)
+    ring.add("Bora")
+    ring.close()
+    log = UsageLog()
+    now = time.time()
+    log.add([record(now, "ayse", 100, 50), record(now - 3 * 86400, "ayse", 7, 3), record(now, "Bora", 1, 1)])
+    log.keep_aside([UsageRecord(now + 1, "ayse", "office", "chat", prompt_tokens=5, completion_tokens=5)])
+    log.close()
+    capsys.readouterr()
+    assert main(["keys", "rename", "AYSE", "Ayşe Yılmaz"]) == 0  # (the old one in any capitals)
+    assert capsys.readouterr().out == ("'ayse' is now 'Ayşe Yılmaz': the same key, its limits, today's tokens and its "
+                                       "usage; a running server uses the new name from the key's next request.\n")
+    ring = KeyRing()
+    key = ring.find(secret)
+    ring.close()
+    assert key is not None and (key.name, key.tokens_per_day, key.max_parallel, key.revoked) == ("Ayşe Yılmaz", 5000, 2, None)
+    assert main(["keys", "list", "--json"]) == 0
+    listed = {k["name"]: k for k in json.loads(capsys.readouterr().out)["keys"]}
+    assert set(listed) == {"Ayşe Yılmaz", "Bora"} and listed["Ayşe Yılmaz"]["tokens_today"] == 160
+    assert main(["usage", "--by", "person", "--json"]) == 0
+    rows = {r["group"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert set(rows) == {"Ayşe Yılmaz", "Bora"} and rows["Ayşe Yılmaz"]["tokens"] == 170  # (three days, the side file's)
+    # (the side file's rows a stopped server kept aside: hers too, under her name at the next start)
+    log = UsageLog()
+    log.fold_in()
+    assert {r.group: r.tokens for r in log.summary("person")}["Ayşe Yılmaz"] == 170
+    assert {r.key for r in log.records()} == {"Ayşe Yılmaz", "Bora"}
+    log.close()
+    for taken in ("bora", "BORA"):  # another person's name, in any capitals, as `keys add` refuses it
+        assert main(["keys", "rename", "Ayşe Yılmaz", taken]) == 1
+        err = capsys.readouterr().err
+        assert err == (f"workstation: The name '{taken}' is taken by 'Bora', whose usage would mix with this "
+                       "person's; choose another.\n"), err
+    assert main(["keys", "rename", "nobody", "x"]) == 1
+    assert capsys.readouterr().err == "workstation: There is no active key named 'nobody'; active keys: Ayşe Yılmaz, Bora.\n"
+    assert main(["keys", "rename", "ayşe yılmaz", "Ayşe Yılmaz"]) == 0  # (her own name in other capitals: hers)
+    assert main(["keys", "rename", "--lang", "tr", "Ayşe Yılmaz", "Ayşe"]) == 0
+    assert capsys.readouterr().out.endswith("'Ayşe Yılmaz' artık 'Ayşe': aynı anahtar, sınırları, bugünkü token'ları ve "
+                                            "kullanımı; çalışan bir sunucu yeni adı anahtarın bir sonraki isteğinden "
+                                            "başlayarak kullanır.\n")

@@ -341,6 +341,41 @@ def test_port_in_use_is_one_sentence(server: RunningServer) -> None:
     assert done.stderr == f"workstation: {Texts('tr').error(caught.value)}\n", done.stderr
 
 
+def test_a_second_server_on_one_data_folder_is_refused_and_a_killed_ones_lock_is_not(
+        smollm2_path: Path, tmp_path: Path) -> None:
+    """A second `serve` on the same data folder started without a word, and each counted the
+    day's tokens on its own: everyone's day limit doubled. It is refused in one sentence (the
+    first one's process and port); on that same port, that the port is that server's. A server
+    killed (SIGKILL) leaves no lock behind: the next one starts."""
+    import os
+    import signal
+
+    data = tmp_path / "data"
+    data.mkdir()
+    profile = write_profile(tmp_path, smollm2_path)
+    env = {**os.environ, "WORKSTATION_API_KEY": "", "WORKSTATION_DATA": str(data)}
+
+    def second(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "workstation.cli", "serve", "-p", str(profile), *args],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+
+    with serve(profile, data=data) as first:
+        port, pid = first.root.rsplit(":", 1)[1], first.proc.pid
+        done = second("--port", "0")
+        assert done.returncode != 0 and "Traceback" not in done.stderr
+        assert done.stderr == (f"workstation: Another office server already runs on this data folder (process {pid}, "
+                               f"port {port}): stop it first, or give this one another data folder with "
+                               "WORKSTATION_DATA.\n"), done.stderr
+        done = second("--port", port)
+        assert done.returncode != 0
+        assert done.stderr == (f"workstation: Port {port} on 127.0.0.1 is already in use by the office server already "
+                               f"running from this data folder (process {pid}): use that one, or stop it first.\n")
+        os.kill(pid, signal.SIGKILL)
+        first.proc.wait(timeout=30)
+    with serve(profile, data=data) as again:  # (the killed one's lock went with it)
+        assert httpx.get(f"{again.root}/health", timeout=30).json()["status"] == "ok"
+
+
 def test_a_server_loading_its_model_answers_loading() -> None:
     """While `serve` loaded the model its port took connections and answered none: a load
     balancer's /health hung (a minute for a large model), as a hung server's would. Each is
@@ -597,15 +632,16 @@ def test_ctrl_c_ends_the_replies_being_written_and_records_them(
     assert got["queued"] == 503  # (it was a 200 and an error event)
     assert "Traceback" not in log and "ERROR" not in log and "could not be delivered" not in log, log
     # --log-level info: a line a request, each line with its time (the log told neither)
+    # (and why: the server's stop cut them off)
     assert len(re.findall(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO: +\(shared\) 127\.0\.0\.1 chat 503 \d+\+\d+ "
-                          r"tokens in \d+\.\d\d s$", log, re.M)) == 3, log
+                          r"tokens in \d+\.\d\d s \(cut: server stopping\)$", log, re.M)) == 3, log
     assert log.splitlines()[-1] == last
     monkeypatch.setenv("WORKSTATION_DATA", str(data))
     capsys.readouterr()
     assert main(["usage", "--json"]) == 0
     [row] = json.loads(capsys.readouterr().out)["rows"]
-    # (the replies cut off by the stop are recorded, not charged: as a key's day leaves them out)
-    assert row["requests"] == 3 and row["errors"] == 3 and row["cut_tokens"] >= 4 and row["completion_tokens"] == 0, row
+    # (what they spent kept apart: a reply the stop cut off is not charged, as the key's day leaves it out)
+    assert row["requests"] == 3 and row["errors"] == 3 and row["completion_tokens"] == 0 and row["cut_tokens"] >= 4, row
     assert main(["audit", "verify", "--json"]) == 0
     audit = [json.loads(line) for f in sorted((data / "audit").glob("*.jsonl")) for line in f.read_text().splitlines()]
     assert [a.get("status") for a in audit if a.get("route") == "chat"] == [503, 503, 503], audit

@@ -1,4 +1,4 @@
-"""``workstation keys add|list|set|revoke``: one API key per person for ``workstation serve``.
+"""``workstation keys add|list|set|rename|revoke``: one API key per person for ``workstation serve``.
 What it says is in ``--lang``'s language, else the app's (F9), else this PC's: its lines under
 ``keys_cmd.*`` in the locale files, its mistakes (and the key ring's) ``keys.*`` phrases."""
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("keys", help="API keys per person for serve: add, list, set, revoke")
+    p = sub.add_parser("keys", help="API keys per person for serve: add, list, set, rename, revoke")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     add = verbs.add_parser("add", help="make a key for a person and print it (once)")
     add.add_argument("name", help="the person's name, as usage and the audit trail show it")
@@ -36,6 +36,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     _limit_options(st, "left out: as it is")
     add_lang_arg(st)
     st.set_defaults(func=run_set)
+    rn = verbs.add_parser("rename", help="give a person's key another name; the key, its limits, today's tokens and "
+                          "its usage go with it")
+    rn.add_argument("name")
+    rn.add_argument("new_name", metavar="NEW_NAME")
+    add_lang_arg(rn)
+    rn.set_defaults(func=run_rename)
     rv = verbs.add_parser("revoke", help="revoke a person's key; a running server refuses it at once")
     rv.add_argument("name")
     add_lang_arg(rv)
@@ -236,6 +242,30 @@ def run_set(args: argparse.Namespace) -> int:
     finally:
         ring.close()
     print(t("keys_cmd.set_done", name=key.name, limits=_limits_said(key, t)))
+    return 0
+
+
+def run_rename(args: argparse.Namespace) -> int:
+    """A person's keys (in use and revoked) under a new name, the same secrets and limits, and
+    their usage rows too (kept by name): ``usage --by person`` and today's tokens go on under it.
+    A running server takes the new name at the key's next request."""
+    from workstation.core.keys import KeyRing
+    from workstation.core.paths import data_dir
+    from workstation.core.usage import DB_NAME, UsageLog
+
+    t = texts_of(args)
+    ring = KeyRing()
+    try:
+        old, key = ring.rename(args.name, args.new_name)
+    finally:
+        ring.close()
+    if old != key.name and (data_dir() / DB_NAME).exists():
+        usage = UsageLog()
+        try:
+            usage.rename(old, key.name)
+        finally:
+            usage.close()
+    print(t("keys_cmd.renamed", old=old, name=key.name))
     return 0
 
 

@@ -19,6 +19,7 @@ from workstation.commands import (
     texts_of,
 )
 from workstation.core.audit import DEFAULT_MAX_BYTES as DEFAULT_AUDIT_MAX_BYTES
+from workstation.core.file_lock import HeldFile
 from workstation.core.invocation import cli
 from workstation.core.keys import bearer_before, key_from_file
 from workstation.core.paths import typed_path
@@ -197,17 +198,21 @@ def run(args: argparse.Namespace) -> int:
     terminated: list[int] = []
     accounts: Accounts | None = None
     socks: list[socket.socket] = []
+    hosts = list(dict.fromkeys(_names(args.host))) or ["127.0.0.1"]
+    lock = data_folder_lock(hosts[0], args.port)  # before the usage file and the keys are opened
     try:
         # SIGTERM until here: launch.serve_stopped_at_start (nothing open yet); from here to the
         # loaded model as Ctrl+C (the load stops at llama.cpp's next step), what is open closed
         with terminate_as_ctrl_c() as terminated:
             accounts = open_accounts(profile.key, api_key, args.audit_content, args.audit_max_bytes, key_cap)
-            hosts = list(dict.fromkeys(_names(args.host))) or ["127.0.0.1"]
             _not_a_persons_key(accounts, api_key, "--api-key" if args.api_key else
                                "--api-key-file" if args.api_key_file else "WORKSTATION_API_KEY", t)
             for host in hosts:
                 check_host(host, api_key, accounts.protected)
             socks = bind_sockets(hosts, args.port)  # fail fast, before loading the model
+            if lock is not None:  # (its port, for a second one refused: see data_folder_lock)
+                with contextlib.suppress(OSError):
+                    lock.write(f"{os.getpid()} {socks[0].getsockname()[1]}")
             # /health: "loading" (503), not a connection left hanging; a service's reload: not its end
             with hang_up_taken(signal.SIG_DFL), answering_while_loading(socks):
                 scheduler = Scheduler(
@@ -220,6 +225,8 @@ def run(args: argparse.Namespace) -> int:
             sock.close()
         if accounts is not None:
             accounts.close()
+        if lock is not None:
+            lock.release()
         if isinstance(err, KeyboardInterrupt) and terminated:  # a service stopped as it started: a clean stop
             with contextlib.suppress(OSError):
                 print(SERVE_STOPPED, file=sys.stderr)  # (a service's log line: English, as launch says it)
@@ -255,6 +262,8 @@ def run(args: argparse.Namespace) -> int:
             for sock in socks:
                 sock.close()
             accounts.close()
+            if lock is not None:
+                lock.release()
     usage_file = accounts.usage.path if accounts.usage is not None else None
     with contextlib.suppress(OSError):
         if accounts.kept_aside and usage_file is not None:
@@ -314,6 +323,35 @@ def capacity_words(slots: int, slot_ctx: int, t: Texts | None = None, said: Mapp
     return t("serve_cmd.capacity", at_once=at_once, words=context_basis(
         None, t.get, words_figures(t.get, t.lang, said=said)).count(slot_ctx),
              tokens=f"{slot_ctx:,}")
+
+
+SERVE_LOCK = "serve.lock"  # in the data folder: held by the server using it
+
+
+def data_folder_lock(host: str, port: int) -> HeldFile | None:
+    """The data folder's lock for this server (``core/file_lock.py``): two servers on one data
+    folder each counted the day's tokens on their own, which doubled everyone's day limit. One
+    sentence where another server holds it: its process and port (or, where this one asked for
+    that port, that the port is that server's). None where the folder takes no lock file (its
+    files' own problems are said as they are opened)."""
+    from workstation.core.errors import WorkstationError
+    from workstation.core.file_lock import LockChanging, LockHeld
+    from workstation.core.paths import data_dir
+
+    try:
+        lock = HeldFile(data_dir() / SERVE_LOCK, 0o600)
+    except LockHeld as held:
+        pid, _, its_port = held.holder.partition(" ")
+        if its_port and its_port == str(port):
+            raise WorkstationError(said=[("serve.port_in_use_here", {"port": port, "host": host, "pid": pid})]) from None
+        if its_port:
+            raise WorkstationError(said=[("serve.running_here", {"pid": pid or "?", "port": its_port})]) from None
+        raise WorkstationError(said=[("serve.running_here_starting", {"pid": pid or "?"})]) from None
+    except (OSError, LockChanging):
+        return None
+    with contextlib.suppress(OSError):
+        lock.write(str(os.getpid()))
+    return lock
 
 
 def open_accounts(

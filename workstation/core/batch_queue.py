@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import json
 import math
@@ -61,6 +60,7 @@ from workstation.core.documents import (
     shown_name,
 )
 from workstation.core.errors import EX_TEMPFAIL, BackendUnreachable, WorkstationError
+from workstation.core.file_lock import HeldFile, LockChanging, LockHeld
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kept_parts import PARTS_TABLE, PartsKept, file_version, version_of
 from workstation.core.phrases import Lookup, Phrase, say
@@ -246,42 +246,25 @@ class BatchLock:
     def __init__(self, outdir: Path) -> None:
         output_folder(outdir, BatchError)
         self.path = outdir / LOCK_NAME
-        for _attempt in range(20):
-            try:
-                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            except OSError as err:  # a folder of someone else's, or on read-only media
-                raise BatchError(said=[("batch.cannot_write", {"folder": str(outdir), "why": err.strerror or str(err)})]
-                                 ) from None
-            try:
-                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.pread(self._fd, 32, 0).decode("ascii", "replace").strip() or "?"
-                os.close(self._fd)
-                # (the app says it without the command line's Ctrl-C: ``in_app.batch.busy``)
-                raise BatchError(said=[("batch.busy", {"pid": holder, "folder": str(outdir)})]) from None
-            try:
-                at_path, held = os.stat(self.path), os.fstat(self._fd)
-                if (at_path.st_dev, at_path.st_ino) == (held.st_dev, held.st_ino):
-                    break  # the file at the path is the one locked
-            except FileNotFoundError:
-                pass
-            os.close(self._fd)  # the run before removed it as it ended: lock the new one
-        else:  # inode numbers that change under us (some network file systems)
-            raise BatchError(said=[("batch.lock_changing", {"path": str(self.path)})])
         try:
-            os.ftruncate(self._fd, 0)
-            os.pwrite(self._fd, str(os.getpid()).encode(), 0)
+            self._held = HeldFile(self.path)
+        except LockHeld as held:
+            # (the app says it without the command line's Ctrl-C: ``in_app.batch.busy``)
+            raise BatchError(said=[("batch.busy", {"pid": held.holder or "?", "folder": str(outdir)})]) from None
+        except LockChanging:  # inode numbers that change under us (some network file systems)
+            raise BatchError(said=[("batch.lock_changing", {"path": str(self.path)})]) from None
+        except OSError as err:  # a folder of someone else's, or on read-only media
+            raise BatchError(said=[("batch.cannot_write", {"folder": str(outdir), "why": err.strerror or str(err)})]
+                             ) from None
+        try:
+            self._held.write(str(os.getpid()))
         except OSError as err:  # a full disk: it said "A disk this command writes to is full", naming none
             self.release()
             raise BatchError(said=[("batch.cannot_write_full", {"folder": str(outdir),
                                                                 "why": err.strerror or str(err)})]) from None
 
     def release(self) -> None:
-        if self._fd >= 0:
-            with contextlib.suppress(OSError):
-                os.unlink(self.path)
-            os.close(self._fd)
-            self._fd = -1
+        self._held.release()
 
 
 @in_plain_words(BatchError, lambda queue: f"The batch queue {queue.path}")

@@ -272,6 +272,30 @@ class KeyRing:
             raise self._none_named(name)
         return next(k for k in self.list() if k.name == row[0])
 
+    def rename(self, old: str, new: str) -> tuple[str, ApiKey]:
+        """The person ``old`` (in any capitals) named ``new``: every key of theirs, the one in use
+        and those revoked, the same secrets and limits (usage, kept by name, is the usage file's
+        to rename: ``UsageLog.rename``). Refused where ``new`` is another person's, in any
+        capitals, as ``add`` refuses it (a revoked key's too: their usage would merge).
+        Returns (the old name as stored, the key in use, or the last revoked)."""
+        new = check_name(new)
+        old = canonical_name(old)
+        with self._lock, self._db:
+            row = self._db.execute("SELECT name FROM keys WHERE fold(name) = ? "
+                                   "ORDER BY revoked IS NULL DESC, name = ? DESC, revoked DESC LIMIT 1",
+                                   (fold(old), old)).fetchone()
+            if row is not None:
+                stored = row[0]
+                taken = self._db.execute("SELECT name FROM keys WHERE fold(name) = ? AND fold(name) != ? LIMIT 1",
+                                         (fold(new), fold(stored))).fetchone()
+                if taken is not None:
+                    raise KeyRingError(said=[("keys.rename_taken", {"name": new, "person": taken[0]})])
+                self._db.execute("UPDATE keys SET name = ? WHERE name = ?", (new, stored))
+        if row is None:
+            raise self._none_named(old)
+        keys = [k for k in self.list(include_revoked=True) if k.name == new]
+        return stored, next((k for k in keys if k.revoked is None), keys[-1])
+
     def list(self, include_revoked: bool = False) -> list[ApiKey]:
         where = "" if include_revoked else " WHERE revoked IS NULL"
         with self._lock:

@@ -171,6 +171,7 @@ ENGLISH: dict[str, str] = {
     "keys.other_capitals": ("'{name}' is '{person}' in other capitals, and '{person}' already has a key; revoke it "
                             "first ({command})."),
     "keys.has_key": "'{name}' already has a key; revoke it first ({command}).",
+    "keys.rename_taken": "The name '{name}' is taken by '{person}', whose usage would mix with this person's; choose another.",
     "keys.revoked_no_limits": ("The key of '{name}' was revoked on {when}, so it has no limits to change; make a new "
                                "one with: {command}"),
     "keys.already_revoked": "The key of '{name}' was already revoked on {when}; a running server refuses it.",
@@ -375,6 +376,14 @@ ENGLISH: dict[str, str] = {
                                   "while it is in use)."),
     # the API cannot start (server.process.bind_socket)
     "serve.port_in_use": "Port {port} on {host} is already in use; stop the other server or choose another with --port.",
+    # a second serve on one data folder (commands/serve.py: its lock): each counted the day's tokens on its own
+    "serve.running_here": ("Another office server already runs on this data folder (process {pid}, port {port}): stop "
+                           "it first, or give this one another data folder with WORKSTATION_DATA."),
+    "serve.running_here_starting": ("Another office server already runs on this data folder (process {pid}, still "
+                                    "starting): stop it first, or give this one another data folder with "
+                                    "WORKSTATION_DATA."),
+    "serve.port_in_use_here": ("Port {port} on {host} is already in use by the office server already running from "
+                               "this data folder (process {pid}): use that one, or stop it first."),
     "serve.port_denied": "Not allowed to bind port {port} on {host}; choose a port above 1023.",
     "serve.no_address": "Cannot bind to {host}: no such address on this machine.",
     "serve.not_this_pc": ("{host} is not one of this PC's addresses; serve on one that is ({addresses}), on {every} "

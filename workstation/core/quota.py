@@ -119,6 +119,13 @@ class DailyQuota:
                 return
             self._held[name] = max(0, self._held.get(name, 0) - tokens)
 
+    def rename(self, old: str, new: str) -> None:
+        """``old``'s day (used and held) is ``new``'s from now (``keys rename`` on a running server)."""
+        with self._lock:
+            for counts in (self._used, self._held):
+                if old in counts:
+                    counts[new] = counts.get(new, 0) + counts.pop(old)
+
     def charge(self, name: str, tokens: int, when: float) -> None:
         """Count ``tokens`` for ``name`` on the day of ``when`` (a request that began before
         midnight counts for the day it began; a day already past is not counted again)."""

@@ -231,6 +231,21 @@ class UsageLog:
             return self._db.execute("SELECT 1 FROM requests WHERE t = ? AND key = ? AND route = ? LIMIT 1",
                                     (record.t, record.key, record.route)).fetchone() is not None
 
+    def rename(self, old: str, new: str) -> int:
+        """A person's usage under their new name (``keys rename``): the rows of ``old`` and those the
+        side file keeps, so ``usage --by person`` and their day's tokens go on under ``new``.
+        How many rows of the file were renamed."""
+        with self._lock, self._db:
+            n = self._db.execute("UPDATE requests SET key = ? WHERE key = ?", (new, old)).rowcount
+        if self.unsaved_path.exists():
+            with self._side_file_held():
+                rows = self._aside()
+                if any(r.key == old for r in rows):
+                    text = "".join(json.dumps({**asdict(r), "key": new if r.key == old else r.key},
+                                              separators=(",", ":")) + "\n" for r in rows)
+                    write_bytes_atomic(self.unsaved_path, text.encode(), private=True)
+        return n
+
     def records(self, since: float | None = None) -> list[UsageRecord]:
         where, args = ("WHERE t >= ?", (since,)) if since is not None else ("", ())
         with self._lock:

@@ -46,7 +46,7 @@ class RevokedKey(ApiError):
 
     def __init__(self, who: str) -> None:
         # (its own code: a desk PC tells it from a key never given, in its own language)
-        super().__init__(401, f"The API key '{who}' was revoked.", code="key_revoked")
+        super().__init__(401, f"The API key '{who}' was revoked.", code="key_revoked", reason="revoked key")
         self.who = who
 
 
@@ -71,6 +71,11 @@ class Ticket:
     held: int = 0  # tokens of the caller's quota set aside while it runs
     held_at: float = 0.0  # the accounts' clock when they were set aside (their day)
     capped: bool = False  # the reply may be no longer than what is left of the key's day
+    reason: str = ""  # why it was refused or cut, for its log line (``ApiError.reason``)
+
+    def cut_at_day_limit(self, m: TurnMetrics) -> bool:
+        """Whether its reply stopped where the key's day ran out, not at its own max_tokens."""
+        return self.capped and m.stop_reason == "length"
 
 
 @dataclass(frozen=True)
@@ -140,6 +145,10 @@ class Accounts:
         self.lost_because = ""
         self.folded_in = usage.fold_in() if usage is not None else 0  # rows a stopped server kept aside
         self._protected = False
+        # each key's name as last seen (by ``ApiKey.id``): a key renamed (``keys rename``) while the
+        # server runs takes its day's count and its rows still to be written to the new name
+        self._names: dict[int, str] = {}
+        self._renamed: dict[str, str] = {}
         if usage is not None or audit is not None:
             self._writer = threading.Thread(target=self._write_loop, name="workstation-accounts", daemon=True)
             self._writer.start()
@@ -169,11 +178,31 @@ class Accounts:
             if key is not None:
                 if key.revoked is not None:
                     raise RevokedKey(key.name)
+                self._seen(key)
                 cap = key.max_parallel or self.default_max_parallel
                 return Caller(key.name, client, key, Owner(key.name, cap))
         if self.protected:
-            raise ApiError(401, BAD_KEY, code="invalid_api_key")
+            raise ApiError(401, BAD_KEY, code="invalid_api_key", reason="wrong key" if given else "no key")
         return Caller(SHARED, client)
+
+    def _seen(self, key: ApiKey) -> None:
+        """Note ``key``'s name; one renamed since it was last seen moves its day to the new name."""
+        if key.id is None:
+            return
+        was = self._names.get(key.id)
+        self._names[key.id] = key.name
+        self._renamed.pop(key.name, None)  # (a name given anew, to another person: theirs)
+        if was is not None and was != key.name:
+            self.quota.rename(was, key.name)
+            self._renamed[was] = key.name
+
+    def now_named(self, name: str) -> str:
+        """``name``, or what it was renamed to while the server runs."""
+        seen: set[str] = set()
+        while name in self._renamed and name not in seen:
+            seen.add(name)
+            name = self._renamed[name]
+        return name
 
     def check_profile(self, caller: Caller) -> None:
         """ApiError(403) when the caller's key is limited to other profiles."""
@@ -216,7 +245,7 @@ class Accounts:
                 raise ApiError(
                     429, f"The key '{caller.name}' has {left:,} of its {held.limit:,} tokens left today, but its "
                          f"requests still running hold {held.held:,} of them; try again when they end.",
-                    type_="insufficient_quota", code="rate_limit_exceeded",
+                    type_="insufficient_quota", code="rate_limit_exceeded", reason="held by running requests",
                     headers={"Retry-After": "2", "X-RateLimit-Limit-Tokens": str(held.limit),
                              "X-RateLimit-Remaining-Tokens": str(max(0, left - held.held))})
             raise self._over(caller, held, f"This request's prompt is {prompt:,} tokens, but the key "
@@ -237,6 +266,7 @@ class Accounts:
             f"{what}; the quota resets at {over.resets_text()}.",
             type_="insufficient_quota",
             code="insufficient_quota",
+            reason="day limit",
             headers={
                 "Retry-After": str(wait),
                 "X-RateLimit-Limit-Tokens": str(over.limit),
@@ -274,13 +304,19 @@ class Accounts:
             ticket.content = content
 
     def finish(
-        self, ticket: Ticket, status: int, m: TurnMetrics | None = None, reply: str | None = None
+        self, ticket: Ticket, status: int, m: TurnMetrics | None = None, reply: str | None = None,
+        reason: str = "",
     ) -> None:
         """Account for a request once: tokens against the quota, counters, the usage row and
-        audit line (queued for the writer thread)."""
+        audit line (queued for the writer thread). ``reason``: why it was refused or cut, for
+        its log line (else the ticket's; a reply cut where the key's day ran out says so)."""
         if ticket.done:
             return
         ticket.done = True
+        if reason:
+            ticket.reason = reason
+        elif status == 200 and m is not None and ticket.cut_at_day_limit(m):
+            ticket.reason = "cut: day limit"
         t0 = time.perf_counter()
         duration_s = t0 - ticket.t0
         # a client that left while its prompt was read pays for the batch stopped under it, as
@@ -290,19 +326,20 @@ class Accounts:
         cached = m.asked_cached_n if m is not None else 0
         completion = m.predicted_n if m is not None else 0
         caller = ticket.caller
+        name = self.now_named(caller.name) if caller.key is not None else caller.name  # (renamed meanwhile)
         if ticket.held:
-            self.quota.release(caller.name, ticket.held, ticket.held_at)
+            self.quota.release(name, ticket.held, ticket.held_at)
         # (a reply the server's stopping cut off: not against the day, as ``tokens_on_day`` counts it)
         if caller.key is not None and prompt + completion and status != CUT_BY_STOPPING:
-            self.quota.charge(caller.name, prompt + completion, ticket.t)
+            self.quota.charge(name, prompt + completion, ticket.t)
         self.metrics.observe(self.profile, caller.name, status, m, duration_s, prompt, completion)
         if log.isEnabledFor(logging.INFO):  # --log-level info: a line a request, as llama-server's
             log.info(f"{logged_name(caller.name)} {caller.client or '-'} {ticket.route} {status} {prompt}+{completion} tokens "
-                     f"in {duration_s:.2f} s")
+                     f"in {duration_s:.2f} s{f' ({ticket.reason})' if ticket.reason else ''}")
         if self._writer is not None:
             record = UsageRecord(
                 t=ticket.t,
-                key=caller.name,
+                key=name,
                 profile=self.profile,
                 route=ticket.route,
                 prompt_tokens=prompt,
@@ -363,6 +400,8 @@ class Accounts:
         server is closing, so rows kept from a failed write are tried now, whenever last tried."""
         t0 = time.perf_counter()
         records = [item.record for item in items]
+        for record in records:  # (a person renamed since their request ended: under the new name)
+            record.key = self.now_named(record.key)
         if self.audit is not None:
             with self._guard("the audit trail"):
                 heads = self.audit.append([item.line for item in items])

@@ -44,6 +44,7 @@ from workstation.core.server.guard import (
     CLIENT_GONE,
     HEALTH,
     PERSON,
+    REASON,
     WHO,
     InflightBodies,
     RequestGuard,
@@ -196,7 +197,7 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
         endpoint, naming the scope that endpoint needs (a route not here was 403 "may use the
         profiles ...", as if it were there for another key)."""
         try:
-            _mark(request, self.accounts.authenticate(request.headers, _client(request)))
+            self._authenticated(request)
         except ApiError as refused:
             return refused.response()
         return error.response()
@@ -235,8 +236,7 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
     def _auth(self, request: Request, operator: bool = False) -> Caller:
         """The caller (ApiError 401 or 403 when the key is wrong or limited to other profiles;
         ``operator``: 403 for a person's key, the route being for whoever runs the server)."""
-        caller = self.accounts.authenticate(request.headers, _client(request))
-        _mark(request, caller)
+        caller = self._authenticated(request)
         if operator and caller.key is not None:
             # a person's key saved another's cells to a file of its naming, restored them at will
             # (a cached-tokens oracle on their prompt), erased them, and filled the disk
@@ -244,6 +244,19 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
             raise ApiError(403, f"The slots and their files are for whoever runs the server, not a person's key "
                                 f"({how}).", type_="permission_error", code="operator_only")
         self.accounts.check_profile(caller)
+        return caller
+
+    def _authenticated(self, request: Request) -> Caller:
+        """The caller, marked on the request; a refusal's reason ("wrong key", "no key", "revoked
+        key") kept for its log line (RequestGuard's: a 401 on /v1/models said none of them)."""
+        try:
+            caller = self.accounts.authenticate(request.headers, _client(request))
+        except ApiError as refused:
+            request.scope[REASON] = refused.reason
+            if isinstance(refused, RevokedKey):  # (its owner named, as a generation's line names them)
+                request.scope[WHO] = refused.who
+            raise
+        _mark(request, caller)
         return caller
 
     def _refuse_while_stopping(self) -> None:
@@ -421,7 +434,7 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
                 req, q = self._submit(prompt, params, t_request, caller.owner, plan, chat=chat)
         except ApiError as err:
             if ticket is not None:
-                self.accounts.finish(ticket, err.status)
+                self.accounts.finish(ticket, err.status, reason=err.reason)
             return (err.in_words(native.fields) if native is not None else err).response()
         except asyncio.CancelledError:
             if ticket is not None:

@@ -38,6 +38,7 @@ MAX_REQUESTED_HEADERS = 32
 ACCOUNTED = "workstation.accounted"  # in a request's scope: its line is the accounts' (Accounts.finish)
 WHO = "workstation.who"  # in a request's scope: the key's name it was authenticated as
 PERSON = "workstation.person"  # in a request's scope: that name where it is a person's key (None: the shared)
+REASON = "workstation.reason"  # in a request's scope: why it was refused, for its log line (ApiError.reason)
 CLIENT_GONE = 499  # nginx's status for a client that closed the connection before its answer
 # answered even when the request cap is reached (and a 200 not logged): probes
 HEALTH = frozenset({"/health", "/v1/health"})  # (llama-server answers both, without a key)
@@ -184,7 +185,8 @@ class RequestGuard:
                 client = scope.get("client")
                 log.info(f"{logged_name(scope.get(WHO) or '-')} {client_text(client[0]) if client else '-'} {scope['method']} "
                          f"{logged_path(scope)} "
-                         f"{said[0] or CLIENT_GONE} in {time.perf_counter() - t0:.2f} s")
+                         f"{said[0] or CLIENT_GONE} in {time.perf_counter() - t0:.2f} s"
+                         f"{f' ({scope[REASON]})' if scope.get(REASON) else ''}")
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)

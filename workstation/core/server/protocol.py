@@ -51,9 +51,13 @@ class ApiError(Exception):
         code: str | None = None,
         headers: dict[str, str] | None = None,
         fields: dict[str, Any] | None = None,
+        reason: str = "",
     ) -> None:
         super().__init__(message)
         self.status = status
+        # why, in a few words, for the server's log line ("day limit", "wrong key"): set where the
+        # refusal is decided (a 429 is also "held by running requests"), never read off the status
+        self.reason = reason
         self.message = message
         self.type = type_
         self.param = param

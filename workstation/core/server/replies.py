@@ -66,7 +66,7 @@ class Replies:
         day ran out, not at max_tokens (OpenAI has no word for it; a desk PC reads it), and
         ``quota_resets_in``: the seconds until the day resets, as a refusal's Retry-After says
         them (a desk PC said "tomorrow" of the one, "at 00:00" of the other)."""
-        if not (ticket.capped and event.metrics.stop_reason == "length"):
+        if not ticket.cut_at_day_limit(event.metrics):
             return {}
         return {"quota_reached": True, "quota_resets_in": self.accounts.resets_in_s()}
 
@@ -102,8 +102,9 @@ class Replies:
 
     def _finished(self: OpenAIServer, ticket: Ticket, event: TurnFinished) -> None:
         cancelled = event.metrics.stop_reason == "cancelled"
-        status = SHUTTING_DOWN if self._cut_by_shutdown(event) else CLIENT_GONE if cancelled else 200
-        self.accounts.finish(ticket, status, event.metrics, event.text)
+        cut = self._cut_by_shutdown(event)
+        status = SHUTTING_DOWN if cut else CLIENT_GONE if cancelled else 200
+        self.accounts.finish(ticket, status, event.metrics, event.text, reason="cut: server stopping" if cut else "")
 
     async def _first_event(
         self: OpenAIServer, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket

@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 
 from workstation.core.chat_template import TemplateError, reply_to_continue
 from workstation.core.server.accounts import Caller
+from workstation.core.server.guard import REASON
 from workstation.core.server.protocol import (
     ApiError,
     bad,
@@ -48,7 +49,11 @@ class TokenRoutes:
         /apply-template): a key whose day is used up is refused there too (it had the server
         tokenize 4 MB texts over its quota)."""
         caller = self._auth(request)
-        self.accounts.check_quota(caller)
+        try:
+            self.accounts.check_quota(caller)
+        except ApiError as over:  # ("day limit" on its log line)
+            request.scope[REASON] = over.reason
+            raise
         return caller
 
     async def tokenize(self: OpenAIServer, request: Request) -> Response:
