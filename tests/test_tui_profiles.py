@@ -1935,3 +1935,37 @@ async def test_the_status_line_names_a_profile_whole_where_it_has_room(language:
         await pilot.resize_terminal(30, 24)  # no room: cut, the line within the terminal's width
         await until(pilot, lambda: "…" in str(bar.render()))
         assert len(str(bar.render()).rstrip()) <= 30, str(bar.render())
+
+
+@pytest.mark.parametrize("size", [(80, 24), (110, 32)])
+async def test_f3_opens_with_the_profiles_above_the_current_one_in_view(
+        tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]) -> None:
+    """F3 opened scrolled to the current profile, at the top: the bigger-model profiles above it
+    out of view and nothing said of them. Now the current one is seen whole at the list's foot
+    with as many whole profiles above it as the list holds."""
+    from conftest import tui_profile
+
+    from workstation.tui.screens.profile_menu import ProfileList
+
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    for n in range(1, 9):
+        tui_profile(folder / f"p{n}.yaml", str(smollm2_path))
+    as_shipped_profiles(monkeypatch, folder)
+    app = WorkstationApp("p7", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("f3")
+        await until(pilot, lambda: bool(app.screen.query(ProfileList)))
+        options = app.screen.query_one(ProfileList)
+        await until(pilot, lambda: options.highlighted is not None and bool(options._index_to_line))
+        for _ in range(5):
+            await pilot.pause()
+        shown = options.scrollable_content_region.height
+        starts = options._index_to_line
+        at = options.highlighted
+        assert at is not None and [getattr(e, "key", None) for e in app.screen.entries][at] == "p7"
+        end = starts[at] + options._heights[at]
+        assert options.scroll_y <= starts[at] and end <= options.scroll_y + shown  # the current one whole
+        fits = min(y for y in starts.values() if y >= end - shown)  # the most whole profiles above it
+        assert options.scroll_y == fits, (options.scroll_y, fits, shown, starts)
+        assert options.scroll_y > 0

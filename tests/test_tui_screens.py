@@ -844,11 +844,48 @@ async def test_a_folder_typed_in_the_open_dialog_opens_it_and_attaches_nothing_u
         assert app.pending_document == (docs / "zam.txt", "Zam yılda bir kez yapılır.")
 
 
+async def test_the_open_dialog_opens_where_the_app_was_started_and_its_note_follows_the_path_typed(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Started (./run.sh) from a folder of one's own with nothing in it yet, no Documents: Ctrl+O
+    opened in home ("Nothing to open in this folder" about a folder the user never chose); now in
+    that folder. A path typed after it: the note about the folder left goes as the path changes
+    (it stayed until Enter, over a folder full of documents)."""
+    from textual.widgets import Input, Static
+
+    from workstation.tui.screens.file_picker import FileTree
+
+    home, here, docs = tmp_path / "home", tmp_path / "dava", tmp_path / "x" / "docs"
+    for folder in (home, here, docs):
+        folder.mkdir(parents=True)
+    (docs / "kira.txt").write_text("Kira her ayın beşinde ödenir.\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.chdir(here)
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        screen = await open_dialog(pilot, app)
+        tree, line = screen.query_one(FileTree), screen.query_one("#picker-path", Input)
+        problem = screen.query_one("#picker-problem", Static)
+        assert Path(tree.path) == here and line.value == f"{here}/"
+        await until(pilot, lambda: problem.display, what="the empty folder said")
+        assert str(problem.render()).startswith("Nothing to open in this folder")
+        await pilot.press(*"notes")  # a name in this folder: still said
+        assert problem.display
+        await pilot.press("/")  # another folder named (not there): what was said of this one goes
+        await until(pilot, lambda: not problem.display, what="the note about the folder left gone")
+        line.value = ""
+        await pilot.press(*f"{tmp_path}/x/docs/")
+        await until(pilot, lambda: Path(tree.path) == docs and len(tree.root.children) == 1 and not tree.loading)
+        for _ in range(3):
+            await pilot.pause()
+        assert not problem.display, str(problem.render())
+
+
 def test_the_open_dialog_starts_in_the_folder_the_app_was_started_from(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No folder picked yet and no Documents: the folder ``./run.sh`` was started from where it
-    holds something to open (home with nothing in it said "Nothing to open"), not the program's
-    own folder, nor one with nothing to open."""
+    """No folder picked yet and no Documents: the folder ``./run.sh`` was started from (home
+    with nothing in it said "Nothing to open"), even with nothing in it yet; not the program's
+    own folder where it holds nothing to open, nor the disk's top."""
     from workstation.tui.screens import file_picker
     from workstation.tui.screens.file_picker import start_folder
 
@@ -859,11 +896,17 @@ def test_the_open_dialog_starts_in_the_folder_the_app_was_started_from(
     monkeypatch.chdir(papers)
     assert start_folder(None) == papers
     assert start_folder(papers / "gone" / "x.txt") == papers  # the last pick's folder first
-    monkeypatch.chdir(Path(file_picker.__file__).resolve().parents[3])  # the program's own
+    program = Path(file_picker.__file__).resolve().parents[3]
+    (program / "models").mkdir(exist_ok=True)
+    monkeypatch.chdir(program / "models")  # the program's own, nothing to open in it (its models)
+    assert start_folder(None) == home
+    monkeypatch.chdir(program)  # (its README: something to open)
+    assert start_folder(None) == program
+    monkeypatch.chdir("/")
     assert start_folder(None) == home
     (tmp_path / "bare").mkdir()
-    monkeypatch.chdir(tmp_path / "bare")
-    assert start_folder(None) == home
+    monkeypatch.chdir(tmp_path / "bare")  # one's own, nothing in it yet: still where they are
+    assert start_folder(None) == tmp_path / "bare"
     (home / "Belgeler").mkdir()  # the Documents folder of a Turkish desktop
     monkeypatch.chdir(papers)
     assert start_folder(None) == home / "Belgeler"

@@ -7,6 +7,7 @@ import re
 import unicodedata
 from pathlib import Path
 
+from workstation.core.letters import fold
 from workstation.core.pasted_tables import pasted_tables, question_of
 
 MAX_TITLE_CHARS = 120
@@ -83,16 +84,34 @@ def one_line(text: str) -> str:
 SNIPPET_BEFORE, SNIPPET_CHARS = 10, 40
 
 
+def _words_rx(needle: str) -> re.Pattern[str] | None:
+    """The words of ``needle``, any spaces or line breaks between them, case aside."""
+    words = needle.split()
+    return re.compile(r"\s+".join(map(re.escape, words)), re.IGNORECASE) if words else None
+
+
+def match_span(text: str, needle: str) -> tuple[int, int] | None:
+    """Where in ``text`` the words of ``needle`` are (as a search finds them: case and the
+    Turkish letters' dots and tails aside, "sozlesme" in "Sözleşme"); None where they are not."""
+    rx = _words_rx(needle)
+    if rx is None:
+        return None
+    found = rx.search(text)
+    if found is None:
+        folded = fold(text)
+        if len(folded) != len(text):  # (a letter that folds to two: its places are not the text's)
+            return None
+        found = _words_rx(fold(needle)).search(folded)  # type: ignore[union-attr]
+    return None if found is None else found.span()
+
+
 def match_snippet(text: str, needle: str) -> str:
     """The words around ``needle`` in ``text``, on one line (why a search found a conversation);
     "" when the text holds no such words. Only the text near the match is flattened (a
     message can be a whole document, and the list is searched as the user types)."""
-    words = needle.split()
-    if not words:
-        return ""
-    rx = re.compile(r"\s+".join(map(re.escape, words)), re.IGNORECASE)
-    found = rx.search(text)
-    if found is None:
+    rx = _words_rx(needle)
+    found = rx.search(text) if rx is not None else None
+    if rx is None or found is None:
         return ""
     lo = max(0, found.start() - 4 * SNIPPET_CHARS)
     flat = one_line(text[lo : found.end() + 4 * SNIPPET_CHARS])

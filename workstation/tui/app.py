@@ -38,7 +38,7 @@ from typing import Any
 
 from rich.console import RenderableType
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -417,6 +417,13 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self.chat_screen = ChatScreen()
         return self.chat_screen
 
+    async def on_event(self, event: events.Event) -> None:
+        """Every key, wherever it goes, first takes off the marks of the words a search found
+        (Ctrl+F's result opened: marked until the next key, as a mail program's find does)."""
+        if isinstance(event, events.Key) and hasattr(self, "chat_screen"):
+            self.chat_screen.unmark_found()
+        await super().on_event(event)
+
     def on_mount(self) -> None:
         if self.settings.theme is not None and self.settings.theme in self.available_themes:
             self.theme = self.settings.theme
@@ -664,9 +671,10 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         await self.chat_screen.sidebar.show(self.store.list(self._search), self.conversation_id, marks,
                                             search=self._search)
 
-    async def open_conversation(self, conversation_id: int, found: int | None = None) -> None:
+    async def open_conversation(self, conversation_id: int, found: int | None = None, words: str = "") -> None:
         """``found``: the message a search found (Ctrl+F), shown and marked a moment where the
-        conversation opens at its end otherwise (a match in a long one was not to be seen)."""
+        conversation opens at its end otherwise (a match in a long one was not to be seen);
+        ``words``: what the search was for, marked there until the next key."""
         if self.generating:
             self.notify(self.busy_text(), severity="warning")
             return
@@ -686,7 +694,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
                 self._say_editing_last()
             self.store_write(lambda: self.store.set_open(conv.id))
             self.history = history_of(conv.messages, self._switched_at)
-            await self.chat_screen.show_messages(conv.messages, found=found)
+            await self.chat_screen.show_messages(conv.messages, found=found, words=words)
             await self.refresh_sidebar()
             self.update_status()
         if self.profile is not None and conv.profile and conv.profile not in (self.profile.ref, self.profile.key):
@@ -706,7 +714,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         if not matches:
             self.notify(self.texts("sidebar.no_match", text=search.strip()), severity="warning")
             return
-        await self.open_conversation(matches[0].id, found=matches[0].match_id)
+        await self.open_conversation(matches[0].id, found=matches[0].match_id, words=search)
         if self.conversation_id == matches[0].id:  # not while a reply or a summary runs
             await self.clear_search()  # the filter done with: every conversation listed again
             self.chat_screen.focus_prompt()

@@ -166,6 +166,7 @@ class ChatScreen(AppScreen, Screen[None]):
     _search_timer: Timer | None = None
     _sidebar_chosen = False  # Ctrl+B showed or hid the list: no width does it over
     _drawing: asyncio.Lock | None = None  # held while the conversation is drawn
+    _found_view: MessageView | None = None  # the message whose words a search found are marked (till the next key)
     _notices_placed: tuple[int, ...] = ()  # (``place_notices``): lines below, columns left, width, most lines
 
     def compose(self) -> ComposeResult:
@@ -236,22 +237,24 @@ class ChatScreen(AppScreen, Screen[None]):
         return self.query_one(ConversationList)
 
     async def show_messages(self, messages: list[StoredMessage], at_least: int = 0,
-                            scroll_to: float | None = None, found: int | None = None) -> None:
+                            scroll_to: float | None = None, found: int | None = None, words: str = "") -> None:
         """The conversation's last ``SHOWN_AT_ONCE`` messages, under a button that draws the
         earlier ones: every message is a Markdown widget, and drawing 600 at once took 20 s to
         open a long conversation (68 s to start the app with it open), the app frozen.
         ``at_least`` messages are drawn where more were (drawn again as another window left
         it), and ``scroll_to`` keeps the place read (None: the end). ``found``: the message a
         search found, drawn (within the last ``FOUND_DRAWN_MOST``), scrolled to the top and
-        marked a moment (the conversation opened at its end, the match pages up). One drawing at a time: two at once (a message sent
+        marked a moment (the conversation opened at its end, the match pages up); ``words``, what
+        the search was for, marked in it until the next key, the fold that holds them opened. One drawing at a time: two at once (a message sent
         as what another window wrote was being drawn) drew it twice."""
         if self._drawing is None:
             self._drawing = asyncio.Lock()
         async with self._drawing:
-            await self._draw_messages(messages, at_least, scroll_to, found)
+            await self._draw_messages(messages, at_least, scroll_to, found, words)
 
     async def _draw_messages(self, messages: list[StoredMessage], at_least: int, scroll_to: float | None,
-                             found: int | None = None) -> None:
+                             found: int | None = None, words: str = "") -> None:
+        self._found_view = None
         log = self.log_view
         await log.remove_children()
         t = self.wapp.texts
@@ -268,15 +271,21 @@ class ChatScreen(AppScreen, Screen[None]):
         self._earlier, now = shown[:-count], shown[-count:]
         earlier = [Button(t("chat.earlier", n=len(self._earlier)), id="earlier")] if self._earlier else []
         views = [self._view(m, day) for m, day in zip(now, self._day_lines([m.created for m in now]), strict=True)]
+        target = next((v for v in views if v.message_id == found), None) if at is not None else None
+        if target is not None and words.strip():
+            target.mark_found(words)  # (drawn marked, its fold open where they are in it)
+            self._found_view = target
         await log.mount_all([*earlier, *views])
         self.mark_versions()
         self.name_profiles()
         await self.show_instructions()
-        target = next((v for v in views if v.message_id == found), None) if at is not None else None
         if target is not None:
             log.release_anchor()  # (anchored, the log went back to its end)
             target.add_class("found")
-            log.call_after_refresh(log.scroll_to_widget, target, top=True, animate=False)
+            found_view = target
+            # at the words found (in a long message or its fold: a document), else the message's top
+            log.call_after_refresh(lambda: found_view.scroll_to_found()
+                                   or log.scroll_to_widget(found_view, top=True, animate=False))
             self.set_timer(FOUND_MARKED_S, lambda: target.remove_class("found"))
         elif scroll_to is None:
             log.scroll_end(animate=False)
@@ -284,6 +293,12 @@ class ChatScreen(AppScreen, Screen[None]):
         else:
             log.release_anchor()
             log.call_after_refresh(log.scroll_to, y=scroll_to, animate=False)
+
+    def unmark_found(self) -> None:
+        """The words a search found no longer marked in the message opened (the next key)."""
+        if self._found_view is not None:
+            self._found_view.unmark_found()
+            self._found_view = None
 
     def mark_versions(self) -> None:
         """The last reply says which of its versions it is, where Alt+V has others, and that
@@ -637,7 +652,7 @@ class ChatScreen(AppScreen, Screen[None]):
         if event.conversation_id is None:  # the new conversation's draft
             await self.wapp.action_new_conversation()
             return
-        await self.wapp.open_conversation(event.conversation_id, found=event.message_id)
+        await self.wapp.open_conversation(event.conversation_id, found=event.message_id, words=event.words)
         if self.wapp.conversation_id == event.conversation_id:
             self.focus_prompt()  # to type the next message at once, as after a search
 

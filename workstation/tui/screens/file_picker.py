@@ -196,6 +196,7 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         self._line_leads = False  # the list follows a folder typed in the path line: the line stays as typed
         self._choosing = False  # the line under the list says how to choose a file (``choose_first``)
         self._said_inside: Path | None = None  # the folder opened in place the line under the list says is empty
+        self._said_empty: Path | None = None  # the folder shown the line under the list says has nothing to open
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -290,6 +291,7 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         False: a word on what is going on (reading a file)."""
         problem = self.query_one("#picker-problem", Static)
         self._choosing = False
+        self._said_empty = None
         problem.update(text)
         problem.display = bool(text)
         problem.set_class(not error, "-busy")
@@ -321,6 +323,9 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         folder left while a name in another was typed). A folder pasted, whole, is shown too, with
         its slash or without (a file manager's copy has none): the list stayed where it was."""
         line = event.input
+        said = self._said_empty
+        if said is not None and line.has_focus and not _names_folder(event.value, said):
+            self._problem("")  # (what the line under the list said of the folder left stayed until Enter)
         if isinstance(line, PathLine) and line.pasted:
             line.pasted = False
         elif not line.has_focus or not event.value.endswith(("/", "\\")):
@@ -369,6 +374,7 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
             words = {k: t.series(v) if isinstance(v, list) else v for k, v in values.items()}
             self._problem(t(key, **words), error=error)
             self._said_inside = folder if inside else None
+            self._said_empty = None if inside else folder
 
     @on(Tree.NodeHighlighted, "#picker-tree")
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:  # type: ignore[type-arg]
@@ -540,8 +546,10 @@ def start_folder(path: Path | None) -> Path:
     nearest folder above it that is there (it may be gone); with none, where people keep their
     documents: Documents in their home folder, or Belgeler (its name on a Turkish desktop: the
     dialog opened elsewhere beside it); where there is none, the folder the app was
-    started from (``./run.sh`` from the folder of one's papers), unless that is the program's
-    own (where a launcher starts it: no one's documents) or holds nothing to open; else home."""
+    started from (``./run.sh`` from the folder of one's papers: it opened in home, "Nothing to
+    open in this folder", and a folder of one's own with nothing in it yet is still where they
+    are), unless that is the program's own with nothing to open (where a launcher starts it) or
+    the disk's top; else home."""
     try:
         home = Path.home()
     except RuntimeError:  # no home to be found (no HOME, no user entry)
@@ -555,9 +563,11 @@ def start_folder(path: Path | None) -> Path:
         except OSError:  # the folder started from deleted since
             return home
         program = Path(__file__).resolve().parents[3]  # the folder of run.sh
-        if here.resolve() == program or program in here.resolve().parents or here == Path(here.anchor):
+        if here == Path(here.anchor):
             return home
-        return here if empty_folder_note(here, frozenset(KINDS["document"])) is None else home
+        if here.resolve() == program or program in here.resolve().parents:
+            return here if empty_folder_note(here, frozenset(KINDS["document"])) is None else home
+        return here
     try:
         path = typed_path(path).absolute()
     except OSError:  # a relative path and the folder started from deleted since
@@ -566,6 +576,18 @@ def start_folder(path: Path | None) -> Path:
         if _is_folder(folder):
             return folder
     return home
+
+
+def _names_folder(typed: str, folder: Path) -> bool:
+    """Whether the path line's ``typed`` is in ``folder`` (a name typed after it, or nothing yet)."""
+    cut = max(typed.rfind("/"), typed.rfind("\\"))
+    if cut < 0:
+        return True  # (a name alone: in the folder shown)
+    try:
+        named = typed_path(typed[: cut + 1] or "/")
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return Path(os.path.normpath(named if named.is_absolute() else folder / named)) == Path(os.path.normpath(folder))
 
 
 def _folder_text(path: Path) -> str:

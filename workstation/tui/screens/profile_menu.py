@@ -111,6 +111,19 @@ class ProfileList(OptionList):
                 wanted = names[0]
         return wanted
 
+    def show_above_highlight(self) -> None:
+        """The highlighted profile whole at the list's foot, as many whole profiles above it as
+        the list holds (F3 opened with the current one at the top: the bigger-model profiles
+        above it out of view, and nothing said there were any)."""
+        starts = getattr(self, "_index_to_line", {})
+        if self.highlighted is None or self.highlighted not in starts:
+            return
+        top = starts[self.highlighted]
+        end, shown = top + self._heights.get(self.highlighted, 1), self.scrollable_content_region.height
+        tops = [y for y in starts.values() if end - shown <= y <= top]
+        if tops:
+            self.scroll_to(y=min(tops), animate=False, immediate=True)
+
     def scroll_to_highlight(self, top: bool = False) -> None:
         super().scroll_to_highlight(top=top)
         starts = sorted(getattr(self, "_index_to_line", {}).values())  # Textual's layout of the options
@@ -258,6 +271,8 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             for i, e in enumerate(self.entries)
         ]
 
+    _placed = False  # the list scrolled at the start (``ProfileList.show_above_highlight``)
+
     def on_mount(self) -> None:
         options = next(iter(self.query(OptionList).results(OptionList)), None)
         if options is None:  # closed before it was shown (Esc and F3 at once: the app ended on an error)
@@ -287,6 +302,9 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             # a list made taller keeps its scroll, which may now fall inside a profile (its name
             # above the top line): a whole profile at the top again, the highlighted one in view
             self.call_after_refresh(options.scroll_to_highlight)
+        if not self._placed and others > 0:  # at the start: the profiles above the current one in view too
+            self._placed = True
+            self.call_after_refresh(options.show_above_highlight)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="fit")
     def _check_fit(self) -> None:

@@ -16,9 +16,56 @@ from textual.message import Message
 from textual.widgets import Input, Label, ListItem, ListView
 
 from workstation.core.conversation_records import Conversation
-from workstation.core.conversation_titles import one_line
+from workstation.core.conversation_titles import match_span, one_line
 from workstation.tui.i18n import Texts
 from workstation.tui.widgets.line_input import LineInput
+
+FOUND_STYLE = "bold underline"  # the words a search found, where they are shown (the sidebar, the message opened)
+
+
+def found_words(text: str, needle: str, width: int) -> Content:
+    """``text`` (the words around a match, "…" where they go on) cut to ``width`` columns
+    around where ``needle`` is in it, a few words before it and the rest after, cut at a space,
+    with the words found marked (cut by the label at a fixed length, the match was half cut
+    or the words after it gone in a narrow sidebar)."""
+    span = match_span(text, needle)
+    if span is None:
+        return Content(text)
+    start, end = span
+    if width > 0 and len(text) > width:
+        lead, trail = text.startswith("…"), text.endswith("…")
+        body_end = len(text) - 1 if trail else len(text)
+        before = min(start - int(lead), max(0, (width - (end - start)) // 3))
+        first = start - before
+        if end < width:  # (the match seen from the start: the text from there)
+            first = 0
+        elif first > int(lead):  # from a word's start
+            space = text.find(" ", first - 1, start)
+            first = space + 1 if space >= 0 else first
+        else:
+            first = int(lead)
+        prefix = "…" if first > 0 and not (lead and first == 1) else ""
+        room = width - len(prefix)
+        last = min(body_end, first + room)
+        if last < body_end or trail:
+            last = min(body_end, first + room - 1)
+            space = text.rfind(" ", end, last + 1)
+            last = space if space >= end and last < body_end else last
+        suffix = "…" if last < len(text) else ""
+        text, start, end = prefix + text[first:last].rstrip() + suffix, start - first + len(prefix), end - first + len(prefix)
+    return Content(text).stylize(FOUND_STYLE, max(0, start), max(0, min(end, len(text))))
+
+
+class FoundWords(Label):
+    """Under a conversation a search found in its messages: the words around the match that
+    the sidebar's width holds, the words found marked (``found_words``)."""
+
+    def __init__(self, text: str, needle: str) -> None:
+        super().__init__(text, markup=False, classes="match")
+        self.text, self.needle = text, needle
+
+    def render(self) -> Content:
+        return found_words(self.text, self.needle, self.size.width)
 
 
 class TitleLabel(Label):
@@ -48,14 +95,15 @@ class ConversationItem(ListItem):
     """A conversation in the list: its title and, found by a search in its messages, the
     words around the match (why it is listed)."""
 
-    def __init__(self, conversation: Conversation | None, draft: str = "", texts: Texts | None = None) -> None:
+    def __init__(self, conversation: Conversation | None, draft: str = "", texts: Texts | None = None,
+                 search: str = "") -> None:
         """``conversation`` None: the new conversation not started yet, listed while it holds
-        a draft; ``draft``: what is typed and not sent there."""
+        a draft; ``draft``: what is typed and not sent there; ``search``: what found it."""
         t = texts or Texts()
         title = conversation.title if conversation is not None else t("sidebar.new_draft")
         labels: list[Label] = [TitleLabel(title)]
         if conversation is not None and conversation.match:
-            labels.append(Label(conversation.match, markup=False, classes="match"))
+            labels.append(FoundWords(conversation.match, search))
         if draft.strip():
             labels.append(Label(t("sidebar.draft", text=one_line(draft)), markup=False, classes="draft"))
         super().__init__(*labels)
@@ -110,12 +158,14 @@ class ConversationList(Vertical):
     ``SearchSubmitted`` on Enter in the search box."""
 
     class Chosen(Message):
-        """``message_id``: the message a search found in it (opened there), else None."""
+        """``message_id``: the message a search found in it (opened there), else None;
+        ``words``: what the search was for (marked there)."""
 
-        def __init__(self, conversation_id: int | None, message_id: int | None = None) -> None:
+        def __init__(self, conversation_id: int | None, message_id: int | None = None, words: str = "") -> None:
             super().__init__()
             self.conversation_id = conversation_id
             self.message_id = message_id
+            self.words = words
 
     class SearchChanged(Message):
         def __init__(self, text: str) -> None:
@@ -183,7 +233,7 @@ class ConversationList(Vertical):
         for c in listed:
             if c.id in headings:
                 lines.append(("day", headings[c.id]))
-            lines.append((c.id, c.title, c.match, c.match_id, drafts.get(c.id, "")))
+            lines.append((c.id, c.title, c.match, c.match_id, drafts.get(c.id, ""), search if c.match else ""))
         left = len(conversations) - len(listed)
         if left:
             lines.append(("more", left, self.texts.lang))
@@ -217,7 +267,7 @@ class ConversationList(Vertical):
             return ListItem(Label(self.texts("sidebar.none_found", search=str(line[1]).strip()), markup=False),
                             classes="none-found", disabled=True)
         assert isinstance(kind, int)
-        return ConversationItem(by_id[kind], str(line[4]), self.texts)
+        return ConversationItem(by_id[kind], str(line[4]), self.texts, search=str(line[5]))
 
     async def _change(self, view: ListView, lines: list[tuple[object, ...]], by_id: dict[int, Conversation]) -> None:
         """The list made ``lines``, changed where it differs from what it shows: the lines
@@ -260,7 +310,8 @@ class ConversationList(Vertical):
     async def _chosen(self, event: ListView.Selected) -> None:
         event.stop()
         if isinstance(event.item, ConversationItem) and not self._filling:
-            self.post_message(self.Chosen(event.item.conversation_id, event.item.match_id))  # None: the new conversation
+            self.post_message(self.Chosen(event.item.conversation_id, event.item.match_id,
+                                          self._search if event.item.match_id is not None else ""))  # None: the new conversation
         elif event.item.has_class("more"):  # the next page, the cursor on its first line
             view = self.query_one(ListView)
             at = view.index

@@ -11,15 +11,17 @@ from typing import Any, cast
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.geometry import Size
 from textual.markup import escape
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 
-from workstation.core.conversation_titles import profile_key
+from workstation.core.conversation_titles import match_span, profile_key
 from workstation.core.document_changes import changes_lines, recorded_changes
 from workstation.core.events import SERVER_STOPPING
 from workstation.core.invocation import cli
@@ -33,6 +35,7 @@ from workstation.tui.attachment import SEPARATOR, find_attached
 from workstation.tui.glyphs import UNICODE
 from workstation.tui.i18n import Texts
 from workstation.tui.pacing import FREE_CPU
+from workstation.tui.widgets.conversation_list import FOUND_STYLE
 from workstation.tui.widgets.streaming_text import StreamingText
 
 THINKING_TITLE_EVERY_S = 0.5
@@ -209,6 +212,13 @@ class PlainBody(Static):
     def __init__(self, source: str, shown: str) -> None:
         super().__init__(Content(shown), classes="body plain", expand=True)
         self.source = source
+        self.shown = shown
+        self.found: tuple[int, int] | None = None  # where the words a search found are marked
+
+    def mark(self, words: str) -> None:
+        """``words`` marked where they are in the text ("": none)."""
+        self.found = match_span(self.shown, words) if words else None
+        self.update(Content(self.shown) if self.found is None else Content(self.shown).stylize(FOUND_STYLE, *self.found))
 
 
 @dataclass(frozen=True)
@@ -285,6 +295,7 @@ class MessageView(Vertical):
         self._read: float | None = None  # of a long prompt, the part read (the engine says after each part)
         self._waiting: str | None = None  # the office server's silence, said (``server_waiting``)
         self._shown, self._folded = fold(content) if role == "user" else (content, "")
+        self._found = ""  # the words a search found here, marked (``mark_found``)
         self.versions: tuple[int, int, str] | None = None  # the last reply's (2, 3, "Alt+V"): "reply 2 of 3 (Alt+V)"
         self.go_on = ""  # the last reply cut at its length limit: the key that goes on with it ("Alt+C")
         self.profile_named = ""  # its profile's title, said first (a conversation answered by several: ChatScreen.name_profiles)
@@ -297,9 +308,16 @@ class MessageView(Vertical):
             yield self._thought_block()
         body = self._shown_body()
         shown = None if self._open_stream else plain_text(body)
-        yield PlainBody(body, shown) if shown is not None else self._markdown(body)
+        if shown is not None:
+            plain = PlainBody(body, shown)
+            plain.mark(self._found)
+            yield plain
+        else:
+            yield self._markdown(body)
         if self._folded:  # its text drawn when unfolded (Enter or a click), as thinking's
-            yield Collapsible(Static("", classes="folded-text", markup=False), title=self._folded_title(),
+            opened = self._folded_found() is not None  # (by a search that found words there)
+            yield Collapsible(Static(self._folded_content() if opened else "", classes="folded-text", markup=False),
+                              title=self._folded_title(shown=opened), collapsed=not opened,
                               classes="folded", **self._fold_marks())
         if self._open_stream:  # (else made when a reply goes on: ``tail``)
             yield StreamingText(classes="tail")
@@ -563,9 +581,66 @@ class MessageView(Vertical):
         if event.collapsible.has_class("folded"):
             event.collapsible.title = self._folded_title()
 
+    def mark_found(self, words: str) -> None:
+        """Before it is drawn: the ``words`` a search found in it marked where they are, in its
+        text or in its fold (then drawn open), until ``unmark_found`` (opened from Ctrl+F's
+        results, the clause stayed in the folded document, unmarked). Where they are in no
+        plain text of it (a reply's Markdown), nothing is (the message is marked whole)."""
+        self._found = words
+
+    def unmark_found(self) -> None:
+        """The words found no longer marked (the next key after a search's result opened)."""
+        if not self._found:
+            return
+        self._found = ""
+        if self._folded and not self.query_one(".folded", Collapsible).collapsed:
+            self._show_folded()
+        body = self.body
+        if isinstance(body, PlainBody):
+            body.mark("")
+
+    def _folded_found(self) -> tuple[int, int] | None:
+        """Where the words a search found are in the folded text, as shown (None: not there)."""
+        return match_span(self._said(self._folded), self._found) if self._folded and self._found else None
+
+    def _folded_content(self) -> Content:
+        """The folded text as drawn opened, the words a search found in it marked."""
+        text, span = self._said(self._folded), self._folded_found()
+        return Content(text) if span is None else Content(text).stylize(FOUND_STYLE, *span)
+
+    def _show_folded(self) -> None:
+        self.query_one(".folded-text", Static).update(self._folded_content())
+
+    def scroll_to_found(self, tries: int = 5) -> bool:
+        """The chat scrolled so that the line holding the words a search found is near the top;
+        tried again after the next refresh while the chat is not laid out to it yet. False where
+        no words are marked in it (scrolled to nothing)."""
+        log, body = self.parent, self.body
+        span = self._folded_found()
+        widget: Static | None
+        if span is not None:
+            widget, text = self.query_one(".folded-text", Static), self._said(self._folded)
+        elif isinstance(body, PlainBody) and body.found is not None:
+            widget, text, span = body, body.shown, body.found
+        else:
+            return False
+        if not isinstance(log, Widget):
+            return False
+        width = max(1, widget.content_region.width)
+        line = sum(max(1, -(-cell_len(part) // width)) for part in text[:span[0]].split("\n")) - 1
+        log.scroll_to_widget(self, top=True, animate=False, immediate=True)
+        top = log.scroll_y
+        log.scroll_to_widget(widget, top=True, animate=False, immediate=True)
+        y = log.scroll_y + line  # the message's top where the line is seen from there, else the line, 2 above it
+        y = top if y - top < log.scrollable_content_region.height - 1 else y - 2
+        if y > log.max_scroll_y and tries:
+            self.call_after_refresh(self.scroll_to_found, tries - 1)
+        log.scroll_to(y=y, animate=False, immediate=True)
+        return True
+
     def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
         if event.collapsible.has_class("folded"):
-            self.query_one(".folded-text", Static).update(self._said(self._folded))
+            self._show_folded()
             event.collapsible.title = self._folded_title(shown=True)
         else:
             self.query_one(".thought-text", Static).update(self.reasoning)
@@ -616,7 +691,7 @@ class MessageView(Vertical):
             block = self.query_one(".folded", Collapsible)
             block.title = self._folded_title(shown=not block.collapsed)
             if not block.collapsed:
-                self.query_one(".folded-text", Static).update(self._said(self._folded))
+                self._show_folded()
         if self.role == "user" and (FACTS_LABEL in self._shown or SEPARATOR.lstrip("\n") in self._shown):
             # (an attached document's line and facts, in the new language)
             self._show_body(self._shown_body())
