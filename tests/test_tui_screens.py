@@ -900,8 +900,8 @@ def test_the_open_dialog_starts_in_the_folder_the_app_was_started_from(
     (program / "models").mkdir(exist_ok=True)
     monkeypatch.chdir(program / "models")  # the program's own, nothing to open in it (its models)
     assert start_folder(None) == home
-    monkeypatch.chdir(program)  # (its README: something to open)
-    assert start_folder(None) == program
+    monkeypatch.chdir(program)  # (where README's ./run.sh starts it: its README is none of one's papers)
+    assert start_folder(None) == home
     monkeypatch.chdir("/")
     assert start_folder(None) == home
     (tmp_path / "bare").mkdir()

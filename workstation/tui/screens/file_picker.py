@@ -548,8 +548,8 @@ def start_folder(path: Path | None) -> Path:
     dialog opened elsewhere beside it); where there is none, the folder the app was
     started from (``./run.sh`` from the folder of one's papers: it opened in home, "Nothing to
     open in this folder", and a folder of one's own with nothing in it yet is still where they
-    are), unless that is the program's own with nothing to open (where a launcher starts it) or
-    the disk's top; else home."""
+    are), unless that is the program's own (where README's ./run.sh and a launcher start it: its
+    README is no paper of one's) or the disk's top; else home."""
     try:
         home = Path.home()
     except RuntimeError:  # no home to be found (no HOME, no user entry)
@@ -565,8 +565,8 @@ def start_folder(path: Path | None) -> Path:
         program = Path(__file__).resolve().parents[3]  # the folder of run.sh
         if here == Path(here.anchor):
             return home
-        if here.resolve() == program or program in here.resolve().parents:
-            return here if empty_folder_note(here, frozenset(KINDS["document"])) is None else home
+        if here.resolve() == program or program in here.resolve().parents:  # (README's ./run.sh: never one's papers)
+            return home
         return here
     try:
         path = typed_path(path).absolute()
