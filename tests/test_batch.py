@@ -791,7 +791,9 @@ def test_the_file_of_every_summary_of_another_queue_in_the_folder_is_no_document
 def test_the_file_of_every_summary_says_the_small_models_note_once_and_no_letter_gone(
         tmp_path: Path, smollm2_path: Path) -> None:
     """All summaries.md: the very small model's caveat, the same over each summary, is said once
-    (not once a letter); a letter taken out of the folder since is no longer in it."""
+    (not once a letter), at the top under the title, not under the first letter as if of it alone
+    (Turkish "Tüm özetler.md" alike); each summary file keeps its own; a letter taken out of the
+    folder since is no longer in it."""
     folder = tmp_path / "School Letters"
     folder.mkdir()
     for i in range(2):
@@ -802,6 +804,14 @@ def test_the_file_of_every_summary_says_the_small_models_note_once_and_no_letter
     text = every.read_text(encoding="utf-8")
     assert "## letter1.txt" in text and "## letter2.txt" in text, text
     assert text.count("is a very small model") == 1, text
+    assert re.match(r"# All summaries of School Letters\n\n> Check names, dates and figures .+\n\n## letter1\.txt\n",
+                    text), text
+    assert all("is a very small model" in (folder / "summaries" / f"letter{i}.txt.summary.md").read_text(
+        encoding="utf-8") for i in (1, 2))
+    assert _batch_run(folder, "-p", prof, "--lang", "tr").returncode == 0
+    turkish = (folder / "summaries" / "Tüm özetler.md").read_text(encoding="utf-8")
+    assert turkish.count("> Adları, tarihleri ve rakamları belgeyle karşılaştırın:") == 1, turkish
+    assert re.match(r"# School Letters klasörünün tüm özetleri\n\n> Adları, .+\n\n## letter1\.txt\n", turkish), turkish
     # a summary's own note (cut at its length limit: 16 tokens here) stays with each that has it (the
     # second summary cut short lost it, the note the same as the first's)
     cut = [(folder / "summaries" / f"letter{i}.txt.summary.md").read_text(encoding="utf-8") for i in (1, 2)]
@@ -830,15 +840,15 @@ def test_every_summary_of_the_folder_is_in_one_file_to_read(tmp_path: Path, smol
     every = out / "All summaries.md"
     assert f"; summaries in {out}, all of them in one file there: All summaries.md\n" in run.stderr, run.stderr
     text = every.read_text(encoding="utf-8")
-    assert text.startswith("# All summaries of School Letters\n\n## letter1.txt\n\n"), text
+    assert re.match(r"# All summaries of School Letters\n\n> Check names, .+\n\n## letter1\.txt\n\n", text), text
     one = (out / "letter1.txt.summary.md").read_text(encoding="utf-8").split("\n\n")[-2]  # its summary's words
     assert one in text and text.index("## letter1.txt") < text.index("## letter2.txt") < text.index("letter3 empty.txt")
     assert "- letter3 empty.txt: skipped: 'letter3 empty.txt' is empty." in text
     assert re.search(r"^- letter4 broken\.docx: not summarized: .+", text, re.MULTILINE), text
     # a run again in Turkish writes the Turkish-named one; it is no document of the folder
     again = _batch_run(folder, "-p", _profile_file(tmp_path), "--lang", "tr")
-    assert again.returncode == 3 and (out / "Tüm özetler.md").read_text(encoding="utf-8").startswith(
-        "# School Letters klasörünün tüm özetleri\n\n## letter1.txt\n\n")
+    assert again.returncode == 3 and re.match(r"# School Letters klasörünün tüm özetleri\n\n> Adları, .+\n\n## letter1\.txt\n\n",
+                                              (out / "Tüm özetler.md").read_text(encoding="utf-8"))
     assert "summarizing" not in again.stderr and "özetleniyor" not in again.stderr, again.stderr
     assert not every.exists()  # (the English one, out of date: two files to choose from, one stale)
     # a person's own file of that name is left as it was

@@ -5,6 +5,7 @@ A real folder (a .txt, a .docx of several parts, an empty file), the real small 
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -348,3 +349,45 @@ async def test_the_file_of_every_summary_says_its_notes_in_its_own_language(prof
     assert "> Adları, tarihleri ve rakamları belgeyle karşılaştırın:" in turkish, turkish
     assert "Check names, dates" not in turkish, turkish
     assert "Check names, dates" in (folder / "summaries" / "memo.txt.summary.md").read_text(encoding="utf-8")
+
+
+async def test_f6_on_a_folder_takes_the_summary_f6_made_of_a_document_in_it(profiles: Path, tmp_path: Path) -> None:
+    """A paralegal summarized an agreement in F6, then the folder holding a copy of it: the run
+    summarized the agreement again (a minute of four). Its content the same and the profile the
+    same, F6's summary is taken: said on the state line and in "All summaries.md", the summary
+    file the very summary F6 made; the other document is summarized. The caveat of the small
+    model is said once, at the top, under no document."""
+    folder = tmp_path / "Client A"
+    folder.mkdir()
+    text = "The tenant pays 1,850 dollars a month. The lease runs for twelve months from March.\n"
+    (tmp_path / "agreement.txt").write_text(text, encoding="utf-8")
+    (folder / "agreement copy.txt").write_text(text, encoding="utf-8")  # (the same content, another name)
+    (folder / "memo.txt").write_text("The office closes at two on Fridays. Bring your own cup.\n", encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db")
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = await summarize_in_f6(pilot, app, tmp_path / "agreement.txt")
+        await until(pilot, lambda: screen.running, steps=2000)
+        await until(pilot, lambda: not screen.running and bool(screen.summary), steps=20000)
+        made = screen.summary
+        box = screen.query_one("#summarize-path", Input)
+        box.value = str(folder)
+        box.focus()
+        await pilot.press("enter")
+        seen = await _seen(pilot, screen)
+        state = f6_state(screen)
+    assert not any("agreement copy.txt" in s and s.startswith("Document") for s in seen), seen
+    assert "agreement copy.txt was taken from F6's summary of agreement.txt, made " in state, state
+    assert state.startswith("Client A: 2 summarized, 0 skipped, 0 failed."), state
+    out = folder / "summaries"
+    assert (out / "agreement copy.txt.summary.md").read_text(encoding="utf-8") == made
+    db = sqlite3.connect(out / DB_NAME)
+    events = db.execute("SELECT path, event FROM events").fetchall()
+    db.close()
+    assert ("agreement copy.txt", "taken") in events and ("agreement copy.txt", "started") not in events, events
+    assert ("memo.txt", "started") in events, events
+    every = (out / "All summaries.md").read_text(encoding="utf-8")
+    assert "## agreement copy.txt\n\n_Taken from F6's summary of agreement.txt, made " in every, every
+    caveat = "> Check names, dates and figures against the document:"
+    assert every.startswith("# All summaries of Client A\n\n" + caveat), every
+    assert every.count(caveat) == 1, every
+    assert caveat in (out / "memo.txt.summary.md").read_text(encoding="utf-8")  # (each file keeps its own)

@@ -63,6 +63,7 @@ from workstation.core.errors import EX_TEMPFAIL, BackendUnreachable, Workstation
 from workstation.core.file_lock import HeldFile, LockChanging, LockHeld
 from workstation.core.invocation import cli, shell_word
 from workstation.core.kept_parts import PARTS_TABLE, PartsKept, file_version, version_of
+from workstation.core.moments import Moment
 from workstation.core.phrases import Lookup, Phrase, say
 from workstation.core.sqlite_schema import SchemaError, cannot_use, in_plain_words, migrate
 
@@ -167,18 +168,34 @@ class QueueRow:
     # the file of every summary's language where the summary file is as written
     written: dict[str, str] = field(default_factory=dict)
     digest: str | None = None
+    # (done) taken from F6's summary made before (``Taken``): the document it was made of, and when
+    taken: tuple[str, float] | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> QueueRow:
-        written, digest = {}, None
+        written, digest, taken = {}, None, None
         try:
             result = json.loads(row["result_json"]) if row["result_json"] else {}
             written = {str(k): str(v) for k, v in dict(result.get("written") or {}).items()}
             digest = str(result["digest"]) if result.get("digest") else None
-        except (ValueError, TypeError, AttributeError):  # (an older queue's, or damaged: the file as it is)
+            if result.get("taken"):
+                taken = (str(result["taken"]["name"]), float(result["taken"]["at"]))
+        except (ValueError, TypeError, AttributeError, KeyError):  # (an older queue's, or damaged: the file as it is)
             pass
         return cls(row["path"], row["status"], row["reason"], row["output"], row["attempts"], row["size"],
-                   _said_of(row["reason_said"], row["reason"]), written=written, digest=digest)
+                   _said_of(row["reason_said"], row["reason"]), written=written, digest=digest, taken=taken)
+
+
+@dataclass
+class Taken:
+    """A summary made before of a document of the folder — F6's, of the same content by the same
+    profile (``kept_summary.kept_for``) — that a run takes instead of summarizing it again: a
+    paralegal's agreement, summarized in F6 minutes before, took a minute of the folder's run."""
+
+    name: str  # the document it was made of (its name may differ from the folder's copy)
+    at: float  # when it was made
+    summary: str  # its Markdown as the summary file is written (the language of the run's summaries)
+    written: dict[str, str] = field(default_factory=dict)  # its Markdown by ``language_of``, as ``_in_languages``
 
 
 def _said_json(said: list[Phrase]) -> str | None:
@@ -321,9 +338,12 @@ class BatchQueue:
         )
 
     # --- state changes --------------------------------------------------------------------
-    def scan(self, root: Path, outdir: Path, retry_failed: bool = False) -> int:
+    def scan(self, root: Path, outdir: Path, retry_failed: bool = False,
+             taken: Callable[[Path], Taken | None] | None = None) -> int:
         """Queue the folder's documents (new or changed ones); returns how many were queued.
-        ``self.found`` is then the set of documents this scan saw: the only paths a run uses."""
+        ``self.found`` is then the set of documents this scan saw: the only paths a run uses.
+        ``taken``: a summary made before of a new or changed document (``Taken``), written as its
+        summary and the document done, not queued."""
         queued = 0
         found: list[tuple[str, int, int]] = []
         self.skipped, self.unnamed, self.exports = [], [], []
@@ -364,6 +384,9 @@ class BatchQueue:
         with self._tx() as db:
             for rel, size, mtime in found:
                 row = db.execute("SELECT status, size, mtime_ns FROM files WHERE path = ?", (rel,)).fetchone()
+                if (row is None or (row["size"], row["mtime_ns"]) != (size, mtime) and row["status"] != "running") \
+                        and self._take(root, outdir, rel, size, mtime, taken, row is None):
+                    continue  # (done before, by F6: not summarized again)
                 if row is None:
                     db.execute(
                         "INSERT INTO files (path, size, mtime_ns, status, output, added_at) "
@@ -396,6 +419,35 @@ class BatchQueue:
                     db.execute("DELETE FROM parts WHERE path=?", (row["path"],))
                     self._event(row["path"], "removed", "the document is gone")
         return queued
+
+    def _take(self, root: Path, outdir: Path, rel: str, size: int, mtime: int,
+              taken: Callable[[Path], Taken | None] | None, new: bool) -> bool:
+        """Whether the document ``rel`` (new, or changed since) has a summary made before
+        (``taken``), now written as its summary (never over a person's own file) and its row done."""
+        take = taken(root / rel) if taken is not None else None
+        out = outdir / output_name(rel)
+        if take is None or not _inside(out.parent, outdir):
+            return False
+        try:
+            _check_not_theirs(out)
+            write_text_atomic(out, take.summary)
+        except (WorkstationError, OSError) as err:  # (a full disk: the run says it; else summarized as any other)
+            if disk_is_full(err):
+                raise disk_full(outdir) from None
+            return False
+        _fsync_dir(out.parent)
+        result = json.dumps({"taken": {"name": take.name, "at": take.at}, "written": take.written,
+                             "digest": hashlib.sha256(take.summary.encode("utf-8")).hexdigest()})
+        if new:
+            self.db.execute("INSERT INTO files (path, size, mtime_ns, status, output, added_at, finished_at, result_json) "
+                            "VALUES (?, ?, ?, 'done', ?, ?, ?, ?)",
+                            (rel, size, mtime, output_name(rel), time.time(), time.time(), result))
+        else:
+            self.db.execute("UPDATE files SET status='done', reason=NULL, reason_said=NULL, size=?, mtime_ns=?, "
+                            "finished_at=?, result_json=? WHERE path=?", (size, mtime, time.time(), result, rel))
+        self.db.execute("DELETE FROM parts WHERE path=?", (rel,))
+        self._event(rel, "taken", f"F6's summary of {take.name}")
+        return True
 
     def recover(self, outdir: Path) -> int:
         """Rows left 'running' by a killed run: done if that attempt wrote its summary (a file
@@ -654,6 +706,7 @@ def run_batch(
     lookup: Lookup | None = None,
     summary_lookup: Lookup | None = None,
     languages: Sequence[Lookup | None] = (),
+    taken: Callable[[Path], Taken | None] | None = None,
 ) -> dict[str, int]:
     """Work through ``root``'s queue; returns the final counts by status.
 
@@ -668,6 +721,7 @@ def run_batch(
     holds (``LentEngine``: the app's loaded model), which the run then does not close.
     ``languages``: every language each summary's words are kept in too (``_in_languages``), for the
     file of every summary written later in another (its notes were left in the summary's).
+    ``taken``: a summary made before of a document (F6's, ``Taken``), taken in its place (``scan``).
     """
     check_folder(root)
     emit = on_event or (lambda _e: None)
@@ -684,7 +738,7 @@ def run_batch(
     pace = Pace()
     try:
         queue.recover(outdir)
-        queue.scan(root, outdir, retry_failed=retry_failed)
+        queue.scan(root, outdir, retry_failed=retry_failed, taken=taken)
         emit(BatchEvent("start", counts=queue.counts(), detail="\n".join(queue.skipped), unnamed=queue.unnamed,
                           exports=queue.exports))
         stopping = False
@@ -817,7 +871,7 @@ def write_all_summaries(queue: BatchQueue, root: Path, outdir: Path, lookup: Loo
         return None
     out = [f"# {say([('batch.all_title', {'folder': root.resolve().name})], lookup)}"]
     caveats = [re.compile("> " + p, re.S) for p in phrase_patterns(("summary.small_model",))]
-    notes: set[str] = set()
+    notes: list[str] = []  # the small model's caveat, said of every summary alike: once, under the title
     for row in queue.rows():
         if row.path not in queue.found:  # (a document gone from the folder)
             continue
@@ -826,20 +880,28 @@ def write_all_summaries(queue: BatchQueue, root: Path, outdir: Path, lookup: Loo
                 summary = (outdir / output_name(row.path)).read_text(encoding="utf-8")
             except OSError:
                 continue
-            said = row.written.get(_language_of(lookup))  # its notes in this file's language, where kept
+            said = row.written.get(language_of(lookup))  # its notes in this file's language, where kept
             if said is not None and row.digest == hashlib.sha256(summary.encode("utf-8")).hexdigest():
                 summary = said
             body = summary.split("\n", 1)[1] if summary.startswith("# ") else summary  # (its own title)
             body = re.sub(r"^(#{1,5}) ", r"#\1 ", body.strip(), flags=re.MULTILINE)  # (under the document's)
-            # the small model's caveat, said of every summary alike, is said once; a summary's own note
-            # (cut at its length limit) stays with it, however many say the same (the second lost it)
-            paragraphs = [para for para in body.split("\n\n") if para not in notes]
-            notes.update(para for para in paragraphs if any(c.fullmatch(para) for c in caveats))
+            # the small model's caveat goes to the top (it was said under the first summary alone, as if of
+            # it); a summary's own note (cut at its length limit) stays with it, however many say the same
+            paragraphs = []
+            for para in body.split("\n\n"):
+                if not any(c.fullmatch(para) for c in caveats):
+                    paragraphs.append(para)
+                elif para not in notes:
+                    notes.append(para)
+            if row.taken is not None:  # not summarized again: whose summary it is, and when it was made
+                paragraphs.insert(0, "_" + say([("batch.all_taken", {"name": row.taken[0], "at": Moment(row.taken[1])})],
+                                               lookup) + "_")
             out.append(f"## {row.path}\n\n" + "\n\n".join(paragraphs))
             continue
         why = " ".join(say(row.said, lookup).split()) if row.said else " ".join((row.reason or "").split())
         key = {"skipped": "batch.all_skipped", "failed": "batch.all_failed"}.get(row.status, "batch.all_pending")
         out.append("- " + say([(key, {"path": row.path, "why": why})], lookup))
+    out[1:1] = notes
     write_text_atomic(path, "\n\n".join(out) + "\n")
     for other in outdir.iterdir():  # the one of a run in another language: out of date now (two to choose from)
         if other != path and _all_summaries_file(other) and _our_all_summaries(other):
@@ -878,15 +940,15 @@ def _summarize_file(
         parts.close()
 
 
-def _language_of(lookup: Lookup | None) -> str:
+def language_of(lookup: Lookup | None) -> str:
     """Which language ``lookup`` speaks, as the file of every summary is named in it."""
     return say([("batch.all_file", {})], lookup)
 
 
 def _in_languages(result: Any, languages: Sequence[Lookup | None]) -> dict[str, Any]:
     """What the queue keeps of a summary beside its file: its Markdown in each of ``languages`` (by
-    ``_language_of``), and the digest of the file as written."""
-    written = {_language_of(lk): result.in_language(lk) for lk in languages} if result.document is not None else {}
+    ``language_of``), and the digest of the file as written."""
+    written = {language_of(lk): result.in_language(lk) for lk in languages} if result.document is not None else {}
     return {"written": written, "digest": hashlib.sha256(result.summary.encode("utf-8")).hexdigest()}
 
 

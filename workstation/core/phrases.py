@@ -935,6 +935,8 @@ ENGLISH: dict[str, str] = {
     "batch.all_title": "All summaries of {folder}",
     "batch.all_skipped": "{path}: skipped: {why}",
     "batch.all_failed": "{path}: not summarized: {why}",
+    "batch.all_taken": "Taken from F6's summary of {name}, made {at}: the same document, summarized with the same "
+                       "profile, so it was not summarized again.",
     "batch.all_pending": "{path}: not summarized yet (the run stopped before it was done); run the batch again to go on.",
     "batch.not_ours": ("'{path}' is there already and was not written by workstation, so it was left as it was; "
                        "move it away, then run the batch again."),

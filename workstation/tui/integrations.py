@@ -34,6 +34,7 @@ from workstation.tui.i18n import LANGUAGES, Texts
 from workstation.tui.messages import GpuReading
 
 if TYPE_CHECKING:
+    from workstation.core.kept_summary import KeptSummary
     from workstation.core.memory_plan import FreedMemory
     from workstation.core.metrics import ReplyTiming
     from workstation.core.phrases import Phrase
@@ -190,6 +191,7 @@ def summarize_folder(
     cancel: Any = None,
     texts: Texts | None = None,
     retry_failed: bool = False,
+    kept: KeptSummary | None = None,
 ) -> dict[str, int]:
     """Every document in the folder ``root`` summarized by the overnight queue (``batch``'s own
     ``run_batch``: resumable, each summary in ROOT/summaries as batch puts it, and the file of them all) with the
@@ -197,16 +199,34 @@ def summarize_folder(
     decodes one request at a time; a profile's ``parallel`` is for ``serve`` and ``batch``).
     ``on_event`` gets each ``BatchEvent`` (from the queue's threads); returns the queue's counts
     by status (``BatchStopped``: the engine cannot go on). ``retry_failed``: the documents that
-    failed before are tried again (those done are not)."""
+    failed before are tried again (those done are not). ``kept``: F6's last summary (``kept_whole``):
+    a document of the folder with its content, summarized by this profile, is taken from it, not
+    summarized again."""
     import dataclasses
 
-    from workstation.core.batch_queue import OUTPUT_FOLDER, LentEngine, run_batch
+    from workstation.core.batch_queue import (
+        OUTPUT_FOLDER,
+        LentEngine,
+        Taken,
+        language_of,
+        run_batch,
+    )
+    from workstation.core.kept_summary import kept_for
 
     t = texts or Texts()
     one_at_a_time = dataclasses.replace(profile, parallel=1) if profile.parallel != 1 else profile
+
+    def taken(source: Path) -> Taken | None:
+        same = kept_for(kept, source, profile)
+        if same is None or t.lang not in same.written:
+            return None
+        return Taken(same.path.name, same.at, same.written[t.lang],
+                     {language_of(Texts(lang).in_app): same.written[lang] for lang in LANGUAGES if lang in same.written})
+
     return run_batch(root, root / OUTPUT_FOLDER, one_at_a_time, lambda _profile: LentEngine(engine), on_event,
                      retry_failed=retry_failed, cancel=cancel, lookup=t.in_app, summary_lookup=t.in_app,
-                     languages=[Texts(lang).in_app for lang in LANGUAGES])  # (F6's words, and after F9 too)
+                     languages=[Texts(lang).in_app for lang in LANGUAGES],  # (F6's words, and after F9 too)
+                     taken=taken)
 
 
 # --- models -----------------------------------------------------------------------------

@@ -36,7 +36,15 @@ from workstation.core.batch_queue import (
 from workstation.core.errors import BackendUnreachable, WorkstationError
 from workstation.core.events import ServerWaiting
 from workstation.core.kept_parts import document_version, forget_parts, kept_count
-from workstation.core.kept_summary import KEPT, KEPT_FOLDER, forget_summary_asked_in
+from workstation.core.kept_summary import (
+    KEPT,
+    KEPT_FOLDER,
+    KeptSummary,
+    content_hash,
+    forget_summary_asked_in,
+    kept_whole,
+    profile_key,
+)
 from workstation.core.paths import typed_path
 from workstation.core.phrases import say
 from workstation.core.remote import DAY_LIMIT
@@ -334,6 +342,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
             if self.result.document is not None else self._written
         data = {"path": str(self.path), "version": self.version, "at": self._made_at or time.time(), "asked": self._asked,
                 "result": {**self.result.to_dict(), "follow_up": self.result.follow_up}, "written": written}
+        profile = self.wapp.profile
+        if self.result.document is not None and profile is not None and document_version(self.path) == self.version:
+            # the document's content and the profile: a folder run holding it takes this summary (``kept_for``)
+            data |= {"sha256": content_hash(self.path), "profile": profile_key(profile)}
         self.wapp.store_write(lambda: self.wapp.store.remember(KEPT, json.dumps(data, ensure_ascii=False)))
 
     async def _read_back(self) -> None:
@@ -626,16 +638,17 @@ class SummarizeScreen(AppScreen, Screen[None]):
         bar.update(total=None, progress=0)
         self._set_running(True)
         self._say(self.wapp.texts("summarize.folder_reading", name=root.name))
-        self._summarize_folder(root, retry_failed)
+        # F6's last summary, read here (the store is this thread's): a document of the folder it is of is not done again
+        self._summarize_folder(root, retry_failed, kept_whole(self.wapp.store.recalled(KEPT)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="summarize")
-    def _summarize_folder(self, root: Path, retry_failed: bool = False) -> None:
+    def _summarize_folder(self, root: Path, retry_failed: bool = False, kept: KeptSummary | None = None) -> None:
         app, t = self.wapp, self.wapp.texts
         error: BatchStopped | None = None
         try:
             counts = integrations.summarize_folder(root, app.profile, app.engine,  # type: ignore[arg-type]
                                                    lambda event: self.post_message(FolderEvent(event)),
-                                                   self._cancel, t, retry_failed=retry_failed)
+                                                   self._cancel, t, retry_failed=retry_failed, kept=kept)
         except BatchStopped as err:  # the model or the office server, not a document: nothing failed
             counts, error = err.counts, err
         except WorkstationError as err:  # (another run holds the folder; the folder cannot be written in)
@@ -734,6 +747,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         said = t("summarize.folder_counts", name=run.root.name, done=counts.get("done", 0),
                  skipped=counts.get("skipped", 0), skipped_why=named("skipped"), failed=counts.get("failed", 0),
                  failed_why=named("failed"))
+        for row in [r for r in run.rows if r.taken is not None and r.status == "done"][:FOLDER_NAMED]:
+            # (a document F6 had summarized: its summary taken, not made again)
+            said += " " + t("summarize.folder_taken", path=row.path, name=row.taken[0], when=t.moment(row.taken[1]))
         waiting = counts.get("pending", 0) + counts.get("running", 0)
         if run.error is not None:
             reason = (t.error(run.error.__cause__) if isinstance(run.error.__cause__, WorkstationError)
