@@ -367,6 +367,31 @@ def test_a_key_is_told_only_its_own_cells_reused(scheduler: Scheduler) -> None:
     assert rows[0].cached_tokens == 0 and rows[1].cached_tokens > 0
 
 
+def test_a_slot_file_read_back_is_no_keys_own_cells(scheduler: Scheduler, tmp_path: Path) -> None:
+    """A slot file restored into the slot a key used last was told to that key as its own cells
+    (the slot's owners were left as they were): desk1 learnt desk2 had sent those words (review30)."""
+    from workstation.core.slot_files import SlotFiles
+
+    secret = [{"role": "user", "content": f"My salary is {time.time_ns() % 10_000} euros; write the letter."}]
+    other = [{"role": "user", "content": f"List three colours {time.time_ns()}."}]
+
+    def ask(o: Office, who: str, words: list[dict[str, str]]) -> int:
+        r = httpx.post(f"{o.url}/chat/completions", timeout=600, headers={"Authorization": f"Bearer {o.keys[who]}"},
+                       json={"model": PROFILE, "messages": words, "max_tokens": 4, "temperature": 0})
+        return r.json()["usage"]["prompt_tokens_details"]["cached_tokens"]
+
+    with office(scheduler, {"desk1": {}, "desk2": {}}) as o:
+        files = SlotFiles(o.scheduler, tmp_path)
+        ask(o, "desk2", secret)
+        held = max(range(len(o.scheduler.slots)), key=lambda i: len(o.scheduler.slots[i].tokens))
+        files.save(held, "secret.bin")
+        files.erase(held)  # (desk2's words now only in the file)
+        ask(o, "desk1", other)
+        [desk1s] = [i for i, slot in enumerate(o.scheduler.slots) if slot.writer == "desk1"]
+        files.restore(desk1s, "secret.bin")
+        assert ask(o, "desk1", secret) == 0  # read, not "reused": the file's cells are nobody's it knows
+
+
 def test_the_stopping_note_says_the_grace_left_once_on_a_reply_that_goes_on(scheduler: Scheduler) -> None:
     """The server begins to stop while a reply is written: the note in its stream (an SSE comment)
     comes once, and says what is left of the grace (it said the whole grace, however much had gone)."""

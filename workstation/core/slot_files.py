@@ -31,6 +31,7 @@ from workstation.core.kv_state import (
     read_state_file,
     write_sequence,
 )
+from workstation.core.slots import owners_unknown
 
 if TYPE_CHECKING:
     from workstation.core.scheduler import Scheduler
@@ -157,6 +158,7 @@ class SlotFiles:
                 s.model.seq_rm(slot.seq, -1, -1)
                 raise SlotFileError(f"The slot file {path.name!r} holds other cells than its header says.", "filename")
             slot.tokens = list(tokens)
+            owners_unknown(slot)  # (the last request's key is none of theirs)
             slot.worth = None  # restored on purpose: kept as a whole
 
         self._between_steps(load)
@@ -170,6 +172,7 @@ class SlotFiles:
             n = len(slot.tokens)
             self.scheduler.model.seq_rm(slot.seq, -1, -1)
             slot.tokens = []
+            owners_unknown(slot)
             if slot.spec is not None:
                 slot.spec.forget()
             return n

@@ -124,6 +124,14 @@ Writers = list[tuple[frozenset[str | None], int]]
 NOBODY_KNOWN: frozenset[str | None] = frozenset()  # cells read back from a saved state: whose, not known
 
 
+def owners_unknown(slot: Slot) -> None:
+    """The slot's cells came from elsewhere than a request (a slot file read back, or none left):
+    whose they are is not known, so no key is told it reused them (``own_cells``). The last request's
+    key was told a slot file's cells as its own."""
+    slot.writers = [(NOBODY_KNOWN, len(slot.tokens))] if slot.tokens else []
+    slot.writer = None
+
+
 def cell_writers(slot: Slot, n: int | None = None) -> Writers:
     """Who wrote or read the slot's first ``n`` cells (all: its ``tokens``), in runs (``Slot.writers``)."""
     n = len(slot.tokens) if n is None else min(n, len(slot.tokens))
