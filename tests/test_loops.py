@@ -194,3 +194,70 @@ def test_lines_asked_for_or_one_for_each_day_are_copies_asked_for() -> None:
     for word in reply.split(" "):
         cut = cut or watch.push(word + " ")
     assert cut is not None
+
+
+def reminder(n: int, amount: int, day: int) -> str:
+    return (f"Dear customer, this is a friendly reminder that invoice F-{n:03d} for {amount} TL is due on {day} March. "
+            "Please pay by bank transfer.\n\n")
+
+
+def test_letters_asked_for_the_items_a_message_lists_are_not_cut() -> None:
+    """"A payment reminder for each of invoices F-011, F-012 and F-013": three reminders alike but for
+    their numbers were cut after the first, "stopped: it repeated itself" (loopstop3); a fourth the
+    message did not ask for still stops the reply, the three asked for kept."""
+    from workstation.core.loops import chat_times, copies_asked, watched
+
+    asked = {
+        "Write a payment reminder for each of invoices F-011, F-012 and F-013": 3,
+        "Write a payment reminder for these 3 invoices.": 3,
+        "Write a reminder for F-011, F-012 and F-013.": 3,
+        "Write a thank-you note to each of Ali, Ayşe, Mehmet and Zeynep.": 4,
+        "Şu 3 fatura için birer ödeme hatırlatması yaz.": 3,
+        "F-011, F-012 ve F-013 faturaları için hatırlatma yaz.": 3,
+        "Bu üç müşteriye birer mektup yaz.": 3,
+        # (no count: a year, an amount, one report)
+        "Summarize the 2024 report.": 0,
+        "Sales were 1,200 TL in March.": 0,
+    }
+    assert {q: copies_asked(q) for q in asked} == asked
+    reply = reminder(11, 1200, 5) + reminder(12, 1350, 10) + reminder(13, 900, 15)
+    for question in ("Write a payment reminder for each of invoices F-011, F-012 and F-013",
+                     "F-011, F-012 ve F-013 faturaları için birer ödeme hatırlatması yaz."):
+        times = chat_times(watched([{"role": "user", "content": question}], Sampling()))
+        watch = LoopWatch(times)
+        assert watch.push(reply) is None and watch.finish() is None, question
+        more = reply + reminder(14, 700, 20) + reminder(15, 650, 25)
+        watch = LoopWatch(times)
+        cut = watch.push(more) or watch.finish()
+        assert cut is not None and more[:cut].rstrip() == reply.rstrip()
+    assert streamed_cut(reply) is not None  # (unasked: the numbers-changed rule stops it)
+
+
+def test_a_bare_every_day_or_an_attached_documents_words_ask_for_no_copies() -> None:
+    """"I get 40 e-mails every day. Summarize this one" allowed 32 copies before the loop stop, as
+    "a line for every day of January" does; and an attached document's own lists and "every day"s
+    are no question's (loopstop3)."""
+    from workstation.core.loops import MONTH_DAYS, copies_asked, watched
+    from workstation.tui.attachment import with_attached
+
+    assert [copies_asked(q) for q in ("I get 40 e-mails every day. Summarize this one for me.",
+                                      "Her gün gelen bu raporu özetle.", "We meet every day at nine.")] == [0, 0, 0]
+    assert [copies_asked(q) for q in ("Write a line for each day of March.", "her günü için bir satır yaz",
+                                      "Write the opening hours for every day of the week.")] == [MONTH_DAYS] * 3
+    document = "Invoices F-011, F-012, F-013, F-014 and F-015 are paid every day of the month.\n" * 3
+    for label in ("Document: notes.txt", "Belge: notlar.txt"):
+        message = {"role": "user", "content": with_attached("Summarize this.", label, document)}
+        assert watched([message], Sampling()).loop_copies == 0, label
+    message = {"role": "user", "content": with_attached("Write it 10 times.", "Document: notes.txt", document)}
+    assert watched([message], Sampling()).loop_copies == 10
+
+
+def test_copies_already_decided_are_kept_by_another_watched() -> None:
+    """A desk PC's request read again by serve's own ``watched``: what was decided stays, a count the
+    message asks for that is more is taken."""
+    from workstation.core.loops import watched
+
+    decided = Sampling(loop_copies=31)
+    assert watched([{"role": "user", "content": "Write it 10 times"}], decided).loop_copies == 31
+    assert watched([{"role": "user", "content": "Summarize this"}], decided).loop_copies == 31
+    assert watched([{"role": "user", "content": "Write it 40 times"}], decided).loop_copies == 40

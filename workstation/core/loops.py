@@ -24,6 +24,8 @@ import dataclasses
 import re
 from typing import Any
 
+from workstation.core.summary_chunks import attached_named
+
 LOOP_WORDS = 8  # a run of this many words written again right after itself: the model is going round in circles
 MOST_PERIOD = 256  # the longest stretch looked for, in words (a paragraph written again)
 NUMBER_WORDS = 12  # a stretch whose copies differ only in their numbers: at least this many words long
@@ -45,32 +47,67 @@ _BLANK = re.compile(r"[_.\-–—…·]+")
 _NUMBERS = {w: n for n, words in enumerate(("", "one bir", "two iki", "three üç", "four dört", "five beş", "six altı",
                                              "seven yedi", "eight sekiz", "nine dokuz", "ten on"))
             for w in words.split()} | {"twenty": 20, "yirmi": 20}
-_COPIES = re.compile(r"\b(\d{1,4}|" + "|".join(_NUMBERS) + r")\s*(?:times|copies|kez|kere|defa|sefer|kopya|lines|rows|"
+_SAID_NUMBER = r"(\d{1,4}|" + "|".join(_NUMBERS) + r")"
+_COPIES = re.compile(r"\b" + _SAID_NUMBER + r"\s*(?:times|copies|kez|kere|defa|sefer|kopya|lines|rows|"
                      r"items|entries|satır|madde)\b", re.IGNORECASE)
-# a line asked for each day ("office hours for every day of January", "her gün için"): lines alike but for their
-# dates, as many as a month has
-_EACH_DAY = re.compile(r"\b(?:each|every)\s+(?:single\s+)?(?:day|date)\b|\bher\s+gün", re.IGNORECASE)
+# things counted out ("these 3 invoices", "all five customers", "şu 3 fatura için", "bu üç mektup"): a reply
+# for each, alike but for their names and numbers ("1,200" or "2024 report" is no count: three digits at most)
+_THESE = re.compile(r"\b(?:these|those|the|all|şu|bu|tüm|bütün)\s+(\d{1,3}|" + "|".join(_NUMBERS)
+                    + r")\s+[^\W\d_]", re.IGNORECASE)
+# a list the message names ("for each of invoices F-011, F-012 and F-013", "F-011, F-012 ve F-013 için"): its
+# items, each of them a reply's part; the items "each of" lists, and any list of two or more with a number in each
+_LIST_JOIN = r"(?:\s*[,;]\s+(?:(?:and|or|ve|veya|ya da)\s+)?|\s+(?:and|or|ve|veya|ya da|&)\s+)"
+_EACH_OF = re.compile(r"\b(?:each|every one|all)\s+of\s+([^.?!:\n]+)", re.IGNORECASE)
+_ITEM = r"[^\s,;]*\d(?:[,.]\d|[^\s,;])*"  # (a word with a number in it: "F-011", "1,200")
+_NUMBERED_LIST = re.compile(_ITEM + "(?:" + _LIST_JOIN + _ITEM + ")+", re.IGNORECASE)
+# a line asked for each day ("office hours for every day of January", "a line for each day", "her gün için", "her
+# günü için bir satır"): lines alike but for their dates, as many as a month has. Not the bare phrase: "I get 40
+# e-mails every day" and "Her gün gelen bu raporu özetle" ask for one reply
+_EACH_DAY = re.compile(r"\b(?:for|on|per)\s+(?:each|every)\s+(?:single\s+)?(?:day|date)\b"
+                       r"|\b(?:each|every)\s+(?:single\s+)?(?:day|date)\s+(?:of|in|from)\b"
+                       r"|\bher\s+gün(?:ü|e)?\s+için\b|\bher\s+güne\b", re.IGNORECASE)
 MONTH_DAYS = 31
+
+
+def _said(number: str) -> int:
+    said = number.casefold()
+    return int(said) if said.isdigit() else _NUMBERS.get(said, 0)
+
+
+def _items(listed: str) -> int:
+    """The items in "F-011, F-012 and F-013" (3)."""
+    return len([item for item in re.split(_LIST_JOIN, listed, flags=re.IGNORECASE) if item.strip()])
 
 
 def copies_asked(text: str) -> int:
     """The copies a message asks for ("write 'ok' 20 times", "10 kez yaz", "beş kere", "20 lines", a line
-    for every day: a month's); 0: none."""
-    found = _COPIES.search(text)
-    each_day = MONTH_DAYS if _EACH_DAY.search(text) else 0
-    if found is None:
-        return each_day
-    said = found.group(1).casefold()
-    return max(each_day, int(said) if said.isdigit() else _NUMBERS.get(said, 0))
+    for every day: a month's, a letter for each of the invoices it lists or "these 3 invoices"); 0: none."""
+    counts = [_said(m.group(1)) for m in _COPIES.finditer(text)] + [_said(m.group(1)) for m in _THESE.finditer(text)]
+    counts += [_items(m.group(1)) for m in _EACH_OF.finditer(text)]
+    counts += [_items(m.group()) for m in _NUMBERED_LIST.finditer(text)]
+    if _EACH_DAY.search(text):
+        counts.append(MONTH_DAYS)
+    return max(counts, default=0)
+
+
+def question_part(content: str) -> str:
+    """A message's own words: without the document attached to it (``tui/attachment.with_attached``), whose
+    text may hold hundreds of numbers and lists that no one asked a copy for."""
+    found = attached_named().search(content)
+    return content if found is None else content[:found.start()]
 
 
 def watched(messages: list[Any], sampling: Any) -> Any:
     """``sampling`` for a reply to ``messages``: the copies its last message asks for allowed before
-    the loop stop ("Write I will not talk in class 10 times" was cut to one line: review29)."""
+    the loop stop ("Write I will not talk in class 10 times" was cut to one line: review29; three
+    reminders for the invoices it listed, to one: loopstop3). The copies already decided are kept where
+    they are more (serve's own ``watched`` of a desk PC's request)."""
     last = messages[-1] if messages else None
     asked = last.get("content") if isinstance(last, dict) and last.get("role") == "user" else None
-    copies = copies_asked(asked) if isinstance(asked, str) else 0
-    return dataclasses.replace(sampling, loop_copies=copies) if copies and hasattr(sampling, "loop_copies") else sampling
+    copies = copies_asked(question_part(asked)) if isinstance(asked, str) else 0
+    if not copies or not hasattr(sampling, "loop_copies") or copies <= (sampling.loop_copies or 0):
+        return sampling
+    return dataclasses.replace(sampling, loop_copies=copies)
 
 
 def chat_times(sampling: Any) -> int:
@@ -80,10 +117,15 @@ def chat_times(sampling: Any) -> int:
 
 class LoopWatch:
     """Feed it a reply's text as it streams; ``push`` returns where to cut it (a character
-    offset: the end of the looping stretch's first copy) once it repeats, else None."""
+    offset: the end of the looping stretch's first copy; of a stretch repeated with its numbers changed,
+    of the copies asked for, ``times`` more than ``CHAT_TIMES``) once it repeats, else None."""
 
     def __init__(self, times: int = CHAT_TIMES, least: int = LOOP_WORDS) -> None:
         self.times, self.least = times, least
+        # the copies kept of a loop whose numbers change: those asked for ("these 3 invoices": three reminders,
+        # then a fourth, F-014, cut), else the first; a copy word for word says nothing new: the first kept
+        # ("Write ok five times" went round on "Ok, five times:")
+        self.kept = times - 1 if times > CHAT_TIMES else 1
         self.text = ""
         self._done = 0  # offset up to which words were read (a word is read once blank space follows it)
         self._words: list[str] = []  # the words since the watch last started afresh, folded
@@ -157,7 +199,7 @@ class LoopWatch:
             # 2024": even a summary's cut waits for a third)
             if r and r >= (max(self.times, CHAT_TIMES) - 1) * p and self._wordy(n - p + 1, n + 1):
                 first = n - r - p + 1
-                return self._sentence_end(first, first + p)
+                return self._sentence_end(first + (self.kept - 1) * p, first + self.kept * p)
         return None
 
     def _wordy(self, begin: int, end: int) -> bool:
