@@ -5,6 +5,9 @@ line that no other test saw."""
 
 from __future__ import annotations
 
+import calendar
+import datetime as dt
+
 from workstation.core.pasted_tables import counted_pasted
 from workstation.core.phrases import say
 from workstation.core.table_facts import (
@@ -342,18 +345,48 @@ def test_how_many_of_a_text_columns_things_counts_its_different_values() -> None
     assert counted_answer("How many suppliers are there?", [facts]) == []
 
 
-def test_this_year_in_either_language_counts_nothing() -> None:
-    """"bu sene toplam kira" was answered with all rows' total, which a small model gives as this
-    year's: "bu sene", "bu yıl" and "this year" say a time from today, and no date the program
-    knows is today. Nothing, with a column of dates or without one."""
+def test_a_time_said_from_today_is_counted_by_the_computers_date() -> None:
+    """"bu sene toplam kira", "last quarter's total" were answered with all rows' total, which a
+    small model gives as this year's. Today is the computer's date: "this year", "bu yıl", "bu
+    sene", "last year", "geçen yıl", "this quarter", "last quarter", "geçen çeyrek", "bu ayın" count
+    the rows of those days, said by the year or the first and last day so the period taken is
+    seen; "next quarter", "since last quarter", "geçen hafta" and any without a column of dates: nothing."""
+    today = dt.date.today()
+    quarter = today.year * 4 + (today.month - 1) // 3 - 1  # (the one before today's)
+    last_q = (dt.date(quarter // 4, quarter % 4 * 3 + 1, 1),
+              dt.date(quarter // 4 + (quarter % 4 == 3), (quarter % 4 * 3 + 3) % 12 + 1, 1) - dt.timedelta(days=1))
+    days = [today, last_q[0], dt.date(today.year - 1, 6, 15), dt.date(today.year - 3, 1, 2)]
+    rows = [["Invoice", "Date", "Amount"]] + [[f"INV-{i}", d.isoformat(), f"{10 ** i}.00"] for i, d in enumerate(days, 1)]
+    dated = table_facts("invoices.csv", 0, rows)
     rent = table_facts("kira.csv", 0, RENT, usual_comma=True)
-    dated = table_facts("invoices.csv", 0, [["Invoice", "Date", "Amount"], ["INV-1", "30.12.2024", "100.00"],
-                                            ["INV-2", "05.01.2025", "200.00"], ["INV-3", "2025-03-01", "300.00"]])
-    assert rent is not None and dated is not None
+    assert dated is not None and rent is not None
+
+    def counted(first: dt.date, last: dt.date, said: str) -> str:
+        found = [f"INV-{i}" for i, d in enumerate(days, 1) if first <= d <= last]
+        total = sum(10 ** i for i, d in enumerate(days, 1) if first <= d <= last)
+        return (f"Counted by the program: Amount where Date {said}: {len(found)} row{'s' * (len(found) != 1)} "
+                f"({', '.join(found)}), total {total:,}.00")
+
+    this_year = counted(dt.date(today.year, 1, 1), dt.date(today.year, 12, 31), f"in {today.year}")
+    last_year = counted(dt.date(today.year - 1, 1, 1), dt.date(today.year - 1, 12, 31), f"in {today.year - 1}")
+    first = dt.date(today.year, (today.month - 1) // 3 * 3 + 1, 1)
+    this_quarter = counted(first, dt.date(today.year, first.month + 2, calendar.monthrange(today.year, first.month + 2)[1]),
+                           f"from {first} to {first.replace(month=first.month + 2, day=calendar.monthrange(today.year, first.month + 2)[1])}")
+    last_quarter = counted(*last_q, f"from {last_q[0]} to {last_q[1]}")
+    month_end = today.replace(day=calendar.monthrange(today.year, today.month)[1])
+    this_month = counted(today.replace(day=1), month_end, f"from {today.replace(day=1)} to {month_end}")
+    for question, line in (("bu yıl toplam", this_year), ("bu sene toplam ne kadar?", this_year), ("this year's total", this_year),
+                           ("total for this year", this_year), ("total for last year", last_year), ("geçen yıl toplamı", last_year),
+                           ("total this quarter", this_quarter), ("bu çeyrek toplamı", this_quarter),
+                           ("total last quarter", last_quarter), ("geçen çeyrek toplamı", last_quarter),
+                           ("what was the total of the previous quarter?", last_quarter),
+                           ("this month's total", this_month), ("bu ayın toplamı", this_month)):
+        assert say(counted_phrases(counted_answer(question, [dated]))) == line, question
+    for question in ("total next quarter", "total since last quarter", "geçen haftanın toplamı", "gelecek yıl toplamı"):
+        assert counted_answer(question, [dated]) == [], question
     for question in ("bu sene toplam kira", "bu sene toplam ne kadar?", "bu yıl toplam", "this year's total",
-                     "total for this year"):
-        for facts in (rent, dated):
-            assert counted_answer(question, [facts]) == [], question
+                     "total last quarter", "geçen çeyrek toplamı"):
+        assert counted_answer(question, [rent]) == [], question
 
 
 def test_a_money_column_named_by_a_word_of_its_name_is_the_one_counted() -> None:

@@ -9,6 +9,8 @@ Sums are exact (``Decimal``: 0.1 + 0.2 is 0.3), never floats."""
 
 from __future__ import annotations
 
+import calendar
+import datetime
 import itertools
 import re
 from collections import Counter
@@ -1429,7 +1431,8 @@ def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: l
     def meets(row: list[str]) -> bool:
         return all(_folded(cell(row, at)) in wanted for at, wanted in values.items()) and all(
             (v := number(row, t.column)) is not None and t.holds(v) for t in thresholds) and all(
-            (_date(cell(row, at)) or "").startswith(year) for at, year in (years or {}).items())
+            (day := _date(cell(row, at)) or "").startswith(year) or "/" in year and year[:10] <= day <= year[11:]
+            for at, year in (years or {}).items())
 
     rows = [r for r in facts.cells if meets(r)]
     conditions: list[dict[str, Any]] = []
@@ -1440,11 +1443,8 @@ def _counted_where(facts: SheetFacts, values: dict[int, set[str]], thresholds: l
                 written.setdefault(_folded(cell(r, at)), cell(r, at))
         conditions.append({"name": by_at[at].name, "letter": by_at[at].letter, "is": list(written.values())})
     for at, year in (years or {}).items():
-        if len(year) == 7:  # (a month: its first and last day)
-            import calendar
-
-            last = calendar.monthrange(int(year[:4]), int(year[5:]))[1]
-            conditions.append({"name": by_at[at].name, "letter": by_at[at].letter, "from": f"{year}-01", "to": f"{year}-{last:02d}"})
+        if "/" in year:  # (a month, quarter, half: its first and last day)
+            conditions.append({"name": by_at[at].name, "letter": by_at[at].letter, "from": year[:10], "to": year[11:]})
             continue
         conditions.append({"name": by_at[at].name, "letter": by_at[at].letter, "year": year})
     for t in thresholds:
@@ -1700,31 +1700,91 @@ def _without_named_months(plain: str, facts: SheetFacts) -> str:
     return _MONTH_SAID.sub(blank, plain)
 
 
-def _year(plain: str, facts: SheetFacts) -> tuple[dict[int, str], bool, frozenset[str]]:
+# a part of a year named ("Q1", "H2", "first quarter", "1st half", "ilk çeyrek", "1. çeyrekte", "birinci
+# yarısı", "son çeyrek"), or a year, quarter or month said from today ("this year", "last quarter", "bu yıl",
+# "geçen çeyrek", "bu ayın"): ``_year`` applies each as the months it spans
+_NTH = {"first": 1, "1st": 1, "ilk": 1, "birinci": 1, "1.": 1, "second": 2, "2nd": 2, "ikinci": 2, "2.": 2,
+        "third": 3, "3rd": 3, "üçüncü": 3, "3.": 3, "fourth": 4, "4th": 4, "dördüncü": 4, "4.": 4, "son": 0}
+_PERIOD_SAID = re.compile(
+    r"(?<![\w.])(?P<short>[qh])(?P<n>[1-4])(?!\w)(?:['’]\w+)?"
+    r"|(?<![\w.])(?P<nth>first|second|third|fourth|1st|2nd|3rd|4th|ilk|birinci|ikinci|üçüncü|dördüncü|son|[1-4]\.)"
+    r"\s+(?P<part>quarter|half|çeyre[kğ]\w*|yarı\w*)"
+    r"|(?<!\w)(?P<now>this|current|last|previous|bu|geçen)\s+(?P<of>year|quarter|month|yıl\w*|sene\w*|çeyre[kğ]\w*|"
+    r"ay(?:[ıi]n(?:da)?|da(?:ki)?|ki)?(?!\w))(?:['’]s)?", re.IGNORECASE)
+
+
+def _period(found: re.Match[str], today: datetime.date) -> tuple[int | None, int, int] | None:
+    """The months a part of a year said (``_PERIOD_SAID``) spans, first and last, and its year where
+    said from today (None: the year said, or the table's one); None where it names none (H3)."""
+    if found.group("short"):
+        n, short = int(found.group("n")), found.group("short").casefold()
+        return None if short == "h" and n > 2 else (None, 3 * n - 2, 3 * n) if short == "q" else (None, 6 * n - 5, 6 * n)
+    if found.group("nth"):
+        n, half = _NTH[_folded(found.group("nth"))], found.group("part").casefold().startswith(("half", "yarı"))
+        n = n or (2 if half else 4)  # ("son çeyrek": the year's last)
+        return None if half and n > 2 else (None, 6 * n - 5, 6 * n) if half else (None, 3 * n - 2, 3 * n)
+    now, of = _folded(found.group("now")), _folded(found.group("of"))
+    back = now in ("last", "previous", "geçen")
+    if of.startswith(("year", "yıl", "sene")):
+        return today.year - back, 1, 12
+    if of.startswith(("quarter", "çeyre")):
+        quarter = (today.year * 4 + (today.month - 1) // 3) - back
+        return quarter // 4, quarter % 4 * 3 + 1, quarter % 4 * 3 + 3
+    month = today.year * 12 + today.month - 1 - back
+    return month // 12, month % 12 + 1, month % 12 + 1
+
+
+def _days(year: int | str, first: int, last: int) -> str:
+    """Months ``first`` to ``last`` of ``year`` as their first and last day: "2025-01-01/2025-03-31"."""
+    return f"{year}-{first:02d}-01/{year}-{last:02d}-{calendar.monthrange(int(year), last)[1]:02d}"
+
+
+def _year(plain: str, facts: SheetFacts,
+          today: datetime.date | None = None) -> tuple[dict[int, str], bool, frozenset[str]]:
     """The year a question says alone ("total for 2025", "2025 toplamı") as a condition on
-    ``facts``' one column of dates (its rows of that year, their days read by ``_date``), whether
-    it is one the program cannot apply (no column of dates, two of them, two years: nothing, not
-    all rows), and the year as said. A column named by the year ("Region | 2024 | 2025") or a
-    sheet's name that says it ("Sales 2025") is no condition; nor one said with before or after
-    (``_unapplied`` has those)."""
+    ``facts``' one column of dates (its rows of that year, their days read by ``_date``), or a month
+    ("in March", "Mart'ta"), quarter ("Q1", "ilk çeyrek"), half ("H1", "ilk yarı") of it, or of the
+    column's one year where none is said ("2025-01-01/2025-03-31": its first and last day), or one
+    said from ``today`` (the computer's date: "this year", "last quarter", "geçen çeyrek"); whether
+    it is one the program cannot apply (no column of dates, two of them, two years or periods, a
+    month or quarter of a column of two years with none said: nothing, not all rows), and the words
+    said. A column named by the year ("Region | 2024 | 2025") or a sheet's name that says it
+    ("Sales 2025") is no condition; nor one said with before or after (``_unapplied`` has those)."""
+    # (a month or quarter a text column's cells say, "Mart" of a column Ay, "Q1" of Quarter: that value's rows, ``_condition``'s)
+    cells = {v for c in facts.columns if c.kind == "text" for v in c.values}
+    # (and one a column's name or the sheet's says, "Region | Q1 | Q2", "Sales Q1": that column's figures, not a condition)
+    folded = {_folded(v) for v in cells} | {w for c in facts.columns for w in _folded(c.name).split()} \
+        | set(_folded(facts.title).replace("_", " ").split())
+    periods = [m for m in _PERIOD_SAID.finditer(plain) if _folded(m.group(0)) not in folded
+               and not (m.group("short") and _folded(m.group("short") + m.group("n")) in folded)]
+    spans = {m.span() for m in periods}
+    blanked = _PERIOD_SAID.sub(lambda m: " " * len(m.group(0)) if m.span() in spans else m.group(0), plain)
     said = {m.group(1) for m in _YEAR_SAID.finditer(plain)}
     said -= {c.name.strip() for c in facts.columns} | set(re.findall(r"\d{4}", facts.title))
-    # (a month a text column's cells say, "Mart" of a column Ay: that value's rows, ``_condition``'s)
-    cells = {v for c in facts.columns if c.kind == "text" for v in c.values}
     months = {_MONTH_NUMBER[_folded(m.group("month"))]: m for m in _MONTH_SAID.finditer(plain)
               if _folded(m.group("month")) not in cells and _a_month(m, plain, cells)}
-    if not said and not months or _WHEN.search(plain):
-        return {}, False, frozenset()
-    words = frozenset(said | {_folded(w) for m in months.values() for w in m.group(0).split()})
+    if not said and not months and not periods or _WHEN.search(blanked):  # ("since Q1", "Q1'den sonra": not applied)
+        return {}, bool(periods) and bool(_WHEN.search(blanked)), frozenset()
+    words = frozenset(said | {_folded(w) for m in [*months.values(), *periods] for w in m.group(0).split()})
     dates = [c for c in facts.columns if c.kind == "dates"]
-    if len(said) > 1 or len(months) > 1 or len(dates) != 1:
+    if len(said) > 1 or len(months) + len(periods) > 1 or len(dates) != 1:
         return {}, True, words
-    if not months:
+    if not months and not periods:
         return {dates[0].at: next(iter(said))}, False, words
-    # a month ("Mart'ta", "in March"): of the year said, else of the column's one year (of two: not told)
+    span = (None, next(iter(months)), next(iter(months))) if months else _period(periods[0], today or datetime.date.today())
+    if span is None:
+        return {}, True, words
+    if span[0] is not None:  # (from today: "this year", "geçen çeyrek"; the last quarter of a year said is its Q4)
+        if periods[0].group("now") and _folded(periods[0].group("now")) == "last" and said \
+                and _folded(periods[0].group("of")) == "quarter":
+            return {dates[0].at: _days(next(iter(said)), 10, 12)}, False, words
+        if said:
+            return {}, True, words
+        return {dates[0].at: str(span[0]) if (span[1], span[2]) == (1, 12) else _days(span[0], span[1], span[2])}, False, words
+    # a month, quarter or half ("Mart'ta", "in Q1"): of the year said, else of the column's one year (of two: not told)
     years = {d[:4] for r in facts.cells if (d := _date(r[dates[0].at] if dates[0].at < len(r) else ""))}
     year = next(iter(said)) if said else next(iter(years)) if len(years) == 1 else ""
-    return ({dates[0].at: f"{year}-{next(iter(months)):02d}"}, False, words) if year else ({}, True, words)
+    return ({dates[0].at: _days(year, span[1], span[2])}, False, words) if year else ({}, True, words)
 
 
 def _plain_name(name: str, letter: str) -> Phrase | str:
