@@ -201,10 +201,13 @@ ENGLISH: dict[str, str] = {
     "headline.this_laptop": "this laptop",
     "headline.pc_yes": ("Yes: {pc} can serve {people} with {model} {quant}: it answers {at_once}{parallel}; at the "
                         "busy hour a person waits about {ttft} for the first word, then gets about {tps} tokens a "
-                        "second."),
+                        "second{crowd}."),
     "headline.pc_no": ("No: {pc} cannot serve {people} at these targets with {model} {quant} ({misses}): it answers "
                        "{at_once}{parallel}; at the busy hour a person would wait about {ttft} for the first word, "
-                       "then get about {tps} tokens a second; {served}."),
+                       "then get about {tps} tokens a second{crowd}; {served}."),
+    "headline.crowd": (" (about {tps} tokens a second each with {n} at once; one who asks while all {n} are "
+                       "answered waits about {wait} for the first word)"),
+    "headline.crowd_one": " (one who asks while another is answered waits about {wait} for the first word)",
     "headline.pc_overloaded": ("No: {pc} cannot serve {people} with {model} {quant}: it answers {at_once}{parallel}, "
                                "and the busy hour brings more chats than it can answer ({misses}); {served}."),
     "headline.pc_nothing_fits": "No: no candidate model fits {pc}'s memory.",

@@ -90,6 +90,8 @@ class SizingOption:
     memory_bytes: int = 0  # what the card has
     tps_per_person: float = 0.0
     tps_single: float = 0.0  # one person alone
+    tps_all_slots: float = 0.0  # each person with every slot decoding together
+    ttft_queued_s: float = math.inf  # the first word of one who asks when every slot is taken (slots + 1 at once)
     aggregate_tps: float = 0.0
     ttft_s: float = math.inf
     busy_slots: float = 0.0  # sequences decoding together at the busy hour
@@ -127,7 +129,8 @@ class SizingOption:
         del d["miss_phrases"]
         d["need_bytes"] = self.need_bytes
         d["ttft_s"] = None if math.isinf(self.ttft_s) else round(self.ttft_s, 3)
-        for k in ("tps_per_person", "tps_single", "aggregate_tps", "busy_slots", "utilization", "chats_per_hour"):
+        d["ttft_queued_s"] = None if math.isinf(self.ttft_queued_s) else round(self.ttft_queued_s, 3)
+        for k in ("tps_per_person", "tps_single", "tps_all_slots", "aggregate_tps", "busy_slots", "utilization", "chats_per_hour"):
             d[k] = round(d[k], 3)
         return d
 
@@ -139,6 +142,16 @@ def _slots(n: int) -> Phrase:
 def _people(n: int) -> Phrase:
     """"20 people", "1 person" (it said "1 people")."""
     return ("headline.n_person", {}) if n == 1 else ("headline.n_people", {"n": f"{n:,}"})
+
+
+def crowd(o: SizingOption) -> Phrase:
+    """What a person gets when every slot is taken: each one's speed with all of them decoding
+    together (a CPU shares its speed among them), and the first word of one who asks then
+    (12 people were said "about 69 tokens a second" where 4 at once got 12 each)."""
+    wait = _secs(o.ttft_queued_s)
+    if o.slots == 1:
+        return ("headline.crowd_one", {"wait": wait})
+    return ("headline.crowd", {"tps": f"{o.tps_all_slots:.0f}", "n": o.slots, "wait": wait})
 
 
 def _secs(s: float) -> Phrase:
@@ -198,22 +211,27 @@ class ModelCost:
     kv_per_token: float  # K/V bytes of one cell, all layers
     speed: float = 1.0  # the share of its decode speed the machine keeps for the K/V type (kv_speed)
 
-    def step_seconds(self, machine: SpeedConstants, sequences: int, cells: float) -> float:
+    def step_seconds(self, machine: SpeedConstants, sequences: float, cells: float) -> float:
         """One decode step of ``sequences`` with ``cells`` K/V cells filled each."""
         return machine.step_seconds(self.weights_read, self.n_layer, self.active, sequences,
                                     self.kv_per_token * cells) / self.speed
 
 
 def load_figures(speed: SpeedConstants, cost: ModelCost, w: Workload, slots: int) -> dict[str, float]:
-    """Per-person speed, TTFT, busy sequences and utilization at the busy hour."""
+    """Per-person speed, TTFT, busy sequences and utilization at the busy hour; and, for the
+    plain answer, the speed of each person with every slot decoding (``full``) and the first
+    word of one who asks when more ask at once than there are slots (``queued``)."""
     lam = w.chats_per_second
     pp = speed.prefill_tps(cost.active)
     fill = w.prompt_tokens + w.reply_tokens / 2  # cells a reply reads on average
+    read = w.prompt_tokens / pp  # one prompt read
 
     def step(b: float) -> float:
-        return cost.step_seconds(speed, max(1, round(b)), fill)
+        # a step's time is linear in the sequences decoding: 1.7 on average is between 1 and 2
+        # (rounded, the speed fell by a third from 60 people to 80)
+        return cost.step_seconds(speed, max(1.0, b), fill)
 
-    prefill_share = min(0.999, lam * w.prompt_tokens / pp)  # time spent reading prompts
+    prefill_share = min(0.999, lam * read)  # time spent reading prompts
     busy = 1.0
     for _ in range(60):
         t_reply = w.reply_tokens * step(busy) / (1 - prefill_share)
@@ -222,20 +240,26 @@ def load_figures(speed: SpeedConstants, cost: ModelCost, w: Workload, slots: int
             break
         busy = 0.5 * (busy + new)
     tps = (1 - prefill_share) / step(busy)
-    t_full = w.prompt_tokens / pp + w.reply_tokens * step(slots) / (1 - prefill_share)
+    t_full = read + w.reply_tokens * step(slots) / (1 - prefill_share)
     offered = lam * t_full
     # every slot busy: each chat's prompt is read alone, its reply shares the steps
-    capacity = 1 / (w.prompt_tokens / pp + w.reply_tokens * step(slots) / slots)  # chats/s
+    capacity = 1 / (read + w.reply_tokens * step(slots) / slots)  # chats/s
     util = max(offered / slots, lam / capacity)
     if util >= 1:
         ttft = math.inf
     else:
         wait = erlang_c(slots, offered) * t_full / (slots - offered)
-        ttft = wait + w.prompt_tokens / pp + step(busy)
+        # the CPU reads one prompt at a time: a prompt that arrives while another is read waits
+        # for it (M/D/1), slots free or not
+        read_wait = prefill_share * read / (2 * (1 - prefill_share))
+        ttft = wait + read_wait + read + step(busy)
+    # more ask at once than there are slots (slots + 1 together): the slots' prompts are read,
+    # their replies decode together, and only then is the next one's prompt read
+    queued = slots * read + w.reply_tokens * step(slots) + read + step(1)
     single = 1 / step(1)
     return {"tps": tps, "single": single, "busy": busy, "util": util, "ttft": ttft,
             "aggregate": slots / step(slots), "pp": pp, "step_slots": step(slots),
-            "capacity": capacity * 3600}
+            "capacity": capacity * 3600, "full": 1 / step(slots), "queued": queued}
 
 
 def docs_per_night(speed: SpeedConstants, cost: ModelCost, w: Workload, slots: int) -> int:
@@ -316,6 +340,7 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
     opt.tps_per_person, opt.tps_single, opt.busy_slots = f["tps"], f["single"], f["busy"]
     opt.utilization, opt.ttft_s, opt.aggregate_tps = f["util"], f["ttft"], f["aggregate"]
     opt.chats_per_hour = f["capacity"]
+    opt.tps_all_slots, opt.ttft_queued_s = f["full"], f["queued"]
     opt.docs_per_night = docs_per_night(machine.speed, cost, w, slots)
     if w.quality.tasks:
         acc = quality.get(_file_name(model)) if opt.on_disk else None
@@ -460,7 +485,8 @@ class SizingResult:
         values: dict[str, Any] = {
             "pc": pc, "people": _people(self.workload.people), "model": model_family(o.model), "quant": o.quant,
             "at_once": ("serve_cmd.one_at_a_time", {}) if o.slots == 1 else ("serve_cmd.at_once", {"n": o.slots}),
-            "parallel": self.served_with(o), "ttft": _secs(o.ttft_s), "tps": f"{o.tps_per_person:.0f}"}
+            "parallel": self.served_with(o), "ttft": _secs(o.ttft_s), "tps": f"{o.tps_per_person:.0f}",
+            "crowd": crowd(o)}
         load = load_misses(o)
         if not load:
             out.append(("headline.pc_yes", values))

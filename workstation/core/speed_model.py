@@ -43,7 +43,7 @@ class SpeedConstants:
     pp_s_per_flop: float  # seconds per FLOP of prompt processing
     source: str  # how these were calibrated, in words
 
-    def step_seconds(self, weights_read: float, n_layer: int, active_params: float, batch: int,
+    def step_seconds(self, weights_read: float, n_layer: int, active_params: float, batch: float,
                      kv_read: float = 0.0) -> float:
         return (weights_read * self.s_per_byte + n_layer * self.s_per_layer
                 + batch * (2 * active_params * self.s_per_flop + kv_read * self.s_per_byte))
