@@ -1699,6 +1699,49 @@ async def test_pasted_lines_go_whole_to_the_editor_and_a_message_keeps_its_lines
         assert not _views(app)[0].query(".folded")  # a short message: no fold
 
 
+async def test_numbered_lists_show_the_numbers_written(tmp_path: Path, profiles: Path) -> None:
+    """A lease whose clauses go 1, 2, 4, 5 (clause 3 taken out), attached and sent, showed its
+    clauses as 1, 2, 3, 4: the chat's Markdown numbered a list on from its first number, and a
+    paralegal read "3. Parking" for clause 4. A reply's "4. Late fee" after "2." showed "3.".
+    A list numbered "1. 1. 1." (Markdown's way of leaving the counting to it) is counted."""
+    from textual.widgets import Input
+
+    from workstation.tui.screens.file_picker import FilePicker
+
+    lease = tmp_path / "lease.txt"
+    lease.write_text("1. Term: one year from May 1.\n2. Rent: $1,850 a month.\n4. Parking: one space, B12.\n"
+                     "5. Late fee: $50 after the fifth day.\n", encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, FilePicker))
+        line = app.screen.query_one("#picker-path", Input)
+        line.value = str(lease)
+        line.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: app.pending_document is not None)
+        await _send(pilot, app, "Which clause sets the late fee?")
+        await until(pilot, lambda: not app.generating and len(_views(app)) == 2)
+        await pilot.pause()
+        lines = [line.split("▎")[-1].strip() for line in screen_lines(app)]  # (the chat's, right of its edge)
+        clauses = [line for line in lines if line[:2] in ("1.", "2.", "3.", "4.", "5.")]
+        assert clauses == ["1. Term: one year from May 1.", "2. Rent: $1,850 a month.", "4. Parking: one space, B12.",
+                           "5. Late fee: $50 after the fifth day."], lines
+
+        conv = app.store.new("Clauses")
+        app.store.add_message(conv.id, "user", "Which clauses cost money?")
+        app.store.add_message(conv.id, "assistant", "1. Rent\n2. Deposit\n4. Late fee\n\nTo do:\n\n"
+                                                    "1. Sign it\n1. Date it\n1. Send it back")
+        await app.open_conversation(conv.id)
+        await until(pilot, lambda: len(_views(app)) == 2 and _views(app)[1].content.startswith("1. Rent"))
+        await pilot.pause()
+        lines = [line.split("▎")[-1].strip() for line in screen_lines(app)]
+        assert "4. Late fee" in lines and "3. Late fee" not in lines, lines
+        assert ["1. Sign it", "2. Date it", "3. Send it back"] == [line for line in lines if line.endswith(" it")
+                                                                   or line.endswith("back")], lines
+
+
 async def test_ctrl_e_sets_the_conversations_sampling(profiles: Path) -> None:
     """The sampling settings could be changed only in the profile's file, loaded again (LM
     Studio has a panel, Ollama ``/set parameter``). Ctrl+E's apply to this conversation's next

@@ -2309,6 +2309,30 @@ async def test_f6_forgets_a_failure_once_another_document_is_in_its_box(profiles
         assert f6_state(screen) == app.texts("summarize.idle")
 
 
+async def test_f6_shows_a_summarys_numbered_points_as_written(profiles: Path, tmp_path: Path) -> None:
+    """F6's summary pane numbered a list on from its first number, as the chat did: a summary
+    naming a lease's clauses 2 and 4 showed "3." for clause 4 (the summary is read back after a
+    restart here, as kept). A list numbered "1. 1." is still counted."""
+    from workstation.core.kept_summary import KEPT
+    from workstation.tui.screens.summarize import SummarizeScreen
+
+    lease = tmp_path / "lease.txt"
+    summary = ("# Summary of lease.txt\n\n2. Rent: $1,850 a month.\n4. Late fee: $50 after the fifth day.\n\n"
+               "Check:\n\n1. the dates\n1. the names\n")
+    store = ConversationStore()
+    store.remember(KEPT, json.dumps({"path": str(lease), "at": 1.7e9, "result": {"source": str(lease), "summary": summary},
+                                     "written": {"en": summary}}))
+    store.close()
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen) and app.screen.summary == summary)
+        await pilot.pause()
+        lines = [line.strip() for line in screen_lines(app)]
+        assert "4. Late fee: $50 after the fifth day." in lines and "3. Late fee: $50 after the fifth day." not in lines, lines
+        assert "1. the dates" in lines and "2. the names" in lines, lines
+
+
 async def test_f6_says_a_summary_cut_at_its_length_limit_is_cut_short(profiles: Path, tmp_path: Path) -> None:
     """F6 said "Done." of a summary whose last step stopped at its reply length limit (it ends
     mid-sentence): it says it was cut short and how to get it whole, with E's Longest reply row

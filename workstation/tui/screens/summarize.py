@@ -64,7 +64,7 @@ from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.dialogs import ConfirmDialog
 from workstation.tui.widgets.line_input import LineInput
-from workstation.tui.widgets.message_view import waiting_key
+from workstation.tui.widgets.message_view import ChatMarkdown, waiting_key
 from workstation.tui.widgets.progress import LocalProgressBar
 from workstation.tui.widgets.screen_footer import ScreenFooter
 
@@ -213,7 +213,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         yield Label(t("summarize.idle"), id="summarize-state", markup=False)  # what to do, until a run says more
         yield LocalProgressBar(total=1, show_eta=False, id="summarize-progress")  # its ETA is in the line above (it showed --:--:-- beside it)
         with VerticalScroll(id="summarize-result"):
-            yield Markdown("", id="summary")
+            yield ChatMarkdown("", id="summary")
         yield RunningFooter()
 
     async def on_mount(self) -> None:

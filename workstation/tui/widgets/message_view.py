@@ -13,13 +13,14 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from rich.cells import cell_len
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.geometry import Size
 from textual.markup import escape
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets._markdown import MarkdownBullet, MarkdownListItem, MarkdownOrderedList
 
 from workstation.core.conversation_titles import match_span, profile_key
 from workstation.core.document_changes import changes_lines, recorded_changes
@@ -132,6 +133,35 @@ def chat_markdown() -> MarkdownIt:
     parser.core.ruler.push("hard_breaks", hard_breaks)
     parser.core.ruler.push("shown_targets", shown_targets)
     return parser
+
+
+class WrittenNumbers(MarkdownOrderedList):
+    """A numbered list showing each item's number as written where the numbers are not all one:
+    Textual (as Markdown's HTML) numbers a list on from its first number, and a lease's clauses
+    1, 2, 4, 5 (clause 3 taken out) showed as 1, 2, 3, 4, a reply's "4. Late fee" after "2." as
+    "3.": a paralegal read the wrong clause. A list numbered "1. 1. 1." (Markdown's way of not
+    counting by hand) is still counted 1, 2, 3."""
+
+    def compose(self) -> ComposeResult:
+        items = [block for block in self._blocks if isinstance(block, MarkdownListItem)]
+        written = [int(item.bullet) if item.bullet.isdigit() else None for item in items]
+        if None in written or len(set(written)) < 2:
+            yield from super().compose()
+            return
+        symbols = [f"{number}. " for number in written]
+        width = max(len(symbol) for symbol in symbols) + 1
+        for item, symbol in zip(items, symbols, strict=True):
+            bullet = MarkdownBullet()
+            bullet.symbol = symbol.rjust(width)
+            yield Horizontal(bullet, Vertical(*item._blocks))
+        self._blocks.clear()
+
+
+class ChatMarkdown(Markdown):
+    """Textual's ``Markdown`` with each numbered list's numbers as written (``WrittenNumbers``):
+    the chat's messages and F6's summary."""
+
+    BLOCKS = {**Markdown.BLOCKS, "ordered_list_open": WrittenNumbers}
 
 
 def same_address(text: str, href: str) -> bool:
@@ -651,7 +681,7 @@ class MessageView(Vertical):
         return cast("Markdown | PlainBody", self.query_one(".body"))
 
     def _markdown(self, text: str) -> Markdown:
-        return Markdown(text, classes="body", parser_factory=chat_markdown)
+        return ChatMarkdown(text, classes="body", parser_factory=chat_markdown)
 
     def _show_body(self, text: str) -> Awaitable[None] | None:
         """Show ``text`` as the message's text (as plain text only where it is plain)."""
