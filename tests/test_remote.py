@@ -727,6 +727,33 @@ def test_a_desk_pc_names_the_servers_profile_as_f3_lists_it(
         assert server_verdict(desk, Texts("en")) == "The server answers now (its model: Office CPU — SmolLM2 135M)."
 
 
+def test_profiles_check_names_a_long_profile_whole(
+    smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`profiles check`'s first line said "valid (Office server (OpenAI-compa…)": the status
+    line's cut (``PROFILE_SAID_MOST``) on a command line, which has no width to keep to. The
+    name is whole there, of a local profile and of a desk PC's, and so is the server's profile
+    it says it serves."""
+    import yaml
+
+    from workstation.cli import main
+    from workstation.core.profiles import PROFILE_SAID_MOST
+
+    long_name = "Accounting team's server — SmolLM2 135M for invoices"
+    assert len(long_name) > PROFILE_SAID_MOST
+    served = write_profile(tmp_path, smollm2_path, name=long_name)
+    main(["profiles", "check", str(served)])  # (a local profile: ready or not, its name is the first line)
+    assert capsys.readouterr().out.splitlines()[0] == f"serve-test: valid ({long_name})"
+    with serve(served) as srv:
+        path = tmp_path / "desk.yaml"
+        path.write_text(yaml.safe_dump({"name": "Office server (OpenAI-compatible)", "backend": "openai",
+                                        "remote": {"base_url": srv.base_url}}))
+        assert main(["profiles", "check", str(path)]) == 0
+        out = capsys.readouterr().out
+        assert out.splitlines()[0] == "desk: valid (Office server (OpenAI-compatible))", out
+        assert f"answers now, serving {long_name}\n" in out, out
+
+
 def test_profiles_check_of_a_desk_profile_shows_the_server_and_whether_it_answers(
     server: RunningServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -197,7 +197,7 @@ def run_check(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**eff, "ready": not not_ready, "not_ready": not_ready})
         return code
-    print(t("profiles_cmd.valid", profile=profile.key, name=profile_said(profile, t.lang)))
+    print(t("profiles_cmd.valid", profile=profile.key, name=profile_said(profile, t.lang, None)))  # (whole: a command line has no width to keep to)
     label = _labels(t)
     for key in ("backend", "model_name", "model_path", "model_installed", "context", "gpu_layers", "threads", "flash_attn"):
         if key in eff:  # a setting the file leaves to the machine says so ("threads 2" read as the file's)
@@ -304,7 +304,7 @@ def _check_remote(profile: Profile, eff: dict[str, object], args: argparse.Names
         return code
     key = remote.api_key_env
     label = _labels(t)
-    print(t("profiles_cmd.valid", profile=profile.key, name=profile_said(profile, t.lang)))
+    print(t("profiles_cmd.valid", profile=profile.key, name=profile_said(profile, t.lang, None)))
     print(label("backend") + t("profiles_cmd.remote_backend"))
     print(label("server") + remote.base_url)
     print(label("model") + (remote.model or t("profiles_cmd.remote_model_first")))

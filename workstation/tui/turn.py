@@ -588,9 +588,12 @@ class Turn(AppPart):
             # the office server's stop cut the reply off: it said "send it again" with the box empty and
             # nothing naming the key that asks again (kept with the reply too: "cut off: …")
             reason = self.texts("chat.cut_by_stopping", again=self.key_for("chat.again"))
-        if not quiet and event.lost is None:  # (a lost engine is said by _engine_lost, once)  # (a retry of a server still not reached: said once, when the wait began)
+        # (a lost engine is said by _engine_lost, once; a retry of a server still not reached: said once, when the
+        # wait began; a reply cut off: under the reply, which is kept, and not again in a Problem box)
+        tell = not quiet and event.lost is None
+        if tell and event.during == "load":
             self.notify(reason, title=self.texts("error.title"), severity="error", timeout=12,
-                        kind=LOAD_NOTICE if event.during == "load" else "")  # (the next load's notice replaces it)
+                        kind=LOAD_NOTICE)  # (the next load's notice replaces it)
         self.unreachable = event.unreachable
         self.server_answered(event.not_answering)
         if event.during == "load":
@@ -616,6 +619,7 @@ class Turn(AppPart):
             await self._keep_continued()
             view = None
         answered = view is not None and bool(view.content or view.reasoning)
+        said_under = False  # the reason said under the reply it cut off (kept): no Problem box saying it again
         if view is not None:
             if (view.content or view.reasoning) and self.conversation_id is not None:
                 cut = TurnMetrics(stop_reason="failed")  # not "stopped": no one pressed Esc
@@ -627,8 +631,11 @@ class Turn(AppPart):
                 await view.finish(view.content, cut, view.reasoning, record=record)
                 if gone:
                     await self._show_kept_turn()
+                said_under = self.screen is self.chat_screen  # (F5 open: the reply is not in sight, the box says it)
             else:
                 await view.remove()
+        if tell and not said_under:  # no reply to put it under (refused, cut before a word): the Problem box
+            self.notify(reason, title=self.texts("error.title"), severity="error", timeout=12)
         # (an office server gone since the last reply: the message stayed in the chat unanswered, the box
         # emptied, though the status said "the next message tries again": it comes back, to send again)
         if (event.too_long or event.refused or (event.lost or event.unreachable) and not answered) \

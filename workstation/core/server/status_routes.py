@@ -72,7 +72,8 @@ class StatusRoutes:
         meta = {  # never the model's file path: it tells a caller about the machine
             "model_name": s.model_name,
             # its profile as F3 lists it, in each language (a desk PC said "serving office-cpu", the file's name)
-            "profile_said": {lang: profile_said(s.profile, lang) for lang in locale_languages()},
+            # (whole: `profiles check` and F3 say it on lines of their own; it said "Office server (OpenAI-compa…")
+            "profile_said": {lang: profile_said(s.profile, lang, None) for lang in locale_languages()},
             "n_ctx": s.slot_ctx,
             "max_prompt_tokens": self._prompt_limit(),  # (a desk PC fits a conversation to it)
             "n_parallel": s.n_parallel,
