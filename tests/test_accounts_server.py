@@ -367,6 +367,29 @@ def test_a_key_is_told_only_its_own_cells_reused(scheduler: Scheduler) -> None:
     assert rows[0].cached_tokens == 0 and rows[1].cached_tokens > 0
 
 
+def test_a_key_that_read_words_in_one_slot_is_told_them_reused_in_another(scheduler: Scheduler) -> None:
+    """Ann's words in one slot, bob's same words read (told 0) in another: bob's repeat went to ann's
+    slot, where the cells were ann's only, and was told 0 reused again, though he had read those very
+    words (deskfix13: F5 said "0 of 60" of his own conversation). Streamed, as a desk PC asks."""
+    words = [{"role": "user", "content": f"Name three animals {time.time_ns()}."}]
+
+    def ask(o: Office, who: str) -> int:
+        body = {"model": PROFILE, "messages": words, "max_tokens": 4, "temperature": 0, "stream": True,
+                "stream_options": {"include_usage": True}}
+        cached = -1
+        with httpx.stream("POST", f"{o.url}/chat/completions", json=body, timeout=600,
+                          headers={"Authorization": f"Bearer {o.keys[who]}"}) as r:
+            for line in r.iter_lines():
+                if line.startswith("data: {") and (usage := json.loads(line[6:]).get("usage")):
+                    cached = usage["prompt_tokens_details"]["cached_tokens"]
+        return cached
+
+    with office(scheduler, {"ann": {}, "bob": {}}) as o:
+        ask(o, "ann")
+        assert ask(o, "bob") == 0  # (ann's: told as read)
+        assert ask(o, "bob") > 0 and ask(o, "bob") > 0  # his own now, in whichever slot they are
+
+
 def test_a_slot_file_read_back_is_no_keys_own_cells(scheduler: Scheduler, tmp_path: Path) -> None:
     """A slot file restored into the slot a key used last was told to that key as its own cells
     (the slot's owners were left as they were): desk1 learnt desk2 had sent those words (review30)."""

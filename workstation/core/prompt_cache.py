@@ -31,9 +31,11 @@ from workstation.core.slots import (
     cell_writers,
     common_prefix,
     cut_runs,
+    known_prefix,
     moved_runs,
     own_cells,
     settle_prefix,
+    with_known,
 )
 
 if TYPE_CHECKING:
@@ -165,6 +167,10 @@ class PromptCache:
             else:  # a prefix kept, of its own cells or copied from another slot's
                 writers = cut_runs(copied if action.copy_from is not None else before, len(slot.tokens))
             slot.writer = slot.req.owner.name if slot.req is not None and slot.req.owner is not None else None
+            if slot.writer is not None and slot.tokens:  # the same words known from another slot it read them in
+                known = max((known_prefix(cell_writers(other, common_prefix(other.tokens, slot.tokens)), slot.writer)
+                             for other in self.slots if other is not slot), default=0)
+                writers = with_known(writers, slot.writer, known)
             slot.run.metrics.cache_n = own_cells(writers, slot.writer)
             # the cells reused are this request's prompt: its key knows them from now on
             slot.writers = cut_runs([(w | {slot.writer}, k) for w, k in writers], len(slot.tokens))

@@ -153,6 +153,32 @@ def cut_runs(runs: Sequence[tuple[frozenset[str | None], int]], n: int) -> Write
     return out
 
 
+def known_prefix(writers: Sequence[tuple[frozenset[str | None], int]], who: str | None) -> int:
+    """How many cells from the start ``who``'s own requests wrote or read, in one stretch."""
+    n = 0
+    for w, k in writers:
+        if who not in w:
+            break
+        n += k
+    return n
+
+
+def with_known(writers: Sequence[tuple[frozenset[str | None], int]], who: str | None, n: int) -> Writers:
+    """``writers`` with ``who`` among the people of the first ``n`` cells: it read the same tokens in
+    another slot (bob's repeat went to ann's slot, where the words were ann's: told 0 reused, though
+    bob had read them in his own slot just before)."""
+    out: Writers = []
+    at = 0
+    for w, k in writers:
+        inside = max(0, min(k, n - at))
+        if inside:
+            out.append((w | {who}, inside))
+        if k - inside:
+            out.append((w, k - inside))
+        at += k
+    return cut_runs(out, at)
+
+
 def own_cells(writers: Sequence[tuple[frozenset[str | None], int]], who: str | None) -> int:
     """Of the cells ``writers`` covers, how many a request of ``who`` may be told it reused: all for
     no person's key (None); else those its own requests wrote or read. Another key's are still
