@@ -384,10 +384,10 @@ def test_a_key_that_read_words_in_one_slot_is_told_them_reused_in_another(schedu
                     cached = usage["prompt_tokens_details"]["cached_tokens"]
         return cached
 
-    with office(scheduler, {"ann": {}, "bob": {}}) as o:
+    with office(scheduler, {"ann": {}, "bob two": {}}) as o:  # (a name no other test's requests had)
         ask(o, "ann")
-        assert ask(o, "bob") == 0  # (ann's: told as read)
-        assert ask(o, "bob") > 0 and ask(o, "bob") > 0  # his own now, in whichever slot they are
+        assert ask(o, "bob two") == 0  # (ann's: told as read)
+        assert ask(o, "bob two") > 0 and ask(o, "bob two") > 0  # his own now, in whichever slot they are
 
 
 def test_a_slot_file_read_back_is_no_keys_own_cells(scheduler: Scheduler, tmp_path: Path) -> None:
