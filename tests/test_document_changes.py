@@ -216,3 +216,189 @@ async def test_two_unrelated_documents_still_replace_one_another(profiles: Path,
         assert any(n.startswith("minutes.txt takes the place of Lease_v1.docx") for n in said)
         assert app.compared_with is None
         assert "Compared with" not in str(app.chat_screen.query_one("#attachment").render())
+
+
+def _two_versions(tmp_path: Path) -> tuple[Path, Path]:
+    v1, v2 = tmp_path / "Lease_v1.txt", tmp_path / "Lease_v2.txt"
+    v1.write_text(LEASE_V1, encoding="utf-8")
+    v2.write_text(LEASE_V2, encoding="utf-8")
+    return v1, v2
+
+
+async def _attach_both(pilot: object, app: object, v1: Path, v2: Path) -> None:
+    """Lease_v1.txt, then Lease_v2.txt attached (as the Open dialog does), until the second is compared."""
+    from workstation.tui import integrations
+    from workstation.tui.messages import DocumentRead
+
+    for path in (v1, v2):
+        app.post_message(DocumentRead(str(path), *integrations.read_document_text(path)))  # type: ignore[attr-defined]
+        await until(pilot, lambda path=path: app.pending_document is not None  # type: ignore[attr-defined]
+                    and app.pending_document[0] == path)  # type: ignore[attr-defined]
+    await until(pilot, lambda: app.compared_with is not None)  # type: ignore[attr-defined]
+
+
+def _attach_line(app: object) -> str:
+    return str(app.chat_screen.query_one("#attachment").render())  # type: ignore[attr-defined]
+
+
+async def test_up_keeps_the_comparison_for_the_message_sent_again(profiles: Path, tmp_path: Path) -> None:
+    """Lease_v1 then Lease_v2 attached, "What changed?" answered with the program's list; Up put
+    the message back, " In the rent?" added, Enter: the new reply had no "Found by the program"
+    lines and the model no list (the older text is not kept: the changes found go again)."""
+    from textual.widgets import Input
+
+    from workstation.tui.app import WorkstationApp
+
+    v1, v2 = _two_versions(tmp_path)
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32), notifications=True) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await _attach_both(pilot, app, v1, v2)
+        await send_text(pilot, app, "What changed?")
+        conv = app.conversation_id
+        assert conv is not None
+        await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 2
+                    and app.store.messages(conv)[-1].metrics is not None)
+        first = app.store.messages(conv)[-1].metrics["changes"]
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "What changed?" and app.finding_attached is None
+                    and app.pending_document is not None and app.pending_document[0] == v2)
+        assert app.compared_with is not None
+        assert "Compared with Lease_v1.txt" in _attach_line(app)
+        await pilot.press("end", *" In the rent?", "enter")
+        await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 2
+                    and app.store.messages(conv)[0].content.startswith("What changed? In the rent?")
+                    and app.store.messages(conv)[-1].metrics is not None)
+        question, reply = app.store.messages(conv)
+        assert "$1,850 → $1,975" in question.content  # the model got the list again
+        assert (reply.metrics or {}).get("changes") == first
+        shown = str(message_views(app)[-1].query_one(".metrics").render())
+        assert "Found by the program: 4 changes between Lease_v1.txt and Lease_v2.txt:" in shown
+
+
+async def test_a_message_given_back_keeps_its_comparison(profiles: Path, tmp_path: Path) -> None:
+    """A message too long for the context comes back into the box with its document attached
+    again: compared with the earlier version still (it came back with the newer alone)."""
+    from workstation.tui.app import WorkstationApp
+
+    v1, v2 = _two_versions(tmp_path)
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32), notifications=True) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await _attach_both(pilot, app, v1, v2)
+        long = "Which of these clauses changed for the tenant, and how? " * 120
+        app.chat_screen.set_input(long)
+        said = notices(app)
+        await pilot.press("enter")
+        await until(pilot, lambda: any("so it was not sent" in n for n in said) and not app.generating
+                    and app.pending_document is not None and app.chat_screen.input_text().strip() == long.strip())
+        assert app.pending_document[0] == v2
+        assert app.compared_with is not None and app.compared_with[0] == v1  # type: ignore[index]
+        assert "Compared with Lease_v1.txt" in _attach_line(app)
+
+
+async def test_a_draft_keeps_the_comparison_elsewhere_and_after_a_restart(profiles: Path, tmp_path: Path) -> None:
+    """Two versions attached and a question typed; another conversation opened and this one
+    again (or the app started again): Lease_v2 alone was attached, compared with nothing, silently."""
+    from workstation.tui.app import WorkstationApp
+
+    v1, v2 = _two_versions(tmp_path)
+    app = WorkstationApp("a", sample_system=False, language="en", start_engine=False)
+    async with app.run_test(size=(110, 32), notifications=True) as pilot:
+        conv = app.store.new("Lease").id
+        await app.open_conversation(conv)
+        await _attach_both(pilot, app, v1, v2)
+        app.chat_screen.set_input("What changed?")
+        await pilot.press("ctrl+n")  # another conversation, then back
+        await until(pilot, lambda: app.conversation_id is None and app.pending_document is None)
+        assert app.compared_with is None
+        await app.open_conversation(conv)
+        await until(pilot, lambda: app.pending_document is not None and app.pending_document[0] == v2)
+        assert app.compared_with is not None and app.compared_with[0] == v1  # type: ignore[index]
+        assert "Compared with Lease_v1.txt" in _attach_line(app)
+    again = WorkstationApp("a", sample_system=False, language="en")  # started again: the draft, compared
+    async with again.run_test(size=(110, 32), notifications=True) as pilot:
+        await until(pilot, lambda: again.engine is not None and again.conversation_id == conv
+                    and again.pending_document is not None)
+        assert again.pending_document is not None and again.pending_document[0] == v2
+        assert again.compared_with is not None and again.compared_with[0] == v1  # type: ignore[index]
+        assert "Compared with Lease_v1.txt" in _attach_line(again)
+        again.chat_screen.focus_prompt()
+        await pilot.press("enter")
+        await until(pilot, lambda: not again.generating and len(again.store.messages(conv)) == 2
+                    and again.store.messages(conv)[-1].metrics is not None)
+        assert (again.store.messages(conv)[-1].metrics or {})["changes"]["older"] == "Lease_v1.txt"
+
+
+async def test_two_documents_are_weighed_off_the_screens_thread(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether the second document is a version of the first was weighed on the screen's thread
+    (two 5,000-word texts: about a second with the screen held). It is weighed in a worker; a
+    message sent meanwhile waits for it, and goes with the program's list of changes."""
+    import threading
+
+    from workstation.tui import attaching, integrations
+    from workstation.tui.app import WorkstationApp
+    from workstation.tui.messages import DocumentRead
+
+    weighed_in: list[threading.Thread] = []
+    may_answer = threading.Event()
+    weigh = attaching.looks_like_versions
+
+    def recorded(*args: str) -> bool:
+        weighed_in.append(threading.current_thread())
+        if threading.current_thread() is not threading.main_thread():
+            may_answer.wait(30)
+        return weigh(*args)
+
+    monkeypatch.setattr(attaching, "looks_like_versions", recorded)
+    v1, v2 = _two_versions(tmp_path)
+    app = WorkstationApp("a", sample_system=False, language="en")
+    said = notices(app)
+    async with app.run_test(size=(110, 32), notifications=True) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        for path in (v1, v2):
+            app.post_message(DocumentRead(str(path), *integrations.read_document_text(path)))
+            await until(pilot, lambda path=path: app.pending_document is not None and app.pending_document[0] == path)
+        await until(pilot, lambda: bool(weighed_in))
+        assert weighed_in[0] is not threading.main_thread()
+        app.chat_screen.set_input("What changed?")
+        await pilot.press("enter")  # before it is known whether they are versions: it waits
+        await until(pilot, lambda: "Comparing Lease_v2.txt with Lease_v1.txt; your message is sent once that "
+                    "is done." in said)
+        assert app.conversation_id is None and not app.generating
+        may_answer.set()
+        await until(pilot, lambda: app.conversation_id is not None and not app.generating
+                    and len(app.store.messages(app.conversation_id)) == 2
+                    and app.store.messages(app.conversation_id)[-1].metrics is not None)
+        question, reply = app.store.messages(app.conversation_id)
+        assert "$1,850 → $1,975" in question.content
+        assert (reply.metrics or {})["changes"]["older"] == "Lease_v1.txt"
+
+
+def test_a_drafts_comparison_is_kept_with_it_and_goes_with_its_conversation(tmp_path: Path) -> None:
+    """The earlier version a draft's document is compared with is kept beside the draft (its text,
+    as the draft's document's), and deleted with the conversation (its text left in the file)."""
+    from workstation.core.store import ConversationStore
+    from workstation.tui.attaching import kept_compared, recalled_compared
+
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    lease = store.new("Lease")
+    newer, older = (Path("/docs/Lease_v2.txt"), LEASE_V2), (Path("/docs/Lease_v1.txt"), LEASE_V1)
+    store.save_draft(lease.id, "What changed?", newer, kept_compared(older, newer))
+    store.save_draft(lease.id + 100, "nowhere", newer, kept_compared(older, newer))  # its conversation is gone
+    kept = store.compared_drafts()
+    assert list(kept) == [lease.id]
+    assert recalled_compared(kept[lease.id], newer) == older
+    assert recalled_compared(kept[lease.id], (newer[0], "another text")) is None  # (not the draft's document)
+    comparison = compared("Lease_v1.txt", LEASE_V1, "Lease_v2.txt", LEASE_V2)  # Up's: the changes found
+    assert recalled_compared(kept_compared(comparison, newer), newer) == recorded_changes(changes_record(comparison))
+    store.save_draft(lease.id, "What changed?", newer)  # compared with nothing now
+    assert store.compared_drafts() == {}
+    store.save_draft(lease.id, "What changed?", newer, kept_compared(older, newer))
+    store.delete(lease.id)
+    assert store.compared_drafts() == {}
+    assert LEASE_V1[:40] not in "".join(str(v) for _k, v in store._db.execute("SELECT * FROM app_state"))
+    store.close()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from workstation.core.conversation_drafts import COMPARED_KEY
 from workstation.core.sqlite_schema import WRITE_WAIT_MS, give_back_free_pages, kept_copies
 
 if TYPE_CHECKING:
@@ -66,6 +67,8 @@ class Deleting:
         made = self._db.execute("SELECT created FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
         with self._db:
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+            # (its draft's comparison: the earlier version's text is kept there, as the draft's document's)
+            self._db.execute("DELETE FROM app_state WHERE key = ?", (f"{COMPARED_KEY}{conversation_id}",))
         if self._adopted.pop(conversation_id, None) is not None and made is not None and self.in_memory:
             self._deleted.append((conversation_id, made[0]))  # (gone from its file too by ``take_in``)
         self._empty_wal()

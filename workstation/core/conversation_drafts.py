@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING
 from workstation.core.conversation_records import Draft, StoreError
 from workstation.core.sqlite_schema import sqlite_reason
 
+# app_state: a draft's comparison (``save_draft``), under this and the conversation's number (0: not started)
+COMPARED_KEY = "draft_compared."
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -24,12 +27,20 @@ class Drafts:
     ``set_open`` and ``last_open``. A part of ``ConversationStore``: the database (``_db``,
     ``path``) and emptying its -wal are the store's."""
 
-    def save_draft(self: ConversationStore, conversation_id: int | None, text: str, document: Draft | None = None) -> None:
+    def save_draft(self: ConversationStore, conversation_id: int | None, text: str, document: Draft | None = None,
+                   compared: str | None = None) -> None:
         """Keep ``text`` (and an attached document) as the draft of ``conversation_id`` (None:
-        the conversation not started yet); nothing to keep removes the draft."""
+        the conversation not started yet); nothing to keep removes the draft. ``compared``: what
+        the document is compared with (the app's own text: ``attaching.kept_compared``), kept beside
+        it (a draft of two versions of a lease came back with the newer alone, compared with nothing)."""
         key = conversation_id or 0
         try:
             with self._db:
+                if compared is None or document is None:
+                    self._db.execute("DELETE FROM app_state WHERE key = ?", (f"{COMPARED_KEY}{key}",))
+                else:
+                    self._db.execute("INSERT OR REPLACE INTO app_state(key, value) SELECT ?, ? WHERE ? = 0 OR EXISTS "
+                                     "(SELECT 1 FROM conversations WHERE id = ?)", (f"{COMPARED_KEY}{key}", compared, key, key))
                 if not text.strip() and document is None:
                     self._db.execute("DELETE FROM drafts WHERE conversation_id = ?", (key,))
                 else:
@@ -94,6 +105,17 @@ class Drafts:
             return None
         found = self._db.execute("SELECT 1 FROM conversations WHERE id = ?", (key,)).fetchone()
         return key if found else False
+
+    def compared_drafts(self: ConversationStore) -> dict[int | None, str]:
+        """What each kept draft's document is compared with (``save_draft``'s ``compared``), by
+        conversation (None: the conversation not started yet)."""
+        rows = self._db.execute("SELECT key, value FROM app_state WHERE key LIKE ?", (f"{COMPARED_KEY}%",)).fetchall()
+        found: dict[int | None, str] = {}
+        for key, value in rows:
+            number = str(key)[len(COMPARED_KEY):]
+            if str(key).startswith(COMPARED_KEY) and number.isdigit():
+                found[int(number) or None] = str(value)
+        return found
 
     def drafts(self: ConversationStore) -> dict[int | None, tuple[str, Draft | None]]:
         """Every kept draft by conversation (None: the conversation not started yet)."""

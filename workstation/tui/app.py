@@ -78,8 +78,10 @@ from workstation.tui.actions import (
 from workstation.tui.attaching import (
     ATTACHED_KEY,
     Attachments,
+    Compared,
     Holder,
     KeptDocument,
+    recalled_compared,
     recalled_paths,
 )
 from workstation.tui.conversation_actions import ConversationActions
@@ -219,13 +221,14 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         try:
             self.store = ConversationStore(store_path)
             drafts = self.store.drafts()
+            compared_drafts = self.store.compared_drafts()  # (what each draft's document is compared with)
             remembered = self.store.recalled("folder")  # the last document's folder, for the Open dialog
             attached_before = self.store.recalled(ATTACHED_KEY)  # the documents' paths last attached
         except WorkstationError as err:  # damaged, not a database, from a newer version: left as it is
             self._store_unusable(store_path or data_dir() / DB_NAME, err)
             self.store = ConversationStore(Path(":memory:"))
             self._read_into_memory(store_path or data_dir() / DB_NAME)
-            drafts, remembered, attached_before = {}, None, None
+            drafts, remembered, attached_before, compared_drafts = {}, None, None, {}
         self._new_instructions = self.instructions_for_new()  # (kept as every new conversation's: Alt+I's choice)
         if profile is None and not os.environ.get("WORKSTATION_PROFILE"):
             self._start_with_last_profile(profile_problem)
@@ -282,7 +285,8 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._sending = False  # Enter's message is on its way (to the box's clearing and the reply's start)
         self._new_after_turn = False  # Ctrl+N stopped the reply: a new conversation once it has stopped
         self._on_cpu: set[str] = set()  # profiles whose engine crashed loading onto a GPU this session
-        self._sent: tuple[str, tuple[Path, str] | None] = ("", None)  # its box's text and document, as typed
+        # its box's text and document, as typed, and what the document was compared with
+        self._sent: tuple[str, tuple[Path, str] | None, Compared | None] = ("", None, None)
         # conversations (number, made at) told their start no longer fits the context
         self._left_out_told: set[tuple[int, float]] = set()
         # the last question (number, made at: SQLite gives numbers again), put back in the box by
@@ -303,8 +307,15 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._tables_asked_of: dict[int, list[Any]] = {}
         self._from_summary = ""  # the document whose F6 summary the message being answered went with
         # the earlier version the attached document is compared with (``document_changes``; attached
-        # before it to the same message), and the changes found for the message being answered
-        self.compared_with: tuple[Path, str] | None = None
+        # before it to the same message; or the changes found before, where Up put the message back),
+        # and the changes found for the message being answered
+        self.compared_with: Compared | None = None
+        # the earlier version and the document attached after it while the two are weighed (``_weigh_versions``)
+        self._weighing: tuple[tuple[Path, str], tuple[Path, str]] | None = None
+        # each draft's comparison (``compared_with``), kept with it as ``_drafts`` keeps its document
+        self._compared_drafts: dict[int | None, Compared] = {
+            key: found for key, value in compared_drafts.items()
+            if (found := recalled_compared(value, drafts.get(key, ("", None))[1])) is not None}
         self._changes: dict[str, Any] | None = None
         self._attached_paths: set[Path] = set()  # every document attached this session (F7 writes over none)
         # the documents attached last, this session and before (oldest first): where Up after a restart

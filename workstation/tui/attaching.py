@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 
-from workstation.core.document_changes import looks_like_versions
+from workstation.core.document_changes import (
+    DocumentComparison,
+    changes_record,
+    looks_like_versions,
+    recorded_changes,
+)
 from workstation.core.engine_api import answer_reserve
 from workstation.core.phrases import (
     WordsBasis,
@@ -37,6 +42,7 @@ from workstation.tui.messages import (
     DocumentRead,
     HolderFound,
     TableFactsRead,
+    VersionsWeighed,
 )
 from workstation.tui.screens.file_picker import FilePicker, start_folder
 from workstation.tui.screens.summarize import SummarizeScreen
@@ -53,6 +59,9 @@ MAX_DOCUMENT_CHARS = 200_000
 ATTACHED_KEY = "attached"
 KEPT_PATHS = 50  # of them
 KeptDocument = tuple[Path, str]  # a document attached: its path, and its text's mark ('': not known)
+# what the attached document is compared with: the earlier version attached before it (its path and
+# text), or the changes the program found between them before (Up put back a message that had them)
+Compared = tuple[Path, str] | DocumentComparison
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,37 @@ def with_kept(documents: list[KeptDocument], added: KeptDocument) -> list[KeptDo
 def kept_text(documents: list[KeptDocument]) -> str:
     """``documents`` as ``ATTACHED_KEY`` keeps them."""
     return json.dumps([{"path": str(p), "text": mark} if mark else str(p) for p, mark in documents])
+
+
+def older_name(compared: Compared) -> str:
+    """The name of the earlier version ``compared`` is of ("Lease_v1.docx")."""
+    return compared.older if isinstance(compared, DocumentComparison) else compared[0].name
+
+
+def kept_compared(compared: Compared, document: tuple[Path, str]) -> str:
+    """``compared`` as a draft keeps it beside ``document`` (JSON): the earlier version's path and
+    text, as the draft keeps its document's, or the changes found; and the document's mark."""
+    kept: dict[str, Any] = {"document": text_mark(document[1])}
+    if isinstance(compared, DocumentComparison):
+        kept["changes"] = changes_record(compared)
+    else:
+        kept.update(path=str(compared[0]), text=compared[1])
+    return json.dumps(kept)
+
+
+def recalled_compared(value: str | None, document: tuple[Path, str] | None) -> Compared | None:
+    """What ``kept_compared`` kept, where it was kept beside ``document`` (its text the same);
+    None otherwise, or where it cannot be read."""
+    try:
+        kept = json.loads(value) if value else None
+    except ValueError:
+        return None
+    if not isinstance(kept, dict) or document is None or kept.get("document") != text_mark(document[1]):
+        return None
+    if isinstance(kept.get("path"), str) and kept["path"] and isinstance(kept.get("text"), str):
+        return Path(kept["path"]), kept["text"]
+    comparison = recorded_changes(kept.get("changes"))
+    return comparison if comparison is not None and comparison.newer == document[0].name else None
 
 
 class Attachments(AppPart):
@@ -154,17 +194,38 @@ class Attachments(AppPart):
         self._document_notes[path] = event.notes
         self._document_facts[path] = event.facts
         before = self.pending_document
-        older = None
+        self._attach_document((path, text))
         if before is not None and before[0] != path:
-            if looks_like_versions(before[0].name, before[1], path.name, text):
-                # a second version of it ("what changed?"): both kept, the program lists the changes
-                # (it took the first's place, and the small model invented the changes)
-                older = before
-                self.notify(self.texts("chat.doc_compared", name=path.name, old=before[0].name))
-            else:  # one document goes with a message: said
-                self.notify(self.texts("chat.doc_replaced", name=path.name, old=before[0].name), severity="warning")
-        self._attach_document((path, text), compared_with=older)
+            # a second version of it ("what changed?") or another document: weighed off the screen's
+            # thread (two long texts' words compared held the screen up to a second), said then
+            self._weighing = (before, (path, text))
+            self._weigh_versions(before, (path, text))
         self.chat_screen.focus_prompt()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="versions")
+    def _weigh_versions(self: WorkstationApp, before: tuple[Path, str], document: tuple[Path, str]) -> None:
+        """Whether ``document`` is a second version of ``before`` (``looks_like_versions``)."""
+        try:
+            alike = looks_like_versions(before[0].name, before[1], document[0].name, document[1])
+        except Exception:  # noqa: BLE001 (not weighed: one document goes with a message, as before)
+            alike = False
+        self.post_message(VersionsWeighed(before, document, alike))
+
+    @on(VersionsWeighed)
+    def _versions_weighed(self: WorkstationApp, event: VersionsWeighed) -> None:
+        if self._weighing != (event.before, event.document):  # (another attached meanwhile: weighed anew)
+            return
+        self._weighing = None
+        if self.pending_document == event.document:  # (not taken off meanwhile)
+            before, name = event.before, event.document[0].name
+            if event.alike:
+                # a second version of it: both kept, the program lists the changes (it took the
+                # first's place, and the small model invented the changes)
+                self.notify(self.texts("chat.doc_compared", name=name, old=before[0].name))
+                self._attach_document(event.document, compared_with=before)
+            else:  # one document goes with a message: said
+                self.notify(self.texts("chat.doc_replaced", name=name, old=before[0].name), severity="warning")
+        self.send_waiting()  # Enter pressed while they were weighed (``send``): sent now, compared or not
 
     def counted_tables(self: WorkstationApp) -> list[SheetFacts]:
         """The tables of the documents attached in this run of the app, as the program counted them
@@ -185,14 +246,15 @@ class Attachments(AppPart):
         self._attached_before = recalled_paths(written) if written is not None \
             else with_kept(self._attached_before, added)
 
-    def attach_again(self: WorkstationApp, name: str, text: str) -> None:
+    def attach_again(self: WorkstationApp, name: str, text: str, compared_with: Compared | None = None) -> None:
         """A message's document of ``name`` put back (Up), its words as they were sent: attached at
         once under its name (sent now, they go as they were), then its file looked for off the
         screen's thread (a big workbook read on it held the screen): found, the file takes its
-        place, its tables' facts known; not found, that is said."""
+        place, its tables' facts known; not found, that is said. ``compared_with``: the changes
+        the program found between it and its earlier version for that message, which go again."""
         provisional = (Path(name), text)
         self.finding_attached = provisional
-        self._attach_document(provisional, measure=False)  # (measured once its file is known)
+        self._attach_document(provisional, measure=False, compared_with=compared_with)  # (measured once its file is known)
         self._find_attached_file(provisional, list(self._attached_before))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="find-attached")
@@ -234,16 +296,18 @@ class Attachments(AppPart):
         self.send_waiting()  # Enter pressed while it was looked for (``send``): sent now, its facts known
 
     def _attach_document(self: WorkstationApp, document: tuple[Path, str] | None, *, measure: bool = True,
-                         compared_with: tuple[Path, str] | None = None) -> None:
+                         compared_with: Compared | None = None) -> None:
         """``document`` goes with the next message (None: nothing attached); part of the draft,
         saved with it. Measured where it is not yet (``measure``: False where its measuring has
         just failed, said on its line: measured again the next time). ``compared_with``: the
-        earlier version it was attached after (the message carries their changes); kept while the
-        same document stays attached, gone with it."""
+        earlier version it was attached after, or the changes found (the message carries their
+        changes); kept while the same document stays attached (its name and text: Up's, found
+        in its file), gone with it."""
         changed = document != self.pending_document
+        before = self.pending_document
         if compared_with is not None:
             self.compared_with = compared_with
-        elif document is None or document != self.pending_document:
+        elif document is None or before is None or document[1] != before[1] or document[0].name != before[0].name:
             self.compared_with = None
         attached = (document is None) != (self.pending_document is None)
         self.pending_document = document
@@ -289,7 +353,7 @@ class Attachments(AppPart):
             else t("chat.attached", name=name, n=rounded_words(own_words), remove=remove)
         )
         if self.compared_with is not None:  # (the notice fades: its line says it while it is attached)
-            line += " " + t("chat.attached_compared", old=self.compared_with[0].name)
+            line += " " + t("chat.attached_compared", old=older_name(self.compared_with))
         if measured is not None and room is not None and room[0]:  # how much of the room it takes
             line += " " + t("chat.attached_room", share=room[2])
         elif measured is None and document in self._not_measured:  # its measuring failed: why, and what now

@@ -10,6 +10,7 @@ from textual.css.query import NoMatches
 
 from workstation.core.errors import WorkstationError
 from workstation.tui.app_part import AppPart
+from workstation.tui.attaching import Compared, kept_compared
 from workstation.tui.attachment import find_attached
 
 if TYPE_CHECKING:
@@ -28,10 +29,14 @@ class Drafts(AppPart):
                 self._arriving_edit = self._editing
                 return
             draft = self.save_draft()
-            if draft is not None:  # an attached document goes with it
+            if draft is not None:  # an attached document goes with it (and the earlier version it is compared with)
                 self._drafts[self.conversation_id] = draft
             else:
                 self._drafts.pop(self.conversation_id, None)
+            if draft is not None and draft[1] is not None and self.compared_with is not None:
+                self._compared_drafts[self.conversation_id] = self.compared_with
+            else:
+                self._compared_drafts.pop(self.conversation_id, None)
             if self.conversation_id is not None:  # Up's change of the last question goes with it too
                 if draft is not None and self._editing is not None:
                     self._edits[self.conversation_id] = self._editing
@@ -39,9 +44,11 @@ class Drafts(AppPart):
                     self._edits.pop(self.conversation_id, None)
         self._draft_shown = True
         text, document = self._drafts.pop(going_to, ("", None))
+        compared = self._compared_drafts.pop(going_to, None)
         self._arriving_edit = self._edits.pop(going_to, None) if going_to is not None and text.strip() else None
         self.chat_screen.set_input(text)
-        self._attach_document(document)
+        self.compared_with = None  # (the conversation left's: not this draft's, should its document be the same)
+        self._attach_document(document, compared_with=compared if document is not None else None)
 
     def save_draft(self: WorkstationApp) -> tuple[str, tuple[Path, str] | None] | None:
         """The box's text and attached document saved as the open conversation's draft (None:
@@ -56,14 +63,17 @@ class Drafts(AppPart):
         except NoMatches:  # on the way out, after the screens are gone: exit() kept it
             return None
         draft = (text, self.pending_document) if text.strip() or self.pending_document is not None else None
-        self._store_draft(self.conversation_id, *(draft or ("", None)))
+        self._store_draft(self.conversation_id, *(draft or ("", None)), compared=self.compared_with)
         return draft
 
-    def _store_draft(self: WorkstationApp, conversation_id: int | None, text: str, document: tuple[Path, str] | None) -> None:
-        """The store's ``save_draft``; a database that cannot take it (full disk, locked) is
-        said once in a toast, and nothing else stops: the text stays on screen."""
+    def _store_draft(self: WorkstationApp, conversation_id: int | None, text: str, document: tuple[Path, str] | None,
+                     compared: Compared | None = None) -> None:
+        """The store's ``save_draft`` (``compared``: what the document is compared with, kept with
+        it); a database that cannot take it (full disk, locked) is said once in a toast, and
+        nothing else stops: the text stays on screen."""
+        kept = kept_compared(compared, document) if compared is not None and document is not None else None
         try:
-            self.store.save_draft(conversation_id, text, document)
+            self.store.save_draft(conversation_id, text, document, kept)
         except WorkstationError as err:
             self.notify(self.texts.error(err), severity="warning")
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from textual.widgets import Input, TextArea
 
 from workstation.core.conversation_records import StoredMessage, TakenOut
+from workstation.core.document_changes import DocumentComparison, recorded_changes
 from workstation.core.summary_chunks import without_counted
 from workstation.tui.app_part import AppPart
 from workstation.tui.attachment import find_attached
@@ -62,9 +63,19 @@ class LastExchange(AppPart):
         if attached is not None:  # attached again, as it was sent: the box gets the words only
             # (its file where it was attached, this session or before a restart, known by its text:
             # its tables' facts are known or counted again by it)
-            self.attach_again(attached.name, attached.document)
+            # (and the changes the program found between it and its earlier version, which its reply
+            # listed: they go again; the new reply had none, and the model no list)
+            self.attach_again(attached.name, attached.document, self._changes_of(question))
         self._editing = (question.id, question.created)
         self._say_editing_last()
+
+    def _changes_of(self: WorkstationApp, question: StoredMessage) -> DocumentComparison | None:
+        """The changes the program found between ``question``'s document and its earlier version,
+        as its reply keeps them (``metrics["changes"]``); None where it has none."""
+        assert self.conversation_id is not None
+        reply = next((m for m in self.store.messages(self.conversation_id)
+                      if m.id > question.id and m.role == "assistant"), None)
+        return recorded_changes((reply.metrics or {}).get("changes")) if reply is not None else None
 
     def _kept_figures(self: WorkstationApp, metrics: dict[str, Any] | None) -> None:
         """The program's count of the question's table, the "answered from F6's summary" note and the

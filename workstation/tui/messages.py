@@ -172,6 +172,17 @@ class TableFactsRead(Message):
         self.facts = facts
 
 
+class VersionsWeighed(Message):
+    """Whether ``document``, attached after ``before``, is a second version of it
+    (``document_changes.looks_like_versions``, weighed off the screen's thread: ``Attachments._weigh_versions``)."""
+
+    def __init__(self, before: tuple[Path, str], document: tuple[Path, str], alike: bool) -> None:
+        super().__init__()
+        self.before = before
+        self.document = document
+        self.alike = alike
+
+
 class AttachedFileFound(Message):
     """Where the document of a message put back by Up was attached from (``Attachments._find_attached_file``):
     ``path`` None where no kept file has its text now; ``facts``, its tables' facts read with it."""

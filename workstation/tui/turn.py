@@ -12,7 +12,7 @@ from textual import on, work
 
 from workstation.core.conversation_records import Conversation, ConversationGone
 from workstation.core.conversation_titles import title_from_message
-from workstation.core.document_changes import changes_record, compared
+from workstation.core.document_changes import DocumentComparison, changes_record, compared
 from workstation.core.document_changes import for_the_model as changes_for_the_model
 from workstation.core.engine_api import too_long
 from workstation.core.engine_process import EngineStopped
@@ -127,6 +127,12 @@ class Turn(AppPart):
             self.notify(t("chat.sent_once_found", name=document[0].name), timeout=5)
             self._send_when_connected = text
             return
+        if document is not None and self._weighing is not None and self._weighing[1] == document:
+            # attached after another document, and not yet known to be a second version of it: sent once
+            # it is (sent at once, it went without the program's list of changes)
+            self.notify(t("chat.sent_once_compared", name=document[0].name, old=self._weighing[0][0].name), timeout=5)
+            self._send_when_connected = text
+            return
         found = self.attached_summary(document) if document is not None else None
         summary = found[0] if found is not None and found[1] else None  # (of the file as it is now)
         if document is not None and summary is None and self.attachment_too_long(document):
@@ -167,7 +173,9 @@ class Turn(AppPart):
         self._changes = None  # (an earlier send's that got no reply stuck to the next reply, as ``_from_summary``)
         if older is not None and document is not None:  # a second version of it: what changed, found by the program
             # (off the screen's thread: two long versions rewritten throughout took most of a second)
-            comparison = await asyncio.to_thread(compared, older[0].name, older[1], document[0].name, document[1])
+            # (put back by Up, the changes found for it before: the older text is not kept)
+            comparison = older if isinstance(older, DocumentComparison) else \
+                await asyncio.to_thread(compared, older[0].name, older[1], document[0].name, document[1])
             self._changes = changes_record(comparison)  # (said under the reply)
             # for the model, in place of the older text: as many as the room beside the document holds
             content = f"{content}\n\n{changes_for_the_model(comparison, self.changes_room(document))}"
@@ -200,7 +208,7 @@ class Turn(AppPart):
             self._tables_asked_of[self.conversation_id] = tables
         gone = self._save_message("user", content, facts=self._asked_facts)
         self._asked = content
-        self._sent = (text, document)
+        self._sent = (text, document, older)
         self._turn_from = "send"
         self._attach_document(None)
         self.chat_screen.clear_input()
@@ -694,9 +702,9 @@ class Turn(AppPart):
                 await self.refresh_sidebar()
         except WorkstationError:
             pass  # (kept, empty: nothing is lost either way)
-        text, document = self._sent
+        text, document, older = self._sent
         self.chat_screen.set_input(text)
-        self._attach_document(document)
+        self._attach_document(document, compared_with=older)  # (compared as it was: its list of changes goes again)
 
     def _typed_since(self: WorkstationApp) -> bool:
         """Something typed in the box, or a document attached, since a message was sent."""
