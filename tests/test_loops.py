@@ -205,7 +205,7 @@ def test_letters_asked_for_the_items_a_message_lists_are_not_cut() -> None:
     """"A payment reminder for each of invoices F-011, F-012 and F-013": three reminders alike but for
     their numbers were cut after the first, "stopped: it repeated itself" (loopstop3); a fourth the
     message did not ask for still stops the reply, the three asked for kept."""
-    from workstation.core.loops import chat_times, copies_asked, watched
+    from workstation.core.loops import items_asked, loop_watch, watched
 
     asked = {
         "Write a payment reminder for each of invoices F-011, F-012 and F-013": 3,
@@ -219,15 +219,15 @@ def test_letters_asked_for_the_items_a_message_lists_are_not_cut() -> None:
         "Summarize the 2024 report.": 0,
         "Sales were 1,200 TL in March.": 0,
     }
-    assert {q: copies_asked(q) for q in asked} == asked
+    assert {q: items_asked(q) for q in asked} == asked
     reply = reminder(11, 1200, 5) + reminder(12, 1350, 10) + reminder(13, 900, 15)
     for question in ("Write a payment reminder for each of invoices F-011, F-012 and F-013",
                      "F-011, F-012 ve F-013 faturaları için birer ödeme hatırlatması yaz."):
-        times = chat_times(watched([{"role": "user", "content": question}], Sampling()))
-        watch = LoopWatch(times)
+        sampling = watched([{"role": "user", "content": question}], Sampling())
+        watch = loop_watch(sampling)
         assert watch.push(reply) is None and watch.finish() is None, question
         more = reply + reminder(14, 700, 20) + reminder(15, 650, 25)
-        watch = LoopWatch(times)
+        watch = loop_watch(sampling)
         cut = watch.push(more) or watch.finish()
         assert cut is not None and more[:cut].rstrip() == reply.rstrip()
     assert streamed_cut(reply) is not None  # (unasked: the numbers-changed rule stops it)
@@ -261,3 +261,22 @@ def test_copies_already_decided_are_kept_by_another_watched() -> None:
     assert watched([{"role": "user", "content": "Write it 10 times"}], decided).loop_copies == 31
     assert watched([{"role": "user", "content": "Summarize this"}], decided).loop_copies == 31
     assert watched([{"role": "user", "content": "Write it 40 times"}], decided).loop_copies == 40
+
+
+def test_things_listed_allow_copies_alike_but_for_their_numbers_never_word_for_word() -> None:
+    """"Explain the 100 year flood", "What does the on switch do?" and "Compare 2023 and 2024 sales" were
+    taken as copies asked for (100, 10, 2): a sentence written 60 times was never cut (review31). Things
+    listed or counted out now allow copies whose numbers change only; the loop stop is as it was."""
+    from workstation.core.loops import MONTH_DAYS, copies_asked, items_asked, loop_watch, watched
+
+    for question in ("Explain the 100 year flood", "What does the on switch do?", "Compare 2023 and 2024 sales",
+                     "Bu on gün içinde ne oldu?"):
+        sampling = watched([{"role": "user", "content": question}], Sampling())
+        assert sampling.loop_copies == 0, question
+        looping = "The flood plain is the land beside a river that water covers in a flood. " * 60
+        watch = loop_watch(sampling)
+        cut = watch.push(looping) or watch.finish()
+        assert cut is not None and cut < 200, (question, cut)
+    assert copies_asked("Write these 3 invoices") == 0 and items_asked("Write these 3 invoices") == 3
+    assert items_asked("Write a note to each of " + ", ".join(f"room {n}" for n in range(1, 60))) == MONTH_DAYS
+    assert items_asked("What does the on switch do?") == 0

@@ -52,7 +52,7 @@ _COPIES = re.compile(r"\b" + _SAID_NUMBER + r"\s*(?:times|copies|kez|kere|defa|s
                      r"items|entries|satır|madde)\b", re.IGNORECASE)
 # things counted out ("these 3 invoices", "all five customers", "şu 3 fatura için", "bu üç mektup"): a reply
 # for each, alike but for their names and numbers ("1,200" or "2024 report" is no count: three digits at most)
-_THESE = re.compile(r"\b(?:these|those|the|all|şu|bu|tüm|bütün)\s+(\d{1,3}|" + "|".join(_NUMBERS)
+_THESE = re.compile(r"\b(?:these|those|all|şu|bu|tüm|bütün)\s+(\d{1,3}|" + "|".join(_NUMBERS)
                     + r")\s+[^\W\d_]", re.IGNORECASE)
 # a list the message names ("for each of invoices F-011, F-012 and F-013", "F-011, F-012 ve F-013 için"): its
 # items, each of them a reply's part; the items "each of" lists, and any list of two or more with a number in each
@@ -81,13 +81,23 @@ def _items(listed: str) -> int:
 
 def copies_asked(text: str) -> int:
     """The copies a message asks for ("write 'ok' 20 times", "10 kez yaz", "beş kere", "20 lines", a line
-    for every day: a month's, a letter for each of the invoices it lists or "these 3 invoices"); 0: none."""
-    counts = [_said(m.group(1)) for m in _COPIES.finditer(text)] + [_said(m.group(1)) for m in _THESE.finditer(text)]
-    counts += [_items(m.group(1)) for m in _EACH_OF.finditer(text)]
-    counts += [_items(m.group()) for m in _NUMBERED_LIST.finditer(text)]
+    for every day: a month's); 0: none. Copies word for word: that many allowed before the loop stop."""
+    counts = [_said(m.group(1)) for m in _COPIES.finditer(text)]
     if _EACH_DAY.search(text):
         counts.append(MONTH_DAYS)
     return max(counts, default=0)
+
+
+def items_asked(text: str) -> int:
+    """The things a message counts out or lists, a part of the reply each ("a reminder for each of
+    invoices F-011, F-012 and F-013", "these 3 invoices", "şu 3 fatura"): as many copies alike but for
+    their names and numbers allowed (``LoopWatch``'s numbers-changed rule), never copies word for word
+    ("Explain the 100 year flood", "Compare 2023 and 2024" let a sentence go round 60 times: review31);
+    at most ``MONTH_DAYS``; 0: none."""
+    counts = [_said(m.group(1)) for m in _THESE.finditer(text)]
+    counts += [_items(m.group(1)) for m in _EACH_OF.finditer(text)]
+    counts += [_items(m.group()) for m in _NUMBERED_LIST.finditer(text)]
+    return min(max(counts, default=0), MONTH_DAYS)
 
 
 def question_part(content: str) -> str:
@@ -99,15 +109,19 @@ def question_part(content: str) -> str:
 
 def watched(messages: list[Any], sampling: Any) -> Any:
     """``sampling`` for a reply to ``messages``: the copies its last message asks for allowed before
-    the loop stop ("Write I will not talk in class 10 times" was cut to one line: review29; three
-    reminders for the invoices it listed, to one: loopstop3). The copies already decided are kept where
-    they are more (serve's own ``watched`` of a desk PC's request)."""
+    the loop stop ("Write I will not talk in class 10 times" was cut to one line: review29), and the
+    things it lists (three reminders for the invoices it listed were cut to one: loopstop3). What is
+    already decided is kept where it is more (serve's own ``watched`` of a desk PC's request)."""
     last = messages[-1] if messages else None
     asked = last.get("content") if isinstance(last, dict) and last.get("role") == "user" else None
-    copies = copies_asked(question_part(asked)) if isinstance(asked, str) else 0
-    if not copies or not hasattr(sampling, "loop_copies") or copies <= (sampling.loop_copies or 0):
+    question = question_part(asked) if isinstance(asked, str) else ""
+    copies, items = copies_asked(question), items_asked(question)
+    if not hasattr(sampling, "loop_copies"):
         return sampling
-    return dataclasses.replace(sampling, loop_copies=copies)
+    copies, items = max(copies, sampling.loop_copies or 0), max(items, sampling.loop_items or 0)
+    if (copies, items) == (sampling.loop_copies, sampling.loop_items):
+        return sampling
+    return dataclasses.replace(sampling, loop_copies=copies, loop_items=items)
 
 
 def chat_times(sampling: Any) -> int:
@@ -115,17 +129,23 @@ def chat_times(sampling: Any) -> int:
     return max(CHAT_TIMES, int(getattr(sampling, "loop_copies", 0) or 0) + 1)
 
 
+def loop_watch(sampling: Any) -> LoopWatch:
+    """The watch of a chat reply under ``sampling`` (``watched``'s copies and things asked for)."""
+    return LoopWatch(chat_times(sampling), items=int(getattr(sampling, "loop_items", 0) or 0))
+
+
 class LoopWatch:
     """Feed it a reply's text as it streams; ``push`` returns where to cut it (a character
     offset: the end of the looping stretch's first copy; of a stretch repeated with its numbers changed,
     of the copies asked for, ``times`` more than ``CHAT_TIMES``) once it repeats, else None."""
 
-    def __init__(self, times: int = CHAT_TIMES, least: int = LOOP_WORDS) -> None:
+    def __init__(self, times: int = CHAT_TIMES, least: int = LOOP_WORDS, items: int = 0) -> None:
         self.times, self.least = times, least
         # the copies kept of a loop whose numbers change: those asked for ("these 3 invoices": three reminders,
-        # then a fourth, F-014, cut), else the first; a copy word for word says nothing new: the first kept
-        # ("Write ok five times" went round on "Ok, five times:")
-        self.kept = times - 1 if times > CHAT_TIMES else 1
+        # then a fourth, F-014, cut; ``items``), else the first; a copy word for word says nothing new: the
+        # first kept ("Write ok five times" went round on "Ok, five times:")
+        self.kept = items or (times - 1 if times > CHAT_TIMES else 1)
+        self.number_times = max(times, CHAT_TIMES, items + 1)  # (copies of one whose numbers change that stop it)
         self.text = ""
         self._done = 0  # offset up to which words were read (a word is read once blank space follows it)
         self._words: list[str] = []  # the words since the watch last started afresh, folded
@@ -197,7 +217,7 @@ class LoopWatch:
             number_runs[p] = r
             # (two copies whose numbers differ say two things: "Sales were 1.2 million TL in 2023 …", "… in
             # 2024": even a summary's cut waits for a third)
-            if r and r >= (max(self.times, CHAT_TIMES) - 1) * p and self._wordy(n - p + 1, n + 1):
+            if r and r >= (self.number_times - 1) * p and self._wordy(n - p + 1, n + 1):
                 first = n - r - p + 1
                 return self._sentence_end(first + (self.kept - 1) * p, first + self.kept * p)
         return None

@@ -106,6 +106,9 @@ class Sampling:
     # a request's, never a profile's: the copies its message asked for ("write it 10 times"), that
     # many allowed before the loop stop (``loops.watched``)
     loop_copies: int = 0
+    # a request's too: the things its message lists or counts out ("each of F-011, F-012 and F-013"), as
+    # many copies alike but for their numbers allowed (``loops.items_asked``)
+    loop_items: int = 0
 
 
 def sampling_name(name: str, lookup: Lookup | None = None) -> str:

@@ -61,7 +61,7 @@ from workstation.core.events import (
     finished_turn,
 )
 from workstation.core.language_words import said_figures
-from workstation.core.loops import LoopWatch, chat_times, watched
+from workstation.core.loops import loop_watch, watched
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Phrase
 from workstation.core.profile_check import profile_from_dict
@@ -834,7 +834,7 @@ class RemoteEngine:
         stop = "eos"
         # a server's reply that goes round in circles is stopped here as the app's own decoding stops
         # one (core/loops.py); workstation serve stops it itself and says how much of it is kept
-        watch = LoopWatch(chat_times(sampling)) if sampling.stop_on_loop and not sampling.ignore_eos \
+        watch = loop_watch(sampling) if sampling.stop_on_loop and not sampling.ignore_eos \
             and not (constraints is not None and constraints.active) else None
         looped = False
         try:

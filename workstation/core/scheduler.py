@@ -64,7 +64,7 @@ from workstation.core.kv_state import (
     KvStateStore,
     StateKey,
 )
-from workstation.core.loops import LoopWatch, chat_times
+from workstation.core.loops import loop_watch
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Phrase, say
 from workstation.core.profile_plan import gpu_layers_for_load
@@ -622,7 +622,7 @@ class Scheduler(SlotReplies, PromptCache, WaitingCallers):
             # (not under a grammar, a JSON list's items may well be alike; nor with the tokens'
             # probabilities, which the text cut short would leave behind; nor where it must write
             # all its tokens, bench's)
-            loops=LoopWatch(chat_times(req.sampling)) if req.sampling.stop_on_loop and not req.constraints.active
+            loops=loop_watch(req.sampling) if req.sampling.stop_on_loop and not req.constraints.active
             and req.constraints.n_probs <= 0 and not req.ignore_eos else None,
         )
         slot.last_used = now
