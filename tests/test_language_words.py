@@ -105,7 +105,7 @@ async def test_the_room_under_the_box_only_falls_and_is_the_same_when_the_conver
         figures = [int(s.split("about ")[1].split(" ")[0].replace(",", "")) for s in said]
         assert said == shown, (said, shown)
         assert figures == sorted(figures, reverse=True), said
-        assert said[-1] == f"room for about {rounded_words((4096 - used) * context_basis(None).per_token)} more " \
+        assert said[-1] == f"room for about {rounded_words((4096 - used) * context_basis().per_token)} more " \
             "words in this conversation"
         # in Turkish: by SmolLM2's own figure for Turkish, said once its tokenizer is read (not the language's
         # general figure first and the model's after it)
@@ -114,7 +114,7 @@ async def test_the_room_under_the_box_only_falls_and_is_the_same_when_the_conver
         await app.workers.wait_for_complete()
         await pilot.pause()
         basis = app.words_basis()
-        assert basis is not None and basis.per_token < context_basis(None, app.texts.get).per_token
+        assert basis is not None and basis.per_token < context_basis(app.texts.get).per_token
         assert app.chat_screen.query_one("#prompt").border_subtitle == app.context_fill_text() != ""
 
 

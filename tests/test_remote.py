@@ -967,7 +967,7 @@ def test_the_server_and_a_desk_pc_say_a_contexts_words_on_one_footing(
         app.history = history
         room = info.n_ctx - history.turns[-1].predicted_n  # what the desk PC has left after that reply
         # (replies measured or not: its model's own figure, as the server says it; in English the language's)
-        words = context_basis(None, t.get, words_figures(t.get, lang, said=info.words_a_token)).count(room)
+        words = context_basis(t.get, words_figures(t.get, lang, said=info.words_a_token)).count(room)
         assert words in app.context_fill_text(), (app.context_fill_text(), words)
         said = capacity_words(2, room, t, info.words_a_token)
         assert f" {words} " in said, said
@@ -1004,15 +1004,15 @@ def test_a_desk_pc_says_the_servers_model_by_its_own_words_a_token(
 
     app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="tr")
     app.profile, app.engine_info = profile, info  # a desk PC's, loaded: the line under the box, F3
-    assert app.words_basis() == context_basis(None, turkish, own)
-    assert app.words_basis().count(4096) == context_basis(None, turkish, own).count(4096) != \
-        context_basis(None, turkish).count(4096)
+    assert app.words_basis() == context_basis(turkish, own)
+    assert app.words_basis().count(4096) == context_basis(turkish, own).count(4096) != \
+        context_basis(turkish).count(4096)
 
     # a server before it said them: the same answer without the field, the language's figure
     del meta[SAID]
     assert said_figures(meta) == {}
     app.engine_info = dataclasses.replace(info, words_a_token=said_figures(meta))
-    assert app.words_basis() == context_basis(None, turkish) and app.words_basis().per_token == words_per_token(turkish)
+    assert app.words_basis() == context_basis(turkish) and app.words_basis().per_token == words_per_token(turkish)
     # nor anything but positive numbers read from a server's answer (another kind's meta is its own)
     assert said_figures({SAID: {"tr": "many", "en": -1, "de": True, "fr": 0.5}}) == {"fr": 0.5}
     assert language_words.words_figures(turkish, "tr", said={"tr": 0.3}) is None  # (no English one: not said)

@@ -3299,7 +3299,7 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         # was measured with SmolLM2's tokenizer and replies (F3 said Gemma's 4,096 tokens as 3,400 words by it)
         gemma = next(i for i, e in enumerate(menu.entries) if getattr(e, "key", "") == "gemma")
         await until(pilot, lambda: gemma in menu.verdicts)
-        gemma_words = context_words(4096, context_basis(None, None, model_figures(model_file(menu.entries[gemma]))))
+        gemma_words = context_words(4096, context_basis(None, model_figures(model_file(menu.entries[gemma]))))
         assert f"· a conversation of {gemma_words}; " in str(menu._prompt(gemma, menu.entries[gemma])), menu.entries[gemma]
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ProfileMenu))

@@ -1137,8 +1137,8 @@ async def test_f3_says_a_desk_profiles_server_model_by_its_own_figure_in_turkish
     from workstation.tui.screens.profile_menu import ProfileMenu
 
     turkish = locale_texts("tr").get
-    own = context_words(1024, context_basis(None, turkish, model_figures(smollm2_path, turkish)), turkish)
-    general = context_words(1024, context_basis(None, turkish), turkish)
+    own = context_words(1024, context_basis(turkish, model_figures(smollm2_path, turkish)), turkish)
+    general = context_words(1024, context_basis(turkish), turkish)
     assert own != general
     port = free_port()
     _write(folder, "local", {"model": str(smollm2_path), "context": 1024})
@@ -1723,7 +1723,7 @@ async def test_f3_and_f4_say_one_figure_of_words_for_a_model_and_its_context(lan
     from workstation.tui.screens.profile_menu import ProfileMenu
 
     t = Texts(language)
-    basis = {m: context_basis(None, t.get, model_figures(m, t.get)) for m in (smollm2_path, gemma_path)}
+    basis = {m: context_basis(t.get, model_figures(m, t.get)) for m in (smollm2_path, gemma_path)}
     office = context_words(4096, basis[smollm2_path], t.get)  # office-cpu's context
     costly = t("words.costly")
     assert office == {"en": "about 3,100 words", "tr": "yaklaşık 1.100 sözcük"}[language]

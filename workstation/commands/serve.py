@@ -320,8 +320,7 @@ def capacity_words(slots: int, slot_ctx: int, t: Texts | None = None, said: Mapp
 
     t = t or Texts("en")
     at_once = t("serve_cmd.one_at_a_time") if slots == 1 else t("serve_cmd.at_once", n=slots)
-    return t("serve_cmd.capacity", at_once=at_once, words=context_basis(
-        None, t.get, words_figures(t.get, t.lang, said=said)).count(slot_ctx),
+    return t("serve_cmd.capacity", at_once=at_once, words=context_basis(t.get, words_figures(t.get, t.lang, said=said)).count(slot_ctx),
              tokens=f"{slot_ctx:,}")
 
 

@@ -1151,7 +1151,6 @@ ENGLISH: dict[str, str] = {
     # a context said in words, with what they are words of (``context_words``): the UI language's
     # figure for the model, this conversation's own (its replies' words a token), a document's own
     "words.language": "about {n} words",
-    "words.conversation": "about {n} words of this conversation's kind of text",
     "words.document": "about {n} words of this document",
     # what a profile's context holds, said one way on F3, its E, F4 and an attached document's refusal
     # (``holds_words``): F3's "reads about 1,100 words at once" stood beside a refusal of an 850-word
@@ -1263,8 +1262,7 @@ def words_per_token(lookup: Lookup | None = None) -> float:
 @dataclass(frozen=True)
 class WordsBasis:
     """What a context's tokens are said in words by (``context_words``): ``per_token``, the words a
-    token; ``of``: "conversation" (the open conversation's replies, measured), "document" (the
-    document's own words over its tokens) or "language" (the UI language's figure for the model,
+    token; ``of``: "document" (the document's own words over its tokens) or "language" (the UI language's figure for the model,
     its tokenizer measured on a text of that language, or the language's general one); ``costly``:
     that figure is under half the model's English one (an English model reading Turkish)."""
 
@@ -1278,16 +1276,13 @@ class WordsBasis:
         return rounded_words(tokens * self.per_token)
 
 
-def context_basis(measured: float | None, lookup: Lookup | None = None,
-                  model: tuple[float, float] | None = None) -> WordsBasis:
-    """The basis a context is said in words by: the conversation's ``measured`` words a token where
-    there are some, else the UI language's figure for the model (``model``: its words a token in
-    the UI's language and in English, ``language_words.model_figures``), else the language's. The
-    server's "each conversation up to about 3,100 words" and a desk PC's "room for about 3,500 more
-    words" of the same 4,096 tokens stand on it alike (no model file on a desk PC: the replies' or
-    the language's)."""
-    if measured:
-        return WordsBasis(measured, "conversation")
+def context_basis(lookup: Lookup | None = None, model: tuple[float, float] | None = None) -> WordsBasis:
+    """The basis a context is said in words by: the UI language's figure for the model (``model``: its
+    words a token in the UI's language and in English, ``language_words.model_figures``), else the
+    language's. The server's "each conversation up to about 3,100 words" and a desk PC's "room for
+    about 3,500 more words" of the same 4,096 tokens stand on it alike (no model file on a desk PC:
+    the language's). Not a conversation's own replies: the room went up after replies, and jumped on
+    reopening (wordsroom3)."""
     if model is not None:
         own, english = model
         return WordsBasis(own, "language", own < english / 2)

@@ -432,7 +432,7 @@ class Attachments(AppPart):
             return None
         left = self.context_left()
         left = n_ctx - (tokens - own) if left is None else left  # (before a turn: less the instructions)
-        basis = self.words_basis() or context_basis(None, self.texts.get)  # (the model's, once read)
+        basis = self.words_basis() or context_basis(self.texts.get)  # (the model's, once read)
         return (own <= left - reserve, basis.count(max(0, left)),
                 part_percent(own / max(1, left)))
 
@@ -541,7 +541,7 @@ def _message_words(measured: tuple[int, int, int], words: int, reserve: int, t: 
     "about 2,600 words: more than a message can hold, which reads up to about 3,000 words of it"."""
     tokens, n_ctx, own = measured
     room = max(0, n_ctx - reserve - (tokens - own))
-    basis = WordsBasis(words / own, "document") if own > 0 and words > 0 else context_basis(None, t.get)
+    basis = WordsBasis(words / own, "document") if own > 0 and words > 0 else context_basis(t.get)
     return holds_words(n_ctx, room, basis, t.get)
 
 
@@ -582,10 +582,10 @@ def holding_profile(current: Profile, also: Profile | None, engine: Any, documen
             continue
         same = model_file(entry) == loaded
         if same:  # by the document's own words a token, as this profile's line says its room
-            basis = WordsBasis(words / own, "document") if own > 0 and words > 0 else context_basis(None, t.get)
+            basis = WordsBasis(words / own, "document") if own > 0 and words > 0 else context_basis(t.get)
             needed = own
         else:
-            basis = context_basis(None, t.get, model_figures(model_file(entry), t.get))
+            basis = context_basis(t.get, model_figures(model_file(entry), t.get))
             needed = math.ceil(words / basis.per_token)
         room = entry.context - answer_reserve(sampling or entry.sampling, entry.context) - frame
         if needed <= room:

@@ -269,7 +269,7 @@ def model_basis(model: Path | None, texts: Texts, measure: bool = True) -> Words
     the language's general figure where it is not measured yet and ``measure`` is False."""
     from workstation.core.language_words import words_figures
 
-    return context_basis(None, texts.get, words_figures(texts.get, texts.lang, model, measure=measure))
+    return context_basis(texts.get, words_figures(texts.get, texts.lang, model, measure=measure))
 
 
 def model_details(info: model_info.ModelInfo | None, texts: Texts, model: Path | None = None, measure: bool = True) -> str:

@@ -322,7 +322,7 @@ class StatusLine(AppPart):
                 self.run_worker(lambda: self._read_words_figures(lookup, lang, model), thread=True,
                                 exit_on_error=False, group="words")
             return None
-        return context_basis(None, lookup, figures)
+        return context_basis(lookup, figures)
 
     def _read_words_figures(self: WorkstationApp, lookup: Lookup, lang: str, model: Path | str) -> None:
         """The loaded model's words a token in the UI's language read (``words_figures``, in a

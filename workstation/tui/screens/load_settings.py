@@ -177,7 +177,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         self._asked = 0  # the verdict shown is the last one asked for (typing asks for several)
         self.put_aside: Path | None = None  # where Ctrl+R moved the user's copy
         self._follow = False  # a new verdict is brought into sight, as the dialog grows with it too
-        self._basis = context_basis(None)  # (the model's own, once compose reads its file)
+        self._basis = context_basis()  # (the model's own, once compose reads its file)
 
     # --- what is shown ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -199,7 +199,7 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
                 yield LineInput(t.number(f"{p.context:,}"), id="load-context", compact=True, restrict=r"[0-9.,]*")
                 # what the model was made for, in words ("trained for 8,192" said tokens to office staff)
                 # (by the model's own figure in the UI's language, as F3 says the context beside it)
-                self._basis = context_basis(None, t.get, words_figures(t.get, t.lang, model_file(p), measure=False))
+                self._basis = context_basis(t.get, words_figures(t.get, t.lang, model_file(p), measure=False))
                 yield Label(self._context_help(p.context, p.sampling.max_tokens), id="load-context-help",
                             classes="load-help", markup=False)
             # the longest reply (sampling.max_tokens): F6's summary cut short and a reply cut at its limit

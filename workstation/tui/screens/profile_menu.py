@@ -197,7 +197,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             return loaded  # (the line under the box says the room left by the same)
         t = self.wapp.texts
         model = model_file(entry) if entry.backend == "llama" else None  # (a desk PC's: no model file here)
-        return context_basis(None, t.get, words_figures(t.get, t.lang, model, said, measure=False))
+        return context_basis(t.get, words_figures(t.get, t.lang, model, said, measure=False))
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
