@@ -782,6 +782,25 @@ def _names(text: str) -> set[str]:
             and (m.group(2) or re.search(r"(?<!\w)(?:of|for|from|by)\s+$", text[:m.start()], re.IGNORECASE))}
 
 
+# a first name said TO a person, not of a customer: at the sentence's start or end set off by a comma
+# ("Bob, what is the total?", "what is the total, Bob?"), after a greeting or thanks ("Thanks Bob",
+# "Merhaba Ayşe"), or with Hanım/Bey at its end ("toplam ne Ayşe Hanım?"): "Bob" of a cell "Bob Carter"
+# counted Bob Carter's rows. Its name's span is the group "name"; "total for Bob", "Bob's invoices" are
+# no such thing (``_condition``)
+_GREETING = r"(?:thanks|thank\s+you|thx|hi|hello|hey|dear|ok|okay|merhaba|selam|teşekkürler|teşekkür\s+ederim|sağ\s?ol)"
+_NAME_SAID = r"(?P<name{}>[A-ZÇĞİÖŞÜ][^\W\d_]*)"
+_ADDRESSED = re.compile(
+    rf"(?:^|[.?!]\s+)(?:(?i:{_GREETING})[\s,]+)?{_NAME_SAID.format(1)}(?:\s+(?i:hanım|bey))?\s*[,:!]"
+    rf"|(?:^|[.?!]\s+)(?i:{_GREETING})[\s,]+{_NAME_SAID.format(2)}(?:\s+(?i:hanım|bey))?\b(?!['’])"
+    rf"|(?:,|\b(?i:{_GREETING}))\s*{_NAME_SAID.format(3)}(?:\s+(?i:hanım|bey))?\s*[.?!]*\s*$"
+    rf"|\s{_NAME_SAID.format(4)}\s+(?i:hanım|bey)\s*[.?!]*\s*$")
+
+
+def _addressed(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` names the person it is said to (``_ADDRESSED``): each name's span."""
+    return [m.span(g) for m in _ADDRESSED.finditer(text) for g in ("name1", "name2", "name3", "name4") if m.group(g)]
+
+
 # what a named value may be called after its name ("Ege Tekstil A.Ş. firmasının", "ACME company's"): the value still
 _FIRM = r"(?:\s+(?:firma|şirket|kurum)\w*|\s+(?:company|firm)(?:['’]s)?)?"
 
@@ -1508,7 +1527,9 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
     if not columns:
         return {}, False, frozenset()
     names = {_folded(c.name) for c in facts.columns}
-    written = [m.group(1).rstrip("./-") for m in _WORD.finditer(question)]
+    matched = list(_WORD.finditer(question))
+    written = [m.group(1).rstrip("./-") for m in matched]
+    addressed = set(_addressed(question))  # (a name said to a person: no value's first word)
     words = [_folded(w) for w in written]
     found: dict[int, set[str]] = {}
     doubt = False
@@ -1577,7 +1598,7 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
                         for k in range(1, len(parts)):
                             beginning.setdefault(" ".join(parts[:k]), []).append((c, v))
             starting = beginning.get(phrase, [])
-            if not starting:
+            if not starting or n == 1 and matched[i].span(1) in addressed:
                 continue
             taken.update(range(i, i + n))
             said.add(phrase)
