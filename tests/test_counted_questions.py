@@ -459,6 +459,24 @@ CASES = [
     ("toplam kira ne Ayşe Hanım?", "tenants", ALL_TENANTS),
     ("Merhaba Ayşe, toplam kira ne kadar?", "tenants", ALL_TENANTS),
     ("Ayşe'nin toplam kirası", "tenants", "Counted by the program: Kira where Kiracı is Ayşe Kaya: 1 row (A-2), total 18,750.00"),
+    # which owes, bought or has the most (or least): the figure per value in that order; what each owes its unpaid
+    # rows' ("which customer owes the most money?" said "4 rows where Status is unpaid", which answers nothing)
+    ("which customer owes the most money?", "bob",
+     "Counted by the program: Bob Carter owes the most: 1,630.00; then Dana White 800.00, Alice Green 90.00"),
+    ("which customer owes the least?", "bob",
+     "Counted by the program: Alice Green owes the least: 90.00; then Dana White 800.00, Bob Carter 1,630.00"),
+    ("en çok borcu olan müşteri hangisi?", "tr", "Counted by the program: Bilge Co owes the most: 1,320.00; then ACME Ltd 90.00"),
+    ("en çok borcu olan müşteri", "tr", "Counted by the program: Bilge Co owes the most: 1,320.00; then ACME Ltd 90.00"),
+    ("en az borcu olan müşteri kim?", "tr", "Counted by the program: ACME Ltd owes the least: 90.00; then Bilge Co 1,320.00"),
+    ("which customer bought the most?", "bob", "Counted by the program: Amount (column D) total for each Customer (column B), "
+     "the most first: Bob Carter 1,940.00, Dana White 950.00, Evan Brooks 600.00, Alice Green 440.00"),
+    ("en çok ciro hangi müşteriden?", "tr", "Counted by the program: Tutar (column F) total for each Müşteri (column B), "
+     "the most first: Ceren AŞ 2,500.00, Bilge Co 1,320.00, ACME Ltd 215.00"),
+    ("which customer has the most invoices?", "bob", "Counted by the program: rows for each Customer (column B), "
+     "the most first: Bob Carter 3, Alice Green 2, Dana White 2, Evan Brooks 1"),
+    ("en az faturası olan müşteri hangisi?", "tr",
+     "Counted by the program: rows for each Müşteri (column B), the fewest first: Ceren AŞ 1, ACME Ltd 2, Bilge Co 2"),
+    ("which customer owes the most?", "rent", ""),  # (no customers; Kira and Aidat: which is owed, not told)
     # "with VAT" of Tutar | KDV | Toplam: the net is the amount its KDV makes the Toplam, row by row (it said nothing)
     ("KDV dahil toplam ne kadar?", "workbook", "Counted by the program: Toplam (column F), the amount with KDV, all 12 rows: total 169,704"),
     ("What is the total with VAT?", "workbook", "Counted by the program: Toplam (column F), the amount with KDV, all 12 rows: total 169,704"),
@@ -663,3 +681,23 @@ def test_what_is_due_is_the_unpaid_rows_whatever_the_amount_column_is_called(hea
     assert facts is not None
     assert say(counted_phrases(counted_answer("total due", [facts]))) == (
         f"Counted by the program: {head[-2]} where Status is unpaid: 2 rows (I-1, I-2), total 20.00")
+
+
+def test_who_owes_the_most_is_said_in_turkish_and_given_to_the_model_in_the_words_shown() -> None:
+    """"which customer owes the most money?" said "4 rows where Status is unpaid"; now who owes the
+    most and the others after, on a Turkish screen in Turkish, and to the model in the words shown."""
+    from workstation.tui.i18n import Texts
+
+    facts = _facts("bob")
+    items = counted_answer("which customer owes the most money?", [facts])
+    assert say(counted_phrases(items), Texts("tr").get) == (
+        "Programın hesabı: en çok borcu olan Bob Carter: 1.630,00; ardından Dana White 800,00, Alice Green 90,00")
+    assert question_lines(facts, items) == [
+        "- For this question, the program counted: Bob Carter owes the most: 1,630.00; then Dana White 800.00, Alice Green 90.00."]
+    assert say(counted_phrases(counted_answer("en çok ciro hangi müşteriden?", [_facts("tr")])), Texts("tr").get) == (
+        "Programın hesabı: her Müşteri (B sütunu) değeri için Tutar (F sütunu) toplamı, en çoktan aza: "
+        "Ceren AŞ 2.500,00, Bilge Co 1.320,00, ACME Ltd 215,00")
+    one = table_facts("one.csv", 0, [BOB[0], BOB[1], BOB[2], BOB[3]], usual_comma=False)  # (one owes: no "then")
+    assert one is not None
+    assert say(counted_phrases(counted_answer("which customer owes the most?", [one]))) == (
+        "Counted by the program: Bob Carter owes the most: 1,200.00")
