@@ -63,6 +63,13 @@ DUE_ONLY = [["Invoice", "Amount due"], ["I-1", "10.00"], ["I-2", "20.00"], ["I-3
 RENT_ONLY = [["Daire", "Kira", "Durum"], ["A-1", "12.500,00", "ödendi"], ["A-2", "18.750,00", "ödenmedi"],
              ["A-3", "9.800,00", "ödenmedi"], ["B-1", "22.000,00", "ödendi"]]
 
+# a first-time user's invoices (counting11): a customer "Bob Carter", whose first name is said to a person too
+BOB = [["Invoice", "Customer", "Date", "Amount", "Status"], ["INV-201", "Bob Carter", "2025-03-02", "1200.00", "unpaid"],
+       ["INV-202", "Alice Green", "2025-03-05", "350.00", "paid"], ["INV-203", "Bob Carter", "2025-03-09", "310.00", "paid"],
+       ["INV-204", "Dana White", "2025-03-12", "800.00", "unpaid"], ["INV-205", "Alice Green", "2025-03-15", "90.00", "unpaid"],
+       ["INV-206", "Bob Carter", "2025-03-20", "430.00", "unpaid"], ["INV-207", "Dana White", "2025-03-22", "150.00", "paid"],
+       ["INV-208", "Evan Brooks", "2025-03-28", "600.00", "paid"]]
+
 
 # a bookkeeper's workbook (newuser19's "Faturalar 2025.xlsx"): the net amount, its KDV and the gross
 # beside it, a paid/unpaid state, a TOPLAM row under the rows; read by the real reader from a real .xlsx
@@ -125,7 +132,8 @@ def _facts(table: str) -> SheetFacts:
              "amount_due": lambda: table_facts("due.csv", 0, AMOUNT_DUE, usual_comma=False),
              "due_only": lambda: table_facts("due.csv", 0, DUE_ONLY, usual_comma=False),
              "uneven": lambda: table_facts("kdv.csv", 0, UNEVEN, usual_comma=True),
-             "quarter": lambda: table_facts("q.csv", 0, QUARTER, usual_comma=False)}[table]()
+             "quarter": lambda: table_facts("q.csv", 0, QUARTER, usual_comma=False),
+             "bob": lambda: table_facts("invoices.csv", 0, BOB, usual_comma=False)}[table]()
     assert facts is not None
     return facts
 
@@ -147,6 +155,9 @@ PER_CUSTOMER = ("Counted by the program: rows for each Müşteri (column B): Ege
 PER_CUSTOMER_NET = ("Counted by the program: Tutar (TL) (column D) total for each Müşteri (column B): Bornova Yapı 54,000, "
                     "Karşıyaka Gıda Ltd. 30,850, Ege Tekstil A.Ş. 29,050, Çiğli Lojistik 18,600, Alsancak Kırtasiye 4,620, "
                     "Buca Oto 4,300")
+ALL_BOB = "Counted by the program: Amount (column D), all 8 rows: total 3,930.00"
+BOB_CARTER = "Counted by the program: Amount where Customer is Bob Carter: 3 rows (INV-201, INV-203, INV-206), total 1,940.00"
+ALL_TENANTS = "Counted by the program: Kira (column C), all 4 rows: total 63,050.00"
 
 # (question, table, the line counted: "" for nothing)
 CASES = [
@@ -431,6 +442,41 @@ CASES = [
     ("As the CEO asked, how many invoices are unpaid?", "en",
      "Counted by the program: 3 rows where Status is unpaid (INV-102, INV-103, INV-105)"),
     ("What is the total amount in EUR?", "en", ALL_EN),
+    # a first name said to a person, at the start or end set off by a comma, after thanks or with Hanım/Bey,
+    # is no customer's though a cell begins with it ("…, Bob?" counted Bob Carter's rows); said of one, it is
+    ("what is the total, Bob?", "bob", ALL_BOB),
+    ("Bob, what is the total?", "bob", ALL_BOB),
+    ("Thanks Bob, what is the total?", "bob", ALL_BOB),
+    ("what is the total? Thanks Bob", "bob", ALL_BOB),
+    ("how many invoices are unpaid, Bob?", "bob",
+     "Counted by the program: 4 rows where Status is unpaid (INV-201, INV-204, INV-205, INV-206)"),
+    ("total for Bob", "bob", BOB_CARTER),
+    ("Bob's invoices total", "bob", BOB_CARTER),
+    ("Bob Carter's total", "bob", BOB_CARTER),
+    ("For Bob, what is the total?", "bob", BOB_CARTER),
+    ("what is the total, Bob Carter?", "bob", BOB_CARTER),  # (a whole cell's name: its rows)
+    ("Ayşe, toplam kira ne?", "tenants", ALL_TENANTS),
+    ("toplam kira ne Ayşe Hanım?", "tenants", ALL_TENANTS),
+    ("Merhaba Ayşe, toplam kira ne kadar?", "tenants", ALL_TENANTS),
+    ("Ayşe'nin toplam kirası", "tenants", "Counted by the program: Kira where Kiracı is Ayşe Kaya: 1 row (A-2), total 18,750.00"),
+    # which owes, bought or has the most (or least): the figure per value in that order; what each owes its unpaid
+    # rows' ("which customer owes the most money?" said "4 rows where Status is unpaid", which answers nothing)
+    ("which customer owes the most money?", "bob",
+     "Counted by the program: Bob Carter owes the most: 1,630.00; then Dana White 800.00, Alice Green 90.00"),
+    ("which customer owes the least?", "bob",
+     "Counted by the program: Alice Green owes the least: 90.00; then Dana White 800.00, Bob Carter 1,630.00"),
+    ("en çok borcu olan müşteri hangisi?", "tr", "Counted by the program: Bilge Co owes the most: 1,320.00; then ACME Ltd 90.00"),
+    ("en çok borcu olan müşteri", "tr", "Counted by the program: Bilge Co owes the most: 1,320.00; then ACME Ltd 90.00"),
+    ("en az borcu olan müşteri kim?", "tr", "Counted by the program: ACME Ltd owes the least: 90.00; then Bilge Co 1,320.00"),
+    ("which customer bought the most?", "bob", "Counted by the program: Amount (column D) total for each Customer (column B), "
+     "the most first: Bob Carter 1,940.00, Dana White 950.00, Evan Brooks 600.00, Alice Green 440.00"),
+    ("en çok ciro hangi müşteriden?", "tr", "Counted by the program: Tutar (column F) total for each Müşteri (column B), "
+     "the most first: Ceren AŞ 2,500.00, Bilge Co 1,320.00, ACME Ltd 215.00"),
+    ("which customer has the most invoices?", "bob", "Counted by the program: rows for each Customer (column B), "
+     "the most first: Bob Carter 3, Alice Green 2, Dana White 2, Evan Brooks 1"),
+    ("en az faturası olan müşteri hangisi?", "tr",
+     "Counted by the program: rows for each Müşteri (column B), the fewest first: Ceren AŞ 1, ACME Ltd 2, Bilge Co 2"),
+    ("which customer owes the most?", "rent", ""),  # (no customers; Kira and Aidat: which is owed, not told)
     # "with VAT" of Tutar | KDV | Toplam: the net is the amount its KDV makes the Toplam, row by row (it said nothing)
     ("KDV dahil toplam ne kadar?", "workbook", "Counted by the program: Toplam (column F), the amount with KDV, all 12 rows: total 169,704"),
     ("What is the total with VAT?", "workbook", "Counted by the program: Toplam (column F), the amount with KDV, all 12 rows: total 169,704"),
@@ -635,3 +681,23 @@ def test_what_is_due_is_the_unpaid_rows_whatever_the_amount_column_is_called(hea
     assert facts is not None
     assert say(counted_phrases(counted_answer("total due", [facts]))) == (
         f"Counted by the program: {head[-2]} where Status is unpaid: 2 rows (I-1, I-2), total 20.00")
+
+
+def test_who_owes_the_most_is_said_in_turkish_and_given_to_the_model_in_the_words_shown() -> None:
+    """"which customer owes the most money?" said "4 rows where Status is unpaid"; now who owes the
+    most and the others after, on a Turkish screen in Turkish, and to the model in the words shown."""
+    from workstation.tui.i18n import Texts
+
+    facts = _facts("bob")
+    items = counted_answer("which customer owes the most money?", [facts])
+    assert say(counted_phrases(items), Texts("tr").get) == (
+        "Programın hesabı: en çok borcu olan Bob Carter: 1.630,00; ardından Dana White 800,00, Alice Green 90,00")
+    assert question_lines(facts, items) == [
+        "- For this question, the program counted: Bob Carter owes the most: 1,630.00; then Dana White 800.00, Alice Green 90.00."]
+    assert say(counted_phrases(counted_answer("en çok ciro hangi müşteriden?", [_facts("tr")])), Texts("tr").get) == (
+        "Programın hesabı: her Müşteri (B sütunu) değeri için Tutar (F sütunu) toplamı, en çoktan aza: "
+        "Ceren AŞ 2.500,00, Bilge Co 1.320,00, ACME Ltd 215,00")
+    one = table_facts("one.csv", 0, [BOB[0], BOB[1], BOB[2], BOB[3]], usual_comma=False)  # (one owes: no "then")
+    assert one is not None
+    assert say(counted_phrases(counted_answer("which customer owes the most?", [one]))) == (
+        "Counted by the program: Bob Carter owes the most: 1,200.00")

@@ -2692,7 +2692,7 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         app.post_message(DocumentRead(str(sales), *integrations.read_document_text(sales)))
         await until(pilot, lambda: app.pending_document is not None and app.pending_document[0] == sales)
         # its own size, not with the program's facts put before its rows (a 92-byte file said "423 characters")
-        assert str(app.chat_screen.query_one("#attachment").render()).startswith("Eklendi: sales.csv (yaklaşık 4 sözcük)")
+        assert str(app.chat_screen.query_one("#attachment").render()).startswith("Eklendi: sales.csv (3 satır, 2 sütun)")
         app.chat_screen.set_input("What is the total of column B?")
         prompt.focus()
         await pilot.press("enter")

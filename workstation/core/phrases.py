@@ -1011,6 +1011,14 @@ ENGLISH: dict[str, str] = {
     # a figure per value of a text column ("how many invoices does each customer have?": counted_answer)
     "facts.counted_per_rows": "rows for each {by}: {values}{more}",
     "facts.counted_per_total": "{name} total for each {by}: {values}{more}",
+    "facts.counted_per_total_most": "{name} total for each {by}, the most first: {values}{more}",
+    "facts.counted_per_total_least": "{name} total for each {by}, the least first: {values}{more}",
+    "facts.counted_per_rows_most": "rows for each {by}, the most first: {values}{more}",
+    "facts.counted_per_rows_least": "rows for each {by}, the fewest first: {values}{more}",
+    "facts.owes_most": "{name} owes the most: {figure}{then}{more}",
+    "facts.owes_least": "{name} owes the least: {figure}{then}{more}",
+    "facts.owes_then": "; then {values}",
+    "facts.owes_none": "no one owes anything (no unpaid rows)",
     "facts.per_value": "{text} {figure}",
     "facts.per_more": ", and {n} more",
     "facts.of_table": "{title}: {items}",  # (the figures of one of two tables or more: "table 2 in your message: …")

@@ -782,6 +782,25 @@ def _names(text: str) -> set[str]:
             and (m.group(2) or re.search(r"(?<!\w)(?:of|for|from|by)\s+$", text[:m.start()], re.IGNORECASE))}
 
 
+# a first name said TO a person, not of a customer: at the sentence's start or end set off by a comma
+# ("Bob, what is the total?", "what is the total, Bob?"), after a greeting or thanks ("Thanks Bob",
+# "Merhaba Ayşe"), or with Hanım/Bey at its end ("toplam ne Ayşe Hanım?"): "Bob" of a cell "Bob Carter"
+# counted Bob Carter's rows. Its name's span is the group "name"; "total for Bob", "Bob's invoices" are
+# no such thing (``_condition``)
+_GREETING = r"(?:thanks|thank\s+you|thx|hi|hello|hey|dear|ok|okay|merhaba|selam|teşekkürler|teşekkür\s+ederim|sağ\s?ol)"
+_NAME_SAID = r"(?P<name{}>[A-ZÇĞİÖŞÜ][^\W\d_]*)"
+_ADDRESSED = re.compile(
+    rf"(?:^|[.?!]\s+)(?:(?i:{_GREETING})[\s,]+)?{_NAME_SAID.format(1)}(?:\s+(?i:hanım|bey))?\s*[,:!]"
+    rf"|(?:^|[.?!]\s+)(?i:{_GREETING})[\s,]+{_NAME_SAID.format(2)}(?:\s+(?i:hanım|bey))?\b(?!['’])"
+    rf"|(?:,|\b(?i:{_GREETING}))\s*{_NAME_SAID.format(3)}(?:\s+(?i:hanım|bey))?\s*[.?!]*\s*$"
+    rf"|\s{_NAME_SAID.format(4)}\s+(?i:hanım|bey)\s*[.?!]*\s*$")
+
+
+def _addressed(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` names the person it is said to (``_ADDRESSED``): each name's span."""
+    return [m.span(g) for m in _ADDRESSED.finditer(text) for g in ("name1", "name2", "name3", "name4") if m.group(g)]
+
+
 # what a named value may be called after its name ("Ege Tekstil A.Ş. firmasının", "ACME company's"): the value still
 _FIRM = r"(?:\s+(?:firma|şirket|kurum)\w*|\s+(?:company|firm)(?:['’]s)?)?"
 
@@ -840,7 +859,7 @@ _PLAIN_BEFORE = frozenset({
     "combined", "whole", "entire", "please", "me", "give", "tell", "up", "add", "column", "columns", "table", "sheet",
     "tüm", "bütün", "toplam", "ortalama", "kaç", "en", "büyük", "yüksek", "fazla", "küçük", "düşük", "az", "her",
     "bu", "şu", "hangi", "ve", "ile", "için", "tane", "adet", "olan", "olanlar", "bulunan", "ones", "tablodaki", "tablo", "sütun", "listele", "göster",
-    "kesilen", "düzenlenen", "issued"})  # (an invoice "issued", "kesilen fatura": each of them
+    "kesilen", "düzenlenen", "issued", "most", "least", "fewest", "çok"})  # (an invoice "issued", "kesilen fatura": each of them
 # what a question counts, besides its table's columns: its rows, by any name
 # (an invoice table's rows are its invoices, whatever its columns are named: "unpaid invoices" of Fatura | Tutar)
 _ROW_NOUNS = ("row", "item", "entr", "record", "line", "invoice", "satır", "kayıt", "fatura")
@@ -1146,8 +1165,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     # ("how much does ACME owe?": what it owes in all; "how many are unpaid and how much is owed?": both)
     if "total" not in asked and _HOW_MUCH.search(plain) and (_OWED.search(plain) or "rows" in asked):
         asked.append("total")
-    if not asked and not spans and not _WHICH.search(plain):
-        return []
+    if not asked and not spans and not _WHICH.search(plain) and not (_RANK.search(plain) and _PER.search(plain)):
+        return []  # (nor "en çok borcu olan müşteri": which has the most)
     letters = {(m.group(1) or m.group(2)).upper() for m in _LETTER.finditer(plain)}
     said_tables = list(_TABLE.finditer(plain))
     table_numbers = {n for m in said_tables for n in m.groups() if n}
@@ -1180,6 +1199,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         plain = _threshold_verbs(plain, spans, thresholds, facts)
         per, plain = _per_asked(plain, facts)
         values, doubt, said = _condition(_without_named_months(plain, facts), facts)
+        own = bool(values)  # (the values the question names, besides what is owed)
         if owed and debt is not None:  # ("how much do customers owe?": the unpaid rows' amount)
             named = [debt[0]]
             for at, unpaid in debt[1].items():
@@ -1189,9 +1209,11 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         doubt = doubt or no_year or _unapplied(plain, facts, values, said | year_said,
                                                    any(what != "rows" for what in asked), owed is not None)
         if per is not False:  # ("how many invoices does each customer have?": a figure per customer)
-            if isinstance(per, ColumnFacts) and not (values or years or thresholds or doubt or unsure or owed) \
+            if isinstance(per, ColumnFacts) and not (own or years or thresholds or doubt or unsure) \
                     and facts.cells and not facts.cut:
-                items += _counted_per(facts, per, asked, named, plain)
+                rank, of_each = _ranked(whole, asked)
+                # (what each owes: its unpaid rows' amount, "which customer owes the most?")
+                items += _counted_per(facts, per, of_each, named, plain, values if owed else {}, rank)
             continue  # (all rows' figure answers another question)
         if values or years or thresholds or doubt or unsure:
             if not doubt and not unsure and facts.cells and not facts.cut:  # (all its rows, or nothing)
@@ -1335,10 +1357,30 @@ def _thing_word(question: str, thing: ColumnFacts, n: int) -> str:
 # a figure asked for each value of a text column ("how many invoices does each customer have?", "her
 # müşterinin toplam tutarı", "Hangi müşterinin kaç faturası var?", "müşteri başına toplam"): the word
 # after each/per/her/hangi/which or before başına/bazında names the column
+# (and which has the most or least: "which customer owes the most?", "en çok ciro hangi müşteriden?",
+# "en çok borcu olan müşteri": ``_RANK``)
 _PER = re.compile(r"\b(?:each|every|per|her)\s+([^\W\d_]+)|([^\W\d_]+)\s+(?:başına|bazında)\b|"
                   r"\b(?:hangi|which)\s+([^\W\d_]+)(?=.*(?:\bkaç\b|\bhow\s+(?:many|much)\b|\bne\s+kadar\b|"
-                  r"\btoplam|\btotal\b))|\bby\s+([^\W\d_]+)", re.IGNORECASE)
+                  r"\btoplam|\btotal\b|\bmost\b|\bleast\b|\bfewest\b|\ben\s+(?:çok|fazla|az)\b))|\bby\s+([^\W\d_]+)|"
+                  r"\ben\s+(?:çok|fazla|az)\b[^?.!]*?\bhangi\s+([^\W\d_]+)|"
+                  r"\ben\s+(?:çok|fazla|az)\s+(?:[^\W\d_]+\s+){0,2}?olan\s+([^\W\d_]+)", re.IGNORECASE)
+# the order a figure per value is asked in: the most first ("which customer owes the most?", "en çok"),
+# or the least first ("the least", "en az")
+_RANK = re.compile(r"\b(?P<most>most|largest|highest|biggest)\b|\ben\s+(?P<en_most>çok|fazla|büyük|yüksek)\b|"
+                   r"\b(?:least|fewest|smallest|lowest)\b|\ben\s+(?:az|küçük|düşük)\b", re.IGNORECASE)
 MAX_PER = 10  # values named by a count per value; the rest said as "and N more"
+
+
+def _ranked(plain: str, asked: list[str]) -> tuple[str, list[str]]:
+    """The order a figure per value is asked in (``_RANK``: "most", "least"; '' where none is said),
+    and what is asked of each value in it: their rows where it counts ("how many", "the most
+    invoices", "en çok fatura"), else their total ("which customer bought the most?")."""
+    rank = _RANK.search(plain)
+    if rank is None:
+        return "", asked
+    after = re.findall(r"[^\W\d_]+", _folded(plain[rank.end():]))[:1]
+    rows = "rows" in asked or any(w.startswith(_ROW_NOUNS) for w in after)
+    return ("most" if rank.group("most") or rank.group("en_most") else "least"), ["rows"] if rows else ["total"]
 
 
 def _per_asked(plain: str, facts: SheetFacts) -> tuple[ColumnFacts | bool, str]:
@@ -1361,21 +1403,25 @@ def _per_asked(plain: str, facts: SheetFacts) -> tuple[ColumnFacts | bool, str]:
 
 
 def _counted_per(facts: SheetFacts, by: ColumnFacts, asked: list[str], named: list[ColumnFacts],
-                 question: str) -> list[dict[str, Any]]:
+                 question: str, owing: dict[int, set[str]] | None = None, rank: str = "") -> list[dict[str, Any]]:
     """A figure for each value of ``by`` (``_per_asked``) on ``facts.cells``: its rows where a count
     is asked, else the total of ``named`` (the amount's column a word of the question names, not the
     column named by the word "total" itself; else the amounts' columns, ``_money_first``); the
-    values most first, up to ``MAX_PER`` ("Ege Tekstil 3, Karşıyaka Gıda 3, Bornova 2, and 3 more")."""
+    values most first, up to ``MAX_PER`` ("Ege Tekstil 3, Karşıyaka Gıda 3, Bornova 2, and 3 more"),
+    the least first where ``rank`` says "least" (``_ranked``). ``owing``: the unpaid rows' state
+    (``_debt``), where what each owes is asked: those rows only ("Bob Carter owes the most: 1,630.00")."""
     def cell(row: list[str], at: int) -> str:
         return _line(row[at]) if at < len(row) else ""
 
     groups: dict[str, list[list[str]]] = {}
     for r in facts.cells:
-        if cell(r, by.at):
+        if cell(r, by.at) and all(_folded(cell(r, at)) in wanted for at, wanted in (owing or {}).items()):
             groups.setdefault(cell(r, by.at), []).append(r)
     head = {"what": "per", "title": facts.title, "name": by.name, "letter": by.letter, "rows": _n(len(groups))}
+    head |= ({"rank": rank} if rank else {}) | ({"owed": True} if owing else {})
+    order = 1 if rank == "least" else -1
     if "rows" in asked:
-        counts = sorted(((v, len(rs)) for v, rs in groups.items()), key=lambda e: -e[1])
+        counts = sorted(((v, len(rs)) for v, rs in groups.items()), key=lambda e: order * e[1])
         return [{**head, "of": "", "values": [[v, _n(k)] for v, k in counts[:MAX_PER]],
                  "more": _n(max(0, len(counts) - MAX_PER))}]
     if "total" not in asked:
@@ -1389,7 +1435,7 @@ def _counted_per(facts: SheetFacts, by: ColumnFacts, asked: list[str], named: li
     for col in list({id(c): c for c in columns}.values())[:MAX_COUNTED]:
         places = _places([v for r in facts.cells if (v := _value(r, col)) is not None])
         totals = sorted(((v, sum((x for r in rs if (x := _value(r, col)) is not None), Decimal(0)))
-                         for v, rs in groups.items()), key=lambda e: -e[1])
+                         for v, rs in groups.items()), key=lambda e: order * e[1])
         items.append({**head, "of": col.name, "of_letter": col.letter,
                       "values": [[v, _figure(t, places)] for v, t in totals[:MAX_PER]],
                       "more": _n(max(0, len(totals) - MAX_PER))})
@@ -1508,7 +1554,9 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
     if not columns:
         return {}, False, frozenset()
     names = {_folded(c.name) for c in facts.columns}
-    written = [m.group(1).rstrip("./-") for m in _WORD.finditer(question)]
+    matched = list(_WORD.finditer(question))
+    written = [m.group(1).rstrip("./-") for m in matched]
+    addressed = set(_addressed(question))  # (a name said to a person: no value's first word)
     words = [_folded(w) for w in written]
     found: dict[int, set[str]] = {}
     doubt = False
@@ -1577,7 +1625,7 @@ def _condition(question: str, facts: SheetFacts) -> tuple[dict[int, set[str]], b
                         for k in range(1, len(parts)):
                             beginning.setdefault(" ".join(parts[:k]), []).append((c, v))
             starting = beginning.get(phrase, [])
-            if not starting:
+            if not starting or n == 1 and matched[i].span(1) in addressed:
                 continue
             taken.update(range(i, i + n))
             said.add(phrase)
@@ -1916,10 +1964,17 @@ def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
                       for p in ([("facts.and", {})] if i else []) + [("facts.per_value", {"text": str(v), "figure": str(figure)})]]
             more: list[Phrase] = [("facts.per_more", {"n": str(item.get("more"))})] if str(item.get("more", "0")) != "0" else []
             by = column_phrase(ColumnFacts(of[0], "text", 0, letter=of[1]))
-            said.append(("facts.counted_per_total", {"name": column_phrase(ColumnFacts(
-                str(item["of"]), "numbers", 0, letter=str(item.get("of_letter", "")))), "by": by, "values": values, "more": more})
-                if item.get("of") else ("facts.counted_per_rows", {"by": by, "values": values, "more": more}))
+            rank = f"_{item['rank']}" if item.get("rank") in ("most", "least") else ""
             apart = True
+            if item.get("owed") and item.get("of"):  # ("which customer owes the most?": who, and the others after)
+                owing = item.get("values") or []
+                then: list[Phrase] = [("facts.owes_then", {"values": values[2:]})] if len(owing) > 1 else []
+                said.append((f"facts.owes{rank or '_most'}", {"name": str(owing[0][0]), "figure": str(owing[0][1]),
+                                                             "then": then, "more": more}) if owing else ("facts.owes_none", {}))
+                continue
+            said.append((f"facts.counted_per_total{rank}", {"name": column_phrase(ColumnFacts(
+                str(item["of"]), "numbers", 0, letter=str(item.get("of_letter", "")))), "by": by, "values": values, "more": more})
+                if item.get("of") else (f"facts.counted_per_rows{rank}", {"by": by, "values": values, "more": more}))
             continue
         if what == "distinct":  # (a text column's different values: ``_things_asked``)
             listed = item.get("listed") or []

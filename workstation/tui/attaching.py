@@ -20,6 +20,7 @@ from workstation.core.document_changes import (
     looks_like_versions,
     recorded_changes,
 )
+from workstation.core.documents import FILE_KIND_WORDS
 from workstation.core.engine_api import answer_reserve
 from workstation.core.phrases import (
     WordsBasis,
@@ -350,6 +351,10 @@ class Attachments(AppPart):
             else t("chat.attached_cut", name=name, n=rounded_words(own_words),
                    total=rounded_words(own_words * (whole - facts) / max(own, 1)), remove=remove)
             if whole > len(document[1])
+            # a CSV or a sheet by its rows and columns ("about 17 words" of 8 rows × 5 columns: a
+            # line's cells joined by commas count as one word)
+            else t("chat.attached_table", name=name, rows=table.rows, columns=len(table.columns) + table.more_columns,
+                   remove=remove) if (table := _one_table(document[0], self._document_facts.get(document[0], [])))
             else t("chat.attached", name=name, n=rounded_words(own_words), remove=remove)
         )
         if self.compared_with is not None:  # (the notice fades: its line says it while it is attached)
@@ -530,6 +535,12 @@ class Attachments(AppPart):
         if self.pending_document == event.document:
             self._attach_document(event.document, measure=False)  # its line says it now
             self.notify(self._not_measured_text(event.document), severity="warning", timeout=12)
+
+
+def _one_table(path: Path, tables: list[SheetFacts]) -> SheetFacts | None:
+    """The one table a CSV file or a workbook of one sheet is, by which its size is said; else None."""
+    kind = FILE_KIND_WORDS.get(path.suffix.lower())
+    return tables[0] if len(tables) == 1 and kind in ("picker.kind_csv", "picker.kind_sheet") else None
 
 
 def _message_words(measured: tuple[int, int, int], words: int, reserve: int, t: Texts) -> str:
