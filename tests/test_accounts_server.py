@@ -1278,3 +1278,28 @@ def test_a_key_renamed_while_the_server_runs_keeps_its_day(scheduler: Scheduler)
         assert o.accounts.quota.used("Ayşe Yılmaz") == first + second and o.accounts.quota.used("ayse") == 0
         o.accounts.flush()
     assert {r.group: r.tokens for r in UsageLog().summary("person")} == {"Ayşe Yılmaz": first + second}
+
+
+def test_a_key_renamed_while_its_request_runs_has_that_request_under_the_new_name(scheduler: Scheduler) -> None:
+    """`keys rename` while the key's reply was still being written: the server learns of a rename
+    at the key's next request, so that reply was written under the old name (`usage --by person`
+    showed a person who no longer exists, `keys list` her day without it, and a restarted server
+    rebuilt her day without those tokens). Rows carry their key's id, and the usage file names
+    each by the name that key has now."""
+    with office(scheduler, {"ayse": {"tokens_per_day": 100_000}}) as o:
+        stream = o.client("ayse").chat.completions.create(
+            model=PROFILE, messages=QUESTION, max_tokens=8, temperature=0,
+            stream=True, stream_options={"include_usage": True})
+        chunks = iter(stream)
+        next(chunks)  # (the reply has begun: the request is in flight)
+        assert main(["keys", "rename", "ayse", "Ayse Y"]) == 0
+        total = next(c.usage.total_tokens for c in chunks if c.usage is not None)
+        o.accounts.flush()
+        assert {r.group: r.tokens for r in UsageLog().summary("person")} == {"Ayse Y": total}
+        clock = o.clock
+    # a restarted server rebuilds her day from the usage file, those tokens in it
+    again = Accounts(PROFILE, keys=KeyRing(), usage=UsageLog(), clock=clock)
+    try:
+        assert again.quota.used("Ayse Y") == total and again.quota.used("ayse") == 0
+    finally:
+        again.close()

@@ -80,14 +80,13 @@ class Ticket:
 
 @dataclass(frozen=True)
 class Finished:
-    """A finished request as the writer thread takes it: its usage row, its audit line, and the
-    key that made it (``ApiKey.id``; None: the shared key or none), whose last use it is. The
-    key was found by its person's name when written: a use written after the person's key was
-    renewed was set on the new key."""
+    """A finished request as the writer thread takes it: its usage row, which holds the key that
+    made it (``UsageRecord.key_id``), whose last use it is, and its audit line. The key was found
+    by its person's name when written: a use written after the person's key was renewed was set
+    on the new key."""
 
     record: UsageRecord
     line: dict[str, Any]
-    key_id: int | None = None
 
 
 def given_key(headers: Mapping[str, str]) -> str:
@@ -350,6 +349,7 @@ class Accounts:
                 status=status,
                 duration_ms=round(duration_s * 1000, 3),
                 client=caller.client,
+                key_id=caller.key.id if caller.key is not None else None,
             )
             line: dict[str, Any] = {
                 "time": dt.datetime.fromtimestamp(ticket.t, dt.UTC).isoformat(timespec="milliseconds"),
@@ -369,7 +369,7 @@ class Accounts:
             if self.usage is not None:
                 with self._not_in_file_lock:
                     self._not_in_file[id(record)] = record
-            self._pending.put(Finished(record, line, caller.key.id if caller.key is not None else None))
+            self._pending.put(Finished(record, line))
         self.metrics.accounting_seconds += time.perf_counter() - t0
         self.metrics.accounted += 1
 
@@ -399,9 +399,8 @@ class Accounts:
         last use. A part that fails is logged and the others are still written. ``last``: the
         server is closing, so rows kept from a failed write are tried now, whenever last tried."""
         t0 = time.perf_counter()
+        # (a person renamed since their request began: the usage file writes it under the new name)
         records = [item.record for item in items]
-        for record in records:  # (a person renamed since their request ended: under the new name)
-            record.key = self.now_named(record.key)
         if self.audit is not None:
             with self._guard("the audit trail"):
                 heads = self.audit.append([item.line for item in items])
@@ -430,13 +429,12 @@ class Accounts:
                     if id(r) not in kept:  # written (or past what is kept: dropped)
                         self._not_in_file.pop(id(r), None)
         if self.keys is not None:
-            used: dict[int, float] = {}  # by the key that made the request (``Finished.key_id``)
-            for item in items:
-                r = item.record
+            used: dict[int, float] = {}  # by the key that made the request (``UsageRecord.key_id``)
+            for r in records:
                 # a refusal (a revoked key's 401 under its owner's name, a day used up) is no use: it
                 # was written as the last use of the person's new key, never used
-                if item.key_id is not None and (r.status < 400 or r.tokens):
-                    used[item.key_id] = max(used.get(item.key_id, 0.0), r.t)
+                if r.key_id is not None and (r.status < 400 or r.tokens):
+                    used[r.key_id] = max(used.get(r.key_id, 0.0), r.t)
             with self._guard("the keys' last use"):
                 self.keys.touch(used)
         self.metrics.writer_seconds += time.perf_counter() - t0
