@@ -1267,13 +1267,17 @@ def test_the_log_says_why_a_request_was_refused_or_cut(scheduler: Scheduler) -> 
 def test_a_key_renamed_while_the_server_runs_keeps_its_day(scheduler: Scheduler) -> None:
     """`keys rename` on a running server: the key's next request is under the new name, with
     the day's tokens used so far (the server counts the day in memory, by name: the new name
-    started at 0, a second day's worth), and every row of hers under it in `usage`."""
+    started at 0, a second day's worth), and every row of hers under it in `usage`; the
+    operator's /usage/today says her day under the new name before her next request."""
     from workstation.cli import main
 
     with office(scheduler, {"ayse": {"tokens_per_day": 100_000}}) as o:
         first = chat(o.client("ayse"))
         o.accounts.flush()
         assert main(["keys", "rename", "ayse", "Ayşe Yılmaz"]) == 0
+        # the operator's /usage/today before her next request: her day under the new name (it said 0)
+        today = httpx.get(f"{o.url.rsplit('/v1', 1)[0]}/usage/today", headers={"Authorization": f"Bearer {OPERATOR}"})
+        assert [(k["key"], k["tokens"]) for k in today.json()["keys"]] == [("Ayşe Yılmaz", first)]
         second = chat(o.client("ayse"))  # (the same key)
         assert o.accounts.quota.used("Ayşe Yılmaz") == first + second and o.accounts.quota.used("ayse") == 0
         o.accounts.flush()

@@ -145,9 +145,10 @@ class Accounts:
         self.folded_in = usage.fold_in() if usage is not None else 0  # rows a stopped server kept aside
         self._protected = False
         # each key's name as last seen (by ``ApiKey.id``): a key renamed (``keys rename``) while the
-        # server runs takes its day's count and its rows still to be written to the new name
+        # server runs takes its day's count to the new name (its rows: the usage file, by key)
         self._names: dict[int, str] = {}
         self._renamed: dict[str, str] = {}
+        self._names_lock = threading.Lock()  # (the request path's thread and /usage/today's, in the threadpool)
         if usage is not None or audit is not None:
             self._writer = threading.Thread(target=self._write_loop, name="workstation-accounts", daemon=True)
             self._writer.start()
@@ -188,12 +189,13 @@ class Accounts:
         """Note ``key``'s name; one renamed since it was last seen moves its day to the new name."""
         if key.id is None:
             return
-        was = self._names.get(key.id)
-        self._names[key.id] = key.name
-        self._renamed.pop(key.name, None)  # (a name given anew, to another person: theirs)
-        if was is not None and was != key.name:
-            self.quota.rename(was, key.name)
-            self._renamed[was] = key.name
+        with self._names_lock:
+            was = self._names.get(key.id)
+            self._names[key.id] = key.name
+            self._renamed.pop(key.name, None)  # (a name given anew, to another person: theirs)
+            if was is not None and was != key.name:
+                self.quota.rename(was, key.name)
+                self._renamed[was] = key.name
 
     def now_named(self, name: str) -> str:
         """``name``, or what it was renamed to while the server runs."""
@@ -292,6 +294,8 @@ class Accounts:
         if caller.key is not None:
             return {**one(caller.name, caller.key.tokens_per_day), "resets_at": reset}
         keys = self.keys.list() if self.keys is not None else []
+        for k in keys:  # (one renamed since its last request: its day moved to the new name, not said as 0)
+            self._seen(k)
         return {"keys": [one(k.name, k.tokens_per_day) for k in keys], "resets_at": reset}
 
     def begin(self, caller: Caller, route: str) -> Ticket:
