@@ -1267,14 +1267,43 @@ def test_the_log_says_why_a_request_was_refused_or_cut(scheduler: Scheduler) -> 
 def test_a_key_renamed_while_the_server_runs_keeps_its_day(scheduler: Scheduler) -> None:
     """`keys rename` on a running server: the key's next request is under the new name, with
     the day's tokens used so far (the server counts the day in memory, by name: the new name
-    started at 0, a second day's worth), and every row of hers under it in `usage`."""
+    started at 0, a second day's worth), and every row of hers under it in `usage`; the
+    operator's /usage/today says her day under the new name before her next request."""
     from workstation.cli import main
 
     with office(scheduler, {"ayse": {"tokens_per_day": 100_000}}) as o:
         first = chat(o.client("ayse"))
         o.accounts.flush()
         assert main(["keys", "rename", "ayse", "Ayşe Yılmaz"]) == 0
+        # the operator's /usage/today before her next request: her day under the new name (it said 0)
+        today = httpx.get(f"{o.url.rsplit('/v1', 1)[0]}/usage/today", headers={"Authorization": f"Bearer {OPERATOR}"})
+        assert [(k["key"], k["tokens"]) for k in today.json()["keys"]] == [("Ayşe Yılmaz", first)]
         second = chat(o.client("ayse"))  # (the same key)
         assert o.accounts.quota.used("Ayşe Yılmaz") == first + second and o.accounts.quota.used("ayse") == 0
         o.accounts.flush()
     assert {r.group: r.tokens for r in UsageLog().summary("person")} == {"Ayşe Yılmaz": first + second}
+
+
+def test_a_key_renamed_while_its_request_runs_has_that_request_under_the_new_name(scheduler: Scheduler) -> None:
+    """`keys rename` while the key's reply was still being written: the server learns of a rename
+    at the key's next request, so that reply was written under the old name (`usage --by person`
+    showed a person who no longer exists, `keys list` her day without it, and a restarted server
+    rebuilt her day without those tokens). Rows carry their key's id, and the usage file names
+    each by the name that key has now."""
+    with office(scheduler, {"ayse": {"tokens_per_day": 100_000}}) as o:
+        stream = o.client("ayse").chat.completions.create(
+            model=PROFILE, messages=QUESTION, max_tokens=8, temperature=0,
+            stream=True, stream_options={"include_usage": True})
+        chunks = iter(stream)
+        next(chunks)  # (the reply has begun: the request is in flight)
+        assert main(["keys", "rename", "ayse", "Ayse Y"]) == 0
+        total = next(c.usage.total_tokens for c in chunks if c.usage is not None)
+        o.accounts.flush()
+        assert {r.group: r.tokens for r in UsageLog().summary("person")} == {"Ayse Y": total}
+        clock = o.clock
+    # a restarted server rebuilds her day from the usage file, those tokens in it
+    again = Accounts(PROFILE, keys=KeyRing(), usage=UsageLog(), clock=clock)
+    try:
+        assert again.quota.used("Ayse Y") == total and again.quota.used("ayse") == 0
+    finally:
+        again.close()

@@ -733,3 +733,39 @@ def test_keys_rename_keeps_the_key_its_limits_its_day_and_its_usage(capsys: pyte
     assert capsys.readouterr().out.endswith("'Ayşe Yılmaz' artık 'Ayşe': aynı anahtar, sınırları, bugünkü token'ları ve "
                                             "kullanımı; çalışan bir sunucu yeni adı anahtarın bir sonraki isteğinden "
                                             "başlayarak kullanır.\n")
+
+
+def test_rows_written_after_a_rename_go_by_their_key_not_by_the_old_name(capsys: pytest.CaptureFixture[str]) -> None:
+    """Rows a server writes after `keys rename` under the old name (a reply being written while
+    she was renamed, rows a stopped server kept aside) are hers under the new name, found by her
+    key; a new person given the old name afterwards keeps their own rows. A usage file of the
+    schema before (no key on its rows) is upgraded with its rows as they were."""
+    old = sqlite3.connect(data_dir() / "usage.sqlite3")
+    old.executescript(usage_schema_one())
+    old.execute("INSERT INTO requests(t, key, profile, route, prompt_tokens, cached_tokens, completion_tokens, ttft_ms, "
+                "decode_tps, status, duration_ms, client) VALUES (?, 'ayse', 'office', 'chat', 4, 0, 2, 0, 0, 200, 0, '')",
+                (time.time(),))
+    old.commit()
+    old.close()
+    ring = KeyRing()
+    hers = ring.add("ayse")[0]
+    ring.close()
+    assert main(["keys", "rename", "ayse", "Ayse Y"]) == 0
+    ring = KeyRing()
+    theirs = ring.add("ayse")[0]  # (the old name, given anew to another person)
+    ring.close()
+    log = UsageLog()
+    now = time.time()
+    log.add([UsageRecord(now, "ayse", "office", "chat", prompt_tokens=10, completion_tokens=5, key_id=hers.id),
+             UsageRecord(now, "ayse", "office", "chat", prompt_tokens=1, completion_tokens=1, key_id=theirs.id)])
+    log.keep_aside([UsageRecord(now + 1, "ayse", "office", "chat", prompt_tokens=100, key_id=hers.id)])
+    assert log.fold_in() == 1
+    assert {r.group: r.tokens for r in log.summary("person")} == {"Ayse Y": 6 + 15 + 100, "ayse": 2}
+    log.close()
+
+
+def usage_schema_one() -> str:
+    """The usage file's first schema, as a server before keys went on its rows made it."""
+    from workstation.core.usage import _MIGRATIONS
+
+    return _MIGRATIONS[0] + "PRAGMA user_version = 1;"

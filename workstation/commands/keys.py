@@ -247,8 +247,9 @@ def run_set(args: argparse.Namespace) -> int:
 
 def run_rename(args: argparse.Namespace) -> int:
     """A person's keys (in use and revoked) under a new name, the same secrets and limits, and
-    their usage rows too (kept by name): ``usage --by person`` and today's tokens go on under it.
-    A running server takes the new name at the key's next request."""
+    their usage rows too (kept by name, and by key for rows written later): ``usage --by person``
+    and today's tokens go on under it. A running server takes the new name at the key's next
+    request; a reply of theirs it still writes is written under the new name."""
     from workstation.core.keys import KeyRing
     from workstation.core.paths import data_dir
     from workstation.core.usage import DB_NAME, UsageLog
@@ -257,12 +258,14 @@ def run_rename(args: argparse.Namespace) -> int:
     ring = KeyRing()
     try:
         old, key = ring.rename(args.name, args.new_name)
+        # (their keys, by id: a reply a running server still writes goes under the new name too)
+        ids = [k.id for k in ring.list(include_revoked=True) if k.name == key.name and k.id is not None]
     finally:
         ring.close()
     if old != key.name and (data_dir() / DB_NAME).exists():
         usage = UsageLog()
         try:
-            usage.rename(old, key.name)
+            usage.rename(old, key.name, ids)
         finally:
             usage.close()
     print(t("keys_cmd.renamed", old=old, name=key.name))

@@ -18,7 +18,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, astuple, dataclass, fields
+from dataclasses import asdict, astuple, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,13 @@ _MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX requests_by_time ON requests(t);
     CREATE INDEX requests_by_key ON requests(key, t);
     """,
+    # each row's key (``ApiKey.id``; NULL: the shared key, none, or a row from before) and the name
+    # each key was last given by ``keys rename``: a row written later under an older name (a reply
+    # still being written while its person was renamed) is written under the key's name now
+    """
+    ALTER TABLE requests ADD COLUMN key_id INTEGER;
+    CREATE TABLE key_names (key_id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+    """,
 )
 
 
@@ -86,6 +93,7 @@ class UsageRecord:
     client: str = ""
     audit_seq: int = 0
     audit_hash: str = ""
+    key_id: int | None = None  # the key that made it (``ApiKey.id``; None: the shared key, or none)
 
     @property
     def tokens(self) -> int:
@@ -164,11 +172,15 @@ class UsageLog:
             self._db.close()
 
     def add(self, records: Iterable[UsageRecord]) -> None:
-        """Store records in one transaction."""
+        """Store records in one transaction, each under the name its key has now (``rename``):
+        a person renamed while their reply was written had it under the old name."""
         marks = ", ".join("?" * len(fields(UsageRecord)))
         with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")  # (the names read under the write lock: a rename is before or after)
+            names: dict[int, str] = dict(self._db.execute("SELECT key_id, name FROM key_names").fetchall())
             self._db.executemany(
-                f"INSERT INTO requests({_RECORD_COLUMNS}) VALUES ({marks})", [astuple(r) for r in records]
+                f"INSERT INTO requests({_RECORD_COLUMNS}) VALUES ({marks})",
+                [astuple(replace(r, key=names.get(r.key_id, r.key)) if r.key_id is not None else r) for r in records],
             )
 
     @property
@@ -226,17 +238,22 @@ class UsageLog:
         return len(rows)
 
     def _has(self, record: UsageRecord) -> bool:
-        """Whether the file holds ``record`` already (the same moment, key and route)."""
+        """Whether the file holds ``record`` already (the same moment, key, by name or the key
+        itself, as it may have been renamed meanwhile, and route)."""
         with self._lock:
-            return self._db.execute("SELECT 1 FROM requests WHERE t = ? AND key = ? AND route = ? LIMIT 1",
-                                    (record.t, record.key, record.route)).fetchone() is not None
+            return self._db.execute(
+                "SELECT 1 FROM requests WHERE t = ? AND (key = ? OR key_id = ?) AND route = ? LIMIT 1",
+                (record.t, record.key, record.key_id, record.route)).fetchone() is not None
 
-    def rename(self, old: str, new: str) -> int:
+    def rename(self, old: str, new: str, key_ids: Iterable[int] = ()) -> int:
         """A person's usage under their new name (``keys rename``): the rows of ``old`` and those the
-        side file keeps, so ``usage --by person`` and their day's tokens go on under ``new``.
-        How many rows of the file were renamed."""
+        side file keeps, so ``usage --by person`` and their day's tokens go on under ``new``; and
+        those written later by their keys (``key_ids``: a reply still being written, a server's
+        rows kept aside). How many rows of the file were renamed."""
         with self._lock, self._db:
             n = self._db.execute("UPDATE requests SET key = ? WHERE key = ?", (new, old)).rowcount
+            self._db.executemany("INSERT OR REPLACE INTO key_names(key_id, name) VALUES (?, ?)",
+                                 [(i, new) for i in key_ids])
         if self.unsaved_path.exists():
             with self._side_file_held():
                 rows = self._aside()

@@ -80,14 +80,13 @@ class Ticket:
 
 @dataclass(frozen=True)
 class Finished:
-    """A finished request as the writer thread takes it: its usage row, its audit line, and the
-    key that made it (``ApiKey.id``; None: the shared key or none), whose last use it is. The
-    key was found by its person's name when written: a use written after the person's key was
-    renewed was set on the new key."""
+    """A finished request as the writer thread takes it: its usage row, which holds the key that
+    made it (``UsageRecord.key_id``), whose last use it is, and its audit line. The key was found
+    by its person's name when written: a use written after the person's key was renewed was set
+    on the new key."""
 
     record: UsageRecord
     line: dict[str, Any]
-    key_id: int | None = None
 
 
 def given_key(headers: Mapping[str, str]) -> str:
@@ -146,9 +145,10 @@ class Accounts:
         self.folded_in = usage.fold_in() if usage is not None else 0  # rows a stopped server kept aside
         self._protected = False
         # each key's name as last seen (by ``ApiKey.id``): a key renamed (``keys rename``) while the
-        # server runs takes its day's count and its rows still to be written to the new name
+        # server runs takes its day's count to the new name (its rows: the usage file, by key)
         self._names: dict[int, str] = {}
         self._renamed: dict[str, str] = {}
+        self._names_lock = threading.Lock()  # (the request path's thread and /usage/today's, in the threadpool)
         if usage is not None or audit is not None:
             self._writer = threading.Thread(target=self._write_loop, name="workstation-accounts", daemon=True)
             self._writer.start()
@@ -189,12 +189,13 @@ class Accounts:
         """Note ``key``'s name; one renamed since it was last seen moves its day to the new name."""
         if key.id is None:
             return
-        was = self._names.get(key.id)
-        self._names[key.id] = key.name
-        self._renamed.pop(key.name, None)  # (a name given anew, to another person: theirs)
-        if was is not None and was != key.name:
-            self.quota.rename(was, key.name)
-            self._renamed[was] = key.name
+        with self._names_lock:
+            was = self._names.get(key.id)
+            self._names[key.id] = key.name
+            self._renamed.pop(key.name, None)  # (a name given anew, to another person: theirs)
+            if was is not None and was != key.name:
+                self.quota.rename(was, key.name)
+                self._renamed[was] = key.name
 
     def now_named(self, name: str) -> str:
         """``name``, or what it was renamed to while the server runs."""
@@ -293,6 +294,8 @@ class Accounts:
         if caller.key is not None:
             return {**one(caller.name, caller.key.tokens_per_day), "resets_at": reset}
         keys = self.keys.list() if self.keys is not None else []
+        for k in keys:  # (one renamed since its last request: its day moved to the new name, not said as 0)
+            self._seen(k)
         return {"keys": [one(k.name, k.tokens_per_day) for k in keys], "resets_at": reset}
 
     def begin(self, caller: Caller, route: str) -> Ticket:
@@ -350,6 +353,7 @@ class Accounts:
                 status=status,
                 duration_ms=round(duration_s * 1000, 3),
                 client=caller.client,
+                key_id=caller.key.id if caller.key is not None else None,
             )
             line: dict[str, Any] = {
                 "time": dt.datetime.fromtimestamp(ticket.t, dt.UTC).isoformat(timespec="milliseconds"),
@@ -369,7 +373,7 @@ class Accounts:
             if self.usage is not None:
                 with self._not_in_file_lock:
                     self._not_in_file[id(record)] = record
-            self._pending.put(Finished(record, line, caller.key.id if caller.key is not None else None))
+            self._pending.put(Finished(record, line))
         self.metrics.accounting_seconds += time.perf_counter() - t0
         self.metrics.accounted += 1
 
@@ -399,9 +403,8 @@ class Accounts:
         last use. A part that fails is logged and the others are still written. ``last``: the
         server is closing, so rows kept from a failed write are tried now, whenever last tried."""
         t0 = time.perf_counter()
+        # (a person renamed since their request began: the usage file writes it under the new name)
         records = [item.record for item in items]
-        for record in records:  # (a person renamed since their request ended: under the new name)
-            record.key = self.now_named(record.key)
         if self.audit is not None:
             with self._guard("the audit trail"):
                 heads = self.audit.append([item.line for item in items])
@@ -430,13 +433,12 @@ class Accounts:
                     if id(r) not in kept:  # written (or past what is kept: dropped)
                         self._not_in_file.pop(id(r), None)
         if self.keys is not None:
-            used: dict[int, float] = {}  # by the key that made the request (``Finished.key_id``)
-            for item in items:
-                r = item.record
+            used: dict[int, float] = {}  # by the key that made the request (``UsageRecord.key_id``)
+            for r in records:
                 # a refusal (a revoked key's 401 under its owner's name, a day used up) is no use: it
                 # was written as the last use of the person's new key, never used
-                if item.key_id is not None and (r.status < 400 or r.tokens):
-                    used[item.key_id] = max(used.get(item.key_id, 0.0), r.t)
+                if r.key_id is not None and (r.status < 400 or r.tokens):
+                    used[r.key_id] = max(used.get(r.key_id, 0.0), r.t)
             with self._guard("the keys' last use"):
                 self.keys.touch(used)
         self.metrics.writer_seconds += time.perf_counter() - t0
