@@ -63,7 +63,7 @@ def test_profiles_new_makes_a_profile_that_runs_the_model(
     from workstation.tui.integrations import fit_verdict
 
     verdict = fit_verdict(profile)
-    assert verdict is not None and re.search(r"(GB of memory free|so that it writes faster)\. Note: gemma-3-270m-q4_k_m was not made", verdict), verdict
+    assert verdict is not None and re.search(r"(GB of memory free|on this CPU, to write faster)\. Note: gemma-3-270m-q4_k_m was not made", verdict), verdict
     assert profile.description == "Runs gemma-3-270m-q4_k_m, with settings chosen for this PC."
     # fit's lines add up to its total: the CPU's repacked copy of the Q4_K weights (avx2, asimd) has a line of
     # its own (the verdict counted it; weights, KV cache and compute came that much short), in --json too

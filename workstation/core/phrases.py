@@ -59,7 +59,7 @@ ENGLISH: dict[str, str] = {
     # weights that do not fit in the memory free are read from the model's file as it runs
     "fit.cpu_paged": "runs on the CPU{why}, but slowly: {said}",
     "fit.paged": "; slower still: {said}",
-    "fit.repacked": "; {size} of it a second copy of the model, laid out for this CPU so that it writes faster",
+    "fit.repacked": "; {size} of that is extra memory it takes on this CPU, to write faster",
     "fit.paged_why": ("it needs {need} of memory and {free} is free for it, so {short} of the model is "
                       "read from the disk again for every word it writes; {short} more free memory ({how}) "
                       "makes it fast"),
