@@ -798,7 +798,8 @@ def test_fit_plans_on_a_card_this_pc_lacks(capsys: pytest.CaptureFixture[str],
     turkish = capsys.readouterr().out
     assert save_language("tr") and main(["fit", "-p", "office-cpu", "--gpu", "RTX 3060"]) == 0
     assert capsys.readouterr().out == turkish  # (this PC's free memory held still: CI saw 22 GB, then 21 GB)
-    assert turkish.startswith("office-cpu: smollm2-135m-instruct-q4_1 (llama, Q4_1), bağlam 4.096, K/V f16/f16\n")
+    assert turkish.startswith("office-cpu: smollm2-135m-instruct-q4_1 (llama, Q4_1), bir seferde 4.096 token okur (bağlam), "
+                                "bağlam belleği tam boy (K/V f16/f16)\n")
     assert re.search(r"\n  sonuç: +tamamen GPU belleğine sığar: \d+ MB / 12 GB\n", turkish), turkish
     assert "katman  gereken" in turkish and "\n  hız:          Saniyede en fazla yaklaşık " in turkish and "tokens/s" not in turkish
     assert main(["fit", "-p", "office-cpu", "--gpu", "RTX 3060", "--lang", "en"]) == 0
@@ -1055,11 +1056,11 @@ def test_fit_counts_layers_one_way_and_the_cpu_k_v_rule_only_where_the_cpu_holds
     assert main(["fit", "--gpu", "RTX 4060", "-p", "gpu-llama31-8b"]) == 0
     out = capsys.readouterr().out
     verdict = re.search(r"verdict:   (\d+) of (\d+) layers on the GPU", out)
-    layers = re.search(r"GPU layers: (\d+) of (\d+) ", out)
+    layers = re.search(r"\(GPU layers\): (\d+) of (\d+) ", out)
     assert verdict and layers and verdict.groups() == layers.groups() == ("32", "33"), out
-    assert "counted at 0.79x on the CPU" not in out, out
+    assert "about a fifth slower (0.79x) on the CPU" not in out, out
     assert main(["fit", "--gpu", "RTX 4090", "-p", "gpu-llama31-8b"]) == 0
-    assert "  GPU layers: all 33 (gpu_layers: auto)" in capsys.readouterr().out
+    assert "  parts on the graphics card (GPU layers): all 33 (gpu_layers: auto)" in capsys.readouterr().out
 
 
 def test_fit_of_a_speculating_profile_says_its_measured_figure_has_the_guesses_and_the_estimate_not(

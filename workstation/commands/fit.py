@@ -16,7 +16,7 @@ from workstation.core.profile_check import CONTEXT_RANGE, context_allowed
 from workstation.core.profile_plan import plan_for_profile
 from workstation.core.profile_readiness import profile_draft_problem
 from workstation.core.profile_variants import load_variant
-from workstation.core.profiles import Profile
+from workstation.core.profiles import KVCache, Profile, kv_words
 from workstation.core.speed_estimate import slow_phrase
 
 if TYPE_CHECKING:
@@ -79,12 +79,14 @@ def run(args: argparse.Namespace) -> int:
                     "estimate_speculative": False})  # (the estimate never counts a speed-up)
         return 1 if problem else 0 if plan.fits else 2
     print(t("fit_cmd.head", profile=profile.key, model=plan.model, architecture=plan.architecture,
-            file_type=plan.file_type, context=f"{plan.context:,}", k=plan.type_k, v=plan.type_v))
+            file_type=plan.file_type, context=f"{plan.context:,}", kv=kv, k=plan.type_k, v=plan.type_v))
     if cards:
         print(t("fit_cmd.on", cards=t.series([g.name for g in cards], most=len(cards))))
     verdict = say(plan.verdict_phrases, t.get)
     # its memory is planned, but it does not run: said first, as profiles check and loading say it
     if problem:
+    # the K/V types in words first ("full size"), as F3 says them; their names stay in brackets
+    kv = kv_words(KVCache(plan.type_k, plan.type_v), None if t.lang == "en" else t.get, usual=True)
         print(t("fit_cmd.not_here", problem=say(problem, t.get)))
         print(t("fit_cmd.as_planned", verdict=verdict))
     else:
