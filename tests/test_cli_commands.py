@@ -1994,6 +1994,35 @@ def test_fit_of_a_catalog_model_names_the_profile_that_runs_it(capsys: pytest.Ca
     assert "models pull phi-4-14b-q4_k_m" in err and "profiles new phi-4-14b-q4_k_m" in err, err
 
 
+def test_fit_takes_the_name_after_it_as_profiles_check_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """`fit llama-3.1-8b-instruct-q4_k_m` (a catalog name, typed as `profiles check NAME` takes one)
+    said only "'fit' takes options only": the name after fit is read as -p reads it, a profile
+    planned, a model's name answered with the command that plans it; -p too, once."""
+    assert main(["fit", "gpu-llama31-8b"]) in (0, 2)  # (2: it does not fit this PC)
+    assert capsys.readouterr().out.startswith("gpu-llama31-8b: llama-3.1-8b-instruct-q4_k_m (llama, Q4_K_M)")
+    assert main(["fit", "llama-3.1-8b-instruct-q4_k_m"]) == 1
+    err = capsys.readouterr().err
+    assert "llama-3.1-8b-instruct-q4_k_m is a model, not a profile; the profile gpu-llama31-8b runs it: " in err, err
+    assert "fit gpu-llama31-8b." in err and "takes options only" not in err and len(err.splitlines()) == 1, err
+    assert main(["fit", "office-cpu", "-p", "office-cpu"]) == 0  # (the same one twice: no harm)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:  # two: which one?
+        main(["fit", "office-cpu", "-p", "draft-pair"])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "'office-cpu' and -p 'draft-pair' name two profiles; give one" in err, err
+    assert "Traceback" not in err
+    # and --help says what fit is for, in a sentence (it had none), in Turkish too
+    with pytest.raises(SystemExit):
+        main(["fit", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "Says whether a model or profile fits this PC's memory, and how fast it will write." in said, said
+    with pytest.raises(SystemExit):
+        main(["fit", "--help", "--lang", "tr"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "Bir modelin ya da profilin bu bilgisayarın belleğine sığıp sığmadığını ve ne kadar hızlı yazacağını " \
+           "söyler." in said, said
+
+
 def test_fit_says_each_figure_in_words_first(capsys: pytest.CaptureFixture[str]) -> None:
     """A paralegal read fit -p gpu-llama31-8b as "KV cache: 1.6 GB (16,384 cells…)", "the draft
     model", "f16 K/V", "counted at 0.79x on the CPU…": the figures stay, each said in words first,
