@@ -1994,6 +1994,57 @@ def test_fit_of_a_catalog_model_names_the_profile_that_runs_it(capsys: pytest.Ca
     assert "models pull phi-4-14b-q4_k_m" in err and "profiles new phi-4-14b-q4_k_m" in err, err
 
 
+def test_fit_takes_the_name_after_it_as_profiles_check_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """`fit llama-3.1-8b-instruct-q4_k_m` (a catalog name, typed as `profiles check NAME` takes one)
+    said only "'fit' takes options only": the name after fit is read as -p reads it, a profile
+    planned, a model's name answered with the command that plans it; -p too, once."""
+    assert main(["fit", "gpu-llama31-8b"]) in (0, 2)  # (2: it does not fit this PC)
+    assert capsys.readouterr().out.startswith("gpu-llama31-8b: llama-3.1-8b-instruct-q4_k_m (llama, Q4_K_M)")
+    assert main(["fit", "llama-3.1-8b-instruct-q4_k_m"]) == 1
+    err = capsys.readouterr().err
+    assert "llama-3.1-8b-instruct-q4_k_m is a model, not a profile; the profile gpu-llama31-8b runs it: " in err, err
+    assert "fit gpu-llama31-8b." in err and "takes options only" not in err and len(err.splitlines()) == 1, err
+    assert main(["fit", "office-cpu", "-p", "office-cpu"]) == 0  # (the same one twice: no harm)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:  # two: which one?
+        main(["fit", "office-cpu", "-p", "draft-pair"])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "'office-cpu' and -p 'draft-pair' name two profiles; give one" in err, err
+    assert "Traceback" not in err
+    # and --help says what fit is for, in a sentence (it had none), in Turkish too
+    with pytest.raises(SystemExit):
+        main(["fit", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "Says whether a model or profile fits this PC's memory, and how fast it will write." in said, said
+    with pytest.raises(SystemExit):
+        main(["fit", "--help", "--lang", "tr"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "Bir modelin ya da profilin bu bilgisayarın belleğine sığıp sığmadığını ve ne kadar hızlı yazacağını " \
+           "söyler." in said, said
+
+
+def test_fit_says_each_figure_in_words_first(capsys: pytest.CaptureFixture[str]) -> None:
+    """A paralegal read fit -p gpu-llama31-8b as "KV cache: 1.6 GB (16,384 cells…)", "the draft
+    model", "f16 K/V", "counted at 0.79x on the CPU…": the figures stay, each said in words first,
+    the engineers' names in brackets after them."""
+    assert main(["fit", "-p", "gpu-llama31-8b"]) in (0, 2)
+    out = capsys.readouterr().out
+    head = out.splitlines()[0]
+    assert head == ("gpu-llama31-8b: llama-3.1-8b-instruct-q4_k_m (llama, Q4_K_M), reads up to 16,384 tokens at once "
+                    "(context), its context memory at half size (K/V q8_0/q8_0)"), head
+    assert re.search(r"\n  the model itself \(weights\): [\d.]+ GB; its helper model \(draft\) takes [\d.]+ MB of it\n", out), out
+    assert re.search(r"\n  memory for the conversation \(context\): [\d.]+ GB for 16,384 tokens \(KV cache\); its "
+                     r"helper model \(draft\) takes [\d.]+ MB of it\n", out), out
+    assert re.search(r"\n  working memory while it writes \(compute\): [\d.]+ MB, an estimate; ", out), out
+    assert "\n  parts on the graphics card (GPU layers): 0 of 33 (gpu_layers: auto)\n" in out, out
+    assert "counts its helper model for faster replies (draft), llama-3.2-1b-instruct-q4_k_m: " in out, out
+    assert " MB of context memory at full size (f16 K/V) on the CPU" in out, out
+    assert "counted about a fifth slower (0.79x) on the CPU for its context memory smaller than full size " \
+           "(a quantized K/V cache)" in out, out
+    for jargon in ("KV cache:", "cells", "the draft model", "of f16 K/V", "counted at 0.79x", "CPU copy"):
+        assert jargon not in out, (jargon, out)
+
+
 def test_conversations_show_and_export_say_a_messages_table_facts_in_their_language(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`conversations show|export --lang tr` of a message with a CSV attached wrote the program's

@@ -44,7 +44,7 @@ def test_no_gpu_counts_the_draft_in_ram(smollm2_path: Path, gemma_path: Path, pr
     assert paired.kv_cache_bytes == alone.kv_cache_bytes + draft_kv
     assert paired.cpu_bytes > alone.cpu_bytes + draft.weights_bytes
     assert paired.draft is not None and paired.draft["gpu_layers"] == 0
-    assert paired.fits and any("draft model" in n for n in paired.notes)
+    assert paired.fits and any("helper model for faster replies (draft)" in n for n in paired.notes)
     # a machine without a GPU is told of RAM alone, not of "0.0 GB on the GPU"
     # in F3's words ("a small helper model"; "memory" as the verdict before it says): it said "with
     # its draft model 8.8 GB in RAM"
@@ -165,10 +165,15 @@ def test_fit_json_reports_the_draft(tmp_path: Path, smollm2_path: Path, probe,
     assert data["weights_bytes"] == 2 * read_model_info(smollm2_path).weights_bytes
     assert main(["fit", "-p", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "draft model" in out
+    assert "helper model for faster replies (draft)" in out
     half = human_bytes(read_model_info(smollm2_path).weights_bytes)  # the totals say what of them is the draft's
-    assert f"  weights:   {human_bytes(data['weights_bytes'])}; the draft model's {half} included\n" in out, out
-    assert "the draft model's" in out.split("KV cache:")[1].splitlines()[0]
+    # in words first, the engineers' names in brackets ("KV cache: 1.6 GB (16,384 cells…)", "the draft model")
+    assert f"  the model itself (weights): {human_bytes(data['weights_bytes'])}; its helper model (draft) takes {half} " \
+           "of it\n" in out, out
+    kv = out.split("  memory for the conversation (context): ")[1].splitlines()[0]
+    assert kv.startswith(f"{human_bytes(data['kv_cache_bytes'])} for 2,048 tokens (KV cache); its helper model (draft)"), out
+    assert "cells" not in out and "the draft model" not in out and "of f16 K/V" not in out, out
+    assert "of context memory at full size (f16 K/V)" in out and "its context memory at full size (K/V f16/f16)" in out
     # a Q4_0 draft on the CPU: its repacked copy is in the total, and in the figures that add up to it
     path.write_text(yaml.safe_dump({"name": "pair", "model": SMOLLM2, "context": 2048, "speculative": {
         **DRAFT, "draft_model": str(requantized_copy(smollm2_path, "q4_0"))}}), encoding="utf-8")
@@ -230,7 +235,7 @@ def test_fit_before_downloading_plans_from_the_published_shape(
     probe(FakeGpuProbe.of(("RTX 3050", 6, 5.5)))  # too small for all of it: auto offloads part
     assert main(["fit", "-p", "gpu-qwen3-8b"]) == 0
     out = capsys.readouterr().out
-    assert "not downloaded yet" in out and "GPU layers:" in out and " of 37 " in out
+    assert "not downloaded yet" in out and "(GPU layers):" in out and " of 37 " in out
     partial = fit_verdict(load_profile("gpu-qwen3-8b"), Texts("tr"))
     # (llama.cpp's count, the output layer one of them: as fit's "GPU layers" says it)
     assert partial and "37 katmanın " in partial and "kalanı CPU'da: çalışır ama daha yavaş" in partial

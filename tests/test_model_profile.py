@@ -63,7 +63,7 @@ def test_profiles_new_makes_a_profile_that_runs_the_model(
     from workstation.tui.integrations import fit_verdict
 
     verdict = fit_verdict(profile)
-    assert verdict is not None and re.search(r"(GB of memory free|so that it writes faster)\. Note: gemma-3-270m-q4_k_m was not made", verdict), verdict
+    assert verdict is not None and re.search(r"(GB of memory free|on this CPU, to write faster)\. Note: gemma-3-270m-q4_k_m was not made", verdict), verdict
     assert profile.description == "Runs gemma-3-270m-q4_k_m, with settings chosen for this PC."
     # fit's lines add up to its total: the CPU's repacked copy of the Q4_K weights (avx2, asimd) has a line of
     # its own (the verdict counted it; weights, KV cache and compute came that much short), in --json too
@@ -73,7 +73,7 @@ def test_profiles_new_makes_a_profile_that_runs_the_model(
         planned["total_bytes"], planned
     assert main(["fit", "-p", "gemma-3-270m-q4_k_m"]) == 0
     out = capsys.readouterr().out
-    copy = f"\n  CPU copy:  {human_bytes(planned['repack_bytes'])} (a second copy of the model, laid out "
+    copy = f"\n  extra memory to write faster on this CPU: {human_bytes(planned['repack_bytes'])} (parts of the model "
     assert (copy in out) == bool(planned["repack_bytes"]), out
     assert planned["placement"] != "cpu" or f"needs {human_bytes(planned['total_bytes']):>9}" in out, out  # (its CPU line too)
     assert "; change its settings in this file." in (folder / "gemma-3-270m-q4_k_m.yaml").read_text(encoding="utf-8")
@@ -398,7 +398,7 @@ def test_profiles_list_goes_on_where_the_data_folder_cannot_be_used(
     out = capsys.readouterr().out
     assert "verdict:" in out
     # the file's size beside the weights', as 'models list' says it (92 MB and 94 MB read as one size said two ways)
-    assert re.search(r"^  weights:   \d+ MB \(its file is 94 MB, with its vocabulary and settings\)$", out, re.M), out
+    assert re.search(r"^  the model itself \(weights\): \d+ MB \(its file is 94 MB, with its vocabulary and settings\)$", out, re.M), out
 
 
 # --- -p MODEL.gguf: a model file run as a new profile for it would run it -----------------------

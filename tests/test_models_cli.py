@@ -691,13 +691,14 @@ def test_the_catalogs_descriptions_say_what_a_model_is_in_plain_words_first() ->
 
     said = {e["name"]: (" ".join(str(e.get("description", "")).split()), str(e.get("description_tr", "")))
             for e in catalog.catalog_entries()}
-    assert "A small helper model that guesses words for Llama 3.1 8B to write faster (it shares its word list" \
+    assert "A small model; it can speed up Llama 3.1 8B as its helper (both read text the same way)" \
         in said["llama-3.2-1b-instruct-q4_k_m"][0]
-    assert "Llama 3.1 8B daha hızlı yazsın diye sözcük tahmin eden küçük yardımcı model" in said["llama-3.2-1b-instruct-q4_k_m"][1]
+    assert "Llama 3.1 8B'nin yardımcısı olarak onu hızlandırabilir (ikisi metni aynı biçimde okur)" \
+        in said["llama-3.2-1b-instruct-q4_k_m"][1]
     assert "needs a graphics card with 12 GB of memory or more" in said["qwen2.5-14b-instruct-q4_k_m"][0]
     assert "12 GB ya da daha çok belleği olan bir ekran kartı ister" in said["qwen2.5-14b-instruct-q4_k_m"][1]
     assert "reads up to about 98,000 words at once (128k context)" in said["llama-3.1-8b-instruct-q4_k_m"][0]
     for name, texts in said.items():
         for text in texts:  # a term only in brackets, after what it means
-            assert not re.search(r"[Tt]he draft model|padded|doldurulmuş|; \d+k (context|bağlam)|Sliding-window|"
+            assert not re.search(r"[Tt]he draft model|guesses words|vocabulary|dağarcığı|padded|doldurulmuş|; \d+k (context|bağlam)|Sliding-window|"
                                  r"talimatla eğitilmiş|needs 12\+", text), (name, text)

@@ -1581,11 +1581,11 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
     from workstation.core.phrases import say
 
     tr, en = Texts("tr"), Texts("en")
-    assert tr("models.fit", words=tr("words.language", n="6,100"), verdict="-") == (
-        "Bu bilgisayarda: - (bir seferde yaklaşık 6.100 sözcük kadar okurken; bir profilin kendi ayarları "
-        "farklı olabilir).")
-    assert en("models.fit", words=en("words.language", n="6,100"), verdict="-").startswith(
-        "On this PC: - (when it reads up to about 6,100 words at once")
+    assert tr("models.fit", words=tr("words.language", n="6,100"), verdict="-", most="") == (
+        "Bu bilgisayarda: - (bir seferde yaklaşık 6.100 sözcük kadar okuması için hesaplandı; bir profil F3 → E, "
+        "Bağlam'da daha azına ya da çoğuna ayarlanabilir).")
+    assert en("models.fit", words=en("words.language", n="6,100"), verdict="-", most="").startswith(
+        "On this PC: - (worked out for reading up to about 6,100 words at once")
     assert [tr.number(v) for v in ("1,234,567.89", "23.0 GB", "-1.5%", "+0.25%", "40 W", "~4.9 GB", "100 %",
                                    "35.7 token/sn")] == [
         "1.234.567,89", "23,0 GB", "-%1,5", "+%0,25", "40 W", "~4,9 GB", "%100", "35,7 token/sn"]
@@ -3028,3 +3028,52 @@ async def test_a_screens_own_key_is_named_where_that_screen_is_not_shown() -> No
         await until(pilot, lambda: app.screen is app.chat_screen)
         assert app.key_for("summarize.ask") == "Ctrl+K"
         assert app.key_for("no.such.key") == ""
+
+
+@pytest.mark.parametrize("lang", ["en", "tr"])
+async def test_f4_says_a_models_limits_and_its_helper_in_plain_words(profiles: Path, lang: str) -> None:
+    """A paralegal comparing models in F4 read "13 MB of it a second copy of the model, laid out for
+    this CPU", "guesses words for Llama 3.1 8B … the same 128k-token vocabulary", and "reads up to
+    about 98,000 words at once" in the description above "(when it reads up to about 6,100 words at
+    once …)": two limits side by side, read as a contradiction. The fit says what it was worked out
+    for, beside the model's own limit, and where a profile sets its own; the helper model says what
+    it is for; the CPU's extra copy says what it costs and why."""
+    from textual.widgets import DataTable, Static, TabbedContent
+
+    from workstation.tui.screens.models import ModelsScreen
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language=lang)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.catalog), steps=200)
+        models = app.screen
+        assert isinstance(models, ModelsScreen)
+
+        async def detail_of(table: str, rows: list[Any], name: str) -> str:
+            models.query_one(f"#{table}", DataTable).move_cursor(row=[r.name for r in rows].index(name))
+            box = models.query_one("#model-detail", Static)
+            await until(pilot, lambda: "…" not in str(box.content) and ":" in str(box.content)
+                        and name in str(box.content), steps=200)
+            return " ".join(str(box.content).split())
+
+        await pilot.press("right")
+        await until(pilot, lambda: models.query_one(TabbedContent).active == "tab-catalog")
+        big = await detail_of("catalog", models.catalog, "llama-3.1-8b-instruct-q4_k_m")
+        helper = await detail_of("catalog", models.catalog, "llama-3.2-1b-instruct-q4_k_m")
+        await pilot.press("left")
+        await until(pilot, lambda: models.query_one(TabbedContent).active == "tab-installed")
+        gemma = await detail_of("installed", models.installed, "gemma-3-270m-q4_k_m")
+    if lang == "en":
+        assert "(worked out for reading up to about 6,100 words at once, less than the most it can read (about "\
+               "98,000 words); a profile may be set to more or less, in F3 → E, Context)." in big, big
+        assert "it can speed up Llama 3.1 8B as its helper (both read text the same way)" in helper, helper
+        assert "vocabulary" not in helper and "guesses words" not in helper, helper
+        copy = re.search(r"; [\d.,]+ [KMG]B of that is extra memory it takes on this CPU, to write faster", gemma)
+        assert copy or "memory free (" in gemma, gemma  # (a CPU without a repacked layout: none said)
+        assert "second copy" not in gemma and "laid out" not in gemma, gemma
+    else:
+        assert "okuması için hesaplandı; bu, okuyabileceği en çok sözcükten (yaklaşık " in big, big
+        assert "bir profil F3 → E, Bağlam'da daha azına ya da çoğuna ayarlanabilir)." in big, big
+        assert "Llama 3.1 8B'nin yardımcısı olarak onu hızlandırabilir (ikisi metni aynı biçimde okur)" in helper, helper
+        assert "ikinci bir kopyası" not in gemma and "okurken" not in gemma, gemma
+    assert "when it reads up to" not in big, big

@@ -16,7 +16,7 @@ from workstation.core.profile_check import CONTEXT_RANGE, context_allowed
 from workstation.core.profile_plan import plan_for_profile
 from workstation.core.profile_readiness import profile_draft_problem
 from workstation.core.profile_variants import load_variant
-from workstation.core.profiles import Profile
+from workstation.core.profiles import KVCache, Profile, kv_words
 from workstation.core.speed_estimate import slow_phrase
 
 if TYPE_CHECKING:
@@ -28,7 +28,12 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("fit", help="will the model fit: GPU layers, memory, expected speed")
+    p = sub.add_parser("fit", help="will the model fit: GPU layers, memory, expected speed",
+                       description="Says whether a model or profile fits this PC's memory, and how fast it will write.")
+    # the profile after fit, or -p as every other command takes it ('fit gpu-llama31-8b' said "takes
+    # options only"), as 'profiles check' takes it; a model's name is answered with its profile's
+    p.add_argument("name", nargs="?", metavar="PROFILE",
+                   help="the profile (or model file) to plan, as -p takes it (default: the default profile)")
     add_profile_arg(p, variants=True)
     p.add_argument("--context", type=int, help="plan for this context instead of the profile's")
     p.add_argument("--gpu", metavar="CARD", action="append", default=[],
@@ -42,7 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    profile = load_variant(profile_ref(args))
+    if args.name and profile_ref(args) not in (None, args.name):
+        args.usage_error(f"argument PROFILE: '{args.name}' and -p '{profile_ref(args)}' name two profiles; give one")
+    profile = load_variant(args.name or profile_ref(args))
     if args.context is not None:  # (-5 planned 0 cells and said it fits; 0 planned the profile's)
         if not context_allowed(args.context):
             args.usage_error(f"argument --context: {args.context} is not a context; {CONTEXT_RANGE}")
@@ -78,8 +85,10 @@ def run(args: argparse.Namespace) -> int:
                         "unsure": unsure(measured), "speculative": profile.speculative.mode},
                     "estimate_speculative": False})  # (the estimate never counts a speed-up)
         return 1 if problem else 0 if plan.fits else 2
+    # the K/V types in words first ("full size"), as F3 says them; their names stay in brackets
+    kv = kv_words(KVCache(plan.type_k, plan.type_v), None if t.lang == "en" else t.get, usual=True)
     print(t("fit_cmd.head", profile=profile.key, model=plan.model, architecture=plan.architecture,
-            file_type=plan.file_type, context=f"{plan.context:,}", k=plan.type_k, v=plan.type_v))
+            file_type=plan.file_type, context=f"{plan.context:,}", kv=kv, k=plan.type_k, v=plan.type_v))
     if cards:
         print(t("fit_cmd.on", cards=t.series([g.name for g in cards], most=len(cards))))
     verdict = say(plan.verdict_phrases, t.get)

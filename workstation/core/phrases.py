@@ -59,7 +59,7 @@ ENGLISH: dict[str, str] = {
     # weights that do not fit in the memory free are read from the model's file as it runs
     "fit.cpu_paged": "runs on the CPU{why}, but slowly: {said}",
     "fit.paged": "; slower still: {said}",
-    "fit.repacked": "; {size} of it a second copy of the model, laid out for this CPU so that it writes faster",
+    "fit.repacked": "; {size} of that is extra memory it takes on this CPU, to write faster",
     "fit.paged_why": ("it needs {need} of memory and {free} is free for it, so {short} of the model is "
                       "read from the disk again for every word it writes; {short} more free memory ({how}) "
                       "makes it fast"),
@@ -107,8 +107,9 @@ ENGLISH: dict[str, str] = {
     "fit.model_shaped": ("{model} is not downloaded yet: planned from its published shape at {quant}; "
                          "'{command}' downloads it{size}"),
     "fit.model_size": ", about {size}",
-    "fit.draft_not_downloaded": "the draft model {model} is not downloaded yet, so it is not counted",
-    "fit.draft_counted": "counts the draft model {model}: {weights} of weights and {kv} of f16 K/V {where}{shaped}",
+    "fit.draft_not_downloaded": "its helper model for faster replies (draft), {model}, is not downloaded yet, so it is not counted",
+    "fit.draft_counted": ("counts its helper model for faster replies (draft), {model}: {weights} for the model itself "
+                          "(weights) and {kv} of context memory at full size (f16 K/V) {where}{shaped}"),
     "fit.draft_on_the_gpu": "on the GPU",
     "fit.draft_on_the_cpu": "on the CPU",
     "fit.draft_shaped": " (planned from its published shape: it is not downloaded yet)",

@@ -69,8 +69,8 @@ def quantized_kv(type_k: str, type_v: str) -> bool:
 
 
 # said wherever an estimate counts it (fit's speed note, size's note under its table)
-CPU_SLOWER_SAID = (f"counted at {CPU_QUANTIZED_KV_SPEED:.2f}x on the CPU for its K/V cache smaller than full size, "
-                   "slower to write and read there")
+CPU_SLOWER_SAID = (f"counted about a fifth slower ({CPU_QUANTIZED_KV_SPEED:.2f}x) on the CPU for its context memory "
+                   "smaller than full size (a quantized K/V cache), which the CPU is slower to write and read")
 
 
 def kv_speed(d: DevicePlan, type_k: str, type_v: str) -> float:

@@ -409,11 +409,15 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
         return ""
     basis = model_basis(row.path if row.installed else None, texts)
     words, verdict = context_words(context, basis, texts.get), say(p.verdict_phrases, texts.get)
+    # the model's own limit beside what the verdict is worked out for: "reads up to about 98,000
+    # words at once" above "when it reads up to about 6,100" read as two answers to one question
+    most = texts("models.fit_most", words=context_words(info.context_length, basis, texts.get)) \
+        if info.context_length and info.context_length > context else ""
     given = profile_running(row, current)
-    text = texts("models.fit_profile", words=words, verdict=verdict, profile=given.title(texts.lang),
+    text = texts("models.fit_profile", words=words, most=most, verdict=verdict, profile=given.title(texts.lang),
                  given=holds_words(given.context, given.context - answer_reserve(given.sampling, given.context), basis,
                                    texts.get)) if given is not None else \
-        texts("models.fit", words=words, verdict=verdict)
+        texts("models.fit", words=words, most=most, verdict=verdict)
     own = model_replies(row.path, replies) if row.installed and row.path is not None else []
     replied = replies_said(row.path, texts, replies) if own and row.path is not None else ""
     # enough of them begun quiet (as F5 compares profiles by them): the row is judged by them
@@ -578,8 +582,7 @@ def _speed_sentences(p: Any, measured_here: bool, texts: Texts, scale: Any = Non
 
     if scale is not None and not p.gpu_layers:
         said = texts("models.speed_replies", words=about_words(replies_footing(p, scale) or 0.0, texts.get, scale.words_a_token),
-                     model=on_disk.installed_name(scale.model), pct=f"{scale.share * 100:.0f}",
-                     size=catalog.human_bytes(p.decode_bytes_per_token))
+                     model=on_disk.installed_name(scale.model), pct=f"{scale.share * 100:.0f}")
         return f"{said} {texts('models.speed_kv_cpu')}" if kv_slowed_on_cpu(p) else said
     basis = "models.speed_gpu" if p.gpu_layers else "models.speed_here" if measured_here else "models.speed"
     said = texts(basis, words=about_words(p.decode_tps_bound, texts.get))  # (words: "tokens/s" meant nothing to office staff)
