@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import tui_profile
 from docmaker import make_docx
-from tui_helpers import message_views, send_message, until
+from tui_helpers import attach_file, message_views, send_message, until
 
 from workstation.core.reply_check import unchecked_figures
 from workstation.tui.app import WorkstationApp
-from workstation.tui.screens.file_picker import FilePicker
 
 LEASE = [
     ("Residential Lease Agreement", [
@@ -24,19 +23,6 @@ LEASE = [
                  "caused by Tenant."]),
 ]
 LEASE_TEXT = "\n".join(line for title, paras in LEASE for line in [title, *paras])
-
-
-async def attach(pilot, app: WorkstationApp, path: Path) -> None:
-    """``path`` attached through Ctrl+O's picker, as a person does."""
-    from textual.widgets import Input
-
-    await pilot.press("ctrl+o")
-    await until(pilot, lambda: isinstance(app.screen, FilePicker))
-    line = app.screen.query_one("#picker-path", Input)
-    line.value = str(path)
-    line.focus()
-    await pilot.press("enter")
-    await until(pilot, lambda: app.pending_document is not None)
 
 
 @pytest.fixture
@@ -52,7 +38,7 @@ def line_under(view) -> str:
 
 async def ask_about_the_lease(pilot, app: WorkstationApp, lease: Path, question: str):
     await until(pilot, lambda: app.engine is not None and app.small_model is not None)
-    await attach(pilot, app, lease)
+    await attach_file(pilot, app, lease)
     await send_message(pilot, app, question)
     await until(pilot, lambda: not app.generating and len(message_views(app)) == 2)
     return message_views(app)[-1]

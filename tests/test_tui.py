@@ -19,8 +19,16 @@ from pathlib import Path
 import pytest
 from conftest import app_in_a_terminal, read_terminal, wait_for_exit
 from conftest import tui_profile as _profile
+from tui_helpers import (
+    attach_file,
+    notices,
+    press_at_once,
+    screen_lines,
+    type_message,
+    type_message_only,
+    until,
+)
 from tui_helpers import message_views as _views
-from tui_helpers import notices, press_at_once, screen_lines, type_message, type_message_only, until
 from tui_helpers import send_message as _send
 from tui_helpers import send_text as _send_text
 
@@ -1704,23 +1712,13 @@ async def test_numbered_lists_show_the_numbers_written(tmp_path: Path, profiles:
     clauses as 1, 2, 3, 4: the chat's Markdown numbered a list on from its first number, and a
     paralegal read "3. Parking" for clause 4. A reply's "4. Late fee" after "2." showed "3.".
     A list numbered "1. 1. 1." (Markdown's way of leaving the counting to it) is counted."""
-    from textual.widgets import Input
-
-    from workstation.tui.screens.file_picker import FilePicker
-
     lease = tmp_path / "lease.txt"
     lease.write_text("1. Term: one year from May 1.\n2. Rent: $1,850 a month.\n4. Parking: one space, B12.\n"
                      "5. Late fee: $50 after the fifth day.\n", encoding="utf-8")
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 40)) as pilot:
         await until(pilot, lambda: app.engine is not None)
-        await pilot.press("ctrl+o")
-        await until(pilot, lambda: isinstance(app.screen, FilePicker))
-        line = app.screen.query_one("#picker-path", Input)
-        line.value = str(lease)
-        line.focus()
-        await pilot.press("enter")
-        await until(pilot, lambda: app.pending_document is not None)
+        await attach_file(pilot, app, lease)
         await _send(pilot, app, "Which clause sets the late fee?")
         await until(pilot, lambda: not app.generating and len(_views(app)) == 2)
         await pilot.pause()

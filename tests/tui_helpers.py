@@ -223,6 +223,18 @@ async def open_dialog(pilot, app: WorkstationApp) -> FilePicker:
     return screen
 
 
+
+async def attach_file(pilot, app: WorkstationApp, path: Path) -> None:
+    """``path`` attached through Ctrl+O's Open dialog, typed on its path line, as a person does."""
+    from textual.widgets import Input
+
+    screen = await open_dialog(pilot, app)
+    line = screen.query_one("#picker-path", Input)
+    line.value = str(path)
+    line.focus()
+    await pilot.press("enter")
+    await until(pilot, lambda: app.pending_document is not None)
+
 def f6_state(screen: SummarizeScreen) -> str:
     """F6's state line as shown ("Done.", "Cut short: …", "Cut off …")."""
     return str(screen.query_one("#summarize-state").render())
