@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from docmaker import honeybee_text, make_docx
 from textual.widgets import Button, Input, Label
-from tui_helpers import f6_state, notices, summarize_in_f6, until
+from tui_helpers import f6_state, notices, open_f6, summarize_in_f6, until
 
 from workstation.core.batch_queue import DB_NAME, LOCK_NAME, queue_rows
 from workstation.core.store import ConversationStore
@@ -270,11 +270,7 @@ async def test_f6_shows_the_last_folders_run_again_after_a_restart_and_retries_t
     made = memo.stat().st_mtime_ns
     app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db")
     async with app.run_test(size=(120, 34)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        await pilot.press("f6")
-        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
-        screen = app.screen
-        assert isinstance(screen, SummarizeScreen)
+        screen = await open_f6(pilot, app)
         await until(pilot, lambda: f6_state(screen).startswith("Orders: "))
         state = f6_state(screen)
         assert state.startswith("Orders: 1 summarized, 0 skipped, 1 failed ('order.docx"), state

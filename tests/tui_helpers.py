@@ -196,10 +196,8 @@ def make_app(
     return WorkstationApp(profile, start_engine=start_engine, sample_system=False, language=language)
 
 
-async def summarize_in_f6(pilot, app: WorkstationApp, path: Path) -> SummarizeScreen:
-    """F6 on ``path`` once the app's model is up: the screen, its summary under way (Enter)."""
-    from textual.widgets import Input
-
+async def open_f6(pilot, app: WorkstationApp) -> SummarizeScreen:
+    """F6's screen, once the app's model is up."""
     from workstation.tui.screens.summarize import SummarizeScreen
 
     await until(pilot, lambda: app.engine is not None)
@@ -207,6 +205,14 @@ async def summarize_in_f6(pilot, app: WorkstationApp, path: Path) -> SummarizeSc
     await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
     screen = app.screen
     assert isinstance(screen, SummarizeScreen)
+    return screen
+
+
+async def summarize_in_f6(pilot, app: WorkstationApp, path: Path) -> SummarizeScreen:
+    """F6 on ``path`` once the app's model is up: the screen, its summary under way (Enter)."""
+    from textual.widgets import Input
+
+    screen = await open_f6(pilot, app)
     screen.query_one("#summarize-path", Input).value = str(path)
     await pilot.press("enter")
     return screen
