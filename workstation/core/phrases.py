@@ -1150,6 +1150,7 @@ ENGLISH: dict[str, str] = {
     "check.not_in_1": "“{text}” is not in {name}.",
     "check.not_in_2": "“{text}” and “{text2}” are not in {name}.",
     "check.not_in_3": "“{text}”, “{text2}” and “{text3}” are not in {name}.",
+    "check.not_in_more": "“{text}”, “{text2}”, “{text3}” and {n} more are not in {name}.",  # (n: those not named)
     # a context said in words, with what they are words of (``context_words``): the UI language's
     # figure for the model, this conversation's own (its replies' words a token), a document's own
     "words.language": "about {n} words",
