@@ -101,10 +101,20 @@ def test_the_models_lines_come_off_the_message_as_sent() -> None:
     comparison = compared("Lease_v1.docx", LEASE_V1, "Lease_v2.docx", LEASE_V2)
     message = f"what changed?\n\n---\nDocument: Lease_v2.docx\n\n{LEASE_V2.rstrip()}"
     sent = f"{message}\n\n{for_the_model(comparison)}\n\n- For this question, the program counted: x."
+    # a heading over the list, not a sentence for the model to go on with: SmolLM2 wrote "The program
+    # (not the model) compared lease_v1.txt with lease_v2.txt has been updated as a new version …"
     assert for_the_model(comparison).startswith(
-        "The program (not the model) compared Lease_v1.docx, the earlier version, with Lease_v2.docx, the document "
-        "above, and found 4 changes:\n  - changed: 1. Rent. The monthly rent is $1,850 → $1,975")
+        "Changes between Lease_v1.docx (the earlier version) and Lease_v2.docx (the document above), 4 changes, "
+        "found by comparing the two files:\n  - changed: 1. Rent. The monthly rent is $1,850 → $1,975")
+    assert "The program" not in for_the_model(comparison)
     assert without_changes(sent) == f"{message}\n\n- For this question, the program counted: x."
+    # a message sent before, with the sentence it had then: its lines come off too
+    earlier = ("\n\nThe program (not the model) compared Lease_v1.docx, the earlier version, with Lease_v2.docx, "
+               "the document above, and found 1 change:\n  - removed: 4. Pets.")
+    assert without_changes(f"{message}{earlier}") == message
+    # a paragraph of the document that happens to begin so stays
+    assert without_changes(f"{message}\n\nChanges between drafts are kept by the Landlord.") == \
+        f"{message}\n\nChanges between drafts are kept by the Landlord."
     # within the room the message has left beside the document: the first changes, then how many more
     short = for_the_model(comparison, room=80).split("\n")
     assert short[1:] == ["  - changed: 1. Rent. The monthly rent is $1,850 → $1,975, payable on the first day of each month.",
@@ -129,7 +139,7 @@ def test_the_exported_conversation_lists_the_changes_under_the_reply(tmp_path: P
                                        f"\n\n{for_the_model(comparison)}")
     store.add_message(conv.id, "assistant", "The rent went up.", {"changes": changes_record(comparison)})
     written = store.to_markdown(conv.id)
-    assert "found 4 changes" not in written
+    assert "found by comparing the two files" not in written
     assert ("*Found by the program: 4 changes between Lease_v1.docx and Lease_v2.docx:*\n\n"
             "- changed: 1. Rent. The monthly rent is $1,850 → $1,975, payable") in written
 
@@ -174,7 +184,7 @@ async def test_a_second_version_attached_is_compared_and_its_changes_kept_under_
         question, reply = app.store.messages(conv)
         # the model read the newer document and the changes, not the older text
         assert "Document: Lease_v2.docx" in question.content and "$1,850 → $1,975" in question.content
-        assert "No pets are allowed" not in question.content.split("found 4 changes:")[0]
+        assert "No pets are allowed" not in question.content.split("4 changes, found by comparing the two files:")[0]
         lines = str(message_views(app)[-1].query_one(".metrics").render()).split("\n")
         at = lines.index("Found by the program: 4 changes between Lease_v1.docx and Lease_v2.docx:")
         assert lines[at + 1:at + 3] == [
@@ -182,7 +192,7 @@ async def test_a_second_version_attached_is_compared_and_its_changes_kept_under_
             "- changed: 2. Term. The term of this lease is 12 → 24 months, starting March 1, 2025."]
         # the message as shown: the question and the document, not the program's lines for the model
         shown = message_views(app)[-2]
-        assert shown._shown.startswith("what changed?") and "found 4 changes" not in shown._shown + shown._folded
+        assert shown._shown.startswith("what changed?") and "found by comparing the two files" not in shown._shown + shown._folded
         assert reply.metrics["changes"]["older"] == "Lease_v1.docx"
         assert app.compared_with is None and app.pending_document is None
         await pilot.press("alt+r")  # asked again: the same question of the same versions, the same list under it

@@ -10,7 +10,9 @@ from conftest import tui_profile
 from docmaker import make_docx
 from tui_helpers import attach_file, message_views, send_message, until
 
-from workstation.core.reply_check import unchecked_figures
+from workstation.core.locales import locale_texts
+from workstation.core.phrases import say
+from workstation.core.reply_check import unchecked_figures, unchecked_phrases, unchecked_record
 from workstation.tui.app import WorkstationApp
 
 LEASE = [
@@ -93,9 +95,10 @@ async def test_a_reply_whose_figures_are_all_in_the_lease_gets_no_check_line(
     ("The rent is $1,850 a month, or 1.850 as some write it, or 1850.", []),
     # a number in words with what it counts: the lease's "sixty (60) days", not its "Section 3"
     ("Notice is three days' notice, not 60 days or sixty days.", ["three days"]),
-    # a law's name with its number, a date, and a name the lease never gives; at most three
+    # a law's name with its number, a date, and a name the lease never gives; all of them (the
+    # line under the reply names three and counts the rest: ``unchecked_record``)
     ("Under the Illinois Code 1624-03, signed June 5, 1978, Cook County decides; also 2,000.",
-     ["Illinois Code 1624-03", "June 5, 1978", "Cook County"]),
+     ["Illinois Code 1624-03", "June 5, 1978", "Cook County", "2,000"]),
     # what starts a sentence is no name; the parties and the file's own name are the lease's
     ("Repairs are paid by Harbor Properties LLC, as Lease_v1.docx says on March 1, 2024.", []),
     ("A 10% late fee applies.", ["10%"]),
@@ -103,3 +106,79 @@ async def test_a_reply_whose_figures_are_all_in_the_lease_gets_no_check_line(
 def test_what_a_reply_gives_that_the_lease_lacks(reply: str, missing: list[str]) -> None:
     text = LEASE_TEXT + "\nSection 3. Keys."
     assert unchecked_figures(reply, text, "Lease_v1.docx") == missing
+
+
+async def test_a_follow_up_without_the_document_attached_again_is_checked_against_it(
+        lease_profile: Path, tmp_path: Path) -> None:
+    """A paralegal attached the lease, asked, went to another conversation and back, and asked
+    again without attaching it: the reply's deposit, which the lease does not have, had no line
+    under it. A follow-up is checked against the document the conversation holds."""
+    lease = make_docx(tmp_path / "Lease_v1.docx", LEASE)
+    app = WorkstationApp("lease", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        first = await ask_about_the_lease(pilot, app, lease, "When does the lease end?")
+        assert "Check figures" not in line_under(first)
+        conv = app.conversation_id
+        assert conv is not None
+        await pilot.press("ctrl+n")  # (away to a new conversation, and back to this one)
+        await until(pilot, lambda: app.conversation_id is None and not message_views(app))
+        await app.open_conversation(conv)
+        await until(pilot, lambda: len(message_views(app)) == 2)
+        await send_message(pilot, app, "Is there a security deposit?")
+        await until(pilot, lambda: not app.generating and len(message_views(app)) == 4)
+        reply = message_views(app)[-1]
+        assert "$1,000.00" in reply.content, reply.content  # (the model's own words: the lease names no deposit)
+        await until(pilot, lambda: "Check figures, dates and names against Lease_v1.docx: this model often gets "
+                                   "them wrong. “$1,000.00” is not in Lease_v1.docx." in line_under(reply),
+                    what=f"the check under {line_under(reply)!r}")
+
+
+@pytest.mark.parametrize(("reply", "document", "missing"), [
+    # a decimal is no whole number: "$18.50" is not 1.850,00 (Turkish writing of 1850), 0.5% is not 5%
+    ("The rent is $18.50 and the late fee 0.5%.", "Kira 1.850,00 TL; gecikme faizi %5 ve 5%.",
+     ["$18.50", "0.5%"]),
+    # the same number in either writing, its thousands marked by a comma, a dot or a space
+    ("The rent is 1 850 a month, 1.850,00 or $1,850.00.", "Rent: 1,850 a month.", []),
+    ("The rent is 1,850 a month, or 1850.", "Kira: ayda 1 850 TL.", []),
+    ("The fee is 12,5% or 12.5%, not 125.", "Fee: 12.5%.", ["125"]),
+    ("The rate is 0.125.", "Rate 0,125.", []),
+])
+def test_figures_are_compared_as_the_numbers_they_are(reply: str, document: str, missing: list[str]) -> None:
+    assert unchecked_figures(reply, document, "kira.txt") == missing
+
+
+def test_a_name_with_a_dotted_capital_i_is_the_same_name() -> None:
+    """The document says "İstanbul"; a reply's "Istanbul" was said not to be in it."""
+    document = "Kiralanan daire İstanbul ilinde, KADIKÖY ilçesindedir. Kiracı: Ayşe Yılmaz."
+    reply = "The flat is in Istanbul (ISTANBUL), in Kadıköy, rented to Ayse Yilmaz; istanbul it is."
+    assert unchecked_figures(reply, document, "kira_sozlesmesi.txt") == []
+    assert unchecked_figures("The flat is in Ankara.", document, "kira_sozlesmesi.txt") == ["Ankara"]
+
+
+def test_more_than_three_missing_are_counted_after_the_three_named() -> None:
+    """Seven were missing and the line named three as if they were all."""
+    items = ["3 days", "6 months", "3-month", "$500", "Cook County", "1978", "10%"]
+    record = unchecked_record("lease_v1.txt", items)
+    assert say(unchecked_phrases(record)).endswith(
+        "“3 days”, “6 months”, “3-month” and 4 more are not in lease_v1.txt.")
+    assert say(unchecked_phrases(record), locale_texts("tr").get).endswith(
+        "“3 days”, “6 months”, “3-month” ve 4 tane daha lease_v1.txt içinde yok.")
+    # three, or a record kept before the count: as before
+    assert say(unchecked_phrases(unchecked_record("lease_v1.txt", items[:3]))).endswith(
+        "“3 days”, “6 months” and “3-month” are not in lease_v1.txt.")
+    assert unchecked_phrases({"name": "lease_v1.txt", "items": items[:3]}) == \
+        unchecked_phrases(unchecked_record("lease_v1.txt", items[:3]))
+
+
+def test_the_document_a_question_is_asked_of() -> None:
+    """Its own; else the one attached last before it; never one attached after it (asked again)."""
+    from workstation.tui.attachment import conversation_document
+
+    lease = "What is the rent?\n\n---\nDocument: lease.txt\n\nRent 1,850."
+    memo = "And this?\n\n---\nDocument: memo.txt\n\nMeeting at ten."
+    questions = [lease, "And the deposit?", memo, "Who comes?"]
+    found = conversation_document(questions, "And the deposit?")
+    assert found is not None and found.name == "lease.txt" and found.document == "Rent 1,850."
+    assert (found := conversation_document(questions, "Who comes?")) is not None and found.name == "memo.txt"
+    assert (found := conversation_document(questions, memo)) is not None and found.name == "memo.txt"
+    assert conversation_document(["Hello?"], "Hello?") is None

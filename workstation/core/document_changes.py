@@ -268,10 +268,17 @@ def for_the_model(comparison: DocumentComparison, room: int | None = None) -> st
     return "\n".join(lines)
 
 
+# the line before the changes in messages sent before it was a heading (``changes.for_model``)
+_EARLIER_HEADING = "The program (not the model) compared "
+
+
 def without_changes(text: str) -> str:
     """``text`` (a message as sent) without what ``for_the_model`` put after its document: the
-    message as the user wrote it, its document as it was attached."""
-    mark = say([("changes.for_model", {"file": "\0", "name": "", "n": 0})]).partition("\0")[0]
-    if mark not in text:
+    message as the user wrote it, its document as it was attached. (Its heading as messages sent
+    earlier have it too: ``_EARLIER_HEADING``.)"""
+    head, _, rest = say([("changes.for_model", {"file": "\0", "name": "\1", "n": 0})]).partition("\0")
+    middle = rest.partition("\1")[0]
+    if head not in text and _EARLIER_HEADING not in text:
         return text
-    return re.sub(rf"\n\n{re.escape(mark)}[^\n]*(?:\n  [^\n]*)*", "", text)
+    heading = rf"(?:{re.escape(head)}[^\n]*?{re.escape(middle)}|{re.escape(_EARLIER_HEADING)})"
+    return re.sub(rf"\n\n{heading}[^\n]*(?:\n  [^\n]*)*", "", text)

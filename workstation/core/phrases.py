@@ -1069,8 +1069,10 @@ ENGLISH: dict[str, str] = {
     "changes.changed": "- changed: {text}",
     "changes.was_now": "was “{source}”, now “{text}”",  # (source: the older version's sentence; text: the newer's)
     "changes.more": "- and {n} more",
-    "changes.for_model": ("The program (not the model) compared {file}, the earlier version, with {name}, the "
-                          "document above, and found {n:|change|changes}:"),
+    # (a heading over the facts, not a sentence: a model wrote "The program (not the model) compared
+    # lease_v1.txt with lease_v2.txt has been updated …", the program's words as its own)
+    "changes.for_model": ("Changes between {file} (the earlier version) and {name} (the document above), "
+                          "{n:|change|changes}, found by comparing the two files:"),
     "doc.zip_not_odt": ("'{name}' is a zip archive but not an OpenDocument text; open it in its program and save it "
                         "as ODT again."),
     "doc.no_text": "'{name}' contains no text.",
@@ -1157,6 +1159,7 @@ ENGLISH: dict[str, str] = {
     "check.not_in_1": "“{text}” is not in {name}.",
     "check.not_in_2": "“{text}” and “{text2}” are not in {name}.",
     "check.not_in_3": "“{text}”, “{text2}” and “{text3}” are not in {name}.",
+    "check.not_in_more": "“{text}”, “{text2}”, “{text3}” and {n} more are not in {name}.",  # (n: those not named)
     # a context said in words, with what they are words of (``context_words``): the UI language's
     # figure for the model, this conversation's own (its replies' words a token), a document's own
     "words.language": "about {n} words",

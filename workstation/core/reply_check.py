@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from workstation.core.letters import fold
 from workstation.core.phrases import Phrase
+from workstation.core.table_facts import _SPACED, _number
 
 MOST_NAMED = 3  # the reply's figures named under it, at most
 
@@ -31,7 +33,8 @@ _MONTHS = ("January|February|March|April|May|June|July|August|September|October|
            "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec")
 MONTHS = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
                                           "dec"))}  # (a date's month as a number: 2024-03-01 is "March 1, 2024")
-_FIGURE = r"\d+(?:[.,]\d+)*(?:[-/]\d+(?:[.,]\d+)*)*"
+# (thousands set apart by a space, as table_facts reads them: "1 850" is one figure, not 1 and 850)
+_FIGURE = rf"(?:{_SPACED}(?!\d)|\d+)(?:[.,]\d+)*(?:[-/]\d+(?:[.,]\d+)*)*"
 _WORD_NUMBER = r"(?i:" + "|".join(sorted([*NUMBER_WORDS], key=len, reverse=True)) + r")(?:[- ](?:" + \
     "|".join(_ONES[1:10]) + r"))?"
 _UNIT = r"(?i:" + "|".join(UNITS) + r")\w*"
@@ -50,9 +53,23 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*(?:[-*+>#]+\s*|\d+[.)]\s*)?|
 
 
 def _value(figure: str) -> str:
-    """A figure's digits as one number, however written: 1,850 / 1.850 / 1850 / 1,850.00 -> "1850"."""
-    figure = re.sub(r"[.,]0{1,2}$", "", figure)
-    return re.sub(r"[.,]", "", figure).lstrip("0") or "0"
+    """A figure as the number it is, however written: 1,850 / 1.850 / 1 850 / 1850 / 1,850.00 /
+    1.850,00 -> "1850"; 18.50 -> "18.5" (no 1850: "$18.50" is not the lease's "1.850,00"), 0.5 ->
+    "0.5" (no 5). The last mark is the decimal one where one or two digits follow it, or the
+    marks are mixed; one before exactly three digits marks thousands, in either way of writing
+    (read by table_facts' ``_number``, in the way that decides). Not one number (a version
+    1.2.3, a dotted date 15.01.2026): its digits."""
+    marks = re.findall(r"[.,]", figure)
+    comma = False  # (whether the comma is its decimal mark)
+    if marks:
+        last = marks[-1]
+        after = len(figure) - figure.rindex(last) - 1
+        thousands = len(set(marks)) == 1 and after == 3 and not figure.startswith(f"0{last}")  # (0.125 is no 125)
+        comma = (last == ".") if thousands else (last == ",")
+    value = _number(figure, comma)
+    if value is None:
+        return re.sub(r"\D", "", figure).lstrip("0") or "0"
+    return format(value.normalize(), "f")
 
 
 def _word_value(words: str) -> int | None:
@@ -73,11 +90,12 @@ def _values(figure: str) -> list[str]:
 
 class DocumentText:
     """What ``unchecked_figures`` looks a reply's figures, names and quantities up in: the
-    document's numbers (each written as digits, or as words: "sixty (60)"), its words (any case)
+    document's numbers (each written as digits, or as words: "sixty (60)"), its words (any case, İ and I one letter:
+    ``letters.fold``)
     and the quantities it names (a number within three words before "days", "months" …)."""
 
     def __init__(self, text: str) -> None:
-        self.words = {w.lower() for w in re.findall(r"[^\W\d_]+", text)}
+        self.words = set(re.findall(r"[^\W\d_]+", fold(text)))  # (İstanbul, ISTANBUL and Istanbul alike)
         self.numbers: set[str] = set()
         self.quantities: set[tuple[str, str]] = set()
         tokens = re.findall(rf"{_FIGURE}|[^\W\d_]+", text)
@@ -96,7 +114,7 @@ class DocumentText:
         return whole in self.numbers or bool(parts) and all(v in self.numbers for v in parts)
 
     def has_name(self, name: str) -> bool:
-        return all(w.lower() in self.words for w in re.findall(r"[^\W\d_]+", name))
+        return all(w in self.words for w in re.findall(r"[^\W\d_]+", fold(name)))
 
 
 def _unit_of(word: str) -> str | None:
@@ -114,8 +132,8 @@ def _quantity(text: str) -> tuple[str, str] | None:
     return value, unit
 
 
-def unchecked_figures(reply: str, document: str, name: str = "", most: int = MOST_NAMED) -> list[str]:
-    """Up to ``most`` of the figures, dates and capitalised names ``reply`` gives that
+def unchecked_figures(reply: str, document: str, name: str = "") -> list[str]:
+    """The figures, dates and capitalised names ``reply`` gives that
     ``document`` does not contain, as the reply writes them, in its order: a figure is found in
     any writing of it (1,850 / 1.850 / 1850), a number with what it counts ("three days") where
     the document counts the same thing by that number ("sixty (60) days" is not "three days"
@@ -158,27 +176,33 @@ def unchecked_figures(reply: str, document: str, name: str = "", most: int = MOS
                 continue
         if said not in missing:
             missing.append(said)
-        if len(missing) >= most:
-            break
     return missing
 
 
 def unchecked_record(name: str, items: list[str]) -> dict[str, Any]:
     """What a reply's record keeps of the check (``unchecked_phrases`` says it): the document's
-    name and what the reply gives that it does not have."""
-    return {"name": name, "items": items}
+    name, the first ``MOST_NAMED`` of what the reply gives that it does not have, and how many
+    more there are (seven missing were said as three, nothing said of the other four)."""
+    record: dict[str, Any] = {"name": name, "items": items[:MOST_NAMED]}
+    if len(items) > MOST_NAMED:
+        record["more"] = len(items) - MOST_NAMED
+    return record
 
 
 def unchecked_phrases(record: Any) -> list[Phrase]:
     """The line under a reply that a small model wrote about a document, from its record's
     ``unchecked`` (``unchecked_record``'s): "Check figures, dates and names against Lease_v1.docx:
-    this model often gets them wrong. “three days” and “1978” are not in Lease_v1.docx." ([]:
-    nothing to say, or a record that is not one)."""
+    this model often gets them wrong. “three days” and “1978” are not in Lease_v1.docx.", and
+    "“3 days”, “6 months”, “3-month” and 4 more are not in lease_v1.txt." ([]: nothing to say,
+    or a record that is not one)."""
     if not isinstance(record, dict) or not isinstance(record.get("name"), str):
         return []
     items = [str(i) for i in record.get("items") or [] if str(i).strip()][:MOST_NAMED]
     if not items:
         return []
     name = record["name"]
+    more = record.get("more")
     quoted = dict(zip(("text", "text2", "text3"), items, strict=False))
+    if isinstance(more, int) and more > 0 and len(items) == MOST_NAMED:
+        return [("check.against", {"name": name}), ("check.not_in_more", {**quoted, "n": more, "name": name})]
     return [("check.against", {"name": name}), (f"check.not_in_{len(items)}", {**quoted, "name": name})]

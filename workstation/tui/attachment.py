@@ -4,6 +4,7 @@ back in the box to be changed (Up)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from workstation.core.summary_chunks import ATTACHED_SEPARATOR, attached_named, without_counted
@@ -35,3 +36,16 @@ def find_attached(content: str) -> Attached | None:
     name = next(v for k, v in found.groupdict().items() if v is not None)
     # (without the counts of the rows its question named: the document as it was attached, and is again)
     return Attached(content[: found.start()], name, without_counted(content[found.end():]), found.end())
+
+
+def conversation_document(questions: Iterable[str], asked: str) -> Attached | None:
+    """The document a question is asked of: its own, else the one last attached to the
+    conversation's user messages ``questions`` (in order) before it (``asked``, as sent; an
+    earlier one where it was asked again, Alt+R): a follow-up asked without attaching it again
+    is about it still, its text in the conversation the model reads. None: none there."""
+    said = list(questions)
+    if asked in said:  # (only those up to it: a later message's document is not what it was asked of)
+        said = said[:len(said) - said[::-1].index(asked)]
+    elif asked:
+        said.append(asked)
+    return next((found for content in reversed(said) if (found := find_attached(content)) is not None), None)

@@ -31,7 +31,7 @@ from workstation.core.reply_check import unchecked_figures, unchecked_record
 from workstation.core.summary_chunks import with_counted
 from workstation.core.table_facts import counted_answer, facts_record
 from workstation.tui.app_part import AppPart
-from workstation.tui.attachment import find_attached, with_attached
+from workstation.tui.attachment import conversation_document, with_attached
 from workstation.tui.messages import (
     EngineFailed,
     PromptProgressed,
@@ -524,12 +524,19 @@ class Turn(AppPart):
         not have (``reply_check.unchecked_figures``), kept with the reply to be said under it,
         where the model is one the app calls too small to trust with facts (``small_model``, the
         welcome's and F6's judgement): a lease's "three days' notice" where it says 60, and a law
-        it never names, had nothing under them but the reply's speed. None: nothing to say."""
+        it never names, had nothing under them but the reply's speed. A follow-up asked without
+        attaching it again is checked against the document the conversation holds, the one last
+        attached (``conversation_document``): its invented figures had no line. None: nothing to say."""
         if self.small_model is None or not reply.strip():
             return None
-        attached = find_attached(self._asked)
-        if attached is None:
-            return None
+        questions: list[str] = []
+        if self.conversation_id is not None and not self._open_gone():
+            with contextlib.suppress(WorkstationError):  # (the conversations' file busy: its own question's alone)
+                questions = [m.content for m in self.store.messages(self.conversation_id) if m.role == "user"]
+        attached = conversation_document(questions, self._asked)
+        head, _, tail = self.texts("chat.summary_of", name="\0").partition("\0")
+        if attached is None or attached.name.startswith(head) and attached.name.endswith(tail):
+            return None  # (F6's summary went in its place: said so under the reply it was sent with)
         items = unchecked_figures(reply, attached.document, attached.name)
         return unchecked_record(attached.name, items) if items else None
 
