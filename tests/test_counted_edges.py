@@ -491,3 +491,18 @@ def test_the_rows_own_column_named_after_a_threshold_is_what_is_listed() -> None
     assert line("Kirası 15.000 TL'den fazla olan daireler hangileri?") == (
         "Counted by the program: 2 rows where Kira (TL) over 15,000 (2, 3)")
     assert line("Daire 2'den büyük olanlar hangileri?") == "Counted by the program: 2 rows where Daire over 2 (3, 4)"
+
+
+def test_last_month_is_the_month_before_the_computers_date() -> None:
+    """"last month's total", "geçen ayın toplamı": the rows of the month before today's, said by its
+    first and last day (not this month's)."""
+    today = dt.date.today()
+    before = today.replace(day=1) - dt.timedelta(days=1)  # (last month's last day)
+    rows = [["Invoice", "Date", "Amount"], ["INV-1", today.replace(day=1).isoformat(), "10.00"],
+            ["INV-2", before.isoformat(), "20.00"]]
+    dated = table_facts("invoices.csv", 0, rows)
+    assert dated is not None
+    line = (f"Counted by the program: Amount where Date from {before.replace(day=1)} to {before}: "
+            "1 row (INV-2), total 20.00")
+    for question in ("last month's total", "total for last month", "geçen ayın toplamı"):
+        assert say(counted_phrases(counted_answer(question, [dated]))) == line, question
