@@ -651,3 +651,15 @@ def test_a_periods_last_day_and_the_years_last_quarter_and_half_are_counted() ->
             ("son yarı toplamı", "Counted by the program: Amount where Date from 2025-07-01 to 2025-12-31: 2 rows (INV-3, INV-4), "
                                  "total 1,200")):
         assert say(counted_phrases(counted_answer(question, [facts]))) == line, question
+
+
+def test_how_many_and_how_much_of_the_unpaid_rows_gives_both() -> None:
+    """"how many invoices are unpaid and how much do they come to?" (no word of owing): the unpaid
+    rows' count and their amount's total, not the count alone."""
+    rows = [["Invoice", "Customer", "Status", "Amount"], ["INV-1", "ACME", "unpaid", "100"],
+            ["INV-2", "Bilge", "paid", "200"], ["INV-3", "ACME", "unpaid", "50"]]
+    facts = table_facts("i.csv", 0, rows, usual_comma=False)
+    assert facts is not None
+    line = "Counted by the program: Amount where Status is unpaid: 2 rows (INV-1, INV-3), total 150"
+    for question in ("how many invoices are unpaid and how much do they come to?", "how many are unpaid and how much is it?"):
+        assert say(counted_phrases(counted_answer(question, [facts]))) == line, question
