@@ -506,3 +506,13 @@ def test_last_month_is_the_month_before_the_computers_date() -> None:
             "1 row (INV-2), total 20.00")
     for question in ("last month's total", "total for last month", "geçen ayın toplamı"):
         assert say(counted_phrases(counted_answer(question, [dated]))) == line, question
+
+
+def test_a_column_named_inside_another_word_is_not_named() -> None:
+    """A column "Net" is not named by "internet": "total amount for internet?" is the Amount's
+    total of the Internet row, not also Net's."""
+    rows = [["Item", "Net", "Amount"], ["Internet", "10", "12"], ["Phone", "20", "24"]]
+    facts = table_facts("e.csv", 0, rows, usual_comma=False)
+    assert facts is not None
+    assert say(counted_phrases(counted_answer("what is the total amount for internet?", [facts]))) == (
+        "Counted by the program: Amount where Item is Internet: 1 row (Internet), total 12")
