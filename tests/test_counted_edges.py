@@ -516,3 +516,12 @@ def test_a_column_named_inside_another_word_is_not_named() -> None:
     assert facts is not None
     assert say(counted_phrases(counted_answer("what is the total amount for internet?", [facts]))) == (
         "Counted by the program: Amount where Item is Internet: 1 row (Internet), total 12")
+
+
+def test_a_quarter_named_by_a_column_is_that_columns_total() -> None:
+    """"Q1 total" of "Region | Q1 | Q2": the column Q1's total, not a quarter of dates the table has none of."""
+    facts = table_facts("r.csv", 0, [["Region", "Q1", "Q2"], ["North", "100", "200"], ["South", "50", "70"]],
+                        usual_comma=False)
+    assert facts is not None
+    assert say(counted_phrases(counted_answer("Q1 total", [facts]))) == \
+        "Counted by the program: Q1 (column B), all 2 rows: total 150"
