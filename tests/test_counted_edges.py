@@ -491,3 +491,37 @@ def test_the_rows_own_column_named_after_a_threshold_is_what_is_listed() -> None
     assert line("Kirası 15.000 TL'den fazla olan daireler hangileri?") == (
         "Counted by the program: 2 rows where Kira (TL) over 15,000 (2, 3)")
     assert line("Daire 2'den büyük olanlar hangileri?") == "Counted by the program: 2 rows where Daire over 2 (3, 4)"
+
+
+def test_last_month_is_the_month_before_the_computers_date() -> None:
+    """"last month's total", "geçen ayın toplamı": the rows of the month before today's, said by its
+    first and last day (not this month's)."""
+    today = dt.date.today()
+    before = today.replace(day=1) - dt.timedelta(days=1)  # (last month's last day)
+    rows = [["Invoice", "Date", "Amount"], ["INV-1", today.replace(day=1).isoformat(), "10.00"],
+            ["INV-2", before.isoformat(), "20.00"]]
+    dated = table_facts("invoices.csv", 0, rows)
+    assert dated is not None
+    line = (f"Counted by the program: Amount where Date from {before.replace(day=1)} to {before}: "
+            "1 row (INV-2), total 20.00")
+    for question in ("last month's total", "total for last month", "geçen ayın toplamı"):
+        assert say(counted_phrases(counted_answer(question, [dated]))) == line, question
+
+
+def test_a_column_named_inside_another_word_is_not_named() -> None:
+    """A column "Net" is not named by "internet": "total amount for internet?" is the Amount's
+    total of the Internet row, not also Net's."""
+    rows = [["Item", "Net", "Amount"], ["Internet", "10", "12"], ["Phone", "20", "24"]]
+    facts = table_facts("e.csv", 0, rows, usual_comma=False)
+    assert facts is not None
+    assert say(counted_phrases(counted_answer("what is the total amount for internet?", [facts]))) == (
+        "Counted by the program: Amount where Item is Internet: 1 row (Internet), total 12")
+
+
+def test_a_quarter_named_by_a_column_is_that_columns_total() -> None:
+    """"Q1 total" of "Region | Q1 | Q2": the column Q1's total, not a quarter of dates the table has none of."""
+    facts = table_facts("r.csv", 0, [["Region", "Q1", "Q2"], ["North", "100", "200"], ["South", "50", "70"]],
+                        usual_comma=False)
+    assert facts is not None
+    assert say(counted_phrases(counted_answer("Q1 total", [facts]))) == \
+        "Counted by the program: Q1 (column B), all 2 rows: total 150"

@@ -701,3 +701,31 @@ def test_who_owes_the_most_is_said_in_turkish_and_given_to_the_model_in_the_word
     assert one is not None
     assert say(counted_phrases(counted_answer("which customer owes the most?", [one]))) == (
         "Counted by the program: Bob Carter owes the most: 1,200.00")
+
+
+def test_a_periods_last_day_and_the_years_last_quarter_and_half_are_counted() -> None:
+    """A quarter's last day (an invoice of 31 March) is in Q1; "son çeyrek", "the last quarter of
+    2025" are Q4 and "son yarı" is H2 (not Q3, H1 or a quarter from today): each a period's rows."""
+    rows = [["Invoice", "Date", "Amount"], ["INV-1", "2025-01-05", "100"], ["INV-2", "2025-03-31", "200"],
+            ["INV-3", "2025-11-20", "400"], ["INV-4", "2025-07-01", "800"]]
+    facts = table_facts("q.csv", 0, rows, usual_comma=False)
+    assert facts is not None
+    q4 = "Counted by the program: Amount where Date from 2025-10-01 to 2025-12-31: 1 row (INV-3), total 400"
+    for question, line in (
+            ("Q1 total", "Counted by the program: Amount where Date from 2025-01-01 to 2025-03-31: 2 rows (INV-1, INV-2), total 300"),
+            ("son çeyrek toplamı", q4), ("2025'in son çeyreği toplamı", q4), ("total for the last quarter of 2025", q4),
+            ("son yarı toplamı", "Counted by the program: Amount where Date from 2025-07-01 to 2025-12-31: 2 rows (INV-3, INV-4), "
+                                 "total 1,200")):
+        assert say(counted_phrases(counted_answer(question, [facts]))) == line, question
+
+
+def test_how_many_and_how_much_of_the_unpaid_rows_gives_both() -> None:
+    """"how many invoices are unpaid and how much do they come to?" (no word of owing): the unpaid
+    rows' count and their amount's total, not the count alone."""
+    rows = [["Invoice", "Customer", "Status", "Amount"], ["INV-1", "ACME", "unpaid", "100"],
+            ["INV-2", "Bilge", "paid", "200"], ["INV-3", "ACME", "unpaid", "50"]]
+    facts = table_facts("i.csv", 0, rows, usual_comma=False)
+    assert facts is not None
+    line = "Counted by the program: Amount where Status is unpaid: 2 rows (INV-1, INV-3), total 150"
+    for question in ("how many invoices are unpaid and how much do they come to?", "how many are unpaid and how much is it?"):
+        assert say(counted_phrases(counted_answer(question, [facts]))) == line, question

@@ -160,3 +160,13 @@ async def test_the_room_left_in_turkish_says_why_it_is_fewer_words_than_in_engli
 
     await room_left("tr")
     await room_left("en")
+
+
+def test_a_measures_plus_or_minus_is_written_the_turkish_way() -> None:
+    """A table's cell "12.3456 ± 0.0123" and "±0.0123", "−1.5" under ``--lang tr``: each number with
+    Turkish separators, the sign before it kept (``phrases.local_numbers``)."""
+    from workstation.core.phrases import local_numbers
+
+    texts = Texts("tr")
+    assert local_numbers("12.3456 ± 0.0123", texts.get) == "12,3456 ± 0,0123"
+    assert local_numbers("12.3456 ±0.0123 −1.5", texts.get) == "12,3456 ±0,0123 −1,5"

@@ -182,3 +182,14 @@ def test_the_document_a_question_is_asked_of() -> None:
     assert (found := conversation_document(questions, "Who comes?")) is not None and found.name == "memo.txt"
     assert (found := conversation_document(questions, memo)) is not None and found.name == "memo.txt"
     assert conversation_document(["Hello?"], "Hello?") is None
+
+
+def test_a_code_or_a_name_the_document_lacks_is_named_though_part_of_it_is_there() -> None:
+    """A code the lease does not have is named even where one of its parts is there ("Section
+    1624-99" of a lease with "1624-05"), and so is a figure the lease has under a name it never says
+    ("Texas Code 1624-05"); a quantity the lease counts a few words before its unit ("sixty (60)
+    calendar days") is found in it."""
+    document = "Under Section 1624-05 of the Code, notice is sixty (60) calendar days."
+    assert unchecked_figures("This follows Section 1624-99.", document) == ["Section 1624-99"]
+    assert unchecked_figures("This follows Texas Code 1624-05.", document) == ["Texas Code 1624-05"]
+    assert unchecked_figures("Notice must be 60 days.", document) == []
