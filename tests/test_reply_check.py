@@ -193,3 +193,11 @@ def test_a_code_or_a_name_the_document_lacks_is_named_though_part_of_it_is_there
     assert unchecked_figures("This follows Section 1624-99.", document) == ["Section 1624-99"]
     assert unchecked_figures("This follows Texas Code 1624-05.", document) == ["Texas Code 1624-05"]
     assert unchecked_figures("Notice must be 60 days.", document) == []
+
+
+def test_a_name_of_one_or_two_letters_is_not_named() -> None:
+    """Too short to tell a name from an initial or a word written in capitals ("paid by Ed", "Mr. A"):
+    such a word is never said to be missing from the document (honesty6's mutation went unseen)."""
+    document = "The tenant pays the rent of $1,850 on the first day of each month to the landlord."
+    assert unchecked_figures("It was paid by Ed and signed by Al for Mr. A.", document, "lease.txt") == []
+    assert unchecked_figures("It was paid by Edward.", document, "lease.txt") == ["Edward"]
