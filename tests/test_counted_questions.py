@@ -109,6 +109,10 @@ def _workbook_facts() -> SheetFacts:
 # the reviewer's table: two days of March, one of April (2025 alone); ACME has one invoice in each quarter
 QUARTER = [["Invoice", "Customer", "Date", "Amount"], ["INV-1", "ACME Ltd", "2025-03-04", "1200"],
            ["INV-2", "Bilge Co", "2025-03-18", "800"], ["INV-3", "ACME Ltd", "2025-04-02", "500"]]
+# a column whose name holds another's ("Ek kira" holds "Kira"), and quarters a text column names (Q1 of 2 letters)
+EXTRA_RENT = [["Daire", "Kira", "Ek kira"], ["1", "100", "5"], ["2", "200", "6"]]
+EXTRA_RENT_EN = [["Flat", "Rent", "Extra rent"], ["1", "100", "5"], ["2", "200", "6"]]
+QUARTERS = [["Quarter", "Amount"], ["Q1", "100"], ["Q2", "200"], ["Q1", "5"]]
 UNEVEN = [["Fatura", "Tutar", "KDV", "Toplam"], ["F-1", "100,00", "20,00", "90,00"], ["F-2", "200,00", "40,00", "150,00"],
           ["F-3", "50,00", "10,00", "60,00"]]
 
@@ -133,6 +137,9 @@ def _facts(table: str) -> SheetFacts:
              "due_only": lambda: table_facts("due.csv", 0, DUE_ONLY, usual_comma=False),
              "uneven": lambda: table_facts("kdv.csv", 0, UNEVEN, usual_comma=True),
              "quarter": lambda: table_facts("q.csv", 0, QUARTER, usual_comma=False),
+             "extra_rent": lambda: table_facts("kira.csv", 0, EXTRA_RENT, usual_comma=True),
+             "extra_rent_en": lambda: table_facts("rent.csv", 0, EXTRA_RENT_EN, usual_comma=False),
+             "quarters": lambda: table_facts("quarters.csv", 0, QUARTERS, usual_comma=False),
              "bob": lambda: table_facts("invoices.csv", 0, BOB, usual_comma=False)}[table]()
     assert facts is not None
     return facts
@@ -484,6 +491,24 @@ CASES = [
      "Counted by the program: Tutar (TL) (column D), the amount without KDV, all 12 rows: total 141,420"),
     ("KDV dahil toplam ne kadar?", "uneven", ""),  # (Tutar and its KDV do not make Toplam: which holds the tax, not told)
     ("KDV hariç toplam ne kadar?", "uneven", ""),
+    # the longest column name said wins over a shorter one inside it ("ek kira" said Kira's total too)
+    ("toplam ek kira", "extra_rent", "Counted by the program: Ek kira (column C), all 2 rows: total 11"),
+    ("ek kira toplamı", "extra_rent", "Counted by the program: Ek kira (column C), all 2 rows: total 11"),
+    ("ek kiranın toplamı", "extra_rent", "Counted by the program: Ek kira (column C), all 2 rows: total 11"),
+    ("toplam kira", "extra_rent", "Counted by the program: Kira (column B), all 2 rows: total 300"),
+    ("kira ve ek kira toplamı", "extra_rent",
+     "Counted by the program: Kira (column B), all 2 rows: total 300, Ek kira (column C), all 2 rows: total 11"),
+    ("total extra rent", "extra_rent_en", "Counted by the program: Extra rent (column C), all 2 rows: total 11"),
+    ("total rent", "extra_rent_en", "Counted by the program: Rent (column B), all 2 rows: total 300"),
+    # a quarter a cell says ("Q1" of a column Quarter): that value's rows, not a quarter of a year with no dates
+    ("total for Q1", "quarters", "Counted by the program: Amount where Quarter is Q1: 2 rows (Q1, Q1), total 105"),
+    ("Q2 total", "quarters", "Counted by the program: Amount where Quarter is Q2: 1 row (Q2), total 200"),
+    # the sheet's own words with a case ending ("Excel'deki", "dosyasındaki") before what is counted: no condition
+    ("Excel'deki toplam tutar", "workbook", "Counted by the program: Toplam (column F), all 12 rows: total 169,704"),
+    ("Excel’in toplamı", "workbook", "Counted by the program: Toplam (column F), all 12 rows: total 169,704"),
+    ("Excel dosyasındaki toplam tutar", "workbook", "Counted by the program: Toplam (column F), all 12 rows: total 169,704"),
+    ("Tablosundaki toplam", "workbook", "Counted by the program: Toplam (column F), all 12 rows: total 169,704"),
+    ("What is the total in Excel?", "workbook", "Counted by the program: Toplam (column F), all 12 rows: total 169,704"),
 ]
 
 

@@ -331,8 +331,9 @@ def _column(name: str, cells: list[str], comma: bool, guessed: bool = False) -> 
         col.distinct = len(counts)
         col.first, col.last = _line(filled[0]), _line(filled[-1])
         col.top = [(_line(v), k) for v, k in counts.most_common(TOP_VALUES) if k > 1]
-        col.values = frozenset(itertools.islice((w for w in (_folded(_line(v)) for v in counts) if len(w) >= 3),
-                                                MAX_VALUES))
+        # (a code of a letter and a digit is a value too: "Q1" of a column Quarter, read as a quarter of a year)
+        col.values = frozenset(itertools.islice((w for w in (_folded(_line(v)) for v in counts) if len(w) >= 3
+                                                 or re.fullmatch(r"[^\W\d_]\d|\d[^\W\d_]", w)), MAX_VALUES))
     return col
 
 
@@ -769,7 +770,9 @@ _NEGATION = re.compile(r"\b(?:not|never|except|excluding|without|other\s+than)\b
 _CASE_ENDED = re.compile(r"(\w+)['’][dt][ae](?:n|ki)?\b")  # Ankara'dan, 2025'te, Mart'taki
 
 
-_SHEET_WORD = re.compile(r"tablo\w*|sütun\w*|excel\w*", re.IGNORECASE)  # (no value's name: "Excel'de", "in Excel")
+# the sheet's own words, with any ending ("Excel'deki", "Tablo'nun", "dosyasındaki"): no value's name, nor a
+# condition said before what a question counts ("Excel'deki toplam tutar" of a column Toplam)
+_SHEET_WORD = re.compile(r"tablo\w*|sütun\w*|excel\w*|dosya\w*", re.IGNORECASE)
 
 
 def _names(text: str) -> set[str]:
@@ -884,7 +887,8 @@ def _unmatched_before(text: str, facts: SheetFacts) -> bool:
         if not (any(_word_of(word, n) for n in nouns) or word.startswith(_ROW_NOUNS)):
             continue
         before = re.split(r"['’]", before)[0].strip(".-")
-        if before not in plain and not any(_word_of(before, n) for n in nouns) and len(before) >= 3 and before.isalpha():
+        if before not in plain and not any(_word_of(before, n) for n in nouns) and len(before) >= 3 and before.isalpha() \
+                and not _SHEET_WORD.fullmatch(before):
             return True
     return False
 
@@ -927,6 +931,7 @@ def _unknown_words(text: str, facts: SheetFacts) -> list[str]:
     return [word for word in re.findall(r"[^\W\d_]{3,}", re.sub(r"['’]\w*", "", text))
             if not (word in _PLAIN_BEFORE or word in _COUNTED_THINGS or word in values or any(_word_of(word, c) for c in columns)
                     or word.startswith(_ROW_NOUNS) or _WHICH.search(word) or any(p.search(word) for _, p in _ASKED)
+                    or _SHEET_WORD.fullmatch(word)
                     or re.fullmatch(CURRENCY_WORDS, word))]
 
 
@@ -1141,6 +1146,12 @@ def _says(text: str, name: str) -> bool:
     return any(_INFLECTED.fullmatch(m.group(1)) for m in re.finditer(rf"(?<!\w){re.escape(name)}(\w*)", text))
 
 
+def _unsaid(text: str, name: str) -> str:
+    """``text`` (casefolded) without each place it says a column's ``name`` (casefolded, ``_says``):
+    what else it says ("kira" is said in "toplam ek kira" only inside "ek kira")."""
+    return re.sub(rf"(?<!\w){re.escape(name)}\w*", lambda m: " " * len(m.group(0)), text)
+
+
 def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, Any]]:
     """The figures the program counted that answer ``question`` about ``tables`` (their facts), to
     show under the model's reply (``counted_phrases``: "Counted by the program: Revenue (column B)
@@ -1178,6 +1189,10 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         named = [c for c in numbers if c.letter in letters or len(c.name) > 1 and _says(lowered, c.name.casefold())
                  or _QUANTITY_NAME.search(c.name) and _QUANTITY_NAME.search(plain)  # ("total quantity" of "Qty")
                  or c.rate and (_PRICE_NAME.search(plain) or _RATE_NAME.search(plain))]
+        if len(named) > 1:  # ("toplam ek kira" of Kira | Ek kira: Ek kira's, not also Kira's said inside it)
+            named = [c for c in named if c.letter in letters or not any(
+                len(d.name) > len(c.name) and _says(lowered, d.name.casefold())
+                and not _says(_unsaid(lowered, d.name.casefold()), c.name.casefold()) for d in named)]
         if len(named) > 1:  # ("total VAT" of Net | VAT | Total: the VAT's, not also Total's, named by the word asked)
             named = [c for c in named if not dict(_ASKED)["total"].fullmatch(c.name.strip())] or named
         if not named:  # (by a word of its name: "kiraların toplamı" of Kira (TL) beside Aidat (TL))
