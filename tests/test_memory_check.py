@@ -133,7 +133,7 @@ def test_fit_check_counts_the_draft_model(smollm2_path: Path, tmp_path: Path,
     assert draft["allocated"]["weights"] > 0 and abs(draft["diff_pct"]["kv_cache"]) <= 5
     assert main(["fit", "-p", str(prof), "--check"]) == 0
     out = capsys.readouterr().out
-    assert "draft model:" in out and "both models:" in out
+    assert "helper model (draft):" in out and "both models:" in out
     both = data["allocated"]["total"] + draft["allocated"]["total"]
     assert human_bytes(both) in out.split("both models:")[1]
     # the whole of it in Turkish (--lang tr): its table, the pair's line and its verdict were English

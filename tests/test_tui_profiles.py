@@ -1760,8 +1760,8 @@ async def test_f3_and_f4_say_one_figure_of_words_for_a_model_and_its_context(lan
             assert found.details.count(costly) == (language == "tr" and path == smollm2_path), found.details
             fit = models.fits[found.name]
             if path == smollm2_path:  # the profile in use gives it its context: the figure F3 said
-                gives = {"en": f"with the profile {app.profile.title('en')}: {reads[2:]})",  # type: ignore[union-attr]
-                         "tr": f"{app.profile.title('tr')} profiliyle: {reads[2:]})"}  # type: ignore[union-attr]
+                gives = {"en": f"the profile {app.profile.title('en')} is set to {reads[2:]}, in F3 → E, Context)",  # type: ignore[union-attr]
+                         "tr": f"{app.profile.title('tr')} profilinin F3 → E, Bağlam ayarı: {reads[2:]})"}  # type: ignore[union-attr]
                 assert gives[language] in fit, fit
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ModelsScreen))
