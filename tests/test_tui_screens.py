@@ -3077,3 +3077,13 @@ async def test_f4_says_a_models_limits_and_its_helper_in_plain_words(profiles: P
         assert "Llama 3.1 8B'nin yardımcısı olarak onu hızlandırabilir (ikisi metni aynı biçimde okur)" in helper, helper
         assert "ikinci bir kopyası" not in gemma and "okurken" not in gemma, gemma
     assert "when it reads up to" not in big, big
+
+
+async def test_a_notice_said_as_the_app_closes_does_not_stop_it_on_an_error() -> None:
+    """Notices were laid out after the app's screens had gone (it closing): "the app stopped on an
+    unexpected error (ScreenStackError: No screens on stack)" (a clean-clone run under load)."""
+    app = WorkstationApp("office-cpu", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(80, 24)):
+        pass
+    assert not app._screen_stack
+    app._refresh_notifications()  # (a notice's refresh, once the screens are gone: nothing to do)

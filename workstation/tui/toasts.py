@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from textual.app import ScreenStackError
 from textual.css.query import NoMatches
 from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import Screen
@@ -91,7 +92,10 @@ class Toasts(AppPart):
         """Textual's (the toasts shown on the screen), and the screen's toasts looked at after
         each of its layouts (``_toasts_laid_out``), once per screen."""
         super()._refresh_notifications()  # type: ignore[misc]
-        screen = self.screen
+        try:
+            screen = self.screen
+        except ScreenStackError:  # (the app closing, its screens gone: a notice said then stopped the app)
+            return
         if screen not in self._toasts_looked_at:
             self._toasts_looked_at.add(screen)
             screen.screen_layout_refresh_signal.subscribe(self, self._toasts_laid_out)
