@@ -322,7 +322,9 @@ def run_quantize(args: argparse.Namespace) -> int:
         from workstation.core.kld import cache_budget
 
         cache_budget()  # and a bad WORKSTATION_KLD_CACHE_MB, before minutes of quantizing
-    print(t("models_cmd.quantizing", name=src.name, to=dest.name), file=sys.stderr)
+    # one write, its line end with it: under PYTHONUNBUFFERED print writes the text and its "\n"
+    # apart, and a Ctrl-C between them put "workstation: stopped." on the end of this line
+    sys.stderr.write(t("models_cmd.quantizing", name=src.name, to=dest.name) + "\n")
     quantize_model(src, dest, key, allow_requantize=args.allow_requantize, threads=args.threads)
     out = model_info.read_model_info(dest)
     if not args.json:
