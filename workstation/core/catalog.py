@@ -17,13 +17,19 @@ from workstation.core.paths import extra_model_dirs, models_dir, typed_path
 # --- catalog.yaml ------------------------------------------------------------------------------
 def catalog_entries(directory: Path | None = None) -> list[dict[str, Any]]:
     """The known models listed in ``models/catalog.yaml``."""
+    return [dict(entry) for entry in catalog_as_read(directory)[1]]
+
+
+def catalog_as_read(directory: Path | None = None) -> tuple[tuple[Any, ...] | None, list[dict[str, Any]]]:
+    """The catalog's entries as parsed, never to be changed by the caller, with the key of the
+    file's read they came from (the same key: the same entries; ``catalog_entries`` copies them)."""
     path = (directory or models_dir()) / "catalog.yaml"
     if not path.exists():
         from workstation.core.paths import PROJECT_DIR
 
         path = PROJECT_DIR / "models" / "catalog.yaml"
         if not path.exists():
-            return []
+            return None, []
     from workstation.core.settings_file import YamlError, load_yaml
 
     global _catalog_read
@@ -41,7 +47,7 @@ def catalog_entries(directory: Path | None = None) -> list[dict[str, Any]]:
         raise WorkstationError(f"The model catalog {path} cannot be read ({err}).") from None
     except YamlError as err:
         raise WorkstationError(f"The model catalog {path} {err}") from None
-    return [dict(entry) for entry in entries]
+    return key, entries
 
 
 # the catalog file last parsed (path, inode, mtime, ctime, size) and its entries

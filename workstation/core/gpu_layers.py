@@ -5,6 +5,8 @@ default split does, and each keeps a reserve for the CUDA context and the driver
 
 from __future__ import annotations
 
+import bisect
+
 from workstation.core.hardware import MIB, GpuInfo
 
 
@@ -30,6 +32,8 @@ def layers_per_gpu(n: int, gpus: list[GpuInfo]) -> list[int]:
     """How many of ``n`` offloaded layers each GPU gets (llama.cpp: in proportion to free VRAM)."""
     if not gpus or n <= 0:
         return [0] * len(gpus)
+    if len(gpus) == 1:  # (``size`` asks thousands of times: each layer looked up one by one was a sixth of it)
+        return [n]
     free = [max(g.vram_free, 1) for g in gpus]
     total = sum(free)
     cum, acc = [], 0.0
@@ -38,7 +42,6 @@ def layers_per_gpu(n: int, gpus: list[GpuInfo]) -> list[int]:
         cum.append(acc)
     counts = [0] * len(gpus)
     for k in range(n):
-        x = k / n
-        j = next((i for i, c in enumerate(cum) if c > x), len(gpus) - 1)
+        j = min(bisect.bisect_right(cum, k / n), len(gpus) - 1)  # the first GPU whose share reaches past layer k
         counts[j] += 1
     return counts

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from workstation.core.catalog import (
     QUANTIZE_TYPES,
     UNQUANTIZED,
+    catalog_as_read,
     catalog_entries,
     catalog_entry,
     file_size_text,
@@ -114,8 +115,19 @@ class InstalledModel:
         }
 
 
+_names_read: tuple[object, dict[str, str]] = (None, {})  # (the catalog's read, its names by file name)
+
+
 def _names_by_file() -> dict[str, str]:
-    return {str(e["file"]): str(e["name"]) for e in catalog_entries() if e.get("file") and e.get("name")}
+    """The catalog's names by file name, made again only when the catalog is read again (``size``
+    names a model thousands of times); not to be changed by the caller."""
+    global _names_read
+    key, entries = catalog_as_read()
+    read, names = _names_read  # one tuple: a thread never pairs a read with other names
+    if key is None or read != key:
+        names = {str(e["file"]): str(e["name"]) for e in entries if e.get("file") and e.get("name")}
+        _names_read = (key, names)
+    return names
 
 
 def installed_name(path: Path) -> str:

@@ -60,12 +60,14 @@ def kv_cache_per_layer(
     result = []
     heads = info.n_head_kv_per_layer or [info.n_head_kv] * info.n_layer
     swa_layers = info.swa_layers or [False] * info.n_layer
+    sizes: dict[tuple[int, int], int] = {}  # (layers alike are sized once: ``size`` plans thousands of times)
     for il in range(info.n_layer):
         n_kv = heads[il] if il < len(heads) else info.n_head_kv
         cells = swa if il < len(swa_layers) and swa_layers[il] else full
-        k = row_bytes(type_k, info.head_dim * n_kv * cells)
-        v = row_bytes(type_v, info.head_dim_v * n_kv * cells)
-        result.append(k + v)
+        if (n_kv, cells) not in sizes:
+            sizes[n_kv, cells] = (row_bytes(type_k, info.head_dim * n_kv * cells)
+                                  + row_bytes(type_v, info.head_dim_v * n_kv * cells))
+        result.append(sizes[n_kv, cells])
     return result
 
 
