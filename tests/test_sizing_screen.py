@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import pytest
-from conftest import table_only
+from conftest import table_only as _table_only
 from rich.style import Style
 from textual_plotext import PlotextPlot
 from tui_helpers import make_app, settle, until
@@ -15,6 +16,10 @@ from workstation.tui.app import WorkstationApp
 from workstation.tui.i18n import Texts
 from workstation.tui.screens.dashboard import MetricRow, axis_value
 from workstation.tui.screens.sizing import SizingScreen
+
+# the shipped table's sizing, made once for this file's tests (1.5 s of CPU each time, and the same
+# answer on every machine: four tests drew it, one asked it twice)
+table_only = cache(_table_only)
 
 
 @pytest.fixture
