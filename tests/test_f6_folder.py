@@ -181,18 +181,19 @@ async def test_ctrl_k_on_a_folder_too_long_for_a_message_says_so(profiles: Path,
     counted."""
     folder = tmp_path / "Scans"
     folder.mkdir()
-    for n in range(30):  # damaged files fail at once, each a line in All summaries.md
-        (folder / f"scanned letter number {n:02d} from the office.pdf").write_bytes(b"not a PDF at all " * 4)
+    about = " from the office of the school board about the class trip to the city museum and the packed lunches"
+    for n in range(15):  # damaged files fail at once, each a line in All summaries.md (long names: few files)
+        (folder / f"scanned letter number {n:02d}{about}.pdf").write_bytes(b"not a PDF at all " * 4)
     app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db")
     said = notices(app)
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await summarize_in_f6(pilot, app, folder)
         await _seen(pilot, screen)
         state = f6_state(screen)
-        assert state.startswith("Scans: 0 summarized, 0 skipped, 30 failed ('scanned letter number 00 from the "
-                                "office.pdf' is damaged or not really a PDF; open it in the program it came from and "
+        assert state.startswith(f"Scans: 0 summarized, 0 skipped, 15 failed ('scanned letter number 00{about}"
+                                ".pdf' is damaged or not really a PDF; open it in the program it came from and "
                                 "save it as a PDF again · 'scanned letter number 01"), state
-        assert " · and 27 more). Ctrl+R tries the failed ones again (those summarized are not done again). " \
+        assert " · and 12 more). Ctrl+R tries the failed ones again (those summarized are not done again). " \
             "All the summaries are in one file" in state, state
         conversations = app.conversation_id
         await pilot.press("ctrl+k")
