@@ -3866,7 +3866,7 @@ async def test_an_attached_documents_facts_are_shown_in_the_uis_language(profile
 
     months = ["Ocak", "Şubat", "Mart", "Nisan", "Mayıs", "Haziran"]
     letter = docx.Document()
-    for n in range(30):  # (a long one: folded under its name, opened to be read)
+    for n in range(14):  # (a long one: folded under its name, opened to be read; 14 are enough to fold)
         letter.add_paragraph(f"Satışlar, bölüm {n + 1}.")
     table = letter.add_table(rows=7, cols=2)
     for r, row in enumerate([["Ay", "Tutar"], *[[m, str(100 * (i + 1))] for i, m in enumerate(months)]]):
@@ -3895,6 +3895,7 @@ async def test_an_attached_documents_facts_are_shown_in_the_uis_language(profile
             await pilot.pause()
             return "\n".join([view.body.source, *(str(s.render()) for s in view.query(".folded-text").results(Static))])
 
+        assert view.query(Collapsible)  # (folded, as a long one is)
         said = await shown()
         assert "Programın her satırdan saydığı bilgiler:" in said and "Tablo 1: başlık satırının altında 6 satır" in said
         assert FACTS_LABEL not in said and "Table 1" not in said and "Ocak" in said, said
