@@ -138,10 +138,12 @@ def test_chat_says_a_reply_that_began_repeating_itself_was_stopped(
     # the repeats printed before the loop was sure are said to be no part of the reply, and where it ends
     assert out.startswith(kept) and len(out.strip()) > len(kept)
     assert f'it ends at "{kept.strip()[-20:]}"; what was printed after that is repeats, not part of the reply.' in err
-    assert main(["chat", "-p", str(prof), "--lang", "tr", "Write the word ok five times."]) == 0
-    assert "ile bitiyor; ondan sonra yazılanlar tekrar, yanıtın parçası değil." in capsys.readouterr().err
     from workstation.commands.chat import _looped_said
     from workstation.tui.i18n import Texts
+
+    # the same sentence under --lang tr (chat's --lang itself: test_chat_streams_the_reply_and_prints_its_figures;
+    # a third reply of 300 tokens only to read it cost 3 s of CPU)
+    assert "ile bitiyor; ondan sonra yazılanlar tekrar, yanıtın parçası değil." in _looped_said(kept, out, Texts("tr"))
 
     long = "We will meet on Friday at noon in the big room on the second floor."
     assert 'ends at "…in the big room on the second floor."' in _looped_said(long, long + " We will", Texts("en"))
@@ -1393,16 +1395,24 @@ def test_an_output_named_through_a_link_or_a_pipe_is_written_through_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`-o link.md` replaced the link with a plain file (the file it names kept the old text),
     and `-o` a pipe or a device (/dev/stdout, /dev/full as root) replaced it with a file."""
+    from workstation.core.workload import load_workload
+
     real, link, pipe = tmp_path / "real.md", tmp_path / "link.md", tmp_path / "pipe.md"
     real.write_text("old\n", encoding="utf-8")
     link.symlink_to(real.name)
     os.mkfifo(pipe)
-    assert main(["size", "office-20", "-o", str(link)]) == 0
+    # office-20 over one model and one card: sizing the whole table (2 s of CPU a run) is no
+    # part of where the report is written
+    office = {k: v for k, v in load_workload("office-20").to_dict().items() if k != "source"}
+    workload = tmp_path / "office.yaml"
+    workload.write_text(json.dumps({**office, "candidates": {"models": ["gemma-2-9b-it-q4_k_m"],
+                                                             "gpus": ["RTX 4060"]}}), encoding="utf-8")
+    assert main(["size", str(workload), "-o", str(link)]) == 0
     assert link.is_symlink() and real.read_text(encoding="utf-8").startswith("# Sizing: Office of 20")
     read: list[bytes] = []
     reader = threading.Thread(target=lambda: read.append(pipe.read_bytes()), daemon=True)
     reader.start()
-    assert main(["size", "office-20", "-o", str(pipe)]) == 0
+    assert main(["size", str(workload), "-o", str(pipe)]) == 0
     reader.join(timeout=30)
     assert read and read[0].startswith(b"# Sizing: Office of 20") and pipe.is_fifo()
     capsys.readouterr()
@@ -1411,7 +1421,7 @@ def test_an_output_named_through_a_link_or_a_pipe_is_written_through_it(
     log = tmp_path / "log.md"
     log.write_text("old line\n", encoding="utf-8")
     with open(log, "ab") as appended:
-        done = subprocess.run([sys.executable, "-m", "workstation.cli", "size", "office-20", "-o", "/dev/stdout"],
+        done = subprocess.run([sys.executable, "-m", "workstation.cli", "size", str(workload), "-o", "/dev/stdout"],
                               stdout=appended, stderr=subprocess.PIPE, text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     kept = log.read_text(encoding="utf-8")
@@ -1724,42 +1734,52 @@ def test_an_office_profiles_folder_adds_to_the_shipped_ones(tmp_path: Path, monk
     assert f"names the folder {tmp_path / 'shared-modles'}, which" in err and err.endswith("(folders separated by ';').\n")
 
 
-def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(tmp_path: Path, smollm2_path: Path) -> None:
+def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(
+        tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """`echo "…moved to Tuesday…" | chat "When is the meeting?"` asked only the question (the
     notes were dropped without a word, and the reply made up a day); a pipe left open with
-    nothing in it (a script's own standard input) is not waited on."""
+    nothing in it (a script's own standard input) is not waited on. (In this process, on a
+    real pipe, but for the pipeline of a command that takes a while: a process of its own each
+    cost a second of CPU to start.)"""
     prof = str(_profile_file(tmp_path, max_tokens=1))
-    chat = [sys.executable, "-m", "workstation.cli", "chat", "-p", prof, "--json", "When is the meeting?"]
+    words = ["chat", "-p", prof, "--json", "When is the meeting?"]
 
-    def prompt_n(done: subprocess.CompletedProcess[str]) -> int:
-        assert done.returncode == 0, done.stderr
-        return int(json.loads(done.stdout)["metrics"]["prompt_n"])
+    def prompt_n(*args: str, piped: bytes | None = None) -> tuple[int, str]:
+        """The prompt's tokens of `chat ARGS` (and its stderr), its standard input a pipe that
+        brings ``piped`` and ends, or one held open with nothing in it (b""), or none (None)."""
+        with monkeypatch.context() as patched:
+            if piped is None:
+                assert main(list(args)) == 0
+            else:
+                read, write = os.pipe()
+                os.write(write, piped)
+                if piped:
+                    os.close(write)
+                with open(read, encoding="utf-8") as stdin:
+                    patched.setattr(sys, "stdin", stdin)
+                    try:
+                        assert main(list(args)) == 0
+                    finally:
+                        if not piped:
+                            os.close(write)
+        out, err = capsys.readouterr()
+        return int(json.loads(out)["metrics"]["prompt_n"]), err
 
-    alone = prompt_n(subprocess.run(chat, capture_output=True, text=True, cwd=ROOT, timeout=120,
-                                    stdin=subprocess.DEVNULL))
+    alone, _ = prompt_n(*words)
     notes = "The meeting is moved to Tuesday at 3pm in room 12 of the north building.\n"
-    both = prompt_n(subprocess.run(chat, input=notes, capture_output=True, text=True, cwd=ROOT, timeout=120))
-    with_notes = prompt_n(subprocess.run([*chat[:-1], notes + "\nWhen is the meeting?"], capture_output=True, text=True,
-                                         cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL))
+    both, _ = prompt_n(*words, piped=notes.encode())
+    with_notes, _ = prompt_n(*words[:-1], notes + "\nWhen is the meeting?")
     assert both == with_notes > alone + 15  # the notes, then the question: as if typed so
-    idle = subprocess.Popen(chat, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
-                            text=True)
-    assert idle.stdin is not None and idle.stdout is not None and idle.stderr is not None
-    try:  # (its standard input stays open, nothing written: answered without waiting for it)
-        code = idle.wait(timeout=120)  # (a few hundred bytes of output: no pipe fills)
-        out, err = idle.stdout.read(), idle.stderr.read()
-    finally:
-        if idle.poll() is None:
-            idle.kill()
-            idle.wait()
-        for stream in (idle.stdin, idle.stdout, idle.stderr):
-            stream.close()
-    assert code == 0 and int(json.loads(out)["metrics"]["prompt_n"]) == alone, err
+    # (its standard input stays open, nothing written: answered without waiting for it)
+    idle, err = prompt_n(*words, piped=b"")
+    assert idle == alone, err
     assert "nothing came through the pipe in 5 s, so the question went alone" in err, err  # said, not dropped unsaid
     # a command that takes a while to write its text (chat … | chat loads a model first): waited for
+    chat = [sys.executable, "-m", "workstation.cli", *words]
     piped_late = subprocess.run(["bash", "-c", '(sleep 1.5; printf %s "$0") | "$@"', notes, *chat],
                                 capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert prompt_n(piped_late) == with_notes
+    assert piped_late.returncode == 0, piped_late.stderr
+    assert int(json.loads(piped_late.stdout)["metrics"]["prompt_n"]) == with_notes
 
 
 def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number(
