@@ -259,21 +259,7 @@ def test_eval_speaks_turkish_under_its_notes_too(
     notes = [line for line in out.splitlines() if not line.startswith("|")]
     assert "(karşılaştırma temeli)" in out and "kat daha" in out and "(baseline)" not in out
     assert notes == ["tiny: 64 tokenlik 1 pencere üzerinden perplexity (puanlanan 31 token)."], notes
-    english = ("window", "faster", "slower", "the same speed", "tokens", "In plain words", "KL divergence")
-    rc = main(["eval", "--lang", "tr", "-p", str(profile), "-p", f"{profile} kv_cache=q8_0", "--kld", str(text),
-               "--ctx", "64", "--chunks", "1", "--no-save"])
-    out = capsys.readouterr().out
-    assert rc == 0
-    notes = [line for line in out.splitlines() if not line.startswith("|")]
-    assert notes[0].startswith("64 tokenlik pencerelerde tiny ile KL ıraksaması") and \
-        notes[1].startswith("Kısacası, text.txt üzerinde: tiny · ") and "sonraki sözcüğü seçer ve " in notes[1]
-    assert not [w for w in english for line in notes[:2] if w in line]
-    # and every note after them: the choice ("Side by side", "Which to pick", "These speeds are of windows")
-    # and the yardstick's note were English f-strings under --lang tr
-    assert [line for line in notes if line.startswith(("Yan yana, ", "Hangisini seçmeli: ", "Bu hızlar "))], notes
-    english += ("Side by side", "Which to pick", "These speeds", "Note:", "needs", "memory", "reads", "writes",
-                "rough", "not sure", "as fast", "yardstick")
-    assert not [(w, line) for w in english for line in notes if w in line]
+    # --kld's notes under --lang tr: test_eval_s_table_and_its_profiles_names_speak_turkish_too (the same run)
 
 
 def test_eval_s_table_and_its_profiles_names_speak_turkish_too(
@@ -291,7 +277,20 @@ def test_eval_s_table_and_its_profiles_names_speak_turkish_too(
     text.write_text(EASY * 4, encoding="utf-8")
     kld = ["eval", "--lang", "tr", "-p", str(profile), "-p", f"{profile} kv_cache=q8_0", "--kld", str(text),
            "--ctx", "64", "--chunks", "1", "--no-save"]
-    assert main(kld) == 0 and main(kld) == 0  # (the second reads the reference from the cache: its speed timed again)
+    assert main(kld) == 0
+    # its notes (under eval's notes of --perplexity: test_eval_speaks_turkish_under_its_notes_too)
+    notes = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("|")]
+    english = ("window", "faster", "slower", "the same speed", "tokens", "In plain words", "KL divergence")
+    assert notes[0].startswith("64 tokenlik pencerelerde tiny ile KL ıraksaması") and \
+        notes[1].startswith("Kısacası, text.txt üzerinde: tiny · ") and "sonraki sözcüğü seçer ve " in notes[1]
+    assert not [w for w in english for line in notes[:2] if w in line]
+    # and every note after them: the choice ("Side by side", "Which to pick", "These speeds are of windows")
+    # and the yardstick's note were English f-strings under --lang tr
+    assert [line for line in notes if line.startswith(("Yan yana, ", "Hangisini seçmeli: ", "Bu hızlar "))], notes
+    english += ("Side by side", "Which to pick", "These speeds", "Note:", "needs", "memory", "reads", "writes",
+                "rough", "not sure", "as fast", "yardstick")
+    assert not [(w, line) for w in english for line in notes if w in line]
+    assert main(kld) == 0  # (the second reads the reference from the cache: its speed timed again)
     out = capsys.readouterr().out.split("| profil ")[-1]
     header, _, first, second = out.splitlines()[:4]
     assert "| belge " in header and "| aynı ilk token |" in header and "| tiny karşısında " in header, header
