@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -1065,21 +1066,22 @@ def test_chat_c_with_one_new_name_started_together_makes_one_conversation(tmp_pa
     assert sum("Started a new conversation" in s for s in said) == 1, said
 
 
-def test_chat_reads_a_pipe_without_dash(tmp_path: Path, smollm2_path: Path) -> None:
+def test_chat_reads_a_pipe_without_dash(tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
     """`cat report.txt | workstation chat` said "needs text": only `chat -` read the pipe. A long
     message is read in parts of 512 tokens, and how far shows on stderr until the reply begins
     (on a CPU a contract took a minute with nothing on the screen)."""
     report = "".join(f"Line {i}: the quarterly report lists desks, chairs and lamps.\n" for i in range(38))
-    done = subprocess.run([sys.executable, "-m", "workstation.cli", "chat", "-p", str(_profile_file(tmp_path, max_tokens=3))],
-                          input=report + "Which line lists lamps first?", capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
-    assert done.returncode == 0 and done.stdout.strip(), done.stderr
-    found = FIGURES.search(done.stderr)  # the turn ran on what the pipe said
-    figures = _figures(done.stderr)
-    assert found and figures and figures[3] > 512, done.stderr
-    read = re.findall(r"\] +(\d+)%  reading your message: (\d+) of ([\d,]+) tokens  ETA", done.stderr)
-    assert read == [(str(round(512 / figures[3] * 100)), "512", f"{int(figures[3]):,}")], done.stderr
-    assert done.stderr.index("reading your message") < found.start()
+    with _stdin_piped(monkeypatch, (report + "Which line lists lamps first?").encode()):
+        assert main(["chat", "-p", str(_profile_file(tmp_path, max_tokens=3))]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip(), err
+    found = FIGURES.search(err)  # the turn ran on what the pipe said
+    figures = _figures(err)
+    assert found and figures and figures[3] > 512, err
+    read = re.findall(r"\] +(\d+)%  reading your message: (\d+) of ([\d,]+) tokens  ETA", err)
+    assert read == [(str(round(512 / figures[3] * 100)), "512", f"{int(figures[3]):,}")], err
+    assert err.index("reading your message") < found.start()
 
 
 def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document(
@@ -1549,7 +1551,6 @@ def test_conversations_write_a_profile_in_the_home_folder_with_a_tilde(capsys: p
 def test_every_option_of_every_command_says_what_it_does() -> None:
     """`cache --help` and `profiles --help` listed --json with no words beside it."""
     import argparse
-    from collections.abc import Iterator
 
     from workstation.cli import build_parser
 
@@ -1734,6 +1735,24 @@ def test_an_office_profiles_folder_adds_to_the_shipped_ones(tmp_path: Path, monk
     assert f"names the folder {tmp_path / 'shared-modles'}, which" in err and err.endswith("(folders separated by ';').\n")
 
 
+@contextlib.contextmanager
+def _stdin_piped(monkeypatch: pytest.MonkeyPatch, data: bytes) -> Iterator[None]:
+    """This process's standard input a real pipe that brings ``data`` and ends, or, for b"",
+    one held open with nothing in it (a script's own standard input): `chat` in this process
+    reads it as it reads `… | workstation chat` (a process of its own cost a second of CPU)."""
+    read, write = os.pipe()
+    os.write(write, data)
+    if data:
+        os.close(write)
+    try:
+        with monkeypatch.context() as patched, open(read, encoding="utf-8") as stdin:
+            patched.setattr(sys, "stdin", stdin)
+            yield
+    finally:
+        if not data:
+            os.close(write)
+
+
 def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(
         tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """`echo "…moved to Tuesday…" | chat "When is the meeting?"` asked only the question (the
@@ -1747,21 +1766,8 @@ def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(
     def prompt_n(*args: str, piped: bytes | None = None) -> tuple[int, str]:
         """The prompt's tokens of `chat ARGS` (and its stderr), its standard input a pipe that
         brings ``piped`` and ends, or one held open with nothing in it (b""), or none (None)."""
-        with monkeypatch.context() as patched:
-            if piped is None:
-                assert main(list(args)) == 0
-            else:
-                read, write = os.pipe()
-                os.write(write, piped)
-                if piped:
-                    os.close(write)
-                with open(read, encoding="utf-8") as stdin:
-                    patched.setattr(sys, "stdin", stdin)
-                    try:
-                        assert main(list(args)) == 0
-                    finally:
-                        if not piped:
-                            os.close(write)
+        with contextlib.nullcontext() if piped is None else _stdin_piped(monkeypatch, piped):
+            assert main(list(args)) == 0
         out, err = capsys.readouterr()
         return int(json.loads(out)["metrics"]["prompt_n"]), err
 
