@@ -21,7 +21,7 @@ from typing import IO
 
 import pytest
 import yaml
-from conftest import make_profile, write_profile_file
+from conftest import make_profile, workload_file, write_profile_file
 from docmaker import SUBJECT_PARAGRAPHS, honeybee_text
 
 from workstation.cli import main
@@ -1397,18 +1397,13 @@ def test_an_output_named_through_a_link_or_a_pipe_is_written_through_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`-o link.md` replaced the link with a plain file (the file it names kept the old text),
     and `-o` a pipe or a device (/dev/stdout, /dev/full as root) replaced it with a file."""
-    from workstation.core.workload import load_workload
-
     real, link, pipe = tmp_path / "real.md", tmp_path / "link.md", tmp_path / "pipe.md"
     real.write_text("old\n", encoding="utf-8")
     link.symlink_to(real.name)
     os.mkfifo(pipe)
     # office-20 over one model and one card: sizing the whole table (2 s of CPU a run) is no
     # part of where the report is written
-    office = {k: v for k, v in load_workload("office-20").to_dict().items() if k != "source"}
-    workload = tmp_path / "office.yaml"
-    workload.write_text(json.dumps({**office, "candidates": {"models": ["gemma-2-9b-it-q4_k_m"],
-                                                             "gpus": ["RTX 4060"]}}), encoding="utf-8")
+    workload = workload_file(tmp_path, candidates={"models": ["gemma-2-9b-it-q4_k_m"], "gpus": ["RTX 4060"]})
     assert main(["size", str(workload), "-o", str(link)]) == 0
     assert link.is_symlink() and real.read_text(encoding="utf-8").startswith("# Sizing: Office of 20")
     read: list[bytes] = []
