@@ -30,6 +30,9 @@ def test_size_measure_on_the_command_line(smollm2_path: Path, gemma_path: Path, 
             super().__init__(path_model=path_model, **kwargs)
 
     monkeypatch.setattr(_internals, "LlamaModel", CountedModel)
+    # 6 tokens a decode run, not 24: the same runs, loads and fit, a quarter of the decoding
+    # (24 cost 14 s of CPU here; how long a run is, nothing below reads)
+    monkeypatch.setattr(calibration.measure, "__kwdefaults__", {**calibration.measure.__kwdefaults__, "n_gen": 6})
     # one thread: two spin waiting for each other on a machine whose 2 cores others share
     assert main(["size", "--measure", "--threads", "1", "--json"]) == 0
     captured = capsys.readouterr()

@@ -15,12 +15,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
 import pytest
 import yaml
-from conftest import make_profile, write_profile_file
+from conftest import make_profile, workload_file, write_profile_file
 from docmaker import SUBJECT_PARAGRAPHS, honeybee_text
 
 from workstation.cli import main
@@ -138,10 +139,12 @@ def test_chat_says_a_reply_that_began_repeating_itself_was_stopped(
     # the repeats printed before the loop was sure are said to be no part of the reply, and where it ends
     assert out.startswith(kept) and len(out.strip()) > len(kept)
     assert f'it ends at "{kept.strip()[-20:]}"; what was printed after that is repeats, not part of the reply.' in err
-    assert main(["chat", "-p", str(prof), "--lang", "tr", "Write the word ok five times."]) == 0
-    assert "ile bitiyor; ondan sonra yazılanlar tekrar, yanıtın parçası değil." in capsys.readouterr().err
     from workstation.commands.chat import _looped_said
     from workstation.tui.i18n import Texts
+
+    # the same sentence under --lang tr (chat's --lang itself: test_chat_streams_the_reply_and_prints_its_figures;
+    # a third reply of 300 tokens only to read it cost 3 s of CPU)
+    assert "ile bitiyor; ondan sonra yazılanlar tekrar, yanıtın parçası değil." in _looped_said(kept, out, Texts("tr"))
 
     long = "We will meet on Friday at noon in the big room on the second floor."
     assert 'ends at "…in the big room on the second floor."' in _looped_said(long, long + " We will", Texts("en"))
@@ -1063,21 +1066,22 @@ def test_chat_c_with_one_new_name_started_together_makes_one_conversation(tmp_pa
     assert sum("Started a new conversation" in s for s in said) == 1, said
 
 
-def test_chat_reads_a_pipe_without_dash(tmp_path: Path, smollm2_path: Path) -> None:
+def test_chat_reads_a_pipe_without_dash(tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
     """`cat report.txt | workstation chat` said "needs text": only `chat -` read the pipe. A long
     message is read in parts of 512 tokens, and how far shows on stderr until the reply begins
     (on a CPU a contract took a minute with nothing on the screen)."""
     report = "".join(f"Line {i}: the quarterly report lists desks, chairs and lamps.\n" for i in range(38))
-    done = subprocess.run([sys.executable, "-m", "workstation.cli", "chat", "-p", str(_profile_file(tmp_path, max_tokens=3))],
-                          input=report + "Which line lists lamps first?", capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
-    assert done.returncode == 0 and done.stdout.strip(), done.stderr
-    found = FIGURES.search(done.stderr)  # the turn ran on what the pipe said
-    figures = _figures(done.stderr)
-    assert found and figures and figures[3] > 512, done.stderr
-    read = re.findall(r"\] +(\d+)%  reading your message: (\d+) of ([\d,]+) tokens  ETA", done.stderr)
-    assert read == [(str(round(512 / figures[3] * 100)), "512", f"{int(figures[3]):,}")], done.stderr
-    assert done.stderr.index("reading your message") < found.start()
+    with _stdin_piped(monkeypatch, (report + "Which line lists lamps first?").encode()):
+        assert main(["chat", "-p", str(_profile_file(tmp_path, max_tokens=3))]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip(), err
+    found = FIGURES.search(err)  # the turn ran on what the pipe said
+    figures = _figures(err)
+    assert found and figures and figures[3] > 512, err
+    read = re.findall(r"\] +(\d+)%  reading your message: (\d+) of ([\d,]+) tokens  ETA", err)
+    assert read == [(str(round(512 / figures[3] * 100)), "512", f"{int(figures[3]):,}")], err
+    assert err.index("reading your message") < found.start()
 
 
 def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document(
@@ -1397,12 +1401,15 @@ def test_an_output_named_through_a_link_or_a_pipe_is_written_through_it(
     real.write_text("old\n", encoding="utf-8")
     link.symlink_to(real.name)
     os.mkfifo(pipe)
-    assert main(["size", "office-20", "-o", str(link)]) == 0
+    # office-20 over one model and one card: sizing the whole table (2 s of CPU a run) is no
+    # part of where the report is written
+    workload = workload_file(tmp_path, candidates={"models": ["gemma-2-9b-it-q4_k_m"], "gpus": ["RTX 4060"]})
+    assert main(["size", str(workload), "-o", str(link)]) == 0
     assert link.is_symlink() and real.read_text(encoding="utf-8").startswith("# Sizing: Office of 20")
     read: list[bytes] = []
     reader = threading.Thread(target=lambda: read.append(pipe.read_bytes()), daemon=True)
     reader.start()
-    assert main(["size", "office-20", "-o", str(pipe)]) == 0
+    assert main(["size", str(workload), "-o", str(pipe)]) == 0
     reader.join(timeout=30)
     assert read and read[0].startswith(b"# Sizing: Office of 20") and pipe.is_fifo()
     capsys.readouterr()
@@ -1411,7 +1418,7 @@ def test_an_output_named_through_a_link_or_a_pipe_is_written_through_it(
     log = tmp_path / "log.md"
     log.write_text("old line\n", encoding="utf-8")
     with open(log, "ab") as appended:
-        done = subprocess.run([sys.executable, "-m", "workstation.cli", "size", "office-20", "-o", "/dev/stdout"],
+        done = subprocess.run([sys.executable, "-m", "workstation.cli", "size", str(workload), "-o", "/dev/stdout"],
                               stdout=appended, stderr=subprocess.PIPE, text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     kept = log.read_text(encoding="utf-8")
@@ -1539,7 +1546,6 @@ def test_conversations_write_a_profile_in_the_home_folder_with_a_tilde(capsys: p
 def test_every_option_of_every_command_says_what_it_does() -> None:
     """`cache --help` and `profiles --help` listed --json with no words beside it."""
     import argparse
-    from collections.abc import Iterator
 
     from workstation.cli import build_parser
 
@@ -1724,42 +1730,57 @@ def test_an_office_profiles_folder_adds_to_the_shipped_ones(tmp_path: Path, monk
     assert f"names the folder {tmp_path / 'shared-modles'}, which" in err and err.endswith("(folders separated by ';').\n")
 
 
-def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(tmp_path: Path, smollm2_path: Path) -> None:
+@contextlib.contextmanager
+def _stdin_piped(monkeypatch: pytest.MonkeyPatch, data: bytes) -> Iterator[None]:
+    """This process's standard input a real pipe that brings ``data`` and ends, or, for b"",
+    one held open with nothing in it (a script's own standard input): `chat` in this process
+    reads it as it reads `… | workstation chat` (a process of its own cost a second of CPU)."""
+    read, write = os.pipe()
+    os.write(write, data)
+    if data:
+        os.close(write)
+    try:
+        with monkeypatch.context() as patched, open(read, encoding="utf-8") as stdin:
+            patched.setattr(sys, "stdin", stdin)
+            yield
+    finally:
+        if not data:
+            os.close(write)
+
+
+def test_a_question_typed_beside_a_pipe_is_asked_about_the_piped_text(
+        tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """`echo "…moved to Tuesday…" | chat "When is the meeting?"` asked only the question (the
     notes were dropped without a word, and the reply made up a day); a pipe left open with
-    nothing in it (a script's own standard input) is not waited on."""
+    nothing in it (a script's own standard input) is not waited on. (In this process, on a
+    real pipe, but for the pipeline of a command that takes a while: a process of its own each
+    cost a second of CPU to start.)"""
     prof = str(_profile_file(tmp_path, max_tokens=1))
-    chat = [sys.executable, "-m", "workstation.cli", "chat", "-p", prof, "--json", "When is the meeting?"]
+    words = ["chat", "-p", prof, "--json", "When is the meeting?"]
 
-    def prompt_n(done: subprocess.CompletedProcess[str]) -> int:
-        assert done.returncode == 0, done.stderr
-        return int(json.loads(done.stdout)["metrics"]["prompt_n"])
+    def prompt_n(*args: str, piped: bytes | None = None) -> tuple[int, str]:
+        """The prompt's tokens of `chat ARGS` (and its stderr), its standard input a pipe that
+        brings ``piped`` and ends, or one held open with nothing in it (b""), or none (None)."""
+        with contextlib.nullcontext() if piped is None else _stdin_piped(monkeypatch, piped):
+            assert main(list(args)) == 0
+        out, err = capsys.readouterr()
+        return int(json.loads(out)["metrics"]["prompt_n"]), err
 
-    alone = prompt_n(subprocess.run(chat, capture_output=True, text=True, cwd=ROOT, timeout=120,
-                                    stdin=subprocess.DEVNULL))
+    alone, _ = prompt_n(*words)
     notes = "The meeting is moved to Tuesday at 3pm in room 12 of the north building.\n"
-    both = prompt_n(subprocess.run(chat, input=notes, capture_output=True, text=True, cwd=ROOT, timeout=120))
-    with_notes = prompt_n(subprocess.run([*chat[:-1], notes + "\nWhen is the meeting?"], capture_output=True, text=True,
-                                         cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL))
+    both, _ = prompt_n(*words, piped=notes.encode())
+    with_notes, _ = prompt_n(*words[:-1], notes + "\nWhen is the meeting?")
     assert both == with_notes > alone + 15  # the notes, then the question: as if typed so
-    idle = subprocess.Popen(chat, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
-                            text=True)
-    assert idle.stdin is not None and idle.stdout is not None and idle.stderr is not None
-    try:  # (its standard input stays open, nothing written: answered without waiting for it)
-        code = idle.wait(timeout=120)  # (a few hundred bytes of output: no pipe fills)
-        out, err = idle.stdout.read(), idle.stderr.read()
-    finally:
-        if idle.poll() is None:
-            idle.kill()
-            idle.wait()
-        for stream in (idle.stdin, idle.stdout, idle.stderr):
-            stream.close()
-    assert code == 0 and int(json.loads(out)["metrics"]["prompt_n"]) == alone, err
+    # (its standard input stays open, nothing written: answered without waiting for it)
+    idle, err = prompt_n(*words, piped=b"")
+    assert idle == alone, err
     assert "nothing came through the pipe in 5 s, so the question went alone" in err, err  # said, not dropped unsaid
     # a command that takes a while to write its text (chat … | chat loads a model first): waited for
+    chat = [sys.executable, "-m", "workstation.cli", *words]
     piped_late = subprocess.run(["bash", "-c", '(sleep 1.5; printf %s "$0") | "$@"', notes, *chat],
                                 capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert prompt_n(piped_late) == with_notes
+    assert piped_late.returncode == 0, piped_late.stderr
+    assert int(json.loads(piped_late.stdout)["metrics"]["prompt_n"]) == with_notes
 
 
 def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number(

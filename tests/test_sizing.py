@@ -6,13 +6,14 @@ catalog models' published shapes (no file needed), the speeds the speed model's 
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import struct
 from pathlib import Path
 
 import pytest
-from conftest import as_turkish, table_only
+from conftest import as_turkish, table_only, workload_file
 
 from workstation.cli import main
 from workstation.core.catalog import human_bytes
@@ -20,6 +21,7 @@ from workstation.core.errors import WorkstationError
 from workstation.core.gpu_table import find_spec, sizing_specs
 from workstation.core.phrases import say
 from workstation.core.sizing import (
+    SizingResult,
     candidate_machines,
     chart_data,
     model_family,
@@ -33,6 +35,13 @@ from workstation.tui.i18n import Texts
 BIG_MODELS = ["llama-3.1-8b-instruct-q4_k_m", "qwen2.5-14b-instruct-q4_k_m", "gemma-2-9b-it-q4_k_m"]
 
 
+@functools.cache
+def office_20() -> SizingResult:
+    """``table_only()``, sized once for the tests that read it (2 s of CPU each time): a
+    sizing is the same in every test's fresh data folder, and nothing here changes it."""
+    return table_only()
+
+
 def test_an_option_names_its_model_without_the_catalog_files_quantization() -> None:
     """'llama-3.1-8b-instruct-q4_k_m ... Q5_K_M' read as a contradiction: the option's own
     quantization stands beside the model's name."""
@@ -42,7 +51,7 @@ def test_an_option_names_its_model_without_the_catalog_files_quantization() -> N
 
 
 def test_the_headline_says_the_same_figures_in_turkish() -> None:
-    r = table_only()
+    r = office_20()
     assert r.best is not None
     english, turkish = r.headline(), say(r.headline_phrases(), Texts("tr").get)
     assert english.startswith(f"Buy a {r.best.machine} (about $") and turkish.startswith(f"Bir {r.best.machine} alın (yaklaşık ")
@@ -98,10 +107,11 @@ def test_a_bad_workload_gets_one_sentence(data: dict, message: str, tmp_path: Pa
 
 def test_one_person_is_not_1_people() -> None:
     """"each of 1 people gets", "Nothing meets this workload (1 people)", "it would serve 1 people"."""
-    one = table_only(people=1)
+    one_model = {"models": ["gemma-2-9b-it-q4_k_m"]}  # (the whole catalog: 3 s of CPU more, the same sentences)
+    one = table_only(people=1, candidates=one_model)
     assert one.best is not None and "; the one person gets about " in one.headline()
     assert "tek kişi saniyede yaklaşık" in say(one.headline_phrases(), Texts("tr").get)
-    alone = table_only(people=1, latency={"tokens_per_second": 100000})  # more than any machine gives
+    alone = table_only(people=1, latency={"tokens_per_second": 100000}, candidates=one_model)  # more than any gives
     assert alone.best is None and alone.headline().startswith("Nothing meets this workload (1 person). Closest: ")
     assert "1 people" not in alone.headline() and "1 kişi)" in say(alone.headline_phrases(), Texts("tr").get)
 
@@ -118,7 +128,7 @@ def test_a_damaged_results_history_is_one_sentence_naming_it(
 
 
 def test_the_example_workload_ranks_stably_and_its_best_meets_every_target() -> None:
-    first = table_only()
+    first = office_20()
     w = first.workload
     specs = sizing_specs()
     shuffled = list(specs)
@@ -232,7 +242,7 @@ def test_gpu_speed_model_against_published_llama_bench_figures() -> None:
 
 
 def test_more_people_never_get_more_speed_each() -> None:
-    r = table_only()
+    r = office_20()
     data = chart_data(r)
     assert data["series"] and data["people"] == sorted(data["people"])
     for s in data["series"]:
@@ -241,10 +251,13 @@ def test_more_people_never_get_more_speed_each() -> None:
 
 
 def test_report_writes_markdown_and_valid_pngs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["size", "office-20", "-o", str(tmp_path / "nowhere" / "r.md")]) == 1  # a folder not there: said
+    # office-20 over one model of the catalog (its 684 options, 568 meeting it): the whole
+    # catalog, sized three times, cost 5 s of CPU more and wrote the same report
+    office = str(workload_file(tmp_path, candidates={"models": ["gemma-2-9b-it-q4_k_m"]}))
+    assert main(["size", office, "-o", str(tmp_path / "nowhere" / "r.md")]) == 1  # a folder not there: said
     assert "the folder " in capsys.readouterr().err and not (tmp_path / "nowhere").exists()
     out = tmp_path / "report.md"
-    assert main(["size", "office-20", "-o", str(out)]) == 0
+    assert main(["size", office, "-o", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
     assert text.startswith("# Sizing: Office of 20") and "## Ranked options" in text
     assert "pull request #4766" in text  # the published figures it was checked against
@@ -265,7 +278,7 @@ def test_report_writes_markdown_and_valid_pngs(tmp_path: Path, capsys: pytest.Ca
         return [r for r in table.splitlines()[2:] if r.startswith("| ") and not r.startswith("| PC |")]  # (not this PC's)
 
     assert len(ranked(text)) == 15  # by default
-    assert main(["size", "office-20", "-o", str(out), "--top", "3"]) == 0  # -o wrote 15 whatever --top said
+    assert main(["size", office, "-o", str(out), "--top", "3"]) == 0  # -o wrote 15 whatever --top said
     assert len(ranked(out.read_text(encoding="utf-8"))) == 3
 
 
@@ -430,7 +443,7 @@ def test_a_card_a_workload_names_is_found_or_refused() -> None:
 def test_the_best_option_on_each_machine_lists_every_machine_that_meets() -> None:
     """"The best option on each machine" stopped after the 8 cheapest cards: the 24 GB cards a
     buyer asks about (RTX 4090, a used 3090) were never in it, even with --top 10000 --json."""
-    r = table_only()
+    r = office_20()
     machines = [o["machine"] for o in r.to_dict()["best_per_machine"]]
     assert len(machines) == len(set(machines)) > 8
     assert "GeForce RTX 4090" in machines and len(machines) == len({o.machine for o in r.options if o.meets})
@@ -439,7 +452,7 @@ def test_the_best_option_on_each_machine_lists_every_machine_that_meets() -> Non
 def test_at_the_same_speed_the_shorter_wait_ranks_first() -> None:
     """An RTX 4090 was advised with 1 slot where 2 began replies in 0.3 s instead of 1.3 s:
     at the same tokens/s per person the ranking went by fewer slots, not by the wait."""
-    r = table_only()
+    r = office_20()
     groups: dict[tuple[object, ...], list[float]] = {}
     for o in r.options:
         if o.meets:
@@ -558,9 +571,7 @@ def test_a_laptop_is_told_a_card_needs_a_desktop_pc_and_what_its_own_processor_d
     laptop: where a battery or DMI says laptop, the card is for a desktop PC (or an external GPU
     box) and the laptop's own processor is said first; where it is not known, the card is said
     to be for a desktop PC; a desktop keeps the plain advice."""
-    from workstation.core import calibration
     from workstation.core.hardware import is_laptop
-    from workstation.core.sizing import candidate_machines, local_machines, size
 
     sys_root = tmp_path / "sys"
     assert is_laptop(sys_root) is None  # nothing to read: not known
@@ -580,17 +591,14 @@ def test_a_laptop_is_told_a_card_needs_a_desktop_pc_and_what_its_own_processor_d
     (bat / "type").write_text("Battery\n")
     assert is_laptop(sys_root) is True
 
-    w = load_workload("office-20")
-    speed, cal = calibration.this_machine()
-    local = local_machines(speed, [], 16 * 2**30, 16 * 2**30, 20.0)
-    said = {laptop: size(w, candidate_machines(w, local), cal, {}, laptop).headline() for laptop in (True, None, False)}
-    laptop_answer = size(w, candidate_machines(w, local), cal, {}, True).answer()
+    said = {laptop: _here(tmp_path, people=None, laptop=laptop).headline() for laptop in (True, None, False)}
+    laptop_answer = _here(tmp_path, people=None, laptop=True).answer()
     assert laptop_answer.startswith(("Yes: this laptop can serve 20 people", "No: this laptop cannot serve 20 people")), laptop_answer
     assert "Buy a desktop PC with a GeForce " in said[True] and "a laptop cannot take a graphics card" in said[True]
     assert "Buy a GeForce" not in said[True] and said[True].startswith("Buy a desktop PC with a GeForce ")
     assert said[None].startswith("Buy a GeForce ") and ") for a desktop PC: run " in said[None], said[None]
     assert said[False].startswith("Buy a GeForce ") and "desktop" not in said[False] and "laptop" not in said[False]
-    laptop = size(w, candidate_machines(w, local), cal, {}, True)
+    laptop = _here(tmp_path, people=None, laptop=True)
     turkish = say(laptop.answer_phrases() + laptop.headline_phrases(), Texts("tr").get)
     assert "dizüstü" in turkish and "laptop" not in turkish and "desktop" not in turkish, turkish
 
@@ -608,7 +616,7 @@ def test_a_desktop_sees_what_its_own_processor_does_beside_the_cards(tmp_path: P
     w = load_workload("office-20")
     speed, cal = calibration.this_machine()
     local = local_machines(speed, [], 16 * 2**30, 16 * 2**30, 20.0)
-    desktop = size(w, candidate_machines(w, local), cal, {}, False)
+    desktop = _here(tmp_path, people=None)
     assert desktop.best is not None and not desktop.best.here
     here = desktop.this_pc()
     assert here is not None and here.here and here.machine_kind == "cpu"
@@ -634,20 +642,29 @@ def test_a_desktop_sees_what_its_own_processor_does_beside_the_cards(tmp_path: P
     assert "\nPC " not in text_report(answer)
 
 
-def _here(tmp_path: Path, profile_text: str | None = None, people: int = 12):  # noqa: ANN202
-    """``size --people N`` on this PC's processor (16 GB, 20 GB/s) and the GPU table, for a profile."""
+_HERE: dict[tuple[str | None, int | None, bool | None], SizingResult] = {}
+
+
+def _here(tmp_path: Path, profile_text: str | None = None, people: int | None = 12,
+          laptop: bool | None = False) -> SizingResult:
+    """``size --people N`` (None: office-20 as shipped) on this PC's processor (16 GB, 20 GB/s)
+    and the GPU table, for a profile, on a laptop or not. Sized once for each of these (2 s of
+    CPU each time): the same in every test's fresh data folder, and nothing here changes it."""
     from workstation.core import calibration
     from workstation.core.profile_lookup import load_profile_file
     from workstation.core.sizing import local_machines
 
-    w = load_workload(None, people)
-    speed, cal = calibration.this_machine()
-    local = local_machines(speed, [], 16 * 2**30, 16 * 2**30, 20.0)
-    profile = None
-    if profile_text is not None:
-        (tmp_path / "p.yaml").write_text(profile_text, encoding="utf-8")
-        profile = load_profile_file(tmp_path / "p.yaml")
-    return size(w, candidate_machines(w, local), cal, {}, False, profile)
+    key = (profile_text, people, laptop)
+    if key not in _HERE:
+        w = load_workload("office-20") if people is None else load_workload(None, people)
+        speed, cal = calibration.this_machine()
+        local = local_machines(speed, [], 16 * 2**30, 16 * 2**30, 20.0)
+        profile = None
+        if profile_text is not None:
+            (tmp_path / "p.yaml").write_text(profile_text, encoding="utf-8")
+            profile = load_profile_file(tmp_path / "p.yaml")
+        _HERE[key] = size(w, candidate_machines(w, local), cal, {}, laptop, profile)
+    return _HERE[key]
 
 
 OFFICE_CPU = "name: p\nmodel: smollm2-135m-instruct-q4_1\ncontext: 4096\n"
