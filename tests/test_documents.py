@@ -323,6 +323,19 @@ def test_isolated_reader_returns_the_same_document_and_bounds_bombs(tmp_path: Pa
     _fails_fast(bomb, r"zip bomb", isolate=True)
 
 
+def test_the_isolated_reader_starts_without_llama_cpp() -> None:
+    """The reader process (every attached file, summary and batch document is read in one)
+    imported llama.cpp's bindings and numpy with the package, as every process of the program
+    does before it loads a model: 0.3 s of CPU a document where 0.1 s starts it. Another
+    process of the program still loads them first."""
+    from child_probe import loaded_in_a_child
+
+    from workstation import READER_PROCESS
+
+    assert loaded_in_a_child(READER_PROCESS, "workstation.core.documents", ["llama_cpp", "numpy"]) == []
+    assert loaded_in_a_child("workstation-engine", "workstation.core.documents", ["llama_cpp"]) == ["llama_cpp"]
+
+
 def test_the_isolated_readers_memory_budget_is_its_reading_s_own(tmp_path: Path) -> None:
     """The reader's address-space limit counted what its imports hold: once every process loaded
     llama.cpp's bindings first (numpy and its threads: 159 MiB on 2 cores, more with more

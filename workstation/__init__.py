@@ -28,6 +28,18 @@ from workstation.core.address_space import fit_to_address_space_limit  # noqa: E
 
 fit_to_address_space_limit()
 
+# The process that reads a document (``documents.read_document(isolate=True)``: every attached
+# file, summary and batch document) never loads a model: without llama.cpp's bindings and numpy
+# it starts in a third of the CPU (0.1 s, not 0.3) and maps less. multiprocessing names it
+# before it imports this package (its name comes first in what a spawned child is given).
+READER_PROCESS = "workstation-reader"
+
+
+def _a_document_reader() -> bool:
+    process = sys.modules.get("multiprocessing.process")
+    return process is not None and process.current_process().name == READER_PROCESS
+
+
 try:
     # `serve` stopped (SIGTERM) in its first second says so and exits 0: from here on (launch.py)
     from workstation.launch import take_sigterm_if_serving
@@ -35,7 +47,8 @@ try:
     take_sigterm_if_serving()
 
     try:
-        import llama_cpp  # noqa: F401
+        if not _a_document_reader():
+            import llama_cpp  # noqa: F401
     except Exception as err:  # noqa: BLE001 - see above: reported where the engine imports it
         if isinstance(err.__cause__ or err.__context__, KeyboardInterrupt):
             raise KeyboardInterrupt from None  # (Ctrl-C in a class body arrives wrapped in a RuntimeError)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workstation import READER_PROCESS
 from workstation.core.child_process import start_child
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli, shell_word
@@ -976,7 +977,7 @@ def _read_isolated(path: Path, limits: Limits) -> Document:
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=isolated_reader, args=(child, str(path), limits), daemon=True,
-                       name="workstation-reader")
+                       name=READER_PROCESS)  # (so named, it loads no llama.cpp: workstation/__init__.py)
     start_child(proc)
     child.close()
     try:
