@@ -1461,19 +1461,29 @@ async def test_f3_e_saving_the_profile_in_use_says_a_long_conversation_is_read_a
     conversation: a user's next reply read a long one again for 59 s, told nothing before. The
     save's note says so, with the time at this conversation's reading speed."""
     from textual.widgets import Select
-    from tui_helpers import send_text
 
-    from workstation.core.metrics import reading_speed
+    from workstation.core.metrics import TurnMetrics, reading_speed
     from workstation.core.paths import user_profiles_dir
+    from workstation.core.store import ConversationStore
 
     own = user_profiles_dir()
     own.mkdir(parents=True, exist_ok=True)
     _write(own, "long", {"model": str(smollm2_path), "context": 2048})
+    # the long conversation as a reply left it, its figures kept with it (reading its 1,100 tokens
+    # of question with the model cost this test 6 s of CPU and is not what it is about)
+    store = ConversationStore()
+    conv = store.new("Notes", profile="long")
+    store.add_message(conv.id, "user", "Please read these notes. " + "The office opens at nine and closes at five. " * 110)
+    read = TurnMetrics(ttft_ms=4200, prompt_n=1150, cache_n=0, prompt_ms=4100, predicted_n=4, predicted_ms=60,
+                       kv_used=1154, kv_size=2048, stop_reason="length")
+    read.finish_rates()
+    store.add_message(conv.id, "assistant", "The office opens", read.to_dict())
+    store.set_open(conv.id)
+    store.close()
     app = WorkstationApp("long", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        await send_text(pilot, app, "Please read these notes. " + "The office opens at nine and closes at five. " * 110)
-        await until(pilot, lambda: not app.generating and bool(app.history.turns))
+        await until(pilot, lambda: app.engine is not None and app.conversation_id == conv.id)
+        assert app.history.turns
         last = app.history.turns[-1]
         assert last.prompt_n + last.cache_n > 1000 and reading_speed(app.history.turns)
         said = notices(app)
