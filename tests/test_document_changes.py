@@ -199,7 +199,8 @@ async def test_a_second_version_attached_is_compared_and_its_changes_kept_under_
         await until(pilot, lambda: not app.generating and app.store.messages(conv)[-1].id != reply.id
                     and app.store.messages(conv)[-1].metrics is not None)
         assert (app.store.messages(conv)[-1].metrics or {}).get("changes") == reply.metrics["changes"]
-    again = WorkstationApp("a", sample_system=False, language="tr")  # opened again: the line is kept
+    # opened again: the line is kept (read from the store: no model needed to show it)
+    again = WorkstationApp("a", sample_system=False, language="tr", start_engine=False)
     async with again.run_test(size=(110, 32)) as pilot:
         await until(pilot, lambda: again.conversation_id == conv and len(message_views(again)) == 2)
         shown = str(message_views(again)[-1].query_one(".metrics").render())
@@ -251,24 +252,58 @@ def _attach_line(app: object) -> str:
     return str(app.chat_screen.query_one("#attachment").render())  # type: ignore[attr-defined]
 
 
-async def test_up_keeps_the_comparison_for_the_message_sent_again(profiles: Path, tmp_path: Path) -> None:
+async def test_up_keeps_the_comparison_for_the_message_sent_again(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Lease_v1 then Lease_v2 attached, "What changed?" answered with the program's list; Up put
     the message back, " In the rent?" added, Enter: the new reply had no "Found by the program"
-    lines and the model no list (the older text is not kept: the changes found go again)."""
+    lines and the model no list (the older text is not kept: the changes found go again).
+
+    Whether the second document is a version of the first was weighed on the screen's thread
+    (two 5,000-word texts: about a second with the screen held). It is weighed in a worker; a
+    message sent meanwhile waits for it, and goes with the program's list of changes."""
+    import threading
+
     from textual.widgets import Input
 
+    from workstation.tui import attaching, integrations
     from workstation.tui.app import WorkstationApp
+    from workstation.tui.messages import DocumentRead
 
+    weighed_in: list[threading.Thread] = []
+    may_answer = threading.Event()
+    weigh = attaching.looks_like_versions
+
+    def recorded(*args: str) -> bool:
+        weighed_in.append(threading.current_thread())
+        if threading.current_thread() is not threading.main_thread():
+            may_answer.wait(30)
+        return weigh(*args)
+
+    monkeypatch.setattr(attaching, "looks_like_versions", recorded)
     v1, v2 = _two_versions(tmp_path)
     app = WorkstationApp("a", sample_system=False, language="en")
+    said = notices(app)
     async with app.run_test(size=(110, 32), notifications=True) as pilot:
         await until(pilot, lambda: app.engine is not None)
-        await _attach_both(pilot, app, v1, v2)
-        await send_text(pilot, app, "What changed?")
+        for path in (v1, v2):
+            app.post_message(DocumentRead(str(path), *integrations.read_document_text(path)))
+            await until(pilot, lambda path=path: app.pending_document is not None and app.pending_document[0] == path)
+        await until(pilot, lambda: bool(weighed_in))
+        assert weighed_in[0] is not threading.main_thread()
+        app.chat_screen.set_input("What changed?")
+        await pilot.press("enter")  # before it is known whether they are versions: it waits
+        await until(pilot, lambda: "Comparing Lease_v2.txt with Lease_v1.txt; your message is sent once that "
+                    "is done." in said)
+        assert app.conversation_id is None and not app.generating
+        may_answer.set()
+        await until(pilot, lambda: app.conversation_id is not None and not app.generating
+                    and len(app.store.messages(app.conversation_id)) == 2
+                    and app.store.messages(app.conversation_id)[-1].metrics is not None)
         conv = app.conversation_id
         assert conv is not None
-        await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 2
-                    and app.store.messages(conv)[-1].metrics is not None)
+        question, reply = app.store.messages(conv)
+        assert "$1,850 → $1,975" in question.content
+        assert (reply.metrics or {})["changes"]["older"] == "Lease_v1.txt"
         first = app.store.messages(conv)[-1].metrics["changes"]
         prompt = app.chat_screen.query_one("#prompt", Input)
         prompt.focus()
@@ -340,52 +375,6 @@ async def test_a_draft_keeps_the_comparison_elsewhere_and_after_a_restart(profil
         await until(pilot, lambda: not again.generating and len(again.store.messages(conv)) == 2
                     and again.store.messages(conv)[-1].metrics is not None)
         assert (again.store.messages(conv)[-1].metrics or {})["changes"]["older"] == "Lease_v1.txt"
-
-
-async def test_two_documents_are_weighed_off_the_screens_thread(
-        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Whether the second document is a version of the first was weighed on the screen's thread
-    (two 5,000-word texts: about a second with the screen held). It is weighed in a worker; a
-    message sent meanwhile waits for it, and goes with the program's list of changes."""
-    import threading
-
-    from workstation.tui import attaching, integrations
-    from workstation.tui.app import WorkstationApp
-    from workstation.tui.messages import DocumentRead
-
-    weighed_in: list[threading.Thread] = []
-    may_answer = threading.Event()
-    weigh = attaching.looks_like_versions
-
-    def recorded(*args: str) -> bool:
-        weighed_in.append(threading.current_thread())
-        if threading.current_thread() is not threading.main_thread():
-            may_answer.wait(30)
-        return weigh(*args)
-
-    monkeypatch.setattr(attaching, "looks_like_versions", recorded)
-    v1, v2 = _two_versions(tmp_path)
-    app = WorkstationApp("a", sample_system=False, language="en")
-    said = notices(app)
-    async with app.run_test(size=(110, 32), notifications=True) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        for path in (v1, v2):
-            app.post_message(DocumentRead(str(path), *integrations.read_document_text(path)))
-            await until(pilot, lambda path=path: app.pending_document is not None and app.pending_document[0] == path)
-        await until(pilot, lambda: bool(weighed_in))
-        assert weighed_in[0] is not threading.main_thread()
-        app.chat_screen.set_input("What changed?")
-        await pilot.press("enter")  # before it is known whether they are versions: it waits
-        await until(pilot, lambda: "Comparing Lease_v2.txt with Lease_v1.txt; your message is sent once that "
-                    "is done." in said)
-        assert app.conversation_id is None and not app.generating
-        may_answer.set()
-        await until(pilot, lambda: app.conversation_id is not None and not app.generating
-                    and len(app.store.messages(app.conversation_id)) == 2
-                    and app.store.messages(app.conversation_id)[-1].metrics is not None)
-        question, reply = app.store.messages(app.conversation_id)
-        assert "$1,850 → $1,975" in question.content
-        assert (reply.metrics or {})["changes"]["older"] == "Lease_v1.txt"
 
 
 def test_a_drafts_comparison_is_kept_with_it_and_goes_with_its_conversation(tmp_path: Path) -> None:

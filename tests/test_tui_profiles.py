@@ -1186,14 +1186,15 @@ async def test_f3_names_and_describes_each_profile_in_the_uis_language(
     shared.mkdir()
     monkeypatch.setenv("WORKSTATION_PROFILES", str(shared))
     _write(shared, "plain", {"model": str(smollm2_path), "name": "Plain"})
-    async def look(lang: str, name: str, about: str, decimal: str, office: str) -> None:
-        app = WorkstationApp("office", sample_system=False, language=lang)
+    async def look(lang: str, name: str, about: str, decimal: str, office: str, loads: bool) -> None:
+        app = WorkstationApp("office", sample_system=False, language=lang, start_engine=loads)
         async with app.run_test(size=(120, 30)) as pilot:
-            await until(pilot, lambda: app.engine is not None and app.loading is None)
+            await until(pilot, lambda: (app.engine is not None or not loads) and app.loading is None)
             await pilot.press("f3")
             await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
             menu = app.screen
             assert isinstance(menu, ProfileMenu)
+            await until(pilot, lambda: 0 in menu.verdicts)  # (its fit checked: with no model loaded it is read)
             first, second = (str(menu._prompt(i, e)) for i, e in enumerate(menu.entries))
             assert first.startswith(f"● {name}  (office)\n  {about}\n  "), first
             # the verdict's sizes too, each with its unit as human_bytes says it (the model's need in
@@ -1202,6 +1203,10 @@ async def test_f3_names_and_describes_each_profile_in_the_uis_language(
             assert any(size.endswith(" MB") for size in sizes) and all(
                 re.fullmatch(rf"\d+(?:{re.escape(decimal)}\d)? [KMG]B", size) for size in sizes), first
             assert second.startswith(f"  Plain  (plain · {office})\n  ") and "\n  \n" not in second  # none: no empty line
+            if not loads:  # (the profile named by the status line as F3 names it; loading is the same in either language)
+                await pilot.press("escape")
+                await until(pilot, lambda: f"{app.glyphs.between} {name} · " in app.status_text())
+                return
             await pilot.press("down", "enter")
             await until(pilot, lambda: app.profile.key == "plain" and app.loading is None)
             await pilot.press("f3")
@@ -1213,8 +1218,8 @@ async def test_f3_names_and_describes_each_profile_in_the_uis_language(
             await until(pilot, lambda: f"{app.glyphs.between} {name} · " in app.status_text())
             assert not any(name in str(n.message) for n in app._notifications)
 
-    await look("en", "Office CPU", "The default. A tiny model.", ".", "the office's")
-    await look("tr", "Ofis CPU'su", "Varsayılan.", ",", "ofisin")
+    await look("en", "Office CPU", "The default. A tiny model.", ".", "the office's", loads=True)
+    await look("tr", "Ofis CPU'su", "Varsayılan.", ",", "ofisin", loads=False)  # (read, no model loaded)
 
 
 async def test_f9_on_f4_relabels_the_list() -> None:
@@ -1461,19 +1466,29 @@ async def test_f3_e_saving_the_profile_in_use_says_a_long_conversation_is_read_a
     conversation: a user's next reply read a long one again for 59 s, told nothing before. The
     save's note says so, with the time at this conversation's reading speed."""
     from textual.widgets import Select
-    from tui_helpers import send_text
 
-    from workstation.core.metrics import reading_speed
+    from workstation.core.metrics import TurnMetrics, reading_speed
     from workstation.core.paths import user_profiles_dir
+    from workstation.core.store import ConversationStore
 
     own = user_profiles_dir()
     own.mkdir(parents=True, exist_ok=True)
     _write(own, "long", {"model": str(smollm2_path), "context": 2048})
+    # the long conversation as a reply left it, its figures kept with it (reading its 1,100 tokens
+    # of question with the model cost this test 6 s of CPU and is not what it is about)
+    store = ConversationStore()
+    conv = store.new("Notes", profile="long")
+    store.add_message(conv.id, "user", "Please read these notes. " + "The office opens at nine and closes at five. " * 110)
+    read = TurnMetrics(ttft_ms=4200, prompt_n=1150, cache_n=0, prompt_ms=4100, predicted_n=4, predicted_ms=60,
+                       kv_used=1154, kv_size=2048, stop_reason="length")
+    read.finish_rates()
+    store.add_message(conv.id, "assistant", "The office opens", read.to_dict())
+    store.set_open(conv.id)
+    store.close()
     app = WorkstationApp("long", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        await send_text(pilot, app, "Please read these notes. " + "The office opens at nine and closes at five. " * 110)
-        await until(pilot, lambda: not app.generating and bool(app.history.turns))
+        await until(pilot, lambda: app.engine is not None and app.conversation_id == conv.id)
+        assert app.history.turns
         last = app.history.turns[-1]
         assert last.prompt_n + last.cache_n > 1000 and reading_speed(app.history.turns)
         said = notices(app)
