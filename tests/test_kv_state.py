@@ -160,7 +160,8 @@ def test_a_long_documents_parts_are_not_saved_a_one_part_document_is(smollm2_pat
     profile = make_profile(threads=1, context=1024, sampling={"max_tokens": 8})
     long_doc = Document(source="hive.txt", kind="text", text=honeybee_text(1))
     with Engine(profile, keep_state=True) as eng:
-        parts = summarize_document(eng, long_doc, profile, options=SummarizeOptions(chunk_tokens=60))
+        parts = summarize_document(eng, long_doc, profile,
+                                   options=SummarizeOptions(map_tokens=8, reduce_tokens=8, chunk_tokens=60))
         assert len(parts.chunks) >= 3 and parts.reduce_steps and not parts.cancelled
         assert min(c.metrics.prompt_n + c.metrics.cache_n for c in parts.chunks) >= 64  # long enough to save
         one = summarize_document(eng, Document(source="note.txt", kind="text", text=NOTE), profile)
