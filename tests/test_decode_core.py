@@ -158,11 +158,11 @@ def test_speculative_slots_draft_and_keep_the_plain_greedy_text(
 
 
 def _summary(parallel: int) -> Any:
-    profile = make_profile(threads=1, context=512, parallel=parallel, sampling={"max_tokens": 24})
+    profile = make_profile(threads=1, context=512, parallel=parallel, sampling={"max_tokens": 8})
     doc = Document(source="honeybees.txt", kind="text", text=honeybee_text(1))
     with Engine(profile) as eng:
         decodes_before = eng.core.stats.n_decode_total
-        result = summarize_document(eng, doc, profile, options=SummarizeOptions(map_tokens=16, chunk_tokens=60))
+        result = summarize_document(eng, doc, profile, options=SummarizeOptions(map_tokens=8, reduce_tokens=8, chunk_tokens=60))
         return result, eng.core.stats.n_decode_total - decodes_before
 
 

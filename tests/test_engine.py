@@ -575,7 +575,8 @@ def test_a_first_message_under_long_instructions_is_no_read_again(engine: Engine
     among the replies that "read the whole conversation again": there was no conversation before."""
     from workstation.core.metrics import read_again_n, reread
 
-    rules = " ".join(f"Rule {i}: answer politely and briefly, in plain words for office staff." for i in range(30))
+    rules = " ".join(f"Rule {i}: answer politely and briefly, in plain words for office staff."
+                     for i in range(22))  # 380 tokens: over 300 (it was 516, each turn read them whole)
     first = [{"role": "system", "content": rules}, {"role": "user", "content": "Hello."}]
     engine.reset()
     m = finished_turn(engine.stream_chat(first, dataclasses.replace(engine.profile.sampling, max_tokens=4))).metrics

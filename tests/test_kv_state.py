@@ -160,7 +160,8 @@ def test_a_long_documents_parts_are_not_saved_a_one_part_document_is(smollm2_pat
     profile = make_profile(threads=1, context=1024, sampling={"max_tokens": 8})
     long_doc = Document(source="hive.txt", kind="text", text=honeybee_text(1))
     with Engine(profile, keep_state=True) as eng:
-        parts = summarize_document(eng, long_doc, profile, options=SummarizeOptions(chunk_tokens=60))
+        parts = summarize_document(eng, long_doc, profile,
+                                   options=SummarizeOptions(map_tokens=8, reduce_tokens=8, chunk_tokens=60))
         assert len(parts.chunks) >= 3 and parts.reduce_steps and not parts.cancelled
         assert min(c.metrics.prompt_n + c.metrics.cache_n for c in parts.chunks) >= 64  # long enough to save
         one = summarize_document(eng, Document(source="note.txt", kind="text", text=NOTE), profile)
@@ -457,7 +458,10 @@ def test_the_cache_leaves_its_disk_room_for_everything_else(tmp_path: Path) -> N
         subprocess.run(["umount", "--lazy", str(disk)], check=True)
 
 
-def test_chat_c_continues_a_conversation_across_two_processes(smollm2_path: Path, tmp_path: Path) -> None:
+def test_chat_c_continues_a_conversation_across_two_processes(smollm2_path: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from workstation.cli import main
+
     prof = write_profile_file(tmp_path / "p.yaml", _profile())
 
     def chat(text: str) -> dict:
@@ -476,22 +480,23 @@ def test_chat_c_continues_a_conversation_across_two_processes(smollm2_path: Path
     assert two["metrics"]["prompt_n"] < 30
     with Engine(_profile()) as cold:  # the same answer as recomputing the whole conversation
         assert two["text"] == cold.run_chat(_second(one["text"]), GREEDY).text
-    listed = subprocess.run([sys.executable, "-m", "workstation.cli", "cache", "list", "--json"],
-                            cwd=ROOT, capture_output=True, text=True, timeout=60)
-    states = json.loads(listed.stdout)["states"]
+    assert main(["cache", "list", "--json"]) == 0  # (here: the two chats are the processes)
+    states = json.loads(capsys.readouterr().out)["states"]
     profile = _profile()
     assert states and {(s["model"], s["kv_types"]) for s in states} == {
         (smollm2_path.name, f"{profile.kv_cache.k}/{profile.kv_cache.v}")}
     assert {s["conversation"] for s in states} == {"committee"}  # whose cells, by its title
-    table = subprocess.run([sys.executable, "-m", "workstation.cli", "cache", "list"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=60).stdout
+    assert main(["cache", "list"]) == 0
+    table = capsys.readouterr().out
     assert "MODEL" in table.splitlines()[0] and " smollm2-135m-instruct-q4_1 " in table.splitlines()[1]  # as 'models list' names it
     assert "CONVERSATION" in table.splitlines()[0] and "committee" in table.splitlines()[1]
 
 
-def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(smollm2_path: Path, tmp_path: Path) -> None:
+def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(
+        smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``summarize FILE -c NAME`` leaves the document and its summary as a conversation whose
     KV cells are on disk: ``chat -c NAME`` in another process reads only the question."""
+    from workstation.cli import main
     prof = write_profile_file(tmp_path / "p.yaml", _profile())
     doc = tmp_path / "minutes.txt"
     doc.write_text(NOTE * 2, encoding="utf-8")
@@ -515,18 +520,27 @@ def test_summarize_c_saves_a_document_conversation_that_chat_c_continues(smollm2
     assert asked.returncode == 0, asked.stderr
     m = json.loads(asked.stdout)["metrics"]
     assert m["restored_n"] > 100 and m["prompt_n"] < 30  # the document came from disk
-    listed = json.loads(cli("cache", "list", "--json").stdout)["states"]
+    # (the rest in this process: what is refused is refused before any model loads)
+    assert main(["cache", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["states"]
     assert listed and {s["conversation"] for s in listed} == {"minutes"}  # the document's cells too
 
-    two = cli("summarize", "-p", str(prof), str(doc), str(doc), "-c", "x")
-    assert two.returncode != 0 and "one file" in two.stderr and "Traceback" not in two.stderr
+    def refused(*args: str) -> tuple[object, str]:
+        try:
+            rc: object = main(list(args))
+        except SystemExit as ended:  # (as the command's process would end)
+            rc = ended.code
+        return rc, capsys.readouterr().err
+
+    rc, err = refused("summarize", "-p", str(prof), str(doc), str(doc), "-c", "x")
+    assert rc != 0 and "one file" in err and "Traceback" not in err
     # the name of a saved conversation again: refused before any work (it made a second
     # "minutes", and chat -c reached only the newest); so is a summary of no tokens
-    again = cli("summarize", "-p", str(prof), str(doc), "-c", "Minutes")
-    assert again.returncode == 1 and "Another conversation is named \u201cminutes\u201d" in again.stderr, again.stderr
-    assert "loading" not in again.stderr.lower()
-    none = cli("summarize", "-p", str(prof), str(doc), "--max-tokens", "0")
-    assert none.returncode == 1 and "--max-tokens is 0; allowed values are 1 to 10,000,000." in none.stderr, none.stderr
+    rc, err = refused("summarize", "-p", str(prof), str(doc), "-c", "Minutes")
+    assert rc == 1 and "Another conversation is named \u201cminutes\u201d" in err, err
+    assert "loading" not in err.lower()
+    rc, err = refused("summarize", "-p", str(prof), str(doc), "--max-tokens", "0")
+    assert rc == 1 and "--max-tokens is 0; allowed values are 1 to 10,000,000." in err, err
 
 
 def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_path: Path, tmp_path: Path) -> None:

@@ -157,7 +157,7 @@ def test_a_long_prompt_says_how_far_the_server_has_read_it(remote: RemoteEngine,
     each part how far it has read (llama-server's ``return_progress``), before the first word.
     A server that does not say it takes it (``/models`` meta) is not asked: an older
     ``workstation serve`` refused the field, and every reply of a newer app failed."""
-    long = [{"role": "user", "content": "Which one is missing from the office order? " + "stapler, paper, ink, " * 120}]
+    long = [{"role": "user", "content": "Which one is missing from the office order? " + "stapler, paper, ink, " * 90}]
     sampling = Sampling(temperature=0.0, max_tokens=2)
     events = []
     for event in remote.stream_chat(long, sampling, reading=True):

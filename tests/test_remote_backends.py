@@ -208,7 +208,11 @@ def test_summary_through_a_foreign_server_uses_the_stated_estimate(foreign: str)
     with RemoteEngine(profile) as engine:
         assert engine.count_prompt(HELLO) == estimate_tokens(HELLO)
         assert engine.exact_counts is False  # it has no /tokenize
-        result = _summarize(engine, profile)
+        # two parts (a part's words, and the summary's, as few as show the estimate at work: this
+        # server reads on one thread: four parts and 24-token answers took it 20 s of CPU)
+        bees = Document(source="honeybees.txt", kind="text", text=honeybee_text(1))
+        result = summarize_document(engine, bees, profile,
+                                    options=SummarizeOptions(map_tokens=8, reduce_tokens=8, chunk_tokens=200))
     assert len(result.chunks) > 1 and not result.cancelled
     assert all(c.summary for c in result.chunks) and result.overall
     for c in result.chunks:
