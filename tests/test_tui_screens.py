@@ -1849,31 +1849,6 @@ def test_a_profile_with_several_problems_is_said_wholly_in_turkish(tmp_path: Pat
         f"{one}: 'parallel' alanı 99; izin verilen değerler 1 ile 64 yuva arası.")
 
 
-async def test_ctrl_g_serves_when_the_users_own_persons_key_is_set(
-        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """On the PC that holds the keys, its user's own key in WORKSTATION_API_KEY (as desk PCs set
-    it) is no operator's key: serve refuses that, so Ctrl+G serves with a key of its own."""
-    from workstation.cli import main
-    from workstation.core.remote import RemoteEngine
-
-    assert main(["keys", "add", "alice"]) == 0
-    secret = capsys.readouterr().out.strip()
-    monkeypatch.setenv("WORKSTATION_API_KEY", secret)
-    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db", api_port=0)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        await pilot.press("ctrl+g")
-        await until(pilot, lambda: app.loading is None and app.engine is not None)
-        assert app.api is not None, [n.message for n in app._notifications]  # it said "The operator's key …"
-        assert isinstance(app.engine, RemoteEngine)  # a key of its own, not alice's
-        assert app.engine.client.headers.get("Authorization") not in (None, f"Bearer {secret}")
-        await _send(pilot, app, "Say hello")
-        await until(pilot, lambda: not app.generating)
-        assert _views(app)[-1].content.strip()
-        await pilot.press("ctrl+g")
-        await until(pilot, lambda: app.api is None and app.loading is None)
-
-
 async def test_serve_the_api_alongside_the_chat(profiles: Path, tmp_path: Path) -> None:
     """Ctrl+G: the profile's model moves into `workstation serve`; the chat becomes one of its
     clients while an office tool (the openai client) uses the same server; Ctrl+G again brings
@@ -1922,10 +1897,14 @@ async def test_serve_the_api_alongside_the_chat(profiles: Path, tmp_path: Path) 
         assert "Loaded: B. The API served from A stopped with it; Ctrl+G serves B." in said, said
 
 
-async def test_serve_with_peoples_keys_needs_a_key_but_the_chat_works(profiles: Path, tmp_path: Path) -> None:
+async def test_serve_with_peoples_keys_needs_a_key_but_the_chat_works(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Once a person's key exists (``workstation keys add``), Ctrl+G still serves: the API answers
     over HTTP with the same rules as ``workstation serve`` (no key: 401; the person's key: an
-    answer; /health open), the chat keeps talking to it, and the notice says clients need a key."""
+    answer; /health open), the chat keeps talking to it, and the notice says clients need a key.
+    On the PC that holds the keys, its user's own key in WORKSTATION_API_KEY (as desk PCs set
+    it) is no operator's key: serve refuses that, so Ctrl+G serves with a key of its own.
+    (One app for both: was test_ctrl_g_serves_when_the_users_own_persons_key_is_set.)"""
     import asyncio
 
     import httpx
@@ -1936,15 +1915,18 @@ async def test_serve_with_peoples_keys_needs_a_key_but_the_chat_works(profiles: 
     ring = KeyRing()  # the test's own data folder (conftest), which the served child reads too
     _, secret = ring.add("alice", tokens_per_day=1000)
     ring.close()
+    monkeypatch.setenv("WORKSTATION_API_KEY", secret)
     app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db", api_port=0)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         await pilot.press("ctrl+g")
         await until(pilot, lambda: app.loading is None and app.engine is not None)
         said = " ".join(str(n.message) for n in app._notifications)
-        assert app.api is not None, said
+        assert app.api is not None, said  # it said "The operator's key …"
         api = app.api
         assert isinstance(app.engine, RemoteEngine) and api.url.startswith("http://127.0.0.1:")
+        # a key of its own, not alice's
+        assert app.engine.client.headers.get("Authorization") not in (None, f"Bearer {secret}")
         assert "could not start" not in said and "Traceback" not in said
         assert api.url in said and "Clients need their API key" in said
         root = api.url.removesuffix("/v1")
