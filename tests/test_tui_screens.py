@@ -2405,14 +2405,24 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
     """Esc on F6 goes back to the chat and the summary goes on (it was cancelled without a
     word): the status line and the chat say so, F6 shows the same run, Ctrl+X stops it keeping
     the parts done; a summary that ends behind the chat says it is ready. Ctrl+Q asks before
-    it stops one; SIGTERM (a logout) does not ask."""
+    it stops one; SIGTERM (a logout) does not ask.
+    F6 had no way to do every part again (`summarize --start-over`): Alt+R, in the footer and
+    F1 only while a stopped run's parts are kept for the document in the box, summarizes from
+    the first part and uses none of them, once it has asked (naming how many parts go). While
+    another process summarizes the document, F6 and `summarize` refuse it in one sentence (both
+    wrote its kept parts at once). (One app for both: was test_f6_starts_a_stopped_summary_over_with_alt_r.)"""
     import os
     import signal
+    import sqlite3
+    import subprocess
+    import sys
 
     signal.signal(signal.SIGTERM, lambda *_: None)  # should the app not catch it, pytest lives on
     from docmaker import honeybee_text
     from textual.widgets import Button, Input, Markdown
 
+    from workstation.core.kept_parts import FILE_NAME, kept_count, parts_for
+    from workstation.core.paths import data_dir
     from workstation.core.summarize import SummaryProgress
     from workstation.tui.messages import Progress
     from workstation.tui.screens.summarize import SummarizeScreen
@@ -2440,9 +2450,50 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         await until(pilot, lambda: bool(states))
         assert states == ["Parts done: 4 of 4 · putting the summary together · time left: 20 s [4]"], states
         states.clear()
-        screen.query_one("#summarize-path", Input).value = str(long_doc)
+        doc = long_doc
+        shown_keys = lambda: {a for a, _, _ in footer_keys(screen)}  # noqa: E731
+        screen.query_one("#summarize-path", Input).value = str(doc)
+        await pilot.pause()
+        assert "start_over" not in shown_keys() and "run" in shown_keys()  # nothing kept: nothing to start over
+
+        async def alt_r() -> None:  # as a terminal sends it (ESC r): a key with its letter, the path box focused
+            assert isinstance(app.focused, Input) and app.focused.id == "summarize-path"
+            key = events.Key("alt+r", "r")
+            key.set_sender(app)
+            app._driver.send_message(key)  # type: ignore[union-attr]
+            await pilot.pause()
+
+        await alt_r()
+        assert not screen.running  # (and the key does nothing then)
+        assert screen.query_one("#summarize-path", Input).value == str(doc)  # (it typed an "r" after the path)
+        # another window's F6, or a summarize, on it now: refused in a sentence both ways (both wrote its parts)
+        held = parts_for(doc, app.profile)  # (this process's: a summarize in another is refused; then that one holds it)
+        other = subprocess.Popen(
+            [sys.executable, "-c", "import sys; from pathlib import Path; from workstation.cli import main; "
+             "from workstation.core.kept_parts import parts_for; from workstation.core.profile_lookup import load_profile; "
+             "print(main(['summarize', '-p', 'small', sys.argv[1]]), flush=True); sys.stdin.readline(); "
+             "print(parts_for(Path(sys.argv[1]), load_profile('small')) is not None, flush=True); sys.stdin.read()",
+             str(doc)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert other.stdin is not None and other.stdout is not None and other.stderr is not None
+        busy = ("hive.txt is being summarized in another window or command now; summarize it again once that "
+                "summary has finished or been stopped.")
+        try:
+            assert held is not None and other.stdout.readline().strip() == "1"  # refused
+            held.close()
+            other.stdin.write("\n")
+            other.stdin.flush()
+            assert other.stdout.readline().strip() == "True"  # it holds the document now
+            told_busy = notices(app)
+            await pilot.press("enter")
+            await until(pilot, lambda: busy in told_busy and not screen.running)
+        finally:
+            other.stdin.close()
+            other.wait(30)
+        assert other.stderr.read() == f"workstation: {busy}\n"
+        states.clear()
         await pilot.press("enter")
         await until(pilot, lambda: screen.running)
+        assert "start_over" not in shown_keys()  # not while it runs
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
         said = lambda: " ".join(str(n.message) for n in app._notifications)  # noqa: E731
@@ -2524,6 +2575,47 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         assert screen.result is not None
         assert {(c.start, c.end): c.summary for c in screen.result.chunks if (c.start, c.end) in finished} == finished
 
+        # Alt+R: every part again, in the footer (at 80 columns) and F1 while parts are kept
+        await until(pilot, lambda: "start_over" in shown_keys())
+        await pilot.resize_terminal(80, 30)
+        await until(pilot, lambda: fits(footer_keys(screen)) and {"help", "quit"} <= shown_keys())
+        await pilot.resize_terminal(100, 30)
+        assert f6_state(screen).endswith(
+            "Ctrl+R goes on from them; Alt+R does every part again.")
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
+        assert ("Alt+R", "Start over", "Summarize every part again, forgetting the parts a stopped summary kept "
+                "(shown only where some are kept)") in app.screen.rows
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
+        # the kept part marked: were it used, the summary would show the mark
+        with sqlite3.connect(data_dir() / FILE_NAME) as db:
+            assert db.execute("UPDATE parts SET summary='KEPT-MARK', reply='KEPT-MARK'").rowcount >= 1
+        states.clear()
+        kept = kept_count(doc, app.profile)
+        for answer in ("n", "y"):  # asked first, naming how many parts go (they went without a word)
+            await alt_r()
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            question = str(app.screen.query_one(".dialog-title").render())
+            assert question.startswith("Summarize hive.txt again from its first part? The ") and (
+                f"The {kept} parts a stopped summary finished are dropped" in question if kept > 1 else
+                "The part a stopped summary finished is dropped" in question), question
+            await pilot.press(answer)
+            await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
+            if answer == "n":
+                await pilot.pause()
+                assert not screen.running and kept_count(doc, app.profile) == kept
+        await until(pilot, lambda: screen.running)
+        assert screen.query_one("#summarize-path", Input).value == str(doc)
+        await until(pilot, lambda: "Parts done: 1 of" in f6_state(screen))
+        await pilot.press("ctrl+x")
+        await until(pilot, lambda: not screen.running)
+        assert not any("kept from the run that stopped" in s for s in states), states
+        assert screen.result is not None and screen.result.chunks[0].summary not in (None, "KEPT-MARK")
+        assert "KEPT-MARK" not in screen.summary
+        screen.query_one("#summarize-path", Input).value = str(tmp_path / "other.txt")
+        await until(pilot, lambda: "start_over" not in shown_keys())  # parts kept for another document only
+
         screen.query_one("#summarize-path", Input).value = str(short_doc)
         await pilot.press("enter")
         await until(pilot, lambda: screen.running)
@@ -2576,120 +2668,6 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         os.kill(os.getpid(), signal.SIGTERM)  # not asked: stops it and quits, without a hang
         await until(pilot, lambda: worker.is_finished)  # the summary's thread ends soon (Textual's shutdown waits for it)
         assert app._exit and screen._cancel.is_set() and worker.is_finished
-
-
-async def test_f6_starts_a_stopped_summary_over_with_alt_r(
-        profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:
-    """F6 had no way to do every part again (`summarize --start-over`): Alt+R, in the footer and
-    F1 only while a stopped run's parts are kept for the document in the box, summarizes from
-    the first part and uses none of them, once it has asked (naming how many parts go). While
-    another process summarizes the document, F6 and `summarize` refuse it in one sentence (both
-    wrote its kept parts at once)."""
-    import sqlite3
-    import subprocess
-    import sys
-
-    from docmaker import honeybee_text
-    from textual.widgets import Input
-
-    from workstation.core.kept_parts import FILE_NAME, kept_count, parts_for
-    from workstation.core.paths import data_dir
-    from workstation.tui.screens.summarize import SummarizeScreen
-
-    _profile(profiles / "small.yaml", str(smollm2_path), context=512)  # two short parts
-    doc = tmp_path / "hive.txt"
-    doc.write_text(honeybee_text(3), encoding="utf-8")
-    app = WorkstationApp("small", sample_system=False, language="en")
-    async with app.run_test(size=(80, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        await pilot.press("f6")
-        await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
-        screen = app.screen
-        assert isinstance(screen, SummarizeScreen)
-        states: list[str] = []
-        say = screen._say
-        screen._say = lambda text, *whole: (states.append(text), say(text, *whole))  # type: ignore[method-assign]
-        shown = lambda: {a for a, _, _ in footer_keys(screen)}  # noqa: E731
-        screen.query_one("#summarize-path", Input).value = str(doc)
-        await pilot.pause()
-        assert "start_over" not in shown() and "run" in shown()  # nothing kept: nothing to start over
-
-        async def alt_r() -> None:  # as a terminal sends it (ESC r): a key with its letter, the path box focused
-            assert isinstance(app.focused, Input) and app.focused.id == "summarize-path"
-            key = events.Key("alt+r", "r")
-            key.set_sender(app)
-            app._driver.send_message(key)  # type: ignore[union-attr]
-            await pilot.pause()
-
-        await alt_r()
-        assert not screen.running  # (and the key does nothing then)
-        assert screen.query_one("#summarize-path", Input).value == str(doc)  # (it typed an "r" after the path)
-        # another window's F6, or a summarize, on it now: refused in a sentence both ways (both wrote its parts)
-        held = parts_for(doc, app.profile)  # (this process's: a summarize in another is refused; then that one holds it)
-        other = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from pathlib import Path; from workstation.cli import main; "
-             "from workstation.core.kept_parts import parts_for; from workstation.core.profile_lookup import load_profile; "
-             "print(main(['summarize', '-p', 'small', sys.argv[1]]), flush=True); sys.stdin.readline(); "
-             "print(parts_for(Path(sys.argv[1]), load_profile('small')) is not None, flush=True); sys.stdin.read()",
-             str(doc)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert other.stdin is not None and other.stdout is not None and other.stderr is not None
-        busy = ("hive.txt is being summarized in another window or command now; summarize it again once that "
-                "summary has finished or been stopped.")
-        try:
-            assert held is not None and other.stdout.readline().strip() == "1"  # refused
-            held.close()
-            other.stdin.write("\n")
-            other.stdin.flush()
-            assert other.stdout.readline().strip() == "True"  # it holds the document now
-            said = notices(app)
-            await pilot.press("enter")
-            await until(pilot, lambda: busy in said and not screen.running)
-        finally:
-            other.stdin.close()
-            other.wait(30)
-        assert other.stderr.read() == f"workstation: {busy}\n"
-        await pilot.press("enter")
-        await until(pilot, lambda: "Parts done: 1 of" in f6_state(screen))
-        assert "start_over" not in shown()  # not while it runs
-        await pilot.press("ctrl+x")
-        await until(pilot, lambda: not screen.running)
-        await until(pilot, lambda: "start_over" in shown())
-        assert fits(footer_keys(screen)) and {"help", "quit"} <= shown(), footer_keys(screen)  # at 80 columns
-        assert f6_state(screen).endswith(
-            "Ctrl+R goes on from them; Alt+R does every part again.")
-        await pilot.press("f1")
-        await until(pilot, lambda: isinstance(app.screen, KeysDialog))
-        assert ("Alt+R", "Start over", "Summarize every part again, forgetting the parts a stopped summary kept "
-                "(shown only where some are kept)") in app.screen.rows
-        await pilot.press("escape")
-        await until(pilot, lambda: app.screen is screen)
-        # the kept part marked: were it used, the summary would show the mark
-        with sqlite3.connect(data_dir() / FILE_NAME) as db:
-            assert db.execute("UPDATE parts SET summary='KEPT-MARK', reply='KEPT-MARK'").rowcount >= 1
-        states.clear()
-        kept = kept_count(doc, app.profile)
-        for answer in ("n", "y"):  # asked first, naming how many parts go (they went without a word)
-            await alt_r()
-            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-            question = str(app.screen.query_one(".dialog-title").render())
-            assert question.startswith("Summarize hive.txt again from its first part? The ") and (
-                f"The {kept} parts a stopped summary finished are dropped" in question if kept > 1 else
-                "The part a stopped summary finished is dropped" in question), question
-            await pilot.press(answer)
-            await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
-            if answer == "n":
-                await pilot.pause()
-                assert not screen.running and kept_count(doc, app.profile) == kept
-        await until(pilot, lambda: screen.running)
-        assert screen.query_one("#summarize-path", Input).value == str(doc)
-        await until(pilot, lambda: "Parts done: 1 of" in f6_state(screen))
-        await pilot.press("ctrl+x")
-        await until(pilot, lambda: not screen.running)
-        assert not any("kept from the run that stopped" in s for s in states), states
-        assert screen.result is not None and screen.result.chunks[0].summary not in (None, "KEPT-MARK")
-        assert "KEPT-MARK" not in screen.summary
-        screen.query_one("#summarize-path", Input).value = str(tmp_path / "other.txt")
-        await until(pilot, lambda: "start_over" not in shown())  # parts kept for another document only
 
 
 def test_the_summary_eta_speaks_the_ui_language() -> None:
