@@ -1885,16 +1885,7 @@ async def test_serve_the_api_alongside_the_chat(profiles: Path, tmp_path: Path) 
         await until(pilot, lambda: app.api is None and app.engine is not None and app.loading is None)
         assert isinstance(app.engine, EngineProcess) and not api.alive
         await until(pilot, lambda: any("The API is no longer served" in n.message for n in app._notifications))
-        # another profile (F3) while serving: the API stops with the old one, and that is said
-        # (only "Loaded: B" was, and office tools found nothing at the address)
-        await pilot.press("ctrl+g")
-        await until(pilot, lambda: app.api is not None and app.loading is None)
-        again = app.api
-        app.switch_profile(load_profile("b"))
-        await until(pilot, lambda: app.loading is None and app.profile is not None and app.profile.key == "b")
-        assert app.api is None and not again.alive
-        said = [n.message for n in app._notifications]
-        assert "Loaded: B. The API served from A stopped with it; Ctrl+G serves B." in said, said
+        # (another profile while serving stops the API and says so: test_serve_with_peoples_keys_needs_a_key…)
 
 
 async def test_serve_with_peoples_keys_needs_a_key_but_the_chat_works(
@@ -1942,9 +1933,14 @@ async def test_serve_with_peoples_keys_needs_a_key_but_the_chat_works(
         await _send(pilot, app, "Say hello")  # the chat is a client too, without alice's key
         await until(pilot, lambda: not app.generating)
         assert _views(app)[-1].content.strip() and app.last_metrics.predicted_n >= 1
-        await pilot.press("ctrl+g")
-        await until(pilot, lambda: app.api is None and app.engine is not None and app.loading is None)
-        assert not api.alive
+        # another profile (F3) while serving: the API stops with the old one, and that is said
+        # (only "Loaded: B" was, and office tools found nothing at the address); Ctrl+G stopping
+        # it: test_serve_the_api_alongside_the_chat
+        app.switch_profile(load_profile("b"))
+        await until(pilot, lambda: app.loading is None and app.profile is not None and app.profile.key == "b")
+        assert app.api is None and not api.alive
+        said = [n.message for n in app._notifications]
+        assert "Loaded: B. The API served from A stopped with it; Ctrl+G serves B." in said, said
 
 
 async def test_serve_on_a_port_in_use_says_so_and_the_chat_comes_back(profiles: Path, tmp_path: Path) -> None:
