@@ -1984,10 +1984,9 @@ async def test_f4_list_shown_before_own_figures(profiles: Path, smollm2_path: Pa
 
     monkeypatch.setattr(language_words, "_known", {})
     monkeypatch.setattr(language_words, "_measure", held)
-    app = WorkstationApp("a", sample_system=False, language="tr")
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")  # (F4 lists without one)
     try:
         async with app.run_test(size=(110, 30)) as pilot:
-            await until(pilot, lambda: app.engine is not None)
             await pilot.press("f4")
             await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed), steps=200)
             models = app.screen
