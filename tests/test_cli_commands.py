@@ -834,23 +834,10 @@ def test_a_reply_or_summary_the_conversation_cannot_keep_is_printed_and_said(
     assert 'The summary is printed above, but it was not saved as the conversation "memo"' in err, err
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smollm2_path: Path,
-                                                            sig: signal.Signals) -> None:
-    """SIGTERM (a plain kill) too: it ended the summary with no word and nothing written."""
-    prof = _profile_file(tmp_path, max_tokens=24, context=256)  # (small parts: each one read quickly)
-    doc = tmp_path / "bees.txt"
-    doc.write_text(honeybee_text(3), encoding="utf-8")
-    out_md = tmp_path / "summary.md"
-    code, _out, err = _run_until(
-        ["summarize", str(doc), "-p", str(prof), "-o", str(out_md)],
-        re.compile(r"\] 1/(\d+) parts"), on="stderr", sig=sig,  # the first part is summarized
-    )
-    assert code == 128 + sig
-    by = "Ctrl-C" if sig == signal.SIGINT else "a request to end (SIGTERM)"
+def _partial_summary_said(out_md: Path, err: str, total: int, by: str) -> tuple[int, str]:
+    """The checks of a summary stopped part-way by ``by`` (its sentence, its file, its closing
+    line); returns (parts finished, the file's text)."""
     _one_sentence_and_no_traceback(err, f"stopped; the summary in {out_md} covers only the parts finished before {by}.")
-    total = int(re.search(r"\] 1/(\d+) parts", err).group(1))  # type: ignore[union-attr]
-    assert total >= 3
     text = out_md.read_text(encoding="utf-8")
     done = re.search(r"^> Stopped after (\d+) of (\d+) parts", text, re.M)
     assert text.startswith("# Summary of bees.txt") and done, text
@@ -858,21 +845,36 @@ def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smol
     assert text.count("\n- **") == int(done.group(1))  # a point for each finished part, no more
     assert re.search(rf"^_{done.group(1)} of {total} parts read \(about [\d,.]+ of the document's [\d,]+ words\); .* s\._$",
                      text, re.M), text
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bees.txt", "cli-profile.yaml", "summary.md"]
+    assert sorted(p.name for p in out_md.parent.iterdir()) == ["bees.txt", "cli-profile.yaml", "summary.md"]
     # the closing line says so too (it said the whole document was "read and summarized")
     assert f"bees.txt: {total} parts, {done.group(1)} of {total} parts summarized before the stop at " in err, err
     assert err.rstrip().endswith("The same command goes on from them (--start-over summarizes every part again)."), err
-    if sig != signal.SIGINT:
-        return
+    return int(done.group(1)), text
+
+
+def test_ctrl_c_in_summarize_writes_a_whole_partial_summary(tmp_path: Path, smollm2_path: Path) -> None:
+    """SIGTERM (a plain kill) too: it ended the summary with no word and nothing written. (The
+    first run is stopped by SIGTERM, the others by Ctrl-C: one process for each check.)"""
+    prof = _profile_file(tmp_path, max_tokens=24, context=256)  # (small parts: each one read quickly)
+    doc = tmp_path / "bees.txt"
+    doc.write_text(honeybee_text(3), encoding="utf-8")
+    out_md = tmp_path / "summary.md"
+    code, _out, err = _run_until(
+        ["summarize", str(doc), "-p", str(prof), "-o", str(out_md)],
+        re.compile(r"\] 1/(\d+) parts"), on="stderr", sig=signal.SIGTERM,  # the first part is summarized
+    )
+    assert code == 128 + signal.SIGTERM
+    total = int(re.search(r"\] 1/(\d+) parts", err).group(1))  # type: ignore[union-attr]
+    assert total >= 3
+    k, text = _partial_summary_said(out_md, err, total, "a request to end (SIGTERM)")
     # the same command, in a new process, goes on from the parts finished (it began at part 1)
-    k = int(done.group(1))
     code, _out, err = _run_until(
         ["summarize", str(doc), "-p", str(prof), "-o", str(out_md)],
         re.compile(rf"\] {k + 1}/{total} parts"), on="stderr",  # one more part is summarized
     )
     assert code == 130 and f"bees.txt: going on from the {k} of {total} parts finished before it stopped\n" in err, err
     points = lambda text: re.findall(r"^- \*\*.*$", text, re.M)  # noqa: E731
-    again = out_md.read_text(encoding="utf-8")
+    _k, again = _partial_summary_said(out_md, err, total, "Ctrl-C")  # Ctrl-C's partial summary: as SIGTERM's
     assert len(points(again)) > k and points(again)[:k] == points(text)[:k], (text, again)
     # --start-over does every part again, and its own parts are kept in place of the old ones; a
     # whole summary in -o is kept over the parts of a run stopped part-way (it was replaced)
@@ -915,11 +917,11 @@ def test_ctrl_c_before_any_part_leaves_an_earlier_summary_alone(tmp_path: Path, 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP])
 def test_ctrl_c_in_batch_leaves_the_document_pending(tmp_path: Path, smollm2_path: Path, sig: signal.Signals) -> None:
     """A closed terminal (SIGHUP) too: it killed the run, the document left "running"."""
-    prof = _profile_file(tmp_path, max_tokens=16, context=512)
+    prof = _profile_file(tmp_path, max_tokens=16, context=256)  # (small parts: each one read quickly)
     inbox = tmp_path / "inbox"
     inbox.mkdir()
-    (inbox / "a.txt").write_text("\n\n".join(SUBJECT_PARAGRAPHS[:2]), encoding="utf-8")
-    (inbox / "b.txt").write_text(honeybee_text(8), encoding="utf-8")  # several parts
+    (inbox / "a.txt").write_text(SUBJECT_PARAGRAPHS[0], encoding="utf-8")
+    (inbox / "b.txt").write_text(honeybee_text(2), encoding="utf-8")  # several parts
     out = tmp_path / "out"
     code, _out, err = _run_until(
         ["batch", str(inbox), "-p", str(prof), "-o", str(out), "--full-priority"],  # (not behind the other tests)
@@ -948,7 +950,7 @@ def test_run_sh_reads_documents_from_where_it_was_started_and_advises_itself(tmp
     the PATH after set-up)."""
     docs = tmp_path / "Documents"
     docs.mkdir()
-    (docs / "note.txt").write_text(honeybee_text(1), encoding="utf-8")
+    (docs / "note.txt").write_text("The canteen closes at two on Fridays from March.\n", encoding="utf-8")  # (short: read quickly)
     typed = os.path.relpath(ROOT / "run.sh", docs)  # e.g. ../../../work/main/run.sh
     env = {k: v for k, v in os.environ.items() if k != "WORKSTATION_COMMAND"}
 
