@@ -71,7 +71,7 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
 
     folder = tmp_path / "inbox"
     folder.mkdir()
-    for i in range(4):
+    for i in range(2):  # with memo.docx, three to summarize: one done before the kill, two after
         paras = [SUBJECT_PARAGRAPHS[(i + k) % 6] for k in range(2)]
         (folder / f"note{i}.txt").write_text("\n\n".join(paras), encoding="utf-8")
     make_docx(folder / "memo.docx", [("Bees", [SUBJECT_PARAGRAPHS[0]])])
@@ -104,7 +104,7 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
     assert f"batch: başarısız: broken.txt: {why}\n" in log, log
     first = _status(db)
     done_before = {p for p, s in first.items() if s == "done"}
-    assert done_before and len(done_before) < 5
+    assert done_before and len(done_before) < 3
     mtimes = {p: (out / f"{p}.summary.md").stat().st_mtime_ns for p in done_before}
 
     # run 2: finishes the rest, redoes nothing (said in Turkish)
@@ -128,7 +128,7 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
     (failed,) = [f for f in json.loads(capsys.readouterr().out)["files"] if f["status"] == "failed"]
     assert failed["reason"] == "'broken.txt' is a binary file, not text." and "said" not in failed, failed
     final = _status(db)
-    expected = {"note0.txt", "note1.txt", "note2.txt", "note3.txt", "memo.docx", "broken.txt"}
+    expected = {"note0.txt", "note1.txt", "memo.docx", "broken.txt"}
     assert set(final) == expected
     assert final.pop("broken.txt") == "failed"
     assert set(final.values()) == {"done"}
