@@ -339,7 +339,7 @@ def test_quantize_offers_the_kld_and_runs_it(smollm2_path: Path, tmp_path: Path)
     from conftest import read_terminal
 
     doc = tmp_path / "memo.txt"
-    doc.write_text(english_text()[:700], encoding="utf-8")  # two windows of 64 tokens
+    doc.write_text(english_text()[:400], encoding="utf-8")  # one window of 64 tokens (82 of them)
     out = tmp_path / "copy.Q4_0.gguf"
     master, slave = pty.openpty()
     proc = subprocess.Popen(
@@ -379,7 +379,7 @@ def test_quantize_with_kld_prints_json(
     smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     doc = tmp_path / "memo.txt"
-    doc.write_text(english_text()[:700], encoding="utf-8")  # two windows of 64 tokens
+    doc.write_text(english_text()[:400], encoding="utf-8")  # one window of 64 tokens (82 of them)
     out = tmp_path / "copy.Q8_0.gguf"
     rc = main(["models", "quantize", str(smollm2_path), "-t", "q8_0", "--allow-requantize", "-o", str(out),
                "--kld", str(doc), "--ctx", "64", "--threads", "1", "--json"])

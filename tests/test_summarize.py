@@ -469,13 +469,19 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     doc = tmp_path / "bees.md"
     doc.write_text("# Bees\n" + "\n\n".join(SUBJECT_PARAGRAPHS[:2]), encoding="utf-8")
     out = tmp_path / "out.json"
-    assert main(["summarize", str(doc), "-p", str(prof), "--json", "-o", str(out), "--quiet"]) == 0
+    short = ["--max-tokens", "16"]  # (the length of what is written is not the point where it is given)
+    assert main(["summarize", str(doc), "-p", str(prof), "--json", "-o", str(out), "--quiet", *short]) == 0
     data = json.loads(out.read_text(encoding="utf-8"))
     assert {"summary", "chunks", "source", "totals", "metrics"} <= set(data)
     assert data["source"].endswith("bees.md") and data["chunks"][0]["cite"] == "§ Bees"
     assert data["metrics"]["prompt_n"] > 0
-    # a summary by a model under 1B parameters says to check its facts; gemma 270M is one too
-    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md")]) == 0
+    # a summary that stopped at its token limit ended mid-sentence ("…on February…") with no word of
+    # why, where chat says a reply cut at its limit
+    assert data["chunks"][0]["metrics"]["stop_reason"] == "length"  # 16 tokens: cut
+    # a summary by a model under 1B parameters says to check its facts; gemma 270M is one too; one
+    # cut by --max-tokens mid-sentence says so ("compared to the…"), with no label after it (it ended
+    # "(§ Bees)", "(lines 1–20)": the whole document, a label nobody could place)
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md"), *short]) == 0
     err = capsys.readouterr().err
     assert "Check names, dates and figures against the document:" in err and "is a very small model" in err
     assert f"Wrote the summary to {tmp_path / 'out.md'}." in err  # -o says where it went
@@ -485,6 +491,15 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     # and so does the file, under its title: what is read the next morning (batch writes these too)
     written = (tmp_path / "out.md").read_text(encoding="utf-8").split("\n")
     assert written[2].startswith("> Check names, dates and figures against the document: ") and "135M" in written[2]
+    headline = written[4]
+    assert headline.endswith("…") and "§" not in headline, headline
+    # with what lets it finish, the file's note's words (it said no way on where the note and F6 do)
+    finish = "a larger max_tokens (the profile's, or --max-tokens) lets it finish."
+    assert f"bees.md: the summary stopped at its length limit of 16 tokens, so it ends mid-sentence (…); {finish}" \
+        in err, err
+    # and in the file, where batch's reader sees it (the console alone said it)
+    assert f"> The summary above stopped at its length limit, so it ends mid-sentence (…); {finish}" \
+        in "\n".join(written), written
     # a file that is there is replaced only with --yes (a Word file named by mistake was replaced
     # without a word); without a terminal to ask on, it is left as it was
     letter = tmp_path / "letter.docx"
@@ -499,15 +514,11 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert note.read_text(encoding="utf-8").endswith("Ayla chairs.\n")
     capsys.readouterr()
     assert letter.read_bytes() == b"PK\x03\x04 a Word file"
-    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(letter), "--quiet", "--yes"]) == 0
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(letter), "--quiet", "--yes", *short]) == 0
     assert letter.read_text(encoding="utf-8").startswith("# Summary of bees.md")
-    # an earlier summary, Markdown or JSON, is replaced as before (a run to one file each night);
-    # one cut by --max-tokens mid-sentence says so ("compared to the…"), with no label after it
-    # (it ended "(§ Bees)", "(lines 1–20)": the whole document, a label nobody could place)
-    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md"), "--max-tokens", "16"]) == 0
-    headline = (tmp_path / "out.md").read_text(encoding="utf-8").split("\n")[4]
-    assert headline.endswith("…") and "§" not in headline, headline
-    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(out), "--json", "--quiet"]) == 0
+    # an earlier summary, JSON (here) or Markdown (the Turkish run below), is replaced as before (a
+    # run to one file each night)
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(out), "--json", "--quiet", *short]) == 0
     # but not one of another document (a contract's nine-minute summary went without a word)
     other = tmp_path / "judgment.txt"
     other.write_text(SUBJECT_PARAGRAPHS[2], encoding="utf-8")
@@ -570,12 +581,14 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     # its errors (a Turkish office got "# Summary of …" and English sentences); --lang says another
     from workstation.tui.settings import save_language
 
-    assert save_language("tr")
-    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "özet.md")]) == 0
+    assert save_language("tr")  # (over the earlier English Markdown summary of bees.md: replaced)
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md"), *short]) == 0
     err = capsys.readouterr().err
-    assert (tmp_path / "özet.md").read_text(encoding="utf-8").startswith("# bees.md özeti\n")
-    assert f"Özet {tmp_path / 'özet.md'} dosyasına yazıldı." in err and "bees.md: 1 bölüm, " in err, err
+    assert (tmp_path / "out.md").read_text(encoding="utf-8").startswith("# bees.md özeti\n")
+    assert f"Özet {tmp_path / 'out.md'} dosyasına yazıldı." in err and "bees.md: 1 bölüm, " in err, err
     assert "Check names" not in err and "Adları, tarihleri ve rakamları belgeyle karşılaştırın" in err, err
+    assert ("bees.md: özet 16 token'lık uzunluk sınırında durdu, bu yüzden cümlenin ortasında bitiyor (…); profildeki "
+            "max_tokens ya da komut satırında --max-tokens seçeneği büyütülürse özet biter.") in err, err
     damaged = tmp_path / "bozuk.docx"
     damaged.write_bytes(b"PK\x03\x04 cut")
     assert main(["summarize", str(damaged), "-p", str(prof)]) == 1
@@ -866,34 +879,6 @@ def test_a_document_of_one_part_gets_a_whole_summarys_length(eng, profile, tmp_p
     result = summarize_document(eng, doc, endless, options=SummarizeOptions(map_tokens=6, reduce_tokens=20))
     assert len(result.chunks) == 1 and result.chunks[0].metrics is not None
     assert result.chunks[0].metrics.predicted_n == 20, result.chunks[0].metrics
-
-
-def test_a_summary_cut_at_its_length_limit_says_so(profile, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    """A summary that stopped at its token limit ended mid-sentence ("…on February…") with no
-    word of why, where chat says a reply cut at its limit."""
-
-    from workstation.cli import main
-
-    prof = write_profile_file(tmp_path / "short.yaml", profile, sampling={"max_tokens": 16, "temperature": 0.0})
-    doc = tmp_path / "bees.md"
-    doc.write_text("# Bees\n" + "\n\n".join(SUBJECT_PARAGRAPHS[:2]), encoding="utf-8")
-    assert main(["summarize", str(doc), "-p", str(prof), "--json", "-o", str(tmp_path / "s.json"), "--quiet"]) == 0
-    summary = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
-    assert summary["chunks"][0]["metrics"]["stop_reason"] == "length"  # 16 tokens: cut
-    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "s.md")]) == 0
-    # with what lets it finish, the file's note's words (it said no way on where the note and F6 do)
-    finish = "a larger max_tokens (the profile's, or --max-tokens) lets it finish."
-    assert f"bees.md: the summary stopped at its length limit of 16 tokens, so it ends mid-sentence (…); {finish}" \
-        in capsys.readouterr().err
-    # and in the file, where batch's reader sees it (the console alone said it)
-    text = (tmp_path / "s.md").read_text(encoding="utf-8")
-    assert "…" in text and f"> The summary above stopped at its length limit, so it ends mid-sentence (…); {finish}" \
-        in text, text
-    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "s.md"), "--lang", "tr"]) == 0
-    err = capsys.readouterr().err
-    assert ("bees.md: özet 16 token'lık uzunluk sınırında durdu, bu yüzden cümlenin ortasında bitiyor (…); profildeki "
-            "max_tokens ya da komut satırında --max-tokens seçeneği büyütülürse özet biter.") in err, err
 
 
 def test_a_cut_summary_is_advised_by_what_held_it(tmp_path: Path) -> None:
