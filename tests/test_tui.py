@@ -3723,7 +3723,7 @@ async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answe
         return load(self, profile, progress)
 
     monkeypatch.setattr(WorkstationApp, "_open_engine", held)
-    app = WorkstationApp("b", sample_system=False, language="en")
+    app = WorkstationApp("a", sample_system=False, language="en")  # (8 tokens a reply: the story's own length below)
     said = notices(app)  # (a toast expires while a model loads)
     async with app.run_test(size=(100, 30)) as pilot:
         # Enter while the model loads: the message waits in the box, said over it, and goes once it has
@@ -3757,10 +3757,12 @@ async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answe
                     and [m.content for m in app.store.messages(app.conversation_id)][:1] == ["Hi!"])
         assert prompt.value == "" and not prompt.border_title and "The model is still loading; wait a moment." not in said
         first = app.engine
+        app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=400)  # type: ignore[union-attr]
         await _send_text(pilot, app, "Write a long story about a lighthouse keeper.")
         await until(pilot, lambda: len(_views(app)[-1].content.split()) >= 3)
         os.kill(first.pid, signal.SIGKILL)
         await until(pilot, lambda: not app.generating and app.engine is not first)
+        app.session_sampling = None
         assert "The model's process stopped (it was killed: most often the system does that when memory runs " \
                "out); it is being loaded again." in said
         assert _views(app)[-1].content.strip()  # what it wrote stays
