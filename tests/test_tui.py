@@ -954,7 +954,7 @@ async def test_conversations_new_rename_search_delete(profiles: Path, monkeypatc
     import sqlite3
     import time
 
-    from textual.widgets import ListView
+    from textual.widgets import Input, ListView
 
     from workstation.tui.screens import chat
 
@@ -967,6 +967,14 @@ async def test_conversations_new_rename_search_delete(profiles: Path, monkeypatc
     # after it is of its day (a run across midnight said "Yesterday" over the replies)
     now = time.time()
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", clock=lambda: now)
+
+    async def search_for(text: str) -> None:
+        """``text`` in the search box whole, as typed (each key typed cost a redraw of the list)."""
+        search = app.chat_screen.query_one("#search", Input)
+        assert search.has_focus
+        search.value = text
+        await pilot.pause()
+
     first = app.store.new("Quarterly report")
     app.store.add_message(first.id, "user", "Summarize the sales figures")
     second = app.store.new("Lunch menu")
@@ -1032,7 +1040,7 @@ async def test_conversations_new_rename_search_delete(profiles: Path, monkeypatc
         await until(pilot, lambda: app.focused is app.chat_screen.query_one("#conversations"))
         assert app.conversation_id is None
         await pilot.press("ctrl+f")
-        await pilot.press(*"nothing like it")
+        await search_for("nothing like it")
         await pilot.press("enter")  # no match: said, and the box keeps the focus
         await until(pilot, lambda: any("No conversation matches" in str(n.message) for n in app._notifications))
         assert app.conversation_id is None and app.focused is app.chat_screen.query_one("#search")
@@ -1047,7 +1055,7 @@ async def test_conversations_new_rename_search_delete(profiles: Path, monkeypatc
         with sqlite3.connect(app.store.path) as db:
             db.execute("UPDATE messages SET created = ? WHERE content = 'Summarize the sales figures'", (asked,))
         await pilot.press("ctrl+f")
-        await pilot.press(*"sales")
+        await search_for("sales")
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 1)
         await pilot.press("down")  # Down: into the results, the first highlighted (none was: Enter did nothing)
         await until(pilot, lambda: app.focused is app.chat_screen.query_one("#conversations"))
@@ -1071,11 +1079,12 @@ async def test_conversations_new_rename_search_delete(profiles: Path, monkeypatc
         # the filter is done with: the box empties and every conversation is listed again
         assert app.chat_screen.query_one("#search").value == ""
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 2)
-        await pilot.press("ctrl+f", *"zzqq")  # nothing matches: said in the list (it was left blank)
+        await pilot.press("ctrl+f")
+        await search_for("zzqq")  # nothing matches: said in the list (it was left blank)
         await until(pilot, lambda: not app.chat_screen.sidebar.query("ConversationItem")
                     and bool(app.chat_screen.sidebar.query(".none-found")))
         assert str(app.chat_screen.sidebar.query_one(".none-found Label").render()) == 'No conversation holds "zzqq".'
-        await pilot.press(*["backspace"] * 4, *"sales")
+        await search_for("sales")
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 1)
         assert not app.chat_screen.sidebar.query(".none-found")
         await pilot.press("ctrl+n")  # a new conversation: the search that would hide it goes (it looked unsaved)
