@@ -372,7 +372,7 @@ async def test_a_reopened_conversation_answers_from_its_saved_state(profiles: Pa
     from workstation.core.profile_lookup import load_profile
     from workstation.core.profiles import Sampling
 
-    long_message = "Our office moves to the third floor in May; desks go by team. " * 8
+    long_message = "Our office moves to the third floor in May; desks go by team. " * 5  # (past MIN_RESTORE_TOKENS)
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
