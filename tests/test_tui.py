@@ -372,7 +372,7 @@ async def test_a_reopened_conversation_answers_from_its_saved_state(profiles: Pa
     from workstation.core.profile_lookup import load_profile
     from workstation.core.profiles import Sampling
 
-    long_message = "Our office moves to the third floor in May; desks go by team. " * 8
+    long_message = "Our office moves to the third floor in May; desks go by team. " * 5  # (past MIN_RESTORE_TOKENS)
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None)
@@ -954,7 +954,7 @@ async def test_conversations_new_rename_search_delete(profiles: Path, monkeypatc
     import sqlite3
     import time
 
-    from textual.widgets import ListView
+    from textual.widgets import Input, ListView
 
     from workstation.tui.screens import chat
 
@@ -967,6 +967,14 @@ async def test_conversations_new_rename_search_delete(profiles: Path, monkeypatc
     # after it is of its day (a run across midnight said "Yesterday" over the replies)
     now = time.time()
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en", clock=lambda: now)
+
+    async def search_for(text: str) -> None:
+        """``text`` in the search box whole, as typed (each key typed cost a redraw of the list)."""
+        search = app.chat_screen.query_one("#search", Input)
+        assert search.has_focus
+        search.value = text
+        await pilot.pause()
+
     first = app.store.new("Quarterly report")
     app.store.add_message(first.id, "user", "Summarize the sales figures")
     second = app.store.new("Lunch menu")
@@ -1032,7 +1040,7 @@ async def test_conversations_new_rename_search_delete(profiles: Path, monkeypatc
         await until(pilot, lambda: app.focused is app.chat_screen.query_one("#conversations"))
         assert app.conversation_id is None
         await pilot.press("ctrl+f")
-        await pilot.press(*"nothing like it")
+        await search_for("nothing like it")
         await pilot.press("enter")  # no match: said, and the box keeps the focus
         await until(pilot, lambda: any("No conversation matches" in str(n.message) for n in app._notifications))
         assert app.conversation_id is None and app.focused is app.chat_screen.query_one("#search")
@@ -1047,7 +1055,7 @@ async def test_conversations_new_rename_search_delete(profiles: Path, monkeypatc
         with sqlite3.connect(app.store.path) as db:
             db.execute("UPDATE messages SET created = ? WHERE content = 'Summarize the sales figures'", (asked,))
         await pilot.press("ctrl+f")
-        await pilot.press(*"sales")
+        await search_for("sales")
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 1)
         await pilot.press("down")  # Down: into the results, the first highlighted (none was: Enter did nothing)
         await until(pilot, lambda: app.focused is app.chat_screen.query_one("#conversations"))
@@ -1071,11 +1079,12 @@ async def test_conversations_new_rename_search_delete(profiles: Path, monkeypatc
         # the filter is done with: the box empties and every conversation is listed again
         assert app.chat_screen.query_one("#search").value == ""
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 2)
-        await pilot.press("ctrl+f", *"zzqq")  # nothing matches: said in the list (it was left blank)
+        await pilot.press("ctrl+f")
+        await search_for("zzqq")  # nothing matches: said in the list (it was left blank)
         await until(pilot, lambda: not app.chat_screen.sidebar.query("ConversationItem")
                     and bool(app.chat_screen.sidebar.query(".none-found")))
         assert str(app.chat_screen.sidebar.query_one(".none-found Label").render()) == 'No conversation holds "zzqq".'
-        await pilot.press(*["backspace"] * 4, *"sales")
+        await search_for("sales")
         await until(pilot, lambda: len(app.chat_screen.sidebar.query("ConversationItem")) == 1)
         assert not app.chat_screen.sidebar.query(".none-found")
         await pilot.press("ctrl+n")  # a new conversation: the search that would hide it goes (it looked unsaved)
@@ -2273,7 +2282,8 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
     back (taken back only once sent), and a message too long comes back into the box."""
     from textual.widgets import Input
 
-    _profile(profiles / "a.yaml", str(smollm2_path), context=512)  # (a context filled with less reading)
+    ctx = 256  # (a context filled with less reading: each token read costs the engine's CPU)
+    _profile(profiles / "a.yaml", str(smollm2_path), context=ctx)
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         conv, _ = await _first_turn_answered(pilot, app)
@@ -2387,7 +2397,7 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         last = app.history.turns[-1]
         used = last.prompt_n + last.cache_n + last.predicted_n
         # in words, not tokens: how much more the conversation holds ("context 3% full (120 of 4,096 tokens)")
-        assert prompt.border_subtitle == f"room for about {about_words(512 - used)} more words in this conversation"
+        assert prompt.border_subtitle == f"room for about {about_words(ctx - used)} more words in this conversation"
         # said in Turkish, in Turkish words: fewer for as many tokens (a Turkish word takes more of them)
         assert (about_words(4096), about_words(4096, Texts("tr").get), about_words(2, Texts("tr").get)) == ("3,100", "1,600", "0.8")
         english, app.texts = app.texts, Texts("tr")
@@ -2395,21 +2405,21 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         await until(pilot, lambda: app.words_basis() is not None)  # (the model's own, once its tokenizer is read)
         basis = app.words_basis()
         assert basis is not None
-        words = app.texts.number(basis.count(512 - used))
+        words = app.texts.number(basis.count(ctx - used))
         # (and why fewer: SmolLM2's Turkish figure is under half its English one, ``costly``)
         assert basis.per_token <= 0.4 and basis.costly
         assert app.context_fill_text() == f"yaklaşık {words} sözcüklük yer kaldı; Türkçe sözcük daha çok yer tutar"
-        assert int(words.replace(".", "")) < int(about_words(512 - used).replace(",", ""))
+        assert int(words.replace(".", "")) < int(about_words(ctx - used).replace(",", ""))
         app.texts = english
         # a conversation grown past the context: its start left out, said once, and under the reply
-        part = "The inventory lists desks, chairs, lamps and shelves on each floor. " * 17  # ~250 tokens
+        part = "The inventory lists desks, chairs, lamps and shelves on each floor. " * 6  # ~90 tokens
         fills = []
-        for text in (part, part[: len(part) * 2 // 5], part):  # 68%, then past 85% (warned), then past full
+        for text in (part, part[: len(part) * 2 // 5], part):  # 76%, then past 85% (warned), then past full
             app.chat_screen.set_input(text)
             await pilot.press("enter")
             await until(pilot, lambda: not app.generating and not prompt.value)
             last = app.history.turns[-1]
-            fills.append(round((last.prompt_n + last.cache_n + last.predicted_n) / 512 * 100))
+            fills.append(round((last.prompt_n + last.cache_n + last.predicted_n) / ctx * 100))
             said = " words left, then it forgets the start" if fills[-1] >= 85 else " more words in this conversation"
             assert str(prompt.border_subtitle).endswith(said), (prompt.border_subtitle, fills)
             if fills[-1] >= 85:  # in Turkish, whose start is forgotten ("sonra başını unutur": its head)
@@ -2417,9 +2427,9 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
                 assert app.context_fill_text().endswith(" sözcük kaldı, sonra ilk mesajlar unutulur")
                 app.texts = english
         assert fills[0] < 85 <= fills[1], fills
-        told = [n.message for n in app._notifications if "longer than the model's context (512 tokens)" in n.message]
+        told = [n.message for n in app._notifications if f"longer than the model's context ({ctx} tokens)" in n.message]
         left_out = app.store.messages(conv)[-1].metrics["left_out_n"]  # type: ignore[index]
-        assert len(told) == 1 and f"its first {left_out} messages were left out" in told[0], told
+        assert len(told) == 1 and f"its first {left_out} messages were left out" in told[0], (told, fills)
         assert "(they stay saved)" in told[0] and "instructions (Alt+I)" in told[0]  # what to do of what it must keep
         assert left_out >= 4  # the four before the long ones, at least
         assert f"the model did not see the first {left_out} messages" in str(_views(app)[-1].query_one(".metrics").render())
@@ -3722,7 +3732,7 @@ async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answe
         return load(self, profile, progress)
 
     monkeypatch.setattr(WorkstationApp, "_open_engine", held)
-    app = WorkstationApp("b", sample_system=False, language="en")
+    app = WorkstationApp("a", sample_system=False, language="en")  # (8 tokens a reply: the story's own length below)
     said = notices(app)  # (a toast expires while a model loads)
     async with app.run_test(size=(100, 30)) as pilot:
         # Enter while the model loads: the message waits in the box, said over it, and goes once it has
@@ -3756,10 +3766,12 @@ async def test_an_engine_killed_mid_reply_says_why_and_the_next_message_is_answe
                     and [m.content for m in app.store.messages(app.conversation_id)][:1] == ["Hi!"])
         assert prompt.value == "" and not prompt.border_title and "The model is still loading; wait a moment." not in said
         first = app.engine
+        app.session_sampling = dataclasses.replace(app.profile.sampling, max_tokens=400)  # type: ignore[union-attr]
         await _send_text(pilot, app, "Write a long story about a lighthouse keeper.")
         await until(pilot, lambda: len(_views(app)[-1].content.split()) >= 3)
         os.kill(first.pid, signal.SIGKILL)
         await until(pilot, lambda: not app.generating and app.engine is not first)
+        app.session_sampling = None
         assert "The model's process stopped (it was killed: most often the system does that when memory runs " \
                "out); it is being loaded again." in said
         assert _views(app)[-1].content.strip()  # what it wrote stays
