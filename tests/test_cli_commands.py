@@ -176,8 +176,9 @@ def test_chat_streams_the_reply_and_prints_its_figures(
     err = capsys.readouterr().err
     assert "Yanıt 2 token'lık sınırında durdu; --max-tokens (ya da profildeki" in err
     # its figures too, in the words of the app's line under a reply (they were English)
-    assert re.search(r"^TTFT ([\d.]+ ms|[\d.]+ sn) · [\d.,]+ token/sn · 2 token · istem [\d.]+ \(\+[\d.]+ önbellekten\), "
-                     r"[\d.]+ token/sn$", err, re.M), err
+    # (Turkish figures: "1,5 sn" where a slow first token took over a second, "1.234" for thousands)
+    assert re.search(r"^TTFT ([\d.]+ ms|[\d.,]+ sn) · [\d.,]+ token/sn · 2 token · istem [\d.]+ \(\+[\d.]+ önbellekten\), "
+                     r"[\d.,]+ token/sn$", err, re.M), err
 
 
 class _Output:
