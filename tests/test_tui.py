@@ -2923,9 +2923,13 @@ async def test_up_then_enter_at_once_waits_for_the_file_and_counts_the_documents
         app2.chat_screen.query_one("#prompt", Input).focus()
         await pilot.press("up")
         await until(pilot, lambda: app2.pending_document is not None)
+        assert app2.store.last_reply_versions(conv) == (1, 1)
         await pilot.press("enter")  # at once: the file is still being read
         may_read.set()
+        # the message sent again in its place, with a reply of its own, the first kept behind Alt+V
+        # (the first session's reply met the wait at once, its count with it)
         await until(pilot, lambda: not app2.generating and app2.pending_document is None
+                    and app2.store.last_reply_versions(conv) == (2, 2)
                     and app2.store.messages(conv)[-1].role == "assistant"
                     and app2.store.messages(conv)[-1].metrics is not None)
         assert app2.store.messages(conv)[-1].metrics.get("counted", [{}])[0].get("figure") == "7,855"
