@@ -1250,6 +1250,38 @@ def test_a_question_with_a_condition_has_its_rows_counted(tmp_path: Path) -> Non
     assert "cells" not in json.loads(json.dumps(facts_record(facts[0]))) and len(facts[0].cells) == 5
 
 
+def test_a_word_tables_rows_named_by_a_value_are_counted_as_a_csvs_are(tmp_path: Path) -> None:
+    """"What is the total of the unpaid invoices?" of a Word letter's invoice table got no count
+    where the same table as a CSV did: a text's table was asked about only where the question
+    named the table or a column of numbers ("total pages?" of a quote showed its cost table's
+    total). A value of its rows ("unpaid", "Acme") names it too; a question that names nothing of
+    it still gets nothing."""
+    import docx
+
+    from workstation.core.phrases import say
+    from workstation.core.table_facts import counted_answer, counted_phrases
+    from workstation.tui.i18n import Texts
+
+    letter = docx.Document()
+    letter.add_paragraph("Open invoices of March. The pages below list them.")
+    table = letter.add_table(rows=6, cols=4)
+    for r, row in enumerate(line.split(",") for line in INVOICES.split()):
+        for c, text in enumerate(row):
+            table.cell(r, c).text = text
+    letter.save(tmp_path / "invoices.docx")
+    (tmp_path / "invoices.csv").write_text(INVOICES, encoding="utf-8")
+    word, csv = (read_document(tmp_path / f"invoices.{kind}").facts for kind in ("docx", "csv"))
+    def line(question: str, tables: list) -> str:
+        return say(counted_phrases(counted_answer(question, tables)), Texts("en").get)
+
+    for question, said in [("What is the total of the unpaid invoices?",
+                            "Amount where Status is unpaid: 3 rows (INV-102, INV-104, INV-105), total 6,360.75"),
+                           ("How many invoices does Acme have?", "2 rows where Client is Acme (INV-101, INV-104)")]:
+        assert line(question, word) == line(question, csv) == f"Counted by the program: {said}", question
+    for unasked in ("How many pages in total?", "What is the total?", "How many people came in total?"):
+        assert counted_answer(unasked, word) == [], unasked
+
+
 FATURALAR = ("Fatura;Müşteri;Tutar;Durum\nF-1;Acar;450,00;ödendi\nF-2;Bilgin;2.380,50;ödenmedi\n"
              "F-3;Cengiz;1.200,00;ödendi\nF-4;Acar;3.200,00;ödenmedi\nF-5;Demir;780,25;ödenmedi\n")
 

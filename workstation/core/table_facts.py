@@ -1159,8 +1159,8 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     nothing pointed to the counted figure. The column asked for by its letter or its name, else
     each column of numbers; [] where the question asks for no total, sum, average, count, largest
     or smallest. A table among a text's paragraphs (a Word document's, a slide's: ``among_text``)
-    only where the question names it ("the table", "table 2") or one of its columns: "total pages?"
-    of a report showed its cost table's total.
+    only where the question names it ("the table", "table 2"), one of its columns or a value of its
+    rows ("the unpaid invoices"): "total pages?" of a report showed its cost table's total.
     A question with a condition on the rows (a value of a text column: "unpaid", "for March",
     "Ankara'dan"; a threshold on a column of numbers: "over 1,000", "500'den az") has them counted
     on the rows that meet it, from ``SheetFacts.cells`` (``_counted_where``): "Which unpaid
@@ -1198,8 +1198,9 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
         if not named:  # (by a word of its name: "kiraların toplamı" of Kira (TL) beside Aidat (TL))
             named = list({id(c): c for _, c in _named_by_word(plain, [c for c in numbers if not c.rate])}.values())
         if facts.among_text and not named and (not said_tables or table_numbers
-                                                and facts.title.rpartition(" ")[2] not in table_numbers):
-            continue  # (not asked about: another table, or the text's own words)
+                                                and facts.title.rpartition(" ")[2] not in table_numbers) \
+                and (said_tables or not _condition(_without_named_months(whole, facts), facts)[0]):
+            continue  # (not asked about: another table, or the text's own words; "the unpaid ones" names it)
         plain = whole
         net = _net_asked(plain, facts)
         if net is not None:  # ("total without VAT": the Net column's, said so; "with VAT" the gross one's)
