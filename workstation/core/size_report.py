@@ -24,6 +24,7 @@ from workstation.core.sizing import (
     SizingResult,
     chart_data,
     model_family,
+    speed_figure,
 )
 from workstation.core.speed_model import gpu_check
 
@@ -32,14 +33,14 @@ MEMORY_PNG = "memory.png"
 
 
 def _ttft(o: SizingOption) -> str:
-    return "overloaded" if math.isinf(o.ttft_s) else f"{o.ttft_s:.1f} s"
+    return "overloaded" if math.isinf(o.ttft_s) else f"{o.ttft_s:,.1f} s"
 
 
 def _row(i: int, o: SizingOption) -> list[str]:
     # memory as every size is said (human_bytes): "282 MB of 16 GB", not "0.3/16.0 GB"
     price = "here" if o.here else (f"${o.price_usd:,.0f}" if o.price_usd else "-")
     return [str(i), o.machine, price, model_family(o.model), o.quant, o.kv_type, str(o.slots),
-            f"{human_bytes(o.need_bytes)} of {human_bytes(o.memory_bytes)}", f"{o.tps_per_person:.1f}", _ttft(o),
+            f"{human_bytes(o.need_bytes)} of {human_bytes(o.memory_bytes)}", speed_figure(o.tps_per_person, 1), _ttft(o),
             f"{o.docs_per_night:,}", o.quality_note, "yes" if o.meets else "; ".join(o.misses)]
 
 
