@@ -869,3 +869,14 @@ def test_a_long_wait_is_written_with_thousands_separators() -> None:
     wait = f"{here.ttft_queued_s:,.1f}"
     assert f"waits about {wait} s for the first word" in r.answer(), r.answer()
     assert f"{as_turkish(wait)} sn bekler" in say(r.answer_phrases(), Texts("tr").get)
+
+
+def test_the_reports_workload_figures_have_thousands_separators(tmp_path: Path) -> None:
+    """'size --people 5000 -o r.md' wrote "# Sizing: Office of 20, scaled to 5000 people" and
+    "| people | 5000 |" under a first line that said "5,000 people"."""
+    from workstation.core.size_report import markdown_report
+
+    r = _slow_cpu(5000)
+    assert r.workload.name == "Office of 20, scaled to 5,000 people"
+    text = markdown_report(r, tmp_path / "r.md")[0].read_text(encoding="utf-8")
+    assert text.startswith("# Sizing: Office of 20, scaled to 5,000 people\n") and "| people | 5,000 |" in text

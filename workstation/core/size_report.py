@@ -148,10 +148,10 @@ def markdown_report(result: SizingResult, named: Path | str, top: int = 15) -> l
     w = result.workload
     lines = [f"# Sizing: {w.name}", "", f"**{result.answer()}**", "", result.headline(), ""]
     lines += ["## The workload", "", markdown_table(["what", "value"], [
-        ["people", str(w.people)], ["chats per person per hour (busy hour)", f"{w.chats_per_person_per_hour:g}"],
-        ["prompt / reply tokens", f"{w.prompt_tokens} / {w.reply_tokens}"],
+        ["people", f"{w.people:,}"], ["chats per person per hour (busy hour)", f"{w.chats_per_person_per_hour:,g}"],
+        ["prompt / reply tokens", f"{w.prompt_tokens:,} / {w.reply_tokens:,}"],
         ["context per slot", f"{w.slot_context:,} tokens"],
-        ["documents per day", f"{w.documents_per_day} of {w.document_tokens:,} tokens, {w.night_hours:g} h a night"],
+        ["documents per day", f"{w.documents_per_day:,} of {w.document_tokens:,} tokens, {w.night_hours:g} h a night"],
         ["latency wanted", f"first token within {w.latency.ttft_s:g} s, {w.latency.tokens_per_second:g} tokens/s per person"],
         ["quality floor", f"at most {w.quality.max_loss:.0%} below the best on '{w.quality.tasks}'"
          if w.quality.tasks else "none"],
