@@ -18,13 +18,13 @@ from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.memory_check import describe_history
+from workstation.core.phrases import speed_figure
 from workstation.core.sizing import (
     RANKING,
     SizingOption,
     SizingResult,
     chart_data,
     model_family,
-    speed_figure,
 )
 from workstation.core.speed_model import gpu_check
 

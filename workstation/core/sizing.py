@@ -42,7 +42,7 @@ from workstation.core.model_shapes import (
     catalog_model,
     thinks_first,
 )
-from workstation.core.phrases import Phrase, say
+from workstation.core.phrases import Phrase, say, speed_figure
 from workstation.core.planner import plan
 from workstation.core.profiles import SERVE_SLOTS, Profile
 from workstation.core.speed_estimate import CPU_SLOWER_SAID, kv_speed, quantized_kv
@@ -133,16 +133,6 @@ class SizingOption:
         for k in ("tps_per_person", "tps_single", "tps_all_slots", "aggregate_tps", "busy_slots", "utilization", "chats_per_hour"):
             d[k] = round(d[k], 3)
         return d
-
-
-def speed_figure(tps: float, decimals: int = 0) -> str:
-    """Tokens a second as the sizing says them (English writing: ``say`` gives it the UI's
-    language's, Turkish 0,3): with ``decimals`` from 2 on ("26"), one decimal under 2 and as many
-    as its first figure needs under 0.1 ("0.04"): a big model on a slow CPU was "about 0 tokens a
-    second", read as "it does not work"; only none is 0."""
-    if tps > 0:
-        decimals = max(decimals, 1 if tps < 2 else 0, -math.floor(math.log10(tps)))
-    return f"{tps:,.{decimals}f}"
 
 
 def _slots(n: int) -> Phrase:
