@@ -59,7 +59,7 @@ def test_fit_goes_by_the_chat_figure_and_says_an_unsteady_one_unsure(
     assert measured["tokens_per_second"] == 48.58 and measured["test"] == "chat" and not measured["unsure"], measured
     assert main(["fit", "-p", str(prof)]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^  measured:  49 tokens/s by bench on \S+ \(profile office-cpu, its chat replies' writing: ",
+    assert re.search(r"^  measured:  49 tokens a second \(about 36 words\) by bench on \S+ \(profile office-cpu, its chat replies' writing: ",
                      out, re.MULTILINE), out
     # no chat turns (--no-ttft): the middle of its tg runs, with their spread, said unsure
     run.turns = []
@@ -69,7 +69,7 @@ def test_fit_goes_by_the_chat_figure_and_says_an_unsteady_one_unsure(
     assert measured["tokens_per_second"] == 12.5 and measured["unsure"] and measured["stddev"] > 3, measured
     assert main(["fit", "-p", str(prof)]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^  measured:  12 tokens/s ± 4 by bench on \S+ \(profile office-cpu, the middle one of 3 tg32 "
+    assert re.search(r"^  measured:  12 ± 4 tokens a second \(about 9 words\) by bench on \S+ \(profile office-cpu, the middle one of 3 tg32 "
                      r"runs: ", out, re.MULTILINE), out
     assert "note:      the measured figure is unsure: its runs differ by ±30%" in out and "go by the measured" not in out
     assert main(["fit", "-p", str(prof), "--lang", "tr"]) == 0

@@ -107,5 +107,5 @@ def test_figures_too_unsteady_to_fit_are_not_gone_by(smollm2_path: Path, gemma_p
     assert "to measure this one" not in out
     assert calibration.measured_cpu() is None  # fit, F4 and size go by the reference PC again
     assert main(["fit", "-p", "office-cpu"]) == 0
-    assert "an estimate from a reference PC's figures scaled to this one's cores" in capsys.readouterr().out
+    assert "(an estimate from a reference PC scaled to this one's cores and memory speed)" in capsys.readouterr().out
     assert "(an estimate from a reference PC scaled to this one's cores and memory speed" in model_fit(row, en)

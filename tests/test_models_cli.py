@@ -486,7 +486,7 @@ def test_fit_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("WORKSTATION_FAKE_GPUS", json.dumps([{"name": "RTX 4060", "vram_total_gb": 8}]))
     assert main(["fit", "-p", "office-cpu"]) == 0
     out = capsys.readouterr().out
-    assert "fits entirely on the GPU" in out and "tokens/s" in out and "estimate" in out
+    assert "fits entirely on the GPU" in out and "words a second" in out and "estimate" in out
     assert main(["fit", "-p", "no-such-profile"]) == 1
 
 

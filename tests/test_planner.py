@@ -552,7 +552,7 @@ def test_fit_says_what_bench_measured_for_the_model(smollm2_path: Path, tmp_path
     save_run("bench", [ResultRow("kv-q4", "tg128", 19.0, "tok/s", str(smollm2_path), q4)], "bench -p kv-q4")
     assert main(["fit", "-p", str(prof)]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^  measured:  80 tokens/s ± 3 by bench on \d{4}-\d\d-\d\d \(profile desk, tg128: this model "
+    assert re.search(r"^  measured:  80 ± 3 tokens a second \(about 60 words\) by bench on \d{4}-\d\d-\d\d \(profile desk, tg128: this model "
                      r"file, K/V and speculation\)$", out, re.MULTILINE), out
     assert main(["fit", "-p", str(prof), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["measured_decode"]["tokens_per_second"] == 80.48
@@ -571,6 +571,30 @@ def test_fit_says_what_bench_measured_for_the_model(smollm2_path: Path, tmp_path
     if said:
         assert said.group(1) == f"{max(ratio, 1 / ratio):.1f}" and said.group(2) == ("above" if ratio > 1 else "below")
 
+
+
+def test_fit_says_its_speeds_in_the_words_of_the_rest_of_the_program(smollm2_path: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """fit's English said "speed: about 78 tokens/s" and "measured: 0 tokens/s" where its Turkish
+    said words a second and "saniyede 0 token (yaklaşık 0,1 sözcük)": in every language the
+    estimate in words a second (as F4), the figure measured in tokens a second with its words,
+    a slow one with its decimal (0.3 read as "0": "it does not work")."""
+    from workstation.cli import main
+    from workstation.core.results import ResultRow, save_run
+
+    prof = tmp_path / "desk.yaml"
+    prof.write_text(f"name: desk\nmodel: {smollm2_path}\ncontext: 1024\ngpu_layers: 0\n", encoding="utf-8")
+    record = {"records": [{"n_gpu_layers": 0, "test": "tg128"}]}
+    save_run("bench", [ResultRow("desk", "tg128", 0.3, "tok/s", str(smollm2_path), record)], "bench -p desk")
+    assert main(["fit", "-p", str(prof)]) == 0
+    out = capsys.readouterr().out
+    assert "tokens/s" not in out and re.search(r"^  speed:     Up to about [\d,]+ words a second \(an estimate", out,
+                                               re.MULTILINE), out
+    assert "\n  measured:  0.3 tokens a second (about 0.2 words) by bench on " in out, out
+    assert main(["fit", "-p", str(prof), "--lang", "tr"]) == 0
+    turkish = capsys.readouterr().out
+    assert "\n  ölçülen:      saniyede 0,3 token (yaklaşık 0,1 sözcük); bench " in turkish, turkish
+    assert "\n  hız:          Saniyede en fazla yaklaşık " in turkish
 
 def test_f4_says_what_bench_measured_beside_its_estimate(smollm2_path: Path, tmp_path: Path) -> None:
     """F4 said only "About 207 tokens/s (an estimate …; bench measures it)" after bench had
@@ -1088,8 +1112,8 @@ def test_fit_of_a_speculating_profile_says_its_measured_figure_has_the_guesses_a
             "it: the two are not measured alike") in out, out
     assert "go by the measured" not in out, out
     speed = next(line for line in out.splitlines() if line.startswith("  speed:"))
-    assert speed.endswith("The speed-up is not counted in this estimate: it gains only where its guesses are kept, "
-                          "and can also slow a reply."), speed
+    assert ("The speed-up is not counted in this estimate: it gains only where its guesses are kept, "
+            "and can also slow a reply. ") in speed, speed  # (then that bench measures it, as F4 says it)
     assert main(["fit", "-p", str(prof), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["measured_decode"]["speculative"] == "lookup" and data["estimate_speculative"] is False

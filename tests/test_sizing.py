@@ -823,3 +823,60 @@ def test_a_prompt_that_arrives_while_another_is_read_waits_for_it(smollm2_path: 
     f = load_figures(speed, cost, busy, 64)  # slots enough that none is waited for
     no_queue = read + cost.step_seconds(speed, f["busy"], w.prompt_tokens + w.reply_tokens / 2)
     assert f["ttft"] > no_queue + 0.4 * read, (f["ttft"], no_queue, read)
+
+
+def _slow_cpu(people: int = 1) -> SizingResult:
+    """A 14B model at Q8_0 on this PC's processor with a slow memory (2 GB/s), 4 slots, beside a
+    card it does not fit: a few tenths of a token a second (planned from the shape, no model)."""
+    from workstation.core import calibration
+    from workstation.core.sizing import local_machines
+
+    data = load_workload(None, people).to_dict()
+    data.pop("source")
+    data["candidates"] = {"models": ["qwen2.5-14b-instruct-q4_k_m"], "quantizations": ["Q8_0"], "kv_types": ["f16"],
+                          "slots": [4], "gpus": ["RTX 4060"]}
+    w = workload_from_dict(data, "<t>")
+    speed, cal = calibration.this_machine()
+    return size(w, candidate_machines(w, local_machines(speed, [], 64 * 2**30, 64 * 2**30, 2.0)), cal, {}, False)
+
+
+def test_a_speed_under_half_a_token_a_second_is_not_said_as_0() -> None:
+    """A big model on a slow processor was "then get about 0 tokens a second (about 0 tokens a
+    second each with 4 at once…)", read as "it does not work": under 2 a speed has a decimal,
+    under 0.1 as many as its first figure needs (Turkish 0,3); only none is 0."""
+    r = _slow_cpu()
+    here = r.this_pc()
+    assert here is not None and 0 < here.tps_all_slots < here.tps_per_person < 0.5, here
+    english, turkish = r.answer(), say(r.answer_phrases(), Texts("tr").get)
+    assert "about 0 tokens a second" not in english and "yaklaşık 0 token" not in turkish, english
+    each, all_four = f"{here.tps_per_person:.1f}", f"{here.tps_all_slots:.1f}"
+    assert f"then get about {each} tokens a second (about {all_four} tokens a second each with 4 at once" in english
+    assert f"saniyede yaklaşık {as_turkish(each)} token alır" in turkish
+    assert f"her biri saniyede yaklaşık {as_turkish(all_four)} token alır" in turkish
+
+    from workstation.core.phrases import speed_figure
+
+    assert [speed_figure(x) for x in (26.4, 2.0, 1.44, 0.35, 0.04, 0.0)] == ["26", "2", "1.4", "0.3", "0.04", "0"]
+    assert speed_figure(26.44, 1) == "26.4" and speed_figure(0.042, 1) == "0.04" and speed_figure(1234.0) == "1,234"
+
+
+def test_a_long_wait_is_written_with_thousands_separators() -> None:
+    """The wait of one who asks while all 4 are answered read "2420.2 s" beside "1,600" chats an
+    hour (Turkish 2420,2 sn): a figure of seconds has its thousands marked as every other."""
+    r = _slow_cpu()
+    here = r.this_pc()
+    assert here is not None and here.ttft_queued_s >= 1000, here
+    wait = f"{here.ttft_queued_s:,.1f}"
+    assert f"waits about {wait} s for the first word" in r.answer(), r.answer()
+    assert f"{as_turkish(wait)} sn bekler" in say(r.answer_phrases(), Texts("tr").get)
+
+
+def test_the_reports_workload_figures_have_thousands_separators(tmp_path: Path) -> None:
+    """'size --people 5000 -o r.md' wrote "# Sizing: Office of 20, scaled to 5000 people" and
+    "| people | 5000 |" under a first line that said "5,000 people"."""
+    from workstation.core.size_report import markdown_report
+
+    r = _slow_cpu(5000)
+    assert r.workload.name == "Office of 20, scaled to 5,000 people"
+    text = markdown_report(r, tmp_path / "r.md")[0].read_text(encoding="utf-8")
+    assert text.startswith("# Sizing: Office of 20, scaled to 5,000 people\n") and "| people | 5,000 |" in text

@@ -11,7 +11,7 @@ from workstation.core.calibration import measured_decode, unsure
 from workstation.core.catalog import human_bytes
 from workstation.core.installed_models import installed_name
 from workstation.core.invocation import cli
-from workstation.core.phrases import Lookup, Phrase, about_words, say
+from workstation.core.phrases import Lookup, Phrase, about_words, say, speed_figure
 from workstation.core.profile_check import CONTEXT_RANGE, context_allowed
 from workstation.core.profile_plan import plan_for_profile
 from workstation.core.profile_readiness import profile_draft_problem
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     print(t("fit_cmd.speed", said=_speed(plan, cards is None, t, speculating)))
     if measured is not None and measured.value:  # what was measured beside what is estimated
         spread = measured.data.get("stddev")
-        print(t("fit_cmd.measured", tps=f"{measured.value:.0f}", words=about_words(measured.value, t.get), spread=t("fit_cmd.spread", n=f"{spread:.0f}") if spread
+        print(t("fit_cmd.measured", tps=speed_figure(measured.value), words=about_words(measured.value, t.get), spread=t("fit_cmd.spread", n=f"{spread:.0f}") if spread
                 else "", day=t.day(measured.created[:10]), profile=measured.profile, test=_test_words(measured, t)))
         ratio = plan.decode_tps_bound / measured.value if plan.decode_tps_bound else 1.0
         if unsure(measured):  # (12 ± 4 was "the measured figure" to go by, where the chat ran at 20)
@@ -147,12 +147,10 @@ def _test_words(measured: HistoryEntry, t: Texts) -> str:
 
 
 def _speed(plan: MemoryPlan, here: bool, t: Texts, speculating: bool = False) -> str:
-    """The plan's speed: in English the planner's note (tokens/s, and what the estimate is made
-    from); in another language as F4 says it, in words a second (the planner's note is English only).
-    ``speculating``: the profile speculates, which the estimate does not count: said (as F3 says it)."""
-    if t.lang == "en":
-        return f"{plan.speed_note} {t('models.speed_spec_not_counted')}" if speculating and plan.decode_tps_bound \
-            else plan.speed_note
+    """The plan's speed as F4 says it, in words a second in every language (English said the
+    planner's "about 78 tokens/s" where Turkish said words a second, and the rest of the program
+    says it to office staff so), with what the estimate is made from. ``speculating``: the profile
+    speculates, which the estimate does not count: said (as F3 says it)."""
     from workstation.core.calibration import measured_cpu
     from workstation.tui.integrations import speed_said
 

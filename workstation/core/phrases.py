@@ -12,6 +12,7 @@ file, a document).
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from collections.abc import Callable
@@ -1364,6 +1365,16 @@ def rounded_words(words: float) -> str:
         return f"{words:.1f}"
     digits = len(str(int(words)))
     return f"{round(words, 2 - digits) if digits > 2 else round(words):,.0f}"
+
+
+def speed_figure(tps: float, decimals: int = 0) -> str:
+    """Tokens a second as size, F10 and fit say them (English writing: ``say`` gives it the UI's
+    language's, Turkish 0,3): with ``decimals`` from 2 on ("26"), one decimal under 2 and as many
+    as its first figure needs under 0.1 ("0.04"): a big model on a slow CPU was "about 0 tokens a
+    second", read as "it does not work"; only none is 0."""
+    if tps > 0:
+        decimals = max(decimals, 1 if tps < 2 else 0, -math.floor(math.log10(tps)))
+    return f"{tps:,.{decimals}f}"
 
 
 # Chinese and Japanese write no spaces between words: their characters (Han, kana) are counted

@@ -18,6 +18,7 @@ from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.memory_check import describe_history
+from workstation.core.phrases import speed_figure
 from workstation.core.sizing import (
     RANKING,
     SizingOption,
@@ -32,14 +33,14 @@ MEMORY_PNG = "memory.png"
 
 
 def _ttft(o: SizingOption) -> str:
-    return "overloaded" if math.isinf(o.ttft_s) else f"{o.ttft_s:.1f} s"
+    return "overloaded" if math.isinf(o.ttft_s) else f"{o.ttft_s:,.1f} s"
 
 
 def _row(i: int, o: SizingOption) -> list[str]:
     # memory as every size is said (human_bytes): "282 MB of 16 GB", not "0.3/16.0 GB"
     price = "here" if o.here else (f"${o.price_usd:,.0f}" if o.price_usd else "-")
     return [str(i), o.machine, price, model_family(o.model), o.quant, o.kv_type, str(o.slots),
-            f"{human_bytes(o.need_bytes)} of {human_bytes(o.memory_bytes)}", f"{o.tps_per_person:.1f}", _ttft(o),
+            f"{human_bytes(o.need_bytes)} of {human_bytes(o.memory_bytes)}", speed_figure(o.tps_per_person, 1), _ttft(o),
             f"{o.docs_per_night:,}", o.quality_note, "yes" if o.meets else "; ".join(o.misses)]
 
 
@@ -147,10 +148,10 @@ def markdown_report(result: SizingResult, named: Path | str, top: int = 15) -> l
     w = result.workload
     lines = [f"# Sizing: {w.name}", "", f"**{result.answer()}**", "", result.headline(), ""]
     lines += ["## The workload", "", markdown_table(["what", "value"], [
-        ["people", str(w.people)], ["chats per person per hour (busy hour)", f"{w.chats_per_person_per_hour:g}"],
-        ["prompt / reply tokens", f"{w.prompt_tokens} / {w.reply_tokens}"],
+        ["people", f"{w.people:,}"], ["chats per person per hour (busy hour)", f"{w.chats_per_person_per_hour:,g}"],
+        ["prompt / reply tokens", f"{w.prompt_tokens:,} / {w.reply_tokens:,}"],
         ["context per slot", f"{w.slot_context:,} tokens"],
-        ["documents per day", f"{w.documents_per_day} of {w.document_tokens:,} tokens, {w.night_hours:g} h a night"],
+        ["documents per day", f"{w.documents_per_day:,} of {w.document_tokens:,} tokens, {w.night_hours:g} h a night"],
         ["latency wanted", f"first token within {w.latency.ttft_s:g} s, {w.latency.tokens_per_second:g} tokens/s per person"],
         ["quality floor", f"at most {w.quality.max_loss:.0%} below the best on '{w.quality.tasks}'"
          if w.quality.tasks else "none"],

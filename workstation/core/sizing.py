@@ -42,7 +42,7 @@ from workstation.core.model_shapes import (
     catalog_model,
     thinks_first,
 )
-from workstation.core.phrases import Phrase, say
+from workstation.core.phrases import Phrase, say, speed_figure
 from workstation.core.planner import plan
 from workstation.core.profiles import SERVE_SLOTS, Profile
 from workstation.core.speed_estimate import CPU_SLOWER_SAID, kv_speed, quantized_kv
@@ -119,7 +119,7 @@ class SizingOption:
         where: Phrase | str = ("headline.this_cpu", {}) if self.here else self.machine
         return ("headline.summary", {"where": where, "model": model_family(self.model), "quant": self.quant,
                                      "kv": self.kv_type, "slots": _slots(self.slots),
-                                     "tps": f"{self.tps_per_person:.1f}", "ttft": _secs(self.ttft_s)})
+                                     "tps": speed_figure(self.tps_per_person, 1), "ttft": _secs(self.ttft_s)})
 
     def summary(self) -> str:
         return say([self.summary_phrase()])
@@ -151,13 +151,13 @@ def crowd(o: SizingOption) -> Phrase:
     wait = _secs(o.ttft_queued_s)
     if o.slots == 1:
         return ("headline.crowd_one", {"wait": wait})
-    return ("headline.crowd", {"tps": f"{o.tps_all_slots:.0f}", "n": o.slots, "wait": wait})
+    return ("headline.crowd", {"tps": speed_figure(o.tps_all_slots), "n": o.slots, "wait": wait})
 
 
 def _secs(s: float) -> Phrase:
     if math.isinf(s):
         return ("headline.never", {})
-    return ("unit.s", {"n": f"{s:.1f}"}) if s >= 1 else ("unit.ms", {"n": f"{s * 1000:.0f}"})
+    return ("unit.s", {"n": f"{s:,.1f}"}) if s >= 1 else ("unit.ms", {"n": f"{s * 1000:.0f}"})
 
 
 # --- machines -----------------------------------------------------------------------------------
@@ -361,7 +361,7 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
         opt.miss("miss.overloaded", most=f"{opt.chats_per_hour:,.0f}", busy=f"{w.chats_per_second * 3600:,.0f}")
     else:
         if opt.tps_per_person < w.latency.tokens_per_second:
-            opt.miss("miss.tps", tps=f"{opt.tps_per_person:.1f}", goal=f"{w.latency.tokens_per_second:g}")
+            opt.miss("miss.tps", tps=speed_figure(opt.tps_per_person, 1), goal=f"{w.latency.tokens_per_second:g}")
         if opt.ttft_s > w.latency.ttft_s:
             opt.miss("miss.ttft", ttft=_secs(opt.ttft_s), goal=f"{w.latency.ttft_s:g}")
     if opt.docs_per_night < w.documents_per_day:
@@ -447,7 +447,7 @@ class SizingResult:
         return [("headline.best", {
             "where": where, "model": model_family(b.model), "quant": b.quant, "kv": b.kv_type,
             "thinking": ("headline.thinking_off", {}) if thinks_first(b.model) else "",
-            "slots": _slots(b.slots), "tps": f"{b.tps_per_person:.0f}",
+            "slots": _slots(b.slots), "tps": speed_figure(b.tps_per_person),
             "who": ("headline.one_person", {}) if w.people == 1 else ("headline.everyone", {"people": f"{w.people:,}"}),
             "ttft": _secs(b.ttft_s), "docs": f"{b.docs_per_night:,}", "parallel": self.served_with(b)}),
             *self.get_it(b)]
@@ -485,7 +485,7 @@ class SizingResult:
         values: dict[str, Any] = {
             "pc": pc, "people": _people(self.workload.people), "model": model_family(o.model), "quant": o.quant,
             "at_once": ("serve_cmd.one_at_a_time", {}) if o.slots == 1 else ("serve_cmd.at_once", {"n": o.slots}),
-            "parallel": self.served_with(o), "ttft": _secs(o.ttft_s), "tps": f"{o.tps_per_person:.0f}",
+            "parallel": self.served_with(o), "ttft": _secs(o.ttft_s), "tps": speed_figure(o.tps_per_person),
             "crowd": crowd(o)}
         load = load_misses(o)
         if not load:

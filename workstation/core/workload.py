@@ -186,7 +186,7 @@ def load_workload(ref: str | None, people: int | None = None) -> Workload:
     if people is None or people == w.people:
         return w
     scaled = w.with_people(people)
-    scaled.name = f"{w.name}, scaled to {people} {'person' if people == 1 else 'people'}"
+    scaled.name = f"{w.name}, scaled to {people:,} {'person' if people == 1 else 'people'}"
     return scaled
 
 
