@@ -990,3 +990,31 @@ def test_a_cut_title_drops_trailing_function_words_and_an_early_comma_is_no_clau
         "Kiracımızın depozito iadesi konusunda kibar…")
     assert title_from_message("Dear team, please write a polite reply to our tenant about the deposit refund") == (
         "Dear team, please write a polite reply…")
+
+
+def test_a_conversation_goes_on_from_an_earlier_message_in_a_copy(tmp_path: Path) -> None:
+    """An earlier message changed (Up again in the app): a new conversation with the messages
+    before it, each as kept (a document attached, its figures, thinking and facts), and the
+    conversation's own instructions, settings and profile; the one copied stays as it was."""
+    from workstation.core.conversation_records import ConversationGone
+
+    store = ConversationStore(tmp_path / "c.sqlite3")
+    conv = store.new("Budget letter", "office-cpu", "Answer in Turkish.", {"temperature": 0.2})
+    facts = [{"what": "rows", "n": 3}]
+    store.add_message(conv.id, "user", "Summarize.\n\n[document]\nQ1 figures", shown="Summarize (report.xlsx)",
+                      facts=facts)
+    store.add_message(conv.id, "assistant", "Three rows.", {"predicted_n": 3}, reasoning="Count them.")
+    changed = store.add_message(conv.id, "user", "Now the letter.")
+    store.add_message(conv.id, "assistant", "Dear team.")
+    before = store.messages(conv.id)
+    copy = store.copy_before(conv.id, changed.id, "Budget letter (changed at message 2)")
+    assert copy.id != conv.id and copy.title == "Budget letter (changed at message 2)"
+    assert (copy.profile, copy.instructions, copy.sampling) == ("office-cpu", "Answer in Turkish.", {"temperature": 0.2})
+    assert [(m.role, m.content, m.metrics, m.reasoning, m.shown, m.facts, m.created) for m in copy.messages] == \
+        [(m.role, m.content, m.metrics, m.reasoning, m.shown, m.facts, m.created) for m in before[:2]]
+    assert {m.id for m in copy.messages}.isdisjoint(m.id for m in before)  # its own rows
+    assert store.messages(conv.id) == before and store.list()[0].id == copy.id  # the newest: first in the list
+    store.delete(conv.id)
+    with pytest.raises(ConversationGone):
+        store.copy_before(conv.id, changed.id, "Gone")
+    store.close()

@@ -2498,9 +2498,10 @@ async def test_alt_v_back_to_the_question_before_it_was_changed_shows_that_quest
         assert [m.created for m in app.store.messages(conv)] == [m.created for m in changed]
 
 
-async def test_up_again_for_an_earlier_message_says_only_the_last_can_be_changed(profiles: Path) -> None:
+async def test_up_again_for_an_earlier_message_says_there_is_none_or_that_it_was_changed(profiles: Path) -> None:
     """A ChatGPT user pressed Up again to change the message before the last (ChatGPT changes
-    any of them): nothing happened, without a word. It is said; the box keeps the last one."""
+    any of them): nothing happened, without a word. With none before it, that is said; a message
+    changed in the box is not lost to Up, and that is said; the box keeps it."""
     from textual.widgets import Input
 
     app = WorkstationApp("a", sample_system=False, language="en")
@@ -2511,15 +2512,127 @@ async def test_up_again_for_an_earlier_message_says_only_the_last_can_be_changed
         await pilot.press("up")
         await until(pilot, lambda: prompt.value == "Hello!")
         await pilot.press("up")
-        only = "Only your last message can be changed here. To ask an earlier one another way, send it again as a new message."
-        await until(pilot, lambda: any(n.message == only for n in app._notifications))
+        first = "This is your first message here; there is none before it to change."
+        await until(pilot, lambda: any(n.message == first for n in app._notifications))
         assert prompt.value == "Hello!"
+        await pilot.press("!", "up")
+        only = "You have changed this message: press Enter to send it, or empty the box to leave it, before you go to " \
+               "another message."
+        await until(pilot, lambda: any(n.message == only for n in app._notifications))
+        assert prompt.value == "Hello!!"
         prompt.value = "Hello! and more"  # a box holding a new message (not Up's): Up says nothing of it
         await pilot.press("ctrl+u", *"Thanks")
         app.clear_notifications()
         await pilot.press("up")
         await pilot.pause()
         assert not any(n.message == only for n in app._notifications)
+
+
+def _stored_exchanges(title: str, exchanges: list[tuple[str, str]], shown: dict[int, str] | None = None,
+                      **settings: object) -> tuple[int, list[tuple[object, ...]]]:
+    """A conversation written in the store directly (no model), opened at the next start: its
+    number and its messages as kept. ``shown``: the user message of that index shown so (F6's
+    document chat); ``settings``: ``ConversationStore.new``'s."""
+    store = ConversationStore()
+    conv = store.new(title, **settings)  # type: ignore[arg-type]
+    for i, (asked, answered) in enumerate(exchanges):
+        store.add_message(conv.id, "user", asked, shown=(shown or {}).get(i, ""))
+        store.add_message(conv.id, "assistant", answered, {"predicted_n": 5, "stop_reason": "eos"})
+    store.set_open(conv.id)
+    kept = [dataclasses.astuple(m) for m in store.messages(conv.id)]
+    store.close()
+    return conv.id, kept
+
+
+async def test_up_again_goes_back_to_an_earlier_message_and_sent_changed_goes_on_in_a_new_conversation(
+        profiles: Path) -> None:
+    """Up again put the message before the last in the box? It said only the last could be
+    changed (ChatGPT and LM Studio change any). Now Up again goes back, marks the message in the
+    chat, and sent changed, the conversation goes on from it in a new one; the old one stays."""
+    from textual.widgets import Input
+
+    conv_id, kept = _stored_exchanges("Budget letter", [("Write a budget letter.", "Dear team, the budget."),
+                                                        ("Make it shorter.", "Dear team.")],
+                                      profile="a", instructions="Answer briefly.", sampling={"max_tokens": 3})
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        said = notices(app)
+        await until(pilot, lambda: app.engine is not None and app.conversation_id == conv_id)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "Make it shorter.")
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "Write a budget letter.")
+        first = [v for v in _views(app) if v.role == "user"][0]
+        assert [v for v in _views(app) if v.has_class("editing")] == [first]
+        assert str(prompt.border_title).startswith("changing your message 1 ")
+        assert said[-1].startswith("Your message 1 of 2 is in the box (marked in the chat). Change it and press Enter: "
+                                   "the conversation goes on from it in a new conversation"), said
+        await pilot.press(*" for March")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.conversation_id != conv_id and not app.generating and not app._sending)
+        new = app.conversation_id
+        assert new is not None
+        conv = app.store.get(new)
+        assert conv.title == "Budget letter (changed at message 1)"
+        assert (conv.instructions, conv.sampling, conv.profile) == ("Answer briefly.", {"max_tokens": 3}, "a")
+        assert [m.role for m in conv.messages] == ["user", "assistant"]
+        assert conv.messages[0].content == "Write a budget letter. for March" and conv.messages[1].content.strip()
+        assert (conv.messages[1].metrics or {}).get("predicted_n", 0) <= 3  # (the conversation's own settings)
+        assert [dataclasses.astuple(m) for m in app.store.messages(conv_id)] == kept  # the old one as it was
+        assert "Continued in a new conversation from your changed message; the earlier one is kept as it was." in said
+        assert {c.id for c in app.store.list()} >= {conv_id, new}
+        await until(pilot, lambda: {conv_id, new} <= {i.conversation_id for i in app.chat_screen.sidebar.query(
+            "ConversationItem")})
+        assert not [v for v in _views(app) if v.has_class("editing")]
+
+
+async def test_up_and_down_go_through_the_messages_and_esc_leaves_all_as_it_was(profiles: Path) -> None:
+    """Up again goes back to the first message (F6's document message passed over), Down forward
+    to the last; a changed message is not lost to Up; Esc or an emptied box leave everything as it
+    was, the mark gone. Without a model: nothing is sent."""
+    from textual.widgets import Input
+
+    conv_id, kept = _stored_exchanges("Plans", [("One?", "1."), ("[document] Two", "2."), ("Three?", "3.")],
+                                      shown={1: "Summary of report.pdf"})
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        said = notices(app)
+        await until(pilot, lambda: app.conversation_id == conv_id and len(_views(app)) == 6)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+
+        def marked() -> list[str]:
+            return [v.content for v in _views(app) if v.has_class("editing")]
+
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "Three?")
+        assert marked() == []  # (the last: in its place, as before)
+        await pilot.press("up")  # F6's document message passed over
+        await until(pilot, lambda: prompt.value == "One?")
+        assert marked() == ["One?"] and said[-1].startswith("Your message 1 of 3 is in the box")
+        await pilot.press("up")
+        await until(pilot, lambda: said[-1] == "This is your first message here; there is none before it to change.")
+        await pilot.press("down")
+        await until(pilot, lambda: prompt.value == "Three?")
+        assert marked() == [] and said[-1].startswith("Your last message is back in the box")
+        await pilot.press("up", "x", "up")  # changed: Up keeps the change, and says why
+        await until(pilot, lambda: said[-1].startswith("You have changed this message: press Enter to send it"))
+        assert prompt.value == "One?x" and marked() == ["One?"]
+        await pilot.press("backspace", "escape")  # Esc: nothing changed, nothing marked
+        await until(pilot, lambda: app._editing is None and prompt.value == "")
+        assert marked() == [] and said[-1].startswith("No longer changing that earlier message")
+        await pilot.press("up", "up", "ctrl+u")  # the box emptied: the same
+        await until(pilot, lambda: app._editing is None and prompt.value == "")
+        assert marked() == [] and prompt.border_title in ("", None)
+        assert [dataclasses.astuple(m) for m in app.store.messages(conv_id)] == kept
+        assert [c.id for c in app.store.list()] == [conv_id]
+    tr = Texts("tr")  # (the Turkish of what it says: rendered, as the app would)
+    assert tr("conv.changed_title", title="Bütçe mektubu", n="3") == "Bütçe mektubu (3. mesajda değiştirildi)"
+    assert tr("chat.editing_earlier", n="1", total="3", send="Enter", up="Yukarı ok", down="Aşağı ok").startswith(
+        "3 mesajınızdan 1. mesaj kutuda (sohbette işaretli).")
+    assert tr("chat.went_on_in_new").startswith("Değiştirdiğiniz mesajdan yeni bir sohbette devam edildi")
 
 
 async def test_alt_v_and_alt_c_in_an_empty_conversation_say_there_is_no_reply(profiles: Path) -> None:

@@ -115,6 +115,24 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
         return Conversation(int(cur.lastrowid or 0), title, profile, now, now, instructions=instructions.strip(),
                             sampling=dict(sampling or {}))
 
+    def copy_before(self, conversation_id: int, message_id: int, title: str) -> Conversation:
+        """A new conversation, titled ``title``, that goes on from ``conversation_id`` before its
+        message ``message_id`` (an earlier message changed, as ChatGPT's edit): its own
+        instructions, sampling settings and profile, and a copy of its messages before that one,
+        each as it is kept (its figures, thinking, the document attached to it and the facts
+        counted of its tables), in one transaction. The conversation copied stays as it was.
+        ConversationGone where it was deleted meanwhile (another window)."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")  # (no other window's write between the read and the copy)
+            try:
+                conv = self.get(conversation_id)
+            except StoreError:
+                raise ConversationGone(f"Conversation {conversation_id} was deleted.") from None
+            now = time.time()
+            made = self._insert(replace(conv, title=clean_title(title) or conv.title, created=now, updated=now,
+                                        messages=[m for m in conv.messages if m.id < message_id]), keep_numbers=False)
+        return self.get(made.id)  # (its messages under their new numbers)
+
     def titled_or_new(self, title: str, profile: str = "") -> tuple[Conversation, bool]:
         """The newest conversation titled ``title``, or a new one (True): at once, so that
         commands started together with one new name (`chat -c NAME` four times in a script)

@@ -289,9 +289,11 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         self._sent: tuple[str, tuple[Path, str] | None, Compared | None] = ("", None, None)
         # conversations (number, made at) told their start no longer fits the context
         self._left_out_told: set[tuple[int, float]] = set()
-        # the last question (number, made at: SQLite gives numbers again), put back in the box by
-        # Up: sent, the message takes its place
+        # the question (number, made at: SQLite gives numbers again) put back in the box by Up:
+        # sent, the message takes its place (the last) or goes on in a new conversation (an earlier one)
         self._editing = None  # (its property below; first, with the box not there yet)
+        # an earlier one's place (its number among the user's messages, how many): its box's title
+        self._editing_at: tuple[int, int] | None = None
         # a conversation left with its last question in the box to be changed: taken up again
         # when it is opened again, its draft there (in this session; a draft outlives a restart,
         # not as an edit)
@@ -643,13 +645,19 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
 
     @property
     def _editing(self) -> tuple[int, float] | None:
-        """The last question (its number and time) being changed in the box (Up), to be sent in
-        its place; None: the box's text is a new message."""
+        """The question (its number and time) being changed in the box (Up): the last, to be sent
+        in its place, or an earlier one (Up again), to go on from in a new conversation; None:
+        the box's text is a new message."""
         return self._editing_last
 
     @_editing.setter
     def _editing(self, question: tuple[int, float] | None) -> None:
-        self._editing_last = question
+        was, self._editing_last = getattr(self, "_editing_last", None), question
+        if question != was:  # (where it is: said by ``_say_editing_last``)
+            self._editing_at = None
+            chat = getattr(self, "chat_screen", None)
+            if chat is not None and chat.is_mounted:
+                chat.mark_editing(None)
         self._say_box_title()
 
     @property
@@ -669,9 +677,11 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         chat = getattr(self, "chat_screen", None)
         if chat is None or not hasattr(self, "_editing_last") or not hasattr(self, "_waiting_to_send"):
             return  # (not made yet)
+        earlier = getattr(self, "_editing_at", None)
         chat.set_editing_title(self.texts("chat.waiting_to_send", stop=self.key_for("chat.stop"))
                                if self._waiting_to_send is not None else
-                               self.texts("chat.editing_title") if self._editing_last is not None else "")
+                               self.texts("chat.editing_earlier_title", n=f"{earlier[0]:,}") if earlier is not None
+                               else self.texts("chat.editing_title") if self._editing_last is not None else "")
 
     # --- conversations ---------------------------------------------------------------------
     async def refresh_sidebar(self, search: str | None = None) -> None:
@@ -701,11 +711,11 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             self._mark_open(conv)
             self.own_sampling = conv.sampling  # Ctrl+E's, kept with it
             self._editing, self._arriving_edit = self._arriving_edit, None
-            if self._editing is not None:  # its last question is still in the box, being changed
-                self._say_editing_last()
             self.store_write(lambda: self.store.set_open(conv.id))
             self.history = history_of(conv.messages, self._switched_at)
             await self.chat_screen.show_messages(conv.messages, found=found, words=words)
+            if self._editing is not None:  # its question is still in the box, being changed (marked once drawn)
+                self._say_editing_last()
             await self.refresh_sidebar()
             self.update_status()
         if self.profile is not None and conv.profile and conv.profile not in (self.profile.ref, self.profile.key):

@@ -89,13 +89,13 @@ class Drafts(AppPart):
         self._draft_timer = self.set_timer(1.0, self.save_draft)
 
     def _leave_last_as_it_was(self: WorkstationApp) -> None:
-        """The box emptied while it held the last message put back by Up: it is no longer to be
+        """The box emptied while it held the last message (or an earlier one) put back by Up: it is no longer to be
         changed, and the document Up attached again with it goes too (it went with the next
         message). A message that was a document alone is left so once the document is taken off.
         Said: a ChatGPT user emptied the box (Ctrl+U) to type the message anew, and it went as a new
         one, the last left as it was, without a word (the box's title alone changed)."""
-        was = self._editing
-        question = self._last_question()
+        was, earlier = self._editing, self._editing_at is not None
+        question = self._edited_question()
         attached = find_attached(question.content) if question is not None else None
         if attached is None or attached.text.strip():
             self._editing = None
@@ -105,4 +105,9 @@ class Drafts(AppPart):
         elif self.pending_document is None:
             self._editing = None
         if was is not None and self._editing is None:
-            self.notify(self.texts("chat.editing_left", up=self.key_for("chat.edit_last")), kind="editing")
+            self._say_editing_left(earlier)
+
+    def _say_editing_left(self: WorkstationApp, earlier: bool) -> None:
+        """The message put back by Up (``earlier``: not the last) no longer being changed."""
+        self.notify(self.texts("chat.editing_earlier_left" if earlier else "chat.editing_left",
+                               up=self.key_for("chat.edit_last")), kind="editing")

@@ -9,9 +9,10 @@ from textual.widgets import Input, TextArea
 
 from workstation.core.conversation_records import StoredMessage, TakenOut
 from workstation.core.document_changes import DocumentComparison, recorded_changes
+from workstation.core.metrics import history_of
 from workstation.core.summary_chunks import without_counted
 from workstation.tui.app_part import AppPart
-from workstation.tui.attachment import find_attached
+from workstation.tui.attachment import Attached, find_attached
 from workstation.tui.widgets.message_view import MessageView
 
 if TYPE_CHECKING:
@@ -40,14 +41,19 @@ class LastExchange(AppPart):
     def action_edit_last(self: WorkstationApp) -> None:
         """Up in the empty message box: the last message sent is put back in the box, to change
         (or leave) and send instead of it, its reply replaced; as Up in Slack, Telegram or a
-        shell. Nothing is taken back until it is sent: the conversation stays as it was."""
+        shell. Nothing is taken back until it is sent: the conversation stays as it was. Up again
+        while it is there unchanged: the message before it, and so on back to the first (ChatGPT
+        and LM Studio change any): sent, an earlier one goes on in a new conversation
+        (``_go_on_from_earlier``)."""
         prompt = self.chat_screen.query_one("#prompt", Input)
         editor = self.chat_screen.query_one("#editor", TextArea)
         if self.screen is not self.chat_screen or self.focused not in (prompt, editor):
             return
         if self.chat_screen.input_text() or self.pending_document is not None:
-            if self._editing is not None:  # Up again, for the message before (ChatGPT changes any): said, not nothing
-                self.notify(self.texts("chat.only_last_editable"), kind="editing")
+            if self._editing is not None and self._box_as_put():
+                self._edit_another(-1)
+            elif self._editing is not None:  # changed: Up would lose the change (said, not nothing)
+                self.notify(self.texts("chat.only_last_editable", send=self._send_key()), kind="editing")
             return  # (what is in the box, an attached document too, is the next message's: not replaced)
         if self.generating:  # (Up goes nowhere while a reply is written)
             return
@@ -57,17 +63,116 @@ class LastExchange(AppPart):
         if question.shown:  # F6's document chat: its message is the document and the instructions
             self.notify(self.texts("chat.not_again_document"), severity="warning")
             return
-        attached = find_attached(question.content)
-        # (without the program's counts of a table pasted in it: counted again when it is sent)
-        self.chat_screen.set_input(without_counted(question.content).rstrip("\n") if attached is None else attached.text)
+        self._put_in_box(question)
+        self._say_editing_last()
+
+    def action_edit_next(self: WorkstationApp) -> None:
+        """Down in the message box while an earlier message is in it unchanged (Up again): the
+        one after it, back to the last."""
+        if self.screen is self.chat_screen and self._editing is not None and self._box_as_put():
+            self._edit_another(1)
+
+    def _put_in_box(self: WorkstationApp, question: StoredMessage) -> None:
+        """``question`` in the message box to be changed (Up), its document attached again."""
+        self._editing = (question.id, question.created)  # (first: the box's changes below are its)
+        text, attached = self._as_put(question)
+        self.chat_screen.set_input(text)
         if attached is not None:  # attached again, as it was sent: the box gets the words only
             # (its file where it was attached, this session or before a restart, known by its text:
             # its tables' facts are known or counted again by it)
             # (and the changes the program found between it and its earlier version, which its reply
             # listed: they go again; the new reply had none, and the model no list)
             self.attach_again(attached.name, attached.document, self._changes_of(question))
-        self._editing = (question.id, question.created)
+        elif self.pending_document is not None:  # (the one Up attached with the message after it)
+            self._attach_document(None)
+
+    @staticmethod
+    def _as_put(question: StoredMessage) -> tuple[str, Attached | None]:
+        """What Up puts in the box for ``question``: its words (without the program's counts of a
+        table pasted in it: counted again when it is sent), and the document attached to it."""
+        attached = find_attached(question.content)
+        return (without_counted(question.content).rstrip("\n") if attached is None else attached.text), attached
+
+    def _edited_question(self: WorkstationApp) -> StoredMessage | None:
+        """The message of the user's in the box to be changed (Up); None: none."""
+        if self._editing is None or self.conversation_id is None or self._open_gone():
+            return None
+        return next((m for m in self.store.messages(self.conversation_id) if (m.id, m.created) == self._editing), None)
+
+    def _box_as_put(self: WorkstationApp) -> bool:
+        """Whether the box holds the message being changed as Up put it there (not changed)."""
+        question = self._edited_question()
+        if question is None:
+            return False
+        text, attached = self._as_put(question)
+        document = self.pending_document
+        return self.chat_screen.input_text() == text and \
+            (document[0].name if document is not None else None) == (attached.name if attached is not None else None)
+
+    def _edit_another(self: WorkstationApp, way: int) -> None:
+        """The user's message before (``way`` -1) or after (1) the one in the box, in its place,
+        passing over those that cannot be changed (F6's document chat's); the first has none before."""
+        if self.generating or self.conversation_id is None:
+            return
+        asked = [m for m in self.store.messages(self.conversation_id) if m.role == "user"]
+        at = next((i for i, m in enumerate(asked) if (m.id, m.created) == self._editing), None)
+        if at is None:
+            return
+        others = [m for m in (reversed(asked[:at]) if way < 0 else asked[at + 1:]) if not m.shown]
+        if not others:
+            if way < 0:
+                self.notify(self.texts("chat.editing_first"), kind="editing")
+            return
+        self._put_in_box(others[0])
         self._say_editing_last()
+
+    def _editing_place(self: WorkstationApp) -> tuple[int, int] | None:
+        """Where the message being changed is: its number among the user's messages and how many
+        there are; None where it is the last (or none is being changed)."""
+        if self._editing is None or self.conversation_id is None or self._open_gone():
+            return None
+        asked = [(m.id, m.created) for m in self.store.messages(self.conversation_id) if m.role == "user"]
+        if self._editing not in asked or self._editing == asked[-1]:
+            return None
+        return asked.index(self._editing) + 1, len(asked)
+
+    def _send_key(self: WorkstationApp) -> str:
+        """The key that sends the box's message: Ctrl+S in the multi-line editor, else Enter."""
+        return "Ctrl+S" if self.chat_screen.query_one("#editor", TextArea).display else "Enter"
+
+    def _leave_editing(self: WorkstationApp) -> None:
+        """Esc while a message is in the box to be changed: the box emptied (Ctrl+Z brings its
+        text back) and the document Up attached with it taken off; the conversation as it was."""
+        question, earlier = self._edited_question(), self._editing_at is not None
+        attached = find_attached(question.content) if question is not None else None
+        document = self.pending_document
+        self.chat_screen.clear_message()
+        if attached is not None and document is not None and document[0].name == attached.name:
+            self._attach_document(None)  # (the box empty: the message is no longer changed, and said so)
+        if self._editing is not None:
+            self._editing = None
+            self._say_editing_left(earlier)
+
+    async def _go_on_from_earlier(self: WorkstationApp, question: StoredMessage) -> None:
+        """An earlier message changed and sent (not the last): the conversation goes on in a new
+        one that holds a copy of the messages before it (the store's ``copy_before``), titled
+        after it, which is the open one from here; the one it was is kept as it was."""
+        was, title = self.conversation_id, self.open_title or self.texts("conv.untitled")
+        assert was is not None
+        number = sum(1 for m in self.store.messages(was) if m.role == "user" and m.id <= question.id)
+        conv = self.store_write(lambda: self.store.copy_before(
+            was, question.id, self.texts("conv.changed_title", title=title, n=f"{number:,}")))
+        self._store_draft(was, "", None)  # (the change was kept as its draft as it was typed: it is sent)
+        self._edits.pop(was, None)
+        if was in self._tables_asked_of:  # its table's follow-ups are the new one's too
+            self._tables_asked_of[conv.id] = list(self._tables_asked_of[was])
+        self._mark_open(conv)
+        self.own_sampling = conv.sampling  # (Ctrl+E's, copied with it)
+        self._claim_turn()  # (new: nobody else holds it)
+        self.store_write(lambda: self.store.set_open(conv.id))
+        self.history = history_of(conv.messages, self._switched_at)
+        await self.chat_screen.show_messages(conv.messages)
+        self.notify(self.texts("chat.went_on_in_new"), timeout=8)
 
     def _changes_of(self: WorkstationApp, question: StoredMessage) -> DocumentComparison | None:
         """The changes the program found between ``question``'s document and its earlier version,
@@ -88,9 +193,21 @@ class LastExchange(AppPart):
         self._changes = changes if isinstance(changes, dict) else None
 
     def _say_editing_last(self: WorkstationApp) -> None:
-        """The last message is in the box to be changed (Up, or its conversation opened again)."""
-        in_editor = self.chat_screen.query_one("#editor", TextArea).display
-        self.notify(self.texts("chat.editing_last", send="Ctrl+S" if in_editor else "Enter"), timeout=5)
+        """A message is in the box to be changed (Up, or its conversation opened again): which,
+        and what sending it does; an earlier one marked in the chat and scrolled to."""
+        place = self._editing_place()
+        self._editing_at = place
+        self._say_box_title()
+        if place is None:
+            self.chat_screen.mark_editing(None)
+            self.notify(self.texts("chat.editing_last", send=self._send_key(), up=self.key_for("chat.edit_last")),
+                        timeout=5, kind="editing")
+            return
+        n, total = place
+        self.chat_screen.mark_editing(total - n)
+        self.notify(self.texts("chat.editing_earlier", n=f"{n:,}", total=f"{total:,}", send=self._send_key(),
+                               up=self.key_for("chat.edit_last"), down=self.texts.key("down")), timeout=10,
+                    kind="editing")
 
     def _chat_free(self: WorkstationApp) -> bool:
         """Whether the chat's last exchange can be acted on now (Alt+R, Alt+V): the chat shown,

@@ -184,11 +184,13 @@ class Turn(AppPart):
         if counted:  # (for the model too, after the message, as an attached table's are: ``with_counted``)
             content = f"{content}\n\n{for_the_model(pasted, counted)}"
         self._edited_away = None
-        if self._editing is not None:  # the last question changed (or not): sent instead of it
-            editing, self._editing = self._editing, None
-            question = self._last_question()
-            if question is not None and (question.id, question.created) == editing:
-                self._edited_away = await self._take_back(question)  # (back should it come back)
+        if self._editing is not None:  # a question changed (or not), put back by Up
+            edited, last = self._edited_question(), self._last_question()
+            self._editing = None
+            if edited is not None and last is not None and edited.id == last.id:  # the last: sent instead of it
+                self._edited_away = await self._take_back(edited)  # (back should it come back)
+            elif edited is not None:  # an earlier one: the conversation goes on from it in a new one
+                await self._go_on_from_earlier(edited)
         made = self.conversation_id is None
         if made:
             title = (text.strip() or (document[0].name if document else ""))
@@ -366,6 +368,8 @@ class Turn(AppPart):
             self._cancel_turn()
         elif self._send_when_connected is not None:  # not sent once the model has loaded: it stays in the box
             self._send_when_connected = None
+        elif self._editing is not None and self.screen is self.chat_screen:  # a message put back by Up: left as it was
+            self._leave_editing()
 
     def _cancel_turn(self: WorkstationApp) -> None:
         """Stop the reply being generated, and keep stopping it until it has stopped: an Esc

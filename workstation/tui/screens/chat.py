@@ -45,11 +45,15 @@ class PromptLine(LineInput):
     reached it, which nothing showed)."""
 
     BINDINGS = [Binding("pageup", "page_chat(-1)", show=False), Binding("pagedown", "page_chat(1)", show=False),
-                Binding("ctrl+z", "undo_clear", show=False)]
+                Binding("ctrl+z", "undo_clear", show=False), Binding("down", "edit_next", show=False)]
     cleared = ""  # what Ctrl+U (the app's clear_message) took out: Ctrl+Z puts it back (Input has no undo)
 
     def action_page_chat(self, way: int) -> None:
         cast("ChatScreen", self.screen).page_chat(way)
+
+    def action_edit_next(self) -> None:
+        """Down while an earlier message is in the box to be changed (Up again): the one after it."""
+        cast("ChatScreen", self.screen).wapp.action_edit_next()
 
     def action_undo_clear(self) -> None:
         """Ctrl+Z after Ctrl+U: the text back, as the multi-line editor's own undo does there (a
@@ -103,7 +107,7 @@ class MessageEditor(TextArea):
     they did nothing); elsewhere they move the cursor a page, as an editor's do."""
 
     BINDINGS = [Binding("pageup", "page_chat(-1)", show=False), Binding("pagedown", "page_chat(1)", show=False),
-                Binding("up", "up_or_last", show=False)]
+                Binding("up", "up_or_last", show=False), Binding("down", "down_or_next", show=False)]
 
     def action_new_line(self) -> None:
         """Ctrl+J (Shift+Enter where the terminal tells it from Enter), F1's "new line": in the
@@ -119,11 +123,21 @@ class MessageEditor(TextArea):
         await super()._on_key(event)
 
     def action_up_or_last(self) -> None:
-        """Up in the empty editor puts the last message back, as in the one-line box."""
-        if self.text:
+        """Up in the empty editor puts the last message back, as in the one-line box; on the first
+        line of a message Up put back, the one before it."""
+        wapp = cast("ChatScreen", self.screen).wapp
+        if self.text and (self.cursor_location[0] > 0 or wapp._editing is None):
             self.action_cursor_up()
         else:
-            cast("ChatScreen", self.screen).wapp.action_edit_last()
+            wapp.action_edit_last()
+
+    def action_down_or_next(self) -> None:
+        """Down on the last line of an earlier message Up put back: the one after it."""
+        wapp = cast("ChatScreen", self.screen).wapp
+        if self.cursor_location[0] < self.document.line_count - 1 or wapp._editing is None:
+            self.action_cursor_down()
+        else:
+            wapp.action_edit_next()
 
     def action_page_chat(self, way: int) -> None:
         row = self.cursor_location[0]
@@ -293,6 +307,31 @@ class ChatScreen(AppScreen, Screen[None]):
         else:
             log.release_anchor()
             log.call_after_refresh(log.scroll_to, y=scroll_to, animate=False)
+
+    def mark_editing(self, back: int | None) -> None:
+        """The user's message ``back`` before their last marked as the one being changed in the
+        box (Up again), and scrolled to (drawn first where it is among the earlier ones not
+        drawn); None: none marked, the chat at its end again where one was."""
+        log = self.log_view
+        views = self.message_views()
+        marked = [v for v in views if v.has_class("editing")]
+        for view in marked:
+            view.remove_class("editing")
+        if back is None:
+            if marked:
+                log.scroll_end(animate=False)
+                log.anchor()
+            return
+        asked = [v for v in views if v.role == "user"]
+        if back >= len(asked):
+            if self._earlier:  # (up among those not drawn yet: drawn, then marked)
+                self.query_one("#earlier", Button).press()
+                self.call_after_refresh(self.mark_editing, back)
+            return
+        view = asked[-1 - back]
+        view.add_class("editing")
+        log.release_anchor()  # (anchored, the log went back to its end)
+        log.call_after_refresh(log.scroll_to_widget, view, top=True, animate=False)
 
     def unmark_found(self) -> None:
         """The words a search found no longer marked in the message opened (the next key)."""
