@@ -325,13 +325,18 @@ class ChatScreen(AppScreen, Screen[None]):
         asked = [v for v in views if v.role == "user"]
         if back >= len(asked):
             if self._earlier:  # (up among those not drawn yet: drawn, then marked)
-                self.query_one("#earlier", Button).press()
-                self.call_after_refresh(self.mark_editing, back)
+                self.run_worker(self._mark_once_drawn(back), group="mark-editing", exclusive=True)
             return
         view = asked[-1 - back]
         view.add_class("editing")
         log.release_anchor()  # (anchored, the log went back to its end)
         log.call_after_refresh(log.scroll_to_widget, view, top=True, animate=False)
+
+    async def _mark_once_drawn(self, back: int) -> None:
+        """The earlier messages drawn down to the user's message ``back`` before their last, then it marked."""
+        while self._earlier and back >= sum(1 for v in self.message_views() if v.role == "user"):
+            await self._draw_earlier(self.query_one("#earlier", Button))
+        self.mark_editing(back)
 
     def unmark_found(self) -> None:
         """The words a search found no longer marked in the message opened (the next key)."""
@@ -415,20 +420,23 @@ class ChatScreen(AppScreen, Screen[None]):
 
     @on(Button.Pressed, "#earlier")
     async def _show_earlier(self, event: Button.Pressed) -> None:
-        """The next earlier messages (``drawn_at_once``), above those drawn."""
         event.stop()
+        await self._draw_earlier(event.button)
+
+    async def _draw_earlier(self, button: Button) -> None:
+        """The next earlier messages (``drawn_at_once``), above those drawn (under ``button``)."""
         count = drawn_at_once(self._earlier)
         batch, self._earlier = self._earlier[-count:], self._earlier[:-count]
         log = self.log_view
         log.release_anchor()  # (reading back: the view stays where it is, not at the end)
-        await log.mount_all([self._view(m) for m in batch], after=event.button)
+        await log.mount_all([self._view(m) for m in batch], after=button)
         await self.mark_days()
         if self._earlier:
-            event.button.label = self.wapp.texts("chat.earlier", n=len(self._earlier))
+            button.label = self.wapp.texts("chat.earlier", n=len(self._earlier))
         else:
-            if event.button.has_focus:  # (pressed by PageUp from the box, the focus stays there)
+            if button.has_focus:  # (pressed by PageUp from the box, the focus stays there)
                 self.log_view.focus()
-            await event.button.remove()
+            await button.remove()
 
     async def add_exchange(self, question: str) -> MessageView:
         """Show the user's message and an empty reply for the answer to stream into, in one
