@@ -374,14 +374,11 @@ async def test_every_screens_footer_fits_80_columns_with_its_own_keys_first(
         await until(pilot, lambda: "dashboard" in {a for a, _, _ in footer_keys(app.screen)})
 
 
-async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profiles: Path, smollm2_path: Path) -> None:
+@pytest.mark.parametrize("language", ["en", "tr"])
+async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profiles: Path, language: str) -> None:
     """At 80 columns the chat's footer cut F5 (Dashboard) under the palette's key. Esc (stop)
-    is there while a reply streams, in the place of Ctrl+N (new; it stops the reply first).
-    In English, then in Turkish (F9) during the same reply: one reply for both languages."""
-    # (long enough a reply to stream through both languages' checks: it is stopped, never written whole)
-    _profile(profiles / "long.yaml", str(smollm2_path), kv_cache={"k": "q8_0", "v": "f16"},
-             sampling={"temperature": 0.0, "max_tokens": 900, "seed": 1, "repeat_penalty": 1.0})
-    app = WorkstationApp("long", sample_system=False, language="en")
+    is there while a reply streams, in the place of Ctrl+N (new; it stops the reply first)."""
+    app = WorkstationApp("b", sample_system=False, language=language)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.engine is not None)
 
@@ -389,54 +386,46 @@ async def test_the_chat_footer_fits_80_columns_with_stop_in_place_of_new(profile
             await pilot.pause()
             return footer_keys(app.chat_screen)
 
-        def idle_fits(idle: list[tuple[str, int, int]]) -> None:
-            assert {"dashboard", "new_conversation", "command_palette"} <= {a for a, _, _ in idle}, idle
-            assert "stop" not in {a for a, _, _ in idle} and fits(idle), idle
-
-        idle_fits(await footer())
+        idle = await footer()
+        assert {"dashboard", "new_conversation", "command_palette"} <= {a for a, _, _ in idle}, idle
+        assert "stop" not in {a for a, _, _ in idle} and fits(idle), idle
         await _send_text(pilot, app, "Write a long story about a dragon.")
         await until(pilot, lambda: app.live_tokens >= 3)
-        for language in ("en", "tr"):
-            if language == "tr":
-                await pilot.press("f9")
-                await until(pilot, lambda: app.texts.lang == "tr")
-            assert app.generating, language  # (still writing: the checks below are of a reply streaming)
-            streaming = await footer()
-            assert app.generating and {"stop", "dashboard"} <= {a for a, _, _ in streaming}, streaming
-            assert "new_conversation" not in {a for a, _, _ in streaming} and fits(streaming), streaming
-            await pilot.press("f5")  # the first reply's live speed: said as this reply (it said "last 0 turns")
-            await until(pilot, lambda: bool(app.screen.query("#row-decode")) and bool(
-                app.screen.query_one("#row-decode .metric-spark").data))  # type: ignore[attr-defined]
-            decode_name = str(app.screen.query_one("#row-decode .metric-name").render())
-            assert decode_name.endswith("\n" + app.texts("dash.axis_this_reply")) and " 0 " not in decode_name, \
-                decode_name
-            # the conversation memory fills as the reply is written, its unit said (it read "0/1,024" till the end)
-            kv = app.screen.query_one("#kv-value")
-            await until(pilot, lambda kv=kv: not str(kv.render()).startswith("0/"))
-            assert str(app.screen.query_one("#kv-name").render()).endswith({"en": ", tokens", "tr": ", token"}[language])
-            # the line above the rows in words first, the figures' terms after ("Generating: 12 tokens so
-            # far, 80.1 tok/s" was jargon to a first user), on its one line at 80 columns
-            live = app.screen.query_one("#live")
-            said = str(live.render())
-            assert said.startswith({"en": "Writing: about ", "tr": "Yazılıyor: yaklaşık "}[language]), said
-            assert " tok" in said and len(said) <= live.size.width, (said, live.size)
-            # before the first word (the office server's queue, a long prompt read) it says it waits: it
-            # said "Writing: about 0.0 words so far, … a second (0 tokens, … tok/s)"
-            waiting = {"en": "Waiting for the first word…", "tr": "İlk sözcük bekleniyor…"}[language]
-            assert live_said(0, None, app.texts) == waiting
-            await pilot.press("escape")
-            await until(pilot, lambda: app.screen is app.chat_screen)
-            await pilot.press("f6")  # F6's Choose… says the model is busy (it said none was loaded)
-            await until(pilot, lambda: app.screen is not app.chat_screen)
-            await pilot.press("ctrl+o")
-            await until(pilot, lambda: sum(n.message == app.busy_text() for n in app._notifications) == 1)
-            assert not any("No model" in n.message for n in app._notifications)
-            await pilot.press("escape")
-            await until(pilot, lambda: app.screen is app.chat_screen)
+        streaming = await footer()
+        assert app.generating and {"stop", "dashboard"} <= {a for a, _, _ in streaming}, streaming
+        assert "new_conversation" not in {a for a, _, _ in streaming} and fits(streaming), streaming
+        await pilot.press("f5")  # the first reply's live speed: said as this reply (it said "last 0 turns")
+        await until(pilot, lambda: bool(app.screen.query("#row-decode")) and bool(
+            app.screen.query_one("#row-decode .metric-spark").data))  # type: ignore[attr-defined]
+        decode_name = str(app.screen.query_one("#row-decode .metric-name").render())
+        assert decode_name.endswith("\n" + app.texts("dash.axis_this_reply")) and " 0 " not in decode_name, decode_name
+        # the conversation memory fills as the reply is written, its unit said (it read "0/1,024" till the end)
+        kv = app.screen.query_one("#kv-value")
+        await until(pilot, lambda: not str(kv.render()).startswith("0/"))
+        assert str(app.screen.query_one("#kv-name").render()).endswith({"en": ", tokens", "tr": ", token"}[language])
+        # the line above the rows in words first, the figures' terms after ("Generating: 12 tokens so
+        # far, 80.1 tok/s" was jargon to a first user), on its one line at 80 columns
+        live = app.screen.query_one("#live")
+        said = str(live.render())
+        assert said.startswith({"en": "Writing: about ", "tr": "Yazılıyor: yaklaşık "}[language]), said
+        assert " tok" in said and len(said) <= live.size.width, (said, live.size)
+        # before the first word (the office server's queue, a long prompt read) it says it waits: it
+        # said "Writing: about 0.0 words so far, … a second (0 tokens, … tok/s)"
+        waiting = {"en": "Waiting for the first word…", "tr": "İlk sözcük bekleniyor…"}[language]
+        assert live_said(0, None, app.texts) == waiting
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
+        await pilot.press("f6")  # F6's Choose… says the model is busy (it said none was loaded)
+        await until(pilot, lambda: app.screen is not app.chat_screen)
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: sum(n.message == app.busy_text() for n in app._notifications) == 1)
+        assert not any("No model" in n.message for n in app._notifications)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
         await pilot.press("escape")  # still stops the reply
         await until(pilot, lambda: not app.generating)
         assert app.last_metrics is not None and app.last_metrics.stop_reason == "cancelled"
-        idle_fits(await footer())  # (in Turkish now)
+        assert "new_conversation" in {a for a, _, _ in await footer()}
 
 
 async def test_the_open_dialog_says_an_empty_subfolder_and_takes_a_name_without_its_extension(
