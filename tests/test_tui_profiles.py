@@ -1876,8 +1876,9 @@ async def test_a_used_up_day_says_when_on_the_status_line_and_clears_once_raised
 
 
 # the key's day used up before (by another program with the same key here): F6's first request refused;
-# or 520 tokens, its part's 512-token prompt taken and its reply cut by the server 8 tokens in
-@pytest.mark.parametrize(("per_day", "used_before"), [(40, True), (520, False)], ids=["refused", "cut"])
+# or 304 tokens, its one part's 296-token prompt taken and its reply cut by the server 8 tokens in (a
+# document of 6 paragraphs: 12 made a 512-token prompt, read at twice the CPU for the same check)
+@pytest.mark.parametrize(("per_day", "used_before"), [(40, True), (304, False)], ids=["refused", "cut"])
 async def test_a_summary_stopped_for_a_used_up_day_says_so_on_the_status_line(
         folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, per_day: int,
         used_before: bool) -> None:
@@ -1898,7 +1899,7 @@ async def test_a_summary_stopped_for_a_used_up_day_says_so_on_the_status_line(
     ring.close()
     monkeypatch.setenv("WS_DESK_KEY", secret)
     doc = tmp_path / "report.txt"
-    doc.write_text(honeybee_text(2), encoding="utf-8")
+    doc.write_text(honeybee_text(1), encoding="utf-8")
     with serve(write_profile(tmp_path, smollm2_path, sampling={"temperature": 0.0, "max_tokens": 64, "seed": 1}),
                data=server_data) as server:
         if used_before:
