@@ -444,7 +444,7 @@ def test_a_long_part_says_how_far_it_has_been_read_through_the_engine_process(tm
 
     profile = make_profile(context=1536, threads=1, sampling={"max_tokens": 8})
     path = tmp_path / "bees.txt"
-    path.write_text(honeybee_text(4), encoding="utf-8")
+    path.write_text(honeybee_text(3), encoding="utf-8")  # 647 tokens: read in two pieces (4 paragraphs read 866)
     seen: list[SummaryProgress] = []
     with EngineProcess(profile) as proc:
         result = summarize_document(proc, str(path), profile, on_progress=seen.append)
