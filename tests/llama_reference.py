@@ -18,7 +18,9 @@ def window_log_probs(
     import llama_cpp
 
     llm = llama_cpp.Llama(
-        str(model_path), n_ctx=n_ctx, n_batch=n_ctx, n_threads=1, logits_all=True, flash_attn=flash_attn, verbose=False
+        # one thread for the prompt too (its default, the machine's cores, spun on a busy CI machine: 2x the CPU)
+        str(model_path), n_ctx=n_ctx, n_batch=n_ctx, n_threads=1, n_threads_batch=1, logits_all=True,
+        flash_attn=flash_attn, verbose=False,
     )
     try:
         tokens = llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)

@@ -607,11 +607,15 @@ def test_serve_keeps_long_prompts_on_disk_for_other_slots_and_restarts(smollm2_p
                          json={"messages": budget, "max_tokens": 1, "conversation_tag": "a\nb"})
         assert bad.status_code == 400 and bad.json()["error"]["param"] == "conversation_tag"
 
-    plain = tmp_path / "plain"
-    with serve(prof, "--parallel", "1", "--no-prompt-cache", data=plain) as srv:
-        ask(srv.base_url, minutes, "Hiring?")
+    # --no-prompt-cache: nothing is written, where the minutes (asked before: the prompts asked are
+    # kept) are saved when another prompt takes the slot (asked once in a data folder of its own, as
+    # it was, nothing was written with the option ignored either)
+    saved = sorted((data / "kv-cache").glob("*.kv"))
+    assert saved
+    with serve(prof, "--parallel", "1", "--no-prompt-cache", data=data) as srv:
+        assert ask(srv.base_url, minutes, "Hiring?")["restored_n"] == 0
         ask(srv.base_url, other, "Hiring?")
-    assert not list(plain.glob("kv-cache/*.kv"))
+    assert sorted((data / "kv-cache").glob("*.kv")) == saved
 
 
 def test_cache_list_ends_a_cut_title_with_an_ellipsis(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import signal
 import threading
 from collections.abc import Iterator
@@ -444,7 +445,7 @@ def test_a_long_part_says_how_far_it_has_been_read_through_the_engine_process(tm
 
     profile = make_profile(context=1536, threads=1, sampling={"max_tokens": 8})
     path = tmp_path / "bees.txt"
-    path.write_text(honeybee_text(4), encoding="utf-8")
+    path.write_text(honeybee_text(3), encoding="utf-8")  # 647 tokens: read in two pieces (4 paragraphs read 866)
     seen: list[SummaryProgress] = []
     with EngineProcess(profile) as proc:
         result = summarize_document(proc, str(path), profile, on_progress=seen.append)
@@ -478,28 +479,6 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     # a summary that stopped at its token limit ended mid-sentence ("…on February…") with no word of
     # why, where chat says a reply cut at its limit
     assert data["chunks"][0]["metrics"]["stop_reason"] == "length"  # 16 tokens: cut
-    # a summary by a model under 1B parameters says to check its facts; gemma 270M is one too; one
-    # cut by --max-tokens mid-sentence says so ("compared to the…"), with no label after it (it ended
-    # "(§ Bees)", "(lines 1–20)": the whole document, a label nobody could place)
-    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(tmp_path / "out.md"), *short]) == 0
-    err = capsys.readouterr().err
-    assert "Check names, dates and figures against the document:" in err and "is a very small model" in err
-    assert f"Wrote the summary to {tmp_path / 'out.md'}." in err  # -o says where it went
-    # its one part done, the summary being written: "nearly finished", not "ETA 0s"
-    assert "1/1 part · summarizing the parts · " in err and "ETA 0s" not in err and "nearly finished" in err, err
-    assert "1/1 part done" in err, err  # one part (it said "1/1 parts done")
-    # and so does the file, under its title: what is read the next morning (batch writes these too)
-    written = (tmp_path / "out.md").read_text(encoding="utf-8").split("\n")
-    assert written[2].startswith("> Check names, dates and figures against the document: ") and "135M" in written[2]
-    headline = written[4]
-    assert headline.endswith("…") and "§" not in headline, headline
-    # with what lets it finish, the file's note's words (it said no way on where the note and F6 do)
-    finish = "a larger max_tokens (the profile's, or --max-tokens) lets it finish."
-    assert f"bees.md: the summary stopped at its length limit of 16 tokens, so it ends mid-sentence (…); {finish}" \
-        in err, err
-    # and in the file, where batch's reader sees it (the console alone said it)
-    assert f"> The summary above stopped at its length limit, so it ends mid-sentence (…); {finish}" \
-        in "\n".join(written), written
     # a file that is there is replaced only with --yes (a Word file named by mistake was replaced
     # without a word); without a terminal to ask on, it is left as it was
     letter = tmp_path / "letter.docx"
@@ -514,8 +493,33 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert note.read_text(encoding="utf-8").endswith("Ayla chairs.\n")
     capsys.readouterr()
     assert letter.read_bytes() == b"PK\x03\x04 a Word file"
-    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(letter), "--quiet", "--yes", *short]) == 0
+    # with --yes it is replaced, by the summary whose Markdown and words are read below (one summary
+    # less to make: a run of its own replaced it), kept as the earlier Markdown summary the checks
+    # after it want
+    # a summary by a model under 1B parameters says to check its facts; gemma 270M is one too; one
+    # cut by --max-tokens mid-sentence says so ("compared to the…"), with no label after it (it ended
+    # "(§ Bees)", "(lines 1–20)": the whole document, a label nobody could place)
+    assert main(["summarize", str(doc), "-p", str(prof), "-o", str(letter), "--yes", *short]) == 0
+    err = capsys.readouterr().err
     assert letter.read_text(encoding="utf-8").startswith("# Summary of bees.md")
+    shutil.copyfile(letter, tmp_path / "out.md")
+    assert "Check names, dates and figures against the document:" in err and "is a very small model" in err
+    assert f"Wrote the summary to {letter}." in err  # -o says where it went
+    # its one part done, the summary being written: "nearly finished", not "ETA 0s"
+    assert "1/1 part · summarizing the parts · " in err and "ETA 0s" not in err and "nearly finished" in err, err
+    assert "1/1 part done" in err, err  # one part (it said "1/1 parts done")
+    # and so does the file, under its title: what is read the next morning (batch writes these too)
+    written = letter.read_text(encoding="utf-8").split("\n")
+    assert written[2].startswith("> Check names, dates and figures against the document: ") and "135M" in written[2]
+    headline = written[4]
+    assert headline.endswith("…") and "§" not in headline, headline
+    # with what lets it finish, the file's note's words (it said no way on where the note and F6 do)
+    finish = "a larger max_tokens (the profile's, or --max-tokens) lets it finish."
+    assert f"bees.md: the summary stopped at its length limit of 16 tokens, so it ends mid-sentence (…); {finish}" \
+        in err, err
+    # and in the file, where batch's reader sees it (the console alone said it)
+    assert f"> The summary above stopped at its length limit, so it ends mid-sentence (…); {finish}" \
+        in "\n".join(written), written
     # an earlier summary, JSON (here) or Markdown (the Turkish run below), is replaced as before (a
     # run to one file each night)
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(out), "--json", "--quiet", *short]) == 0
