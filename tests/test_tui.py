@@ -2733,10 +2733,20 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         app._attach_document(None)
 
 
-async def test_up_after_a_restart_counts_the_documents_table_again(profiles: Path, tmp_path: Path) -> None:
-    """A question about an attached table, put back by Up after the app was started again (from
-    another folder than the document's) and sent again: its reply has the program's counted line
-    as before (the document was attached again by its bare name, no file: no facts, no line)."""
+async def test_up_after_a_restart_finds_the_documents_file_and_counts_its_table_again(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A question about an attached table, the app started again (from another folder than the
+    document's), the message put back by Up (one first session, one second: each part below was a
+    test of its own, each with both sessions):
+
+    - Up, Enter while the document's file is still read (it waits for it), then Ctrl+R takes the
+      document off: once the file is found, nothing of that Enter is left waiting (it would go by
+      itself at the model's next load, as a switch in F3); the words stay in the box, unsent.
+    - Up, then Enter before the thread has found the document's file (a big workbook: seconds): the
+      message went with the document under its bare name, no tables' facts, so no counted line and no
+      counted figures for the model (review28). It waits for the file, said so, and goes once it is read.
+    - Up, the file found, sent again: its reply has the program's counted line as before (the document
+      was attached again by its bare name, no file: no facts, no line)."""
     from textual.widgets import Input
 
     from workstation.tui import integrations
@@ -2746,26 +2756,78 @@ async def test_up_after_a_restart_counts_the_documents_table_again(profiles: Pat
     sales.parent.mkdir()
     sales.write_text("Month,Revenue\nJan,1200.5\nFeb,2500\nMar,4154.5\n", encoding="utf-8")
     assert Path.cwd() != sales.parent
+    question = "What is the total of column B?"
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(110, 32)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         app.post_message(DocumentRead(str(sales), *integrations.read_document_text(sales)))
         await until(pilot, lambda: app.pending_document is not None)
-        await _send(pilot, app, "What is the total of column B?")
+        await _send(pilot, app, question)
         await until(pilot, lambda: not app.generating and app.conversation_id is not None
-                    and len(app.store.messages(app.conversation_id)) == 2)
+                    and len(app.store.messages(app.conversation_id)) == 2
+                    and app.store.messages(app.conversation_id)[-1].metrics is not None)
         conv = app.conversation_id
         assert app.store.messages(conv)[-1].metrics["counted"][0]["figure"] == "7,855"
+    real_read = integrations.read_document_text
+
+    def reads_held() -> threading.Event:
+        """The document reader held until the returned event is set (a big workbook's time)."""
+        may_read = threading.Event()
+
+        def held_read(path: Path) -> tuple:
+            may_read.wait(timeout=5)
+            return real_read(path)
+
+        monkeypatch.setattr(integrations, "read_document_text", held_read)
+        return may_read
+
     app2 = WorkstationApp("a", sample_system=False, language="en")
     async with app2.run_test(size=(110, 32)) as pilot:
         await until(pilot, lambda: app2.engine is not None and app2.conversation_id == conv and len(_views(app2)) == 2)
-        app2.chat_screen.query_one("#prompt", Input).focus()
+        prompt = app2.chat_screen.query_one("#prompt", Input)
+        # Up, Enter at once (it waits for the file), then Ctrl+R: nothing sent later
+        may_read = reads_held()
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: app2.pending_document is not None)
+        await pilot.press("enter")  # at once: it waits for the file
+        assert app2._send_when_connected is not None
+        await pilot.press("ctrl+r")  # the document taken off meanwhile
+        await until(pilot, lambda: app2.pending_document is None)
+        may_read.set()
+        await until(pilot, lambda: app2.finding_attached is None)
+        await pilot.pause()
+        assert app2._send_when_connected is None
+        assert prompt.value == question and len(app2.store.messages(conv)) == 2
+        # Up, Enter at once: it waits for the file and goes once it is read, counted
+        app2.chat_screen.clear_input()
+        app2._editing = None
+        may_read = reads_held()
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: app2.pending_document is not None)
+        assert app2.finding_attached is not None  # (its file still looked for: what Enter meets)
+        assert app2.store.last_reply_versions(conv) == (1, 1)
+        await pilot.press("enter")  # at once: the file is still being read
+        may_read.set()
+        # the message sent again in its place, with a reply of its own, the first kept behind Alt+V
+        # (the first session's reply met the wait at once, its count with it)
+        await until(pilot, lambda: not app2.generating and app2.pending_document is None
+                    and app2.store.last_reply_versions(conv) == (2, 2)
+                    and app2.store.messages(conv)[-1].role == "assistant"
+                    and app2.store.messages(conv)[-1].metrics is not None)
+        assert app2.store.messages(conv)[-1].metrics.get("counted", [{}])[0].get("figure") == "7,855"
+        # Up, the file found (its facts no longer in memory, as after a restart), then Enter
+        app2._document_facts.clear()
+        monkeypatch.setattr(integrations, "read_document_text", real_read)
+        prompt.focus()
         await pilot.press("up")
         await until(pilot, lambda: app2.pending_document is not None and app2.finding_attached is None)
         assert app2.pending_document[0] == sales, app2.pending_document[0]
         await until(pilot, lambda: sales in app2._document_facts)
         await pilot.press("enter")
         await until(pilot, lambda: not app2.generating and app2.pending_document is None
+                    and app2.store.last_reply_versions(conv) == (3, 3)
                     and len(app2.store.messages(conv)) == 2 and app2.store.messages(conv)[-1].role == "assistant"
                     and app2.store.messages(conv)[-1].metrics is not None)
         assert app2.store.messages(conv)[-1].metrics.get("counted", [{}])[0].get("figure") == "7,855"
@@ -2877,64 +2939,6 @@ async def test_up_reads_the_documents_file_off_the_screens_thread(
         assert again.pending_document == (invoices, text) and again._document_facts.get(invoices)
 
 
-async def _asked_of_a_table_then_reads_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, threading.Event]:
-    """A conversation that asked "What is the total of column B?" of an attached sales.csv (its
-    number), then the document reader held until the returned event is set (a big workbook's time)."""
-    from workstation.tui import integrations
-    from workstation.tui.messages import DocumentRead
-
-    sales = tmp_path / "docs" / "sales.csv"
-    sales.parent.mkdir()
-    sales.write_text("Month,Revenue\nJan,1200.5\nFeb,2500\nMar,4154.5\n", encoding="utf-8")
-    app = WorkstationApp("a", sample_system=False, language="en")
-    async with app.run_test(size=(110, 32)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        app.post_message(DocumentRead(str(sales), *integrations.read_document_text(sales)))
-        await until(pilot, lambda: app.pending_document is not None)
-        await _send(pilot, app, "What is the total of column B?")
-        await until(pilot, lambda: not app.generating and app.conversation_id is not None
-                    and len(app.store.messages(app.conversation_id)) == 2)
-        conv = app.conversation_id
-    may_read = threading.Event()
-    real_read = integrations.read_document_text
-
-    def held_read(path: Path) -> tuple:  # (a big workbook's time)
-        may_read.wait(timeout=5)
-        return real_read(path)
-
-    monkeypatch.setattr(integrations, "read_document_text", held_read)
-    assert conv is not None
-    return conv, may_read
-
-
-async def test_up_then_enter_at_once_waits_for_the_file_and_counts_the_documents_table(
-        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Up, then Enter before the thread has found the document's file (a big workbook: seconds): the
-    message went with the document under its bare name, no tables' facts, so no counted line and no
-    counted figures for the model (review28). It waits for the file, said so, and goes once it is read."""
-
-    from textual.widgets import Input
-
-
-    conv, may_read = await _asked_of_a_table_then_reads_held(tmp_path, monkeypatch)
-    app2 = WorkstationApp("a", sample_system=False, language="en")
-    async with app2.run_test(size=(110, 32)) as pilot:
-        await until(pilot, lambda: app2.engine is not None and app2.conversation_id == conv and len(_views(app2)) == 2)
-        app2.chat_screen.query_one("#prompt", Input).focus()
-        await pilot.press("up")
-        await until(pilot, lambda: app2.pending_document is not None)
-        assert app2.store.last_reply_versions(conv) == (1, 1)
-        await pilot.press("enter")  # at once: the file is still being read
-        may_read.set()
-        # the message sent again in its place, with a reply of its own, the first kept behind Alt+V
-        # (the first session's reply met the wait at once, its count with it)
-        await until(pilot, lambda: not app2.generating and app2.pending_document is None
-                    and app2.store.last_reply_versions(conv) == (2, 2)
-                    and app2.store.messages(conv)[-1].role == "assistant"
-                    and app2.store.messages(conv)[-1].metrics is not None)
-        assert app2.store.messages(conv)[-1].metrics.get("counted", [{}])[0].get("figure") == "7,855"
-
-
 async def test_a_reply_asked_again_keeps_the_programs_count_of_its_question(profiles: Path, tmp_path: Path) -> None:
     """Alt+R on a question about an attached table: reply 2/2 had no "Counted by the program" line,
     where 1/2 had (newuser19): the same question of the same table has the same count."""
@@ -2962,34 +2966,6 @@ async def test_a_reply_asked_again_keeps_the_programs_count_of_its_question(prof
         assert (again.metrics or {}).get("counted", [{}])[0].get("figure") == "7,855", again.metrics
         assert str(_views(app)[-1].query_one(".metrics").render()).endswith(
             "\nCounted by the program: Revenue (column B), all 3 rows: total 7,855")
-
-
-async def test_up_enter_then_the_document_taken_off_before_its_file_is_found_sends_nothing_later(
-        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Up, Enter while the document's file is still read (it waits for it), then Ctrl+R takes the
-    document off: once the file is found, nothing of that Enter is left waiting (it would go by
-    itself at the model's next load, as a switch in F3); the words stay in the box, unsent."""
-
-    from textual.widgets import Input
-
-
-    conv, may_read = await _asked_of_a_table_then_reads_held(tmp_path, monkeypatch)
-    app2 = WorkstationApp("a", sample_system=False, language="en")
-    async with app2.run_test(size=(110, 32)) as pilot:
-        await until(pilot, lambda: app2.engine is not None and app2.conversation_id == conv and len(_views(app2)) == 2)
-        prompt = app2.chat_screen.query_one("#prompt", Input)
-        prompt.focus()
-        await pilot.press("up")
-        await until(pilot, lambda: app2.pending_document is not None)
-        await pilot.press("enter")  # at once: it waits for the file
-        assert app2._send_when_connected is not None
-        await pilot.press("ctrl+r")  # the document taken off meanwhile
-        await until(pilot, lambda: app2.pending_document is None)
-        may_read.set()
-        await until(pilot, lambda: app2.finding_attached is None)
-        await pilot.pause()
-        assert app2._send_when_connected is None
-        assert prompt.value == "What is the total of column B?" and len(app2.store.messages(conv)) == 2
 
 
 async def test_a_question_with_a_condition_on_an_attached_table_has_its_rows_counted(
