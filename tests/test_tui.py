@@ -2735,9 +2735,9 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
 
 async def test_up_after_a_restart_finds_the_documents_file_and_counts_its_table_again(
         profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A question about an attached table, the app started again (from another folder than the
-    document's), the message put back by Up (one first session, one second: each part below was a
-    test of its own, each with both sessions):
+    """A question about an attached table, asked again (Alt+R), the app started again (from another
+    folder than the document's), the message put back by Up (one first session, one second: each part
+    below was a test of its own, each with both sessions):
 
     - Up, Enter while the document's file is still read (it waits for it), then Ctrl+R takes the
       document off: once the file is found, nothing of that Enter is left waiting (it would go by
@@ -2767,7 +2767,17 @@ async def test_up_after_a_restart_finds_the_documents_file_and_counts_its_table_
                     and len(app.store.messages(app.conversation_id)) == 2
                     and app.store.messages(app.conversation_id)[-1].metrics is not None)
         conv = app.conversation_id
-        assert app.store.messages(conv)[-1].metrics["counted"][0]["figure"] == "7,855"
+        first = app.store.messages(conv)[-1]
+        assert first.metrics["counted"][0]["figure"] == "7,855"
+        # Alt+R on it: reply 2/2 had no "Counted by the program" line, where 1/2 had (newuser19): the
+        # same question of the same table has the same count
+        await pilot.press("alt+r")
+        await until(pilot, lambda: not app.generating and app.store.messages(conv)[-1].id != first.id
+                    and app.store.messages(conv)[-1].metrics is not None)
+        again = app.store.messages(conv)[-1]
+        assert (again.metrics or {}).get("counted", [{}])[0].get("figure") == "7,855", again.metrics
+        assert str(_views(app)[-1].query_one(".metrics").render()).endswith(
+            "\nCounted by the program: Revenue (column B), all 3 rows: total 7,855")
     real_read = integrations.read_document_text
 
     def reads_held() -> threading.Event:
@@ -2807,13 +2817,13 @@ async def test_up_after_a_restart_finds_the_documents_file_and_counts_its_table_
         await pilot.press("up")
         await until(pilot, lambda: app2.pending_document is not None)
         assert app2.finding_attached is not None  # (its file still looked for: what Enter meets)
-        assert app2.store.last_reply_versions(conv) == (1, 1)
+        assert app2.store.last_reply_versions(conv) == (2, 2)  # (its Alt+R's)
         await pilot.press("enter")  # at once: the file is still being read
         may_read.set()
         # the message sent again in its place, with a reply of its own, the first kept behind Alt+V
         # (the first session's reply met the wait at once, its count with it)
         await until(pilot, lambda: not app2.generating and app2.pending_document is None
-                    and app2.store.last_reply_versions(conv) == (2, 2)
+                    and app2.store.last_reply_versions(conv) == (3, 3)
                     and app2.store.messages(conv)[-1].role == "assistant"
                     and app2.store.messages(conv)[-1].metrics is not None)
         assert app2.store.messages(conv)[-1].metrics.get("counted", [{}])[0].get("figure") == "7,855"
@@ -2827,7 +2837,7 @@ async def test_up_after_a_restart_finds_the_documents_file_and_counts_its_table_
         await until(pilot, lambda: sales in app2._document_facts)
         await pilot.press("enter")
         await until(pilot, lambda: not app2.generating and app2.pending_document is None
-                    and app2.store.last_reply_versions(conv) == (3, 3)
+                    and app2.store.last_reply_versions(conv) == (4, 4)
                     and len(app2.store.messages(conv)) == 2 and app2.store.messages(conv)[-1].role == "assistant"
                     and app2.store.messages(conv)[-1].metrics is not None)
         assert app2.store.messages(conv)[-1].metrics.get("counted", [{}])[0].get("figure") == "7,855"
@@ -2937,35 +2947,6 @@ async def test_up_reads_the_documents_file_off_the_screens_thread(
         may_read.set()
         await until(pilot, lambda: again.finding_attached is None)
         assert again.pending_document == (invoices, text) and again._document_facts.get(invoices)
-
-
-async def test_a_reply_asked_again_keeps_the_programs_count_of_its_question(profiles: Path, tmp_path: Path) -> None:
-    """Alt+R on a question about an attached table: reply 2/2 had no "Counted by the program" line,
-    where 1/2 had (newuser19): the same question of the same table has the same count."""
-    from workstation.tui import integrations
-    from workstation.tui.messages import DocumentRead
-
-    sales = tmp_path / "sales.csv"
-    sales.write_text("Month,Revenue\nJan,1200.5\nFeb,2500\nMar,4154.5\n", encoding="utf-8")
-    app = WorkstationApp("a", sample_system=False, language="en")
-    async with app.run_test(size=(110, 32)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        app.post_message(DocumentRead(str(sales), *integrations.read_document_text(sales)))
-        await until(pilot, lambda: app.pending_document is not None)
-        await _send(pilot, app, "What is the total of column B?")
-        await until(pilot, lambda: not app.generating and app.conversation_id is not None
-                    and len(app.store.messages(app.conversation_id)) == 2
-                    and app.store.messages(app.conversation_id)[-1].metrics is not None)
-        conv = app.conversation_id
-        first = app.store.messages(conv)[-1]
-        assert first.metrics["counted"][0]["figure"] == "7,855"
-        await pilot.press("alt+r")
-        await until(pilot, lambda: not app.generating and app.store.messages(conv)[-1].id != first.id
-                    and app.store.messages(conv)[-1].metrics is not None)
-        again = app.store.messages(conv)[-1]
-        assert (again.metrics or {}).get("counted", [{}])[0].get("figure") == "7,855", again.metrics
-        assert str(_views(app)[-1].query_one(".metrics").render()).endswith(
-            "\nCounted by the program: Revenue (column B), all 3 rows: total 7,855")
 
 
 async def test_a_question_with_a_condition_on_an_attached_table_has_its_rows_counted(
