@@ -3829,7 +3829,13 @@ async def test_an_attached_documents_facts_are_shown_in_the_uis_language(profile
     "Facts counted by the program from every row:", "Table 1: 6 rows under the header row ..." in
     English. Shown in the UI's language (F9 to English: English), the message kept and sent as it
     was (the model's words, English); Up puts the document back as attached, and the reply's
-    counted line is still said."""
+    counted line is still said.
+
+    Then a CSV of invoices attached on a Turkish screen, asked about, the app quit and started again:
+    its message's facts showed in English ("Facts counted by the program from every row:",
+    "invoices.csv: 4 rows ...", "2026-01-03") until the document was attached again, for the store
+    kept only their English sentence. The facts are kept with the message as data and said in the
+    UI's language when it is opened again: Turkish words, the date as 03.01.2026."""
     import docx
     from textual.widgets import Collapsible, Input, Static
 
@@ -3847,7 +3853,8 @@ async def test_an_attached_documents_facts_are_shown_in_the_uis_language(profile
             table.cell(r, c).text = text
     path = tmp_path / "satis.docx"
     letter.save(path)
-    app = WorkstationApp("a", sample_system=False, language="tr")
+    store = tmp_path / "c.db"
+    app = WorkstationApp("a", sample_system=False, language="tr", store_path=store)
     async with app.run_test(size=(110, 40)) as pilot:
         await until(pilot, lambda: app.engine is not None)
         app.post_message(DocumentRead(str(path), *integrations.read_document_text(path)))
@@ -3896,38 +3903,27 @@ async def test_an_attached_documents_facts_are_shown_in_the_uis_language(profile
         await pilot.press("up")  # the document put back as it was attached (the model's words)
         await until(pilot, lambda: app.pending_document is not None and app.finding_attached is None)
         assert app.pending_document == (path, attached)
-
-
-async def test_an_attached_tables_facts_are_said_in_the_uis_language_after_a_restart(profiles: Path,
-                                                                                   tmp_path: Path) -> None:
-    """A CSV of invoices attached on a Turkish screen, asked about, the app quit and started again:
-    its message's facts showed in English ("Facts counted by the program from every row:",
-    "invoices.csv: 4 rows ...", "2026-01-03") until the document was attached again, for the store
-    kept only their English sentence. The facts are kept with the message as data and said in the
-    UI's language when it is opened again: Turkish words, the date as 03.01.2026."""
-    from textual.widgets import Collapsible, Static
-
-    from workstation.core.summary_chunks import FACTS_LABEL
-    from workstation.tui import integrations
-    from workstation.tui.messages import DocumentRead
-
-    path = tmp_path / "invoices.csv"
-    path.write_text("Invoice,Date,Amount,Status\nINV-101,2026-01-03,1200,unpaid\nINV-102,2026-01-09,300,paid\n"
-                    "INV-103,2026-02-11,2500,unpaid\nINV-104,2026-02-20,800,paid\n", encoding="utf-8")
-    store = tmp_path / "c.db"
-    app = WorkstationApp("a", sample_system=False, language="tr", store_path=store)
-    async with app.run_test(size=(110, 40)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
-        app.post_message(DocumentRead(str(path), *integrations.read_document_text(path)))
-        await until(pilot, lambda: app.pending_document is not None and app.pending_document[0] == path)
+        # a CSV of invoices attached on a Turkish screen and asked about in a new conversation
+        app.chat_screen.clear_input()
+        app._editing = None
+        app._attach_document(None)
+        await pilot.press("f9")
+        await until(pilot, lambda: app.texts.lang == "tr")
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app.conversation_id is None)
+        invoices = tmp_path / "invoices.csv"
+        invoices.write_text("Invoice,Date,Amount,Status\nINV-101,2026-01-03,1200,unpaid\nINV-102,2026-01-09,300,paid\n"
+                            "INV-103,2026-02-11,2500,unpaid\nINV-104,2026-02-20,800,paid\n", encoding="utf-8")
+        app.post_message(DocumentRead(str(invoices), *integrations.read_document_text(invoices)))
+        await until(pilot, lambda: app.pending_document is not None and app.pending_document[0] == invoices)
         await _send(pilot, app, "total of unpaid invoices")
         await until(pilot, lambda: not app.generating and app.conversation_id is not None
                     and len(app.store.messages(app.conversation_id)) == 2
                     and app.store.messages(app.conversation_id)[-1].metrics is not None)
         conv_id = app.conversation_id
-    sent = ConversationStore(store).messages(conv_id)[0]
-    assert FACTS_LABEL in sent.content and "2026-01-03" in sent.content  # (the model's words, English)
-    assert sent.facts and sent.facts[0]["title"] == "invoices.csv"  # (kept as data)
+    sent_again = ConversationStore(store).messages(conv_id)[0]
+    assert FACTS_LABEL in sent_again.content and "2026-01-03" in sent_again.content  # (the model's words, English)
+    assert sent_again.facts and sent_again.facts[0]["title"] == "invoices.csv"  # (kept as data)
 
     again = WorkstationApp("a", start_engine=False, sample_system=False, language="tr", store_path=store)
     async with again.run_test(size=(110, 40)) as pilot:
