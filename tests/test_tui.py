@@ -1931,9 +1931,8 @@ async def test_ctrl_e_takes_numbers_as_turkish_writes_them(profiles: Path) -> No
                                     ("1.500", True, ","), ("2,048", True, ".")):
         with pytest.raises(ValueError):
             read_number(typed, whole, thousands)
-    app = WorkstationApp("a", sample_system=False, language="tr")
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")  # (the dialog's words only)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.engine is not None)
         top_p = app.profile.sampling.top_p
         await pilot.press("ctrl+e")
         await until(pilot, lambda: isinstance(app.screen, SamplingDialog))
