@@ -858,6 +858,7 @@ def test_a_speed_under_half_a_token_a_second_is_not_said_as_0() -> None:
 
     assert [speed_figure(x) for x in (26.4, 2.0, 1.44, 0.35, 0.04, 0.0)] == ["26", "2", "1.4", "0.3", "0.04", "0"]
     assert speed_figure(26.44, 1) == "26.4" and speed_figure(0.042, 1) == "0.04" and speed_figure(1234.0) == "1,234"
+    assert speed_figure(0.096) == "0.1"  # (rounded up to the next decimal: not "0.10")
 
 
 def test_a_long_wait_is_written_with_thousands_separators() -> None:

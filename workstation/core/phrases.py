@@ -1374,7 +1374,8 @@ def speed_figure(tps: float, decimals: int = 0) -> str:
     second", read as "it does not work"; only none is 0."""
     if tps > 0:
         decimals = max(decimals, 1 if tps < 2 else 0, -math.floor(math.log10(tps)))
-    return f"{tps:,.{decimals}f}"
+    said = f"{tps:,.{decimals}f}"
+    return said.rstrip("0") if decimals > 1 and tps < 0.1 else said  # (0.095 rounded up: "0.1", not "0.10")
 
 
 # Chinese and Japanese write no spaces between words: their characters (Han, kana) are counted
