@@ -1117,7 +1117,11 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     # an option of another command: where it belongs, never the same string back as a guess
     (["--measure"], "--measure is not an option of 'workstation'; did you mean 'workstation size --measure'?"),
     (["models", "inspect", "-p", "office-cpu"],
-     "-p is not an option of 'workstation models inspect'; it takes MODEL (see 'workstation models inspect --help')."),
+     "-p is not an option of 'workstation models inspect'; it takes MODEL, --json, --layers and --lang (see "
+     "'workstation models inspect --help')."),
+    # what a command takes is its options too: "it takes WORKLOAD" of size read as if it took nothing else
+    (["size", "--bogus"], "--bogus is not an option of 'workstation size'; it takes WORKLOAD, --people, --json, "
+                          "--output, --top, --measure … (see 'workstation size --help')."),
     (["profiles", "check", "office-cpu", "-p", "long-documents"],
      "PROFILE: 'office-cpu' and -p 'long-documents' name two profiles; give one"),
     (["usage", "--by", "persn"], "--by cannot be 'persn'; did you mean 'person'?"),
@@ -1140,7 +1144,7 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["profiles", "chek", "--lang", "tr"], "'profiles chek' diye bir komut yok; bunu mu demek istediniz: 'profiles "
                                            "check'? Komutları 'workstation profiles --help' listeler."),
     (["summarize", "--lang=tr"], "'workstation summarize' için şu eksik: FILE (ayrıntılar: 'workstation summarize --help')."),
-    (["chat", "--lang", "tr", "--bogus"], "--bogus, 'workstation chat' komutunun bir seçeneği değil; komutun aldığı: TEXT"),
+    (["chat", "--lang", "tr", "--bogus"], "--bogus, 'workstation chat' komutunun bir seçeneği değil; komutun aldığı: TEXT, "),
     (["models", "pull", "a", "b", "--lang", "tr"], "'b' fazladan yazılmış: 'workstation models pull' komutunun aldığı "
                                                    "yalnızca SOURCE; boşluk içeren bir metni tırnak içine alın"),
     (["usage", "--lang", "tr", "--by", "persn"], "--by 'persn' olamaz; bunu mu demek istediniz: 'person'?"),

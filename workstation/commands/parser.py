@@ -246,8 +246,10 @@ class CommandParser(argparse.ArgumentParser):
             hint = t("parser.hint_owners", name=first, names=t.series(names, _OWNERS_NAMED))
         elif guess:
             hint = t("parser.hint_guess", what=guess[0])
-        elif takes:
-            hint = t("parser.hint_takes", names=takes)
+        elif takes:  # and its options: "it takes WORKLOAD" of size read as if that were all (--people, --top…)
+            options = [a.option_strings[-1] for a in here._actions if a.option_strings
+                       and a.help is not argparse.SUPPRESS and not isinstance(a, argparse._HelpAction)]
+            hint = t("parser.hint_takes", names=t.series([*takes.split(), *options], most=6))
         else:
             hint = ""
         commands = self._subcommands()
