@@ -68,13 +68,14 @@ def test_every_target_missed_is_said_in_turkish_too() -> None:
     """The closest option's misses were English inside the Turkish sentence (F10)."""
     r = table_only(latency={"tokens_per_second": 5000, "ttft_s": 0.001}, documents_per_day=10**6)
     english, turkish = r.headline(), say(r.headline_phrases(), Texts("tr").get)
-    closest = english.split("(misses: ")[1]
-    assert closest.count(";") == 4 and "tokens/s per person < 5000" in closest and "documents per night" in closest
-    assert "kişi başına saniyede" in turkish and "gecede" in turkish and "ilk token" in turkish
-    for word in ("tokens/s", "documents", "first token", "misses", "slots", "smaller"):
+    closest = english.split("even the closest option misses it (")[1]
+    assert closest.count(";") == 4 and "tokens a second a person, under the 5000 wanted" in closest
+    assert "documents a night" in closest
+    assert "kişi başına saniyede" in turkish and "gecede" in turkish and "ilk sözcük" in turkish
+    for word in ("tokens", "documents", "first word", "misses", "slots", "smaller"):
         assert word not in turkish, word
-    assert sorted(as_turkish(w) for w in english.split() if w[:1].isdigit()) == sorted(
-        w for w in turkish.split() if w[:1].isdigit())
+    figures = lambda text: sorted(w.strip("(),.:;") for w in text.split() if w.strip("(),.:;")[:1].isdigit())  # noqa: E731
+    assert sorted(as_turkish(w) for w in figures(english)) == figures(turkish)
 
 
 def test_office_20_is_found_by_name_and_checked() -> None:
@@ -112,7 +113,7 @@ def test_one_person_is_not_1_people() -> None:
     assert one.best is not None and "; the one person gets about " in one.headline()
     assert "tek kişi saniyede yaklaşık" in say(one.headline_phrases(), Texts("tr").get)
     alone = table_only(people=1, latency={"tokens_per_second": 100000}, candidates=one_model)  # more than any gives
-    assert alone.best is None and alone.headline().startswith("Nothing meets this workload (1 person). Closest: ")
+    assert alone.best is None and alone.headline().startswith("Nothing meets this workload (1 person): ")
     assert "1 people" not in alone.headline() and "1 kişi)" in say(alone.headline_phrases(), Texts("tr").get)
 
 
@@ -148,7 +149,7 @@ def test_the_example_workload_ranks_stably_and_its_best_meets_every_target() -> 
     assert max(o.params for o in same_card) == best.params
     line = first.headline()
     assert best.machine in line and model_family(best.model) in line and best.quant in line and best.kv_type in line
-    assert f"{best.slots} slot" in line and "tokens/s" in line
+    assert f"{best.slots} slot" in line and "tokens a second" in line
     # the table writes documents per night as the headline does (1,412, not 1412)
     from workstation.core.size_report import text_report
 
@@ -177,7 +178,7 @@ def test_a_workload_nothing_meets_says_so_and_names_what_would(capsys: pytest.Ca
     r = table_only(people=5000, candidates={"models": BIG_MODELS, "gpus": ["RTX 4060", "RTX 3060"]})
     assert r.best is None
     line = r.headline()
-    assert line.startswith("Nothing meets this workload (5,000 people). Closest: ")
+    assert line.startswith("Nothing meets this workload (5,000 people): even the closest option misses it (overloaded")
     closest = max((o for o in r.options if o.fits), key=lambda o: o.chats_per_hour)
     assert closest.machine in line and closest.model in line
     served = r.people_served(closest)
@@ -185,9 +186,9 @@ def test_a_workload_nothing_meets_says_so_and_names_what_would(capsys: pytest.Ca
     # and that many people really are served by it, one more are not
     assert r._meets_with(closest, served) and not r._meets_with(closest, served + 1)
     turkish = say(r.headline_phrases(), Texts("tr").get)  # F10 in the Turkish UI
-    assert turkish.startswith("Bu iş yükünü (5.000 kişi) karşılayan seçenek yok. En yakını: ")
+    assert turkish.startswith("Bu iş yükünü (5.000 kişi) karşılayan seçenek yok: en yakın seçenek bile karşılamıyor ")
     assert closest.machine in turkish and f"bu hedeflerle {served:,} kişi için yeterli olur".replace(",", ".") in turkish
-    assert "(eksikleri: aşırı yüklü: saatte en çok" in turkish and "overloaded" not in turkish  # what it misses too
+    assert "bile karşılamıyor (aşırı yüklü: saatte en çok" in turkish and "overloaded" not in turkish  # what it misses too
     # the chats an hour with thousands separators, as the UI's language writes them (it said "brings 15000")
     busy = r.workload.chats_per_second * 3600
     assert busy >= 1000 and f"the busy hour brings {busy:,.0f}" in line, line
@@ -349,7 +350,7 @@ def test_the_memory_check_line_leads_with_the_total() -> None:
     part = {"mean_abs_pct": 2.0, "worst_pct": -2.3, "worst_model": "a.gguf"}
     line = describe_history({"loads": 12, "components": {"total": one, "compute": part}})
     assert line == ("Memory needs were checked against 12 real model loads on this machine: the estimates "
-                    "were off by 0.7% on average (at worst -1.1%). By part: compute 2.0% (at worst -2.3%, a.gguf).")
+                    "were off by 0.7% on average (at worst -1.1%). By part: compute buffers 2.0% (at worst -2.3%, a.gguf).")
     assert describe_history({"loads": 3, "components": {}}) == (
         "Memory needs were checked against 3 real model loads on this machine.")
     assert describe_history({"loads": 0}).startswith("No model loads recorded")
@@ -881,3 +882,57 @@ def test_the_reports_workload_figures_have_thousands_separators(tmp_path: Path) 
     assert r.workload.name == "Office of 20, scaled to 5,000 people"
     text = markdown_report(r, tmp_path / "r.md")[0].read_text(encoding="utf-8")
     assert text.startswith("# Sizing: Office of 20, scaled to 5,000 people\n") and "| people | 5,000 |" in text
+
+
+def test_size_takes_lang_before_or_after_it_and_says_its_report_in_it(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`size --lang tr --people 6` was refused ("--lang is not an option of 'size'; it takes
+    WORKLOAD"), and `--lang tr size` too, where `fit --lang tr` worked."""
+    path = workload_file(tmp_path, people=6, candidates={"models": ["gemma-2-9b-it-q4_k_m"], "gpus": ["RTX 4060"]})
+    for line in (["size", str(path), "--top", "1", "--lang", "tr"], ["--lang", "tr", "size", str(path), "--top", "1"]):
+        assert main(line) in (0, 2)
+        out = capsys.readouterr().out
+        assert "bir gecede" in out and "ilk sözcük" in out and "token alır" in out, out  # the headline's Turkish
+        assert "tok/s/person: yoğun saatte her kişinin saniyede aldığı token" in out  # the table's key
+        assert "Sıralama: önce fiyat" in out and "Ranked by" not in out and "first word" not in out
+
+
+def test_speeds_and_waits_are_said_one_way_in_the_sentences_and_the_table() -> None:
+    """The headline said "about 69 tokens a second", the recommendation "31 tokens/s … the first
+    token in 954 ms" where the table said "1.0 s"; the table's short headers were not explained."""
+    from workstation.core.size_report import text_report
+
+    r = office_20()
+    assert r.best is not None
+    report = text_report(r, top=1)
+    sentences = report.split("\n#")[0]
+    assert "tokens/s" not in sentences and " ms" not in sentences and "first token" not in sentences
+    row = next(line for line in report.splitlines() if line.startswith("1 "))
+    wait = say([("unit.s", {"n": f"{r.best.ttft_s:.1f}"})])
+    assert f"the first word in {wait}" in r.headline() and f"  {wait}  " in row  # the same figure in both
+    assert "tok/s/person: tokens a second each person gets at the busy hour; TTFT: the wait for the first word" in report
+
+
+def test_a_workload_nothing_meets_says_what_is_missed_before_the_closest() -> None:
+    """"Nothing meets this workload (5,000 people). Closest: … (misses: smaller than 7B weights);
+    it would serve 7,443 people at these targets" read as a contradiction."""
+    r = table_only(people=5000)
+    line = r.headline()
+    assert line.startswith("Nothing meets this workload (5,000 people): even the closest option misses it (a model "
+                           "smaller than 7B weights). The closest: "), line
+    assert "would serve" not in line and "people, but not what the workload asks for." in line
+    assert "7B ağırlıktan küçük bir model). En yakını: " in say(r.headline_phrases(), Texts("tr").get)
+
+
+def test_the_memory_check_says_one_load_and_no_difference_plainly() -> None:
+    """"checked against 1 real model loads", "weights 0.0% (at worst +0.0%, …)"."""
+    from workstation.core.memory_check import describe_history
+
+    exact = {"mean_abs_pct": 0.0, "worst_pct": 0.0, "worst_model": "a.gguf"}
+    part = {"mean_abs_pct": 2.0, "worst_pct": -2.3, "worst_model": "a.gguf"}
+    line = describe_history({"loads": 1, "components": {"total": part, "weights": exact, "compute": part}})
+    assert line == ("Memory needs were checked against 1 real model load on this machine: the estimates were off by "
+                    "2.0% on average (at worst -2.3%). By part: weights exact; compute buffers 2.0% (at worst -2.3%, "
+                    "a.gguf).")
+    turkish = describe_history({"loads": 1, "components": {"weights": exact}}, Texts("tr").get)
+    assert turkish == "Bellek ihtiyaçları bu makinedeki 1 gerçek model yüklemesiyle karşılaştırıldı. Bölümlere göre: ağırlıklar tam tuttu."

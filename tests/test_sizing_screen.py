@@ -43,7 +43,7 @@ async def test_f10_opens_the_sizing_screen_and_draws_both_charts(app: Workstatio
         screen = pilot.app.screen
         assert isinstance(screen, SizingScreen)
         headline = str(screen.query_one("#sizing-headline").content)
-        assert "Sizing the workload" not in headline and ("tokens/s" in headline or "Nothing meets" in headline)
+        assert "Sizing the workload" not in headline and ("tokens a second" in headline or "Nothing meets" in headline)
         assert screen.data is not None and screen.data["series"] and screen.data["memory"]
         assert all(len(s["values"]) == len(screen.data["people"]) for s in screen.data["series"])
         plots = list(screen.query(PlotextPlot))

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workstation.commands import print_json, profile_ref
+from workstation.commands import add_lang_arg, print_json, profile_ref, texts_of
 from workstation.commands.progress_bar import ProgressBar
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.invocation import cli
@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "memory at 3 contexts x 3 K/V types) for both packaged models")
     p.add_argument("-t", "--threads", type=int, metavar="N",
                    help="threads for --measure (default: the physical cores)")
+    add_lang_arg(p)  # its answer, headline and table's words (it was refused: "--lang is not an option")
     p.set_defaults(func=run)
 
 
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             print_json({"calibration": cal, "memory_estimates_here": memory_check.history_summary()})
         else:
             print(format_calibration(cal))
-            print(memory_check.describe_history(memory_check.history_summary()))
+            print(memory_check.describe_history(memory_check.history_summary(), texts_of(args).get))
         return 0
     report = hardware.report()
     local = local_machines(speed, report.gpus, report.memory.available, report.memory.total,
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
 
         if args.measure and cal.get("checks"):  # (what the figures mean: the report's own line says it once)
             print(format_calibration(cal, said=False) + "\n")
-        print(text_report(result, args.top or 10))
+        print(text_report(result, args.top or 10, texts_of(args).get))
     return 0 if result.meeting else 2
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workstation.core.installed_models import installed_name
+from workstation.core.phrases import Lookup, Phrase, say
 from workstation.core.results import ResultRow, history, save_run
 
 if TYPE_CHECKING:
@@ -169,19 +170,25 @@ def history_summary(limit: int = 2000) -> dict[str, Any]:
     return out
 
 
-def describe_history(summary: dict[str, Any]) -> str:
-    """One paragraph for reports: how far the planner has been off here."""
+def describe_history(summary: dict[str, Any], lookup: Lookup | None = None) -> str:
+    """One paragraph for reports: how far the planner has been off here, in ``lookup``'s
+    language ("1 real model loads" was said, and "0.0% (at worst +0.0%)" of no difference)."""
     if not summary.get("loads"):
-        return "No model loads recorded on this machine yet: nothing to compare the estimates with."
-    parts = []
+        return say([("memory_check.none", {})], lookup)
+
+    def off(s: dict[str, Any], key: str, **more: Any) -> Phrase:
+        if not s["mean_abs_pct"] and not s["worst_pct"]:
+            return (f"{key}_exact", more)
+        return (key, {"mean": f"{s['mean_abs_pct']:.1f}", "worst": f"{s['worst_pct']:+.1f}", **more})
+
+    parts: list[Phrase] = []
     for c in COMPONENTS[:-1]:
         s = summary["components"].get(c)
         if s:
-            parts.append(f"{c.replace('_', ' ')} {s['mean_abs_pct']:.1f}% (at worst {s['worst_pct']:+.1f}%, "
-                         f"{s['worst_model']})")
+            parts += [("miss.and", {})] if parts else []
+            parts.append(off(s, "memory_check.part", part=(f"memory_check.{c}", {}), model=s["worst_model"]))
     total = summary["components"].get("total")
-    lead = f"Memory needs were checked against {summary['loads']} real model loads on this machine"
-    if total:
-        lead += (f": the estimates were off by {total['mean_abs_pct']:.1f}% on average (at worst "
-                 f"{total['worst_pct']:+.1f}%)")
-    return lead + (f". By part: {'; '.join(parts)}." if parts else ".")
+    said: list[Phrase] = [("memory_check.lead", {"n": f"{summary['loads']:,}"})]
+    said += [off(total, "memory_check.total")] if total else []
+    said.append(("memory_check.by_part", {"parts": parts}) if parts else ("memory_check.end", {}))
+    return say(said, lookup)

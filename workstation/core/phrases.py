@@ -230,8 +230,8 @@ ENGLISH: dict[str, str] = {
     "headline.everyone": "each of {people} people",
     "headline.one_person": "the one person",
     "headline.best": ("{where}: run {model}{thinking} at {quant} with a {kv} K/V cache and {slots}{parallel}; "
-                        "{who} gets about {tps} tokens/s at the busy hour, the first "
-                        "token in {ttft}, and {docs} documents fit in a night."),
+                        "{who} gets about {tps} tokens a second at the busy hour, the first "
+                        "word in {ttft}, and {docs} documents fit in a night."),
     # how to get the recommended model file (sizing.SizingResult.get_it)
     "headline.get_pull": " Get the model with '{cmd}'.",
     "headline.get_installed": " It is on this PC as {name}: '{cmd}' makes a profile that runs it.",
@@ -244,7 +244,11 @@ ENGLISH: dict[str, str] = {
     "cli.file": "FILE",
     "headline.nothing_fits": ("Nothing meets this workload: no candidate model fits any candidate machine "
                             "at {context} tokens per slot; try a smaller context or more memory."),
-    "headline.closest": "Nothing meets this workload ({people}). Closest: {what} (misses: {misses}); {served}.",
+    # what is missed first, then the closest option (it read "Nothing meets… Closest: … it would serve
+    # 7,443 people", the miss of the model's size in brackets between)
+    "headline.closest": ("Nothing meets this workload ({people}): even the closest option misses it ({misses}). "
+                         "The closest: {what}; {served}."),
+    "headline.fast_enough": "it is fast enough for {people}, but not what the workload asks for",
     "headline.n_people": "{n} people",
     "headline.n_person": "1 person",
     "headline.closest_what": "{machine}: {model} {quant}, K/V {kv}, {slots}",
@@ -252,15 +256,35 @@ ENGLISH: dict[str, str] = {
     "headline.misses_one": "it misses the targets even for one person",
     "headline.this_cpu": "this machine's CPU",
     "headline.never": "never (overloaded)",
-    "headline.summary": "{where}: {model} {quant}, K/V {kv}, {slots}: {tps} tokens/s per person, first token in {ttft}",
+    "headline.summary": ("{where}: {model} {quant}, K/V {kv}, {slots}: about {tps} tokens a second a person, the "
+                         "first word in {ttft}"),
+    # how far the memory estimates have been off on this machine (memory_check.describe_history)
+    "memory_check.none": "No model loads recorded on this machine yet: nothing to compare the estimates with.",
+    "memory_check.lead": "Memory needs were checked against {n:|real model load|real model loads} on this machine",
+    "memory_check.total": ": the estimates were off by {mean}% on average (at worst {worst}%)",
+    "memory_check.total_exact": ": the estimates were exact every time",
+    "memory_check.by_part": ". By part: {parts}.",
+    "memory_check.end": ".",
+    "memory_check.part": "{part} {mean}% (at worst {worst}%, {model})",
+    "memory_check.part_exact": "{part} exact",
+    "memory_check.weights": "weights",
+    "memory_check.kv_cache": "K/V cache",
+    "memory_check.compute": "compute buffers",
     # the targets an option misses (sizing.SizingOption.miss)
     "miss.no_fit": "does not fit",
     "miss.quality": "quality {points} points below the best",
-    "miss.params": "smaller than {billions}B weights",
+    "miss.params": "a model smaller than {billions}B weights",
     "miss.overloaded": "overloaded: takes at most {most} chats an hour, the busy hour brings {busy}",
-    "miss.tps": "{tps} tokens/s per person < {goal}",
-    "miss.ttft": "first token {ttft} > {goal} s",
-    "miss.docs": "{docs} documents per night < {goal}",
+    "miss.tps": "{tps} tokens a second a person, under the {goal} wanted",
+    "miss.ttft": "the first word in {ttft}, over the {goal} s wanted",
+    "miss.docs": "{docs} documents a night, under the {goal} wanted",
+    # the size table's (size_report.text_report): what its short headers mean, said under it
+    "size.table_key": ("tok/s/person: tokens a second each person gets at the busy hour; TTFT: the wait for the "
+                       "first word then; K/V: how the memory that holds each conversation is stored (q8_0 and q4_0 "
+                       "keep it smaller); slots: how many people are answered at once."),
+    "size.overloaded": "overloaded",
+    "size.ranking": ("Ranked by price (a machine you already have comes first when it is enough), then model "
+                     "size, bits per weight, K/V precision, speed."),
     "miss.and": "; ",
     # a file a person named cannot be written (atomic.cannot_write: an export, -o)
     "data.unusable": "The data folder {path}, where conversations and measurements are kept, cannot be used: {why}; "

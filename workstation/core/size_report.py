@@ -18,11 +18,12 @@ from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.memory_check import describe_history
-from workstation.core.phrases import speed_figure
+from workstation.core.phrases import Lookup, say, speed_figure
 from workstation.core.sizing import (
     RANKING,
     SizingOption,
     SizingResult,
+    _secs,
     chart_data,
     model_family,
 )
@@ -32,16 +33,19 @@ PEOPLE_PNG = "people.png"
 MEMORY_PNG = "memory.png"
 
 
-def _ttft(o: SizingOption) -> str:
-    return "overloaded" if math.isinf(o.ttft_s) else f"{o.ttft_s:,.1f} s"
+def _ttft(o: SizingOption, lookup: Lookup | None = None) -> str:
+    """The wait for the first word as the sentences say it (``sizing._secs``)."""
+    return say([("size.overloaded", {}) if math.isinf(o.ttft_s) else _secs(o.ttft_s)], lookup)
 
 
-def _row(i: int, o: SizingOption) -> list[str]:
+def _row(i: int, o: SizingOption, lookup: Lookup | None = None) -> list[str]:
     # memory as every size is said (human_bytes): "282 MB of 16 GB", not "0.3/16.0 GB"
     price = "here" if o.here else (f"${o.price_usd:,.0f}" if o.price_usd else "-")
     return [str(i), o.machine, price, model_family(o.model), o.quant, o.kv_type, str(o.slots),
-            f"{human_bytes(o.need_bytes)} of {human_bytes(o.memory_bytes)}", speed_figure(o.tps_per_person, 1), _ttft(o),
-            f"{o.docs_per_night:,}", o.quality_note, "yes" if o.meets else "; ".join(o.misses)]
+            f"{human_bytes(o.need_bytes)} of {human_bytes(o.memory_bytes)}", speed_figure(o.tps_per_person, 1),
+            _ttft(o, lookup), f"{o.docs_per_night:,}", o.quality_note,
+            "yes" if o.meets else say([p for i, m in enumerate(o.miss_phrases) for p in [("miss.and", {})] * bool(i) + [m]],
+                                      lookup)]
 
 
 HEADER = ["#", "machine", "price", "model", "quant", "K/V", "slots", "memory", "tok/s/person",
@@ -52,11 +56,11 @@ def table_rows(result: SizingResult, top: int) -> list[SizingOption]:
     return result.shown(top)
 
 
-def here_rows(result: SizingResult, top: int) -> list[list[str]]:
+def here_rows(result: SizingResult, top: int, lookup: Lookup | None = None) -> list[list[str]]:
     """The option the first line says of this PC as a row under the table ("PC" for its number),
     where the table lists cards only (it never said what the PC one has would do)."""
     here = result.this_pc()
-    return [] if here is None or here in table_rows(result, top) else [["PC", *_row(0, here)[1:]]]
+    return [] if here is None or here in table_rows(result, top) else [["PC", *_row(0, here, lookup)[1:]]]
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
@@ -65,20 +69,22 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def text_report(result: SizingResult, top: int = 10) -> str:
-    """The terminal's version: the headline, the ranked table, calibration in two lines."""
-    rows = [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)] + here_rows(result, top)
+def text_report(result: SizingResult, top: int = 10, lookup: Lookup | None = None) -> str:
+    """The terminal's version: the headline, the ranked table and what its headers mean,
+    calibration in two lines; the sentences in ``lookup``'s language (``size --lang``)."""
+    rows = [_row(i, o, lookup) for i, o in enumerate(table_rows(result, top), 1)] + here_rows(result, top, lookup)
     widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(HEADER)]
     fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()  # noqa: E731
-    out = [result.answer(), "", result.headline(), "", fmt(HEADER), *(fmt(r) for r in rows), ""]
-    out += [RANKING] if result.meeting else []
+    out = [say(result.answer_phrases(), lookup).strip(), "", say(result.headline_phrases(), lookup).strip(), "",
+           fmt(HEADER), *(fmt(r) for r in rows), "", say([("size.table_key", {})], lookup)]
+    out += [say([("size.ranking", {})], lookup)] if result.meeting else []
     cal = result.calibration
     if cal:  # (figures too unsteady to go by: the source says how far off, and that this is the estimate)
         out.append(f"This machine's speed: {cal.get('source', '')}"
                    + (f"; off by {cal['mean_abs_error_pct']}% on average here (each figure left out of the fit)"
                       if cal.get("mean_abs_error_pct") is not None and not cal.get("too_noisy") else ""))
     out.append("GPU speeds: a bandwidth model fitted to published llama-bench figures (see --json or -o for each).")
-    out.append(describe_history(result.memory_history))
+    out.append(describe_history(result.memory_history, lookup))
     for note in (result.reasoning_note(top), result.kv_note(top)):
         if note:
             out.append(note)

@@ -42,7 +42,7 @@ from workstation.core.model_shapes import (
     catalog_model,
     thinks_first,
 )
-from workstation.core.phrases import Phrase, say, speed_figure
+from workstation.core.phrases import ENGLISH, Phrase, say, speed_figure
 from workstation.core.planner import plan
 from workstation.core.profiles import SERVE_SLOTS, Profile
 from workstation.core.speed_estimate import CPU_SLOWER_SAID, kv_speed, quantized_kv
@@ -155,9 +155,11 @@ def crowd(o: SizingOption) -> Phrase:
 
 
 def _secs(s: float) -> Phrase:
+    """A wait in seconds as the table writes it, one decimal ("1.0 s"; more only under 0.1 s,
+    as a speed: ``speed_figure``): the sentences said "954 ms" beside the table's "1.0 s"."""
     if math.isinf(s):
         return ("headline.never", {})
-    return ("unit.s", {"n": f"{s:,.1f}"}) if s >= 1 else ("unit.ms", {"n": f"{s * 1000:.0f}"})
+    return ("unit.s", {"n": speed_figure(s, 1)})
 
 
 # --- machines -----------------------------------------------------------------------------------
@@ -555,7 +557,9 @@ class SizingResult:
             return [("headline.nothing_fits", {"context": f"{w.slot_context:,}"})]
         c = fitting[0]
         people = self.people_served(c)
-        served: Phrase = ("headline.would_serve", {"people": _people(people)}) if people else ("headline.misses_one", {})
+        served: Phrase = ("headline.misses_one", {}) if not people else ("headline.would_serve", {
+            "people": _people(people)}) if len(load_misses(c)) == len(c.miss_phrases) else (
+            "headline.fast_enough", {"people": _people(people)})  # (its quality is missed: no "would serve")
         what: Phrase | str = (
             ("headline.closest_what", {"machine": c.machine, "model": c.model, "quant": c.quant,
                                        "kv": c.kv_type, "slots": _slots(c.slots)})
@@ -710,8 +714,7 @@ def chart_data(result: SizingResult, n: int = 4) -> dict[str, Any]:
             "target_tps": result.workload.latency.tokens_per_second, "workload_people": result.workload.people}
 
 
-RANKING = ("Ranked by price (a machine you already have comes first when it is enough), then model "
-           "size, bits per weight, K/V precision, speed.")
+RANKING = ENGLISH["size.ranking"]  # (the -o report's; the terminal's says it in its language)
 
 
 def installed_at(info: ModelInfo, quant: str) -> str | None:
