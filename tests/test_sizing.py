@@ -895,6 +895,9 @@ def test_size_takes_lang_before_or_after_it_and_says_its_report_in_it(
         assert "bir gecede" in out and "ilk sözcük" in out and "token alır" in out, out  # the headline's Turkish
         assert "tok/s/person: yoğun saatte her kişinin saniyede aldığı token" in out  # the table's key
         assert "Sıralama: önce fiyat" in out and "Ranked by" not in out and "first word" not in out
+        row = next(line for line in out.splitlines() if line.startswith("1 "))
+        assert " $ " in row and " GB / " in row and " sn " in row and "ölçülmedi" in row, row  # the table's cells too
+        assert " of " not in row and "yes" not in row
 
 
 def test_speeds_and_waits_are_said_one_way_in_the_sentences_and_the_table() -> None:

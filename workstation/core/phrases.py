@@ -283,6 +283,17 @@ ENGLISH: dict[str, str] = {
                        "first word then; K/V: how the memory that holds each conversation is stored (q8_0 and q4_0 "
                        "keep it smaller); slots: how many people are answered at once."),
     "size.overloaded": "overloaded",
+    "size.gpu_speeds": "GPU speeds: a bandwidth model fitted to published llama-bench figures (see --json or -o for each).",
+    # the table's cells
+    "size.here": "here",
+    "size.price": "${price}",
+    "size.no_price": "-",
+    "size.this_cpu": "this machine (CPU)",
+    "size.memory_of": "{need} of {have}",
+    "size.yes": "yes",
+    "size.not_measured": "not measured",
+    "size.no_floor": "no quality floor asked",
+    "size.quality_on": "{percent} on '{tasks}'",
     "size.ranking": ("Ranked by price (a machine you already have comes first when it is enough), then model "
                      "size, bits per weight, K/V precision, speed."),
     "miss.and": "; ",

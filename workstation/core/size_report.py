@@ -18,9 +18,10 @@ from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.memory_check import describe_history
-from workstation.core.phrases import Lookup, say, speed_figure
+from workstation.core.phrases import Lookup, local_number, say, speed_figure
 from workstation.core.sizing import (
     RANKING,
+    THIS_MACHINE,
     SizingOption,
     SizingResult,
     _secs,
@@ -39,13 +40,17 @@ def _ttft(o: SizingOption, lookup: Lookup | None = None) -> str:
 
 
 def _row(i: int, o: SizingOption, lookup: Lookup | None = None) -> list[str]:
+    """One option's cells, in ``lookup``'s language (its words and its way with figures)."""
     # memory as every size is said (human_bytes): "282 MB of 16 GB", not "0.3/16.0 GB"
-    price = "here" if o.here else (f"${o.price_usd:,.0f}" if o.price_usd else "-")
-    return [str(i), o.machine, price, model_family(o.model), o.quant, o.kv_type, str(o.slots),
-            f"{human_bytes(o.need_bytes)} of {human_bytes(o.memory_bytes)}", speed_figure(o.tps_per_person, 1),
-            _ttft(o, lookup), f"{o.docs_per_night:,}", o.quality_note,
-            "yes" if o.meets else say([p for i, m in enumerate(o.miss_phrases) for p in [("miss.and", {})] * bool(i) + [m]],
-                                      lookup)]
+    price = say([("size.here", {}) if o.here else ("size.price", {"price": f"{o.price_usd:,.0f}"})
+                 if o.price_usd else ("size.no_price", {})], lookup)
+    machine = say([("size.this_cpu", {})], lookup) if o.here and o.machine == THIS_MACHINE else o.machine
+    misses = [p for i, m in enumerate(o.miss_phrases) for p in [("miss.and", {})] * bool(i) + [m]]
+    return [str(i), machine, price, model_family(o.model), o.quant, o.kv_type, str(o.slots),
+            say([("size.memory_of", {"need": human_bytes(o.need_bytes), "have": human_bytes(o.memory_bytes)})], lookup),
+            local_number(speed_figure(o.tps_per_person, 1), lookup), _ttft(o, lookup),
+            local_number(f"{o.docs_per_night:,}", lookup), say([o.quality_phrase], lookup),
+            say([("size.yes", {})] if o.meets else misses, lookup)]
 
 
 HEADER = ["#", "machine", "price", "model", "quant", "K/V", "slots", "memory", "tok/s/person",
@@ -83,7 +88,7 @@ def text_report(result: SizingResult, top: int = 10, lookup: Lookup | None = Non
         out.append(f"This machine's speed: {cal.get('source', '')}"
                    + (f"; off by {cal['mean_abs_error_pct']}% on average here (each figure left out of the fit)"
                       if cal.get("mean_abs_error_pct") is not None and not cal.get("too_noisy") else ""))
-    out.append("GPU speeds: a bandwidth model fitted to published llama-bench figures (see --json or -o for each).")
+    out.append(say([("size.gpu_speeds", {})], lookup))
     out.append(describe_history(result.memory_history, lookup))
     for note in (result.reasoning_note(top), result.kv_note(top)):
         if note:

@@ -105,6 +105,7 @@ class SizingOption:
     misses: list[str] = field(default_factory=list)  # in English: say(miss_phrases) each
     params: int = 0
     miss_phrases: list[Phrase] = field(default_factory=list)  # the misses, to be translated
+    quality_phrase: Phrase = ("size.not_measured", {})  # quality_note, to be translated
 
     def miss(self, key: str, **values: Any) -> None:
         """One more target this option misses (``miss.*`` in phrases.ENGLISH)."""
@@ -126,7 +127,7 @@ class SizingOption:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        del d["miss_phrases"]
+        del d["miss_phrases"], d["quality_phrase"]
         d["need_bytes"] = self.need_bytes
         d["ttft_s"] = None if math.isinf(self.ttft_s) else round(self.ttft_s, 3)
         d["ttft_queued_s"] = None if math.isinf(self.ttft_queued_s) else round(self.ttft_queued_s, 3)
@@ -349,13 +350,12 @@ def evaluate(machine: Machine, model: str, info: ModelInfo, on_disk: bool, quant
         if acc is not None:
             opt.quality = acc
             opt.quality_loss = (best_quality - acc) if best_quality is not None else 0.0
-            opt.quality_note = f"{acc:.0%} on '{w.quality.tasks}'"
+            opt.quality_phrase = ("size.quality_on", {"percent": f"{acc:.0%}", "tasks": w.quality.tasks})
             if opt.quality_loss > w.quality.max_loss + 1e-9:
                 opt.miss("miss.quality", points=f"{opt.quality_loss * 100:.0f}")
-        else:
-            opt.quality_note = "not measured"
     else:
-        opt.quality_note = "no quality floor asked"
+        opt.quality_phrase = ("size.no_floor", {})
+    opt.quality_note = say([opt.quality_phrase])
     if opt.params < w.quality.min_params_b * 1e9:
         opt.miss("miss.params", billions=f"{w.quality.min_params_b:g}")
     if opt.utilization >= 1:  # speed and wait mean nothing when the queue grows without end
