@@ -1014,6 +1014,12 @@ def test_a_conversation_goes_on_from_an_earlier_message_in_a_copy(tmp_path: Path
         [(m.role, m.content, m.metrics, m.reasoning, m.shown, m.facts, m.created) for m in before[:2]]
     assert {m.id for m in copy.messages}.isdisjoint(m.id for m in before)  # its own rows
     assert store.messages(conv.id) == before and store.list()[0].id == copy.id  # the newest: first in the list
+    # a title no other has (case aside, as rename keeps them): the same message changed again
+    again = store.copy_before(conv.id, changed.id, "budget letter (changed at message 2)",
+                              lambda k: f"Budget letter (changed at message 2, copy {k})")
+    third = store.copy_before(conv.id, changed.id, "Budget letter (changed at message 2)")  # ("again" left out)
+    assert (again.title, third.title) == ("Budget letter (changed at message 2, copy 2)",
+                                          "Budget letter (changed at message 2) (2)")
     store.delete(conv.id)
     with pytest.raises(ConversationGone):
         store.copy_before(conv.id, changed.id, "Gone")

@@ -2634,6 +2634,128 @@ async def test_up_and_down_go_through_the_messages_and_esc_leaves_all_as_it_was(
     assert tr("chat.went_on_in_new").startswith("Değiştirdiğiniz mesajdan yeni bir sohbette devam edildi")
 
 
+async def test_a_changed_earlier_message_goes_to_its_copy_only_whatever_happens_meanwhile(profiles: Path) -> None:
+    """A changed earlier message sent (Up, Up): the original conversation's turn, held by another
+    window writing a reply there, refused it ("answering elsewhere"), though nothing is written
+    there; and a conversation opened while the copy was drawn, before the box was emptied (a
+    sidebar click, Ctrl+F), kept the sent text as a draft and got the message. Now the one opened
+    then is refused as busy and gets nothing; the message goes in the copy."""
+    import subprocess
+    import sys
+
+    from textual.widgets import Input
+
+    other_id, other_kept = _stored_exchanges("Holiday plan", [("Where to?", "The sea.")])
+    conv_id, kept = _stored_exchanges("Budget letter", [("Write a budget letter.", "Dear team, the budget."),
+                                                        ("Make it shorter.", "Dear team.")], sampling={"max_tokens": 3})
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        said = notices(app)
+        await until(pilot, lambda: app.engine is not None and app.conversation_id == conv_id)
+        holder = subprocess.Popen(  # another window, writing a reply in the original now
+            [sys.executable, "-c", "import sys; from pathlib import Path; from workstation.core.turn_lock import "
+             "claim_turn; print(claim_turn(Path(sys.argv[1]), int(sys.argv[2])), flush=True); sys.stdin.read()",
+             str(app.store.path), str(conv_id)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
+            prompt = app.chat_screen.query_one("#prompt", Input)
+            prompt.focus()
+            await pilot.press("up", "up")
+            await until(pilot, lambda: prompt.value == "Write a budget letter.")
+            await pilot.press(*" for March")
+            drawing, go_on = asyncio.Event(), asyncio.Event()
+            show = app.chat_screen.show_messages
+
+            async def held(*args: object, **kwargs: object) -> None:  # the copy drawn: held there a while
+                if not drawing.is_set():
+                    drawing.set()
+                    await go_on.wait()
+                await show(*args, **kwargs)  # type: ignore[arg-type]
+
+            app.chat_screen.show_messages = held  # type: ignore[method-assign]
+            await pilot.press("enter")
+            await until(pilot, drawing.is_set, what=f"the copy is drawn: {said}")
+            await app.open_conversation(other_id)  # (a click in the list, meanwhile)
+            go_on.set()
+            await until(pilot, lambda: not app.generating and not app._sending)
+        finally:
+            holder.kill()
+            holder.wait()
+        copy = app.conversation_id
+        assert copy not in (None, conv_id, other_id) and "A reply is still being written; wait for it or press Esc." in said
+        assert [m.content for m in app.store.messages(copy)][0] == "Write a budget letter. for March"
+        assert [dataclasses.astuple(m) for m in app.store.messages(other_id)] == other_kept  # nothing there
+        assert [dataclasses.astuple(m) for m in app.store.messages(conv_id)] == kept
+        assert not any(text.strip() for text, _ in app.store.drafts().values()), app.store.drafts()  # sent: no draft
+        assert prompt.value == "" and not any("writing a reply" in s for s in said), said
+
+
+async def test_an_earlier_message_gone_on_from_twice_gets_a_title_of_its_own_and_the_box_toast_goes(
+        profiles: Path) -> None:
+    """Changed at message 2 twice, both copies were "X (changed at message 2)" (`chat -c` reached
+    only the newest), a copy of a copy "X (changed at message 2) (changed at message 1)", and the
+    "Your message 2 of 3 is in the box … press Enter" toast stayed above "Continued in a new
+    conversation". Without a model: the copy is made as Enter makes it."""
+    from textual.widgets import Input
+
+    from workstation.tui.last_exchange import root_title
+
+    conv_id, _ = _stored_exchanges("Plans", [("One?", "1."), ("Two?", "2."), ("Three?", "3.")])
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.conversation_id == conv_id and len(_views(app)) == 6)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up", "up")
+        await until(pilot, lambda: prompt.value == "Two?")
+
+        def toasts() -> list[str]:
+            return [str(n.message) for n in app._notifications]
+
+        assert any(t.startswith("Your message 2 of 3 is in the box") for t in toasts())
+        second = app.store.messages(conv_id)[2]
+        await app._go_on_from_earlier(second)
+        await pilot.pause()
+        assert not any(t.startswith("Your message 2 of 3 is in the box") for t in toasts()), toasts()
+        assert any(t.startswith("Continued in a new conversation") for t in toasts())
+        first_copy = app.conversation_id
+        await app.open_conversation(conv_id)
+        await app._go_on_from_earlier(second)
+        again = app.conversation_id
+        copy_of_copy = app.store.messages(again)  # (message 1 of the copy changed)
+        await app._go_on_from_earlier(copy_of_copy[0])
+        titles = [app.store.get(c, with_messages=False).title for c in (first_copy, again, app.conversation_id)]
+        assert titles == ["Plans (changed at message 2)", "Plans (changed at message 2, copy 2)",
+                          "Plans (changed at message 1)"], titles
+    assert root_title("Bütçe (3. mesajda değiştirildi, 2. kopya)") == "Bütçe"  # (Turkish, and one named so by hand)
+    assert root_title("(changed at message 2)") == "(changed at message 2)"
+
+
+async def test_an_earlier_message_put_in_the_box_unchanged_leaves_no_draft(profiles: Path) -> None:
+    """Up, Up (message 2 in the box, unchanged), then Ctrl+N: the conversation kept it as a draft,
+    "not sent: Two?" in the list, and after a restart Enter sent it again as a new message at the
+    end. As Up put it, it is no draft; changed, it is kept (nothing typed is lost)."""
+    from textual.widgets import Input
+
+    conv_id, _ = _stored_exchanges("Plans", [("One?", "1."), ("Two?", "2."), ("Three?", "3.")])
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.conversation_id == conv_id and len(_views(app)) == 6)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        for keys, kept in ((("up", "up"), ""), (("up",), ""), (("up", "up", "x"), "Two?x")):
+            prompt.focus()
+            await pilot.press(*keys)
+            await until(pilot, lambda: prompt.value.startswith(("Two?", "Three?")) and app._editing is not None)
+            await pilot.press("ctrl+n")
+            await until(pilot, lambda: app.conversation_id is None)
+            assert app.store.drafts().get(conv_id, ("", None))[0] == kept, (keys, app.store.drafts())
+            await app.open_conversation(conv_id)
+            assert prompt.value == kept, keys
+            if kept:
+                await pilot.press("ctrl+u")
+                await until(pilot, lambda: prompt.value == "" and app._editing is None)
+
+
 async def test_alt_v_and_alt_c_in_an_empty_conversation_say_there_is_no_reply(profiles: Path) -> None:
     """In a new conversation Alt+V said "This reply has no other one yet" and Alt+C "The last
     message here is not a reply to go on with": there was neither."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -115,21 +115,32 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
         return Conversation(int(cur.lastrowid or 0), title, profile, now, now, instructions=instructions.strip(),
                             sampling=dict(sampling or {}))
 
-    def copy_before(self, conversation_id: int, message_id: int, title: str) -> Conversation:
+    def copy_before(self, conversation_id: int, message_id: int, title: str,
+                    again: Callable[[int], str] | None = None) -> Conversation:
         """A new conversation, titled ``title``, that goes on from ``conversation_id`` before its
         message ``message_id`` (an earlier message changed, as ChatGPT's edit): its own
         instructions, sampling settings and profile, and a copy of its messages before that one,
         each as it is kept (its figures, thinking, the document attached to it and the facts
         counted of its tables), in one transaction. The conversation copied stays as it was.
-        ConversationGone where it was deleted meanwhile (another window)."""
+        Not copied: the earlier replies Alt+V goes through (the copy has each message as shown,
+        no versions), and the drafts (the box's text is the copy's next message, not a draft).
+        A title no other conversation has (case aside, as ``rename`` keeps them): where
+        ``title`` is taken, ``again(2)``, ``again(3)``, … the first free (the message changed
+        twice made two of one name, and `chat -c NAME` reached only the newest); ``again``
+        left out: "title (2)". ConversationGone where it was deleted meanwhile (another window)."""
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")  # (no other window's write between the read and the copy)
             try:
                 conv = self.get(conversation_id)
             except StoreError:
                 raise ConversationGone(f"Conversation {conversation_id} was deleted.") from None
+            free = base = clean_title(title) or conv.title
+            numbered = again or (lambda k: f"{base} ({k})")
+            k = 2
+            while self._title_taken(free) is not None and k < 10_000:  # (a title cut at its end: not for ever)
+                free, k = clean_title(numbered(k)) or free, k + 1
             now = time.time()
-            made = self._insert(replace(conv, title=clean_title(title) or conv.title, created=now, updated=now,
+            made = self._insert(replace(conv, title=free, created=now, updated=now,
                                         messages=[m for m in conv.messages if m.id < message_id]), keep_numbers=False)
         return self.get(made.id)  # (its messages under their new numbers)
 
@@ -176,10 +187,15 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
         """StoreError if a conversation other than ``but`` has the (cleaned) title, case aside
         as ``chat -c`` sets it aside (``fold``: Çalışma and çalışma, İş Planı and iş planı are
         one name; SQLite's NOCASE knows only ASCII)."""
+        taken = self._title_taken(title, but)
+        if taken is not None:
+            raise StoreError(said=[("store.title_taken", {"title": taken})])
+
+    def _title_taken(self, title: str, but: int | None = None) -> str | None:
+        """The title of a conversation other than ``but`` that is ``title`` case aside (``fold``), or None."""
         taken = self._db.execute("SELECT title FROM conversations WHERE id != ? AND fold(title) = ? LIMIT 1",
                                  (but or -1, fold(title))).fetchone()
-        if taken is not None:
-            raise StoreError(said=[("store.title_taken", {"title": taken[0]})])
+        return None if taken is None else str(taken[0])
 
     def rename(self, conversation_id: int, title: str) -> None:
         """Give the conversation a name no other has (case aside): two of one name could not be

@@ -695,8 +695,10 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
     async def open_conversation(self, conversation_id: int, found: int | None = None, words: str = "") -> None:
         """``found``: the message a search found (Ctrl+F), shown and marked a moment where the
         conversation opens at its end otherwise (a match in a long one was not to be seen);
-        ``words``: what the search was for, marked there until the next key."""
-        if self.generating:
+        ``words``: what the search was for, marked there until the next key. Refused while a
+        reply is written or a message sent is on its way to the chat (Enter's, until the box is
+        emptied: opened then, the sent text stayed as a draft and the message went into the one opened)."""
+        if self._turn_begun():
             self.notify(self.busy_text(), severity="warning")
             return
         try:

@@ -52,7 +52,8 @@ class Drafts(AppPart):
 
     def save_draft(self: WorkstationApp) -> tuple[str, tuple[Path, str] | None] | None:
         """The box's text and attached document saved as the open conversation's draft (None:
-        nothing to keep, and nothing kept). A draft that cannot be saved stays on screen."""
+        nothing to keep, and nothing kept: a message Up put there unchanged neither). A draft that
+        cannot be saved stays on screen."""
         if self._draft_timer is not None:
             self._draft_timer.stop()
             self._draft_timer = None
@@ -62,7 +63,10 @@ class Drafts(AppPart):
             text = self.chat_screen.input_text()
         except NoMatches:  # on the way out, after the screens are gone: exit() kept it
             return None
-        draft = (text, self.pending_document) if text.strip() or self.pending_document is not None else None
+        # a message Up put in the box, as it was put there, is no draft: nothing typed is lost, and kept, it
+        # came back "not sent: …" in the list, sent after a restart as a new message at the end
+        typed = (text.strip() or self.pending_document is not None) and not (self._editing is not None and self._box_as_put())
+        draft = (text, self.pending_document) if typed else None
         self._store_draft(self.conversation_id, *(draft or ("", None)), compared=self.compared_with)
         return draft
 

@@ -143,9 +143,12 @@ class Turn(AppPart):
                           summarize=self.key_for("summarize.open"),
                           remove=self.key_for("chat.detach")) + self.holder_text(document), severity="warning", timeout=12)
             return  # (the text stays in the box)
-        if not self._claim_turn():
+        # an earlier message changed goes on in a new conversation (``_go_on_from_earlier``), which
+        # claims its own turn: nothing is written in this one (another window's reply here refused it)
+        earlier = self._editing is not None and self._editing_place() is not None
+        if not earlier and not self._claim_turn():
             return  # (the text stays in the box)
-        if self.conversation_id is not None and not self._open_gone():
+        if not earlier and self.conversation_id is not None and not self._open_gone():
             with contextlib.suppress(WorkstationError):
                 if self.store.revision(self.conversation_id) != self._open_revision:
                     await self._redraw_open()  # a turn written elsewhere since: shown before this one
@@ -188,9 +191,14 @@ class Turn(AppPart):
             edited, last = self._edited_question(), self._last_question()
             self._editing = None
             if edited is not None and last is not None and edited.id == last.id:  # the last: sent instead of it
+                if earlier and not self._claim_turn():  # (the last since Up: another window took the rest away)
+                    self._editing = (edited.id, edited.created)
+                    return  # (the text stays in the box)
                 self._edited_away = await self._take_back(edited)  # (back should it come back)
             elif edited is not None:  # an earlier one: the conversation goes on from it in a new one
                 await self._go_on_from_earlier(edited)
+        if earlier and not self._claim_turn():  # (the new one's, held; this one's where Up's message went meanwhile)
+            return  # (the text stays in the box)
         made = self.conversation_id is None
         if made:
             title = (text.strip() or (document[0].name if document else ""))
