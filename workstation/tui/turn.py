@@ -541,7 +541,7 @@ class Turn(AppPart):
         head, _, tail = self.texts("chat.summary_of", name="\0").partition("\0")
         if attached is None or attached.name.startswith(head) and attached.name.endswith(tail):
             return None  # (F6's summary went in its place: said so under the reply it was sent with)
-        items = unchecked_figures(reply, attached.document, attached.name)
+        items = unchecked_figures(reply, attached.document, attached.name, self._counted)  # (the program's own known)
         return unchecked_record(attached.name, items) if items else None
 
     def _tell_left_out(self: WorkstationApp, metrics: TurnMetrics) -> None:
