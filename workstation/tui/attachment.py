@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workstation.core.pasted_tables import tables_read_again
 from workstation.core.summary_chunks import ATTACHED_SEPARATOR, attached_named, without_counted
+from workstation.core.table_facts import counted_answer
 
 if TYPE_CHECKING:
     from workstation.core.conversation_records import StoredMessage
@@ -71,3 +72,11 @@ def conversation_tables(messages: Iterable[StoredMessage]) -> list[SheetFacts]:
         found = find_attached(message.content)
         return tables_read_again(found.document, found.name, message.facts) if found is not None else []
     return []
+
+
+def follow_up_counted(question: str, tables: list[SheetFacts]) -> list[dict[str, Any]]:
+    """What the program counts for a follow-up asked without a document attached, of the
+    conversation's ``tables`` (``conversation_tables``, or those attached in this run of the app):
+    what the question names of them, never a bare count of their rows, which "how many people
+    came?" would be of any question."""
+    return [item for item in counted_answer(question, tables) if item.get("what") != "rows"] if tables else []

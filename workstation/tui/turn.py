@@ -31,7 +31,12 @@ from workstation.core.reply_check import unchecked_figures, unchecked_record
 from workstation.core.summary_chunks import with_counted
 from workstation.core.table_facts import counted_answer, facts_record
 from workstation.tui.app_part import AppPart
-from workstation.tui.attachment import conversation_document, conversation_tables, with_attached
+from workstation.tui.attachment import (
+    conversation_document,
+    conversation_tables,
+    follow_up_counted,
+    with_attached,
+)
 from workstation.tui.messages import (
     EngineFailed,
     PromptProgressed,
@@ -162,9 +167,7 @@ class Turn(AppPart):
                 self._tables_asked_of[conv_id] = await asyncio.to_thread(conversation_tables, stored)
         followed = self._tables_asked_of.get(self.conversation_id, []) \
             if document is None and self.conversation_id is not None else []
-        # (a follow-up of the conversation's table: what it names of it, never a bare count of its rows,
-        # which "how many people came?" would be of any question)
-        asked_of = [item for item in counted_answer(text, followed) if item.get("what") != "rows"] if followed else []
+        asked_of = follow_up_counted(text, followed)  # (a follow-up of the conversation's table: what it names of it)
         self._counted += asked_of
         self._from_summary = ""  # (an earlier send's that got no reply stuck to the next reply)
         # a table pasted in the message's own words (an invoice's lines): its figures and arithmetic counted too
