@@ -327,16 +327,17 @@ INVOICE_ROWS = [("Invoice", "Client", "Amount", "Status"), ("INV-101", "Ada Ltd"
                 ("INV-104", "Kaya", "450", "unpaid"), ("INV-105", "Birlik AS", "2380.10", "unpaid")]
 
 
-@pytest.mark.parametrize("name", ["invoices.csv", "invoices-tr.csv", "invoices.tsv", "letter.docx"])
+@pytest.mark.parametrize("name", ["invoices.csv", "invoices-tr.csv", "invoices.tsv", "letter.docx", "invoices.xlsx"])
 def test_an_attached_tables_rows_read_again_from_its_message_count_as_its_file(tmp_path: Path, name: str) -> None:
     """After a restart the app has only what a message keeps of its attached document: its text,
     and its tables' facts without their rows. Read again from the text (a CSV's lines, a Word
     table's 'a | b | c' rows; a Turkish CSV's 1.200,50 too), the tables count a follow-up's rows as
-    the file's did when it was attached; a text that no longer gives the kept facts gives none."""
+    the file's did when it was attached (a workbook's sheet too); a text that no longer gives the
+    kept facts gives none."""
     import json
 
     import docx
-    from docmaker import add_docx_table
+    from docmaker import add_docx_table, make_xlsx
 
     from workstation.core.documents import read_document
     from workstation.core.pasted_tables import tables_read_again
@@ -350,6 +351,8 @@ def test_an_attached_tables_rows_read_again_from_its_message_count_as_its_file(t
         add_docx_table(letter, [(a, b, c.replace("1200.50", "1,200.50"), d) for a, b, c, d in INVOICE_ROWS])
         letter.add_paragraph("Kind regards, Ayşe")
         letter.save(path)
+    elif name == "invoices.xlsx":  # (its amounts stored as numbers)
+        make_xlsx(path, [("Invoices", [list(INVOICE_ROWS[0]), *([a, b, float(c), d] for a, b, c, d in INVOICE_ROWS[1:])])])
     elif name == "invoices-tr.csv":  # (a Turkish Excel's: split by ;, a decimal comma)
         turkish = {"1200.50": "1.200,50", "980.00": "980,00", "1114.75": "1.114,75", "2380.10": "2.380,10"}
         path.write_text("\n".join(";".join(turkish.get(c, c) for c in row) for row in INVOICE_ROWS), encoding="utf-8")
