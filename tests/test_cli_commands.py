@@ -377,6 +377,44 @@ def test_chat_c_says_when_the_model_no_longer_sees_the_conversations_start(
     assert "The model did not see this conversation's first " in err and "no longer fit its context" in err, err
 
 
+def test_chat_c_counts_a_follow_up_of_the_table_the_conversation_last_had_attached(
+        tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """An invoice CSV attached in the app and asked about; then `chat -c Invoices "How many invoices
+    does Birlik AS have?"`: no counted line, the model named the wrong invoices. The table the
+    conversation last had attached is read again from its message (the file gone since) and
+    counted as the app counts a follow-up: said under the reply, given to the model, kept with it."""
+    from workstation.core.documents import read_document
+    from workstation.core.store import ConversationStore
+    from workstation.core.summary_chunks import with_facts
+    from workstation.core.table_facts import facts_record
+    from workstation.tui.attachment import with_attached
+
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
+    invoices = tmp_path / "invoices.csv"
+    invoices.write_text("Invoice,Client,Amount,Status\nINV-101,Ada Ltd,1200.50,paid\nINV-102,Birlik AS,980.00,unpaid\n"
+                        "INV-103,Ada Ltd,1114.75,paid\nINV-105,Birlik AS,2380.10,unpaid\n", encoding="utf-8")
+    document = read_document(invoices)
+    invoices.unlink()
+    store = ConversationStore()
+    conv = store.new("Invoices")
+    store.add_message(conv.id, "user", with_attached("Who are the clients?", "Document: invoices.csv",
+                                                     with_facts(document, all_rows=True).text.rstrip()),
+                      facts=[facts_record(f) for f in document.facts])
+    store.add_message(conv.id, "assistant", "Ada Ltd and Birlik AS.")
+    store.close()
+    prof = _profile_file(tmp_path, max_tokens=2, context=1024)
+    assert main(["chat", "-p", str(prof), "-c", "Invoices", "How many invoices does Birlik AS have?"]) == 0
+    said = "Counted by the program: 2 rows where Client is Birlik AS (INV-102, INV-105)"
+    assert f"\n{said}\n" in "\n" + capsys.readouterr().err
+    store = ConversationStore()
+    try:
+        question, reply = store.messages(conv.id)[-2:]
+    finally:
+        store.close()
+    assert question.content.endswith(f"\n\n- For this question, the program counted: {said[len('Counted by the program: '):]}.")
+    assert (reply.metrics or {}).get("counted", [{}])[0].get("listed") == ["INV-102", "INV-105"]
+
+
 def test_chat_says_what_profiles_check_notes_once_it_loads(
         tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from workstation.core.model_info import read_model_info

@@ -320,3 +320,54 @@ def test_a_vat_row_inside_a_pasted_table_is_no_data_row() -> None:
     assert _said("Kaç satır var?\n\n" + rows + "KDV %18 | | 1.800\n") == "Counted by the program: the table in your message: 2 rows"
     assert _said("What is the total?\n\nItem | Amount\nRent | 5,000\nVAT | 300\nPens | 5,000\n") == (
         "Counted by the program: Amount, all 3 rows: total 10,300")
+
+
+INVOICE_ROWS = [("Invoice", "Client", "Amount", "Status"), ("INV-101", "Ada Ltd", "1200.50", "paid"),
+                ("INV-102", "Birlik AS", "980.00", "unpaid"), ("INV-103", "Ada Ltd", "1114.75", "paid"),
+                ("INV-104", "Kaya", "450", "unpaid"), ("INV-105", "Birlik AS", "2380.10", "unpaid")]
+
+
+@pytest.mark.parametrize("name", ["invoices.csv", "invoices-tr.csv", "invoices.tsv", "letter.docx", "invoices.xlsx"])
+def test_an_attached_tables_rows_read_again_from_its_message_count_as_its_file(tmp_path: Path, name: str) -> None:
+    """After a restart the app has only what a message keeps of its attached document: its text,
+    and its tables' facts without their rows. Read again from the text (a CSV's lines, a Word
+    table's 'a | b | c' rows; a Turkish CSV's 1.200,50 too), the tables count a follow-up's rows as
+    the file's did when it was attached (a workbook's sheet too); a text that no longer gives the
+    kept facts gives none."""
+    import json
+
+    import docx
+    from docmaker import add_docx_table, make_xlsx
+
+    from workstation.core.documents import read_document
+    from workstation.core.pasted_tables import tables_read_again
+    from workstation.core.summary_chunks import with_facts
+    from workstation.core.table_facts import counted_answer, facts_record
+
+    path = tmp_path / name
+    if name == "letter.docx":
+        letter = docx.Document()
+        letter.add_paragraph("Dear Sir, the invoices of March, as agreed, are below.")
+        add_docx_table(letter, [(a, b, c.replace("1200.50", "1,200.50"), d) for a, b, c, d in INVOICE_ROWS])
+        letter.add_paragraph("Kind regards, Ayşe")
+        letter.save(path)
+    elif name == "invoices.xlsx":  # (its amounts stored as numbers)
+        make_xlsx(path, [("Invoices", [list(INVOICE_ROWS[0]), *([a, b, float(c), d] for a, b, c, d in INVOICE_ROWS[1:])])])
+    elif name == "invoices-tr.csv":  # (a Turkish Excel's: split by ;, a decimal comma)
+        turkish = {"1200.50": "1.200,50", "980.00": "980,00", "1114.75": "1.114,75", "2380.10": "2.380,10"}
+        path.write_text("\n".join(";".join(turkish.get(c, c) for c in row) for row in INVOICE_ROWS), encoding="utf-8")
+    else:
+        path.write_text("\n".join(("\t" if name.endswith(".tsv") else ",").join(row) for row in INVOICE_ROWS),
+                        encoding="utf-8")
+    document = read_document(path)
+    text = with_facts(document, all_rows=True).text.rstrip()  # (as the app attaches it)
+    kept = json.loads(json.dumps([facts_record(f) for f in document.facts]))  # (as the store keeps them)
+    again = tables_read_again(text, name, kept)
+    assert len(again) == len(document.facts) == 1
+    for question in ("How many invoices does Birlik AS have?", "What is the total of the unpaid invoices in the table?",
+                     "What is the total of the paid invoices in the table?"):
+        counted = counted_answer(question, again)
+        assert counted and counted == counted_answer(question, document.facts), question
+    assert counted[0]["figures"] == [{"what": "total", "figure": "2,315.25"}]
+    cut = text[:text.rindex("INV-105")]  # (a row short of what was counted: not the same table)
+    assert tables_read_again(cut, name, kept) == []

@@ -193,3 +193,19 @@ def test_a_name_of_one_or_two_letters_is_not_named() -> None:
     document = "The tenant pays the rent of $1,850 on the first day of each month to the landlord."
     assert unchecked_figures("It was paid by Ed and signed by Al for Mr. A.", document, "lease.txt") == []
     assert unchecked_figures("It was paid by Edward.", document, "lease.txt") == ["Edward"]
+
+
+def test_a_figure_the_program_counted_for_the_question_is_known_to_the_check() -> None:
+    """"What is the total of the paid invoices?" of a letter's invoice table: the program counted
+    "total 2,315.25" (said under the reply, given the model), the model wrote that figure, and the
+    check under it said "“2,315.25” is not in letter.docx": the program doubted its own count. A
+    figure the program counted for the question is known; one it did not count is still named."""
+    letter = ("Dear Sir,\nTable 1\nInvoice | Client | Amount | Status\nINV-101 | Ada Ltd | 1,200.50 | paid\n"
+              "INV-102 | Birlik AS | 980.00 | unpaid\nINV-103 | Ada Ltd | 1,114.75 | paid")
+    counted = [{"what": "where", "title": "Table 1", "conditions": [{"name": "Status", "letter": "", "is": ["paid"]}],
+                "rows": "2", "listed": ["INV-101", "INV-103"], "name": "Amount", "letter": "",
+                "figures": [{"what": "total", "figure": "2,315.25"}]}]
+    reply = "The paid invoices come to 2,315.25 in all, and 4,000 are due next month."
+    assert unchecked_figures(reply, letter, "letter.docx") == ["2,315.25", "4,000"]  # (not counted for it: named)
+    assert unchecked_figures(reply, letter, "letter.docx", counted) == ["4,000"]
+    assert unchecked_figures("They total 2315.25.", letter, "letter.docx", counted) == []  # (in any writing of it)

@@ -3189,6 +3189,55 @@ async def test_up_reads_the_documents_file_off_the_screens_thread(
         assert again.pending_document == (invoices, text) and again._document_facts.get(invoices)
 
 
+async def test_a_follow_up_in_a_conversation_reopened_after_a_restart_is_counted_of_its_table(
+        profiles: Path, tmp_path: Path) -> None:
+    """A Word letter with an invoice table attached, "how many invoices does Birlik AS have?"
+    counted by the program; the app quit and started again, the conversation opened, the same
+    asked without attaching it again: no counted line, the model named the wrong invoices and
+    nothing said so (the table was in the app's memory only). The table the conversation last had
+    attached is read again from its message's text: counted as in the first run, under the reply
+    and for the model, though the file is gone."""
+    import docx
+    from docmaker import add_docx_table
+
+    from workstation.core.documents import read_document
+    from workstation.core.summary_chunks import with_facts
+    from workstation.core.table_facts import facts_record
+    from workstation.tui.attachment import with_attached
+
+    letter = tmp_path / "letter.docx"
+    made = docx.Document()
+    made.add_paragraph("Dear Sir, the invoices of March are below.")
+    add_docx_table(made, [("Invoice", "Client", "Amount", "Status"), ("INV-101", "Ada Ltd", "1,200.50", "paid"),
+                          ("INV-102", "Birlik AS", "980.00", "unpaid"), ("INV-103", "Ada Ltd", "1,114.75", "paid"),
+                          ("INV-105", "Birlik AS", "2,380.10", "unpaid")])
+    made.save(letter)
+    document = read_document(letter)
+    letter.unlink()  # (moved since: the conversation's own text is counted, no file)
+    store = tmp_path / "c.db"
+    saved = ConversationStore(store)  # the first run, as the app kept it
+    conv = saved.new("Invoices")
+    saved.add_message(conv.id, "user", with_attached("Who are the clients?", "Document: letter.docx",
+                                                     with_facts(document, all_rows=True).text.rstrip()),
+                      facts=[facts_record(f) for f in document.facts])
+    saved.add_message(conv.id, "assistant", "Ada Ltd and Birlik AS.")
+    saved.set_open(conv.id)
+    saved.close()
+    said = "Counted by the program: 2 rows where Client is Birlik AS (INV-102, INV-105)"
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=store)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app.engine is not None and app.conversation_id == conv.id and len(_views(app)) == 2)
+        await _send(pilot, app, "How many invoices does Birlik AS have?")
+        await until(pilot, lambda: not app.generating and len(app.store.messages(conv.id)) == 4
+                    and app.store.messages(conv.id)[-1].metrics is not None)
+        messages = app.store.messages(conv.id)
+        assert messages[-1].metrics.get("counted", [{}])[0].get("listed") == ["INV-102", "INV-105"], messages[-1].metrics
+        assert f"- For this question, the program counted: {said[len('Counted by the program: '):]}." \
+            in messages[-2].content, messages[-2].content  # (given to the model)
+        line = str(_views(app)[-1].query_one(".metrics").render()) + "\n"
+        assert f"\n{said}\n" in line, line
+
+
 async def test_a_question_with_a_condition_on_an_attached_table_has_its_rows_counted(
         profiles: Path, tmp_path: Path) -> None:
     """"Which unpaid invoices are over 1,000 EUR, and what is their total?" of an attached invoice

@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workstation.commands import (
     add_lang_arg,
@@ -46,6 +46,8 @@ from workstation.core.invocation import cli, shell_word
 from workstation.core.kv_state import conversation_tag
 from workstation.core.letters import fold
 from workstation.core.metrics import turn_record
+from workstation.core.pasted_tables import for_the_model
+from workstation.core.phrases import say
 from workstation.core.profile_check import (
     check_sampling,
     option_name,
@@ -56,7 +58,9 @@ from workstation.core.profile_lookup import load_profile, model_file
 from workstation.core.profiles import Profile
 from workstation.core.store import ConversationStore
 from workstation.core.structured_output import check_reply, load_schema_file
+from workstation.core.table_facts import counted_phrases
 from workstation.core.terminal import redraws_in_place
+from workstation.tui.attachment import conversation_tables, follow_up_counted
 
 if TYPE_CHECKING:
     from workstation.tui.i18n import Texts
@@ -214,6 +218,13 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, name) is not None:
             setattr(s, name, getattr(args, name))
     check_sampling(s, option_name)
+    counted: list[dict[str, Any]] = []  # what the program counted for it of the table the conversation last had
+    if conversation is not None and conversation.id is not None:  # attached (the app's): as the app counts a follow-up
+        followed = conversation_tables(conversation.store.messages(conversation.id))
+        counted = follow_up_counted(text, followed)
+        if counted:  # (for the model too, after the message, as the app gives it)
+            text = f"{text}\n\n{for_the_model(followed, counted)}"
+
     def prompt() -> list[dict[str, str]]:
         messages = [{"role": "system", "content": args.system}] if args.system is not None else []
         if conversation is not None and conversation.id is not None:
@@ -332,11 +343,12 @@ def run(args: argparse.Namespace) -> int:
                 reading.done()  # (a turn that failed mid-read: its error on a line of its own, not after the bar)
             assert final is not None
             if conversation is not None:  # a reply stopped before its first token too, as the app keeps it
+                record = turn_record(final.metrics, profile.ref, profile.name,
+                                     sampling_changes(s, file_sampling, SAMPLING_OPTIONS), model_file(profile))
+                if counted:  # (the program's figures, kept with the reply: the app says them under it)
+                    record["counted"] = counted
                 try:  # (before the engine keeps its cells on disk, which takes seconds)
-                    conversation.store.add_message(conversation.id, "assistant", final.text,
-                                                   turn_record(final.metrics, profile.ref, profile.name,
-                                                               sampling_changes(s, file_sampling, SAMPLING_OPTIONS),
-                                                               model_file(profile)),
+                    conversation.store.add_message(conversation.id, "assistant", final.text, record,
                                                    reasoning=final.reasoning)
                 except WorkstationError as err:  # (a full disk): said once the reply is out (--json's too)
                     not_kept = WorkstationError(f"{said_in(err, args)} {t('chat_cmd.reply_not_saved')}")
@@ -351,6 +363,8 @@ def run(args: argparse.Namespace) -> int:
     check = check_reply(final.text, constraints.json_schema) if constraints is not None else None
     if args.json:
         out = {"text": final.text, "reasoning": final.reasoning, "profile": profile.key, "metrics": m.to_dict()}
+        if counted:
+            out["counted"] = counted
         if check is not None:
             out["valid"] = check.valid
             out["schema_error"] = check.error or None
@@ -358,6 +372,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         if m.predicted_n or m.stop_reason != "cancelled":  # (stopped before the reply began: said below, not "0 tokens")
             print(m.summary_line(t.get), file=sys.stderr)
+        if counted:  # "Counted by the program: 2 rows where Client is Birlik AS (INV-102, INV-105)", as under the app's reply
+            print(say(counted_phrases(counted), t.get), file=sys.stderr)
         if m.left_out_n:  # (the app says it in words; here the model answered as if it had read them)
             print(t("chat_cmd.left_out", n=f"{m.left_out_n:,}"), file=sys.stderr)
         if m.stop_reason == "length" and final.text.strip():  # (the plain reply read as finished, mid-sentence)

@@ -8,6 +8,7 @@ the table that is not what its amounts add up to. Asked "check the arithmetic on
 from __future__ import annotations
 
 import csv
+import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -30,6 +31,7 @@ from workstation.core.table_facts import (
     as_written,
     counted_answer,
     counted_by_table,
+    facts_record,
     table_facts,
     total_row,
 )
@@ -320,3 +322,68 @@ def for_the_model(tables: list[SheetFacts], items: list[dict[str, Any]]) -> str:
     # each table's figures as it writes them (of two pasted tables, 1.250,00 and 1,250.00), then joined
     parts = [say(phrases, as_written(by_title.get(title, tables[0]))) for title, phrases in said]
     return say([("facts.for_question", {"item": say([("facts.then", {})]).join(parts)})])
+
+
+def _first_column(record: dict[str, Any]) -> int:
+    """The sheet's column of a recorded table's first cell (``table_facts``' ``first_column``): 0
+    where its columns have no letters (a Word document's table), else its first column's letter's
+    number less its place in the row ("B" at 0: 2)."""
+    columns = [c for c in record.get("columns") or [] if isinstance(c, dict)]
+    letter = str(columns[0].get("letter") or "") if columns else ""
+    if not letter.isalpha():
+        return 0
+    n = 0
+    for ch in letter.upper():
+        n = n * 26 + ord(ch) - 64
+    return n - int(columns[0].get("at") or 0)
+
+
+def _agrees(read: Any, kept: Any) -> bool:
+    """Whether facts read again (``facts_record``'s, as JSON holds them) say all that the kept
+    record says (a field an older build did not keep is not asked of them)."""
+    if isinstance(kept, dict):
+        return isinstance(read, dict) and all(k in read and _agrees(read[k], v) for k, v in kept.items())
+    if isinstance(kept, list):
+        return isinstance(read, list) and len(read) == len(kept) and all(map(_agrees, read, kept))
+    return bool(read == kept)
+
+
+def tables_read_again(document: str, name: str, records: list[dict[str, Any]]) -> list[SheetFacts]:
+    """The tables of a document as a message keeps it (``document``: its text as attached, with the
+    facts ``with_facts`` put before its rows; ``name``: its file's name; ``records``: its tables'
+    facts kept with the message, ``facts_record``'s), their rows read again from the text, by
+    which a question's condition is counted (``SheetFacts.cells``, which the record leaves out):
+    after a restart, a follow-up about a conversation's table ("how many invoices does Birlik AS
+    have?") had no counted line, and the model named the wrong invoices. A CSV's rows as its
+    file's (``documents._csv_facts``: its delimiter, its decimal mark); a Word document's or a
+    sheet's 'a | b | c' as a table pasted in a message's are (``pasted_tables``). Each table only
+    where its facts read again are the record's (its rows, columns and every figure, read with the
+    same decimal mark): exact, as when it was attached, or not at all (a text cut at the app's
+    limit, a cell of two lines, a record that cannot be read)."""
+    from pathlib import Path
+
+    from workstation.core.documents import _csv_facts
+    from workstation.core.summary_chunks import own_text
+
+    text = own_text(document).strip("\n")
+    pasted = pasted_tables(text)
+    found: list[SheetFacts] = []
+    for record in records:
+        if not isinstance(record, dict):
+            continue
+        title = str(record.get("title") or "")
+        section = record.get("section") if isinstance(record.get("section"), int) else 0
+        candidates: list[SheetFacts | None] = []
+        if title == name and name.lower().endswith((".csv", ".tsv")):  # (a CSV file's own table)
+            candidates.append(_csv_facts(Path(name), text, text.split("\n", 1)[0].strip()))
+        candidates += [table_facts(title, section, p.rows, bool(record.get("cut")),
+                                   usual_comma={";": True, ",": False}.get(p.delimiter),
+                                   first_column=_first_column(record)) for p in pasted]
+        for facts in candidates:
+            if facts is None:
+                continue
+            facts.section, facts.among_text = section, bool(record.get("among_text"))
+            if _agrees(json.loads(json.dumps(facts_record(facts))), record):
+                found.append(facts)
+                break
+    return found

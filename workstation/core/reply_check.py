@@ -15,8 +15,8 @@ import re
 from typing import Any
 
 from workstation.core.letters import fold
-from workstation.core.phrases import Phrase
-from workstation.core.table_facts import _SPACED, _number
+from workstation.core.phrases import Phrase, say
+from workstation.core.table_facts import _SPACED, _number, counted_phrases
 
 MOST_NAMED = 3  # the reply's figures named under it, at most
 
@@ -132,15 +132,19 @@ def _quantity(text: str) -> tuple[str, str] | None:
     return value, unit
 
 
-def unchecked_figures(reply: str, document: str, name: str = "") -> list[str]:
+def unchecked_figures(reply: str, document: str, name: str = "", counted: list[dict[str, Any]] | None = None) -> list[str]:
     """The figures, dates and capitalised names ``reply`` gives that
     ``document`` does not contain, as the reply writes them, in its order: a figure is found in
     any writing of it (1,850 / 1.850 / 1850), a number with what it counts ("three days") where
     the document counts the same thing by that number ("sixty (60) days" is not "three days"
     though a "Section 3" is there), a name where each of its words is in the document in any
     case; a name that starts a sentence is not taken for one ("The", "Rent"). ``name``: the
-    document's file name, which a reply may name too ("Lease_v1.docx")."""
-    doc = DocumentText(f"{name}\n{document}")
+    document's file name, which a reply may name too ("Lease_v1.docx"). ``counted``: what the
+    program counted for the question (``counted_answer``'s items, kept with the reply): its figures
+    are known too (the paid invoices' "total 2,315.25", counted by the program and given the model,
+    was said under the reply as "not in letter.docx", the model doubted for the program's figure)."""
+    said = say(counted_phrases(counted)) if counted else ""  # (English: a figure is known in any writing of it)
+    doc = DocumentText(f"{name}\n{document}\n{said}")
     missing: list[str] = []
     for found in _NAMED.finditer(reply):
         said = found.group().strip()

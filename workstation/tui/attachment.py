@@ -6,8 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from workstation.core.pasted_tables import tables_read_again
 from workstation.core.summary_chunks import ATTACHED_SEPARATOR, attached_named, without_counted
+from workstation.core.table_facts import counted_answer
+
+if TYPE_CHECKING:
+    from workstation.core.conversation_records import StoredMessage
+    from workstation.core.table_facts import SheetFacts
 
 SEPARATOR = ATTACHED_SEPARATOR  # between the words and the line that names the document
 
@@ -49,3 +56,27 @@ def conversation_document(questions: Iterable[str], asked: str) -> Attached | No
     elif asked:
         said.append(asked)
     return next((found for content in reversed(said) if (found := find_attached(content)) is not None), None)
+
+
+def conversation_tables(messages: Iterable[StoredMessage]) -> list[SheetFacts]:
+    """The tables a follow-up asked without attaching a document again is counted of: those of the
+    document last attached to the conversation's ``messages`` (in order) whose tables the program
+    counted (the facts kept with its message), their rows read again from its text there
+    (``pasted_tables.tables_read_again``), as when it was attached: reopened after a restart, or
+    continued by ``chat -c``, the conversation's "how many invoices does Birlik AS have?" had no
+    counted line, the program's count of the first run lost with the app's memory. [] where none
+    is, or its tables cannot be read again exactly."""
+    for message in reversed(list(messages)):
+        if message.role != "user" or not message.facts:
+            continue
+        found = find_attached(message.content)
+        return tables_read_again(found.document, found.name, message.facts) if found is not None else []
+    return []
+
+
+def follow_up_counted(question: str, tables: list[SheetFacts]) -> list[dict[str, Any]]:
+    """What the program counts for a follow-up asked without a document attached, of the
+    conversation's ``tables`` (``conversation_tables``, or those attached in this run of the app):
+    what the question names of them, never a bare count of their rows, which "how many people
+    came?" would be of any question."""
+    return [item for item in counted_answer(question, tables) if item.get("what") != "rows"] if tables else []

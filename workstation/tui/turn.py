@@ -31,7 +31,12 @@ from workstation.core.reply_check import unchecked_figures, unchecked_record
 from workstation.core.summary_chunks import with_counted
 from workstation.core.table_facts import counted_answer, facts_record
 from workstation.tui.app_part import AppPart
-from workstation.tui.attachment import conversation_document, with_attached
+from workstation.tui.attachment import (
+    conversation_document,
+    conversation_tables,
+    follow_up_counted,
+    with_attached,
+)
 from workstation.tui.messages import (
     EngineFailed,
     PromptProgressed,
@@ -156,11 +161,16 @@ class Turn(AppPart):
         # the figures of the attached table that answer it, counted by the program: said under the reply
         tables = self._document_facts.get(document[0], []) if document is not None and summary is None else []
         self._counted = counted_answer(text, tables) if tables else []
+        if document is None and self.conversation_id is not None and self.conversation_id not in self._tables_asked_of:
+            # reopened after a restart: the table it last had attached, read again from its message's text
+            # (the app's memory of it gone, a follow-up had no counted line and the model named the wrong rows)
+            conv_id = self.conversation_id
+            with contextlib.suppress(WorkstationError):  # (the conversations' file busy: counted of none)
+                stored = self.store.messages(conv_id)
+                self._tables_asked_of[conv_id] = await asyncio.to_thread(conversation_tables, stored)
         followed = self._tables_asked_of.get(self.conversation_id, []) \
             if document is None and self.conversation_id is not None else []
-        # (a follow-up of the conversation's table: what it names of it, never a bare count of its rows,
-        # which "how many people came?" would be of any question)
-        asked_of = [item for item in counted_answer(text, followed) if item.get("what") != "rows"] if followed else []
+        asked_of = follow_up_counted(text, followed)  # (a follow-up of the conversation's table: what it names of it)
         self._counted += asked_of
         self._from_summary = ""  # (an earlier send's that got no reply stuck to the next reply)
         # a table pasted in the message's own words (an invoice's lines): its figures and arithmetic counted too
@@ -549,7 +559,7 @@ class Turn(AppPart):
         head, _, tail = self.texts("chat.summary_of", name="\0").partition("\0")
         if attached is None or attached.name.startswith(head) and attached.name.endswith(tail):
             return None  # (F6's summary went in its place: said so under the reply it was sent with)
-        items = unchecked_figures(reply, attached.document, attached.name)
+        items = unchecked_figures(reply, attached.document, attached.name, self._counted)  # (the program's own known)
         return unchecked_record(attached.name, items) if items else None
 
     def _tell_left_out(self: WorkstationApp, metrics: TurnMetrics) -> None:
