@@ -2634,6 +2634,41 @@ async def test_up_and_down_go_through_the_messages_and_esc_leaves_all_as_it_was(
     assert tr("chat.went_on_in_new").startswith("Değiştirdiğiniz mesajdan yeni bir sohbette devam edildi")
 
 
+@pytest.mark.parametrize("language", ["en", "tr"])
+async def test_down_on_the_last_says_so_esc_says_ctrl_z_and_the_box_title_fits_80_columns(
+        profiles: Path, language: str) -> None:
+    """Down on the last message (Up put it in the box) did nothing and said nothing, as Up past
+    the first says there is none before it; Esc on a typed change emptied the box and did not say
+    that Ctrl+Z brings it back; the box's title for an earlier message was cut at 80 columns
+    ("(sent, it goes on in a new …"; Turkish cut at 110)."""
+    from textual.widgets import Input
+
+    _stored_exchanges("Plans", [("One?", "1."), ("Two?", "2."), ("Three?", "3.")])
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language=language)
+    async with app.run_test(size=(80, 24)) as pilot:
+        said = notices(app)
+        await until(pilot, lambda: app.conversation_id is not None and len(_views(app)) == 6)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up", "up")
+        await until(pilot, lambda: prompt.value == "Two?")
+        title = str(prompt.border_title)
+        assert title == app.texts("chat.editing_earlier_title", n="2")
+        await pilot.pause()
+        assert title in app.export_screenshot().replace("&#160;", " "), title  # whole, not cut with "…"
+        await pilot.press("down")
+        await until(pilot, lambda: prompt.value == "Three?")
+        await pilot.press("down")
+        await until(pilot, lambda: said[-1] == app.texts("chat.editing_last_one"))
+        assert prompt.value == "Three?"
+        await pilot.press("up", "x", "escape")  # a change typed, Esc: said that Ctrl+Z brings it back
+        await until(pilot, lambda: app._editing is None and prompt.value == "")
+        assert said[-1].endswith(app.texts("chat.cleared")), said[-1]
+        await pilot.press("ctrl+z")
+        assert prompt.value == "Two?x"
+    assert Texts("en")("chat.editing_last_one") == "This is your last message here; there is none after it to change."
+
+
 async def test_a_changed_earlier_message_goes_to_its_copy_only_whatever_happens_meanwhile(profiles: Path) -> None:
     """A changed earlier message sent (Up, Up): the original conversation's turn, held by another
     window writing a reply there, refused it ("answering elsewhere"), though nothing is written

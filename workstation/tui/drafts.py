@@ -111,7 +111,8 @@ class Drafts(AppPart):
         if was is not None and self._editing is None:
             self._say_editing_left(earlier)
 
-    def _say_editing_left(self: WorkstationApp, earlier: bool) -> None:
-        """The message put back by Up (``earlier``: not the last) no longer being changed."""
-        self.notify(self.texts("chat.editing_earlier_left" if earlier else "chat.editing_left",
-                               up=self.key_for("chat.edit_last")), kind="editing")
+    def _say_editing_left(self: WorkstationApp, earlier: bool, changed: bool = False) -> None:
+        """The message put back by Up (``earlier``: not the last) no longer being changed;
+        ``changed``: a change typed in it was emptied out of the box (Esc), which Ctrl+Z brings back."""
+        said = self.texts("chat.editing_earlier_left" if earlier else "chat.editing_left", up=self.key_for("chat.edit_last"))
+        self.notify(f"{said} {self.texts('chat.cleared')}" if changed else said, kind="editing")

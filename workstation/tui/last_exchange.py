@@ -143,9 +143,8 @@ class LastExchange(AppPart):
         if at is None:
             return
         others = [m for m in (reversed(asked[:at]) if way < 0 else asked[at + 1:]) if not m.shown]
-        if not others:
-            if way < 0:
-                self.notify(self.texts("chat.editing_first"), kind="editing")
+        if not others:  # (said: Down on the last did nothing, without a word)
+            self.notify(self.texts("chat.editing_first" if way < 0 else "chat.editing_last_one"), kind="editing")
             return
         self._put_in_box(others[0])
         self._say_editing_last()
@@ -168,6 +167,7 @@ class LastExchange(AppPart):
         """Esc while a message is in the box to be changed: the box emptied (Ctrl+Z brings its
         text back) and the document Up attached with it taken off; the conversation as it was."""
         question, earlier = self._edited_question(), self._editing_at is not None
+        changed = self._editing is not None and not self._box_as_put()  # (what was typed: Ctrl+Z brings it back, said)
         attached = find_attached(question.content) if question is not None else None
         document = self.pending_document
         self.chat_screen.clear_message()
@@ -175,7 +175,7 @@ class LastExchange(AppPart):
             self._attach_document(None)  # (the box empty: the message is no longer changed, and said so)
         if self._editing is not None:
             self._editing = None
-            self._say_editing_left(earlier)
+            self._say_editing_left(earlier, changed)
 
     async def _go_on_from_earlier(self: WorkstationApp, question: StoredMessage) -> None:
         """An earlier message changed and sent (not the last): the conversation goes on in a new
