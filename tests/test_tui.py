@@ -2634,6 +2634,37 @@ async def test_up_and_down_go_through_the_messages_and_esc_leaves_all_as_it_was(
     assert tr("chat.went_on_in_new").startswith("Değiştirdiğiniz mesajdan yeni bir sohbette devam edildi")
 
 
+async def test_a_notice_gone_gives_the_chat_its_last_lines_back(profiles: Path) -> None:
+    """Up again to an earlier message, Esc: once the notices' time was up (or one was clicked
+    away) the rows over the message box stayed blank, a reply's last lines not drawn after a
+    PgUp, until a restart: Textual's expired toast forgets its notice without drawing the rack of
+    notices again, which stayed shown with none in it, and the chat kept its lines clear of it."""
+    from textual.widgets import Input
+    from textual.widgets._toast import Toast, ToastRack
+
+    _stored_exchanges("Letter", [("Hello?", "I am a model."), ("Two?", "Two.\n\nTwo again."),
+                                 ("Who is it to?", "Birlik AS."), ("One word?", "Birlik.\n\nThat is all.")])
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(110, 32), notifications=True) as pilot:
+        await until(pilot, lambda: app.conversation_id is not None and len(_views(app)) == 8)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        log, composer = app.chat_screen.log_view, app.chat_screen.query_one("#composer")
+        await pilot.press("up", "up", "escape")
+        await until(pilot, lambda: app._editing is None and bool(app.chat_screen.query(Toast)))
+        await until(pilot, lambda: log.region.bottom < composer.region.y)  # (kept clear of the notice)
+        while toasts := list(app.chat_screen.query(Toast)):
+            await pilot.click(toasts[0])  # (as its time running out does: Toast._expire)
+            await pilot.pause()
+        for _ in range(3):
+            await pilot.pause()
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert log.region.bottom == composer.region.y, (log.region, composer.region)
+        above_box = app.chat_screen.get_widget_at(log.region.x + 2, composer.region.y - 1)[0]
+        assert not isinstance(above_box, ToastRack) and log in above_box.ancestors_with_self
+
+
 @pytest.mark.parametrize("language", ["en", "tr"])
 async def test_down_on_the_last_says_so_esc_says_ctrl_z_and_the_box_title_fits_80_columns(
         profiles: Path, language: str) -> None:

@@ -88,6 +88,16 @@ class Toasts(AppPart):
             if (shown.title, shown.message, shown.severity) == (new.title, new.message, new.severity):
                 self._unnotify(shown, refresh=False)
 
+    def _unnotify(self: WorkstationApp, notification: Notification, refresh: bool = True) -> None:
+        """Textual's, and the toasts drawn again once the last notice is gone: a toast whose time
+        is up forgets its notice without that (``Toast._expire``) and takes its own line away only,
+        so the chat's rack of notices stayed shown with none in it, and the chat kept its last
+        lines clear of it (``AppScreen.place_notices``): blank rows under the reply, a PgUp after,
+        until a restart (resizing did not help)."""
+        super()._unnotify(notification, refresh=refresh)  # type: ignore[misc]
+        if not refresh and not self._notifications:
+            self.call_later(self._refresh_notifications)  # (the rack hidden, the chat's lines back)
+
     def _refresh_notifications(self: WorkstationApp) -> None:
         """Textual's (the toasts shown on the screen), and the screen's toasts looked at after
         each of its layouts (``_toasts_laid_out``), once per screen."""
