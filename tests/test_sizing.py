@@ -189,6 +189,12 @@ def test_a_workload_nothing_meets_says_so_and_names_what_would(capsys: pytest.Ca
     assert turkish.startswith("Bu iş yükünü (5.000 kişi) karşılayan seçenek yok: en yakın seçenek bile karşılamıyor ")
     assert closest.machine in turkish and f"bu hedeflerle {served:,} kişi için yeterli olur".replace(",", ".") in turkish
     assert "bile karşılamıyor (aşırı yüklü: saatte en çok" in turkish and "overloaded" not in turkish  # what it misses too
+    # the table: an overloaded option's speed is no figure ("0.0" read as "it does not work"), as its wait
+    from workstation.core.size_report import text_report
+
+    table = text_report(r, top=3)
+    rows = [row for row in table.splitlines() if row.endswith("overloaded") or " overloaded " in row]
+    assert rows and all(" – " in row and " 0.0 " not in row for row in rows), table
     # the chats an hour with thousands separators, as the UI's language writes them (it said "brings 15000")
     busy = r.workload.chats_per_second * 3600
     assert busy >= 1000 and f"the busy hour brings {busy:,.0f}" in line, line

@@ -48,7 +48,8 @@ def _row(i: int, o: SizingOption, lookup: Lookup | None = None) -> list[str]:
     misses = [p for i, m in enumerate(o.miss_phrases) for p in [("miss.and", {})] * bool(i) + [m]]
     return [str(i), machine, price, model_family(o.model), o.quant, o.kv_type, str(o.slots),
             say([("size.memory_of", {"need": human_bytes(o.need_bytes), "have": human_bytes(o.memory_bytes)})], lookup),
-            local_number(speed_figure(o.tps_per_person, 1), lookup), _ttft(o, lookup),
+            # (an overloaded option's speed means nothing, as its wait: "–", not "0.0" read as "does not work")
+            "–" if o.utilization >= 1 else local_number(speed_figure(o.tps_per_person, 1), lookup), _ttft(o, lookup),
             local_number(f"{o.docs_per_night:,}", lookup), say([o.quality_phrase], lookup),
             say([("size.yes", {})] if o.meets else misses, lookup)]
 
