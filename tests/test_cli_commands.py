@@ -415,6 +415,28 @@ def test_chat_c_counts_a_follow_up_of_the_table_the_conversation_last_had_attach
     assert (reply.metrics or {}).get("counted", [{}])[0].get("listed") == ["INV-102", "INV-105"]
 
 
+def test_chat_counts_a_table_pasted_in_its_message_as_the_app_does(
+        tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`chat "…invoice lines… is this right?"` (or the lines piped in): the app counted a pasted
+    table's rows and sums under its reply and for the model, `chat` counted nothing."""
+    from test_pasted_tables import INVOICE, SAID
+
+    from workstation.core.store import ConversationStore
+
+    monkeypatch.setenv("WORKSTATION_DATA", str(tmp_path / "data"))
+    prof = _profile_file(tmp_path, max_tokens=2, context=1024)
+    assert main(["chat", "-p", str(prof), "-c", "Invoice check", INVOICE]) == 0
+    assert f"\n{SAID}\n" in "\n" + capsys.readouterr().err
+    store = ConversationStore()
+    try:
+        conv = next(c for c in store.list() if c.title.startswith("Invoice"))
+        question, reply = store.messages(conv.id)[-2:]
+    finally:
+        store.close()
+    assert question.content == f"{INVOICE}\n\n- For this question, the program counted: {SAID[len('Counted by the program: '):]}."
+    assert len((reply.metrics or {}).get("counted", [])) >= 2
+
+
 def test_chat_says_what_profiles_check_notes_once_it_loads(
         tmp_path: Path, smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from workstation.core.model_info import read_model_info

@@ -46,7 +46,7 @@ from workstation.core.invocation import cli, shell_word
 from workstation.core.kv_state import conversation_tag
 from workstation.core.letters import fold
 from workstation.core.metrics import turn_record
-from workstation.core.pasted_tables import for_the_model
+from workstation.core.pasted_tables import counted_pasted, for_the_model
 from workstation.core.phrases import say
 from workstation.core.profile_check import (
     check_sampling,
@@ -219,11 +219,18 @@ def run(args: argparse.Namespace) -> int:
             setattr(s, name, getattr(args, name))
     check_sampling(s, option_name)
     counted: list[dict[str, Any]] = []  # what the program counted for it of the table the conversation last had
+    said_for_model = ""
     if conversation is not None and conversation.id is not None:  # attached (the app's): as the app counts a follow-up
         followed = conversation_tables(conversation.store.messages(conversation.id))
         counted = follow_up_counted(text, followed)
-        if counted:  # (for the model too, after the message, as the app gives it)
-            text = f"{text}\n\n{for_the_model(followed, counted)}"
+        said_for_model = for_the_model(followed, counted) if counted else ""
+    # a table pasted (or piped) in the message's own words: its figures and arithmetic counted, as the app
+    # counts them (`cat invoices.txt | chat "total of the unpaid ones?"` had no counted line, the app's had)
+    pasted, counted_there = counted_pasted(text)
+    counted += counted_there
+    for said in (said_for_model, for_the_model(pasted, counted_there) if counted_there else ""):
+        if said:  # (for the model too, after the message, as the app gives it)
+            text = f"{text}\n\n{said}"
 
     def prompt() -> list[dict[str, str]]:
         messages = [{"role": "system", "content": args.system}] if args.system is not None else []
