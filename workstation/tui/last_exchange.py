@@ -25,21 +25,35 @@ if TYPE_CHECKING:
 
 def root_title(title: str) -> str:
     """``title`` without what a conversation gone on from an earlier message adds to it (its
-    ``conv.changed_title``, ``conv.changed_title_again``, in any of the app's languages), so that
-    a copy of a copy is named after the first ("X (changed at message 2) (changed at message 3)")."""
+    ``conv.changed_title``, ``conv.again_title`` and their "copy k" forms, in any of the app's
+    languages), so that a copy of a copy is named after the first ("X (changed at message 2)
+    (changed at message 3)")."""
     title = title.strip()
-    while (found := next((m for w in _changed_wordings() if (m := w.fullmatch(title))), None)) is not None \
-            and found.group("title").strip():
-        title = found.group("title").strip()
+    while (found := title_change(title)) is not None:
+        title = found[0]
     return title
 
 
+def title_change(title: str) -> tuple[str, str, str] | None:
+    """What a conversation gone on from an earlier message has in its title (``root_title``):
+    the title without it (whole: a copy of a copy keeps the first's mark), how it went on
+    ("changed", or "again": sent unchanged) and at which message ("2"); None where it has none."""
+    title = title.strip()
+    for kind, wording in _changed_wordings():
+        found = wording.fullmatch(title)
+        if found is not None and found.group("title").strip():
+            return found.group("title").strip(), kind, found.group("n")
+    return None
+
+
 @cache
-def _changed_wordings() -> tuple[re.Pattern[str], ...]:
-    """What ``root_title`` takes off: its phrases' wordings, ``{title}`` anything, ``{n}`` and ``{k}`` numbers."""
-    return tuple(re.compile(re.escape(text).replace(r"\{title\}", "(?P<title>.+)", 1)
-                            .replace(r"\{n\}", "[0-9.,]+").replace(r"\{k\}", "[0-9.,]+"))
-                 for lang in LANGUAGES for key in ("conv.changed_title", "conv.changed_title_again")
+def _changed_wordings() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """What ``title_change`` finds: its phrases' wordings, ``{title}`` anything, ``{n}`` and ``{k}`` numbers."""
+    return tuple((kind, re.compile(re.escape(text).replace(r"\{title\}", "(?P<title>.+)", 1)
+                                   .replace(r"\{n\}", "(?P<n>[0-9.,]+)", 1).replace(r"\{k\}", "[0-9.,]+")))
+                 for lang in LANGUAGES
+                 for kind, key in (("changed", "conv.changed_title"), ("changed", "conv.changed_title_again"),
+                                   ("again", "conv.again_title"), ("again", "conv.again_title_again"))
                  if "{title}" in (text := locale_texts(lang).get(key, "")))
 
 
@@ -177,16 +191,19 @@ class LastExchange(AppPart):
             self._editing = None
             self._say_editing_left(earlier, changed)
 
-    async def _go_on_from_earlier(self: WorkstationApp, question: StoredMessage) -> None:
+    async def _go_on_from_earlier(self: WorkstationApp, question: StoredMessage, unchanged: bool = False) -> None:
         """An earlier message changed and sent (not the last): the conversation goes on in a new
         one that holds a copy of the messages before it (the store's ``copy_before``), titled
-        after it, which is the open one from here; the one it was is kept as it was."""
+        after it, which is the open one from here; the one it was is kept as it was. Sent
+        ``unchanged`` (Up, Up, Enter): the model asked again from there (ChatGPT's and LM
+        Studio's regenerate of an earlier message), and titled so, not "changed" (it was not)."""
         was, title = self.conversation_id, root_title(self.open_title) or self.texts("conv.untitled")
         assert was is not None
         number = f"{sum(1 for m in self.store.messages(was) if m.role == 'user' and m.id <= question.id):,}"
+        named = "conv.again_title" if unchanged else "conv.changed_title"
         conv = self.store_write(lambda: self.store.copy_before(
-            was, question.id, self.texts("conv.changed_title", title=title, n=number),
-            lambda k: self.texts("conv.changed_title_again", title=title, n=number, k=f"{k:,}")))
+            was, question.id, self.texts(named, title=title, n=number),
+            lambda k: self.texts(f"{named}_again", title=title, n=number, k=f"{k:,}")))
         self._store_draft(was, "", None)  # (the change was kept as its draft as it was typed: it is sent)
         self._edits.pop(was, None)
         if was in self._tables_asked_of:  # its table's follow-ups are the new one's too
@@ -197,7 +214,8 @@ class LastExchange(AppPart):
         self.store_write(lambda: self.store.set_open(conv.id))
         self.history = history_of(conv.messages, self._switched_at)
         await self.chat_screen.show_messages(conv.messages)
-        self.notify(self.texts("chat.went_on_in_new"), timeout=8, kind="editing")  # (in place of "message 2 is in the box")
+        self.notify(self.texts("chat.went_on_again" if unchanged else "chat.went_on_in_new", n=number), timeout=8,
+                    kind="editing")  # (in place of "message 2 is in the box")
 
     def _changes_of(self: WorkstationApp, question: StoredMessage) -> DocumentComparison | None:
         """The changes the program found between ``question``'s document and its earlier version,
