@@ -2822,6 +2822,33 @@ async def test_an_earlier_message_put_in_the_box_unchanged_leaves_no_draft(profi
                 await until(pilot, lambda: prompt.value == "" and app._editing is None)
 
 
+@pytest.mark.parametrize(("language", "size"), [("en", (80, 24)), ("tr", (110, 32))])
+async def test_a_copy_of_an_earlier_message_is_told_apart_from_its_original_in_the_list(
+        profiles: Path, language: str, size: tuple[int, int]) -> None:
+    """The sidebar cut long titles: "Write a two-line note to staff… (changed at …" and its original
+    "Write a two-line note to staff…" looked alike. A copy's line starts with a mark and the message
+    it went on from; its title stays whole everywhere else."""
+    long = "Write a two-line note to staff about the new printer"
+    conv_id, _ = _stored_exchanges(long, [(long, "Room 2."), ("Shorter?", "Room 2."), ("Thanks", "Welcome.")])
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language=language)
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.conversation_id == conv_id and len(_views(app)) == 6)
+        await app._go_on_from_earlier(app.store.messages(conv_id)[2])
+        await app.refresh_sidebar()  # (as the reply sent there does)
+        copy = app.conversation_id
+        assert app.store.get(copy, with_messages=False).title == app.texts("conv.changed_title", title=long, n="2")
+
+        def lines() -> dict[int | None, str]:
+            return {item.conversation_id: item.query_one("TitleLabel").render().plain
+                    for item in app.chat_screen.sidebar.query("ConversationItem")}
+
+        await until(pilot, lambda: set(lines()) == {conv_id, copy}, steps=100)
+        await pilot.pause()
+        shown = lines()
+        assert shown[copy].startswith(app.texts("sidebar.changed_at", n="2", title="").strip()), shown
+        assert shown[copy] != shown[conv_id] and not shown[conv_id].startswith("✎"), shown
+
+
 async def test_an_earlier_message_sent_unchanged_is_asked_again_and_titled_so(profiles: Path) -> None:
     """Up, Up, Enter (message 1 sent as it was): it went on in a new conversation titled "(changed at
     message 1)", though nothing was changed. As ChatGPT's regenerate of an earlier message, the model
