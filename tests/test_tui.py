@@ -2822,6 +2822,62 @@ async def test_an_earlier_message_put_in_the_box_unchanged_leaves_no_draft(profi
                 await until(pilot, lambda: prompt.value == "" and app._editing is None)
 
 
+@pytest.mark.parametrize(("language", "size"), [("en", (80, 24)), ("tr", (110, 32))])
+async def test_a_copy_of_an_earlier_message_is_told_apart_from_its_original_in_the_list(
+        profiles: Path, language: str, size: tuple[int, int]) -> None:
+    """The sidebar cut long titles: "Write a two-line note to staff… (changed at …" and its original
+    "Write a two-line note to staff…" looked alike. A copy's line starts with a mark and the message
+    it went on from; its title stays whole everywhere else."""
+    long = "Write a two-line note to staff about the new printer"
+    conv_id, _ = _stored_exchanges(long, [(long, "Room 2."), ("Shorter?", "Room 2."), ("Thanks", "Welcome.")])
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language=language)
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.conversation_id == conv_id and len(_views(app)) == 6)
+        await app._go_on_from_earlier(app.store.messages(conv_id)[2])
+        await app.refresh_sidebar()  # (as the reply sent there does)
+        copy = app.conversation_id
+        assert app.store.get(copy, with_messages=False).title == app.texts("conv.changed_title", title=long, n="2")
+
+        def lines() -> dict[int | None, str]:
+            return {item.conversation_id: item.query_one("TitleLabel").render().plain
+                    for item in app.chat_screen.sidebar.query("ConversationItem")}
+
+        await until(pilot, lambda: set(lines()) == {conv_id, copy}, steps=100)
+        await pilot.pause()
+        shown = lines()
+        assert shown[copy].startswith(app.texts("sidebar.changed_at", n="2", title="").strip()), shown
+        assert shown[copy] != shown[conv_id] and not shown[conv_id].startswith("✎"), shown
+
+
+async def test_an_earlier_message_sent_unchanged_is_asked_again_and_titled_so(profiles: Path) -> None:
+    """Up, Up, Enter (message 1 sent as it was): it went on in a new conversation titled "(changed at
+    message 1)", though nothing was changed. As ChatGPT's regenerate of an earlier message, the model
+    is asked again from there, in a new conversation titled "(again from message 1)"."""
+    from textual.widgets import Input
+
+    from workstation.tui.last_exchange import root_title
+
+    conv_id, kept = _stored_exchanges("Budget letter", [("Write a budget letter.", "Dear team, the budget."),
+                                                        ("Make it shorter.", "Dear team.")], sampling={"max_tokens": 3})
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        said = notices(app)
+        await until(pilot, lambda: app.engine is not None and app.conversation_id == conv_id)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up", "up")
+        await until(pilot, lambda: prompt.value == "Write a budget letter.")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.conversation_id != conv_id and not app.generating and not app._sending)
+        conv = app.store.get(app.conversation_id)
+        assert conv.title == "Budget letter (again from message 1)"
+        assert [m.content for m in conv.messages][0] == "Write a budget letter." and len(conv.messages) == 2
+        assert [dataclasses.astuple(m) for m in app.store.messages(conv_id)] == kept
+        assert "Asked again from your message 1 in a new conversation; the earlier one is kept as it was." in said
+    assert root_title("Bütçe (2. mesajdan yeniden, 3. kopya)") == "Bütçe"
+    assert Texts("tr")("conv.again_title", title="Bütçe", n="2") == "Bütçe (2. mesajdan yeniden)"
+
+
 async def test_alt_v_and_alt_c_in_an_empty_conversation_say_there_is_no_reply(profiles: Path) -> None:
     """In a new conversation Alt+V said "This reply has no other one yet" and Alt+C "The last
     message here is not a reply to go on with": there was neither."""

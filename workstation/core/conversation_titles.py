@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import cache
 from pathlib import Path
 
 from workstation.core.letters import fold
+from workstation.core.locales import locale_languages, locale_texts
 from workstation.core.pasted_tables import pasted_tables, question_of
 
 MAX_TITLE_CHARS = 120
@@ -126,3 +128,37 @@ def match_snippet(text: str, needle: str) -> str:
     piece = flat[start : start + SNIPPET_CHARS]
     more = start + SNIPPET_CHARS < len(flat) or found.end() + 4 * SNIPPET_CHARS < len(text)
     return ("…" if start or lo else "") + piece + ("…" if more else "")
+
+
+def root_title(title: str) -> str:
+    """``title`` without what a conversation gone on from an earlier message adds to it (its
+    ``conv.changed_title``, ``conv.again_title`` and their "copy k" forms, in any of the app's
+    languages), so that a copy of a copy is named after the first ("X (changed at message 2)
+    (changed at message 3)")."""
+    title = title.strip()
+    while (found := title_change(title)) is not None:
+        title = found[0]
+    return title
+
+
+def title_change(title: str) -> tuple[str, str, str] | None:
+    """What a conversation gone on from an earlier message has in its title (``root_title``):
+    the title without it (whole: a copy of a copy keeps the first's mark), how it went on
+    ("changed", or "again": sent unchanged) and at which message ("2"); None where it has none."""
+    title = title.strip()
+    for kind, wording in _changed_wordings():
+        found = wording.fullmatch(title)
+        if found is not None and found.group("title").strip():
+            return found.group("title").strip(), kind, found.group("n")
+    return None
+
+
+@cache
+def _changed_wordings() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """What ``title_change`` finds: its phrases' wordings, ``{title}`` anything, ``{n}`` and ``{k}`` numbers."""
+    return tuple((kind, re.compile(re.escape(text).replace(r"\{title\}", "(?P<title>.+)", 1)
+                                   .replace(r"\{n\}", "(?P<n>[0-9.,]+)", 1).replace(r"\{k\}", "[0-9.,]+")))
+                 for lang in locale_languages()
+                 for kind, key in (("changed", "conv.changed_title"), ("changed", "conv.changed_title_again"),
+                                   ("again", "conv.again_title"), ("again", "conv.again_title_again"))
+                 if "{title}" in (text := locale_texts(lang).get(key, "")))

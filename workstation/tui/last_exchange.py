@@ -3,44 +3,21 @@ again (Alt+R), the reply continued (Alt+C) or another one asked for (Alt+V)."""
 
 from __future__ import annotations
 
-import re
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from textual.widgets import Input, TextArea
 
 from workstation.core.conversation_records import StoredMessage, TakenOut
+from workstation.core.conversation_titles import root_title
 from workstation.core.document_changes import DocumentComparison, recorded_changes
-from workstation.core.locales import locale_texts
 from workstation.core.metrics import history_of
 from workstation.core.summary_chunks import without_counted
 from workstation.tui.app_part import AppPart
 from workstation.tui.attachment import Attached, find_attached
-from workstation.tui.i18n import LANGUAGES
 from workstation.tui.widgets.message_view import MessageView
 
 if TYPE_CHECKING:
     from workstation.tui.app import WorkstationApp
-
-
-def root_title(title: str) -> str:
-    """``title`` without what a conversation gone on from an earlier message adds to it (its
-    ``conv.changed_title``, ``conv.changed_title_again``, in any of the app's languages), so that
-    a copy of a copy is named after the first ("X (changed at message 2) (changed at message 3)")."""
-    title = title.strip()
-    while (found := next((m for w in _changed_wordings() if (m := w.fullmatch(title))), None)) is not None \
-            and found.group("title").strip():
-        title = found.group("title").strip()
-    return title
-
-
-@cache
-def _changed_wordings() -> tuple[re.Pattern[str], ...]:
-    """What ``root_title`` takes off: its phrases' wordings, ``{title}`` anything, ``{n}`` and ``{k}`` numbers."""
-    return tuple(re.compile(re.escape(text).replace(r"\{title\}", "(?P<title>.+)", 1)
-                            .replace(r"\{n\}", "[0-9.,]+").replace(r"\{k\}", "[0-9.,]+"))
-                 for lang in LANGUAGES for key in ("conv.changed_title", "conv.changed_title_again")
-                 if "{title}" in (text := locale_texts(lang).get(key, "")))
 
 
 class LastExchange(AppPart):
@@ -177,16 +154,19 @@ class LastExchange(AppPart):
             self._editing = None
             self._say_editing_left(earlier, changed)
 
-    async def _go_on_from_earlier(self: WorkstationApp, question: StoredMessage) -> None:
+    async def _go_on_from_earlier(self: WorkstationApp, question: StoredMessage, unchanged: bool = False) -> None:
         """An earlier message changed and sent (not the last): the conversation goes on in a new
         one that holds a copy of the messages before it (the store's ``copy_before``), titled
-        after it, which is the open one from here; the one it was is kept as it was."""
+        after it, which is the open one from here; the one it was is kept as it was. Sent
+        ``unchanged`` (Up, Up, Enter): the model asked again from there (ChatGPT's and LM
+        Studio's regenerate of an earlier message), and titled so, not "changed" (it was not)."""
         was, title = self.conversation_id, root_title(self.open_title) or self.texts("conv.untitled")
         assert was is not None
         number = f"{sum(1 for m in self.store.messages(was) if m.role == 'user' and m.id <= question.id):,}"
+        named = "conv.again_title" if unchanged else "conv.changed_title"
         conv = self.store_write(lambda: self.store.copy_before(
-            was, question.id, self.texts("conv.changed_title", title=title, n=number),
-            lambda k: self.texts("conv.changed_title_again", title=title, n=number, k=f"{k:,}")))
+            was, question.id, self.texts(named, title=title, n=number),
+            lambda k: self.texts(f"{named}_again", title=title, n=number, k=f"{k:,}")))
         self._store_draft(was, "", None)  # (the change was kept as its draft as it was typed: it is sent)
         self._edits.pop(was, None)
         if was in self._tables_asked_of:  # its table's follow-ups are the new one's too
@@ -197,7 +177,8 @@ class LastExchange(AppPart):
         self.store_write(lambda: self.store.set_open(conv.id))
         self.history = history_of(conv.messages, self._switched_at)
         await self.chat_screen.show_messages(conv.messages)
-        self.notify(self.texts("chat.went_on_in_new"), timeout=8, kind="editing")  # (in place of "message 2 is in the box")
+        self.notify(self.texts("chat.went_on_again" if unchanged else "chat.went_on_in_new", n=number), timeout=8,
+                    kind="editing")  # (in place of "message 2 is in the box")
 
     def _changes_of(self: WorkstationApp, question: StoredMessage) -> DocumentComparison | None:
         """The changes the program found between ``question``'s document and its earlier version,

@@ -199,6 +199,7 @@ class Turn(AppPart):
         self._edited_away = None
         if self._editing is not None:  # a question changed (or not), put back by Up
             edited, last = self._edited_question(), self._last_question()
+            unchanged = self._box_as_put()  # (an earlier one sent as it was: asked again from there)
             self._editing = None
             if edited is not None and last is not None and edited.id == last.id:  # the last: sent instead of it
                 if earlier and not self._claim_turn():  # (the last since Up: another window took the rest away)
@@ -206,7 +207,7 @@ class Turn(AppPart):
                     return  # (the text stays in the box)
                 self._edited_away = await self._take_back(edited)  # (back should it come back)
             elif edited is not None:  # an earlier one: the conversation goes on from it in a new one
-                await self._go_on_from_earlier(edited)
+                await self._go_on_from_earlier(edited, unchanged)
         if earlier and not self._claim_turn():  # (the new one's, held; this one's where Up's message went meanwhile)
             return  # (the text stays in the box)
         made = self.conversation_id is None

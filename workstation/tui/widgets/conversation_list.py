@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.widgets import Input, Label, ListItem, ListView
 
 from workstation.core.conversation_records import Conversation
-from workstation.core.conversation_titles import match_span, one_line
+from workstation.core.conversation_titles import match_span, one_line, title_change
 from workstation.tui.i18n import Texts
 from workstation.tui.widgets.line_input import LineInput
 
@@ -101,6 +101,11 @@ class ConversationItem(ListItem):
         a draft; ``draft``: what is typed and not sent there; ``search``: what found it."""
         t = texts or Texts()
         title = conversation.title if conversation is not None else t("sidebar.new_draft")
+        change = title_change(title) if conversation is not None else None
+        if change is not None:  # a copy gone on from an earlier message: told apart from its original
+            # at the line's start (cut, "Write a two-line note to staff…" was both), its title whole elsewhere
+            rest, kind, n = change
+            title = t("sidebar.changed_at" if kind == "changed" else "sidebar.again_from", n=n, title=rest)
         labels: list[Label] = [TitleLabel(title)]
         if conversation is not None and conversation.match:
             labels.append(FoundWords(conversation.match, search))
