@@ -600,7 +600,8 @@ def test_a_laptop_is_told_a_card_needs_a_desktop_pc_and_what_its_own_processor_d
 
     said = {laptop: _here(tmp_path, people=None, laptop=laptop).headline() for laptop in (True, None, False)}
     laptop_answer = _here(tmp_path, people=None, laptop=True).answer()
-    assert laptop_answer.startswith(("Yes: this laptop can serve 20 people", "No: this laptop cannot serve 20 people")), laptop_answer
+    assert laptop_answer.startswith(("Yes: this laptop can serve 20 people", "No: this laptop cannot serve 20 people",
+                                     "No, not for real work: this laptop is fast enough for 20 people")), laptop_answer
     assert "Buy a desktop PC with a GeForce " in said[True] and "a laptop cannot take a graphics card" in said[True]
     assert "Buy a GeForce" not in said[True] and said[True].startswith("Buy a desktop PC with a GeForce ")
     assert said[None].startswith("Buy a GeForce ") and ") for a desktop PC: run " in said[None], said[None]
@@ -631,13 +632,14 @@ def test_a_desktop_sees_what_its_own_processor_does_beside_the_cards(tmp_path: P
     row = next(line for line in report if line.startswith("PC "))
     assert "this machine (CPU)" in row and "  here  " in row, row
     said = report[0]  # this PC's answer is the first line
-    assert said.startswith(("Yes: this PC can serve 20 people", "No: this PC cannot serve 20 people")), said
+    assert said.startswith(("Yes: this PC can serve 20 people", "No: this PC cannot serve 20 people",
+                            "No, not for real work: this PC is fast enough for 20 people")), said
     assert model_family(here.model) in said
     assert desktop.to_dict()["this_pc"]["machine"] == here.machine
     (md,) = [p for p in markdown_report(desktop, tmp_path / "size.md") if p.suffix == ".md"]
     assert f"**{desktop.answer()}**" in md.read_text(encoding="utf-8")
     turkish = say(desktop.answer_phrases(), Texts("tr").get)
-    assert turkish.startswith(("Evet: bu bilgisayar", "Hayır: bu bilgisayar")) and "PC" not in turkish, turkish
+    assert turkish.startswith(("Evet: bu bilgisayar", "Hayır: bu bilgisayar", "Hayır, gerçek iş için değil: bu bilgisayar")) and "PC" not in turkish, turkish
     data = w.to_dict()
     data.pop("source")
     data.update(people=1, quality={}, latency={"ttft_s": 60, "tokens_per_second": 1},
@@ -688,17 +690,46 @@ def test_the_first_line_answers_yes_or_no_plainly_and_the_models_size_is_a_sente
 
     r = _here(tmp_path, OFFICE_CPU)
     first = text_report(r).split("\n")[0]
-    assert first.startswith("Yes: this PC can serve 12 people with smollm2-135m-instruct Q4_1: it answers up to 4 "
-                            "people at once; at the busy hour a person waits about "), first
+    assert first.startswith("No, not for real work: this PC is fast enough for 12 people with smollm2-135m-instruct "
+                            "Q4_1, but that model is too small for office work: it answers up to 4 people at once; at "
+                            "the busy hour a person waits about "), first
     assert "for the first word, then gets about " in first and "misses" not in first
     assert "This model is very small: its answers are often wrong; a 7B-or-larger model" in first
     assert "needs about " in first and "of memory (the options below)." in first
     assert r.to_dict()["answer"] == first and r.to_dict()["headline"] == r.headline()
     turkish = say(r.answer_phrases(), Texts("tr").get)
-    assert turkish.startswith("Evet: bu bilgisayar, smollm2-135m-instruct Q4_1 ile 12 kişi için yeter: aynı anda en "
-                              "çok 4 kişiye yanıt verir;") and "Bu model çok küçük" in turkish, turkish
+    assert turkish.startswith("Hayır, gerçek iş için değil: bu bilgisayar, smollm2-135m-instruct Q4_1 ile 12 kişi "
+                              "için yeterince hızlı, ama bu model ofis işi için fazla küçük: aynı anda en çok 4 "
+                              "kişiye yanıt verir;") and "Bu model çok küçük" in turkish, turkish
     row = next(line for line in text_report(r).split("\n") if line.startswith("PC "))
     assert " Q4_1 " in row and " Q4_K_M " not in row, row
+
+
+def test_a_model_under_the_size_floor_is_no_yes_on_the_first_line(tmp_path: Path, smollm2_path: Path) -> None:
+    """'size --people 6' with the 135M model said "Yes: this PC can serve 6 people" on its first
+    line and only after it that the model is too small for real office work. Fast enough with a
+    model under the workload's floor (7B) is a "No, not for real work" that says why at once; a
+    model the workload takes is still a plain Yes."""
+    r = _here(tmp_path, OFFICE_CPU, people=6)
+    first = r.answer()
+    assert first.startswith("No, not for real work: this PC is fast enough for 6 people with "
+                            "smollm2-135m-instruct Q4_1, but that model is too small for office work"), first
+    assert "Yes" not in first
+    turkish = say(r.answer_phrases(), Texts("tr").get)
+    assert turkish.startswith("Hayır, gerçek iş için değil:") and "Evet" not in turkish, turkish
+    w = load_workload(None, 1).to_dict()
+    w.pop("source")
+    w.update(quality={}, latency={"ttft_s": 60, "tokens_per_second": 1},
+             candidates={"models": ["smollm2-135m-instruct-q4_1"], "quantizations": ["Q4_1"], "kv_types": ["f16"],
+                         "slots": [1], "gpus": ["RTX 4090"]})
+    from workstation.core import calibration
+    from workstation.core.sizing import local_machines
+
+    speed, cal = calibration.this_machine()
+    no_floor = workload_from_dict(w, "<t>")
+    answer = size(no_floor, candidate_machines(no_floor, local_machines(speed, [], 16 * 2**30, 16 * 2**30, 20.0)),
+                  cal, {}, False).answer()
+    assert answer.startswith("Yes: this PC can serve 1 person"), answer
 
 
 def test_this_pc_is_planned_with_the_slots_serve_runs_and_other_slots_say_parallel(

@@ -204,6 +204,12 @@ ENGLISH: dict[str, str] = {
     "headline.pc_yes": ("Yes: {pc} can serve {people} with {model} {quant}: it answers {at_once}{parallel}; at the "
                         "busy hour a person waits about {ttft} for the first word, then gets about {tps} tokens a "
                         "second{crowd}."),
+    # fast enough, but a model under the workload's size floor: not a "Yes" (it said "Yes: this PC can serve
+    # 6 people" and only after it that the model is too small for the work)
+    "headline.pc_small": ("No, not for real work: {pc} is fast enough for {people} with {model} {quant}, but that "
+                          "model is too small for office work: it answers {at_once}{parallel}; at the busy hour a "
+                          "person waits about {ttft} for the first word, then gets about {tps} tokens a "
+                          "second{crowd}."),
     "headline.pc_no": ("No: {pc} cannot serve {people} at these targets with {model} {quant} ({misses}): it answers "
                        "{at_once}{parallel}; at the busy hour a person would wait about {ttft} for the first word, "
                        "then get about {tps} tokens a second{crowd}; {served}."),

@@ -490,8 +490,9 @@ class SizingResult:
             "parallel": self.served_with(o), "ttft": _secs(o.ttft_s), "tps": speed_figure(o.tps_per_person),
             "crowd": crowd(o)}
         load = load_misses(o)
-        if not load:
-            out.append(("headline.pc_yes", values))
+        if not load:  # fast enough; a model under the size floor is not a "Yes" (its size said after)
+            small = any(key == "miss.params" for key, _ in o.miss_phrases)
+            out.append(("headline.pc_small" if small else "headline.pc_yes", values))
         else:
             people = self.people_served(o)
             values["served"] = ("headline.would_serve", {"people": _people(people)}) if people else (
