@@ -343,10 +343,18 @@ def test_a_reasoning_model_is_sized_with_thinking_off_and_draft_models_are_not_p
     only = table_only(candidates={"models": ["qwen3-8b-q4_k_m"]})
     assert only.best is not None and "run qwen3-8b with thinking off at " in only.headline()
     assert only.to_dict()["reasoning_models"] == ["qwen3-8b-q4_k_m"]
-    assert only.reasoning_note().startswith("qwen3-8b thinks before answering: these figures are for thinking off")
+    assert say(only.reasoning_note()).startswith("qwen3-8b thinks before answering: these figures are for thinking off")
     plain = table_only(candidates={"models": ["llama-3.1-8b-instruct-q4_k_m"]})
-    assert plain.reasoning_note() == "" and "thinking" not in plain.headline()
+    assert plain.reasoning_note() == [] and "thinking" not in plain.headline()
     assert "thinks before answering" in text_report(only) and "thinks before answering" not in text_report(plain)
+    # in Turkish under 'size --lang tr' (it was English there)
+    turkish = text_report(only, lookup=Texts("tr").get)
+    assert "qwen3-8b yanıt vermeden önce düşünür: bu sonuçlar düşünme kapalıyken geçerlidir" in turkish, turkish
+    assert "thinks before answering" not in turkish and "thinking off" not in turkish
+    unknown = table_only(candidates={"models": ["qwen3-8b-q4_k_m", "no-such-model-7b"]})
+    assert "Not considered (no known shape): no-such-model-7b." in text_report(unknown)
+    turkish = text_report(unknown, lookup=Texts("tr").get)
+    assert "Hesaba katılmadı (yapısı bilinmiyor): no-such-model-7b." in turkish and "Not considered" not in turkish
 
 
 def test_the_memory_check_line_leads_with_the_total() -> None:
@@ -542,12 +550,15 @@ def test_a_quantized_kv_cache_on_a_cpu_is_not_timed_faster_than_f16() -> None:
     assert gpu["q4_0"] >= gpu["f16"]  # a card reads the smaller cache faster: left as it was
     report = text_report(r)
     assert "On a CPU a q8_0 or q4_0 K/V cache saves memory but costs time" in report
+    turkish = text_report(r, lookup=Texts("tr").get)  # in Turkish under 'size --lang tr' (it was English there)
+    assert "İşlemcide q8_0 ya da q4_0 K/V önbelleği bellekten kazandırır" in turkish and "beşte bir" in turkish
+    assert "On a CPU" not in turkish and "counted about a fifth slower" not in turkish, turkish
     # its memory as every size is said (human_bytes), unit and all: "282 MB of 16 GB", not "0.3/16.0 GB"
     row = next(o for o in r.options if o.machine_kind == "cpu")
     assert f"  {human_bytes(row.need_bytes)} of 16 GB  " in report and " MB of 16 GB" in report, report
     only_f16 = size(workload_from_dict({**data, "candidates": {**data["candidates"], "kv_types": ["f16"]}}, "<t>"),
                     candidate_machines(w, here))
-    assert only_f16.kv_note() == ""
+    assert only_f16.kv_note() == []
 
 
 def test_an_office_of_6_is_sized_without_writing_a_file(capsys: pytest.CaptureFixture[str]) -> None:

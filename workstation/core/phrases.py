@@ -303,6 +303,39 @@ ENGLISH: dict[str, str] = {
     "size.ranking": ("Ranked by price (a machine you already have comes first when it is enough), then model "
                      "size, bits per weight, K/V precision, speed."),
     "miss.and": "; ",
+    # what the speeds of this machine go by (calibration.this_machine's source; the size report's line)
+    "speed.reference": "a 2-core reference PC",
+    "speed.reference_scaled": "a 2-core reference PC scaled to this one's {cores} cores and {gbps} GB/s",
+    "speed.not_measured": "not measured here: figures of {where} (run '{cmd}' to measure this one)",
+    "speed.fitted": "fitted to {n} decode figures measured here ({models}; {by})",
+    "speed.too_noisy": ("an estimate, not a measurement (figures of {where}): the {n} figures measured here disagree "
+                        "too much to go by (each one left out of the fit was predicted {off} off on average), as "
+                        "another program was probably using the CPU; measure again with '{cmd}' when the PC is "
+                        "quiet (other programs closed)"),
+    "speed.cpu_kv_slower": ("counted about a fifth slower ({speed}x) on the CPU for its context memory smaller than "
+                            "full size (a quantized K/V cache), which the CPU is slower to write and read"),
+    "size.speed_here": "This machine's speed: {source}",
+    "size.speed_off": "; off by {off} on average here (each figure left out of the fit)",
+    "size.speed_model": "This machine's speed model: {source}.",
+    "size.mean_error": "mean error {off}",
+    # --measure's table: each figure measured beside the prediction of a fit that left it out
+    "size.col.model": "model",
+    "size.col.slots": "slots",
+    "size.col.measured": "measured tok/s",
+    "size.col.predicted": "predicted (left out)",
+    "size.col.error": "error",
+    "size.thinks": ("{which} thinks before answering: these figures are for thinking off ('thinking: false' in the "
+                    "profile); with thinking on, a reply first spends hundreds to thousands of tokens thinking, so "
+                    "answers take several times longer."),
+    "size.think": ("{which} think before answering: these figures are for thinking off ('thinking: false' in the "
+                   "profile); with thinking on, a reply first spends hundreds to thousands of tokens thinking, so "
+                   "answers take several times longer."),
+    "size.names_and": "{names} and {last}",
+    "size.cpu_kv": ("On a CPU a q8_0 or q4_0 K/V cache saves memory but costs time: those rows' speeds are "
+                    "{slower}, as F3 and 'fit' count them. Their wait for the first word is not counted slower, "
+                    "though with a long prompt it is much later. 'bench --replay' on profiles with each K/V type "
+                    "measures both on your prompts."),
+    "size.not_considered": "Not considered (no known shape): {models}.",
     # a file a person named cannot be written (atomic.cannot_write: an export, -o)
     "data.unusable": "The data folder {path}, where conversations and measurements are kept, cannot be used: {why}; "
                      "set WORKSTATION_DATA to a folder you can write in.",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.atomic import is_a_stream, named_output, write_bytes_atomic, write_named_file
+from workstation.core.calibration import source_said
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
@@ -86,16 +87,14 @@ def text_report(result: SizingResult, top: int = 10, lookup: Lookup | None = Non
     out += [say([("size.ranking", {})], lookup)] if result.meeting else []
     cal = result.calibration
     if cal:  # (figures too unsteady to go by: the source says how far off, and that this is the estimate)
-        out.append(f"This machine's speed: {cal.get('source', '')}"
-                   + (f"; off by {cal['mean_abs_error_pct']}% on average here (each figure left out of the fit)"
-                      if cal.get("mean_abs_error_pct") is not None and not cal.get("too_noisy") else ""))
+        out.append(say([("size.speed_here", {"source": source_said(cal)})]
+                       + ([("size.speed_off", {"off": f"{cal['mean_abs_error_pct']}%"})]
+                          if cal.get("mean_abs_error_pct") is not None and not cal.get("too_noisy") else []), lookup))
     out.append(say([("size.gpu_speeds", {})], lookup))
     out.append(describe_history(result.memory_history, lookup))
-    for note in (result.reasoning_note(top), result.kv_note(top)):
-        if note:
-            out.append(note)
+    out += [say(note, lookup) for note in result.notes(top)]
     if result.skipped_models:
-        out.append(f"Not considered (no known shape): {', '.join(result.skipped_models)}.")
+        out.append(say([("size.not_considered", {"models": ", ".join(result.skipped_models)})], lookup))
     return "\n".join(out)
 
 
@@ -173,9 +172,8 @@ def markdown_report(result: SizingResult, named: Path | str, top: int = 15) -> l
               + RANKING, ""]
     lines += [markdown_table(HEADER, [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)]
                              + here_rows(result, top)), ""]
-    for note in (result.reasoning_note(top), result.kv_note(top)):
-        if note:
-            lines += [note, ""]
+    for note in result.notes(top):
+        lines += [say(note), ""]
     per_machine = result.best_per_machine()
     if per_machine:
         lines += ["## The best option on each machine", "",
