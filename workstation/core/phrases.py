@@ -303,6 +303,29 @@ ENGLISH: dict[str, str] = {
     "size.ranking": ("Ranked by price (a machine you already have comes first when it is enough), then model "
                      "size, bits per weight, K/V precision, speed."),
     "miss.and": "; ",
+    # what 'audit verify' finds in the server's audit trail (core/audit.verify)
+    "audit.where": "{file} line {line}",
+    "audit.span": "{first} to {last}",
+    "audit.comma": ", ",
+    "audit.and_more": " and {n} more",
+    "audit.not_a_line": "{where} is not an audit line: it was changed.",
+    "audit.inserted_one": "{where} was inserted: the line after it links to the line before it.",
+    "audit.inserted": "{span} inserted: {where} links to {before}.",
+    "audit.removed_one": "1 line removed before {where} (seq {seq} is missing).",
+    "audit.removed": "{n} lines removed before {where} (seq {first} to {last} are missing).",
+    "audit.link_changed": "{where} was changed: the next line's link to it does not match.",
+    "audit.no_start": "{where} does not link to the start of the trail.",
+    "audit.wrong_seq": "{where} has seq {seq}, expected {expected}.",
+    "audit.hash_changed": "{where} was changed: its content does not match its hash.",
+    "audit.after": "after {where}",
+    "audit.from_start": "from the start",
+    "audit.removed_after_one": "1 line removed {after}: the usage file records seq {seq}.",
+    "audit.removed_after": "{n} lines removed {after}: the usage file records seq {seq}.",
+    "audit.head_changed": "{where} was changed: the usage file records another hash for it.",
+    "audit.changed_one": ("{listed} was changed: the usage file records another hash for it (the chain was made "
+                          "again after)."),
+    "audit.changed": ("{listed} were changed: the usage file records another hash for them (the chain was made "
+                      "again after)."),
     # what the speeds of this machine go by (calibration.this_machine's source; the size report's line)
     "speed.reference": "a 2-core reference PC",
     "speed.reference_scaled": "a 2-core reference PC scaled to this one's {cores} cores and {gbps} GB/s",
