@@ -932,6 +932,35 @@ def test_the_reports_workload_figures_have_thousands_separators(tmp_path: Path) 
     assert text.startswith("# Sizing: Office of 20, scaled to 5,000 people\n") and "| people | 5,000 |" in text
 
 
+
+def test_the_markdown_report_is_said_in_the_commands_language(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """'size --lang tr --people 6 -o r.md' wrote its report in English ("## The workload",
+    "## Ranked options", "## Assumptions", "wrote r.md") under a Turkish screen: the report, its
+    charts' words and the line saying where it went are in --lang's language, figures as it
+    writes them; with --json too (its words are the file's, not the JSON's); English as it was."""
+    path = workload_file(tmp_path, people=6, candidates={"models": ["gemma-2-9b-it-q4_k_m"], "gpus": ["RTX 4060"]})
+    report = tmp_path / "r.md"
+    assert main(["size", str(path), "--lang", "tr", "-o", str(report), "--json"]) in (0, 2)
+    said = capsys.readouterr()
+    assert said.err.startswith(f"yazıldı: {report}") and "wrote" not in said.err, said.err
+    assert json.loads(said.out)["n_options"] > 0  # the JSON as it was
+    text = report.read_text(encoding="utf-8")
+    for turkish in ("## İş yükü", "| kişi | 6 |", "yuva başına bağlam | 4.096 token", "## Varsayımlar",
+                    "## Hızlar nasıl ayarlandı", "**Bu makine (CPU):** burada ölçülmedi", "**GPU'lar:** yayımlanmış",
+                    "Sohbetler yoğun saatin hızında rastgele (Poisson) gelir", "## Bu makinedeki bellek tahminleri"):
+        assert turkish in text, turkish
+    for english in ("## The workload", "| people |", "context per slot", "## Assumptions", "## Charts",
+                    "This machine (CPU)", "Chats arrive at random", "not measured here", "options meet every target",
+                    "Ranked by"):
+        assert english not in text, english
+    assert main(["size", str(path), "-o", str(tmp_path / "e.md")]) in (0, 2)
+    assert capsys.readouterr().err.startswith(f"wrote {tmp_path / 'e.md'}")
+    english = (tmp_path / "e.md").read_text(encoding="utf-8")
+    assert "## The workload" in english and "| context per slot | 4,096 tokens |" in english
+    assert "**This machine (CPU):** not measured here: " in english and "## Assumptions" in english
+
+
 def test_size_takes_lang_before_or_after_it_and_says_its_report_in_it(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """`size --lang tr --people 6` was refused ("--lang is not an option of 'size'; it takes

@@ -106,10 +106,12 @@ def run(args: argparse.Namespace) -> int:
     result = size(workload, candidate_machines(workload, local), cal, memory_check.history_summary(),
                   hardware.is_laptop(), served_profile(profile_ref(args)))
     if args.output is not None:
+        from workstation.core.phrases import say
         from workstation.core.size_report import markdown_report
 
-        written = markdown_report(result, args.output, args.top or 15)  # as typed: "reports/" is a folder
-        print(f"wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
+        lookup = texts_of(argparse.Namespace(lang=getattr(args, "lang", None))).get  # (its words, --json or not)
+        written = markdown_report(result, args.output, args.top or 15, lookup)  # as typed: "reports/" is a folder
+        print(say([("size.wrote", {"paths": ", ".join(str(p) for p in written)})], lookup), file=sys.stderr)
     if args.json:
         print_json(result.to_dict(top=args.top or 10))
     else:

@@ -43,7 +43,7 @@ from workstation.core.model_shapes import (
     catalog_model,
     thinks_first,
 )
-from workstation.core.phrases import ENGLISH, Phrase, say, speed_figure
+from workstation.core.phrases import Phrase, say, speed_figure
 from workstation.core.planner import plan
 from workstation.core.profiles import SERVE_SLOTS, Profile
 from workstation.core.speed_estimate import CPU_SLOWER, kv_speed, quantized_kv
@@ -716,7 +716,6 @@ def chart_data(result: SizingResult, n: int = 4) -> dict[str, Any]:
             "target_tps": result.workload.latency.tokens_per_second, "workload_people": result.workload.people}
 
 
-RANKING = ENGLISH["size.ranking"]  # (the -o report's; the terminal's says it in its language)
 
 
 def installed_at(info: ModelInfo, quant: str) -> str | None:
