@@ -226,6 +226,40 @@ def test_audit_verify_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert data["ok"] is False and data["lines"] == 4
 
 
+
+def test_audit_verify_speaks_turkish_with_lang(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'audit --lang tr' was refused ("'audit tr' is not a command"), and what it found was in
+    English on a Turkish PC: --lang says it, the problems named too; --json's as they were."""
+    assert main(["audit", "--lang", "tr", "--dir", str(tmp_path / "none")]) == 0
+    out = capsys.readouterr().out
+    assert "klasöründe henüz denetim kaydı yok." in out and "No audit trail" not in out, out
+    write(tmp_path, 4)
+    assert main(["audit", "verify", "--lang", "tr", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Denetim kaydı sağlam: ") and "1 dosya içinde 4 satır" in out and "intact" not in out, out
+    path = tmp_path / CURRENT
+    lines = lines_of(path)
+    lines[1] = lines[1].replace('"who":"person1"', '"who":"someone"')
+    _rewrite(path, lines)
+    assert main(["audit", "--lang", "tr", "--dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "denetim kaydı kurcalanmış (1 sorun):" in out, out
+    assert f"{CURRENT} dosyasının 2. satırı değiştirilmiş: içeriği, özetiyle (hash) tutmuyor." in out
+    assert "tampered" not in out and "was changed" not in out and " line 2" not in out
+    assert main(["audit", "--dir", str(tmp_path)]) == 1
+    assert f"  {CURRENT} line 2 was changed: its content does not match its hash." in capsys.readouterr().out
+    assert main(["audit", "--lang", "tr", "--dir", str(tmp_path), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["problems"] == [
+        f"{CURRENT} line 2 was changed: its content does not match its hash."]
+    whole = path.read_bytes()  # a last entry cut short by a stop: said in Turkish too
+    write(tmp_path / "cut", 3)
+    cut = tmp_path / "cut" / CURRENT
+    cut.write_bytes(cut.read_bytes()[:-40])
+    assert whole and main(["audit", "--lang", "tr", "--dir", str(tmp_path / "cut")]) == 0
+    out = capsys.readouterr().out
+    assert f"not: son kaydı ({CURRENT} dosyasının 3. satırı) sunucu durduğunda" in out and "cut short" not in out, out
+
+
 def test_a_last_line_cut_short_when_the_server_stopped_is_not_tampering(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

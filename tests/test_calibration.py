@@ -109,3 +109,45 @@ def test_figures_too_unsteady_to_fit_are_not_gone_by(smollm2_path: Path, gemma_p
     assert main(["fit", "-p", "office-cpu"]) == 0
     assert "(an estimate from a reference PC scaled to this one's cores and memory speed)" in capsys.readouterr().out
     assert "(an estimate from a reference PC scaled to this one's cores and memory speed" in model_fit(row, en)
+
+
+def test_size_says_what_its_speeds_go_by_and_the_measure_table_in_turkish(
+        smollm2_path: Path, gemma_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'size --lang tr' said "This machine's speed: not measured here: figures of a 2-core
+    reference PC…" and --measure's table "model  slots  measured tok/s  predicted (left out)
+    error … mean error" in English on a Turkish screen: they are said in its language, numbers
+    as it writes them; English and --json as they were."""
+    from workstation.commands.size import format_calibration
+    from workstation.core.model_info import read_model_info
+    from workstation.core.results import ResultRow, save_run
+    from workstation.core.speed_model import default_cpu
+    from workstation.tui.i18n import Texts
+
+    assert main(["size", "--people", "6", "--lang", "tr"]) in (0, 2)
+    out = capsys.readouterr().out
+    assert "Bu makinenin hızı: burada ölçülmedi: " in out and "This machine's speed" not in out, out
+    assert "not measured here" not in out and "reference PC" not in out
+    quiet = default_cpu(2, 20.0)
+    rows = []
+    for path, factors in ((smollm2_path, (1.0, 1.02, 0.98)), (gemma_path, (1.0, 0.99, 1.01))):
+        w, n_layer, act = calibration.cpu_cost(read_model_info(path, check=False))
+        rows += [ResultRow(installed_name(path), f"tg24x{b}", quiet.decode_tps(w, n_layer, act, b) * b * f, "tok/s",
+                           str(path), {"n_seq": b}) for b, f in zip(calibration.SLOTS, factors, strict=True)]
+    save_run("calibrate", rows, "size --measure")
+    _, cal = calibration.this_machine()
+    english = format_calibration(cal)
+    assert english.startswith("This machine's speed model: fitted to 6 decode figures measured here (")
+    assert "model                          slots  measured tok/s  predicted (left out)  error" in english
+    assert "\nmean error " in english
+    turkish = format_calibration(cal, lookup=Texts("tr").get)
+    assert turkish.startswith("Bu makinenin hız modeli: burada ölçülen 6 yazma hızı sonucuna uydurulmuş ("), turkish
+    assert "ölçülen token/sn" in turkish and "tahmin (onsuz)" in turkish and "\nortalama sapma %" in turkish
+    for english_words in ("measured", "predicted", "mean error", "fitted to", "speed model"):
+        assert english_words not in turkish, english_words
+    assert main(["size", "--people", "6", "--lang", "tr"]) in (0, 2)
+    out = capsys.readouterr().out
+    assert "Bu makinenin hızı: burada ölçülen 6 yazma hızı sonucuna uydurulmuş (" in out
+    assert "; burada ortalama %" in out and "off by" not in out and "fitted to" not in out, out
+    assert main(["size", "--people", "6", "--json", "--lang", "tr"]) in (0, 2)
+    said = json.loads(capsys.readouterr().out)["calibration"]
+    assert said["source"].startswith("fitted to 6 decode figures") and "source_said" not in said

@@ -1196,8 +1196,9 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["--no-load", "fit"], "'fit' is a command of its own: type it first, as 'workstation fit …' (the options "
                            "before a command go to 'workstation tui')."),
     # argparse's own mistakes in the language of --lang, anywhere in the line (they were English under it)
-    (["--lang", "tr", "audit"], "'audit' ayrı bir komut: onu en başa yazın, 'workstation audit …' gibi (bir "
-                                "komuttan önce yazılan seçenekler 'workstation tui' içindir)."),  # (audit takes no --lang)
+    # (every command takes --lang now, audit last: the app's own --no-load before it is the mistake)
+    (["--lang", "tr", "--no-load", "audit"], "'audit' ayrı bir komut: onu en başa yazın, 'workstation audit …' gibi "
+                                             "(bir komuttan önce yazılan seçenekler 'workstation tui' içindir)."),
     (["chat", "--temperature", "abc", "--lang", "tr"], "--temperature bir sayı olmalı, 'abc' değil (ayrıntılar: "
                                                        "'workstation chat --help')."),
     # (a sentence ends on its question, not on "? (...)."; "aldığı" alone read as the option's)

@@ -487,6 +487,35 @@ def test_histograms_are_cumulative_and_labels_escaped() -> None:
     assert 'workstation:key_completion_tokens_total{key="alice"} 12' in text
 
 
+def test_usage_speaks_turkish_with_lang(capsys: pytest.CaptureFixture[str]) -> None:
+    """'usage --lang tr' was refused ("--lang is not an option of 'usage'"), and a Turkish PC got
+    its table and lines in English: --lang says them in its language, numbers as it writes them;
+    English and --json as they were."""
+    assert main(["usage", "--lang", "tr", "--since", "2026-01-03"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Bu bilgisayarın sunucusu 03.01.2026 tarihinden bu yana hiç istek kaydetmedi:"), out
+    assert "No requests" not in out and "F11" in out
+    log = UsageLog(data_dir() / "usage.sqlite3")
+    now = time.time()
+    log.add([record(now, "alice", 1500, 50), record(now, UNKNOWN, 0, 0, status=401), record(now, SHARED, 10, 5)])
+    log.close()
+    assert main(["usage", "--lang", "tr"]) == 0
+    out = capsys.readouterr().out
+    header = out.splitlines()[0]
+    assert "| kişi " in header and "| istek " in header and "| toplam token " in header, header
+    assert "1.550" in out and "| hepsi " in out
+    assert "(geçerli anahtar yok): anahtarı olmadığı ya da yanlış olduğu için geri çevrilen istekler" in out
+    assert "(kişisel anahtar yok): yöneticinin --api-key anahtarı" in out
+    for english in ("requests", "total tokens", "| all ", "(unknown)", "(shared)", "refused for a missing"):
+        assert english not in out, english
+    assert main(["usage"]) == 0
+    out = capsys.readouterr().out
+    assert "| person " in out and "1,550" in out and "| all " in out and "(unknown): requests refused" in out
+    assert main(["usage", "--lang", "tr", "--json"]) == 0
+    assert {r["group"] for r in json.loads(capsys.readouterr().out)["rows"]} == {"alice", UNKNOWN, SHARED}
+
+
+
 def test_a_key_without_its_own_cap_gets_the_servers(tmp_path: Path) -> None:
     from workstation.core.server.accounts import Accounts
     from workstation.core.server.protocol import ApiError

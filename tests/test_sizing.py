@@ -343,10 +343,18 @@ def test_a_reasoning_model_is_sized_with_thinking_off_and_draft_models_are_not_p
     only = table_only(candidates={"models": ["qwen3-8b-q4_k_m"]})
     assert only.best is not None and "run qwen3-8b with thinking off at " in only.headline()
     assert only.to_dict()["reasoning_models"] == ["qwen3-8b-q4_k_m"]
-    assert only.reasoning_note().startswith("qwen3-8b thinks before answering: these figures are for thinking off")
+    assert say(only.reasoning_note()).startswith("qwen3-8b thinks before answering: these figures are for thinking off")
     plain = table_only(candidates={"models": ["llama-3.1-8b-instruct-q4_k_m"]})
-    assert plain.reasoning_note() == "" and "thinking" not in plain.headline()
+    assert plain.reasoning_note() == [] and "thinking" not in plain.headline()
     assert "thinks before answering" in text_report(only) and "thinks before answering" not in text_report(plain)
+    # in Turkish under 'size --lang tr' (it was English there)
+    turkish = text_report(only, lookup=Texts("tr").get)
+    assert "qwen3-8b yanıt vermeden önce düşünür: bu sonuçlar düşünme kapalıyken geçerlidir" in turkish, turkish
+    assert "thinks before answering" not in turkish and "thinking off" not in turkish
+    unknown = table_only(candidates={"models": ["qwen3-8b-q4_k_m", "no-such-model-7b"]})
+    assert "Not considered (no known shape): no-such-model-7b." in text_report(unknown)
+    turkish = text_report(unknown, lookup=Texts("tr").get)
+    assert "Hesaba katılmadı (yapısı bilinmiyor): no-such-model-7b." in turkish and "Not considered" not in turkish
 
 
 def test_the_memory_check_line_leads_with_the_total() -> None:
@@ -542,12 +550,15 @@ def test_a_quantized_kv_cache_on_a_cpu_is_not_timed_faster_than_f16() -> None:
     assert gpu["q4_0"] >= gpu["f16"]  # a card reads the smaller cache faster: left as it was
     report = text_report(r)
     assert "On a CPU a q8_0 or q4_0 K/V cache saves memory but costs time" in report
+    turkish = text_report(r, lookup=Texts("tr").get)  # in Turkish under 'size --lang tr' (it was English there)
+    assert "İşlemcide q8_0 ya da q4_0 K/V önbelleği bellekten kazandırır" in turkish and "beşte bir" in turkish
+    assert "On a CPU" not in turkish and "counted about a fifth slower" not in turkish, turkish
     # its memory as every size is said (human_bytes), unit and all: "282 MB of 16 GB", not "0.3/16.0 GB"
     row = next(o for o in r.options if o.machine_kind == "cpu")
     assert f"  {human_bytes(row.need_bytes)} of 16 GB  " in report and " MB of 16 GB" in report, report
     only_f16 = size(workload_from_dict({**data, "candidates": {**data["candidates"], "kv_types": ["f16"]}}, "<t>"),
                     candidate_machines(w, here))
-    assert only_f16.kv_note() == ""
+    assert only_f16.kv_note() == []
 
 
 def test_an_office_of_6_is_sized_without_writing_a_file(capsys: pytest.CaptureFixture[str]) -> None:
@@ -600,7 +611,8 @@ def test_a_laptop_is_told_a_card_needs_a_desktop_pc_and_what_its_own_processor_d
 
     said = {laptop: _here(tmp_path, people=None, laptop=laptop).headline() for laptop in (True, None, False)}
     laptop_answer = _here(tmp_path, people=None, laptop=True).answer()
-    assert laptop_answer.startswith(("Yes: this laptop can serve 20 people", "No: this laptop cannot serve 20 people")), laptop_answer
+    assert laptop_answer.startswith(("Yes: this laptop can serve 20 people", "No: this laptop cannot serve 20 people",
+                                     "No, not for real work: this laptop is fast enough for 20 people")), laptop_answer
     assert "Buy a desktop PC with a GeForce " in said[True] and "a laptop cannot take a graphics card" in said[True]
     assert "Buy a GeForce" not in said[True] and said[True].startswith("Buy a desktop PC with a GeForce ")
     assert said[None].startswith("Buy a GeForce ") and ") for a desktop PC: run " in said[None], said[None]
@@ -631,13 +643,14 @@ def test_a_desktop_sees_what_its_own_processor_does_beside_the_cards(tmp_path: P
     row = next(line for line in report if line.startswith("PC "))
     assert "this machine (CPU)" in row and "  here  " in row, row
     said = report[0]  # this PC's answer is the first line
-    assert said.startswith(("Yes: this PC can serve 20 people", "No: this PC cannot serve 20 people")), said
+    assert said.startswith(("Yes: this PC can serve 20 people", "No: this PC cannot serve 20 people",
+                            "No, not for real work: this PC is fast enough for 20 people")), said
     assert model_family(here.model) in said
     assert desktop.to_dict()["this_pc"]["machine"] == here.machine
     (md,) = [p for p in markdown_report(desktop, tmp_path / "size.md") if p.suffix == ".md"]
     assert f"**{desktop.answer()}**" in md.read_text(encoding="utf-8")
     turkish = say(desktop.answer_phrases(), Texts("tr").get)
-    assert turkish.startswith(("Evet: bu bilgisayar", "Hayır: bu bilgisayar")) and "PC" not in turkish, turkish
+    assert turkish.startswith(("Evet: bu bilgisayar", "Hayır: bu bilgisayar", "Hayır, gerçek iş için değil: bu bilgisayar")) and "PC" not in turkish, turkish
     data = w.to_dict()
     data.pop("source")
     data.update(people=1, quality={}, latency={"ttft_s": 60, "tokens_per_second": 1},
@@ -688,17 +701,46 @@ def test_the_first_line_answers_yes_or_no_plainly_and_the_models_size_is_a_sente
 
     r = _here(tmp_path, OFFICE_CPU)
     first = text_report(r).split("\n")[0]
-    assert first.startswith("Yes: this PC can serve 12 people with smollm2-135m-instruct Q4_1: it answers up to 4 "
-                            "people at once; at the busy hour a person waits about "), first
+    assert first.startswith("No, not for real work: this PC is fast enough for 12 people with smollm2-135m-instruct "
+                            "Q4_1, but that model is too small for office work: it answers up to 4 people at once; at "
+                            "the busy hour a person waits about "), first
     assert "for the first word, then gets about " in first and "misses" not in first
     assert "This model is very small: its answers are often wrong; a 7B-or-larger model" in first
     assert "needs about " in first and "of memory (the options below)." in first
     assert r.to_dict()["answer"] == first and r.to_dict()["headline"] == r.headline()
     turkish = say(r.answer_phrases(), Texts("tr").get)
-    assert turkish.startswith("Evet: bu bilgisayar, smollm2-135m-instruct Q4_1 ile 12 kişi için yeter: aynı anda en "
-                              "çok 4 kişiye yanıt verir;") and "Bu model çok küçük" in turkish, turkish
+    assert turkish.startswith("Hayır, gerçek iş için değil: bu bilgisayar, smollm2-135m-instruct Q4_1 ile 12 kişi "
+                              "için yeterince hızlı, ama bu model ofis işi için fazla küçük: aynı anda en çok 4 "
+                              "kişiye yanıt verir;") and "Bu model çok küçük" in turkish, turkish
     row = next(line for line in text_report(r).split("\n") if line.startswith("PC "))
     assert " Q4_1 " in row and " Q4_K_M " not in row, row
+
+
+def test_a_model_under_the_size_floor_is_no_yes_on_the_first_line(tmp_path: Path, smollm2_path: Path) -> None:
+    """'size --people 6' with the 135M model said "Yes: this PC can serve 6 people" on its first
+    line and only after it that the model is too small for real office work. Fast enough with a
+    model under the workload's floor (7B) is a "No, not for real work" that says why at once; a
+    model the workload takes is still a plain Yes."""
+    r = _here(tmp_path, OFFICE_CPU, people=6)
+    first = r.answer()
+    assert first.startswith("No, not for real work: this PC is fast enough for 6 people with "
+                            "smollm2-135m-instruct Q4_1, but that model is too small for office work"), first
+    assert "Yes" not in first
+    turkish = say(r.answer_phrases(), Texts("tr").get)
+    assert turkish.startswith("Hayır, gerçek iş için değil:") and "Evet" not in turkish, turkish
+    w = load_workload(None, 1).to_dict()
+    w.pop("source")
+    w.update(quality={}, latency={"ttft_s": 60, "tokens_per_second": 1},
+             candidates={"models": ["smollm2-135m-instruct-q4_1"], "quantizations": ["Q4_1"], "kv_types": ["f16"],
+                         "slots": [1], "gpus": ["RTX 4090"]})
+    from workstation.core import calibration
+    from workstation.core.sizing import local_machines
+
+    speed, cal = calibration.this_machine()
+    no_floor = workload_from_dict(w, "<t>")
+    answer = size(no_floor, candidate_machines(no_floor, local_machines(speed, [], 16 * 2**30, 16 * 2**30, 20.0)),
+                  cal, {}, False).answer()
+    assert answer.startswith("Yes: this PC can serve 1 person"), answer
 
 
 def test_this_pc_is_planned_with_the_slots_serve_runs_and_other_slots_say_parallel(
@@ -888,6 +930,35 @@ def test_the_reports_workload_figures_have_thousands_separators(tmp_path: Path) 
     assert r.workload.name == "Office of 20, scaled to 5,000 people"
     text = markdown_report(r, tmp_path / "r.md")[0].read_text(encoding="utf-8")
     assert text.startswith("# Sizing: Office of 20, scaled to 5,000 people\n") and "| people | 5,000 |" in text
+
+
+
+def test_the_markdown_report_is_said_in_the_commands_language(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """'size --lang tr --people 6 -o r.md' wrote its report in English ("## The workload",
+    "## Ranked options", "## Assumptions", "wrote r.md") under a Turkish screen: the report, its
+    charts' words and the line saying where it went are in --lang's language, figures as it
+    writes them; with --json too (its words are the file's, not the JSON's); English as it was."""
+    path = workload_file(tmp_path, people=6, candidates={"models": ["gemma-2-9b-it-q4_k_m"], "gpus": ["RTX 4060"]})
+    report = tmp_path / "r.md"
+    assert main(["size", str(path), "--lang", "tr", "-o", str(report), "--json"]) in (0, 2)
+    said = capsys.readouterr()
+    assert said.err.startswith(f"yazıldı: {report}") and "wrote" not in said.err, said.err
+    assert json.loads(said.out)["n_options"] > 0  # the JSON as it was
+    text = report.read_text(encoding="utf-8")
+    for turkish in ("## İş yükü", "| kişi | 6 |", "yuva başına bağlam | 4.096 token", "## Varsayımlar",
+                    "## Hızlar nasıl ayarlandı", "**Bu makine (CPU):** burada ölçülmedi", "**GPU'lar:** yayımlanmış",
+                    "Sohbetler yoğun saatin hızında rastgele (Poisson) gelir", "## Bu makinedeki bellek tahminleri"):
+        assert turkish in text, turkish
+    for english in ("## The workload", "| people |", "context per slot", "## Assumptions", "## Charts",
+                    "This machine (CPU)", "Chats arrive at random", "not measured here", "options meet every target",
+                    "Ranked by"):
+        assert english not in text, english
+    assert main(["size", str(path), "-o", str(tmp_path / "e.md")]) in (0, 2)
+    assert capsys.readouterr().err.startswith(f"wrote {tmp_path / 'e.md'}")
+    english = (tmp_path / "e.md").read_text(encoding="utf-8")
+    assert "## The workload" in english and "| context per slot | 4,096 tokens |" in english
+    assert "**This machine (CPU):** not measured here: " in english and "## Assumptions" in english
 
 
 def test_size_takes_lang_before_or_after_it_and_says_its_report_in_it(

@@ -177,7 +177,8 @@ async def test_f10_takes_the_offices_number_of_people_remembers_it_and_says_this
         screen = app.screen
         assert str(screen.query_one("#sizing-people").content) == "People in the office: 20 (+ and - change it)"
         headline = str(screen.query_one("#sizing-headline").content)
-        assert "20 people" in headline and "this PC can" in headline, headline
+        # (office-20 asks for a 7B model: the 135M one is fast enough, and not said "Yes" for real work)
+        assert "20 people" in headline and ("this PC can" in headline or "this PC is fast enough" in headline), headline
         await pilot.press("minus", "minus", "minus")
         assert str(screen.query_one("#sizing-people").content) == "People in the office: 17 (+ and - change it)"
         await until(pilot, lambda: "each of 17 people" in str(screen.query_one("#sizing-headline").content))

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from workstation.commands import default_verb, print_json
+from workstation.commands import add_lang_arg, default_verb, print_json, texts_of
+from workstation.core.phrases import say
 
 if TYPE_CHECKING:
     from workstation.core.audit import AuditReport
+    from workstation.tui.i18n import Texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,6 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     v = verbs.add_parser("verify", help="find changed, inserted or removed lines; exit 1 if any")
     v.add_argument("--dir", help="the audit folder (default: audit/ in the data folder)")
     v.add_argument("--json", action="store_true", help="print it as JSON")
+    add_lang_arg(v)  # what it found (it was refused: "--lang is not an option")
     v.set_defaults(func=run_verify)
     default_verb(p, v)  # 'audit' alone verifies, as 'models' alone lists
 
@@ -27,6 +30,7 @@ def run_verify(args: argparse.Namespace) -> int:
     from workstation.core.audit import AuditError, audit_dir, verify
     from workstation.core.usage import open_usage_if_present
 
+    t = texts_of(args)
     directory = Path(args.dir) if args.dir else audit_dir()
     log = open_usage_if_present() if not args.dir else None
     try:
@@ -38,34 +42,29 @@ def run_verify(args: argparse.Namespace) -> int:
     try:
         report = verify(directory, head, known)
     except OSError as err:
-        raise AuditError(f"The audit trail in {directory} cannot be read ({err.strerror or err}).") from None
+        raise AuditError(t("audit_cmd.cannot_read", dir=str(directory), why=str(err.strerror or err))) from None
     if args.json:
         print_json({"dir": str(directory), **report.to_dict()})
         return 0 if report.ok else 1
     if not report.files:
-        print(f"No audit trail in {directory} yet.")
+        print(t("audit_cmd.none", dir=str(directory)))
         return 0
     if report.ok:
-        files = f"{report.files} file" + ("s" if report.files != 1 else "")
-        lines = f"{report.lines:,} line" + ("s" if report.lines != 1 else "")
-        print(f"The audit trail is intact: {lines} in {files}, in {directory}.")
+        print(t("audit_cmd.intact", lines=f"{report.lines:,}", files=f"{report.files:,}", dir=str(directory)))
         if report.unrecorded:  # (said, not a fault: the server writes the trail first)
-            print(f"note: its last {report.unrecorded:,} line{'s' if report.unrecorded != 1 else ''} ha"
-                  f"{'ve' if report.unrecorded != 1 else 's'} no request in the usage file yet: a server still writing "
-                  "them, or one that could not write its usage file; lines added by hand would look so too.")
-        _say_cut_short(report)
+            print(t("audit_cmd.unrecorded_one" if report.unrecorded == 1 else "audit_cmd.unrecorded",
+                    n=f"{report.unrecorded:,}"))
+        _say_cut_short(report, t)
         return 0
-    n = len(report.problems)
-    print(f"The audit trail in {directory} was tampered with ({n} problem{'s' if n != 1 else ''}):")
-    for problem in report.problems:
-        print(f"  {problem}")
-    _say_cut_short(report)
+    print(t("audit_cmd.tampered", dir=str(directory), n=f"{len(report.problems):,}"))
+    for problem in report.said:
+        print(f"  {say([problem], t.get)}")
+    _say_cut_short(report, t)
     return 1
 
 
-def _say_cut_short(report: AuditReport) -> None:
+def _say_cut_short(report: AuditReport, t: Texts) -> None:
     """Entries a crash or power cut cut short as they were written: said, not a fault."""
-    for where in report.cut_short:
-        last = report.ends_cut and where == report.cut_short[-1]
-        print(f"note: {'its last entry' if last else 'an entry'} ({where}) was cut short when the server stopped "
-              f"(a crash or a power cut){'' if last else ', and the trail goes on after it'}; that is not tampering.")
+    for where in report.cut_short_said:
+        last = report.ends_cut and where == report.cut_short_said[-1]
+        print(t("audit_cmd.cut_last" if last else "audit_cmd.cut", where=where))

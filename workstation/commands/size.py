@@ -19,6 +19,7 @@ from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.invocation import cli
 
 if TYPE_CHECKING:
+    from workstation.core.phrases import Lookup
     from workstation.core.profiles import Profile
 
 
@@ -94,9 +95,9 @@ def run(args: argparse.Namespace) -> int:
     speed, cal = calibration.this_machine()
     if workload is None:  # --measure alone: what was measured and how far off the model is
         if args.json:
-            print_json({"calibration": cal, "memory_estimates_here": memory_check.history_summary()})
+            print_json({"calibration": calibration.for_json(cal), "memory_estimates_here": memory_check.history_summary()})
         else:
-            print(format_calibration(cal))
+            print(format_calibration(cal, lookup=texts_of(args).get))
             print(memory_check.describe_history(memory_check.history_summary(), texts_of(args).get))
         return 0
     report = hardware.report()
@@ -105,29 +106,43 @@ def run(args: argparse.Namespace) -> int:
     result = size(workload, candidate_machines(workload, local), cal, memory_check.history_summary(),
                   hardware.is_laptop(), served_profile(profile_ref(args)))
     if args.output is not None:
+        from workstation.core.phrases import say
         from workstation.core.size_report import markdown_report
 
-        written = markdown_report(result, args.output, args.top or 15)  # as typed: "reports/" is a folder
-        print(f"wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
+        lookup = texts_of(argparse.Namespace(lang=getattr(args, "lang", None))).get  # (its words, --json or not)
+        written = markdown_report(result, args.output, args.top or 15, lookup)  # as typed: "reports/" is a folder
+        print(say([("size.wrote", {"paths": ", ".join(str(p) for p in written)})], lookup), file=sys.stderr)
     if args.json:
         print_json(result.to_dict(top=args.top or 10))
     else:
         from workstation.core.size_report import text_report
 
         if args.measure and cal.get("checks"):  # (what the figures mean: the report's own line says it once)
-            print(format_calibration(cal, said=False) + "\n")
+            print(format_calibration(cal, said=False, lookup=texts_of(args).get) + "\n")
         print(text_report(result, args.top or 10, texts_of(args).get))
     return 0 if result.meeting else 2
 
 
-def format_calibration(cal: dict, said: bool = True) -> str:
+def format_calibration(cal: dict, said: bool = True, lookup: Lookup | None = None) -> str:
     """What --measure measured beside each prediction; ``said``: with the line on what the speed
-    model goes by (not where the report under it says it)."""
-    lines = [f"This machine's speed model: {cal['source']}."] if said else []
+    model goes by (not where the report under it says it); in ``lookup``'s language."""
+    from workstation.core.calibration import source_said
+    from workstation.core.phrases import local_number, say
+
+    lines = [say([("size.speed_model", {"source": source_said(cal)})], lookup)] if said else []
     if cal.get("checks"):
-        lines.append("model                          slots  measured tok/s  predicted (left out)  error")
-        for c in cal["checks"]:
-            lines.append(f"{c['model']:<30} {c['slots']:>5}  {c['measured_tps']:>14.1f}  "
-                         f"{c['predicted_tps']:>20.1f}  {c['error_pct']:+5.1f}%")
-        lines.append(f"mean error {cal['mean_abs_error_pct']}%")
+        header = [say([(f"size.col.{c}", {})], lookup)
+                  for c in ("model", "slots", "measured", "predicted", "error")]
+        rows = [[c["model"], str(c["slots"]), local_number(f"{c['measured_tps']:.1f}", lookup),
+                 local_number(f"{c['predicted_tps']:.1f}", lookup), local_number(f"{c['error_pct']:+5.1f}%", lookup)]
+                for c in cal["checks"]]
+        # (the widths as they were in English, wider for a longer word: model 30, slots 5, measured 14, predicted 20)
+        widths = [max(least, len(h)) for least, h in zip((30, 5, 14, 20), header, strict=False)]
+
+        def line(cells: list[str]) -> str:
+            return (f"{cells[0]:<{widths[0]}} {cells[1]:>{widths[1]}}  {cells[2]:>{widths[2]}}  "
+                    f"{cells[3]:>{widths[3]}}  {cells[4]}")
+
+        lines += [line(header), *(line(r) for r in rows)]
+        lines.append(say([("size.mean_error", {"off": f"{cal['mean_abs_error_pct']}%"})], lookup))
     return "\n".join(lines)

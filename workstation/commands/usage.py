@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workstation.commands import print_json, text_table
+from workstation.commands import add_lang_arg, print_json, text_table, texts_of
 from workstation.core.invocation import cli
 
 
@@ -14,12 +14,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--since", metavar="DATE", help="from this day (YYYY-MM-DD or DD.MM.YYYY) or time (YYYY-MM-DDTHH:MM)")
     p.add_argument("--by", choices=("person", "profile", "day"), default="person", help="one row per (default person)")
     p.add_argument("--json", action="store_true", help="print it as JSON")
+    add_lang_arg(p)  # its table and lines (it was refused: "--lang is not an option of 'usage'")
     p.set_defaults(func=run)
+
+
+COLUMNS = ("requests", "errors", "prompt", "cached", "generated", "tokens", "ttft", "tps")
 
 
 def run(args: argparse.Namespace) -> int:
     from workstation.core.usage import SHARED, UNKNOWN, open_usage_if_present, parse_since
 
+    t = texts_of(args)
     since = parse_since(args.since) if args.since else None
     log = open_usage_if_present()
     rows = []
@@ -27,9 +32,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             folded = log.fold_in()
             if folded:
-                print(f"workstation: {folded} request{'' if folded == 1 else 's'} that a stopped server could not "
-                      f"write {'were' if folded != 1 else 'was'} kept aside; {'they are' if folded != 1 else 'it is'} "
-                      "in the usage file now.", file=sys.stderr)
+                print(t("usage_cmd.folded_one" if folded == 1 else "usage_cmd.folded", n=f"{folded:,}"),
+                      file=sys.stderr)
             rows = log.summary(args.by, since)
         finally:
             log.close()
@@ -38,31 +42,34 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not rows:
         # (on a desk PC it said only this: what the person used is on the office server)
-        print("No requests recorded" + (f" since {args.since}" if args.since else "") + " by this PC's server: "
-              f"it records what {cli('serve')} answers here. On a desk PC, what your key used today on the "
-              "office server is on the app's F11.")
+        print(t("usage_cmd.none_since" if args.since else "usage_cmd.none", since=args.since or "",
+                command=cli("serve")))
         return 0
-    header = [args.by, "requests", "errors", "prompt", "cached", "generated", "total tokens", "TTFT ms", "tok/s"]
+    names = {SHARED: t("usage_cmd.shared"), UNKNOWN: t("usage_cmd.unknown")}
+    if args.by == "day":  # a day as the language writes one (Turkish 07.12.2026)
+        names.update({r.group: t.day(r.group) for r in rows})
+    header = [t(f"usage_cmd.by.{args.by}"), *(t(f"usage_cmd.col.{c}") for c in COLUMNS)]
+
+    def number(n: int) -> str:
+        return t.number(f"{n:,}")
+
     table = [
-        [r.group, f"{r.requests:,}", f"{r.errors:,}", f"{r.prompt_tokens:,}", f"{r.cached_tokens:,}",
-         f"{r.completion_tokens:,}", f"{r.tokens:,}", *r.speed_texts()]
+        [names.get(r.group, r.group), number(r.requests), number(r.errors), number(r.prompt_tokens),
+         number(r.cached_tokens), number(r.completion_tokens), number(r.tokens), *map(t.number, r.speed_texts())]
         for r in rows
     ]
     total = [
-        "all", f"{sum(r.requests for r in rows):,}", f"{sum(r.errors for r in rows):,}",
-        f"{sum(r.prompt_tokens for r in rows):,}", f"{sum(r.cached_tokens for r in rows):,}",
-        f"{sum(r.completion_tokens for r in rows):,}", f"{sum(r.tokens for r in rows):,}", "", "",
+        t("usage_cmd.all"), number(sum(r.requests for r in rows)), number(sum(r.errors for r in rows)),
+        number(sum(r.prompt_tokens for r in rows)), number(sum(r.cached_tokens for r in rows)),
+        number(sum(r.completion_tokens for r in rows)), number(sum(r.tokens for r in rows)), "", "",
     ]
     print(text_table(header, [*table, total], set(range(1, 9))))
     for r in rows:  # (the key's day leaves them out: `usage` said 626 where `keys list` said 425)
         if r.cut_requests:
-            one = r.cut_requests == 1
-            print(f"{r.group}: {r.cut_requests:,} {'reply' if one else 'replies'} cut off when the server stopped "
-                  f"({r.cut_tokens:,} tokens) {'is' if one else 'are'} not charged: not in these totals, nor in the "
-                  "day's limit.")
+            print(t("usage_cmd.cut_one" if r.cut_requests == 1 else "usage_cmd.cut", group=names.get(r.group, r.group),
+                    n=f"{r.cut_requests:,}", tokens=f"{r.cut_tokens:,}"))
     groups = {r.group for r in rows}
-    for name, meaning in ((SHARED, "the operator's --api-key, or a server without people's keys"),
-                          (UNKNOWN, "requests refused for a missing or wrong key (a revoked key's are its owner's)")):
+    for name, meaning in ((SHARED, "usage_cmd.shared_means"), (UNKNOWN, "usage_cmd.unknown_means")):
         if name in groups:  # named nowhere else
-            print(f"{name}: {meaning}")
+            print(f"{names[name]}: {t(meaning)}")
     return 0

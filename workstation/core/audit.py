@@ -30,6 +30,7 @@ from typing import Any
 
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import data_dir, own_file, own_folder
+from workstation.core.phrases import Phrase, say
 
 GENESIS = "0" * 64
 CURRENT = "audit.jsonl"
@@ -187,16 +188,23 @@ class AuditTrail:
 class AuditReport:
     files: int = 0
     lines: int = 0
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # in English (--json); ``said``: as phrases
+    said: list[Phrase] = field(default_factory=list)
     unrecorded: int = 0  # lines after the last the usage file records (a server still writing, a full disk)
     # lines cut short when the server stopped (a crash, a power cut: no line's end, no JSON), the
     # trail's last or with the chain going on after them from the line before: no tampering
     cut_short: list[str] = field(default_factory=list)
+    cut_short_said: list[Phrase] = field(default_factory=list)
     ends_cut: bool = False  # the trail's last line is one of them
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    def problem(self, key: str, **values: Any) -> None:
+        """A problem found, as a phrase (core/phrases.py ``audit.*``) and in English."""
+        self.said.append((key, values))
+        self.problems.append(say([(key, values)]))
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "files": self.files, "lines": self.lines, "problems": self.problems,
@@ -205,17 +213,21 @@ class AuditReport:
 
 @dataclass
 class _Line:
-    where: str  # "audit.jsonl line 7"
+    said: Phrase  # "audit.jsonl line 7"
     entry: dict[str, Any] | None
     hash_ok: bool
     ended: bool = True  # it ends with a newline
+
+    @property
+    def where(self) -> str:
+        return say([self.said])
 
 
 def _read_lines(files: Sequence[Path]) -> Iterator[_Line]:
     for path in files:
         with open(path, "rb") as f:
             for number, raw in enumerate(f, 1):
-                where = f"{path.name} line {number}"
+                where: Phrase = ("audit.where", {"file": path.name, "line": str(number)})
                 try:
                     entry = json.loads(raw)
                     if not isinstance(entry, dict) or not isinstance(entry.get("seq"), int):
@@ -254,7 +266,6 @@ def verify(directory: Path | None = None, known_head: tuple[int, str] | None = N
     report = AuditReport(files=len(files))
     lines = list(_read_lines(files))
     report.lines = len(lines)
-    problems = report.problems
     seen: dict[str, int] = {}  # hash -> index of the line holding it
     prev_hash: str | None = GENESIS
     expected = 1
@@ -264,32 +275,37 @@ def verify(directory: Path | None = None, known_head: tuple[int, str] | None = N
         if entry is None:
             if _cut_short(lines, i, prev_hash, expected):
                 report.cut_short.append(line.where)
+                report.cut_short_said.append(line.said)
                 report.ends_cut = i == len(lines) - 1
                 continue  # the chain goes on from the line before
-            problems.append(f"{line.where} is not an audit line: it was changed.")
+            report.problem("audit.not_a_line", where=line.said)
             prev_hash = None
             continue
         if prev_hash is not None and entry["prev"] != prev_hash:
             nxt = lines[i + 1].entry if i + 1 < len(lines) else None
             if nxt is not None and nxt["prev"] == prev_hash:
-                problems.append(f"{line.where} was inserted: the line after it links to the line before it.")
+                report.problem("audit.inserted_one", where=line.said)
                 continue  # the chain goes on from the line before
             if entry["prev"] in seen and seen[entry["prev"]] < i - 1:
                 first = seen[entry["prev"]] + 1
-                span = lines[first].where if first == i - 1 else f"{lines[first].where} to {lines[i - 1].where}"
-                problems.append(f"{span} inserted: {line.where} links to {lines[first - 1].where}.")
+                span: Phrase = lines[first].said if first == i - 1 else (
+                    "audit.span", {"first": lines[first].said, "last": lines[i - 1].said})
+                report.problem("audit.inserted", span=span, where=line.said, before=lines[first - 1].said)
             elif entry["seq"] > expected:
                 missing = entry["seq"] - expected
-                gone = f"seq {expected} is missing" if missing == 1 else f"seq {expected} to {entry['seq'] - 1} are missing"
-                problems.append(f"{missing} line{'s' if missing > 1 else ''} removed before {line.where} ({gone}).")
+                if missing == 1:
+                    report.problem("audit.removed_one", where=line.said, seq=str(expected))
+                else:
+                    report.problem("audit.removed", n=f"{missing:,}", where=line.said, first=str(expected),
+                                   last=str(entry["seq"] - 1))
             elif last_ok is not None:
-                problems.append(f"{lines[last_ok].where} was changed: the next line's link to it does not match.")
+                report.problem("audit.link_changed", where=lines[last_ok].said)
             else:
-                problems.append(f"{line.where} does not link to the start of the trail.")
+                report.problem("audit.no_start", where=line.said)
         elif prev_hash is not None and entry["seq"] != expected:
-            problems.append(f"{line.where} has seq {entry['seq']}, expected {expected}.")
+            report.problem("audit.wrong_seq", where=line.said, seq=str(entry["seq"]), expected=str(expected))
         if not line.hash_ok:
-            problems.append(f"{line.where} was changed: its content does not match its hash.")
+            report.problem("audit.hash_changed", where=line.said)
         seen[entry["hash"]] = i
         prev_hash = entry["hash"]
         expected = entry["seq"] + 1
@@ -299,21 +315,21 @@ def verify(directory: Path | None = None, known_head: tuple[int, str] | None = N
         last = lines[last_ok].entry if last_ok is not None else None
         last_seq = last["seq"] if last else 0
         if last_seq < seq:
-            after = f"after {lines[last_ok].where}" if last_ok is not None else "from the start"
-            problems.append(
-                f"{seq - last_seq} line{'s' if seq - last_seq > 1 else ''} removed {after}: "
-                f"the usage file records seq {seq}."
-            )
+            after: Phrase = ("audit.after", {"where": lines[last_ok].said}) if last_ok is not None else (
+                "audit.from_start", {})
+            report.problem("audit.removed_after_one" if seq - last_seq == 1 else "audit.removed_after",
+                           n=f"{seq - last_seq:,}", after=after, seq=str(seq))
         elif last is not None and last_seq == seq and last["hash"] != digest and not known:
-            problems.append(f"{lines[last_ok].where} was changed: the usage file records another hash for it.")
+            report.problem("audit.head_changed", where=lines[last_ok].said)
     if known:  # each line a request became, as the usage file recorded it when it was written
-        changed = [line.where for line in lines if line.entry is not None and line.entry["seq"] in known
+        changed = [line.said for line in lines if line.entry is not None and line.entry["seq"] in known
                    and known[line.entry["seq"]] != line.entry["hash"]]
         if changed:
-            listed = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
-            problems.append(f"{listed} {'was' if len(changed) == 1 else 'were'} changed: the usage file records "
-                            "another hash for "
-                            + ("it" if len(changed) == 1 else "them") + " (the chain was made again after).")
+            listed: list[Phrase] = [part for i, where in enumerate(changed[:3])
+                                    for part in ([("audit.comma", {})] if i else []) + [where]]
+            if len(changed) > 3:
+                listed.append(("audit.and_more", {"n": f"{len(changed) - 3:,}"}))
+            report.problem("audit.changed_one" if len(changed) == 1 else "audit.changed", listed=listed)
         newest = max(known)
         report.unrecorded = sum(1 for line in lines if line.entry is not None and line.entry["seq"] > newest)
     return report

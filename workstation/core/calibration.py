@@ -30,6 +30,7 @@ from workstation.core.invocation import cli
 from workstation.core.metrics import REPLY_RATE_MIN, ReplyTiming
 from workstation.core.model_info import ModelInfo, read_model_info
 from workstation.core.model_shapes import active_params
+from workstation.core.phrases import Phrase, say
 from workstation.core.results import HistoryEntry, ResultRow, history, save_run
 from workstation.core.speed_estimate import quantized_kv
 from workstation.core.speed_model import (
@@ -38,6 +39,7 @@ from workstation.core.speed_model import (
     default_cpu,
     fit_cpu,
     leave_one_out,
+    reference_said,
 )
 
 Progress = Callable[[float, str], None]  # (fraction done, what is running)
@@ -240,6 +242,9 @@ def unsure(e: HistoryEntry) -> bool:
     return bool(e.value and spread and spread > UNSURE_SPREAD * e.value)
 
 
+SAID = "source_said"  # this_machine's report: its source as phrases
+
+
 def this_machine() -> tuple[SpeedConstants, dict[str, Any]]:
     """The CPU's constants, fitted to this machine's saved figures (or the defaults), and a
     report of how they were calibrated and how far off they are here."""
@@ -249,12 +254,15 @@ def this_machine() -> tuple[SpeedConstants, dict[str, Any]]:
     points, pp, used = _points(entries)
     models = {p.model for p in points}
     cores = count_physical_cores()
-    constants = default_cpu(cores, cpu_bandwidth_gbps(cores))
+    gbps = cpu_bandwidth_gbps(cores)
+    constants = default_cpu(cores, gbps)
+    said: list[Phrase] = [("speed.not_measured", {"where": reference_said(cores, gbps), "cmd": cli("size --measure")})]
     checks = []
     if len(points) >= 3:
-        source = (f"fitted to {len(points)} decode figures measured here ({', '.join(sorted(models))}; "
-                  f"{'size --measure' if any(e.kind == 'calibrate' for e in entries) else 'bench'})")
-        fitted_constants = fit_cpu(points, pp, source)
+        fitted_said: list[Phrase] = [("speed.fitted", {
+            "n": f"{len(points):,}", "models": ", ".join(sorted(models)),
+            "by": "size --measure" if any(e.kind == "calibrate" for e in entries) else "bench"})]
+        fitted_constants = fit_cpu(points, pp, say(fitted_said))
         checks = leave_one_out(points) if len(points) >= 4 else []
     rows = []
     for p, pred in checks:
@@ -266,19 +274,16 @@ def this_machine() -> tuple[SpeedConstants, dict[str, Any]]:
     mean_error = round(float(np.mean(errs)), 1) if errs else None
     noisy = mean_error is not None and mean_error > NOISY_PCT
     if len(points) >= 3 and not noisy:
-        constants = fitted_constants
+        constants, said = fitted_constants, fitted_said
     elif noisy:  # one busy moment's figures made every estimate after them: fit said 46 tok/s beside bench's 125
         # the estimate said as one, and when to measure again said once (it said "run 'size --measure'
         # to measure this one" in the same breath as "size --measure again while the PC is idle")
-        estimate = constants.source.removeprefix("not measured here: ").removesuffix(
-            f" (run '{cli('size --measure')}' to measure this one)")
-        constants = dataclasses.replace(constants, source=(
-            f"an estimate, not a measurement ({estimate}): the {len(points)} figures measured here disagree too "
-            f"much to go by (each one left out of the fit was predicted {mean_error:.0f}% off on average), as "
-            f"another program was probably using the CPU; measure again with '{cli('size --measure')}' when the "
-            "PC is quiet (other programs closed)"))
+        said = [("speed.too_noisy", {"where": reference_said(cores, gbps), "n": f"{len(points):,}",
+                                     "off": f"{mean_error:.0f}%", "cmd": cli("size --measure")})]
+        constants = dataclasses.replace(constants, source=say(said))
     report = {
         "source": constants.source,
+        SAID: said,  # the source as phrases, for a report in another language (``for_json`` leaves it out)
         "constants": constants.to_dict(),
         "figures_used": used,
         "checks": rows,
@@ -288,6 +293,17 @@ def this_machine() -> tuple[SpeedConstants, dict[str, Any]]:
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     return constants, report
+
+
+def for_json(report: dict[str, Any]) -> dict[str, Any]:
+    """``this_machine``'s report as ``--json`` gives it: its source in English words, not its phrases."""
+    return {k: v for k, v in report.items() if k != SAID}
+
+
+def source_said(report: dict[str, Any]) -> list[Phrase] | str:
+    """What the speeds go by (``this_machine``'s source) as phrases to say in a language; the
+    English source where the report has none (one read from a file)."""
+    return report.get(SAID) or str(report.get("source", ""))
 
 
 REPLIES_FAR_BELOW = 2 / 3  # replies under this share of the estimate: why, said (as fit's "go by measured" gap)

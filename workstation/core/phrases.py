@@ -204,6 +204,12 @@ ENGLISH: dict[str, str] = {
     "headline.pc_yes": ("Yes: {pc} can serve {people} with {model} {quant}: it answers {at_once}{parallel}; at the "
                         "busy hour a person waits about {ttft} for the first word, then gets about {tps} tokens a "
                         "second{crowd}."),
+    # fast enough, but a model under the workload's size floor: not a "Yes" (it said "Yes: this PC can serve
+    # 6 people" and only after it that the model is too small for the work)
+    "headline.pc_small": ("No, not for real work: {pc} is fast enough for {people} with {model} {quant}, but that "
+                          "model is too small for office work: it answers {at_once}{parallel}; at the busy hour a "
+                          "person waits about {ttft} for the first word, then gets about {tps} tokens a "
+                          "second{crowd}."),
     "headline.pc_no": ("No: {pc} cannot serve {people} at these targets with {model} {quant} ({misses}): it answers "
                        "{at_once}{parallel}; at the busy hour a person would wait about {ttft} for the first word, "
                        "then get about {tps} tokens a second{crowd}; {served}."),
@@ -297,6 +303,118 @@ ENGLISH: dict[str, str] = {
     "size.ranking": ("Ranked by price (a machine you already have comes first when it is enough), then model "
                      "size, bits per weight, K/V precision, speed."),
     "miss.and": "; ",
+    # what 'audit verify' finds in the server's audit trail (core/audit.verify)
+    "audit.where": "{file} line {line}",
+    "audit.span": "{first} to {last}",
+    "audit.comma": ", ",
+    "audit.and_more": " and {n} more",
+    "audit.not_a_line": "{where} is not an audit line: it was changed.",
+    "audit.inserted_one": "{where} was inserted: the line after it links to the line before it.",
+    "audit.inserted": "{span} inserted: {where} links to {before}.",
+    "audit.removed_one": "1 line removed before {where} (seq {seq} is missing).",
+    "audit.removed": "{n} lines removed before {where} (seq {first} to {last} are missing).",
+    "audit.link_changed": "{where} was changed: the next line's link to it does not match.",
+    "audit.no_start": "{where} does not link to the start of the trail.",
+    "audit.wrong_seq": "{where} has seq {seq}, expected {expected}.",
+    "audit.hash_changed": "{where} was changed: its content does not match its hash.",
+    "audit.after": "after {where}",
+    "audit.from_start": "from the start",
+    "audit.removed_after_one": "1 line removed {after}: the usage file records seq {seq}.",
+    "audit.removed_after": "{n} lines removed {after}: the usage file records seq {seq}.",
+    "audit.head_changed": "{where} was changed: the usage file records another hash for it.",
+    "audit.changed_one": ("{listed} was changed: the usage file records another hash for it (the chain was made "
+                          "again after)."),
+    "audit.changed": ("{listed} were changed: the usage file records another hash for them (the chain was made "
+                      "again after)."),
+    # what the speeds of this machine go by (calibration.this_machine's source; the size report's line)
+    "speed.reference": "a 2-core reference PC",
+    "speed.reference_scaled": "a 2-core reference PC scaled to this one's {cores} cores and {gbps} GB/s",
+    "speed.not_measured": "not measured here: figures of {where} (run '{cmd}' to measure this one)",
+    "speed.fitted": "fitted to {n} decode figures measured here ({models}; {by})",
+    "speed.too_noisy": ("an estimate, not a measurement (figures of {where}): the {n} figures measured here disagree "
+                        "too much to go by (each one left out of the fit was predicted {off} off on average), as "
+                        "another program was probably using the CPU; measure again with '{cmd}' when the PC is "
+                        "quiet (other programs closed)"),
+    "speed.cpu_kv_slower": ("counted about a fifth slower ({speed}x) on the CPU for its context memory smaller than "
+                            "full size (a quantized K/V cache), which the CPU is slower to write and read"),
+    "size.speed_here": "This machine's speed: {source}",
+    "size.speed_off": "; off by {off} on average here (each figure left out of the fit)",
+    "size.speed_model": "This machine's speed model: {source}.",
+    "size.mean_error": "mean error {off}",
+    # --measure's table: each figure measured beside the prediction of a fit that left it out
+    "size.col.model": "model",
+    "size.col.slots": "slots",
+    "size.col.measured": "measured tok/s",
+    "size.col.predicted": "predicted (left out)",
+    "size.col.error": "error",
+    "size.thinks": ("{which} thinks before answering: these figures are for thinking off ('thinking: false' in the "
+                    "profile); with thinking on, a reply first spends hundreds to thousands of tokens thinking, so "
+                    "answers take several times longer."),
+    "size.think": ("{which} think before answering: these figures are for thinking off ('thinking: false' in the "
+                   "profile); with thinking on, a reply first spends hundreds to thousands of tokens thinking, so "
+                   "answers take several times longer."),
+    "size.names_and": "{names} and {last}",
+    "size.cpu_kv": ("On a CPU a q8_0 or q4_0 K/V cache saves memory but costs time: those rows' speeds are "
+                    "{slower}, as F3 and 'fit' count them. Their wait for the first word is not counted slower, "
+                    "though with a long prompt it is much later. 'bench --replay' on profiles with each K/V type "
+                    "measures both on your prompts."),
+    "size.not_considered": "Not considered (no known shape): {models}.",
+    "size.wrote": "wrote {paths}",
+    # size -o's Markdown report (size_report.markdown_report) and its charts
+    "report.title": "Sizing: {name}",
+    "report.workload": "The workload",
+    "report.what": "what",
+    "report.value": "value",
+    "report.people": "people",
+    "report.chats": "chats per person per hour (busy hour)",
+    "report.prompt_reply": "prompt / reply tokens",
+    "report.context": "context per slot",
+    "report.context_value": "{n} tokens",
+    "report.documents": "documents per day",
+    "report.documents_value": "{n} of {tokens} tokens, {hours} h a night",
+    "report.latency": "latency wanted",
+    "report.latency_value": "first token within {ttft} s, {tps} tokens/s per person",
+    "report.quality": "quality floor",
+    "report.quality_value": "at most {loss} below the best on '{tasks}'",
+    "report.no_quality": "none",
+    "report.ranked": "Ranked options",
+    "report.closest": "Nothing meets the workload: the closest options",
+    "report.meeting": "{n} of {total} options meet every target. ",
+    "report.per_machine": "The best option on each machine",
+    "report.charts": "Charts",
+    "report.people_chart": "tokens/s per person against people",
+    "report.memory_chart": "memory stack per option",
+    "report.calibrated": "How the speeds were calibrated",
+    "report.decode": ("Decode: each step reads the weights once for all the sequences decoding together and each "
+                      "sequence's K/V cells, plus a little compute per token; prompts are compute-bound."),
+    "report.this_cpu": "**This machine (CPU):** {source}.",
+    "report.checks": "Each measured figure beside the prediction of a fit that left it out:",
+    "report.predicted": "predicted tok/s",
+    "report.gpus": "GPUs:",
+    "report.gpus_fitted": " fitted to published llama-bench figures (rows marked fit) and checked against others:",
+    "report.col.gpu": "GPU",
+    "report.col.test": "test",
+    "report.col.published": "published tok/s",
+    "report.col.predicted": "predicted",
+    "report.col.role": "role",
+    "report.col.source": "source",
+    "report.memory": "Memory estimates on this machine",
+    "report.assumptions": "Assumptions",
+    "report.poisson": "Chats arrive at random (Poisson) at the busy hour's rate; a wait for a slot is Erlang C.",
+    "report.on_card": ("A GPU option holds the whole model, K/V cache and compute buffers on the card (flash "
+                       "attention on)."),
+    "report.shapes": ("Models not on disk are planned from their published shapes at the quantization's average bits "
+                      "per weight; quality is 'not measured' unless `{eval}` saved a score for that file."),
+    "report.map_reduce": "Documents are summarized map-reduce: chunks of the slot's context, one summary each.",
+    "report.chart_people": "people in the office (busy hour)",
+    "report.chart_tps": "tokens/s per person",
+    "report.chart_speed": "Reply speed each person gets",
+    "report.chart_target": "target",
+    "report.chart_weights": "weights",
+    "report.chart_kv": "K/V cache",
+    "report.chart_compute": "compute buffers",
+    "report.chart_card": "card memory",
+    "report.chart_stack": "Memory stack per option",
     # a file a person named cannot be written (atomic.cannot_write: an export, -o)
     "data.unusable": "The data folder {path}, where conversations and measurements are kept, cannot be used: {why}; "
                      "set WORKSTATION_DATA to a folder you can write in.",

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from workstation.core.atomic import is_a_stream, named_output, write_bytes_atomic, write_named_file
+from workstation.core.calibration import source_said
 from workstation.core.catalog import human_bytes
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import cli
 from workstation.core.memory_check import describe_history
 from workstation.core.phrases import Lookup, local_number, say, speed_figure
 from workstation.core.sizing import (
-    RANKING,
     THIS_MACHINE,
     SizingOption,
     SizingResult,
@@ -86,36 +86,37 @@ def text_report(result: SizingResult, top: int = 10, lookup: Lookup | None = Non
     out += [say([("size.ranking", {})], lookup)] if result.meeting else []
     cal = result.calibration
     if cal:  # (figures too unsteady to go by: the source says how far off, and that this is the estimate)
-        out.append(f"This machine's speed: {cal.get('source', '')}"
-                   + (f"; off by {cal['mean_abs_error_pct']}% on average here (each figure left out of the fit)"
-                      if cal.get("mean_abs_error_pct") is not None and not cal.get("too_noisy") else ""))
+        out.append(say([("size.speed_here", {"source": source_said(cal)})]
+                       + ([("size.speed_off", {"off": f"{cal['mean_abs_error_pct']}%"})]
+                          if cal.get("mean_abs_error_pct") is not None and not cal.get("too_noisy") else []), lookup))
     out.append(say([("size.gpu_speeds", {})], lookup))
     out.append(describe_history(result.memory_history, lookup))
-    for note in (result.reasoning_note(top), result.kv_note(top)):
-        if note:
-            out.append(note)
+    out += [say(note, lookup) for note in result.notes(top)]
     if result.skipped_models:
-        out.append(f"Not considered (no known shape): {', '.join(result.skipped_models)}.")
+        out.append(say([("size.not_considered", {"models": ", ".join(result.skipped_models)})], lookup))
     return "\n".join(out)
 
 
-def write_charts(data: dict[str, Any], folder: Path) -> list[Path]:
-    """The two PNG charts into ``folder``; returns their paths."""
+def write_charts(data: dict[str, Any], folder: Path, lookup: Lookup | None = None) -> list[Path]:
+    """The two PNG charts into ``folder``, their words in ``lookup``'s language; returns their paths."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    def word(key: str) -> str:
+        return say([(f"report.{key}", {})], lookup)
 
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
     for s in data["series"]:
         ax.plot(data["people"], s["values"], marker="o", markersize=3, label=s["label"])
-    ax.axhline(data["target_tps"], color="grey", linestyle="--", linewidth=1, label="target")
+    ax.axhline(data["target_tps"], color="grey", linestyle="--", linewidth=1, label=word("chart_target"))
     ax.axvline(data["workload_people"], color="grey", linestyle=":", linewidth=1)
-    ax.set_xlabel("people in the office (busy hour)")
-    ax.set_ylabel("tokens/s per person")
-    ax.set_title("Reply speed each person gets")
+    ax.set_xlabel(word("chart_people"))
+    ax.set_ylabel(word("chart_tps"))
+    ax.set_title(word("chart_speed"))
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
@@ -127,14 +128,14 @@ def write_charts(data: dict[str, Any], folder: Path) -> list[Path]:
     labels = [m["label"] for m in data["memory"]]
     x = list(range(len(labels)))
     bottom = [0.0] * len(labels)
-    for key, name in (("weights", "weights"), ("kv_cache", "K/V cache"), ("compute", "compute buffers")):
+    for key, name in (("weights", "chart_weights"), ("kv_cache", "chart_kv"), ("compute", "chart_compute")):
         vals = [m[key] for m in data["memory"]]
-        ax.bar(x, vals, bottom=bottom, label=name)
+        ax.bar(x, vals, bottom=bottom, label=word(name))
         bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
-    ax.scatter(x, [m["capacity"] for m in data["memory"]], marker="_", s=900, color="black", label="card memory")
+    ax.scatter(x, [m["capacity"] for m in data["memory"]], marker="_", s=900, color="black", label=word("chart_card"))
     ax.set_xticks(x, labels, rotation=15, ha="right", fontsize=7)
     ax.set_ylabel("GB")
-    ax.set_title("Memory stack per option")
+    ax.set_title(word("chart_stack"))
     ax.legend(fontsize=7)
     fig.tight_layout()
     paths.append(_save(fig, folder / MEMORY_PNG))
@@ -149,60 +150,69 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
-def markdown_report(result: SizingResult, named: Path | str, top: int = 15) -> list[Path]:
-    """The Markdown report at ``out`` with its charts beside it (``<stem>-people.png``, ...)."""
+def markdown_report(result: SizingResult, named: Path | str, top: int = 15, lookup: Lookup | None = None) -> list[Path]:
+    """The Markdown report at ``out`` with its charts beside it (``<stem>-people.png``, ...), its
+    words in ``lookup``'s language (``size --lang``)."""
     out = named_output(str(named))  # a typo in the folder is said, not made (nor its charts folder)
     # beside the report; a report written into /dev/stdout, /proc/self/fd/1… has them in the
     # folder it was run from (they were made in /dev)
     system = is_a_stream(out) and out.parts[1:2] in (("dev",), ("proc",))
     charts_dir = (Path.cwd() if system else out.parent) / f"{out.stem}-charts"
-    charts = write_charts(chart_data(result), charts_dir)
+    charts = write_charts(chart_data(result), charts_dir, lookup)
     w = result.workload
-    lines = [f"# Sizing: {w.name}", "", f"**{result.answer()}**", "", result.headline(), ""]
-    lines += ["## The workload", "", markdown_table(["what", "value"], [
-        ["people", f"{w.people:,}"], ["chats per person per hour (busy hour)", f"{w.chats_per_person_per_hour:,g}"],
-        ["prompt / reply tokens", f"{w.prompt_tokens:,} / {w.reply_tokens:,}"],
-        ["context per slot", f"{w.slot_context:,} tokens"],
-        ["documents per day", f"{w.documents_per_day:,} of {w.document_tokens:,} tokens, {w.night_hours:g} h a night"],
-        ["latency wanted", f"first token within {w.latency.ttft_s:g} s, {w.latency.tokens_per_second:g} tokens/s per person"],
-        ["quality floor", f"at most {w.quality.max_loss:.0%} below the best on '{w.quality.tasks}'"
-         if w.quality.tasks else "none"],
+
+    def word(key: str, **values: Any) -> str:
+        return say([(f"report.{key}", values)], lookup)
+
+    def figure(text: str) -> str:
+        return local_number(text, lookup)
+
+    lines = [f"# {word('title', name=w.name)}", "", f"**{say(result.answer_phrases(), lookup).strip()}**", "",
+             say(result.headline_phrases(), lookup).strip(), ""]
+    lines += [f"## {word('workload')}", "", markdown_table([word("what"), word("value")], [
+        [word("people"), figure(f"{w.people:,}")], [word("chats"), figure(f"{w.chats_per_person_per_hour:,g}")],
+        [word("prompt_reply"), f"{figure(f'{w.prompt_tokens:,}')} / {figure(f'{w.reply_tokens:,}')}"],
+        [word("context"), word("context_value", n=f"{w.slot_context:,}")],
+        [word("documents"), word("documents_value", n=f"{w.documents_per_day:,}", tokens=f"{w.document_tokens:,}",
+                                 hours=f"{w.night_hours:g}")],
+        [word("latency"), word("latency_value", ttft=f"{w.latency.ttft_s:g}", tps=f"{w.latency.tokens_per_second:g}")],
+        [word("quality"), word("quality_value", loss=f"{w.quality.max_loss:.0%}", tasks=w.quality.tasks)
+         if w.quality.tasks else word("no_quality")],
     ]), ""]
-    title = "Ranked options" if result.meeting else "Nothing meets the workload: the closest options"
-    lines += [f"## {title}", "", f"{len(result.meeting)} of {len(result.options)} options meet every target. "
-              + RANKING, ""]
-    lines += [markdown_table(HEADER, [_row(i, o) for i, o in enumerate(table_rows(result, top), 1)]
-                             + here_rows(result, top)), ""]
-    for note in (result.reasoning_note(top), result.kv_note(top)):
-        if note:
-            lines += [note, ""]
+    lines += [f"## {word('ranked') if result.meeting else word('closest')}", "",
+              word("meeting", n=f"{len(result.meeting):,}", total=f"{len(result.options):,}")
+              + say([("size.ranking", {})], lookup), ""]
+    lines += [markdown_table(HEADER, [_row(i, o, lookup) for i, o in enumerate(table_rows(result, top), 1)]
+                             + here_rows(result, top, lookup)), ""]
+    for note in result.notes(top):
+        lines += [say(note, lookup), ""]
     per_machine = result.best_per_machine()
     if per_machine:
-        lines += ["## The best option on each machine", "",
-                  markdown_table(HEADER, [_row(i, o) for i, o in enumerate(per_machine, 1)]), ""]
-    lines += ["## Charts", "", f"![tokens/s per person against people]({charts_dir.name}/{PEOPLE_PNG})", "",
-              f"![memory stack per option]({charts_dir.name}/{MEMORY_PNG})", ""]
+        lines += [f"## {word('per_machine')}", "",
+                  markdown_table(HEADER, [_row(i, o, lookup) for i, o in enumerate(per_machine, 1)]), ""]
+    lines += [f"## {word('charts')}", "", f"![{word('people_chart')}]({charts_dir.name}/{PEOPLE_PNG})", "",
+              f"![{word('memory_chart')}]({charts_dir.name}/{MEMORY_PNG})", ""]
     cal = result.calibration
-    lines += ["## How the speeds were calibrated", "",
-              "Decode: each step reads the weights once for all the sequences decoding together and each "
-              "sequence's K/V cells, plus a little compute per token; prompts are compute-bound.", ""]
+    lines += [f"## {word('calibrated')}", "", word("decode"), ""]
     if cal:
-        lines += [f"**This machine (CPU):** {cal.get('source', '')}.", ""]
+        lines += [word("this_cpu", source=source_said(cal)), ""]
         if cal.get("checks"):
-            lines += ["Each measured figure beside the prediction of a fit that left it out:", "",
-                      markdown_table(["model", "slots", "measured tok/s", "predicted tok/s", "error"],
-                                     [[c["model"], str(c["slots"]), f"{c['measured_tps']:.1f}",
-                                       f"{c['predicted_tps']:.1f}", f"{c['error_pct']:+.1f}%"] for c in cal["checks"]]), ""]
-    lines += ["**GPUs:** fitted to published llama-bench figures (rows marked fit) and checked against others:", "",
-              markdown_table(["GPU", "model", "test", "published tok/s", "predicted", "error", "role", "source"],
-                             [[r["gpu"], r["model"], r["test"], f"{r['published']:.1f}", f"{r['predicted']:.1f}",
-                               f"{r['error_pct']:+.1f}%", r["role"], r["source"]] for r in gpu_check()]), ""]
-    lines += ["## Memory estimates on this machine", "", describe_history(result.memory_history), ""]
-    lines += ["## Assumptions", "",
-              "- Chats arrive at random (Poisson) at the busy hour's rate; a wait for a slot is Erlang C.",
-              "- A GPU option holds the whole model, K/V cache and compute buffers on the card (flash attention on).",
-              "- Models not on disk are planned from their published shapes at the quantization's average bits "
-              f"per weight; quality is 'not measured' unless `{cli('eval')}` saved a score for that file.",
-              "- Documents are summarized map-reduce: chunks of the slot's context, one summary each.", ""]
+            lines += [word("checks"), "",
+                      markdown_table([say([(f"size.col.{c}", {})], lookup) for c in ("model", "slots", "measured")]
+                                     + [word("predicted"), say([("size.col.error", {})], lookup)],
+                                     [[c["model"], str(c["slots"]), figure(f"{c['measured_tps']:.1f}"),
+                                       figure(f"{c['predicted_tps']:.1f}"), figure(f"{c['error_pct']:+.1f}%")]
+                                      for c in cal["checks"]]), ""]
+    lines += [f"**{word('gpus')}**{word('gpus_fitted')}", "",
+              markdown_table([word("col.gpu"), say([("size.col.model", {})], lookup), word("col.test"),
+                              word("col.published"), word("col.predicted"), say([("size.col.error", {})], lookup),
+                              word("col.role"), word("col.source")],
+                             [[r["gpu"], r["model"], r["test"], figure(f"{r['published']:.1f}"),
+                               figure(f"{r['predicted']:.1f}"), figure(f"{r['error_pct']:+.1f}%"), r["role"],
+                               r["source"]] for r in gpu_check()]), ""]
+    lines += [f"## {word('memory')}", "", describe_history(result.memory_history, lookup), ""]
+    lines += [f"## {word('assumptions')}", "", f"- {word('poisson')}", f"- {word('on_card')}",
+              f"- {word('shapes', eval=cli('eval'))}", f"- {word('map_reduce')}", ""]
     write_named_file(out, "\n".join(lines), WorkstationError)
     return [out, *charts]
+

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from workstation.core.calibration import for_json
 from workstation.core.catalog import GB, QUANT_SUFFIX, human_bytes
 from workstation.core.gpu_layers import GPU_RESERVE_BYTES, GPU_RESERVE_FRACTION
 from workstation.core.gpu_table import GpuSpec, cards_named, find_spec, sizing_specs
@@ -42,10 +43,10 @@ from workstation.core.model_shapes import (
     catalog_model,
     thinks_first,
 )
-from workstation.core.phrases import ENGLISH, Phrase, say, speed_figure
+from workstation.core.phrases import Phrase, say, speed_figure
 from workstation.core.planner import plan
 from workstation.core.profiles import SERVE_SLOTS, Profile
-from workstation.core.speed_estimate import CPU_SLOWER_SAID, kv_speed, quantized_kv
+from workstation.core.speed_estimate import CPU_SLOWER, kv_speed, quantized_kv
 from workstation.core.speed_model import SpeedConstants, gpu_constants
 from workstation.core.workload import Workload
 
@@ -490,8 +491,9 @@ class SizingResult:
             "parallel": self.served_with(o), "ttft": _secs(o.ttft_s), "tps": speed_figure(o.tps_per_person),
             "crowd": crowd(o)}
         load = load_misses(o)
-        if not load:
-            out.append(("headline.pc_yes", values))
+        if not load:  # fast enough; a model under the size floor is not a "Yes" (its size said after)
+            small = any(key == "miss.params" for key, _ in o.miss_phrases)
+            out.append(("headline.pc_small" if small else "headline.pc_yes", values))
         else:
             people = self.people_served(o)
             values["served"] = ("headline.would_serve", {"people": _people(people)}) if people else (
@@ -599,7 +601,7 @@ class SizingResult:
             "best_per_machine": [o.to_dict() for o in self.best_per_machine()],
             "n_options": len(self.options),
             "n_meeting": len(self.meeting),
-            "calibration": self.calibration,
+            "calibration": for_json(self.calibration),
             "memory_estimates_here": self.memory_history,
             "skipped_models": self.skipped_models,
             "reasoning_models": self.reasoning_models(top),
@@ -609,25 +611,25 @@ class SizingResult:
         """The reasoning models among the options shown: their figures are for thinking off."""
         return sorted({o.model for o in self.shown(top) + self.best_per_machine() if thinks_first(o.model)})
 
-    def kv_note(self, top: int = 20) -> str:
-        """One sentence where an option shown runs a quantized K/V cache on a CPU ('' none does)."""
+    def kv_note(self, top: int = 20) -> list[Phrase]:
+        """One sentence where an option shown runs a quantized K/V cache on a CPU ([] where none does)."""
         if not any(o.machine_kind == "cpu" and quantized_kv(o.kv_type, o.kv_type)
                    for o in self.shown(top) + self.best_per_machine()):
-            return ""
-        return ("On a CPU a q8_0 or q4_0 K/V cache saves memory but costs time: those rows' speeds are "
-                f"{CPU_SLOWER_SAID}, as F3 and 'fit' count them. Their wait for the first word is not counted "
-                "slower, though with a long prompt it is much later. 'bench --replay' on profiles with each K/V "
-                "type measures both on your prompts.")
+            return []
+        return [("size.cpu_kv", {"slower": CPU_SLOWER})]
 
-    def reasoning_note(self, top: int = 20) -> str:
-        """One sentence on the reasoning models shown ('' when none is)."""
+    def reasoning_note(self, top: int = 20) -> list[Phrase]:
+        """One sentence on the reasoning models shown ([] when none is)."""
         names = [model_family(m) for m in self.reasoning_models(top)]
         if not names:
-            return ""
-        which = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-        return (f"{which} think{'s' if len(names) == 1 else ''} before answering: these figures are for "
-                "thinking off ('thinking: false' in the profile); with thinking on, a reply first spends "
-                "hundreds to thousands of tokens thinking, so answers take several times longer.")
+            return []
+        which: Phrase | str = names[0] if len(names) == 1 else ("size.names_and", {
+            "names": ", ".join(names[:-1]), "last": names[-1]})
+        return [("size.thinks" if len(names) == 1 else "size.think", {"which": which})]
+
+    def notes(self, top: int = 20) -> list[list[Phrase]]:
+        """The sentences under the table: the reasoning models', a CPU's quantized K/V cache's."""
+        return [note for note in (self.reasoning_note(top), self.kv_note(top)) if note]
 
 
 def size(workload: Workload, machines: list[Machine], calibration: dict[str, Any] | None = None,
@@ -714,7 +716,6 @@ def chart_data(result: SizingResult, n: int = 4) -> dict[str, Any]:
             "target_tps": result.workload.latency.tokens_per_second, "workload_people": result.workload.people}
 
 
-RANKING = ENGLISH["size.ranking"]  # (the -o report's; the terminal's says it in its language)
 
 
 def installed_at(info: ModelInfo, quant: str) -> str | None:

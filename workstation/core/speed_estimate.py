@@ -9,7 +9,7 @@ from pathlib import Path
 
 from workstation.core.catalog import human_bytes
 from workstation.core.memory_plan import DevicePlan, MemoryPlan
-from workstation.core.phrases import PAGE_WORDS, Lookup, Phrase, about_words, words_per_token
+from workstation.core.phrases import PAGE_WORDS, Lookup, Phrase, about_words, say, words_per_token
 from workstation.core.profiles import Profile
 from workstation.core.speed_model import SpeedConstants
 
@@ -69,8 +69,8 @@ def quantized_kv(type_k: str, type_v: str) -> bool:
 
 
 # said wherever an estimate counts it (fit's speed note, size's note under its table)
-CPU_SLOWER_SAID = (f"counted about a fifth slower ({CPU_QUANTIZED_KV_SPEED:.2f}x) on the CPU for its context memory "
-                   "smaller than full size (a quantized K/V cache), which the CPU is slower to write and read")
+CPU_SLOWER: Phrase = ("speed.cpu_kv_slower", {"speed": f"{CPU_QUANTIZED_KV_SPEED:.2f}"})
+CPU_SLOWER_SAID = say([CPU_SLOWER])
 
 
 def kv_speed(d: DevicePlan, type_k: str, type_v: str) -> float:

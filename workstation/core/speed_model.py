@@ -31,6 +31,7 @@ import numpy as np
 
 from workstation.core.gpu_table import GpuSpec, find_spec
 from workstation.core.invocation import cli
+from workstation.core.phrases import Phrase, say
 
 GIB = 1024**3
 
@@ -153,10 +154,16 @@ def default_cpu(cores: int = REFERENCE_CORES, bandwidth_gbps: float = REFERENCE_
     s_layer, s_flop = (_nnls(a * scale / rest[:, None], np.ones(len(rest))) * scale).tolist()
     pp = fit_cpu(DESIGN_ANCHORS, [(134.5e6, 279.0)], "").pp_s_per_flop
     slower = REFERENCE_CORES / max(cores, 1)  # multiplying scales with the cores; a layer's fixed cost does not
-    where = ("a 2-core reference PC" if (cores, bandwidth_gbps) == (REFERENCE_CORES, REFERENCE_GBPS) else
-             f"a 2-core reference PC scaled to this one's {cores} cores and {bandwidth_gbps:.0f} GB/s")
     return SpeedConstants(1 / (bandwidth_gbps * 1e9), s_layer, s_flop * slower, pp * slower,
-                          f"not measured here: figures of {where} (run '{cli('size --measure')}' to measure this one)")
+                          say([("speed.not_measured", {"where": reference_said(cores, bandwidth_gbps),
+                                                       "cmd": cli("size --measure")})]))
+
+
+def reference_said(cores: int = REFERENCE_CORES, bandwidth_gbps: float = REFERENCE_GBPS) -> Phrase:
+    """The PC whose figures ``default_cpu`` goes by, as a phrase: the reference PC, or it scaled to this one."""
+    if (cores, bandwidth_gbps) == (REFERENCE_CORES, REFERENCE_GBPS):
+        return ("speed.reference", {})
+    return ("speed.reference_scaled", {"cores": str(cores), "gbps": f"{bandwidth_gbps:.0f}"})
 
 
 # --- GPUs: published llama-bench figures ---------------------------------------------------------
