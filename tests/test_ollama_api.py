@@ -257,3 +257,30 @@ def test_usage_records_and_a_client_that_leaves(server: RunningServer, data: Pat
         assert 0 < gone.completion_tokens < 900  # the tokens made before the client left still count
     finally:
         usage.close()
+
+
+RULES = "List of office rules:\n- Be on time.\n- Be on time.\n- Be on time.\n"  # (it goes on repeating its last line)
+
+
+def test_a_reply_cut_at_its_repeats_says_so_and_a_raw_text_runs_on(server: RunningServer) -> None:
+    """/api/chat cut a reply at its repeats with ``done_reason: "stop"`` and no word of why,
+    whole or streamed (the stream having sent the repeats); /api/generate's ``raw`` text, a text
+    continued as /v1/completions', was cut too."""
+    options = {"temperature": 0, "num_predict": 60, "repeat_penalty": 1.0}
+    chat = {"model": "serve-test", "options": options,
+            "messages": [{"role": "user", "content": "Write the office rules."},
+                         {"role": "assistant", "content": RULES}]}
+    whole = post(server, "/api/chat", {**chat, "stream": False}).json()
+    streamed = lines(server, "/api/chat", chat)
+    text = whole["message"]["content"]
+    assert text == "- Be on time." and whole["done_reason"] == "stop"
+    for done in (whole, streamed[-1]):
+        assert (done["workstation_stop"], done["loop_kept"]) == ("loop", len(text))
+        assert done["eval_count"] == whole["eval_count"] > 6  # (the tokens generated, the repeats' too)
+    assert "".join(o["message"]["content"] for o in streamed)[:len(text)] == text
+    raw = {"model": "serve-test", "options": options, "prompt": RULES, "raw": True}
+    generated = post(server, "/api/generate", {**raw, "stream": False}).json()
+    assert generated["done_reason"] == "length" and generated["response"].count("- Be on time.") > 5
+    assert "workstation_stop" not in generated
+    asked = post(server, "/api/generate", {**raw, "stream": False, "stop_on_loop": True}).json()
+    assert asked["response"] == "- Be on time." and asked["workstation_stop"] == "loop"

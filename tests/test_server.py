@@ -925,3 +925,58 @@ def test_a_streamed_reply_that_repeats_itself_says_why_it_stopped_and_what_is_th
     assert whole.choices[0].message.content == kept  # (a reply not streamed comes without the repeats)
     # (said once, in the last chunk)
     assert all("workstation_stop" not in c and "loop_kept" not in c for c in chunks[:-1])
+    # said of a reply not streamed too (it said only "stop", as a reply that ended by itself)
+    assert whole.model_extra is not None
+    assert (whole.model_extra["workstation_stop"], whole.model_extra["loop_kept"]) == ("loop", len(kept))
+
+
+# a raw text the small model goes on with by writing its last line again and again (greedily)
+RULES = "List of office rules:\n- Be on time.\n- Be on time.\n- Be on time.\n"
+
+
+def test_a_chat_reply_cut_at_its_repeats_says_so_streamed_or_not_and_counts_the_tokens_generated(
+        server: RunningServer) -> None:
+    """A reply not streamed came cut at the loop with ``finish_reason: "stop"`` and nothing more;
+    the stream's last chunk said ``workstation_stop``. Both say it now, with the same usage: the
+    tokens generated, repeats included (what the model did)."""
+    body = {"messages": [{"role": "user", "content": "Write the office rules."},
+                         {"role": "assistant", "content": RULES}],  # (a reply begun: the model goes on)
+            "max_tokens": 60, "temperature": 0.0, "repeat_penalty": 1.0}
+    whole = httpx.post(f"{server.base_url}/chat/completions", json=body, headers=server.headers(), timeout=120).json()
+    with httpx.stream("POST", f"{server.base_url}/chat/completions", headers=server.headers(), timeout=120,
+                      json={**body, "stream": True, "stream_options": {"include_usage": True}}) as r:
+        chunks = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: {")]
+    text = whole["choices"][0]["message"]["content"]
+    assert text == "- Be on time." and whole["choices"][0]["finish_reason"] == "stop"
+    last = next(c for c in reversed(chunks) if c["choices"])
+    said = {k: whole.get(k) for k in ("workstation_stop", "loop_kept")}
+    assert said == {k: last.get(k) for k in ("workstation_stop", "loop_kept")} == {
+        "workstation_stop": "loop", "loop_kept": len(text)}
+    streamed = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+    assert streamed[:last["loop_kept"]] == text and streamed.count("Be on time") > 2
+    assert whole["usage"]["completion_tokens"] == chunks[-1]["usage"]["completion_tokens"]
+    assert whole["usage"]["completion_tokens"] == whole["timings"]["predicted_n"] > 6  # (the repeats' tokens too)
+    # a request that turns the watch off gets the repeats to its token limit
+    off = httpx.post(f"{server.base_url}/chat/completions", json={**body, "stop_on_loop": False},
+                     headers=server.headers(), timeout=120).json()
+    assert off["choices"][0]["finish_reason"] == "length" and "workstation_stop" not in off
+
+
+def test_a_completion_runs_on_through_repeats_unless_it_asks_for_the_loop_stop(
+        server: RunningServer, client: openai.OpenAI) -> None:
+    """/v1/completions continues a text, whose repeats are often what was asked (a list's pattern,
+    a form's lines), as llama-server's does: it was cut at the second line, "stop", 30 tokens
+    counted for 13 characters, while its stream sent all the copies."""
+    done = client.completions.create(model="x", prompt=RULES, max_tokens=60, temperature=0,
+                                     extra_body={"repeat_penalty": 1.0})
+    assert done.choices[0].finish_reason == "length" and done.choices[0].text.count("- Be on time.") > 5
+    assert done.model_extra is not None and "workstation_stop" not in done.model_extra
+    streamed = client.completions.create(model="x", prompt=RULES, max_tokens=60, temperature=0, stream=True,
+                                         extra_body={"repeat_penalty": 1.0})
+    assert "".join(c.choices[0].text for c in streamed if c.choices) == done.choices[0].text
+    # asked for: cut, and said so, as a chat reply is
+    asked = client.completions.create(model="x", prompt=RULES, max_tokens=60, temperature=0,
+                                      extra_body={"repeat_penalty": 1.0, "stop_on_loop": True})
+    assert asked.choices[0].text == "- Be on time." and asked.choices[0].finish_reason == "stop"
+    assert asked.model_extra is not None and asked.model_extra["workstation_stop"] == "loop"
+    assert asked.model_extra["loop_kept"] == len("- Be on time.")

@@ -407,6 +407,11 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
                     refuse_unknown(body, CHAT_FIELDS)
                 refuse_unsupported(body)
                 params = parse_params(body, self.scheduler.profile.sampling)
+                if not chat and body.get("stop_on_loop") is None:
+                    # a text continued (/v1/completions, /completion, /api/generate's raw): its repeats are
+                    # often what was asked (a list's pattern, a form's lines), and llama-server has no loop
+                    # watch; it runs where the request asks for it ("stop_on_loop": true)
+                    params.sampling.stop_on_loop = False
                 if native is None and body.get("n_predict") == 0 and not isinstance(body["n_predict"], bool):
                     # (the prompt alone, read into the cache: /completion's; here it was one token)
                     raise bad("'n_predict' 0 (only reading the prompt) is served on /completion; here send -1 or a "

@@ -71,7 +71,7 @@ from workstation.core.server.protocol import (
     json_bytes,
     parse_integer,
 )
-from workstation.core.server.replies import CUT_BY_SHUTDOWN
+from workstation.core.server.replies import CUT_BY_SHUTDOWN, loop_stop
 from workstation.core.server.sse import SSEResponse
 from workstation.core.server.structured import schema_format
 from workstation.core.server.unsupported import refuse_unsupported
@@ -445,6 +445,8 @@ class OllamaGeneration:
                       "here).", "model")
         self.routes.reply_name(model)  # (a 404 for a model this server does not serve)
         out: dict[str, Any] = {"model": model, "stream": flag(body, "stream", True)}
+        if body.get("stop_on_loop") is not None:  # (ours, as the OpenAI routes take it: the loop watch on or off)
+            out["stop_on_loop"] = body["stop_on_loop"]
         asked_nothing = (not body.get("prompt")) if self.generate else (not body.get("messages"))
         if asked_nothing and _no_time(body.get("keep_alive")):  # Ollama's "unload the model"
             return self._loaded(model, "unload")
@@ -609,6 +611,7 @@ class OllamaGeneration:
             "eval_count": m.predicted_n,
             "eval_duration": _ns(m.predicted_ms),
             **self.server._quota_reached(ticket, event),
+            **loop_stop(event),
         }
 
     async def _stream(

@@ -307,6 +307,9 @@ def parse_params(body: dict[str, Any], default: Sampling) -> GenParams:
     else:
         raise bad(f"'stop' must be a string or a list of up to {MAX_STOPS} strings.", "stop")
     ignore_eos = flag(body, "ignore_eos", False)
+    # ours: the loop watch (core/loops.py) on or off for this request; a chat reply's default is the
+    # profile's ``sampling.stop_on_loop``, a text continued's is off (``OpenAIServer._handle``)
+    s.stop_on_loop = flag(body, "stop_on_loop", s.stop_on_loop)
     stream = flag(body, "stream", False)
     opts = body.get("stream_options") or {}
     if not isinstance(opts, dict):

@@ -53,6 +53,17 @@ def created_at(req: SchedRequest) -> int:
     return int(time.time() - (time.perf_counter() - req.t_request))
 
 
+def loop_stop(event: TurnFinished) -> dict[str, Any]:
+    """What a reply the loop watch cut (core/loops.py) says of it, streamed or not, on every route:
+    ``"workstation_stop": "loop"`` (OpenAI's finish_reason has only "stop" for it, Ollama's
+    done_reason too) and ``loop_kept``, how many characters of the text are the reply: a stream
+    has sent the repeats that showed the loop, which a desk PC leaves out (core/remote.py); a
+    reply not streamed comes without them. Its tokens counted are all those generated."""
+    if event.metrics.stop_reason != "loop":
+        return {}
+    return {"workstation_stop": "loop", "loop_kept": len(event.text)}
+
+
 class Replies:
     """A submitted request's events (``_submit``'s queue) into its answer: waited for whole
     (``_collect``: a chat completion or a completion) or streamed (``_stream_events`` through
@@ -196,6 +207,7 @@ class Replies:
                 "system_fingerprint": FINGERPRINT,
                 **extra,
                 **self._quota_reached(ticket, event),
+                **loop_stop(event),
             }
         )
 
@@ -281,11 +293,7 @@ class Replies:
                 last = chunk(None, finish, records=event.probs[sent:])
                 last["timings"] = timings(m)
                 last.update(self._quota_reached(ticket, event))
-                if m.stop_reason == "loop":  # the reply kept is the first of it (core/loops.py): a desk PC
-                    # leaves out the repeats it was sent as it does; another client is told why it
-                    # stopped ("stop" is all OpenAI's finish_reason has for it) and how much is the reply
-                    last["loop_kept"] = len(event.text)
-                    last["workstation_stop"] = "loop"
+                last.update(loop_stop(event))
                 out = held + sse(last)
                 if include_usage:  # llama-server's usage chunk carries the timings too
                     out += sse({

@@ -154,7 +154,8 @@ LLAMA_SERVER_FIELDS = frozenset((  # llama-server's, on its OpenAI route too (se
     "reasoning_budget", "thinking_forced_open", "parse_tool_calls", "add_generation_prompt",
     "continue_final_message", *OFF, *NEVER,
 ))
-CHAT_FIELDS = OPENAI_CHAT_FIELDS | LLAMA_SERVER_FIELDS | {"conversation_tag"}  # (ours: the app's own chat)
+# (ours: the app's own chat's conversation_tag, and stop_on_loop: the loop watch on or off)
+CHAT_FIELDS = OPENAI_CHAT_FIELDS | LLAMA_SERVER_FIELDS | {"conversation_tag", "stop_on_loop"}
 
 
 # other servers' ways to constrain a reply: dropped, the reply came back unconstrained
