@@ -1030,3 +1030,15 @@ def test_a_reply_that_repeats_itself_stops_on_the_server_and_the_desk_pc_keeps_i
     streamed = "".join(e.text for e in events if isinstance(e, TokenDelta))
     assert final.text.strip() and streamed.startswith(final.text) and len(streamed) > len(final.text)
     assert final.text.lower().count("five times") == 1  # its first copy, not the repeats
+
+
+def test_a_desk_pc_whose_profile_keeps_repeats_asks_the_server_not_to_cut_them(remote: RemoteEngine) -> None:
+    """A desk PC's profile with ``stop_on_loop: false`` never told the office server, which cut its
+    reply at the repeats all the same: it says so to a server that takes the field."""
+    looping = [{"role": "user", "content": "Write the word ok five times."}]
+    events = list(remote.stream_chat(looping, Sampling(temperature=0.0, max_tokens=120, repeat_penalty=1.0, seed=1,
+                                                       stop_on_loop=False)))
+    final = events[-1]
+    assert isinstance(final, TurnFinished)
+    assert final.metrics.stop_reason == "length" and final.metrics.predicted_n == 120, final.metrics
+    assert final.text.lower().count("five times") > 1  # the repeats kept, as asked

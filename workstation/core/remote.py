@@ -815,6 +815,10 @@ class RemoteEngine:
         payload = self._payload(messages, sampling, constraints, tag)
         if reading and self.meta.get("prompt_progress") is True:  # a server that says it takes it (an older one refused it)
             payload["return_progress"] = True
+        if not sampling.stop_on_loop and self.meta.get("loop_watch") is True:  # (sent only to a server that says
+            # it takes it: OpenAI's own refuses a field it does not know; workstation serve cut the repeats of a
+            # desk PC whose profile says not to)
+            payload["stop_on_loop"] = False
         if self._cancel.is_set():  # cancelled before it was sent: nothing to ask the server
             yield TurnFinished("", TurnMetrics(load_ms=self.load_ms, stop_reason="cancelled"))
             return

@@ -80,6 +80,7 @@ class StatusRoutes:
             "n_vocab": s.model.n_vocab,
             "n_params": s.model.n_params,  # (llama-server's too): a desk PC's summary says a small model is one
             "prompt_progress": True,  # return_progress is taken (a server before it refused the field: 400)
+            "loop_watch": True,  # stop_on_loop is taken (a desk PC's `stop_on_loop: false` was never sent)
         }
         if self.words_said:  # its model's words a token in each language (a desk PC said the language's, having
             meta[SAID] = self.words_said  # no file to measure: "about 1,600 Turkish words" where here it said 1,100)
