@@ -244,6 +244,46 @@ def test_gemma_draft_for_smollm2_is_refused_by_profiles_check_as_by_loading(
 
 
 # --- pure parts --------------------------------------------------------------------------------
+def test_a_draft_drawn_ahead_is_the_token_the_chain_then_draws() -> None:
+    """A draft model at temperature > 0 draws with a copy of the target's generator
+    (``SamplerChain.draws_ahead``): from the target's own distribution it picks exactly what the
+    chain then samples, and copying draws nothing from the chain (its tokens stay the same)."""
+    import ctypes
+
+    import llama_cpp
+
+    from workstation.core.sampling import SamplerChain
+
+    n = 500
+    s = Sampling(temperature=0.7, top_k=40, top_p=0.95, min_p=0.05, repeat_penalty=1.0, seed=5)
+    rows = [(np.random.default_rng(i).normal(size=n) * 3).astype(np.float32) for i in range(60)]
+
+    def sampled(chain: SamplerChain, x: np.ndarray) -> int:
+        data = (llama_cpp.llama_token_data * n)(*(llama_cpp.llama_token_data(i, float(x[i]), 0.0) for i in range(n)))
+        arr = llama_cpp.llama_token_data_array(data, n, -1, False)
+        llama_cpp.llama_sampler_apply(chain.chain, ctypes.byref(arr))
+        return int(data[arr.selected].id)
+
+    with_draws, alone = SamplerChain(s, n), SamplerChain(s, n)
+    try:
+        picked, drawn = [], []
+        for x in rows:
+            draws = with_draws.draws_ahead()
+            assert draws is not None
+            picked.append(draws.pick(*sampling_distribution(x, s, [])))
+            draws.close()
+            drawn.append(sampled(with_draws, x))
+        assert picked == drawn
+        assert len(set(drawn)) > 5  # sampled, not the most likely token every time
+        assert [sampled(alone, x) for x in rows] == drawn
+    finally:
+        with_draws.close()
+        alone.close()
+    greedy = SamplerChain(Sampling(temperature=0.0), n)
+    assert greedy.draws_ahead() is None
+    greedy.close()
+
+
 def test_sampling_distribution_filters_like_the_chain() -> None:
     logits = np.log(np.array([0.4, 0.3, 0.2, 0.06, 0.04], dtype=np.float32))
     s = Sampling(temperature=1.0, top_k=4, top_p=0.85, min_p=0.0, repeat_penalty=1.0)
