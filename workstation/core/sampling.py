@@ -105,6 +105,14 @@ class SamplerChain:
             return int(row.argmax())
         return int(llama_cpp.llama_sampler_sample(self.chain, ctx, i))
 
+    def draws_ahead(self) -> DrawsAhead | None:
+        """The random draws this chain will make next, to draw a draft model's tokens with
+        (``DrawsAhead``); None at temperature 0."""
+        if self.greedy or self.chain is None:
+            return None
+        last = llama_cpp.llama_sampler_chain_get(self.chain, llama_cpp.llama_sampler_chain_n(self.chain) - 1)
+        return DrawsAhead(llama_cpp.llama_sampler_clone(last))
+
     def close(self) -> None:
         if self.grammar is not None:
             self.grammar.close()
@@ -112,3 +120,34 @@ class SamplerChain:
         if self.chain is not None:
             llama_cpp.llama_sampler_free(self.chain)
             self.chain = None
+
+
+_TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
+
+
+class DrawsAhead:
+    """A copy of a chain's last sampler (``dist``: one uniform number a token, then the token
+    where the running sum of the probabilities passes it, in the candidates' order) in the state
+    the chain has now: its n-th ``pick`` uses the number the chain's n-th next sample will use.
+    A draft model picks with it, so where the draft's distribution is near the target's its
+    token is the one the target then draws (the chain itself draws nothing more)."""
+
+    def __init__(self, sampler: Any) -> None:
+        self.sampler = sampler
+
+    def pick(self, ids: np.ndarray, p: np.ndarray) -> int:
+        """One of ``ids`` (most likely first, as top-k leaves the target's candidates) by their
+        probabilities ``p``, with the next number of the copied generator."""
+        n = len(ids)
+        data = np.zeros(n, dtype=_TOKEN_DATA)  # llama_token_data's layout, filled at numpy's pace
+        data["id"] = ids
+        data["logit"] = np.log(np.maximum(p, 1e-30))
+        arr = llama_cpp.llama_token_data_array(
+            data.ctypes.data_as(ctypes.POINTER(llama_cpp.llama_token_data)), n, -1, True)
+        llama_cpp.llama_sampler_apply(self.sampler, ctypes.byref(arr))
+        return int(ids[max(0, min(int(arr.selected), n - 1))])
+
+    def close(self) -> None:
+        if self.sampler is not None:
+            llama_cpp.llama_sampler_free(self.sampler)
+            self.sampler = None

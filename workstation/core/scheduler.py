@@ -637,7 +637,7 @@ class Scheduler(SlotReplies, PromptCache, WaitingCallers):
             if slot.spec is None or not slot.generating:
                 continue
             if slot.req is not None and slot.req.constraints.active:
-                continue  # drafts are verified by a numpy sampler that knows no grammar or bias
+                continue  # a grammar or bias: plain steps (drafting was never tried with one)
             req, run = slot.req, slot.run
             assert req is not None
             left = req.max_tokens - len(run.reply)
