@@ -2905,6 +2905,32 @@ async def test_the_notice_of_an_earlier_message_in_the_box_leaves_it_in_sight(
         assert log.region.y <= marked.region.y and marked.region.bottom <= log.region.bottom, (marked.region, log.region)
 
 
+async def test_esc_in_the_multi_line_editor_leaves_an_earlier_message_as_the_one_line_box_does(
+        profiles: Path) -> None:
+    """Up, Up put a message of two lines in the multi-line editor; Esc emptied it and left the empty
+    editor open (the one-line box's Esc empties it and says Ctrl+Z brings the text back). Now Esc
+    leaves it the same way: the one-line box back, empty, and Ctrl+Z brings the text back."""
+    from textual.widgets import Input, TextArea
+
+    conv_id, kept = _stored_exchanges("Plans", [("One?", "1."), ("Two\nlines?", "2."), ("Three?", "3.")])
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        said = notices(app)
+        await until(pilot, lambda: app.conversation_id == conv_id and len(_views(app)) == 6)
+        prompt, editor = app.chat_screen.query_one("#prompt", Input), app.chat_screen.query_one("#editor", TextArea)
+        prompt.focus()
+        await pilot.press("up", "up")
+        await until(pilot, lambda: editor.display and editor.text == "Two\nlines?")
+        await pilot.press("!", "escape")
+        await until(pilot, lambda: app._editing is None and not editor.display, steps=100)
+        assert prompt.display and prompt.has_focus and prompt.value == "" and editor.text == ""
+        assert said[-1].startswith("No longer changing that earlier message") and \
+            said[-1].endswith(app.texts("chat.cleared")), said[-1]
+        await pilot.press("ctrl+z")
+        await until(pilot, lambda: editor.display and editor.text == "Two\nlines?!")
+        assert [dataclasses.astuple(m) for m in app.store.messages(conv_id)] == kept
+
+
 async def test_alt_v_and_alt_c_in_an_empty_conversation_say_there_is_no_reply(profiles: Path) -> None:
     """In a new conversation Alt+V said "This reply has no other one yet" and Alt+C "The last
     message here is not a reply to go on with": there was neither."""
