@@ -2566,8 +2566,8 @@ async def test_up_again_goes_back_to_an_earlier_message_and_sent_changed_goes_on
         first = [v for v in _views(app) if v.role == "user"][0]
         assert [v for v in _views(app) if v.has_class("editing")] == [first]
         assert str(prompt.border_title).startswith("changing your message 1 ")
-        assert said[-1].startswith("Your message 1 of 2 is in the box (marked in the chat). Change it and press Enter: "
-                                   "the conversation goes on from it in a new conversation"), said
+        assert said[-1].startswith("Your message 1 of 2 is in the box (marked in the chat). Enter sends it in a new "
+                                   "conversation"), said
         await pilot.press(*" for March")
         await pilot.press("enter")
         await until(pilot, lambda: app.conversation_id != conv_id and not app.generating and not app._sending)
@@ -2876,6 +2876,59 @@ async def test_an_earlier_message_sent_unchanged_is_asked_again_and_titled_so(pr
         assert "Asked again from your message 1 in a new conversation; the earlier one is kept as it was." in said
     assert root_title("Bütçe (2. mesajdan yeniden, 3. kopya)") == "Bütçe"
     assert Texts("tr")("conv.again_title", title="Bütçe", n="2") == "Bütçe (2. mesajdan yeniden)"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (110, 32)])
+async def test_the_notice_of_an_earlier_message_in_the_box_leaves_it_in_sight(
+        profiles: Path, size: tuple[int, int]) -> None:
+    """Up, Up: the notice ("Your message 2 of 3 is in the box …") was 5 rows, and the chat kept
+    2 or 3 more clear under it: the first Up's notice, given way to it, left its empty holder in
+    the rack. It is 3 rows at most, nothing more is kept clear, and the marked message is seen whole."""
+    from textual.widgets._toast import ToastRack
+
+    two = "Please write the budget letter for March to the whole team, with the sales office's figures."
+    _stored_exchanges("Plans", [("One?", "1."), (two, "2."), ("Three?", "3.")])
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await until(pilot, lambda: app.conversation_id is not None and len(_views(app)) == 6)
+        app.chat_screen.focus_prompt()
+        await pilot.press("up", "up")
+        await until(pilot, lambda: app._editing_at is not None and bool(app.chat_screen.query(ToastRack)))
+        log, rack = app.chat_screen.log_view, app.chat_screen.query_one(ToastRack)
+        await until(pilot, lambda: log.styles.margin.bottom == rack.region.height > 0)
+        for _ in range(3):
+            await pilot.pause()
+        marked = next(v for v in _views(app) if v.has_class("editing"))
+        toasts = [t.region.height for t in rack.query("Toast")]
+        assert len(toasts) == 1 and toasts[0] <= 3, toasts  # (the first Up's notice gone, with its holder)
+        assert rack.region.height == toasts[0] + 1, rack.region  # (and its blank row above: no more kept clear)
+        assert log.region.y <= marked.region.y and marked.region.bottom <= log.region.bottom, (marked.region, log.region)
+
+
+async def test_esc_in_the_multi_line_editor_leaves_an_earlier_message_as_the_one_line_box_does(
+        profiles: Path) -> None:
+    """Up, Up put a message of two lines in the multi-line editor; Esc emptied it and left the empty
+    editor open (the one-line box's Esc empties it and says Ctrl+Z brings the text back). Now Esc
+    leaves it the same way: the one-line box back, empty, and Ctrl+Z brings the text back."""
+    from textual.widgets import Input, TextArea
+
+    conv_id, kept = _stored_exchanges("Plans", [("One?", "1."), ("Two\nlines?", "2."), ("Three?", "3.")])
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        said = notices(app)
+        await until(pilot, lambda: app.conversation_id == conv_id and len(_views(app)) == 6)
+        prompt, editor = app.chat_screen.query_one("#prompt", Input), app.chat_screen.query_one("#editor", TextArea)
+        prompt.focus()
+        await pilot.press("up", "up")
+        await until(pilot, lambda: editor.display and editor.text == "Two\nlines?")
+        await pilot.press("!", "escape")
+        await until(pilot, lambda: app._editing is None and not editor.display, steps=100)
+        assert prompt.display and prompt.has_focus and prompt.value == "" and editor.text == ""
+        assert said[-1].startswith("No longer changing that earlier message") and \
+            said[-1].endswith(app.texts("chat.cleared")), said[-1]
+        await pilot.press("ctrl+z")
+        await until(pilot, lambda: editor.display and editor.text == "Two\nlines?!")
+        assert [dataclasses.astuple(m) for m in app.store.messages(conv_id)] == kept
 
 
 async def test_alt_v_and_alt_c_in_an_empty_conversation_say_there_is_no_reply(profiles: Path) -> None:

@@ -141,13 +141,13 @@ class LastExchange(AppPart):
         return "Ctrl+S" if self.chat_screen.query_one("#editor", TextArea).display else "Enter"
 
     def _leave_editing(self: WorkstationApp) -> None:
-        """Esc while a message is in the box to be changed: the box emptied (Ctrl+Z brings its
-        text back) and the document Up attached with it taken off; the conversation as it was."""
+        """Esc while a message is in the box to be changed: the box emptied, the one-line box again
+        where it was in the multi-line editor (Ctrl+Z brings its text back), and the document Up attached with it taken off; the conversation as it was."""
         question, earlier = self._edited_question(), self._editing_at is not None
         changed = self._editing is not None and not self._box_as_put()  # (what was typed: Ctrl+Z brings it back, said)
         attached = find_attached(question.content) if question is not None else None
         document = self.pending_document
-        self.chat_screen.clear_message()
+        self.chat_screen.clear_message(leave_editor=True)
         if attached is not None and document is not None and document[0].name == attached.name:
             self._attach_document(None)  # (the box empty: the message is no longer changed, and said so)
         if self._editing is not None:

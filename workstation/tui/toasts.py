@@ -10,7 +10,7 @@ from textual.app import ScreenStackError
 from textual.css.query import NoMatches
 from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import Screen
-from textual.widgets._toast import Toast, ToastRack
+from textual.widgets._toast import Toast, ToastHolder, ToastRack
 
 from workstation.tui.app_part import AppPart
 from workstation.tui.line_breaks import paths_broken_at
@@ -100,12 +100,19 @@ class Toasts(AppPart):
 
     def _refresh_notifications(self: WorkstationApp) -> None:
         """Textual's (the toasts shown on the screen), and the screen's toasts looked at after
-        each of its layouts (``_toasts_laid_out``), once per screen."""
-        super()._refresh_notifications()  # type: ignore[misc]
+        each of its layouts (``_toasts_laid_out``), once per screen. A toast put away before its
+        time (``put_away``: one of a kind given way to the next) goes with its holder, as one whose
+        time is up does (``Toast._expire``): Textual's rack took the toast out and left its empty
+        holder, a row or two tall, and the chat kept them clear too (Up, Up: 6 rows for a notice of 3)."""
         try:
             screen = self.screen
         except ScreenStackError:  # (the app closing, its screens gone: a notice said then stopped the app)
             return
+        for rack in screen.query_children(ToastRack):
+            for toast in rack.query(Toast):
+                if toast._notification not in self._notifications:
+                    (toast.parent if isinstance(toast.parent, ToastHolder) else toast).remove()
+        super()._refresh_notifications()  # type: ignore[misc]
         if screen not in self._toasts_looked_at:
             self._toasts_looked_at.add(screen)
             screen.screen_layout_refresh_signal.subscribe(self, self._toasts_laid_out)

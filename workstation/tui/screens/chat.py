@@ -56,11 +56,11 @@ class PromptLine(LineInput):
         cast("ChatScreen", self.screen).wapp.action_edit_next()
 
     def action_undo_clear(self) -> None:
-        """Ctrl+Z after Ctrl+U: the text back, as the multi-line editor's own undo does there (a
-        long paragraph pasted and cleared was gone for good)."""
-        if self.cleared and not self.value:
-            self.value, self.cleared = self.cleared, ""
-            self.cursor_position = len(self.value)
+        """Ctrl+Z after Ctrl+U (or Esc leaving a message Up put back): the text back, as the
+        multi-line editor's own undo does there (a long paragraph pasted and cleared was gone for good)."""
+        if self.cleared and not self.value:  # (with line breaks: in the multi-line editor, as it was)
+            text, self.cleared = self.cleared, ""
+            cast("ChatScreen", self.screen).set_input(text)
 
     async def _on_key(self, event: events.Key) -> None:
         """Keys that reached this box once the editor had taken its place go on to the editor.
@@ -518,16 +518,21 @@ class ChatScreen(AppScreen, Screen[None]):
             if had_focus:
                 self.set_focus(prompt)
 
-    def clear_message(self) -> None:
+    def clear_message(self, leave_editor: bool = False) -> None:
         """The message box emptied, the cursor in it; Ctrl+Z brings the text back (the editor's
-        own undo: the deletion is one of its edits; the line's ``undo_clear``)."""
+        own undo: the deletion is one of its edits; the line's ``undo_clear``). ``leave_editor``
+        (Esc leaving a message Up put back): the multi-line editor gives way to the one-line box,
+        as the one-line box is left (Esc emptied the editor and left it open, 8 empty rows); its
+        Ctrl+Z opens the editor again with the text (``set_input``)."""
         editor = self.query_one("#editor", TextArea)
-        if editor.display:
+        if editor.display and not leave_editor:
             editor.clear()
             editor.focus()
             return
         prompt = self.query_one("#prompt", PromptLine)
-        prompt.cleared, prompt.value = prompt.value, ""
+        text = self.input_text()
+        self.clear_input()
+        prompt.cleared = text
         prompt.focus()
 
     def toggle_editor(self) -> None:
