@@ -28,6 +28,7 @@ from workstation.commands.bench import (
     apart,
     clear_progress,
     command_line,
+    paired_apart,
     progress_reporter,
     speed_words,
 )
@@ -182,6 +183,7 @@ class ReferenceRow:
     cache_reused: bool
     speed_windows: int  # the windows timed in this run: all of them, or a cached one's first window timed again
     cache_kept: bool = True  # False: measured in a folder of the run's own, removed after it (no folder for it)
+    window_seconds: list[float] = field(default_factory=list)  # each window timed in this run (``ref.window_seconds``)
 
     @property
     def n_tokens(self) -> int:
@@ -201,7 +203,7 @@ class ReferenceRow:
             top_k=int(m["top_k"]),
             cache_path=str(ref.path), cache_bytes=ref.size_bytes,
             cache_bytes_per_1k_tokens=ref.bytes_per_1k_tokens, cache_reused=ref.reused,
-            speed_windows=ref.timed_windows,
+            speed_windows=ref.timed_windows, window_seconds=list(ref.window_seconds),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -222,9 +224,50 @@ def compare(base: ProfileEval, other: ProfileEval) -> dict[str, Any]:
         ratio = other.speed / base.speed
         if believable(ratio, base, other):
             out["speed_ratio"] = round(ratio, 4)
+            out["speed_sure"] = same_or_apart(ratio, ratio_sure(base, other))
         else:  # a busy moment's, not the settings': kept in --json, said nowhere
             out["speed_ratio_unbelievable"] = round(ratio, 4)
     return out
+
+
+def speeds_apart(xs: list[float], ys: list[float], paired: bool = False) -> bool:
+    """Whether two profiles' speeds (tok/s, one figure per task or window) of this run differ by
+    more than the figures vary: bench's test (``paired_apart`` where figure i of each was measured
+    on the same work, else ``apart``). Under two figures each: not sure (one pass each, which a
+    busy moment can sway; "reads 1.20x faster" came out "1.03x slower" 30 seconds later)."""
+    xs, ys = [x for x in xs if x > 0], [y for y in ys if y > 0]
+    if len(xs) < 2 or len(ys) < 2:
+        return False
+    if paired and len(xs) == len(ys):
+        return paired_apart(list(zip(xs, ys, strict=True)))
+    return apart(*(SpeedStat(1, [round(1e9 / x) for x in v]) for v in (xs, ys)))
+
+
+def same_or_apart(ratio: float, told_apart: bool) -> bool:
+    """Whether a ratio may be said as it is: told apart from the noise, or "as fast" within
+    rounding (as bench says a replay's)."""
+    return told_apart or f"{ratio:.2f}" == "1.00"
+
+
+def ratio_sure(base: ProfileEval, other: ProfileEval, document: int | None = None) -> bool:
+    """Whether ``other``'s speed against ``base`` (``ProfileEval.speed``: its tasks' writing, its
+    perplexity pass's or its KL divergence pass's reading; ``document``: that document's alone)
+    is told apart from the run's own noise (``speeds_apart``). A perplexity pass keeps no figure
+    per window: its ratio is said as before."""
+    if other.tasks is not None and other.tasks.gen_ts:
+        if base.tasks is None:
+            return False
+        mine = {t.id: t.predicted_n / t.predicted_ms * 1000 for t in base.tasks.results if t.predicted_ms > 0}
+        pairs = [(t.predicted_n / t.predicted_ms * 1000, mine[t.id]) for t in other.tasks.results
+                 if t.predicted_ms > 0 and t.id in mine]
+        return speeds_apart([a for a, _ in pairs], [b for _, b in pairs], paired=True)
+    if other.ppl is not None or not other.kld or not base.references:
+        return True
+    docs = range(len(other.kld)) if document is None else [document]
+    xs = [k.n_ctx / s for j in docs for k in [other.kld[j]] for s in k.window_seconds if s > 0]
+    refs = [base.references[j] for j in docs if j < len(base.references)]
+    ys = [ref.n_ctx / s for ref in refs for s in ref.window_seconds if s > 0]
+    return speeds_apart(xs, ys, paired=not any(ref.cache_reused for ref in refs))
 
 
 SPEED_BOUND = 3.0  # one model's quantizations or K/V types: never further apart in speed than this
@@ -277,7 +320,9 @@ def describe(delta: dict[str, Any], lookup: Lookup | None = None) -> str:
     if delta["perplexity_delta_pct"] is not None:
         parts.append(say([("eval.pct_perplexity", {"d": _signed(delta["perplexity_delta_pct"])})], lookup))
     r = delta["speed_ratio"]
-    if r:
+    if r and not delta.get("speed_sure", True):  # within the run's own noise: neither faster nor slower
+        parts.append(say([("eval.about_same", {})], lookup))
+    elif r:
         parts.append(speed_words(r, say([("eval.same_speed", {})], lookup), say([("eval.x_faster", {})], lookup),
                                  lookup))
     return ", ".join(parts) or "-"
@@ -652,8 +697,8 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
                 ratio = r.kld[j].tokens_per_second / results[0].references[j].tokens_per_second \
                     if r.kld and results[0].references and results[0].references[j].decode_seconds > 0 else 0.0
                 ratio = ratio if believable(ratio, results[0], r) else 0.0
-                row.append(describe({"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": ratio},
-                                    lookup))
+                row.append(describe({"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": ratio,
+                                     "speed_sure": same_or_apart(ratio, ratio_sure(results[0], r, j))}, lookup))
             rows.append(row)
     right = set(range(len(header) - 1)) - left  # (the last: the words against the first)
     # (its figures in the run's language: "45,0%" beside Turkish notes that wrote 45,0)
@@ -808,12 +853,15 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
             words = say([better_phrase(r, first.profile, better[0], "eval.it_scored_better")], lookup)
         verb = "eval.reads_documents" if _kld_timed(r) else "eval.writes_replies"
         ratio = d.get("speed_ratio")
-        doubt = speed_doubt(r, first, lookup) if _kld_timed(r) else ""
-        speed = say([(verb, {"how": _as_fast(ratio, lookup)})], lookup) + doubt if ratio else ""
+        if ratio and not d.get("speed_sure", True):  # within the run's noise: said so, chosen by neither way
+            speed, ratio, doubt = say([(verb, {"how": say([("eval.about_same_how", {})], lookup)})], lookup), None, ""
+        else:
+            doubt = speed_doubt(r, first, lookup) if _kld_timed(r) else ""
+            speed = say([(verb, {"how": _as_fast(ratio, lookup)})], lookup) + doubt if ratio else ""
         wrote = writing_ratio(r, first) if _kld_timed(r) else None
-        if wrote is not None:
-            sure = "" if wrote[1] else say([("eval.runs_unsure", {})], lookup)
-            writing = say([("eval.writes_replies", {"how": _as_fast(wrote[0], lookup)})], lookup) + sure
+        if wrote is not None:  # (the same words for the writing: "2.46x slower (not sure…)" was weighed by nothing)
+            how = _as_fast(wrote[0], lookup) if wrote[1] else say([("eval.about_same_how", {})], lookup)
+            writing = say([("eval.writes_replies", {"how": how})], lookup)
             speed = say([("eval.sep", {})], lookup).join(x for x in (speed, writing) if x)
         theirs = _memory(r)
         said, saved = [], 0
@@ -875,7 +923,7 @@ def writing_ratio(r: ProfileEval, first: ProfileEval) -> tuple[float, bool] | No
     # the median run of each (one run a busy moment stalled moved the mean), and none beyond what
     # their settings allow (``believable``)
     ratio = statistics.median(r.writing.samples_ts) / statistics.median(first.writing.samples_ts)
-    return (ratio, apart(r.writing, first.writing)) if believable(ratio, first, r) else None
+    return (ratio, same_or_apart(ratio, apart(r.writing, first.writing))) if believable(ratio, first, r) else None
 
 
 def unbelievable_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],

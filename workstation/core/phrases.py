@@ -921,7 +921,9 @@ ENGLISH: dict[str, str] = {
     "eval.second_copy": " with a second copy of its weights laid out for this processor,",
     "eval.reads_documents": "reads your documents {how}",
     "eval.writes_replies": "writes replies {how}",
-    "eval.runs_unsure": " (not sure: within how much its runs varied)",
+    # a speed difference within the run's own noise (commands/eval.py: ratio_sure): never "faster" or "slower"
+    "eval.about_same": "about the same speed on this run",
+    "eval.about_same_how": "at about the same speed on this run",
     "eval.rough_windows": (" (rough: timed over {n:|window|windows} of {ctx} tokens, once, which another program busy "
                            "on this PC can sway)"),
     "eval.rough_spread": " (rough: {low}x to {high}x on these documents)",
