@@ -496,3 +496,38 @@ def test_a_text_shorter_than_the_context_is_measured_in_512_token_windows(
         monkeypatch.setattr(evaluate, "perplexity", lambda _model, _tokens, n_ctx, *_a: asked.append(n_ctx))
         text_perplexity(eng.model, " ".join([EASY] * 80), max_chunks=1)
         assert asked == [512]
+
+
+def test_each_profile_is_warmed_before_its_timed_tasks(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """eval --tasks' speed ratios from one run swung 1.46x faster to 2.84x slower, the profile
+    listed first often the slowest: the first model loaded paid its page-in in its first timed
+    task. An untimed one-token turn comes first, as bench's warm-up."""
+    asked: list[int] = []
+    real = engine.run_chat
+
+    def counted(messages: list[dict], sampling: object, **kw: object) -> object:
+        asked.append(sampling.max_tokens)  # type: ignore[attr-defined]
+        return real(messages, sampling, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "run_chat", counted)
+    ts = task_set_from_data([{"id": "a", "prompt": "Say hello.", "match": "contains", "answer": "hello",
+                              "max_tokens": 4}], "inline")
+    result = run_tasks(engine, ts)
+    assert asked == [1, 4] and len(result.results) == 1
+
+
+def test_a_tasks_speed_ratio_that_flips_from_task_to_task_is_about_the_same() -> None:
+    """Each task is one turn: where the tasks' own ratios go both ways, bench's paired test says
+    the run cannot tell, and the table says so instead of "2.84x slower"."""
+    from workstation.commands.eval import ProfileEval, compare, describe
+    from workstation.core.evaluate import TaskResult, TasksScore
+
+    def scored(ms: list[float]) -> TasksScore:
+        return TasksScore("t", [TaskResult(str(i), "en", True, "25", ["25"], "contains", 900.0, 32, m, 40, 200.0)
+                                for i, m in enumerate(ms)])
+
+    first = ProfileEval("office-cpu", "a.gguf", "f16", "f16", tasks=scored([1000.0, 300.0]))
+    other = ProfileEval("office-cpu · K/V half size", "a.gguf", "q8_0", "q8_0", tasks=scored([350.0, 900.0]))
+    assert describe(compare(first, other)) == "±0.0 pts accuracy, about the same speed on this run"
+    steady = ProfileEval("office-cpu · K/V half size", "a.gguf", "q8_0", "q8_0", tasks=scored([1300.0, 390.0]))
+    assert describe(compare(first, steady)) == "±0.0 pts accuracy, 1.30x slower"
