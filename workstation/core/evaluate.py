@@ -358,7 +358,9 @@ class TasksScore:
 def run_tasks(engine: ChatEngine, task_set: TaskSet, progress: Progress | None = None) -> TasksScore:
     """Each task as a fresh conversation, greedy (temperature 0, no repeat penalty), after an
     untimed warm-up turn on the first task's prompt (bench's ``warm_up``)."""
-    from workstation.core.bench import warm_up  # (bench reads the engine's modules; loaded when tasks run)
+    from workstation.core.bench import (
+        warm_up,  # (bench reads the engine's modules; loaded when tasks run)
+    )
 
     results = []
     if task_set.tasks:
