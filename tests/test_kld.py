@@ -679,7 +679,8 @@ def test_a_speed_beyond_what_the_settings_allow_never_reaches_the_advice(smollm2
                         writing=SpeedStat(8, [100_000_000, 101_000_000, 99_000_000]))  # 80 tok/s
     said = format_eval([reference, other], [compare(reference, r) for r in (reference, other)])
     assert "44" not in said.split("note:")[0] and "x faster" not in said.split("note:")[0], said
-    assert ("note: office-cpu · no drafting's speed against office-cpu is left out: it came out 44.00x faster, "
+    assert ("note: office-cpu · no drafting's writing speed (of the replies) against office-cpu is left out: it came "
+            "out 44.00x faster, "
             "more than these settings can make (at most 3.0x), so another program busy on this PC slowed one of "
             "them;") in said, said
     # the reading (the KL divergence pass's) too: 10.34x between one model's files is not theirs
@@ -689,6 +690,8 @@ def test_a_speed_beyond_what_the_settings_allow_never_reaches_the_advice(smollm2
     assert deltas[1]["speed_ratio"] is None and deltas[1]["speed_ratio_unbelievable"] == pytest.approx(10.34)
     said = format_eval([reference, quick], deltas)
     assert "10.34" not in said.split("note:")[0] and "came out 10.34x faster" in said, said
+    assert "no drafting's reading speed (of the documents) against office-cpu is left out: it came out 10.34x" in said
+    assert "Which to pick: office-cpu: office-cpu · no drafting saves no memory and is no faster here." in said, said
     # one stalled run of three moves the mean, not the median: the writing said is the median's
     steady = dataclasses.replace(reference, writing=SpeedStat(8, [100_000_000, 100_000_000, 2_000_000_000]))
     same = dataclasses.replace(other, writing=SpeedStat(8, [100_000_000, 100_000_000, 100_000_000]))

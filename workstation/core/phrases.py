@@ -908,7 +908,9 @@ ENGLISH: dict[str, str] = {
     "eval.differs_but": "differs from it, but {better}",
     "eval.plain_kld": "In plain words, on {document}: {profile} picks the same next word as {name} {share} of the time, and {words}.",
     'eval.both_ways': "note: {profile}'s speed against {name} went both ways ({low}x to {high}x on these documents): each is one pass, so another program using the CPU decides it; {command} compares their speed, repeated side by side.",
-    'eval.unbelievable': "note: {profile}'s speed against {name} is left out: it came out {how}, more than these settings can make (at most {most}x), so another program busy on this PC slowed one of them; {command} compares their speed, repeated side by side.",
+    'eval.unbelievable': "note: {profile}'s {what} against {name} is left out: it came out {how}, more than these settings can make (at most {most}x), so another program busy on this PC slowed one of them; {command} compares their speed, repeated side by side.",
+    "eval.speed_reading": "reading speed (of the documents)",
+    "eval.speed_writing": "writing speed (of the replies)",
     # eval --kld's choice under the table: each profile side by side with the reference, then which to pick
     "eval.sep": "; ",
     "eval.and": " and ",
