@@ -726,11 +726,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
         notes += [say([("eval.all_documents", {"profile": r.profile, "name": results[0].profile, "n": n_docs,
                                                "said": describe(d, lookup)})], lookup)
                   for r, d in zip(results[1:], deltas[1:], strict=True) if _kld_timed(r) and describe(d) != "-"]
-    notes += plain_kld_notes(results, lookup)
-    notes += choice_notes(results, deltas, documents, lookup)
-    notes += kld_speed_notes(results, lookup)
-    notes += unbelievable_notes(results, deltas, lookup)
-    if results[0].references:
+    if results[0].references:  # before what is read by it: the plain words and the pick ("Which to pick" came first)
         from workstation.core.weight_levels import four_bit_levels, four_bit_phrase, reference_note
 
         levels = four_bit_levels(Path(results[0].model))
@@ -740,6 +736,10 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
             levels = four_bit_levels(Path(r.model)) if r.model != results[0].model else None
             if levels is not None:
                 notes.append(say([("eval.note", {"said": [four_bit_phrase(r.profile, levels)]})], lookup))
+    notes += plain_kld_notes(results, lookup)
+    notes += choice_notes(results, deltas, documents, lookup)
+    notes += kld_speed_notes(results, lookup)
+    notes += unbelievable_notes(results, deltas, lookup)
     return "\n".join([table, *notes])
 
 

@@ -883,8 +883,9 @@ ENGLISH: dict[str, str] = {
                          "4-bit file (with models quantize --allow-requantize) or the model was made at 4 bits ({four} "
                          "of the {sampled} parts of it looked at keep only the 16 values a 4-bit file has room for)"),
     "weights.note": "Note: {name} is not a good yardstick: ",
-    "weights.not_the_loss": (". So what the others lose against it is not what they lose against the original model; "
-                             "a file downloaded at Q8_0 or F16 is a good yardstick."),
+    "weights.not_the_loss": (". So what the others lose against it is not what they lose against the original model: "
+                             "the comparison may understate the loss; a file downloaded at Q8_0 or F16 is a good "
+                             "yardstick."),
     # eval --kld: a candidate whose perplexity on a document came out lower than the reference's
     # eval's notes under its table (commands/eval.py: format_eval and the notes it gathers)
     "eval.baseline": "(baseline)",
