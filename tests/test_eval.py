@@ -531,3 +531,21 @@ def test_a_tasks_speed_ratio_that_flips_from_task_to_task_is_about_the_same() ->
     assert describe(compare(first, other)) == "±0.0 pts accuracy, about the same speed on this run"
     steady = ProfileEval("office-cpu · K/V half size", "a.gguf", "q8_0", "q8_0", tasks=scored([1300.0, 390.0]))
     assert describe(compare(first, steady)) == "±0.0 pts accuracy, 1.30x slower"
+
+
+def test_evals_table_says_what_its_columns_mean_in_both_languages() -> None:
+    """bench printed a line under its table saying what its columns mean; eval's (gen tok/s,
+    pts, KLD mean, KLD p99, same top, KLD ppl, Δppl, KLD tok/s) were explained nowhere."""
+    from workstation.commands.eval import ProfileEval, compare, format_eval
+    from workstation.core.evaluate import TaskResult, TasksScore
+    from workstation.tui.i18n import Texts
+
+    tasks = TasksScore("t", [TaskResult("1", "en", True, "25", ["25"], "contains", 900.0, 32, 500.0, 40, 200.0)])
+    results = [ProfileEval("a", "a.gguf", "f16", "f16", tasks=tasks), ProfileEval("b", "a.gguf", "q8_0", "q8_0",
+                                                                                   tasks=tasks)]
+    said = format_eval(results, [compare(results[0], r) for r in results])
+    assert "gen tok/s: tokens of the replies written a second" in said, said
+    assert "pts: percentage points of that, against the first profile" in said
+    assert "TTFT ms: the wait from sending a prompt to its first word" in said
+    tr = format_eval(results, [compare(results[0], r) for r in results], lookup=Texts("tr").get)
+    assert "yazma tok/s: saniyede yazılan yanıt tokenı" in tr, tr

@@ -614,6 +614,11 @@ def test_side_by_side_says_memory_and_which_to_pick(smollm2_path: Path) -> None:
     half, quarter = candidate("kv-half", "q8_0", 0.003, 8.0), candidate("kv-quarter", "q4_0", 0.2, 8.0)
     results = [reference, half, quarter]
     said = format_eval(results, [compare(reference, r) for r in results])
+    # its columns in plain words under the table, as bench's
+    assert ("KLD mean: how far its odds for each next word are from the reference's, on average (KL divergence; 0: "
+            "the same); KLD p99: the same for the worst word in 100; same top: how often it picks the same most "
+            "likely next word as the reference;") in said, said
+    assert "Δppl: that perplexity against the reference's; KLD tok/s: tokens of the documents read a second" in said
     size, full = file_size_text(model_part + kv["q8_0"]), file_size_text(model_part + kv["f16"])
     assert (f"Side by side, kv-half against office-cpu on these documents: it needs {size} for the model and its "
             f"context memory at a context of 4,096 tokens, against {full} (the model {file_size_text(model_part)}, "

@@ -31,6 +31,7 @@ from workstation.commands.bench import (
     paired_apart,
     progress_reporter,
     speed_words,
+    table_legend,
 )
 from workstation.core.bench import SpeedStat, check_local, writing_speed
 from workstation.core.catalog import file_size_text, human_bytes, resolve_model_path
@@ -704,7 +705,8 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
     # (its figures in the run's language: "45,0%" beside Turkish notes that wrote 45,0)
     rows = [[local_numbers(c, lookup) if i in right else c for i, c in enumerate(row)] for row in rows]
     table = text_table(header, rows, right)
-    notes = []
+    pts = any(d.get("accuracy_delta_pts") is not None for d in deltas[1:])
+    notes = [eval_legend(has_tasks, has_ppl, bool(n_docs), pts, lookup)]
     for r in results:
         if r.ppl:
             notes.append(say([("eval.ppl_windows", {"profile": r.profile, "n": r.ppl.n_chunks, "ctx": r.ppl.n_ctx,
@@ -741,6 +743,24 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
     notes += kld_speed_notes(results, lookup)
     notes += unbelievable_notes(results, deltas, lookup)
     return "\n".join([table, *notes])
+
+
+def eval_legend(tasks: bool, ppl: bool, kld: bool, pts: bool, lookup: Lookup | None = None) -> str:
+    """The line under eval's table (bench's ``table_legend``): its columns in plain words, in
+    ``lookup``'s language ("KLD mean | KLD p99 | same top | KLD ppl | Δppl" were explained nowhere)."""
+    def named(key: str) -> Phrase:
+        return (f"eval.legend_{key}", {"name": say([(f"eval.col_{key}", {})], lookup)})
+
+    columns: list[Phrase] = [("bench.legend_kv", {})]
+    if tasks:
+        columns += [named("accuracy"), *([("eval.legend_pts", {})] if pts else []), named("gen_ts"),
+                    ("bench.legend_ttft", {"name": "TTFT ms"})]
+    if ppl:
+        columns += [("eval.legend_perplexity", {}), named("ppl_ts")]
+    if kld:
+        columns += [named("kld_mean"), ("eval.legend_kld_p99", {}), named("same_top"), ("eval.legend_kld_ppl", {}),
+                    ("eval.legend_dppl", {}), named("kld_ts")]
+    return table_legend([*columns, ("bench.legend_tok_s", {})], lookup)
 
 
 # KL divergence (nats per token) up to which a quantization's text reads so, in plain words: near
