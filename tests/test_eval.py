@@ -549,3 +549,21 @@ def test_evals_table_says_what_its_columns_mean_in_both_languages() -> None:
     assert "TTFT ms: the wait from sending a prompt to its first word" in said
     tr = format_eval(results, [compare(results[0], r) for r in results], lookup=Texts("tr").get)
     assert "yazma tok/s: saniyede yazılan yanıt tokenı" in tr, tr
+
+
+def test_a_missing_field_lists_the_match_values_and_points_to_the_example(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A first-time guess at the format got "task 1: field 'match' is missing." and nothing on
+    what match takes or where the format is: the sentence lists the values and names the example
+    (whose path eval --help names too)."""
+    from workstation.core.evaluate import EXAMPLE_TASKS
+
+    path = _write(tmp_path, "tasks:\n  - {prompt: 'How many days?', answer: '25'}\n")
+    assert main(["eval", "--tasks", str(path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "field 'match' is missing: each task needs a prompt, a match (one of exact, contains, regex, choice) and " \
+           f"an answer; the example task set {EXAMPLE_TASKS} shows the format." in err, err
+    assert EXAMPLE_TASKS.is_file()
+    with pytest.raises(SystemExit):
+        main(["eval", "--help"])
+    assert "workstation/data/tasks-example.yaml shows the format" in " ".join(capsys.readouterr().out.split())

@@ -87,7 +87,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "English/Turkish example task set runs.",
     )
     add_profile_arg(p, multiple=True, variants=True)
-    p.add_argument("--tasks", type=Path, metavar="FILE", help="YAML task set to score")
+    p.add_argument("--tasks", type=Path, metavar="FILE", help="YAML task set to score: each task a prompt, a match (exact, contains, regex or choice) "
+                   "and an answer; workstation/data/tasks-example.yaml shows the format")
     p.add_argument("--perplexity", type=Path, metavar="TEXT", help="text file to measure perplexity on")
     p.add_argument("--kld", type=Path, nargs="+", action="extend", metavar="DOC",
                    help="what each profile loses against the reference (the one whose model file has the most "

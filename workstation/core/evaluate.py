@@ -150,7 +150,7 @@ def _task_from_dict(data: Any, src: str, index: int) -> Task:
             data = {**data, "match": SCHEMA_MATCH, "answer": "valid JSON"}
     for key in ("prompt", "match", "answer"):
         if key not in data or data[key] is None:
-            raise _problem(where, "tasks.missing", field=key)
+            raise _problem(where, "tasks.missing", field=key, kinds=", ".join(MATCH_KINDS), example=str(EXAMPLE_TASKS))
     prompt = data["prompt"]
     if not isinstance(prompt, str) or not prompt.strip():
         raise _problem(where, "tasks.prompt_empty")

@@ -963,7 +963,8 @@ ENGLISH: dict[str, str] = {
     "tasks.where_named": "{src}: task {index} ('{id}'): ",
     "tasks.not_mapping": "a task must be a mapping with prompt, match and answer, not {value}.",
     "tasks.schema": "field 'json_schema': {why}",
-    "tasks.missing": "field '{field}' is missing.",
+    "tasks.missing": ("field '{field}' is missing: each task needs a prompt, a match (one of {kinds}) and an answer; "
+                      "the example task set {example} shows the format."),
     "tasks.prompt_empty": "field 'prompt' must be non-empty text.",
     "tasks.answer_empty": "field 'answer' must not be empty text.",
     "tasks.bad_regex": "field 'answer' is not a valid regular expression ({why}).",
