@@ -604,6 +604,8 @@ def test_side_by_side_says_memory_and_which_to_pick(smollm2_path: Path) -> None:
     kv = {t: plan(info, context=4096, type_k=t, type_v=t, gpus=[]).kv_cache_bytes for t in ("f16", "q8_0", "q4_0")}
     whole = plan(info, context=4096, gpus=[])
     model_part = whole.total_bytes - whole.kv_cache_bytes  # its weights, any repacked copy, its compute buffers
+    assert not whole.repack_bytes  # (Q4_1: no second copy; said in fit's parts, "the model 192 MB" was not fit's)
+    weights, compute = file_size_text(whole.weights_bytes), file_size_text(whole.compute_bytes)
     reference = ProfileEval("office-cpu", model, "f16", "f16", references=[ref("letter.txt"), ref("report.txt")],
                             context=4096)
 
@@ -621,8 +623,8 @@ def test_side_by_side_says_memory_and_which_to_pick(smollm2_path: Path) -> None:
     assert "Δppl: that perplexity against the reference's; KLD tok/s: tokens of the documents read a second" in said
     size, full = file_size_text(model_part + kv["q8_0"]), file_size_text(model_part + kv["f16"])
     assert (f"Side by side, kv-half against office-cpu on these documents: it needs {size} for the model and its "
-            f"context memory at a context of 4,096 tokens, against {full} (the model {file_size_text(model_part)}, "
-            f"and {file_size_text(kv['q8_0'])} of context memory, half size, which holds 4,096 tokens of "
+            f"context memory at a context of 4,096 tokens, against {full} (the model itself (weights) {weights}, "
+            f"working memory while it writes (compute) {compute}, and {file_size_text(kv['q8_0'])} of context memory, half size, which holds 4,096 tokens of "
             "conversation and documents; as workstation fit and F4 count it); writes practically as well; reads your "
             "documents 2.00x slower.") in said, said
     saved = file_size_text(kv["f16"] - kv["q8_0"])

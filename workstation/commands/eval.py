@@ -589,7 +589,7 @@ def _model_facts(r: ProfileEval) -> dict[str, Any]:
             # compute buffers and the K/V cache (eval said 177 MB where F4 said 423 MB)
             planned = plan(info, context=r.context, type_k=r.type_k, type_v=r.type_v, gpus=[])
             facts.update(context=r.context, kv_bytes=planned.kv_cache_bytes, total_bytes=planned.total_bytes,
-                         repack_bytes=planned.repack_bytes)
+                         repack_bytes=planned.repack_bytes, compute_bytes=planned.compute_bytes)
         except (ValueError, WorkstationError):  # a K/V type the planner does not know: the file alone
             pass
     return facts
@@ -831,15 +831,17 @@ def better_phrase(r: ProfileEval, reference: str, k: KLDResult, key: str = "kld.
 MEMORY_APART = 0.05  # a twentieth of the memory, or less: the same memory, in the choice's words
 
 
-def _memory(r: ProfileEval) -> tuple[int, int, int] | None:
+def _memory(r: ProfileEval) -> tuple[int, int, int, int, int] | None:
     """What the planner counts at the profile's context, as F4 and fit do: the model (its
     weights, this CPU's repacked copy of them, the compute buffers), its context memory (the
-    K/V cache) and of the model the repacked copy."""
+    K/V cache), and of the model the repacked copy, the weights and the compute buffers (fit's
+    parts: "the model 192 MB" was fit's weights 92 MB and compute 100 MB together)."""
     facts = _model_facts(r)
     if "total_bytes" not in facts or "kv_bytes" not in facts:
         return None
     kv = int(facts["kv_bytes"])
-    return int(facts["total_bytes"]) - kv, kv, int(facts["repack_bytes"])
+    return (int(facts["total_bytes"]) - kv, kv, int(facts["repack_bytes"]), int(facts["weights_bytes"]),
+            int(facts["compute_bytes"]))
 
 
 def _memory_dict(r: ProfileEval) -> dict[str, int] | None:
@@ -890,7 +892,8 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
             saved = sum(mine[:2]) - sum(theirs[:2])
             said.append(say([("eval.needs_memory", {
                 "total": file_size_text(sum(theirs[:2])), "context": f"{r.context:,}", "against": file_size_text(sum(mine[:2])),
-                "model": file_size_text(theirs[0]), "copy": [("eval.second_copy", {})] if theirs[2] else [],
+                "weights": file_size_text(theirs[3]), "compute": file_size_text(theirs[4]),
+                "copy": [("eval.second_copy", {"size": file_size_text(theirs[2])})] if theirs[2] else [],
                 "kv": file_size_text(theirs[1]), "kv_words": kv_words(KVCache(r.type_k, r.type_v), lookup, usual=True),
                 "command": cli("fit")})], lookup))
         said += [words, speed]

@@ -919,9 +919,10 @@ ENGLISH: dict[str, str] = {
     "eval.and_list": ", and ",
     "eval.side_by_side": "Side by side, {profile} against {name} on these documents: it {said}.",
     "eval.needs_memory": ("needs {total} for the model and its context memory at a context of {context} tokens, "
-                          "against {against} (the model {model},{copy} and {kv} of context memory, {kv_words}, which "
-                          "holds {context} tokens of conversation and documents; as {command} and F4 count it)"),
-    "eval.second_copy": " with a second copy of its weights laid out for this processor,",
+                          "against {against} (the model itself (weights) {weights},{copy} working memory while it "
+                          "writes (compute) {compute}, and {kv} of context memory, {kv_words}, which holds {context} "
+                          "tokens of conversation and documents; as {command} and F4 count it)"),
+    "eval.second_copy": " a second copy of its weights laid out for this processor {size},",
     "eval.reads_documents": "reads your documents {how}",
     "eval.writes_replies": "writes replies {how}",
     # a speed difference within the run's own noise (commands/eval.py: ratio_sure): never "faster" or "slower"
