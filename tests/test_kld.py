@@ -832,3 +832,36 @@ def test_the_advice_weighs_reading_and_writing_and_never_calls_noise_faster(smol
     assert "reads your documents 1.20x faster; writes replies 1.28x slower." in said, said
     assert ", as office-cpu · K/V half size writes replies 1.28x slower." in said, said
     assert "Which to pick: office-cpu · K/V half size where memory is short or long documents are read" in said, said
+
+
+def test_f12_leaves_out_a_speed_eval_left_out(smollm2_path: Path, tmp_path: Path) -> None:
+    """F12 drew "Q4_0 … reading 741 tok/s" beside 175 where eval had said under its table "left
+    out: 4.25x faster, more than these settings can make": eval keeps the verdict with the run's
+    rows, and F12's chart says it left the speed out instead of drawing it."""
+    import dataclasses
+
+    from workstation.commands.eval import ProfileEval, compare, result_rows
+    from workstation.core.kld import quantization_points
+    from workstation.core.results import history, save_run
+    from workstation.tui.i18n import Texts
+    from workstation.tui.screens.quantization import loss_chart
+
+    model = str(smollm2_path)
+    reference = ProfileEval("office-cpu", model, "f16", "f16", references=[ref("letter.txt")], context=4096)
+    quick = ProfileEval("office-cpu · Q4_0", model, "f16", "f16", context=4096,
+                        kld=[dataclasses.replace(cand("letter.txt", 4.0 / 4.25), kld_mean=0.02)])
+    steady = ProfileEval("office-cpu · K/V half size", model, "q8_0", "q8_0", context=4096,
+                         kld=[dataclasses.replace(cand("letter.txt", 4.4), kld_mean=0.003)])
+    results = [reference, quick, steady]
+    deltas = [compare(reference, r) for r in results]
+    assert deltas[1]["speed_ratio"] is None and deltas[1]["speed_ratio_unbelievable"]
+    db = tmp_path / "results.sqlite3"
+    save_run("eval", [row for r, d in zip(results, deltas, strict=True) for row in result_rows(r, d)], "eval", db)
+    _, points = quantization_points(history(kind="eval", test="kld_mean", limit=100, path=db))
+    by = {p.profile: p for p in points}
+    assert by["office-cpu · Q4_0"].speed_left_out and not by["office-cpu · K/V half size"].speed_left_out
+    for lang, words in (("en", "left out (busy PC)"), ("tr", "dışarıda (PC meşguldü)")):
+        chart = loss_chart(points, Texts(lang))
+        line = next(x for x in chart.splitlines() if "Q4_0" in x)
+        assert words in line and "1088" not in line and "1.088" not in line, chart
+        assert "233" in next(x for x in chart.splitlines() if "half" in x or "yarı" in x), chart

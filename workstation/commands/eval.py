@@ -542,7 +542,7 @@ def run(args: argparse.Namespace) -> int:
         print_json([{**r.to_dict(), "memory": _memory_dict(r), "vs_first": d}
                     for r, d in zip(results, deltas, strict=True)])
         _say_not_kept(plan)
-        _keep(args, results)
+        _keep(args, results, deltas)
         return 0
     t = texts_of(args)
     lookup = t.get if t.lang != "en" else None
@@ -558,7 +558,7 @@ def run(args: argparse.Namespace) -> int:
                     set(),
                 ))
     _say_not_kept(plan)
-    _keep(args, results)
+    _keep(args, results, deltas)
     return 0
 
 
@@ -568,9 +568,10 @@ def _say_not_kept(plan: KLDPlan | None) -> None:
         print(f"workstation: {say([('kld.not_kept', {'why': plan.not_kept})])}", file=sys.stderr)
 
 
-def _keep(args: argparse.Namespace, results: list[Any]) -> None:
+def _keep(args: argparse.Namespace, results: list[Any], deltas: list[dict[str, Any]]) -> None:
     if not args.no_save:
-        save_printed_run("eval", [row for r in results for row in result_rows(r)], command_line("eval", args))
+        save_printed_run("eval", [row for r, d in zip(results, deltas, strict=True) for row in result_rows(r, d)],
+                         command_line("eval", args))
 
 
 def _model_facts(r: ProfileEval) -> dict[str, Any]:
@@ -595,7 +596,10 @@ def _model_facts(r: ProfileEval) -> dict[str, Any]:
     return facts
 
 
-def result_rows(r: ProfileEval) -> list[ResultRow]:
+def result_rows(r: ProfileEval, delta: dict[str, Any] | None = None) -> list[ResultRow]:
+    """The history's rows of ``r``; ``delta`` (``compare``'s against the first) keeps with them a
+    speed eval left out as beyond the settings, so F12 leaves it out too (it drew "741 tok/s"
+    beside 175 that eval had said was a busy moment's)."""
     rows = []
     if r.tasks:
         rows.append(ResultRow(r.profile, "accuracy", r.tasks.accuracy, "ratio", r.model, r.tasks.to_dict()))
@@ -606,7 +610,8 @@ def result_rows(r: ProfileEval) -> list[ResultRow]:
         rows.append(ResultRow(r.profile, "ppl_ts", r.ppl.tokens_per_second, "tok/s", r.model, {}))
     if r.kld or r.references:
         # (its ref: F12 tells two of one name apart by it, kld.run_key)
-        facts = {**_model_facts(r), "type_k": r.type_k, "type_v": r.type_v, "ref": r.ref or r.profile}
+        facts = {**_model_facts(r), "type_k": r.type_k, "type_v": r.type_v, "ref": r.ref or r.profile,
+                 **({"speed_left_out": True} if delta and delta.get("speed_ratio_unbelievable") else {})}
         for ref in r.references:  # the reference loses nothing against itself
             rows.append(ResultRow(r.profile, "kld_mean", 0.0, "nats", r.model,
                                   {**ref.to_dict(), **facts, "reference": True}))

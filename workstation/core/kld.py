@@ -590,6 +590,7 @@ class QuantizationPoint:
     kv_bytes: int = 0  # its K/V cache at the profile's context (0: a run saved before it was kept)
     key: str = ""  # what its rows are told apart by (``run_key``)
     total_bytes: int = 0  # the planner's memory for the profile, as F4 and fit say it (0: a run saved before)
+    speed_left_out: bool = False  # eval left its speed out, as beyond what its settings can make (a busy moment's)
 
     @property
     def memory_bytes(self) -> int:
@@ -657,5 +658,6 @@ def quantization_points(entries: list[HistoryEntry], run: str | None = None) -> 
             kv_bytes=int(first.get("kv_bytes", 0)),
             key=key,
             total_bytes=int(first.get("total_bytes", 0)),
+            speed_left_out=bool(first.get("speed_left_out", False)),
         ))
     return next((e.created for e in entries if e.run_id == run), ""), points
