@@ -258,7 +258,8 @@ def test_eval_speaks_turkish_under_its_notes_too(
     assert rc == 0
     notes = [line for line in out.splitlines() if not line.startswith("|")]
     assert "(karşılaştırma temeli)" in out and "kat daha" in out and "(baseline)" not in out
-    assert notes == ["tiny: 64 tokenlik 1 pencere üzerinden perplexity (puanlanan 31 token)."], notes
+    assert notes[1:] == ["tiny: 64 tokenlik 1 pencere üzerinden perplexity (puanlanan 31 token)."], notes
+    assert notes[0].startswith("K/V: modelin") and "perplexity: modelin metne ne kadar şaşırdığı" in notes[0]
     # --kld's notes under --lang tr: test_eval_s_table_and_its_profiles_names_speak_turkish_too (the same run)
 
 
@@ -281,9 +282,10 @@ def test_eval_s_table_and_its_profiles_names_speak_turkish_too(
     # its notes (under eval's notes of --perplexity: test_eval_speaks_turkish_under_its_notes_too)
     notes = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("|")]
     english = ("window", "faster", "slower", "the same speed", "tokens", "In plain words", "KL divergence")
-    assert notes[0].startswith("64 tokenlik pencerelerde tiny ile KL ıraksaması") and \
-        notes[1].startswith("Kısacası, text.txt üzerinde: tiny · ") and "sonraki sözcüğü seçer ve " in notes[1]
-    assert not [w for w in english for line in notes[:2] if w in line]
+    assert notes[0].startswith("K/V: modelin") and "KLD ort.: her sonraki sözcük için" in notes[0]  # its columns
+    assert notes[1].startswith("64 tokenlik pencerelerde tiny ile KL ıraksaması") and \
+        notes[2].startswith("Kısacası, text.txt üzerinde: tiny · ") and "sonraki sözcüğü seçer ve " in notes[2]
+    assert not [w for w in english for line in notes[1:3] if w in line]
     # and every note after them: the choice ("Side by side", "Which to pick", "These speeds are of windows")
     # and the yardstick's note were English f-strings under --lang tr
     assert [line for line in notes if line.startswith(("Yan yana, ", "Hangisini seçmeli: ", "Bu hızlar "))], notes

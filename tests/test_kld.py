@@ -623,10 +623,10 @@ def test_side_by_side_says_memory_and_which_to_pick(smollm2_path: Path) -> None:
     assert "Δppl: that perplexity against the reference's; KLD tok/s: tokens of the documents read a second" in said
     size, full = file_size_text(model_part + kv["q8_0"]), file_size_text(model_part + kv["f16"])
     assert (f"Side by side, kv-half against office-cpu on these documents: it needs {size} for the model and its "
-            f"context memory at a context of 4,096 tokens, against {full} (the model itself (weights) {weights}, "
-            f"working memory while it writes (compute) {compute}, and {file_size_text(kv['q8_0'])} of context memory, half size, which holds 4,096 tokens of "
-            "conversation and documents; as workstation fit and F4 count it); writes practically as well; reads your "
-            "documents 2.00x slower.") in said, said
+            f"context memory at a context of 4,096 tokens (the model itself (weights) {weights}, working memory while "
+            f"it writes (compute) {compute}, and {file_size_text(kv['q8_0'])} of context memory, half size, which "
+            "holds 4,096 tokens of conversation and documents; as workstation fit and F4 count it), against "
+            f"{full}; writes practically as well; reads your documents 2.00x slower.") in said, said
     saved = file_size_text(kv["f16"] - kv["q8_0"])
     assert (f"Which to pick: kv-half where memory is short (it needs {saved} less, so a longer context fits in the "
             "same memory) and writes practically as well; else office-cpu, as kv-half reads your documents 2.00x "
@@ -784,10 +784,11 @@ def test_memory_is_the_planners_as_f4_and_fit_count_it(smollm2_path: Path, q4_0_
     said = format_eval([reference, other], [compare(reference, r) for r in (reference, other)])
     theirs, mine = planned[q4_0_path], planned[q8_0]
     assert (f"it needs {file_size_text(theirs.total_bytes)} for the model and its context memory at a context of "
-            f"4,096 tokens, against {file_size_text(mine.total_bytes)} (the model "
-            f"{file_size_text(theirs.total_bytes - theirs.kv_cache_bytes)},") in said, said
+            f"4,096 tokens (the model itself (weights) {file_size_text(theirs.weights_bytes)},") in said, said
+    assert f"as workstation fit and F4 count it), against {file_size_text(mine.total_bytes)};" in said, said
     if theirs.repack_bytes:  # this CPU repacks Q4_0 (AVX2 and up)
-        assert "with a second copy of its weights laid out for this processor" in said, said
+        assert ("a second copy of its weights laid out for this processor "
+                f"{file_size_text(theirs.repack_bytes)}, working memory") in said, said
     if theirs.total_bytes >= mine.total_bytes * 0.95:  # no memory saved: "take it only where … does not fit" is false
         assert "less memory" not in said and "does not fit" not in said, said
     assert _memory_dict(other) == {"model_bytes": q4_0_path.stat().st_size, "kv_bytes": theirs.kv_cache_bytes,

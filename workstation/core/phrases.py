@@ -918,10 +918,11 @@ ENGLISH: dict[str, str] = {
     "eval.or": " or ",
     "eval.and_list": ", and ",
     "eval.side_by_side": "Side by side, {profile} against {name} on these documents: it {said}.",
-    "eval.needs_memory": ("needs {total} for the model and its context memory at a context of {context} tokens, "
-                          "against {against} (the model itself (weights) {weights},{copy} working memory while it "
-                          "writes (compute) {compute}, and {kv} of context memory, {kv_words}, which holds {context} "
-                          "tokens of conversation and documents; as {command} and F4 count it)"),
+    # (its parts beside its own total: after "against {against}" they read as the other's)
+    "eval.needs_memory": ("needs {total} for the model and its context memory at a context of {context} tokens "
+                          "(the model itself (weights) {weights},{copy} working memory while it writes (compute) "
+                          "{compute}, and {kv} of context memory, {kv_words}, which holds {context} tokens of "
+                          "conversation and documents; as {command} and F4 count it), against {against}"),
     "eval.second_copy": " a second copy of its weights laid out for this processor {size},",
     "eval.reads_documents": "reads your documents {how}",
     "eval.writes_replies": "writes replies {how}",
