@@ -59,6 +59,9 @@ def test_a_q8_0_made_from_q4_1_is_said_so(smollm2_path: Path, tmp_path: Path,
     out = capsys.readouterr().out
     assert "Note: q8 is not a good yardstick: q8 holds no more than a 4-bit file, though its file type says more" in out
     assert "a file downloaded at Q8_0 or F16 is a good yardstick" in out
+    # said before what it sways (it came after "Which to pick"), and what it means for the reader
+    assert out.index("Note: q8 is not a good yardstick") < out.index("In plain words") < out.index("Which to pick"), out
+    assert "the comparison may understate the loss" in out
 
 
 async def test_f12_says_a_reference_made_from_4_bits_as_eval_does(

@@ -28,8 +28,10 @@ from workstation.commands.bench import (
     apart,
     clear_progress,
     command_line,
+    paired_apart,
     progress_reporter,
     speed_words,
+    table_legend,
 )
 from workstation.core.bench import SpeedStat, check_local, writing_speed
 from workstation.core.catalog import file_size_text, human_bytes, resolve_model_path
@@ -85,7 +87,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "English/Turkish example task set runs.",
     )
     add_profile_arg(p, multiple=True, variants=True)
-    p.add_argument("--tasks", type=Path, metavar="FILE", help="YAML task set to score")
+    p.add_argument("--tasks", type=Path, metavar="FILE", help="YAML task set to score: each task a prompt, a match (exact, contains, regex or choice) "
+                   "and an answer; workstation/data/tasks-example.yaml shows the format")
     p.add_argument("--perplexity", type=Path, metavar="TEXT", help="text file to measure perplexity on")
     p.add_argument("--kld", type=Path, nargs="+", action="extend", metavar="DOC",
                    help="what each profile loses against the reference (the one whose model file has the most "
@@ -182,6 +185,7 @@ class ReferenceRow:
     cache_reused: bool
     speed_windows: int  # the windows timed in this run: all of them, or a cached one's first window timed again
     cache_kept: bool = True  # False: measured in a folder of the run's own, removed after it (no folder for it)
+    window_seconds: list[float] = field(default_factory=list)  # each window timed in this run (``ref.window_seconds``)
 
     @property
     def n_tokens(self) -> int:
@@ -201,7 +205,7 @@ class ReferenceRow:
             top_k=int(m["top_k"]),
             cache_path=str(ref.path), cache_bytes=ref.size_bytes,
             cache_bytes_per_1k_tokens=ref.bytes_per_1k_tokens, cache_reused=ref.reused,
-            speed_windows=ref.timed_windows,
+            speed_windows=ref.timed_windows, window_seconds=list(ref.window_seconds),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -222,9 +226,50 @@ def compare(base: ProfileEval, other: ProfileEval) -> dict[str, Any]:
         ratio = other.speed / base.speed
         if believable(ratio, base, other):
             out["speed_ratio"] = round(ratio, 4)
+            out["speed_sure"] = same_or_apart(ratio, ratio_sure(base, other))
         else:  # a busy moment's, not the settings': kept in --json, said nowhere
             out["speed_ratio_unbelievable"] = round(ratio, 4)
     return out
+
+
+def speeds_apart(xs: list[float], ys: list[float], paired: bool = False) -> bool:
+    """Whether two profiles' speeds (tok/s, one figure per task or window) of this run differ by
+    more than the figures vary: bench's test (``paired_apart`` where figure i of each was measured
+    on the same work, else ``apart``). Under two figures each: not sure (one pass each, which a
+    busy moment can sway; "reads 1.20x faster" came out "1.03x slower" 30 seconds later)."""
+    xs, ys = [x for x in xs if x > 0], [y for y in ys if y > 0]
+    if len(xs) < 2 or len(ys) < 2:
+        return False
+    if paired and len(xs) == len(ys):
+        return paired_apart(list(zip(xs, ys, strict=True)))
+    return apart(*(SpeedStat(1, [round(1e9 / x) for x in v]) for v in (xs, ys)))
+
+
+def same_or_apart(ratio: float, told_apart: bool) -> bool:
+    """Whether a ratio may be said as it is: told apart from the noise, or "as fast" within
+    rounding (as bench says a replay's)."""
+    return told_apart or f"{ratio:.2f}" == "1.00"
+
+
+def ratio_sure(base: ProfileEval, other: ProfileEval, document: int | None = None) -> bool:
+    """Whether ``other``'s speed against ``base`` (``ProfileEval.speed``: its tasks' writing, its
+    perplexity pass's or its KL divergence pass's reading; ``document``: that document's alone)
+    is told apart from the run's own noise (``speeds_apart``). A perplexity pass keeps no figure
+    per window: its ratio is said as before."""
+    if other.tasks is not None and other.tasks.gen_ts:
+        if base.tasks is None:
+            return False
+        mine = {t.id: t.predicted_n / t.predicted_ms * 1000 for t in base.tasks.results if t.predicted_ms > 0}
+        pairs = [(t.predicted_n / t.predicted_ms * 1000, mine[t.id]) for t in other.tasks.results
+                 if t.predicted_ms > 0 and t.id in mine]
+        return speeds_apart([a for a, _ in pairs], [b for _, b in pairs], paired=True)
+    if other.ppl is not None or not other.kld or not base.references:
+        return True
+    docs = range(len(other.kld)) if document is None else [document]
+    xs = [k.n_ctx / s for j in docs for k in [other.kld[j]] for s in k.window_seconds if s > 0]
+    refs = [base.references[j] for j in docs if j < len(base.references)]
+    ys = [ref.n_ctx / s for ref in refs for s in ref.window_seconds if s > 0]
+    return speeds_apart(xs, ys, paired=not any(ref.cache_reused for ref in refs))
 
 
 SPEED_BOUND = 3.0  # one model's quantizations or K/V types: never further apart in speed than this
@@ -277,7 +322,9 @@ def describe(delta: dict[str, Any], lookup: Lookup | None = None) -> str:
     if delta["perplexity_delta_pct"] is not None:
         parts.append(say([("eval.pct_perplexity", {"d": _signed(delta["perplexity_delta_pct"])})], lookup))
     r = delta["speed_ratio"]
-    if r:
+    if r and not delta.get("speed_sure", True):  # within the run's own noise: neither faster nor slower
+        parts.append(say([("eval.about_same", {})], lookup))
+    elif r:
         parts.append(speed_words(r, say([("eval.same_speed", {})], lookup), say([("eval.x_faster", {})], lookup),
                                  lookup))
     return ", ".join(parts) or "-"
@@ -495,7 +542,7 @@ def run(args: argparse.Namespace) -> int:
         print_json([{**r.to_dict(), "memory": _memory_dict(r), "vs_first": d}
                     for r, d in zip(results, deltas, strict=True)])
         _say_not_kept(plan)
-        _keep(args, results)
+        _keep(args, results, deltas)
         return 0
     t = texts_of(args)
     lookup = t.get if t.lang != "en" else None
@@ -511,7 +558,7 @@ def run(args: argparse.Namespace) -> int:
                     set(),
                 ))
     _say_not_kept(plan)
-    _keep(args, results)
+    _keep(args, results, deltas)
     return 0
 
 
@@ -521,9 +568,10 @@ def _say_not_kept(plan: KLDPlan | None) -> None:
         print(f"workstation: {say([('kld.not_kept', {'why': plan.not_kept})])}", file=sys.stderr)
 
 
-def _keep(args: argparse.Namespace, results: list[Any]) -> None:
+def _keep(args: argparse.Namespace, results: list[Any], deltas: list[dict[str, Any]]) -> None:
     if not args.no_save:
-        save_printed_run("eval", [row for r in results for row in result_rows(r)], command_line("eval", args))
+        save_printed_run("eval", [row for r, d in zip(results, deltas, strict=True) for row in result_rows(r, d)],
+                         command_line("eval", args))
 
 
 def _model_facts(r: ProfileEval) -> dict[str, Any]:
@@ -542,13 +590,16 @@ def _model_facts(r: ProfileEval) -> dict[str, Any]:
             # compute buffers and the K/V cache (eval said 177 MB where F4 said 423 MB)
             planned = plan(info, context=r.context, type_k=r.type_k, type_v=r.type_v, gpus=[])
             facts.update(context=r.context, kv_bytes=planned.kv_cache_bytes, total_bytes=planned.total_bytes,
-                         repack_bytes=planned.repack_bytes)
+                         repack_bytes=planned.repack_bytes, compute_bytes=planned.compute_bytes)
         except (ValueError, WorkstationError):  # a K/V type the planner does not know: the file alone
             pass
     return facts
 
 
-def result_rows(r: ProfileEval) -> list[ResultRow]:
+def result_rows(r: ProfileEval, delta: dict[str, Any] | None = None) -> list[ResultRow]:
+    """The history's rows of ``r``; ``delta`` (``compare``'s against the first) keeps with them a
+    speed eval left out as beyond the settings, so F12 leaves it out too (it drew "741 tok/s"
+    beside 175 that eval had said was a busy moment's)."""
     rows = []
     if r.tasks:
         rows.append(ResultRow(r.profile, "accuracy", r.tasks.accuracy, "ratio", r.model, r.tasks.to_dict()))
@@ -559,7 +610,8 @@ def result_rows(r: ProfileEval) -> list[ResultRow]:
         rows.append(ResultRow(r.profile, "ppl_ts", r.ppl.tokens_per_second, "tok/s", r.model, {}))
     if r.kld or r.references:
         # (its ref: F12 tells two of one name apart by it, kld.run_key)
-        facts = {**_model_facts(r), "type_k": r.type_k, "type_v": r.type_v, "ref": r.ref or r.profile}
+        facts = {**_model_facts(r), "type_k": r.type_k, "type_v": r.type_v, "ref": r.ref or r.profile,
+                 **({"speed_left_out": True} if delta and delta.get("speed_ratio_unbelievable") else {})}
         for ref in r.references:  # the reference loses nothing against itself
             rows.append(ResultRow(r.profile, "kld_mean", 0.0, "nats", r.model,
                                   {**ref.to_dict(), **facts, "reference": True}))
@@ -652,14 +704,15 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
                 ratio = r.kld[j].tokens_per_second / results[0].references[j].tokens_per_second \
                     if r.kld and results[0].references and results[0].references[j].decode_seconds > 0 else 0.0
                 ratio = ratio if believable(ratio, results[0], r) else 0.0
-                row.append(describe({"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": ratio},
-                                    lookup))
+                row.append(describe({"accuracy_delta_pts": None, "perplexity_delta_pct": None, "speed_ratio": ratio,
+                                     "speed_sure": same_or_apart(ratio, ratio_sure(results[0], r, j))}, lookup))
             rows.append(row)
     right = set(range(len(header) - 1)) - left  # (the last: the words against the first)
     # (its figures in the run's language: "45,0%" beside Turkish notes that wrote 45,0)
     rows = [[local_numbers(c, lookup) if i in right else c for i, c in enumerate(row)] for row in rows]
     table = text_table(header, rows, right)
-    notes = []
+    pts = any(d.get("accuracy_delta_pts") is not None for d in deltas[1:])
+    notes = [eval_legend(has_tasks, has_ppl, bool(n_docs), pts, lookup)]
     for r in results:
         if r.ppl:
             notes.append(say([("eval.ppl_windows", {"profile": r.profile, "n": r.ppl.n_chunks, "ctx": r.ppl.n_ctx,
@@ -681,11 +734,7 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
         notes += [say([("eval.all_documents", {"profile": r.profile, "name": results[0].profile, "n": n_docs,
                                                "said": describe(d, lookup)})], lookup)
                   for r, d in zip(results[1:], deltas[1:], strict=True) if _kld_timed(r) and describe(d) != "-"]
-    notes += plain_kld_notes(results, lookup)
-    notes += choice_notes(results, deltas, documents, lookup)
-    notes += kld_speed_notes(results, lookup)
-    notes += unbelievable_notes(results, deltas, lookup)
-    if results[0].references:
+    if results[0].references:  # before what is read by it: the plain words and the pick ("Which to pick" came first)
         from workstation.core.weight_levels import four_bit_levels, four_bit_phrase, reference_note
 
         levels = four_bit_levels(Path(results[0].model))
@@ -695,7 +744,29 @@ def format_eval(results: list[ProfileEval], deltas: list[dict[str, Any]], docume
             levels = four_bit_levels(Path(r.model)) if r.model != results[0].model else None
             if levels is not None:
                 notes.append(say([("eval.note", {"said": [four_bit_phrase(r.profile, levels)]})], lookup))
+    notes += plain_kld_notes(results, lookup)
+    notes += choice_notes(results, deltas, documents, lookup)
+    notes += kld_speed_notes(results, lookup)
+    notes += unbelievable_notes(results, deltas, lookup)
     return "\n".join([table, *notes])
+
+
+def eval_legend(tasks: bool, ppl: bool, kld: bool, pts: bool, lookup: Lookup | None = None) -> str:
+    """The line under eval's table (bench's ``table_legend``): its columns in plain words, in
+    ``lookup``'s language ("KLD mean | KLD p99 | same top | KLD ppl | Δppl" were explained nowhere)."""
+    def named(key: str) -> Phrase:
+        return (f"eval.legend_{key}", {"name": say([(f"eval.col_{key}", {})], lookup)})
+
+    columns: list[Phrase] = [("bench.legend_kv", {})]
+    if tasks:
+        columns += [named("accuracy"), *([("eval.legend_pts", {})] if pts else []), named("gen_ts"),
+                    ("bench.legend_ttft", {"name": "TTFT ms"})]
+    if ppl:
+        columns += [("eval.legend_perplexity", {}), named("ppl_ts")]
+    if kld:
+        columns += [named("kld_mean"), ("eval.legend_kld_p99", {}), named("same_top"), ("eval.legend_kld_ppl", {}),
+                    ("eval.legend_dppl", {}), named("kld_ts")]
+    return table_legend([*columns, ("bench.legend_tok_s", {})], lookup)
 
 
 # KL divergence (nats per token) up to which a quantization's text reads so, in plain words: near
@@ -765,15 +836,17 @@ def better_phrase(r: ProfileEval, reference: str, k: KLDResult, key: str = "kld.
 MEMORY_APART = 0.05  # a twentieth of the memory, or less: the same memory, in the choice's words
 
 
-def _memory(r: ProfileEval) -> tuple[int, int, int] | None:
+def _memory(r: ProfileEval) -> tuple[int, int, int, int, int] | None:
     """What the planner counts at the profile's context, as F4 and fit do: the model (its
     weights, this CPU's repacked copy of them, the compute buffers), its context memory (the
-    K/V cache) and of the model the repacked copy."""
+    K/V cache), and of the model the repacked copy, the weights and the compute buffers (fit's
+    parts: "the model 192 MB" was fit's weights 92 MB and compute 100 MB together)."""
     facts = _model_facts(r)
     if "total_bytes" not in facts or "kv_bytes" not in facts:
         return None
     kv = int(facts["kv_bytes"])
-    return int(facts["total_bytes"]) - kv, kv, int(facts["repack_bytes"])
+    return (int(facts["total_bytes"]) - kv, kv, int(facts["repack_bytes"]), int(facts["weights_bytes"]),
+            int(facts["compute_bytes"]))
 
 
 def _memory_dict(r: ProfileEval) -> dict[str, int] | None:
@@ -808,12 +881,15 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
             words = say([better_phrase(r, first.profile, better[0], "eval.it_scored_better")], lookup)
         verb = "eval.reads_documents" if _kld_timed(r) else "eval.writes_replies"
         ratio = d.get("speed_ratio")
-        doubt = speed_doubt(r, first, lookup) if _kld_timed(r) else ""
-        speed = say([(verb, {"how": _as_fast(ratio, lookup)})], lookup) + doubt if ratio else ""
+        if ratio and not d.get("speed_sure", True):  # within the run's noise: said so, chosen by neither way
+            speed, ratio, doubt = say([(verb, {"how": say([("eval.about_same_how", {})], lookup)})], lookup), None, ""
+        else:
+            doubt = speed_doubt(r, first, lookup) if _kld_timed(r) else ""
+            speed = say([(verb, {"how": _as_fast(ratio, lookup)})], lookup) + doubt if ratio else ""
         wrote = writing_ratio(r, first) if _kld_timed(r) else None
-        if wrote is not None:
-            sure = "" if wrote[1] else say([("eval.runs_unsure", {})], lookup)
-            writing = say([("eval.writes_replies", {"how": _as_fast(wrote[0], lookup)})], lookup) + sure
+        if wrote is not None:  # (the same words for the writing: "2.46x slower (not sure…)" was weighed by nothing)
+            how = _as_fast(wrote[0], lookup) if wrote[1] else say([("eval.about_same_how", {})], lookup)
+            writing = say([("eval.writes_replies", {"how": how})], lookup)
             speed = say([("eval.sep", {})], lookup).join(x for x in (speed, writing) if x)
         theirs = _memory(r)
         said, saved = [], 0
@@ -821,7 +897,8 @@ def choice_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
             saved = sum(mine[:2]) - sum(theirs[:2])
             said.append(say([("eval.needs_memory", {
                 "total": file_size_text(sum(theirs[:2])), "context": f"{r.context:,}", "against": file_size_text(sum(mine[:2])),
-                "model": file_size_text(theirs[0]), "copy": [("eval.second_copy", {})] if theirs[2] else [],
+                "weights": file_size_text(theirs[3]), "compute": file_size_text(theirs[4]),
+                "copy": [("eval.second_copy", {"size": file_size_text(theirs[2])})] if theirs[2] else [],
                 "kv": file_size_text(theirs[1]), "kv_words": kv_words(KVCache(r.type_k, r.type_v), lookup, usual=True),
                 "command": cli("fit")})], lookup))
         said += [words, speed]
@@ -875,7 +952,7 @@ def writing_ratio(r: ProfileEval, first: ProfileEval) -> tuple[float, bool] | No
     # the median run of each (one run a busy moment stalled moved the mean), and none beyond what
     # their settings allow (``believable``)
     ratio = statistics.median(r.writing.samples_ts) / statistics.median(first.writing.samples_ts)
-    return (ratio, apart(r.writing, first.writing)) if believable(ratio, first, r) else None
+    return (ratio, same_or_apart(ratio, apart(r.writing, first.writing))) if believable(ratio, first, r) else None
 
 
 def unbelievable_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
@@ -885,15 +962,16 @@ def unbelievable_notes(results: list[ProfileEval], deltas: list[dict[str, Any]],
         return []
     first, notes = results[0], []
     for r, d in zip(results[1:], deltas[1:], strict=False):
-        ratios = [d["speed_ratio_unbelievable"]] if d.get("speed_ratio_unbelievable") else []
+        # each with which speed it is ("hızı dışarıda bırakıldı: 5,66 kat daha yavaş" beside a cell's 1,88: which?)
+        ratios = [(d["speed_ratio_unbelievable"], "eval.speed_reading" if r.ppl is not None or _kld_timed(r)
+                   else "eval.speed_writing")] if d.get("speed_ratio_unbelievable") else []
         if r.writing is not None and first.writing is not None and r.writing.samples_ts and first.writing.samples_ts:
             wrote = statistics.median(r.writing.samples_ts) / statistics.median(first.writing.samples_ts)
-            ratios += [] if believable(wrote, first, r) else [wrote]
-        if ratios:
-            worst = max(ratios, key=lambda x: max(x, 1 / x))
+            ratios += [] if believable(wrote, first, r) else [(wrote, "eval.speed_writing")]
+        for ratio, what in ratios:
             notes.append(say([("eval.unbelievable", {
-                "profile": r.profile, "name": first.profile,
-                "how": speed_words(worst, say([("bench.as_fast", {})], lookup), say([("eval.x_faster", {})], lookup),
+                "profile": r.profile, "name": first.profile, "what": (what, {}),
+                "how": speed_words(ratio, say([("bench.as_fast", {})], lookup), say([("eval.x_faster", {})], lookup),
                                    lookup),
                 "most": f"{speed_bound(first, r):.1f}", "command": cli(f"bench -p {first.typed} -p {r.typed}")})], lookup))
     return notes

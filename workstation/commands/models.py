@@ -400,4 +400,4 @@ def _quantization_loss(
     if not args.json:
         print(format_eval(results, deltas))
     return ([{**r.to_dict(), "vs_first": d} for r, d in zip(results, deltas, strict=True)],
-            [row for r in results for row in result_rows(r)])
+            [row for r, d in zip(results, deltas, strict=True) for row in result_rows(r, d)])

@@ -346,6 +346,14 @@ def _check_sizes(engine: Engine, config: BenchConfig) -> None:
         raise BenchInputError(said=[("bench.at_least", {"name": "--repetitions", "low": 1, "value": config.repetitions})])
 
 
+def warm_up(engine: ChatEngine, messages: list[dict[str, Any]]) -> None:
+    """One untimed turn of one token before timed turns: the first model loaded pays its page-in
+    and warm-up in its first turn (bench's warm-up; eval --tasks called the profile listed first
+    the slowest by it). The engine is reset after it."""
+    engine.run_chat(messages, Sampling(temperature=0.0, max_tokens=1, repeat_penalty=1.0))
+    engine.reset()
+
+
 def bench_engine(
     engine: Engine, config: BenchConfig, progress: Progress | None = None, lookup: Lookup | None = None
 ) -> ProfileBench:
@@ -394,7 +402,7 @@ def bench_engine(
                             repeat_penalty=1.0)
         messages = [{"role": "user", "content": config.ttft_prompt}]
         if config.warmup:
-            engine.run_chat(messages, Sampling(temperature=0.0, max_tokens=1))
+            warm_up(engine, messages)
         for i in range(config.repetitions):
             said("chat", i=i + 1, reps=config.repetitions)
             engine.reset()

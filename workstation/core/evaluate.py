@@ -150,7 +150,7 @@ def _task_from_dict(data: Any, src: str, index: int) -> Task:
             data = {**data, "match": SCHEMA_MATCH, "answer": "valid JSON"}
     for key in ("prompt", "match", "answer"):
         if key not in data or data[key] is None:
-            raise _problem(where, "tasks.missing", field=key)
+            raise _problem(where, "tasks.missing", field=key, kinds=", ".join(MATCH_KINDS), example=str(EXAMPLE_TASKS))
     prompt = data["prompt"]
     if not isinstance(prompt, str) or not prompt.strip():
         raise _problem(where, "tasks.prompt_empty")
@@ -356,8 +356,17 @@ class TasksScore:
 
 
 def run_tasks(engine: ChatEngine, task_set: TaskSet, progress: Progress | None = None) -> TasksScore:
-    """Each task as a fresh conversation, greedy (temperature 0, no repeat penalty)."""
+    """Each task as a fresh conversation, greedy (temperature 0, no repeat penalty), after an
+    untimed warm-up turn on the first task's prompt (bench's ``warm_up``)."""
+    from workstation.core.bench import (
+        warm_up,  # (bench reads the engine's modules; loaded when tasks run)
+    )
+
     results = []
+    if task_set.tasks:
+        first = task_set.tasks[0]
+        warm_up(engine, [*([{"role": "system", "content": first.system}] if first.system is not None else []),
+                         {"role": "user", "content": first.prompt}])
     for i, task in enumerate(task_set.tasks, 1):
         if progress:
             progress(f"{engine.profile.key}: task {i}/{len(task_set.tasks)} ({task.id})")

@@ -279,6 +279,8 @@ class ReferenceLogits:
     # windows its speed (meta's decode_seconds, for all its windows) was measured over in this
     # run: all of them when the pass ran now, one when it was read from the cache (time_reference)
     timed_windows: int = 0
+    # each window's llama_decode seconds timed in this run (the spread "about the same speed" is judged by)
+    window_seconds: list[float] = field(default_factory=list)
 
     @property
     def n_ctx(self) -> int:
@@ -356,6 +358,7 @@ def build_reference(
     tmp = own_part(dest)  # (its lock held while written: a part left by a kill is swept)
     with held_part(tmp, ("models.being_added", {"name": dest.name, "folder": str(dest.parent)})):
         nll = nll2 = decode_seconds = 0.0
+        window_seconds: list[float] = []
         count = 0
         t0 = time.perf_counter()
         try:
@@ -366,6 +369,7 @@ def build_reference(
                     step = _block_rows(model.n_vocab)
                     for rows in windows:
                         decode_seconds += rows.decode_seconds
+                        window_seconds.append(rows.decode_seconds)
                         for r0 in range(0, len(rows.targets), step):
                             rec = _reference_records(rows.logits[r0 : r0 + step], rows.targets[r0 : r0 + step], top_k)
                             f.write(rec.tobytes())
@@ -409,6 +413,7 @@ def build_reference(
         raise EvalInputError(f"The reference cache {dest} could not be read back after writing it.")
     ref.reused = False
     ref.timed_windows = ref.n_chunks
+    ref.window_seconds = window_seconds
     return ref
 
 
@@ -431,6 +436,7 @@ def time_reference(model: LoadedModel, ref: ReferenceLogits, progress: Progress 
             per_window[rows.window] += rows.decode_seconds
     ref.meta = {**ref.meta, "decode_seconds": statistics.median(per_window[1:]) * ref.n_chunks}
     ref.timed_windows = RETIME_WINDOWS
+    ref.window_seconds = per_window[1:]
 
 
 def _finish(f: BinaryIO, meta: dict[str, Any]) -> None:
@@ -473,6 +479,7 @@ class KLDResult:
     cache_bytes: int
     cache_bytes_per_1k_tokens: float
     cache_reused: bool
+    window_seconds: list[float] = field(default_factory=list)  # each window's llama_decode seconds
 
     @property
     def ppl_delta_pct(self) -> float:
@@ -515,10 +522,12 @@ def compare_to_reference(
     step = _block_rows(model.n_vocab)
     sums = _Sums()
     decode_seconds = 0.0
+    window_seconds: list[float] = []
     t0 = time.perf_counter()
     with closing(scored_logits(model, tokens, n_ctx, n_chunk, progress, "KL divergence")) as windows:
         for rows in windows:
             decode_seconds += rows.decode_seconds
+            window_seconds.append(rows.decode_seconds)
             base = rows.window * per_window + (rows.positions[0] - n_ctx // 2)
             for r0 in range(0, len(rows.targets), step):
                 r1 = min(len(rows.targets), r0 + step)
@@ -559,6 +568,7 @@ def compare_to_reference(
         cache_bytes=ref.size_bytes,
         cache_bytes_per_1k_tokens=ref.bytes_per_1k_tokens,
         cache_reused=ref.reused,
+        window_seconds=window_seconds,
     )
 
 
@@ -580,6 +590,7 @@ class QuantizationPoint:
     kv_bytes: int = 0  # its K/V cache at the profile's context (0: a run saved before it was kept)
     key: str = ""  # what its rows are told apart by (``run_key``)
     total_bytes: int = 0  # the planner's memory for the profile, as F4 and fit say it (0: a run saved before)
+    speed_left_out: bool = False  # eval left its speed out, as beyond what its settings can make (a busy moment's)
 
     @property
     def memory_bytes(self) -> int:
@@ -647,5 +658,6 @@ def quantization_points(entries: list[HistoryEntry], run: str | None = None) -> 
             kv_bytes=int(first.get("kv_bytes", 0)),
             key=key,
             total_bytes=int(first.get("total_bytes", 0)),
+            speed_left_out=bool(first.get("speed_left_out", False)),
         ))
     return next((e.created for e in entries if e.run_id == run), ""), points

@@ -883,8 +883,9 @@ ENGLISH: dict[str, str] = {
                          "4-bit file (with models quantize --allow-requantize) or the model was made at 4 bits ({four} "
                          "of the {sampled} parts of it looked at keep only the 16 values a 4-bit file has room for)"),
     "weights.note": "Note: {name} is not a good yardstick: ",
-    "weights.not_the_loss": (". So what the others lose against it is not what they lose against the original model; "
-                             "a file downloaded at Q8_0 or F16 is a good yardstick."),
+    "weights.not_the_loss": (". So what the others lose against it is not what they lose against the original model: "
+                             "the comparison may understate the loss; a file downloaded at Q8_0 or F16 is a good "
+                             "yardstick."),
     # eval --kld: a candidate whose perplexity on a document came out lower than the reference's
     # eval's notes under its table (commands/eval.py: format_eval and the notes it gathers)
     "eval.baseline": "(baseline)",
@@ -908,20 +909,26 @@ ENGLISH: dict[str, str] = {
     "eval.differs_but": "differs from it, but {better}",
     "eval.plain_kld": "In plain words, on {document}: {profile} picks the same next word as {name} {share} of the time, and {words}.",
     'eval.both_ways': "note: {profile}'s speed against {name} went both ways ({low}x to {high}x on these documents): each is one pass, so another program using the CPU decides it; {command} compares their speed, repeated side by side.",
-    'eval.unbelievable': "note: {profile}'s speed against {name} is left out: it came out {how}, more than these settings can make (at most {most}x), so another program busy on this PC slowed one of them; {command} compares their speed, repeated side by side.",
+    'eval.unbelievable': "note: {profile}'s {what} against {name} is left out: it came out {how}, more than these settings can make (at most {most}x), so another program busy on this PC slowed one of them; {command} compares their speed, repeated side by side.",
+    "eval.speed_reading": "reading speed (of the documents)",
+    "eval.speed_writing": "writing speed (of the replies)",
     # eval --kld's choice under the table: each profile side by side with the reference, then which to pick
     "eval.sep": "; ",
     "eval.and": " and ",
     "eval.or": " or ",
     "eval.and_list": ", and ",
     "eval.side_by_side": "Side by side, {profile} against {name} on these documents: it {said}.",
-    "eval.needs_memory": ("needs {total} for the model and its context memory at a context of {context} tokens, "
-                          "against {against} (the model {model},{copy} and {kv} of context memory, {kv_words}, which "
-                          "holds {context} tokens of conversation and documents; as {command} and F4 count it)"),
-    "eval.second_copy": " with a second copy of its weights laid out for this processor,",
+    # (its parts beside its own total: after "against {against}" they read as the other's)
+    "eval.needs_memory": ("needs {total} for the model and its context memory at a context of {context} tokens "
+                          "(the model itself (weights) {weights},{copy} working memory while it writes (compute) "
+                          "{compute}, and {kv} of context memory, {kv_words}, which holds {context} tokens of "
+                          "conversation and documents; as {command} and F4 count it), against {against}"),
+    "eval.second_copy": " a second copy of its weights laid out for this processor {size},",
     "eval.reads_documents": "reads your documents {how}",
     "eval.writes_replies": "writes replies {how}",
-    "eval.runs_unsure": " (not sure: within how much its runs varied)",
+    # a speed difference within the run's own noise (commands/eval.py: ratio_sure): never "faster" or "slower"
+    "eval.about_same": "about the same speed on this run",
+    "eval.about_same_how": "at about the same speed on this run",
     "eval.rough_windows": (" (rough: timed over {n:|window|windows} of {ctx} tokens, once, which another program busy "
                            "on this PC can sway)"),
     "eval.rough_spread": " (rough: {low}x to {high}x on these documents)",
@@ -958,7 +965,8 @@ ENGLISH: dict[str, str] = {
     "tasks.where_named": "{src}: task {index} ('{id}'): ",
     "tasks.not_mapping": "a task must be a mapping with prompt, match and answer, not {value}.",
     "tasks.schema": "field 'json_schema': {why}",
-    "tasks.missing": "field '{field}' is missing.",
+    "tasks.missing": ("field '{field}' is missing: each task needs a prompt, a match (one of {kinds}) and an answer; "
+                      "the example task set {example} shows the format."),
     "tasks.prompt_empty": "field 'prompt' must be non-empty text.",
     "tasks.answer_empty": "field 'answer' must not be empty text.",
     "tasks.bad_regex": "field 'answer' is not a valid regular expression ({why}).",
@@ -989,6 +997,19 @@ ENGLISH: dict[str, str] = {
     "eval.col_same_top": "same top",
     "eval.col_kld_ts": "KLD tok/s",
     "eval.col_vs": "vs {name}",
+    # the line under eval's table: its columns in plain words (as bench's; commands/eval.py: eval_legend)
+    "eval.legend_accuracy": "{name}: the tasks answered right",
+    "eval.legend_pts": "pts: percentage points of that, against the first profile",
+    "eval.legend_gen_ts": "{name}: tokens of the replies written a second",
+    "eval.legend_perplexity": "perplexity: how surprised the model is by the text (lower is better)",
+    "eval.legend_ppl_ts": "{name}: tokens of the text read a second",
+    "eval.legend_kld_mean": ("{name}: how far its odds for each next word are from the reference's, on average "
+                             "(KL divergence; 0: the same)"),
+    "eval.legend_kld_p99": "KLD p99: the same for the worst word in 100",
+    "eval.legend_same_top": "{name}: how often it picks the same most likely next word as the reference",
+    "eval.legend_kld_ppl": "KLD ppl: its perplexity on the document, how surprised it is by the text (lower is better)",
+    "eval.legend_dppl": "Δppl: that perplexity against the reference's",
+    "eval.legend_kld_ts": "{name}: tokens of the documents read a second",
     "eval.col_task": "task",
     "eval.col_lang": "lang",
     "eval.col_ok": "ok",

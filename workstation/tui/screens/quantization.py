@@ -36,7 +36,7 @@ def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120, 
     the bars as wide as ``width`` columns allow (16 cells at most: at 100 columns the lines
     wrapped)."""
     top_mem = max(p.memory_bytes for p in points)
-    top_speed = max(p.tokens_per_second for p in points)
+    top_speed = max((p.tokens_per_second for p in points if not p.speed_left_out), default=0.0)
     top_kld = max(p.kld_mean for p in points)
     name_w = max(len(f"{p.profile} {p.file_type}") for p in points)
     same_top = texts("quality.same_top")
@@ -56,10 +56,13 @@ def loss_chart(points: list[QuantizationPoint], texts: Texts, width: int = 120, 
     num = texts.number
     for p in points:
         loss = texts("quality.reference") if p.reference else num(f"{p.kld_mean:.4f}")
+        # a speed eval left out (beyond what the settings can make: a busy moment's) is not drawn either
+        speed = (f"{texts('quality.speed_left_out'):>{bw + 9}}" if p.speed_left_out else
+                 f"{num(f'{p.tokens_per_second:.0f}'):>8} {bar(p.tokens_per_second, top_speed, bw, shapes):<{bw}}")
         lines.append(
             f"{p.profile + ' ' + p.file_type:<{name_w}}  "
             f"{num(file_size_text(p.memory_bytes)):>8} {bar(p.memory_bytes, top_mem, bw, shapes):<{bw}}  "
-            f"{num(f'{p.tokens_per_second:.0f}'):>8} {bar(p.tokens_per_second, top_speed, bw, shapes):<{bw}}  "
+            f"{speed}  "
             f"{loss:>9} {bar(p.kld_mean, top_kld, bw, shapes):<{bw}}  "
             f"{num(f'{p.same_top * 100:.1f}%'):>7}"
         )
