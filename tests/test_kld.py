@@ -533,7 +533,7 @@ def test_a_document_shorter_than_the_window_is_named(
     assert re.search(r"^Left out note\.txt: The text is only \d+ tokens; .* needs at least 64 ", out, re.M), out
     # memory, what the answers lose and which to pick, under the table and in the JSON
     assert re.search(r"^Side by side, q4_0 against orig on these documents: it needs \d+ MB for the model and its "
-                     r"context memory at a context of 256 tokens, against \d+ MB .* which holds 256 tokens", out, re.M), out
+                     r"context memory at a context of 256 tokens \(.* which holds 256 tokens .*\), against \d+ MB;", out, re.M), out
     assert re.search(r"^Which to pick: (orig|q4_0)[:;] ", out, re.M), out
     # the whole documents timed by bench: the ones just given, not "YOUR_DOCUMENTS" (the short one too)
     assert f"--document {shell_word(str(long))} {shell_word(str(short))} times whole documents" in out, out
