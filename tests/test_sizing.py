@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import random
+import re
 import struct
 from pathlib import Path
 
@@ -952,8 +953,13 @@ def test_the_markdown_report_is_said_in_the_commands_language(
         assert turkish in text, turkish
     for english in ("## The workload", "| people |", "context per slot", "## Assumptions", "## Charts",
                     "This machine (CPU)", "Chats arrive at random", "not measured here", "options meet every target",
-                    "Ranked by"):
+                    "Ranked by", "| machine |", "tok/s/person", "docs/night", "| meets |"):
         assert english not in text, english
+    # the ranked table's columns too (they were English under Turkish headings), as the terminal's
+    assert "| # | makine | fiyat | model | nicemleme | K/V | yuva | bellek | token/sn/kişi | ilk sözcük |" in text
+    assert main(["size", str(path), "--lang", "tr"]) in (0, 2)
+    shown = capsys.readouterr().out
+    assert re.search(r"^#\s+makine\s+fiyat\s+model\s+nicemleme", shown, re.M) and "tok/s/person" not in shown, shown
     assert main(["size", str(path), "-o", str(tmp_path / "e.md")]) in (0, 2)
     assert capsys.readouterr().err.startswith(f"wrote {tmp_path / 'e.md'}")
     english = (tmp_path / "e.md").read_text(encoding="utf-8")
@@ -970,7 +976,7 @@ def test_size_takes_lang_before_or_after_it_and_says_its_report_in_it(
         assert main(line) in (0, 2)
         out = capsys.readouterr().out
         assert "bir gecede" in out and "ilk sözcük" in out and "token alır" in out, out  # the headline's Turkish
-        assert "tok/s/person: yoğun saatte her kişinin saniyede aldığı token" in out  # the table's key
+        assert "token/sn/kişi: yoğun saatte her kişinin saniyede aldığı token" in out  # the table's key
         assert "Sıralama: önce fiyat" in out and "Ranked by" not in out and "first word" not in out
         row = next(line for line in out.splitlines() if line.startswith("1 "))
         assert " $ " in row and " GB / " in row and " sn " in row and "ölçülmedi" in row, row  # the table's cells too

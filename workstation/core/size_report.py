@@ -54,8 +54,14 @@ def _row(i: int, o: SizingOption, lookup: Lookup | None = None) -> list[str]:
             say([("size.yes", {})] if o.meets else misses, lookup)]
 
 
-HEADER = ["#", "machine", "price", "model", "quant", "K/V", "slots", "memory", "tok/s/person",
-          "TTFT", "docs/night", "quality", "meets"]
+COLUMNS = ("number", "machine", "price", "model", "quant", "kv", "slots", "memory", "tps_person", "ttft", "docs_night",
+           "quality", "meets")
+
+
+def header(lookup: Lookup | None = None) -> list[str]:
+    """The ranked table's column names in ``lookup``'s language (``size.col.*``; a Turkish table
+    had English ones under Turkish headings)."""
+    return [say([(f"size.col.{c}", {})], lookup) for c in COLUMNS]
 
 
 def table_rows(result: SizingResult, top: int) -> list[SizingOption]:
@@ -79,10 +85,11 @@ def text_report(result: SizingResult, top: int = 10, lookup: Lookup | None = Non
     """The terminal's version: the headline, the ranked table and what its headers mean,
     calibration in two lines; the sentences in ``lookup``'s language (``size --lang``)."""
     rows = [_row(i, o, lookup) for i, o in enumerate(table_rows(result, top), 1)] + here_rows(result, top, lookup)
-    widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(HEADER)]
+    names = header(lookup)
+    widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(names)]
     fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()  # noqa: E731
     out = [say(result.answer_phrases(), lookup).strip(), "", say(result.headline_phrases(), lookup).strip(), "",
-           fmt(HEADER), *(fmt(r) for r in rows), "", say([("size.table_key", {})], lookup)]
+           fmt(names), *(fmt(r) for r in rows), "", say([("size.table_key", {})], lookup)]
     out += [say([("size.ranking", {})], lookup)] if result.meeting else []
     cal = result.calibration
     if cal:  # (figures too unsteady to go by: the source says how far off, and that this is the estimate)
@@ -182,14 +189,14 @@ def markdown_report(result: SizingResult, named: Path | str, top: int = 15, look
     lines += [f"## {word('ranked') if result.meeting else word('closest')}", "",
               word("meeting", n=f"{len(result.meeting):,}", total=f"{len(result.options):,}")
               + say([("size.ranking", {})], lookup), ""]
-    lines += [markdown_table(HEADER, [_row(i, o, lookup) for i, o in enumerate(table_rows(result, top), 1)]
+    lines += [markdown_table(header(lookup), [_row(i, o, lookup) for i, o in enumerate(table_rows(result, top), 1)]
                              + here_rows(result, top, lookup)), ""]
     for note in result.notes(top):
         lines += [say(note, lookup), ""]
     per_machine = result.best_per_machine()
     if per_machine:
         lines += [f"## {word('per_machine')}", "",
-                  markdown_table(HEADER, [_row(i, o, lookup) for i, o in enumerate(per_machine, 1)]), ""]
+                  markdown_table(header(lookup), [_row(i, o, lookup) for i, o in enumerate(per_machine, 1)]), ""]
     lines += [f"## {word('charts')}", "", f"![{word('people_chart')}]({charts_dir.name}/{PEOPLE_PNG})", "",
               f"![{word('memory_chart')}]({charts_dir.name}/{MEMORY_PNG})", ""]
     cal = result.calibration
