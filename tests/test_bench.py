@@ -594,12 +594,12 @@ def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
 
     mine = replay("mine", [(100, 1000), (200, 1000), (100, 1000), (200, 1000)])
     slower = replay("q8", [(150, 1500), (300, 1520), (155, 1480), (290, 1500)])  # every turn slower alike
-    busy = replay("q4", [(100, 25000), (200, 700), (100, 1400), (200, 600)])  # one turn hit by a busy moment
+    busy = replay("q4", [(100, 1900), (200, 700), (100, 1400), (200, 600)])  # its turns all over the place
     said = format_replay([mine, slower, busy]).splitlines()
     assert ("q8 against mine: writes 1.50x slower (tok/s 0.67x) and waits 48% longer for its first word "
             "(median TTFT).") in said
-    assert ("q4 against mine: writes 6.93x slower (tok/s 0.14x) (not sure: within how much the repetitions varied) "
-            "and waits as long for its first word (median TTFT).") in said
+    assert ("q4 against mine: writes 1.13x slower (tok/s 0.88x) (not sure: within how much the repetitions varied) "
+            "and waits as long for its first word (median TTFT).") in said, said
     assert said.count(REPLAY_WORDS) == 1  # what TTFT and tok/s are, once
     # one document, once each: nothing to tell a busy moment from the profile by, and said so
     one = format_replay([replay("mine", [(100, 1000)]), replay("q8", [(150, 1500)]), replay("q4", [(87, 1000)])])
@@ -622,7 +622,7 @@ def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
     tr = format_replay([mine, slower, busy], sampling_differences(sampled, Texts("tr").get), Texts("tr").get).splitlines()
     assert ("q8, mine ile karşılaştırıldığında: 1,50 kat daha yavaş yazar (tok/s 0,67 kat) ve ilk sözcüğü için %48 "
             "daha uzun süre bekler (ortanca TTFT).") in tr, tr
-    assert "2 istem × 2 tur: TTFT ortalama 224 ms, ortanca 222 ms, p90 300 ms; 400 token boyunca 66,7 token/sn" in tr
+    assert "2 istem × 2 tur: TTFT ortalama 224 ms, ortanca 222 ms, p90 300 ms; 400 token boyunca 66,7 ± 0,6 token/sn" in tr
     assert any(line.startswith("TTFT: bir istemi göndermekle ilk sözcüğü") for line in tr)
     # the sampling by Ctrl+E's names, as 'profiles check --lang tr' says them (it said "temperature 0.7, 0.2")
     assert any(line.startswith("Profiller farklı örnekleme yapıyor (Sıcaklık 0,7 / 0,2 / 0,2; Tohum 42 / rastgele / "

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from workstation.core.bench import ProfileBench, SpeedStat
+from workstation.core.bench import ProfileBench, ReplayItem, ReplayResult, SpeedStat
 from workstation.core.metrics import TurnMetrics
 
 
@@ -116,3 +116,45 @@ def test_a_document_comparison_writes_alike_and_says_replies_unlike_in_length(
     line = next(x for x in said if x.startswith("no-drafting against office-cpu:"))
     assert "wrote 12 tokens where office-cpu wrote 128, replies too unlike in length" in line, line
     assert "slower" not in line and "tok/s" not in line, line
+
+
+def _rounds(name: str, rates: list[float], ttft: float = 9000.0, tokens: int = 48) -> ReplayResult:
+    """One document replayed in rounds, each round's reply of ``tokens`` at its rate (tok/s)."""
+    items = []
+    for rate in rates:
+        m = TurnMetrics(ttft_ms=ttft, prompt_n=2452, predicted_n=tokens, predicted_ms=tokens / rate * 1000)
+        m.finish_rates()
+        items.append(ReplayItem(1, "handbook.txt", m))
+    return ReplayResult(name, "m.gguf", items)
+
+
+def test_the_rounds_rule_leaves_out_a_round_run_while_the_pc_was_busy() -> None:
+    """A lookup profile's two rounds on a handbook ran at 3.5 and 38.7 tok/s, office-cpu's at 38.3 and
+    39.0: the summary said "6.4 tok/s over 96 tokens" (all tokens over all time) and the verdict
+    "writes 6.02x slower (tok/s 0.17x)". A round under half its others' median is a busy PC's: left
+    out, and said; the figure is the median of the rest, with their spread."""
+    from workstation.core.bench import BUSY_SHARE, RoundSpeeds, busy_rounds
+
+    assert busy_rounds([3.5, 38.7]) == [0]  # the measured rounds
+    assert busy_rounds([38.3, 39.0]) == [] and busy_rounds([38.7]) == []  # one round: nothing to tell it by
+    assert busy_rounds([40.0, 12.0, 39.0, 41.0]) == [1]
+    assert busy_rounds([40.0, 21.0, 39.0]) == []  # slower, not under half: the profile's own, kept
+    assert BUSY_SHARE == 0.5
+    speeds = RoundSpeeds.of([3.5, 38.7])
+    assert speeds.kept == [38.7] and speeds.median == 38.7 and speeds.stddev == 0.0
+    assert RoundSpeeds.of([38.3, 39.0]).median == pytest.approx(38.65)
+
+    from workstation.commands.bench import format_replay
+
+    said = format_replay([_rounds("office-cpu", [38.3, 39.0]), _rounds("office-cpu · prompt lookup", [3.5, 38.7])])
+    lines = said.splitlines()
+    assert "Round 1 of office-cpu · prompt lookup wrote at 3.5 tok/s, under half as fast as its other rounds, while " \
+           "the PC was busy: left out of its figure and of the comparison." in lines, said
+    assert "6.4 tok/s" not in said and "38.7 tok/s over 96 tokens" in said, said
+    assert "38.6 ± 0.5 tok/s over 96 tokens" in said, said  # (the median of 38.3 and 39.0, and their spread)
+    verdict = next(x for x in lines if x.startswith("office-cpu · prompt lookup against office-cpu:"))
+    assert "slower" not in verdict, verdict
+    from workstation.tui.i18n import Texts
+
+    tr = format_replay([_rounds("a", [38.3, 39.0]), _rounds("b", [3.5, 38.7])], lookup=Texts("tr").get)
+    assert "b profilinin 1. turu saniyede 3,5 token yazdı" in tr and "38,6 ± 0,5 token/sn" in tr, tr

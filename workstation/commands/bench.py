@@ -26,6 +26,7 @@ from workstation.core.bench import (
     ProfileBench,
     PromptTooLong,
     ReplayResult,
+    RoundSpeeds,
     SpeedStat,
     bench_profiles,
     check_local,
@@ -40,7 +41,7 @@ from workstation.core.engine_api import TOO_LONG
 from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import shortened
 from workstation.core.metrics import TurnMetrics
-from workstation.core.phrases import Lookup, Phrase, about_words, local_number, say
+from workstation.core.phrases import Lookup, Phrase, about_words, local_number, local_numbers, say
 from workstation.core.profile_check import context_allowed
 from workstation.core.profile_variants import load_variant, variant_settings
 from workstation.core.profiles import DEFAULT_PROFILE, Profile
@@ -468,18 +469,19 @@ def apart(a: SpeedStat, b: SpeedStat, paired: bool = False) -> bool:
     return abs(math.log(a.avg_ts / b.avg_ts)) > t95(df) * math.sqrt(ea + eb)
 
 
-def turn_pairs(a: ReplayResult, b: ReplayResult, figure: Callable[[TurnMetrics], float]) -> list[tuple[float, float]]:
-    """``figure`` of each replayed turn of ``a`` beside the same prompt's in the same round of ``b``."""
+def turn_pairs(a: ReplayResult, b: ReplayResult, figure: Callable[[TurnMetrics], float],
+               busy_left_out: bool = False) -> list[tuple[float, float]]:
+    """``figure`` of each replayed turn of ``a`` beside the same prompt's in the same round of ``b``;
+    ``busy_left_out``: not those of a round either wrote in while the PC was busy (``busy_rounds``)."""
     def by_turn(res: ReplayResult) -> dict[tuple[int, int], float]:
-        seen: dict[int, int] = {}
         out = {}
-        for item in res.items:
-            seen[item.index] = seen.get(item.index, 0) + 1
-            out[(item.index, seen[item.index])] = figure(item.metrics)
+        for k, item in enumerate(res.items):
+            out[(item.index, res.round_of(k))] = figure(item.metrics)
         return out
 
+    busy = {r for res in (a, b) for r in res.round_speeds().busy} if busy_left_out else set()
     mine, theirs = by_turn(a), by_turn(b)
-    return [(mine[k], theirs[k]) for k in mine if k in theirs]
+    return [(mine[k], theirs[k]) for k in mine if k in theirs and k[1] not in busy]
 
 
 def paired_apart(pairs: list[tuple[float, float]]) -> bool:
@@ -620,6 +622,16 @@ def spread_notes(results: list[ProfileBench], lookup: Lookup | None = None) -> l
     return notes
 
 
+def rounds_figure(speeds: RoundSpeeds, lookup: Lookup | None = None) -> str:
+    """A profile's writing speed as judged (``RoundSpeeds``: the median of its rounds, busy ones
+    left out), with the spread of those rounds as llama-bench says its repetitions' ("38.7 ± 0.4"),
+    in ``lookup``'s writing; "-" where nothing was timed."""
+    if speeds.median is None:
+        return "-"
+    spread = f" ± {speeds.stddev:.1f}" if len(speeds.kept) > 1 else ""
+    return local_numbers(f"{speeds.median:.1f}{spread}", lookup)
+
+
 LENGTHS_APART = 2.0  # replies whose tokens differ by more than this many times: their speeds are not compared
 REPLAY_COLUMNS: list[Phrase] = [("bench.legend_ttft", {"name": "TTFT"}), ("bench.legend_tok_s", {}),
                                  ("bench.legend_prompt_tok", {}), ("bench.legend_cached", {})]
@@ -647,12 +659,17 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
                             rows, {0, 2, 3, 4, 5, 6}))
         acc = (("bench.replay_accepted", {"p": f"{s['acceptance'] * 100:.1f}%"}) if s["acceptance"] is not None
                else [])
-        tps = f"{s['predicted_per_second']:.1f}" if s["predicted_per_second"] is not None else "-"
+        speeds = res.round_speeds()
         prompts = (("bench.prompts", {"n": s["prompts"]}) if s["turns"] == s["prompts"] else
                    ("bench.prompts_rounds", {"n": s["prompts"], "rounds": s["turns"] // s["prompts"]}))
         parts.append(say([("bench.replay_summary", {
             "prompts": prompts, "mean": f"{s['ttft_ms_mean']:.0f}", "median": f"{s['ttft_ms_median']:.0f}",
-            "p90": f"{s['ttft_ms_p90']:.0f}", "tps": tps, "n": s["predicted_n"], "accepted": acc})], lookup) + "\n")
+            "p90": f"{s['ttft_ms_p90']:.0f}", "tps": rounds_figure(speeds, lookup), "n": s["predicted_n"],
+            "accepted": acc})], lookup))
+        for r in speeds.busy:  # (a round of 3.5 tok/s beside one of 38.7 made the verdict "6.02x slower")
+            parts.append(say([("bench.busy_round", {"r": r + 1, "profile": res.profile,
+                                                    "tps": f"{speeds.rates[r]:.1f}"})], lookup))
+        parts[-1] += "\n"
     if replays:
         parts.append(table_legend(REPLAY_COLUMNS, lookup))
     first = replays[0].summary() if replays else {}
@@ -673,7 +690,7 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
                  lambda r: say([("bench.replay_waits", {"how": wait_words(r, lookup)})], lookup))):
             if s[key] and first.get(key) and not (unlike and key == "predicted_per_second"):
                 ratio = s[key] / first[key]
-                pairs = turn_pairs(res, replays[0], figure)
+                pairs = turn_pairs(res, replays[0], figure, busy_left_out=key == "predicted_per_second")
                 sure = f"{ratio:.2f}" == "1.00" or paired_apart(pairs)
                 said.append(words(ratio) + ("" if sure else f" ({say([('bench.unsure', {})], lookup)})"))
         if said and len(turn_pairs(res, replays[0], lambda m: m.ttft_ms)) < 2:  # (one document: a busy moment's say)

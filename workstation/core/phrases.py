@@ -855,6 +855,9 @@ ENGLISH: dict[str, str] = {
     "bench.replay_summary": ("{prompts}: TTFT mean {mean} ms, median {median} ms, p90 {p90} ms; {tps} tok/s over "
                              "{n} tokens{accepted}"),
     "bench.replay_accepted": ", guesses kept {p}",
+    # a round of a profile's far below its others (core/bench.py: busy_rounds), left out of its figure
+    "bench.busy_round": ("Round {r} of {profile} wrote at {tps} tok/s, under half as fast as its other rounds, "
+                         "while the PC was busy: left out of its figure and of the comparison."),
     "bench.replay_writes": "writes {how} (tok/s {r}x)",
     "bench.replay_waits": "waits {how} for its first word (median TTFT)",
     "bench.replay_against": "{profile} against {name}: {said}.",
