@@ -118,14 +118,16 @@ def test_a_document_comparison_writes_alike_and_says_replies_unlike_in_length(
     assert "slower" not in line and "tok/s" not in line, line
 
 
-def _rounds(name: str, rates: list[float], ttft: float = 9000.0, tokens: int = 48) -> ReplayResult:
+def _rounds(name: str, rates: list[float], ttft: float | list[float] = 9000.0, tokens: int = 48,
+            documents: list[str] | None = None) -> ReplayResult:
     """One document replayed in rounds, each round's reply of ``tokens`` at its rate (tok/s)."""
     items = []
-    for rate in rates:
-        m = TurnMetrics(ttft_ms=ttft, prompt_n=2452, predicted_n=tokens, predicted_ms=tokens / rate * 1000)
+    for k, rate in enumerate(rates):
+        wait = ttft[k] if isinstance(ttft, list) else ttft
+        m = TurnMetrics(ttft_ms=wait, prompt_n=2452, predicted_n=tokens, predicted_ms=tokens / rate * 1000)
         m.finish_rates()
         items.append(ReplayItem(1, "handbook.txt", m))
-    return ReplayResult(name, "m.gguf", items)
+    return ReplayResult(name, "m.gguf", items, documents=documents or [])
 
 
 def test_the_rounds_rule_leaves_out_a_round_run_while_the_pc_was_busy() -> None:
@@ -158,3 +160,36 @@ def test_the_rounds_rule_leaves_out_a_round_run_while_the_pc_was_busy() -> None:
 
     tr = format_replay([_rounds("a", [38.3, 39.0]), _rounds("b", [3.5, 38.7])], lookup=Texts("tr").get)
     assert "b profilinin 1. turu saniyede 3,5 token yazdı" in tr and "38,6 ± 0,5 token/sn" in tr, tr
+
+
+def test_a_document_run_says_documents_and_rounds_and_its_doubt_once() -> None:
+    """bench --document said "1 prompt × 2 rounds" of a document, numbered both rounds' rows "1",
+    said "writes 1.01x as fast" of two profiles alike, "(not sure: within how much the repetitions
+    varied)" after each figure, and with -r 1 a sentence of doubt after each comparison."""
+    from workstation.commands.bench import format_replay
+    from workstation.tui.i18n import Texts
+
+    doc = ["handbook.txt"]
+    said = format_replay([_rounds("office-cpu", [38.3, 39.0], documents=doc),
+                          _rounds("office-cpu · K/V half size", [38.7, 39.3], documents=doc),
+                          _rounds("office-cpu threads=1", [28.0, 44.0], [13500.0, 8100.0], documents=doc)])
+    lines = said.splitlines()
+    assert lines[1].split("|")[1:4] == ["   # ", " round ", " document     "], lines[1]
+    assert [row.split("|")[2].strip() for row in lines[3:5]] == ["1", "2"]  # the rounds numbered
+    assert "1 document × 2 rounds: TTFT" in said and "prompt × 2" not in said, said
+    assert "office-cpu · K/V half size against office-cpu: writes about as fast (tok/s 1.01x) and waits as long " \
+           "for its first word (median TTFT)." in lines, said
+    assert "office-cpu threads=1 against office-cpu: writes 1.07x slower (tok/s 0.93x) and waits 20% longer for its " \
+           "first word (median TTFT) (neither is sure: both within how much the rounds varied)." in lines, said
+    assert said.count("sure") == 1 and "One round each" not in said, said
+    once = format_replay([_rounds("a", [38.3], documents=doc), _rounds("b", [30.0], documents=doc),
+                          _rounds("c", [45.0], documents=doc)])
+    assert "1 document: TTFT" in once and "round |" not in once, once
+    assert once.count("One round each, which a busy moment can sway: run with -r 3 to be sure.") == 1, once
+    assert "not sure" not in once and "one turn each" not in once, once
+    tr = format_replay([_rounds("a", [38.3, 39.0], documents=doc), _rounds("b", [38.7, 39.3], documents=doc)],
+                       lookup=Texts("tr").get)
+    assert "1 belge × 2 tur: TTFT" in tr and "b, a ile karşılaştırıldığında: hemen hemen aynı hızda yazar" in tr, tr
+    tr_once = format_replay([_rounds("a", [38.3], documents=doc), _rounds("b", [30.0], documents=doc)],
+                            lookup=Texts("tr").get)
+    assert tr_once.splitlines()[-1].startswith("Her biri tek tur çalıştı"), tr_once

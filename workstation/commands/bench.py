@@ -154,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
             raise BenchInputError(said=[("bench.at_least", {"name": "--max-tokens", "low": 1, "value": args.max_tokens})])
         try:
             replays = replay_profiles(profiles, prompts, args.max_tokens, progress_reporter(args),
-                                      rounds=1 if args.repetitions is None else args.repetitions, lookup=lookup)
+                                      rounds=1 if args.repetitions is None else args.repetitions, lookup=lookup,
+                                      documents=bool(args.document))
         except PromptTooLong as err:
             if not args.document:
                 raise
@@ -165,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
         if args.document:  # named by their files (two of one name by their folders too), not by the instruction
             names = told_apart(args.document)
             for res in replays:
+                res.documents = names
                 for item in res.items:
                     item.prompt = names[item.index - 1]
         if args.json:
@@ -638,30 +640,42 @@ REPLAY_COLUMNS: list[Phrase] = [("bench.legend_ttft", {"name": "TTFT"}), ("bench
 REPLAY_WORDS = table_legend(REPLAY_COLUMNS)  # what the replay table's columns are (in English)
 
 
+SAME_SPEED = 1.05  # two writing speeds within this of each other are "about as fast": a PC's drift between rounds
+
+
 def format_replay(replays: list[ReplayResult], differences: list[str] | None = None,
                   lookup: Lookup | None = None) -> str:
     """Each profile's table and figures; with several, each against the first (tok/s and TTFT
     median as ratios, measured in the same rounds), and the sampling they differ in. Its
-    sentences in ``lookup``'s language; the table's columns as they are (llama-bench's terms)."""
+    sentences in ``lookup``'s language; the table's columns as they are (llama-bench's terms).
+    bench --document's runs (``ReplayResult.documents``) say documents, not prompts; with rounds,
+    a column numbers them (each round's rows read "1" in the "#" column, the prompt's number)."""
     parts = []
+    documents = any(r.documents for r in replays)
+    rounds = max((r.rounds for r in replays), default=1)
+    by_round = ["round"] if rounds > 1 else []
     for res in replays:
         rows = []
-        for item in res.items:
+        for k, item in enumerate(res.items):
             m = item.metrics
             preview = " ".join(item.prompt.split())
             preview = shortened(preview, 41)
             acc = f"{m.draft_n_accepted}/{m.draft_n}" if m.draft_n else "-"
-            rows.append([str(item.index), preview, str(m.prompt_n), str(m.cache_n), f"{m.ttft_ms:.0f}",
-                         str(m.predicted_n), f"{m.predicted_per_second:.1f}", acc])
+            rows.append([str(item.index), *([str(res.round_of(k) + 1)] if by_round else []), preview,
+                         str(m.prompt_n), str(m.cache_n), f"{m.ttft_ms:.0f}", str(m.predicted_n),
+                         f"{m.predicted_per_second:.1f}", acc])
         s = res.summary()
         parts.append(f"{res.profile}:")
-        parts.append(text_table(["#", "prompt", "prompt tok", "cached", "TTFT ms", "tokens", "tok/s", "accepted"],
-                            rows, {0, 2, 3, 4, 5, 6}))
+        shift = len(by_round)
+        parts.append(text_table(["#", *by_round, "document" if documents else "prompt", "prompt tok", "cached",
+                                 "TTFT ms", "tokens", "tok/s", "accepted"],
+                                rows, {0, *range(1, 1 + shift), *(c + shift for c in (2, 3, 4, 5, 6))}))
         acc = (("bench.replay_accepted", {"p": f"{s['acceptance'] * 100:.1f}%"}) if s["acceptance"] is not None
                else [])
         speeds = res.round_speeds()
-        prompts = (("bench.prompts", {"n": s["prompts"]}) if s["turns"] == s["prompts"] else
-                   ("bench.prompts_rounds", {"n": s["prompts"], "rounds": s["turns"] // s["prompts"]}))
+        kind = "documents" if documents else "prompts"
+        prompts = ((f"bench.{kind}", {"n": s["prompts"]}) if s["turns"] == s["prompts"] else
+                   (f"bench.{kind}_rounds", {"n": s["prompts"], "rounds": s["turns"] // s["prompts"]}))
         parts.append(say([("bench.replay_summary", {
             "prompts": prompts, "mean": f"{s['ttft_ms_mean']:.0f}", "median": f"{s['ttft_ms_median']:.0f}",
             "p90": f"{s['ttft_ms_p90']:.0f}", "tps": rounds_figure(speeds, lookup), "n": s["predicted_n"],
@@ -673,9 +687,10 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
     if replays:
         parts.append(table_legend(REPLAY_COLUMNS, lookup))
     first = replays[0].summary() if replays else {}
+    compared = False
     for res in replays[1:]:
         s = res.summary()
-        said = []
+        said, unsure = [], []
         lengths = (first.get("predicted_n") or 0, s["predicted_n"] or 0)
         # replies over LENGTHS_APART apart in length: their writing speeds are not compared (a 12-token
         # reply beside a 128-token one was said to write "1.46x slower")
@@ -685,19 +700,35 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
                                                          "name": replays[0].profile})], lookup))
         for key, figure, words in (
                 ("predicted_per_second", lambda m: m.predicted_per_second,
-                 lambda r: say([("bench.replay_writes", {"how": as_fast_words(r, lookup), "r": f"{r:.2f}"})], lookup)),
+                 lambda r: say([("bench.replay_writes", {"how": replay_speed_words(r, lookup), "r": f"{r:.2f}"})],
+                               lookup)),
                 ("ttft_ms_median", lambda m: m.ttft_ms,
                  lambda r: say([("bench.replay_waits", {"how": wait_words(r, lookup)})], lookup))):
             if s[key] and first.get(key) and not (unlike and key == "predicted_per_second"):
                 ratio = s[key] / first[key]
                 pairs = turn_pairs(res, replays[0], figure, busy_left_out=key == "predicted_per_second")
-                sure = f"{ratio:.2f}" == "1.00" or paired_apart(pairs)
-                said.append(words(ratio) + ("" if sure else f" ({say([('bench.unsure', {})], lookup)})"))
-        if said and len(turn_pairs(res, replays[0], lambda m: m.ttft_ms)) < 2:  # (one document: a busy moment's say)
-            said[-1] += f" ({say([('bench.one_turn', {})], lookup)})"
+                # one round has no spread to judge by: said once, under the comparisons (bench.one_round)
+                near = max(ratio, 1 / ratio) < SAME_SPEED if key == "predicted_per_second" else f"{ratio:.2f}" == "1.00"
+                if rounds > 1 and not near and not paired_apart(pairs):
+                    unsure.append(len(said))
+                said.append(words(ratio))
+        if len(unsure) == 1:
+            said[unsure[0]] += f" ({say([('bench.unsure_rounds', {})], lookup)})"
         if said:  # (a busy moment read "0.04x its tok/s" with nothing to say it was one)
+            compared = True
+            both = f" ({say([('bench.unsure_both', {})], lookup)})" if len(unsure) > 1 else ""  # (said once)
             parts.append(say([("bench.replay_against", {"profile": res.profile, "name": replays[0].profile,
-                                                        "said": and_word(lookup).join(said)})], lookup))
+                                                        "said": and_word(lookup).join(said) + both})], lookup))
+    if compared and rounds == 1:  # (it said "one turn each…" after every comparison, "not sure" after each figure)
+        parts.append(say([("bench.one_round", {})], lookup))
     if differences:  # (the settings by their names, as a profile writes them)
         parts.append(say([("bench.sample_differently", {"what": "; ".join(differences)})], lookup))
     return "\n".join(parts).rstrip()
+
+
+def replay_speed_words(r: float, lookup: Lookup | None = None) -> str:
+    """A replay's writing speed against another's in words: "about as fast" within ``SAME_SPEED``
+    (a PC's drift: "1.01x as fast" was said of two alike), else as ``as_fast_words`` says it."""
+    if max(r, 1 / r) < SAME_SPEED:
+        return say([("bench.about_as_fast", {})], lookup)
+    return as_fast_words(r, lookup)

@@ -696,11 +696,11 @@ ENGLISH: dict[str, str] = {
     "kv.f16": "full size",
     "kv.bf16": "full size",
     "kv.q8_0": "half size",
-    "kv.q5_0": "a third",
-    "kv.q5_1": "a third",
-    "kv.q4_0": "a quarter",
-    "kv.q4_1": "a quarter",
-    "kv.iq4_nl": "a quarter",
+    "kv.q5_0": "1/3 size",
+    "kv.q5_1": "1/3 size",
+    "kv.q4_0": "quarter size",
+    "kv.q4_1": "quarter size",
+    "kv.iq4_nl": "quarter size",
     "models.left_quantized_removed": ("Removed the unfinished quantized copy {name} ({size}) from {folder}: "
                                       "quantizing was stopped before it ended. Quantize again to make it."),
     "models.left_quantized_removed_n": ("Removed {n} unfinished quantized copies ({names}; {size} in all) from "
@@ -771,6 +771,8 @@ ENGLISH: dict[str, str] = {
     # bench --replay and --document: a profile's turns under its table
     "bench.prompts": "{n:|prompt|prompts}",
     "bench.prompts_rounds": "{n:|prompt|prompts} × {rounds} rounds",
+    "bench.documents": "{n:|document|documents}",
+    "bench.documents_rounds": "{n:|document|documents} × {rounds} rounds",
     # bench's pp/tg table: what its two main figures mean, in words a second (pp512 and tg128 said
     # nothing to a newcomer); one run said as one (a "± 0.00" read as sure); and two figures of the
     # same writing far apart in one run (tg128 6.76 beside chat tg 65.86 tok/s) said as a busy PC
@@ -793,6 +795,7 @@ ENGLISH: dict[str, str] = {
     "bench.progress_chat": "{profile}: chat turn {i}/{reps} (TTFT)",
     "bench.progress_round": "round {r}/{rounds}: {what}",
     "bench.progress_replay": "{profile}: replay prompt {i}/{n}",
+    "bench.progress_document": "{profile}: summarizing document {i}/{n}",
     "bench.progress_about": "about",
     "bench.progress_left": "{what} ({eta} left)",
     "bench.rounds": ("The profiles ran in {rounds} rounds, each loading them in turn (every other round in reverse "
@@ -807,7 +810,12 @@ ENGLISH: dict[str, str] = {
     "bench.times_as_long": "{r}x as long",
     "bench.unsure": "not sure: within how much the repetitions varied",
     "bench.one_repetition": "one repetition each, which a busy moment can sway: -r 3 repeats it",
-    "bench.one_turn": "one turn each, which a busy moment can sway: -r 3 repeats it",
+    # bench --replay/--document's comparisons: a figure within how much the rounds varied (said once a
+    # line), one round (said once, under them all), and two writing speeds within a PC's drift
+    "bench.unsure_rounds": "not sure: within how much the rounds varied",
+    "bench.unsure_both": "neither is sure: both within how much the rounds varied",
+    "bench.one_round": "One round each, which a busy moment can sway: run with -r 3 to be sure.",
+    "bench.about_as_fast": "about as fast",
     "bench.reads": "reads a prompt {how}",
     "bench.writes": "writes a reply {how}",
     "bench.writes_no_drafts": "writes a reply, without drafting, {how}",
