@@ -626,7 +626,7 @@ def test_a_replay_comparison_within_its_rounds_noise_says_so() -> None:
     tr = format_replay([mine, slower, busy], sampling_differences(sampled, Texts("tr").get), Texts("tr").get).splitlines()
     assert ("q8, mine ile karşılaştırıldığında: 1,50 kat daha yavaş yazar (tok/s 0,67 kat) ve ilk sözcüğü için %48 "
             "daha uzun süre bekler (ortanca TTFT).") in tr, tr
-    assert "2 istem × 2 tur: TTFT ortalama 224 ms, ortanca 222 ms, p90 300 ms; 400 token boyunca 66,7 ± 0,6 token/sn" in tr
+    assert "2 istem × 2 tur: TTFT ortalama 224 ms, ortanca 222 ms, p90 300 ms; 400 token boyunca yazma hızı saniyede yaklaşık 27 sözcük (66,7 ± 0,6 token/sn)" in tr, tr
     assert any(line.startswith("TTFT: bir istemi göndermekle ilk sözcüğü") for line in tr)
     # the sampling by Ctrl+E's names, as 'profiles check --lang tr' says them (it said "temperature 0.7, 0.2")
     assert any(line.startswith("Profiller farklı örnekleme yapıyor (Sıcaklık 0,7 / 0,2 / 0,2; Tohum 42 / rastgele / "

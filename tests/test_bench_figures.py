@@ -152,8 +152,8 @@ def test_the_rounds_rule_leaves_out_a_round_run_while_the_pc_was_busy() -> None:
     lines = said.splitlines()
     assert "Round 1 of office-cpu · prompt lookup wrote at 3.5 tok/s, under half as fast as its other rounds, while " \
            "the PC was busy: left out of its figure and of the comparison." in lines, said
-    assert "6.4 tok/s" not in said and "38.7 tok/s over 96 tokens" in said, said
-    assert "38.6 ± 0.5 tok/s over 96 tokens" in said, said  # (the median of 38.3 and 39.0, and their spread)
+    assert "6.4 tok/s" not in said and "about 29 words a second (38.7 tok/s) over 96 tokens" in said, said
+    assert "(38.6 ± 0.5 tok/s) over 96 tokens" in said, said  # (the median of 38.3 and 39.0, and their spread)
     verdict = next(x for x in lines if x.startswith("office-cpu · prompt lookup against office-cpu:"))
     assert "slower" not in verdict, verdict
     from workstation.tui.i18n import Texts
@@ -193,3 +193,45 @@ def test_a_document_run_says_documents_and_rounds_and_its_doubt_once() -> None:
     tr_once = format_replay([_rounds("a", [38.3], documents=doc), _rounds("b", [30.0], documents=doc)],
                             lookup=Texts("tr").get)
     assert tr_once.splitlines()[-1].startswith("Her biri tek tur çalıştı"), tr_once
+
+
+def test_fit_says_what_bench_measured_on_a_document(smollm2_path: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """After 'bench --document' had timed office-cpu on a handbook, fit still said "Up to about 58
+    words a second (an estimate …)": only tg rows counted as measured. The newest writing speed
+    bench measured of the profile's model file and settings is said, with when and on what; and
+    bench's summary says it in words a second as fit does, its tok/s beside."""
+    import re
+
+    from workstation.cli import main
+
+    prof = tmp_path / "desk.yaml"
+    prof.write_text(f"name: desk\nmodel: {smollm2_path}\ncontext: 512\nthreads: 1\ngpu_layers: 0\nsystem_prompt: ''\n",
+                    encoding="utf-8")
+    letter = tmp_path / "letter.txt"
+    letter.write_text("Dear Ms. Reyes,\n\nThe accounts are due on 30 September.\n\nYours sincerely,\n", encoding="utf-8")
+    assert main(["fit", "-p", str(prof)]) == 0
+    assert "measured:" not in capsys.readouterr().out
+    assert main(["bench", "-p", str(prof), "--document", str(letter), "--max-tokens", "8", "-r", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines()[0] == "round 1/2: desk: summarizing document 1/1", err  # (it said "replay prompt 1/1")
+    said = re.search(r"^1 document × 2 rounds: TTFT .*; writing about ([\d.,]+) words a second \(([\d.]+)( ± [\d.]+)? "
+                     r"tok/s\) over \d+ tokens$", out, re.MULTILINE)
+    assert said is not None, out
+    assert main(["fit", "-p", str(prof)]) == 0
+    fit = capsys.readouterr().out
+    measured = re.search(r"^  measured:  ([\d.,]+)( ± \d+)? tokens a second \(about [\d.,]+ words\) by bench on "
+                         r"\d{4}-\d\d-\d\d \(profile desk, its summaries of letter.txt: this model file, K/V and "
+                         r"speculation\)$", fit, re.MULTILINE)
+    assert measured is not None, fit
+    assert float(measured.group(1).replace(",", "")) == pytest.approx(float(said.group(2)), abs=1)
+    assert main(["fit", "-p", str(prof), "--json"]) == 0
+    import json
+
+    figure = json.loads(capsys.readouterr().out)["measured_decode"]
+    assert figure["test"] == "replay_tg" and figure["profile"] == "desk", figure
+    # another K/V type is not this profile's figure (as a tg's is not)
+    assert main(["fit", "-p", f"{prof} kv_cache=q8_0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["measured_decode"] is None
+    assert main(["fit", "-p", str(prof), "--lang", "tr"]) == 0
+    assert "letter.txt için yazdığı özetler" in capsys.readouterr().out

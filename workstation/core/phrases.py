@@ -327,6 +327,10 @@ ENGLISH: dict[str, str] = {
     "audit.changed": ("{listed} were changed: the usage file records another hash for them (the chain was made "
                       "again after)."),
     # what the speeds of this machine go by (calibration.this_machine's source; the size report's line)
+    # a writing speed in words a second, its tokens a second after it where figures are to be compared
+    # (F5's headline beside its rows, bench's replay summary): one phrase for both
+    "speed.words_a_second": "about {words} words a second{rate}",
+    "speed.rate_term": " ({tps} tok/s)",
     "speed.reference": "a 2-core reference PC",
     "speed.reference_scaled": "a 2-core reference PC scaled to this one's {cores} cores and {gbps} GB/s",
     "speed.not_measured": "not measured here: figures of {where} (run '{cmd}' to measure this one)",
@@ -860,8 +864,8 @@ ENGLISH: dict[str, str] = {
     "bench.legend_tok_s": "tok/s: tokens (pieces of words, about 4 for 3 English words) a second",
     "bench.legend_prompt_tok": "prompt tok: the tokens read",
     "bench.legend_cached": "cached: of them, those kept from the prompt before (not read again)",
-    "bench.replay_summary": ("{prompts}: TTFT mean {mean} ms, median {median} ms, p90 {p90} ms; {tps} tok/s over "
-                             "{n} tokens{accepted}"),
+    "bench.replay_summary": ("{prompts}: TTFT mean {mean} ms, median {median} ms, p90 {p90} ms; writing {writing} "
+                             "over {n} tokens{accepted}"),
     "bench.replay_accepted": ", guesses kept {p}",
     # a round of a profile's far below its others (core/bench.py: busy_rounds), left out of its figure
     "bench.busy_round": ("Round {r} of {profile} wrote at {tps} tok/s, under half as fast as its other rounds, "
@@ -1501,6 +1505,17 @@ def about_words(tokens: float, lookup: Lookup | None = None, per_token: float | 
     tokens are of (replies' own words over their tokens), in place of the language's: the same
     English replies were "41 words a second" in English and 22 after F9 to Turkish."""
     return rounded_words(tokens * (per_token or words_per_token(lookup)))
+
+
+def writing_said(tps: float, lookup: Lookup | None = None, per_token: float | None = None, terms: bool = True,
+                 figure: str | None = None) -> Phrase:
+    """A writing speed as a person pictures it, "about 29 words a second" (``about_words``), and
+    with ``terms`` its tokens a second after it, "(38.7 tok/s)", where it stands beside figures in
+    tok/s: F5's headline beside its rows and bench's replay summary say it so (bench said "tok/s"
+    alone where fit said words a second). ``figure``: the tok/s as to be said (its spread, "38.7 ±
+    0.4"), else ``tps`` with a decimal."""
+    rate: Phrase | str = ("speed.rate_term", {"tps": figure or f"{tps:.1f}"}) if terms else ""
+    return ("speed.words_a_second", {"words": about_words(tps, lookup, per_token), "rate": rate})
 
 
 def part_percent(fraction: float) -> int:
