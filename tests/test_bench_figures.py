@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from workstation.core.bench import ProfileBench, SpeedStat
+from workstation.core.bench import ProfileBench, ReplayItem, ReplayResult, SpeedStat
 from workstation.core.metrics import TurnMetrics
 
 
@@ -116,3 +116,122 @@ def test_a_document_comparison_writes_alike_and_says_replies_unlike_in_length(
     line = next(x for x in said if x.startswith("no-drafting against office-cpu:"))
     assert "wrote 12 tokens where office-cpu wrote 128, replies too unlike in length" in line, line
     assert "slower" not in line and "tok/s" not in line, line
+
+
+def _rounds(name: str, rates: list[float], ttft: float | list[float] = 9000.0, tokens: int = 48,
+            documents: list[str] | None = None) -> ReplayResult:
+    """One document replayed in rounds, each round's reply of ``tokens`` at its rate (tok/s)."""
+    items = []
+    for k, rate in enumerate(rates):
+        wait = ttft[k] if isinstance(ttft, list) else ttft
+        m = TurnMetrics(ttft_ms=wait, prompt_n=2452, predicted_n=tokens, predicted_ms=tokens / rate * 1000)
+        m.finish_rates()
+        items.append(ReplayItem(1, "handbook.txt", m))
+    return ReplayResult(name, "m.gguf", items, documents=documents or [])
+
+
+def test_the_rounds_rule_leaves_out_a_round_run_while_the_pc_was_busy() -> None:
+    """A lookup profile's two rounds on a handbook ran at 3.5 and 38.7 tok/s, office-cpu's at 38.3 and
+    39.0: the summary said "6.4 tok/s over 96 tokens" (all tokens over all time) and the verdict
+    "writes 6.02x slower (tok/s 0.17x)". A round under half its others' median is a busy PC's: left
+    out, and said; the figure is the median of the rest, with their spread."""
+    from workstation.core.bench import BUSY_SHARE, RoundSpeeds, busy_rounds
+
+    assert busy_rounds([3.5, 38.7]) == [0]  # the measured rounds
+    assert busy_rounds([38.3, 39.0]) == [] and busy_rounds([38.7]) == []  # one round: nothing to tell it by
+    assert busy_rounds([40.0, 12.0, 39.0, 41.0]) == [1]
+    assert busy_rounds([40.0, 21.0, 39.0]) == []  # slower, not under half: the profile's own, kept
+    assert BUSY_SHARE == 0.5
+    speeds = RoundSpeeds.of([3.5, 38.7])
+    assert speeds.kept == [38.7] and speeds.median == 38.7 and speeds.stddev == 0.0
+    assert RoundSpeeds.of([38.3, 39.0]).median == pytest.approx(38.65)
+
+    from workstation.commands.bench import format_replay
+
+    said = format_replay([_rounds("office-cpu", [38.3, 39.0]), _rounds("office-cpu · prompt lookup", [3.5, 38.7])])
+    lines = said.splitlines()
+    assert "Round 1 of office-cpu · prompt lookup wrote at 3.5 tok/s, under half as fast as its other rounds, while " \
+           "the PC was busy: left out of its figure and of the comparison." in lines, said
+    assert "6.4 tok/s" not in said and "about 29 words a second (38.7 tok/s) over 96 tokens" in said, said
+    assert "(38.6 ± 0.5 tok/s) over 96 tokens" in said, said  # (the median of 38.3 and 39.0, and their spread)
+    verdict = next(x for x in lines if x.startswith("office-cpu · prompt lookup against office-cpu:"))
+    assert "slower" not in verdict, verdict
+    from workstation.tui.i18n import Texts
+
+    tr = format_replay([_rounds("a", [38.3, 39.0]), _rounds("b", [3.5, 38.7])], lookup=Texts("tr").get)
+    assert "b profilinin 1. turu saniyede 3,5 token yazdı" in tr and "38,6 ± 0,5 token/sn" in tr, tr
+
+
+def test_a_document_run_says_documents_and_rounds_and_its_doubt_once() -> None:
+    """bench --document said "1 prompt × 2 rounds" of a document, numbered both rounds' rows "1",
+    said "writes 1.01x as fast" of two profiles alike, "(not sure: within how much the repetitions
+    varied)" after each figure, and with -r 1 a sentence of doubt after each comparison."""
+    from workstation.commands.bench import format_replay
+    from workstation.tui.i18n import Texts
+
+    doc = ["handbook.txt"]
+    said = format_replay([_rounds("office-cpu", [38.3, 39.0], documents=doc),
+                          _rounds("office-cpu · K/V half size", [38.7, 39.3], documents=doc),
+                          _rounds("office-cpu threads=1", [28.0, 44.0], [13500.0, 8100.0], documents=doc)])
+    lines = said.splitlines()
+    assert lines[1].split("|")[1:4] == ["   # ", " round ", " document     "], lines[1]
+    assert [row.split("|")[2].strip() for row in lines[3:5]] == ["1", "2"]  # the rounds numbered
+    assert "1 document × 2 rounds: TTFT" in said and "prompt × 2" not in said, said
+    assert "office-cpu · K/V half size against office-cpu: writes about as fast (tok/s 1.01x) and waits as long " \
+           "for its first word (median TTFT)." in lines, said
+    assert "office-cpu threads=1 against office-cpu: writes 1.07x slower (tok/s 0.93x) and waits 20% longer for its " \
+           "first word (median TTFT) (neither is sure: both within how much the rounds varied)." in lines, said
+    assert said.count("sure") == 1 and "One round each" not in said, said
+    once = format_replay([_rounds("a", [38.3], documents=doc), _rounds("b", [30.0], documents=doc),
+                          _rounds("c", [45.0], documents=doc)])
+    assert "1 document: TTFT" in once and "round |" not in once, once
+    assert once.count("One round each, which a busy moment can sway: run with -r 3 to be sure.") == 1, once
+    assert "not sure" not in once and "one turn each" not in once, once
+    tr = format_replay([_rounds("a", [38.3, 39.0], documents=doc), _rounds("b", [38.7, 39.3], documents=doc)],
+                       lookup=Texts("tr").get)
+    assert "1 belge × 2 tur: TTFT" in tr and "b, a ile karşılaştırıldığında: hemen hemen aynı hızda yazar" in tr, tr
+    tr_once = format_replay([_rounds("a", [38.3], documents=doc), _rounds("b", [30.0], documents=doc)],
+                            lookup=Texts("tr").get)
+    assert tr_once.splitlines()[-1].startswith("Her biri tek tur çalıştı"), tr_once
+
+
+def test_fit_says_what_bench_measured_on_a_document(smollm2_path: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """After 'bench --document' had timed office-cpu on a handbook, fit still said "Up to about 58
+    words a second (an estimate …)": only tg rows counted as measured. The newest writing speed
+    bench measured of the profile's model file and settings is said, with when and on what; and
+    bench's summary says it in words a second as fit does, its tok/s beside."""
+    import re
+
+    from workstation.cli import main
+
+    prof = tmp_path / "desk.yaml"
+    prof.write_text(f"name: desk\nmodel: {smollm2_path}\ncontext: 512\nthreads: 1\ngpu_layers: 0\nsystem_prompt: ''\n",
+                    encoding="utf-8")
+    letter = tmp_path / "letter.txt"
+    letter.write_text("Dear Ms. Reyes,\n\nThe accounts are due on 30 September.\n\nYours sincerely,\n", encoding="utf-8")
+    assert main(["fit", "-p", str(prof)]) == 0
+    assert "measured:" not in capsys.readouterr().out
+    assert main(["bench", "-p", str(prof), "--document", str(letter), "--max-tokens", "8", "-r", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines()[0] == "round 1/2: desk: summarizing document 1/1", err  # (it said "replay prompt 1/1")
+    said = re.search(r"^1 document × 2 rounds: TTFT .*; writing about ([\d.,]+) words a second \(([\d.]+)( ± [\d.]+)? "
+                     r"tok/s\) over \d+ tokens$", out, re.MULTILINE)
+    assert said is not None, out
+    assert main(["fit", "-p", str(prof)]) == 0
+    fit = capsys.readouterr().out
+    measured = re.search(r"^  measured:  ([\d.,]+)( ± \d+)? tokens a second \(about [\d.,]+ words\) by bench on "
+                         r"\d{4}-\d\d-\d\d \(profile desk, its summaries of letter.txt: this model file, K/V and "
+                         r"speculation\)$", fit, re.MULTILINE)
+    assert measured is not None, fit
+    assert float(measured.group(1).replace(",", "")) == pytest.approx(float(said.group(2)), abs=1)
+    assert main(["fit", "-p", str(prof), "--json"]) == 0
+    import json
+
+    figure = json.loads(capsys.readouterr().out)["measured_decode"]
+    assert figure["test"] == "replay_tg" and figure["profile"] == "desk", figure
+    # another K/V type is not this profile's figure (as a tg's is not)
+    assert main(["fit", "-p", f"{prof} kv_cache=q8_0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["measured_decode"] is None
+    assert main(["fit", "-p", str(prof), "--lang", "tr"]) == 0
+    assert "letter.txt için yazdığı özetler" in capsys.readouterr().out

@@ -1397,13 +1397,13 @@ async def test_f3_e_changes_a_profiles_load_settings_in_its_file(folder: Path, s
         kv_help = app.screen.query_one("#load-kv-v-help", Label)
         assert str(kv_help.content) == "full size, exact"
         app.screen.query_one("#load-kv-v", Select).value = "q4_0"
-        await until(pilot, lambda: str(kv_help.content) == "a quarter, less exact")
+        await until(pilot, lambda: str(kv_help.content) == "quarter size, less exact")
         # on the CPU a quantized K/V cache costs speed, said beside it and counted in the estimate (q8_0
         # said "nearly exact", its "Up to about 58 words a second" unmoved, where bench measured 0.79x);
         # a speed-up said "faster" and the estimate did not count it: it says so, and where it is measured
         speed = app.screen.query_one("#load-speed", Label)
         app.screen.query_one("#load-gpu-layers", Select).value = 0
-        await until(pilot, lambda: str(kv_help.content) == "a quarter, less exact, slower on CPU")
+        await until(pilot, lambda: str(kv_help.content) == "quarter size, less exact, slower on CPU")
         assert kv_help.parent is not None and kv_help.parent.region.height == 1
         await until(pilot, lambda: "counts the smaller context memory as slower" in str(speed.content))
         assert "not counted in this estimate" in str(speed.content), speed.content

@@ -26,6 +26,7 @@ from workstation.core.bench import (
     ProfileBench,
     PromptTooLong,
     ReplayResult,
+    RoundSpeeds,
     SpeedStat,
     bench_profiles,
     check_local,
@@ -40,7 +41,15 @@ from workstation.core.engine_api import TOO_LONG
 from workstation.core.invocation import cli, shell_word
 from workstation.core.letters import shortened
 from workstation.core.metrics import TurnMetrics
-from workstation.core.phrases import Lookup, Phrase, about_words, local_number, say
+from workstation.core.phrases import (
+    Lookup,
+    Phrase,
+    about_words,
+    local_number,
+    local_numbers,
+    say,
+    writing_said,
+)
 from workstation.core.profile_check import context_allowed
 from workstation.core.profile_variants import load_variant, variant_settings
 from workstation.core.profiles import DEFAULT_PROFILE, Profile
@@ -153,7 +162,8 @@ def run(args: argparse.Namespace) -> int:
             raise BenchInputError(said=[("bench.at_least", {"name": "--max-tokens", "low": 1, "value": args.max_tokens})])
         try:
             replays = replay_profiles(profiles, prompts, args.max_tokens, progress_reporter(args),
-                                      rounds=1 if args.repetitions is None else args.repetitions, lookup=lookup)
+                                      rounds=1 if args.repetitions is None else args.repetitions, lookup=lookup,
+                                      documents=bool(args.document))
         except PromptTooLong as err:
             if not args.document:
                 raise
@@ -164,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
         if args.document:  # named by their files (two of one name by their folders too), not by the instruction
             names = told_apart(args.document)
             for res in replays:
+                res.documents = names
                 for item in res.items:
                     item.prompt = names[item.index - 1]
         if args.json:
@@ -468,18 +479,19 @@ def apart(a: SpeedStat, b: SpeedStat, paired: bool = False) -> bool:
     return abs(math.log(a.avg_ts / b.avg_ts)) > t95(df) * math.sqrt(ea + eb)
 
 
-def turn_pairs(a: ReplayResult, b: ReplayResult, figure: Callable[[TurnMetrics], float]) -> list[tuple[float, float]]:
-    """``figure`` of each replayed turn of ``a`` beside the same prompt's in the same round of ``b``."""
+def turn_pairs(a: ReplayResult, b: ReplayResult, figure: Callable[[TurnMetrics], float],
+               busy_left_out: bool = False) -> list[tuple[float, float]]:
+    """``figure`` of each replayed turn of ``a`` beside the same prompt's in the same round of ``b``;
+    ``busy_left_out``: not those of a round either wrote in while the PC was busy (``busy_rounds``)."""
     def by_turn(res: ReplayResult) -> dict[tuple[int, int], float]:
-        seen: dict[int, int] = {}
         out = {}
-        for item in res.items:
-            seen[item.index] = seen.get(item.index, 0) + 1
-            out[(item.index, seen[item.index])] = figure(item.metrics)
+        for k, item in enumerate(res.items):
+            out[(item.index, res.round_of(k))] = figure(item.metrics)
         return out
 
+    busy = {r for res in (a, b) for r in res.round_speeds().busy} if busy_left_out else set()
     mine, theirs = by_turn(a), by_turn(b)
-    return [(mine[k], theirs[k]) for k in mine if k in theirs]
+    return [(mine[k], theirs[k]) for k in mine if k in theirs and k[1] not in busy]
 
 
 def paired_apart(pairs: list[tuple[float, float]]) -> bool:
@@ -620,45 +632,75 @@ def spread_notes(results: list[ProfileBench], lookup: Lookup | None = None) -> l
     return notes
 
 
+def rounds_figure(speeds: RoundSpeeds, lookup: Lookup | None = None) -> str:
+    """A profile's writing speed as judged (``RoundSpeeds``: the median of its rounds, busy ones
+    left out), with the spread of those rounds as llama-bench says its repetitions' ("38.7 ± 0.4"),
+    in ``lookup``'s writing; "-" where nothing was timed."""
+    if speeds.median is None:
+        return "-"
+    spread = f" ± {speeds.stddev:.1f}" if len(speeds.kept) > 1 else ""
+    return local_numbers(f"{speeds.median:.1f}{spread}", lookup)
+
+
 LENGTHS_APART = 2.0  # replies whose tokens differ by more than this many times: their speeds are not compared
 REPLAY_COLUMNS: list[Phrase] = [("bench.legend_ttft", {"name": "TTFT"}), ("bench.legend_tok_s", {}),
                                  ("bench.legend_prompt_tok", {}), ("bench.legend_cached", {})]
 REPLAY_WORDS = table_legend(REPLAY_COLUMNS)  # what the replay table's columns are (in English)
 
 
+SAME_SPEED = 1.05  # two writing speeds within this of each other are "about as fast": a PC's drift between rounds
+
+
 def format_replay(replays: list[ReplayResult], differences: list[str] | None = None,
                   lookup: Lookup | None = None) -> str:
     """Each profile's table and figures; with several, each against the first (tok/s and TTFT
     median as ratios, measured in the same rounds), and the sampling they differ in. Its
-    sentences in ``lookup``'s language; the table's columns as they are (llama-bench's terms)."""
+    sentences in ``lookup``'s language; the table's columns as they are (llama-bench's terms).
+    bench --document's runs (``ReplayResult.documents``) say documents, not prompts; with rounds,
+    a column numbers them (each round's rows read "1" in the "#" column, the prompt's number)."""
     parts = []
+    documents = any(r.documents for r in replays)
+    rounds = max((r.rounds for r in replays), default=1)
+    by_round = ["round"] if rounds > 1 else []
     for res in replays:
         rows = []
-        for item in res.items:
+        for k, item in enumerate(res.items):
             m = item.metrics
             preview = " ".join(item.prompt.split())
             preview = shortened(preview, 41)
             acc = f"{m.draft_n_accepted}/{m.draft_n}" if m.draft_n else "-"
-            rows.append([str(item.index), preview, str(m.prompt_n), str(m.cache_n), f"{m.ttft_ms:.0f}",
-                         str(m.predicted_n), f"{m.predicted_per_second:.1f}", acc])
+            rows.append([str(item.index), *([str(res.round_of(k) + 1)] if by_round else []), preview,
+                         str(m.prompt_n), str(m.cache_n), f"{m.ttft_ms:.0f}", str(m.predicted_n),
+                         f"{m.predicted_per_second:.1f}", acc])
         s = res.summary()
         parts.append(f"{res.profile}:")
-        parts.append(text_table(["#", "prompt", "prompt tok", "cached", "TTFT ms", "tokens", "tok/s", "accepted"],
-                            rows, {0, 2, 3, 4, 5, 6}))
+        shift = len(by_round)
+        parts.append(text_table(["#", *by_round, "document" if documents else "prompt", "prompt tok", "cached",
+                                 "TTFT ms", "tokens", "tok/s", "accepted"],
+                                rows, {0, *range(1, 1 + shift), *(c + shift for c in (2, 3, 4, 5, 6))}))
         acc = (("bench.replay_accepted", {"p": f"{s['acceptance'] * 100:.1f}%"}) if s["acceptance"] is not None
                else [])
-        tps = f"{s['predicted_per_second']:.1f}" if s["predicted_per_second"] is not None else "-"
-        prompts = (("bench.prompts", {"n": s["prompts"]}) if s["turns"] == s["prompts"] else
-                   ("bench.prompts_rounds", {"n": s["prompts"], "rounds": s["turns"] // s["prompts"]}))
+        speeds = res.round_speeds()
+        kind = "documents" if documents else "prompts"
+        prompts = ((f"bench.{kind}", {"n": s["prompts"]}) if s["turns"] == s["prompts"] else
+                   (f"bench.{kind}_rounds", {"n": s["prompts"], "rounds": s["turns"] // s["prompts"]}))
         parts.append(say([("bench.replay_summary", {
             "prompts": prompts, "mean": f"{s['ttft_ms_mean']:.0f}", "median": f"{s['ttft_ms_median']:.0f}",
-            "p90": f"{s['ttft_ms_p90']:.0f}", "tps": tps, "n": s["predicted_n"], "accepted": acc})], lookup) + "\n")
+            "p90": f"{s['ttft_ms_p90']:.0f}", "n": s["predicted_n"], "accepted": acc,
+            # in words a second, as fit and F5 say it, its tok/s beside (bench said "6.4 tok/s" alone)
+            "writing": writing_said(speeds.median, lookup, figure=rounds_figure(speeds, lookup))
+            if speeds.median is not None else "-"})], lookup))
+        for r in speeds.busy:  # (a round of 3.5 tok/s beside one of 38.7 made the verdict "6.02x slower")
+            parts.append(say([("bench.busy_round", {"r": r + 1, "profile": res.profile,
+                                                    "tps": f"{speeds.rates[r]:.1f}"})], lookup))
+        parts[-1] += "\n"
     if replays:
         parts.append(table_legend(REPLAY_COLUMNS, lookup))
     first = replays[0].summary() if replays else {}
+    compared = False
     for res in replays[1:]:
         s = res.summary()
-        said = []
+        said, unsure = [], []
         lengths = (first.get("predicted_n") or 0, s["predicted_n"] or 0)
         # replies over LENGTHS_APART apart in length: their writing speeds are not compared (a 12-token
         # reply beside a 128-token one was said to write "1.46x slower")
@@ -668,19 +710,35 @@ def format_replay(replays: list[ReplayResult], differences: list[str] | None = N
                                                          "name": replays[0].profile})], lookup))
         for key, figure, words in (
                 ("predicted_per_second", lambda m: m.predicted_per_second,
-                 lambda r: say([("bench.replay_writes", {"how": as_fast_words(r, lookup), "r": f"{r:.2f}"})], lookup)),
+                 lambda r: say([("bench.replay_writes", {"how": replay_speed_words(r, lookup), "r": f"{r:.2f}"})],
+                               lookup)),
                 ("ttft_ms_median", lambda m: m.ttft_ms,
                  lambda r: say([("bench.replay_waits", {"how": wait_words(r, lookup)})], lookup))):
             if s[key] and first.get(key) and not (unlike and key == "predicted_per_second"):
                 ratio = s[key] / first[key]
-                pairs = turn_pairs(res, replays[0], figure)
-                sure = f"{ratio:.2f}" == "1.00" or paired_apart(pairs)
-                said.append(words(ratio) + ("" if sure else f" ({say([('bench.unsure', {})], lookup)})"))
-        if said and len(turn_pairs(res, replays[0], lambda m: m.ttft_ms)) < 2:  # (one document: a busy moment's say)
-            said[-1] += f" ({say([('bench.one_turn', {})], lookup)})"
+                pairs = turn_pairs(res, replays[0], figure, busy_left_out=key == "predicted_per_second")
+                # one round has no spread to judge by: said once, under the comparisons (bench.one_round)
+                near = max(ratio, 1 / ratio) < SAME_SPEED if key == "predicted_per_second" else f"{ratio:.2f}" == "1.00"
+                if rounds > 1 and not near and not paired_apart(pairs):
+                    unsure.append(len(said))
+                said.append(words(ratio))
+        if len(unsure) == 1:
+            said[unsure[0]] += f" ({say([('bench.unsure_rounds', {})], lookup)})"
         if said:  # (a busy moment read "0.04x its tok/s" with nothing to say it was one)
+            compared = True
+            both = f" ({say([('bench.unsure_both', {})], lookup)})" if len(unsure) > 1 else ""  # (said once)
             parts.append(say([("bench.replay_against", {"profile": res.profile, "name": replays[0].profile,
-                                                        "said": and_word(lookup).join(said)})], lookup))
+                                                        "said": and_word(lookup).join(said) + both})], lookup))
+    if compared and rounds == 1:  # (it said "one turn each…" after every comparison, "not sure" after each figure)
+        parts.append(say([("bench.one_round", {})], lookup))
     if differences:  # (the settings by their names, as a profile writes them)
         parts.append(say([("bench.sample_differently", {"what": "; ".join(differences)})], lookup))
     return "\n".join(parts).rstrip()
+
+
+def replay_speed_words(r: float, lookup: Lookup | None = None) -> str:
+    """A replay's writing speed against another's in words: "about as fast" within ``SAME_SPEED``
+    (a PC's drift: "1.01x as fast" was said of two alike), else as ``as_fast_words`` says it."""
+    if max(r, 1 / r) < SAME_SPEED:
+        return say([("bench.about_as_fast", {})], lookup)
+    return as_fast_words(r, lookup)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workstation.commands import add_lang_arg, add_profile_arg, print_json, profile_ref, texts_of
-from workstation.core.calibration import measured_decode, unsure
+from workstation.core.calibration import REPLAY_TEST, measured_decode, unsure
 from workstation.core.catalog import human_bytes
 from workstation.core.installed_models import installed_name
 from workstation.core.invocation import cli
@@ -141,6 +141,10 @@ def _test_words(measured: HistoryEntry, t: Texts) -> str:
     the middle one of its tg runs, or the tg as saved (an older bench's)."""
     if measured.test == "chat":
         return t("fit_cmd.test_chat")
+    if measured.test == REPLAY_TEST:  # (bench --document's, or --replay's: its replies there)
+        documents = (measured.data.get("records") or [{}])[0].get("documents") or []
+        return (t("fit_cmd.test_documents", names=t.series(documents, most=3)) if documents
+                else t("fit_cmd.test_replay"))
     if measured.test.endswith(" median"):
         return t("fit_cmd.test_median", test=measured.test.split()[0], runs=measured.data.get("runs", 0))
     return measured.test

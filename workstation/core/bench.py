@@ -479,17 +479,84 @@ class ReplayItem:
         }
 
 
+# a round that wrote at under this share of the median of the same profile's other rounds ran
+# while the PC was busy: a lookup profile's rounds of 3.5 and 38.7 tok/s were judged as one figure
+# (6.4 tok/s, its tokens over its time), "6.02x slower" than a profile writing 38 to 39 in both
+BUSY_SHARE = 0.5
+
+
+def busy_rounds(rates: list[float]) -> list[int]:
+    """The rounds (indexes into ``rates``, each round's writing speed) that ran while the PC was
+    busy: under ``BUSY_SHARE`` of the median of the other rounds. A busy moment only slows a
+    round, so only a slow one is said; with one round nothing tells it apart (none)."""
+    return [i for i, rate in enumerate(rates)
+            if len(rates) > 1 and rate < BUSY_SHARE * statistics.median(rates[:i] + rates[i + 1:])]
+
+
+@dataclass
+class RoundSpeeds:
+    """A profile's writing speed over its rounds, as it is judged: the median of the rounds not
+    ``busy`` (``busy_rounds``), with their spread (standard deviation; 0 with one round kept)."""
+
+    rates: list[float]  # each round's writing speed, tok/s
+    busy: list[int]  # the rounds left out (indexes into ``rates``)
+
+    @classmethod
+    def of(cls, rates: list[float]) -> RoundSpeeds:
+        return cls(list(rates), busy_rounds(list(rates)))
+
+    @property
+    def kept(self) -> list[float]:
+        return [rate for i, rate in enumerate(self.rates) if i not in self.busy]
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.kept) if self.kept else None
+
+    @property
+    def stddev(self) -> float:
+        return statistics.stdev(self.kept) if len(self.kept) > 1 else 0.0
+
+
 @dataclass
 class ReplayResult:
     profile: str
     model_filename: str
     items: list[ReplayItem]
+    # what llama.cpp was given (bench's records' names: n_gpu_layers, type_k, type_v, speculative,
+    # n_threads), saved with the writing speed so that fit goes by it for a profile run alike
+    settings: dict[str, Any] = field(default_factory=dict)
+    documents: list[str] = field(default_factory=list)  # bench --document's files, as named (else prompts)
+
+    @property
+    def rounds(self) -> int:
+        """How many times the prompts ran (``replay_profiles``' rounds: the items in order, each
+        round's prompts together)."""
+        prompts = len({i.index for i in self.items})
+        return len(self.items) // prompts if prompts else 0
+
+    def round_of(self, position: int) -> int:
+        """The round (from 0) of the item at ``position`` in ``items``."""
+        prompts = len({i.index for i in self.items}) or 1
+        return position // prompts
+
+    def round_speeds(self) -> RoundSpeeds:
+        """Each round's writing speed (its replies' tokens over their writing time) and which of
+        them ran while the PC was busy."""
+        rates = []
+        for r in range(self.rounds):
+            turns = [i.metrics for k, i in enumerate(self.items) if self.round_of(k) == r]
+            ms = sum(m.predicted_ms for m in turns)
+            if ms > 0:
+                rates.append(sum(m.predicted_n for m in turns) / ms * 1000)
+        return RoundSpeeds.of(rates)
 
     def summary(self) -> dict[str, Any]:
         ttfts = sorted(i.metrics.ttft_ms for i in self.items)
         n = sum(i.metrics.predicted_n for i in self.items)
         ms = sum(i.metrics.predicted_ms for i in self.items)
         rate = draft_acceptance(sum(i.metrics.draft_n_accepted for i in self.items), sum(i.metrics.draft_n for i in self.items))
+        speeds = self.round_speeds()
         return {
             "profile": self.profile,
             "prompts": len({i.index for i in self.items}),
@@ -498,7 +565,12 @@ class ReplayResult:
             "ttft_ms_median": round(statistics.median(ttfts), 2) if ttfts else None,
             "ttft_ms_p90": round(ttfts[min(len(ttfts) - 1, int(0.9 * len(ttfts)))], 2) if ttfts else None,
             "predicted_n": n,
-            "predicted_per_second": round(n / ms * 1000, 2) if ms > 0 else None,
+            # the writing speed it is judged on: the median of its rounds, busy ones left out (RoundSpeeds)
+            "predicted_per_second": round(speeds.median, 2) if speeds.median is not None else None,
+            "predicted_per_second_stddev": round(speeds.stddev, 2),
+            "rounds_per_second": [round(x, 2) for x in speeds.rates],
+            "busy_rounds": [i + 1 for i in speeds.busy],  # (from 1, as said)
+            "predicted_per_second_overall": round(n / ms * 1000, 2) if ms > 0 else None,  # all tokens over all time
             "acceptance": round(rate, 4) if rate is not None else None,
         }
 
@@ -515,8 +587,15 @@ class ReplayResult:
         data = self.to_dict()
         rows = [ResultRow(self.profile, "replay_ttft", s["ttft_ms_mean"], "ms", self.model_filename, data)]
         if s["predicted_per_second"] is not None:
-            rows.append(ResultRow(self.profile, "replay_tg", s["predicted_per_second"], "tok/s",
-                                  self.model_filename, {}))
+            # with the settings it ran with and its rounds kept, as a tg's record: fit says it
+            # (calibration.measured_decode), as it says a tg's ("Up to about 58 words a second (an
+            # estimate)" was all it said after bench --document had timed the profile on a document)
+            speeds = self.round_speeds()
+            record = {**self.settings, "test": "replay", "samples_ts": [round(x, 6) for x in speeds.kept],
+                      "documents": self.documents}
+            rows.append(ResultRow(self.profile, "replay_tg", s["predicted_per_second"], "tok/s", self.model_filename,
+                                  {"records": [record], "stddev": speeds.stddev if len(speeds.kept) > 1 else None,
+                                   "runs": len(speeds.kept)}))
         return rows
 
 
@@ -589,15 +668,17 @@ def replay_engine(
     progress: Progress | None = None,
     lookup: Lookup | None = None,
     compared: bool = False,
+    documents: bool = False,
 ) -> ReplayResult:
     """Each prompt as a new conversation, with ``replay_sampling``'s sampling. The
-    KV cache is kept between prompts, as in the app, so a shared prefix counts as ``cache_n``."""
+    KV cache is kept between prompts, as in the app, so a shared prefix counts as ``cache_n``.
+    ``documents``: the prompts are bench --document's summaries, said so ("replay prompt 1/1")."""
     sampling = replay_sampling(engine.profile, max_tokens, compared)
     items = []
     for i, messages in enumerate(prompts):
         if progress:
-            progress(say([("bench.progress_replay", {"profile": engine.profile.key, "i": i + 1,
-                                                     "n": len(prompts)})], lookup))
+            progress(say([("bench.progress_document" if documents else "bench.progress_replay", {
+                "profile": engine.profile.key, "i": i + 1, "n": len(prompts)})], lookup))
         final = None
         try:
             for event in engine.stream_chat(messages, sampling):
@@ -609,7 +690,10 @@ def replay_engine(
             raise
         assert final is not None
         items.append(ReplayItem(i + 1, messages[-1]["content"], final.metrics))
-    return ReplayResult(engine.profile.key, engine.info().model_path, items)
+    info = engine.info()
+    settings = {"n_gpu_layers": info.gpu_layers, "n_threads": info.threads, "type_k": info.type_k,
+                "type_v": info.type_v, "flash_attn": int(info.flash_attn), "speculative": info.speculative}
+    return ReplayResult(engine.profile.key, info.model_path, items, settings)
 
 
 UNTIMED_HIGH = 2.0  # a profile not timed yet in a run may take up to this many times the others' pace
@@ -658,6 +742,7 @@ def replay_profiles(
     progress: Progress | None = None,
     rounds: int = 1,
     lookup: Lookup | None = None,
+    documents: bool = False,
 ) -> list[ReplayResult]:
     """The prompts through each profile, ``rounds`` times: each round loads every profile in
     turn (the order reversed every other round), as ``bench_profiles`` runs pp/tg, so that a
@@ -671,7 +756,8 @@ def replay_profiles(
     for i, report in in_rounds(len(profiles), rounds, paced, lookup):
         engine = open_engine(profiles[i], child_process=False)
         try:
-            part = replay_engine(engine, prompts, max_tokens, report, lookup, compared=len(profiles) > 1)
+            part = replay_engine(engine, prompts, max_tokens, report, lookup, compared=len(profiles) > 1,
+                                 documents=documents)
         finally:
             engine.close()
         if i in results:

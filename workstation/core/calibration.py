@@ -193,7 +193,9 @@ def measured_decode(model_path: str, gpu_layers: int, type_k: str = "f16", type_
     """The newest ``bench`` decode figure (tg) of this model file with as many layers on the
     GPU, the same K/V types and the same speculation, measured here: fit said "about 207
     tokens/s" after bench had measured 80 (one bench is too little to fit this machine's
-    constants: ``measured_cpu``). Any profile's: a q4_0 K/V cache's 19 tokens/s is not f16's 96."""
+    constants: ``measured_cpu``). Any profile's: a q4_0 K/V cache's 19 tokens/s is not f16's 96.
+    A ``bench --document`` or ``--replay`` run's writing speed (its rounds' median) counts as
+    much as a tg's: fit said only its estimate after bench had timed the profile on a document."""
     if not model_path:
         return None
     wanted = Path(model_path).resolve()
@@ -202,7 +204,10 @@ def measured_decode(model_path: str, gpu_layers: int, type_k: str = "f16", type_
     except WorkstationError:  # a data folder or history that cannot be read: nothing measured to say
         return None
     for e in entries:
-        if not e.test.startswith("tg") or not e.value or Path(e.model).resolve() != wanted:
+        if not (e.test.startswith("tg") or e.test == REPLAY_TEST) or not e.value or not e.model \
+                or Path(e.model).resolve() != wanted:
+            continue
+        if e.test == REPLAY_TEST and not e.data.get("records"):  # (an older bench's: what it ran with, unsaid)
             continue
         record = (e.data.get("records") or [{}])[0]
         if (int(record.get("n_gpu_layers", 0)), record.get("type_k", "f16"), record.get("type_v", "f16"),
@@ -211,6 +216,7 @@ def measured_decode(model_path: str, gpu_layers: int, type_k: str = "f16", type_
     return None
 
 
+REPLAY_TEST = "replay_tg"  # bench --replay/--document's writing speed in the history (ReplayResult.result_rows)
 UNSURE_SPREAD = 0.25  # a measured figure whose runs' standard deviation is over this share of it: said unsure
 
 

@@ -327,6 +327,10 @@ ENGLISH: dict[str, str] = {
     "audit.changed": ("{listed} were changed: the usage file records another hash for them (the chain was made "
                       "again after)."),
     # what the speeds of this machine go by (calibration.this_machine's source; the size report's line)
+    # a writing speed in words a second, its tokens a second after it where figures are to be compared
+    # (F5's headline beside its rows, bench's replay summary): one phrase for both
+    "speed.words_a_second": "about {words} words a second{rate}",
+    "speed.rate_term": " ({tps} tok/s)",
     "speed.reference": "a 2-core reference PC",
     "speed.reference_scaled": "a 2-core reference PC scaled to this one's {cores} cores and {gbps} GB/s",
     "speed.not_measured": "not measured here: figures of {where} (run '{cmd}' to measure this one)",
@@ -707,11 +711,11 @@ ENGLISH: dict[str, str] = {
     "kv.f16": "full size",
     "kv.bf16": "full size",
     "kv.q8_0": "half size",
-    "kv.q5_0": "a third",
-    "kv.q5_1": "a third",
-    "kv.q4_0": "a quarter",
-    "kv.q4_1": "a quarter",
-    "kv.iq4_nl": "a quarter",
+    "kv.q5_0": "1/3 size",
+    "kv.q5_1": "1/3 size",
+    "kv.q4_0": "quarter size",
+    "kv.q4_1": "quarter size",
+    "kv.iq4_nl": "quarter size",
     "models.left_quantized_removed": ("Removed the unfinished quantized copy {name} ({size}) from {folder}: "
                                       "quantizing was stopped before it ended. Quantize again to make it."),
     "models.left_quantized_removed_n": ("Removed {n} unfinished quantized copies ({names}; {size} in all) from "
@@ -782,6 +786,8 @@ ENGLISH: dict[str, str] = {
     # bench --replay and --document: a profile's turns under its table
     "bench.prompts": "{n:|prompt|prompts}",
     "bench.prompts_rounds": "{n:|prompt|prompts} × {rounds} rounds",
+    "bench.documents": "{n:|document|documents}",
+    "bench.documents_rounds": "{n:|document|documents} × {rounds} rounds",
     # bench's pp/tg table: what its two main figures mean, in words a second (pp512 and tg128 said
     # nothing to a newcomer); one run said as one (a "± 0.00" read as sure); and two figures of the
     # same writing far apart in one run (tg128 6.76 beside chat tg 65.86 tok/s) said as a busy PC
@@ -804,6 +810,7 @@ ENGLISH: dict[str, str] = {
     "bench.progress_chat": "{profile}: chat turn {i}/{reps} (TTFT)",
     "bench.progress_round": "round {r}/{rounds}: {what}",
     "bench.progress_replay": "{profile}: replay prompt {i}/{n}",
+    "bench.progress_document": "{profile}: summarizing document {i}/{n}",
     "bench.progress_about": "about",
     "bench.progress_left": "{what} ({eta} left)",
     "bench.rounds": ("The profiles ran in {rounds} rounds, each loading them in turn (every other round in reverse "
@@ -818,7 +825,12 @@ ENGLISH: dict[str, str] = {
     "bench.times_as_long": "{r}x as long",
     "bench.unsure": "not sure: within how much the repetitions varied",
     "bench.one_repetition": "one repetition each, which a busy moment can sway: -r 3 repeats it",
-    "bench.one_turn": "one turn each, which a busy moment can sway: -r 3 repeats it",
+    # bench --replay/--document's comparisons: a figure within how much the rounds varied (said once a
+    # line), one round (said once, under them all), and two writing speeds within a PC's drift
+    "bench.unsure_rounds": "not sure: within how much the rounds varied",
+    "bench.unsure_both": "neither is sure: both within how much the rounds varied",
+    "bench.one_round": "One round each, which a busy moment can sway: run with -r 3 to be sure.",
+    "bench.about_as_fast": "about as fast",
     "bench.reads": "reads a prompt {how}",
     "bench.writes": "writes a reply {how}",
     "bench.writes_no_drafts": "writes a reply, without drafting, {how}",
@@ -863,9 +875,12 @@ ENGLISH: dict[str, str] = {
     "bench.legend_tok_s": "tok/s: tokens (pieces of words, about 4 for 3 English words) a second",
     "bench.legend_prompt_tok": "prompt tok: the tokens read",
     "bench.legend_cached": "cached: of them, those kept from the prompt before (not read again)",
-    "bench.replay_summary": ("{prompts}: TTFT mean {mean} ms, median {median} ms, p90 {p90} ms; {tps} tok/s over "
-                             "{n} tokens{accepted}"),
+    "bench.replay_summary": ("{prompts}: TTFT mean {mean} ms, median {median} ms, p90 {p90} ms; writing {writing} "
+                             "over {n} tokens{accepted}"),
     "bench.replay_accepted": ", guesses kept {p}",
+    # a round of a profile's far below its others (core/bench.py: busy_rounds), left out of its figure
+    "bench.busy_round": ("Round {r} of {profile} wrote at {tps} tok/s, under half as fast as its other rounds, "
+                         "while the PC was busy: left out of its figure and of the comparison."),
     "bench.replay_writes": "writes {how} (tok/s {r}x)",
     "bench.replay_waits": "waits {how} for its first word (median TTFT)",
     "bench.replay_against": "{profile} against {name}: {said}.",
@@ -1522,6 +1537,17 @@ def about_words(tokens: float, lookup: Lookup | None = None, per_token: float | 
     tokens are of (replies' own words over their tokens), in place of the language's: the same
     English replies were "41 words a second" in English and 22 after F9 to Turkish."""
     return rounded_words(tokens * (per_token or words_per_token(lookup)))
+
+
+def writing_said(tps: float, lookup: Lookup | None = None, per_token: float | None = None, terms: bool = True,
+                 figure: str | None = None) -> Phrase:
+    """A writing speed as a person pictures it, "about 29 words a second" (``about_words``), and
+    with ``terms`` its tokens a second after it, "(38.7 tok/s)", where it stands beside figures in
+    tok/s: F5's headline beside its rows and bench's replay summary say it so (bench said "tok/s"
+    alone where fit said words a second). ``figure``: the tok/s as to be said (its spread, "38.7 ±
+    0.4"), else ``tps`` with a decimal."""
+    rate: Phrase | str = ("speed.rate_term", {"tps": figure or f"{tps:.1f}"}) if terms else ""
+    return ("speed.words_a_second", {"words": about_words(tps, lookup, per_token), "rate": rate})
 
 
 def part_percent(fraction: float) -> int:

@@ -31,7 +31,13 @@ from workstation.core.metrics import (
     timed_replies,
     ttft_said,
 )
-from workstation.core.phrases import about_words, rounded_words, words_in, words_per_token
+from workstation.core.phrases import (
+    about_words,
+    rounded_words,
+    words_in,
+    words_per_token,
+    writing_said,
+)
 from workstation.core.profiles import KVCache, kv_words
 from workstation.core.speed_estimate import keeps_pace
 from workstation.core.summarize import duration
@@ -88,8 +94,7 @@ def replies_said(recent: list[TurnMetrics], texts: Texts, terms: bool = False,
         return "dash.first_words", {"wait": wait, "ttft": ttft, "busy": busy_said(recent)}
     tps = statistics.median(rates)
     return "dash.first_words_then", {
-        "wait": wait, "ttft": ttft, "words": about_words(tps, texts.get, per_token),
-        "rate": ("dash.rate_term", {"tps": f"{tps:.1f}"}) if terms else "",
+        "wait": wait, "ttft": ttft, "writing": writing_said(tps, texts.get, per_token, terms),
         "pace": "" if terms else ("dash.pace_fast" if keeps_pace(tps, texts.get, per_token) else "dash.pace_slow", {}),
         "busy": busy_said(recent)}
 
