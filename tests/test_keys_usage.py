@@ -422,6 +422,9 @@ def test_usage_command_table_and_json(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["usage"]) == 0
     assert "No requests recorded by this PC's server: it records what workstation serve answers here. On a desk PC, what " \
         "your key used today on the office server is on the app's F11." in capsys.readouterr().out
+    assert main(["usage", "--since", "dün", "--lang", "tr"]) == 0  # the day, as Turkish writes one ("dün tarihinden")
+    yesterday = time.strftime("%d.%m.%Y", time.localtime(day_start(time.time()) - 12 * 3600))
+    assert f"Bu bilgisayarın sunucusu {yesterday} tarihinden bu yana" in capsys.readouterr().out
     log = UsageLog(data_dir() / "usage.sqlite3")
     now = time.time()
     log.add([record(now, "alice", 100, 50), record(now, "bob", 10, 1), record(now - 40 * 86400, "alice", 7, 7),
@@ -441,6 +444,13 @@ def test_usage_command_table_and_json(capsys: pytest.CaptureFixture[str]) -> Non
     assert "office" in out and "199" in out
     assert main(["usage", "--since", "last tuesday"]) == 1
     assert "--since is 'last tuesday'" in capsys.readouterr().err
+    # said in --lang's language (it was English within a Turkish session), and the days by name taken
+    assert main(["usage", "--since", "geçen salı", "--lang", "tr"]) == 1
+    assert capsys.readouterr().err.startswith("workstation: --since için 'geçen salı' verilmiş; bir günü YYYY-MM-DD")
+    assert main(["usage", "--since", "yesterday", "--json"]) == 0
+    assert {r["group"] for r in json.loads(capsys.readouterr().out)["rows"]} == {"alice", "bob", "Ayşe Yılmaz"}
+    assert main(["usage", "--since", "bugün", "--lang", "tr"]) == 0
+    assert "Ayşe Yılmaz" in capsys.readouterr().out
     # refused requests only: no speed to show ("-", not TTFT 0 and 0.0 tok/s), and the two
     # groups that are no person's name are explained under the table
     log = UsageLog(data_dir() / "usage.sqlite3")
@@ -457,8 +467,14 @@ def test_usage_command_table_and_json(capsys: pytest.CaptureFixture[str]) -> Non
 def test_parse_since_reads_dates_and_times() -> None:
     assert parse_since("2026-03-01") == day_start(parse_since("2026-03-01T13:00"))
     assert parse_since("01.03.2026") == parse_since("2026-03-01")  # as Turkey writes a day (it was refused)
-    with pytest.raises(UsageError):
-        parse_since("yesterday")
+    # days by name, in English and Turkish (refused: "--since today"), and the last N days
+    today = day_start(time.time())
+    assert parse_since("today") == parse_since("Bugün") == parse_since("1d") == parse_since("1g") == today
+    assert parse_since("yesterday") == parse_since("DÜN") == parse_since("2d") == day_start(today - 12 * 3600)
+    assert parse_since("7g") == parse_since("7d") == parse_since(time.strftime("%Y-%m-%d", time.localtime(today - 6 * 86400 + 7200)))
+    for bad in ("last tuesday", "0d", "7w", "tomorrow"):
+        with pytest.raises(UsageError, match="write a day as YYYY-MM-DD"):
+            parse_since(bad)
 
 
 # --- the per-key metrics ---------------------------------------------------------------------------

@@ -3,19 +3,34 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
+from typing import TYPE_CHECKING
 
 from workstation.commands import add_lang_arg, print_json, text_table, texts_of
 from workstation.core.invocation import cli
 
+if TYPE_CHECKING:
+    from workstation.tui.i18n import Texts
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("usage", help="requests and tokens served, by person, profile or day")
-    p.add_argument("--since", metavar="DATE", help="from this day (YYYY-MM-DD or DD.MM.YYYY) or time (YYYY-MM-DDTHH:MM)")
+    p.add_argument("--since", metavar="DATE", help="from this day (YYYY-MM-DD or DD.MM.YYYY, today, yesterday, 7d: the last 7 days) or time "
+                   "(YYYY-MM-DDTHH:MM)")
     p.add_argument("--by", choices=("person", "profile", "day"), default="person", help="one row per (default person)")
     p.add_argument("--json", action="store_true", help="print it as JSON")
     add_lang_arg(p)  # its table and lines (it was refused: "--lang is not an option of 'usage'")
     p.set_defaults(func=run)
+
+
+def since_said(t: Texts, since: float | None) -> str:
+    """``--since``'s moment as the language writes it: its day where it is a day's start (``today``,
+    ``dün``, ``7d``: "since dün" was the word typed, where the day was meant), else day and time."""
+    if since is None:
+        return ""
+    at = dt.datetime.fromtimestamp(since)
+    return t.day(at.date().isoformat()) if at.time() == dt.time() else t.moment(since)
 
 
 COLUMNS = ("requests", "errors", "prompt", "cached", "generated", "tokens", "ttft", "tps")
@@ -42,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not rows:
         # (on a desk PC it said only this: what the person used is on the office server)
-        print(t("usage_cmd.none_since" if args.since else "usage_cmd.none", since=args.since or "",
+        print(t("usage_cmd.none_since" if since is not None else "usage_cmd.none", since=since_said(t, since),
                 command=cli("serve")))
         return 0
     names = {SHARED: t("usage_cmd.shared"), UNKNOWN: t("usage_cmd.unknown")}

@@ -187,6 +187,9 @@ ENGLISH: dict[str, str] = {
     "keys.no_such_profile": "There is no profile '{profile}' in the profiles folder.{guess} {then}",
     "keys.no_key_made": "No key was made.",
     "keys.left_as_it_was": "The key was left as it was.",
+    # ``usage --since``'s day it cannot read (core/usage.parse_since)
+    "usage.since_bad": ("--since is {text}; write a day as YYYY-MM-DD (or DD.MM.YYYY), today, yesterday or 7d "
+                        "(the last 7 days), or a time as YYYY-MM-DDTHH:MM."),
     # the sizing headline (sizing.SizingResult.headline)
     "headline.here_cpu": "This machine's CPU is enough",
     "headline.use": "Use {machine}",

@@ -15,6 +15,7 @@ import datetime as dt
 import fcntl
 import json
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
@@ -135,18 +136,31 @@ class UsageRow:
                 f"{self.decode_tps:,.1f}" if self.decode_tps > 0 else "-")
 
 
+# the days ``--since`` takes by name, in the two languages the app speaks: how many days back
+# each starts ("--since today" was refused, and said so in English under --lang tr)
+_DAYS_BACK = {"today": 0, "yesterday": 1, "bugün": 0, "dün": 1}
+_LAST_DAYS = re.compile(r"(\d{1,4})\s*[dg]")  # "7d" / "7g" (Turkish gün): the last 7 days, today included
+
+
 def parse_since(text: str) -> float:
     """``YYYY-MM-DD`` (local midnight) or an ISO date and time, as seconds since the epoch; or
-    a day as it is written in Turkey and much of Europe, ``DD.MM.YYYY`` (03.12.2026 was refused)."""
+    a day as it is written in Turkey and much of Europe, ``DD.MM.YYYY`` (03.12.2026 was refused);
+    or ``today`` / ``yesterday`` (``bugün`` / ``dün``), or ``7d`` (``7g``): from the start of
+    the day six days before today, so the last 7 days with today among them."""
+    word = text.strip().casefold()
+    days_back = _DAYS_BACK.get(word)
+    if days_back is None and (last := _LAST_DAYS.fullmatch(word)) and int(last[1]) >= 1:
+        days_back = int(last[1]) - 1
+    if days_back is not None:
+        day = dt.date.today() - dt.timedelta(days=days_back)
+        return dt.datetime.combine(day, dt.time()).astimezone().timestamp()
     try:
         when = dt.datetime.fromisoformat(text.strip())
     except ValueError:
         try:
             when = dt.datetime.strptime(text.strip(), "%d.%m.%Y")
         except ValueError:
-            raise UsageError(
-                f"--since is {text!r}; write a date as YYYY-MM-DD (or DD.MM.YYYY) or a time as YYYY-MM-DDTHH:MM."
-            ) from None
+            raise UsageError(said=[("usage.since_bad", {"text": repr(text)})]) from None
     if when.tzinfo is None:
         when = when.astimezone()  # local time
     return when.timestamp()
