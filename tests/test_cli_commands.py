@@ -1191,7 +1191,7 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     (["chat", "--new", "hi"], "--new starts a saved conversation and goes with -c NAME; without -c nothing is kept."),
     # ... in the command's language (both were English on a Turkish PC)
     (["chat", "--lang", "tr"], "'workstation chat' bir metin ister (ayrıntılar: 'workstation chat --help')."),
-    (["chat", "--lang", "tr", "--new", "hi"], "--new kaydedilen yeni bir sohbet başlatır ve -c NAME ile birlikte "
+    (["chat", "--lang", "tr", "--new", "hi"], "--new kaydedilen yeni bir sohbet başlatır ve -c İSİM ile birlikte "
                                               "kullanılır; -c olmadan hiçbir şey saklanmaz."),
     (["--no-load", "fit"], "'fit' is a command of its own: type it first, as 'workstation fit …' (the options "
                            "before a command go to 'workstation tui')."),
@@ -1204,10 +1204,10 @@ def test_chat_reads_a_pipe_in_the_encoding_of_a_text_file_and_refuses_a_document
     # (a sentence ends on its question, not on "? (...)."; "aldığı" alone read as the option's)
     (["profiles", "chek", "--lang", "tr"], "'profiles chek' diye bir komut yok; bunu mu demek istediniz: 'profiles "
                                            "check'? Komutları 'workstation profiles --help' listeler."),
-    (["summarize", "--lang=tr"], "'workstation summarize' için şu eksik: FILE (ayrıntılar: 'workstation summarize --help')."),
-    (["chat", "--lang", "tr", "--bogus"], "--bogus, 'workstation chat' komutunun bir seçeneği değil; komutun aldığı: TEXT, "),
+    (["summarize", "--lang=tr"], "'workstation summarize' için şu eksik: DOSYA (ayrıntılar: 'workstation summarize --help')."),
+    (["chat", "--lang", "tr", "--bogus"], "--bogus, 'workstation chat' komutunun bir seçeneği değil; komutun aldığı: METİN, "),
     (["models", "pull", "a", "b", "--lang", "tr"], "'b' fazladan yazılmış: 'workstation models pull' komutunun aldığı "
-                                                   "yalnızca SOURCE; boşluk içeren bir metni tırnak içine alın"),
+                                                   "yalnızca KAYNAK; boşluk içeren bir metni tırnak içine alın"),
     (["usage", "--lang", "tr", "--by", "persn"], "--by 'persn' olamaz; bunu mu demek istediniz: 'person'?"),
     (["chat", "--lang", "tr", "--temperature"], "--temperature bir değer ister: onu hemen ardından yazın"),
     (["chat", "--lang", "tr", "--t", "1", "hi"], "--t birden çok seçeneğe uyuyor (--temperature, --top-p, --top-k)"),
@@ -1370,7 +1370,7 @@ def test_the_apps_own_options_need_no_command(capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit):  # a command's too, --lang after --help
         main(["summarize", "--help", "--lang", "tr"])
     said = capsys.readouterr().out
-    assert said.startswith("kullanım: ") and "  FILE                  özetlenecek belgeler\n" in said, said
+    assert said.startswith("kullanım: ") and "  DOSYA                 özetlenecek belgeler\n" in said, said
     with pytest.raises(SystemExit):  # what an IT person sets once per PC is in --help, not only the README
         main(["--help"])
     said = capsys.readouterr().out
@@ -1650,7 +1650,17 @@ def test_every_commands_help_is_in_turkish_and_english_as_argparse_says_it(monke
             shown |= {action.help, *(choice.help for choice in getattr(action, "_choices_actions", []))}
     shown -= {None, "", argparse.SUPPRESS}
     turkish = help_texts("tr")
-    assert sorted(shown - set(turkish)) == [] and sorted(set(turkish) - shown) == []
+    # what is typed in a place, as the usage lines and the options' list name it (a positional's name
+    # was English: "sırayla yazılanlar: name"): each positional's is in the help file, as are some options'
+    formatter = argparse.HelpFormatter("x")
+    places = {name: action.option_strings == [] for parser in parsers for action in parser._actions
+              if action.nargs != 0 and not isinstance(action, argparse._SubParsersAction) and action.choices is None
+              for name in formatter._metavar_formatter(action, action.dest if not action.option_strings
+                                                       else action.dest.upper())(1)}
+    places |= {"COMMAND": True, "VERB": True, "ACTION": True}  # (the commands' and verbs' places)
+    places |= {name.upper(): True for name, positional in list(places.items()) if positional}  # (mistakes say them so)
+    assert sorted(name for name, positional in places.items() if positional and name not in turkish) == []
+    assert sorted(shown - set(turkish)) == [] and sorted(set(turkish) - shown - set(places)) == []
     fields = re.compile(r"%\(\w+\)s|%%")  # (argparse fills them in after: the same in both)
     assert [text for text in shown if fields.findall(text) != fields.findall(turkish[text])] == []
     # one word for one thing, as the app's Turkish says it: a document's parts are "bölüm" (summarize's
@@ -1661,8 +1671,11 @@ def test_every_commands_help_is_in_turkish_and_english_as_argparse_says_it(monke
     said = yaml.safe_load((ROOT / "workstation" / "tui" / "locales" / "tr.yaml").read_text(encoding="utf-8"))
     commands = {key: text for key, text in said.items() if key.split(".")[0].endswith("_cmd")}
     assert [key for key, text in commands.items() if re.search(r"\bboru\w*", text)] == []  # (pipe_late said "borudan")
-    # one placeholder in Turkish, as --help's usage lines and argparse's mistakes name it (hints said 'chat -c AD')
-    assert [key for key, text in said.items() if re.search(r"\b(AD|DOSYA)\b", text) and key != "binding.summarize.save.help"] == []
+    # one placeholder in Turkish, as --help's usage lines and argparse's mistakes name it (hints said 'chat -c AD',
+    # then 'keys add NAME' within a Turkish sentence)
+    assert (said["cli.name"], said["cli.file"]) == (turkish["NAME"], turkish["FILE"]) == ("İSİM", "DOSYA")
+    assert [key for key, text in said.items() if re.search(r"\b(AD|NAME|FILE)\b", text)
+            and key != "binding.summarize.save.help"] == []
     monkeypatch.setattr(CommandParser, "line", ["--lang", "en"])
     assert [p.prog for p in parsers if p.format_help() != argparse.ArgumentParser.format_help(p)] == []
     summarize = next(p for p in parsers if p.prog == "./run.sh summarize")
@@ -1670,7 +1683,10 @@ def test_every_commands_help_is_in_turkish_and_english_as_argparse_says_it(monke
     assert '(./run.sh chat -c NAME "..."; the app' in " ".join(summarize.format_help().split())
     monkeypatch.setattr(CommandParser, "line", ["--lang", "tr"])
     assert [p.prog for p in parsers if not p.format_help().startswith("kullanım: ")] == []
-    assert '(./run.sh chat -c NAME "..."; uygulama' in " ".join(summarize.format_help().split())
+    assert '(./run.sh chat -c İSİM "..."; uygulama' in " ".join(summarize.format_help().split())
+    keys_add = next(p for p in parsers if p.prog == "./run.sh keys add")
+    assert "sırayla yazılanlar:\n  isim " in keys_add.format_help() and "[-p PROFİL]" in summarize.format_help()
+    assert keys_add.sentence("the following arguments are required: name").startswith("'./run.sh keys add' için şu eksik: isim ")
 
 
 def test_a_signal_ignored_by_nohup_stays_ignored() -> None:

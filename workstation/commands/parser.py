@@ -170,8 +170,8 @@ class CommandParser(argparse.ArgumentParser):
         if (found := _TYPED.read(inner)) and found["type"] in ("int", "float", "decimal"):
             return t("parser.not_whole" if found["type"] == "int" else "parser.not_number", name=name,
                      text=found["value"], help=help_)
-        if found := _REQUIRED.read(message):  # as written: '-t/--type', 'list|clear', 'text'
-            return t("parser.needs", command=self.prog, names=found["s"], help=help_)
+        if found := _REQUIRED.read(message):  # as written: '-t/--type', 'list|clear', 'text' (as --help names it)
+            return t("parser.needs", command=self.prog, names=placeholders(found["s"], t.lang), help=help_)
         if found := _UNKNOWN.read(message):
             return self._unknown(found["s"].split(), t)
         for form, key in _OTHERS:
@@ -199,6 +199,12 @@ class CommandParser(argparse.ArgumentParser):
         class Said(type(formatter)):  # type: ignore[misc]  # (its own kind: the top parser's keeps its lines)
             def _get_help_string(self, action: argparse.Action) -> str | None:
                 return said(super()._get_help_string(action))  # (before argparse fills in %(default)s)
+
+            def _metavar_formatter(self, action: argparse.Action, default: str) -> Any:
+                # what is typed in a place, in the usage lines and the list alike (`keys add` listed
+                # "name" under "sırayla yazılanlar"): its word in the help file, where it has one
+                names = super()._metavar_formatter(action, default)
+                return lambda size: tuple(said(name) or name for name in names(size))
 
         formatter.__class__ = Said
         formatter.add_usage(self.usage, self._actions, self._mutually_exclusive_groups, prefix=said(_("usage: ")))
@@ -231,8 +237,8 @@ class CommandParser(argparse.ArgumentParser):
         guess = difflib.get_close_matches(first, [o for o in own if o != first], n=1, cutoff=0.6)
         owners = [p.prog for p in self._parsers() if first in {o for a in p._actions for o in a.option_strings}
                   and p is not here]
-        takes = " ".join(str(a.metavar or a.dest).upper() for a in here._actions if not a.option_strings
-                         and not isinstance(a, argparse._SubParsersAction))
+        takes = placeholders(" ".join(str(a.metavar or a.dest).upper() for a in here._actions if not a.option_strings
+                                      and not isinstance(a, argparse._SubParsersAction)), t.lang)
         command = self._subcommands().get(first)
         if command is not None and command is not here:  # `--lang tr fit`: it said "fit is not an option of 'tui'"
             return t("parser.own_command", name=first, command=command.prog, before=here.prog)
@@ -283,6 +289,15 @@ class CommandParser(argparse.ArgumentParser):
             if name in (action.metavar, action.dest) or names & set(action.option_strings):
                 return action
         return None
+
+
+def placeholders(names: str, lang: str) -> str:
+    """Places to type in, as argparse names them ("name", "NAME, NEW_NAME"), in ``lang``'s words
+    as its ``--help`` says them (``help_texts``: Turkish "isim", "İSİM, YENİ_İSİM")."""
+    from workstation.core.locales import help_texts
+
+    texts = help_texts(lang)
+    return re.sub(r"[^\s,]+", lambda name: texts.get(name[0], name[0]), names) if texts else names
 
 
 def line_texts(line: Sequence[str]) -> Texts:
