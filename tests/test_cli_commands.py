@@ -1891,7 +1891,7 @@ def test_conversations_are_shown_exported_renamed_and_deleted_by_title_or_number
     listed = capsys.readouterr().out
     assert re.search(r"^\|\s+# \| sohbet\s+\| mesaj \| son mesaj\s+\| profil\s+\|$", listed, re.M) and re.search(
         r"\| \d\d\.\d\d\.\d{4} \d\d:\d\d \|", listed) and "Birine devam etmek için: '" in listed, listed
-    assert 'chat -c NAME "..."' in listed, listed  # the placeholder --help and argparse say, in Turkish too
+    assert 'chat -c İSİM "..."' in listed, listed  # the placeholder --help and argparse say, in Turkish too (NAME was English)
     # a number as a shell takes it pasted: 'show #N' was 'show' and a comment ("needs NAME")
     assert f"'workstation conversations show {other.id}' {other.id} numaralı sohbeti gösterir." in listed, listed
     # found by words in it, as the app's Ctrl+F finds it (the command line listed them all, or none)

@@ -385,7 +385,7 @@ def test_the_headline_says_how_to_get_the_model_it_recommends() -> None:
     assert other.headline().endswith(
         " The catalog does not have gemma-2-9b-it at Q5_K_M: download a Q5_K_M GGUF file of it (on Hugging "
         "Face) and add it with 'workstation models add FILE'.")
-    assert "Hugging Face'te) indirip 'workstation models add FILE' ile ekleyin." in say(  # (FILE: as --help and argparse name it)
+    assert "Hugging Face'te) indirip 'workstation models add DOSYA' ile ekleyin." in say(  # (DOSYA: as --help and argparse name it)
         other.headline_phrases(), Texts("tr").get)
     here = table_only(candidates={"models": ["smollm2-135m-instruct-q4_1"], "quantizations": ["Q4_1"]})
     installed = next(o for o in here.options if o.on_disk)
@@ -1022,3 +1022,4 @@ def test_the_memory_check_says_one_load_and_no_difference_plainly() -> None:
                     "a.gguf).")
     turkish = describe_history({"loads": 1, "components": {"weights": exact}}, Texts("tr").get)
     assert turkish == "Bellek ihtiyaçları bu makinedeki 1 gerçek model yüklemesiyle karşılaştırıldı. Bölümlere göre: ağırlıklar tam tuttu."
+
