@@ -1023,3 +1023,24 @@ def test_the_memory_check_says_one_load_and_no_difference_plainly() -> None:
     turkish = describe_history({"loads": 1, "components": {"weights": exact}}, Texts("tr").get)
     assert turkish == "Bellek ihtiyaçları bu makinedeki 1 gerçek model yüklemesiyle karşılaştırıldı. Bölümlere göre: ağırlıklar tam tuttu."
 
+
+def test_the_first_line_says_this_pcs_speed_is_an_estimate_where_it_was_not_measured() -> None:
+    """`size --lang tr --people 12` said "bu bilgisayar … 12 kişi için yeterince hızlı" as a fact,
+    and only far below it that this PC's speed was not measured here: the first line says its
+    figures are an estimate by the reference PC's, and how to measure this one; measured, it does not."""
+    import dataclasses
+
+    from workstation.core import calibration
+    from workstation.core.calibration import SAID
+    from workstation.core.sizing import local_machines
+
+    speed, cal = calibration.this_machine()  # (a fresh data folder: nothing measured here)
+    w = load_workload(None, 12)
+    r = size(w, candidate_machines(w, local_machines(speed, [], 16 * 2**30, 16 * 2**30, 20.0)), cal, {}, False)
+    english, turkish = r.answer(), say(r.answer_phrases(), Texts("tr").get)
+    assert ("12 people" in english and " This PC's speed was not measured: these are estimates, by the figures of a "
+            in english and "size --measure' measures this one." in english), english
+    assert ("12 kişi" in turkish and " Bu bilgisayarın hızı ölçülmedi: bunlar " in turkish
+            and "size --measure' bu bilgisayarı ölçer." in turkish), turkish
+    fitted = dataclasses.replace(r, calibration={**cal, SAID: [("speed.fitted", {"n": "4", "models": "m", "by": "bench"})]})
+    assert "not measured" not in fitted.answer() and "estimate" not in fitted.answer()

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from workstation.core.calibration import for_json
+from workstation.core.calibration import SAID, for_json
 from workstation.core.catalog import GB, QUANT_SUFFIX, human_bytes
 from workstation.core.gpu_layers import GPU_RESERVE_BYTES, GPU_RESERVE_FRACTION
 from workstation.core.gpu_table import GpuSpec, cards_named, find_spec, sizing_specs
@@ -500,7 +500,18 @@ class SizingResult:
                 "headline.misses_one", {})
             values["misses"] = [part for i, m in enumerate(load) for part in ([("miss.and", {})] if i else []) + [m]]
             out.append(("headline.pc_overloaded" if o.utilization >= 1 else "headline.pc_no", values))
-        return out + self.quality_said(o)
+        return out + self.estimate_said(o) + self.quality_said(o)
+
+    def estimate_said(self, o: SizingOption) -> list[Phrase]:
+        """Where this PC's CPU speed is not measured (or its figures disagree too much to go by),
+        that the first line is an estimate by the reference PC's figures: it said "this PC is fast
+        enough for 12 people" as a fact, and only far below that the speed was not measured here."""
+        said = self.calibration.get(SAID) or []
+        if o.machine_kind != "cpu" or not said or said[0][0] not in ("speed.not_measured", "speed.too_noisy"):
+            return []
+        from workstation.core.invocation import cli
+
+        return [("headline.estimate", {"where": said[0][1]["where"], "cmd": cli("size --measure")})]
 
     def quality_said(self, o: SizingOption) -> list[Phrase]:
         """The model's quality, plainly: a model under the workload's floor is very small (its
