@@ -480,11 +480,13 @@ def test_a_revoked_key_fails_on_its_next_request(
         o.accounts.flush()
         rows = {r.group: r for r in UsageLog().summary("person")}
         assert rows["(unknown)"].requests == 1 and rows["(unknown)"].errors == 1  # the key no one was given
-        # bob's revoked key still being tried is his (it was "(unknown)"); nothing of it is charged
-        assert (rows["bob"].requests, rows["bob"].errors) == (2, 1)
+        # bob's revoked key still being tried is his (it was "(unknown)"); nothing of it is charged; its
+        # models.list too (a desk PC's first call: it left no row nor audit line, where a chat's did)
+        assert (rows["bob"].requests, rows["bob"].errors) == (3, 2)
         assert o.accounts.quota.used("bob") == rows["bob"].tokens
         audit = [json.loads(line) for line in (audit_dir() / CURRENT).read_text(encoding="utf-8").splitlines()]
-        assert [(a["who"], a["status"]) for a in audit if a["who"] == "bob"] == [("bob", 200), ("bob", 401)]
+        assert [(a["who"], a["status"], a["route"]) for a in audit if a["who"] == "bob"] == [
+            ("bob", 200, "chat"), ("bob", 401, "chat"), ("bob", 401, "models")]
         # a desk PC says both by their codes, all in its own language (the revoked one kept the English sentence)
         desk = make_profile(backend="openai", model="", remote={"base_url": o.url, "api_key_env": "WS_DESK_KEY"})
         for key, said in ((o.keys["bob"], "reddetti: anahtar iptal edilmiş; sunucuyu yöneten kişiden yeni bir anahtar "
@@ -1254,7 +1256,8 @@ def test_the_log_says_why_a_request_was_refused_or_cut(scheduler: Scheduler) -> 
     text = "\n".join(said)
     assert re.search(r"^- 127\.0\.0\.1 GET /v1/models 401 in \d+\.\d\d s \(wrong key\)$", text, re.M), text
     assert re.search(r"^- 127\.0\.0\.1 GET /v1/models 401 in \d+\.\d\d s \(no key\)$", text, re.M), text
-    assert re.search(r"^cem 127\.0\.0\.1 GET /v1/models 401 in \d+\.\d\d s \(revoked key\)$", text, re.M), text
+    # (a revoked key's attempt is recorded under its owner, as a chat's is: the accounts' line)
+    assert re.search(r"^cem 127\.0\.0\.1 models 401 0\+0 tokens in \d+\.\d\d s \(revoked key\)$", text, re.M), text
     assert re.search(r"^cem 127\.0\.0\.1 chat 401 0\+0 tokens in \d+\.\d\d s \(revoked key\)$", text, re.M), text
     assert re.search(rf'^"Ayşe Yılmaz" 127\.0\.0\.1 chat 200 {prompt}\+3 tokens in \d+\.\d\d s \(cut: day limit\)$',
                      text, re.M), text

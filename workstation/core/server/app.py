@@ -255,6 +255,11 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
             request.scope[REASON] = refused.reason
             if isinstance(refused, RevokedKey):  # (its owner named, as a generation's line names them)
                 request.scope[WHO] = refused.who
+                if not request.scope.get(ACCOUNTED):  # recorded, as a generation's attempt is: a desk PC's
+                    # first call (GET /v1/models) with a revoked key left no usage row nor audit line
+                    request.scope[ACCOUNTED] = True
+                    ticket = self.accounts.begin(Caller(refused.who, _client(request)), _route_name(request))
+                    self.accounts.finish(ticket, refused.status, reason=refused.reason)
             raise
         _mark(request, caller)
         return caller
@@ -489,6 +494,13 @@ class OpenAIServer(RequestBodies, RequestPrompts, Replies, StatusRoutes, TokenRo
         except ApiError as err:
             return err.response()
         return JSONResponse({"forgotten": forgotten})
+
+def _route_name(request: Request) -> str:
+    """A request's route as the usage records name routes ("models" for /v1/models and
+    /v1/models/ID, "api/tags"), for an attempt refused before any route's own accounting."""
+    parts = [p for p in request.url.path.split("/") if p]
+    return (parts[1] if len(parts) > 1 else "v1") if parts[:1] == ["v1"] else "/".join(parts[:2]) or "/"
+
 
 def _mark(request: Request, caller: Caller) -> None:
     """Whose request it is, for the log line (it said "-") and a person's share of the bodies
