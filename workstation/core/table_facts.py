@@ -1021,6 +1021,7 @@ _OTHER_LANGUAGE = [("rent", "kira"), ("amount", "tutar"), ("total", "toplam"), (
                    ("client", "müşteri"), ("date", "tarih"), ("invoice", "fatura"), ("price", "fiyat"),
                    ("quantity", "adet"), ("quantity", "miktar"), ("status", "durum"), ("flat", "daire"),
                    ("apartment", "daire"), ("tenant", "kiracı"), ("expense", "gider"), ("spending", "harcama"), ("income", "gelir"),
+                   ("revenue", "gelir"),
                    ("salary", "maaş"), ("payment", "ödeme"), ("product", "ürün"), ("city", "şehir"), ("vat", "kdv"),
                    ("tax", "vergi"), ("discount", "indirim"), ("fee", "ücret"), ("deposit", "depozito"),
                    ("commission", "komisyon"), ("shipping", "kargo"),
@@ -1152,6 +1153,30 @@ def _unsaid(text: str, name: str) -> str:
     return re.sub(rf"(?<!\w){re.escape(name)}\w*", lambda m: " " * len(m.group(0)), text)
 
 
+def _glossed(text: str, facts: SheetFacts) -> str:
+    """``text`` without the person's own word for a column said beside its name in brackets: "Toplam
+    gelir (Revenue EUR)", "total takings (Amount)", "Revenue EUR (hasılat)" name one column twice, and
+    the word read as a condition no cell holds counted nothing. Not a word that may say which rows are
+    meant ("toplam ödenmemiş (Tutar)": ``_status_like``) nor a value of the table's."""
+    values = {w for c in facts.columns for v in c.values for w in v.split()}
+
+    def blank(m: re.Match[str], group: str) -> str:
+        words = re.findall(r"[^\W\d_]+", _folded(m.group(group)))
+        if not words or any(_status_like(w) or w in values for w in words):
+            return m.group(0)
+        start, end = m.start(group) - m.start(), m.end(group) - m.start()
+        return m.group(0)[:start] + " " * (end - start) + m.group(0)[end:]
+
+    for c in facts.columns:
+        if len(c.name) < 2:
+            continue
+        name = re.escape(c.name)
+        text = re.sub(rf"(?<!\w)(?P<own>[^\W\d_]+)\s*\(\s*{name}\s*\)", lambda m: blank(m, "own"), text, flags=re.IGNORECASE)
+        text = re.sub(rf"(?<!\w){name}\s*\((?P<own>\s*[^\W\d_]+(?:\s+[^\W\d_]+)?\s*)\)", lambda m: blank(m, "own"), text,
+                      flags=re.IGNORECASE)
+    return text
+
+
 def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, Any]]:
     """The figures the program counted that answer ``question`` about ``tables`` (their facts), to
     show under the model's reply (``counted_phrases``: "Counted by the program: Revenue (column B)
@@ -1201,7 +1226,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                                                 and facts.title.rpartition(" ")[2] not in table_numbers) \
                 and (said_tables or not _condition(_without_named_months(whole, facts), facts)[0]):
             continue  # (not asked about: another table, or the text's own words; "the unpaid ones" names it)
-        plain = whole
+        plain = _glossed(whole, facts)
         net = _net_asked(plain, facts)
         if net is not None:  # ("total without VAT": the Net column's, said so; "with VAT" the gross one's)
             plain, named = (_IN_TAX if net[2] else _EX_TAX).sub(lambda m: " " * len(m.group(0)), plain), [net[0]]
