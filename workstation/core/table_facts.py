@@ -1297,10 +1297,34 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                     continue
                 figure = {"total": col.total, "average": col.average, "largest": col.largest,
                           "smallest": col.smallest}.get(what, "")
+                # ("which invoice is the largest?", "en büyük fatura hangisi?": its row named, not only its figure)
+                held = _rows_holding(facts, col, what) if what in ("largest", "smallest") and _WHICH.search(plain) else []
                 if figure:
                     items.append({"what": what, "title": facts.title, "name": col.name, "letter": col.letter,
-                                  "figure": figure, "rows": _n(facts.rows)} | ({"with" if net[2] else "without": net[1].name} if net else {}))
+                                  "figure": figure, "rows": _n(facts.rows)} | ({"of": held} if held else {})
+                                 | ({"with" if net[2] else "without": net[1].name} if net else {}))
     return items[:MAX_COUNTED]
+
+
+MAX_HOLDING = 3  # the rows that hold a column's largest (or smallest) figure, named where no more do
+
+
+def _rows_holding(facts: SheetFacts, col: ColumnFacts, what: str) -> list[str]:
+    """The rows of ``facts.cells`` that hold ``col``'s largest (``what``) or smallest figure, each
+    named by its first two text cells ("F-104, Yıldız Ltd"): "which invoice is the largest?" of an
+    attached or pasted table was answered with its figure alone, and the model named another row.
+    [] where its rows are not kept (or read in part), a row has no text cell, or more than
+    MAX_HOLDING rows hold it."""
+    if not facts.cells or facts.cut or col.kind != "numbers":
+        return []
+    found = [(v, r) for r in facts.cells if (v := _value(r, col)) is not None]
+    if not found:
+        return []
+    best = (max if what == "largest" else min)(v for v, _ in found)
+    rows = [r for v, r in found if v == best]
+    texts = [c for c in facts.columns if c.kind == "text"][:2]
+    names = [", ".join(t for t in (_line(r[c.at]) for c in texts if c.at < len(r)) if t) for r in rows]
+    return names if len(names) <= MAX_HOLDING and all(names) else []
 
 
 # what is owed ("how much do customers owe?", "borç toplamı", "toplam borcu", "total outstanding", "total
@@ -1969,6 +1993,15 @@ def counted_by_table(items: list[dict[str, Any]]) -> list[tuple[str, list[Phrase
     return out
 
 
+def _figure_said(item: dict[str, Any]) -> Phrase:
+    """One counted figure of a column ("total 27,426.50"), with the rows that hold it where the
+    question asked which ("largest 12,400.00 (F-104, Yıldız Ltd)": ``_rows_holding``)."""
+    held = [str(r) for r in item.get("of") or []]
+    if held:
+        return f"facts.figure_{item.get('what')}_of", {"figure": item.get("figure", ""), "row": "; ".join(held)}
+    return f"facts.figure_{item.get('what')}", {"figure": item.get("figure", "")}
+
+
 def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
     """``counted_phrases``' sentence of one table's ``items``."""
     said: list[Phrase] = []
@@ -1979,7 +2012,7 @@ def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
         of = (item.get("name", ""), item.get("letter", ""), rows)
         if what != "where" and said and of == column and what != "rows":  # (another figure of the same column: its name once)
             figures = said[-1][1]["figures"]
-            figures += [("facts.and", {}), (f"facts.figure_{what}", {"figure": item.get("figure", "")})]
+            figures += [("facts.and", {}), _figure_said(item)]
             continue
         if said:
             said.append(("facts.then" if apart or what == "where" or what in _CHECKS else "facts.and", {}))
@@ -2029,7 +2062,7 @@ def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
             said.append(("facts.counted_without" if item.get("without") else "facts.counted_with" if item.get("with")
                          else "facts.counted_all", {
                 "name": name, "rows": rows, "label": str(item.get("without") or item.get("with") or ""),
-                                               "figures": [(f"facts.figure_{what}", {"figure": item.get("figure", "")})]}))
+                                               "figures": [_figure_said(item)]}))
         else:
             said.append((f"facts.counted_{what}", {"name": name, "figure": item.get("figure", "")}))
     return said
