@@ -525,3 +525,33 @@ def test_a_quarter_named_by_a_column_is_that_columns_total() -> None:
     assert facts is not None
     assert say(counted_phrases(counted_answer("Q1 total", [facts]))) == \
         "Counted by the program: Q1 (column B), all 2 rows: total 150"
+
+
+SALES = [["Month", "Revenue EUR", "Costs EUR", "Orders"]] + [
+    [m, str(r), str(r // 2), "10"] for m, r in zip(
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"],
+        [5200, 5400, 5900, 6100, 6300, 6500, 6700, 6600, 6400, 6200, 6500, 7000], strict=True)]
+
+
+def test_a_column_named_in_brackets_or_by_its_word_in_the_other_language_is_counted() -> None:
+    """"Toplam gelir (Revenue EUR) ne kadar?" of a sales table counted nothing (the person's own word
+    before the bracketed name read as a condition no cell holds), nor "Toplam gelir ne kadar?"
+    ("gelir": revenue); a column's word in the other language names it both ways, never a column
+    the question does not name."""
+    facts = table_facts("sales.csv", 0, SALES, usual_comma=False)
+    assert facts is not None
+    revenue = "Counted by the program: Revenue EUR (column B), all 12 rows: total 74,800"
+    line = lambda q: say(counted_phrases(counted_answer(q, [facts])))  # noqa: E731
+    for question in ("Toplam gelir (Revenue EUR) ne kadar?", "Toplam gelir ne kadar?", "Toplam hasılat (Revenue EUR) ne kadar?",
+                     "Revenue EUR (hasılat) toplamı ne kadar?", "Total takings (Revenue EUR)?"):
+        assert line(question) == revenue, question
+    assert line("Toplam gelir (Revenue EUR) ne kadar ve en yüksek ay hangisi?").startswith(f"{revenue}, largest 7,000")
+    assert line("Toplam ödenmemiş (Revenue EUR) ne kadar?") == ""  # (a state no cell holds: which rows, not told)
+    turkish = table_facts("gelir.csv", 0, [["Ay", "Gelir (TL)", "Gider (TL)"], ["Ocak", "100,00", "40,00"],
+                                            ["Şubat", "250,00", "60,00"]])
+    assert turkish is not None
+    assert say(counted_phrases(counted_answer("What is the total revenue?", [turkish]))) == \
+        "Counted by the program: Gelir (TL) (column B), all 2 rows: total 350.00"
+    amounts = table_facts("a.csv", 0, [["Invoice", "Amount"], ["INV-1", "10.00"], ["INV-2", "20.00"]])
+    assert amounts is not None
+    assert counted_answer("Toplam gelir ne kadar?", [amounts]) == []  # (no revenue column: not the Amount's)

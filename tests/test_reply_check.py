@@ -209,3 +209,44 @@ def test_a_figure_the_program_counted_for_the_question_is_known_to_the_check() -
     assert unchecked_figures(reply, letter, "letter.docx") == ["2,315.25", "4,000"]  # (not counted for it: named)
     assert unchecked_figures(reply, letter, "letter.docx", counted) == ["4,000"]
     assert unchecked_figures("They total 2315.25.", letter, "letter.docx", counted) == []  # (in any writing of it)
+
+
+PASTED = ("Fatura;Müşteri;Tutar (TL)\nF-101;Demir AŞ;1.250,00\nF-102;Kaya AŞ;3.480,50\nF-103;Aksoy Gıda;980,25\n"
+          "F-104;Yıldız Ltd;12.400,00\nF-105;Ece Tekstil;7.015,75\nF-106;Bora Yapı;2.300,00\n\n")
+
+
+def test_a_reply_about_a_pasted_table_is_checked_against_the_message() -> None:
+    """A small model quoted "F-102;Kaya AŞ;980,45" and "F-103;Aksoy Gıda;2.75" of 6 pasted invoices
+    (neither in them) and nothing under the reply said so: the check ran only for an attached file.
+    Its figures are checked against the message and the program's own figures of its table (its
+    average, its counted total), named "the table in your message" in the UI's language."""
+    from workstation.core.pasted_tables import PASTED_TITLE, counted_pasted, pasted_known
+
+    message = PASTED + "Bu 6 faturanın toplamı ne kadar? En büyük fatura hangisi?"
+    _, counted = counted_pasted(message)
+    reply = ("Toplam 27.426,50 TL.\nF-101;Demir AŞ;1.250,00\nF-102;Kaya AŞ;980,45\nF-103;Aksoy Gıda;2.75\n"
+             "En büyük fatura F-104 (Yıldız Ltd): 12.400,00 TL; ortalama 4.571,08.")
+    items = unchecked_figures(reply, pasted_known(message), "", counted)
+    assert items == ["980,45", "2.75"]
+    record = unchecked_record(PASTED_TITLE, items)
+    assert say(unchecked_phrases(record), locale_texts("tr").get).endswith(
+        "“980,45” ve “2.75” mesajınızdaki tablo içinde yok.")
+    assert say(unchecked_phrases(record)).endswith("“980,45” and “2.75” are not in the table in your message.")
+    assert pasted_known("What is 2 + 2?") == ""  # (no table pasted: nothing to check against)
+
+
+async def test_a_small_models_figure_that_the_pasted_table_lacks_is_named_under_its_reply(lease_profile: Path) -> None:
+    """The invoices pasted in the message box and sent to SmolLM2 135M: its "1.250,00 + 2.300,00 =
+    3.500,00" (they make 3.550,00) had nothing under it, a pasted table being no attached file. The
+    line names the figure the message lacks, not those it has (1.250,00, 2.300,00, 20%)."""
+    from test_pasted_tables import _send_pasted
+
+    app = WorkstationApp("lease", sample_system=False, language="tr")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app.small_model is not None)
+        await _send_pasted(app, pilot, PASTED + "What is the total with 20% VAT?")
+        reply = message_views(app)[-1]
+        assert "1.250,00 + 2.300,00 = 3.500,00" in reply.content  # (the model's own words)
+        said = ("Rakamları, tarihleri ve adları mesajınızdaki tablo ile karşılaştırın: bu model bunları sık sık yanlış "
+                "verir. “3.500,00” mesajınızdaki tablo içinde yok.")
+        await until(pilot, lambda: line_under(reply).endswith(said), what=f"the check under {line_under(reply)!r}")

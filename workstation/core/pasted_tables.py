@@ -32,6 +32,7 @@ from workstation.core.table_facts import (
     counted_answer,
     counted_by_table,
     facts_record,
+    facts_text,
     table_facts,
     total_row,
 )
@@ -308,6 +309,16 @@ def counted_pasted(text: str) -> tuple[list[SheetFacts], list[dict[str, Any]]]:
     tables = [f for f, _ in found]
     items = counted_answer(question_of(text, [p for _, p in found]), tables)
     return tables, items + [c for f, p in found for c in arithmetic_checks(f, p)]
+
+
+def pasted_known(text: str) -> str:
+    """What a reply about the tables pasted in a message's ``text`` is checked against
+    (``reply_check.unchecked_figures``, named PASTED_TITLE): the message itself and its tables'
+    figures the program counted (``facts_text``: their totals, averages); '' where it has none. A
+    small model quoted "F-102;Kaya AŞ;980,45" of a pasted row that says 980,25, and nothing under
+    the reply said so: the check ran only for an attached file."""
+    found = pasted_facts(text)
+    return "\n".join([text, *(line for f, _ in found for line in facts_text(f))]) if found else ""
 
 
 def for_the_model(tables: list[SheetFacts], items: list[dict[str, Any]]) -> str:

@@ -1238,6 +1238,8 @@ ENGLISH: dict[str, str] = {
     "facts.figure_average": "average {figure}",
     "facts.figure_largest": "largest {figure}",
     "facts.figure_smallest": "smallest {figure}",
+    "facts.figure_largest_of": "largest {figure} ({row})",
+    "facts.figure_smallest_of": "smallest {figure} ({row})",
     # the rows a question named, counted (counted_answer: "unpaid invoices over 1,000"), under the reply and for the model
     "facts.counted_where": "{name} where {conditions}: {n:|row|rows}{names}{figures}",  # (names: " (INV-102, INV-104)")
     "facts.counted_where_rows": "{n:|row|rows} where {conditions}{names}",

@@ -16,7 +16,7 @@ from typing import Any
 
 from workstation.core.letters import fold
 from workstation.core.phrases import Phrase, say
-from workstation.core.table_facts import _SPACED, _number, counted_phrases
+from workstation.core.table_facts import _SPACED, _number, counted_phrases, title_phrase
 
 MOST_NAMED = 3  # the reply's figures named under it, at most
 
@@ -198,13 +198,14 @@ def unchecked_phrases(record: Any) -> list[Phrase]:
     ``unchecked`` (``unchecked_record``'s): "Check figures, dates and names against Lease_v1.docx:
     this model often gets them wrong. “three days” and “1978” are not in Lease_v1.docx.", and
     "“3 days”, “6 months”, “3-month” and 4 more are not in lease_v1.txt." ([]: nothing to say,
-    or a record that is not one)."""
+    or a record that is not one). A table pasted in the message is named so: "… are not in the table in
+    your message" (``pasted_tables.pasted_known``)."""
     if not isinstance(record, dict) or not isinstance(record.get("name"), str):
         return []
     items = [str(i) for i in record.get("items") or [] if str(i).strip()][:MOST_NAMED]
     if not items:
         return []
-    name = record["name"]
+    name = title_phrase(record["name"])  # (a pasted table's "the table in your message", in the UI's language)
     more = record.get("more")
     quoted = dict(zip(("text", "text2", "text3"), items, strict=False))
     if isinstance(more, int) and more > 0 and len(items) == MOST_NAMED:

@@ -1021,6 +1021,7 @@ _OTHER_LANGUAGE = [("rent", "kira"), ("amount", "tutar"), ("total", "toplam"), (
                    ("client", "müşteri"), ("date", "tarih"), ("invoice", "fatura"), ("price", "fiyat"),
                    ("quantity", "adet"), ("quantity", "miktar"), ("status", "durum"), ("flat", "daire"),
                    ("apartment", "daire"), ("tenant", "kiracı"), ("expense", "gider"), ("spending", "harcama"), ("income", "gelir"),
+                   ("revenue", "gelir"),
                    ("salary", "maaş"), ("payment", "ödeme"), ("product", "ürün"), ("city", "şehir"), ("vat", "kdv"),
                    ("tax", "vergi"), ("discount", "indirim"), ("fee", "ücret"), ("deposit", "depozito"),
                    ("commission", "komisyon"), ("shipping", "kargo"),
@@ -1152,6 +1153,30 @@ def _unsaid(text: str, name: str) -> str:
     return re.sub(rf"(?<!\w){re.escape(name)}\w*", lambda m: " " * len(m.group(0)), text)
 
 
+def _glossed(text: str, facts: SheetFacts) -> str:
+    """``text`` without the person's own word for a column said beside its name in brackets: "Toplam
+    gelir (Revenue EUR)", "total takings (Amount)", "Revenue EUR (hasılat)" name one column twice, and
+    the word read as a condition no cell holds counted nothing. Not a word that may say which rows are
+    meant ("toplam ödenmemiş (Tutar)": ``_status_like``) nor a value of the table's."""
+    values = {w for c in facts.columns for v in c.values for w in v.split()}
+
+    def blank(m: re.Match[str], group: str) -> str:
+        words = re.findall(r"[^\W\d_]+", _folded(m.group(group)))
+        if not words or any(_status_like(w) or w in values for w in words):
+            return m.group(0)
+        start, end = m.start(group) - m.start(), m.end(group) - m.start()
+        return m.group(0)[:start] + " " * (end - start) + m.group(0)[end:]
+
+    for c in facts.columns:
+        if len(c.name) < 2:
+            continue
+        name = re.escape(c.name)
+        text = re.sub(rf"(?<!\w)(?P<own>[^\W\d_]+)\s*\(\s*{name}\s*\)", lambda m: blank(m, "own"), text, flags=re.IGNORECASE)
+        text = re.sub(rf"(?<!\w){name}\s*\((?P<own>\s*[^\W\d_]+(?:\s+[^\W\d_]+)?\s*)\)", lambda m: blank(m, "own"), text,
+                      flags=re.IGNORECASE)
+    return text
+
+
 def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, Any]]:
     """The figures the program counted that answer ``question`` about ``tables`` (their facts), to
     show under the model's reply (``counted_phrases``: "Counted by the program: Revenue (column B)
@@ -1201,7 +1226,7 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                                                 and facts.title.rpartition(" ")[2] not in table_numbers) \
                 and (said_tables or not _condition(_without_named_months(whole, facts), facts)[0]):
             continue  # (not asked about: another table, or the text's own words; "the unpaid ones" names it)
-        plain = whole
+        plain = _glossed(whole, facts)
         net = _net_asked(plain, facts)
         if net is not None:  # ("total without VAT": the Net column's, said so; "with VAT" the gross one's)
             plain, named = (_IN_TAX if net[2] else _EX_TAX).sub(lambda m: " " * len(m.group(0)), plain), [net[0]]
@@ -1272,10 +1297,34 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
                     continue
                 figure = {"total": col.total, "average": col.average, "largest": col.largest,
                           "smallest": col.smallest}.get(what, "")
+                # ("which invoice is the largest?", "en büyük fatura hangisi?": its row named, not only its figure)
+                held = _rows_holding(facts, col, what) if what in ("largest", "smallest") and _WHICH.search(plain) else []
                 if figure:
                     items.append({"what": what, "title": facts.title, "name": col.name, "letter": col.letter,
-                                  "figure": figure, "rows": _n(facts.rows)} | ({"with" if net[2] else "without": net[1].name} if net else {}))
+                                  "figure": figure, "rows": _n(facts.rows)} | ({"of": held} if held else {})
+                                 | ({"with" if net[2] else "without": net[1].name} if net else {}))
     return items[:MAX_COUNTED]
+
+
+MAX_HOLDING = 3  # the rows that hold a column's largest (or smallest) figure, named where no more do
+
+
+def _rows_holding(facts: SheetFacts, col: ColumnFacts, what: str) -> list[str]:
+    """The rows of ``facts.cells`` that hold ``col``'s largest (``what``) or smallest figure, each
+    named by its first two text cells ("F-104, Yıldız Ltd"): "which invoice is the largest?" of an
+    attached or pasted table was answered with its figure alone, and the model named another row.
+    [] where its rows are not kept (or read in part), a row has no text cell, or more than
+    MAX_HOLDING rows hold it."""
+    if not facts.cells or facts.cut or col.kind != "numbers":
+        return []
+    found = [(v, r) for r in facts.cells if (v := _value(r, col)) is not None]
+    if not found:
+        return []
+    best = (max if what == "largest" else min)(v for v, _ in found)
+    rows = [r for v, r in found if v == best]
+    texts = [c for c in facts.columns if c.kind == "text"][:2]
+    names = [", ".join(t for t in (_line(r[c.at]) for c in texts if c.at < len(r)) if t) for r in rows]
+    return names if len(names) <= MAX_HOLDING and all(names) else []
 
 
 # what is owed ("how much do customers owe?", "borç toplamı", "toplam borcu", "total outstanding", "total
@@ -1944,6 +1993,15 @@ def counted_by_table(items: list[dict[str, Any]]) -> list[tuple[str, list[Phrase
     return out
 
 
+def _figure_said(item: dict[str, Any]) -> Phrase:
+    """One counted figure of a column ("total 27,426.50"), with the rows that hold it where the
+    question asked which ("largest 12,400.00 (F-104, Yıldız Ltd)": ``_rows_holding``)."""
+    held = [str(r) for r in item.get("of") or []]
+    if held:
+        return f"facts.figure_{item.get('what')}_of", {"figure": item.get("figure", ""), "row": "; ".join(held)}
+    return f"facts.figure_{item.get('what')}", {"figure": item.get("figure", "")}
+
+
 def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
     """``counted_phrases``' sentence of one table's ``items``."""
     said: list[Phrase] = []
@@ -1954,7 +2012,7 @@ def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
         of = (item.get("name", ""), item.get("letter", ""), rows)
         if what != "where" and said and of == column and what != "rows":  # (another figure of the same column: its name once)
             figures = said[-1][1]["figures"]
-            figures += [("facts.and", {}), (f"facts.figure_{what}", {"figure": item.get("figure", "")})]
+            figures += [("facts.and", {}), _figure_said(item)]
             continue
         if said:
             said.append(("facts.then" if apart or what == "where" or what in _CHECKS else "facts.and", {}))
@@ -2004,7 +2062,7 @@ def _said_items(items: list[dict[str, Any]]) -> list[Phrase]:
             said.append(("facts.counted_without" if item.get("without") else "facts.counted_with" if item.get("with")
                          else "facts.counted_all", {
                 "name": name, "rows": rows, "label": str(item.get("without") or item.get("with") or ""),
-                                               "figures": [(f"facts.figure_{what}", {"figure": item.get("figure", "")})]}))
+                                               "figures": [_figure_said(item)]}))
         else:
             said.append((f"facts.counted_{what}", {"name": name, "figure": item.get("figure", "")}))
     return said

@@ -22,7 +22,7 @@ from workstation.core.events import TurnFinished as EngineTurnFinished
 from workstation.core.kv_state import NOT_KEPT, conversation_tag
 from workstation.core.metrics import TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
-from workstation.core.pasted_tables import counted_pasted, for_the_model
+from workstation.core.pasted_tables import PASTED_TITLE, counted_pasted, for_the_model, pasted_known
 from workstation.core.phrases import rounded_words, words_in
 from workstation.core.profile_lookup import model_file
 from workstation.core.profiles import Profile, Sampling
@@ -34,6 +34,7 @@ from workstation.tui.app_part import AppPart
 from workstation.tui.attachment import (
     conversation_document,
     conversation_tables,
+    find_attached,
     follow_up_counted,
     with_attached,
 )
@@ -549,9 +550,16 @@ class Turn(AppPart):
         welcome's and F6's judgement): a lease's "three days' notice" where it says 60, and a law
         it never names, had nothing under them but the reply's speed. A follow-up asked without
         attaching it again is checked against the document the conversation holds, the one last
-        attached (``conversation_document``): its invented figures had no line. None: nothing to say."""
+        attached (``conversation_document``): its invented figures had no line. A table pasted in the
+        question is checked against the message (``pasted_known``). None: nothing to say."""
         if self.small_model is None or not reply.strip():
             return None
+        # a table pasted in the question itself (no document attached to it): checked against the message
+        # and the program's figures of it ("F-102;Kaya AŞ;980,45" of a row that says 980,25 had no line)
+        pasted = pasted_known(self._asked) if self._asked and find_attached(self._asked) is None else ""
+        if pasted:
+            items = unchecked_figures(reply, pasted, "", self._counted)
+            return unchecked_record(PASTED_TITLE, items) if items else None
         questions: list[str] = []
         if self.conversation_id is not None and not self._open_gone():
             with contextlib.suppress(WorkstationError):  # (the conversations' file busy: its own question's alone)
