@@ -2049,10 +2049,13 @@ async def test_alt_i_gives_a_conversation_its_own_instructions(profiles: Path) -
         assert app.conversation_id == gone.id
 
 
-async def test_emptying_the_box_while_changing_the_last_message_says_it_is_no_longer_changed(profiles: Path) -> None:
-    """Up, then Ctrl+U (the app's "clear") and a new text: a ChatGPT user clears the box to type
-    the message anew, and it was sent as a new message, the last left as it was, without a word
-    (the box's title alone changed). The box emptied says so; Up puts the last one back again."""
+async def test_emptying_the_box_while_changing_the_last_message_keeps_it_being_changed(profiles: Path) -> None:
+    """Up, then Ctrl+U (the app's "clear") to type the message anew: two first-time users in a row
+    (ChatGPT's and LM Studio's habit) expected the text typed next to be the change, and it went
+    as a new message at the end ("No longer changing your last message"). Emptied, the box still
+    changes it (title and mark stay), said in one line; Up puts it back as it was (not the one
+    before it), and Up again from there goes back; sending the empty box does nothing; Esc leaves
+    it, with no "Ctrl+Z brings the text back" that would give it back as a new message."""
     from textual.widgets import Input
 
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
@@ -2060,22 +2063,47 @@ async def test_emptying_the_box_while_changing_the_last_message_says_it_is_no_lo
         conv = app.store.new("Invoice")
         app.store.add_message(conv.id, "user", "Write to the client.")
         app.store.add_message(conv.id, "assistant", "Dear client, …")
+        app.store.add_message(conv.id, "user", "Write to the bank.")
+        app.store.add_message(conv.id, "assistant", "Dear bank, …")
         await app.open_conversation(conv.id)
         said = notices(app)
         prompt = app.chat_screen.query_one("#prompt", Input)
         app.chat_screen.focus_prompt()
         await pilot.press("up")
-        await until(pilot, lambda: prompt.value == "Write to the client." and app._editing is not None)
+        await until(pilot, lambda: prompt.value == "Write to the bank." and app._editing is not None)
+        editing = app._editing
         await pilot.press("ctrl+u")
-        await until(pilot, lambda: app._editing is None)
-        left = ("No longer changing your last message: what you type now is sent as a new message (Up in the "
-                "empty box puts the last one back to change).")
-        await until(pilot, lambda: left in said)
-        assert not any(text.startswith("The message box is empty") for text in said)  # (its Ctrl+Z gave a new message back)
-        await pilot.press(*"Write to the supplier.")
-        assert app._editing is None and prompt.border_title != app.texts("chat.editing_title")
-        await pilot.press("ctrl+u", "up")  # and back to change it again
-        await until(pilot, lambda: prompt.value == "Write to the client." and app._editing is not None)
+        still = "Still changing your last message (Up puts it back as it was; Esc leaves it)."
+        await until(pilot, lambda: still in said and prompt.value == "")
+        assert app._editing == editing and prompt.border_title == app.texts("chat.editing_title")
+        assert not any(text.startswith(("No longer changing", "The message box is empty")) for text in said)
+        await pilot.press("enter")  # the empty box sent: nothing
+        await pilot.pause()
+        assert len(app.store.messages(conv.id)) == 4 and app._editing == editing
+        await pilot.press(*"Write to the supplier.", "ctrl+u")  # typed, emptied again: still the same one
+        await until(pilot, lambda: prompt.value == "")
+        assert app._editing == editing and prompt.border_title == app.texts("chat.editing_title")
+        await pilot.press("up")  # the emptying undone: the message back, not the one before it
+        await until(pilot, lambda: prompt.value == "Write to the bank.")
+        assert app._editing == editing
+        await pilot.press("up")  # and from there, as it was put back, the one before it
+        await until(pilot, lambda: prompt.value == "Write to the client." and app._editing_at is not None)
+        # each letter deleted (no Ctrl+U): the same, the earlier one still marked in the chat
+        await pilot.press(*["backspace"] * len("Write to the client."))
+        await until(pilot, lambda: prompt.value == "")
+        await pilot.pause()
+        marked = [v.content for v in _views(app) if v.has_class("editing")]
+        assert marked == ["Write to the client."] and str(prompt.border_title).startswith("changing your message 1 ")
+        await pilot.press("down")  # Down too: the one emptied back, not the one after it
+        await until(pilot, lambda: prompt.value == "Write to the client.")
+        await pilot.press("ctrl+u")
+        await until(pilot, lambda: "Still changing your message 1 (Up puts it back as it was; Esc leaves it)." in said)
+        await pilot.press("escape")  # Esc leaves it, as before: nothing to bring back with Ctrl+Z
+        await until(pilot, lambda: app._editing is None and said[-1].startswith("No longer changing that earlier message"))
+        assert not said[-1].endswith(app.texts("chat.cleared")) and not prompt.border_title
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert prompt.value == "" and len(app.store.messages(conv.id)) == 4
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
     async with app.run_test(size=(80, 24)) as pilot:
         said = notices(app)
@@ -2084,8 +2112,59 @@ async def test_emptying_the_box_while_changing_the_last_message_says_it_is_no_lo
         await pilot.press("up")
         await until(pilot, lambda: app._editing is not None)
         await pilot.press("ctrl+u")
-        await until(pilot, lambda: any(text.startswith("Son mesajınızı artık değiştirmiyorsunuz") and "Yukarı ok" in text
-                                       for text in said))
+        await until(pilot, lambda: "Son mesajınızı hâlâ değiştiriyorsunuz (Yukarı ok onu olduğu gibi geri getirir; Esc "
+                    "bırakır)." in said)
+        assert app._editing is not None and not any(text.startswith("Son mesajınızı artık") for text in said)
+
+
+async def test_the_box_emptied_while_changing_the_last_message_sends_the_new_text_in_its_place(
+        profiles: Path) -> None:
+    """Up, Ctrl+U, the message typed anew, Enter: it replaces the last message (it went as a new
+    one at the end, the last left as it was), the message as it was and its reply behind Alt+V."""
+    from textual.widgets import Input
+
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        conv, _ = await _first_turn_answered(pilot, app)
+        assert conv is not None
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.value == "Hello!" and app._editing is not None)
+        await pilot.press("ctrl+u", *"Good morning!", "enter")
+        await until(pilot, lambda: not app.generating and not app._sending and len(app.store.messages(conv)) == 2
+                    and app.store.messages(conv)[0].content == "Good morning!")
+        assert [v.content for v in _views(app) if v.role == "user"] == ["Good morning!"]
+        assert any(n.message.startswith("Your message as it was before you changed it, and its reply, are kept")
+                   for n in app._notifications)
+        await pilot.press("alt+v")
+        await until(pilot, lambda: [v.content for v in _views(app) if v.role == "user"] == ["Hello!"])
+        assert app.store.drafts().get(conv, ("", None))[0] == ""
+
+
+async def test_the_box_emptied_while_changing_an_earlier_message_goes_on_in_a_new_conversation(
+        profiles: Path) -> None:
+    """Up, Up, Ctrl+U, the message typed anew, Enter: the conversation goes on from it in a new
+    one, "(changed at message 1)", as a changed earlier message does (it went at the end of this
+    one as a new message); this one stays as it was."""
+    from textual.widgets import Input
+
+    conv_id, kept = _stored_exchanges("Budget letter", [("Write a budget letter.", "Dear team, the budget."),
+                                                        ("Make it shorter.", "Dear team.")],
+                                      profile="a", sampling={"max_tokens": 3})
+    app = WorkstationApp("a", sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None and app.conversation_id == conv_id)
+        prompt = app.chat_screen.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press("up", "up")
+        await until(pilot, lambda: prompt.value == "Write a budget letter." and app._editing_at is not None)
+        await pilot.press("ctrl+u", *"Write a sales letter.", "enter")
+        await until(pilot, lambda: app.conversation_id != conv_id and not app.generating and not app._sending)
+        new = app.store.get(app.conversation_id)  # type: ignore[arg-type]
+        assert new.title == "Budget letter (changed at message 1)"
+        assert [m.content for m in new.messages if m.role == "user"] == ["Write a sales letter."]
+        assert [dataclasses.astuple(m) for m in app.store.messages(conv_id)] == kept
 
 
 async def test_instructions_can_be_kept_for_every_new_conversation(profiles: Path) -> None:
@@ -2323,9 +2402,9 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         prompt.focus()
         await pilot.press("up")  # the last message back in the box; nothing taken back yet
         await until(pilot, lambda: prompt.value == "Hello!")
-        assert prompt.border_title == "changing your last message (empty the box for a new one)"  # (a toast went)
+        assert prompt.border_title == "changing your last message (Esc for a new one)"  # (a toast went)
         await pilot.press("f9")  # in the language of now
-        await until(pilot, lambda: prompt.border_title == "son mesajınızı değiştiriyorsunuz (yeni mesaj için kutuyu boşaltın)")
+        await until(pilot, lambda: prompt.border_title == "son mesajınızı değiştiriyorsunuz (yeni mesaj için Esc)")
         await pilot.press("f9")
         await until(pilot, lambda: str(prompt.border_title).startswith("changing your last message"))
         assert len(app.store.messages(conv)) == 2
@@ -2351,7 +2430,7 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         await until(pilot, lambda: app.store.last_reply_versions(conv) == (4, 4))
         assert [(m.content) for m in app.store.messages(conv)] == [m.content for m in edited]
         await until(pilot, lambda: [v.content for v in _views(app) if v.role == "user"] == ["Hello! there"])
-        await pilot.press("up", "ctrl+u")  # emptied: the box says it is a new message now
+        await pilot.press("up", "escape")  # left: the box says it is a new message now
         await until(pilot, lambda: not prompt.border_title)
         await pilot.press(*"Thanks", "enter")  # a new message, the last one kept
         await until(pilot, lambda: not app.generating and len(app.store.messages(conv)) == 4)
@@ -2359,8 +2438,8 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         app.chat_screen.toggle_editor()  # Up in the empty multi-line editor too
         await pilot.press("up")
         await until(pilot, lambda: app.chat_screen.input_text() == "Thanks")
-        app.chat_screen.clear_input()  # (the one-line box again)
-        await until(pilot, lambda: prompt.has_focus and not prompt.border_title)  # (emptied: a new message)
+        await pilot.press("escape")  # (left: the one-line box again, and a new message)
+        await until(pilot, lambda: prompt.has_focus and not prompt.border_title)
 
         # asked again and stopped (Esc) once it began: what arrived is kept as the new reply (Esc
         # "keeps what arrived"; it was dropped), the one there before behind Alt+V
@@ -2515,12 +2594,12 @@ async def test_up_again_for_an_earlier_message_says_there_is_none_or_that_it_was
         await until(pilot, lambda: any(n.message == first for n in app._notifications))
         assert prompt.value == "Hello!"
         await pilot.press("!", "up")
-        only = "You have changed this message: press Enter to send it, or empty the box to leave it, before you go to " \
+        only = "You have changed this message: press Enter to send it, or Esc to leave it, before you go to " \
                "another message."
         await until(pilot, lambda: any(n.message == only for n in app._notifications))
         assert prompt.value == "Hello!!"
         prompt.value = "Hello! and more"  # a box holding a new message (not Up's): Up says nothing of it
-        await pilot.press("ctrl+u", *"Thanks")
+        await pilot.press("escape", *"Thanks")
         app.clear_notifications()
         await pilot.press("up")
         await pilot.pause()
@@ -2622,9 +2701,11 @@ async def test_up_and_down_go_through_the_messages_and_esc_leaves_all_as_it_was(
         await pilot.press("backspace", "escape")  # Esc: nothing changed, nothing marked
         await until(pilot, lambda: app._editing is None and prompt.value == "")
         assert marked() == [] and said[-1].startswith("No longer changing that earlier message")
-        await pilot.press("up", "up", "ctrl+u")  # the box emptied: the same
-        await until(pilot, lambda: app._editing is None and prompt.value == "")
-        assert marked() == [] and prompt.border_title in ("", None)
+        await pilot.press("up", "up", "ctrl+u")  # the box emptied: still changing it (typed anew), Esc leaves it
+        await until(pilot, lambda: prompt.value == "" and marked() == ["One?"])
+        await pilot.press("escape")
+        await until(pilot, lambda: app._editing is None and marked() == [])
+        assert prompt.border_title in ("", None)
         assert [dataclasses.astuple(m) for m in app.store.messages(conv_id)] == kept
         assert [c.id for c in app.store.list()] == [conv_id]
     tr = Texts("tr")  # (the Turkish of what it says: rendered, as the app would)
@@ -2818,7 +2899,7 @@ async def test_an_earlier_message_put_in_the_box_unchanged_leaves_no_draft(profi
             await app.open_conversation(conv_id)
             assert prompt.value == kept, keys
             if kept:
-                await pilot.press("ctrl+u")
+                await pilot.press("escape")
                 await until(pilot, lambda: prompt.value == "" and app._editing is None)
 
 
@@ -3068,9 +3149,15 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         await until(pilot, lambda: prompt.value == "When is the meeting?")
         assert app.pending_document is not None and app.pending_document[0].name == "memo.txt"
         assert app.pending_document[1] == memo
-        # emptied, the box leaves the last message as it was: the document Up attached goes too
-        # (it stayed, and went with the next, unrelated message)
+        # emptied, the box still changes the last message: the document Up attached stays with it, kept
+        # as no draft (sent alone after a restart), not sent alone by Enter; Esc takes it off with the message
         await pilot.press("ctrl+u")
+        await until(pilot, lambda: prompt.value == "")
+        assert app.pending_document is not None and app._editing is not None and app.save_draft() is None
+        await pilot.press("enter")
+        await pilot.pause()
+        assert len(app.store.messages(conv)) == 2 and app.pending_document is not None
+        await pilot.press("escape")
         await until(pilot, lambda: app.pending_document is None and app._editing is None)
         await pilot.press("up")
         await until(pilot, lambda: prompt.value == "When is the meeting?" and app.pending_document is not None)

@@ -938,10 +938,15 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         another box (the conversation search) that box's own Ctrl+U (``box_keeps``)."""
         if self.screen is not self.chat_screen or not self.chat_screen.input_text():
             return
-        editing = self._editing is not None
         self.chat_screen.clear_message()
-        if not editing:  # (the last message put back by Up: the box emptied says it is no longer changed)
+        if self._editing is None:
             self.notify(self.texts("chat.cleared"), timeout=5)
+            return
+        # a message put back by Up: still the one changed (ChatGPT's users empty the box to type it anew),
+        # said so: not "Ctrl+Z brings the text back", which read as a new message's
+        place, up = self._editing_place(), self.key_for("chat.edit_last")
+        self.notify(self.texts("chat.still_editing", up=up) if place is None else
+                    self.texts("chat.still_editing_earlier", n=f"{place[0]:,}", up=up), timeout=5, kind="editing")
 
     # --- documents ------------------------------------------------------------------------
     @on(TaskFailed)

@@ -11,7 +11,6 @@ from textual.css.query import NoMatches
 from workstation.core.errors import WorkstationError
 from workstation.tui.app_part import AppPart
 from workstation.tui.attaching import Compared, kept_compared
-from workstation.tui.attachment import find_attached
 
 if TYPE_CHECKING:
     from workstation.tui.app import WorkstationApp
@@ -64,8 +63,10 @@ class Drafts(AppPart):
         except NoMatches:  # on the way out, after the screens are gone: exit() kept it
             return None
         # a message Up put in the box, as it was put there, is no draft: nothing typed is lost, and kept, it
-        # came back "not sent: …" in the list, sent after a restart as a new message at the end
-        typed = (text.strip() or self.pending_document is not None) and not (self._editing is not None and self._box_as_put())
+        # came back "not sent: …" in the list, sent after a restart as a new message at the end; nor is the
+        # box emptied while changing it (the document Up attached again with it left: sent alone as a new message)
+        typed = (text.strip() or self.pending_document is not None) and not (
+            self._editing is not None and (self._box_as_put() or self._box_emptied()))
         draft = (text, self.pending_document) if typed else None
         self._store_draft(self.conversation_id, *(draft or ("", None)), compared=self.compared_with)
         return draft
@@ -82,34 +83,14 @@ class Drafts(AppPart):
             self.notify(self.texts.error(err), severity="warning")
 
     def draft_edited(self: WorkstationApp) -> None:
-        """The box changed: save the draft once typing pauses for a second. Emptied, it no
-        longer holds the last question put back by Up."""
-        if self._editing is not None and not self.chat_screen.input_text().strip():
-            self._leave_last_as_it_was()
+        """The box changed: save the draft once typing pauses for a second. Emptied while a
+        message Up put back is in it, that message is still the one being changed (title and mark
+        stay): what is typed next is sent in its place (``_box_emptied``); Esc leaves it."""
         if self._send_when_connected is not None and self.chat_screen.input_text() != self._send_when_connected:
             self._send_when_connected = None  # changed while it waited for the model: Enter sends it
         if self._draft_timer is not None:
             self._draft_timer.stop()
         self._draft_timer = self.set_timer(1.0, self.save_draft)
-
-    def _leave_last_as_it_was(self: WorkstationApp) -> None:
-        """The box emptied while it held the last message (or an earlier one) put back by Up: it is no longer to be
-        changed, and the document Up attached again with it goes too (it went with the next
-        message). A message that was a document alone is left so once the document is taken off.
-        Said: a ChatGPT user emptied the box (Ctrl+U) to type the message anew, and it went as a new
-        one, the last left as it was, without a word (the box's title alone changed)."""
-        was, earlier = self._editing, self._editing_at is not None
-        question = self._edited_question()
-        attached = find_attached(question.content) if question is not None else None
-        if attached is None or attached.text.strip():
-            self._editing = None
-            if attached is not None and self.pending_document is not None \
-                    and self.pending_document[0].name == attached.name and self.pending_document[1] == attached.document:
-                self._attach_document(None)
-        elif self.pending_document is None:
-            self._editing = None
-        if was is not None and self._editing is None:
-            self._say_editing_left(earlier)
 
     def _say_editing_left(self: WorkstationApp, earlier: bool, changed: bool = False) -> None:
         """The message put back by Up (``earlier``: not the last) no longer being changed;

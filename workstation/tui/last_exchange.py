@@ -50,6 +50,9 @@ class LastExchange(AppPart):
         editor = self.chat_screen.query_one("#editor", TextArea)
         if self.screen is not self.chat_screen or self.focused not in (prompt, editor):
             return
+        if self._box_emptied():  # Ctrl+U (or every letter deleted) while changing a message: it back, as put
+            self._put_back_emptied()
+            return
         if self.chat_screen.input_text() or self.pending_document is not None:
             if self._editing is not None and self._box_as_put():
                 self._edit_another(-1)
@@ -69,9 +72,37 @@ class LastExchange(AppPart):
 
     def action_edit_next(self: WorkstationApp) -> None:
         """Down in the message box while an earlier message is in it unchanged (Up again): the
-        one after it, back to the last."""
-        if self.screen is self.chat_screen and self._editing is not None and self._box_as_put():
+        one after it, back to the last. In the box emptied while changing one, as Up: that one
+        back (not the one after it: the box is still at it)."""
+        if self.screen is not self.chat_screen or self._editing is None:
+            return
+        if self._box_emptied():
+            self._put_back_emptied()
+        elif self._box_as_put():
             self._edit_another(1)
+
+    def _box_emptied(self: WorkstationApp) -> bool:
+        """Whether the box was emptied while a message is in it to be changed (Ctrl+U, or each
+        letter deleted): no words, and no document but the one Up attached again with it. Still
+        being changed (two first-time users emptied it to type the message anew, and it went as a
+        new one); unlike one put back as it was (a document alone, say): that is ``_box_as_put``."""
+        if self._editing is None or self.chat_screen.input_text().strip() or self._box_as_put():
+            return False
+        document = self.pending_document
+        if document is None:
+            return True
+        question = self._edited_question()
+        attached = find_attached(question.content) if question is not None else None
+        return attached is not None and document[0].name == attached.name and document[1] == attached.document
+
+    def _put_back_emptied(self: WorkstationApp) -> None:
+        """Up (or Down) in the box emptied while changing a message: that message back in it as Up
+        put it (an undo of the emptying; Up again from there goes further back), and said."""
+        question = self._edited_question()
+        if question is None:
+            return
+        self._put_in_box(question)
+        self._say_editing_last()
 
     def _put_in_box(self: WorkstationApp, question: StoredMessage) -> None:
         """``question`` in the message box to be changed (Up), its document attached again."""
@@ -144,7 +175,8 @@ class LastExchange(AppPart):
         """Esc while a message is in the box to be changed: the box emptied, the one-line box again
         where it was in the multi-line editor (Ctrl+Z brings its text back), and the document Up attached with it taken off; the conversation as it was."""
         question, earlier = self._edited_question(), self._editing_at is not None
-        changed = self._editing is not None and not self._box_as_put()  # (what was typed: Ctrl+Z brings it back, said)
+        # (what was typed: Ctrl+Z brings it back, said; an emptied box has nothing to bring back)
+        changed = self._editing is not None and not self._box_as_put() and bool(self.chat_screen.input_text().strip())
         attached = find_attached(question.content) if question is not None else None
         document = self.pending_document
         self.chat_screen.clear_message(leave_editor=True)
