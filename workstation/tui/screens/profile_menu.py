@@ -272,6 +272,7 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         ]
 
     _placed = False  # the list scrolled at the start (``ProfileList.show_above_highlight``)
+    _placed_at: int | None = None  # the profile highlighted then
 
     def on_mount(self) -> None:
         options = next(iter(self.query(OptionList).results(OptionList)), None)
@@ -300,10 +301,13 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
         if others > 0 and (before is None or before.cells != tall):
             options.styles.max_height = tall
             # a list made taller keeps its scroll, which may now fall inside a profile (its name
-            # above the top line): a whole profile at the top again, the highlighted one in view
-            self.call_after_refresh(options.scroll_to_highlight)
+            # above the top line): a whole profile at the top again, the highlighted one in view;
+            # placed as at the start while the highlight is still where it opened (a second fit as
+            # it opened, on a busy PC, kept the first fit's shorter placing: fewer profiles above)
+            still = self._placed and options.highlighted == self._placed_at
+            self.call_after_refresh(options.show_above_highlight if still else options.scroll_to_highlight)
         if not self._placed and others > 0:  # at the start: the profiles above the current one in view too
-            self._placed = True
+            self._placed, self._placed_at = True, options.highlighted
             self.call_after_refresh(options.show_above_highlight)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="fit")
