@@ -2001,3 +2001,33 @@ async def test_f3_opens_with_the_profiles_above_the_current_one_in_view(
         fits = min(y for y in starts.values() if y >= end - shown)  # the most whole profiles above it
         assert options.scroll_y == fits, (options.scroll_y, fits, shown, starts)
         assert options.scroll_y > 0
+
+
+async def test_a_desk_pcs_room_left_is_said_in_the_words_of_the_conversations_language(
+        folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
+    """A desk PC under --lang tr, its person writing English: the line under the box said "yaklaşık
+    1.100 sözcüklük yer kaldı; Türkçe sözcük daha çok yer tutar" (the server's Turkish figure for its
+    model), where the server's own line says about 3,100 English words of the context. The room is
+    said in words of the conversation's language (``conversation_language``), in the UI's words."""
+    from serve_helpers import serve, write_profile
+    from tui_helpers import type_message
+
+    from workstation.core.phrases import about_words
+
+    with serve(write_profile(tmp_path, smollm2_path, context=2048)) as server:
+        _write(folder, "desk", {"backend": "openai", "remote": {"base_url": server.base_url},
+                                "sampling": {"temperature": 0.0, "max_tokens": 16}})
+        app = WorkstationApp("desk", sample_system=False, language="tr", store_path=tmp_path / "c.db")
+        async with app.run_test(size=(110, 32)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            basis = app.words_basis()
+            assert basis is not None and basis.costly, basis  # (the server's Turkish figure, under half its English)
+            await type_message(pilot, "When will the office move to the new building? Tell me the date.")
+            await until(pilot, lambda: app.last_metrics is not None and not app.generating)
+            await until(pilot, lambda: app.context_fill_text() != "", what="the room left said")
+            room = app.context_fill_text()
+            last = app.history.turns[-1]
+            left = app.engine_info.n_ctx - (last.prompt_n + last.cache_n + last.predicted_n)
+            assert "Türkçe sözcük" not in room, room
+            assert room == f"bu sohbette yaklaşık {app.texts.number(about_words(left))} sözcüklük yer kaldı", room
+            assert app.conversation_language() == "en"
