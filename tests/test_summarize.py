@@ -1149,3 +1149,25 @@ def test_a_summary_cut_at_its_longest_names_ctrl_k_once(lang: str) -> None:
     for key in ("summarize.done", "summarize.done_attached", "summarize.done_attached_empty"):
         line = t(key, done=cut, name="agreement.txt")
         assert line.count("Ctrl+K") == 1, line
+
+
+def test_a_summary_only_question_is_put_in_the_documents_language() -> None:
+    """Ctrl+K on an English report's summary (several parts: asked from the summary) under --lang
+    tr: the question the model read was the UI's Turkish ("report.txt belgesini özetle; …"), and an
+    English question got a Turkish answer. The model reads it in the summary's language
+    (``SummaryResult.asked_in``); the chat shows it in the UI's."""
+    from workstation.core.summarize import SummaryResult
+
+    overall = ("The office will move to the new building in March. The staff are asked to pack their desks "
+               "and to send the list of their equipment to the manager by the end of the month.")
+    result = SummaryResult("report.txt", overall, overall, [], [], {}, False, 4096, 0, 0)
+    assert result.asked_in("tr") == "en"
+    shown = Texts("tr")(result.intro_key, name="report.txt")
+    sent = Texts(result.asked_in("tr"))(result.intro_key, name="report.txt")
+    first = result.conversation(shown, sent)[0]
+    assert first["content"] == sent and sent.startswith("Summarize the document report.txt;"), first
+    assert first["shown"] == shown and shown.startswith("report.txt belgesini özetle"), first
+    turkish = SummaryResult("rapor.txt", "Ofis mart ayında yeni binaya taşınacak ve bu yüzden herkes masasını "
+                            "toplamalı.", "", [], [], {}, False, 4096, 0, 0)
+    assert turkish.asked_in("en") == "tr"
+    assert result.conversation(shown)[0] == {"role": "user", "content": shown}  # (one language: nothing more)

@@ -375,13 +375,26 @@ class SummaryResult:
         model answered "8 days" where the contract, which it never saw whole, says 30)."""
         return "summarize.context" if self.follow_up else "summarize.context_from_summary"
 
-    def conversation(self, intro: str) -> list[Message]:
+    def asked_in(self, ui_lang: str) -> str:
+        """The language its conversation's question is put to the model in: the summary's own
+        (``language_words.text_language``), else ``ui_lang``. The question in the UI's Turkish
+        about an English report had an English question answered in Turkish."""
+        from workstation.core.language_words import text_language
+
+        return text_language(self.overall or self.summary) or ui_lang
+
+    def conversation(self, intro: str, sent: str | None = None) -> list[Message]:
         """The conversation for follow-up questions: ``follow_up`` when the document fit in one
         part, else ``intro`` (the user asking for the summary) and the summary as the reply: the
-        summary once (it stood in both messages, twice the context for nothing)."""
+        summary once (it stood in both messages, twice the context for nothing). ``sent``: the
+        question as the model reads it, in the document's language (``asked_in``), ``intro``
+        shown for it."""
         if self.follow_up:  # the chat shows ``intro`` for the prompt (its "shown"), not the instructions
             return [{**self.follow_up[0], "shown": intro}, *self.follow_up[1:]]
-        return [{"role": "user", "content": intro}, {"role": "assistant", "content": self.summary}]
+        question: Message = {"role": "user", "content": sent or intro}
+        if sent and sent != intro:
+            question["shown"] = intro
+        return [question, {"role": "assistant", "content": self.summary}]
 
     def to_dict(self) -> dict[str, Any]:
         return {
