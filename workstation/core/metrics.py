@@ -371,6 +371,8 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         # and why, where the reply's record keeps it (``stop_said``: the error's sentence as it was
         # said): once the notice faded, "cut off by an error" was all that was left of the reason
         why = metrics.get("stop_said") if isinstance(metrics, dict) else None
+        if isinstance(why, str) and why.strip() and isinstance(metrics, dict) and metrics.get("stop_says_cut"):  # (the cut
+            return why.strip().rstrip(".")  # said in its sentence itself: "cut off: …, so the reply was cut off")
         return said("metric.failed_why", why=why.strip().rstrip(".")) if isinstance(why, str) and why.strip() \
             else said("metric.failed")
     if m.stop_reason == "interrupted":  # kept while it streamed, and the app ended then (killed, the power cut)
