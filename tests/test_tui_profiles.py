@@ -1033,9 +1033,18 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
             await until(pilot, lambda: app.last_metrics is not None and not app.generating)
             assert app.last_metrics is not None and app.last_metrics.stop_reason == "quota", app.last_metrics
             assert " your key has used its tokens for today; " in app.status_text(), app.status_text()
-            # the cut reply says it was cut off, and why (the figures line ended "· your key's tokens for today ran out")
+            # the cut reply says it was cut off, and why, and when it answers again as the status line says it (the
+            # figures line ended "· your key's tokens for today ran out", no time: the status line said "at 00:00")
+            from workstation.core.quota import next_day_start
+
+            resets = time.strftime("%H:%M", time.localtime(next_day_start(time.time())))
+            day = f"your key has used its tokens for today; it can answer again at {resets}"
+            assert day in app.status_text(), app.status_text()
             cut = list(app.chat_screen.query(MessageView))[-1]
-            assert metrics_line(cut.metrics or {}, app.texts).endswith(" · cut off: your key's tokens for today ran out")
+            assert metrics_line(cut.metrics or {}, app.texts).endswith(f" · cut off: {day}"), cut.metrics
+            assert metrics_line(cut.metrics or {}, Texts("tr")).endswith(
+                f" · yarıda kesildi: anahtarınız bugünkü sözcük parçası (token) hakkını kullandı; saat {resets} itibarıyla "
+                "yeniden yanıt verebilir"), cut.metrics
             # asked again while still used up: the words stay (the real usage_today, its calls counted)
             asked: list[int] = []
             real = app.engine.usage_today

@@ -398,6 +398,12 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
     parts: list[str] = []
     if m.stop_reason == "cancelled" and isinstance(metrics, dict) and metrics.get("stopped_by") == "new_conversation":
         parts.append(said("metric.stopped_new"))  # (Ctrl+N while it was written: "stopped" alone said not why)
+    elif m.stop_reason == "quota" and isinstance(metrics, dict) and isinstance(metrics.get("resets"), str) \
+            and lookup is not None and lookup("status.day_used"):
+        # when it answers again, as the status line says it ("status.day_used": one phrase for both)
+        from workstation.core.remote import again_at
+
+        parts.append(said("metric.quota_day", day=("status.day_used", again_at(metrics["resets"]))))
     elif m.stop_reason in STOP_WORDS:
         parts.append(said(STOP_WORDS[m.stop_reason]))
     if m.left_out_n:  # the model did not see the conversation's start: worth a word under the reply

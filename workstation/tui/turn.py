@@ -505,6 +505,10 @@ class Turn(AppPart):
             self._counted, self._from_summary, self._changes = [], "", None
             if self._new_after_turn and metrics.stop_reason == "cancelled":  # Ctrl+N stopped it: said under it
                 record["stopped_by"] = "new_conversation"
+            if metrics.stop_reason == "quota":  # the key's day ran out in it: said under it with when it answers again
+                from workstation.core.remote import resets_text
+
+                record["resets"] = resets_text(getattr(self.engine, "day_resets_at", None))
             if view is not None:  # stopped before its first token: it says so, and is kept so
                 await view.finish(text, metrics, event.reasoning, record)
                 self.chat_screen.name_profiles()  # (the first reply of a profile switched to)
