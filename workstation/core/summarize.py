@@ -35,7 +35,7 @@ from typing import Any
 
 from workstation.core.catalog import params_text
 from workstation.core.documents import Document, read_document
-from workstation.core.engine_api import IN_A_SUMMARY, ChatEngine, answer_reserve
+from workstation.core.engine_api import IN_A_SUMMARY, ChatEngine, answer_reserve, least_answer
 from workstation.core.errors import WorkstationError
 from workstation.core.events import (
     SERVER_STOPPING,
@@ -441,9 +441,14 @@ def room_to_ask(chunk: Chunk, n_ctx: int, sampling: Sampling) -> bool:
     and its answer room beside it in ``n_ctx`` (``answer_reserve``): its questions are asked with the
     whole document then (``SummaryResult.follow_up``), else from the summary alone. A 2,400-word
     document's first question filled 3,642 of 4,096 tokens: its answer was cut ("context full"), and
-    the next question no longer saw the document."""
+    the next question no longer saw the document. The answer's room is the least the chat keeps a
+    conversation whole with (``engine_api.least_answer``, as ``fit_history``): by the whole reply
+    room (a quarter of the context, up to max_tokens) a 2,300-word report F6 "read in one go" on a
+    4,096-token context was asked about from its summary alone ("the document is longer than you
+    can read at once"), though the chat would have kept it whole beside the question."""
     written = chunk.metrics.predicted_n if chunk.metrics is not None else 0
-    return chunk.prompt_tokens + written + QUESTION_ROOM + answer_reserve(sampling, n_ctx) <= n_ctx
+    least = least_answer(answer_reserve(sampling, n_ctx), n_ctx)
+    return chunk.prompt_tokens + written + QUESTION_ROOM + least <= n_ctx
 
 
 # --- the engine side -----------------------------------------------------------------------
