@@ -95,7 +95,7 @@ async def test_the_room_under_the_box_only_falls_and_is_the_same_when_the_conver
         for words, tokens in ((40, 400), (300, 120), (30, 600), (400, 130)):
             reply = TurnMetrics(prompt_n=50, cache_n=used, predicted_n=tokens, predicted_ms=1000.0, stop_reason="eos")
             used += 50 + tokens
-            app.store.add_message(conv.id, "user", "Go on.")
+            app.store.add_message(conv.id, "user", "OK.")  # (no language to tell: the UI's)
             app.store.add_message(conv.id, "assistant", " ".join(["word"] * words), turn_record(reply, "a", "a"))
             app.history.add(reply, "a", "a", words=words)  # (as a reply arrives)
             said.append(app.context_fill_text())

@@ -1149,3 +1149,56 @@ def test_a_summary_cut_at_its_longest_names_ctrl_k_once(lang: str) -> None:
     for key in ("summarize.done", "summarize.done_attached", "summarize.done_attached_empty"):
         line = t(key, done=cut, name="agreement.txt")
         assert line.count("Ctrl+K") == 1, line
+
+
+def test_a_summary_only_question_is_put_in_the_documents_language() -> None:
+    """Ctrl+K on an English report's summary (several parts: asked from the summary) under --lang
+    tr: the question the model read was the UI's Turkish ("report.txt belgesini özetle; …"), and an
+    English question got a Turkish answer. The model reads it in the summary's language
+    (``SummaryResult.asked_in``); the chat shows it in the UI's."""
+    from workstation.core.summarize import SummaryResult
+
+    overall = ("The office will move to the new building in March. The staff are asked to pack their desks "
+               "and to send the list of their equipment to the manager by the end of the month.")
+    result = SummaryResult("report.txt", overall, overall, [], [], {}, False, 4096, 0, 0)
+    assert result.asked_in("tr") == "en"
+    shown = Texts("tr")(result.intro_key, name="report.txt")
+    sent = Texts(result.asked_in("tr"))(result.intro_key, name="report.txt")
+    first = result.conversation(shown, sent)[0]
+    assert first["content"] == sent and sent.startswith("Summarize the document report.txt;"), first
+    assert first["shown"] == shown and shown.startswith("report.txt belgesini özetle"), first
+    turkish = SummaryResult("rapor.txt", "Ofis mart ayında yeni binaya taşınacak ve bu yüzden herkes masasını "
+                            "toplamalı.", "", [], [], {}, False, 4096, 0, 0)
+    assert turkish.asked_in("en") == "tr"
+    assert result.conversation(shown)[0] == {"role": "user", "content": shown}  # (one language: nothing more)
+
+
+def test_a_document_read_in_one_go_is_asked_about_whole_where_the_chat_keeps_it_whole(eng, profile) -> None:
+    """F6 read a report in one go, but Ctrl+K asked about it from its summary alone ("the document
+    is longer than you can read at once"): the question's room was counted with the whole reply
+    room (max_tokens up to a quarter of the context), where the chat keeps such a conversation
+    whole with less (``engine_api.least_answer``, ``fit_history``). One rule: the document goes
+    with the question, and a question asked with it sees it (nothing left out)."""
+    from workstation.core.engine_api import answer_reserve, least_answer
+    from workstation.core.summarize import QUESTION_ROOM
+
+    long_replies = dataclasses.replace(profile, sampling=dataclasses.replace(profile.sampling, max_tokens=400))
+    reserve = answer_reserve(long_replies.sampling, CTX)
+    options = SummarizeOptions(map_tokens=8, reduce_tokens=8)
+    words = honeybee_text(8).split()
+    text = ""
+    for n in range(60, len(words), 10):  # the longest text that leaves the chat's least answer room beside it
+        longer = " ".join(words[:n])
+        chunks = make_chunks(Runner(eng, None), Document(source="x", kind="text", text=longer), CTX, 8, options)[0]
+        if len(chunks) > 1 or chunks[0].prompt_tokens + 8 + QUESTION_ROOM + least_answer(reserve, CTX) > CTX:
+            break
+        text = longer
+    result = summarize_document(eng, Document(source="report.txt", kind="text", text=text), long_replies, options=options)
+    [part] = result.chunks
+    written = part.metrics.predicted_n if part.metrics is not None else 0
+    assert part.prompt_tokens + written + QUESTION_ROOM + reserve > CTX  # (no room by the whole reply room: the case)
+    assert result.follow_up and result.intro_key == "summarize.context", (part.prompt_tokens, written)
+    asked = [*({"role": m["role"], "content": m["content"]} for m in result.conversation("Asked")),
+             {"role": "user", "content": "What is it about?"}]
+    turn = eng.run_chat(asked, long_replies.sampling)
+    assert turn.metrics.left_out_n == 0, turn.metrics  # the document stays with the question

@@ -2486,7 +2486,9 @@ async def test_ask_again_change_the_last_message_and_a_message_too_long_comes_ba
         words = app.texts.number(basis.count(ctx - used))
         # (and why fewer: SmolLM2's Turkish figure is under half its English one, ``costly``)
         assert basis.per_token <= 0.4 and basis.costly
-        assert app.context_fill_text() == f"yaklaşık {words} sözcüklük yer kaldı; Türkçe sözcük daha çok yer tutar"
+        # this conversation is English: its room is said by English words in the Turkish line (it said the
+        # Turkish figure, "…; Türkçe sözcük daha çok yer tutar", a third of the server's English words)
+        assert app.context_fill_text() == f"bu sohbette yaklaşık {app.texts.number(about_words(ctx - used))} sözcüklük yer kaldı"
         assert int(words.replace(".", "")) < int(about_words(ctx - used).replace(",", ""))
         app.texts = english
         # a conversation grown past the context: its start left out, said once, and under the reply

@@ -965,7 +965,8 @@ async def test_a_reply_the_server_cut_off_by_stopping_names_the_key_that_asks_ag
             server.proc.send_signal(signal.SIGTERM)
             cut = list(app.chat_screen.query(MessageView))[-1]
             await until(pilot, lambda: not app.generating and cut.metrics is not None)
-        assert cut.metrics is not None and metrics_line(cut.metrics, app.texts) == f"cut off: {why[:-1]}", cut.metrics
+        # said once: "cut off: The office server is stopping …, so the reply was cut off" said the cut twice
+        assert cut.metrics is not None and metrics_line(cut.metrics, app.texts) == why[:-1], cut.metrics
         assert cut.content.strip()  # (the reply is kept, its reason under it)
         ended: list[bool] = []
         app.call_later(lambda: ended.append(True))  # (after the failure's handler has done all it does)
@@ -1032,9 +1033,18 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
             await until(pilot, lambda: app.last_metrics is not None and not app.generating)
             assert app.last_metrics is not None and app.last_metrics.stop_reason == "quota", app.last_metrics
             assert " your key has used its tokens for today; " in app.status_text(), app.status_text()
-            # the cut reply says it was cut off, and why (the figures line ended "· your key's tokens for today ran out")
+            # the cut reply says it was cut off, and why, and when it answers again as the status line says it (the
+            # figures line ended "· your key's tokens for today ran out", no time: the status line said "at 00:00")
+            from workstation.core.quota import next_day_start
+
+            resets = time.strftime("%H:%M", time.localtime(next_day_start(time.time())))
+            day = f"your key has used its tokens for today; it can answer again at {resets}"
+            assert day in app.status_text(), app.status_text()
             cut = list(app.chat_screen.query(MessageView))[-1]
-            assert metrics_line(cut.metrics or {}, app.texts).endswith(" · cut off: your key's tokens for today ran out")
+            assert metrics_line(cut.metrics or {}, app.texts).endswith(f" · cut off: {day}"), cut.metrics
+            assert metrics_line(cut.metrics or {}, Texts("tr")).endswith(
+                f" · yarıda kesildi: anahtarınız bugünkü sözcük parçası (token) hakkını kullandı; saat {resets} itibarıyla "
+                "yeniden yanıt verebilir"), cut.metrics
             # asked again while still used up: the words stay (the real usage_today, its calls counted)
             asked: list[int] = []
             real = app.engine.usage_today
@@ -2010,3 +2020,33 @@ async def test_f3_opens_with_the_profiles_above_the_current_one_in_view(
         taller = options.scrollable_content_region.height
         fits = min(y for y in starts.values() if y >= end - taller)
         assert options.scroll_y == fits, (options.scroll_y, fits, taller, starts)
+
+
+async def test_a_desk_pcs_room_left_is_said_in_the_words_of_the_conversations_language(
+        folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
+    """A desk PC under --lang tr, its person writing English: the line under the box said "yaklaşık
+    1.100 sözcüklük yer kaldı; Türkçe sözcük daha çok yer tutar" (the server's Turkish figure for its
+    model), where the server's own line says about 3,100 English words of the context. The room is
+    said in words of the conversation's language (``conversation_language``), in the UI's words."""
+    from serve_helpers import serve, write_profile
+    from tui_helpers import type_message
+
+    from workstation.core.phrases import about_words
+
+    with serve(write_profile(tmp_path, smollm2_path, context=2048)) as server:
+        _write(folder, "desk", {"backend": "openai", "remote": {"base_url": server.base_url},
+                                "sampling": {"temperature": 0.0, "max_tokens": 16}})
+        app = WorkstationApp("desk", sample_system=False, language="tr", store_path=tmp_path / "c.db")
+        async with app.run_test(size=(110, 32)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            basis = app.words_basis()
+            assert basis is not None and basis.costly, basis  # (the server's Turkish figure, under half its English)
+            await type_message(pilot, "When will the office move to the new building? Tell me the date.")
+            await until(pilot, lambda: app.last_metrics is not None and not app.generating)
+            await until(pilot, lambda: app.context_fill_text() != "", what="the room left said")
+            room = app.context_fill_text()
+            last = app.history.turns[-1]
+            left = app.engine_info.n_ctx - (last.prompt_n + last.cache_n + last.predicted_n)
+            assert "Türkçe sözcük" not in room, room
+            assert room == f"bu sohbette yaklaşık {app.texts.number(about_words(left))} sözcüklük yer kaldı", room
+            assert app.conversation_language() == "en"

@@ -43,6 +43,13 @@ def answer_reserve(sampling: Sampling, n_ctx: int) -> int:
     return min(sampling.max_tokens, max(16, n_ctx // 4))
 
 
+def least_answer(reserve: int, n_ctx: int) -> int:
+    """The answer's room at the least that a conversation over ``n_ctx`` less ``reserve`` is kept
+    whole with (``fit_history``; its answer stops at the context's end, and says so), and that a
+    document summarized in one part leaves its questions (``summarize.room_to_ask``): one rule for both."""
+    return min(reserve, max(16, n_ctx // 16))
+
+
 def check_sent(messages: list[Message]) -> None:
     """A conversation whose last message is empty is not sent: said in one sentence."""
     if not messages or not str(messages[-1].get("content", "")).strip():
@@ -134,7 +141,7 @@ def fit_history(
     whole = tokens(0)
     if whole <= room:
         return list(messages), 0
-    least = min(reserve, max(16, n_ctx // 16))  # the answer's room at the least, to keep everything
+    least = least_answer(reserve, n_ctx)  # the answer's room at the least, to keep everything
     if whole <= n_ctx - least and (most is None or whole <= most):
         return list(messages), 0
     n = tokens(starts[-1])

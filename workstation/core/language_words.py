@@ -10,6 +10,7 @@ of tokenizers that differ twice over: SmolLM2's spends about 4 tokens on a Turki
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -137,3 +138,26 @@ def words_figures(lookup: Lookup | None, lang: str, model: Path | str | None = N
         return model_figures(model, lookup, measure)
     own, english = (said or {}).get(lang), (said or {}).get("en")
     return (own, english) if own and english else None
+
+
+# the commonest words of each language the app speaks: what ``text_language`` knows a text's language by
+_COMMON_WORDS = {
+    "en": frozenset("a an the and of to is in that for it with on are was this be will what when how you your "
+                    "from by at as not have has we our about me my please can do".split()),
+    "tr": frozenset("ve bir bu için ile da de ne mi mı mu mü çok daha gibi olarak ama nasıl neden zaman "
+                    "hangi ben siz sonra şu veya ya olan".split()),
+}
+_TURKISH_LETTERS = frozenset("ğşıİĞŞ")
+
+
+def text_language(text: str) -> str | None:
+    """The language of the app's (``en``, ``tr``) that ``text`` is written in, by its commonest words
+    (and Turkish's own letters); None where it says too little to tell (a name, a figure). A room
+    said in Turkish words of an English conversation ("about 1,100 words; Turkish words take more
+    room" where the server said 3,100), and a summary's question asked in Turkish of an English
+    document (the answer came in Turkish), went by the UI's language instead."""
+    words = re.findall(r"[^\W\d_]+", text[:20_000])
+    counts = {lang: sum(1 for w in words if w.lower() in common) for lang, common in _COMMON_WORDS.items()}
+    counts["tr"] += sum(1 for w in words if _TURKISH_LETTERS.intersection(w))
+    best = max(counts, key=lambda lang: counts[lang])
+    return best if counts[best] >= 2 and counts[best] > 2 * min(counts.values()) else None

@@ -371,6 +371,8 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         # and why, where the reply's record keeps it (``stop_said``: the error's sentence as it was
         # said): once the notice faded, "cut off by an error" was all that was left of the reason
         why = metrics.get("stop_said") if isinstance(metrics, dict) else None
+        if isinstance(why, str) and why.strip() and isinstance(metrics, dict) and metrics.get("stop_says_cut"):  # (the cut
+            return why.strip().rstrip(".")  # said in its sentence itself: "cut off: …, so the reply was cut off")
         return said("metric.failed_why", why=why.strip().rstrip(".")) if isinstance(why, str) and why.strip() \
             else said("metric.failed")
     if m.stop_reason == "interrupted":  # kept while it streamed, and the app ended then (killed, the power cut)
@@ -396,6 +398,12 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
     parts: list[str] = []
     if m.stop_reason == "cancelled" and isinstance(metrics, dict) and metrics.get("stopped_by") == "new_conversation":
         parts.append(said("metric.stopped_new"))  # (Ctrl+N while it was written: "stopped" alone said not why)
+    elif m.stop_reason == "quota" and isinstance(metrics, dict) and isinstance(metrics.get("resets"), str) \
+            and lookup is not None and lookup("status.day_used"):
+        # when it answers again, as the status line says it ("status.day_used": one phrase for both)
+        from workstation.core.remote import again_at
+
+        parts.append(said("metric.quota_day", day=("status.day_used", again_at(metrics["resets"]))))
     elif m.stop_reason in STOP_WORDS:
         parts.append(said(STOP_WORDS[m.stop_reason]))
     if m.left_out_n:  # the model did not see the conversation's start: worth a word under the reply

@@ -1098,6 +1098,7 @@ ENGLISH: dict[str, str] = {
     "metric.interrupted": "unfinished: saved while it was being written",
     "metric.length": "length limit",
     "metric.quota": "cut off: your key's tokens for today ran out",
+    "metric.quota_day": "cut off: {day}",  # (day: the status line's "your key has used its tokens for today; …")
     "metric.context": "context full",
     "metric.loop": "stopped: it began repeating itself",  # core/loops.py: the repeats left out
     "metric.sampling": "own settings: {settings}",

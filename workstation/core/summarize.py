@@ -35,7 +35,7 @@ from typing import Any
 
 from workstation.core.catalog import params_text
 from workstation.core.documents import Document, read_document
-from workstation.core.engine_api import IN_A_SUMMARY, ChatEngine, answer_reserve
+from workstation.core.engine_api import IN_A_SUMMARY, ChatEngine, answer_reserve, least_answer
 from workstation.core.errors import WorkstationError
 from workstation.core.events import (
     SERVER_STOPPING,
@@ -375,13 +375,26 @@ class SummaryResult:
         model answered "8 days" where the contract, which it never saw whole, says 30)."""
         return "summarize.context" if self.follow_up else "summarize.context_from_summary"
 
-    def conversation(self, intro: str) -> list[Message]:
+    def asked_in(self, ui_lang: str) -> str:
+        """The language its conversation's question is put to the model in: the summary's own
+        (``language_words.text_language``), else ``ui_lang``. The question in the UI's Turkish
+        about an English report had an English question answered in Turkish."""
+        from workstation.core.language_words import text_language
+
+        return text_language(self.overall or self.summary) or ui_lang
+
+    def conversation(self, intro: str, sent: str | None = None) -> list[Message]:
         """The conversation for follow-up questions: ``follow_up`` when the document fit in one
         part, else ``intro`` (the user asking for the summary) and the summary as the reply: the
-        summary once (it stood in both messages, twice the context for nothing)."""
+        summary once (it stood in both messages, twice the context for nothing). ``sent``: the
+        question as the model reads it, in the document's language (``asked_in``), ``intro``
+        shown for it."""
         if self.follow_up:  # the chat shows ``intro`` for the prompt (its "shown"), not the instructions
             return [{**self.follow_up[0], "shown": intro}, *self.follow_up[1:]]
-        return [{"role": "user", "content": intro}, {"role": "assistant", "content": self.summary}]
+        question: Message = {"role": "user", "content": sent or intro}
+        if sent and sent != intro:
+            question["shown"] = intro
+        return [question, {"role": "assistant", "content": self.summary}]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -428,9 +441,14 @@ def room_to_ask(chunk: Chunk, n_ctx: int, sampling: Sampling) -> bool:
     and its answer room beside it in ``n_ctx`` (``answer_reserve``): its questions are asked with the
     whole document then (``SummaryResult.follow_up``), else from the summary alone. A 2,400-word
     document's first question filled 3,642 of 4,096 tokens: its answer was cut ("context full"), and
-    the next question no longer saw the document."""
+    the next question no longer saw the document. The answer's room is the least the chat keeps a
+    conversation whole with (``engine_api.least_answer``, as ``fit_history``): by the whole reply
+    room (a quarter of the context, up to max_tokens) a 2,300-word report F6 "read in one go" on a
+    4,096-token context was asked about from its summary alone ("the document is longer than you
+    can read at once"), though the chat would have kept it whole beside the question."""
     written = chunk.metrics.predicted_n if chunk.metrics is not None else 0
-    return chunk.prompt_tokens + written + QUESTION_ROOM + answer_reserve(sampling, n_ctx) <= n_ctx
+    least = least_answer(answer_reserve(sampling, n_ctx), n_ctx)
+    return chunk.prompt_tokens + written + QUESTION_ROOM + least <= n_ctx
 
 
 # --- the engine side -----------------------------------------------------------------------

@@ -334,6 +334,8 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
         # attached documents whose measuring failed, and why (the model or the office server failed)
         self._not_measured: dict[tuple[Path, str], BaseException] = {}
         self._fill_shown = ""  # the line under the box, as an attachment's line last measured it against
+        # the open conversation's language, by its messages, as of its turns then (``conversation_language``)
+        self._conversation_lang: tuple[tuple[int, int] | None, str | None] = (None, None)
         self._words_unread: set[str] = set()  # model files whose words a token could not be read (the language's figure said)
         self._arriving_edit: tuple[int, float] | None = None
         self._replacing: list[int] = []  # the reply a question asked again (Alt+R) replaces once the new one came

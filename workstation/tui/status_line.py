@@ -298,7 +298,7 @@ class StatusLine(AppPart):
             return self.texts("load.reads_again")
         return self.texts("load.reads_again_time", time=duration(tokens / speed, self.texts.get))
 
-    def words_basis(self: WorkstationApp) -> WordsBasis | None:
+    def words_basis(self: WorkstationApp, lang: str | None = None) -> WordsBasis | None:
         """What the open conversation's room is said in words by (``phrases.context_basis``): the UI
         language's figure for the loaded model's tokenizer (measured once a file, in a worker started
         here the first time, the line said once it is read; a desk PC's as its server says it), else
@@ -306,11 +306,18 @@ class StatusLine(AppPart):
         conversation with this model and language, as F3 and F4 say its context by: by the replies'
         own words a token (measured again after each) the room under the box went up after a reply
         (2,500 to 3,100 after a 120-token one) and changed when the same conversation was opened
-        again (910 to 2,500), where the tokens left can only fall as a conversation grows."""
+        again (910 to 2,500), where the tokens left can only fall as a conversation grows. ``lang``:
+        the language of the text it is said of, where known and not the UI's (``conversation_language``:
+        an English conversation's room was said in Turkish words, a third of the server's figure)."""
         from workstation.core.language_words import own_figures, words_figures
+        from workstation.core.locales import locale_texts
         from workstation.core.profile_lookup import model_file
 
-        profile, lookup, lang = self.profile, self.texts.get, self.texts.lang
+        profile, lookup = self.profile, self.texts.get
+        if lang is None or lang == self.texts.lang or not locale_texts(lang):
+            lang = self.texts.lang
+        else:
+            lookup = locale_texts(lang).get
         model = model_file(profile) if profile is not None and profile.backend == "llama" and own_figures(lookup) else ""
         said = self.engine_info.words_a_token if self.engine_info is not None else None  # (a desk PC's server's)
         figures = words_figures(lookup, lang, model, said, measure=False)
@@ -323,6 +330,26 @@ class StatusLine(AppPart):
                                 exit_on_error=False, group="words")
             return None
         return context_basis(lookup, figures)
+
+    def conversation_language(self: WorkstationApp) -> str | None:
+        """The language the open conversation is written in (``language_words.text_language`` of its
+        person's messages as sent, a document asked about with them: a small model's replies to a
+        Turkish question are often English), None before it has one or where they say too little
+        ("Merhaba."); read once a turn."""
+        from workstation.core.language_words import text_language
+
+        cid = self.conversation_id
+        if cid is None:
+            return None
+        key = (cid, len(self._history.turns))
+        if self._conversation_lang[0] != key:
+            try:
+                messages = self.store.get(cid).messages
+            except Exception:  # noqa: BLE001 (not read: the UI's language, as before it had a message)
+                return None
+            text = "\n".join(m.content for m in messages if m.role == "user")
+            self._conversation_lang = (key, text_language(text))
+        return self._conversation_lang[1]
 
     def _read_words_figures(self: WorkstationApp, lookup: Lookup, lang: str, model: Path | str) -> None:
         """The loaded model's words a token in the UI's language read (``words_figures``, in a
@@ -344,7 +371,7 @@ class StatusLine(AppPart):
         pct = min(100, round((n_ctx - left) / n_ctx * 100))
         # in words a newcomer pictures: how much more the conversation holds before the model
         # forgets its start ("context 3% full (120 of 4,096 tokens)" said neither; F5 counts tokens)
-        basis = self.words_basis()
+        basis = self.words_basis(self.conversation_language())  # (an English conversation's room in English words)
         if basis is None:  # (the model's figure being read: said once read, not by another meanwhile)
             return ""
         key = "chat.context_over" if left * basis.per_token < 1 else \

@@ -506,6 +506,10 @@ class Turn(AppPart):
             self._counted, self._from_summary, self._changes = [], "", None
             if self._new_after_turn and metrics.stop_reason == "cancelled":  # Ctrl+N stopped it: said under it
                 record["stopped_by"] = "new_conversation"
+            if metrics.stop_reason == "quota":  # the key's day ran out in it: said under it with when it answers again
+                from workstation.core.remote import resets_text
+
+                record["resets"] = resets_text(getattr(self.engine, "day_resets_at", None))
             if view is not None:  # stopped before its first token: it says so, and is kept so
                 await view.finish(text, metrics, event.reasoning, record)
                 self.chat_screen.name_profiles()  # (the first reply of a profile switched to)
@@ -625,7 +629,7 @@ class Turn(AppPart):
         quiet, self._quiet_failure = self._quiet_failure and event.during == "load" and event.unreachable, False
         if event.during == "load":
             self._reloading = False
-        reason = event.reason
+        reason, says_cut = event.reason, False
         if event.too_long and self._turn_from == "send" and self._sent[1] is not None:
             # (it said "save the text as a file and summarize it with F6" of a file attached)
             reason = self.texts("chat.sent_too_long_with_document", name=self._sent[1][0].name,
@@ -634,6 +638,7 @@ class Turn(AppPart):
             # the office server's stop cut the reply off: it said "send it again" with the box empty and
             # nothing naming the key that asks again (kept with the reply too: "cut off: …")
             reason = self.texts("chat.cut_by_stopping", again=self.key_for("chat.again"))
+            says_cut = True  # (said alone under the reply: "cut off: …, so the reply was cut off" said it twice)
         # (a lost engine is said by _engine_lost, once; a retry of a server still not reached: said once, when the
         # wait began; a reply cut off: under the reply, which is kept, and not again in a Problem box)
         tell = not quiet and event.lost is None
@@ -670,7 +675,7 @@ class Turn(AppPart):
             if (view.content or view.reasoning) and self.conversation_id is not None:
                 cut = TurnMetrics(stop_reason="failed")  # not "stopped": no one pressed Esc
                 # the reason kept with the reply, said under it (its notice fades)
-                record = {"stop_reason": "failed", "stop_said": reason}
+                record = {"stop_reason": "failed", "stop_said": reason, **({"stop_says_cut": True} if says_cut else {})}
                 # saved first (the view is finished while other things run); then, kept in a new
                 # conversation, that one drawn (it takes the view away: finished before)
                 gone = self._save_message("assistant", view.content, record, reasoning=view.reasoning)

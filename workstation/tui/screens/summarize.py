@@ -1015,8 +1015,11 @@ class SummarizeScreen(AppScreen, Screen[None]):
                 self.wapp.action_send()
             self.wapp.notify(self.wapp.texts("summarize.asked_from_summary", name=self.path.name), timeout=10)
             return
-        intro = self.wapp.texts(self.result.intro_key, name=self.path.name)
-        asked = await self.wapp.start_document_chat(self.path, self.result.conversation(intro), made=self._asked)
+        t = self.wapp.texts
+        intro = t(self.result.intro_key, name=self.path.name)
+        lang = self.result.asked_in(t.lang)  # (the model asked in the document's language: it answers in it)
+        sent = intro if lang == t.lang else Texts(lang)(self.result.intro_key, name=self.path.name)
+        asked = await self.wapp.start_document_chat(self.path, self.result.conversation(intro, sent), made=self._asked)
         if asked is not None and not self.result.follow_up:  # said where it is read, not only in the question
             self.wapp.notify(self.wapp.texts("summarize.asked_from_summary", name=self.path.name), timeout=10)
         if asked is not None and asked != self._asked:
