@@ -15,6 +15,7 @@ import os
 import re
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from conftest import app_in_a_terminal, read_terminal, wait_for_exit
@@ -54,6 +55,9 @@ from workstation.tui.screens.dialogs import ConfirmDialog, KeysDialog, TextPromp
 from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.toasts import WARNING_MOST_S
 from workstation.tui.widgets.message_view import MessageView, PlainBody
+
+if TYPE_CHECKING:
+    from textual.widgets import Input
 
 
 def _paragraphs(view: MessageView) -> list[str]:
@@ -785,6 +789,19 @@ async def _first_turn_answered(pilot, app: WorkstationApp) -> tuple[int | None, 
     await _send(pilot, app, "Hello!")
     await until(pilot, lambda: not app.generating)
     return app.conversation_id, app.store.path
+
+
+async def _first_turn_back_in_the_box(pilot, app: WorkstationApp) -> tuple[int, Input]:
+    """"Hello!" sent and answered, then Up: the conversation and the box holding it again."""
+    from textual.widgets import Input
+
+    conv, _ = await _first_turn_answered(pilot, app)
+    assert conv is not None
+    prompt = app.chat_screen.query_one("#prompt", Input)
+    prompt.focus()
+    await pilot.press("up")
+    await until(pilot, lambda: prompt.value == "Hello!")
+    return conv, prompt
 
 
 async def test_a_full_disk_mid_session_moves_the_session_to_memory(profiles: Path) -> None:
@@ -2121,16 +2138,11 @@ async def test_the_box_emptied_while_changing_the_last_message_sends_the_new_tex
         profiles: Path) -> None:
     """Up, Ctrl+U, the message typed anew, Enter: it replaces the last message (it went as a new
     one at the end, the last left as it was), the message as it was and its reply behind Alt+V."""
-    from textual.widgets import Input
 
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
-        conv, _ = await _first_turn_answered(pilot, app)
-        assert conv is not None
-        prompt = app.chat_screen.query_one("#prompt", Input)
-        prompt.focus()
-        await pilot.press("up")
-        await until(pilot, lambda: prompt.value == "Hello!" and app._editing is not None)
+        conv, prompt = await _first_turn_back_in_the_box(pilot, app)
+        await until(pilot, lambda: app._editing is not None)
         await pilot.press("ctrl+u", *"Good morning!", "enter")
         await until(pilot, lambda: not app.generating and not app._sending and len(app.store.messages(conv)) == 2
                     and app.store.messages(conv)[0].content == "Good morning!")
@@ -3092,17 +3104,11 @@ async def test_the_last_message_being_changed_is_still_changed_after_another_con
     """Up put the last message back in the box; opening another conversation and coming back
     brought the text back (the draft) but not the change: Enter then sent it as a new message
     under the old one."""
-    from textual.widgets import Input
 
     app = WorkstationApp("a", sample_system=False, language="en")
     said = notices(app)  # (the second takes the first's place on screen: counted as said)
     async with app.run_test(size=(100, 30)) as pilot:
-        conv, _ = await _first_turn_answered(pilot, app)
-        assert conv is not None
-        prompt = app.chat_screen.query_one("#prompt", Input)
-        prompt.focus()
-        await pilot.press("up")
-        await until(pilot, lambda: prompt.value == "Hello!")
+        conv, prompt = await _first_turn_back_in_the_box(pilot, app)
         await pilot.press("end", *" there")
         await pilot.press("ctrl+n")  # another conversation, then back
         await until(pilot, lambda: app.conversation_id is None and prompt.value == "")
