@@ -2161,9 +2161,7 @@ async def test_the_box_emptied_while_changing_an_earlier_message_goes_on_in_a_ne
     one as a new message); this one stays as it was."""
     from textual.widgets import Input
 
-    conv_id, kept = _stored_exchanges("Budget letter", [("Write a budget letter.", "Dear team, the budget."),
-                                                        ("Make it shorter.", "Dear team.")],
-                                      profile="a", sampling={"max_tokens": 3})
+    conv_id, kept = _budget_letter(profile="a")
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.engine is not None and app.conversation_id == conv_id)
@@ -2636,6 +2634,14 @@ def _stored_exchanges(title: str, exchanges: list[tuple[str, str]], shown: dict[
     return conv.id, kept
 
 
+BUDGET_LETTER = [("Write a budget letter.", "Dear team, the budget."), ("Make it shorter.", "Dear team.")]
+
+
+def _budget_letter(**settings: object) -> tuple[int, list[tuple[object, ...]]]:
+    """The two-exchange "Budget letter" the earlier-message tests change, its replies 3 tokens."""
+    return _stored_exchanges("Budget letter", BUDGET_LETTER, sampling={"max_tokens": 3}, **settings)
+
+
 async def test_up_again_goes_back_to_an_earlier_message_and_sent_changed_goes_on_in_a_new_conversation(
         profiles: Path) -> None:
     """Up again put the message before the last in the box? It said only the last could be
@@ -2643,9 +2649,7 @@ async def test_up_again_goes_back_to_an_earlier_message_and_sent_changed_goes_on
     chat, and sent changed, the conversation goes on from it in a new one; the old one stays."""
     from textual.widgets import Input
 
-    conv_id, kept = _stored_exchanges("Budget letter", [("Write a budget letter.", "Dear team, the budget."),
-                                                        ("Make it shorter.", "Dear team.")],
-                                      profile="a", instructions="Answer briefly.", sampling={"max_tokens": 3})
+    conv_id, kept = _budget_letter(profile="a", instructions="Answer briefly.")
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         said = notices(app)
@@ -2807,8 +2811,7 @@ async def test_a_changed_earlier_message_goes_to_its_copy_only_whatever_happens_
     from textual.widgets import Input
 
     other_id, other_kept = _stored_exchanges("Holiday plan", [("Where to?", "The sea.")])
-    conv_id, kept = _stored_exchanges("Budget letter", [("Write a budget letter.", "Dear team, the budget."),
-                                                        ("Make it shorter.", "Dear team.")], sampling={"max_tokens": 3})
+    conv_id, kept = _budget_letter()
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         said = notices(app)
@@ -2952,8 +2955,7 @@ async def test_an_earlier_message_sent_unchanged_is_asked_again_and_titled_so(pr
 
     from workstation.tui.last_exchange import root_title
 
-    conv_id, kept = _stored_exchanges("Budget letter", [("Write a budget letter.", "Dear team, the budget."),
-                                                        ("Make it shorter.", "Dear team.")], sampling={"max_tokens": 3})
+    conv_id, kept = _budget_letter()
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         said = notices(app)
