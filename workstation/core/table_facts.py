@@ -1021,7 +1021,7 @@ _OTHER_LANGUAGE = [("rent", "kira"), ("amount", "tutar"), ("total", "toplam"), (
                    ("client", "müşteri"), ("date", "tarih"), ("invoice", "fatura"), ("price", "fiyat"),
                    ("quantity", "adet"), ("quantity", "miktar"), ("status", "durum"), ("flat", "daire"),
                    ("apartment", "daire"), ("tenant", "kiracı"), ("expense", "gider"), ("spending", "harcama"), ("income", "gelir"),
-                   ("revenue", "gelir"),
+                   ("revenue", "gelir"), ("revenue", "hasılat"),
                    ("salary", "maaş"), ("payment", "ödeme"), ("product", "ürün"), ("city", "şehir"), ("vat", "kdv"),
                    ("tax", "vergi"), ("discount", "indirim"), ("fee", "ücret"), ("deposit", "depozito"),
                    ("commission", "komisyon"), ("shipping", "kargo"),
@@ -1155,14 +1155,14 @@ def _unsaid(text: str, name: str) -> str:
 
 def _glossed(text: str, facts: SheetFacts) -> str:
     """``text`` without the person's own word for a column said beside its name in brackets: "Toplam
-    gelir (Revenue EUR)", "total takings (Amount)", "Revenue EUR (hasılat)" name one column twice, and
-    the word read as a condition no cell holds counted nothing. Not a word that may say which rows are
-    meant ("toplam ödenmemiş (Tutar)": ``_status_like``) nor a value of the table's."""
-    values = {w for c in facts.columns for v in c.values for w in v.split()}
+    gelir (Revenue EUR)", "Revenue EUR (hasılat)" name one column twice, and the word read as a
+    condition no cell holds counted nothing. Only a word that names that very column (its name's, or
+    their common word in the other language: ``_name_words``): "Amount (March)", "Tutar (Mart)",
+    "Amount (first quarter)" say which rows are meant, and blanked they had the whole table counted."""
 
-    def blank(m: re.Match[str], group: str) -> str:
+    def blank(m: re.Match[str], group: str, names: set[str]) -> str:
         words = re.findall(r"[^\W\d_]+", _folded(m.group(group)))
-        if not words or any(_status_like(w) or w in values for w in words):
+        if not words or not all(any(_word_of(w, n) for n in names) for w in words):
             return m.group(0)
         start, end = m.start(group) - m.start(), m.end(group) - m.start()
         return m.group(0)[:start] + " " * (end - start) + m.group(0)[end:]
@@ -1170,10 +1170,11 @@ def _glossed(text: str, facts: SheetFacts) -> str:
     for c in facts.columns:
         if len(c.name) < 2:
             continue
-        name = re.escape(c.name)
-        text = re.sub(rf"(?<!\w)(?P<own>[^\W\d_]+)\s*\(\s*{name}\s*\)", lambda m: blank(m, "own"), text, flags=re.IGNORECASE)
-        text = re.sub(rf"(?<!\w){name}\s*\((?P<own>\s*[^\W\d_]+(?:\s+[^\W\d_]+)?\s*)\)", lambda m: blank(m, "own"), text,
-                      flags=re.IGNORECASE)
+        name, names = re.escape(c.name), _name_words(c.name)
+        text = re.sub(rf"(?<!\w)(?P<own>[^\W\d_]+)\s*\(\s*{name}\s*\)", lambda m, n=names: blank(m, "own", n),
+                      text, flags=re.IGNORECASE)
+        text = re.sub(rf"(?<!\w){name}\s*\((?P<own>\s*[^\W\d_]+(?:\s+[^\W\d_]+)?\s*)\)",
+                      lambda m, n=names: blank(m, "own", n), text, flags=re.IGNORECASE)
     return text
 
 
