@@ -250,3 +250,14 @@ async def test_a_small_models_figure_that_the_pasted_table_lacks_is_named_under_
         said = ("Rakamları, tarihleri ve adları mesajınızdaki tablo ile karşılaştırın: bu model bunları sık sık yanlış "
                 "verir. “3.500,00” mesajınızdaki tablo içinde yok.")
         await until(pilot, lambda: line_under(reply).endswith(said), what=f"the check under {line_under(reply)!r}")
+
+
+def test_a_date_rewritten_from_a_dotted_one_is_found_in_its_document() -> None:
+    """A table's 15.03.2026 written by the reply as "15 Mart 2026", "15 March 2026" or "2026-03-15"
+    was said not to be in it (a dotted date was one number, a Turkish month no month): each writing
+    of the same day is found; another day is still said."""
+    table = "Fatura;Müşteri;Tarih;Tutar (TL)\nF-101;Ada;02.03.2026;1.250,00\nF-102;Kaya AŞ;15.03.2026;3.480,50\n"
+    for reply in ("F-102 tarihi 15 Mart 2026.", "F-102 is dated 15 March 2026.", "F-102 is dated March 15, 2026.",
+                  "F-102: 2026-03-15.", "F-101: 2 Mart 2026."):
+        assert unchecked_figures(reply, table) == [], reply
+    assert unchecked_figures("F-102 tarihi 16 Mart 2026.", table) == ["16 Mart 2026"]

@@ -16,7 +16,13 @@ from typing import Any
 
 from workstation.core.letters import fold
 from workstation.core.phrases import Phrase, say
-from workstation.core.table_facts import _SPACED, _number, counted_phrases, title_phrase
+from workstation.core.table_facts import (
+    _MONTH_NUMBER,
+    _SPACED,
+    _number,
+    counted_phrases,
+    title_phrase,
+)
 
 MOST_NAMED = 3  # the reply's figures named under it, at most
 
@@ -29,10 +35,21 @@ NUMBER_WORDS: dict[str, int] = {w: i for i, w in enumerate(_ONES)} | \
 # not the lease's "Section 3")
 UNITS = ("day", "week", "month", "year", "hour", "minute",
          "gün", "hafta", "ay", "yıl", "saat")
-_MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December|"
-           "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec")
-MONTHS = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
-                                          "dec"))}  # (a date's month as a number: 2024-03-01 is "March 1, 2024")
+# a month by its name, English (and its short form) or Turkish, as table_facts reads one in a question
+_MONTHS = "|".join([*_MONTH_NUMBER, "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov", "Dec"])
+
+
+_MONTH_OF = {fold(name): n for name, n in _MONTH_NUMBER.items()}  # (Mayıs, MAYIS and Mayis alike)
+
+
+def _month(token: str) -> int | None:
+    """A month's name as its number (March, Mar, Mart: 3; None: no month): a date's month as the
+    document may write it as a number (2024-03-01, 15.03.2026 is "March 1, 2024", "15 Mart 2026")."""
+    word = fold(token)
+    return _MONTH_OF.get(word) or next((n for name, n in _MONTH_OF.items() if len(word) >= 3 and
+                                        name.startswith(word) and re.fullmatch(_MONTHS, token, re.I)), None)
+
+
 # (thousands set apart by a space, as table_facts reads them: "1 850" is one figure, not 1 and 850)
 _FIGURE = rf"(?:{_SPACED}(?!\d)|\d+)(?:[.,]\d+)*(?:[-/]\d+(?:[.,]\d+)*)*"
 _WORD_NUMBER = r"(?i:" + "|".join(sorted([*NUMBER_WORDS], key=len, reverse=True)) + r")(?:[- ](?:" + \
@@ -83,8 +100,10 @@ def _word_value(words: str) -> int | None:
 
 
 def _values(figure: str) -> list[str]:
-    """The numbers a figure is: itself and, of a date or a code (2024-03-01, 1624-03), each part."""
-    parts = re.split(r"[-/]", figure)
+    """The numbers a figure is: itself and, of a date or a code (2024-03-01, 15.03.2026, 1624-03),
+    each part (a reply's "15 Mart 2026" of a table's 15.03.2026 was said not to be in it)."""
+    dotted = re.fullmatch(r"\d{1,2}\.\d{1,2}\.\d{4}", figure) is not None
+    parts = figure.split(".") if dotted else re.split(r"[-/]", figure)
     return [_value(figure), *([_value(p) for p in parts] if len(parts) > 1 else [])]
 
 
@@ -102,7 +121,7 @@ class DocumentText:
         for i, token in enumerate(tokens):
             values = _values(token) if token[0].isdigit() else \
                 [str(v)] if (v := _word_value(token)) is not None else \
-                [str(MONTHS[token.lower()[:3]])] if token.lower()[:3] in MONTHS and re.fullmatch(_MONTHS, token, re.I) else []
+                [str(month)] if (month := _month(token)) is not None else []
             self.numbers.update(values)
             for after in tokens[i + 1:i + 5]:
                 if (unit := _unit_of(after)) is not None:
