@@ -3164,8 +3164,9 @@ async def test_up_on_a_message_sent_with_a_document_attaches_it_again(profiles: 
         await pilot.press("ctrl+u")
         await until(pilot, lambda: prompt.value == "")
         assert app.pending_document is not None and app._editing is not None and app.save_draft() is None
-        await pilot.press("enter")
-        await pilot.pause()
+        said = notices(app)
+        await pilot.press("enter")  # (it did nothing and said nothing)
+        await until(pilot, lambda: any(text.startswith("Son mesajınızı hâlâ değiştiriyorsunuz") for text in said))
         assert len(app.store.messages(conv)) == 2 and app.pending_document is not None
         await pilot.press("escape")
         await until(pilot, lambda: app.pending_document is None and app._editing is None)

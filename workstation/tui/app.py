@@ -946,6 +946,11 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             return
         # a message put back by Up: still the one changed (ChatGPT's users empty the box to type it anew),
         # said so: not "Ctrl+Z brings the text back", which read as a new message's
+        self.say_still_editing()
+
+    def say_still_editing(self) -> None:
+        """The message put back by Up is still the one changed, though the box is empty (Ctrl+U; Enter
+        there with Up's document still attached did nothing, and said nothing)."""
         place, up = self._editing_place(), self.key_for("chat.edit_last")
         self.notify(self.texts("chat.still_editing", up=up) if place is None else
                     self.texts("chat.still_editing_earlier", n=f"{place[0]:,}", up=up), timeout=5, kind="editing")

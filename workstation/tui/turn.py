@@ -105,7 +105,9 @@ class Turn(AppPart):
         t = self.texts
         document = self.pending_document
         if not text.strip() and (document is None or self._box_emptied()):
-            return  # (emptied while a message is changed: the document Up attached again is not sent alone)
+            if document is not None:  # (emptied while a message is changed: the document Up attached again is
+                self.say_still_editing()  # not sent alone; said, as Enter seemed to do nothing)
+            return
         if self.generating:  # (Enter did nothing that could be seen, and the next message went after it in the box)
             self.notify(self.busy_text() if self.summarizing is not None else t("chat.busy_send",
                         stop=self.key_for("chat.stop")), severity="warning")
