@@ -104,11 +104,12 @@ def waiting_key(prefix: str, own: bool, held: str) -> str:
     return {"server_busy": f"{prefix}.waiting_busy", "loading": f"{prefix}.waiting_loading"}.get(held, f"{prefix}.server_slow")
 
 
-def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts, width: int | None = None) -> str:
+def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts, width: int | None = None,
+                 ended: bool = True) -> str:
     """TTFT, tok/s, tokens, cache hits and draft acceptance of one reply, on one line, in the
     UI's language (F7's export writes the same line); in ``width`` columns where given, its
-    least useful figures left out (``figures_line``)."""
-    return figures_line(metrics, texts.get, width=width)
+    least useful figures left out (``figures_line``); ``ended`` False: how it ended left out."""
+    return figures_line(metrics, texts.get, width=width, ended=ended)
 
 
 def chat_markdown() -> MarkdownIt:
@@ -473,6 +474,14 @@ class MessageView(Vertical):
         room = width - sum(len(p) + 3 for p in around) if width else None
         line = " · ".join(filter(None, [self.profile_named, metrics_line(self.metrics, self.texts, room),
                                         go_on, self._versions_text()]))
+        if self.metrics.get("stop_reason") == "loop" and width and len(self._one_line(go_on)) > width:
+            # stopped for repeating itself, and Alt+R: their own line where all the figures would not
+            # fit beside them (at 110 columns the count went, in Turkish the wait too; at 80 all of them)
+            around = [p for p in (self.profile_named, self._versions_text()) if p]
+            room = width - sum(len(p) + 3 for p in around)
+            line = " · ".join(filter(None, [self.profile_named, metrics_line(self.metrics, self.texts, room, ended=False),
+                                            self._versions_text()]))
+            line += "\n" + " · ".join([self.texts("metric.loop"), go_on])
         counted = self.metrics.get("counted")
         if isinstance(counted, list) and counted:  # the figures the program counted for the question, under the model's
             line += "\n" + escape(say(counted_phrases(counted), self.texts.get))
@@ -485,6 +494,11 @@ class MessageView(Vertical):
         if unchecked := unchecked_phrases(self.metrics.get("unchecked")):  # a small model's figures its document lacks
             line += "\n" + escape(say(unchecked, self.texts.get))
         return line
+
+    def _one_line(self, go_on: str) -> str:
+        """The line under the reply with all of its figures, unfitted."""
+        return " · ".join(filter(None, [self.profile_named, metrics_line(self.metrics or {}, self.texts), go_on,
+                                        self._versions_text()]))
 
     def _figures_width(self) -> int | None:
         """The columns the line under the reply has, once it is laid out (None before)."""
