@@ -73,7 +73,7 @@ def test_a_reply_that_loops_is_stopped_before_its_limit_and_keeps_its_first_copy
     streamed = "".join(e.text for e in events if isinstance(e, TokenDelta))
     assert streamed.startswith(FIRST_ITEMS) and "3. Elma" in streamed  # (what streamed of them: the app shows the kept text)
     assert figures_line(final.metrics).endswith(" · stopped: it began repeating itself")
-    assert figures_line(final.metrics, Texts("tr").get).endswith(" · durduruldu: kendini tekrarlamaya başladı")
+    assert figures_line(final.metrics, Texts("tr").get).endswith(" · durduruldu: kendini tekrarlıyordu")
 
 
 def test_a_profile_may_let_a_reply_repeat_itself(engine: Engine) -> None:

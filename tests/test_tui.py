@@ -4667,3 +4667,41 @@ async def test_an_expanded_sheet_is_headed_in_the_ui_language(profiles: Path, tm
         shown = str(_views(app)[0].query_one(".folded-text", Static).render())
         assert shown.startswith("Sayfa: Faturalar\n") and "Sheet:" not in shown, shown
         assert app.store.get(conv.id).messages[0].content == sent  # (the model's words: as they were)
+
+
+@pytest.mark.parametrize("language", ["en", "tr"])
+async def test_a_reply_stopped_for_repeating_itself_keeps_its_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, language: str
+) -> None:
+    """A reply stopped because it began repeating itself read "TTFT 921 ms · 21.1 tok/s · stopped:
+    it began repeating itself · Alt+R asks again" at 110 columns: the token count left out to fit
+    the long reason (in Turkish the wait too; at 80 columns every figure). Where all the figures
+    do not fit beside it, the reason and Alt+R go on a line of their own under them, and nothing
+    wraps, at 110 and at 80 columns."""
+    from tui_helpers import make_app
+
+    from workstation.core.metrics import TurnMetrics
+
+    app = make_app(tmp_path, monkeypatch, language=language)
+    record = TurnMetrics(ttft_ms=921.4, prompt_n=412, cache_n=0, prompt_ms=412 / 0.28, predicted_n=287,
+                         predicted_ms=287 / 21.1 * 1000, kv_used=699, kv_size=4096, stop_reason="loop")
+    record.finish_rates()
+    tokens = {"en": "287 tokens", "tr": "287 token"}[language]
+    async with app.run_test(size=(110, 32)) as pilot:
+        conv = app.store.new("Loop")
+        app.store.add_message(conv.id, "user", "Write the word ok five times.")
+        app.store.add_message(conv.id, "assistant", "ok ok ok ok ok. Write the word ok five times.", record.to_dict())
+        await app.open_conversation(conv.id)
+        await until(pilot, lambda: len(_views(app)) == 2 and "Alt+R" in _views(app)[-1]._metrics_text())
+        figures = _views(app)[-1].query_one(".metrics")
+        for size in ((110, 32), (80, 24)):
+            await pilot.resize_terminal(*size)
+            columns = size[0]
+            await until(pilot, lambda: figures.content_region.width < columns - 20  # noqa: B023 (looked at at once)
+                        and "Alt+R" in str(figures.render()))
+            await pilot.pause()
+            said = str(figures.render())
+            width = figures.content_region.width
+            assert "TTFT" in said and tokens in said and "Alt+R" in said, (size, said)
+            assert all(len(line) <= width for line in said.split("\n")), (size, said)  # (none wraps)
+            assert figures.size.height == 2 and said.split("\n")[1].startswith(app.texts("metric.loop")), (size, said)

@@ -157,7 +157,8 @@ async def test_message_view_moves_finished_paragraphs_into_markdown() -> None:
         await until(pilot, lambda: "First paragraph" in body.source)  # the Markdown stream appends from a task of its own
         assert "First paragraph **bold**." in body.source and "Second" not in body.source
         tail_height = view.tail.size.height
-        assert tail_height == 1 + view.tail.headroom()  # the tail gave back the moved lines
+        # the tail gave back the moved lines: its line, a blank row, "generating…" and the headroom
+        assert tail_height == 1 + 2 + view.tail.headroom()
         await view.finish("# Title\n\nFirst paragraph **bold**.\n\nSecond one.", TurnMetrics(predicted_n=9))
         await pilot.pause()
         assert not view.tail.display and view.tail.text == ""
@@ -346,7 +347,9 @@ def test_a_replys_figures_have_thousands_separators_in_the_uis_language() -> Non
 
 async def test_the_wait_for_the_first_word_is_counted_on_screen() -> None:
     """A long conversation read again showed "waiting for the first token…" for 103 s, the same
-    all along, and looked frozen: from 3 s on, the seconds are counted; the first word ends it."""
+    all along, and looked frozen: from 3 s on, the seconds are counted; the first word ends it.
+    All of it said under the reply's text, where it streams (the line under the message is for its
+    figures, once it ends)."""
     clock = FakeClock()
 
     class Waiting(App[None]):
@@ -358,26 +361,33 @@ async def test_the_wait_for_the_first_word_is_counted_on_screen() -> None:
     app = Waiting()
     async with app.run_test(size=(100, 10)) as pilot:
         view = app.query_one(MessageView)
-        figures = view.query_one(".metrics")
+        figures = view.tail  # (its note: ``StreamingText.set_note``)
+        assert str(view.query_one(".metrics").render()) == ""
         clock.now += 2.0
         await pilot.pause(1.3)  # a tick: a short wait is left as it is
-        assert str(figures.render()) == "waiting for the first word…"  # (it said "token": jargon)
+        assert figures.note == "waiting for the first word…"  # (it said "token": jargon)
+
+        def rows() -> list[str]:
+            return [strip.text.rstrip() for strip in figures.render_lines(figures.region.reset_offset)][:3]
+
+        assert rows() == ["waiting for the first word…", "", ""]  # (right under the message's name)
         # (in the app's one Turkish word for a word, as every count of words says it: "sözcük", not "kelime")
         assert Texts("tr")("chat.waiting") == "ilk sözcük bekleniyor…" and "sözcük" in Texts("tr")("chat.cut_at_limit")
         clock.now += 10.0
-        await until(pilot, lambda: "12 s" in str(figures.render()))
-        assert str(figures.render()).startswith("reading the conversation… 12 s")
+        await until(pilot, lambda: "12 s" in figures.note)
+        assert figures.note.startswith("reading the conversation… 12 s")
         view.read_so_far(0.424)  # the engine read a part of a long prompt: said at once, with the seconds
-        assert str(figures.render()) == "reading the conversation… 42% · 12 s (Esc stops)"
+        assert figures.note == "reading the conversation… 42% · 12 s (Esc stops)"
         await view.write("Hello")
         clock.now += 10.0
         await pilot.pause(1.3)
-        assert str(figures.render()) == "generating… (Esc stops)"  # the count stopped with the first word
+        assert figures.note == "generating… (Esc stops)"  # the count stopped with the first word
+        assert rows() == ["Hello", "", "generating… (Esc stops)"]  # a blank row under the text
         # the office server stops sending in the middle of the reply: said there, until its next word
         view.server_stalled(16.4)
-        assert str(figures.render()) == "the server is slow to answer: nothing from it for 16 s (Esc stops)"
+        assert figures.note == "the server is slow to answer: nothing from it for 16 s (Esc stops)"
         await view.write(" there")
-        assert str(figures.render()) == "generating… (Esc stops)"
+        assert figures.note == "generating… (Esc stops)"
     # F6's progress line says a desk PC's silent office server in the chat's words (it showed nothing)
     from workstation.core.events import ServerWaiting
     from workstation.tui.screens.summarize import waiting_text
@@ -454,3 +464,41 @@ async def test_the_line_under_a_reply_says_what_was_read_before_in_plain_words(p
     tr = Texts("tr")  # (the same reply's record, said in Turkish)
     assert re.search(r"· [0-9]+/[0-9]+ zaten okunmuştu", figures_line(m, tr.get)), figures_line(m, tr.get)
     assert "a/b zaten okunmuştu: " in tr("metric.help", bench="workstation bench")
+
+
+async def test_generating_is_said_under_the_text_being_written(profiles) -> None:  # noqa: ANN001
+    """While a reply was written, "generating… (Esc stops)" stood under the lines held for the text
+    to grow into: eleven blank rows between the text and it at 110x32 (newuser). It is said a blank
+    row under the text's last line and moves down with it. When the reply ends, its figures are
+    where they were, right under its text."""
+    from tui_helpers import message_views, screen_lines, send_text
+
+    from workstation.tui.app import WorkstationApp
+
+    app = WorkstationApp("b", sample_system=False, language="en")  # (greedy, 400 tokens a reply)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        await send_text(pilot, app, "Write a short story about a lighthouse keeper.")
+        seen: list[list[str]] = []
+
+        def written_and_said() -> bool:
+            """The reply's last line drawn, and "generating…" on screen: the rows from one to the other."""
+            view = message_views(app)[-1]
+            last = view.tail.lines[-1].strip() if app.generating and view.tail.text else ""
+            if not last:
+                return False
+            rows = [row[view.region.x:view.region.right] for row in screen_lines(app)]
+            said = [i for i, row in enumerate(rows) if "generating… (Esc stops)" in row]
+            text = [i for i, row in enumerate(rows[:said[-1]] if said else []) if row.strip() == last]
+            if text:  # (else not drawn yet since the last words came: looked at again)
+                seen.append(rows[text[-1]:said[-1] + 1])
+            return bool(text)
+
+        await until(pilot, written_and_said)
+        assert len(seen[0]) <= 3 and not "".join(seen[0][1:-1]).strip(), seen[0]  # at most a blank row between
+        await until(pilot, lambda: not app.generating and bool(message_views(app)[-1].metrics))
+        await pilot.pause()
+        view = message_views(app)[-1]
+        figures = view.query_one(".metrics")
+        assert not view.tail.display and "tok/s" in str(figures.render())
+        assert figures.region.y == view.body.region.bottom  # (right under the reply's text, as before)

@@ -351,13 +351,14 @@ LEFT_OUT_FIRST = ("cache", "draft", "tokens", "ttft", "tps")
 
 
 def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = None, speed: bool = True,
-                 width: int | None = None) -> str:
+                 width: int | None = None, ended: bool = True) -> str:
     """TTFT, tok/s, tokens, cache hits and draft acceptance of one reply, on one line, and how
     it ended where that is worth a word; in ``lookup``'s language (the TUI's ``texts.get``) or
     English. The chat shows it under a reply. ``speed`` False: how it ended and its own settings,
     without the figures (F7's export, for a colleague: the dashboard's figures said nothing to one).
     ``width``: the columns it has (the chat's), its figures left out by ``LEFT_OUT_FIRST`` until
-    it fits them; None: all of them."""
+    it fits them; None: all of them. ``ended`` False: how it ended left out (the chat says it on a
+    line of its own)."""
     m = TurnMetrics.from_dict(metrics) if isinstance(metrics, dict) else metrics
 
     def said(key: str, **values: Any) -> str:
@@ -404,7 +405,7 @@ def figures_line(metrics: TurnMetrics | dict[str, Any], lookup: Lookup | None = 
         from workstation.core.remote import again_at
 
         parts.append(said("metric.quota_day", day=("status.day_used", again_at(metrics["resets"]))))
-    elif m.stop_reason in STOP_WORDS:
+    elif m.stop_reason in STOP_WORDS and ended:
         parts.append(said(STOP_WORDS[m.stop_reason]))
     if m.left_out_n:  # the model did not see the conversation's start: worth a word under the reply
         parts.append(said("metric.left_out", n=f"{m.left_out_n:,}"))

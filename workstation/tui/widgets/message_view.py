@@ -104,11 +104,12 @@ def waiting_key(prefix: str, own: bool, held: str) -> str:
     return {"server_busy": f"{prefix}.waiting_busy", "loading": f"{prefix}.waiting_loading"}.get(held, f"{prefix}.server_slow")
 
 
-def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts, width: int | None = None) -> str:
+def metrics_line(metrics: TurnMetrics | dict[str, Any], texts: Texts, width: int | None = None,
+                 ended: bool = True) -> str:
     """TTFT, tok/s, tokens, cache hits and draft acceptance of one reply, on one line, in the
     UI's language (F7's export writes the same line); in ``width`` columns where given, its
-    least useful figures left out (``figures_line``)."""
-    return figures_line(metrics, texts.get, width=width)
+    least useful figures left out (``figures_line``); ``ended`` False: how it ended left out."""
+    return figures_line(metrics, texts.get, width=width, ended=ended)
 
 
 def chat_markdown() -> MarkdownIt:
@@ -324,6 +325,7 @@ class MessageView(Vertical):
         self._wait_timer: Timer | None = None
         self._read: float | None = None  # of a long prompt, the part read (the engine says after each part)
         self._waiting: str | None = None  # the office server's silence, said (``server_waiting``)
+        self._live: tuple[str, dict[str, str]] | None = None  # said under the text while it streams (``_say_live``)
         self._shown, self._folded = fold(content) if role == "user" else (content, "")
         self._found = ""  # the words a search found here, marked (``mark_found``)
         self.versions: tuple[int, int, str] | None = None  # the last reply's (2, 3, "Alt+V"): "reply 2 of 3 (Alt+V)"
@@ -361,6 +363,7 @@ class MessageView(Vertical):
     def on_mount(self) -> None:
         if self._open_stream:
             self.tail.open()
+            self._say_live("chat.waiting")
             self._asked_at = self.clock()
             self._wait_timer = self.set_interval(WAIT_TICK_S, self._tick_wait)
 
@@ -373,6 +376,7 @@ class MessageView(Vertical):
         self._tail = ""
         self.tail.open()
         self.query_one(".metrics", Static).update(self._metrics_text(), layout=False)
+        self._say_live("chat.waiting")
         self._asked_at = self.clock()
         self._read = None
         self._waiting = None
@@ -407,7 +411,16 @@ class MessageView(Vertical):
         """The office server sent nothing more for ``seconds`` in the middle of the reply: said
         where "generating…" stands (the half-written reply looked frozen), until the next word."""
         self._stalled = True
-        self.query_one(".metrics", Static).update(self.texts("chat.server_slow", s=f"{seconds:.0f}"), layout=False)
+        self._say_live("chat.server_slow", s=f"{seconds:.0f}")
+
+    def _say_live(self, key: str, **values: str) -> None:
+        """Say how the reply is coming (the wait for its first word, "generating…", a slow
+        server) right under its text, where the streaming text draws it (``StreamingText.set_note``):
+        said on the line under the message, it stood under the lines held for the text to grow
+        into, eleven blank rows below the text at 110x32. The line under the message is empty
+        until the reply ends (its figures then)."""
+        self._live = (key, values)
+        self.tail.set_note(self.texts(key, **values))
 
     def _tick_wait(self) -> None:
         """Until the first word, how long the model has been reading, each second: a long
@@ -419,10 +432,12 @@ class MessageView(Vertical):
             return
         waited = self.clock() - self._asked_at
         if waited >= WAIT_SAID_AFTER_S:
-            said = (self.texts(self._waiting, s=f"{waited:.0f}") if self._waiting is not None else
-                    self.texts("chat.reading", s=f"{waited:.0f}") if self._read is None else
-                    self.texts("chat.reading_part", s=f"{waited:.0f}", percent=f"{100 * self._read:.0f}"))
-            self.query_one(".metrics", Static).update(said, layout=False)
+            if self._waiting is not None:
+                self._say_live(self._waiting, s=f"{waited:.0f}")
+            elif self._read is None:
+                self._say_live("chat.reading", s=f"{waited:.0f}")
+            else:
+                self._say_live("chat.reading_part", s=f"{waited:.0f}", percent=f"{100 * self._read:.0f}")
 
     def _role_label(self) -> Content:
         """Who wrote it and, muted, at what time (a conversation over days did not say when
@@ -446,8 +461,9 @@ class MessageView(Vertical):
     def _metrics_text(self) -> str:
         if self.role != "assistant":
             return ""
-        if self.metrics is None:  # a reply about to stream; a saved message without figures shows none
-            return self.texts("chat.waiting") if self._open_stream else self._versions_text()
+        if self.metrics is None:  # a reply about to stream (what it waits for is said under its text:
+            # ``_say_live``); a saved message without figures shows none
+            return "" if self._open_stream else self._versions_text()
         go_on = self.texts("chat.go_on_mark", press=self.go_on) if self.go_on else ""
         if self.metrics.get("stop_reason") == "loop":  # stopped where it began repeating itself: the way on is another reply
             key_for = getattr(self.app, "key_for", None)
@@ -458,6 +474,14 @@ class MessageView(Vertical):
         room = width - sum(len(p) + 3 for p in around) if width else None
         line = " · ".join(filter(None, [self.profile_named, metrics_line(self.metrics, self.texts, room),
                                         go_on, self._versions_text()]))
+        if self.metrics.get("stop_reason") == "loop" and width and len(self._one_line(go_on)) > width:
+            # stopped for repeating itself, and Alt+R: their own line where all the figures would not
+            # fit beside them (at 110 columns the count went, in Turkish the wait too; at 80 all of them)
+            around = [p for p in (self.profile_named, self._versions_text()) if p]
+            room = width - sum(len(p) + 3 for p in around)
+            line = " · ".join(filter(None, [self.profile_named, metrics_line(self.metrics, self.texts, room, ended=False),
+                                            self._versions_text()]))
+            line += "\n" + " · ".join([self.texts("metric.loop"), go_on])
         counted = self.metrics.get("counted")
         if isinstance(counted, list) and counted:  # the figures the program counted for the question, under the model's
             line += "\n" + escape(say(counted_phrases(counted), self.texts.get))
@@ -470,6 +494,11 @@ class MessageView(Vertical):
         if unchecked := unchecked_phrases(self.metrics.get("unchecked")):  # a small model's figures its document lacks
             line += "\n" + escape(say(unchecked, self.texts.get))
         return line
+
+    def _one_line(self, go_on: str) -> str:
+        """The line under the reply with all of its figures, unfitted."""
+        return " · ".join(filter(None, [self.profile_named, metrics_line(self.metrics or {}, self.texts), go_on,
+                                        self._versions_text()]))
 
     def _figures_width(self) -> int | None:
         """The columns the line under the reply has, once it is laid out (None before)."""
@@ -600,7 +629,7 @@ class MessageView(Vertical):
         if first or self._stalled:
             self._title_at = now if first else self._title_at
             self._stalled = False
-            self.query_one(".metrics", Static).update(self.texts("chat.streaming"), layout=False)
+            self._say_live("chat.streaming")
         elif now - self._title_at >= THINKING_TITLE_EVERY_S:
             self._title_at = now
             block.title = self._thought_title()
@@ -715,6 +744,8 @@ class MessageView(Vertical):
             figures.update(self._metrics_text())
             if self.role == "assistant":
                 figures.tooltip = texts("metric.help", bench=cli("bench"))
+            if self._live is not None:  # (a reply streaming: what is said of it, in the new language)
+                self._say_live(self._live[0], **self._live[1])
         if (block := self.thought) is not None:
             block.title = self._thought_title()
         if self._folded:
@@ -751,7 +782,7 @@ class MessageView(Vertical):
             if not self._streaming:
                 self._last_flush = now  # the first move comes an interval after the first text
             self._streaming, self._stalled = True, False
-            self.query_one(".metrics", Static).update(self.texts("chat.streaming"), layout=False)
+            self._say_live("chat.streaming")
         self.content += text
         self._tail += text
         cut = self._tail.rfind("\n\n")
@@ -772,6 +803,7 @@ class MessageView(Vertical):
         ``record``: the turn as the conversation keeps it (its session sampling said too)."""
         self._streaming = self._stalled = False
         self._tail = ""
+        self._live = None
         self.tail.clear()
         self.content = text
         self.metrics = record if record is not None else metrics.to_dict()
