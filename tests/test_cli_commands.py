@@ -1659,7 +1659,17 @@ def test_every_commands_help_is_in_turkish_and_english_as_argparse_says_it(monke
                                                        else action.dest.upper())(1)}
     places |= {"COMMAND": True, "VERB": True, "ACTION": True}  # (the commands' and verbs' places)
     places |= {name.upper(): True for name, positional in list(places.items()) if positional}  # (mistakes say them so)
-    assert sorted(name for name, positional in places.items() if positional and name not in turkish) == []
+    places |= {str(action.metavar): False for parser in parsers for action in parser._actions
+               if action.option_strings and action.metavar}  # (--log-level LEVEL has choices)
+    # every place, an option's too ("-s WORDS", "-o OUTDIR" within Turkish), has its word (N, K, A,B the same)
+    assert sorted(name for name in places if name not in turkish) == []
+    # and none is said in English within a Turkish text ("WORDS geçenler", "varsayılan DIR/summaries");
+    # NAME=VALUE stays: a setting's name is its English one (kv_cache=q8_0), as the mistake says it
+    english = sorted((name for name in places if name.isupper() and turkish[name] != name), key=len, reverse=True)
+    in_english = re.compile(r"(?<![\w=])(" + "|".join(map(re.escape, english)) + r")(?![\w=])")
+    assert sorted({found for text in turkish.values() for found in in_english.findall(text.replace("NAME=VALUE", ""))}) == []
+    # a positional's name is one form: "şu eksik: isim, YENİ_İSİM" mixed them
+    assert [name for name, positional in places.items() if positional and not turkish[name].isupper()] == []
     assert sorted(shown - set(turkish)) == [] and sorted(set(turkish) - shown - set(places)) == []
     fields = re.compile(r"%\(\w+\)s|%%")  # (argparse fills them in after: the same in both)
     assert [text for text in shown if fields.findall(text) != fields.findall(turkish[text])] == []
@@ -1685,8 +1695,14 @@ def test_every_commands_help_is_in_turkish_and_english_as_argparse_says_it(monke
     assert [p.prog for p in parsers if not p.format_help().startswith("kullanım: ")] == []
     assert '(./run.sh chat -c İSİM "..."; uygulama' in " ".join(summarize.format_help().split())
     keys_add = next(p for p in parsers if p.prog == "./run.sh keys add")
-    assert "sırayla yazılanlar:\n  isim " in keys_add.format_help() and "[-p PROFİL]" in summarize.format_help()
-    assert keys_add.sentence("the following arguments are required: name").startswith("'./run.sh keys add' için şu eksik: isim ")
+    assert "sırayla yazılanlar:\n  İSİM " in keys_add.format_help() and "[-p PROFİL]" in summarize.format_help()
+    assert keys_add.sentence("the following arguments are required: name").startswith("'./run.sh keys add' için şu eksik: İSİM ")
+    keys_rename = next(p for p in parsers if p.prog == "./run.sh keys rename")
+    assert "şu eksik: İSİM, YENİ_İSİM " in keys_rename.sentence("the following arguments are required: name, NEW_NAME")
+    for prog, typed in [("./run.sh conversations", "-s SÖZCÜKLER"), ("./run.sh batch", "-o ÇIKTI_KLASÖRÜ"),
+                        ("./run.sh size", "-o RAPOR.md"), ("./run.sh serve", "--port PORT"),
+                        ("./run.sh serve", "--shutdown-grace SANİYE"), ("./run.sh serve", "--log-level DÜZEY")]:
+        assert typed in next(p for p in parsers if p.prog == prog).format_help(), (prog, typed)
 
 
 def test_a_signal_ignored_by_nohup_stays_ignored() -> None:

@@ -472,7 +472,11 @@ def test_parse_since_reads_dates_and_times() -> None:
     assert parse_since("today") == parse_since("Bugün") == parse_since("1d") == parse_since("1g") == today
     assert parse_since("yesterday") == parse_since("DÜN") == parse_since("2d") == day_start(today - 12 * 3600)
     assert parse_since("7g") == parse_since("7d") == parse_since(time.strftime("%Y-%m-%d", time.localtime(today - 6 * 86400 + 7200)))
-    for bad in ("last tuesday", "0d", "7w", "tomorrow"):
+    # a space before the unit, and Turkish words typed without Turkish letters (each was refused)
+    assert parse_since("7 gün") == parse_since("7 days") == parse_since("7 GUN") == parse_since("7g")
+    assert parse_since("1 day") == parse_since("bugun") == parse_since("BUGUN") == today
+    assert parse_since("dun") == parse_since("Dün") == parse_since("2 gün") == day_start(today - 12 * 3600)
+    for bad in ("last tuesday", "0d", "7w", "tomorrow", "7 weeks", "0 gün"):
         with pytest.raises(UsageError, match="write a day as YYYY-MM-DD"):
             parse_since(bad)
 

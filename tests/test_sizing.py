@@ -293,6 +293,14 @@ def test_report_writes_markdown_and_valid_pngs(tmp_path: Path, capsys: pytest.Ca
 def test_size_needs_a_workload_or_measure(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["size"]) == 1
     assert "Give a workload" in capsys.readouterr().err
+    # in the command's language, as its other refusals (it was English under --lang tr)
+    assert main(["size", "--lang", "tr"]) == 1
+    assert capsys.readouterr().err == ("workstation: Bir iş yükü (bir YAML dosyası ya da office-20 gibi uygulamayla "
+                                       "gelenlerden birinin adı), ofisteki kişi sayısını ('workstation size --people 6') "
+                                       "ya da --measure verin.\n")
+    for option in ("--top", "--threads"):
+        assert main(["size", "office-20", option, "0", "--lang", "tr"]) == 1
+        assert capsys.readouterr().err == f"workstation: {option} en az 1 olmalı, 0 değil.\n"
     with pytest.raises(WorkstationError):
         from workstation.commands.size import run
 

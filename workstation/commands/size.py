@@ -79,12 +79,10 @@ def run(args: argparse.Namespace) -> int:
     from workstation.core.workload import load_workload
 
     if args.workload is None and args.people is None and not args.measure:
-        raise WorkstationError("Give a workload (a YAML file or a shipped name such as office-20), the office's "
-                               f"number of people ('{cli('size --people 6')}'), or --measure.")
-    if args.top is not None and args.top < 1:
-        raise WorkstationError(f"--top must be 1 or more, not {args.top}.")
-    if args.threads is not None and args.threads < 1:
-        raise WorkstationError(f"--threads must be 1 or more, not {args.threads}.")
+        raise WorkstationError(said=[("size.nothing", {"command": cli("size --people 6")})])
+    for name, value in (("--top", args.top), ("--threads", args.threads)):
+        if value is not None and value < 1:  # (bench's sentence for its own options)
+            raise WorkstationError(said=[("bench.at_least", {"name": name, "low": 1, "value": value})])
     workload = load_workload(args.workload, args.people) if args.workload or args.people is not None else None
     if args.measure:
         bar = ProgressBar()

@@ -290,6 +290,9 @@ ENGLISH: dict[str, str] = {
     "miss.tps": "{tps} tokens a second a person, under the {goal} wanted",
     "miss.ttft": "the first word in {ttft}, over the {goal} s wanted",
     "miss.docs": "{docs} documents a night, under the {goal} wanted",
+    # size with nothing to size (commands/size.run)
+    "size.nothing": ("Give a workload (a YAML file or a shipped name such as office-20), the office's number of "
+                     "people ('{command}'), or --measure."),
     # the size table's (size_report.text_report): what its short headers mean, said under it
     "size.table_key": ("tok/s/person: tokens a second each person gets at the busy hour; TTFT: the wait for the "
                        "first word then; K/V: how the memory that holds each conversation is stored (q8_0 and q4_0 "

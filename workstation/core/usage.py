@@ -25,6 +25,7 @@ from typing import Any
 
 from workstation.core.atomic import write_bytes_atomic
 from workstation.core.errors import WorkstationError
+from workstation.core.letters import fold
 from workstation.core.moments import BAD, SQL_LOCAL_DAY
 from workstation.core.paths import data_dir
 from workstation.core.sqlite_schema import SchemaError, in_plain_words, open_database
@@ -138,16 +139,19 @@ class UsageRow:
 
 # the days ``--since`` takes by name, in the two languages the app speaks: how many days back
 # each starts ("--since today" was refused, and said so in English under --lang tr)
-_DAYS_BACK = {"today": 0, "yesterday": 1, "bugün": 0, "dün": 1}
-_LAST_DAYS = re.compile(r"(\d{1,4})\s*[dg]")  # "7d" / "7g" (Turkish gün): the last 7 days, today included
+# words as ``fold`` gives them: "bugün", "Bugun", "BUGÜN" alike (typed on a keyboard without Turkish letters)
+_DAYS_BACK = {"today": 0, "yesterday": 1, "bugun": 0, "dun": 1}
+# "7d" / "7g" (Turkish gün), "7 days" / "7 gün": the last 7 days, today included
+_LAST_DAYS = re.compile(r"(\d{1,4})\s*(?:d|days?|g|gun)")
 
 
 def parse_since(text: str) -> float:
     """``YYYY-MM-DD`` (local midnight) or an ISO date and time, as seconds since the epoch; or
     a day as it is written in Turkey and much of Europe, ``DD.MM.YYYY`` (03.12.2026 was refused);
-    or ``today`` / ``yesterday`` (``bugün`` / ``dün``), or ``7d`` (``7g``): from the start of
-    the day six days before today, so the last 7 days with today among them."""
-    word = text.strip().casefold()
+    or ``today`` / ``yesterday`` (``bugün`` / ``dün``, or ``bugun`` / ``dun`` without Turkish letters),
+    or ``7d`` (``7g``, ``7 days``, ``7 gün``): from the start of the day six days before today, so
+    the last 7 days with today among them."""
+    word = fold(text.strip())
     days_back = _DAYS_BACK.get(word)
     if days_back is None and (last := _LAST_DAYS.fullmatch(word)) and int(last[1]) >= 1:
         days_back = int(last[1]) - 1
