@@ -301,6 +301,12 @@ def test_size_needs_a_workload_or_measure(capsys: pytest.CaptureFixture[str]) ->
     for option in ("--top", "--threads"):
         assert main(["size", "office-20", option, "0", "--lang", "tr"]) == 1
         assert capsys.readouterr().err == f"workstation: {option} en az 1 olmalı, 0 değil.\n"
+    assert main(["size", "--people", "0", "--lang", "tr"]) == 1
+    assert capsys.readouterr().err == "workstation: --people 1 ya da daha fazla olmalı, 0 değil.\n"
+    assert main(["size", "office-6", "--lang", "tr"]) == 1
+    said = capsys.readouterr().err
+    assert said.startswith("workstation: 'office-6' adında bir iş yükü dosyası ya da uygulamayla gelen bir iş yükü yok; ")
+    assert "'workstation size --people 6'" in said and "No workload" not in said, said
     with pytest.raises(WorkstationError):
         from workstation.commands.size import run
 

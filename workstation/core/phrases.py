@@ -291,6 +291,10 @@ ENGLISH: dict[str, str] = {
     "miss.ttft": "the first word in {ttft}, over the {goal} s wanted",
     "miss.docs": "{docs} documents a night, under the {goal} wanted",
     # size with nothing to size (commands/size.run)
+    "size.people_min": "--people must be 1 or more, not {n}.",
+    "size.no_such_workload": ("No workload file or shipped workload named '{ref}'; shipped ones are {names} (in {dir}). "
+                              "For an office of another size, give the number of people: '{people}'; for other chats, "
+                              "documents or targets, copy one and edit it: '{copy}', then '{own}'."),
     "size.nothing": ("Give a workload (a YAML file or a shipped name such as office-20), the office's number of "
                      "people ('{command}'), or --measure."),
     # the size table's (size_report.text_report): what its short headers mean, said under it

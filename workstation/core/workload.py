@@ -18,6 +18,7 @@ from typing import Any
 
 from workstation.core.errors import ProfileError
 from workstation.core.gpu_table import cards_named, gpu_specs
+from workstation.core.phrases import Phrase
 from workstation.core.profile_check import build_settings
 from workstation.core.profiles import KV_CACHE_TYPES
 from workstation.core.settings_file import read_settings_file
@@ -172,7 +173,7 @@ def load_workload(ref: str | None, people: int | None = None) -> Workload:
     same workload for that many people (``size --people 6``: an office of 6 had to write a file),
     the shipped ``office-20`` where ``ref`` is None."""
     if people is not None and people < 1:
-        raise WorkloadError(f"--people must be 1 or more, not {people}.")
+        raise WorkloadError(said=[("size.people_min", {"n": people})])
     ref = ref or DEFAULT_WORKLOAD
     path = Path(ref)
     if not path.exists() and not ref.endswith((".yaml", ".yml")):
@@ -180,7 +181,7 @@ def load_workload(ref: str | None, people: int | None = None) -> Workload:
         if shipped.exists():
             path = shipped
         else:
-            raise WorkloadError(_no_such_workload(ref))
+            raise WorkloadError(said=[_no_such_workload(ref)])
     data = read_settings_file(path, "Workload file", WorkloadError, "a workload is a few lines")
     w = workload_from_dict(data, str(path))
     if people is None or people == w.people:
@@ -190,17 +191,16 @@ def load_workload(ref: str | None, people: int | None = None) -> Workload:
     return scaled
 
 
-def _no_such_workload(ref: str) -> str:
+def _no_such_workload(ref: str) -> Phrase:
     """The sentence for a workload name that is neither a file nor shipped: where the shipped
     ones are, ``--people N`` for another office's size, and how to copy one to edit ("size
-    office-6" named neither)."""
+    office-6" named neither); in the command's language (``size --lang``)."""
     from workstation.core.invocation import cli, shell_word
 
     names = ", ".join(p.stem for p in shipped_workloads())
     counted = re.fullmatch(r"\D*?(\d+)\D*", Path(ref).name)
     n = counted.group(1) if counted and 0 < int(counted.group(1)) <= 100_000 else "N"
     base = WORKLOADS_DIR / f"{DEFAULT_WORKLOAD}.yaml"
-    return (f"No workload file or shipped workload named '{ref}'; shipped ones are {names} (in {WORKLOADS_DIR}). "
-            f"For an office of another size, give the number of people: '{cli(f'size --people {n}')}'; "
-            f"for other chats, documents or targets, copy one and edit it: "
-            f"'cp {shell_word(str(base))} my-office.yaml', then '{cli('size my-office.yaml')}'.")
+    return ("size.no_such_workload", {"ref": ref, "names": names, "dir": str(WORKLOADS_DIR),
+                                      "people": cli(f"size --people {n}"), "copy": f"cp {shell_word(str(base))} my-office.yaml",
+                                      "own": cli("size my-office.yaml")})
