@@ -261,3 +261,13 @@ def test_a_date_rewritten_from_a_dotted_one_is_found_in_its_document() -> None:
                   "F-102: 2026-03-15.", "F-101: 2 Mart 2026."):
         assert unchecked_figures(reply, table) == [], reply
     assert unchecked_figures("F-102 tarihi 16 Mart 2026.", table) == ["16 Mart 2026"]
+
+
+def test_a_name_the_reply_broke_over_two_lines_is_quoted_on_one() -> None:
+    """A reply's "BEDEMAN\\nDurumu" was quoted under it as “BEDEMAN” and “Durumu” on two lines: each
+    quoted item's spaces and line breaks are one space, in what the check finds and in a record kept
+    before."""
+    document = "Fatura;Müşteri;Tutar;Durum\nF-101;Ada;1.250,00;ödendi\n"
+    assert unchecked_figures("Müşteri BEDEMAN\nDurumu ödendi.", document) == ["BEDEMAN Durumu"]
+    record = {"name": "faturalar.csv", "items": ["BEDEMAN\nDurumu", "12\n 400"]}
+    assert say(unchecked_phrases(record)).endswith("“BEDEMAN Durumu” and “12 400” are not in faturalar.csv.")
