@@ -566,3 +566,32 @@ def test_a_column_named_in_brackets_or_by_its_word_in_the_other_language_is_coun
     amounts = table_facts("a.csv", 0, [["Invoice", "Amount"], ["INV-1", "10.00"], ["INV-2", "20.00"]])
     assert amounts is not None
     assert counted_answer("Toplam gelir ne kadar?", [amounts]) == []  # (no revenue column: not the Amount's)
+
+
+EIGHT = [["INV-1001", "Acme", "1200.00", "paid"], ["INV-1002", "Birch", "2380.50", "unpaid"],
+         ["INV-1003", "Cedar", "3200.00", "unpaid"], ["INV-1004", "Delta", "5100.00", "paid"],
+         ["INV-1005", "Acme", "1555.25", "unpaid"], ["INV-1006", "Birch", "900.00", "paid"],
+         ["INV-1007", "Cedar", "4375.00", "unpaid"], ["INV-1008", "Delta", "600.00", "paid"]]
+
+
+def test_two_asks_are_counted_each_with_its_own_condition() -> None:
+    """"Which invoice is the largest and what is the total of the unpaid ones?": the largest of all
+    rows (its row named) and the unpaid ones' total; the largest was said as the unpaid ones'. Said
+    in Turkish, pasted, or the other way round: the same. An ask that says nothing but what it asks
+    for counts the rows of the ask beside it ("… and what is the total?")."""
+    both = ("Counted by the program: Amount (column C), all 8 rows: largest 5,100.00 (INV-1004, Delta); "
+            "Amount where Status is unpaid: 4 rows (INV-1002, INV-1003, INV-1005, INV-1007), total 11,510.75")
+    assert _line("Which invoice is the largest and what is the total of the unpaid ones?", EIGHT) == both
+    assert _line("En büyük fatura hangisi ve ödenmemişlerin toplamı ne kadar?", EIGHT) == both
+    table = "\n".join(" | ".join(r) for r in [HEADER, *EIGHT])
+    assert _said(f"Which invoice is the largest and what is the total of the unpaid ones?\n\n{table}\n") == both.replace(" (column C)", "")
+    assert _line("What is the total of the unpaid ones, and which invoice is the largest?", EIGHT) == (
+        "Counted by the program: Amount where Status is unpaid: 4 rows (INV-1002, INV-1003, INV-1005, INV-1007), "
+        "total 11,510.75; Amount (column C), all 8 rows: largest 5,100.00 (INV-1004, Delta)")
+    unpaid = "Counted by the program: Amount where Status is unpaid: 4 rows (INV-1002, INV-1003, INV-1005, INV-1007), "
+    assert _line("How many invoices are unpaid and what is their total?", EIGHT) == unpaid + "total 11,510.75"
+    assert _line("What is the total and the average of the unpaid invoices?", EIGHT) == (
+        unpaid + "total 11,510.75, average 2,877.69")
+    assert _line("How many are paid and how many are unpaid?", EIGHT) == (
+        "Counted by the program: 4 rows where Status is paid (INV-1001, INV-1004, INV-1006, INV-1008); "
+        "4 rows where Status is unpaid (INV-1002, INV-1003, INV-1005, INV-1007)")

@@ -174,6 +174,9 @@ def test_the_document_a_question_is_asked_of() -> None:
     assert (found := conversation_document(questions, "Who comes?")) is not None and found.name == "memo.txt"
     assert (found := conversation_document(questions, memo)) is not None and found.name == "memo.txt"
     assert conversation_document(["Hello?"], "Hello?") is None
+    pasted = PASTED + "What is the total?"  # (a table pasted in an earlier message: the follow-up's, named so)
+    assert (found := conversation_document([pasted, "When were they issued?"], "When were they issued?")) is not None
+    assert found.name == "the table in your message" and "F-104;Yıldız Ltd;12.400,00" in found.document
 
 
 def test_a_code_or_a_name_the_document_lacks_is_named_though_part_of_it_is_there() -> None:
@@ -261,3 +264,38 @@ def test_a_date_rewritten_from_a_dotted_one_is_found_in_its_document() -> None:
                   "F-102: 2026-03-15.", "F-101: 2 Mart 2026."):
         assert unchecked_figures(reply, table) == [], reply
     assert unchecked_figures("F-102 tarihi 16 Mart 2026.", table) == ["16 Mart 2026"]
+
+
+def test_a_name_the_reply_broke_over_two_lines_is_quoted_on_one() -> None:
+    """A reply's "BEDEMAN\\nDurumu" was quoted under it as “BEDEMAN” and “Durumu” on two lines: each
+    quoted item's spaces and line breaks are one space, in what the check finds and in a record kept
+    before."""
+    document = "Fatura;Müşteri;Tutar;Durum\nF-101;Ada;1.250,00;ödendi\n"
+    assert unchecked_figures("Müşteri BEDEMAN\nDurumu ödendi.", document) == ["BEDEMAN Durumu"]
+    record = {"name": "faturalar.csv", "items": ["BEDEMAN\nDurumu", "12\n 400"]}
+    assert say(unchecked_phrases(record)).endswith("“BEDEMAN Durumu” and “12 400” are not in faturalar.csv.")
+
+
+async def test_a_follow_up_of_a_pasted_table_is_checked_against_it(lease_profile: Path) -> None:
+    """Invoices pasted in message 1; message 2 "When were these invoices issued?" got dates in no
+    row from SmolLM2 135M and nothing under the reply: the check looked at the follow-up's own words
+    alone. A follow-up is checked against the table pasted in an earlier message, named so."""
+    from test_pasted_tables import _send_pasted
+    from tui_helpers import send_text
+
+    from workstation.core.pasted_tables import pasted_known
+
+    app = WorkstationApp("lease", sample_system=False)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: app.small_model is not None)
+        first = PASTED + "What is the total?"
+        await _send_pasted(app, pilot, first)
+        await send_text(pilot, app, "When were these invoices issued?")
+        await until(pilot, lambda: not app.generating and len(message_views(app)) == 4
+                    and app.store.messages(app.conversation_id)[-1].metrics is not None)
+        reply = message_views(app)[-1]
+        missing = unchecked_figures(reply.content, pasted_known(first))
+        assert missing, reply.content  # (the model's own words: what it made up)
+        said = f"“{missing[0]}”"
+        await until(pilot, lambda: said in line_under(reply) and "the table in your message" in line_under(reply),
+                    what=f"the check under {line_under(reply)!r} of {reply.content!r}")

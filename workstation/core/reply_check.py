@@ -197,6 +197,7 @@ def unchecked_figures(reply: str, document: str, name: str = "", counted: list[d
                     continue
             elif doc.has_figure(shown["n"]) and (not before or doc.has_name(before)):
                 continue
+        said = " ".join(said.split())  # (quoted on one line: "BEDEMAN\nDurumu" was split over two)
         if said not in missing:
             missing.append(said)
     return missing
@@ -221,7 +222,7 @@ def unchecked_phrases(record: Any) -> list[Phrase]:
     your message" (``pasted_tables.pasted_known``)."""
     if not isinstance(record, dict) or not isinstance(record.get("name"), str):
         return []
-    items = [str(i) for i in record.get("items") or [] if str(i).strip()][:MOST_NAMED]
+    items = [" ".join(str(i).split()) for i in record.get("items") or [] if str(i).strip()][:MOST_NAMED]
     if not items:
         return []
     name = title_phrase(record["name"])  # (a pasted table's "the table in your message", in the UI's language)

@@ -1195,7 +1195,92 @@ def counted_answer(question: str, tables: list[SheetFacts]) -> list[dict[str, An
     said with "not", a figure it cannot read, a column it cannot tell, a table read in part, one too
     big to keep): nothing, as the figures of all rows answer another question. Counting pasted
     rows: ``counted_answer(question, [table_facts(title, 0, rows)])``.
-    Plain strings and lists of them, as a reply's record keeps them (JSON)."""
+    Plain strings and lists of them, as a reply's record keeps them (JSON).
+    A question of two asks, each with its own ask word ("Which invoice is the largest and what is
+    the total of the unpaid ones?") is counted per ask, each with its own condition (``_asks``):
+    the largest of all rows was said as the unpaid ones' largest."""
+    items: list[dict[str, Any]] = []
+    for ask in _asks(question, tables):
+        for item in _counted_one(ask, tables):
+            same = [had for had in items if item["what"] == had["what"] == "where" and all(
+                item.get(key) == had.get(key) for key in ("title", "conditions", "rows"))]
+            if item in items or same and not item["name"]:
+                continue  # (counted already: "how many are unpaid and how much is owed?" said the unpaid rows once)
+            for had in same:
+                if not had["name"] or had["name"] == item["name"]:
+                    had.update(item, figures=had["figures"] + [f for f in item["figures"] if f not in had["figures"]])
+                    break
+            else:
+                items.append(item)
+    return items[:MAX_COUNTED]
+
+
+# what joins two asks of one question ("… and what is …", "…, how many …", "… ve … ne kadar?")
+_JOIN = re.compile(r"\s*,\s*(?:(?:and|ve)\s+)?|\s+(?:and|ve)\s+", re.IGNORECASE)
+# a word that points back to the rows an earlier ask named ("how many are unpaid and what is their total?")
+_BACK = re.compile(r"\b(?:their|them|they|those|these|its|it|bunlar\w*|onlar\w*|şunlar\w*)\b", re.IGNORECASE)
+# an ask's words that name nothing it asks about: what is left of "what is the average" is nothing
+_ASK_WORDS = re.compile(r"\b(?:what|what's|whats|which|how|much|many|is|are|was|were|the|a|an|of|one|ones|there|"
+                        r"also|then|ne|nedir|kadar|hangisi|peki|ayrıca|da|de|en)\b", re.IGNORECASE)
+_ASK_AT_ALL = re.compile(r"\bwhat\b|\bhow\s+much\b|\bne\s+kadar\b|\bnedir\b|\bhangisi\b", re.IGNORECASE)
+
+
+def _asks(question: str, tables: list[SheetFacts]) -> list[str]:
+    """``question`` split into its asks, each joined by "and", "ve" or a comma and each with its own
+    ask word (``_ASKED``, which, what, how much, ne kadar): ["Which invoice is the largest", "what
+    is the total of the unpaid ones?"]. A part with no ask word of its own ("paid and unpaid", "for
+    Acme, Birch") or one that points back to an earlier ask's rows ("… and what is their total?")
+    stays with the ask before it, as does one that names nothing but what it asks for ("… and what
+    is the total?"); such a one first goes with the ask after it ("what is the total and the average
+    of the unpaid invoices?"). [question] where it is one ask."""
+    blanked = _blanked(question, _threshold_spans(question))  # ("between 500 and 800" is one threshold)
+    cuts = [m for m in _JOIN.finditer(blanked) if m.start() > 0 and m.end() < len(blanked)]
+    parts, start = [], 0
+    for m in cuts:
+        parts.append((question[start:m.start()], blanked[start:m.start()]))
+        start = m.end()
+    parts.append((question[start:], blanked[start:]))
+    if len(parts) < 2:
+        return [question]
+
+    def asks(text: str) -> bool:
+        return any(words.search(text) for _, words in _ASKED) or bool(_WHICH.search(text) or _ASK_AT_ALL.search(text))
+
+    columns = {w for facts in tables for c in facts.columns if c.kind in ("numbers", "percents")
+               for w in _name_words(c.name)}
+
+    def bare(text: str) -> bool:  # (nothing said but what is asked: "what is the average", "the total amount")
+        left = _ASK_WORDS.sub(" ", text)
+        for _, words in _ASKED:
+            left = words.sub(" ", left)
+        return not any(not any(_word_of(w, c) for c in columns) for w in re.findall(r"[^\W\d_]{2,}",
+                                                                                   _folded(_WHICH.sub(" ", left))))
+
+    groups: list[list[str]] = []  # (each: its text, its blanked text)
+    for text, seen in parts:
+        if groups and (not asks(seen) or _BACK.search(seen) or not asks(groups[-1][1])):
+            groups[-1] = [f"{groups[-1][0]} and {text}", f"{groups[-1][1]} and {seen}"]  # ("kira ve ek kira toplamı")
+        else:
+            groups.append([text, seen])
+    if len(groups) < 2:
+        return [question]
+    # (a bare ask asks of the rows the ask before it names: "how many are unpaid and what is the total?";
+    # the first one of those after it: "what is the total and the average of the unpaid invoices?")
+    merged: list[list[str]] = []
+    waiting: list[str] | None = None
+    for text, seen in groups:
+        if bare(seen) and merged:
+            merged[-1] = [f"{merged[-1][0]} and {text}", f"{merged[-1][1]} and {seen}"]
+        elif bare(seen):
+            waiting = [f"{waiting[0]} and {text}", f"{waiting[1]} and {seen}"] if waiting else [text, seen]
+        else:
+            merged.append([f"{waiting[0]} and {text}", f"{waiting[1]} and {seen}"] if waiting else [text, seen])
+            waiting = None
+    return [text for text, _ in merged] if len(merged) > 1 else [question]
+
+
+def _counted_one(question: str, tables: list[SheetFacts]) -> list[dict[str, Any]]:
+    """``counted_answer`` of one ask."""
     spans = _threshold_spans(question)
     plain = _blanked(question, spans)
     asked = [what for what, words in _ASKED if words.search(plain)]

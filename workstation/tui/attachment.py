@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workstation.core.pasted_tables import tables_read_again
+from workstation.core.pasted_tables import PASTED_TITLE, pasted_known, tables_read_again
 from workstation.core.summary_chunks import ATTACHED_SEPARATOR, attached_named, without_counted
 from workstation.core.table_facts import counted_answer
 
@@ -49,13 +49,20 @@ def conversation_document(questions: Iterable[str], asked: str) -> Attached | No
     """The document a question is asked of: its own, else the one last attached to the
     conversation's user messages ``questions`` (in order) before it (``asked``, as sent; an
     earlier one where it was asked again, Alt+R): a follow-up asked without attaching it again
-    is about it still, its text in the conversation the model reads. None: none there."""
+    is about it still, its text in the conversation the model reads. A table pasted in a message's
+    own words is one too, named ``PASTED_TITLE`` (its text: ``pasted_known``): "When were these
+    invoices issued?" after a pasted table had its invented dates unchecked. None: none there."""
     said = list(questions)
     if asked in said:  # (only those up to it: a later message's document is not what it was asked of)
         said = said[:len(said) - said[::-1].index(asked)]
     elif asked:
         said.append(asked)
-    return next((found for content in reversed(said) if (found := find_attached(content)) is not None), None)
+    for content in reversed(said):
+        if (found := find_attached(content)) is not None:
+            return found
+        if pasted := pasted_known(content):
+            return Attached("", PASTED_TITLE, pasted, 0)
+    return None
 
 
 def conversation_tables(messages: Iterable[StoredMessage]) -> list[SheetFacts]:

@@ -22,7 +22,7 @@ from workstation.core.events import TurnFinished as EngineTurnFinished
 from workstation.core.kv_state import NOT_KEPT, conversation_tag
 from workstation.core.metrics import TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
-from workstation.core.pasted_tables import PASTED_TITLE, counted_pasted, for_the_model, pasted_known
+from workstation.core.pasted_tables import counted_pasted, for_the_model
 from workstation.core.phrases import rounded_words, words_in
 from workstation.core.profile_lookup import model_file
 from workstation.core.profiles import Profile, Sampling
@@ -32,9 +32,9 @@ from workstation.core.summary_chunks import with_counted
 from workstation.core.table_facts import counted_answer, facts_record
 from workstation.tui.app_part import AppPart
 from workstation.tui.attachment import (
+    Attached,
     conversation_document,
     conversation_tables,
-    find_attached,
     follow_up_counted,
     with_attached,
 )
@@ -49,6 +49,7 @@ from workstation.tui.toasts import LOAD_NOTICE
 from workstation.tui.widgets.message_view import MessageView
 
 if TYPE_CHECKING:
+    from workstation.core.conversation_records import StoredMessage
     from workstation.tui.app import WorkstationApp
 
 
@@ -556,21 +557,25 @@ class Turn(AppPart):
         welcome's and F6's judgement): a lease's "three days' notice" where it says 60, and a law
         it never names, had nothing under them but the reply's speed. A follow-up asked without
         attaching it again is checked against the document the conversation holds, the one last
-        attached (``conversation_document``): its invented figures had no line. A table pasted in the
-        question is checked against the message (``pasted_known``). None: nothing to say."""
+        attached (``conversation_document``): its invented figures had no line; a table pasted in the
+        question or an earlier one is checked against that message (``pasted_known``: "the table in
+        your message"), and F6's conversation (Ctrl+K) against the document in its first, hidden
+        message. None: nothing to say."""
         if self.small_model is None or not reply.strip():
             return None
-        # a table pasted in the question itself (no document attached to it): checked against the message
-        # and the program's figures of it ("F-102;Kaya AŞ;980,45" of a row that says 980,25 had no line)
-        pasted = pasted_known(self._asked) if self._asked and find_attached(self._asked) is None else ""
-        if pasted:
-            items = unchecked_figures(reply, pasted, "", self._counted)
-            return unchecked_record(PASTED_TITLE, items) if items else None
-        questions: list[str] = []
+        messages: list[StoredMessage] = []
         if self.conversation_id is not None and not self._open_gone():
             with contextlib.suppress(WorkstationError):  # (the conversations' file busy: its own question's alone)
-                questions = [m.content for m in self.store.messages(self.conversation_id) if m.role == "user"]
-        attached = conversation_document(questions, self._asked)
+                messages = [m for m in self.store.messages(self.conversation_id) if m.role == "user"]
+        attached = conversation_document([m.content for m in messages], self._asked)
+        _, held, document = messages[0].content.partition("\nTEXT:\n") if messages and messages[0].shown else ("", "", "")
+        if attached is None and held and self.conversation_id is not None:
+            # F6's (Ctrl+K): the document whole in its first message, the summary's prompt the chat hides
+            from workstation.core.kept_summary import asked_about
+
+            with contextlib.suppress(WorkstationError):
+                if (path := asked_about(self.store, self.conversation_id)) is not None:
+                    attached = Attached("", path.name, document, 0)
         head, _, tail = self.texts("chat.summary_of", name="\0").partition("\0")
         if attached is None or attached.name.startswith(head) and attached.name.endswith(tail):
             return None  # (F6's summary went in its place: said so under the reply it was sent with)
