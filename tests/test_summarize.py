@@ -608,7 +608,7 @@ def test_cli_summarize_json_and_bad_input(profile, tmp_path: Path, capsys) -> No
     assert main(["summarize", str(doc), "-p", str(prof), "-o", str(word), "--quiet"]) == 1
     assert f"{word} zaten var ve summarize tarafından yazılmadı, bu yüzden olduğu gibi bırakıldı" in capsys.readouterr().err
     assert main(["summarize", str(doc), str(bad), "-p", str(prof), "-c", "Arılar"]) == 1
-    assert "-c NAME tek bir belgenin sohbetini kaydeder" in capsys.readouterr().err
+    assert "-c İSİM tek bir belgenin sohbetini kaydeder" in capsys.readouterr().err
     from workstation.commands.stopping import stopped_by
 
     assert (stopped_by(signal.SIGHUP, Texts("tr")), stopped_by(signal.SIGTERM)) == (

@@ -223,8 +223,9 @@ ENGLISH: dict[str, str] = {
                                "and the busy hour brings more chats than it can answer ({misses}); {served}."),
     "headline.pc_nothing_fits": "No: no candidate model fits {pc}'s memory.",
     # this PC's CPU speed not measured: the line above is an estimate (it read as a fact, "fast enough")
-    "headline.estimate": (" This PC's speed was not measured: these are estimates, by the figures of {where}; "
-                          "'{cmd}' measures this one."),
+    "headline.estimate": " This PC's speed was not measured: these are estimates, by the figures of {where}.",
+    "headline.estimate_noisy": (" This PC's measured speeds disagree too much to go by: these are estimates, by the "
+                                "figures of {where}."),
     "headline.small_model": (" This model is very small: its answers are often wrong; a {billions}B-or-larger model "
                              "({billions} billion weights or more) answers better"),
     "headline.small_model_needs": ", and needs about {memory} of memory (the options below)",

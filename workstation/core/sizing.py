@@ -509,9 +509,9 @@ class SizingResult:
         said = self.calibration.get(SAID) or []
         if o.machine_kind != "cpu" or not said or said[0][0] not in ("speed.not_measured", "speed.too_noisy"):
             return []
-        from workstation.core.invocation import cli
-
-        return [("headline.estimate", {"where": said[0][1]["where"], "cmd": cli("size --measure")})]
+        # (how to measure is said once, on the speed's own line below: "size --measure" twice read as two steps)
+        noisy = said[0][0] == "speed.too_noisy"
+        return [("headline.estimate_noisy" if noisy else "headline.estimate", {"where": said[0][1]["where"]})]
 
     def quality_said(self, o: SizingOption) -> list[Phrase]:
         """The model's quality, plainly: a model under the workload's floor is very small (its
