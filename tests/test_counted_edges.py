@@ -595,3 +595,28 @@ def test_two_asks_are_counted_each_with_its_own_condition() -> None:
     assert _line("How many are paid and how many are unpaid?", EIGHT) == (
         "Counted by the program: 4 rows where Status is paid (INV-1001, INV-1004, INV-1006, INV-1008); "
         "4 rows where Status is unpaid (INV-1002, INV-1003, INV-1005, INV-1007)")
+
+
+def test_a_later_ask_of_the_rows_keeps_the_condition_before_it_and_turkish_largest_is_read() -> None:
+    """Split into its asks, "What is the total of the Acme invoices and how many invoices?" counted the
+    second ask of ALL rows ("inv.csv: 5 rows", where Acme has 2), as did "… ve kaç tane?"; "en büyüğü"
+    (ğ for k) was no ask at all. A later count naming only the rows goes with the ask before it; a
+    "which" ("Which invoice is the largest and …", "… and which invoice is the largest?") is its own still."""
+    english = table_facts("inv.csv", 0, [["Invoice", "Client", "Amount", "Status"], ["F-101", "Acme", "450.00", "paid"],
+                                         ["F-102", "Birch", "2380.50", "unpaid"], ["F-103", "Acme", "1200.00", "paid"],
+                                         ["F-104", "Ada", "3200.00", "unpaid"], ["F-105", "Ada", "780.25", "unpaid"]])
+    turkish = table_facts("faturalar.csv", 0, [["Fatura", "Müşteri", "Tutar", "Durum"], ["F-101", "Acme", "450,00", "ödendi"],
+                                               ["F-102", "Birch", "2380,50", "ödenmedi"], ["F-104", "Ada", "3200,00", "ödenmedi"],
+                                               ["F-105", "Ada", "780,25", "ödenmedi"]], usual_comma=True)
+    assert english is not None and turkish is not None
+    line = lambda q, f: say(counted_phrases(counted_answer(q, [f])))  # noqa: E731
+    acme = "Counted by the program: Amount where Client is Acme: 2 rows (F-101, F-103), total 1,650.00"
+    for question in ("What is the total of Acme invoices and how many invoices?", "What is the total for Acme and how many rows?"):
+        assert line(question, english) == acme, question
+    ada = "Counted by the program: Tutar where Müşteri is Ada: 2 rows (F-104, F-105), total 3,980.25"
+    for question in ("Ada'nın faturalarının toplamı ne kadar ve kaç tane?", "Ada'nın faturalarının toplamı ne kadar ve kaç fatura var?"):
+        assert line(question, turkish) == ada, question
+    assert line("Ödenmemiş faturaların toplamı ve en büyüğü ne?", turkish) == (
+        "Counted by the program: Tutar where Durum is ödenmedi: 3 rows (F-102, F-104, F-105), total 6,360.75, largest 3,200.00")
+    assert line("Which invoice is the largest and what is the total of the unpaid ones?", english).startswith(
+        "Counted by the program: Amount (column C), all 5 rows: largest 3,200.00 (F-104, Ada); ")

@@ -1063,7 +1063,7 @@ def test_a_tables_facts_are_counted_exactly_whichever_reader_read_it(tmp_path: P
     assert say(counted_phrases(counted_answer("Amount toplamı kaç?", amounts)), Texts("tr").get) == (
         "Programın hesabı: Amount (B sütunu), 3 satırın tümü: toplam 266.200")
     assert say(counted_phrases(counted_answer("largest in column b, and how many rows?", amounts))) == (
-        "Counted by the program: Amount (column B), all 3 rows: largest 250,000, amounts.csv: 3 rows")  # (as asked)
+        "Counted by the program: amounts.csv: 3 rows, Amount (column B), all 3 rows: largest 250,000")
     assert counted_answer("What does this list mean?", amounts) == []
     # what was counted is said (all the rows), and a question with a condition (a value of the table:
     # "for Ink", "from Ankara", "Ankara'dan") has it counted on those rows (the figures of all rows

@@ -682,10 +682,12 @@ def as_written(facts: SheetFacts) -> Lookup | None:
 _ASKED = [
     ("total", re.compile(r"\b(?:total|sum|add(?:s|ed)? up)\b|\btoplam", re.IGNORECASE)),
     ("average", re.compile(r"\baverage\b|\bortalama", re.IGNORECASE)),
-    ("largest", re.compile(r"\b(?:max|maximum|largest|highest|biggest)\b|\ben (?:büyük|yüksek|fazla)", re.IGNORECASE)),
-    ("smallest", re.compile(r"\b(?:min|minimum|smallest|lowest)\b|\ben (?:küçük|düşük|az)\b", re.IGNORECASE)),
+    # ("en büyüğü", "en yükseği", "en küçüğü", "en düşüğü": the k a ğ before a vowel)
+    ("largest", re.compile(r"\b(?:max|maximum|largest|highest|biggest)\b|\ben (?:büyü[kğ]|yükse[kğ]|fazla)", re.IGNORECASE)),
+    ("smallest", re.compile(r"\b(?:min|minimum|smallest|lowest)\b|\ben (?:küçü[kğ]\w*|düşü[kğ]\w*|az)\b", re.IGNORECASE)),
     ("rows", re.compile(r"\b(?:how many|count|number of)\b|\bkaç\b|\badet|\bsayısı", re.IGNORECASE)),
 ]
+_ROWS_ASKED = dict(_ASKED)["rows"]  # ("how many", "kaç": the rows counted)
 # a column asked for by its letter: "column B", "B sütunu"
 _LETTER = re.compile(r"\bcolumn\s+([A-Za-z]{1,3})\b|\b([A-Za-z]{1,3})\s+sütun", re.IGNORECASE)
 _ROWS = re.compile(r"\brows?\b|\bsatır", re.IGNORECASE)
@@ -1222,6 +1224,7 @@ _BACK = re.compile(r"\b(?:their|them|they|those|these|its|it|bunlar\w*|onlar\w*|
 # an ask's words that name nothing it asks about: what is left of "what is the average" is nothing
 _ASK_WORDS = re.compile(r"\b(?:what|what's|whats|which|how|much|many|is|are|was|were|the|a|an|of|one|ones|there|"
                         r"also|then|ne|nedir|kadar|hangisi|peki|ayrıca|da|de|en)\b", re.IGNORECASE)
+_ROW_WORDS = frozenset({"var", "mı", "mi", "tane", "adet", "are", "there", "ones"})  # (said of the rows, no condition)
 _ASK_AT_ALL = re.compile(r"\bwhat\b|\bhow\s+much\b|\bne\s+kadar\b|\bnedir\b|\bhangisi\b", re.IGNORECASE)
 
 
@@ -1249,12 +1252,17 @@ def _asks(question: str, tables: list[SheetFacts]) -> list[str]:
     columns = {w for facts in tables for c in facts.columns if c.kind in ("numbers", "percents")
                for w in _name_words(c.name)}
 
-    def bare(text: str) -> bool:  # (nothing said but what is asked: "what is the average", "the total amount")
-        left = _ASK_WORDS.sub(" ", text)
-        for _, words in _ASKED:
+    def bare(text: str, later: bool = False) -> bool:  # (nothing said but what is asked: "what is the average")
+        left = text
+        for _, words in _ASKED:  # (before the ask words: "en büyüğü" is one, "en" alone another)
             left = words.sub(" ", left)
-        return not any(not any(_word_of(w, c) for c in columns) for w in re.findall(r"[^\W\d_]{2,}",
-                                                                                   _folded(_WHICH.sub(" ", left))))
+        left = _ASK_WORDS.sub(" ", left)
+        said = re.findall(r"[^\W\d_]{2,}", _folded(_WHICH.sub(" ", left)))
+        if later and _ROWS_ASKED.search(text) and not _WHICH.search(text):  # (the rows themselves, counted after
+            # an ask: "… and how many invoices?", "ve kaç tane?" count the rows the ask before names, not all of
+            # them; "… and which invoice is the largest?", or first, "which invoice is the largest and …", its own)
+            said = [w for w in said if not (w in _COUNTED_THINGS or w.startswith(_ROW_NOUNS) or w in _ROW_WORDS)]
+        return not any(not any(_word_of(w, c) for c in columns) for w in said)
 
     groups: list[list[str]] = []  # (each: its text, its blanked text)
     for text, seen in parts:
@@ -1269,7 +1277,7 @@ def _asks(question: str, tables: list[SheetFacts]) -> list[str]:
     merged: list[list[str]] = []
     waiting: list[str] | None = None
     for text, seen in groups:
-        if bare(seen) and merged:
+        if merged and bare(seen, later=True):
             merged[-1] = [f"{merged[-1][0]} and {text}", f"{merged[-1][1]} and {seen}"]
         elif bare(seen):
             waiting = [f"{waiting[0]} and {text}", f"{waiting[1]} and {seen}"] if waiting else [text, seen]
