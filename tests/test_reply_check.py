@@ -299,3 +299,16 @@ async def test_a_follow_up_of_a_pasted_table_is_checked_against_it(lease_profile
         said = f"“{missing[0]}”"
         await until(pilot, lambda: said in line_under(reply) and "the table in your message" in line_under(reply),
                     what=f"the check under {line_under(reply)!r} of {reply.content!r}")
+
+
+def test_a_dotted_dates_parts_vouch_for_dates_only() -> None:
+    """The first way of finding "15 Mart 2026" in a table's 15.03.2026 put the date's 15 and 3 among the
+    document's figures: a made-up "15 EUR" or "3 EUR" beside it, and a wrong month ("15 Nisan 2026"),
+    went unsaid. A dotted date's parts vouch for a date the reply writes (its month too), not a figure."""
+    lease = "Kira son ödeme: 15.03.2026. Gecikme bedeli: 50 EUR"
+    assert unchecked_figures("The late fee is 15 EUR.", lease) == ["15"]
+    assert unchecked_figures("The fee is 3 EUR.", lease) == ["3"]
+    assert unchecked_figures("The rent is due on 15 Nisan 2026.", lease) == ["15 Nisan 2026"]
+    assert unchecked_figures("The rent is due on 15 April 2026.", lease) == ["15 April 2026"]
+    for same in ("The rent is due on 15 March 2026.", "Due 2026-03-15.", "Due 15/03/2026."):
+        assert unchecked_figures(same, lease) == [], same

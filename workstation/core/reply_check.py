@@ -100,10 +100,8 @@ def _word_value(words: str) -> int | None:
 
 
 def _values(figure: str) -> list[str]:
-    """The numbers a figure is: itself and, of a date or a code (2024-03-01, 15.03.2026, 1624-03),
-    each part (a reply's "15 Mart 2026" of a table's 15.03.2026 was said not to be in it)."""
-    dotted = re.fullmatch(r"\d{1,2}\.\d{1,2}\.\d{4}", figure) is not None
-    parts = figure.split(".") if dotted else re.split(r"[-/]", figure)
+    """The numbers a figure is: itself and, of a date or a code (2024-03-01, 1624-03), each part."""
+    parts = re.split(r"[-/]", figure)
     return [_value(figure), *([_value(p) for p in parts] if len(parts) > 1 else [])]
 
 
@@ -116,6 +114,9 @@ class DocumentText:
     def __init__(self, text: str) -> None:
         self.words = set(re.findall(r"[^\W\d_]+", fold(text)))  # (İstanbul, ISTANBUL and Istanbul alike)
         self.numbers: set[str] = set()
+        # a dotted date's day, month and year (15.03.2026), for a date the reply writes another way ("15 Mart
+        # 2026" was said not to be in it): for dates only, or a made-up "15 EUR" beside it went unsaid
+        self.date_parts: set[str] = set()
         self.quantities: set[tuple[str, str]] = set()
         tokens = re.findall(rf"{_FIGURE}|[^\W\d_]+", text)
         for i, token in enumerate(tokens):
@@ -123,6 +124,8 @@ class DocumentText:
                 [str(v)] if (v := _word_value(token)) is not None else \
                 [str(month)] if (month := _month(token)) is not None else []
             self.numbers.update(values)
+            if re.fullmatch(r"\d{1,2}\.\d{1,2}\.\d{4}", token):
+                self.date_parts.update(_value(p) for p in token.split("."))
             for after in tokens[i + 1:i + 5]:
                 if (unit := _unit_of(after)) is not None:
                     self.quantities.update((v, unit) for v in values)
@@ -130,7 +133,10 @@ class DocumentText:
 
     def has_figure(self, figure: str) -> bool:
         whole, *parts = _values(figure)
-        return whole in self.numbers or bool(parts) and all(v in self.numbers for v in parts)
+        # (a date written 2026-03-15 or 15/03/2026 of the document's 15.03.2026: its parts are a dotted date's)
+        known = self.numbers | self.date_parts if re.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d{4}", figure) \
+            else self.numbers
+        return whole in self.numbers or bool(parts) and all(v in known for v in parts)
 
     def has_name(self, name: str) -> bool:
         return all(w in self.words for w in re.findall(r"[^\W\d_]+", fold(name)))
@@ -182,7 +188,9 @@ def unchecked_figures(reply: str, document: str, name: str = "", counted: list[d
             if quantity is None or quantity in doc.quantities:
                 continue
         elif kind == "date":
-            if all(_value(n) in doc.numbers for n in re.findall(r"\d+", said)):
+            known = doc.numbers | doc.date_parts  # (its day and year, and its month as a number: "15 Nisan 2026"
+            month = next((m for w in re.findall(r"[^\W\d_]+", said) if (m := _month(w)) is not None), None)  # of 15.03)
+            if all(_value(n) in known for n in re.findall(r"\d+", said)) and (month is None or str(month) in known):
                 continue
         else:  # a figure, maybe with the name before it and what it counts after it
             shown = re.search(rf"{_MONEY}?(?P<n>{_FIGURE})", said)  # (as the reply writes it: "$2,000", "10%")
