@@ -57,7 +57,10 @@ from workstation.tui.toasts import WARNING_MOST_S
 from workstation.tui.widgets.message_view import MessageView, PlainBody
 
 if TYPE_CHECKING:
+    from textual.widget import Widget
     from textual.widgets import Input
+
+    from workstation.core.metrics import TurnMetrics
 
 
 def _paragraphs(view: MessageView) -> list[str]:
@@ -4574,12 +4577,8 @@ async def test_the_turkish_line_under_a_long_reply_fits_80_columns(tmp_path: Pat
                          predicted_ms=1024 / 31.1 * 1000, kv_used=2204, kv_size=4096, stop_reason="length")
     record.finish_rates()
     async with app.run_test(size=(80, 24)) as pilot:
-        conv = app.store.new("Rapor")
-        app.store.add_message(conv.id, "user", "Raporu yaz.")
-        app.store.add_message(conv.id, "assistant", "Rapor uzun bir metin ve burada kesildi", record.to_dict())
-        await app.open_conversation(conv.id)
-        await until(pilot, lambda: len(_views(app)) == 2 and "Alt+C" in _views(app)[-1]._metrics_text())
-        figures = _views(app)[-1].query_one(".metrics")
+        figures = await _reply_figures(pilot, app, ("Rapor", "Raporu yaz.", "Rapor uzun bir metin ve burada kesildi"),
+                                       record, "Alt+C")
         await until(pilot, lambda: figures.size.height == 1 and "uzunluk sınırı · Alt+C sürdürür" in str(figures.render()))
         line = next(row for row in screen_lines(app) if "uzunluk sınırı" in row)
         assert "31,1 token/sn · uzunluk sınırı · Alt+C sürdürür" in line, line  # (the speed left out last)
@@ -4587,6 +4586,19 @@ async def test_the_turkish_line_under_a_long_reply_fits_80_columns(tmp_path: Pat
         await until(pilot, lambda: "TTFT 1,9 sn · 31,1 token/sn · 1.024 token · uzunluk sınırı"
                     in str(figures.render()))
         assert figures.size.height == 1
+
+
+async def _reply_figures(pilot, app: WorkstationApp, exchange: tuple[str, str, str], record: TurnMetrics,
+                         key: str) -> Widget:
+    """A conversation (title, question, reply with ``record``'s figures) stored and opened: the line of
+    figures under its reply, once it names ``key`` (Alt+C, Alt+R)."""
+    title, asked, answered = exchange
+    conv = app.store.new(title)
+    app.store.add_message(conv.id, "user", asked)
+    app.store.add_message(conv.id, "assistant", answered, record.to_dict())
+    await app.open_conversation(conv.id)
+    await until(pilot, lambda: len(_views(app)) == 2 and key in _views(app)[-1]._metrics_text())
+    return _views(app)[-1].query_one(".metrics")
 
 
 async def test_the_list_shows_a_conversations_title_whole_where_it_has_room(profiles: Path) -> None:
@@ -4688,12 +4700,8 @@ async def test_a_reply_stopped_for_repeating_itself_keeps_its_figures(
     record.finish_rates()
     tokens = {"en": "287 tokens", "tr": "287 token"}[language]
     async with app.run_test(size=(110, 32)) as pilot:
-        conv = app.store.new("Loop")
-        app.store.add_message(conv.id, "user", "Write the word ok five times.")
-        app.store.add_message(conv.id, "assistant", "ok ok ok ok ok. Write the word ok five times.", record.to_dict())
-        await app.open_conversation(conv.id)
-        await until(pilot, lambda: len(_views(app)) == 2 and "Alt+R" in _views(app)[-1]._metrics_text())
-        figures = _views(app)[-1].query_one(".metrics")
+        figures = await _reply_figures(pilot, app, ("Loop", "Write the word ok five times.",
+                                                    "ok ok ok ok ok. Write the word ok five times."), record, "Alt+R")
         for size in ((110, 32), (80, 24)):
             await pilot.resize_terminal(*size)
             columns = size[0]
