@@ -2162,14 +2162,11 @@ async def test_the_box_emptied_while_changing_an_earlier_message_goes_on_in_a_ne
     """Up, Up, Ctrl+U, the message typed anew, Enter: the conversation goes on from it in a new
     one, "(changed at message 1)", as a changed earlier message does (it went at the end of this
     one as a new message); this one stays as it was."""
-    from textual.widgets import Input
 
     conv_id, kept = _budget_letter(profile="a")
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.engine is not None and app.conversation_id == conv_id)
-        prompt = app.chat_screen.query_one("#prompt", Input)
-        prompt.focus()
+        prompt = await _opened_with_the_box(pilot, app, conv_id)
         await pilot.press("up", "up")
         await until(pilot, lambda: prompt.value == "Write a budget letter." and app._editing_at is not None)
         await pilot.press("ctrl+u", *"Write a sales letter.", "enter")
@@ -2645,20 +2642,27 @@ def _budget_letter(**settings: object) -> tuple[int, list[tuple[object, ...]]]:
     return _stored_exchanges("Budget letter", BUDGET_LETTER, sampling={"max_tokens": 3}, **settings)
 
 
+async def _opened_with_the_box(pilot, app: WorkstationApp, conv_id: int) -> Input:
+    """Once the model is loaded and ``conv_id`` opened at the start: the message box, focused."""
+    from textual.widgets import Input
+
+    await until(pilot, lambda: app.engine is not None and app.conversation_id == conv_id)
+    prompt = app.chat_screen.query_one("#prompt", Input)
+    prompt.focus()
+    return prompt
+
+
 async def test_up_again_goes_back_to_an_earlier_message_and_sent_changed_goes_on_in_a_new_conversation(
         profiles: Path) -> None:
     """Up again put the message before the last in the box? It said only the last could be
     changed (ChatGPT and LM Studio change any). Now Up again goes back, marks the message in the
     chat, and sent changed, the conversation goes on from it in a new one; the old one stays."""
-    from textual.widgets import Input
 
     conv_id, kept = _budget_letter(profile="a", instructions="Answer briefly.")
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         said = notices(app)
-        await until(pilot, lambda: app.engine is not None and app.conversation_id == conv_id)
-        prompt = app.chat_screen.query_one("#prompt", Input)
-        prompt.focus()
+        prompt = await _opened_with_the_box(pilot, app, conv_id)
         await pilot.press("up")
         await until(pilot, lambda: prompt.value == "Make it shorter.")
         await pilot.press("up")
@@ -2954,7 +2958,6 @@ async def test_an_earlier_message_sent_unchanged_is_asked_again_and_titled_so(pr
     """Up, Up, Enter (message 1 sent as it was): it went on in a new conversation titled "(changed at
     message 1)", though nothing was changed. As ChatGPT's regenerate of an earlier message, the model
     is asked again from there, in a new conversation titled "(again from message 1)"."""
-    from textual.widgets import Input
 
     from workstation.tui.last_exchange import root_title
 
@@ -2962,9 +2965,7 @@ async def test_an_earlier_message_sent_unchanged_is_asked_again_and_titled_so(pr
     app = WorkstationApp("a", sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
         said = notices(app)
-        await until(pilot, lambda: app.engine is not None and app.conversation_id == conv_id)
-        prompt = app.chat_screen.query_one("#prompt", Input)
-        prompt.focus()
+        prompt = await _opened_with_the_box(pilot, app, conv_id)
         await pilot.press("up", "up")
         await until(pilot, lambda: prompt.value == "Write a budget letter.")
         await pilot.press("enter")
