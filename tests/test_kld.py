@@ -491,6 +491,7 @@ async def test_quantization_screen_charts_the_newest_kld_run(
         assert f"{loss['kld_mean']:.4f}" in next(line for line in narrow if line.startswith("q4_0 Q4_0"))
         title = str(app.screen.query_one("#quality-title", Static).render())
         assert re.search(r"\(\d{4}-\d\d-\d\d \d\d:\d\d\)", title), title  # local time, not 2026-12-05T03:38:44Z
+        assert title.endswith("), 1 document"), title  # one document: not "1 document(s)"
         await pilot.press("f9")  # Turkish: title, chart, legend and table said again (they stayed English)
         await app.workers.wait_for_complete()
         await pilot.pause()
