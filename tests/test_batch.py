@@ -536,6 +536,10 @@ def test_a_run_says_which_document_of_how_many_it_is_on(tmp_path: Path, smollm2_
     assert len(done) == 2, err
     assert re.search(r" \(1 document left, (about (\d+ min )?\d+ s|nearly finished) at this run's pace\)$", done[0]), done
     assert done[1].endswith("memo1.txt.summary.md"), done
+    # a part read whose time is not known yet says what it does ("time left …" said nothing)
+    under_way = [line for line in err.splitlines() if " under way " in line]
+    assert under_way and all(re.search(r"read\), (time left \S.*|writing its summary)$", line) for line in under_way), err
+    assert not any(line.endswith("…") for line in under_way), under_way
     # an estimate that rounds to none is "nearly finished" ("az kaldı"): it said "about 0s for the 1 document left"
     from workstation.commands.batch import time_left
     from workstation.tui.i18n import Texts
@@ -727,6 +731,40 @@ def test_the_time_left_of_a_queue_is_its_text_not_its_bytes(tmp_path: Path) -> N
         # once a PDF is done, one left is taken to hold the text a byte that one did
         pace.finished(next(r for r in queue.rows() if r.path == "scan.pdf"), 1020)
         assert pace.text_of(next(r for r in queue.rows() if r.path == "scan.pdf")) == pytest.approx(1020)
+    finally:
+        queue.close()
+
+
+def test_the_time_left_of_short_notes_is_their_time_not_hours(tmp_path: Path) -> None:
+    """300 one-line notes, a second each, were said to take "about 53 h 40 min": each note's
+    prompt reused the instruction the one before had read (``cache_n`` 75 beside ``prompt_n`` 28,
+    the tokens read), and the pace took the reused off the read, leaving fewer read than none.
+    The totals are those of a real run's notes (``SummaryResult.totals``)."""
+    from types import SimpleNamespace
+
+    from workstation.core.batch_queue import Pace
+
+    folder, out = tmp_path / "many", tmp_path / "out"
+    folder.mkdir()
+    out.mkdir()
+    for i in range(20):
+        (folder / f"f{i:02}.txt").write_text(f"note {i}: item {i} is done.\n", encoding="utf-8")
+    queue = BatchQueue(out / DB_NAME)
+    try:
+        queue.scan(folder, out)
+        pace = Pace()
+        pace.begin()
+        first = {"document_tokens": 11, "prompt_n": 101, "cache_n": 0, "prompt_ms": 1159.0, "calls": 1,
+                 "predicted_ms": 444.0, "total_ms": 1598.0}
+        later = {"document_tokens": 13, "prompt_n": 28, "cache_n": 75, "prompt_ms": 520.0, "calls": 1,
+                 "predicted_ms": 600.0, "total_ms": 1120.0}
+        for i in range(10):
+            row = next(r for r in queue.rows() if r.path == f"f{i:02}.txt")
+            queue.mark_done(row.path, {})
+            result = SimpleNamespace(totals=first if i == 0 else later, chunk_budget=3982, prefix_tokens=90)
+            pace.finished(row, row.size, result)
+        eta = pace.eta(queue)
+        assert eta is not None and 10 * 1.0 <= eta <= 10 * 2.0, eta  # (10 notes left, about 1.1 s each)
     finally:
         queue.close()
 

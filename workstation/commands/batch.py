@@ -239,7 +239,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"batch:   {ev.path}: " + t("batch_cmd.reading_part", part=p.part, total=p.chunks_total,
                                              read=int(p.part_read * 100),
                                              eta=_eta(t, p.eta_s, "batch_cmd.eta", "summarize.eta_soon",
-                                                      p.eta_revised, p.eta_high_s)), file=sys.stderr)
+                                                      p.eta_revised, p.eta_high_s) if p.eta_s is not None
+                                             # (read, its time not known: "time left …")
+                                             else t("batch_cmd.writing_summary")), file=sys.stderr)
         elif ev.kind == "progress" and ev.progress is not None and ev.progress.stage == "kept":
             p = ev.progress
             print(f"batch:   {ev.path}: " + t("batch_cmd.parts_kept", done=p.chunks_done, total=p.chunks_total),
