@@ -25,7 +25,7 @@ from workstation.core.disk_budget import evict_least_recent
 from workstation.core.engine import Engine
 from workstation.core.errors import EngineError
 from workstation.core.events import TokenDelta, TurnFinished, finished_turn
-from workstation.core.kv_state import KvStateStore, SavedState, StateKey
+from workstation.core.kv_state import KvStateStore, NotSaved, SavedState, StateKey
 from workstation.core.profiles import Constraints, Sampling
 from workstation.core.scheduler import Scheduler
 from workstation.core.store import ConversationStore
@@ -352,6 +352,7 @@ def test_the_budget_drops_states_never_restored_before_reused_ones(tmp_path: Pat
     talk = store.save(key, [9, 9, 9], b"t" * 1000, tag="conversation:x:1:1.0")
     (entry,) = [e for e in store.entries(key) if e.path == shared]
     store.load(key, entry)
+    store.restored(entry)  # (llama.cpp took it)
     (kept,) = [e.path for e in store.entries(key) if e.tokens == [1, 2, 3]]
     one_off = store.save(key, [4, 5, 6], b"x" * 1000)
     for n, path in enumerate((kept, talk, one_off)):  # (last used in this order)
@@ -388,7 +389,10 @@ def test_a_state_restored_meanwhile_is_still_read_and_removed(tmp_path: Path) ->
     store.save(key, [1, 2, 3], b"a" * 100, tag="conversation:x:1:1.0")
     (mine,), (theirs,) = store.entries(key), other.entries(key)
     assert other.load(key, theirs) == b"a" * 100
+    other.restored(theirs)
     assert store.load(key, mine) == b"a" * 100  # read under its new name
+    store.restored(mine)
+    assert [e.path.name.endswith(".reused.kv") for e in store.entries(key)] == [True]
     store.remove(mine.path)
     assert not list(tmp_path.glob("*.kv"))
     old, new = tmp_path / "old.kv", tmp_path / "new.kv"
@@ -451,7 +455,7 @@ def test_the_cache_leaves_its_disk_room_for_everything_else(tmp_path: Path) -> N
         kept = [store.save(key, [n, n + 1], bytes([n]) * 600_000) for n in range(1, 20, 2)]  # 6 MB in all
         assert kept[-1].exists() and not kept[0].exists()  # the newest kept, the oldest gone
         assert shutil.disk_usage(disk).free >= 4 * 2**20 // 10 - 4096
-        with pytest.raises(OSError, match="no room for a saved state of 4.8 MiB"):
+        with pytest.raises(NotSaved, match="no room for one of 4.8 MiB: the disk holding"):
             store.save(key, [99], b"x" * 5_000_000)  # larger than the whole disk may hold
         assert kept[-1].exists()  # and the states there are left alone
     finally:
@@ -680,3 +684,113 @@ def test_a_budget_that_is_not_a_size_is_said(value: str, monkeypatch: pytest.Mon
     assert "WORKSTATION_KV_CACHE_MB is " in capsys.readouterr().err
     monkeypatch.setenv("WORKSTATION_KV_CACHE_MB", "0")
     assert KvStateStore().budget == 0
+
+
+def test_a_state_saved_with_flash_attention_off_is_kept_beside_the_one_with_it_on(
+        saved: tuple[str, str], caplog: pytest.LogCaptureFixture) -> None:
+    """Flash attention off keeps V transposed, and llama.cpp refuses a state saved the other way;
+    it was not in the key, so a profile with it off replaced the state of one with it on (the
+    same name) and each switch warned "llama.cpp could not load" and read the whole prompt."""
+    first, expected = saved
+    (on_state,) = _state_files()
+    off = make_profile(threads=1, context=1024, flash_attn="off")
+    with caplog.at_level(logging.WARNING):
+        with Engine(off, keep_state=True) as eng:
+            assert eng.run_chat(FIRST, GREEDY).metrics.restored_n == 0  # not offered: not the state it can load
+        assert on_state.exists() and len(_state_files()) == 2  # both kept
+        with Engine(_profile(), keep_state=True) as eng:
+            final = eng.run_chat(_second(first), GREEDY)
+        assert final.metrics.restored_n > 60 and final.text == expected
+        with Engine(off, keep_state=True) as eng:
+            assert eng.run_chat(_second(first), GREEDY).metrics.restored_n > 60
+    assert "Ignored a saved KV state" not in caplog.text
+
+
+def test_a_budget_of_nothing_or_too_small_for_a_state_keeps_none(
+        smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """WORKSTATION_KV_CACHE_MB=0 (or one state larger than it) said at every save "the disk
+    holding kv-cache is (nearly) full" with 76 GB free, and the states there stayed (104 MB of
+    0 B): the budget was never applied. 0 now keeps nothing, quietly; a budget too small for a
+    state says so once, in the command's language, naming the setting."""
+    from workstation.cli import main
+
+    prof = write_profile_file(tmp_path / "p.yaml", _profile())
+    key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
+    before = KvStateStore().save(key, [1, 2, 3], b"a" * 3 * 2**20)  # kept before the budget was lowered
+    assert before is not None and before.exists()
+    monkeypatch.setenv("WORKSTATION_KV_CACHE_MB", "0")
+    assert main(["chat", "-p", str(prof), "-c", "zero", "--max-tokens", "4", "--temperature", "0", FIRST[0]["content"]]) == 0
+    assert "KV state" not in capsys.readouterr().err
+    assert not list(KvStateStore().folder.glob("*.kv"))  # the one before evicted down to the budget
+    monkeypatch.setenv("WORKSTATION_KV_CACHE_MB", "1")  # (a state of this prompt is 2 MiB and more)
+    assert main(["chat", "--lang", "tr", "-p", str(prof), "-c", "small", "--max-tokens", "4", "--temperature", "0",
+                 FIRST[0]["content"]]) == 0
+    err = capsys.readouterr().err
+    assert "Bir KV durumu kaydedilemedi:" in err and "WORKSTATION_KV_CACHE_MB ayarının" in err and "disk" not in err
+    assert not list(KvStateStore().folder.glob("*.kv"))
+    monkeypatch.setenv("WORKSTATION_KV_CACHE_MB", "abc")
+    assert main(["cache", "list", "--lang", "tr"]) == 1
+    assert "WORKSTATION_KV_CACHE_MB değeri 'abc'" in capsys.readouterr().err
+
+
+def test_a_half_written_state_of_a_killed_process_goes_at_once(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """kill -9 while a state was written left its .tmp (conversation text), which `cache clear`
+    kept for a minute and `cache list` never showed. A state is written through a part whose
+    lock its writer holds: one left by a process that is gone is removed at once, one being
+    written by a live process stays, and `cache list` counts both."""
+    from workstation.cli import main
+
+    store = KvStateStore()
+    store.folder.mkdir(parents=True)
+    writer = subprocess.Popen(  # a process writing a part (its lock held) that then is killed
+        [sys.executable, "-c", "import sys, time\n"
+         "from pathlib import Path\n"
+         "from workstation.core.installed_models import held_part\n"
+         "part = Path(sys.argv[1])\n"
+         "with held_part(part, ('kv.being_written', {'file': part.name})):\n"
+         "    part.write_bytes(b'x' * 4096); print('ready', flush=True); time.sleep(300)\n",
+         str(store.folder / ".abc-def.kv.999.part")], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+        assert main(["cache", "list"]) == 0
+        out = capsys.readouterr().out
+        assert "being written now: 1 state of 4 KB" in out and ", 4 KB of 2.0 GB" in out
+        assert main(["cache", "clear"]) == 0
+        assert (store.folder / ".abc-def.kv.999.part").exists()  # its writer is alive: it stays
+    finally:
+        writer.kill()
+        writer.wait()
+    assert main(["cache", "list"]) == 0
+    assert "half-written: 1 file of 4 KB left by a program that stopped" in capsys.readouterr().out
+    assert main(["cache", "clear"]) == 0
+    assert not [p for p in store.folder.iterdir() if p.name.startswith(".abc-def")]  # at once, its lock file too
+
+
+def test_the_folder_is_its_owners_alone_from_the_first_file(tmp_path: Path) -> None:
+    """serve's first write was the prompts asked (``keep_seen``): the folder was made 0755 with
+    them, and became 0700 only at the first state saved."""
+    store = KvStateStore()
+    store.seen_before(list(range(40)))
+    store.keep_seen()
+    assert (store.folder / "seen-prompts.kv.hashes").exists()
+    assert store.folder.stat().st_mode & 0o777 == 0o700
+
+
+def test_cache_list_says_each_states_context_and_flash_attention_where_they_differ(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Two "f16/f16 kvtest" rows, one of a 4,096 context and one of 2,048, read as one state twice."""
+    from workstation.cli import main
+
+    store = KvStateStore()
+    store.save(StateKey("m.gguf:1:1", "f16", "f16", 4096), [1, 2, 3], b"a" * 100)
+    store.save(StateKey("m.gguf:1:1", "f16", "f16", 2048), [1, 2, 3], b"a" * 100)
+    assert main(["cache", "list"]) == 0
+    head, *rows = capsys.readouterr().out.splitlines()
+    assert "CONTEXT" in head and "FLASH" not in head
+    assert sorted(r.split()[-2] for r in rows[:2]) == ["2,048", "4,096"]
+    store.save(StateKey("m.gguf:1:1", "f16", "f16", 2048, flash_attn=False), [1, 2, 3], b"a" * 100)
+    assert main(["cache", "list", "--lang", "tr"]) == 0
+    head, *rows = capsys.readouterr().out.splitlines()
+    assert "BAĞLAM" in head and "FLASH ATTENTION" in head
+    assert sorted(r.split()[-3:-1] for r in rows[:3]) == [["2.048", "açık"], ["2.048", "kapalı"], ["4.096", "açık"]]

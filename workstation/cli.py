@@ -23,13 +23,14 @@ from workstation.commands import (
     print_json_error,
     said_in,
     stdout_gone,
+    texts_of,
 )
 from workstation.commands.parser import CommandParser, NeedsEveryCommand, line_texts
 from workstation.core import invocation
 from workstation.core.atomic import WRITE_ERRNOS, cannot_write
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import command, shell_word
-from workstation.core.phrases import say
+from workstation.core.phrases import Lookup, logs_said_in, say
 from workstation.launch import STOPPED, command_word, interrupted
 
 # Sub-commands in the order `--help` lists them; each module has register(subparsers).
@@ -189,7 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Enter, printed a traceback from whichever import it fell in)
         args = _parsed(argv)
         _say_setup_problems(args)
-        code = int(args.func(args) or 0)
+        with logs_said_in(_log_lookup(args)):
+            code = int(args.func(args) or 0)
         sys.stdout.flush()  # (here, not at exit: a reader gone by then is said below, not by Python)
         return code
     except WorkstationError as err:
@@ -211,6 +213,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _failed(args, said, 1)
     except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
         return _unexpected(err, args)
+
+
+def _log_lookup(args: argparse.Namespace) -> Lookup | None:
+    """The language the core's warnings are said in while the command runs (``logs_said_in``):
+    the command's, where it takes --lang and speaks another than English; None: as they are."""
+    if not hasattr(args, "lang"):
+        return None
+    t = texts_of(args)
+    return None if t.lang == "en" else t.get
 
 
 def _say_setup_problems(args: argparse.Namespace) -> None:

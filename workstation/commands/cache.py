@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     damaged = store.damaged()
     entries = sorted((e for e in store.entries() if e.path not in damaged), key=lambda e: e.last_used, reverse=True)
-    total = sum(e.n_bytes for e in entries)
+    leftovers = store.leftovers()  # half-written: counted (they were never listed, tens of MiB each)
+    total = sum(e.n_bytes for e in entries) + sum(size for _, size, _ in leftovers)
     t = texts_of(args)
     titles = _conversation_titles(entries, t("cache_cmd.deleted"))
     # each state's model as 'models list' names it (its file name, "SmolLM2-135M-Instruct.Q4_1.gguf", beside
@@ -60,21 +61,41 @@ def run(args: argparse.Namespace) -> int:
             "folder": str(store.folder), "budget_bytes": store.budget, "bytes": total,
             "states": [{"file": e.path.name, "tokens": len(e.tokens), "bytes": e.n_bytes,
                         "last_used": e.last_used, "model": e.model, "model_name": names[e.model], "kv_types": e.kv_types,
+                        "context": e.n_ctx or None, "flash_attn": e.flash_attn,
                         "conversation": titles.get(e.tag)} for e in entries],
             "damaged": [p.name for p in damaged],
+            "half_written": [{"file": p.name, "bytes": size, "being_written": writing} for p, size, writing in leftovers],
         })
         return 0
+    # the context each was saved in: two "f16/f16 kvtest" rows of 4,096 and 2,048 read as one state
+    # twice; flash attention too where the rows differ in it (a state is used only as it was saved)
+    flash = len({e.flash_attn for e in entries}) > 1
+    contexts = {e.path: t.number(f"{e.n_ctx:,}") if e.n_ctx else "?" for e in entries}
+    switches = {e.path: "?" if e.flash_attn is None else t("cache_cmd.on" if e.flash_attn else "cache_cmd.off")
+                for e in entries}
     if entries:
-        heads = {k: t(f"cache_cmd.col.{k}") for k in ("tokens", "size", "last", "model", "conversation")}
+        heads = {k: t(f"cache_cmd.col.{k}") for k in ("tokens", "size", "last", "model", "context", "flash",
+                                                      "conversation")}
         width = max(5, len(heads["model"]), *(len(names[e.model]) for e in entries))
+        cwidth = max(len(heads["context"]), *(len(c) for c in contexts.values()))
+        fwidth = max(len(heads["flash"]), *(len(f) for f in switches.values()))
         print(f"{heads['tokens']:>7}  {heads['size']:>12}  {heads['last']:<16}  {heads['model']:<{width}}  "
-              f"{'K/V':<9}  {heads['conversation']}")
+              f"{'K/V':<9}  {heads['context']:>{cwidth}}  " + (f"{heads['flash']:<{fwidth}}  " if flash else "")
+              + heads["conversation"])
     for e in entries:
         title = titles.get(e.tag) or "-"
         print(f"{t.number(f'{len(e.tokens):,}'):>7}  {t.number(human_bytes(e.n_bytes)):>12}  "
-              f"{t.moment(e.last_used):<16}  {names[e.model]:<{width}}  {e.kv_types:<9}  {shortened(title, 40)}")
+              f"{t.moment(e.last_used):<16}  {names[e.model]:<{width}}  {e.kv_types:<9}  {contexts[e.path]:>{cwidth}}  "
+              + (f"{switches[e.path]:<{fwidth}}  " if flash else "") + shortened(title, 40))
     for path in damaged:
         print(t("cache_cmd.damaged", file=path.name, command=cli("cache clear --damaged")))
+    left = [size for _, size, writing in leftovers if not writing]
+    if left:
+        print(t("cache_cmd.half_written", n=len(left), size=t.number(human_bytes(sum(left))),
+                command=cli("cache clear")))
+    writing = [size for _, size, writing in leftovers if writing]
+    if writing:
+        print(t("cache_cmd.being_written", n=len(writing), size=t.number(human_bytes(sum(writing)))))
     print(t("cache_cmd.total", n=len(entries), used=human_bytes(total), budget=human_bytes(store.budget),
             folder=str(store.folder), command=cli("cache clear")))
     return 0

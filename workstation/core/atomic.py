@@ -29,17 +29,23 @@ def umask() -> int:
 
 
 def write_bytes_atomic(path: Path, data: bytes, *, private: bool = False, make_folders: bool = True,
-                       replace: bool = True) -> None:
+                       replace: bool = True, part: Path | None = None) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder. The file gets the
     mode a plain ``open`` would give it (an existing file keeps its own), so a summary in a
     shared folder is readable by the others there, as a file saved by any program is;
     ``private`` keeps it to its owner (0600: saved KV caches hold a conversation's text).
     ``make_folders``: make the folders on the way (the data folder's files; a file a person
     named goes only where its folder already is: ``write_named_file``). ``replace`` False: a
-    file at ``path`` (made meanwhile too) is left as it is, FileExistsError (``write_new_file``)."""
+    file at ``path`` (made meanwhile too) is left as it is, FileExistsError (``write_new_file``).
+    ``part``: the temporary file, in the same folder, where the caller holds its lock while it
+    writes (``installed_models.held_part``), so one a killed process left is told from one being
+    written now; else a new name of its own."""
     if make_folders:
         path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if part is None:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    else:
+        fd, tmp = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), str(part)
     try:
         if not private:
             try:

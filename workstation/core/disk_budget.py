@@ -24,8 +24,7 @@ def budget_from_env(name: str, default_mb: int) -> int:
     except ValueError:
         mb = -1
     if mb < 0:
-        raise WorkstationError(f"{name} is {raw!r}; it must be a whole number of MiB, 0 and up "
-                               f"(0 keeps nothing on disk; unset, it is {default_mb}).")
+        raise WorkstationError(said=[("budget.not_a_size", {"name": name, "raw": raw, "default": str(default_mb)})])
     return mb * 2**20
 
 

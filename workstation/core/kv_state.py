@@ -50,6 +50,7 @@ from workstation.core.disk_budget import budget_from_env, evict_least_recent
 from workstation.core.errors import WorkstationError
 from workstation.core.moments import seconds
 from workstation.core.paths import data_dir, own_folder
+from workstation.core.phrases import Phrase
 
 MAGIC = b"WORKSTATION-KV 1\n"
 DEFAULT_BUDGET_MB = 2048
@@ -68,6 +69,19 @@ class KvStateError(WorkstationError):
     """A state file that cannot be used (foreign, truncated, corrupt, another model)."""
 
 
+class NotSaved(KvStateError):
+    """A state not saved: the budget (``errno`` EFBIG) or its disk (ENOSPC) has no room for it."""
+
+    def __init__(self, code: int, why: Phrase) -> None:
+        super().__init__(said=[("kv.not_saved", {"why": why})])
+        self.errno = code
+
+
+def _unusable(path: Path, key: str, **values: str) -> KvStateError:
+    """Why the state file ``path`` cannot be used, said (``kv.*`` phrases: "FILE is truncated")."""
+    return KvStateError(said=[(key, {"file": path.name, **values})])
+
+
 @dataclass(frozen=True)
 class StateKey:
     model: str  # the model file's identity: name, size and modification time
@@ -75,17 +89,26 @@ class StateKey:
     type_v: str
     n_ctx: int  # per slot
     n_stream: int = 1  # the context's slots, each a KV stream of its own
+    # flash attention as the context runs it: without it llama.cpp keeps V transposed, and a
+    # state saved one way is refused the other ("incompatible V transposition"). Not in the key,
+    # a profile with it off and one with it on shared the digest: each replaced the other's state,
+    # and each restore failed. (Offloaded layers are not: the state holds the cells' data wherever
+    # they were; swa_full is llama.cpp's default, on, in every context made here.)
+    flash_attn: bool = True
 
     @classmethod
-    def for_model(cls, path: Path, type_k: str, type_v: str, n_ctx: int, n_stream: int = 1) -> StateKey:
+    def for_model(cls, path: Path, type_k: str, type_v: str, n_ctx: int, n_stream: int = 1,
+                  flash_attn: bool = True) -> StateKey:
         st = path.stat()
-        return cls(f"{path.name}:{st.st_size}:{st.st_mtime_ns}", type_k, type_v, n_ctx, n_stream)
+        return cls(f"{path.name}:{st.st_size}:{st.st_mtime_ns}", type_k, type_v, n_ctx, n_stream, flash_attn)
 
     @property
     def digest(self) -> str:
         fields: list[object] = [self.model, self.type_k, self.type_v, self.n_ctx]
-        if self.n_stream != 1:  # one slot keeps the digest states were saved under before
-            fields.append(self.n_stream)
+        if self.n_stream != 1 or not self.flash_attn:  # one slot, flash attention on (auto): the digest
+            fields.append(self.n_stream)  # states were saved under before
+        if not self.flash_attn:
+            fields.append("no-flash-attn")
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
 
 
@@ -101,6 +124,8 @@ class SavedState:
     tag: str | None = None  # whose cells: a saved conversation (``conversation_tag``), or None
     prompt_n: int = 0  # how many of ``tokens`` were the prompt (the rest its reply); 0: not known
     reused: bool = False  # restored at least once (or supersedes a state that was)
+    n_ctx: int = 0  # the context per slot it was saved in (0: not known)
+    flash_attn: bool | None = None  # flash attention on when it was saved (None: not known, an older file)
 
 
 NOT_KEPT = "not-kept"  # the tag of cells nobody comes back to (a long document's parts): never saved
@@ -209,7 +234,7 @@ def encode_state(key: StateKey, tokens: list[int], state: StateBytes, tag: str |
     the owner's tag, how many tokens were the prompt) and llama.cpp's sequence state."""
     header = json.dumps(
         {"key": key.digest, "model": key.model, "type_k": key.type_k, "type_v": key.type_v,
-         "n_ctx": key.n_ctx, "n_stream": key.n_stream, "tokens": tokens, "n_bytes": len(state),
+         "n_ctx": key.n_ctx, "n_stream": key.n_stream, "flash_attn": key.flash_attn, "tokens": tokens, "n_bytes": len(state),
          "sha256": hashlib.sha256(state).hexdigest(), "tag": tag, "prompt_n": prompt_n}
     ).encode()
     return MAGIC + struct.pack("<Q", len(header)) + header + state
@@ -220,18 +245,18 @@ def read_header(path: Path) -> tuple[dict[str, Any], int]:
     try:
         with path.open("rb") as f:
             if f.read(len(MAGIC)) != MAGIC:
-                raise KvStateError(f"{path.name} is not a workstation KV state file")
+                raise _unusable(path, "kv.not_ours")
             raw = f.read(8)
             if len(raw) != 8:
-                raise KvStateError(f"{path.name} is truncated")
+                raise _unusable(path, "kv.truncated")
             (n,) = struct.unpack("<Q", raw)
             if n > 64 * 2**20:
-                raise KvStateError(f"{path.name} has an impossible header")
+                raise _unusable(path, "kv.damaged_header")
             header = json.loads(f.read(n))
     except (OSError, ValueError, UnicodeDecodeError) as err:
-        raise KvStateError(f"{path.name} cannot be read ({err})") from None
+        raise _unusable(path, "kv.unreadable", reason=str(err)) from None
     if not isinstance(header, dict) or not isinstance(header.get("tokens"), list):
-        raise KvStateError(f"{path.name} has a damaged header")
+        raise _unusable(path, "kv.damaged_header")
     return header, len(MAGIC) + 8 + n
 
 
@@ -240,24 +265,29 @@ def read_state_file(path: Path, key: StateKey) -> tuple[list[int], bytearray]:
     the byte count and the checksum; KvStateError (one sentence) otherwise."""
     header, offset = read_header(path)
     if header.get("key") != key.digest or header.get("model") != key.model:
-        raise KvStateError(f"{path.name} was saved for another model or settings")
+        raise _unusable(path, "kv.other_settings")
     n = header.get("n_bytes")
     try:
         with path.open("rb") as f:
             if not isinstance(n, int) or n < 0 or os.fstat(f.fileno()).st_size - offset != n:
-                raise KvStateError(f"{path.name} is truncated")
+                raise _unusable(path, "kv.truncated")
             f.seek(offset)
             data = bytearray(n)
             if f.readinto(data) != n:
-                raise KvStateError(f"{path.name} is truncated")
+                raise _unusable(path, "kv.truncated")
     except OSError as err:
-        raise KvStateError(f"{path.name} cannot be read ({err})") from None
+        raise _unusable(path, "kv.unreadable", reason=str(err)) from None
     if hashlib.sha256(data).hexdigest() != header.get("sha256"):
-        raise KvStateError(f"{path.name} is corrupt")
+        raise _unusable(path, "kv.corrupt")
     tokens = header["tokens"]
     if not all(isinstance(t, int) and not isinstance(t, bool) for t in tokens):
-        raise KvStateError(f"{path.name} has a damaged header")
+        raise _unusable(path, "kv.damaged_header")
     return tokens, data
+
+
+# a state file's header as listed: (size, inode), key digest, tokens, model file, K/V types, tag,
+# prompt's tokens, context per slot, flash attention
+_Header = tuple[tuple[int, int], str, list[int], str, str, str | None, int, int, bool | None]
 
 
 class KvStateStore:
@@ -266,9 +296,9 @@ class KvStateStore:
         self.budget = budget_bytes() if budget is None else budget
         # headers already read, by file and its (size, inode): a prompt's lookup reads only new
         # files (every request of a server looks, in the decoding thread)
-        # per file: (size, inode), key digest, tokens, model file, K/V types, tag, prompt's tokens
-        # (read once a version)
-        self._known: dict[Path, tuple[tuple[int, int], str, list[int], str, str, str | None, int]] = {}
+        # per file: (size, inode), key digest, tokens, model file, K/V types, tag, prompt's tokens,
+        # context per slot, flash attention (read once a version)
+        self._known: dict[Path, _Header] = {}
         # the prompts asked here (``seen_before``): hashes of their prefixes, read from
         # ``SEEN_FILE`` at the first, written back by ``keep_seen`` when some were added
         self._seen: collections.OrderedDict[bytes, None] | None = None
@@ -356,7 +386,8 @@ class KvStateStore:
             try:
                 have = set(mine)
                 others = [d for d in self._read_seen() if d not in have]
-                write_bytes_atomic(self.folder / SEEN_FILE, b"".join((others + mine)[-SEEN_BLOCKS:]), private=True)
+                self.own_folder()
+                self._write(self.folder / SEEN_FILE, b"".join((others + mine)[-SEEN_BLOCKS:]))
             except OSError as err:
                 log.warning("Could not keep the prompts asked before: %s", err.strerror or err)
                 self._seen_added = True  # (tried again at the next time, or the stop)
@@ -364,30 +395,60 @@ class KvStateStore:
             self._seen_written = taken
 
     def save(self, key: StateKey, tokens: list[int], state: StateBytes, tag: str | None = None,
-             prompt_n: int = 0, turn_ends: frozenset[int] = frozenset()) -> Path:
+             prompt_n: int = 0, turn_ends: frozenset[int] = frozenset()) -> Path | None:
         """Write a state (``prompt_n``: how many of ``tokens`` were the prompt, the rest its
-        reply; ``turn_ends``: the model's end-of-turn tokens, ``superseded``); OSError (ENOSPC) where, older states evicted, its disk still has no room for it
-        beside what the cache leaves free for everything else (``keep_free``)."""
-        if self.folder == default_folder():  # (the states hold people's text: the folder its owner's alone, 0700)
-            own_folder(self.folder)
-        else:  # (--slot-save-path: one made is made so; one there keeps the mode its owner gave it)
-            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        reply; ``turn_ends``: the model's end-of-turn tokens, ``superseded``). None: nothing
+        kept, for a budget of 0 (``WORKSTATION_KV_CACHE_MB=0`` keeps nothing on disk). NotSaved
+        where the budget is smaller than the state (EFBIG), or where, older states evicted, its
+        disk still has no room for it beside what the cache leaves free for everything else
+        (``keep_free``: ENOSPC). Either way the folder is brought down to its budget: one
+        lowered since kept all it held."""
+        self.own_folder()
         older = [e for e in self.entries() if e.key_digest == key.digest and self.superseded(e, tokens, tag, turn_ends)]
         # a later turn of a state that was restored (a conversation, a prompt asked again) is one too
         path = self._path(key, tokens, reused=any(e.reused for e in older))
         data = encode_state(key, tokens, state, tag, min(max(0, prompt_n), len(tokens)))
         self.remove_leftovers(LEFTOVER_AGE_S)  # first: they may be what fills the disk
+        size = f"{len(data) / 2**20:.1f} MiB"
+        if len(data) > self.budget:  # no state this size is kept: said as the budget, not the disk (it
+            self.evict()  # said "the disk is full" with 76 GB free, and nothing evicted down to the budget)
+            if not self.budget:
+                return None
+            raise NotSaved(errno.EFBIG, ("kv.over_budget", {"size": size, "budget": f"{self.budget // 2**20} MiB"}))
         room = self.room()
         if len(data) > room:  # (not after evicting: one state too large emptied the cache for nothing)
-            raise OSError(errno.ENOSPC, f"no room for a saved state of {len(data) / 2**20:.1f} MiB: the disk "
-                                        f"holding {self.folder} is (nearly) full", str(path))
+            raise NotSaved(errno.ENOSPC, ("kv.no_room", {"size": size, "folder": str(self.folder)}))
         evict_least_recent(self.folder, "*.kv", room - len(data), first=self.expendable)  # the room it needs
-        write_bytes_atomic(path, data, private=True)
+        if not self._write(path, data):
+            return path  # (another thread of this process writes the same state now)
         for entry in older:
             if entry.path != path:
                 self.remove(entry.path)
         self.evict()
         return path
+
+    def own_folder(self) -> None:
+        """The folder made where it is missing, before anything is written into it (the prompts
+        asked too: serve made it 0755 with them, and 0700 only at the first state)."""
+        if self.folder == default_folder():  # (the states hold people's text: the folder its owner's alone, 0700)
+            own_folder(self.folder)
+        else:  # (--slot-save-path: one made is made so; one there keeps the mode its owner gave it)
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+    def _write(self, path: Path, data: bytes) -> bool:
+        """Write ``path`` atomically through this process's part of it (``own_part``), its lock
+        held while it is written (``held_part``): one a killed process left is told from one
+        being written now, and removed at once (``remove_leftovers``). False where another
+        thread of this process is writing the same file now."""
+        from workstation.core.installed_models import held_part, own_part
+
+        part = own_part(path)
+        try:
+            with held_part(part, ("kv.being_written", {"file": path.name})):
+                write_bytes_atomic(path, data, private=True, make_folders=False, part=part)
+        except WorkstationError:
+            return False
+        return True
 
     def expendable(self, path: Path) -> bool:
         """Whether the budget drops ``path`` before the others: a state nobody's cells are (no
@@ -429,7 +490,7 @@ class KvStateStore:
         out = []
         if not self.folder.is_dir():
             return out
-        known: dict[Path, tuple[tuple[int, int], str, list[int], str, str, str | None, int]] = {}
+        known: dict[Path, _Header] = {}
         for path in self.folder.glob("*.kv"):
             if key is not None and not path.name.startswith(key.digest + "-"):
                 continue
@@ -443,12 +504,13 @@ class KvStateStore:
                             str(header.get("model", "")).split(":", 1)[0],
                             f"{header.get('type_k', '?')}/{header.get('type_v', '?')}",
                             header.get("tag") if isinstance(header.get("tag"), str) else None,
-                            _count(header.get("prompt_n")))
+                            _count(header.get("prompt_n")), _count(header.get("n_ctx")),
+                            flash if isinstance(flash := header.get("flash_attn"), bool) else None)
             except (KvStateError, OSError):
                 continue
             known[path] = seen
             out.append(SavedState(path, seen[1], seen[2], st.st_size, st.st_mtime, seen[3], seen[4], seen[5], seen[6],
-                                  path.name.endswith(REUSED)))
+                                  path.name.endswith(REUSED), seen[7], seen[8]))
         prefix = "" if key is None else key.digest + "-"  # what this look saw, removed files dropped
         self._known = {p: v for p, v in self._known.items() if not p.name.startswith(prefix)} | known
         return out
@@ -529,24 +591,31 @@ class KvStateStore:
         return best
 
     def load(self, key: StateKey, entry: SavedState) -> bytearray:
-        """The state bytes, checked against the key, the byte count and the checksum. A state
-        restored for the first time is renamed ``*.reused.kv``: the budget keeps it before
-        those never restored. Renamed so since it was listed (another slot or process restored
-        it first), it is read under that name: the second restore read its whole prompt again."""
+        """The state bytes, checked against the key, the byte count and the checksum. Renamed
+        ``*.reused.kv`` since it was listed (another slot or process restored it first), it is
+        read under that name: the second restore read its whole prompt again."""
         path = entry.path
         try:
             _, data = read_state_file(path, key)
         except KvStateError:
             if path.exists() or not reused_name(path).exists():
                 raise
-            path = reused_name(path)
-            _, data = read_state_file(path, key)
+            _, data = read_state_file(reused_name(path), key)
+        return data
+
+    @staticmethod
+    def restored(entry: SavedState) -> None:
+        """llama.cpp took the state ``load`` read: restored for the first time, it is renamed
+        ``*.reused.kv`` (the budget keeps it before those never restored), and it is recently
+        used (evicted last). Not before: a state llama.cpp refused was renamed so all the same."""
+        path = entry.path
         with contextlib.suppress(OSError):  # evicted meanwhile: the bytes are read already
+            if not path.exists():
+                path = reused_name(path)
             if not path.name.endswith(REUSED):
                 os.replace(path, reused_name(path))
                 path = reused_name(path)
-            os.utime(path)  # recently used: evicted last
-        return data
+            os.utime(path)
 
     @staticmethod
     def remove(path: Path) -> None:
@@ -584,14 +653,53 @@ class KvStateStore:
             n += 1
         (self.folder / SEEN_FILE).unlink(missing_ok=True)  # (a state is saved at a prompt's second ask)
         self._seen, self._seen_added = None, False
-        self.remove_leftovers(60.0)  # (one being written by a running server now is younger)
+        self.remove_leftovers(60.0)  # (an older build's, being written by a running server now, is younger)
         return n
 
-    def remove_leftovers(self, older_than_s: float) -> None:
-        """Half-written states a killed process left (``.NAME.kv.XXXX.tmp``, tens of MiB each,
-        conversation text in them): nothing removed them, and the budget did not count them.
-        Only those older than ``older_than_s``: another process may be writing one now."""
+    def leftovers(self) -> list[tuple[Path, int, bool]]:
+        """The half-written files of the folder: (path, bytes, being written now). A part
+        (``_write``) is being written while its writer holds its lock; one left by a process
+        that was killed holds none. An older build's ``.NAME.kv.XXXX.tmp`` has no lock: being
+        written while younger than ``LEFTOVER_AGE_S``."""
+        from workstation.core.installed_models import held_part
+
+        out: list[tuple[Path, int, bool]] = []
+        if not self.folder.is_dir():
+            return out
         now = time.time()
+        for path in sorted(self.folder.glob(".*.kv*.part")):
+            try:
+                size = path.stat().st_size
+                with held_part(path, ("kv.being_written", {"file": path.name})):
+                    pass
+                writing = False
+            except WorkstationError:
+                writing = True
+            except OSError:
+                continue
+            out.append((path, size, writing))
+        for path in sorted(self.folder.glob(".*.kv.*.tmp")):
+            with contextlib.suppress(OSError):
+                st = path.stat()
+                out.append((path, st.st_size, now - st.st_mtime <= LEFTOVER_AGE_S))
+        return out
+
+    def remove_leftovers(self, older_than_s: float) -> None:
+        """Half-written files a killed process left (tens of MiB each, conversation text in
+        them): nothing removed them, and the budget did not count them. A part whose writer is
+        gone goes at once (its lock is free: ``_write``); an older build's ``.tmp``, which holds
+        no lock, only once older than ``older_than_s`` (another process may be writing one now)."""
+        from workstation.core.installed_models import held_part
+
+        now = time.time()
+        parts = set(self.folder.glob(".*.kv*.part"))
+        parts |= {lock.with_name(lock.name.removesuffix(".answering")) for lock in self.folder.glob(".*.kv*.part.answering")}
+        for part in parts:
+            try:
+                with held_part(part, ("kv.being_written", {"file": part.name})):
+                    part.unlink(missing_ok=True)  # (its lock file goes as the hold ends)
+            except (WorkstationError, OSError):
+                continue
         for path in self.folder.glob(".*.kv.*.tmp"):
             with contextlib.suppress(OSError):
                 if now - path.stat().st_mtime > older_than_s:

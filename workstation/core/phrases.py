@@ -12,10 +12,13 @@ file, a document).
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import re
 import string
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -463,6 +466,24 @@ ENGLISH: dict[str, str] = {
     "file.no_new_files": "the folder {folder} does not take new files",
     "file.no_permission": "there is no permission to write in {folder}",
     "file.disk_full": "the disk is full",
+    # a byte budget given in the environment (WORKSTATION_KV_CACHE_MB, WORKSTATION_KLD_CACHE_MB)
+    "budget.not_a_size": ("{name} is '{raw}'; it must be a whole number of MiB, 0 and up (0 keeps nothing on "
+                          "disk; unset, it is {default})."),
+    # the saved KV states (core/kv_state.py, core/prompt_cache.py): said in the log, the prompt read as usual
+    "kv.ignored": "Ignored a saved KV state: {why}; the prompt is read as usual.",
+    "kv.not_ours": "{file} is not a workstation KV state file",
+    "kv.truncated": "{file} is truncated",
+    "kv.damaged_header": "{file} has a damaged header",
+    "kv.unreadable": "{file} cannot be read ({reason})",
+    "kv.other_settings": "{file} was saved for another model or settings",
+    "kv.corrupt": "{file} is corrupt",
+    "kv.refused": "Ignored a saved KV state: llama.cpp could not load {file}.",
+    "kv.other_cells": "Ignored a saved KV state: {file} holds other cells than its header says.",
+    "kv.not_saved": "Could not save a KV state: {why}.",
+    "kv.no_room": "there is no room for one of {size}: the disk holding {folder} is (nearly) full",
+    "kv.over_budget": ("one of {size} is larger than the {budget} that WORKSTATION_KV_CACHE_MB lets the saved "
+                       "states take; with a larger value, long conversations go on at once when reopened"),
+    "kv.being_written": "{file} is being written now",
     "file.read_only": "it is on a disk that takes no writes (read-only)",
     "file.is_a_folder": "that is a folder; give a file name",
     "file.is_input": "it is one of the files read, and would be replaced; give another file name",
@@ -1668,6 +1689,46 @@ def fill_in(text: str, values: dict[str, Any]) -> str:
     """``text.format(**values)``, with ``{n:'si}`` for a number's suffix and ``{n:|one|many}``
     for its noun (``_Wording``)."""
     return _WORDING.vformat(text, (), values) if ":'" in text or ":|" in text else text.format(**values)
+
+
+def log_said(logger: logging.Logger, phrases: list[Phrase]) -> None:
+    """A warning for the log, in English, its phrases kept with it: a command run in another
+    language says it in that one (``logs_said_in``)."""
+    logger.warning("%s", say(phrases), extra={"said": phrases})
+
+
+class _SaidHandler(logging.Handler):
+    """The core's warnings on stderr, as Python says them with no handler set (its "last
+    resort"), each said with phrases (``log_said``) in the command's language."""
+
+    def __init__(self, lookup: Lookup) -> None:
+        super().__init__(logging.WARNING)
+        self.lookup = lookup
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            said = getattr(record, "said", None)
+            text = say(said, self.lookup) if said else record.getMessage()
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - (logging's own way: a broken stderr is no crash)
+            self.handleError(record)
+
+
+@contextlib.contextmanager
+def logs_said_in(lookup: Lookup | None) -> Iterator[None]:
+    """While a command runs: the warnings of workstation's loggers said with ``lookup`` (a
+    saved KV state that could not be used or kept was said in English under --lang tr)."""
+    if lookup is None:
+        yield
+        return
+    logger = logging.getLogger("workstation")
+    handler = _SaidHandler(lookup)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 def say(phrases: list[Phrase], lookup: Lookup | None = None) -> str:

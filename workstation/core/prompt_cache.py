@@ -8,21 +8,26 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import os
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workstation.core.atomic import write_problem
 from workstation.core.kv_state import (
     MIN_RESTORE_TOKENS,
     NOT_KEPT,
     KvStateError,
     KvStateStore,
+    NotSaved,
     SavedState,
     StateBytes,
     read_sequence,
     same_conversation,
     write_sequence,
 )
+from workstation.core.phrases import log_said
 from workstation.core.slots import (
     NOBODY_KNOWN,
     PrefixAction,
@@ -236,19 +241,21 @@ class PromptCache:
         try:
             data = pending.data.result()
         except KvStateError as err:  # the slot's own cells are untouched
-            log.warning("Ignored a saved KV state: %s; the prompt is read as usual.", err)
+            log_said(log, [("kv.ignored", {"why": err.said or [("file.os_says", {"reason": str(err)})]})])
             return 0
         if not write_sequence(self.model, slot.seq, data):  # the sequence is empty now
-            log.warning("Ignored a saved KV state: llama.cpp could not load %s.", entry.path.name)
+            log_said(log, [("kv.refused", {"file": entry.path.name})])
             slot.tokens = []
             return 0
         held = len(entry.tokens) if runs else n  # (runs: its cells past the prefix are moved, not cut)
         self.model.seq_rm(slot.seq, held, -1)
         if self.model.seq_pos_max(slot.seq) + 1 != held:  # not what the file said it held
-            log.warning("Ignored a saved KV state: %s holds other cells than its header says.", entry.path.name)
+            log_said(log, [("kv.other_cells", {"file": entry.path.name})])
             self.model.seq_rm(slot.seq, -1, -1)
             slot.tokens = []
             return 0
+        assert self.kv_store is not None
+        self.kv_store.restored(entry)
         if runs:  # the oldest messages left out since it was saved: its kept cells go where the prompt has them
             slot.tokens = self.model.move_cells(slot.seq, list(entry.tokens), n - sum(run[2] for run in runs), runs)
         else:
@@ -297,9 +304,10 @@ class PromptCache:
                      prompt_n: int = 0, turn_ends: frozenset[int] = frozenset()) -> None:
         try:
             store.save(self.state_key, tokens, data, tag, prompt_n, turn_ends)
-        except OSError as err:  # a full disk costs only the speed-up: said once, not at every save
+        except (NotSaved, OSError) as err:  # a full disk costs only the speed-up: said once, not at every save
             if err.errno != self._save_problem:
-                log.warning("Could not save a KV state: %s", err.strerror or err)
+                log_said(log, err.said if isinstance(err, NotSaved) else [
+                    ("kv.not_saved", {"why": write_problem(Path(os.fsdecode(err.filename or store.folder)), err)})])
             self._save_problem = err.errno
         else:
             self._save_problem = None

@@ -222,7 +222,7 @@ class Scheduler(SlotReplies, PromptCache, WaitingCallers):
         self._forgotten: set[str] = set()  # tags of deleted conversations: their cells are never saved
         self._reader: concurrent.futures.ThreadPoolExecutor | None = None
         self.state_key = StateKey.for_model(
-            self.model.path, profile.kv_cache.k, profile.kv_cache.v, self.slot_ctx, n_parallel
+            self.model.path, profile.kv_cache.k, profile.kv_cache.v, self.slot_ctx, n_parallel, self.settings.flash_attn
         )
         self.load_ms = (time.perf_counter() - t0) * 1000
         self.waiting: collections.deque[Request] = collections.deque()
