@@ -501,7 +501,8 @@ def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm
     assert run.returncode == 0, run.stderr
     said = [line.split("bees.txt: ", 1)[1] for line in run.stderr.splitlines() if line.startswith("batch:   bees.txt: ")]
     assert said[1] == f"{finished} of {total} parts kept from the run that stopped", said  # not summarized again
-    assert re.fullmatch(rf"part {finished + 1} of {total} under way \(\d+% read\), time left .+", said[2]), said
+    assert re.fullmatch(rf"part {finished + 1} of {total} under way \(\d+% read\), (time left \S.*|writing its summary)",
+                        said[2]), said
     assert [int(line.split(" of ")[0]) for line in said if " parts done" in line] == list(range(finished + 1, total + 1))
     text = (out / output_name("bees.txt")).read_text(encoding="utf-8")
     assert text.count("\n- **") == total and "Stopped after" not in text
