@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -2004,6 +2005,46 @@ async def test_f4_list_shown_before_own_figures(profiles: Path, smollm2_path: Pa
             await until(pilot, lambda: row.details == own and str(table.get_row_at(at)[-1]) != shown)
     finally:
         released.set()
+
+
+async def test_f9_over_f4s_figures_leaves_the_screen_the_app_draws_on(profiles: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """F4 and F9 at once (a first-time user's F4, Esc, F9, F4): F4's list measured each model's words
+    a token in a thread, F9 measured them again in another and the status line its model's in a
+    third, each loading a vocabulary with llama-cpp-python's quiet mode, which points the process's
+    standard output and error at /dev/null and back. Two at once left them at /dev/null for good:
+    the terminal the app draws on. The app went on (keys, Ctrl+Q) behind a picture that never
+    changed again, not even on a resize."""
+    from textual import events
+
+    from workstation.core import language_words
+    from workstation.tui.screens.models import ModelsScreen
+
+    def where(fd: int) -> tuple[int, int]:
+        seen = os.fstat(fd)
+        return seen.st_dev, seen.st_ino
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await pilot.pause()
+        before = (where(1), where(2), sys.stdout, sys.stderr)
+        after = before
+        for _ in range(3):
+            monkeypatch.setattr(language_words, "_known", {})  # each model's vocabulary read again, at once
+            for key in ("f4", "f9", "down", "down", "f9"):
+                event = events.Key(key, None)
+                event.set_sender(app)
+                app._driver.send_message(event)
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            after = (where(1), where(2), sys.stdout, sys.stderr)
+            if after != before:
+                break
+            while app.screen is not app.chat_screen:
+                await pilot.press("escape")
+        else:
+            await pilot.press("f4")  # and the app goes on
+            await until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+    assert after == before, "the app's terminal (standard output, error) was left at /dev/null"
 
 
 async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:

@@ -49,7 +49,10 @@ def _measure(model: Path, texts: list[str]) -> list[float | None]:
 
     params = llama_cpp.llama_model_default_params()
     params.vocab_only = True
-    vocab = internals.LlamaModel(path_model=str(model), params=params, verbose=False)
+    # verbose: llama-cpp-python's quiet mode points the process's stdout and stderr at /dev/null and
+    # back, for every thread: two measures at once (F4's list, F9, the status line) left them there for
+    # good, and the app drew on /dev/null (a screen that never changed again). Its log is kept by runtime's.
+    vocab = internals.LlamaModel(path_model=str(model), params=params, verbose=True)
     try:
         counts = [len(vocab.tokenize(text.encode(), add_bos=False, special=False)) for text in texts]
     finally:
