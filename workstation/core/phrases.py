@@ -506,7 +506,7 @@ ENGLISH: dict[str, str] = {
     "profile.context": ("field 'context' is {value}; allowed values are {low} to {high} tokens (a context must hold "
                         "a prompt token and a reply token)."),
     "profile.gpu_layers": "field 'gpu_layers' is {value}; allowed values are auto, all, or 0 and up.",
-    "profile.threads": "field 'threads' is {value}; allowed values are auto or 1 to 512.",
+    "profile.threads": "field 'threads' is {value}; allowed values are auto or 1 to {high}.",
     "profile.parallel": "field 'parallel' is {value}; allowed values are 1 to 64 slots.",
     "profile.base_url": ("field 'remote.base_url' is {value}; it must be a server's address starting with http:// "
                          "or https://, as in http://office-pc:8088/v1."),

@@ -186,6 +186,16 @@ CONTEXT_RANGE = (f"allowed values are {MIN_CONTEXT} to {MAX_CONTEXT:,} tokens (a
                  "token and a reply token)")
 
 
+# llama.cpp starts a thread per count asked for: 100000 of them ended in "Segmentation fault"
+MAX_THREADS = 512
+
+
+def threads_allowed(value: object) -> bool:
+    """Whether a profile's ``threads`` (or a command's ``--threads``) may be ``value``: auto,
+    or 1 to ``MAX_THREADS``."""
+    return value == "auto" or isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_THREADS
+
+
 def context_allowed(n: int) -> bool:
     """Whether a profile (or fit --context) may plan ``n`` cells of context."""
     return MIN_CONTEXT <= n <= MAX_CONTEXT
@@ -211,10 +221,8 @@ def validate(profile: Profile, src: str, problems: list[ProfileError] | None = N
             raise profile_file_problem(src, "profile.gpu_layers", value=short_repr(gl))
     th = profile.threads
     with _noted(problems):
-        if isinstance(th, str) and th != "auto" or isinstance(th, bool) or (
-            isinstance(th, int) and not 1 <= th <= 512
-        ):
-            raise profile_file_problem(src, "profile.threads", value=short_repr(th))
+        if not threads_allowed(th):
+            raise profile_file_problem(src, "profile.threads", value=short_repr(th), high=str(MAX_THREADS))
     with _noted(problems):
         if not 1 <= profile.parallel <= 64:
             raise profile_file_problem(src, "profile.parallel", value=str(profile.parallel))
