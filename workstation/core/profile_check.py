@@ -340,10 +340,9 @@ def option_name(field: str) -> str:
 
 def profile_from_dict(data: Any, src: str = "<profile>", source: Path | None = None) -> Profile:
     if data is None:  # ("a profile must be a YAML mapping of settings" was jargon for an empty file)
-        raise ProfileError(f"{src} is empty; a profile holds settings, one a line, such as 'model: NAME'.")
+        raise ProfileError(said=[("profile.empty", {"src": src})])
     if not isinstance(data, dict):
-        raise ProfileError(f"{src}: a profile holds settings, one a line, such as 'model: NAME' "
-                           "(this file holds something else).")
+        raise ProfileError(said=[("profile.not_settings", {"src": src})])
     data = dict(data)
     data.setdefault("name", source.stem if source else "profile")
     problems: list[ProfileError] = []  # every one said at once (three typos took three runs)
