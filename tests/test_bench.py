@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import requantized_copy
 
-from workstation.cli import main
+from workstation.cli import build_parser, main
 from workstation.core.bench import BenchInputError, read_replay_file
 from workstation.core.results import ResultRow, build_info, history, machine_info, save_run
 
@@ -251,12 +251,36 @@ def test_bench_rejects_sizes_beyond_the_context(tiny_profile: Path, capsys: pyte
     # its options' refusals in the command line's language (they were English under Turkish)
     prompts = tiny_profile.with_name("prompts.txt")
     prompts.write_text("Say hello.\n", encoding="utf-8")
-    for words, said in [(["--threads", "0"], "--threads en az 1 olmalı, 0 değil."),
-                        (["--replay", str(prompts), "--max-tokens", "0"], "--max-tokens en az 1 olmalı, 0 değil."),
+    for words, said in [(["--replay", str(prompts), "--max-tokens", "0"], "--max-tokens en az 1 olmalı, 0 değil."),
                         (["--replay", str(prompts), "--document", str(prompts)],
                          "--replay ya da --document verin, ikisini birden değil.")]:
         assert main(["bench", "--lang", "tr", "-p", str(tiny_profile), *words]) == 1
         assert capsys.readouterr().err == f"workstation: {said}\n"
+
+
+def test_threads_beyond_a_profiles_range_are_refused_by_every_command(
+        tiny_profile: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``bench --threads 100000`` ended in "Segmentation fault" (exit 139), eval's too: every
+    command's --threads goes by a profile file's rule, auto or 1 to 512, said as it says it."""
+    for line in (["bench", "-p", str(tiny_profile), "--threads", "100000"],
+                 ["eval", "-p", str(tiny_profile), "--no-save", "--threads", "100000", "--perplexity",
+                  str(tiny_profile), "--chunks", "1"],
+                 ["size", "--measure", "-t", "513"], ["models", "quantize", "x", "-t", "q4_0", "--threads", "0"]):
+        with pytest.raises(SystemExit) as stopped:
+            main(line)
+        assert stopped.value.code == 2
+        err = capsys.readouterr().err
+        assert err.startswith("workstation: ") and err.endswith("; allowed values are auto or 1 to 512.\n"), err
+    with pytest.raises(SystemExit):
+        main(["bench", "--lang", "tr", "-t", "abc"])
+    assert capsys.readouterr().err == ("workstation: -t/--threads 'abc' olamaz; izin verilen değerler auto ya da "
+                                       "1 ile 512 arası.\n")
+    too_many = tiny_profile.with_name("many.yaml")
+    too_many.write_text(tiny_profile.read_text(encoding="utf-8").replace("threads: 1", "threads: 999"), encoding="utf-8")
+    assert main(["profiles", "check", str(too_many)]) != 0
+    assert "allowed values are auto or 1 to 512." in capsys.readouterr().err
+    # auto, as a profile takes it: the profile's own rule (all the cores)
+    assert build_parser("bench").parse_args(["bench", "--threads", "auto"]).threads == 0
 
 
 def test_results_round_trip(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -716,6 +716,27 @@ def test_a_reader_gone_from_the_pipe_is_exit_code_0_for_every_command(tmp_path: 
         store.close()
 
 
+def test_standard_input_or_output_closed_is_no_python_error(tmp_path: Path) -> None:
+    """`chat hi <&-` and `chat <&-` said "unexpected error: AttributeError: 'NoneType' object has
+    no attribute 'fileno'", `chat hi >&-` "... 'write'", `models list >&-` "... 'flush'". Now
+    standard input closed reads as /dev/null, and standard output closed is a reader gone from
+    the start: exit 1, nothing said."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WORKSTATION_DATA": str(tmp_path / "data")}
+
+    def ran(closed: str, *words: str) -> tuple[int, str]:
+        proc = subprocess.run(["bash", "-c", f'exec "$0" -m workstation "$@" {closed}', sys.executable, *words],
+                              cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+        return proc.returncode, proc.stderr
+
+    code, said = ran("<&-", "chat")  # (as with </dev/null)
+    assert code == 2 and said.startswith("workstation: '") and " chat' needs text (see '" in said, said
+    code, said = ran("<&-", "chat", "--max-tokens", "2", "Hi")
+    assert code == 0 and "unexpected" not in said, said
+    assert ran(">&-", "models", "list") == (1, "")
+    code, said = ran(">&-", "chat", "--max-tokens", "2", "Hi")
+    assert code == 1 and "unexpected" not in said and "Exception ignored" not in said, said
+
+
 @pytest.mark.parametrize("step", ["-c", "--ensure"])
 def test_ctrl_c_while_run_sh_sets_up_is_one_sentence(tmp_path: Path, step: str) -> None:
     """Ctrl-C in the first second of ./run.sh fell in set-up's Python steps: "Fatal Python error:

@@ -586,3 +586,32 @@ def test_seed_minus_one_is_random_and_another_negative_its_unsigned_bits() -> No
 
     assert [fixed_seed(Sampling(seed=s)) for s in (None, -1, 0xFFFFFFFF, -2, 0, 42)] == [
         None, None, None, 0xFFFFFFFE, 0, 42]
+
+
+def test_a_profile_files_reading_errors_are_said_in_the_command_lines_language(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Under --lang tr a wrong field name was Turkish, but a file that is not UTF-8, not YAML,
+    indented with a tab or empty was said in English (profiles check and chat -p alike); a task
+    set's, read by the same YAML reader, too."""
+    files = {"nonutf8.yaml": b"model: x\ncontext: 2\xff\n", "tab.yaml": b"model: m\nsampling:\n\ttemperature: 1\n",
+             "empty.yaml": b"", "bad.yaml": b"model: [a\n", "twice.yaml": b"model: a\nmodel: b\n"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    said = {name: f"workstation: {tmp_path / name}{text}\n" for name, text in (
+        ("tab.yaml", " geçerli bir YAML değil (3. satır): satır başında sekme (Tab) var, YAML ise yalnızca boşluk "
+                     "kabul eder."),
+        ("empty.yaml", " boş; bir profil her satırda bir ayar tutar, örneğin 'model: AD'."),
+        ("bad.yaml", " geçerli bir YAML değil (1. satır)."),
+        ("twice.yaml", " içinde 'model' iki kez yazılmış (ikincisi birincinin yerine geçerdi) (2. satır)."))}
+    said["nonutf8.yaml"] = f"workstation: Profil dosyası {tmp_path / 'nonutf8.yaml'} okunamıyor: UTF-8 metin değil.\n"
+    for name, sentence in said.items():
+        assert main(["profiles", "check", "--lang", "tr", str(tmp_path / name)]) == 1
+        assert capsys.readouterr().err == sentence
+    assert main(["chat", "--lang", "tr", "-p", str(tmp_path / "tab.yaml"), "hi"]) == 1
+    assert capsys.readouterr().err == said["tab.yaml"]
+    assert main(["eval", "--lang", "tr", "--no-save", "--tasks", str(tmp_path / "tab.yaml")]) == 1
+    assert capsys.readouterr().err == said["tab.yaml"]
+    # English as before
+    assert main(["profiles", "check", str(tmp_path / "tab.yaml")]) == 1
+    assert capsys.readouterr().err == (f"workstation: {tmp_path / 'tab.yaml'} is not valid YAML at line 3: it is "
+                                       "indented with a tab, and YAML takes spaces only.\n")

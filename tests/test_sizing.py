@@ -298,9 +298,8 @@ def test_size_needs_a_workload_or_measure(capsys: pytest.CaptureFixture[str]) ->
     assert capsys.readouterr().err == ("workstation: Bir iş yükü (bir YAML dosyası ya da office-20 gibi uygulamayla "
                                        "gelenlerden birinin adı), ofisteki kişi sayısını ('workstation size --people 6') "
                                        "ya da --measure verin.\n")
-    for option in ("--top", "--threads"):
-        assert main(["size", "office-20", option, "0", "--lang", "tr"]) == 1
-        assert capsys.readouterr().err == f"workstation: {option} en az 1 olmalı, 0 değil.\n"
+    assert main(["size", "office-20", "--top", "0", "--lang", "tr"]) == 1
+    assert capsys.readouterr().err == "workstation: --top en az 1 olmalı, 0 değil.\n"
     assert main(["size", "--people", "0", "--lang", "tr"]) == 1
     assert capsys.readouterr().err == "workstation: --people 1 ya da daha fazla olmalı, 0 değil.\n"
     assert main(["size", "office-6", "--lang", "tr"]) == 1

@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+from workstation import launch
 from workstation.commands import (
     PROFILE_HELP,
     json_run_begins,
@@ -31,7 +32,7 @@ from workstation.core.atomic import WRITE_ERRNOS, cannot_write
 from workstation.core.errors import WorkstationError
 from workstation.core.invocation import command, shell_word
 from workstation.core.phrases import Lookup, logs_said_in, say
-from workstation.launch import STOPPED, command_word, interrupted
+from workstation.launch import STOPPED, closed_streams_opened, command_word, interrupted
 
 # Sub-commands in the order `--help` lists them; each module has register(subparsers).
 COMMANDS = (
@@ -180,6 +181,7 @@ def _not_read_as_utf8(argv: Sequence[str]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     invocation.TYPED[:] = argv  # (advice that says the same command with one word changed)
+    closed_streams_opened()
     _shown_as_it_can_be()
     args: argparse.Namespace | None = None
     json_run_begins()
@@ -250,9 +252,10 @@ def _reader_gone() -> int:
     command. A short output fits in the pipe before the reader goes, and that run cannot tell,
     so 0 is the one code every run can give (it was 1 for some commands, 0 for others). What is
     left unwritten goes nowhere: Python's own "Exception ignored ... BrokenPipeError" at exit
-    is not printed."""
+    is not printed. Standard output closed from the start (``>&-``, ``launch.closed_streams_opened``):
+    1, as quietly (nothing of it could be written)."""
     stdout_gone()
-    return 0
+    return 1 if launch.STDOUT_CLOSED else 0
 
 
 def _failed(args: argparse.Namespace | None, said: str, code: int) -> int:

@@ -55,6 +55,37 @@ def take_sigterm_if_serving() -> None:
     signal.signal(signal.SIGTERM, serve_stopped_at_start)
 
 
+STDOUT_CLOSED = False  # the command was started with no standard output at all (``>&-``)
+
+
+def closed_streams_opened() -> None:
+    """Standard input, output or error closed by the shell (``<&-``, ``>&-``, ``2>&-``): Python
+    leaves ``sys.stdin`` (or the other) None, and ``chat hi <&-`` ended in "unexpected error:
+    AttributeError: 'NoneType' object has no attribute 'fileno'" (``models list >&-``: 'flush').
+    Each is opened again, before any module opens a file that would take its number (llama.cpp's
+    log lines, written to the number 2, would go into it): standard input as /dev/null (``chat``
+    with nothing to read says it needs text, as with ``</dev/null``); standard error as
+    /dev/null; standard output as a pipe no one reads, a reader gone from the start, said where
+    one gone from ``| head -1`` is (``cli._reader_gone``), with exit code 1: nothing could be written."""
+    global STDOUT_CLOSED
+    for number, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        if number == 1:
+            read, opened = os.pipe()
+            os.close(read)
+            STDOUT_CLOSED = True
+        else:
+            opened = os.open(os.devnull, os.O_RDONLY if number == 0 else os.O_WRONLY)
+        try:
+            os.fstat(number)  # (taken already by a file opened since: that one is left alone)
+        except OSError:
+            os.dup2(opened, number)
+            os.close(opened)
+            opened = number
+        setattr(sys, name, open(opened, "r" if number == 0 else "w", closefd=opened != number))  # noqa: SIM115
+
+
 def interrupted(err: BaseException) -> bool:
     """Ctrl-C, also where Python wrapped it: a KeyboardInterrupt in a class body's
     ``__set_name__`` reaches the import as "RuntimeError: Error calling __set_name__", caused by
@@ -78,6 +109,7 @@ def stop_if_interrupted(err: BaseException) -> None:
 
 
 def main() -> int:
+    closed_streams_opened()  # (first: before an import opens a file)
     try:
         from workstation import cli
     except BaseException as err:

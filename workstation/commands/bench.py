@@ -20,6 +20,7 @@ from workstation.commands import (
     text_table,
     texts_of,
 )
+from workstation.commands.parser import threads
 from workstation.core.bench import (
     BenchConfig,
     BenchInputError,
@@ -76,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-r", "--repetitions", type=int, metavar="N",
                    help="timed runs per test (default 5); with --replay, rounds of the prompts (default 1)")
     p.add_argument("--quick", action="store_true", help=QUICK_HELP)
-    p.add_argument("-t", "--threads", type=int, metavar="N", help="threads instead of the profile's")
+    p.add_argument("-t", "--threads", type=threads, metavar="N", help="threads instead of the profile's")
     p.add_argument("--no-warmup", action="store_true", help="skip the warm-up runs")
     p.add_argument("--no-ttft", action="store_true", help="skip the chat turns (TTFT, acceptance)")
     p.add_argument("--replay", type=Path, metavar="FILE",
@@ -108,12 +109,8 @@ def _profiles(args: argparse.Namespace) -> list[Profile]:
         profile = load_variant(ref)
         if args.replay is None:
             check_local(profile)  # pp/tg read llama.cpp directly; a replay runs anywhere
-        if args.threads is not None:
-            if args.threads < 1:
-                from workstation.core.bench import BenchInputError
-
-                raise BenchInputError(said=[("bench.at_least", {"name": "--threads", "low": 1, "value": args.threads})])
-            profile.threads = args.threads
+        if args.threads is not None:  # (1 to 512 or auto, as the parser read it: parser.threads)
+            profile.threads = args.threads or "auto"
         profiles.append(profile)
     return profiles
 

@@ -33,6 +33,7 @@ from workstation.commands.bench import (
     speed_words,
     table_legend,
 )
+from workstation.commands.parser import threads
 from workstation.core.bench import SpeedStat, check_local, writing_speed
 from workstation.core.catalog import file_size_text, human_bytes, resolve_model_path
 from workstation.core.documents import read_document, told_apart
@@ -103,7 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--chunks", type=int, metavar="N", help="score at most N windows per text")
     p.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, metavar="K",
                    help=f"log-probabilities the KLD reference keeps per token (default {DEFAULT_TOP_K})")
-    p.add_argument("-t", "--threads", type=int, metavar="N", help="threads instead of the profile's")
+    p.add_argument("-t", "--threads", type=threads, metavar="N", help="threads instead of the profile's")
     p.add_argument("-v", "--verbose", action="store_true", help="also list every task's reply")
     p.add_argument("--no-save", action="store_true", help="do not save the results to the history")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -344,10 +345,8 @@ def _profiles(args: argparse.Namespace) -> list[Profile]:
         profile = load_variant(ref)
         if args.perplexity is not None or args.kld:
             check_local(profile)  # perplexity and KLD read the model's logits; task sets run anywhere
-        if args.threads is not None:
-            if args.threads < 1:
-                raise EvalInputError(said=[("bench.at_least", {"name": "--threads", "low": 1, "value": args.threads})])
-            profile.threads = args.threads
+        if args.threads is not None:  # (1 to 512 or auto, as the parser read it: parser.threads)
+            profile.threads = args.threads or "auto"
         out.append(profile)
     if args.kld:  # the reference first: the one named, else the file with the most bits per weight
         out = reference_first(out, refs.index(named) if named is not None else None)

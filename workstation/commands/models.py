@@ -16,6 +16,7 @@ from workstation.commands import (
     said_in,
     texts_of,
 )
+from workstation.commands.parser import threads
 from workstation.commands.stopping import stopped, stopped_by
 from workstation.core import catalog, installed_models, model_download, model_info
 from workstation.core.atomic import named_output
@@ -70,8 +71,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("-o", "--output", help="output path (default: models/<name>.<TYPE>.gguf)")
     q.add_argument("--allow-requantize", action="store_true",
                    help="allow a source that is already quantized (quality cannot come back)")
-    q.add_argument("--threads", type=int, default=0,
-                   help="quantizer threads, and the --kld passes' (0 = all; the profile default for --kld)")
+    q.add_argument("--threads", type=threads, default=0,
+                   help="quantizer threads, and the --kld passes' (auto = all; the profile default for --kld)")
     q.add_argument("--kld", type=Path, nargs="+", action="extend", metavar="DOC",
                    help="then measure what the quantization costs on these documents: KL divergence, "
                    "same top token and perplexity change against the source (asked for when interactive)")

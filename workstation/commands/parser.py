@@ -127,6 +127,17 @@ def decimal(typed: str) -> float:
     return float(read_number(typed, False))
 
 
+def threads(typed: str) -> int:
+    """``--threads``, every command's, by a profile's rule (``threads_allowed``): auto (given as
+    0: the command's default, all cores) or 1 to 512; 100000 ended in "Segmentation fault"."""
+    from workstation.core.profile_check import threads_allowed
+
+    value = "auto" if typed.strip().lower() == "auto" else int(typed)
+    if not threads_allowed(value):
+        raise ValueError(typed)  # (said by its name: "invalid threads value", below)
+    return 0 if value == "auto" else int(value)
+
+
 class NeedsEveryCommand(Exception):
     """A mistake found by a parser made with one command only (``CommandParser.one_command``):
     its sentence may name another command's option, so every command's parser says it."""
@@ -167,6 +178,10 @@ class CommandParser(argparse.ArgumentParser):
             if len(choices) <= 8:
                 return t("parser.choice_from", name=name, text=value, names=", ".join(choices))
             return t("parser.choice_see", name=name, text=value, help=help_)
+        if (found := _TYPED.read(inner)) and found["type"] == threads.__name__:
+            from workstation.core.profile_check import MAX_THREADS
+
+            return t("parser.threads", name=name, text=found["value"], high=MAX_THREADS)
         if (found := _TYPED.read(inner)) and found["type"] in ("int", "float", "decimal"):
             return t("parser.not_whole" if found["type"] == "int" else "parser.not_number", name=name,
                      text=found["value"], help=help_)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workstation.commands import add_lang_arg, print_json, profile_ref, texts_of
+from workstation.commands.parser import threads
 from workstation.commands.progress_bar import ProgressBar
 from workstation.core.errors import ModelFileError, WorkstationError
 from workstation.core.invocation import cli
@@ -43,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--measure", action="store_true",
                    help="first measure this machine (decode with 1, 2 and 4 slots, prompt speed, "
                    "memory at 3 contexts x 3 K/V types) for both packaged models")
-    p.add_argument("-t", "--threads", type=int, metavar="N",
+    p.add_argument("-t", "--threads", type=threads, metavar="N",
                    help="threads for --measure (default: the physical cores)")
     add_lang_arg(p)  # its answer, headline and table's words (it was refused: "--lang is not an option")
     p.set_defaults(func=run)
@@ -80,9 +81,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.workload is None and args.people is None and not args.measure:
         raise WorkstationError(said=[("size.nothing", {"command": cli("size --people 6")})])
-    for name, value in (("--top", args.top), ("--threads", args.threads)):
-        if value is not None and value < 1:  # (bench's sentence for its own options)
-            raise WorkstationError(said=[("bench.at_least", {"name": name, "low": 1, "value": value})])
+    if args.top is not None and args.top < 1:  # (bench's sentence for its own options; --threads: the parser's)
+        raise WorkstationError(said=[("bench.at_least", {"name": "--top", "low": 1, "value": args.top})])
     workload = load_workload(args.workload, args.people) if args.workload or args.people is not None else None
     if args.measure:
         bar = ProgressBar()

@@ -9,6 +9,7 @@ import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import typed_path
@@ -230,11 +231,21 @@ def write_problem(path: Path, err: OSError) -> Phrase:
     return ("file.os_says", {"reason": err.strerror or str(err)})
 
 
-def read_text_file(path: Path, what: str, error: type[Exception], *, any_encoding: bool = False) -> str:
+# the files read_text_file names, as phrases (core/phrases.py: said in the command line's language)
+FILE_WHAT = {"Profile file": "file.what_profile", "Workload file": "file.what_workload", "Task set": "file.what_task_set",
+             "Replay file": "file.what_replay", "The JSON schema file": "file.what_schema", "Text file": "file.what_text"}
+
+
+def read_text_file(path: Path, what: str, error: type[WorkstationError], *, any_encoding: bool = False) -> str:
     """The UTF-8 text of a file the user named (``what``: "Task set", "Replay file", ...);
     ``error`` with one sentence naming the file when it is missing or unreadable. With
     ``any_encoding``, a text in another encoding is read as documents read it (a Latin-1 text
     that summarize read was refused by eval as "not UTF-8")."""
+
+    def said(key: str, **values: Any) -> Exception:  # (``error``: a WorkstationError, said in the app's language)
+        named = (FILE_WHAT[what], {}) if what in FILE_WHAT else what
+        return error(said=[(key, {"what": named, "path": str(path), **values})])
+
     try:
         try:
             return path.read_text(encoding="utf-8")
@@ -247,14 +258,14 @@ def read_text_file(path: Path, what: str, error: type[Exception], *, any_encodin
         try:
             return plain_text(path.read_bytes(), path.name)[0]
         except DocumentError as err:
-            raise error(f"{what} {path} cannot be read: {err}") from None
+            raise said("file.unreadable_because", why=err.said or str(err)) from None
     except FileNotFoundError:
-        raise error(f"{what} {path} does not exist.") from None
+        raise said("file.missing") from None
     except IsADirectoryError:
-        raise error(f"{what} {path} is a folder; give the file in it.") from None
+        raise said("file.folder") from None
     except PermissionError:
-        raise error(f"{what} {path} cannot be read: there is no permission to read it.") from None
+        raise said("file.no_read_permission") from None
     except UnicodeDecodeError:
-        raise error(f"{what} {path} cannot be read: it is not UTF-8 text.") from None
+        raise said("file.not_utf8") from None
     except OSError as err:
-        raise error(f"{what} {path} cannot be read ({err.strerror or err}).") from None
+        raise said("file.unreadable", why=err.strerror or str(err)) from None

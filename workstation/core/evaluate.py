@@ -236,7 +236,7 @@ def load_task_set(path: Path) -> TaskSet:
     try:
         data = load_yaml(text)  # task sets get passed around an office: no alias bombs
     except YamlError as err:
-        raise TaskSetError(f"{src} {err}") from None
+        raise TaskSetError(said=err.said_of(src)) from None
     return task_set_from_data(data, src)
 
 

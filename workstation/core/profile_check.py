@@ -186,6 +186,16 @@ CONTEXT_RANGE = (f"allowed values are {MIN_CONTEXT} to {MAX_CONTEXT:,} tokens (a
                  "token and a reply token)")
 
 
+# llama.cpp starts a thread per count asked for: 100000 of them ended in "Segmentation fault"
+MAX_THREADS = 512
+
+
+def threads_allowed(value: object) -> bool:
+    """Whether a profile's ``threads`` (or a command's ``--threads``) may be ``value``: auto,
+    or 1 to ``MAX_THREADS``."""
+    return value == "auto" or isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_THREADS
+
+
 def context_allowed(n: int) -> bool:
     """Whether a profile (or fit --context) may plan ``n`` cells of context."""
     return MIN_CONTEXT <= n <= MAX_CONTEXT
@@ -211,10 +221,8 @@ def validate(profile: Profile, src: str, problems: list[ProfileError] | None = N
             raise profile_file_problem(src, "profile.gpu_layers", value=short_repr(gl))
     th = profile.threads
     with _noted(problems):
-        if isinstance(th, str) and th != "auto" or isinstance(th, bool) or (
-            isinstance(th, int) and not 1 <= th <= 512
-        ):
-            raise profile_file_problem(src, "profile.threads", value=short_repr(th))
+        if not threads_allowed(th):
+            raise profile_file_problem(src, "profile.threads", value=short_repr(th), high=str(MAX_THREADS))
     with _noted(problems):
         if not 1 <= profile.parallel <= 64:
             raise profile_file_problem(src, "profile.parallel", value=str(profile.parallel))
@@ -332,10 +340,9 @@ def option_name(field: str) -> str:
 
 def profile_from_dict(data: Any, src: str = "<profile>", source: Path | None = None) -> Profile:
     if data is None:  # ("a profile must be a YAML mapping of settings" was jargon for an empty file)
-        raise ProfileError(f"{src} is empty; a profile holds settings, one a line, such as 'model: NAME'.")
+        raise ProfileError(said=[("profile.empty", {"src": src})])
     if not isinstance(data, dict):
-        raise ProfileError(f"{src}: a profile holds settings, one a line, such as 'model: NAME' "
-                           "(this file holds something else).")
+        raise ProfileError(said=[("profile.not_settings", {"src": src})])
     data = dict(data)
     data.setdefault("name", source.stem if source else "profile")
     problems: list[ProfileError] = []  # every one said at once (three typos took three runs)

@@ -9,12 +9,13 @@ from typing import Any
 
 import yaml
 
-from workstation.core.atomic import read_text_file
+from workstation.core.atomic import FILE_WHAT, read_text_file
 from workstation.core.errors import ProfileError
+from workstation.core.phrases import Phrase, say
 
 
 def read_settings_file(path: Path, what: str = "Profile file", error: type[ProfileError] = ProfileError,
-                       hint: str = "a profile is a few lines") -> Any:
+                       hint: Phrase | str = ("yaml.few_lines_profile", {})) -> Any:
     """The YAML data of a settings file (a profile, a workload); ``error`` with one sentence
     naming the file when it is missing, unreadable, too large or not valid YAML."""
     src = str(path)
@@ -23,19 +24,36 @@ def read_settings_file(path: Path, what: str = "Profile file", error: type[Profi
     except OSError:
         too_large = False  # said in one sentence by read_text_file
     if too_large:
-        raise error(f"{what} {src} is larger than {MAX_YAML_BYTES // 1024} KiB; {hint}.")
+        raise error(said=[("yaml.too_large_hint", {"what": (FILE_WHAT[what], {}) if what in FILE_WHAT else what,
+                                                   "src": src, "kib": MAX_YAML_BYTES // 1024, "hint": hint})])
     text = read_text_file(path, what, error)
     try:
         return load_yaml(text)
     except YamlError as err:
-        raise error(f"{src} {err}") from None
+        raise error(said=err.said_of(src)) from None
 
 
 MAX_YAML_BYTES = 1024 * 1024
 
 
 class YamlError(ValueError):
-    """A YAML text that is refused: the message completes "FILE ..." as one sentence."""
+    """A YAML text that is refused: the message completes "FILE ..." as one sentence;
+    ``said_of(FILE)`` is the whole sentence as phrases (core/phrases.py: said in the app's language)."""
+
+    def __init__(self, phrase: str, **values: object) -> None:
+        self.phrase: Phrase = (phrase, values)
+        super().__init__(say(self.said_of("")).lstrip())
+
+    def said_of(self, src: str) -> list[Phrase]:
+        return [(self.phrase[0], {**self.phrase[1], "src": src})]
+
+
+class _Refused(yaml.MarkedYAMLError):
+    """One of the loader's own refusals, as a phrase (``key``, ``values``) said with its line."""
+
+    def __init__(self, mark: Any, phrase: str, **values: object) -> None:
+        super().__init__(problem=phrase, problem_mark=mark)
+        self.phrase, self.values = phrase, values
 
 
 class _PlainLoader(yaml.SafeLoader):
@@ -45,9 +63,7 @@ class _PlainLoader(yaml.SafeLoader):
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             mark = self.peek_event().start_mark
-            raise yaml.composer.ComposerError(
-                None, None, "uses a YAML alias (*name; a settings file may not use one)", mark
-            )
+            raise _Refused(mark, "yaml.alias")
         return super().compose_node(parent, index)
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
@@ -62,9 +78,7 @@ class _PlainLoader(yaml.SafeLoader):
             except TypeError:  # a key that is no scalar: PyYAML's own error follows
                 continue
             if twice:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"has '{key}' twice (the second would replace the first)", key_node.start_mark
-                )
+                raise _Refused(key_node.start_mark, "yaml.twice", key=str(key))
         return super().construct_mapping(node, deep)
 
 
@@ -72,17 +86,16 @@ def load_yaml(text: str) -> Any:
     """Settings YAML (profiles, the model catalog): safe types only, no aliases, at most
     MAX_YAML_BYTES; YamlError (one sentence, with the line) otherwise."""
     if len(text) > MAX_YAML_BYTES:
-        raise YamlError(f"is larger than {MAX_YAML_BYTES // 1024} KiB, too large for a settings file.")
+        raise YamlError("yaml.too_large", kib=MAX_YAML_BYTES // 1024)
     try:
         return yaml.load(text, Loader=_PlainLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         lines = max(1, len(text.splitlines()))  # a problem found at the end is on the last line, not after it
-        where = f" at line {min(mark.line + 1, lines)}" if mark else ""
-        problem = getattr(err, "problem", None) or ""
-        if problem.startswith(("uses a YAML alias", "has '")):  # our own refusals, said as they are
-            raise YamlError(f"{problem}{where}.") from None
+        where: Phrase | str = ("yaml.at_line", {"line": min(mark.line + 1, lines)}) if mark else ""
+        if isinstance(err, _Refused):  # our own refusals
+            raise YamlError(err.phrase, **err.values, where=where) from None
         line = text.splitlines()[min(mark.line, lines - 1)] if mark and text.strip() else ""
         if "\t" in line[: len(line) - len(line.lstrip())]:  # indented with a tab ("not valid YAML" said nothing)
-            raise YamlError(f"is not valid YAML{where}: it is indented with a tab, and YAML takes spaces only.") from None
-        raise YamlError(f"is not valid YAML{where}.") from None
+            raise YamlError("yaml.tab", where=where) from None
+        raise YamlError("yaml.invalid", where=where) from None
