@@ -600,7 +600,7 @@ def test_a_profile_files_reading_errors_are_said_in_the_command_lines_language(
     said = {name: f"workstation: {tmp_path / name}{text}\n" for name, text in (
         ("tab.yaml", " geçerli bir YAML değil (3. satır): satır başında sekme (Tab) var, YAML ise yalnızca boşluk "
                      "kabul eder."),
-        ("empty.yaml", " boş; bir profil her satırda bir ayar tutar, örneğin 'model: AD'."),
+        ("empty.yaml", " boş; bir profil her satırda bir ayar tutar, örneğin 'model: İSİM'."),
         ("bad.yaml", " geçerli bir YAML değil (1. satır)."),
         ("twice.yaml", " içinde 'model' iki kez yazılmış (ikincisi birincinin yerine geçerdi) (2. satır)."))}
     said["nonutf8.yaml"] = f"workstation: Profil dosyası {tmp_path / 'nonutf8.yaml'} okunamıyor: UTF-8 metin değil.\n"
