@@ -1,0 +1,107 @@
+"""The speed and memory figures fit, bench, F3 and F4 give one model agree, and fit answers for a model by name."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from workstation.core.bench import ProfileBench, SpeedStat
+from workstation.core.metrics import TurnMetrics
+
+
+def _info(model: Path) -> dict[str, object]:
+    return {"model_type": "llama 256M Q4_1", "model_size": 2**27, "model_n_params": 134_515_008, "n_gpu_layers": 0,
+            "model_filename": str(model), "n_threads": 2, "type_k": "f16", "type_v": "f16", "flash_attn": True}
+
+
+def one_round(model: Path, tg: float, chat: float) -> ProfileBench:
+    """``bench --quick -r 1``: one tg32 run and one chat turn."""
+    return ProfileBench("travel-helper", _info(model), pp=SpeedStat(512, [round(512e9 / 900)]),
+                        tg=SpeedStat(32, [round(32e9 / tg)]),
+                        turns=[TurnMetrics(ttft_ms=300.0, predicted_n=64, predicted_ms=64 / chat * 1000)])
+
+
+def _profile(tmp_path: Path, model: Path) -> Path:
+    prof = tmp_path / "travel-helper.yaml"
+    prof.write_text(f"name: travel-helper\nmodel: {model}\ncontext: 1024\ngpu_layers: 0\nspeculative: {{mode: off}}\n",
+                    encoding="utf-8")
+    return prof
+
+
+def _reply(store_path: Path, model: Path, tps: float, text: str, tokens: int = 100) -> None:
+    from workstation.core.metrics import turn_record
+    from workstation.core.store import ConversationStore
+
+    store = ConversationStore(store_path)
+    try:
+        m = TurnMetrics(predicted_n=tokens, predicted_ms=tokens / tps * 1000, stop_reason="eos")
+        m.finish_rates()
+        store.add_message(store.new("replies").id, "assistant", text,
+                          turn_record(m, "travel-helper", "travel-helper", model=str(model.resolve())))
+    finally:
+        store.close()
+
+
+def test_a_busy_one_round_bench_is_unsure_in_fit_and_a_range_in_bench(
+        smollm2_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One bench, -r 1: tg32 10.83 beside chat tg 159.16 (14.7x). bench said "writes about 120 words
+    a second" (the chat's), and fit "go by the measured figure: the estimate is 2.5x below it" of the
+    159, where the chat replies came at 43 words a second. bench says the range; fit calls the
+    figure unsure (measured on a busy moment), says how to measure it well, and says the replies'."""
+    from workstation.cli import main
+    from workstation.commands.bench import format_bench
+    from workstation.core.paths import data_dir
+    from workstation.core.results import save_run
+    from workstation.core.store import DB_NAME
+    from workstation.tui.i18n import Texts
+
+    run = one_round(smollm2_path, 10.83, 159.16)
+    said = format_bench([run])
+    assert "and writes somewhere between about 8 and 120 words a second" in said, said
+    assert "writes about 120 words a second" not in said
+    assert "saniyede yaklaşık 4 ile 64 sözcük arasında yazar" in format_bench([run], Texts("tr").get)
+    save_run("bench", run.result_rows(), "bench --quick -r 1")
+    prof = _profile(tmp_path, smollm2_path)
+    assert main(["fit", "-p", str(prof), "--json"]) == 0
+    measured = json.loads(capsys.readouterr().out)["measured_decode"]
+    assert measured["unsure"] and measured["unsure_why"] == "busy", measured
+    _reply(data_dir() / DB_NAME, smollm2_path, 55.0, " ".join(["word"] * 78))
+    assert main(["fit", "-p", str(prof)]) == 0
+    out = capsys.readouterr().out
+    assert "go by the measured" not in out, out
+    assert re.search(r"^  note:      measured on a busy moment: that bench's two writing figures were 14\.7x apart .*"
+                     r"run \S+ bench -p \S+travel-helper\.yaml -r 3 while the PC is quiet$", out, re.MULTILINE), out
+    # what the app timed of the model's real replies, as F4 says it
+    assert re.search(r"^  replies:   Your last reply with its model, in travel-helper: about 43 words a second\.$", out, re.MULTILINE), out
+    # one round whose two figures agree is still one run: unsure, said so
+    save_run("bench", one_round(smollm2_path, 50.0, 52.0).result_rows(), "bench --quick -r 1")
+    assert main(["fit", "-p", str(prof), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["measured_decode"]["unsure_why"] == "once"
+    assert main(["fit", "-p", str(prof), "--lang", "tr"]) == 0
+    out = capsys.readouterr().out
+    assert "bir kez ölçüldü (tek turluk bir bench, -r 1)" in out and "güvenin" not in out, out
+
+
+def test_fit_answers_for_a_model_no_profile_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """"fit llama-3.2-1b-instruct-q4_k_m" said "is a model, not a profile; download it … then
+    profiles new …" (exit 1), where F4 gives its estimate before a download: it plans the profile
+    ``profiles new`` would make of it, says so, and exits as for a profile (0: it fits)."""
+    from workstation.cli import main
+
+    assert main(["fit", "llama-3.2-1b-instruct-q4_k_m"]) == 0
+    out = capsys.readouterr().out
+    assert "  (no profile runs llama-3.2-1b-instruct-q4_k_m: planned as the profile " in out, out
+    assert "profiles new llama-3.2-1b-instruct-q4_k_m would make for it: a context of 4,096 tokens, the other " \
+        "settings at their defaults)" in out, out
+    assert "not downloaded yet: planned from its published shape" in out
+    assert main(["fit", "llama-3.2-1b-instruct-q4_k_m", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["fits"] and plan["context"] == 4096 and not plan["downloaded"], plan
+    # an installed model file no profile runs, by its name
+    assert main(["fit", "SmolLM2-135M-Instruct.Q4_0"]) == 0
+    assert "(no profile runs SmolLM2-135M-Instruct.Q4_0: planned as the profile " in capsys.readouterr().out
+    # a name that is neither: refused as before
+    assert main(["fit", "no-such-thing"]) == 1
