@@ -403,11 +403,11 @@ def plain_words(results: list[ProfileBench], lookup: Lookup | None = None) -> li
         # its two writing figures far apart (a busy moment in one of them): the range, not one of
         # them picked (tg32 10.83 beside chat tg 159.16 said "writes about 120 words a second" of
         # a model whose chat wrote 43)
-        apart = busy_apart(r) if r.tg is not None and r.chat_ts else None
-        low, high = sorted((r.tg.avg_ts, r.chat_ts)) if apart is not None and r.tg is not None and r.chat_ts else (0.0, 0.0)
+        far = busy_apart(r) if r.tg is not None and r.chat_ts else None
+        low, high = sorted((r.tg.avg_ts, r.chat_ts)) if far is not None and r.tg is not None and r.chat_ts else (0.0, 0.0)
         if read or write:
             key = "bench.means_both" if read and write else "bench.means_read" if read else "bench.means_write"
-            lines.append(say([(key + ("_range" if apart is not None and write else ""), {
+            lines.append(say([(key + ("_range" if far is not None and write else ""), {
                 "profile": r.profile, "read": read, "write": write, "low": about_words(low, lookup),
                 "high": about_words(high, lookup)})], lookup))
     if len(results) < 2:
