@@ -105,3 +105,52 @@ def test_fit_answers_for_a_model_no_profile_runs(capsys: pytest.CaptureFixture[s
     assert "(no profile runs SmolLM2-135M-Instruct.Q4_0: planned as the profile " in capsys.readouterr().out
     # a name that is neither: refused as before
     assert main(["fit", "no-such-thing"]) == 1
+
+
+def _needs(text: str) -> str:
+    found = re.search(r"needs ([\d.,]+ [KMG]B) of the", text)
+    assert found, text
+    return found[1]
+
+
+def _words_a_second(text: str) -> str:
+    found = re.search(r"[Uu]p to about ([\d.,]+) words a second", text)
+    assert found, text
+    return found[1]
+
+
+def test_f4_fit_and_f3_give_one_model_the_same_memory_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
+    """F4 said 423 MB of office-cpu's model where F3 and fit said 282 MB (F4 worked it out for 8,192
+    tokens, the profile for 4,096), and "0.8 words a second" of Qwen2.5 14B where fit gpu-qwen25-14b
+    said 0.6 (F4 at an f16 K/V, the profile's q8_0 that the CPU reads slower). F4 plans a model a
+    profile runs as that profile, a model none runs as a new profile for it (as fit plans it by
+    name), and says up front for how long a conversation."""
+    from workstation.cli import main
+    from workstation.core.hardware import FakeGpuProbe, set_probe
+    from workstation.core.profile_lookup import load_profile
+    from workstation.tui.i18n import Texts
+    from workstation.tui.integrations import catalog_models, fit_verdict, installed_models, model_fit
+
+    en = Texts("en")
+    set_probe(FakeGpuProbe())  # (no GPU: the CPU's estimate, as on the user's PC)
+    try:
+        rows = {r.name: r for r in [*installed_models(en), *catalog_models(en)] if not r.installed or r.path}
+        office = model_fit(rows["smollm2-135m-instruct-q4_1"], en)
+        assert office.startswith("On this PC, for a conversation of up to about 3,100 words (as Office CPU — SmolLM2 "
+                                 "135M is set, in F3 → E, Context; "), office
+        assert main(["fit", "office-cpu"]) == 0
+        out = capsys.readouterr().out
+        assert _needs(office) == _needs(out) == _needs(fit_verdict(load_profile("office-cpu"), en)), (office, out)
+        assert _words_a_second(office) == _words_a_second(out)
+        qwen = model_fit(rows["qwen2.5-14b-instruct-q4_k_m"], en)  # a catalog model gpu-qwen25-14b runs
+        assert main(["fit", "gpu-qwen25-14b"]) in (0, 2)
+        out = capsys.readouterr().out
+        assert _needs(qwen) == _needs(out) and _words_a_second(qwen) == _words_a_second(out), (qwen, out)
+        # none runs it: as a new profile for it, said so, and as fit plans it by its name
+        plain = model_fit(rows["SmolLM2-135M-Instruct.Q4_0"], en)
+        assert plain.startswith("On this PC, for a conversation of up to about 3,100 words (as a new profile is set; "), plain
+        assert main(["fit", "SmolLM2-135M-Instruct.Q4_0"]) == 0
+        out = capsys.readouterr().out
+        assert _needs(plain) == _needs(out) and _words_a_second(plain) == _words_a_second(out), (plain, out)
+    finally:
+        set_probe(None)
