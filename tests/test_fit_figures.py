@@ -129,7 +129,12 @@ def test_f4_fit_and_f3_give_one_model_the_same_memory_and_speed(capsys: pytest.C
     from workstation.core.hardware import FakeGpuProbe, set_probe
     from workstation.core.profile_lookup import load_profile
     from workstation.tui.i18n import Texts
-    from workstation.tui.integrations import catalog_models, fit_verdict, installed_models, model_fit
+    from workstation.tui.integrations import (
+        catalog_models,
+        fit_verdict,
+        installed_models,
+        model_fit,
+    )
 
     en = Texts("en")
     set_probe(FakeGpuProbe())  # (no GPU: the CPU's estimate, as on the user's PC)
