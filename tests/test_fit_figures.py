@@ -159,3 +159,28 @@ def test_f4_fit_and_f3_give_one_model_the_same_memory_and_speed(capsys: pytest.C
         assert _needs(plain) == _needs(out) and _words_a_second(plain) == _words_a_second(out), (plain, out)
     finally:
         set_probe(None)
+
+
+def test_turkish_says_the_replies_speed_in_turkish_words_as_the_estimate_beside_it(
+        smollm2_path: Path, tmp_path: Path) -> None:
+    """F3 → E with --lang tr said "Saniyede en fazla yaklaşık 25 sözcük" and right under it "Onunla son
+    yanıtınız: saniyede yaklaşık 43 sözcük": the estimate in Turkish words, the English reply in its own
+    English words (fit --lang tr said "159 token (yaklaşık 64 sözcük)"). Both in the UI's language's
+    words (``about_words``); an English UI keeps the replies' own English words, as F5 says them."""
+    from workstation.core.phrases import about_words
+    from workstation.core.profile_lookup import load_profile
+    from workstation.tui.i18n import Texts
+    from workstation.tui.integrations import installed_models, model_fit, speed_estimate
+
+    tr, en = Texts("tr"), Texts("en")
+    kept = tmp_path / "conversations.sqlite3"
+    english = ("The meeting is on Monday and the report is ready for you to read before it. " * 6).strip()
+    for _ in range(2):
+        _reply(kept, smollm2_path, 60.0, english, tokens=100)
+    turkish_words = about_words(60.0, tr.get)  # the language's figure, as the estimate's
+    said = speed_estimate(load_profile("office-cpu"), tr, replies=kept)  # F3 → E
+    assert f"saniyede yaklaşık {turkish_words} sözcük." in said and "yaklaşık 58 sözcük" not in said, said
+    row = next(r for r in installed_models(tr) if r.path and r.path.resolve() == smollm2_path.resolve())
+    assert f"saniyede yaklaşık {turkish_words} sözcük." in model_fit(row, tr, replies=kept)  # F4
+    # in English, the English replies' own words a token (96 words of 100 tokens: 58), as F5 says them
+    assert "about 58 words a second." in speed_estimate(load_profile("office-cpu"), en, replies=kept)

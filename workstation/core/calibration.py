@@ -391,7 +391,7 @@ class RepliesScale:
         return 1 / max(1 / tps + self.extra, read_seconds, 1e-9)
 
 
-def replies_scale(store: Path, estimate: Callable[[Path], float | None]) -> RepliesScale | None:
+def replies_scale(store: Path, estimate: Callable[[Path], float | None], lang: str = "en") -> RepliesScale | None:
     """The model file of this PC's newest timed reply (of a file still there, in the conversations' file ``store``), and
     its last quiet replies' median speed against its ``estimate(path)`` (tokens/s, as the caller
     plans it); None with no such replies or no estimate. F4 said "Q4_0: up to about 32 words a second" beside "Q4_1: your last
@@ -401,7 +401,7 @@ def replies_scale(store: Path, estimate: Callable[[Path], float | None]) -> Repl
     model by replies written while other programs kept 2 cores busy (at 36% of the estimate)."""
     import sqlite3
 
-    from workstation.core.metrics import QUIET_MIN, measured_words_per_token
+    from workstation.core.metrics import QUIET_MIN, replies_words_a_token
     from workstation.core.profile_lookup import model_file_refs
     from workstation.core.store import ConversationStore
     from workstation.core.thread_policy import BUSY_SLACK
@@ -428,5 +428,5 @@ def replies_scale(store: Path, estimate: Callable[[Path], float | None]) -> Repl
     if not tps:
         return None
     measured = statistics.median(r.tps for r in quiet)
-    return RepliesScale(Path(model), measured / tps, measured_words_per_token((r.words, r.tokens) for r in quiet),
+    return RepliesScale(Path(model), measured / tps, replies_words_a_token(quiet, lang),  # (in ``lang``'s words)
                         1 / measured - 1 / tps)

@@ -377,7 +377,7 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     the fit's where it runs the model (``profile_running``; F4 said 3,300 words of SmolLM2 where
     F3 said 1,600 of office-cpu's 4,096, and gemma's 13,000 and 3,300 in one panel unexplained)."""
     from workstation.core.memory_plan import counting_freed
-    from workstation.core.metrics import measured_words_per_token, quiet_median
+    from workstation.core.metrics import quiet_median, replies_words_a_token
     from workstation.core.model_shapes import catalog_model
     from workstation.core.phrases import say
     from workstation.core.planner import plan
@@ -438,9 +438,9 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     # every estimated row on one footing: this PC's replies with another model against that one's
     # estimate, the slow ones too (a 4B model said its plain estimate, "about 2 words a second",
     # beside a 1B one's 3 on the replies' footing: three times the size, 1.5 times slower)
-    scale = replies_scale_for(p, lambda path: _cpu_bound(path, gpus, freed, here), replies) if estimated else None
+    scale = replies_scale_for(p, lambda path: _cpu_bound(path, gpus, freed, here), replies, texts.lang) if estimated else None
     footing = replies_footing(p, scale)
-    per_token = measured_words_per_token((r.words, r.tokens) for r in own) if own_tps else scale.words_a_token if footing else None
+    per_token = replies_words_a_token(own, texts.lang) if own_tps else scale.words_a_token if footing else None
     # slower than people read by the figure said (SLOW_TPS), as F3 says a slow one ("runs on the CPU … About 0.8 words a second")
     if slow := slow_phrase(p, own_tps or measured_tps or footing, texts.get, per_token):
         # the speed said once: by the sentence that says where it comes from, after this one (it said
@@ -502,12 +502,12 @@ def replies_said(model: Path, texts: Texts, store: Path | None = None, profile_r
     (it said "Your last 2 replies with it" of another profile's replies)."""
     import statistics
 
-    from workstation.core.metrics import measured_words_per_token
+    from workstation.core.metrics import replies_words_a_token
 
     replies = model_replies(model, store)
     if not replies:
         return ""
-    per_token = measured_words_per_token((r.words, r.tokens) for r in replies)
+    per_token = replies_words_a_token(replies, texts.lang)  # (in the UI's language's words, as the estimate)
     words = about_words(statistics.median(r.tps for r in replies), texts.get, per_token)
     key = "models.replied_one" if len(replies) == 1 else "models.replied"
     if profile_ref and any(r.profile_ref != profile_ref for r in replies):
@@ -529,7 +529,7 @@ def replies_busy_said(replies: list[ReplyTiming], texts: Texts) -> str:
     while other programs kept 2 cores busy, with no word of why the two differed."""
     import statistics
 
-    from workstation.core.metrics import measured_words_per_token
+    from workstation.core.metrics import replies_words_a_token
     from workstation.core.thread_policy import BUSY_SLACK
 
     quiet = [r for r in replies if r.cpu_others < BUSY_SLACK]
@@ -539,7 +539,7 @@ def replies_busy_said(replies: list[ReplyTiming], texts: Texts) -> str:
     if not quiet:
         return texts("models.replied_all_busy_one" if n_busy == 1 else "models.replied_all_busy")
     words = about_words(statistics.median(r.tps for r in quiet), texts.get,
-                        measured_words_per_token((r.words, r.tokens) for r in quiet))
+                        replies_words_a_token(quiet, texts.lang))
     return texts("models.replied_busy_one" if len(quiet) == 1 else "models.replied_busy", busy=n_busy, quiet=len(quiet),
                  words=words)
 
@@ -567,7 +567,7 @@ def replies_footing(p: Any, scale: Any) -> float | None:
     return scale.footing(p.decode_tps_bound, weights_read_seconds(p, measured_cpu()))
 
 
-def replies_scale_for(p: Any, estimate: Callable[[Path], float | None], replies: Path | None) -> Any:
+def replies_scale_for(p: Any, estimate: Callable[[Path], float | None], replies: Path | None, lang: str = "en") -> Any:
     """This PC's replies against their model's estimate (``calibration.replies_scale``, from the
     conversations' file ``replies``), for a plan on the CPU alone; None otherwise (a GPU's
     estimate is of published figures, not of this CPU)."""
@@ -578,7 +578,7 @@ def replies_scale_for(p: Any, estimate: Callable[[Path], float | None], replies:
     if p.gpu_layers or not p.fits or p.paged_bytes:
         return None
     try:
-        return replies_scale(replies or data_dir() / DB_NAME, estimate)
+        return replies_scale(replies or data_dir() / DB_NAME, estimate, lang)
     except WorkstationError:  # (a data folder that cannot be used: the estimate alone)
         return None
 
