@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import requantized_copy
 
 from workstation.core.bench import ProfileBench, SpeedStat
 from workstation.core.metrics import TurnMetrics
@@ -85,12 +86,13 @@ def test_a_busy_one_round_bench_is_unsure_in_fit_and_a_range_in_bench(
     assert "bir kez ölçüldü (tek turluk bir bench, -r 1)" in out and "güvenin" not in out, out
 
 
-def test_fit_answers_for_a_model_no_profile_runs(capsys: pytest.CaptureFixture[str]) -> None:
+def test_fit_answers_for_a_model_no_profile_runs(smollm2_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """"fit llama-3.2-1b-instruct-q4_k_m" said "is a model, not a profile; download it … then
     profiles new …" (exit 1), where F4 gives its estimate before a download: it plans the profile
     ``profiles new`` would make of it, says so, and exits as for a profile (0: it fits)."""
     from workstation.cli import main
 
+    q4_0, q8_0 = requantized_copy(smollm2_path, "q4_0"), requantized_copy(smollm2_path, "q8_0")  # (no profile; draft-pair's)
     assert main(["fit", "llama-3.2-1b-instruct-q4_k_m"]) == 0
     out = capsys.readouterr().out
     assert "  (no profile runs llama-3.2-1b-instruct-q4_k_m: planned as the profile " in out, out
@@ -103,6 +105,11 @@ def test_fit_answers_for_a_model_no_profile_runs(capsys: pytest.CaptureFixture[s
     # an installed model file no profile runs, by its name
     assert main(["fit", "SmolLM2-135M-Instruct.Q4_0"]) == 0
     assert "(no profile runs SmolLM2-135M-Instruct.Q4_0: planned as the profile " in capsys.readouterr().out
+    # a model file given by its path: the same, but not said of a file a profile runs (draft-pair runs Q8_0)
+    assert main(["fit", str(q4_0)]) == 0
+    assert "(no profile runs SmolLM2-135M-Instruct.Q4_0: " in capsys.readouterr().out
+    assert main(["fit", str(q8_0)]) == 0
+    assert "no profile runs" not in capsys.readouterr().out
     # a name that is neither: refused as before
     assert main(["fit", "no-such-thing"]) == 1
 
@@ -119,7 +126,8 @@ def _words_a_second(text: str) -> str:
     return found[1]
 
 
-def test_f4_fit_and_f3_give_one_model_the_same_memory_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
+def test_f4_fit_and_f3_give_one_model_the_same_memory_and_speed(smollm2_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """F4 said 423 MB of office-cpu's model where F3 and fit said 282 MB (F4 worked it out for 8,192
     tokens, the profile for 4,096), and "0.8 words a second" of Qwen2.5 14B where fit gpu-qwen25-14b
     said 0.6 (F4 at an f16 K/V, the profile's q8_0 that the CPU reads slower). F4 plans a model a
@@ -137,6 +145,7 @@ def test_f4_fit_and_f3_give_one_model_the_same_memory_and_speed(capsys: pytest.C
     )
 
     en = Texts("en")
+    requantized_copy(smollm2_path, "q4_0")  # (a model no profile runs)
     set_probe(FakeGpuProbe())  # (no GPU: the CPU's estimate, as on the user's PC)
     try:
         rows = {r.name: r for r in [*installed_models(en), *catalog_models(en)] if not r.installed or r.path}

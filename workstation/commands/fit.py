@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             raise
         profile = made
     # a model run with a new profile's defaults (a name, or a .gguf file): said so, and how to make it one
-    by_default = profile.source is None or profile.source.suffix.lower() == ".gguf"
+    by_default = profile.source is None or profile.source.suffix.lower() == ".gguf" and not _run_by_profiles(profile.source)
     if args.context is not None:  # (-5 planned 0 cells and said it fits; 0 planned the profile's)
         if not context_allowed(args.context):
             args.usage_error(f"argument --context: {args.context} is not a context; {CONTEXT_RANGE}")
@@ -170,6 +170,17 @@ def run(args: argparse.Namespace) -> int:
     for note in [*([say([slow], t.get)] if slow else []), *_notes(plan, t)]:
         print(t("fit_cmd.note", note=note))
     return 1 if problem else 0 if plan.fits else 2
+
+
+def _run_by_profiles(path: Path) -> bool:
+    """Whether a profile runs the model file at ``path`` (a file given to fit that one runs is not
+    said to have "no profile")."""
+    from workstation.core.profile_lookup import profiles_using
+
+    try:
+        return bool(profiles_using(path, drafts=False))
+    except (OSError, WorkstationError):
+        return False
 
 
 def _test_words(measured: HistoryEntry, t: Texts) -> str:
