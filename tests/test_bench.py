@@ -352,17 +352,18 @@ def test_repetitions_that_disagree_are_said_under_the_table(smollm2_path: Path, 
     assert any(line.endswith("| tg128   |   6.76 tok/s |") for line in lines), lines
     assert any(line.endswith("| ttft    |      80.0 ms |") for line in lines) and not any("±" in line for line in lines)
     assert lines[-3:] == [
-        # (its writing said by the chat turn's: the tg of a busy moment said "writes about 5 words a second")
-        "What this means: office-cpu reads your documents at about 380 words a second and writes about 49 words a "
-        "second.",
+        # (its writing said as the range of its two figures: the tg of a busy moment said "writes about 5 words a
+        # second", and the chat's alone then "about 120" of a model whose replies came at 43)
+        "What this means: office-cpu reads your documents at about 380 words a second and writes somewhere between "
+        "about 5 and 49 words a second: its two writing figures disagree (see the note below), so neither is sure.",
         "note: office-cpu's tg128 (6.76 tok/s) and chat tg (65.86 tok/s) both time its writing, yet one is 9.7x the "
         "other: another program was probably using the CPU, so compare these figures with care; run again when the "
         "machine is quiet, or with more repetitions (-r).",
         "note: each test ran once, and one run cannot tell whether another program was using the CPU meanwhile; -r 3 "
         "runs each test three times and says how much the runs differ."], lines
     said = format_bench([busy], Texts("tr").get)  # in the command line's language (a Turkish word is more tokens)
-    assert "Bunun anlamı: office-cpu belgelerinizi saniyede yaklaşık 200 sözcük okur ve saniyede yaklaşık 26 " \
-        "sözcük yazar." in said and "biri ötekinin 9,7 katı" in said and "not: her test bir kez" in said, said
+    assert "Bunun anlamı: office-cpu belgelerinizi saniyede yaklaşık 200 sözcük okur ve saniyede yaklaşık 3 ile 26 " \
+        "sözcük arasında yazar" in said and "biri ötekinin 9,7 katı" in said and "not: her test bir kez" in said, said
     # a newcomer's first look (--quick) and llama-bench's own tests, -n and -r winning over either
     from workstation.cli import build_parser
     from workstation.commands.bench import bench_config

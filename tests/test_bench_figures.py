@@ -56,7 +56,8 @@ def test_fit_goes_by_the_chat_figure_and_says_an_unsteady_one_unsure(
     save_run("bench", run.result_rows(), "bench --quick")
     assert main(["fit", "-p", str(prof), "--json"]) == 0
     measured = json.loads(capsys.readouterr().out)["measured_decode"]
-    assert measured["tokens_per_second"] == 48.58 and measured["test"] == "chat" and not measured["unsure"], measured
+    # (bench itself said that run busy, its tg and chat tg 3.9x apart: the figure is not one to go by either)
+    assert measured["tokens_per_second"] == 48.58 and measured["test"] == "chat" and measured["unsure_why"] == "busy", measured
     assert main(["fit", "-p", str(prof)]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^  measured:  49 tokens a second \(about 36 words\) by bench on \S+ \(profile office-cpu, its chat replies' writing: ",

@@ -1609,11 +1609,11 @@ def test_turkish_writes_numbers_with_its_own_separators() -> None:
     from workstation.core.phrases import say
 
     tr, en = Texts("tr"), Texts("en")
-    assert tr("models.fit", words=tr("words.language", n="6,100"), verdict="-", most="") == (
-        "Bu bilgisayarda: - (bir seferde yaklaşık 6.100 sözcük kadar okuması için hesaplandı; bir profil F3 → E, "
-        "Bağlam'da daha azına ya da çoğuna ayarlanabilir).")
-    assert en("models.fit", words=en("words.language", n="6,100"), verdict="-", most="").startswith(
-        "On this PC: - (worked out for reading up to about 6,100 words at once")
+    assert tr("models.fit", words=tr("words.language", n="3,100"), verdict="-", most="") == (
+        "Bu bilgisayarda, yaklaşık 3.100 sözcük kadar bir konuşma için (yeni bir profilin ayarı; F3 → E, Bağlam'da "
+        "değişir): -.")
+    assert en("models.fit", words=en("words.language", n="3,100"), verdict="-", most="").startswith(
+        "On this PC, for a conversation of up to about 3,100 words (")
     assert [tr.number(v) for v in ("1,234,567.89", "23.0 GB", "-1.5%", "+0.25%", "40 W", "~4.9 GB", "100 %",
                                    "35.7 token/sn")] == [
         "1.234.567,89", "23,0 GB", "-%1,5", "+%0,25", "40 W", "~4,9 GB", "%100", "35,7 token/sn"]
@@ -3093,16 +3093,18 @@ async def test_f4_says_a_models_limits_and_its_helper_in_plain_words(profiles: P
         await until(pilot, lambda: models.query_one(TabbedContent).active == "tab-installed")
         gemma = await detail_of("installed", models.installed, "gemma-3-270m-q4_k_m")
     if lang == "en":
-        assert "(worked out for reading up to about 6,100 words at once, less than the most it can read (about "\
-               "98,000 words); a profile may be set to more or less, in F3 → E, Context)." in big, big
+        # how long a conversation it is worked out for, up front; the profile that runs it sets that (as F3
+        # and fit plan it); the model's own limit beside it
+        assert "On this PC, for a conversation of up to about 3,100 words (as a new profile is set; F3 → E, Context " \
+               "changes it; it can read up to about 98,000 words at most): " in big, big
         assert "it can speed up Llama 3.1 8B as its helper (both read text the same way)" in helper, helper
         assert "vocabulary" not in helper and "guesses words" not in helper, helper
         copy = re.search(r"; [\d.,]+ [KMG]B of that is extra memory it takes on this CPU, to write faster", gemma)
         assert copy or "memory free (" in gemma, gemma  # (a CPU without a repacked layout: none said)
         assert "second copy" not in gemma and "laid out" not in gemma, gemma
     else:
-        assert "okuması için hesaplandı; bu, okuyabileceği en çok sözcükten (yaklaşık " in big, big
-        assert "bir profil F3 → E, Bağlam'da daha azına ya da çoğuna ayarlanabilir)." in big, big
+        assert "Bu bilgisayarda, yaklaşık 1.600 sözcük kadar bir konuşma için (yeni bir profilin ayarı; F3 → E, " \
+               "Bağlam'da değişir; en çok yaklaşık 52.000 sözcük okuyabilir): " in big, big
         assert "Llama 3.1 8B'nin yardımcısı olarak onu hızlandırabilir (ikisi metni aynı biçimde okur)" in helper, helper
         assert "ikinci bir kopyası" not in gemma and "okurken" not in gemma, gemma
     assert "when it reads up to" not in big, big

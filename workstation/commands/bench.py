@@ -36,6 +36,7 @@ from workstation.core.bench import (
     replay_profiles,
     sampling_differences,
 )
+from workstation.core.calibration import writing_apart
 from workstation.core.catalog import human_bytes, params_text
 from workstation.core.documents import told_apart
 from workstation.core.engine_api import TOO_LONG
@@ -364,9 +365,12 @@ def tg_in_doubt(r: ProfileBench) -> bool:
     (``NOISY``) or it and the chat turns' writing, the same work, are ``BUSY_APART``."""
     if r.tg is None or not r.tg.avg_ts:
         return False
-    chat = r.chat_ts
-    apart_from_chat = bool(chat) and not drafting(r) and max(chat / r.tg.avg_ts, r.tg.avg_ts / chat) > BUSY_APART
-    return spread(r.tg) > NOISY or apart_from_chat
+    return spread(r.tg) > NOISY or busy_apart(r) is not None
+
+
+def busy_apart(r: ProfileBench) -> float | None:
+    """``writing_apart`` of ``r``'s tg and chat tg: how many times apart, where the PC was busy."""
+    return writing_apart(r.tg.avg_ts if r.tg is not None else None, r.chat_ts, r.model_info.get("speculative", "off"))
 
 
 def spread(stat: Any) -> float:
@@ -393,9 +397,16 @@ def plain_words(results: list[ProfileBench], lookup: Lookup | None = None) -> li
         wrote = writing(r, chat)
         read = about_words(r.pp.avg_ts, lookup) if r.pp is not None and r.pp.avg_ts else None
         write = about_words(wrote[0], lookup) if wrote else None
+        # its two writing figures far apart (a busy moment in one of them): the range, not one of
+        # them picked (tg32 10.83 beside chat tg 159.16 said "writes about 120 words a second" of
+        # a model whose chat wrote 43)
+        far = busy_apart(r) if r.tg is not None and r.chat_ts else None
+        low, high = sorted((r.tg.avg_ts, r.chat_ts)) if far is not None and r.tg is not None and r.chat_ts else (0.0, 0.0)
         if read or write:
             key = "bench.means_both" if read and write else "bench.means_read" if read else "bench.means_write"
-            lines.append(say([(key, {"profile": r.profile, "read": read, "write": write})], lookup))
+            lines.append(say([(key + ("_range" if far is not None and write else ""), {
+                "profile": r.profile, "read": read, "write": write, "low": about_words(low, lookup),
+                "high": about_words(high, lookup)})], lookup))
     if len(results) < 2:
         return lines
     first = results[0]
@@ -595,7 +606,6 @@ def same_run_notes(results: list[ProfileBench], lookup: Lookup | None = None) ->
 
 
 NOISY = 0.15  # repetitions further apart than this (standard deviation over the mean) are not to be trusted
-BUSY_APART = 3.0  # tg and a chat turn's writing (no drafts) further apart than this many times: not the model's
 
 
 def spread_notes(results: list[ProfileBench], lookup: Lookup | None = None) -> list[str]:
@@ -617,9 +627,9 @@ def spread_notes(results: list[ProfileBench], lookup: Lookup | None = None) -> l
         chat = r.chat_ts
         # (said beside a tg whose repetitions disagree too: tg32 12.35 ± 3.78 beside chat tg 48.58 said only the
         # spread, and fit then went by the 12)
-        if r.tg is not None and r.tg.avg_ts and chat and r.model_info.get("speculative", "off") == "off":
-            times = max(chat / r.tg.avg_ts, r.tg.avg_ts / chat)
-            if times > BUSY_APART:
+        if r.tg is not None and chat is not None:
+            times = busy_apart(r)
+            if times is not None:
                 notes.append(say([("bench.busy", {"profile": r.profile, "test": f"tg{r.tg.n_tokens}",
                                                   "tg": f"{r.tg.avg_ts:.2f}", "chat": f"{chat:.2f}",
                                                   "times": f"{times:.1f}"})], lookup))

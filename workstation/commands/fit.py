@@ -7,10 +7,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workstation.commands import add_lang_arg, add_profile_arg, print_json, profile_ref, texts_of
-from workstation.core.calibration import REPLAY_TEST, measured_decode, unsure
+from workstation.core.calibration import (
+    REPLAY_TEST,
+    busy_times,
+    measured_decode,
+    unsure,
+    unsure_why,
+)
 from workstation.core.catalog import human_bytes
+from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.installed_models import installed_name
-from workstation.core.invocation import cli
+from workstation.core.invocation import cli, shell_word
 from workstation.core.phrases import Lookup, Phrase, about_words, say, speed_figure
 from workstation.core.profile_check import CONTEXT_RANGE, context_allowed
 from workstation.core.profile_plan import plan_for_profile
@@ -49,7 +56,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.name and profile_ref(args) not in (None, args.name):
         args.usage_error(f"argument PROFILE: '{args.name}' and -p '{profile_ref(args)}' name two profiles; give one")
-    profile = load_variant(args.name or profile_ref(args))
+    ref = args.name or profile_ref(args)
+    try:
+        profile = load_variant(ref)
+    except ProfileError:
+        # a model no profile runs (a catalog model, downloaded or not; an installed file): as the
+        # profile ``profiles new`` would make of it ("is a model, not a profile; download it first")
+        from workstation.core.model_profile import model_default_profile
+
+        made = model_default_profile(ref) if ref else None
+        if made is None:
+            raise
+        profile = made
+    # a model run with a new profile's defaults (a name, or a .gguf file): said so, and how to make it one
+    by_default = profile.source is None or profile.source.suffix.lower() == ".gguf" and not _run_by_profiles(profile.source)
     if args.context is not None:  # (-5 planned 0 cells and said it fits; 0 planned the profile's)
         if not context_allowed(args.context):
             args.usage_error(f"argument --context: {args.context} is not a context; {CONTEXT_RANGE}")
@@ -82,13 +102,17 @@ def run(args: argparse.Namespace) -> int:
                     "measured_decode": None if measured is None else {
                         "tokens_per_second": measured.value, "test": measured.test, "profile": measured.profile,
                         "when": measured.created, "stddev": measured.data.get("stddev"),
-                        "unsure": unsure(measured), "speculative": profile.speculative.mode},
+                        "unsure": unsure(measured), "unsure_why": unsure_why(measured) or None,
+                        "speculative": profile.speculative.mode},
                     "estimate_speculative": False})  # (the estimate never counts a speed-up)
         return 1 if problem else 0 if plan.fits else 2
     # the K/V types in words first ("full size"), as F3 says them; their names stay in brackets
     kv = kv_words(KVCache(plan.type_k, plan.type_v), None if t.lang == "en" else t.get, usual=True)
     print(t("fit_cmd.head", profile=profile.key, model=plan.model, architecture=plan.architecture,
             file_type=plan.file_type, context=f"{plan.context:,}", kv=kv, k=plan.type_k, v=plan.type_v))
+    if by_default:
+        print(t("fit_cmd.defaults", model=installed_name(Path(plan.path)) if plan.path else profile.model,
+                context=f"{profile.context:,}", cmd=cli("profiles new " + shell_word(profile.model))))
     if cards:
         print(t("fit_cmd.on", cards=t.series([g.name for g in cards], most=len(cards))))
     verdict = say(plan.verdict_phrases, t.get)
@@ -123,17 +147,40 @@ def run(args: argparse.Namespace) -> int:
         print(t("fit_cmd.measured", tps=speed_figure(measured.value), words=about_words(measured.value, t.get), spread=t("fit_cmd.spread", n=f"{spread:.0f}") if spread
                 else "", day=t.day(measured.created[:10]), profile=measured.profile, test=_test_words(measured, t)))
         ratio = plan.decode_tps_bound / measured.value if plan.decode_tps_bound else 1.0
-        if unsure(measured):  # (12 ± 4 was "the measured figure" to go by, where the chat ran at 20)
+        why = unsure_why(measured)
+        if why == "spread":  # (12 ± 4 was "the measured figure" to go by, where the chat ran at 20)
             print(t("fit_cmd.measured_unsure", p=f"{spread / measured.value:.0%}"))
+        elif why:  # measured once, or on a busy moment: 159 was "the measured figure" where the chat wrote 55
+            again = cli(f"bench -p {shell_word(profile.ref or profile.key)} -r 3")
+            print(t(f"fit_cmd.measured_{why}", times=f"{busy_times(measured):.1f}", cmd=again))
         if speculating:
             print(t("fit_cmd.measured_speculating"))
         elif not unsure(measured) and not 2 / 3 <= ratio <= 1.5:  # (46 beside 125, after a busy moment's size --measure: which to believe?)
             print(t("fit_cmd.go_by_measured", x=f"{max(ratio, 1 / ratio):.1f}",
                     way=t("fit_cmd.above" if ratio > 1 else "fit_cmd.below")))
-    slow = slow_phrase(plan, measured.value if measured is not None else None, t.get)
+    from workstation.tui.integrations import replies_said
+
+    try:  # this PC's own replies with it, as F4 and F3 say them
+        replied = replies_said(Path(plan.path), t, profile_ref=profile.ref) if plan.path and cards is None else ""
+    except WorkstationError:  # (a data folder that cannot be used: no replies to say)
+        replied = ""
+    if replied:
+        print(t("fit_cmd.replied", said=replied))
+    slow = slow_phrase(plan, measured.value if measured is not None and not unsure(measured) else None, t.get)
     for note in [*([say([slow], t.get)] if slow else []), *_notes(plan, t)]:
         print(t("fit_cmd.note", note=note))
     return 1 if problem else 0 if plan.fits else 2
+
+
+def _run_by_profiles(path: Path) -> bool:
+    """Whether a profile runs the model file at ``path`` (a file given to fit that one runs is not
+    said to have "no profile")."""
+    from workstation.core.profile_lookup import profiles_using
+
+    try:
+        return bool(profiles_using(path, drafts=False))
+    except (OSError, WorkstationError):
+        return False
 
 
 def _test_words(measured: HistoryEntry, t: Texts) -> str:

@@ -216,6 +216,22 @@ def measured_decode(model_path: str, gpu_layers: int, type_k: str = "f16", type_
     return None
 
 
+BUSY_APART = 3.0  # tg and a chat turn's writing (no drafts) further apart than this many times: not the model's
+
+
+def writing_apart(tg_ts: float | None, chat_ts: float | None, speculative: str = "off") -> float | None:
+    """How many times apart a run's two writing figures are (its tg and its chat turns' writing,
+    the same work) where that is over ``BUSY_APART``: the PC was busy during one of them and
+    neither is the model's (bench's note, its plain-words line and fit's doubt all go by it; a
+    tg32 of 10.83 beside a chat tg of 159.16, -r 1, made fit say "go by the measured figure" of
+    159 while the chat wrote at 55); None where they agree, one is missing or the profile drafts
+    (its chat turns' drafts count, its tg's do not)."""
+    if not tg_ts or not chat_ts or speculative != "off":
+        return None
+    times = max(chat_ts / tg_ts, tg_ts / chat_ts)
+    return times if times > BUSY_APART else None
+
+
 REPLAY_TEST = "replay_tg"  # bench --replay/--document's writing speed in the history (ReplayResult.result_rows)
 UNSURE_SPREAD = 0.25  # a measured figure whose runs' standard deviation is over this share of it: said unsure
 
@@ -242,10 +258,32 @@ def decode_figure(e: HistoryEntry) -> HistoryEntry:
 
 
 def unsure(e: HistoryEntry) -> bool:
-    """Whether a measured figure (``decode_figure``'s) is too unsteady to go by: its runs' spread
-    over ``UNSURE_SPREAD`` of it."""
+    """Whether a measured figure (``decode_figure``'s) is too unsteady to go by (``unsure_why``)."""
+    return bool(unsure_why(e))
+
+
+def unsure_why(e: HistoryEntry) -> str:
+    """Why a measured figure (``decode_figure``'s) is not one to go by, "" where it is: "spread"
+    (its runs' spread over ``UNSURE_SPREAD`` of it), "busy" (its bench's tg and chat turns'
+    writing were ``BUSY_APART``: bench itself said the PC was busy) or "once" (its tg ran once,
+    ``-r 1``: nothing tells a steady figure from a busy moment). README says fit calls a figure
+    unsure where runs differ by over a quarter; a -r 1 run's tg32 of 10.83 beside its chat tg of
+    159.16 (14.7x) made fit say "go by the measured figure" of the 159, where the chat wrote 55."""
     spread = e.data.get("stddev")
-    return bool(e.value and spread and spread > UNSURE_SPREAD * e.value)
+    if e.value and spread and spread > UNSURE_SPREAD * e.value:
+        return "spread"
+    record = next((r for r in e.data.get("records") or [] if str(r.get("test", "")).startswith("tg")), None)
+    if record is None or e.test == REPLAY_TEST:  # (an older bench's, a replay's rounds: nothing more to tell)
+        return ""
+    if writing_apart(record.get("avg_ts"), record.get("chat_ts"), record.get("speculative", "off")) is not None:
+        return "busy"
+    return "once" if len(record.get("samples_ts") or []) == 1 else ""
+
+
+def busy_times(e: HistoryEntry) -> float:
+    """How many times apart the two writing figures of ``e``'s bench were (``writing_apart``; 0: not so)."""
+    record = next((r for r in e.data.get("records") or [] if str(r.get("test", "")).startswith("tg")), {})
+    return writing_apart(record.get("avg_ts"), record.get("chat_ts"), record.get("speculative", "off")) or 0.0
 
 
 SAID = "source_said"  # this_machine's report: its source as phrases
@@ -353,7 +391,7 @@ class RepliesScale:
         return 1 / max(1 / tps + self.extra, read_seconds, 1e-9)
 
 
-def replies_scale(store: Path, estimate: Callable[[Path], float | None]) -> RepliesScale | None:
+def replies_scale(store: Path, estimate: Callable[[Path], float | None], lang: str = "en") -> RepliesScale | None:
     """The model file of this PC's newest timed reply (of a file still there, in the conversations' file ``store``), and
     its last quiet replies' median speed against its ``estimate(path)`` (tokens/s, as the caller
     plans it); None with no such replies or no estimate. F4 said "Q4_0: up to about 32 words a second" beside "Q4_1: your last
@@ -363,7 +401,7 @@ def replies_scale(store: Path, estimate: Callable[[Path], float | None]) -> Repl
     model by replies written while other programs kept 2 cores busy (at 36% of the estimate)."""
     import sqlite3
 
-    from workstation.core.metrics import QUIET_MIN, measured_words_per_token
+    from workstation.core.metrics import QUIET_MIN, replies_words_a_token
     from workstation.core.profile_lookup import model_file_refs
     from workstation.core.store import ConversationStore
     from workstation.core.thread_policy import BUSY_SLACK
@@ -390,5 +428,5 @@ def replies_scale(store: Path, estimate: Callable[[Path], float | None]) -> Repl
     if not tps:
         return None
     measured = statistics.median(r.tps for r in quiet)
-    return RepliesScale(Path(model), measured / tps, measured_words_per_token((r.words, r.tokens) for r in quiet),
+    return RepliesScale(Path(model), measured / tps, replies_words_a_token(quiet, lang),  # (in ``lang``'s words)
                         1 / measured - 1 / tps)

@@ -221,6 +221,7 @@ class ReplyTiming:
     profile_ref: str
     profile_name: str
     cpu_others: float = 0.0  # cores other programs kept busy as it began (``TurnMetrics.cpu_others``)
+    language: str | None = None  # the language it is written in (``language_words.text_language``; None: cannot tell)
 
 
 QUIET_MIN = 2  # replies begun quiet, at least, for their speed to be gone by (one says little)
@@ -257,6 +258,16 @@ def measured_words_per_token(replies: Iterable[tuple[int, int]]) -> float | None
     pairs = [(w, n) for w, n in replies if w and n >= REPLY_RATE_MIN]
     tokens = sum(n for _, n in pairs)
     return sum(w for w, _ in pairs) / tokens if tokens else None
+
+
+def replies_words_a_token(replies: Iterable[ReplyTiming], lang: str) -> float | None:
+    """The words a token of ``replies`` as F3, F4 and fit say their speed in the UI's language
+    ``lang``: their own (``measured_words_per_token``) of those written in it (or in a language
+    that cannot be told), None where none was (``phrases.about_words`` then goes by the
+    language's figure, as the estimate beside them does). A Turkish F3 said "up to about 25
+    words a second" in Turkish words and, right under it, "your last reply with it: about 43" in
+    the English words of an English reply."""
+    return measured_words_per_token((r.words, r.tokens) for r in replies if r.language in (None, lang))
 
 
 def timed_replies(turns: Iterable[TurnMetrics]) -> list[TurnMetrics]:

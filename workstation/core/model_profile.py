@@ -150,6 +150,31 @@ def model_file_profile(path: Path) -> Profile:
     return profile_from_dict(new_profile_settings(path), str(path), source=path.absolute())
 
 
+def model_default_profile(ref: str) -> Profile | None:
+    """The profile ``profiles new`` would make for the model named ``ref`` (an installed model's
+    name, or a catalog model's, downloaded or not), written nowhere, where no profile runs it;
+    None where ``ref`` names no model, or profiles run it (``-p`` names them). ``fit`` answers
+    for it: "fit llama-3.2-1b-instruct-q4_k_m" said "is a model, not a profile; download it
+    first", where F4 gives the estimate before a download. A catalog model not downloaded gets
+    the context its published shape was trained for (at most the default's), as its file would."""
+    from workstation.core.catalog import catalog_entry
+    from workstation.core.model_shapes import catalog_model
+
+    path = resolve_model_path(ref)
+    if path.is_file():
+        return None if profiles_using(path, drafts=False) else model_file_profile(path)
+    if catalog_entry(ref) is None or any(isinstance(p, Profile) and p.backend == "llama" and p.model == ref
+                                         for p in list_profiles()):
+        return None
+    shaped = catalog_model(ref)
+    if shaped is None:
+        return None
+    trained = shaped[0].context_length
+    return profile_from_dict({"name": ref, "backend": "llama", "model": ref,
+                              "context": min(NEW_CONTEXT, trained) if trained > 0 else NEW_CONTEXT,
+                              "gpu_layers": "auto", "threads": "auto", "system_prompt": SYSTEM_PROMPT}, ref)
+
+
 def make_profile(path: Path, name: str | None = None, context: int | None = None) -> Profile:
     """Write a new profile running the model at ``path`` into the user's profiles folder (in the
     data folder) and return it.

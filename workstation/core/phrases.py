@@ -854,6 +854,12 @@ ENGLISH: dict[str, str] = {
     "bench.means_both": "What this means: {profile} reads your documents at about {read} words a second and writes about {write} words a second.",
     "bench.means_read": "What this means: {profile} reads your documents at about {read} words a second.",
     "bench.means_write": "What this means: {profile} writes about {write} words a second.",
+    # (its two writing figures far apart: a busy moment in one of them, so neither is said as its speed)
+    "bench.means_both_range": ("What this means: {profile} reads your documents at about {read} words a second and "
+                               "writes somewhere between about {low} and {high} words a second: its two writing "
+                               "figures disagree (see the note below), so neither is sure."),
+    "bench.means_write_range": ("What this means: {profile} writes somewhere between about {low} and {high} words a "
+                                "second: its two writing figures disagree (see the note below), so neither is sure."),
     "bench.once": ("note: each test ran once, and one run cannot tell whether another program was using the CPU "
                    "meanwhile; -r 3 runs each test three times and says how much the runs differ."),
     "bench.busy": ("note: {profile}'s {test} ({tg} tok/s) and chat tg ({chat} tok/s) both time its writing, yet one is "

@@ -369,8 +369,11 @@ class ConversationStore(ConversationSearch, Deleting, ReplyVersions, Drafts, Mar
             "ORDER BY id DESC LIMIT ?",
             (REPLY_RATE_MIN, *UNTIMED_ENDS, model, *profiles, *variants, limit),
         ).fetchall()
+        from workstation.core.language_words import text_language
+
         return [ReplyTiming(float(tps), int(n), words_in(content or "") + words_in(reasoning or ""), str(ref),
-                            str(name), float(others or 0)) for tps, n, content, reasoning, ref, name, others in rows]
+                            str(name), float(others or 0), text_language(content or ""))
+                for tps, n, content, reasoning, ref, name, others in rows]
 
     _TIMED = ("role = 'assistant' AND metrics IS NOT NULL AND json_valid(metrics) "
               "AND json_extract(metrics, '$.predicted_n') >= ? AND json_extract(metrics, '$.predicted_per_second') > 0 "

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from workstation.core import catalog, hardware, model_download, model_info
 from workstation.core import installed_models as on_disk  # (add_model: this module's own too)
-from workstation.core.engine_api import answer_reserve
 from workstation.core.errors import WorkstationError
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.invocation import cli
@@ -24,7 +23,6 @@ from workstation.core.phrases import (
     context_basis,
     context_words,
     costly_note,
-    holds_words,
     part_percent,
 )
 from workstation.core.profiles import Profile
@@ -363,7 +361,9 @@ def catalog_models(texts: Texts | None = None) -> list[ModelRow]:
     return rows
 
 
-FIT_CONTEXT = 8192  # F4 says whether a model fits at a chat's context, as a profile would load it
+# F4 says whether a model no profile runs fits at the context a new profile for it gets (``profiles new``, U),
+# as fit plans it by its name: F4 said 423 MB at 8,192 tokens where fit said 333 at 4,096
+FIT_CONTEXT = Profile.context
 
 
 def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, replies: Path | None = None,
@@ -377,7 +377,7 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     the fit's where it runs the model (``profile_running``; F4 said 3,300 words of SmolLM2 where
     F3 said 1,600 of office-cpu's 4,096, and gemma's 13,000 and 3,300 in one panel unexplained)."""
     from workstation.core.memory_plan import counting_freed
-    from workstation.core.metrics import measured_words_per_token, quiet_median
+    from workstation.core.metrics import quiet_median, replies_words_a_token
     from workstation.core.model_shapes import catalog_model
     from workstation.core.phrases import say
     from workstation.core.planner import plan
@@ -393,16 +393,29 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
             if shaped is None:
                 return ""
             info = shaped[0]
-        context = min(FIT_CONTEXT, info.context_length or FIT_CONTEXT)
         from workstation.core.calibration import measured_cpu, measured_decode
+        from workstation.core.profile_plan import plan_for_profile
 
         here = measured_cpu()
         gpus = hardware.gpus()
-        p = plan(info, context=context, gpus=counting_freed(gpus, freed), cpu_speed=here,  # (as fit times it)
-                 ram_freed=freed.ram_bytes if freed is not None else 0)
-        counted = freed_note(freed, p.fits, lambda: plan(info, context=context, gpus=gpus, cpu_speed=here).fits)
-        # what bench measured for the file as F4 plans it (f16 K/V, no speculation), as fit says it
-        measured = measured_decode(str(row.path), p.gpu_layers) if row.installed and row.path is not None else None
+        # a model a profile runs: that profile's plan, as F3 and fit make it (its context, K/V and draft):
+        # F4 said 423 MB of travel-helper's model where F3 and fit said 333 (8,192 tokens against 4,096),
+        # and "0.8 words a second" of Qwen2.5 14B where fit said 0.6 (f16 K/V against the profile's q8_0,
+        # which the CPU reads slower: CPU_QUANTIZED_KV_SPEED)
+        given = profile_running(row, current)
+        if given is not None:
+            context = given.context
+            p = plan_for_profile(given, not_downloaded=True, freed=freed)  # (its draft not downloaded: as F3 plans it)
+            counted = freed_note(freed, p.fits, lambda: plan_for_profile(given, not_downloaded=True).fits)
+        else:  # none runs it: a chat's context, as a profile would load it (said so)
+            context = min(FIT_CONTEXT, info.context_length or FIT_CONTEXT)
+            p = plan(info, context=context, gpus=counting_freed(gpus, freed), cpu_speed=here,  # (as fit times it)
+                     ram_freed=freed.ram_bytes if freed is not None else 0)
+            counted = freed_note(freed, p.fits, lambda: plan(info, context=context, gpus=gpus, cpu_speed=here).fits)
+        # what bench measured for the file as F4 plans it (its profile's K/V and speculation, else f16 and none), as fit says it
+        measured = measured_decode(str(row.path), p.gpu_layers, p.type_k, p.type_v,
+                                   given.speculative.mode if given is not None else "off") \
+            if row.installed and row.path is not None else None
     except WorkstationError as err:
         return texts.error(err)
     except Exception:  # noqa: BLE001 - a file gone since the list was read: no verdict, never a stuck line
@@ -413,11 +426,8 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     # words at once" above "when it reads up to about 6,100" read as two answers to one question
     most = texts("models.fit_most", words=context_words(info.context_length, basis, texts.get)) \
         if info.context_length and info.context_length > context else ""
-    given = profile_running(row, current)
-    text = texts("models.fit_profile", words=words, most=most, verdict=verdict, profile=given.title(texts.lang),
-                 given=holds_words(given.context, given.context - answer_reserve(given.sampling, given.context), basis,
-                                   texts.get)) if given is not None else \
-        texts("models.fit", words=words, most=most, verdict=verdict)
+    text = texts("models.fit_profile", words=words, most=most, verdict=verdict, profile=given.title(texts.lang)) \
+        if given is not None else texts("models.fit", words=words, most=most, verdict=verdict)
     own = model_replies(row.path, replies) if row.installed and row.path is not None else []
     replied = replies_said(row.path, texts, replies) if own and row.path is not None else ""
     # enough of them begun quiet (as F5 compares profiles by them): the row is judged by them
@@ -428,16 +438,16 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     # every estimated row on one footing: this PC's replies with another model against that one's
     # estimate, the slow ones too (a 4B model said its plain estimate, "about 2 words a second",
     # beside a 1B one's 3 on the replies' footing: three times the size, 1.5 times slower)
-    scale = replies_scale_for(p, lambda path: _cpu_bound(path, gpus, freed, here), replies) if estimated else None
+    scale = replies_scale_for(p, lambda path: _cpu_bound(path, gpus, freed, here), replies, texts.lang) if estimated else None
     footing = replies_footing(p, scale)
-    per_token = measured_words_per_token((r.words, r.tokens) for r in own) if own_tps else scale.words_a_token if footing else None
+    per_token = replies_words_a_token(own, texts.lang) if own_tps else scale.words_a_token if footing else None
     # slower than people read by the figure said (SLOW_TPS), as F3 says a slow one ("runs on the CPU … About 0.8 words a second")
     if slow := slow_phrase(p, own_tps or measured_tps or footing, texts.get, per_token):
         # the speed said once: by the sentence that says where it comes from, after this one (it said
         # "Slow here: … about 0.4 words a second …" then "About 0.4 words a second here (estimated …)")
         said_after = bool(own_tps or measured_tps or estimated)
         text += " " + (texts("models.slow", minutes=slow[1]["minutes"]) if said_after else say([slow], texts.get))
-    if estimated and (speed := speed_said(p, here is not None, texts, scale)):
+    if estimated and (speed := speed_said(p, here is not None, texts, scale, kv_note=False)):
         text += " " + speed  # where it comes from, slow or not; the plan's upper bound where nothing measured it here
     if measured_tps:  # (it said only the estimate, 207, after bench had measured 96)
         import datetime as dt
@@ -453,15 +463,28 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
 
 def profile_running(row: ModelRow, current: Profile | None) -> Profile | None:
     """The profile that gives ``row``'s model its context: the one in use where it runs the file,
-    else the first that does; None where none does (or it is not downloaded)."""
-    from workstation.core.profile_lookup import load_profile, model_file, profiles_using
+    else the default profile where it does, else the first that does (by key; of a catalog model
+    not downloaded, the first whose model is its name); None where none does."""
+    from workstation.core.profile_lookup import (
+        list_profiles,
+        load_profile,
+        model_file,
+        profiles_using,
+    )
+    from workstation.core.profiles import DEFAULT_PROFILE
 
-    if not row.installed or row.path is None:
+    if row.path is None:
         return None
     try:
+        if not row.installed:  # a catalog model a profile runs, planned as that profile (F4 said "0.8 words a
+            # second" of Qwen2.5 14B at f16 K/V where F3 and fit said 0.6 of gpu-qwen25-14b's q8_0, which the CPU reads slower)
+            users = sorted(p.key for p in list_profiles() if isinstance(p, Profile) and p.backend == "llama"
+                           and p.model == row.name)
+            return load_profile(min(users, key=lambda key: (key != DEFAULT_PROFILE, key))) if users else None
         if current is not None and current.backend == "llama" and Path(model_file(current)).resolve() == row.path.resolve():
             return current
-        users = profiles_using(row.path, drafts=False)
+        # the default profile first where it runs it (F3 and fit say its figures), then by key
+        users = sorted(profiles_using(row.path, drafts=False), key=lambda key: (key != DEFAULT_PROFILE, key))
         return load_profile(users[0]) if users else None
     except (WorkstationError, OSError):
         return None
@@ -479,12 +502,12 @@ def replies_said(model: Path, texts: Texts, store: Path | None = None, profile_r
     (it said "Your last 2 replies with it" of another profile's replies)."""
     import statistics
 
-    from workstation.core.metrics import measured_words_per_token
+    from workstation.core.metrics import replies_words_a_token
 
     replies = model_replies(model, store)
     if not replies:
         return ""
-    per_token = measured_words_per_token((r.words, r.tokens) for r in replies)
+    per_token = replies_words_a_token(replies, texts.lang)  # (in the UI's language's words, as the estimate)
     words = about_words(statistics.median(r.tps for r in replies), texts.get, per_token)
     key = "models.replied_one" if len(replies) == 1 else "models.replied"
     if profile_ref and any(r.profile_ref != profile_ref for r in replies):
@@ -506,7 +529,7 @@ def replies_busy_said(replies: list[ReplyTiming], texts: Texts) -> str:
     while other programs kept 2 cores busy, with no word of why the two differed."""
     import statistics
 
-    from workstation.core.metrics import measured_words_per_token
+    from workstation.core.metrics import replies_words_a_token
     from workstation.core.thread_policy import BUSY_SLACK
 
     quiet = [r for r in replies if r.cpu_others < BUSY_SLACK]
@@ -516,7 +539,7 @@ def replies_busy_said(replies: list[ReplyTiming], texts: Texts) -> str:
     if not quiet:
         return texts("models.replied_all_busy_one" if n_busy == 1 else "models.replied_all_busy")
     words = about_words(statistics.median(r.tps for r in quiet), texts.get,
-                        measured_words_per_token((r.words, r.tokens) for r in quiet))
+                        replies_words_a_token(quiet, texts.lang))
     return texts("models.replied_busy_one" if len(quiet) == 1 else "models.replied_busy", busy=n_busy, quiet=len(quiet),
                  words=words)
 
@@ -544,7 +567,7 @@ def replies_footing(p: Any, scale: Any) -> float | None:
     return scale.footing(p.decode_tps_bound, weights_read_seconds(p, measured_cpu()))
 
 
-def replies_scale_for(p: Any, estimate: Callable[[Path], float | None], replies: Path | None) -> Any:
+def replies_scale_for(p: Any, estimate: Callable[[Path], float | None], replies: Path | None, lang: str = "en") -> Any:
     """This PC's replies against their model's estimate (``calibration.replies_scale``, from the
     conversations' file ``replies``), for a plan on the CPU alone; None otherwise (a GPU's
     estimate is of published figures, not of this CPU)."""
@@ -555,27 +578,29 @@ def replies_scale_for(p: Any, estimate: Callable[[Path], float | None], replies:
     if p.gpu_layers or not p.fits or p.paged_bytes:
         return None
     try:
-        return replies_scale(replies or data_dir() / DB_NAME, estimate)
+        return replies_scale(replies or data_dir() / DB_NAME, estimate, lang)
     except WorkstationError:  # (a data folder that cannot be used: the estimate alone)
         return None
 
 
-def speed_said(p: Any, measured_here: bool, texts: Texts, scale: Any = None, speculating: bool = False) -> str:
+def speed_said(p: Any, measured_here: bool, texts: Texts, scale: Any = None, speculating: bool = False,
+               kv_note: bool = True) -> str:
     """A plan's speed estimate in a sentence ("" where it does not fit or has none), with where the
     estimate comes from, as fit says it (it said "a reference PC scaled to this one" once size
     --measure had fitted this PC's own figures, and of a GPU). ``scale``: this PC's replies with
     another model against that one's estimate (``calibration.RepliesScale``): the estimate on
     their footing, said so (F4 said "up to about 32" of Q4_0 beside Q4_1's replies' 8). ``speculating``:
     that the speed-up is not counted in it. That bench measures it is said once, at its end (F3's E
-    said "bench measures" in three sentences of one verdict)."""
-    said = _speed_sentences(p, measured_here, texts, scale)
+    said "bench measures" in three sentences of one verdict). ``kv_note`` False: not why a smaller
+    context memory is counted slower (F4's box, at 80x24, has no room for it; F3 and fit say it)."""
+    said = _speed_sentences(p, measured_here, texts, scale, kv_note)
     if said and speculating:  # (described as "faster"; the estimate did not move)
         said += " " + texts("models.speed_spec_not_counted")
     from_replies = scale is not None and not p.gpu_layers  # (this PC's replies: no bench to name)
     return f"{said} {texts('models.bench_measures', bench=cli('bench'))}" if said and not from_replies else said
 
 
-def _speed_sentences(p: Any, measured_here: bool, texts: Texts, scale: Any = None) -> str:
+def _speed_sentences(p: Any, measured_here: bool, texts: Texts, scale: Any = None, kv_note: bool = True) -> str:
     if not p.fits or p.paged_bytes or not p.decode_tps_bound:  # (paged: its verdict says slowly, and why)
         return ""
     from workstation.core.speed_estimate import kv_slowed_on_cpu
@@ -583,11 +608,11 @@ def _speed_sentences(p: Any, measured_here: bool, texts: Texts, scale: Any = Non
     if scale is not None and not p.gpu_layers:
         said = texts("models.speed_replies", words=about_words(replies_footing(p, scale) or 0.0, texts.get, scale.words_a_token),
                      model=on_disk.installed_name(scale.model), pct=f"{scale.share * 100:.0f}")
-        return f"{said} {texts('models.speed_kv_cpu')}" if kv_slowed_on_cpu(p) else said
+        return f"{said} {texts('models.speed_kv_cpu')}" if kv_note and kv_slowed_on_cpu(p) else said
     basis = "models.speed_gpu" if p.gpu_layers else "models.speed_here" if measured_here else "models.speed"
     said = texts(basis, words=about_words(p.decode_tps_bound, texts.get))  # (words: "tokens/s" meant nothing to office staff)
     # a context memory smaller than full size costs speed on the CPU (E said only "nearly exact")
-    return f"{said} {texts('models.speed_kv_cpu')}" if kv_slowed_on_cpu(p) else said
+    return f"{said} {texts('models.speed_kv_cpu')}" if kv_note and kv_slowed_on_cpu(p) else said
 
 
 def speed_estimate(profile: Profile, texts: Texts, freed: FreedMemory | None = None, replies: Path | None = None) -> str:
