@@ -929,6 +929,26 @@ def test_a_prompt_that_arrives_while_another_is_read_waits_for_it(smollm2_path: 
     assert f["ttft"] > no_queue + 0.4 * read, (f["ttft"], no_queue, read)
 
 
+def test_the_wait_when_every_slot_is_taken_grows_with_the_slots_prompts(smollm2_path: Path) -> None:
+    """More people at once than slots: the next person's first word waits for every slot's
+    prompt to be read (one at a time), so with the same prompt 4 slots make that wait about
+    3 prompts' reading longer than 1 slot does (the replies here are a few tokens)."""
+    from workstation.core.calibration import cpu_cost
+    from workstation.core.model_info import read_model_info
+    from workstation.core.sizing import ModelCost, load_figures
+    from workstation.core.speed_model import default_cpu
+
+    speed = default_cpu()
+    cost = ModelCost(*cpu_cost(read_model_info(smollm2_path)), kv_per_token=0.0)
+    data = load_workload(None, 1).to_dict()
+    data.pop("source")
+    data.update(prompt_tokens=3000, reply_tokens=16)  # (a long prompt and a short reply: the reading counts)
+    w = workload_from_dict(data, "<test>")
+    read = w.prompt_tokens / speed.prefill_tps(cost.active)
+    one, four = (load_figures(speed, cost, w, slots)["queued"] for slots in (1, 4))
+    assert four - one == pytest.approx(3 * read, rel=0.05), (one, four, read)
+
+
 def _slow_cpu(people: int = 1) -> SizingResult:
     """A 14B model at Q8_0 on this PC's processor with a slow memory (2 GB/s), 4 slots, beside a
     card it does not fit: a few tenths of a token a second (planned from the shape, no model)."""
