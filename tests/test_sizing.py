@@ -470,6 +470,24 @@ def test_a_card_a_workload_names_is_found_or_refused() -> None:
                                          "this program knows; known: RTX 5090, ")
 
 
+def test_size_proposes_no_card_the_table_marks_size_false_unless_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The table's cards marked ``size: false`` (RTX 5060, 4080, 4070 Ti) are not proposed by
+    ``size`` by themselves; a workload that names one has it sized."""
+    from workstation.core.gpu_table import gpu_specs
+
+    held_back = {s.name for s in gpu_specs() if not s.size}
+    assert {"GeForce RTX 5060", "GeForce RTX 4080", "GeForce RTX 4070 Ti"} <= held_back
+    one_model = {"models": ["smollm2-135m-instruct-q4_1"], "quantizations": ["Q4_1"], "kv_types": ["f16"], "slots": [1]}
+    assert main(["size", str(workload_file(tmp_path, candidates=one_model)), "--json", "--top", "10000"]) in (0, 2)
+    machines = {o["machine"] for o in json.loads(capsys.readouterr().out)["options"]}
+    assert "GeForce RTX 4090" in machines and not machines & held_back, sorted(machines)
+    named = {**one_model, "gpus": ["RTX 4080", "RTX 4090"]}
+    assert main(["size", str(workload_file(tmp_path, candidates=named)), "--json", "--top", "10000"]) in (0, 2)
+    machines = {o["machine"] for o in json.loads(capsys.readouterr().out)["options"]}
+    assert "GeForce RTX 4080" in machines and machines & held_back == {"GeForce RTX 4080"}, sorted(machines)
+
+
 def test_the_best_option_on_each_machine_lists_every_machine_that_meets() -> None:
     """"The best option on each machine" stopped after the 8 cheapest cards: the 24 GB cards a
     buyer asks about (RTX 4090, a used 3090) were never in it, even with --top 10000 --json."""
