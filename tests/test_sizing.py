@@ -168,6 +168,46 @@ def test_of_two_options_alike_but_for_their_slots_the_fewer_ranks_first() -> Non
     assert sorted([many, few], key=rank_key) == [few, many]
 
 
+def test_of_two_options_alike_but_for_their_quantization_the_finer_ranks_first() -> None:
+    """At the same machine, model, speed, wait and slots, Q8_0 (closer to the model's own
+    answers) is recommended before Q4_K_M."""
+    from workstation.core.sizing import SizingOption, rank_key
+
+    q8, q4 = (SizingOption("RTX 4090", "gpu", False, 1600.0, "m", quant, "f16", 2, 4096, True, True, "fits",
+                           tps_per_person=30.0, ttft_s=0.5, meets=True) for quant in ("Q8_0", "Q4_K_M"))
+    assert sorted([q4, q8], key=rank_key) == [q8, q4]
+    assert sorted([q8, q4], key=rank_key) == [q8, q4]
+
+
+def test_a_document_in_several_parts_counts_its_final_summary(smollm2_path: Path) -> None:
+    """A document longer than a slot's context is summarized in parts and then once more from
+    the parts' summaries: the night's documents count that final summary's writing (and the
+    parts' summaries read again), not the parts' alone."""
+    import math
+
+    from workstation.core.calibration import cpu_cost
+    from workstation.core.model_info import read_model_info
+    from workstation.core.sizing import ModelCost, docs_per_night
+    from workstation.core.speed_model import default_cpu
+
+    speed = default_cpu()
+    cost = ModelCost(*cpu_cost(read_model_info(smollm2_path)), kv_per_token=0.0)
+    data = load_workload(None, 1).to_dict()
+    data.pop("source")
+    data.update(document_tokens=8000, summary_tokens=1000, context=4096, night_hours=10)
+    w = workload_from_dict(data, "<test>")
+    usable = w.slot_context - w.summary_tokens - 256  # a part: the context less the summary it writes
+    parts = math.ceil(w.document_tokens / usable)
+    assert parts == 3
+    step = cost.step_seconds(speed, 1, usable)
+    read = (w.document_tokens + parts * w.summary_tokens) / speed.prefill_tps(cost.active)
+    written = (parts + 1) * w.summary_tokens  # each part's summary and the final one
+    assert docs_per_night(speed, cost, w, 1) == int(w.night_hours * 3600 / (read + written * step))
+    single = workload_from_dict({**data, "document_tokens": usable}, "<test>")  # one part: no final summary
+    alone = (single.document_tokens / speed.prefill_tps(cost.active)) + single.summary_tokens * step
+    assert docs_per_night(speed, cost, single, 1) == int(w.night_hours * 3600 / alone)
+
+
 def test_options_that_do_not_fit_say_why() -> None:
     r = table_only(candidates={"models": ["qwen2.5-14b-instruct-q4_k_m"], "quantizations": ["F16"],
                                "kv_types": ["f16"], "slots": [1], "gpus": ["RTX 4060"]})
