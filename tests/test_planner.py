@@ -421,6 +421,11 @@ def test_plan_for_profile_uses_the_probe(smollm2_path: Path, gemma_path: Path) -
         assert said is not None and said.startswith("fits entirely on the GPU: "), said
         assert re.search(r" It fits once gemma-3-270m, loaded now, is closed, which frees \d+ MB: the switch "
                          r"does that first\.$", said), said  # (it said "frees 0.8 GB")
+        # what it frees: its RAM and its share of the card, both (RAM alone said less than it frees)
+        from workstation.core.catalog import human_bytes
+
+        frees = f"which frees {human_bytes(held.ram_bytes + on_card)}:"
+        assert human_bytes(held.ram_bytes + on_card) != human_bytes(held.ram_bytes) and frees in said, said
         assert "fits once" not in str(fit_verdict(profile, Texts("en"), memory_held(gemma, loaded)))
         # F4 too (U loads a model in place of the loaded one)
         row = next(r for r in installed_models(Texts("en")) if r.path and Path(r.path).resolve() == gemma_path.resolve())
