@@ -5,6 +5,7 @@ cache; vocabulary refusal; documents through the readers; the offer after `model
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -108,6 +109,7 @@ def _full_vocabulary_kld(
     return {
         "kld_mean": float(np.mean(kld)),
         "kld_p99": float(np.percentile(kld, 99)),
+        "kld_median": float(np.median(kld)),
         "same_top": float(np.mean(same)),
         "ppl": float(np.exp(np.mean(nll_q))),
         "ref_ppl": float(np.exp(np.mean(nll_p))),
@@ -131,6 +133,12 @@ def test_requantized_copy_loses_what_an_independent_computation_says(
     assert ours.ref_ppl == pytest.approx(theirs["ref_ppl"], rel=1e-3)
     assert ours.ppl_delta_pct == pytest.approx((theirs["ppl"] / theirs["ref_ppl"] - 1) * 100, abs=0.2)
     assert ours.kld_stderr > 0 and ours.kld_max >= ours.kld_p99 >= ours.kld_median > 0
+    # the middle token's loss, not the mean: a few tokens lose far more than most (a skewed set)
+    assert ours.kld_median < 0.8 * ours.kld_mean and ours.kld_median == pytest.approx(theirs["kld_median"], rel=2e-2)
+    # the same-top share's uncertainty of a sample of n (n - 1, as the other figures' own)
+    n = ours.n_scored
+    assert ours.same_top_stderr == pytest.approx(math.sqrt(ours.same_top * (1 - ours.same_top) / (n - 1)), rel=1e-9)
+    assert ours.same_top_stderr != pytest.approx(math.sqrt(ours.same_top * (1 - ours.same_top) / n), rel=1e-4)
 
 
 def test_the_original_against_itself_loses_nothing(reference: Engine, english_reference: ReferenceLogits) -> None:
