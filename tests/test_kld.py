@@ -875,3 +875,26 @@ def test_f12_leaves_out_a_speed_eval_left_out(smollm2_path: Path, tmp_path: Path
         line = next(x for x in chart.splitlines() if "Q4_0" in x)
         assert words in line and "1088" not in line and "1.088" not in line, chart
         assert "233" in next(x for x in chart.splitlines() if "half" in x or "yarı" in x), chart
+
+
+def test_f12_pools_a_profiles_documents_by_their_scored_tokens(tmp_path: Path) -> None:
+    """F12's point of a profile run over two documents: its losses weighted by each document's
+    scored tokens (a short document counts less), its speed all the tokens over all the time."""
+    import dataclasses
+
+    from workstation.commands.eval import ProfileEval, compare, result_rows
+    from workstation.core.kld import quantization_points
+    from workstation.core.results import history, save_run
+
+    reference = ProfileEval("office-cpu", "a.gguf", "f16", "f16", references=[ref("letter.txt"), ref("minutes.txt")])
+    long = dataclasses.replace(cand("letter.txt", 4.0), n_scored=900, kld_mean=0.01, same_top=0.9)
+    short = dataclasses.replace(cand("minutes.txt", 2.0), n_scored=300, kld_mean=0.05, same_top=0.6)
+    q4 = ProfileEval("office-cpu · Q4_0", "b.gguf", "f16", "f16", kld=[long, short])
+    db = tmp_path / "results.sqlite3"
+    save_run("eval", [row for r in (reference, q4) for row in result_rows(r, compare(reference, r))], "eval", db)
+    _, points = quantization_points(history(kind="eval", test="kld_mean", limit=100, path=db))
+    point = next(p for p in points if p.profile == "office-cpu · Q4_0")
+    assert point.kld_mean == pytest.approx((0.01 * 900 + 0.05 * 300) / 1200)  # 0.02, not the documents' 0.03
+    assert point.same_top == pytest.approx((0.9 * 900 + 0.6 * 300) / 1200)
+    tokens = long.n_ctx * long.n_chunks + short.n_ctx * short.n_chunks
+    assert point.tokens_per_second == pytest.approx(tokens / (long.decode_seconds + short.decode_seconds))
