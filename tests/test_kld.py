@@ -5,6 +5,7 @@ cache; vocabulary refusal; documents through the readers; the offer after `model
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -108,6 +109,7 @@ def _full_vocabulary_kld(
     return {
         "kld_mean": float(np.mean(kld)),
         "kld_p99": float(np.percentile(kld, 99)),
+        "kld_median": float(np.median(kld)),
         "same_top": float(np.mean(same)),
         "ppl": float(np.exp(np.mean(nll_q))),
         "ref_ppl": float(np.exp(np.mean(nll_p))),
@@ -131,6 +133,12 @@ def test_requantized_copy_loses_what_an_independent_computation_says(
     assert ours.ref_ppl == pytest.approx(theirs["ref_ppl"], rel=1e-3)
     assert ours.ppl_delta_pct == pytest.approx((theirs["ppl"] / theirs["ref_ppl"] - 1) * 100, abs=0.2)
     assert ours.kld_stderr > 0 and ours.kld_max >= ours.kld_p99 >= ours.kld_median > 0
+    # the middle token's loss, not the mean: a few tokens lose far more than most (a skewed set)
+    assert ours.kld_median < 0.8 * ours.kld_mean and ours.kld_median == pytest.approx(theirs["kld_median"], rel=2e-2)
+    # the same-top share's uncertainty of a sample of n (n - 1, as the other figures' own)
+    n = ours.n_scored
+    assert ours.same_top_stderr == pytest.approx(math.sqrt(ours.same_top * (1 - ours.same_top) / (n - 1)), rel=1e-9)
+    assert ours.same_top_stderr != pytest.approx(math.sqrt(ours.same_top * (1 - ours.same_top) / n), rel=1e-4)
 
 
 def test_the_original_against_itself_loses_nothing(reference: Engine, english_reference: ReferenceLogits) -> None:
@@ -867,3 +875,26 @@ def test_f12_leaves_out_a_speed_eval_left_out(smollm2_path: Path, tmp_path: Path
         line = next(x for x in chart.splitlines() if "Q4_0" in x)
         assert words in line and "1088" not in line and "1.088" not in line, chart
         assert "233" in next(x for x in chart.splitlines() if "half" in x or "yarı" in x), chart
+
+
+def test_f12_pools_a_profiles_documents_by_their_scored_tokens(tmp_path: Path) -> None:
+    """F12's point of a profile run over two documents: its losses weighted by each document's
+    scored tokens (a short document counts less), its speed all the tokens over all the time."""
+    import dataclasses
+
+    from workstation.commands.eval import ProfileEval, compare, result_rows
+    from workstation.core.kld import quantization_points
+    from workstation.core.results import history, save_run
+
+    reference = ProfileEval("office-cpu", "a.gguf", "f16", "f16", references=[ref("letter.txt"), ref("minutes.txt")])
+    long = dataclasses.replace(cand("letter.txt", 4.0), n_scored=900, kld_mean=0.01, same_top=0.9)
+    short = dataclasses.replace(cand("minutes.txt", 2.0), n_scored=300, kld_mean=0.05, same_top=0.6)
+    q4 = ProfileEval("office-cpu · Q4_0", "b.gguf", "f16", "f16", kld=[long, short])
+    db = tmp_path / "results.sqlite3"
+    save_run("eval", [row for r in (reference, q4) for row in result_rows(r, compare(reference, r))], "eval", db)
+    _, points = quantization_points(history(kind="eval", test="kld_mean", limit=100, path=db))
+    point = next(p for p in points if p.profile == "office-cpu · Q4_0")
+    assert point.kld_mean == pytest.approx((0.01 * 900 + 0.05 * 300) / 1200)  # 0.02, not the documents' 0.03
+    assert point.same_top == pytest.approx((0.9 * 900 + 0.6 * 300) / 1200)
+    tokens = long.n_ctx * long.n_chunks + short.n_ctx * short.n_chunks
+    assert point.tokens_per_second == pytest.approx(tokens / (long.decode_seconds + short.decode_seconds))

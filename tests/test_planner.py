@@ -421,6 +421,11 @@ def test_plan_for_profile_uses_the_probe(smollm2_path: Path, gemma_path: Path) -
         assert said is not None and said.startswith("fits entirely on the GPU: "), said
         assert re.search(r" It fits once gemma-3-270m, loaded now, is closed, which frees \d+ MB: the switch "
                          r"does that first\.$", said), said  # (it said "frees 0.8 GB")
+        # what it frees: its RAM and its share of the card, both (RAM alone said less than it frees)
+        from workstation.core.catalog import human_bytes
+
+        frees = f"which frees {human_bytes(held.ram_bytes + on_card)}:"
+        assert human_bytes(held.ram_bytes + on_card) != human_bytes(held.ram_bytes) and frees in said, said
         assert "fits once" not in str(fit_verdict(profile, Texts("en"), memory_held(gemma, loaded)))
         # F4 too (U loads a model in place of the loaded one)
         row = next(r for r in installed_models(Texts("en")) if r.path and Path(r.path).resolve() == gemma_path.resolve())
@@ -571,6 +576,20 @@ def test_fit_says_what_bench_measured_for_the_model(smollm2_path: Path, tmp_path
     if said:
         assert said.group(1) == f"{max(ratio, 1 / ratio):.1f}" and said.group(2) == ("above" if ratio > 1 else "below")
 
+
+def test_the_writing_speed_a_summary_goes_by_is_what_bench_measured(smollm2_path: Path) -> None:
+    """``profile_decode_tps`` (a summary's time left before its first part is written) goes by
+    bench's figure for the profile's model as it runs it, not the plan's estimate beside it."""
+    from workstation.core.results import ResultRow, save_run
+    from workstation.core.speed_estimate import profile_decode_tps
+
+    profile = make_profile(smollm2_path, name="desk", context=1024)
+    bound = plan_for_profile(profile).decode_tps_bound
+    assert bound and profile_decode_tps(profile) == pytest.approx(bound)  # nothing measured: the estimate
+    measured = round(bound / 7, 2)  # far from the estimate, so the two cannot be taken for each other
+    record = {"records": [{"n_gpu_layers": 0, "test": "tg128"}], "stddev": 0.5}
+    save_run("bench", [ResultRow("desk", "tg128", measured, "tok/s", str(smollm2_path), record)], "bench -p desk")
+    assert profile_decode_tps(profile) == pytest.approx(measured)
 
 
 def test_fit_says_its_speeds_in_the_words_of_the_rest_of_the_program(smollm2_path: Path, tmp_path: Path,

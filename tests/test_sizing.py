@@ -168,6 +168,46 @@ def test_of_two_options_alike_but_for_their_slots_the_fewer_ranks_first() -> Non
     assert sorted([many, few], key=rank_key) == [few, many]
 
 
+def test_of_two_options_alike_but_for_their_quantization_the_finer_ranks_first() -> None:
+    """At the same machine, model, speed, wait and slots, Q8_0 (closer to the model's own
+    answers) is recommended before Q4_K_M."""
+    from workstation.core.sizing import SizingOption, rank_key
+
+    q8, q4 = (SizingOption("RTX 4090", "gpu", False, 1600.0, "m", quant, "f16", 2, 4096, True, True, "fits",
+                           tps_per_person=30.0, ttft_s=0.5, meets=True) for quant in ("Q8_0", "Q4_K_M"))
+    assert sorted([q4, q8], key=rank_key) == [q8, q4]
+    assert sorted([q8, q4], key=rank_key) == [q8, q4]
+
+
+def test_a_document_in_several_parts_counts_its_final_summary(smollm2_path: Path) -> None:
+    """A document longer than a slot's context is summarized in parts and then once more from
+    the parts' summaries: the night's documents count that final summary's writing (and the
+    parts' summaries read again), not the parts' alone."""
+    import math
+
+    from workstation.core.calibration import cpu_cost
+    from workstation.core.model_info import read_model_info
+    from workstation.core.sizing import ModelCost, docs_per_night
+    from workstation.core.speed_model import default_cpu
+
+    speed = default_cpu()
+    cost = ModelCost(*cpu_cost(read_model_info(smollm2_path)), kv_per_token=0.0)
+    data = load_workload(None, 1).to_dict()
+    data.pop("source")
+    data.update(document_tokens=8000, summary_tokens=1000, context=4096, night_hours=10)
+    w = workload_from_dict(data, "<test>")
+    usable = w.slot_context - w.summary_tokens - 256  # a part: the context less the summary it writes
+    parts = math.ceil(w.document_tokens / usable)
+    assert parts == 3
+    step = cost.step_seconds(speed, 1, usable)
+    read = (w.document_tokens + parts * w.summary_tokens) / speed.prefill_tps(cost.active)
+    written = (parts + 1) * w.summary_tokens  # each part's summary and the final one
+    assert docs_per_night(speed, cost, w, 1) == int(w.night_hours * 3600 / (read + written * step))
+    single = workload_from_dict({**data, "document_tokens": usable}, "<test>")  # one part: no final summary
+    alone = (single.document_tokens / speed.prefill_tps(cost.active)) + single.summary_tokens * step
+    assert docs_per_night(speed, cost, single, 1) == int(w.night_hours * 3600 / alone)
+
+
 def test_options_that_do_not_fit_say_why() -> None:
     r = table_only(candidates={"models": ["qwen2.5-14b-instruct-q4_k_m"], "quantizations": ["F16"],
                                "kv_types": ["f16"], "slots": [1], "gpus": ["RTX 4060"]})
@@ -469,6 +509,24 @@ def test_a_card_a_workload_names_is_found_or_refused() -> None:
                                          "this program knows; known: RTX 5090, ")
 
 
+def test_size_proposes_no_card_the_table_marks_size_false_unless_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The table's cards marked ``size: false`` (RTX 5060, 4080, 4070 Ti) are not proposed by
+    ``size`` by themselves; a workload that names one has it sized."""
+    from workstation.core.gpu_table import gpu_specs
+
+    held_back = {s.name for s in gpu_specs() if not s.size}
+    assert {"GeForce RTX 5060", "GeForce RTX 4080", "GeForce RTX 4070 Ti"} <= held_back
+    one_model = {"models": ["smollm2-135m-instruct-q4_1"], "quantizations": ["Q4_1"], "kv_types": ["f16"], "slots": [1]}
+    assert main(["size", str(workload_file(tmp_path, candidates=one_model)), "--json", "--top", "10000"]) in (0, 2)
+    machines = {o["machine"] for o in json.loads(capsys.readouterr().out)["options"]}
+    assert "GeForce RTX 4090" in machines and not machines & held_back, sorted(machines)
+    named = {**one_model, "gpus": ["RTX 4080", "RTX 4090"]}
+    assert main(["size", str(workload_file(tmp_path, candidates=named)), "--json", "--top", "10000"]) in (0, 2)
+    machines = {o["machine"] for o in json.loads(capsys.readouterr().out)["options"]}
+    assert "GeForce RTX 4080" in machines and machines & held_back == {"GeForce RTX 4080"}, sorted(machines)
+
+
 def test_the_best_option_on_each_machine_lists_every_machine_that_meets() -> None:
     """"The best option on each machine" stopped after the 8 cheapest cards: the 24 GB cards a
     buyer asks about (RTX 4090, a used 3090) were never in it, even with --top 10000 --json."""
@@ -536,6 +594,46 @@ def test_size_slows_a_quantized_kv_cache_on_a_cpu_as_the_planner_does() -> None:
         planned("q8_0", True) / planned("f16", True), rel=2e-3), speed
     report = text_report(r)
     assert CPU_SLOWER_SAID in report.replace("\n", " ") and "f16 at best" not in report, report
+
+
+def test_size_keeps_the_cards_reserve_as_fit_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """size counts a card's usable memory as fit does (``gpu_usable``: free less 512 MB and 3%
+    of the card): weights that land between free less 512 MB and that are "does not fit"
+    against the same usable figure fit plans by, and fit does not put them all on the card."""
+    from workstation.core.gpu_layers import GPU_RESERVE_BYTES, gpu_usable
+    from workstation.core.hardware import FakeGpuProbe, set_probe
+    from workstation.core.model_shapes import at_quantization, catalog_model
+    from workstation.core.sizing import local_machines
+    from workstation.core.speed_model import default_cpu
+
+    model = "mistral-nemo-12b-instruct-q4_k_m"  # (planned from its published shape: no download)
+    shape = catalog_model(model)
+    assert shape is not None
+    info = at_quantization(shape[0], "Q4_K_M")
+    on_card = info.weights_bytes - info.input_bytes  # (the token embeddings stay in RAM)
+    # a 24 GB card another program holds most of: its free memory lets the weights in without
+    # the 3% reserve (0.72 GB) and not with it
+    probe = FakeGpuProbe.of(("NVIDIA GeForce RTX 4090", 24, (on_card + 0.5 * GPU_RESERVE_BYTES + GPU_RESERVE_BYTES) / 2**30))
+    (card,) = probe.gpus()
+    assert gpu_usable(card) < on_card <= card.vram_free - GPU_RESERVE_BYTES
+    data = load_workload(None, 1).to_dict()
+    data.pop("source")
+    data["candidates"] = {"models": [model], "quantizations": ["Q4_K_M"], "kv_types": ["f16"], "slots": [1], "gpus": []}
+    w = workload_from_dict(data, "<test>")
+    r = size(w, local_machines(default_cpu(), [card], 64 * 2**30, 64 * 2**30, 20.0))
+    (opt,) = [o for o in r.options if o.machine_kind == "gpu"]
+    assert not opt.fits and opt.misses == ["does not fit"]
+    assert opt.memory_verdict == (f"does not fit: the weights alone take {human_bytes(on_card)} of "
+                                  f"{human_bytes(gpu_usable(card))} usable"), opt.memory_verdict
+    profile = tmp_path / "desk.yaml"
+    profile.write_text(f"name: desk\nmodel: {model}\ncontext: {w.slot_context}\n", encoding="utf-8")
+    set_probe(probe)
+    try:
+        assert main(["fit", "-p", str(profile), "--json"]) == 0
+    finally:
+        set_probe(None)
+    planned = json.loads(capsys.readouterr().out)
+    assert planned["placement"] != "gpu" and planned["gpu_layers"] < planned["total_layers"], planned["verdict"]
 
 
 def test_a_quantized_kv_cache_on_a_cpu_is_not_timed_faster_than_f16() -> None:
@@ -886,6 +984,26 @@ def test_a_prompt_that_arrives_while_another_is_read_waits_for_it(smollm2_path: 
     f = load_figures(speed, cost, busy, 64)  # slots enough that none is waited for
     no_queue = read + cost.step_seconds(speed, f["busy"], w.prompt_tokens + w.reply_tokens / 2)
     assert f["ttft"] > no_queue + 0.4 * read, (f["ttft"], no_queue, read)
+
+
+def test_the_wait_when_every_slot_is_taken_grows_with_the_slots_prompts(smollm2_path: Path) -> None:
+    """More people at once than slots: the next person's first word waits for every slot's
+    prompt to be read (one at a time), so with the same prompt 4 slots make that wait about
+    3 prompts' reading longer than 1 slot does (the replies here are a few tokens)."""
+    from workstation.core.calibration import cpu_cost
+    from workstation.core.model_info import read_model_info
+    from workstation.core.sizing import ModelCost, load_figures
+    from workstation.core.speed_model import default_cpu
+
+    speed = default_cpu()
+    cost = ModelCost(*cpu_cost(read_model_info(smollm2_path)), kv_per_token=0.0)
+    data = load_workload(None, 1).to_dict()
+    data.pop("source")
+    data.update(prompt_tokens=3000, reply_tokens=16)  # (a long prompt and a short reply: the reading counts)
+    w = workload_from_dict(data, "<test>")
+    read = w.prompt_tokens / speed.prefill_tps(cost.active)
+    one, four = (load_figures(speed, cost, w, slots)["queued"] for slots in (1, 4))
+    assert four - one == pytest.approx(3 * read, rel=0.05), (one, four, read)
 
 
 def _slow_cpu(people: int = 1) -> SizingResult:
