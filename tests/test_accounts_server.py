@@ -212,7 +212,8 @@ def test_usage_equals_the_responses_and_quota_resets_at_midnight(
                 "tokens left for today; the quota resets at ") in body["error"]["message"]
         assert err.response.headers["x-ratelimit-remaining-tokens"] == str(left)
         reset = next_day_start(o.clock.t)
-        assert time.strftime("%Y-%m-%dT%H:%M", time.localtime(reset)) in body["error"]["message"]
+        # (when, as the app writes a moment, not "2026-12-08T00:00+00:00"; the headers say it for machines)
+        assert body["error"]["message"].endswith(f"resets at midnight ({time.strftime('%Y-%m-%d %H:%M', time.localtime(reset))}).")
         assert int(err.response.headers["retry-after"]) == int(reset - o.clock.t)
         told["bob"] += chat(bob)  # bob is not held back by alice's quota
 
