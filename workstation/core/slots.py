@@ -11,9 +11,11 @@ outputs is the scheduler's ``update`` half):
   keys) admission goes round by round: the next free slot goes to the owner holding the fewest
   slots, ties to the one admitted least recently (then to the oldest request); an owner at its
   ``max_parallel`` waits. One owner's requests (and requests without an owner) are admitted in
-  the order they came. A request goes to the free slot whose cache shares the longest prefix
-  with its prompt, else to the least recently used; its prompt first takes the tokens a slot's
-  cells hold for the same text (``aligned_prompt``: a reply as it was generated).
+  the order they came. A request goes to the free slot that reuses the most of its prompt (its
+  own cells, or the longest prefix any slot holds, copied); of those alike, one that loses no
+  cells or whose cells the prompt goes on from, else the least recently used (``choose_slot``).
+  Its prompt first takes the tokens a slot's cells hold for the same text (``aligned_prompt``: a
+  reply as it was generated).
 * ``settle_prefix``: which KV cells a new request reuses — its slot's own prefix, or a copy of
   a longer prefix from another slot (``llama_memory_seq_cp``, no recompute), or it waits a step
   for a slot admitted before it that is prefilling the same prefix right now (the map phase of a
