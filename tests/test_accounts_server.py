@@ -381,12 +381,12 @@ def test_a_reply_s_timings_do_not_tell_another_key_s_cells_reused(scheduler: Sch
         assert r.status_code == 200, r.text
         return r.json()
 
-    with office(scheduler, {"bob": {}, "alice": {}}) as o:
+    with office(scheduler, {"bob memo": {}, "alice memo": {}}) as o:  # (names no other test's requests had)
         st = o.scheduler.stats
-        ask(o, "bob")
+        ask(o, "bob memo")
         read_n, read_s = st.prompt_tokens_total, st.prompt_seconds_total
         speed = read_n / read_s  # (the server's prompt speed so far, tokens a second)
-        body = ask(o, "alice")
+        body = ask(o, "alice memo")
         prompt, timings = body["usage"]["prompt_tokens"], body["timings"]
         assert body["usage"]["prompt_tokens_details"]["cached_tokens"] == 0 and timings["prompt_n"] == prompt
         # her figures: as if she had read it all at the server's speed (bob's cells: one token left to read)
