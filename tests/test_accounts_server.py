@@ -457,16 +457,18 @@ def test_a_slot_file_read_back_is_no_keys_own_cells(scheduler: Scheduler, tmp_pa
                        json={"model": PROFILE, "messages": words, "max_tokens": 4, "temperature": 0})
         return r.json()["usage"]["prompt_tokens_details"]["cached_tokens"]
 
-    with office(scheduler, {"desk1": {}, "desk2": {}}) as o:
+    # (names no other test's requests had: the instructions' cells desk1 read in another test are his own)
+    with office(scheduler, {"desk1 file": {}, "desk2 file": {}}) as o:
         files = SlotFiles(o.scheduler, tmp_path)
-        ask(o, "desk2", secret)
-        held = max(range(len(o.scheduler.slots)), key=lambda i: len(o.scheduler.slots[i].tokens))
+        ask(o, "desk2 file", secret)
+        # (desk2's slot: the one desk2 wrote last, not the longest, which another test's cells may be)
+        [held] = [i for i, slot in enumerate(o.scheduler.slots) if slot.writer == "desk2 file"]
         files.save(held, "secret.bin")
         files.erase(held)  # (desk2's words now only in the file)
-        ask(o, "desk1", other)
-        [desk1s] = [i for i, slot in enumerate(o.scheduler.slots) if slot.writer == "desk1"]
+        ask(o, "desk1 file", other)
+        [desk1s] = [i for i, slot in enumerate(o.scheduler.slots) if slot.writer == "desk1 file"]
         files.restore(desk1s, "secret.bin")
-        assert ask(o, "desk1", secret) == 0  # read, not "reused": the file's cells are nobody's it knows
+        assert ask(o, "desk1 file", secret) == 0  # read, not "reused": the file's cells are nobody's it knows
 
 
 def test_the_stopping_note_says_the_grace_left_once_on_a_reply_that_goes_on(scheduler: Scheduler) -> None:
