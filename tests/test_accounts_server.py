@@ -212,7 +212,8 @@ def test_usage_equals_the_responses_and_quota_resets_at_midnight(
                 "tokens left for today; the quota resets at ") in body["error"]["message"]
         assert err.response.headers["x-ratelimit-remaining-tokens"] == str(left)
         reset = next_day_start(o.clock.t)
-        assert time.strftime("%Y-%m-%dT%H:%M", time.localtime(reset)) in body["error"]["message"]
+        # (when, as the app writes a moment, not "2026-12-08T00:00+00:00"; the headers say it for machines)
+        assert body["error"]["message"].endswith(f"resets at midnight ({time.strftime('%Y-%m-%d %H:%M', time.localtime(reset))}).")
         assert int(err.response.headers["retry-after"]) == int(reset - o.clock.t)
         told["bob"] += chat(bob)  # bob is not held back by alice's quota
 
@@ -367,6 +368,33 @@ def test_a_key_is_told_only_its_own_cells_reused(scheduler: Scheduler) -> None:
     assert rows[0].cached_tokens == 0 and rows[1].cached_tokens > 0
 
 
+def test_a_reply_s_timings_do_not_tell_another_key_s_cells_reused(scheduler: Scheduler) -> None:
+    """alice sent the memo bob had sent: ``cached_tokens`` 30 (bob's cells told as read), but her
+    reply's timings said "prompt_n 654, prompt_ms 16.5" (39,730 tokens a second): bob had sent it.
+    The cells told as read now count in the timings at the server's own prompt speed; the server's
+    counters (/metrics) keep what it read and its time."""
+    words = [{"role": "user", "content": f"Write the memo {time.time_ns()} about the new printer rules for the office."}]
+
+    def ask(o: Office, who: str) -> dict[str, Any]:
+        r = httpx.post(f"{o.url}/chat/completions", timeout=600, headers={"Authorization": f"Bearer {o.keys[who]}"},
+                       json={"model": PROFILE, "messages": words, "max_tokens": 1, "temperature": 0})
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    with office(scheduler, {"bob memo": {}, "alice memo": {}}) as o:  # (names no other test's requests had)
+        st = o.scheduler.stats
+        ask(o, "bob memo")
+        read_n, read_s = st.prompt_tokens_total, st.prompt_seconds_total
+        speed = read_n / read_s  # (the server's prompt speed so far, tokens a second)
+        body = ask(o, "alice memo")
+        prompt, timings = body["usage"]["prompt_tokens"], body["timings"]
+        assert body["usage"]["prompt_tokens_details"]["cached_tokens"] == 0 and timings["prompt_n"] == prompt
+        # her figures: as if she had read it all at the server's speed (bob's cells: one token left to read)
+        assert timings["prompt_per_second"] <= speed * prompt / (prompt - 2), (timings, speed)
+        assert timings["ttft_ms"] >= timings["prompt_ms"] and timings["prompt_per_token_ms"] >= 1000 / speed / 2
+        assert st.prompt_tokens_total - read_n < prompt // 2  # (what the server read: not bob's cells again)
+
+
 def test_a_key_that_read_words_in_one_slot_is_told_them_reused_in_another(scheduler: Scheduler) -> None:
     """Ann's words in one slot, bob's same words read (told 0) in another: bob's repeat went to ann's
     slot, where the cells were ann's only, and was told 0 reused again, though he had read those very
@@ -390,6 +418,32 @@ def test_a_key_that_read_words_in_one_slot_is_told_them_reused_in_another(schedu
         assert ask(o, "bob two") > 0 and ask(o, "bob two") > 0  # his own now, in whichever slot they are
 
 
+def test_a_document_sharing_only_the_instructions_keeps_the_last_persons_document(scheduler: Scheduler) -> None:
+    """bob sends a document, alice another with the same instructions, bob his again (all slots used
+    before): alice's went into bob's slot for the instructions both shared, though a staler slot was
+    free, and bob's was read again (serve --parallel 4: 44 cached, 5 s). Now hers copies the
+    instructions into the least recently used slot, and bob's comes back from his cells."""
+    tag = time.time_ns()
+    instruction = "Please summarize the following document for me in three bullet points:\n\n"
+    a = instruction + " ".join(f"The budget line {i} for the office in {tag} grew by {i * 7} euros." for i in range(8))
+    b = instruction + " ".join(f"Our team {tag} visited customer number {i} in town {i * 3}." for i in range(8))
+
+    def ask(o: Office, who: str, text: str) -> tuple[int, int]:
+        r = httpx.post(f"{o.url}/chat/completions", timeout=600, headers={"Authorization": f"Bearer {o.keys[who]}"},
+                       json={"model": PROFILE, "messages": [{"role": "user", "content": text}], "max_tokens": 1,
+                             "temperature": 0})
+        assert r.status_code == 200, r.text
+        usage = r.json()["usage"]
+        return usage["prompt_tokens"], usage["prompt_tokens_details"]["cached_tokens"]
+
+    with office(scheduler, {"carol": {}, "bob": {}, "alice": {}}) as o:
+        ask(o, "carol", f"List three colours {tag}.")  # (both slots used: carol's is the staler one now)
+        ask(o, "bob", a)
+        ask(o, "alice", b)
+        prompt, cached = ask(o, "bob", a)
+        assert cached >= prompt - 2, (prompt, cached)  # (the last token is always read)
+
+
 def test_a_slot_file_read_back_is_no_keys_own_cells(scheduler: Scheduler, tmp_path: Path) -> None:
     """A slot file restored into the slot a key used last was told to that key as its own cells
     (the slot's owners were left as they were): desk1 learnt desk2 had sent those words (review30)."""
@@ -403,16 +457,18 @@ def test_a_slot_file_read_back_is_no_keys_own_cells(scheduler: Scheduler, tmp_pa
                        json={"model": PROFILE, "messages": words, "max_tokens": 4, "temperature": 0})
         return r.json()["usage"]["prompt_tokens_details"]["cached_tokens"]
 
-    with office(scheduler, {"desk1": {}, "desk2": {}}) as o:
+    # (names no other test's requests had: the instructions' cells desk1 read in another test are his own)
+    with office(scheduler, {"desk1 file": {}, "desk2 file": {}}) as o:
         files = SlotFiles(o.scheduler, tmp_path)
-        ask(o, "desk2", secret)
-        held = max(range(len(o.scheduler.slots)), key=lambda i: len(o.scheduler.slots[i].tokens))
+        ask(o, "desk2 file", secret)
+        # (desk2's slot: the one desk2 wrote last, not the longest, which another test's cells may be)
+        [held] = [i for i, slot in enumerate(o.scheduler.slots) if slot.writer == "desk2 file"]
         files.save(held, "secret.bin")
         files.erase(held)  # (desk2's words now only in the file)
-        ask(o, "desk1", other)
-        [desk1s] = [i for i, slot in enumerate(o.scheduler.slots) if slot.writer == "desk1"]
+        ask(o, "desk1 file", other)
+        [desk1s] = [i for i, slot in enumerate(o.scheduler.slots) if slot.writer == "desk1 file"]
         files.restore(desk1s, "secret.bin")
-        assert ask(o, "desk1", secret) == 0  # read, not "reused": the file's cells are nobody's it knows
+        assert ask(o, "desk1 file", secret) == 0  # read, not "reused": the file's cells are nobody's it knows
 
 
 def test_the_stopping_note_says_the_grace_left_once_on_a_reply_that_goes_on(scheduler: Scheduler) -> None:

@@ -57,6 +57,23 @@ def test_a_conversation_keeps_its_slot_when_another_shares_only_its_instructions
     assert choose_slot([a, b], [a, b], [*instructions, *second[100:], 7]) is b  # moved: 100 cells reused
 
 
+def test_a_document_sharing_only_the_instructions_goes_to_the_stalest_slot_not_the_last_ones() -> None:
+    """bob's document, then alice's with the same 44 tokens of instructions, all slots used once:
+    alice's went into bob's slot (its own 44 cells preferred to a copy of them), wrote over his ~470
+    tokens though a staler slot was free, and bob's same document asked again was read again (44 of
+    ~520 cached). The instructions are copied into the least recently used slot instead; a prompt
+    that goes on from a slot's cells (its own reply asked again, a conversation's next turn) keeps it."""
+    template, instruction = list(range(30)), list(range(1000, 1014))
+    doc_a, doc_b = list(range(2000, 2470)), list(range(3000, 3470))
+    stale = [Slot(i, [*template, *range(5000 + 500 * i, 5400 + 500 * i)], last_used=float(i)) for i in range(3)]
+    bobs = Slot(3, [*template, *instruction, *doc_a, 7], last_used=10.0)
+    slots = [*stale, bobs]
+    assert choose_slot(slots, slots, [*template, *instruction, *doc_b]) is stale[0]
+    assert choose_slot(slots, slots, [*template, *instruction, *doc_a]) is bobs  # asked again: his own slot
+    assert choose_slot(slots, slots, [*template, *instruction, *doc_a, 7, 8, 9]) is bobs  # the next turn
+    assert choose_slot(slots, slots, [*template, *instruction, *doc_a[:300], 9]) is bobs  # most of it kept
+
+
 def test_admission_is_fifo_skips_cancelled_and_leaves_the_rest_waiting() -> None:
     slots = [Slot(0), Slot(1)]
     first, gone, second, third = req([1, 2], 1), req([3], 2), req([4], 3), req([5], 4)

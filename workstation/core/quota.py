@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from workstation.core.moments import local_text
+
 Clock = Callable[[], float]  # seconds since the epoch
 
 
@@ -45,7 +47,10 @@ class OverQuota:
         return max(1, int(self.resets_at - now + 0.999))
 
     def resets_text(self) -> str:
-        return minute_text(self.resets_at)
+        """When the day resets, as the app writes a moment (``moments.local_text``: 2026-12-08 00:00),
+        for a person to read: a 429 said "resets at 2026-12-08T00:00+00:00" (``minute_text``, for
+        machines: the JSON's ``resets_at``; the headers say the seconds left)."""
+        return local_text(self.resets_at)
 
 
 class DailyQuota:

@@ -11,9 +11,11 @@ outputs is the scheduler's ``update`` half):
   keys) admission goes round by round: the next free slot goes to the owner holding the fewest
   slots, ties to the one admitted least recently (then to the oldest request); an owner at its
   ``max_parallel`` waits. One owner's requests (and requests without an owner) are admitted in
-  the order they came. A request goes to the free slot whose cache shares the longest prefix
-  with its prompt, else to the least recently used; its prompt first takes the tokens a slot's
-  cells hold for the same text (``aligned_prompt``: a reply as it was generated).
+  the order they came. A request goes to the free slot that reuses the most of its prompt (its
+  own cells, or the longest prefix any slot holds, copied); of those alike, one that loses no
+  cells or whose cells the prompt goes on from, else the least recently used (``choose_slot``).
+  Its prompt first takes the tokens a slot's cells hold for the same text (``aligned_prompt``: a
+  reply as it was generated).
 * ``settle_prefix``: which KV cells a new request reuses — its slot's own prefix, or a copy of
   a longer prefix from another slot (``llama_memory_seq_cp``, no recompute), or it waits a step
   for a slot admitted before it that is prefilling the same prefix right now (the map phase of a
@@ -255,11 +257,17 @@ def aligned_prompt(cells: Sequence[int], prompt: list[int], piece: Callable[[int
 def choose_slot(slots: Sequence[Slot], free: Sequence[Slot], prompt: Sequence[int]) -> Slot:
     """The free slot for ``prompt``: the one that reuses the most of it, its own cells (their
     prefix, and cells further on that ``moved_runs`` moves) or a prefix copied from another slot
-    (``settle_prefix``); of those alike, one that loses no cells, then its own cells, then the
-    least recently used (it loses its cache). Several people's conversations begin with the same
-    instructions: the longest prefix alone sent each to the slot of the one before, whose cells
-    it wrote over, and with two conversations in two slots every turn was read again from the
-    instructions on (18 of 932 tokens cached)."""
+    (``settle_prefix``); of those alike, one that loses no cells, then one whose cells the prompt
+    goes on from (it keeps at least as many as it loses: a conversation's next turn, a reply asked
+    again), then the least recently used (it loses its cache), as llama-server picks a slot by how
+    much of the prompt it holds and else the least recently used. Several people's conversations
+    and documents begin with the same instructions: the longest prefix alone sent each to the slot
+    of the one before, whose cells it wrote over, and with two conversations in two slots every
+    turn was read again from the instructions on (18 of 932 tokens cached); a slot's own cells
+    preferred to a copy of them sent alice's document into bob's slot for the 44 tokens of
+    instructions both shared, though a staler slot was free, and bob's same document asked again
+    was read again (44 cached of ~520). A copy is as good as the cells themselves: the prefix any
+    slot holds every free slot can copy (``llama_memory_seq_cp``, no recompute)."""
     limit = len(prompt) - 1
     prefix = {id(s): common_prefix(s.tokens, prompt, limit) for s in slots}
 
@@ -267,8 +275,9 @@ def choose_slot(slots: Sequence[Slot], free: Sequence[Slot], prompt: Sequence[in
         mine = prefix[id(slot)]
         mine += sum(run[2] for run in moved_runs(slot.tokens, prompt, mine))
         copied = max((n for key, n in prefix.items() if key != id(slot)), default=0)
-        reuse, own = (mine, True) if mine > copied else (copied, False)
-        return reuse, len(slot.tokens) == (mine if own else 0), own, -slot.last_used
+        kept = mine if mine >= copied else 0  # (alike: its own are kept, as ``settle_prefix`` keeps them)
+        lost = len(slot.tokens) - kept
+        return max(mine, copied), lost == 0, 0 < kept >= lost, -slot.last_used
 
     return max(free, key=rank)
 

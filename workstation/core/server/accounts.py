@@ -264,7 +264,7 @@ class Accounts:
         wait = over.retry_after_s(self.clock())
         return ApiError(
             429,
-            f"{what}; the quota resets at {over.resets_text()}.",
+            f"{what}; the quota resets at midnight ({over.resets_text()}).",
             type_="insufficient_quota",
             code="insufficient_quota",
             reason="day limit",
