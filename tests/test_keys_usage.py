@@ -80,6 +80,21 @@ def test_one_active_key_per_name_and_revocation(tmp_path: Path) -> None:
     assert ring.list() == [] and ring.any_keys()  # revoking every key must not open the server
 
 
+def test_a_keys_last_use_never_goes_back(tmp_path: Path) -> None:
+    """Uses are written in batches, by several requests' threads: one written late with an
+    older time must not set the key's "last used" back (``keys list`` would show a day gone)."""
+    ring = KeyRing(tmp_path / "keys.sqlite3")
+    key, _ = ring.add("alice")
+    other, _ = ring.add("bob")
+    assert key.id is not None and other.id is not None
+    ring.touch({key.id: 2000.0})
+    ring.touch({key.id: 1000.0, other.id: 1500.0})  # an older use of alice's, written after
+    assert {k.name: k.last_used for k in ring.list()} == {"alice": 2000.0, "bob": 1500.0}
+    ring.touch({key.id: 3000.0})
+    assert {k.name: k.last_used for k in ring.list()} == {"alice": 3000.0, "bob": 1500.0}
+    ring.close()
+
+
 def test_a_name_in_other_capitals_is_the_same_person(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """AYŞE beside ayşe and ismail beside İsmail were two people (SQLite compared the bytes)."""
     ring = KeyRing(tmp_path / "keys.sqlite3")
@@ -323,6 +338,10 @@ def test_quota_counts_today_and_resets_at_local_midnight() -> None:
     assert over.resets_at == next_day_start(noon)
     assert over.retry_after_s(noon) == int(next_day_start(noon) - noon)
     assert over.retry_after_s(next_day_start(noon) - 0.5) == 1  # never "retry after 0 s" (a client's busy loop)
+    # a part of a second left counts as a whole one: rounded down, a client asked again a moment
+    # before midnight and was refused once more
+    assert over.retry_after_s(next_day_start(noon) - 3.5) == 4
+    assert over.retry_after_s(next_day_start(noon) - 3.0) == 3
     assert quota.check("alice", None) is None  # no limit
     assert quota.check("bob", 100) is None
     clock.t = next_day_start(noon) + 1  # a second after midnight: a new day

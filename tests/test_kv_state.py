@@ -462,6 +462,59 @@ def test_the_cache_leaves_its_disk_room_for_everything_else(tmp_path: Path) -> N
         subprocess.run(["umount", "--lazy", str(disk)], check=True)
 
 
+def test_a_state_that_fits_beside_the_cache_on_a_near_full_disk_evicts_nothing(tmp_path: Path) -> None:
+    """The room a save has is what the cache holds plus the disk's free space, less the tenth of
+    a small disk kept free: counted without what the cache holds, a near-full disk threw away
+    saved conversations to make room the disk already had, and refused a state that older ones
+    evicted would have made room for."""
+    import shutil
+    import subprocess
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("mounting a small disk needs root")
+    try:
+        store = KvStateStore(disk / "kv", budget=2**31)
+        key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
+        kept = [store.save(key, [n, n + 1], bytes([n]) * 1_000_000, tag=f"conversation:x:{n}:1.0") for n in (1, 3)]
+        assert all(p is not None and p.exists() for p in kept)  # 2 MB of a 4 MiB disk: both kept
+        cached = sum(p.stat().st_size for p in kept if p is not None)
+        usage = shutil.disk_usage(disk)
+        spare = usage.free - usage.total // 10  # what the disk has beside the cache, its tenth kept free
+        assert 0 < spare < cached  # a near-full disk: the cache holds more than it has left
+        fits = spare - 64 * 1024  # (the header and the file system's blocks)
+        new = store.save(key, [5, 6], b"n" * fits, tag="conversation:x:5:1.0")
+        assert new is not None and new.exists()
+        assert all(p is not None and p.exists() for p in kept), "a state evicted that the disk had room beside"
+        # one larger than the free space, smaller than it and the cache: older states go for it
+        big = store.save(key, [7, 8], b"b" * (spare + 500_000), tag="conversation:x:7:1.0")
+        assert big is not None and big.exists() and not kept[0].exists()  # (the least recently used first)
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
+def test_a_saved_state_is_used_only_past_the_tokens_asked_and_a_folder_at_its_budget_keeps_all(
+        tmp_path: Path) -> None:
+    """``best`` takes a state holding more than ``at_least`` tokens of the prompt (no restore for
+    as many as the slot already holds), and a folder exactly at its budget loses nothing."""
+    key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
+    store = KvStateStore(tmp_path / "kv", budget=1 << 20)
+    store.save(key, list(range(1, 11)), b"a" * 100)
+    prompt = [*range(1, 11), 11, 12]
+    assert store.best(key, prompt, 10) is None  # it holds exactly the 10 tokens the slot has
+    found = store.best(key, prompt, 9)
+    assert found is not None and found[1] == 10
+    folder = tmp_path / "budget"
+    folder.mkdir()
+    for n in range(3):
+        (folder / f"{n}.kv").write_bytes(b"x" * 1000)
+        os.utime(folder / f"{n}.kv", (1000 + n, 1000 + n))
+    assert evict_least_recent(folder, "*.kv", 3000) == []
+    assert sorted(p.name for p in folder.glob("*.kv")) == ["0.kv", "1.kv", "2.kv"]
+    assert evict_least_recent(folder, "*.kv", 2999) == [folder / "0.kv"]
+
+
 def test_chat_c_continues_a_conversation_across_two_processes(smollm2_path: Path, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     from workstation.cli import main

@@ -522,6 +522,66 @@ def test_busy_slots_metric_is_a_gauge(server: RunningServer) -> None:
     assert "# TYPE llamacpp:prompt_tokens_total counter" in text
 
 
+def _metrics(srv: RunningServer) -> dict[str, float]:
+    text = httpx.get(f"{srv.root}/metrics", headers=srv.headers(), timeout=30).text
+    return {name: float(value) for name, _, value in (line.partition(" ") for line in text.splitlines())
+            if name and not name.startswith("#") and "{" not in name}
+
+
+def test_the_servers_counters_add_up_what_its_replies_said(smollm2_path: Path, tmp_path: Path) -> None:
+    """/metrics' counters were only ever looked at for their # TYPE lines: a counter that never
+    moved, or counted another thing, passed. After requests of known usage they say the same
+    sums; a stream its client left is counted cancelled, one the full server refused rejected
+    (and neither as a request answered twice)."""
+    profile = write_profile(tmp_path, smollm2_path)
+    with serve(profile, "--parallel", "1", "--queue", "0", api_key=KEY) as srv:
+        url = f"{srv.base_url}/chat/completions"
+        usages, timings = [], []
+        for question in ("Name a fruit.", "What is a stapler?", "Say hello to the office, please."):
+            body = {"messages": [{"role": "user", "content": question}], "max_tokens": 8, "temperature": 0}
+            r = httpx.post(url, json=body, headers=srv.headers(), timeout=120)
+            assert r.status_code == 200, r.text
+            usages.append(r.json()["usage"])
+            timings.append(r.json()["timings"])
+        m = _metrics(srv)
+        predicted = sum(u["completion_tokens"] for u in usages)
+        cached = sum(u["prompt_tokens_details"]["cached_tokens"] for u in usages)
+        assert predicted > 3 and m["llamacpp:tokens_predicted_total"] == predicted, (m, usages)
+        assert m["llamacpp:prompt_tokens_total"] == sum(u["prompt_tokens"] for u in usages) - cached, (m, usages)
+        assert m["llamacpp:prompt_tokens_total"] == sum(t["prompt_n"] for t in timings)
+        assert m["workstation:prompt_tokens_cached_total"] == cached
+        assert m["workstation:requests_total"] == 3
+        assert m["workstation:requests_rejected_total"] == m["workstation:requests_cancelled_total"] == 0
+        # one slot: each decode had one request in it; each reply's first token came with its
+        # prompt's decode, each other one with a decode of its own
+        assert m["llamacpp:n_busy_slots_per_decode"] == 1.0
+        assert m["llamacpp:n_decode_total"] >= predicted
+        assert m["llamacpp:prompt_seconds_total"] > 0 and m["llamacpp:tokens_predicted_seconds_total"] > 0
+        assert 0 < m["workstation:decode_seconds_total"]
+        assert m["workstation:busy_seconds_total"] > 0
+        # the one slot kept busy and no queue: the next request is refused, and counted so
+        busy = {"messages": QUESTION, "max_tokens": 900, "stream": True, "ignore_eos": True}
+        with httpx.Client(timeout=120, headers=srv.headers()) as http:
+            s = http.send(http.build_request("POST", url, json=busy), stream=True)
+            try:
+                assert s.status_code == 200
+                lines = s.iter_lines()
+                while not next(lines).startswith("data:"):
+                    pass
+                refused = httpx.post(url, json=body, headers=srv.headers(), timeout=120)
+                assert refused.status_code == 429
+                assert _metrics(srv)["workstation:requests_rejected_total"] == 1
+            finally:
+                s.close()  # its client goes away mid-reply: cancelled
+        wait_until(lambda: _metrics(srv)["workstation:requests_cancelled_total"] == 1, "the stream counted cancelled",
+                   120, every_s=0.1)
+        after = _metrics(srv)
+        assert after["workstation:requests_total"] == 4  # the stream; not the one refused
+        assert after["workstation:requests_rejected_total"] == 1
+        assert after["llamacpp:tokens_predicted_total"] > predicted  # the stream's tokens, up to where it was left
+        assert after["llamacpp:n_decode_total"] > m["llamacpp:n_decode_total"]
+
+
 def test_usage_chunk_carries_timings(server: RunningServer) -> None:
     body = {"messages": QUESTION, "max_tokens": 5, "stream": True, "stream_options": {"include_usage": True}}
     with httpx.stream("POST", f"{server.base_url}/chat/completions", json=body, headers=server.headers(),

@@ -114,14 +114,18 @@ def test_schema_strings_hold_no_raw_control_characters(engine: Engine) -> None:
     model wants one badly: here a bias pushes the line-break token hard."""
     newline = engine.model.tokenize("\n", False, False)
     assert len(newline) == 1
-    city = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    # (a bounded string: the reply must end well within its tokens, so it is always checked whole;
+    # it was checked only where it happened to end, and one cut by its length passed unread)
+    city = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 24}}, "required": ["city"]}
     shape = schema_constraints(city)
     constraints = Constraints(grammar=shape.grammar, json_schema=city, logit_bias={newline[0]: 20.0})
-    reply = engine.run_chat([{"role": "user", "content": "Name a city in France."}], greedy(40),
+    reply = engine.run_chat([{"role": "user", "content": "Name a city in France."}], greedy(80),
                             constraints=constraints)
     assert not any(ord(c) < 0x20 for c in reply.text), reply.text
-    if reply.metrics.stop_reason == "eos":
-        assert check_reply(reply.text, city).valid
+    assert reply.metrics.stop_reason == "eos", (reply.metrics.stop_reason, reply.text)
+    check = check_reply(reply.text, city)
+    assert check.valid, (check.error, reply.text)
+    assert isinstance(check.value["city"], str) and not any(ord(c) < 0x20 for c in check.value["city"])
 
 
 def test_ignore_eos_with_an_open_grammar_runs_to_max_tokens(engine: Engine) -> None:
