@@ -453,7 +453,7 @@ def test_a_model_file_that_cannot_run_is_said_as_the_gguf_check_says_it(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(path) in err, err
     assert {"missing": "does not exist", "text": "it does not start with 'GGUF', so it is not a GGUF file",
-            "cut": "The file is incomplete"}[kind] in err
+            "cut": "the file is incomplete, as an interrupted download or copy leaves it; download or copy it again. Details: "}[kind] in err
     with pytest.raises(ModelFileError) as checked:
         preflight(path)
     assert err == f"workstation: {checked.value}\n"

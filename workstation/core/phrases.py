@@ -701,8 +701,12 @@ ENGLISH: dict[str, str] = {
     "remote.all_busy_own": "The server at {url} is busy with your other request; send this one again once it has ended.",
     # a model file that llama.cpp would refuse (gguf_check.preflight)
     "gguf.technical": "{detail}",  # the check's own words, English in every language: Turkish says so
-    "gguf.unusable": "{path} is not a usable GGUF model: {what} (at byte {offset}).{cut}",
-    "gguf.cut": " The file is incomplete, as an interrupted download or copy leaves it: download or copy it again.",
+    "gguf.unusable": "{path} is not a usable GGUF model: {what} (at byte {offset}).",
+    # the sentence a user can act on first, the check's detail after it (it came first)
+    "gguf.unusable_cut": ("{path} is not a usable GGUF model: the file is incomplete, as an interrupted download or copy "
+                          "leaves it; download or copy it again. Details: {what} (at byte {offset})."),
+    "gguf.unusable_damaged": ("{path} is not a usable GGUF model: what is inside it cannot be loaded (the file is "
+                              "damaged, or made for a newer llama.cpp than this app's). Details: {what} (at byte {offset})."),
     "gguf.not_gguf": "it does not start with 'GGUF', so it is not a GGUF file",
     "gguf.too_small": "it holds {size} bytes, too few to start with 'GGUF'",
     "gguf.not_a_file": "The model path {path} is not a file.",
