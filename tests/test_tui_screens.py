@@ -3056,7 +3056,7 @@ async def test_f4_says_a_models_limits_and_its_helper_in_plain_words(profiles: P
                "98,000 words); a profile may be set to more or less, in F3 → E, Context)." in big, big
         assert "it can speed up Llama 3.1 8B as its helper (both read text the same way)" in helper, helper
         assert "vocabulary" not in helper and "guesses words" not in helper, helper
-        copy = re.search(r"; [\d.,]+ [KMG]B of that is extra memory it takes on this CPU, to write faster", gemma)
+        copy = re.search(r"; [\d.,]+ [KMG]B of that is extra memory this processor uses so that answers come quicker", gemma)
         assert copy or "memory free (" in gemma, gemma  # (a CPU without a repacked layout: none said)
         assert "second copy" not in gemma and "laid out" not in gemma, gemma
     else:

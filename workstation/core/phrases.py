@@ -60,7 +60,9 @@ ENGLISH: dict[str, str] = {
     # weights that do not fit in the memory free are read from the model's file as it runs
     "fit.cpu_paged": "runs on the CPU{why}, but slowly: {said}",
     "fit.paged": "; slower still: {said}",
-    "fit.repacked": "; {size} of that is extra memory it takes on this CPU, to write faster",
+    # (plain words: "extra memory it takes on this CPU, to write faster … (repack)" was not understood,
+    # nor "a second copy of the model, laid out for this CPU" before it)
+    "fit.repacked": "; {size} of that is extra memory this processor uses so that answers come quicker",
     "fit.paged_why": ("it needs {need} of memory and {free} is free for it, so {short} of the model is "
                       "read from the disk again for every word it writes; {short} more free memory ({how}) "
                       "makes it fast"),
