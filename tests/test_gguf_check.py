@@ -73,14 +73,15 @@ def test_hostile_file_is_refused_with_offset(name: str, expected: dict[str, str]
     with pytest.raises(ModelFileError) as info:
         check_gguf(HOSTILE / name)
     message = str(info.value)
-    what, _, advice = message.partition(").")
-    assert "(at byte " in what and advice in ("", " The file is incomplete, as an interrupted download or copy leaves it: download or copy it again.")
+    assert "(at byte " in message and message.endswith(").")
     assert expected[name].lower() in message.lower()
     assert "\n" not in message
-    if name.startswith("truncated-"):  # a file cut short: what the user can do about it
-        assert "download or copy it again" in advice
+    plain, _, detail = message.partition(" Details: ")
+    if name.startswith("truncated-"):  # a file cut short: what the user can do about it, before the detail
+        assert plain.endswith("the file is incomplete, as an interrupted download or copy leaves it; download or copy it "
+                              "again.") and detail, message
     if name in ("bad-magic.gguf", "duplicate-tensor-name.gguf", "overlapping-tensors.gguf"):
-        assert not advice  # whole but wrong: downloading it again would not help
+        assert "download or copy it again" not in message  # whole but wrong: downloading it again would not help
 
 
 def test_a_file_that_is_not_a_model_is_said_in_turkish_too(tmp_path: Path) -> None:
@@ -97,7 +98,28 @@ def test_a_file_that_is_not_a_model_is_said_in_turkish_too(tmp_path: Path) -> No
                                                "yani bir GGUF dosyası değil (0. baytta).")
     with pytest.raises(ModelFileError) as caught:
         check_gguf(HOSTILE / "truncated-inside-vocab.gguf")
-    assert Texts("tr").error(caught.value).endswith(" Dosya eksik; yarıda kalmış bir indirme ya da kopyalama gibi görünüyor: yeniden indirin ya da kopyalayın.")
+    assert "dosya eksik, yarıda kalmış bir indirme ya da kopyalama gibi görünüyor; yeniden indirin ya da kopyalayın. " \
+        "Teknik ayrıntı: (İngilizce) " in Texts("tr").error(caught.value)
+
+
+def test_a_model_cut_short_says_what_to_do_before_the_detail(tmp_path: Path, smollm2_path: Path) -> None:
+    """A real model cut at 5,000,000 bytes (a USB copy pulled out too soon): the message began with
+    "tensor 'token_embd.weight' needs 30081024 bytes at data offset …" and said "The file is
+    incomplete … copy it again" last; now the plain sentence first and the detail after it, in
+    Turkish too (the English detail was in the middle of the Turkish sentence)."""
+    from workstation.tui.i18n import Texts
+
+    cut = tmp_path / "broken.gguf"
+    with smollm2_path.open("rb") as f:
+        cut.write_bytes(f.read(5_000_000))
+    with pytest.raises(ModelFileError) as caught:
+        check_gguf(cut)
+    assert str(caught.value).startswith(
+        f"{cut} is not a usable GGUF model: the file is incomplete, as an interrupted download or copy leaves it; "
+        "download or copy it again. Details: tensor 'token_embd.weight' needs "), str(caught.value)
+    assert Texts("tr").error(caught.value).startswith(
+        f"{cut} kullanılabilir bir GGUF modeli değil: dosya eksik, yarıda kalmış bir indirme ya da kopyalama gibi "
+        "görünüyor; yeniden indirin ya da kopyalayın. Teknik ayrıntı: (İngilizce) tensor 'token_embd.weight' needs ")
 
 
 def test_missing_and_directory(tmp_path: Path) -> None:

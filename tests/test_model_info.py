@@ -139,7 +139,7 @@ def test_check_false_still_runs_the_preflight(tmp_path: Path) -> None:
     # refuses what the pre-flight refuses, with its byte offset
     cut = tmp_path / "cut.gguf"
     cut.write_bytes(TINY.read_bytes()[:-100])
-    with pytest.raises(ModelFileError, match=r"past the end of the file.*\(at byte \d+\)\. The file is incomplete.*download or copy it again\.$"):
+    with pytest.raises(ModelFileError, match=r"the file is incomplete.*download or copy it again\. Details: .*past the end of the file.*\(at byte \d+\)\.$"):
         read_model_info(cut, check=False)
     unknown = tmp_path / "u.gguf"
     unknown.write_bytes(TINY.read_bytes().replace(b"llama", b"frobn"))

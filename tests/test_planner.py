@@ -223,7 +223,7 @@ def test_a_q4_k_embedding_is_not_counted_in_the_cpu_repack() -> None:
     assert cpu_repack_bytes(info, 0.5, ["avx2"]) == layers_q4k // 2  # half the layers on a GPU: half repacked
     # and the verdict says that copy: F4 said a Q4_0 file of 87 MB needs 423 MB, Q8_0's of 138 MB 417, unexplained
     on_cpu = plan(info, context=4096, gpus=[], cpu_flags=["avx2"], **RAM)
-    assert on_cpu.verdict.endswith("; 3.0 GB of that is extra memory it takes on this CPU, to write faster"), on_cpu.verdict
+    assert on_cpu.verdict.endswith("; 3.0 GB of that is extra memory this processor uses so that answers come quicker"), on_cpu.verdict
     assert "copy" not in plan(info, context=4096, gpus=[], cpu_flags=[], **RAM).verdict  # (none repacked: none said)
 
 

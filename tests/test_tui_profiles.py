@@ -252,8 +252,15 @@ async def test_a_profile_file_from_elsewhere_can_be_loaded_again_from_f3(
         # F1 says what its rows' names and choices mean (Context memory K, q8_0)
         await pilot.press("f1")
         await until(pilot, lambda: type(app.screen).__name__ == "KeysDialog")
-        assert app.screen.rows[-1][1:] == (app.texts("keys.dash_figures"), app.texts("load.terms"))  # type: ignore[attr-defined]
-        assert "q8_0 at half size and nearly exact" in app.texts("load.terms")
+        assert app.screen.rows[-1][1] == app.texts("keys.dash_figures")  # type: ignore[attr-defined]
+        # every K/V type in words, and K and V said in words once (F1 named three, and "K: keys, V: values")
+        terms = app.screen.rows[-1][2]  # type: ignore[attr-defined]
+        assert ("K (what the model looks each earlier word up by) and V (what it reads back about it)" in terms
+                and "K: keys" not in terms), terms
+        for words in ("f32 double size, exact", "f16 full size, exact", "bf16 full size, nearly exact",
+                     "q8_0 half size, nearly exact", "q5_0 1/3 size, a bit less exact", "q5_1 1/3 size, a bit less exact",
+                     "q4_0 quarter size, less exact", "q4_1 quarter size, less exact", "iq4_nl quarter size, less exact"):
+            assert words in terms, (words, terms)
         # ...and E's own keys, its fields' first (it listed "Ctrl+R Shipped settings" alone, read as F3's)
         # (in its own words, as its key line says them: "Esc: leave unsaved", not the binding's "cancel")
         keys = [row[:2] for row in app.screen.rows if row[0]]  # type: ignore[attr-defined]
@@ -1358,7 +1365,7 @@ async def test_f3_e_keeps_its_keys_in_sight_at_80x24(folder: Path, smollm2_path:
         screen.post_message(SettingsVerdict(screen._asked, _verdict(app), " ".join(["Modeliyle son 4 yanıtınız."] * 40)))
         await until(pilot, lambda: "Modeliyle son 4" in str(screen.query_one("#load-speed").content))
         await pilot.pause(0.2)
-        keys = app.texts("load.keys").split(" · ")
+        keys = app.texts("load.keys_box").split(" · ")
         for _ in range(2):
             lines = screen_lines(app)
             assert any(keys[0] in line and keys[-1] in line for line in lines), lines
@@ -1626,7 +1633,7 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
         await pilot.resize_terminal(80, 24)
         await pilot.press("escape")
         await _load_settings_of(pilot, app, "shipped")
-        await pilot.press("home", "ctrl+k", *"1024", "enter")
+        await pilot.press("home", "ctrl+k", *"1024", "ctrl+s")
         copy = user_profiles_dir() / "shipped.yaml"
         await until(pilot, lambda: isinstance(app.screen, ProfileMenu) and copy.exists())
         assert said[-1] == f"Saved as your own copy, {copy}; it is used in place of the one that came with the app."
@@ -1660,7 +1667,7 @@ async def test_f3_e_saves_a_shipped_profile_as_the_users_copy_and_refuses_what_i
         await _load_settings_of(pilot, app, "shipped")
         assert "Ctrl+R puts back the one that came with the app" in str(app.screen.query_one("#load-file").content)
         hint = app.screen.query_one(".dialog-hint")  # (Ctrl+R was named only in the file's line)
-        assert str(hint.content) == "Tab: next · Ctrl+S: save · Ctrl+R: put back · Esc: leave unsaved"
+        assert str(hint.content) == "Tab, Enter: next · Ctrl+S: save · Ctrl+R: put back · Esc: leave unsaved"  # (in the context box)
         assert hint.region.height == 1
         for answer in ("n", "y"):
             await pilot.press("ctrl+r")
@@ -2055,3 +2062,71 @@ async def test_a_desk_pcs_room_left_is_said_in_the_words_of_the_conversations_la
             assert "Türkçe sözcük" not in room, room
             assert room == f"bu sohbette yaklaşık {app.texts.number(about_words(left))} sözcüklük yer kaldı", room
             assert app.conversation_language() == "en"
+
+
+async def test_f3_e_enter_in_a_box_moves_on_and_never_saves(folder: Path, smollm2_path: Path) -> None:
+    """F3 → E → Tab Tab Tab → Enter, V q4_0 → Tab Tab → Enter: Tab went from Speed-up back into the
+    context box, where Enter saved the profile and loaded its model again with settings only tried
+    ("Saved in …"), while the key line said "Enter: open a choice". Enter in a box now moves on
+    (only Ctrl+S saves); the key line says what Enter does where the focus is; the setting that has
+    the keys stands out (its name underlined, its box shaded); the K/V list says each type in words."""
+    from textual.widgets import Input, Label, Select
+    from textual.widgets._select import SelectCurrent, SelectOverlay
+
+    from workstation.core.paths import user_profiles_dir
+    from workstation.tui.screens.load_settings import LoadSettings
+
+    own = user_profiles_dir()
+    own.mkdir(parents=True, exist_ok=True)
+    _write(own, "running", {"model": str(smollm2_path)})
+    _write(own, "travel-helper", {"model": str(smollm2_path)})
+    path = own / "travel-helper.yaml"
+    before = path.read_bytes()
+    app = WorkstationApp("running", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(100, 30)) as pilot:
+        said = notices(app)
+        await _load_settings_of(pilot, app, "travel-helper")
+        screen = app.screen
+        assert isinstance(screen, LoadSettings)
+        keys = screen.query_one("#load-keys", Label)
+        context = screen.query_one("#load-context", Input)
+        assert screen.focused is context and str(keys.content) == "Tab, Enter: next · Ctrl+S: save · Esc: leave unsaved"
+
+        def name_of(widget: object) -> Label:
+            return widget.parent.query_one(".load-name", Label)  # type: ignore[attr-defined, no-any-return]
+
+        def stands_out(widget: Input | Select) -> bool:
+            name = name_of(widget)
+            return bool(name.styles.text_style.bold and name.styles.text_style.underline)
+
+        await pilot.pause()
+        assert stands_out(context)
+        await pilot.press("tab", "tab", "tab")
+        v = screen.query_one("#load-kv-v", Select)
+        assert screen.focused is v
+        await pilot.pause()
+        assert str(keys.content) == "Tab: next · Enter: open a choice · Ctrl+S: save · Esc: leave unsaved"
+        await until(pilot, lambda: stands_out(v), what=f"{name_of(v).styles.text_style} {v.parent.has_focus_within} {name_of(context).styles.text_style}")
+        assert not stands_out(context)
+        k = screen.query_one("#load-kv-k", Select)  # (the box shaded where it has the keys, not elsewhere)
+        assert v.query_one(SelectCurrent).styles.background != k.query_one(SelectCurrent).styles.background
+        await pilot.press("enter")  # the list: each type in words beside its name
+        overlay = v.query_one(SelectOverlay)
+        await until(pilot, lambda: overlay.display and overlay.has_focus)
+        listed = [str(overlay.get_option_at_index(i).prompt) for i in range(overlay.option_count)]
+        assert "q4_0    quarter size, less exact" in listed and "q8_0    half size, nearly exact" in listed, listed
+        assert "f16     full size, exact" in listed and "iq4_nl  quarter size, less exact" in listed, listed
+        assert overlay.region.width >= 30  # (not cut at the box's 12 columns)
+        overlay.highlighted = [v for _p, v in v._options].index("q4_0")
+        await pilot.press("enter")
+        await until(pilot, lambda: v.value == "q4_0" and screen.focused is v)
+        assert str(v.query_one(SelectCurrent).query_one("#label").render()) == "q4_0"  # (the box: the name alone)
+        await pilot.press("tab", "tab")
+        assert screen.focused is context
+        await pilot.press("enter")  # moves on: nothing saved, nothing loaded again
+        await pilot.pause(0.3)
+        assert app.screen is screen and screen.focused is screen.query_one("#load-max-tokens", Input)
+        assert path.read_bytes() == before and not any("Saved" in n for n in said), said
+        await pilot.press("ctrl+s")  # only Ctrl+S saves
+        await until(pilot, lambda: app.screen is not screen and path.read_bytes() != before)
+        assert yaml.safe_load(path.read_text(encoding="utf-8"))["kv_cache"]["v"] == "q4_0"

@@ -3099,7 +3099,7 @@ async def test_f4_says_a_models_limits_and_its_helper_in_plain_words(profiles: P
                "changes it; it can read up to about 98,000 words at most): " in big, big
         assert "it can speed up Llama 3.1 8B as its helper (both read text the same way)" in helper, helper
         assert "vocabulary" not in helper and "guesses words" not in helper, helper
-        copy = re.search(r"; [\d.,]+ [KMG]B of that is extra memory it takes on this CPU, to write faster", gemma)
+        copy = re.search(r"; [\d.,]+ [KMG]B of that is extra memory this processor uses so that answers come quicker", gemma)
         assert copy or "memory free (" in gemma, gemma  # (a CPU without a repacked layout: none said)
         assert "second copy" not in gemma and "laid out" not in gemma, gemma
     else:
@@ -3118,3 +3118,24 @@ async def test_a_notice_said_as_the_app_closes_does_not_stop_it_on_an_error() ->
         pass
     assert not app._screen_stack
     app._refresh_notifications()  # (a notice's refresh, once the screens are gone: nothing to do)
+
+
+async def test_lang_on_the_command_line_is_for_that_run_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`./run.sh --lang tr` starts the app in Turkish for that run (README: F9 is what keeps the
+    choice, in settings.yaml): a later `tui --help` stays in the PC's language. F9 saves it."""
+    from workstation.tui.app import WorkstationApp
+    from workstation.tui.settings import load_settings, settings_path
+
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    monkeypatch.delenv("LANGUAGE", raising=False)
+    monkeypatch.delenv("LC_ALL", raising=False)
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.texts.lang == "tr"
+    assert not settings_path().exists() or load_settings().language is None
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="tr")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f9")
+        await until(pilot, lambda: app.texts.lang == "en")
+    assert load_settings().language == "en"

@@ -244,18 +244,14 @@ def _remove_unfinished(d: model_download.UnfinishedDownload, args: argparse.Name
 
 
 def run_add(args: argparse.Namespace) -> int:
-    dest, new = installed_models.add_model(Path(args.path), name=args.name, link=args.link)
-    info = model_info.read_model_info(dest)
+    added = installed_models.add_model(Path(args.path), name=args.name, link=args.link)
+    dest, new = added
     if args.json:
-        print_json({"path": str(dest), "added": new, "info": info.to_dict()})
-    elif new:
-        print(texts_of(args)("models_cmd.added", name=installed_models.installed_name(dest), architecture=info.architecture, type=info.file_type,
-                             size=catalog.file_size_text(info.file_size), folder=str(dest.parent)))
-    else:
-        print(texts_of(args)("models_cmd.added_already", file=Path(args.path).name, name=installed_models.installed_name(dest),
-                             folder=str(dest.parent)))
-    if not args.json:
-        print(_how_to_use(dest, args=args), file=sys.stderr)
+        print_json({"path": str(dest), "added": new, "info": model_info.read_model_info(dest).to_dict()})
+        return 0
+    key, values = installed_models.added_phrase(Path(args.path), added)  # (F4's A says the same)
+    print(texts_of(args)(key, **values))
+    print(_how_to_use(dest, args=args), file=sys.stderr)
     return 0
 
 

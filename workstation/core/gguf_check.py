@@ -241,9 +241,15 @@ _U64_STRUCT = struct.Struct("<Q")
 
 
 def _fail(path: Path, bad: _Bad) -> ModelFileError:
+    """The plain sentence first (incomplete: copy it again; damaged inside), the check's own
+    detail after it: "tensor 'token_embd.weight' needs 30081024 bytes at data offset 2304"
+    came before "The file is incomplete …", the one part an office user can act on. A detail in
+    words (not a GGUF file at all) is the sentence itself."""
+    if isinstance(bad.what, tuple) and not bad.cut:
+        return ModelFileError(said=[("gguf.unusable", {"path": str(path), "what": bad.what, "offset": bad.offset})])
     what = bad.what if isinstance(bad.what, tuple) else ("gguf.technical", {"detail": bad.what})  # (English)
-    return ModelFileError(said=[("gguf.unusable", {"path": str(path), "what": what, "offset": bad.offset,
-                                                   "cut": ("gguf.cut", {}) if bad.cut else ""})])
+    return ModelFileError(said=[("gguf.unusable_cut" if bad.cut else "gguf.unusable_damaged",
+                                 {"path": str(path), "what": what, "offset": bad.offset})])
 
 
 def missing_model(path: Path) -> ModelFileError:

@@ -255,6 +255,18 @@ class AddedModel(NamedTuple):
     new: bool  # False: the same file was installed already (nothing copied)
 
 
+def added_phrase(src: Path, added: AddedModel) -> Phrase:
+    """What ``add_model`` did, as 'models add' and F4's A say it (one sentence for both: the app
+    said "Added NAME" without where, and of the same file already installed another sentence
+    than the command's): the name it is listed by, where it went, or that it was there already."""
+    name = installed_name(added.path)
+    if not added.new:
+        return "models_cmd.added_already", {"file": Path(src).name, "name": name, "folder": str(added.path.parent)}
+    info = read_model_info(added.path)
+    return "models_cmd.added", {"name": name, "architecture": info.architecture, "type": info.file_type,
+                                "size": file_size_text(info.file_size), "folder": str(added.path.parent)}
+
+
 def _same_content(a: Path, b: Path) -> bool:
     """Whether two files hold the same bytes (the sizes first: a multi-GB model is read only
     beside another of its very size)."""

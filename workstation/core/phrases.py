@@ -63,7 +63,9 @@ ENGLISH: dict[str, str] = {
     # weights that do not fit in the memory free are read from the model's file as it runs
     "fit.cpu_paged": "runs on the CPU{why}, but slowly: {said}",
     "fit.paged": "; slower still: {said}",
-    "fit.repacked": "; {size} of that is extra memory it takes on this CPU, to write faster",
+    # (plain words: "extra memory it takes on this CPU, to write faster … (repack)" was not understood,
+    # nor "a second copy of the model, laid out for this CPU" before it)
+    "fit.repacked": "; {size} of that is extra memory this processor uses so that answers come quicker",
     "fit.paged_why": ("it needs {need} of memory and {free} is free for it, so {short} of the model is "
                       "read from the disk again for every word it writes; {short} more free memory ({how}) "
                       "makes it fast"),
@@ -747,8 +749,12 @@ ENGLISH: dict[str, str] = {
     "remote.all_busy_own": "The server at {url} is busy with your other request; send this one again once it has ended.",
     # a model file that llama.cpp would refuse (gguf_check.preflight)
     "gguf.technical": "{detail}",  # the check's own words, English in every language: Turkish says so
-    "gguf.unusable": "{path} is not a usable GGUF model: {what} (at byte {offset}).{cut}",
-    "gguf.cut": " The file is incomplete, as an interrupted download or copy leaves it: download or copy it again.",
+    "gguf.unusable": "{path} is not a usable GGUF model: {what} (at byte {offset}).",
+    # the sentence a user can act on first, the check's detail after it (it came first)
+    "gguf.unusable_cut": ("{path} is not a usable GGUF model: the file is incomplete, as an interrupted download or copy "
+                          "leaves it; download or copy it again. Details: {what} (at byte {offset})."),
+    "gguf.unusable_damaged": ("{path} is not a usable GGUF model: what is inside it cannot be loaded (the file is "
+                              "damaged, or made for a newer llama.cpp than this app's). Details: {what} (at byte {offset})."),
     "gguf.not_gguf": "it does not start with 'GGUF', so it is not a GGUF file",
     "gguf.too_small": "it holds {size} bytes, too few to start with 'GGUF'",
     "gguf.not_a_file": "The model path {path} is not a file.",

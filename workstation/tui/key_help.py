@@ -109,7 +109,8 @@ class KeyHelp(AppPart):
             # a keyboard's user never learnt it
             rows += [("", "", ""), ("", t("keys.figures"), t("metric.help", bench=cli("bench")))]
         elif figures := getattr(self.screen, "FIGURES_HELP", ""):  # a screen of figures and terms (F5, F4): what each is
-            rows += [("", "", ""), ("", self.texts("keys.dash_figures"), self.texts(figures))]
+            said = getattr(self.screen, "figures_help", None)  # (a screen whose terms have figures of its own)
+            rows += [("", "", ""), ("", self.texts("keys.dash_figures"), said() if callable(said) else self.texts(figures))]
         self.push_screen(KeysDialog(self.texts("keys.title"), rows, self.texts("keys.hint")))
 
     # --- the command palette ---------------------------------------------------------------

@@ -324,11 +324,15 @@ class FilePicker(AppScreen, ModalScreen[Path | None]):
         its slash or without (a file manager's copy has none): the list stayed where it was."""
         line = event.input
         said = self._said_empty
-        if said is not None and line.has_focus and not _names_folder(event.value, said):
+        # typed: in the line, or in the list on their way to it (``_typing``): keys typed fast (tmux, a
+        # quick typist) reach the list before the line has the focus, and "/tmp/x/usb/" typed so was
+        # not followed: the list and "Nothing to open in this folder" of the folder left stayed until Enter
+        typed = line.has_focus or self._typing
+        if said is not None and typed and not _names_folder(event.value, said):
             self._problem("")  # (what the line under the list said of the folder left stayed until Enter)
         if isinstance(line, PathLine) and line.pasted:
             line.pasted = False
-        elif not line.has_focus or not event.value.endswith(("/", "\\")):
+        elif not typed or not event.value.endswith(("/", "\\")):
             return
         try:
             path = typed_path(event.value.strip())

@@ -10,13 +10,15 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Select
+from textual.widgets._select import SelectOverlay
+from textual.widgets.option_list import Option
 
 from workstation.core.catalog import human_bytes
 from workstation.core.engine_api import answer_reserve
@@ -28,7 +30,7 @@ from workstation.core.profile_check import MAX_CONTEXT, MIN_CONTEXT, check_sampl
 from workstation.core.profile_folders import REMOVED_FOLDER, free_path, set_aside
 from workstation.core.profile_lookup import load_profile_file, model_file
 from workstation.core.profile_saving import save_profile
-from workstation.core.profiles import KV_CACHE_TYPES, KVCache, Profile, under_file_of
+from workstation.core.profiles import KV_CACHE_TYPES, KVCache, Profile, kv_words, under_file_of
 from workstation.core.speed_estimate import FULL_KV_TYPES
 from workstation.tui.i18n import Texts
 from workstation.tui.integrations import memory_freed_by_switch, speed_estimate
@@ -136,6 +138,22 @@ def copy_descriptions(profile: Profile, settings: Profile) -> dict[str, str]:
     return descriptions
 
 
+class WordedSelect(Select[str]):
+    """A choice whose list says each choice in words beside its name ("q4_0  quarter size, less
+    exact"), the box showing the name alone (it has 12 columns, the help beside it says the rest)."""
+
+    def __init__(self, options: list[tuple[str, str]], words: dict[str, str], **kwargs: Any) -> None:
+        self.words = words
+        super().__init__(options, **kwargs)
+
+    def _setup_options_renderables(self) -> None:  # (Textual's own, with the words after each name)
+        overlay = self.query_one(SelectOverlay)
+        overlay.clear_options()
+        width = max((len(prompt) for prompt, _value in self._options), default=0)
+        overlay.add_options([Option(f"{prompt:<{width}}  {self.words.get(value, '')}".rstrip())
+                             for prompt, value in self._options])
+
+
 class SettingsVerdict(Message):
     def __init__(self, asked: int, verdict: str, speed: str) -> None:
         super().__init__()
@@ -145,7 +163,7 @@ class SettingsVerdict(Message):
 
 
 class LoadSettings(AppScreen, ModalScreen[Profile | None]):
-    """The settings, one a line; Ctrl+S (or Enter in the context's box) saves them and returns
+    """The settings, one a line; Ctrl+S saves them (Enter in a box moves on) and returns
     the profile as saved; Ctrl+R, on the user's own copy of a shipped profile, removes the copy
     (asked first) and returns the shipped one; Esc leaves without saving (``None``)."""
 
@@ -189,10 +207,10 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
             else:
                 where = t("load.own_copy" if shipped_original(p) else "load.file", file=str(p.source))
             yield Label(where, id="load-file", markup=False)
-            keys = "load.keys_reset" if shipped_original(p) else "load.keys"  # (Ctrl+R: only a copy has one)
             # docked at the dialog's foot: in sight as the settings and the verdict scroll (at 80x24 it
-            # opened scrolled to the verdict, its key line to save or leave by above the dialog's top)
-            yield Label(t(keys), id="load-keys", classes="dialog-hint", markup=False)
+            # opened scrolled to the verdict, its key line to save or leave by above the dialog's top);
+            # what Enter does where the focus is (``_keys_line``)
+            yield Label(t(self._keys_key(box=True)), id="load-keys", classes="dialog-hint", markup=False)
             yield Label("", id="load-problem", classes="dialog-problem", markup=False)
             with Horizontal(classes="load-row"):
                 yield Label(t("load.context"), classes="load-name", markup=False)
@@ -214,8 +232,9 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
                 with Horizontal(classes="load-row"):
                     yield Label(t(f"load.kv_{part}"), classes="load-name", markup=False)
                     allowed = [c for c in KV_CACHE_TYPES if part == "k" or p.flash_attn != "off" or c in UNQUANTIZED_V]
-                    yield Select([(c, c) for c in allowed], value=getattr(p.kv_cache, part), allow_blank=False,
-                                 compact=True, id=f"load-kv-{part}")
+                    yield WordedSelect([(c, c) for c in allowed], {c: self._kv_choice(c) for c in allowed},
+                                       value=getattr(p.kv_cache, part), allow_blank=False, compact=True,
+                                       id=f"load-kv-{part}")
                     yield Label(self._kv_help(getattr(p.kv_cache, part), p.gpu_layers), id=f"load-kv-{part}-help",
                                 classes="load-help", markup=False)
             with Horizontal(classes="load-row"):
@@ -233,6 +252,19 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
                             markup=False)
             yield Label(t("profiles.fit_checking"), id="load-verdict", markup=False)
             yield Label("", id="load-speed", markup=False)
+
+    def _keys_key(self, box: bool) -> str:
+        """The key line's text key: in a box (the context, the longest reply) Enter moves on, on a
+        choice it opens the list; Ctrl+R only where the profile is the user's copy of a shipped one."""
+        return ("load.keys_reset" if shipped_original(self.profile) else "load.keys") + ("_box" if box else "")
+
+    @on(events.DescendantFocus)
+    def _keys_line(self, event: events.DescendantFocus) -> None:
+        """The key line says what Enter does in the field that has the focus now: it said "Enter:
+        open a choice" while the focus was in the context box, where Enter saved the profile and
+        loaded the model again (and it now moves on)."""
+        if isinstance(event.widget, (Input, Select)):
+            self.query_one("#load-keys", Label).update(self.wapp.texts(self._keys_key(isinstance(event.widget, Input))))
 
     def _layer_choices(self) -> list[tuple[str, int | str]]:
         t, now = self.wapp.texts, self.profile.gpu_layers
@@ -281,7 +313,21 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
         flash attention it is close to free)."""
         t = self.wapp.texts
         key = "load.kv_help_cpu" if kind not in FULL_KV_TYPES and (not self.gpus or layers == 0) else "load.kv_help"
-        return t(key, size=t(f"kv.{kind}"), quality=t(f"load.kv_quality_{KV_QUALITY.get(kind, 'less')}"))
+        return t(key, size=kv_words(KVCache(kind, kind), t.get, usual=True),
+                 quality=t(f"load.kv_quality_{KV_QUALITY.get(kind, 'less')}"))
+
+    def _kv_choice(self, kind: str) -> str:
+        """A K/V type in words, as its list and F1 say it: its size beside full size (``kv_words``)
+        and how exact it keeps the conversation ("half size, nearly exact"); the list said
+        "f32 f16 q4_0 q4_1 …" with no words, and F1 explained three of them."""
+        t = self.wapp.texts
+        return t("load.kv_help", size=kv_words(KVCache(kind, kind), t.get, usual=True),
+                 quality=t(f"load.kv_quality_{KV_QUALITY.get(kind, 'less')}"))
+
+    def figures_help(self) -> str:
+        """F1's words on the settings, every K/V type among them in words (``_kv_choice``)."""
+        t = self.wapp.texts
+        return t("load.terms", kv_types="; ".join(f"{c} {self._kv_choice(c)}" for c in KV_CACHE_TYPES))
 
     def _gpu_help(self, layers: int | str) -> str:
         """What the GPU layers chosen mean for the user: where the model runs, how fast."""
@@ -451,8 +497,12 @@ class LoadSettings(AppScreen, ModalScreen[Profile | None]):
     # --- keys ---------------------------------------------------------------------------------
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
+        """Enter in a box moves on to the next setting, as Tab does; only Ctrl+S saves. Enter in
+        the context box saved the profile and loaded its model again with settings only being
+        tried, from a user who pressed it to go on (a form's Enter, as in LM Studio's load
+        settings, where only the Load button applies them)."""
         event.stop()
-        self.action_save()
+        self.focus_next()
 
     def action_save(self) -> None:
         t = self.wapp.texts

@@ -26,7 +26,7 @@ from textual.worker import get_current_worker
 
 from workstation.core.catalog import file_size_text
 from workstation.core.errors import WorkstationError
-from workstation.core.installed_models import delete_model, file_state, installed_name
+from workstation.core.installed_models import added_phrase, delete_model, file_state
 from workstation.core.letters import shortened
 from workstation.core.model_download import UnfinishedDownload, remove_unfinished
 from workstation.core.model_info import read_model_info
@@ -101,6 +101,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         self.pulling = ""  # the catalog model being downloaded ("" when none)
         self.left = False  # popped (Esc, F4), not only covered by a dialog
         self.fits: dict[str, str] = {}  # model name -> whether it fits this PC, once worked out
+        self._select_path: Path | None = None  # a model just added: the cursor goes on it once listed
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -228,8 +229,22 @@ class ModelsScreen(AppScreen, Screen[None]):
         event.stop()
         self.installed, self.catalog = event.data
         self._fill()
+        if self._select_path is not None:  # a model just added (or found added already): the cursor on it
+            target, self._select_path = self._select_path, None
+            self._put_cursor_on(target)
         self.fits.clear()  # a model pulled, added or deleted changes what fits beside it
         self._show_detail()
+
+    def _put_cursor_on(self, target: Path) -> None:
+        """The installed list shown, its cursor on the model in file ``target``."""
+        at = next((i for i, row in enumerate(self.installed) if row.path is not None
+                   and (row.path == target or row.path.resolve() == target.resolve())), None)
+        if at is None:
+            return
+        self.query_one(TabbedContent).active = "tab-installed"
+        table = self.query_one("#installed", DataTable)
+        table.move_cursor(row=at)
+        table.focus()
 
     # --- the highlighted model, in full ----------------------------------------------------
     def _highlighted(self) -> ModelRow | None:
@@ -458,15 +473,22 @@ class ModelsScreen(AppScreen, Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="models-add")
     def _add(self, path: Path) -> None:
         try:
-            target, new = integrations.add_model(path)
+            added = integrations.add_model(path)
+            key, values = added_phrase(path, added)
         except WorkstationError as err:
             self.post_message(TaskFailed(self.wapp.texts.error(err)))
             return
         except OSError as err:
             self.post_message(TaskFailed(f"{path} cannot be copied ({err.strerror or err})."))
             return
-        said = "models.added" if new else "models.added_already"
-        self.app.call_from_thread(self.notify, self.wapp.texts(said, name=installed_name(target)))  # as the list names it
+        # said as 'models add' says it (the name the list gives it, where it is; the same file
+        # installed already: as which model), and the cursor put on it once listed: the same file
+        # added again left the list as it was, the model it is unsought among the others
+        self.app.call_from_thread(self._show_added, added.path, self.wapp.texts(key, **values))
+
+    def _show_added(self, target: Path, said: str) -> None:
+        self._select_path = target
+        self.notify(said, timeout=10)
         self.action_reload()
 
     def action_delete(self) -> None:
