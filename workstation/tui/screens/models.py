@@ -227,7 +227,7 @@ class ModelsScreen(AppScreen, Screen[None]):
     def _listed(self, event: ModelsListed) -> None:
         event.stop()
         self.installed, self.catalog = event.data
-        self._fill()
+        self._fill(keep_cursor=True)  # (Down pressed while it came was undone: the cursor went back to the first)
         self.fits.clear()  # a model pulled, added or deleted changes what fits beside it
         self._show_detail()
 
