@@ -2079,6 +2079,28 @@ async def test_down_pressed_while_f4s_list_comes_stays(profiles: Path, monkeypat
         assert table.cursor_row == 2
 
 
+async def test_f9_twice_at_once_leaves_no_work_undone(profiles: Path) -> None:
+    """F9 twice at once: the second cancelled the sidebar's relabelling before it began, and Python
+    said "coroutine 'ConversationList.show' was never awaited" (a RuntimeWarning on the terminal)."""
+    import gc
+    import warnings
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", RuntimeWarning)
+        async with app.run_test(size=(110, 32)) as pilot:
+            await pilot.pause()
+            for _ in range(5):
+                for key in ("f9", "f9"):  # as a terminal hands them on
+                    event = events.Key(key, None)
+                    event.set_sender(app)
+                    app._driver.send_message(event)
+                await pilot.pause()
+                await until(pilot, lambda: all(worker.is_finished for worker in app.workers))
+            gc.collect()
+    assert not [str(w.message) for w in said if "never awaited" in str(w.message)]
+
+
 async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:
     """F4 lists what is really on disk and in the catalog; F6 summarizes a real document with
     the loaded model, and a document that cannot be read is one message, the screen usable."""
