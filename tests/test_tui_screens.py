@@ -2047,6 +2047,23 @@ async def test_f9_over_f4s_figures_leaves_the_screen_the_app_draws_on(profiles: 
     assert after == before, "the app's terminal (standard output, error) was left at /dev/null"
 
 
+async def test_keys_that_come_as_the_app_closes_do_nothing(profiles: Path) -> None:
+    """Ctrl+Q, then Esc, F4, Down or F9 before the app had gone (keys typed at once, as a terminal
+    hands them on): Textual let the screens go first, and each key then looked for the screen shown.
+    The app stopped on "No screens on stack" (F9: on a list taken apart), saying "the app stopped on
+    an unexpected error" as it quit, with a non-zero exit."""
+    for keys in (("escape", "f4", "down", "down", "escape", "escape", "f4", "escape"),
+                 ("escape", "f9", "f4", "down", "down", "f9", "escape", "escape")):
+        app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+        async with app.run_test(size=(110, 32)) as pilot:
+            await pilot.press("f4")
+            for key in ("ctrl+q", *keys):
+                event = events.Key(key, None)
+                event.set_sender(app)
+                app._driver.send_message(event)
+        assert app.return_code in (None, 0) and not app._exit_renderables, (keys, app._exit_renderables)
+
+
 async def test_down_pressed_while_f4s_list_comes_stays(profiles: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """F4 again, then Down at once: the list came a moment later and put the cursor back on the first
     model (Down four times, and nothing had moved)."""
