@@ -2047,6 +2047,77 @@ async def test_f9_over_f4s_figures_leaves_the_screen_the_app_draws_on(profiles: 
     assert after == before, "the app's terminal (standard output, error) was left at /dev/null"
 
 
+async def test_keys_that_come_as_the_app_closes_do_nothing(profiles: Path) -> None:
+    """Ctrl+Q, then Esc, F4, Down or F9 before the app had gone (keys typed at once, as a terminal
+    hands them on): Textual let the screens go first, and each key then looked for the screen shown.
+    The app stopped on "No screens on stack" (F9: on a list taken apart), saying "the app stopped on
+    an unexpected error" as it quit, with a non-zero exit."""
+    for keys in (("escape", "f4", "down", "down", "escape", "escape", "f4", "escape"),
+                 ("escape", "f9", "f4", "down", "down", "f9", "escape", "escape")):
+        app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+        async with app.run_test(size=(110, 32)) as pilot:
+            await pilot.press("f4")
+            for key in ("ctrl+q", *keys):
+                event = events.Key(key, None)
+                event.set_sender(app)
+                app._driver.send_message(event)
+        assert app.return_code in (None, 0) and not app._exit_renderables, (keys, app._exit_renderables)
+
+
+async def test_down_pressed_while_f4s_list_comes_stays(profiles: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """F4 again, then Down at once: the list came a moment later and put the cursor back on the first
+    model (Down four times, and nothing had moved)."""
+    import threading
+
+    from textual.widgets import DataTable
+
+    from workstation.tui import integrations
+    from workstation.tui.screens.models import ModelsScreen
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and len(app.screen.installed) >= 3)
+        models = app.screen
+        await pilot.press("escape")
+        listed, go_on = integrations.installed_models, threading.Event()
+
+        def held(*args: Any, **kwargs: Any) -> Any:
+            go_on.wait(30)  # (the list comes after the keys)
+            return listed(*args, **kwargs)
+
+        monkeypatch.setattr(integrations, "installed_models", held)
+        await pilot.press("f4", "down", "down")
+        table = models.query_one("#installed", DataTable)
+        assert app.screen is models and table.cursor_row == 2
+        go_on.set()
+        await until(pilot, lambda: all(worker.is_finished for worker in app.workers))
+        await pilot.pause()
+        assert table.cursor_row == 2
+
+
+async def test_f9_twice_at_once_leaves_no_work_undone(profiles: Path) -> None:
+    """F9 twice at once: the second cancelled the sidebar's relabelling before it began, and Python
+    said "coroutine 'ConversationList.show' was never awaited" (a RuntimeWarning on the terminal)."""
+    import gc
+    import warnings
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", RuntimeWarning)
+        async with app.run_test(size=(110, 32)) as pilot:
+            await pilot.pause()
+            for _ in range(5):
+                for key in ("f9", "f9"):  # as a terminal hands them on
+                    event = events.Key(key, None)
+                    event.set_sender(app)
+                    app._driver.send_message(event)
+                await pilot.pause()
+                await until(pilot, lambda: all(worker.is_finished for worker in app.workers))
+            gc.collect()
+    assert not [str(w.message) for w in said if "never awaited" in str(w.message)]
+
+
 async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:
     """F4 lists what is really on disk and in the catalog; F6 summarizes a real document with
     the loaded model, and a document that cannot be read is one message, the screen usable."""

@@ -434,7 +434,13 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
 
     async def on_event(self, event: events.Event) -> None:
         """Every key, wherever it goes, first takes off the marks of the words a search found
-        (Ctrl+F's result opened: marked until the next key, as a mail program's find does)."""
+        (Ctrl+F's result opened: marked until the next key, as a mail program's find does).
+        Keys, clicks and pastes that come once the app is closing (Ctrl+Q, then Esc or F9 before
+        it had gone) do nothing: its screens were let go, and Textual's key dispatch stopped the
+        app on "No screens on stack" (or F9 relabelled a screen already taken apart), saying
+        "the app stopped on an unexpected error" as it quit."""
+        if isinstance(event, events.InputEvent) and not self.is_running:
+            return
         if isinstance(event, events.Key) and hasattr(self, "chat_screen"):
             self.chat_screen.unmark_found()
         await super().on_event(event)

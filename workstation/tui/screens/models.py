@@ -228,7 +228,7 @@ class ModelsScreen(AppScreen, Screen[None]):
     def _listed(self, event: ModelsListed) -> None:
         event.stop()
         self.installed, self.catalog = event.data
-        self._fill()
+        self._fill(keep_cursor=True)  # (Down pressed while it came was undone: the cursor went back to the first)
         if self._select_path is not None:  # a model just added (or found added already): the cursor on it
             target, self._select_path = self._select_path, None
             self._put_cursor_on(target)

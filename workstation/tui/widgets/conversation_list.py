@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import difflib
+import functools
 from collections.abc import Awaitable, Callable
 
 from textual import events, on
@@ -208,7 +209,9 @@ class ConversationList(Vertical):
         self.texts = texts
         self.query_one("#search", Input).placeholder = texts("sidebar.search")
         conversations, current, drafts, search = self._all
-        self.run_worker(self.show(conversations, current, drafts, search=search), exclusive=True,
+        # (the call, not its coroutine: a second F9 cancelled the first one's worker before it began,
+        # and its coroutine was never awaited, a RuntimeWarning)
+        self.run_worker(functools.partial(self.show, conversations, current, drafts, search=search), exclusive=True,
                         group="relabel", exit_on_error=False)
 
     async def show(self, conversations: list[Conversation], current: int | None,
