@@ -170,3 +170,33 @@ def test_a_measures_plus_or_minus_is_written_the_turkish_way() -> None:
     texts = Texts("tr")
     assert local_numbers("12.3456 ± 0.0123", texts.get) == "12,3456 ± 0,0123"
     assert local_numbers("12.3456 ±0.0123 −1.5", texts.get) == "12,3456 ±0,0123 −1,5"
+
+
+def test_vocabularies_measured_in_several_threads_at_once_leave_the_terminal_where_it_was(
+        smollm2_path: Path, gemma_path: Path) -> None:
+    """F4's list, F9 and the status line each measure a vocabulary in a thread of their own: with
+    llama-cpp-python's quiet mode, which points the whole process's standard output and error at
+    /dev/null and back, two at once left them at /dev/null for good, and the app drew on it (a
+    screen that never changed again). Eight measures at once, twice: both stay the terminal's."""
+    import os
+    import sys
+    import threading
+
+    def where(fd: int) -> tuple[int, int]:
+        seen = os.fstat(fd)
+        return seen.st_dev, seen.st_ino
+
+    before = (where(1), where(2), sys.stdout, sys.stderr)
+    for _ in range(2):
+        start = threading.Barrier(8)
+
+        def measure(model: Path, start: threading.Barrier = start) -> None:
+            start.wait()
+            language_words._measure(model, ["Bees make honey in the summer."])
+
+        threads = [threading.Thread(target=measure, args=(m,)) for m in [smollm2_path, gemma_path] * 4]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert (where(1), where(2), sys.stdout, sys.stderr) == before, "standard output or error left at /dev/null"

@@ -2035,7 +2035,8 @@ async def test_f9_over_f4s_figures_leaves_the_screen_the_app_draws_on(profiles: 
                 event.set_sender(app)
                 app._driver.send_message(event)
             await pilot.pause()
-            await app.workers.wait_for_complete()
+            # (not workers.wait_for_complete: it raises WorkerCancelled where F4's fit worker was cancelled)
+            await until(pilot, lambda: all(w.is_finished for w in app.workers))
             after = (where(1), where(2), sys.stdout, sys.stderr)
             if after != before:
                 break
