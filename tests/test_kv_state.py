@@ -847,3 +847,38 @@ def test_cache_list_says_each_states_context_and_flash_attention_where_they_diff
     head, *rows = capsys.readouterr().out.splitlines()
     assert "BAĞLAM" in head and "FLASH ATTENTION" in head
     assert sorted(r.split()[-3:-1] for r in rows[:3]) == [["2.048", "açık"], ["2.048", "kapalı"], ["4.096", "açık"]]
+
+
+@pytest.mark.parametrize("damage", ["folder", "cut"])
+def test_the_prompts_asked_before_are_said_in_the_servers_language(smollm2_path: Path, tmp_path: Path,
+                                                                   damage: str) -> None:
+    """`serve --lang tr` said its saved states' warnings in Turkish, but those of the prompts
+    asked before (a damaged or unreadable seen-prompts file, one it could not write back) in
+    English: every warning of the saved states is said with phrases (``log_said``)."""
+    from serve_helpers import serve, write_profile
+
+    data = tmp_path / "data"
+    folder = data / "kv-cache"
+    folder.mkdir(parents=True)
+    seen = folder / "seen-prompts.kv.hashes"
+    if damage == "folder":
+        seen.mkdir()  # read: "cannot be read"; written back at the stop: "could not keep"
+    else:
+        seen.write_bytes(b"x" * 17)  # not a whole number of hashes
+    with serve(write_profile(tmp_path, smollm2_path), "--lang", "tr", data=data) as srv:
+        import httpx
+
+        answer = httpx.post(f"{srv.base_url}/chat/completions", timeout=120, json={
+            "messages": [{"role": "user", "content": NOTE}], "max_tokens": 2})
+        assert answer.status_code == 200
+        wait_until(lambda: "istemler" in srv.log_text(), "the warning of the prompts asked before", 30)
+        srv.proc.terminate()
+        srv.proc.wait(timeout=30)
+        time.sleep(0.5)  # (the last lines drained)
+    said = srv.log_text()
+    assert "asked before" not in said and "Could not" not in said
+    if damage == "folder":
+        assert "Daha önce sorulan istemler yok sayıldı: seen-prompts.kv.hashes okunamıyor" in said
+        assert "Daha önce sorulan istemler saklanamadı:" in said
+    else:
+        assert "Daha önce sorulan istemler yok sayıldı: seen-prompts.kv.hashes bozuk." in said

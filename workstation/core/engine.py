@@ -40,6 +40,7 @@ from workstation.core.events import (
 )
 from workstation.core.kv_state import KvStateStore
 from workstation.core.loops import watched
+from workstation.core.phrases import log_said
 from workstation.core.profiles import Constraints, Profile, Sampling
 from workstation.core.runtime import LoadedModel
 from workstation.core.scheduler import UNBOUNDED_QUEUE, Scheduler
@@ -118,7 +119,7 @@ class Engine:
         try:
             return self.core.save_states()
         except OSError as err:  # a full disk must not cost the conversation: it is in SQLite
-            log.warning("Could not save the KV state: %s", err)
+            log_said(log, (self.core.kv_store or KvStateStore()).not_saved(err))
             return 0
 
     def close(self) -> None:

@@ -45,12 +45,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workstation.core.atomic import write_bytes_atomic
+from workstation.core.atomic import write_bytes_atomic, write_problem
 from workstation.core.disk_budget import budget_from_env, evict_least_recent
 from workstation.core.errors import WorkstationError
 from workstation.core.moments import seconds
 from workstation.core.paths import data_dir, own_folder
-from workstation.core.phrases import Phrase
+from workstation.core.phrases import Phrase, log_said
 
 MAGIC = b"WORKSTATION-KV 1\n"
 DEFAULT_BUDGET_MB = 2048
@@ -361,10 +361,10 @@ class KvStateStore:
         except FileNotFoundError:
             return []
         except OSError as err:
-            log.warning("Ignored the prompts asked before (%s): %s", path.name, err.strerror or err)
+            log_said(log, [("kv.seen_unreadable", {"file": path.name, "reason": err.strerror or str(err)})])
             return []
         if len(raw) % 16 or len(raw) > SEEN_BLOCKS * 16:
-            log.warning("Ignored the prompts asked before: %s is damaged.", path.name)
+            log_said(log, [("kv.seen_damaged", {"file": path.name})])
             return []
         return [raw[i:i + 16] for i in range(0, len(raw), 16)]
 
@@ -389,10 +389,18 @@ class KvStateStore:
                 self.own_folder()
                 self._write(self.folder / SEEN_FILE, b"".join((others + mine)[-SEEN_BLOCKS:]))
             except OSError as err:
-                log.warning("Could not keep the prompts asked before: %s", err.strerror or err)
+                log_said(log, [("kv.seen_not_kept", {"why": write_problem(self._failed_path(err), err)})])
                 self._seen_added = True  # (tried again at the next time, or the stop)
                 return
             self._seen_written = taken
+
+    def _failed_path(self, err: OSError) -> Path:
+        """The file or folder an OSError of this store names (its folder where it names none)."""
+        return Path(os.fsdecode(err.filename or self.folder))
+
+    def not_saved(self, err: OSError) -> list[Phrase]:
+        """Why a state was not saved, said (``log_said``): a full disk, a folder it cannot write."""
+        return [("kv.not_saved", {"why": write_problem(self._failed_path(err), err)})]
 
     def save(self, key: StateKey, tokens: list[int], state: StateBytes, tag: str | None = None,
              prompt_n: int = 0, turn_ends: frozenset[int] = frozenset()) -> Path | None:

@@ -486,6 +486,10 @@ ENGLISH: dict[str, str] = {
     "kv.over_budget": ("one of {size} is larger than the {budget} that WORKSTATION_KV_CACHE_MB lets the saved "
                        "states take; with a larger value, long conversations go on at once when reopened"),
     "kv.being_written": "{file} is being written now",
+    # the prompts a server was asked (kv_state.SEEN_FILE): forgotten, only a later save of theirs costs it
+    "kv.seen_unreadable": "Ignored the prompts asked before: {file} cannot be read ({reason}).",
+    "kv.seen_damaged": "Ignored the prompts asked before: {file} is damaged.",
+    "kv.seen_not_kept": "Could not keep the prompts asked before: {why}.",
     "file.read_only": "it is on a disk that takes no writes (read-only)",
     "file.is_a_folder": "that is a folder; give a file name",
     "file.is_input": "it is one of the files read, and would be replaced; give another file name",

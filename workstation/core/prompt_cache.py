@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-import os
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workstation.core.atomic import write_problem
 from workstation.core.kv_state import (
     MIN_RESTORE_TOKENS,
     NOT_KEPT,
@@ -306,8 +303,7 @@ class PromptCache:
             store.save(self.state_key, tokens, data, tag, prompt_n, turn_ends)
         except (NotSaved, OSError) as err:  # a full disk costs only the speed-up: said once, not at every save
             if err.errno != self._save_problem:
-                log_said(log, err.said if isinstance(err, NotSaved) else [
-                    ("kv.not_saved", {"why": write_problem(Path(os.fsdecode(err.filename or store.folder)), err)})])
+                log_said(log, err.said if isinstance(err, NotSaved) else store.not_saved(err))
             self._save_problem = err.errno
         else:
             self._save_problem = None
