@@ -435,7 +435,7 @@ def test_half_written_states_a_killed_process_left_are_removed(tmp_path: Path) -
     store.save(key, [1, 2, 3], b"a" * 100)
     assert not left.exists() and young.exists()
     os.utime(young, (hour_ago, hour_ago))
-    assert store.clear() == 1 and not young.exists()
+    assert store.clear() == (1, [100]) and not young.exists()
 
 
 def test_the_cache_leaves_its_disk_room_for_everything_else(tmp_path: Path) -> None:
@@ -818,6 +818,16 @@ def test_a_half_written_state_of_a_killed_process_goes_at_once(tmp_path: Path,
     assert "half-written: 1 file of 4 KB left by a program that stopped" in capsys.readouterr().out
     assert main(["cache", "clear"]) == 0
     assert not [p for p in store.folder.iterdir() if p.name.startswith(".abc-def")]  # at once, its lock file too
+    # said so: it printed "Removed 0 saved KV states" after `cache list` sent the person there for them
+    assert "Removed 1 half-written file of 4 KB left by a program that stopped mid-way." in capsys.readouterr().out
+    old = store.folder / ".abc-ghi.kv.998.tmp"  # an older build's, left long ago
+    old.write_bytes(b"x" * 3 * 2**20)
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    assert main(["cache", "clear", "--lang", "tr"]) == 0
+    assert "programın bıraktığı 3 MB boyutunda 1 yarım yazılmış dosya silindi." in capsys.readouterr().out
+    assert not old.exists()
+    assert main(["cache", "clear"]) == 0
+    assert "half-written" not in capsys.readouterr().out  # none left: not said
 
 
 def test_the_folder_is_its_owners_alone_from_the_first_file(tmp_path: Path) -> None:

@@ -38,14 +38,17 @@ def run(args: argparse.Namespace) -> int:
             gone = store.damaged()
             for path in gone:
                 path.unlink(missing_ok=True)
-            n = len(gone)
+            n, half = len(gone), []
         else:
-            n = store.clear()
+            n, half = store.clear()
         if args.json:
-            print_json({"removed": n, "folder": str(store.folder)})
-        else:
-            print(texts_of(args)("cache_cmd.removed_damaged" if args.damaged else "cache_cmd.removed", n=n,
-                                 folder=str(store.folder)))
+            print_json({"removed": n, "folder": str(store.folder), "half_written_removed": len(half),
+                        "half_written_bytes": sum(half)})
+            return 0
+        t = texts_of(args)
+        print(t("cache_cmd.removed_damaged" if args.damaged else "cache_cmd.removed", n=n, folder=str(store.folder)))
+        if half:  # ('cache list' sent the person here for them: "Removed 0 saved KV states" said nothing of them)
+            print(t("cache_cmd.removed_half_written", n=len(half), size=t.number(human_bytes(sum(half)))))
         return 0
     damaged = store.damaged()
     entries = sorted((e for e in store.entries() if e.path not in damaged), key=lambda e: e.last_used, reverse=True)

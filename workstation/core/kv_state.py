@@ -654,15 +654,16 @@ class KvStateStore:
         self.entries()  # (the headers of files written by others: whose they are)
         return evict_least_recent(self.folder, "*.kv", self.room(), first=self.expendable)
 
-    def clear(self) -> int:
+    def clear(self) -> tuple[int, list[int]]:
+        """Delete every state, the prompts asked and the half-written files a stopped program
+        left: (the states deleted, the bytes of each half-written file deleted)."""
         n = 0
         for path in self.folder.glob("*.kv"):
             path.unlink(missing_ok=True)
             n += 1
         (self.folder / SEEN_FILE).unlink(missing_ok=True)  # (a state is saved at a prompt's second ask)
         self._seen, self._seen_added = None, False
-        self.remove_leftovers(60.0)  # (an older build's, being written by a running server now, is younger)
-        return n
+        return n, self.remove_leftovers(60.0)  # (an older build's, being written by a running server now, is younger)
 
     def leftovers(self) -> list[tuple[Path, int, bool]]:
         """The half-written files of the folder: (path, bytes, being written now). A part
@@ -692,23 +693,31 @@ class KvStateStore:
                 out.append((path, st.st_size, now - st.st_mtime <= LEFTOVER_AGE_S))
         return out
 
-    def remove_leftovers(self, older_than_s: float) -> None:
+    def remove_leftovers(self, older_than_s: float) -> list[int]:
         """Half-written files a killed process left (tens of MiB each, conversation text in
         them): nothing removed them, and the budget did not count them. A part whose writer is
         gone goes at once (its lock is free: ``_write``); an older build's ``.tmp``, which holds
-        no lock, only once older than ``older_than_s`` (another process may be writing one now)."""
+        no lock, only once older than ``older_than_s`` (another process may be writing one now).
+        The bytes of each file removed (``cache clear`` says them)."""
         from workstation.core.installed_models import held_part
 
         now = time.time()
+        removed: list[int] = []
         parts = set(self.folder.glob(".*.kv*.part"))
         parts |= {lock.with_name(lock.name.removesuffix(".answering")) for lock in self.folder.glob(".*.kv*.part.answering")}
         for part in parts:
             try:
                 with held_part(part, ("kv.being_written", {"file": part.name})):
-                    part.unlink(missing_ok=True)  # (its lock file goes as the hold ends)
+                    if part.exists():  # (only its lock file was left)
+                        size = part.stat().st_size
+                        part.unlink()  # (its lock file goes as the hold ends)
+                        removed.append(size)
             except (WorkstationError, OSError):
                 continue
         for path in self.folder.glob(".*.kv.*.tmp"):
             with contextlib.suppress(OSError):
-                if now - path.stat().st_mtime > older_than_s:
+                st = path.stat()
+                if now - st.st_mtime > older_than_s:
                     path.unlink()
+                    removed.append(st.st_size)
+        return removed
