@@ -892,3 +892,20 @@ def test_the_prompts_asked_before_are_said_in_the_servers_language(smollm2_path:
         assert "Daha önce sorulan istemler saklanamadı:" in said
     else:
         assert "Daha önce sorulan istemler yok sayıldı: seen-prompts.kv.hashes bozuk." in said
+
+
+def test_a_budget_of_nothing_copies_no_cells_out_and_makes_no_folder(smollm2_path: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """WORKSTATION_KV_CACHE_MB=0 kept nothing, but the store was still made: each slot's cells
+    were copied out (tens of MiB) and its folder made before ``save`` returned None. Now there is
+    no store: ``chat -c`` leaves no kv-cache folder, and an engine saves no state."""
+    from workstation.cli import main
+
+    monkeypatch.setenv("WORKSTATION_KV_CACHE_MB", "0")
+    prof = write_profile_file(tmp_path / "p.yaml", _profile())
+    assert main(["chat", "-p", str(prof), "-c", "zero", "--max-tokens", "4", "--temperature", "0", FIRST[0]["content"]]) == 0
+    assert not KvStateStore().folder.exists()
+    with Engine(_profile(), keep_state=True) as eng:
+        eng.run_chat(FIRST, GREEDY)
+        assert eng.core.kv_store is None and eng.save_state() == 0  # (the states save_states copied out)
+    assert not KvStateStore().folder.exists()

@@ -153,7 +153,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workstation.core.errors import WorkstationError
-    from workstation.core.kv_state import KvStateStore
+    from workstation.core.kv_state import kept_store
     from workstation.core.language_words import served_figures
     from workstation.core.scheduler import Scheduler
     from workstation.core.server.process import (
@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
             with hang_up_taken(signal.SIG_DFL), answering_while_loading(socks):
                 scheduler = Scheduler(
                     profile, n_parallel=args.parallel, max_queue=args.queue,
-                    kv_store=None if args.no_prompt_cache else KvStateStore(),
+                    kv_store=None if args.no_prompt_cache else kept_store(),  # (none for a budget of 0)
                     min_save_tokens=PROMPT_CACHE_MIN_TOKENS, save_when_reused=True,
                 )
     except BaseException as err:

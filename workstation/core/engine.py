@@ -38,7 +38,7 @@ from workstation.core.events import (
     TurnFinished,
     finished_turn,
 )
-from workstation.core.kv_state import KvStateStore
+from workstation.core.kv_state import KvStateStore, kept_store
 from workstation.core.loops import watched
 from workstation.core.phrases import log_said
 from workstation.core.profiles import Constraints, Profile, Sampling
@@ -68,7 +68,7 @@ class Engine:
         self.cancel_flag: CancelFlag = cancel_flag or threading.Event()
         # keep_state: conversations' KV cells are saved to disk when left (reset, close) and
         # restored when a prompt starts with them again (core/kv_state.py)
-        store = KvStateStore() if keep_state else None
+        store = kept_store() if keep_state else None  # (none for a budget of 0)
         self.core = Scheduler(
             profile, max_queue=UNBOUNDED_QUEUE, progress=progress, threaded=concurrent, kv_store=store
         )

@@ -290,6 +290,19 @@ def read_state_file(path: Path, key: StateKey) -> tuple[list[int], bytearray]:
 _Header = tuple[tuple[int, int], str, list[int], str, str, str | None, int, int, bool | None]
 
 
+def kept_store(folder: Path | None = None) -> KvStateStore | None:
+    """The store an engine or a server saves its states to; None where the budget keeps none
+    (``WORKSTATION_KV_CACHE_MB=0``): a store there copied each slot's cells out (tens of MiB) and
+    made its folder before ``save`` kept nothing. The states kept before the budget was lowered
+    to nothing go now (they went at the first save)."""
+    store = KvStateStore(folder)
+    if store.budget:
+        return store
+    if store.folder.is_dir():
+        store.evict()
+    return None
+
+
 class KvStateStore:
     def __init__(self, folder: Path | None = None, budget: int | None = None) -> None:
         self.folder = folder or default_folder()
@@ -411,6 +424,10 @@ class KvStateStore:
         disk still has no room for it beside what the cache leaves free for everything else
         (``keep_free``: ENOSPC). Either way the folder is brought down to its budget: one
         lowered since kept all it held."""
+        if not self.budget:  # (no folder made for it: ``kept_store`` makes no store for it at all)
+            if self.folder.is_dir():
+                self.evict()
+            return None
         self.own_folder()
         older = [e for e in self.entries() if e.key_digest == key.digest and self.superseded(e, tokens, tag, turn_ends)]
         # a later turn of a state that was restored (a conversation, a prompt asked again) is one too
@@ -420,8 +437,6 @@ class KvStateStore:
         size = f"{len(data) / 2**20:.1f} MiB"
         if len(data) > self.budget:  # no state this size is kept: said as the budget, not the disk (it
             self.evict()  # said "the disk is full" with 76 GB free, and nothing evicted down to the budget)
-            if not self.budget:
-                return None
             raise NotSaved(errno.EFBIG, ("kv.over_budget", {"size": size, "budget": f"{self.budget // 2**20} MiB"}))
         room = self.room()
         if len(data) > room:  # (not after evicting: one state too large emptied the cache for nothing)
