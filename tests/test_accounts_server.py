@@ -154,8 +154,8 @@ def test_a_request_cannot_take_a_key_past_its_day(scheduler: Scheduler, monkeypa
         assert o.accounts.quota._held.get("carol", 0) == 0
         with pytest.raises(openai.RateLimitError) as caught:  # a prompt larger than the day: refused whole
             chat(o.client("dan"))
-        assert (f"This request's prompt is {prompt} tokens, but the key 'dan' has {prompt - 1} of its "
-                f"{prompt - 1} tokens left for today") in str(caught.value)
+        assert (f"This request alone needs about {prompt} tokens, more than the whole day's {prompt - 1} of the "
+                "key 'dan'") in str(caught.value)
         assert o.accounts.quota.used("dan") == 0 and o.accounts.quota._held.get("dan", 0) == 0
 
 
@@ -562,7 +562,7 @@ def test_a_new_key_for_a_person_keeps_their_limits(scheduler: Scheduler, capsys:
         new = openai.OpenAI(base_url=o.url, api_key=out.strip(), max_retries=0, timeout=600)
         with pytest.raises(openai.RateLimitError) as caught:  # the day's budget holds for the new key
             chat(new)
-        assert f"the key 'dan' has {prompt - 1} of its {prompt - 1} tokens left for today" in str(caught.value)
+        assert f"more than the whole day's {prompt - 1} of the key 'dan'" in str(caught.value)
         # a limit given with the new key is the new key's; the others are still kept
         assert main(["keys", "revoke", "dan"]) == 0
         assert main(["keys", "add", "dan", "--tokens-per-day", "90000"]) == 0
@@ -1339,3 +1339,39 @@ def test_a_key_renamed_while_its_request_runs_has_that_request_under_the_new_nam
         assert again.quota.used("Ayse Y") == total and again.quota.used("ayse") == 0
     finally:
         again.close()
+
+
+def test_a_request_larger_than_the_whole_day_is_not_told_to_wait(
+        scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A key of 200 tokens a day sent a 1,129-token prompt: "...has 200 of its 200 tokens left for
+    today; the quota resets at midnight", with Retry-After: it is refused again after midnight.
+    It says what helps (a shorter text, a larger limit), with no Retry-After and the openai
+    library told not to retry it; the desk PC says so in its person's language (exit 1, not 75:
+    trying again later cannot help)."""
+    import yaml
+
+    prompt = len(scheduler.chat_tokens(QUESTION))
+    with office(scheduler, {"bob": {"tokens_per_day": prompt - 1}}) as o:
+        with pytest.raises(openai.RateLimitError) as caught:
+            chat(o.client("bob"))
+        answer = caught.value.response
+        assert answer.status_code == 429 and "retry-after" not in answer.headers
+        assert answer.headers["x-should-retry"] == "false"
+        error = answer.json()["error"]
+        assert error["code"] == "request_over_day_limit" and error["prompt_tokens"] == prompt
+        assert error["message"] == (f"This request alone needs about {prompt} tokens, more than the whole day's "
+                                    f"{prompt - 1} of the key 'bob': ask the person who runs the server for a larger "
+                                    "daily limit, or send a shorter text.")
+        assert o.accounts.quota.used("bob") == 0 and o.accounts.quota.held("bob") == 0
+        monkeypatch.setenv("WS_DESK_KEY", o.keys["bob"])
+        desk = tmp_path / "desk.yaml"
+        desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
+                                        "remote": {"base_url": o.url, "api_key_env": "WS_DESK_KEY"},
+                                        "sampling": {"temperature": 0.0, "max_tokens": 8}}), encoding="utf-8")
+        assert main(["chat", "-p", str(desk), QUESTION[-1]["content"]]) == 1
+        err = capsys.readouterr().err
+        assert f"needs about {prompt} tokens" in err and f"more than your key's whole day of {prompt - 1}," in err, err
+        assert "so waiting will not help: send a shorter text" in err and "wait until" not in err, err
+        assert main(["chat", "--lang", "tr", "-p", str(desk), QUESTION[-1]["content"]]) == 1
+        err = capsys.readouterr().err
+        assert "bu yüzden beklemek işe yaramaz: daha kısa bir metin gönderin" in err and "saat" not in err, err

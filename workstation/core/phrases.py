@@ -691,6 +691,10 @@ ENGLISH: dict[str, str] = {
                               " your key has left today (all it sends counts: in a chat, the conversation so far and its "
                               "instructions, not only your message, so a new conversation needs fewer); or wait "
                               "until {resets}."),
+    "remote.over_whole_day": ("The server at {url} says this request alone needs about {n} " + SERVER_TOKENS +
+                              ", more than your key's whole day of {limit}, so waiting will not help: send a shorter "
+                              "text (in a chat, a new conversation sends less), or ask whoever runs the server for a "
+                              "larger daily limit."),
     "remote.prompt_too_big_in_summary": ("The server at {url} says the summary's next step needs more than the {left} "
                                          + SERVER_TOKENS + " your key has left today, so the summary stopped there; the limit "
                                          "resets at {resets}. A shorter document needs fewer, or ask whoever runs "

@@ -125,7 +125,7 @@ def _whole(value: Any) -> int:
 # every slot busy. Nothing was read, so the message can go again as it is (the app puts it back
 # in the box: it stayed in the chat with no reply, its reason in a notice that faded)
 REFUSALS = frozenset({"remote.key_refused", "remote.key_unknown", "remote.key_not_here", "remote.day_used",
-                      "remote.prompt_too_big", "remote.day_held", "remote.all_busy", "remote.all_busy_own", "remote.busy",
+                      "remote.prompt_too_big", "remote.over_whole_day", "remote.day_held", "remote.all_busy", "remote.all_busy_own", "remote.busy",
                       "remote.loading", "remote.stopping", "remote.too_long",
                       "remote.key_revoked", "remote.key_for_others", "remote.too_large", "remote.model_changed",
                       "remote.needs_key", "remote.needs_key_env", "remote.needs_key_file"})
@@ -195,6 +195,10 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
     wait = _whole_header(response, "Retry-After")
     limit = _whole_header(response, "X-RateLimit-Limit-Tokens")
     left = _whole_header(response, "X-RateLimit-Remaining-Tokens")
+    if response.status_code == 429 and code == "request_over_day_limit":  # waiting cannot help: never "wait until"
+        error = _error_object(response)
+        n, most = _whole(error.get("prompt_tokens")), _whole(error.get("tokens_per_day")) or limit
+        return ("remote.over_whole_day", {"url": url, "n": f"{n:,}" if n else "?", "limit": f"{most:,}" if most else "?"})
     if response.status_code == 429 and code == "insufficient_quota" and wait is not None:
         resets = resets_text((time.time() if now is None else now) + wait)
         if left:  # some of the day is left, less than this message needs
@@ -857,7 +861,8 @@ class RemoteEngine:
                         yield from self._turn(asked, sampling, constraints, tag, reading, held, refit=False)
                         return
                     # busy, over its quota, or down behind a proxy: the same request may work later
-                    later = response.status_code in (429, 502, 503, 504)
+                    later = response.status_code in (429, 502, 503, 504) and \
+                        _error_fields(response)[0] != "request_over_day_limit"  # (refused again tomorrow)
                     # waited past timeout_s behind the person's own request: said so, as the waiting
                     # line said it (it ended "busy with other people's requests")
                     own = _error_fields(response)[0] == "server_busy" and self._queued_behind_own("server_busy")

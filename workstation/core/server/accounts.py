@@ -242,6 +242,8 @@ class Accounts:
         held = self.quota.hold(caller.name, caller.key.tokens_per_day, prompt, reply, now)
         if isinstance(held, OverQuota):
             left = max(0, held.limit - held.used)
+            if prompt >= held.limit:  # not even a whole day holds it: waiting until midnight cannot help
+                raise over_whole_day(caller.name, prompt, held.limit, left)
             if held.held and prompt < left:  # it fits the day: the key's own requests running hold the rest
                 raise ApiError(
                     429, f"The key '{caller.name}' has {left:,} of its {held.limit:,} tokens left today, but its "
@@ -487,3 +489,18 @@ class Accounts:
         for part in (self.usage, self.keys):
             if part is not None:
                 part.close()
+
+
+def over_whole_day(name: str, prompt: int, limit: int, left: int) -> ApiError:
+    """The refusal of a request whose prompt alone is more than its key's whole day: a 429 as
+    OpenAI answers a request over a hard token limit ("Request too large ... Limit 30000,
+    Requested 36278"), but with no Retry-After, and ``x-should-retry: false`` (the openai
+    library retries a 429 twice): it would be refused again after midnight. The desk PC says it
+    from its code and fields."""
+    return ApiError(
+        429, f"This request alone needs about {prompt:,} tokens, more than the whole day's {limit:,} of the key "
+             f"'{name}': ask the person who runs the server for a larger daily limit, or send a shorter text.",
+        type_="insufficient_quota", code="request_over_day_limit", reason="larger than a whole day",
+        headers={"x-should-retry": "false", "X-RateLimit-Limit-Tokens": str(limit),
+                 "X-RateLimit-Remaining-Tokens": str(left)},
+        fields={"prompt_tokens": prompt, "tokens_per_day": limit})
