@@ -757,20 +757,21 @@ def test_a_desk_pc_says_why_the_server_refused_in_its_own_language(
     OpenAI-style error and rate-limit headers now make a sentence of the desk's language: the
     day used up (with when it ends, on the desk's clock), a message longer than what is left,
     the rest held by the person's own requests still running."""
-    from workstation.core.errors import BackendUnreachable
+    from workstation.core.errors import BackendUnreachable, EngineError, WorkstationError
     from workstation.core.events import finished_turn
     from workstation.core.phrases import say
     from workstation.core.remote import RemoteEngine, answered_phrase
     from workstation.tui.i18n import Texts
 
     prompt = len(scheduler.chat_tokens(QUESTION))
-    people = {"erin": {"tokens_per_day": prompt - 1}, "fay": {"tokens_per_day": 10_000}, "gil": {"tokens_per_day": 900}}
+    people = {"erin": {"tokens_per_day": prompt + 10}, "fay": {"tokens_per_day": 10_000}, "gil": {"tokens_per_day": 900},
+              "hal": {"tokens_per_day": prompt - 1}}
     with office(scheduler, people) as o:
-        def refusal(name: str) -> BackendUnreachable:
+        def refusal(name: str, error: type[WorkstationError] = BackendUnreachable) -> WorkstationError:
             monkeypatch.setenv("WS_DESK_KEY", o.keys[name])
             desk = RemoteEngine(make_profile(backend="openai", model="", remote={
                 "base_url": o.url, "api_key_env": "WS_DESK_KEY"}))
-            with pytest.raises(BackendUnreachable) as caught:
+            with pytest.raises(error) as caught:
                 finished_turn(desk.stream_chat(QUESTION))
             desk.close()
             return caught.value
@@ -788,11 +789,15 @@ def test_a_desk_pc_says_why_the_server_refused_in_its_own_language(
         assert resets in {time.strftime("%H:%M", time.localtime(t + wait)) for t in (before, time.time())}
         assert f"anahtarınızın bugünkü 900 sözcük parçasını (token) kullandığını söylüyor; saat {resets}" in Texts("tr").error(told)
 
-        told = refusal("erin")  # her message is longer than her whole day: not "used up"
-        assert (f"says this request needs more than the {prompt - 1:,} tokens (pieces of words, as the server counts "
+        o.accounts.quota.charge("erin", 20, o.clock())
+        told = refusal("erin")  # her message is longer than what is left of her day: not "used up"
+        assert (f"says this request needs more than the {prompt - 10:,} tokens (pieces of words, as the server counts "
                 "text) your key has left today") in str(told)
         assert "in a chat, the conversation so far and its instructions" in str(told)  # (a 2-letter message was "too long")
         assert "bu isteğin anahtarınızın bugün kalan" in Texts("tr").error(told)
+        told = refusal("hal", EngineError)  # his is longer than his whole day: not "wait", and not "try again later"
+        assert f"this request alone needs about {prompt:,} tokens" in str(told) and "wait until" not in str(told)
+        assert "bu yüzden beklemek işe yaramaz" in Texts("tr").error(told)
 
         assert o.accounts.quota.hold("fay", 10_000, 10_000 - prompt // 2, 0) == 0  # her other requests
         told = refusal("fay")
