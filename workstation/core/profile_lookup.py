@@ -1,6 +1,6 @@
 """Finding a profile: -p's NAME, a profile file's path or a model file (load_profile), every
 profile listed (list_profiles), 'Did you mean' for a name one typo away, and the profiles that
-run a model file (profiles_using)."""
+run a model file (profiles_using) or a model by its name (profiles_running, profile_running)."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def _catalog_model_how(model: str) -> Phrase:
     no profile named"), or how to download it and make one."""
     from workstation.core.invocation import cli, shell_word, typed_again
 
-    runs = [p.key for p in list_profiles() if isinstance(p, Profile) and p.backend == "llama" and p.model == model]
+    runs = profiles_running(model)
     if runs:
         again = typed_again(model, runs[0]) or f"-p {shell_word(runs[0])}"
         key = "model.run_by_profile" if len(runs) == 1 else "model.run_by_profiles"
@@ -230,3 +230,37 @@ def profiles_using(path: Path, *, drafts: bool = True) -> list[str]:
         if any(ref and same(resolve_model_path(ref)) for ref in refs):
             users.append(profile.key)
     return users
+
+
+def profiles_running(model: str | Path) -> list[str]:
+    """The profiles (by key) that run ``model`` as their main model (not a draft), the default
+    profile first, then by key: a model file (a path, or an installed model's name) as
+    ``profiles_using`` finds it; a name no file has (a catalog model not downloaded), those
+    whose ``model`` is that name. The one rule of "which profiles run this model" (F4, fit,
+    ``-p`` naming a model, ``profiles new``)."""
+    from workstation.core.catalog import resolve_model_path
+
+    path = model if isinstance(model, Path) else resolve_model_path(model)
+    if path.is_file():
+        keys = profiles_using(path, drafts=False)
+    else:
+        keys = [p.key for p in list_profiles() if isinstance(p, Profile) and p.backend == "llama" and p.model == str(model)]
+    return sorted(keys, key=lambda key: (key != DEFAULT_PROFILE, key))
+
+
+def profile_running(model: str | Path, current: Profile | None = None) -> Profile | None:
+    """The profile whose settings say how ``model`` runs (``profiles_running``): ``current`` (the
+    one in use) where it runs it, else the default profile where it does, else the first by key;
+    None where none does, or it cannot be read. F4 plans a model as it, and ``fit NAME`` answers
+    as it, for a model's name, a catalog name and a .gguf path alike."""
+    from workstation.core.catalog import resolve_model_path
+
+    try:
+        path = model if isinstance(model, Path) else resolve_model_path(model)
+        if current is not None and current.backend == "llama" and (
+                Path(model_file(current)).resolve() == path.resolve() if path.is_file() else current.model == str(model)):
+            return current
+        users = profiles_running(model)
+        return load_profile(users[0]) if users else None
+    except (WorkstationError, OSError):
+        return None
