@@ -76,10 +76,11 @@ def how_to_use(model: str) -> Phrase:
     return "model.how_to_use", {"command": cli("profiles new " + shell_word(model))}
 
 
-def _catalog_model_how(model: str) -> Phrase:
-    """For ``-p`` naming a catalog model rather than a profile: the profile that runs it and the
-    command as typed with that profile ("fit -p llama-3.1-8b-instruct-q4_k_m" said only "There is
-    no profile named"), or how to download it and make one."""
+def _model_how(model: str, installed: bool) -> Phrase:
+    """For ``-p`` naming a model rather than a profile (an installed model's name, or a catalog
+    model's): the profile that runs it (``profiles_running``) and the command as typed with that
+    profile ("chat -p llama-3.1-8b-instruct-q4_k_m" said only "There is no profile named"), or
+    how to make one for it (``installed``), or to download it and make one."""
     from workstation.core.invocation import cli, shell_word, typed_again
 
     runs = profiles_running(model)
@@ -87,6 +88,8 @@ def _catalog_model_how(model: str) -> Phrase:
         again = typed_again(model, runs[0]) or f"-p {shell_word(runs[0])}"
         key = "model.run_by_profile" if len(runs) == 1 else "model.run_by_profiles"
         return key, {"profile": runs[0], "profiles": ", ".join(runs), "command": again}
+    if installed:
+        return how_to_use(model)
     return "model.pull_first", {"pull": cli("models pull " + shell_word(model)),
                                 "new": cli("profiles new " + shell_word(model))}
 
@@ -147,10 +150,9 @@ def _looked_up(ref: str | None) -> Profile:
             return prof
     from workstation.core.catalog import catalog_entry, resolve_model_path
 
-    if resolve_model_path(ref).is_file():  # a model's name (a copy just quantized, say): how to run it
-        raise ProfileError(said=[("profile.is_a_model", {"ref": ref, "how": how_to_use(ref)})])
-    if catalog_entry(ref) is not None:  # a catalog model not downloaded: the profile that runs it, or how to get it
-        raise ProfileError(said=[("profile.is_a_model", {"ref": ref, "how": _catalog_model_how(ref)})])
+    installed = resolve_model_path(ref).is_file()  # a model's name (a copy just quantized, say), or a catalog
+    if installed or catalog_entry(ref) is not None:  # model's: the profile that runs it, or how to make (or get) one
+        raise ProfileError(said=[("profile.is_a_model", {"ref": ref, "how": _model_how(ref, installed)})])
     if as_path.is_file():  # a file there (-p README.md)
         return _file_given(as_path)
     _refused_own_profiles()
