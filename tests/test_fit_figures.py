@@ -109,9 +109,41 @@ def test_fit_answers_for_a_model_no_profile_runs(smollm2_path: Path, capsys: pyt
     assert main(["fit", str(q4_0)]) == 0
     assert "(no profile runs SmolLM2-135M-Instruct.Q4_0: " in capsys.readouterr().out
     assert main(["fit", str(q8_0)]) == 0
-    assert "no profile runs" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "no profile runs" not in out and out.startswith("draft-pair: "), out
     # a name that is neither: refused as before
     assert main(["fit", "no-such-thing"]) == 1
+
+
+def test_fit_of_a_model_a_profile_runs_answers_as_that_profile(smollm2_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`fit smollm2-135m-instruct-q4_1` (the name office-cpu's model is installed by) said "…is a
+    model, not a profile; to use it, run … profiles new …" and exited 1, where F4 and `fit` of its
+    .gguf path answered: a model's installed name, its file's path and a catalog model's name are
+    answered alike, as the profile that runs it (F4's rule: ``profile_lookup.profile_running``),
+    naming it; in Turkish too."""
+    from workstation.cli import main
+
+    outs = []
+    for spelled in ("smollm2-135m-instruct-q4_1", str(smollm2_path), "-p=smollm2-135m-instruct-q4_1"):
+        args = ["fit", "-p", spelled[3:]] if spelled.startswith("-p=") else ["fit", spelled]
+        assert main(args) in (0, 2), spelled
+        captured = capsys.readouterr()
+        assert captured.out.startswith("office-cpu: smollm2-135m-instruct-q4_1 (llama, Q4_1)"), captured.out
+        assert "  (planned as the profile office-cpu, which runs it, with its settings)" in captured.out, captured.out
+        assert "no profile runs" not in captured.out and not captured.err, captured
+        outs.append(captured.out)
+    assert outs[0] == outs[1] == outs[2]
+    assert main(["fit", "office-cpu"]) in (0, 2)  # (the profile itself: its plan, not said to be another's)
+    assert "which runs it" not in capsys.readouterr().out
+    # a catalog model not downloaded that a profile runs: as that profile, as F4 plans it
+    assert main(["fit", "qwen2.5-14b-instruct-q4_k_m"]) in (0, 2)
+    out = capsys.readouterr().out
+    assert out.startswith("gpu-qwen25-14b: ") and "(planned as the profile gpu-qwen25-14b, which runs it" in out, out
+    assert main(["fit", "smollm2-135m-instruct-q4_1", "--json"]) in (0, 2)
+    assert json.loads(capsys.readouterr().out)["profile"] == "office-cpu"
+    assert main(["fit", "smollm2-135m-instruct-q4_1", "--lang", "tr"]) in (0, 2)
+    assert "(onu çalıştıran office-cpu profilinin ayarlarıyla planlandı)" in capsys.readouterr().out
 
 
 def _needs(text: str) -> str:

@@ -11,7 +11,7 @@ import gguf
 import psutil
 import pytest
 import yaml
-from conftest import GEMMA, kernel_physical_cores, make_profile
+from conftest import GEMMA, kernel_physical_cores, make_profile, requantized_copy
 
 from workstation.cli import main
 from workstation.core.engine import Engine
@@ -221,18 +221,28 @@ def test_a_folder_or_a_binary_file_given_as_a_profile_is_one_plain_sentence(tmp_
     assert str(odd.value) == f"Profile file {tmp_path / 'odd.yaml'} cannot be read: it is not UTF-8 text."
 
 
-def test_a_models_name_given_as_a_profile_says_how_to_make_one(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_models_name_given_as_a_profile_says_how_to_make_one(smollm2_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """`-p NAME` of an installed model (a copy just made by models quantize) said "There is no
-    profile named"; a model file's path runs (test_model_profile.py)."""
-    with pytest.raises(ProfileError, match=r"^smollm2-135m-instruct-q4_1 is a model, not a profile; .*profiles new "
-                                           r"smollm2-135m-instruct-q4_1: it makes"):
+    profile named"; a model file's path runs (test_model_profile.py). One a profile runs names
+    that profile, as a catalog model's name does (``profile_lookup.profiles_running``)."""
+    requantized_copy(smollm2_path, "q4_0")  # (no profile runs it)
+    with pytest.raises(ProfileError, match=r"^SmolLM2-135M-Instruct.Q4_0 is a model, not a profile; .*profiles new "
+                                           r"SmolLM2-135M-Instruct.Q4_0: it makes"):
+        load_profile("SmolLM2-135M-Instruct.Q4_0")
+    with pytest.raises(ProfileError, match=r"^smollm2-135m-instruct-q4_1 is a model, not a profile; the profiles "
+                                           r"office-cpu, .* run it: -p office-cpu"):
         load_profile("smollm2-135m-instruct-q4_1")
     # said in the app's language, a misspelt profile too (both were English under Turkish)
     from workstation.cli import main
 
-    assert main(["fit", "-p", "smollm2-135m-instruct-q4_1", "--lang", "tr"]) == 1
-    assert capsys.readouterr().err.startswith("workstation: smollm2-135m-instruct-q4_1 bir model, profil değil; "
+    assert main(["chat", "-p", "SmolLM2-135M-Instruct.Q4_0", "--lang", "tr", "hi"]) == 1
+    assert capsys.readouterr().err.startswith("workstation: SmolLM2-135M-Instruct.Q4_0 bir model, profil değil; "
                                               "kullanmak için ")
+    assert main(["chat", "-p", "smollm2-135m-instruct-q4_1", "--lang", "tr", "hi"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("workstation: smollm2-135m-instruct-q4_1 bir model, profil değil; onu office-cpu, ") and \
+        "chat -p office-cpu --lang tr hi." in err, err
     assert main(["fit", "-p", "ofice-cpu", "--lang", "tr"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("workstation: 'ofice-cpu' adında bir profil yok; var olan profiller: ") and \

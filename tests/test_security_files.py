@@ -566,3 +566,45 @@ def test_the_data_folder_is_its_owners_alone_and_rewrites_drop_special_bits(
     script.chmod(0o4750)
     write_text_atomic(script, "#!/bin/sh\necho hi\n")
     assert script.stat().st_mode & 0o7777 == 0o750
+
+
+def test_a_named_file_unread_is_said_in_turkish_for_every_kind_of_file(tmp_path: Path) -> None:
+    """``read_text_file``'s callers named their file in English ("Task set"), looked up in a map
+    of phrases: a new caller with a name not in it stayed English under --lang tr. They pass the
+    phrase itself (``atomic.FileWhat``): every kind of file is said in Turkish, and every caller
+    in the program names its file by one of them."""
+    import ast
+    import typing
+
+    from workstation.core.atomic import FileWhat, read_text_file
+    from workstation.core.errors import WorkstationError
+    from workstation.core.phrases import say
+    from workstation.tui.i18n import Texts
+
+    tr, gone = Texts("tr"), tmp_path / "gone.txt"
+    kinds = typing.get_args(FileWhat)
+    for kind in kinds:
+        with pytest.raises(WorkstationError) as err:
+            read_text_file(gone, kind, WorkstationError)
+        named = tr.get(kind)
+        assert named and named != say([(kind, {})]), kind  # (Turkish of its own, not the English)
+        assert tr.error(err.value) == f"{named} {gone} yok.", kind
+        (tmp_path / "folder").mkdir(exist_ok=True)
+        with pytest.raises(WorkstationError) as err:
+            read_text_file(tmp_path / "folder", kind, WorkstationError)
+        assert tr.error(err.value).startswith(f"{named} {tmp_path / 'folder'} bir klasör"), tr.error(err.value)
+    # every caller's kind is one of them (a string of its own is not: it would be said as it is)
+    package = Path(__file__).resolve().parent.parent / "workstation"
+    callers = 0
+    for source in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("read_text_file", "read_settings_file")):
+                continue
+            what = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "what"), None)
+            callers += 1
+            if isinstance(what, ast.Name) and what.id == "what":  # (read_settings_file passing its own on)
+                continue
+            assert what is None and node.func.id == "read_settings_file" or \
+                isinstance(what, ast.Constant) and what.value in kinds, f"{source}:{node.lineno}"
+    assert callers >= 8

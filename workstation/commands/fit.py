@@ -20,6 +20,7 @@ from workstation.core.installed_models import installed_name
 from workstation.core.invocation import cli, shell_word
 from workstation.core.phrases import Lookup, Phrase, about_words, say, speed_figure
 from workstation.core.profile_check import CONTEXT_RANGE, context_allowed
+from workstation.core.profile_lookup import profile_running
 from workstation.core.profile_plan import plan_for_profile
 from workstation.core.profile_readiness import profile_draft_problem
 from workstation.core.profile_variants import load_variant
@@ -60,16 +61,20 @@ def run(args: argparse.Namespace) -> int:
     try:
         profile = load_variant(ref)
     except ProfileError:
-        # a model no profile runs (a catalog model, downloaded or not; an installed file): as the
-        # profile ``profiles new`` would make of it ("is a model, not a profile; download it first")
+        # a model's name (installed, or a catalog model's, downloaded or not): as the profile that runs
+        # it, else as the profile ``profiles new`` would make of it ("is a model, not a profile; download it first")
         from workstation.core.model_profile import model_default_profile
 
-        made = model_default_profile(ref) if ref else None
+        runner = profile_running(ref) if ref else None
+        made = runner or (model_default_profile(ref) if ref else None)
         if made is None:
             raise
         profile = made
-    # a model run with a new profile's defaults (a name, or a .gguf file): said so, and how to make it one
-    by_default = profile.source is None or profile.source.suffix.lower() == ".gguf" and not _run_by_profiles(profile.source)
+    else:  # a .gguf file: as the profile that runs it, where one does (as its name and F4 answer)
+        runner = profile_running(profile.source) if _model_file(profile) else None
+        profile = runner or profile
+    # a model run with a new profile's defaults (a name, or a .gguf file no profile runs): said so, and how to make it one
+    by_default = runner is None and (profile.source is None or _model_file(profile))
     if args.context is not None:  # (-5 planned 0 cells and said it fits; 0 planned the profile's)
         if not context_allowed(args.context):
             args.usage_error(f"argument --context: {args.context} is not a context; {CONTEXT_RANGE}")
@@ -110,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
     kv = kv_words(KVCache(plan.type_k, plan.type_v), None if t.lang == "en" else t.get, usual=True)
     print(t("fit_cmd.head", profile=profile.key, model=plan.model, architecture=plan.architecture,
             file_type=plan.file_type, context=f"{plan.context:,}", kv=kv, k=plan.type_k, v=plan.type_v))
+    if runner is not None:  # a model's name or file given: whose settings these are
+        print(t("fit_cmd.as_profile", profile=runner.key))
     if by_default:
         print(t("fit_cmd.defaults", model=installed_name(Path(plan.path)) if plan.path else profile.model,
                 context=f"{profile.context:,}", cmd=cli("profiles new " + shell_word(profile.model))))
@@ -172,15 +179,9 @@ def run(args: argparse.Namespace) -> int:
     return 1 if problem else 0 if plan.fits else 2
 
 
-def _run_by_profiles(path: Path) -> bool:
-    """Whether a profile runs the model file at ``path`` (a file given to fit that one runs is not
-    said to have "no profile")."""
-    from workstation.core.profile_lookup import profiles_using
-
-    try:
-        return bool(profiles_using(path, drafts=False))
-    except (OSError, WorkstationError):
-        return False
+def _model_file(profile: Profile) -> bool:
+    """Whether ``profile`` is a model file run as it is (``-p model.gguf``), not a profile's file."""
+    return profile.source is not None and profile.source.suffix.lower() == ".gguf"
 
 
 def _test_words(measured: HistoryEntry, t: Texts) -> str:

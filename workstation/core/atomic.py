@@ -9,7 +9,7 @@ import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from workstation.core.errors import WorkstationError
 from workstation.core.paths import typed_path
@@ -231,20 +231,20 @@ def write_problem(path: Path, err: OSError) -> Phrase:
     return ("file.os_says", {"reason": err.strerror or str(err)})
 
 
-# the files read_text_file names, as phrases (core/phrases.py: said in the command line's language)
-FILE_WHAT = {"Profile file": "file.what_profile", "Workload file": "file.what_workload", "Task set": "file.what_task_set",
-             "Replay file": "file.what_replay", "The JSON schema file": "file.what_schema", "Text file": "file.what_text"}
+# the files read_text_file names: each a phrase (core/phrases.py, Turkish in tr.yaml), so that what
+# it says is said in the command line's language; a new kind of file is a new phrase and a new name here
+FileWhat = Literal["file.what_profile", "file.what_workload", "file.what_task_set", "file.what_replay",
+                   "file.what_schema", "file.what_text"]
 
 
-def read_text_file(path: Path, what: str, error: type[WorkstationError], *, any_encoding: bool = False) -> str:
-    """The UTF-8 text of a file the user named (``what``: "Task set", "Replay file", ...);
-    ``error`` with one sentence naming the file when it is missing or unreadable. With
-    ``any_encoding``, a text in another encoding is read as documents read it (a Latin-1 text
-    that summarize read was refused by eval as "not UTF-8")."""
+def read_text_file(path: Path, what: FileWhat, error: type[WorkstationError], *, any_encoding: bool = False) -> str:
+    """The UTF-8 text of a file the user named (``what``: the phrase naming it, "file.what_task_set",
+    "file.what_replay", ...); ``error`` with one sentence naming the file when it is missing or
+    unreadable. With ``any_encoding``, a text in another encoding is read as documents read it (a
+    Latin-1 text that summarize read was refused by eval as "not UTF-8")."""
 
     def said(key: str, **values: Any) -> Exception:  # (``error``: a WorkstationError, said in the app's language)
-        named = (FILE_WHAT[what], {}) if what in FILE_WHAT else what
-        return error(said=[(key, {"what": named, "path": str(path), **values})])
+        return error(said=[(key, {"what": (what, {}), "path": str(path), **values})])
 
     try:
         try:

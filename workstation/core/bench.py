@@ -602,7 +602,7 @@ class ReplayResult:
 def read_replay_file(path: Path) -> list[list[dict[str, str]]]:
     """Prompts from a text file (separated by blank lines) or JSONL (``{"prompt": ...}``,
     ``{"messages": [...]}`` or a JSON string per line), each as chat messages."""
-    text = read_text_file(path, "Replay file", BenchInputError)
+    text = read_text_file(path, "file.what_replay", BenchInputError)
     prompts: list[list[dict[str, str]]] = []
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         for n, line in enumerate(text.splitlines(), 1):

@@ -272,7 +272,7 @@ def unsure_why(e: HistoryEntry) -> str:
     spread = e.data.get("stddev")
     if e.value and spread and spread > UNSURE_SPREAD * e.value:
         return "spread"
-    record = next((r for r in e.data.get("records") or [] if str(r.get("test", "")).startswith("tg")), None)
+    record = _tg_record(e)
     if record is None or e.test == REPLAY_TEST:  # (an older bench's, a replay's rounds: nothing more to tell)
         return ""
     if writing_apart(record.get("avg_ts"), record.get("chat_ts"), record.get("speculative", "off")) is not None:
@@ -280,9 +280,14 @@ def unsure_why(e: HistoryEntry) -> str:
     return "once" if len(record.get("samples_ts") or []) == 1 else ""
 
 
+def _tg_record(e: HistoryEntry) -> dict[str, Any] | None:
+    """The record of ``e``'s bench's writing test (its first tg run), None where it has none."""
+    return next((r for r in e.data.get("records") or [] if str(r.get("test", "")).startswith("tg")), None)
+
+
 def busy_times(e: HistoryEntry) -> float:
     """How many times apart the two writing figures of ``e``'s bench were (``writing_apart``; 0: not so)."""
-    record = next((r for r in e.data.get("records") or [] if str(r.get("test", "")).startswith("tg")), {})
+    record = _tg_record(e) or {}
     return writing_apart(record.get("avg_ts"), record.get("chat_ts"), record.get("speculative", "off")) or 0.0
 
 

@@ -232,7 +232,7 @@ def task_set_from_data(data: Any, src: str) -> TaskSet:
 
 def load_task_set(path: Path) -> TaskSet:
     src = str(path)
-    text = read_text_file(path, "Task set", TaskSetError)
+    text = read_text_file(path, "file.what_task_set", TaskSetError)
     try:
         data = load_yaml(text)  # task sets get passed around an office: no alias bombs
     except YamlError as err:
@@ -554,7 +554,7 @@ def perplexity(
 
 def read_text(path: Path) -> str:
     """The text as llama-perplexity's ``-f`` reads it (one trailing newline dropped)."""
-    text = read_text_file(path, "Text file", EvalInputError, any_encoding=True)  # (a binary file was Python's codec error)
+    text = read_text_file(path, "file.what_text", EvalInputError, any_encoding=True)  # (a binary file was Python's codec error)
     if text.endswith("\n"):
         text = text[:-1]
     if not text.strip():

@@ -26,11 +26,23 @@ from workstation.core.model_info import read_model_info
 from workstation.core.paths import profiles_dir, user_profiles_dir
 from workstation.core.profile_check import CONTEXT_RANGE, context_allowed, profile_from_dict
 from workstation.core.profile_folders import link_path, named_profile_file
-from workstation.core.profile_lookup import list_profiles, load_profile_file, profiles_using
+from workstation.core.profile_lookup import (
+    list_profiles,
+    load_profile_file,
+    profiles_running,
+)
 from workstation.core.profile_readiness import effective_settings, readiness
 from workstation.core.profiles import DEFAULT_PROFILE, Profile
 
 NEW_CONTEXT = Profile.context  # the default profile's context: what an office PC holds easily
+
+
+def new_context(trained: int) -> int:
+    """The context a new profile for a model trained for ``trained`` tokens gets (``profiles new``,
+    F4's U, ``fit`` of a model no profile runs, F4's fit of it): its trained length, at most
+    ``NEW_CONTEXT`` (that, where the model does not say)."""
+    return min(NEW_CONTEXT, trained) if trained > 0 else NEW_CONTEXT
+
 SYSTEM_PROMPT = "You are a helpful assistant for office work. Answer clearly and briefly, in the language the user writes in."  # (English alone: the model answered Turkish questions in English)
 
 
@@ -51,7 +63,7 @@ def running(path: Path) -> list[Profile]:
     a pulled Qwen3 8B named the GPU profile that needs Qwen3 0.6B too), and ready to run here.
     None is ready: the one made for it before, fitting or not (what fits changes with the
     memory free this minute, and one made while too little was free was made again each time)."""
-    keys = set(profiles_using(path, drafts=False))
+    keys = set(profiles_running(path))
     status = {p.key: (p, readiness(effective_settings(p))[0]) for p in list_profiles()
               if isinstance(p, Profile) and p.key in keys and p.speculative.mode != "draft"}
     made = _made_key(path)  # the one made for it by U or `profiles new`, next
@@ -123,8 +135,7 @@ def new_profile_settings(path: Path, name: str | None = None, context: int | Non
     if context is not None and not context_allowed(context):
         raise ProfileError(f"A context of {context} tokens cannot be used; {CONTEXT_RANGE}.")
     if context is None:
-        trained = info.context_length
-        context = min(NEW_CONTEXT, trained) if trained > 0 else NEW_CONTEXT
+        context = new_context(info.context_length)
     model = installed_name(path)
     title = (name or "").strip() or model
     return {
@@ -161,17 +172,17 @@ def model_default_profile(ref: str) -> Profile | None:
     from workstation.core.model_shapes import catalog_model
 
     path = resolve_model_path(ref)
+    if profiles_running(path if path.is_file() else ref):
+        return None
     if path.is_file():
-        return None if profiles_using(path, drafts=False) else model_file_profile(path)
-    if catalog_entry(ref) is None or any(isinstance(p, Profile) and p.backend == "llama" and p.model == ref
-                                         for p in list_profiles()):
+        return model_file_profile(path)
+    if catalog_entry(ref) is None:
         return None
     shaped = catalog_model(ref)
     if shaped is None:
         return None
-    trained = shaped[0].context_length
     return profile_from_dict({"name": ref, "backend": "llama", "model": ref,
-                              "context": min(NEW_CONTEXT, trained) if trained > 0 else NEW_CONTEXT,
+                              "context": new_context(shaped[0].context_length),
                               "gpu_layers": "auto", "threads": "auto", "system_prompt": SYSTEM_PROMPT}, ref)
 
 

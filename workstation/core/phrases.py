@@ -850,7 +850,7 @@ ENGLISH: dict[str, str] = {
     # how to run a model just added, pulled or quantized (-p takes profiles: profile_lookup.how_to_make_one)
     "model.how_to_use": ("to use it, run {command}: it makes a profile for it (or names the one that runs it) and "
                          "says the command that chats with it; the app's model list, F4, does the same with U"),
-    # -p naming a catalog model that is not downloaded (profile_lookup._catalog_model_how)
+    # -p naming a model, not a profile (profile_lookup._model_how)
     "model.run_by_profile": "the profile {profile} runs it: {command}",
     "model.run_by_profiles": "the profiles {profiles} run it: {command}",
     "model.pull_first": "download it with {pull}, then {new} makes a profile that runs it",

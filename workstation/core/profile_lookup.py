@@ -1,6 +1,6 @@
 """Finding a profile: -p's NAME, a profile file's path or a model file (load_profile), every
 profile listed (list_profiles), 'Did you mean' for a name one typo away, and the profiles that
-run a model file (profiles_using)."""
+run a model file (profiles_using) or a model by its name (profiles_running, profile_running)."""
 
 from __future__ import annotations
 
@@ -76,17 +76,20 @@ def how_to_use(model: str) -> Phrase:
     return "model.how_to_use", {"command": cli("profiles new " + shell_word(model))}
 
 
-def _catalog_model_how(model: str) -> Phrase:
-    """For ``-p`` naming a catalog model rather than a profile: the profile that runs it and the
-    command as typed with that profile ("fit -p llama-3.1-8b-instruct-q4_k_m" said only "There is
-    no profile named"), or how to download it and make one."""
+def _model_how(model: str, installed: bool) -> Phrase:
+    """For ``-p`` naming a model rather than a profile (an installed model's name, or a catalog
+    model's): the profile that runs it (``profiles_running``) and the command as typed with that
+    profile ("chat -p llama-3.1-8b-instruct-q4_k_m" said only "There is no profile named"), or
+    how to make one for it (``installed``), or to download it and make one."""
     from workstation.core.invocation import cli, shell_word, typed_again
 
-    runs = [p.key for p in list_profiles() if isinstance(p, Profile) and p.backend == "llama" and p.model == model]
+    runs = profiles_running(model)
     if runs:
         again = typed_again(model, runs[0]) or f"-p {shell_word(runs[0])}"
         key = "model.run_by_profile" if len(runs) == 1 else "model.run_by_profiles"
         return key, {"profile": runs[0], "profiles": ", ".join(runs), "command": again}
+    if installed:
+        return how_to_use(model)
     return "model.pull_first", {"pull": cli("models pull " + shell_word(model)),
                                 "new": cli("profiles new " + shell_word(model))}
 
@@ -147,10 +150,9 @@ def _looked_up(ref: str | None) -> Profile:
             return prof
     from workstation.core.catalog import catalog_entry, resolve_model_path
 
-    if resolve_model_path(ref).is_file():  # a model's name (a copy just quantized, say): how to run it
-        raise ProfileError(said=[("profile.is_a_model", {"ref": ref, "how": how_to_use(ref)})])
-    if catalog_entry(ref) is not None:  # a catalog model not downloaded: the profile that runs it, or how to get it
-        raise ProfileError(said=[("profile.is_a_model", {"ref": ref, "how": _catalog_model_how(ref)})])
+    installed = resolve_model_path(ref).is_file()  # a model's name (a copy just quantized, say), or a catalog
+    if installed or catalog_entry(ref) is not None:  # model's: the profile that runs it, or how to make (or get) one
+        raise ProfileError(said=[("profile.is_a_model", {"ref": ref, "how": _model_how(ref, installed)})])
     if as_path.is_file():  # a file there (-p README.md)
         return _file_given(as_path)
     _refused_own_profiles()
@@ -230,3 +232,37 @@ def profiles_using(path: Path, *, drafts: bool = True) -> list[str]:
         if any(ref and same(resolve_model_path(ref)) for ref in refs):
             users.append(profile.key)
     return users
+
+
+def profiles_running(model: str | Path) -> list[str]:
+    """The profiles (by key) that run ``model`` as their main model (not a draft), the default
+    profile first, then by key: a model file (a path, or an installed model's name) as
+    ``profiles_using`` finds it; a name no file has (a catalog model not downloaded), those
+    whose ``model`` is that name. The one rule of "which profiles run this model" (F4, fit,
+    ``-p`` naming a model, ``profiles new``)."""
+    from workstation.core.catalog import resolve_model_path
+
+    path = model if isinstance(model, Path) else resolve_model_path(model)
+    if path.is_file():
+        keys = profiles_using(path, drafts=False)
+    else:
+        keys = [p.key for p in list_profiles() if isinstance(p, Profile) and p.backend == "llama" and p.model == str(model)]
+    return sorted(keys, key=lambda key: (key != DEFAULT_PROFILE, key))
+
+
+def profile_running(model: str | Path, current: Profile | None = None) -> Profile | None:
+    """The profile whose settings say how ``model`` runs (``profiles_running``): ``current`` (the
+    one in use) where it runs it, else the default profile where it does, else the first by key;
+    None where none does, or it cannot be read. F4 plans a model as it, and ``fit NAME`` answers
+    as it, for a model's name, a catalog name and a .gguf path alike."""
+    from workstation.core.catalog import resolve_model_path
+
+    try:
+        path = model if isinstance(model, Path) else resolve_model_path(model)
+        if current is not None and current.backend == "llama" and (
+                Path(model_file(current)).resolve() == path.resolve() if path.is_file() else current.model == str(model)):
+            return current
+        users = profiles_running(model)
+        return load_profile(users[0]) if users else None
+    except (WorkstationError, OSError):
+        return None

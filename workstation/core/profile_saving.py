@@ -207,7 +207,7 @@ def save_profile(profile: Profile, path: Path, changes: Mapping[str, Any] | None
         for name, value in (changes or {}).items():
             set_dotted(data, name, value)
     else:
-        text = read_text_file(profile.source, "Profile file", ProfileError)
+        text = read_text_file(profile.source, "file.what_profile", ProfileError)
         written = dict(read_settings_file(profile.source) or {})
         data = copy.deepcopy(written)
         moved = path.absolute().parent != profile.source.absolute().parent

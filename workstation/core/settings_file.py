@@ -9,22 +9,22 @@ from typing import Any
 
 import yaml
 
-from workstation.core.atomic import FILE_WHAT, read_text_file
+from workstation.core.atomic import FileWhat, read_text_file
 from workstation.core.errors import ProfileError
 from workstation.core.phrases import Phrase, say
 
 
-def read_settings_file(path: Path, what: str = "Profile file", error: type[ProfileError] = ProfileError,
+def read_settings_file(path: Path, what: FileWhat = "file.what_profile", error: type[ProfileError] = ProfileError,
                        hint: Phrase | str = ("yaml.few_lines_profile", {})) -> Any:
     """The YAML data of a settings file (a profile, a workload); ``error`` with one sentence
-    naming the file when it is missing, unreadable, too large or not valid YAML."""
+    naming the file (``what``: its phrase, as ``read_text_file`` takes it) when it is missing, unreadable, too large or not valid YAML."""
     src = str(path)
     try:
         too_large = path.stat().st_size > MAX_YAML_BYTES
     except OSError:
         too_large = False  # said in one sentence by read_text_file
     if too_large:
-        raise error(said=[("yaml.too_large_hint", {"what": (FILE_WHAT[what], {}) if what in FILE_WHAT else what,
+        raise error(said=[("yaml.too_large_hint", {"what": (what, {}),
                                                    "src": src, "kib": MAX_YAML_BYTES // 1024, "hint": hint})])
     text = read_text_file(path, what, error)
     try:

@@ -375,7 +375,7 @@ def schema_constraints(schema: Any) -> Constraints:
 def load_schema_file(path: Path) -> Constraints:
     """The constraints of the JSON schema in ``path`` (CLI): SchemaError naming the file when it
     is missing, unreadable, not JSON or not a schema that can become a grammar."""
-    text = read_text_file(path, "The JSON schema file", SchemaError)
+    text = read_text_file(path, "file.what_schema", SchemaError)
     try:
         schema = json.loads(text)
     except ValueError as err:

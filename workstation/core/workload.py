@@ -182,7 +182,7 @@ def load_workload(ref: str | None, people: int | None = None) -> Workload:
             path = shipped
         else:
             raise WorkloadError(said=[_no_such_workload(ref)])
-    data = read_settings_file(path, "Workload file", WorkloadError, ("yaml.few_lines_workload", {}))
+    data = read_settings_file(path, "file.what_workload", WorkloadError, ("yaml.few_lines_workload", {}))
     w = workload_from_dict(data, str(path))
     if people is None or people == w.people:
         return w

@@ -16,6 +16,7 @@ from workstation.core import installed_models as on_disk  # (add_model: this mod
 from workstation.core.errors import WorkstationError
 from workstation.core.gpu_layers import offloadable_layers
 from workstation.core.invocation import cli
+from workstation.core.model_profile import new_context
 from workstation.core.phrases import (
     Phrase,
     WordsBasis,
@@ -361,11 +362,6 @@ def catalog_models(texts: Texts | None = None) -> list[ModelRow]:
     return rows
 
 
-# F4 says whether a model no profile runs fits at the context a new profile for it gets (``profiles new``, U),
-# as fit plans it by its name: F4 said 423 MB at 8,192 tokens where fit said 333 at 4,096
-FIT_CONTEXT = Profile.context
-
-
 def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, replies: Path | None = None,
               current: Profile | None = None) -> str:
     """Whether ``row``'s model fits this PC at an 8k context (f16 K/V, ``gpu_layers: auto``),
@@ -408,7 +404,7 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
             p = plan_for_profile(given, not_downloaded=True, freed=freed)  # (its draft not downloaded: as F3 plans it)
             counted = freed_note(freed, p.fits, lambda: plan_for_profile(given, not_downloaded=True).fits)
         else:  # none runs it: a chat's context, as a profile would load it (said so)
-            context = min(FIT_CONTEXT, info.context_length or FIT_CONTEXT)
+            context = new_context(info.context_length)  # (as a new profile for it gets: as fit plans it by its name)
             p = plan(info, context=context, gpus=counting_freed(gpus, freed), cpu_speed=here,  # (as fit times it)
                      ram_freed=freed.ram_bytes if freed is not None else 0)
             counted = freed_note(freed, p.fits, lambda: plan(info, context=context, gpus=gpus, cpu_speed=here).fits)
@@ -462,32 +458,16 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
 
 
 def profile_running(row: ModelRow, current: Profile | None) -> Profile | None:
-    """The profile that gives ``row``'s model its context: the one in use where it runs the file,
-    else the default profile where it does, else the first that does (by key; of a catalog model
-    not downloaded, the first whose model is its name); None where none does."""
-    from workstation.core.profile_lookup import (
-        list_profiles,
-        load_profile,
-        model_file,
-        profiles_using,
-    )
-    from workstation.core.profiles import DEFAULT_PROFILE
+    """The profile that gives ``row``'s model its context (``profile_lookup.profile_running``: the
+    one in use where it runs the file, else the default profile where it does, else the first by
+    key; of a catalog model not downloaded, the first whose model is its name); None where none does.
+    (F4 said "0.8 words a second" of Qwen2.5 14B at f16 K/V where F3 and fit said 0.6 of
+    gpu-qwen25-14b's q8_0, which the CPU reads slower.)"""
+    from workstation.core.profile_lookup import profile_running as running
 
     if row.path is None:
         return None
-    try:
-        if not row.installed:  # a catalog model a profile runs, planned as that profile (F4 said "0.8 words a
-            # second" of Qwen2.5 14B at f16 K/V where F3 and fit said 0.6 of gpu-qwen25-14b's q8_0, which the CPU reads slower)
-            users = sorted(p.key for p in list_profiles() if isinstance(p, Profile) and p.backend == "llama"
-                           and p.model == row.name)
-            return load_profile(min(users, key=lambda key: (key != DEFAULT_PROFILE, key))) if users else None
-        if current is not None and current.backend == "llama" and Path(model_file(current)).resolve() == row.path.resolve():
-            return current
-        # the default profile first where it runs it (F3 and fit say its figures), then by key
-        users = sorted(profiles_using(row.path, drafts=False), key=lambda key: (key != DEFAULT_PROFILE, key))
-        return load_profile(users[0]) if users else None
-    except (WorkstationError, OSError):
-        return None
+    return running(row.path if row.installed else row.name, current)
 
 
 def replies_said(model: Path, texts: Texts, store: Path | None = None, profile_ref: str = "") -> str:
@@ -550,7 +530,7 @@ def _cpu_bound(path: Path, gpus: Any, freed: FreedMemory | None, here: Any) -> f
     from workstation.core.planner import plan
 
     info = model_info.read_model_info(path, check=False)
-    p = plan(info, context=min(FIT_CONTEXT, info.context_length or FIT_CONTEXT), gpus=counting_freed(gpus, freed),
+    p = plan(info, context=new_context(info.context_length), gpus=counting_freed(gpus, freed),
              cpu_speed=here, ram_freed=freed.ram_bytes if freed is not None else 0)
     return p.decode_tps_bound if p.fits and not p.gpu_layers and not p.paged_bytes else None
 
