@@ -18,6 +18,7 @@ import pytest
 from conftest import kld_profile_file, make_profile, requantized_copy
 from docmaker import english_text, make_docx
 from llama_reference import scored_positions, window_log_probs
+from tui_helpers import workers_done
 
 from workstation.cli import main
 from workstation.commands.eval import ReferenceRow
@@ -435,7 +436,7 @@ async def test_quantization_screen_charts_the_newest_kld_run(
     app = WorkstationApp("orig", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(140, 30)) as pilot:  # nothing saved yet: the screen says how
         await pilot.press("f12")
-        await app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.pause()
         assert isinstance(app.screen, QuantizationScreen)
         assert "No KL divergence results yet" in str(app.screen.query_one("#quality-title", Static).render())
@@ -457,12 +458,12 @@ async def test_quantization_screen_charts_the_newest_kld_run(
     app = WorkstationApp("orig", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(140, 30)) as pilot:
         await pilot.press("f12")
-        await app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.pause()
         # the newest run; o shows the one before (a second run hid the first for good), n comes back
         assert "eval --kld run 1 of 2" in str(app.screen.query_one("#quality-title", Static).render())
         await pilot.press("o")
-        await app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.pause()
         assert "run 2 of 2" in str(app.screen.query_one("#quality-title", Static).render())
         older = str(app.screen.query_one("#quality-chart").render()).splitlines()[1:]
@@ -470,7 +471,7 @@ async def test_quantization_screen_charts_the_newest_kld_run(
             ["orig", f"model={tmp_path / d / 'm.gguf'}", q] for d, q in (("a", "Q4_1"), ("b", "Q4_0"))], older
         assert app.screen.query_one(DataTable).get_row_at(0)[0] == f"orig model={tmp_path / 'b' / 'm.gguf'}"
         await pilot.press("o", "n")
-        await app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.pause()
         chart = str(app.screen.query_one("#quality-chart", Static).render())
         lines = chart.splitlines()
@@ -501,7 +502,7 @@ async def test_quantization_screen_charts_the_newest_kld_run(
         assert re.search(r"\(\d{4}-\d\d-\d\d \d\d:\d\d\)", title), title  # local time, not 2026-12-05T03:38:44Z
         assert title.endswith("), 1 document"), title  # one document: not "1 document(s)"
         await pilot.press("f9")  # Turkish: title, chart, legend and table said again (they stayed English)
-        await app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.pause()
         turkish_title = str(app.screen.query_one("#quality-title", Static).render())
         assert "modeline göre" in turkish_title and re.search(r"\(\d\d\.\d\d\.\d{4} \d\d:\d\d\)", turkish_title)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tui_helpers import workers_done
 
 from workstation.core import language_words
 from workstation.core.locales import locale_texts
@@ -53,7 +54,7 @@ async def test_the_app_reads_the_loaded_models_vocabulary_in_one_worker_at_a_tim
         app.words_basis()
         app.words_basis()  # (asked again at once: the first is still reading)
         assert len([w for w in app.workers if w.group == "words"]) == 1
-        await app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.pause()
         assert app.words_basis().of == "language"  # (Turkish: SmolLM2's own figure, measured)
 
@@ -111,7 +112,7 @@ async def test_the_room_under_the_box_only_falls_and_is_the_same_when_the_conver
         # general figure first and the model's after it)
         app.texts = Texts("tr")
         assert app.context_fill_text() == ""
-        await app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.pause()
         basis = app.words_basis()
         assert basis is not None and basis.per_token < context_basis(app.texts.get).per_token

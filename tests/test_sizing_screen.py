@@ -9,7 +9,7 @@ import pytest
 from conftest import table_only as _table_only
 from rich.style import Style
 from textual_plotext import PlotextPlot
-from tui_helpers import make_app, settle, until
+from tui_helpers import make_app, settle, until, workers_done
 
 from workstation.core.phrases import say
 from workstation.tui.app import WorkstationApp
@@ -38,7 +38,7 @@ def test_sizing_screen_snapshot(snap_compare, app: WorkstationApp) -> None:
 async def test_f10_opens_the_sizing_screen_and_draws_both_charts(app: WorkstationApp) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("f10")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.pause()
         screen = pilot.app.screen
         assert isinstance(screen, SizingScreen)
@@ -60,7 +60,7 @@ async def test_f9_draws_the_sizing_again_in_the_new_language(app: WorkstationApp
     language they were drawn in."""
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.app.push_screen(SizingScreen(compute=table_only))
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.pause()
         screen = pilot.app.screen
         english = str(screen.query_one("#sizing-headline").content)
@@ -78,7 +78,7 @@ async def test_f9_draws_the_sizing_again_in_the_new_language(app: WorkstationApp
 async def test_a_bad_workload_shows_its_error(app: WorkstationApp) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.app.push_screen(SizingScreen("no-such-office"))
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.pause()
         assert "No workload file or shipped workload named 'no-such-office'" in str(
             pilot.app.screen.query_one("#sizing-headline").content)
@@ -108,7 +108,7 @@ async def test_f10_at_80x24_keeps_its_charts_readable_and_names_each_option_once
     scrolls to one legend: each option once, numbered as the memory chart's bars."""
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.app.push_screen(SizingScreen(compute=table_only))
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.pause()
         screen = pilot.app.screen
         assert isinstance(screen, SizingScreen) and screen.data is not None
@@ -149,7 +149,7 @@ async def test_f10_without_colour_tells_its_lines_and_bars_apart_by_their_marks(
     app = make_app(tmp_path, monkeypatch)
     async with app.run_test(size=(100, 36)) as pilot:
         await pilot.app.push_screen(SizingScreen(compute=table_only))
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.pause()
         screen = pilot.app.screen
         assert isinstance(screen, SizingScreen) and screen.data is not None

@@ -32,6 +32,7 @@ from tui_helpers import (
     summarize_in_f6,
     type_message,
     until,
+    workers_done,
 )
 from tui_helpers import message_views as _views
 from tui_helpers import send_message as _send
@@ -312,7 +313,7 @@ async def palette_search(pilot: Any, typed: str) -> None:
     box.value = typed
     box.cursor_position = len(typed)
     await pilot.pause()  # (its change handled: the search under way)
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot)
     await pilot.pause()
 
 
@@ -2972,7 +2973,7 @@ async def test_a_small_plain_terminal_shows_every_word_in_its_own_symbols_and_co
     monkeypatch.setenv("SSH_CONNECTION", "192.168.1.20 51234 192.168.1.10 22")
     app = make_app(tmp_path, monkeypatch, language="tr")
     async with app.run_test(size=(40, 15)) as pilot:
-        await app.workers.wait_for_complete()
+        await workers_done(pilot)
         await pilot.pause()
         # over SSH the message box's cursor does not blink: each blink sent the box down the link
         assert not app.chat_screen.query_one("#prompt").cursor_blink

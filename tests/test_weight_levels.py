@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from conftest import kld_profile_file, requantized_copy
 from docmaker import english_text
+from tui_helpers import workers_done
 
 from workstation.cli import main
 from workstation.core.gguf_check import TensorEntry
@@ -85,7 +86,7 @@ async def test_f12_says_a_reference_made_from_4_bits_as_eval_does(
         app = WorkstationApp("q4_1", start_engine=False, sample_system=False, language=language)
         async with app.run_test(size=(140, 30)) as pilot:
             await pilot.press("f12")
-            await app.workers.wait_for_complete()
+            await workers_done(pilot)
             await pilot.pause()
             assert isinstance(app.screen, QuantizationScreen)
             return str(app.screen.query_one("#quality-legend", Static).render())
