@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -438,60 +439,56 @@ def test_half_written_states_a_killed_process_left_are_removed(tmp_path: Path) -
     assert store.clear() == (1, [100]) and not young.exists()
 
 
-def test_the_cache_leaves_its_disk_room_for_everything_else(tmp_path: Path) -> None:
-    """The 2 GiB budget held whatever the free space: on a small disk five `chat -c` filled it
-    to its last megabyte, every later save failed, and the conversations' file could not be
-    written. The oldest states now go first, and a tenth of a small disk stays free."""
-    import shutil
-    import subprocess
 
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 4 MiB disk of its own (tmpfs, mounted as root; skipped otherwise), unmounted after."""
     disk = tmp_path / "disk"
     disk.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], capture_output=True).returncode:
         pytest.skip("mounting a small disk needs root")
     try:
-        store = KvStateStore(disk / "kv", budget=2**31)
-        key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
-        kept = [store.save(key, [n, n + 1], bytes([n]) * 600_000) for n in range(1, 20, 2)]  # 6 MB in all
-        assert kept[-1].exists() and not kept[0].exists()  # the newest kept, the oldest gone
-        assert shutil.disk_usage(disk).free >= 4 * 2**20 // 10 - 4096
-        with pytest.raises(NotSaved, match="no room for one of 4.8 MiB: the disk holding"):
-            store.save(key, [99], b"x" * 5_000_000)  # larger than the whole disk may hold
-        assert kept[-1].exists()  # and the states there are left alone
+        yield disk
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)
 
 
-def test_a_state_that_fits_beside_the_cache_on_a_near_full_disk_evicts_nothing(tmp_path: Path) -> None:
+def test_the_cache_leaves_its_disk_room_for_everything_else(small_disk: Path) -> None:
+    """The 2 GiB budget held whatever the free space: on a small disk five `chat -c` filled it
+    to its last megabyte, every later save failed, and the conversations' file could not be
+    written. The oldest states now go first, and a tenth of a small disk stays free."""
+    disk = small_disk
+    store = KvStateStore(disk / "kv", budget=2**31)
+    key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
+    kept = [store.save(key, [n, n + 1], bytes([n]) * 600_000) for n in range(1, 20, 2)]  # 6 MB in all
+    assert kept[-1].exists() and not kept[0].exists()  # the newest kept, the oldest gone
+    assert shutil.disk_usage(disk).free >= 4 * 2**20 // 10 - 4096
+    with pytest.raises(NotSaved, match="no room for one of 4.8 MiB: the disk holding"):
+        store.save(key, [99], b"x" * 5_000_000)  # larger than the whole disk may hold
+    assert kept[-1].exists()  # and the states there are left alone
+
+
+def test_a_state_that_fits_beside_the_cache_on_a_near_full_disk_evicts_nothing(small_disk: Path) -> None:
     """The room a save has is what the cache holds plus the disk's free space, less the tenth of
     a small disk kept free: counted without what the cache holds, a near-full disk threw away
     saved conversations to make room the disk already had, and refused a state that older ones
     evicted would have made room for."""
-    import shutil
-    import subprocess
-
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], capture_output=True).returncode:
-        pytest.skip("mounting a small disk needs root")
-    try:
-        store = KvStateStore(disk / "kv", budget=2**31)
-        key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
-        kept = [store.save(key, [n, n + 1], bytes([n]) * 1_000_000, tag=f"conversation:x:{n}:1.0") for n in (1, 3)]
-        assert all(p is not None and p.exists() for p in kept)  # 2 MB of a 4 MiB disk: both kept
-        cached = sum(p.stat().st_size for p in kept if p is not None)
-        usage = shutil.disk_usage(disk)
-        spare = usage.free - usage.total // 10  # what the disk has beside the cache, its tenth kept free
-        assert 0 < spare < cached  # a near-full disk: the cache holds more than it has left
-        fits = spare - 64 * 1024  # (the header and the file system's blocks)
-        new = store.save(key, [5, 6], b"n" * fits, tag="conversation:x:5:1.0")
-        assert new is not None and new.exists()
-        assert all(p is not None and p.exists() for p in kept), "a state evicted that the disk had room beside"
-        # one larger than the free space, smaller than it and the cache: older states go for it
-        big = store.save(key, [7, 8], b"b" * (spare + 500_000), tag="conversation:x:7:1.0")
-        assert big is not None and big.exists() and not kept[0].exists()  # (the least recently used first)
-    finally:
-        subprocess.run(["umount", "--lazy", str(disk)], check=True)
+    disk = small_disk
+    store = KvStateStore(disk / "kv", budget=2**31)
+    key = StateKey("m.gguf:1:1", "f16", "f16", 1024)
+    kept = [store.save(key, [n, n + 1], bytes([n]) * 1_000_000, tag=f"conversation:x:{n}:1.0") for n in (1, 3)]
+    assert all(p is not None and p.exists() for p in kept)  # 2 MB of a 4 MiB disk: both kept
+    cached = sum(p.stat().st_size for p in kept if p is not None)
+    usage = shutil.disk_usage(disk)
+    spare = usage.free - usage.total // 10  # what the disk has beside the cache, its tenth kept free
+    assert 0 < spare < cached  # a near-full disk: the cache holds more than it has left
+    fits = spare - 64 * 1024  # (the header and the file system's blocks)
+    new = store.save(key, [5, 6], b"n" * fits, tag="conversation:x:5:1.0")
+    assert new is not None and new.exists()
+    assert all(p is not None and p.exists() for p in kept), "a state evicted that the disk had room beside"
+    # one larger than the free space, smaller than it and the cache: older states go for it
+    big = store.save(key, [7, 8], b"b" * (spare + 500_000), tag="conversation:x:7:1.0")
+    assert big is not None and big.exists() and not kept[0].exists()  # (the least recently used first)
 
 
 def test_a_saved_state_is_used_only_past_the_tokens_asked_and_a_folder_at_its_budget_keeps_all(
