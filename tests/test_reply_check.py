@@ -312,3 +312,53 @@ def test_a_dotted_dates_parts_vouch_for_dates_only() -> None:
     assert unchecked_figures("The rent is due on 15 April 2026.", lease) == ["15 April 2026"]
     for same in ("The rent is due on 15 March 2026.", "Due 2026-03-15.", "Due 15/03/2026."):
         assert unchecked_figures(same, lease) == [], same
+
+
+INVOICES = ("Invoice,Client,Amount,Status\nINV-1040,Birlik AS,1850.00,Paid\nINV-1041,Kaya Ltd,1120.50,Paid\n"
+            "INV-1042,Deniz Foods,2200.00,Paid\nINV-1043,Atlas Print,1250.00,Unpaid\nINV-1044,Birlik AS,950.00,Paid\n"
+            "INV-1045,Kaya Ltd,980.00,Unpaid\nINV-1046,Marmara Tech,1540.00,Paid\n"
+            "INV-1047,Deniz Foods,1406.00,Unpaid\nINV-1048,Atlas Print,1200.00,Paid\n"
+            "INV-1049,Marmara Tech,500.00,Unpaid\n")
+
+
+def _invoices(tmp_path: Path) -> tuple[str, list, list]:
+    from workstation.core.documents import read_document
+    from workstation.core.summary_chunks import with_facts
+    from workstation.core.table_facts import counted_answer
+
+    path = tmp_path / "invoices.csv"
+    path.write_text(INVOICES, encoding="utf-8")
+    document = read_document(path)
+    counted = counted_answer("How much is unpaid in total?", document.facts)
+    return with_facts(document, all_rows=True).text, document.facts, counted
+
+
+def test_a_reply_giving_the_total_of_every_invoice_for_the_unpaid_ones_is_said_to_be_no_count_of_it(
+        tmp_path: Path) -> None:
+    """An office assistant attached 10 invoices and asked "How much is unpaid in total?"; the reply
+    said "The program counted the invoice for 12,996.50 in total." over the program's own "Amount
+    where Status is Unpaid: 4 rows (…), total 4,136.00", and nothing marked it: 12,996.50 is in the
+    table (the total of every invoice), so the check let it pass. It is said not to be the program's
+    count for this question, and what it is; the program's figures and the counted rows' are not."""
+    from workstation.core.reply_check import miscounted_figures
+
+    document, tables, counted = _invoices(tmp_path)
+    reply = "The program counted the invoice for 12,996.50 in total."
+    wrong = miscounted_figures(reply, counted, tables)
+    record = unchecked_record("invoices.csv", unchecked_figures(reply, document, "invoices.csv", counted), wrong)
+    assert say(unchecked_phrases(record)) == (
+        "Check figures, dates and names against invoices.csv: this model often gets them wrong. The reply's "
+        "“12,996.50” is not the program's count for this question (4,136.00): 12,996.50 is the total of Amount in "
+        "all 10 rows.")
+    assert say(unchecked_phrases(record), locale_texts("tr").get).endswith(
+        "Yanıttaki “12,996.50”, programın bu soru için hesabı değil (4.136,00): 12,996.50, 10 satırın tümündeki "
+        "Amount toplamıdır.")
+    # the program's figure, the counted rows' own, and the whole total beside the asked one: nothing to say
+    for right in ("The unpaid total is 4,136.00.", "INV-1043 (1,250.00) and INV-1049 (500.00) are unpaid.",
+                  "Of 12,996.50 in all, 4,136.00 is unpaid."):
+        assert miscounted_figures(right, counted, tables) == [], right
+    # a figure given as the program's that it did not give for the question, though the table has it
+    assert [w["text"] for w in miscounted_figures("The program counted 1,850.00 unpaid.", counted, tables)] == \
+        ["1,850.00"]
+    assert miscounted_figures(reply, [], tables) == []  # (nothing counted for the question: nothing to hold it to)
+

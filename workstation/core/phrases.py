@@ -1444,6 +1444,14 @@ ENGLISH: dict[str, str] = {
     "check.not_in_2": "“{text}” and “{text2}” are not in {name}.",
     "check.not_in_3": "“{text}”, “{text2}” and “{text3}” are not in {name}.",
     "check.not_in_more": "“{text}”, “{text2}”, “{text3}” and {n} more are not in {name}.",  # (n: those not named)
+    # a figure the reply gives as the answer that is not what the program counted for the question
+    # (``reply_check.miscounted_figures``): the total of every invoice given for the unpaid ones'
+    "check.not_counted": "The reply's “{text}” is not the program's count for this question ({counted}).",
+    "check.not_counted_is": "The reply's “{text}” is not the program's count for this question ({counted}): "
+                            "{text} is {what}.",
+    "check.all_rows_total": "the total of {name} in all {n} rows",
+    "check.all_rows_average": "the average of {name} in all {n} rows",
+    "check.then": " ",  # (between two sentences of the check)
     # a context said in words, with what they are words of (``context_words``): the UI language's
     # figure for the model, this conversation's own (its replies' words a token), a document's own
     "words.language": "about {n} words",

@@ -19,7 +19,9 @@ from workstation.core.phrases import Phrase, say
 from workstation.core.table_facts import (
     _MONTH_NUMBER,
     _SPACED,
+    SheetFacts,
     _number,
+    _plain_name,
     counted_phrases,
     title_phrase,
 )
@@ -211,14 +213,97 @@ def unchecked_figures(reply: str, document: str, name: str = "", counted: list[d
     return missing
 
 
-def unchecked_record(name: str, items: list[str]) -> dict[str, Any]:
+# a sentence of the reply that gives its figures as the program's ("The program counted …")
+_PROGRAM_SAID = re.compile(r"\bprogram", re.IGNORECASE)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
+
+
+def miscounted_figures(reply: str, counted: list[dict[str, Any]] | None,
+                       tables: list[SheetFacts] | None = None) -> list[dict[str, str]]:
+    """The figures ``reply`` gives as the answer to what the program counted for the question
+    (``counted``: ``counted_answer``'s "where" items, of ``tables``) that are not the program's
+    count: "How much is unpaid in total?" of 10 invoices was answered "The program counted the
+    invoice for 12,996.50 in total." under the program's "… Unpaid: 4 rows …, total 4,136.00":
+    12,996.50 is in the table (the total of every invoice), so ``unchecked_figures`` let it pass.
+    A figure is said so where it is a figure of all the rows of the table (its column's total or
+    average) and the reply gives none of the program's figures, or wherever the reply's sentence
+    gives it as the program's ("the program counted …") and the program did not give it for this
+    question (its figures, its count of rows, the cells of the rows it counted). Each as
+    {"text": the figure as the reply writes it, "counted": the program's figure, and "what"/"column"/
+    "rows" where it is a figure of all the rows: "total", "Amount", "10"}, in the reply's order."""
+    asked = [i for i in counted or [] if isinstance(i, dict) and i.get("what") == "where"
+             and any(isinstance(f, dict) and f.get("figure") for f in i.get("figures") or [])]
+    if not asked:
+        return []
+    given: set[str] = set()  # (what the program gave for the question: its figures, rows and the rows' cells)
+    whole: dict[str, dict[str, str]] = {}  # a figure of all the rows -> what it is
+    for item in asked:
+        given.update(_value(str(f["figure"])) for f in item["figures"] if isinstance(f, dict) and f.get("figure"))
+        given.add(_value(str(item.get("rows", "0"))))
+        listed = {str(n) for n in item.get("listed") or []}
+        given.update(v for n in listed for f in re.findall(_FIGURE, n) for v in _values(f))
+        for facts in tables or []:
+            if facts.title != item.get("title"):
+                continue
+            for row in facts.cells:
+                if listed & set(row):
+                    given.update(v for cell in row for f in re.findall(_FIGURE, cell) for v in _values(f))
+            for col in facts.columns:
+                if col.kind != "numbers" or col.rate:
+                    continue
+                for what in ("total", "average"):
+                    figure = getattr(col, what)
+                    if figure and _value(figure) not in given:
+                        whole.setdefault(_value(figure), {"what": what, "column": col.name, "rows": f"{facts.rows:,}",
+                                                          "letter": col.letter})
+    program = next(str(f["figure"]) for f in asked[0]["figures"] if isinstance(f, dict) and f.get("figure"))
+    answered = any(_value(shown) in given for shown in re.findall(_FIGURE, reply) if shown != "0")
+    found: list[dict[str, str]] = []
+    for sentence in _SENTENCES.split(reply):
+        claimed = _PROGRAM_SAID.search(sentence) is not None
+        for match in re.finditer(rf"{_MONEY}?(?<![\w-])(?P<n>{_FIGURE})%?", sentence):
+            value = _value(match["n"])
+            if value in given or any(value == f["value"] for f in found):
+                continue
+            if value in whole and not answered or claimed:
+                said = {"text": match["n"], "counted": program, "value": value}
+                found.append(said | ({k: v for k, v in whole[value].items() if v} if value in whole else {}))
+    return [{k: v for k, v in f.items() if k != "value"} for f in found]
+
+
+def unchecked_record(name: str, items: list[str], miscounted: list[dict[str, str]] | None = None) -> dict[str, Any]:
     """What a reply's record keeps of the check (``unchecked_phrases`` says it): the document's
     name, the first ``MOST_NAMED`` of what the reply gives that it does not have, and how many
-    more there are (seven missing were said as three, nothing said of the other four)."""
+    more there are (seven missing were said as three, nothing said of the other four); and the
+    first ``MOST_NAMED`` of its figures that are not the program's count for the question
+    (``miscounted_figures``), which are not said as "not in" it too."""
+    wrong = (miscounted or [])[:MOST_NAMED]
+    items = [i for i in items if all(" ".join(i.split()) != w["text"] and not i.endswith(f" {w['text']}")
+                                     for w in wrong)]
     record: dict[str, Any] = {"name": name, "items": items[:MOST_NAMED]}
     if len(items) > MOST_NAMED:
         record["more"] = len(items) - MOST_NAMED
+    if wrong:
+        record["miscounted"] = wrong
     return record
+
+
+def _miscounted_phrases(record: dict[str, Any]) -> list[Phrase]:
+    """"The reply's “12,996.50” is not the program's count for this question (4,136.00): 12,996.50
+    is the total of Amount in all 10 rows." for each of a record's ``miscounted``."""
+    said: list[Phrase] = []
+    for wrong in record.get("miscounted") or []:
+        if not isinstance(wrong, dict) or not wrong.get("text") or not wrong.get("counted"):
+            continue
+        values = {"text": str(wrong["text"]), "counted": str(wrong["counted"])}
+        if wrong.get("what") in ("total", "average") and wrong.get("column"):
+            what: Phrase = (f"check.all_rows_{wrong['what']}",
+                            {"name": _plain_name(str(wrong["column"]), str(wrong.get("letter", ""))),
+                             "n": str(wrong.get("rows", ""))})
+            said += [*([("check.then", {})] if said else []), ("check.not_counted_is", {**values, "what": what})]
+        else:
+            said += [*([("check.then", {})] if said else []), ("check.not_counted", values)]
+    return said
 
 
 def unchecked_phrases(record: Any) -> list[Phrase]:
@@ -231,11 +316,17 @@ def unchecked_phrases(record: Any) -> list[Phrase]:
     if not isinstance(record, dict) or not isinstance(record.get("name"), str):
         return []
     items = [" ".join(str(i).split()) for i in record.get("items") or [] if str(i).strip()][:MOST_NAMED]
-    if not items:
+    miscounted = _miscounted_phrases(record)  # (said first: the figure an office assistant copies)
+    if not items and not miscounted:
         return []
     name = title_phrase(record["name"])  # (a pasted table's "the table in your message", in the UI's language)
     more = record.get("more")
     quoted = dict(zip(("text", "text2", "text3"), items, strict=False))
+    said: list[Phrase] = [("check.against", {"name": name}), *miscounted]
+    if not items:
+        return said
+    if miscounted:
+        said.append(("check.then", {}))
     if isinstance(more, int) and more > 0 and len(items) == MOST_NAMED:
-        return [("check.against", {"name": name}), ("check.not_in_more", {**quoted, "n": more, "name": name})]
-    return [("check.against", {"name": name}), (f"check.not_in_{len(items)}", {**quoted, "name": name})]
+        return [*said, ("check.not_in_more", {**quoted, "n": more, "name": name})]
+    return [*said, (f"check.not_in_{len(items)}", {**quoted, "name": name})]

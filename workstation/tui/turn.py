@@ -22,12 +22,12 @@ from workstation.core.events import TurnFinished as EngineTurnFinished
 from workstation.core.kv_state import NOT_KEPT, conversation_tag
 from workstation.core.metrics import TurnMetrics, turn_record
 from workstation.core.model_file import model_file_changed
-from workstation.core.pasted_tables import counted_pasted, for_the_model
+from workstation.core.pasted_tables import PASTED_TITLE, counted_pasted, for_the_model, pasted_facts
 from workstation.core.phrases import rounded_words, words_in
 from workstation.core.profile_lookup import model_file
 from workstation.core.profiles import Profile, Sampling
 from workstation.core.remote import refused
-from workstation.core.reply_check import unchecked_figures, unchecked_record
+from workstation.core.reply_check import miscounted_figures, unchecked_figures, unchecked_record
 from workstation.core.summary_chunks import with_counted
 from workstation.core.table_facts import counted_answer, facts_record
 from workstation.tui.app_part import AppPart
@@ -580,7 +580,12 @@ class Turn(AppPart):
         if attached is None or attached.name.startswith(head) and attached.name.endswith(tail):
             return None  # (F6's summary went in its place: said so under the reply it was sent with)
         items = unchecked_figures(reply, attached.document, attached.name, self._counted)  # (the program's own known)
-        return unchecked_record(attached.name, items) if items else None
+        # a figure given as the answer that is not the program's count for it (the total of every invoice
+        # for the unpaid ones', "The program counted … 12,996.50"): the tables it counted, their rows read again
+        tables = ([f for f, _ in pasted_facts(attached.document)] if attached.name == PASTED_TITLE else
+                  conversation_tables(messages)) if any(i.get("what") == "where" for i in self._counted) else []
+        miscounted = miscounted_figures(reply, self._counted, tables)
+        return unchecked_record(attached.name, items, miscounted) if items or miscounted else None
 
     def _tell_left_out(self: WorkstationApp, metrics: TurnMetrics) -> None:
         """The first time a conversation's start no longer fits the context, said in words (the
