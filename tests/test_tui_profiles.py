@@ -2032,6 +2032,22 @@ async def test_f3_opens_with_the_profiles_above_the_current_one_in_view(
         taller = options.scrollable_content_region.height
         fits = min(y for y in starts.values() if y >= end - taller)
         assert options.scroll_y == fits, (options.scroll_y, fits, taller, starts)
+        # the first fit before the current profile was highlighted (a busy PC): the placing is of the
+        # profile highlighted as it is placed, and a later fit places it again as at the start
+        menu = app.screen
+        menu._placed, menu._placed_at = False, None
+        options.highlighted = None
+        menu.fit_list()
+        options.highlighted = at
+        for _ in range(5):
+            await pilot.pause()
+        await pilot.resize_terminal(size[0], size[1] + 12)
+        await until(pilot, lambda: options.scrollable_content_region.height > taller)
+        for _ in range(5):
+            await pilot.pause()
+        tallest = options.scrollable_content_region.height
+        fits = min(y for y in starts.values() if y >= end - tallest)
+        assert options.scroll_y == fits, (options.scroll_y, fits, tallest, starts)
 
 
 async def test_a_desk_pcs_room_left_is_said_in_the_words_of_the_conversations_language(

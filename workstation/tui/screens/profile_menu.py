@@ -304,6 +304,9 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             # above the top line): a whole profile at the top again, the highlighted one in view;
             # placed as at the start while the highlight is still where it opened (a second fit as
             # it opened, on a busy PC, kept the first fit's shorter placing: fewer profiles above)
+            # (placed before the current profile was highlighted, as a busy PC may: that one's placing)
+            if self._placed and self._placed_at is None:
+                self._placed_at = options.highlighted
             still = self._placed and options.highlighted == self._placed_at
             self.call_after_refresh(options.show_above_highlight if still else options.scroll_to_highlight)
         if not self._placed and others > 0:  # at the start: the profiles above the current one in view too
