@@ -1380,3 +1380,102 @@ def test_a_request_larger_than_the_whole_day_is_not_told_to_wait(
         assert main(["chat", "--lang", "tr", "-p", str(desk), QUESTION[-1]["content"]]) == 1
         err = capsys.readouterr().err
         assert "bu yüzden beklemek işe yaramaz: daha kısa bir metin gönderin" in err and "saat" not in err, err
+
+
+def test_over_the_day_a_new_conversation_is_advised_only_where_it_would_fit(
+        scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A key with fewer tokens left than a message needs was told "a new conversation needs
+    fewer" in a conversation already new, where only waiting helped (`chat "hello"` too, exit 75).
+    Now that is advised only where the conversation has earlier turns and a new one (the last
+    message alone) fits what is left; else the wait, or a larger daily limit."""
+    import yaml
+
+    from workstation.core.errors import BackendUnreachable
+    from workstation.core.phrases import say
+    from workstation.core.remote import RemoteEngine
+    from workstation.tui.i18n import Texts
+
+    story = " ".join(["The committee met on Monday and agreed on the budget for the new office."] * 6)
+    history = [{"role": "user", "content": "What happened at the meeting?"},
+               {"role": "assistant", "content": story}, {"role": "user", "content": "hello"}]
+    with office(scheduler, {"mehmet": {}}) as o:
+        monkeypatch.setenv("WS_DESK_KEY", o.keys["mehmet"])
+        desk = RemoteEngine(make_profile(backend="openai", model="", remote={"base_url": o.url, "api_key_env": "WS_DESK_KEY"},
+                                         sampling={"max_tokens": 8, "temperature": 0.0}))
+        try:
+            last, whole = desk.count_prompt(history[-1:]), desk.count_prompt(history)
+            assert last + 10 < whole
+            ring = o.accounts.keys
+            assert ring is not None
+
+            def refusal(messages: list[dict[str, str]], limit: int) -> str:
+                ring.change("mehmet", tokens_per_day=limit, max_parallel=None, profiles=())
+                with pytest.raises(BackendUnreachable) as caught:
+                    desk.run_chat(messages)  # type: ignore[arg-type]
+                assert caught.value.said[0][0] == "remote.prompt_too_big"
+                said = say(caught.value.said)
+                assert f"needs more than the {limit} tokens" in said, said
+                return said + "\n" + say(caught.value.said, Texts("tr").get)
+
+            # a new conversation ("hello" alone) that needs more than is left: only the wait helps
+            said = refusal(history[-1:], last - 1)
+            assert "new conversation" not in said and "yeni bir sohbet" not in said, said
+            assert "wait until " in said and "ask whoever runs the server for a larger daily limit" in said, said
+            assert "sunucuyu yöneten kişiden daha yüksek bir günlük sınır isteyin" in said, said
+            # earlier turns, and "hello" alone fits what is left: a new conversation is advised
+            said = refusal(history, last + 5)
+            assert "a new conversation needs fewer and fits, or wait until " in said, said
+            assert "yeni bir sohbet daha azını gerektirir ve sığar" in said, said
+            # earlier turns, but not even "hello" alone fits: the wait again
+            said = refusal(history, last - 1)
+            assert "new conversation" not in said and "larger daily limit" in said, said
+        finally:
+            desk.close()
+        # `chat "hello"` from the command line: exit 75, the wait said, no new conversation
+        ring.change("mehmet", tokens_per_day=2, max_parallel=None, profiles=())
+        desk_file = tmp_path / "desk.yaml"
+        desk_file.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
+                                             "remote": {"base_url": o.url, "api_key_env": "WS_DESK_KEY"},
+                                             "sampling": {"temperature": 0.0, "max_tokens": 8}}), encoding="utf-8")
+        assert main(["chat", "-p", str(desk_file), "hello"]) == 75
+        err = capsys.readouterr().err
+        assert "wait until " in err and "new conversation" not in err, err
+
+
+def test_audit_show_lists_who_used_it_when_and_marks_a_reply_cut_at_the_day_limit(
+        scheduler: Scheduler, capsys: pytest.CaptureFixture[str]) -> None:
+    """`audit` and `audit verify` said only "intact: 18 lines": to answer "who used it at 23:31"
+    the raw JSON had to be read, where a reply cut at the key's day limit was `"status":200`
+    with no mark (the server's log said "(cut: day limit)"). The line now says `"cut":
+    "day_limit"`, the chain still verifies, and `audit show` lists the lines in plain columns,
+    by `--key` and `--since`, in Turkish too."""
+    prompt = len(scheduler.chat_tokens(QUESTION))
+    with office(scheduler, {"mehmet": {"tokens_per_day": prompt + 3}, "ayse": {}}) as o:
+        reply = o.client("mehmet").chat.completions.create(model=PROFILE, messages=QUESTION, max_tokens=50,
+                                                           temperature=0, extra_body={"ignore_eos": True})
+        assert (reply.model_extra or {})["quota_reached"] is True
+        chat(o.client("ayse"))
+        o.accounts.flush()
+    lines = [json.loads(x) for x in (audit_dir() / CURRENT).read_text(encoding="utf-8").splitlines()]
+    assert [(x["who"], x.get("cut")) for x in lines] == [("mehmet", "day_limit"), ("ayse", None)]
+    assert main(["audit", "verify"]) == 0
+    verified = capsys.readouterr().out
+    assert "intact: 2 lines" in verified and "audit show" in verified, verified
+    assert main(["audit", "show"]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    header = [c.strip() for c in shown[0].split("|")[1:-1]]
+    assert header == ["when", "who", "what", "status", "prompt", "generated", "cut off"], header
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in shown[2:]]
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(day_start(time.time()) + 12 * 3600))  # the test's clock
+    assert rows[0] == [when, "mehmet", "chat", "answered (200)", str(prompt), "3",
+                       "yes: the key's tokens for the day ran out"], rows
+    assert rows[1][1] == "ayse" and rows[1][6] == "", rows
+    assert main(["audit", "show", "--key", "AYSE"]) == 0  # one person's lines
+    assert [line.split("|")[2].strip() for line in capsys.readouterr().out.splitlines()[2:]] == ["ayse"]
+    assert main(["audit", "show", "--since", time.strftime("%Y-%m-%dT23:59")]) == 0  # (the lines are of noon)
+    assert "No audit lines" in capsys.readouterr().out
+    assert main(["audit", "show", "--lang", "tr", "--key", "mehmet"]) == 0
+    turkish = capsys.readouterr().out
+    assert "yanıtlandı (200)" in turkish and "evet: anahtarın bugünkü sözcük parçası (token) hakkı bitti" in turkish, turkish
+    assert main(["audit", "show", "--json"]) == 0
+    assert [x.get("cut") for x in json.loads(capsys.readouterr().out)["lines"]] == ["day_limit", None]

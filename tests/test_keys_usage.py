@@ -221,6 +221,10 @@ def test_keys_set_changes_a_persons_limits_and_keeps_the_key(capsys: pytest.Capt
         ring.close()
     assert main(["keys", "set", "ayşe", "--tokens-per-day", "0", "--max-parallel", "0", "--profiles", "office-cpu"]) == 0
     assert "no daily limit; replies at once: as many as the server allows; profiles office-cpu" in capsys.readouterr().out
+    # `keys list` says the same setting in the same words (it said "server default")
+    assert main(["keys", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "| as many as the server allows |" in listed and "server default" not in listed, listed
     ring = KeyRing()
     try:  # 0 is kept as none, not as a limit of 0 (a server reads a day's 0 tokens as every request over)
         found = ring.find(secret)

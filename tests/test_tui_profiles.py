@@ -994,6 +994,48 @@ async def test_a_reply_the_server_cut_off_by_stopping_names_the_key_that_asks_ag
         assert isinstance(app.screen, DashboardScreen)
 
 
+async def test_a_long_status_message_is_cut_before_the_profiles_name(
+        folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 110 columns a desk PC whose key's day ran out showed "… │ Office server (OpenAI-compa…
+    · the se…": the profile's name and the server cut, the long message whole. The message is
+    cut now, and the name stays whole."""
+    from serve_helpers import serve, write_profile
+    from tui_helpers import type_message
+
+    from workstation.core.keys import DB_NAME, KeyRing
+
+    server_data = tmp_path / "server"
+    server_data.mkdir()
+    ring = KeyRing(server_data / DB_NAME)
+    _, secret = ring.add("bob", tokens_per_day=100_000)
+    ring.close()
+    monkeypatch.setenv("WS_DESK_KEY", secret)
+    name = "Office server (OpenAI-compatible)"
+    with serve(write_profile(tmp_path, smollm2_path), data=server_data) as server:
+        _write(folder, "desk", {"name": name, "backend": "openai",
+                                "remote": {"base_url": server.base_url, "api_key_env": "WS_DESK_KEY"},
+                                "sampling": {"temperature": 0.0, "max_tokens": 8}})
+        app = WorkstationApp("desk", sample_system=False, language="en", store_path=tmp_path / "c.db")
+        async with app.run_test(size=(110, 32)) as pilot:
+            await until(pilot, lambda: app.engine is not None)
+            assert app.engine is not None
+            question = [{"role": "user", "content": "What is on the agenda today?"}]
+            admin = KeyRing(server_data / DB_NAME)  # the question and a few words of its reply
+            admin.change("bob", tokens_per_day=app.engine.count_prompt(question) + 4, max_parallel=None, profiles=())
+            admin.close()
+            await type_message(pilot, "What is on the agenda today?")
+            await until(pilot, lambda: app.last_metrics is not None and not app.generating)
+            await until(pilot, lambda: "your key has used its" in app.status_text())
+            line = app.status_text()
+            assert len(line) <= 110 and line.endswith(f" {app.glyphs.between} {name}"), line
+            assert line.startswith(" your key has used its tokens for today; it can answer again at "), line
+            await pilot.resize_terminal(80, 32)  # narrower: the message is cut, the name still whole
+            await until(pilot, lambda: app.size.width == 80)
+            line = app.status_text()
+            assert len(line) <= 80 and line.endswith(f"… {app.glyphs.between} {name}"), line
+            assert line.startswith(" your key has used its tokens"), line
+
+
 async def test_a_message_the_server_refuses_comes_back_into_the_box(
         folder: Path, tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A message the office server refused (a key whose day's tokens are used up, revoked)

@@ -3212,3 +3212,30 @@ async def test_lang_on_the_command_line_is_for_that_run_only(tmp_path: Path, mon
         await pilot.press("f9")
         await until(pilot, lambda: app.texts.lang == "en")
     assert load_settings().language == "en"
+
+
+async def test_a_problem_notice_shown_as_f11_opens_is_clear_of_its_lines(tmp_path: Path) -> None:
+    """An error notice shown when F11 opened on a desk PC sat over its lines, at the top right
+    where they are read: "This PC serves no one itself: what you use is c▌". F11's notices sit
+    at the bottom right above its keys, as F5's and F6's do."""
+    from serve_helpers import free_port
+
+    from workstation.core.profile_lookup import load_profile_file
+    from workstation.tui.screens.usage import UsageScreen
+
+    desk = tmp_path / "desk.yaml"  # a desk PC whose office server is not up: its F11 says so, then its own
+    desk.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
+                                    "remote": {"base_url": f"http://127.0.0.1:{free_port()}/v1"}}), encoding="utf-8")
+    app = WorkstationApp(load_profile_file(desk), sample_system=False, language="en", store_path=tmp_path / "c.db")
+    async with app.run_test(size=(110, 32), notifications=True) as pilot:  # (toasts drawn)
+        await until(pilot, lambda: app.loading is None)
+        app.clear_notifications()
+        app.notify(app.texts("lang.not_saved", path="/tmp/x"), severity="error", timeout=60)
+        await pilot.press("f11")
+        await until(pilot, lambda: isinstance(app.screen, UsageScreen) and app.screen.overview is not None)
+        assert str(app.screen.query_one("#usage-total").render()).startswith("This PC serves no one itself")
+        await until(pilot, lambda: any(toast.region for toast in app.screen.query("Toast")))
+        await pilot.pause()
+        covered = [(toast.region, w) for toast in app.screen.query("Toast") for w in ("#usage-server", "#usage-total")
+                   if toast.region.overlaps(app.screen.query_one(w).region)]
+        assert not covered, covered

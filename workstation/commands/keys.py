@@ -136,7 +136,7 @@ def _limits_said(key: ApiKey, t: Texts) -> str:
     """A key's limits in words: "3,000 tokens a day; 2 at once; any profile"."""
     return "; ".join([
         t("keys_cmd.tokens_a_day", n=f"{key.tokens_per_day:,}") if key.tokens_per_day else t("keys_cmd.no_daily_limit"),
-        t("keys_cmd.at_once", n=str(key.max_parallel)) if key.max_parallel else t("keys_cmd.default_at_once"),
+        t("keys_cmd.at_once", n=str(key.max_parallel) if key.max_parallel else t("keys_cmd.server_allows")),
         t("keys_cmd.these_profiles", names=", ".join(key.profiles)) if key.profiles else t("keys_cmd.any_profile")])
 
 
@@ -176,7 +176,7 @@ def run_list(args: argparse.Namespace) -> int:
         row = [
             k.name, when(k.created), when(k.last_used), said,
             t.number(f"{k.tokens_per_day:,}") if k.tokens_per_day else t("keys_cmd.no_limit"),
-            str(k.max_parallel) if k.max_parallel else t("keys_cmd.server_default"),
+            str(k.max_parallel) if k.max_parallel else t("keys_cmd.server_allows"),  # (as `keys set` says it)
             ",".join(k.profiles) or t("keys_cmd.any"),
         ]
         if args.all:

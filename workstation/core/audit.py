@@ -3,7 +3,8 @@
 A line (keys sorted, no spaces) holds ``seq`` (1, 2, ...), ``time`` (UTC), ``who`` (the key's
 name), ``profile``, ``route``, ``status``, the token counts, ``client`` (address), ``prev`` (the
 ``hash`` of the line before; 64 zeros for the first) and ``hash``: the SHA-256 of the line
-written without its ``hash``. Message content (``messages``/``prompt`` and ``reply``) is there
+written without its ``hash``. A reply cut off has ``cut``, why (``day_limit``: where the key's
+tokens for the day ran out; ``server_stopping``); lines written before it was kept have none. Message content (``messages``/``prompt`` and ``reply``) is there
 only when the operator turns it on (``serve --audit-content``).
 
 ``audit.jsonl`` in the data folder's ``audit/`` is the current file; when it would grow past
@@ -223,7 +224,8 @@ class _Line:
         return say([self.said])
 
 
-def _read_lines(files: Sequence[Path]) -> Iterator[_Line]:
+def _read_lines(files: Sequence[Path], whole: bool = False) -> Iterator[_Line]:
+    """The trail's lines; ``whole``: each with all its fields (``entries``), else the chain's only."""
     for path in files:
         with open(path, "rb") as f:
             for number, raw in enumerate(f, 1):
@@ -239,8 +241,17 @@ def _read_lines(files: Sequence[Path]) -> Iterator[_Line]:
                     continue
                 # the chain's fields only: a trail with content was held whole in memory by
                 # verify (20,000 lines with content, 199 MB: 314 MB of memory)
-                link = {"seq": entry["seq"], "prev": entry["prev"], "hash": entry["hash"]}
+                link = entry if whole else {"seq": entry["seq"], "prev": entry["prev"], "hash": entry["hash"]}
                 yield _Line(where, link, line_hash(entry) == entry["hash"])
+
+
+def entries(directory: Path | None = None) -> Iterator[dict[str, Any]]:
+    """The trail's lines oldest first, each with its fields (``audit show``); a line that is no
+    audit line (cut short by a crash) is left out: ``verify`` says it."""
+    directory = directory or audit_dir()
+    for line in _read_lines(trail_files(directory) if directory.exists() else [], whole=True):
+        if line.entry is not None:
+            yield line.entry
 
 
 def _cut_short(lines: Sequence[_Line], i: int, prev_hash: str | None, expected: int) -> bool:

@@ -689,8 +689,10 @@ ENGLISH: dict[str, str] = {
     "remote.again_at": "it can answer again at {resets}",
     "remote.prompt_too_big": ("The server at {url} says this request needs more than the {left} " + SERVER_TOKENS +
                               " your key has left today (all it sends counts: in a chat, the conversation so far and its "
-                              "instructions, not only your message, so a new conversation needs fewer); or wait "
-                              "until {resets}."),
+                              "instructions, not only your message); {advice}."),
+    # what helps, by whether a new conversation would fit what is left (``answered_phrase``)
+    "remote.day_new_fits": "a new conversation needs fewer and fits, or wait until {resets}",
+    "remote.day_wait": "wait until {resets}, or ask whoever runs the server for a larger daily limit",
     "remote.over_whole_day": ("The server at {url} says this request alone needs about {n} " + SERVER_TOKENS +
                               ", more than your key's whole day of {limit}, so waiting will not help: send a shorter "
                               "text (in a chat, a new conversation sends less), or ask whoever runs the server for a "

@@ -181,7 +181,7 @@ def refused(err: WorkstationError) -> bool:
 
 
 def answered_phrase(url: str, response: httpx.Response, now: float | None = None, model: str = "",
-                    own: bool = False) -> Phrase:
+                    own: bool = False, new_fits: Callable[[int], bool] | None = None) -> Phrase:
     """What a server's refusal means, as a phrase the desk PC's language says, read from the
     OpenAI-style error's ``code`` and the rate-limit headers ``workstation serve`` sends (never
     from its English sentence): a key's day used up (with when it resets, on this PC's clock), a
@@ -190,7 +190,10 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
     than it reads or a body larger than it takes, no such ``model``, its model file changed on
     disk. Anything else (another server's per-minute limit too) in
     the server's own words. ``own``: every slot is busy with the person's own requests
-    (``_queued_behind_own``), as the waiting line said: not "other people's"."""
+    (``_queued_behind_own``), as the waiting line said: not "other people's". ``new_fits(left)``:
+    whether a new conversation (the instructions and the last message alone) would fit the
+    ``left`` tokens of the day: only then is one advised (it was advised in a conversation already
+    new, or where the instructions alone needed more, and only waiting helped)."""
     code, type_ = _error_fields(response)
     wait = _whole_header(response, "Retry-After")
     limit = _whole_header(response, "X-RateLimit-Limit-Tokens")
@@ -202,7 +205,9 @@ def answered_phrase(url: str, response: httpx.Response, now: float | None = None
     if response.status_code == 429 and code == "insufficient_quota" and wait is not None:
         resets = resets_text((time.time() if now is None else now) + wait)
         if left:  # some of the day is left, less than this message needs
-            return ("remote.prompt_too_big", {"url": url, "left": f"{left:,}", "resets": resets})
+            advice = "remote.day_new_fits" if new_fits is not None and new_fits(left) else "remote.day_wait"
+            return ("remote.prompt_too_big", {"url": url, "left": f"{left:,}", "resets": resets,
+                                              "advice": (advice, {"resets": resets})})
         return ("remote.day_used", {"url": url, "limit": f"{limit:,}" if limit is not None else "?",
                                     **again_at(resets)})
     if response.status_code == 429 and code == "rate_limit_exceeded" and type_ == "insufficient_quota":
@@ -793,6 +798,19 @@ class RemoteEngine:
             return messages, 0
         return fit_history(messages, self.count_prompt, n_ctx, reserve, most)
 
+    def _new_fits(self, messages: list[Message], left: int) -> bool:
+        """Whether a new conversation would fit the ``left`` tokens of the key's day where
+        ``messages`` did not: they hold earlier turns, and the instructions with the last message
+        alone come to fewer (the server takes a prompt with room for one token of reply). Not
+        said where the count cannot be had (the server out of reach now)."""
+        asked = [m for m in messages if m.get("role") != "system"]
+        if len(asked) < 2:  # already a new conversation
+            return False
+        try:
+            return self.count_prompt([asked[-1]]) < left
+        except WorkstationError:
+            return False
+
     def _limits_changed(self, response: httpx.Response, fitted_to: dict[str, int]) -> bool:
         """Whether ``response`` refuses a request as too long (400 ``context_length_exceeded``) by
         limits other than ``fitted_to``, those the request was fitted to (the server restarted
@@ -870,7 +888,8 @@ class RemoteEngine:
                     if response.status_code == 429 and _error_fields(response)[0] == "insufficient_quota" and wait:
                         self.day_resets_at = time.time() + wait  # (the status line says it: ``again_at``)
                     raise (BackendUnreachable if later else EngineError)(
-                        said=[answered_phrase(self.base_url, response, model=self.model, own=own)])
+                        said=[answered_phrase(self.base_url, response, model=self.model, own=own,
+                                              new_fits=lambda left: self._new_fits(asked, left))])
                 for line in response.iter_lines():
                     if self._cancel.is_set():
                         stop = "cancelled"

@@ -57,6 +57,9 @@ DAY_CUT = frozenset({"remote.quota_cut", "remote.quota_cut_part"})
 # the next message was sent
 DAY_RECHECK_S = 30.0
 
+# the fewest columns the status line's message is cut to, before the profile's name is cut
+STATE_LEAST = 16
+
 CONTEXT_NEARLY_FULL = 85  # percent of the context past which the line under the box warns
 
 
@@ -133,7 +136,15 @@ class StatusLine(AppPart):
         # (the name alone, no model, whole before cut too)
         width = self.size.width
         whole, cut = (self._status_lines(profile, most, width, download) for most in (None, PROFILE_SAID_MOST))
-        return fitted_line([*whole[:-1], *cut[:-1], whole[-1], cut[-1]], width)
+        # none fits (a long message: "your key has used its tokens for today; …"): the message is cut,
+        # not the profile's name (it ended "Office server (OpenAI-compa… · the se…")
+        shorter = []
+        for most in (None, PROFILE_SAID_MOST):
+            named = f" {bar} {profile_said(profile, t.lang, most)}"
+            room = width - 1 - len(named)
+            if room >= STATE_LEAST:
+                shorter.append(" " + shortened(self._state_said(profile, most, download), room) + named)
+        return fitted_line([*whole[:-1], *cut[:-1], whole[-1], cut[-1], *shorter], width)
 
     def _status_lines(self: WorkstationApp, profile: Profile, most: int | None, width: int,
                       download: str) -> list[str]:
@@ -149,36 +160,7 @@ class StatusLine(AppPart):
         # newcomer nothing (F3 says a profile's "in half the usual memory", F5 the loaded types)
         layers = self.gpu_share_said(info.gpu_layers, offloadable_layers(info.n_layer)) if info else \
             ("", "")  # (loading: the share is known once it has loaded)
-        if self.loading is not None:
-            pct = str(part_percent(self.load_fraction))
-            # a share only while llama.cpp reads the file: before, the engine's process starts (most
-            # of a small model's load), after, the context is made (a large one's); "0%" and "100%"
-            # stood still for seconds, and a switch looked stuck
-            if 0 < self.load_fraction < 1:
-                state = t("status.reloading", pct=pct) if self._reloading else \
-                    t("status.loading", name=profile_said(self.loading, t.lang, most), pct=pct)
-            else:
-                state = t("status.reloading_wait") if self._reloading else \
-                    t("status.loading_wait", name=profile_said(self.loading, t.lang, most))
-        elif self.summarizing is not None:
-            state = t("status.summarizing", name=self.summarizing)
-        elif self.generating and self._turn_server_stopping == self._turn:  # until the reply ends or is cut
-            state = t("status.server_stopping_reply")
-        elif self.generating:
-            state = t("status.generating")
-        elif self.engine is None and self.engine_problem is not None:  # its process stopped twice
-            state = t("status.engine_stopped")
-        elif self.engine is None:  # a server's profile is not loaded: it is not connected
-            state = t("status.not_loaded" if profile.backend == "llama" else "status.not_connected")
-        elif self.unreachable:  # the last turn found the server gone: not "ready"
-            state = t("status.unreachable")
-        elif self.not_answering in NOT_ANSWERING:  # the last turn refused until the server's admin acts
-            state = t(NOT_ANSWERING[self.not_answering], **again_at(resets_text(getattr(self.engine, "day_resets_at", None))))
-        else:
-            state = t("status.ready")
-        if self.session_sampling is not None:  # Ctrl+E's, not the file's
-            state = f"{state} {bar} {t('status.session_sampling')}"
-        state += download
+        state = self._state_said(profile, most, download)
         if self.api is not None:  # the API's address whole before the words around it
             return [f" {state} {bar} {named} · {t('status.api', url=self.api.url)}",
                     f" {state} {bar} {named} · {t('status.api_short', url=self.api.url)}",
@@ -208,6 +190,42 @@ class StatusLine(AppPart):
                 tail = min(13, keep - 5)  # the end says the quantization (….Q4_1 / ….Q8_0): kept
                 tried.append(line(model[: keep - 1 - tail] + "…" + model[-tail:], on_gpu))
         return [*tried, line("", "")]
+
+    def _state_said(self: WorkstationApp, profile: Profile, most: int | None, download: str) -> str:
+        """What the app is doing or why the server does not answer, the status line's first part
+        (a profile loading named cut to ``most``); ``download``: what is said of F4's download."""
+        t = self.texts
+        bar = self.glyphs.between
+        if self.loading is not None:
+            pct = str(part_percent(self.load_fraction))
+            # a share only while llama.cpp reads the file: before, the engine's process starts (most
+            # of a small model's load), after, the context is made (a large one's); "0%" and "100%"
+            # stood still for seconds, and a switch looked stuck
+            if 0 < self.load_fraction < 1:
+                state = t("status.reloading", pct=pct) if self._reloading else \
+                    t("status.loading", name=profile_said(self.loading, t.lang, most), pct=pct)
+            else:
+                state = t("status.reloading_wait") if self._reloading else \
+                    t("status.loading_wait", name=profile_said(self.loading, t.lang, most))
+        elif self.summarizing is not None:
+            state = t("status.summarizing", name=self.summarizing)
+        elif self.generating and self._turn_server_stopping == self._turn:  # until the reply ends or is cut
+            state = t("status.server_stopping_reply")
+        elif self.generating:
+            state = t("status.generating")
+        elif self.engine is None and self.engine_problem is not None:  # its process stopped twice
+            state = t("status.engine_stopped")
+        elif self.engine is None:  # a server's profile is not loaded: it is not connected
+            state = t("status.not_loaded" if profile.backend == "llama" else "status.not_connected")
+        elif self.unreachable:  # the last turn found the server gone: not "ready"
+            state = t("status.unreachable")
+        elif self.not_answering in NOT_ANSWERING:  # the last turn refused until the server's admin acts
+            state = t(NOT_ANSWERING[self.not_answering], **again_at(resets_text(getattr(self.engine, "day_resets_at", None))))
+        else:
+            state = t("status.ready")
+        if self.session_sampling is not None:  # Ctrl+E's, not the file's
+            state = f"{state} {bar} {t('status.session_sampling')}"
+        return state + download
 
     def gpu_share_said(self: WorkstationApp, n: int, total: int) -> tuple[str, str]:
         """What share of the loaded model runs on the GPU, in words (and shorter, for a narrow

@@ -57,6 +57,8 @@ class Caller:
     key: ApiKey | None = None
     owner: Owner | None = None  # whose turn it is for slots; None: the shared line
 
+CUT = "cut: "  # a reason of a reply cut off ("cut: day limit"): its audit line's ``cut`` ("day_limit")
+
 
 @dataclass
 class Ticket:
@@ -368,6 +370,8 @@ class Accounts:
                 "completion_tokens": completion,
                 "client": caller.client,
             }
+            if ticket.reason.startswith(CUT):  # a reply cut off: why ("day_limit"; the log's "cut: day limit")
+                line["cut"] = ticket.reason.removeprefix(CUT).replace(" ", "_")
             if self.audit_content and ticket.content is not None:
                 line.update(ticket.content)
                 if reply is not None:
