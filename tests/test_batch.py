@@ -19,6 +19,8 @@ from docmaker import SUBJECT_PARAGRAPHS, make_docx
 
 from workstation.core.atomic import umask
 from workstation.core.batch_queue import DB_NAME, BatchQueue
+from workstation.core.phrases import say
+from workstation.core.reply_check import unchecked_figures, unchecked_phrases, unchecked_record
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -862,6 +864,13 @@ def test_every_summary_of_the_folder_is_in_one_file_to_read(tmp_path: Path, smol
     cut = [(out / f"letter{i}.txt.summary.md").read_text(encoding="utf-8") for i in (1, 2)]
     assert all("stopped at its length limit" in each for each in cut), cut
     assert text.count("stopped at its length limit") == 2, text
+    # what a summary names that its letter does not have, by the chat's reply check, said under it in its file
+    # and in the file of them all (the chat said it of its replies; the summaries had no line)
+    for i, each in enumerate(cut):
+        words = each.split("\n\n")[2]  # (its title, the small model's caveat, then its words)
+        missing = unchecked_figures(words, SUBJECT_PARAGRAPHS[i], f"letter{i + 1}.txt")
+        line = f"> {say(unchecked_phrases(unchecked_record(f'letter{i + 1}.txt', missing))[1:])}" if missing else ""
+        assert (line in each and line in text) if missing else f"not in letter{i + 1}.txt" not in each, (line, each)
     # a run again in Turkish writes the Turkish-named one; it is no document of the folder
     again = _batch_run(folder, "-p", prof, "--lang", "tr")
     turkish = (out / "Tüm özetler.md").read_text(encoding="utf-8")
