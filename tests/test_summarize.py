@@ -1235,6 +1235,11 @@ def test_a_small_models_summary_says_what_it_names_that_the_document_does_not(tm
     text = render_markdown(report, said, [dataclasses.replace(part[0], end=len(report.text), summary=said)], False,
                            totals, None, small)
     assert "> “3 January 2026”, “January 2027” and “January 2028” are not in Q3_report.txt." in text, text
+    # a month the document names another way is in it ("October" of a note's "3 Oct" was said not to be)
+    rent = Document("note_09.txt", "text", "Rent increase of 5% from January.\nLandlord sent the letter on 3 Oct.\n")
+    said = "The rent goes up 5% from January; the landlord wrote in October."
+    assert " not in " not in render_markdown(rent, said, [dataclasses.replace(part[0], summary=said)], False, totals,
+                                             None, small)
     # what the document has is not said; nor anything of a model the app trusts with facts
     true = "Acme Ltd paid INV-1042 late; charge the 2% late fee."
     assert " not in " not in render_markdown(note, true, [dataclasses.replace(part[0], summary=true)], False, totals,

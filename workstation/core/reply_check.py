@@ -189,8 +189,8 @@ def unchecked_figures(reply: str, document: str, name: str = "", counted: list[d
                 said = rest.strip()
                 if not said or len(said) < 3:
                     continue
-            if len(said) < 3 or doc.has_name(said):
-                continue
+            if len(said) < 3 or doc.has_name(said) or (month := _month(said)) is not None and str(month) in doc.months:
+                continue  # (a month named as the document names it otherwise: "October" of its "3 Oct")
         elif kind == "words":
             quantity = _quantity(said)
             if quantity is None or quantity in doc.quantities:
