@@ -19,6 +19,8 @@ from docmaker import SUBJECT_PARAGRAPHS, make_docx
 
 from workstation.core.atomic import umask
 from workstation.core.batch_queue import DB_NAME, BatchQueue
+from workstation.core.phrases import say
+from workstation.core.reply_check import unchecked_figures, unchecked_phrases, unchecked_record
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -826,6 +828,28 @@ def test_the_file_of_every_summary_of_another_queue_in_the_folder_is_no_document
     assert set(_status(folder / "summaries" / DB_NAME)) == {"letter1.txt"}, again.stderr
 
 
+def test_what_a_summary_names_that_its_document_does_not_is_said_under_it(tmp_path: Path) -> None:
+    """The chat said "“420,000” … are not in Q3_report.txt." under a small model's reply; `batch`'s
+    summaries said nothing of what the model made up ("estimated $5 million" of a note naming no
+    sum). A real run: the very small model's summary of a team's note names a "CEO" the note does
+    not; the reply check's line is under it, in its file and in the file of every summary."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "note_05.txt").write_text("Team meeting Wednesday 10:00.\nAgenda: year-end closing, new hire, holiday "
+                                        "rota.\nBring the Q3 figures.\n", encoding="utf-8")
+    prof = write_profile_file(tmp_path / "p.yaml", context=512, threads=1, sampling={"max_tokens": 48})
+    run = _batch_run(folder, "-p", prof)
+    assert run.returncode == 0, run.stderr
+    summary = (folder / "summaries" / "note_05.txt.summary.md").read_text(encoding="utf-8")
+    words = summary.split("\n\n")[2]  # (its title, the small model's caveat, then its words)
+    missing = unchecked_figures(words, (folder / "note_05.txt").read_text(encoding="utf-8"), "note_05.txt")
+    assert missing, summary  # (the model's own words: "a keynote speech by the CEO of the company")
+    line = "> " + say(unchecked_phrases(unchecked_record("note_05.txt", missing))[1:])
+    assert f"{words}\n\n{line}\n\n_Read in one go" in summary, summary
+    every = (folder / "summaries" / "All summaries.md").read_text(encoding="utf-8")
+    assert f"{words}\n\n{line}\n\n_Read in one go" in every, every
+
+
 def test_every_summary_of_the_folder_is_in_one_file_to_read(tmp_path: Path, smollm2_path: Path) -> None:
     """A school secretary's nine letters made nine files in summaries/, one to open after another.
     One file holds them all, in the folder's order under each letter's name, with a line for a
@@ -862,6 +886,13 @@ def test_every_summary_of_the_folder_is_in_one_file_to_read(tmp_path: Path, smol
     cut = [(out / f"letter{i}.txt.summary.md").read_text(encoding="utf-8") for i in (1, 2)]
     assert all("stopped at its length limit" in each for each in cut), cut
     assert text.count("stopped at its length limit") == 2, text
+    # what a summary names that its letter does not have, by the chat's reply check, said under it in its file
+    # and in the file of them all (the chat said it of its replies; the summaries had no line)
+    for i, each in enumerate(cut):
+        words = each.split("\n\n")[2]  # (its title, the small model's caveat, then its words)
+        missing = unchecked_figures(words, SUBJECT_PARAGRAPHS[i], f"letter{i + 1}.txt")
+        line = f"> {say(unchecked_phrases(unchecked_record(f'letter{i + 1}.txt', missing))[1:])}" if missing else ""
+        assert (line in each and line in text) if missing else f"not in letter{i + 1}.txt" not in each, (line, each)
     # a run again in Turkish writes the Turkish-named one; it is no document of the folder
     again = _batch_run(folder, "-p", prof, "--lang", "tr")
     turkish = (out / "Tüm özetler.md").read_text(encoding="utf-8")

@@ -5,6 +5,7 @@ A real folder (a .txt, a .docx of several parts, an empty file), the real small 
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from docmaker import honeybee_text, make_docx
-from textual.widgets import Button, Input, Label
+from textual.widgets import Button, Input, Label, ProgressBar
 from tui_helpers import f6_state, notices, open_f6, summarize_in_f6, until
 
 from workstation.core.batch_queue import DB_NAME, LOCK_NAME, queue_rows
@@ -96,6 +97,12 @@ async def test_f6_summarizes_a_folder_through_the_batch_queue_and_a_stopped_run_
         await until(pilot, in_document_2, steps=20000)
         assert screen.running, f6_state(screen)
         assert any(s.startswith("Document 2 of 3: letter2 bees.docx, part 1 of ") for s in seen), seen
+        # the folder's time left, as `batch` says it (it said only "… · 1 min 9 s so far"), and the bar by the work
+        # (tokens) done of the whole, not by documents: a report's 90 s sat at 15%, then notes went from 40% to 90%
+        assert any(re.fullmatch(r"Document 2 of 3: letter2 bees\.docx, part 1 of \d+ \(2 documents left, [^()]+ at this "
+                                r"run's pace\) · .+ so far", " ".join(s.split())) for s in seen), seen
+        bar = screen.query_one("#summarize-progress", ProgressBar)
+        assert bar.total is not None and bar.total > 3 and bar.progress == int(bar.progress) > 3, (bar.total, bar.progress)
         # Ctrl+Q's question says the documents done are kept (it said "no part of it is done yet": review29)
         assert screen.quit_question().startswith("School Letters is being summarized: 1 of its 3 documents are "
                                                  "done and kept"), screen.quit_question()

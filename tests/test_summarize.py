@@ -1202,3 +1202,46 @@ def test_a_document_read_in_one_go_is_asked_about_whole_where_the_chat_keeps_it_
              {"role": "user", "content": "What is it about?"}]
     turn = eng.run_chat(asked, long_replies.sampling)
     assert turn.metrics.left_out_n == 0, turn.metrics  # the document stays with the question
+
+
+def test_a_small_models_summary_says_what_it_names_that_the_document_does_not(tmp_path: Path) -> None:
+    """The chat said "“420,000” … are not in Q3_report.txt." under a small model's reply; its
+    summaries (F6, `summarize`, `batch`) said nothing of "estimated $5 million" and "$5.10" that a
+    note never names, nor of "January 2027" where the report says February. The reply check's
+    line, under the summary in its file (still ours, its closing line last), in the run's language."""
+    from workstation.core.metrics import TurnMetrics
+    from workstation.core.summary_file import whole_summary
+
+    note = Document("note_04.txt", "text", "Client Acme Ltd paid invoice INV-1042 late.\n"
+                    "Charge the 2% late fee per contract.\nSend a polite reminder for INV-1047.\n")
+    made_up = ("The client Acme paid INV-1042 late, an estimated $5 million, and paid $5.10 of the 2% late fee "
+               "on 3 January 2026.")
+    part = [Chunk(1, 0, len(note.text), 40, 80, "line 1", made_up, TurnMetrics())]
+    totals = {"calls": 1.0, "document_tokens": 40.0, "total_ms": 1500.0}
+    small = ("smollm2-135m-instruct-q4_1", 135_000_000)
+    text = render_markdown(note, made_up, part, False, totals, None, small)
+    assert "> “$5”, “$5.10” and “3 January 2026” are not in note_04.txt.\n" in text, text
+    assert text.index("are not in") > text.index(made_up) and text.rstrip().splitlines()[-1].startswith("_Read in")
+    out = tmp_path / "note_04.txt.summary.md"
+    out.write_text(text, encoding="utf-8")
+    assert whole_summary(out, ["note_04.txt"])  # (its closing line last: a later run knows it as ours)
+    turkish = render_markdown(note, made_up, part, False, totals, Texts("tr").in_app, small)
+    assert "> “$5”, “$5.10” ve “3 January 2026” note_04.txt içinde yok.\n" in turkish, turkish
+    # a report's February written "January 2027" (the document names no January), and "3 January 2026" of its
+    # "3 February 2026" (its month was taken as any 1 in the document)
+    report = Document("Q3_report.txt", "text", "Q3 2026. The office will move to 1 new accounting software on "
+                      "3 February 2026.\n")
+    said = "The office moves to new accounting software on 3 January 2026, in January 2027, then in January 2028."
+    text = render_markdown(report, said, [dataclasses.replace(part[0], end=len(report.text), summary=said)], False,
+                           totals, None, small)
+    assert "> “3 January 2026”, “January 2027” and “January 2028” are not in Q3_report.txt." in text, text
+    # a month the document names another way is in it ("October" of a note's "3 Oct" was said not to be)
+    rent = Document("note_09.txt", "text", "Rent increase of 5% from January.\nLandlord sent the letter on 3 Oct.\n")
+    said = "The rent goes up 5% from January; the landlord wrote in October."
+    assert " not in " not in render_markdown(rent, said, [dataclasses.replace(part[0], summary=said)], False, totals,
+                                             None, small)
+    # what the document has is not said; nor anything of a model the app trusts with facts
+    true = "Acme Ltd paid INV-1042 late; charge the 2% late fee."
+    assert " not in " not in render_markdown(note, true, [dataclasses.replace(part[0], summary=true)], False, totals,
+                                             None, small)
+    assert "not in" not in render_markdown(note, made_up, part, False, totals)

@@ -120,12 +120,20 @@ class DocumentText:
         # 2026" was said not to be in it): for dates only, or a made-up "15 EUR" beside it went unsaid
         self.date_parts: set[str] = set()
         self.quantities: set[tuple[str, str]] = set()
+        # the months it names, by name or as a date's (15.03.2026, 2026-03-15): a reply's "3 January 2026" of
+        # a report that says February had its month taken as any 1 in it
+        self.months: set[str] = set()
         tokens = re.findall(rf"{_FIGURE}|[^\W\d_]+", text)
         for i, token in enumerate(tokens):
             values = _values(token) if token[0].isdigit() else \
                 [str(v)] if (v := _word_value(token)) is not None else \
                 [str(month)] if (month := _month(token)) is not None else []
             self.numbers.update(values)
+            if not token[0].isdigit() and (named := _month(token)) is not None:
+                self.months.add(str(named))
+            if re.fullmatch(r"\d{1,2}\.\d{1,2}\.\d{4}|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d{4}", token):
+                parts = re.split(r"[./-]", token)
+                self.months.update(_value(p) for p in (parts[1:2] if "/" not in token else parts[:2]))
             if re.fullmatch(r"\d{1,2}\.\d{1,2}\.\d{4}", token):
                 self.date_parts.update(_value(p) for p in token.split("."))
             for after in tokens[i + 1:i + 5]:
@@ -183,8 +191,8 @@ def unchecked_figures(reply: str, document: str, name: str = "", counted: list[d
                 said = rest.strip()
                 if not said or len(said) < 3:
                     continue
-            if len(said) < 3 or doc.has_name(said):
-                continue
+            if len(said) < 3 or doc.has_name(said) or (month := _month(said)) is not None and str(month) in doc.months:
+                continue  # (a month named as the document names it otherwise: "October" of its "3 Oct")
         elif kind == "words":
             quantity = _quantity(said)
             if quantity is None or quantity in doc.quantities:
@@ -192,7 +200,7 @@ def unchecked_figures(reply: str, document: str, name: str = "", counted: list[d
         elif kind == "date":
             known = doc.numbers | doc.date_parts  # (its day and year, and its month as a number: "15 Nisan 2026"
             month = next((m for w in re.findall(r"[^\W\d_]+", said) if (m := _month(w)) is not None), None)  # of 15.03)
-            if all(_value(n) in known for n in re.findall(r"\d+", said)) and (month is None or str(month) in known):
+            if all(_value(n) in known for n in re.findall(r"\d+", said)) and (month is None or str(month) in doc.months):
                 continue
         else:  # a figure, maybe with the name before it and what it counts after it
             shown = re.search(rf"{_MONEY}?(?P<n>{_FIGURE})", said)  # (as the reply writes it: "$2,000", "10%")

@@ -51,6 +51,7 @@ from workstation.core.loops import SENTENCE_ENDS, cut_loop
 from workstation.core.metrics import TurnMetrics
 from workstation.core.phrases import Lookup, rounded_words, say, words_in
 from workstation.core.profiles import Profile, Sampling
+from workstation.core.reply_check import unchecked_figures, unchecked_phrases, unchecked_record
 from workstation.core.speed_estimate import profile_decode_tps
 from workstation.core.summary_chunks import (
     MAP_SUFFIX,
@@ -64,7 +65,7 @@ from workstation.core.summary_chunks import (
     with_facts,
 )
 from workstation.core.summary_options import SummarizeError, SummarizeOptions
-from workstation.core.table_facts import facts_record
+from workstation.core.table_facts import facts_record, facts_text
 
 REDUCE_INSTRUCTION = (
     "Here are summaries of consecutive parts of one document. Write a short summary of the "
@@ -411,6 +412,9 @@ class SummaryResult:
             "metrics": self.totals,
             **({"facts": [facts_record(f) for f in self.document.facts]} if self.document and self.document.facts else {}),
             **({"notes": [say([n]) for n in self.document.notes]} if self.document and self.document.notes else {}),
+            # what a small model's summary names that the document does not have (``summary_unchecked``)
+            **({"unchecked": unchecked} if self.small and self.document and
+               (unchecked := summary_unchecked(self.document, self.overall, self.chunks)) else {}),
         }
 
     @classmethod
@@ -723,6 +727,18 @@ def _totals(calls: list[TurnMetrics], chunks: list[Chunk], wall_ms: float) -> di
     return t
 
 
+def summary_unchecked(document: Document, overall: str, done: list[Chunk]) -> dict[str, Any] | None:
+    """What a summary's words (its overall summary and its parts' points) name that its document
+    does not have, by the chat's reply check (``reply_check.unchecked_figures``), as its record
+    (``unchecked_record``); None: nothing. A small model's summary of a note gave "$5.10" and an
+    "estimated $5 million" the note never names, and a report's February became "January 2027",
+    with nothing under them: the chat said it of its replies, the summaries not."""
+    said = list(dict.fromkeys(s.strip() for s in [overall, *(c.summary or "" for c in done)] if s.strip()))
+    counted = [line for facts in document.facts for line in facts_text(facts)]  # (the program's figures, known)
+    items = unchecked_figures("\n\n".join(said), "\n".join([document.text, *counted]), document.name)
+    return unchecked_record(document.name, items) if items else None
+
+
 def render_markdown(
     document: Document, overall: str, chunks: list[Chunk], cancelled: bool, totals: dict[str, float],
     lookup: Lookup | None = None, small: tuple[str, int] | None = None, cut_by: str = CUT_BY_REPLY,
@@ -767,6 +783,10 @@ def render_markdown(
         for c in done:
             lines.append(f"- **{t('summary.part', n=c.index, cite=cite(c.start, c.end))}** — {c.summary or t('summary.none')}")
         lines.append("")
+    if small is not None and (unchecked := summary_unchecked(document, overall, done)) is not None:
+        # what the model's words name that the document does not have, as the chat says it under a reply
+        # ("“$5.10” is not in note_04.txt."; the warning above already says to check them)
+        lines += ["> " + say(unchecked_phrases(unchecked)[1:], lookup), ""]
     calls = int(totals["calls"])
 
     def words_of(parts: list[Chunk]) -> str:  # counted in the text (an English document on a Turkish screen

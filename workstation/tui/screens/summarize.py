@@ -201,6 +201,10 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._folder: FolderRun | None = None
         self._folder_counts: tuple[int, int] | None = None  # a folder's run: its documents done, of how many
         self._document = ""  # the folder's document in hand, as the state line says it ("Document 3 of 8: …")
+        # the folder's time left, as batch's Pace said it at the last document done: when, its seconds, its range's
+        # top as a share of them (rough), the documents left; counted down on the state line (it said none)
+        self._folder_left: tuple[float, float, float | None, int] | None = None
+        self._work: tuple[float, float] | None = None  # the folder's work in tokens, done and all (``Pace.work``)
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -629,7 +633,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.running = True  # before the first await: Enter, the button and Ctrl+R start one run
         self._cancel.clear()
         self.summary, self.result, self._kept_at, self._asked, self.version = "", None, None, None, None
-        self._failed, self._document = None, ""
+        self._failed, self._document, self._folder_left, self._work = None, "", None, None
         self._folder_counts = (0, 0)  # (its documents finished, of how many: Ctrl+Q's question says them)
         self.query_one("#summarize-ask", Button).disabled = True
         await self.query_one("#summary", Markdown).update("")
@@ -671,7 +675,12 @@ class SummarizeScreen(AppScreen, Screen[None]):
     @on(FolderEvent)
     def _folder_event(self, message: FolderEvent) -> None:
         """The folder's queue as it goes: the document in hand, which of how many, and its part,
-        on the state line ("Document 3 of 8: letter3 trip.docx, part 1 of 2"); the bar by documents."""
+        on the state line ("Document 3 of 8: letter3 trip.docx, part 1 of 2"), with the time left of
+        the whole folder as `batch` says it (``time_left``: "(16 documents left, about 2–5 min at this
+        run's pace)"); the bar by the work done of the whole (tokens, ``Pace.work``) once a document
+        is done, by documents before."""
+        from workstation.commands.batch import time_left
+
         t, event = self.wapp.texts, message.event
         bar = self.query_one("#summarize-progress", ProgressBar)
         counts = event.counts or {}
@@ -679,21 +688,27 @@ class SummarizeScreen(AppScreen, Screen[None]):
         total = sum(counts.values())
         if total:
             self._folder_counts = (counts.get("done", 0), total)
-        if event.kind == "start":
+        if event.kind == "file-done":
+            left = counts.get("pending", 0) + counts.get("running", 0)
+            self._folder_left = (time.monotonic(), event.eta_s, event.eta_high, left) \
+                if event.eta_s is not None and time_left(t, event.eta_s, left, event.eta_high) else None
+            self._work = event.work or self._work
+            self._tick()
+        if self._work is not None:  # (by documents, a report of 90 s was 5% of the bar and 19 notes of 20 s the rest)
+            bar.update(total=max(1.0, self._work[1]), progress=self._work[0])
+        elif event.kind in ("start", "file-start", "file-done", "file-failed", "file-skipped", "file-pending"):
             bar.update(total=max(1, total), progress=finished)
+        if event.kind == "start":
             if finished and counts.get("pending", 0):  # a run before stopped: said, as `batch` says its counts
                 said = t("summarize.folder_going_on", name=self.path.name if self.path else "", done=finished,
                          total=total)
                 self.notify(said, timeout=10)
                 self._say(said)
         elif event.kind == "file-start" and event.path is not None:
-            bar.update(total=max(1, total), progress=finished)
             self._document = t("summarize.folder_document", at=finished + counts.get("running", 0), total=total,
                                name=event.path)
             if not self._cancel.is_set():
                 self._say(self._document)
-        elif event.kind in ("file-done", "file-failed", "file-skipped", "file-pending"):
-            bar.update(total=max(1, total), progress=finished)
         elif event.kind == "progress" and isinstance(event.progress, SummaryProgress) and self._document \
                 and not self._cancel.is_set():
             p = event.progress
@@ -809,6 +824,11 @@ class SummarizeScreen(AppScreen, Screen[None]):
         t = self.wapp.texts
         state = self.query_one("#summarize-state", Label)
         said = self._said.replace(self._whole, held(self._whole)) if self._whole else self._said
+        if self._folder_left is not None and self._document and not self._cancel.is_set():
+            from workstation.commands.batch import time_left
+
+            at, seconds, high, left = self._folder_left
+            said += time_left(t, max(0.0, seconds - (time.monotonic() - at)), left, high)  # (counted down)
         so_far = held(t("summarize.so_far", time=duration(time.monotonic() - self._started, t.get)))
         state.update(broken_at(f"{said} · {so_far}", state.content_size.width))
 
