@@ -121,6 +121,17 @@ def run_list(args: argparse.Namespace) -> int:
     def size(n: int | None, approx_gb: float | None = None) -> str:  # as F4 says it (1,5 GB in Turkish)
         return t.number(catalog.file_size_text(n, approx_gb))
 
+    # how each would do here and the one suggested, as F4's "On this PC" column says them (one function)
+    from workstation.tui import integrations
+
+    rows = [*integrations.installed_models(t, measure=False), *integrations.catalog_models(t)]
+    fits = {row.name: integrations.model_fit_parts(row, t) for row in {row.name: row for row in rows}.values()}
+    suggestion = integrations.suggested_model(rows, fits, t)
+
+    def here(name: str) -> str:
+        row = next((r for r in rows if r.name == name), None)
+        return integrations.fit_mark(fits.get(name), t, suggestion is not None and row is not None and suggestion.is_row(row))
+
     if not installed:
         print(t("models_cmd.none", pull=cli("models pull smollm2-135m-instruct-q4_1"),
                 add=cli(f"models add {t('cli.file')}.gguf")))
@@ -132,7 +143,7 @@ def run_list(args: argparse.Namespace) -> int:
         chat = t("models_cmd.chat" if i.has_chat_template else "models_cmd.base")
         print(
             f"  {m.name:<36} {size(m.size_bytes):>9}  {i.architecture:<8} {t.number(catalog.params_text(i.parameter_count)):>6} "
-            f"{i.file_type:<7} {t('models_cmd.ctx')} {t.number(f'{i.context_length:,}'):<7} {chat}"
+            f"{i.file_type:<7} {t('models_cmd.ctx')} {t.number(f'{i.context_length:,}'):<7} {chat}  {here(m.name)}"
         )
     for d in unfinished:  # (a download stopped half-way: its part, GBs, was shown nowhere)
         done = (t("models_cmd.part_of", part=f"{part_percent(d.have / d.total)}%", total=size(d.total)) if d.total
@@ -147,7 +158,8 @@ def run_list(args: argparse.Namespace) -> int:
         print(t("models_cmd.known", pull=cli(f"models pull {t('cli.name')}")))
         for e in available:
             shown = size(e.get("size_bytes"), e.get("approx_size_gb"))
-            print(f"  {e.get('name', '?'):<36} {shown:>9}  {e.get('licence', '')}")
+            print(f"  {e.get('name', '?'):<36} {shown:>9}  {here(str(e.get('name', ''))):<23} {e.get('licence', '')}")
+    print(suggestion.line(t, keys=False) if suggestion is not None else t("models.suggest_none"))
     return 0
 
 
