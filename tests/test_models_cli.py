@@ -702,3 +702,22 @@ def test_the_catalogs_descriptions_say_what_a_model_is_in_plain_words_first() ->
         for text in texts:  # a term only in brackets, after what it means
             assert not re.search(r"[Tt]he draft model|guesses words|vocabulary|dağarcığı|padded|doldurulmuş|; \d+k (context|bağlam)|Sliding-window|"
                                  r"talimatla eğitilmiş|needs 12\+", text), (name, text)
+
+
+def test_list_says_how_each_model_does_here_and_suggests_one(capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
+    """'models list' said nothing of whether a model fits this PC or which to use: it says F4's
+    "On this PC" column (``fit_mark``) beside each and the suggestion under them, from one function."""
+    from workstation.tui import integrations
+    from workstation.tui.i18n import Texts
+
+    assert main(["models", "list"]) == 0
+    out = capsys.readouterr().out
+    t = Texts("en")
+    rows = [*integrations.installed_models(t, measure=False), *integrations.catalog_models(t)]
+    fits = {row.name: integrations.model_fit_parts(row, t) for row in rows}
+    suggestion = integrations.suggested_model(rows, fits, t)
+    assert suggestion is not None and out.rstrip().endswith(suggestion.line(t, keys=False))
+    for row in integrations.catalog_models(t):
+        if not row.installed:
+            line = next(line for line in out.splitlines() if line.split() and line.split()[0] == row.name)
+            assert integrations.fit_mark(fits[row.name], t, suggestion.is_row(row)) in line, line

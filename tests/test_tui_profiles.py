@@ -502,7 +502,7 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             catalog.move_cursor(row=names.index("qwen2.5-14b-instruct-q4_k_m") - 1)
             catalog.move_cursor(row=names.index("qwen2.5-14b-instruct-q4_k_m"))
             await until(pilot, lambda: "qwen2.5-14b-instruct-q4_k_m" in models.fits)
-            partial = models.fits["qwen2.5-14b-instruct-q4_k_m"]
+            partial = models.fits["qwen2.5-14b-instruct-q4_k_m"].text
             assert ("49 katmanın " if language == "tr" else " of 49 layers on the GPU") in partial, partial
             assert detail.region.bottom <= models.query_one("#model-task").region.y  # drawn, not under the footer
     finally:
@@ -1255,10 +1255,10 @@ async def test_f9_on_f4_relabels_the_list() -> None:
         models = app.screen
         table = models.query_one("#installed", DataTable)
         labels = lambda: [str(c.label) for c in table.columns.values()]  # noqa: E731
-        assert labels() == ["Name", "Size", "Details"] and " layers" in str(table.get_row_at(0)[2])
+        assert labels() == ["Name", "Size", "On this PC", "Details"] and " layers" in str(table.get_row_at(0)[3])
         await pilot.press("f9")
-        await until(pilot, lambda: labels() == ["Ad", "Boyut", "Ayrıntılar"] and table.row_count > 0
-                    and " katman" in str(table.get_row_at(0)[2]))
+        await until(pilot, lambda: labels() == ["Ad", "Boyut", "Bu bilgisayarda", "Ayrıntılar"] and table.row_count > 0
+                    and " katman" in str(table.get_row_at(0)[3]))
         assert str(models.query_one(TabbedContent).get_tab("tab-installed").label) == "Kurulu"
         assert table.row_count == len(models.installed)
 
@@ -1792,7 +1792,7 @@ async def test_f3_and_f4_say_one_figure_of_words_for_a_model_and_its_context(lan
             could = {"en": f"can read up to {own} at once", "tr": f"en çok {own} okuyabilir"}
             assert could[language] in found.details, found.details
             assert found.details.count(costly) == (language == "tr" and path == smollm2_path), found.details
-            fit = models.fits[found.name]
+            fit = models.fits[found.name].text
             if path == smollm2_path:  # the profile in use gives it its context: the figure F3 said
                 # worked out for that profile's context, said up front (F4 said 423 MB at 8,192 tokens where F3 said 333)
                 gives = {"en": f"On this PC, for a conversation of up to {office} (as {app.profile.title('en')} "  # type: ignore[union-attr]
