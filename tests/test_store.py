@@ -812,6 +812,34 @@ def test_a_turn_is_held_by_one_process_however_its_database_is_named(tmp_path: P
     release_turn(db, 8)
 
 
+def test_parts_written_one_after_another_leave_no_file_open(tmp_path: Path) -> None:
+    """Each saved KV state is written in a part of its own name, held by its own lock file
+    (``held_part``): every lock file stayed open, deleted, for the life of the process, and an
+    office server saving states piled them up towards "too many open files"."""
+    import os
+
+    from workstation.core.installed_models import held_part
+    from workstation.core.turn_lock import claim_turn, lock_file, release_turn
+
+    def open_files() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    with held_part(tmp_path / ".warm-up.kv.1.part", ("models.being_added", {"name": "x", "folder": "y"})):
+        pass
+    before = open_files()
+    for i in range(30):
+        with held_part(tmp_path / f".state{i}.kv.1.part", ("models.being_added", {"name": "x", "folder": "y"})):
+            assert open_files() == before + 1  # (its lock file, while held)
+    assert open_files() == before
+    # a file still holding another turn of this process stays open: closing it would drop that turn
+    db = tmp_path / "c.sqlite3"
+    assert claim_turn(db, 1) and claim_turn(db, 2)
+    release_turn(db, 1)
+    assert open_files() == before + 1 and lock_file(db).exists()
+    release_turn(db, 2)
+    assert open_files() == before
+
+
 def test_a_session_kept_in_memory_is_written_back_whole(tmp_path: Path) -> None:
     """What the app kept in memory while its file took no writes (a full disk) goes back into
     the file: the open conversation brought up to date (a reply finished in memory, a message

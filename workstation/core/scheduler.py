@@ -705,13 +705,13 @@ class Scheduler(SlotReplies, PromptCache, WaitingCallers):
                     if slot.req.reading:  # (another key's cells reused: told as read, as in its metrics)
                         told = len(slot.tokens) - slot.reused_n + slot.run.metrics.cache_n
                         deliver(slot.req, PromptRead(told, len(slot.req.prompt), slot.run.metrics.cache_n,
-                                                     (now - slot.run.t_start) * 1000 + self._told_ms(slot, now)))
+                                                     (now - slot.run.t_start) * 1000))
                     continue
                 slot.prefilling = False
                 m = slot.run.metrics
                 m.prompt_n = len(slot.req.prompt) - m.cache_n
                 m.aligned_n = len(slot.req.prompt) - slot.req.asked_n if slot.req.asked_n else 0
-                m.prompt_ms = (now - slot.run.t_start) * 1000 + self._told_ms(slot, now)  # (another key's cells: as read)
+                m.prompt_ms = (now - slot.run.t_start) * 1000
                 if slot.req.reading and len(slot.tokens) - len(entry.tokens) <= slot.reused_n:
                     # read in one part (512 tokens or fewer): that it was read is said (``PromptRead.whole``),
                     # as a longer one's parts are (it said nothing, and F5's memory gauge left the new message

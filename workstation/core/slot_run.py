@@ -52,9 +52,6 @@ class SlotRun:
     loops: LoopWatch | None = None  # the answer's text, watched for a loop (core/loops.py)
     looped: bool = False  # it began repeating itself: the answer was cut where it did, the reply ends
     seen_n: int = 0  # how many of the prompt's first tokens an earlier prompt had (``save_when_reused``)
-    # the time the reply's figures add for the cells another key's requests wrote, reused but told as
-    # read (``SlotReplies._told_ms``); None: not worked out yet
-    told_ms: float | None = None
 
 
 def deliver(req: Request, event: SchedulerEvent) -> None:
@@ -111,7 +108,7 @@ class SlotReplies:
         if not run.t_first:  # the step that ends the prompt: its time ends once its logits were read (sampled),
             # as llama-server's ends after the context's sync and llama.cpp's own counter ends where logits are read
             # (it ended as llama_decode returned: llama.cpp counted 505 ms of a prompt timed here at 501 ms)
-            run.metrics.prompt_ms = (now - run.t_start) * 1000 + self._told_ms(slot, now)
+            run.metrics.prompt_ms = (now - run.t_start) * 1000
         self._since_thread_check += len(out)
         for j, tok in enumerate(out):
             if model.is_eog(tok) and (not req.ignore_eos or run.sampler.grammar is not None):
@@ -192,7 +189,7 @@ class SlotReplies:
                 run.thought.append(thought)
         if not run.emitted:
             run.emitted = True
-            run.metrics.ttft_ms = (time.perf_counter() - req.t_request) * 1000 + (run.told_ms or 0.0)
+            run.metrics.ttft_ms = (time.perf_counter() - req.t_request) * 1000
         if text and run.loops is not None and not last:
             text = self._cut_at_loop(run, text)
         if text:
@@ -200,32 +197,6 @@ class SlotReplies:
         ids = run.reply[len(run.reply) - run.unsent :] if run.unsent else []
         deliver(req, TokenDelta(text, max(1, run.unsent), ids, probs=probs, reasoning=thought))
         run.unsent = 0
-
-    @staticmethod
-    def _told_n(slot: Slot) -> int:
-        """Of the request's prompt, the cells it reused that another key's requests wrote: told as
-        read (``own_cells``: its ``cache_n`` leaves them out), for speed still reused."""
-        if slot.run is None or slot.fresh:  # (its reuse not settled: ``reused_n`` is the request's before)
-            return 0
-        return max(0, slot.reused_n - slot.run.metrics.cache_n)
-
-    def _told_ms(self: Scheduler, slot: Slot, now: float) -> float:
-        """The milliseconds a reply's figures add for the cells ``_told_n`` counts, told as read: as
-        long as the server takes to read so many (its prompt speed so far; none yet: this request's
-        own). Its ``cached_tokens`` hides another key's cells, and so must its timings: alice's
-        reply to bob's memo said "prompt_n 654, prompt_ms 16.5" (39,730 tokens a second) beside
-        "cached_tokens 30". Its wall time still tells (SECURITY.md); the server's counters
-        (``stats``) keep what was read and its time."""
-        run = slot.run
-        if run.told_ms is None:
-            told = self._told_n(slot)
-            st = self.stats
-            if st.prompt_tokens_total > 0 and st.prompt_seconds_total > 0:
-                per_token = st.prompt_seconds_total * 1000 / st.prompt_tokens_total
-            else:
-                per_token = (now - run.t_start) * 1000 / max(1, len(slot.tokens) - slot.reused_n)
-            run.told_ms = told * per_token
-        return run.told_ms
 
     @staticmethod
     def _cut_at_loop(run: SlotRun, text: str) -> str:
@@ -254,7 +225,7 @@ class SlotReplies:
         now = time.perf_counter()
         if slot.prefilling:  # a fresh slot has not touched its cells for this request yet
             m.prompt_n = 0 if slot.fresh else max(0, len(slot.tokens) - m.cache_n)
-            m.prompt_ms = (now - run.t_start) * 1000 + self._told_ms(slot, now)
+            m.prompt_ms = (now - run.t_start) * 1000
         n = len(run.reply)
         m.predicted_n = n
         if n > 1 and run.t_last > run.t_first:
@@ -262,22 +233,20 @@ class SlotReplies:
             # logits): the rate is (n-1) over their time, as llama.cpp's own counters give it
             m.predicted_ms = (run.t_last - run.t_first) * 1000 * n / (n - 1)
         if not run.emitted:
-            m.ttft_ms = ((run.t_last or now) - req.t_request) * 1000 + (run.told_ms or 0.0)
+            m.ttft_ms = ((run.t_last or now) - req.t_request) * 1000
         # the cells keep prompt + reply (a speculative step may have run ahead of a stop)
         keep = len(req.prompt) + n
         if len(slot.tokens) > keep and not slot.prefilling:
             self.model.seq_rm(slot.seq, keep, -1)
             del slot.tokens[keep:]
-        told = run.told_ms or 0.0
-        m.total_ms = (now - req.t_request) * 1000 + told
+        m.total_ms = (now - req.t_request) * 1000
         m.kv_used = len(slot.tokens)
         m.stop_reason = stop
         threads = self.thread_choice
         m.n_threads, m.threads_reason, m.cpu_others = threads.decode, threads.reason, round(threads.others, 2)
         m.finish_rates()
-        # (what was read and its time: another key's cells told as read were not; its time is in prompt_seconds_total)
-        self.stats.prompt_tokens_total += m.prompt_n - self._told_n(slot) + m.dropped_n
-        self.stats.prompt_seconds_total += (m.prompt_ms - told) / 1000
+        self.stats.prompt_tokens_total += m.prompt_n + m.dropped_n  # (its time is in prompt_seconds_total)
+        self.stats.prompt_seconds_total += m.prompt_ms / 1000
         self.stats.tokens_predicted_total += m.predicted_n
         self.stats.tokens_predicted_seconds_total += m.predicted_ms / 1000
         held = now - run.t_start  # how long requests hold a slot: how soon a waiting one gets one

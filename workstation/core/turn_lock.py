@@ -6,7 +6,8 @@ SIGKILL); another process finds it held and says so. A summary of a document hol
 the kept parts' store's lock file the same way (``kept_parts``: F6 and ``summarize`` at once).
 
 Record locks belong to the process and go when it closes any descriptor of the file, so each
-file is opened once per process, and closed only once another file has taken its name."""
+file is opened once per process, and closed only once another file has taken its name or the
+process holds nothing in it any more."""
 
 from __future__ import annotations
 
@@ -111,3 +112,10 @@ def release_turn(store_path: Path, conversation_id: int) -> None:
             if fd is not None:
                 with contextlib.suppress(OSError):
                     fcntl.lockf(fd, fcntl.LOCK_UN, 1, conversation_id, os.SEEK_SET)
+                # no hold of this process left in it: closed (it drops none), not kept open for good:
+                # each saved KV state's part has a lock file of its own name, and a server kept one
+                # descriptor open a state saved, deleted files piling up to "too many open files"
+                if not any(held == path for held, _ in _held):
+                    del _files[path]
+                    with contextlib.suppress(OSError):
+                        os.close(fd)

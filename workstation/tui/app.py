@@ -879,7 +879,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
             self.notify(self.texts("instructions.saved_for_new" if choice.text else "instructions.cleared_for_new"))
             if self.conversation_id is None and self._new_instructions == before:  # (not its own: Alt+I's)
                 self._new_instructions = choice.text
-                self.run_worker(self.chat_screen.show_instructions(), group="instructions", exclusive=True)
+                self.run_worker(self.chat_screen.show_instructions, group="instructions", exclusive=True)
 
         profile_prompt = self.profile.system_prompt if self.profile is not None else ""
         self.push_screen(InstructionsDialog(self.texts, self.instructions_for_new(), profile_prompt, only_new=True),
@@ -924,7 +924,7 @@ class WorkstationApp(Toasts, StatusLine, OtherWindows, StoreFallback, Conversati
                 self._note_revision(settings=True)
             self.notify(self.texts("instructions.cleared" if not text else
                                    "instructions.saved_new" if conv_id is None else "instructions.saved") + also)
-            self.run_worker(self.chat_screen.show_instructions(), group="instructions", exclusive=True)
+            self.run_worker(self.chat_screen.show_instructions, group="instructions", exclusive=True)
 
         profile_prompt = self.profile.system_prompt if self.profile is not None else ""
         now = self.instructions_now()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
 from typing import TYPE_CHECKING, cast
 
@@ -325,7 +326,7 @@ class ChatScreen(AppScreen, Screen[None]):
         asked = [v for v in views if v.role == "user"]
         if back >= len(asked):
             if self._earlier:  # (up among those not drawn yet: drawn, then marked)
-                self.run_worker(self._mark_once_drawn(back), group="mark-editing", exclusive=True)
+                self.run_worker(functools.partial(self._mark_once_drawn, back), group="mark-editing", exclusive=True)
             return
         view = asked[-1 - back]
         view.add_class("editing")
