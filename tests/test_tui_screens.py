@@ -3291,3 +3291,26 @@ async def test_f4_says_how_each_model_does_here_and_suggests_one(profiles: Path)
                 integrations.model_fit_parts = real  # type: ignore[assignment]
     finally:
         set_probe(None)
+
+
+async def test_a_fit_worked_out_for_the_list_before_a_reload_stays_out_of_the_fresh_one(profiles: Path) -> None:
+    """The column's worker cancelled by a reload (a model pulled, deleted) could still post the fit it
+    was working out: it landed in the fresh list, for a model that may be gone or changed."""
+    from workstation.tui.integrations import ModelFit
+    from workstation.tui.screens.models import FitFound, ModelsScreen
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed))
+        models = app.screen
+        assert isinstance(models, ModelsScreen)
+        before = models._generation
+        name = models.installed[0].name
+        models.action_reload()
+        await until(pilot, lambda: models._generation > before)
+        models.fits.pop(name, None)
+        models.post_message(FitFound(name, ModelFit("stale: worked out for the list before"), before))
+        await pilot.pause()
+        await pilot.pause()
+        assert name not in models.fits or models.fits[name].text != "stale: worked out for the list before"

@@ -70,14 +70,19 @@ class DetailsMeasured(Message):
 class FitFound(Message):
     """Whether a model fits this PC (``model_fit_parts``: its sentence "" where that cannot be worked out)."""
 
-    def __init__(self, name: str, fit: ModelFit) -> None:
+    def __init__(self, name: str, fit: ModelFit, generation: int = 0) -> None:
         super().__init__()
         self.name = name
         self.fit = fit
+        self.generation = generation  # the list it was worked out for (``ModelsScreen._generation``)
 
 
 class FitsDone(Message):
     """Every listed model's fit is worked out: the suggestion can be made."""
+
+    def __init__(self, generation: int = 0) -> None:
+        super().__init__()
+        self.generation = generation
 
 
 class ModelsScreen(AppScreen, Screen[None]):
@@ -107,6 +112,9 @@ class ModelsScreen(AppScreen, Screen[None]):
         self.fits: dict[str, ModelFit] = {}  # model name -> whether it fits this PC, once worked out
         self.suggestion: Suggestion | None = None  # the model suggested for this PC, once every fit is known
         self._wanted = ""  # the highlighted row's name: the fits' worker works it out next
+        # the list's generation, one more each time it comes: a cancelled worker's fit of the list
+        # before (a model since deleted, pulled) is not put in the fresh one
+        self._generation = 0
         self._select_path: Path | None = None  # a model just added: the cursor goes on it once listed
 
     def compose(self) -> ComposeResult:
@@ -165,6 +173,7 @@ class ModelsScreen(AppScreen, Screen[None]):
     def on_resize(self) -> None:
         if self.installed or self.catalog:  # the last columns shortened to the new width
             self._fill(keep_cursor=True)
+        self._say_suggestion()
 
     def _fill(self, keep_cursor: bool = False) -> None:
         """Both lists, their last column (details, licence; the box under them says it whole)
@@ -181,12 +190,17 @@ class ModelsScreen(AppScreen, Screen[None]):
             at = table.cursor_row
             table.clear(columns=True)
             pad = 2 * table.cell_padding
-            room = (self.size.width - table.styles.scrollbar_size_vertical - pad  # (its scroll bar, if any)
-                    - sum(max(cell_len(text) for text in column) + pad for column in list(zip(labels, *rows, strict=True))[:-1]))
+            widths = [max(cell_len(text) for text in column) + pad for column in zip(labels, *rows, strict=True)]
+            width = self.size.width - table.styles.scrollbar_size_vertical  # (its scroll bar, if any)
+            room = width - pad - sum(widths[:-1])
             last = room >= max(cell_len(labels[-1]), 10)
-            table.add_columns(*(labels if last else labels[:-1]))
+            # "On this PC" (the one before the last) left out too where even without the last the
+            # row went past the screen's edge (60 columns): the box under the list says it whole
+            keep = len(labels) if last else len(labels) - 1 if sum(widths[:-1]) <= width else len(labels) - 2
+            table.add_columns(*labels[:keep])
             for cells in rows:
-                table.add_row(*cells[:-1], *([shortened(cells[-1], room, whole=True)] if last else []))
+                table.add_row(*cells[:keep - 1] if last else cells[:keep],
+                              *([shortened(cells[-1], room, whole=True)] if last else []))
             if keep_cursor and rows:
                 table.move_cursor(row=min(at, len(rows) - 1))
 
@@ -249,6 +263,7 @@ class ModelsScreen(AppScreen, Screen[None]):
             target, self._select_path = self._select_path, None
             self._put_cursor_on(target)
         self.fits.clear()  # a model pulled, added or deleted changes what fits beside it
+        self._generation += 1
         self.suggestion = None
         self._say_suggestion()
         self._show_detail()
@@ -293,6 +308,8 @@ class ModelsScreen(AppScreen, Screen[None]):
         else:
             lines.append(t("models.fit_checking"))
             self._wanted = row.name  # the worker going down the list works it out next
+            if not any(w.group == "models-fit" and not w.is_finished for w in self.workers):
+                self._work_out_fits()  # (done with the list, and this one's fit forgotten since)
         description = row.description.get(t.lang) or row.description.get("en")
         if description:
             lines.append(description)
@@ -331,21 +348,24 @@ class ModelsScreen(AppScreen, Screen[None]):
         freed = integrations.memory_freed_by_switch(self.wapp.profile, self.wapp.engine)
         texts, replies, current = self.wapp.texts, self.wapp.store.path, self.wapp.profile
         rows = {row.name: row for row in [*self.installed, *self.catalog]}
-        done: set[str] = set()
+        generation = self._generation
+        done: set[str] = {name for name in rows if name in self.fits}
         while not worker.is_cancelled:
             wanted = self._wanted
             name = wanted if wanted in rows and wanted not in done else next((n for n in rows if n not in done), None)
             if name is None:
-                self.post_message(FitsDone())
+                self.post_message(FitsDone(generation))
                 return
             done.add(name)
             # (the context the profile in use gives it said beside the fit's: F3's figure)
             fit = integrations.model_fit_parts(rows[name], texts, freed, replies, current)
             if not worker.is_cancelled:
-                self.post_message(FitFound(name, fit))
+                self.post_message(FitFound(name, fit, generation))
 
     @on(FitFound)
     def _fit_found(self, event: FitFound) -> None:
+        if event.generation != self._generation:
+            return  # (worked out for the list before this one: a cancelled worker's last)
         self.fits[event.name] = event.fit
         self._fill(keep_cursor=True)  # (the cursor where the user put it)
         row = self._highlighted()
@@ -353,8 +373,8 @@ class ModelsScreen(AppScreen, Screen[None]):
             self._show_detail()
 
     @on(FitsDone)
-    def _fits_done(self) -> None:
-        if not all(row.name in self.fits for row in [*self.installed, *self.catalog]):
+    def _fits_done(self, event: FitsDone) -> None:
+        if event.generation != self._generation or not all(row.name in self.fits for row in [*self.installed, *self.catalog]):
             return  # (a list come since: its own worker says it)
         self.suggestion = integrations.suggested_model([*self.installed, *self.catalog], self.fits, self.wapp.texts)
         self._say_suggestion()
@@ -366,6 +386,9 @@ class ModelsScreen(AppScreen, Screen[None]):
         is, or that none fits."""
         t = self.wapp.texts
         line = self.query_one("#model-suggest", Label)
+        # under 30 lines (80x24) its line took the details box's last lines: the ★ in the column
+        # and the suggested model's details say it there
+        line.display = self.size.height >= 30
         if self.suggestion is not None:
             line.update(self.suggestion.line(t))
         elif self.fits and all(row.name in self.fits for row in [*self.installed, *self.catalog]):
