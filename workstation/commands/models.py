@@ -100,23 +100,7 @@ def run_list(args: argparse.Namespace) -> int:
     files = {Path(m.path).name for m in installed}
     available = [e for e in catalog.catalog_entries() if str(e.get("file")) not in files]
     unfinished = model_download.unfinished_downloads()
-    if args.json:
-        print_json(
-            {
-                "models_dir": str(models_dir()),
-                "installed": [m.to_dict() for m in installed],
-                "unfinished": [d.to_dict() for d in unfinished],
-                "available": available,
-            }
-        )
-        return 0
     t = texts_of(args)
-    # (their models are listed too: they were said to be in models/); one not there is not named as
-    # where models are, under the warning that it is not there
-    extra = [folder for folder in catalog.model_dirs()[1:] if folder.is_dir()]
-    folders = t("models_cmd.more_dirs", folder=str(models_dir()), more=", ".join(map(str, extra))) if extra \
-        else str(models_dir())
-    print(t("models_cmd.installed_in", folders=folders))
 
     def size(n: int | None, approx_gb: float | None = None) -> str:  # as F4 says it (1,5 GB in Turkish)
         return t.number(catalog.file_size_text(n, approx_gb))
@@ -131,6 +115,32 @@ def run_list(args: argparse.Namespace) -> int:
     def here(name: str) -> str:
         row = next((r for r in rows if r.name == name), None)
         return integrations.fit_mark(fits.get(name), t, suggestion is not None and row is not None and suggestion.is_row(row))
+
+    if args.json:  # the column's cell and the parts it is said from, by name, and the suggestion
+        def on_this_pc(name: str) -> dict[str, object]:
+            fit = fits.get(name)
+            return {"mark": here(name), "planned": bool(fit and fit.planned), "fits": bool(fit and fit.fits),
+                    "paged": bool(fit and fit.paged), "slow": bool(fit and fit.slow),
+                    "tokens_per_second": fit.tps if fit is not None else None}
+
+        print_json(
+            {
+                "models_dir": str(models_dir()),
+                "installed": [{**m.to_dict(), "on_this_pc": on_this_pc(m.name)} for m in installed],
+                "unfinished": [d.to_dict() for d in unfinished],
+                "available": [{**e, "on_this_pc": on_this_pc(str(e.get("name", "")))} for e in available],
+                "suggested": None if suggestion is None else {
+                    "name": suggestion.row.name, "installed": suggestion.row.installed,
+                    "keeps_pace": suggestion.keeps_pace, "line": suggestion.line(t, keys=False)},
+            }
+        )
+        return 0
+    # (their models are listed too: they were said to be in models/); one not there is not named as
+    # where models are, under the warning that it is not there
+    extra = [folder for folder in catalog.model_dirs()[1:] if folder.is_dir()]
+    folders = t("models_cmd.more_dirs", folder=str(models_dir()), more=", ".join(map(str, extra))) if extra \
+        else str(models_dir())
+    print(t("models_cmd.installed_in", folders=folders))
 
     if not installed:
         print(t("models_cmd.none", pull=cli("models pull smollm2-135m-instruct-q4_1"),
@@ -159,7 +169,7 @@ def run_list(args: argparse.Namespace) -> int:
         for e in available:
             shown = size(e.get("size_bytes"), e.get("approx_size_gb"))
             print(f"  {e.get('name', '?'):<36} {shown:>9}  {here(str(e.get('name', ''))):<23} {e.get('licence', '')}")
-    print(suggestion.line(t, keys=False) if suggestion is not None else t("models.suggest_none"))
+    print(suggestion.line(t, keys=False) if suggestion is not None else t("models_cmd.suggest_none"))
     return 0
 
 
