@@ -702,3 +702,43 @@ def test_the_catalogs_descriptions_say_what_a_model_is_in_plain_words_first() ->
         for text in texts:  # a term only in brackets, after what it means
             assert not re.search(r"[Tt]he draft model|guesses words|vocabulary|dağarcığı|padded|doldurulmuş|; \d+k (context|bağlam)|Sliding-window|"
                                  r"talimatla eğitilmiş|needs 12\+", text), (name, text)
+
+
+def test_list_says_how_each_model_does_here_and_suggests_one(capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
+    """'models list' said nothing of whether a model fits this PC or which to use: it says F4's
+    "On this PC" column (``fit_mark``) beside each and the suggestion under them, from one function."""
+    from workstation.tui import integrations
+    from workstation.tui.i18n import Texts
+
+    assert main(["models", "list"]) == 0
+    out = capsys.readouterr().out
+    t = Texts("en")
+    rows = [*integrations.installed_models(t, measure=False), *integrations.catalog_models(t)]
+    fits = {row.name: integrations.model_fit_parts(row, t) for row in rows}
+    suggestion = integrations.suggested_model(rows, fits, t)
+    assert suggestion is not None and out.rstrip().endswith(suggestion.line(t, keys=False))
+    for row in integrations.catalog_models(t):
+        if not row.installed:
+            line = next(line for line in out.splitlines() if line.split() and line.split()[0] == row.name)
+            assert integrations.fit_mark(fits[row.name], t, suggestion.is_row(row)) in line, line
+
+
+def test_list_json_says_each_models_cell_and_the_suggestion(capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
+    """'models list --json' had none of what the plain list says of this PC: each model's cell
+    (``fit_mark``) and the parts it is said from, and the model suggested."""
+    from workstation.tui.i18n import Texts
+
+    assert main(["models", "list"]) == 0
+    plain = capsys.readouterr().out
+    assert main(["models", "list", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    for model in [*data["installed"], *data["available"]]:
+        here = model["on_this_pc"]
+        assert set(here) >= {"mark", "planned", "fits", "paged", "slow", "tokens_per_second"}
+        assert here["mark"] in plain, model["name"]
+    suggested = data["suggested"]
+    assert suggested is not None and plain.rstrip().endswith(suggested["line"])
+    assert any(m["name"] == suggested["name"] and m["on_this_pc"]["mark"].startswith("★ ")
+               for m in [*data["installed"], *data["available"]])
+    # the CLI has no "On this PC" header: its sentence for none that fits names none
+    assert "On this PC" not in Texts("en")("models_cmd.suggest_none")

@@ -3239,3 +3239,106 @@ async def test_a_problem_notice_shown_as_f11_opens_is_clear_of_its_lines(tmp_pat
         covered = [(toast.region, w) for toast in app.screen.query("Toast") for w in ("#usage-server", "#usage-total")
                    if toast.region.overlaps(app.screen.query_one(w).region)]
         assert not covered, covered
+
+
+async def test_f4_says_how_each_model_does_here_and_suggests_one(profiles: Path) -> None:
+    """A first-time user asked "which model should I use on this PC?": F4 had no column saying
+    how each would do here, and they stepped through the rows one by one. Each row's "On this PC"
+    fills in from the details box's own verdict; one is suggested (★, the line above, the reason
+    in the box), another with a GPU (fake NVML); the cursor stays where it was moved while the
+    column fills; F4 left while it fills leaves no worker going on down the list."""
+    from textual.widgets import DataTable, Label, Static
+
+    from workstation.core.hardware import FakeGpuProbe, set_probe
+    from workstation.tui import integrations
+    from workstation.tui.screens.models import ModelsScreen
+
+    async def suggested(app: WorkstationApp, pilot: Any) -> str:
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.catalog), steps=200)
+        models = app.screen
+        assert isinstance(models, ModelsScreen)
+        catalog = models.query_one("#catalog", DataTable)
+        await pilot.press("right")
+        await pilot.press("down", "down")  # (while the column fills: the cursor stays there)
+        await until(pilot, lambda: models.suggestion is not None, steps=400)
+        assert catalog.cursor_row == 2
+        t = app.texts
+        for n, row in enumerate(models.catalog):
+            fit = models.fits[row.name]
+            cell = str(catalog.get_row_at(n)[3])
+            assert cell.removeprefix("★ ") == integrations.fit_mark(fit, t), cell
+            assert cell != "…"
+            if fit.slow:  # the cell and the box say it alike
+                assert cell.startswith(("slow", "★ slow")) and "Slow here" in fit.text
+            elif fit.planned and not fit.fits:
+                assert cell == "too big"
+        assert models.suggestion is not None
+        name = models.suggestion.row.name
+        at = [r.name for r in models.catalog].index(name)
+        assert str(catalog.get_row_at(at)[3]).startswith("★ ")
+        assert name in str(models.query_one("#model-suggest", Label).render())
+        catalog.move_cursor(row=at)
+        await pilot.pause()
+        assert "Suggested for this PC" in str(models.query_one("#model-detail", Static).render())
+        return name
+
+    set_probe(FakeGpuProbe.of())  # no GPU
+    try:
+        app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+        async with app.run_test(size=(80, 24)) as pilot:
+            on_cpu = await suggested(app, pilot)
+        set_probe(FakeGpuProbe.of(("NVIDIA GeForce RTX 4090", 24, 23.2)))
+        app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+        async with app.run_test(size=(80, 24)) as pilot:
+            on_gpu = await suggested(app, pilot)
+            assert on_gpu != on_cpu  # a card runs a larger model as fast as people read
+            # F4 again, left while the column fills (each row held): its worker stops with it
+            import threading
+
+            held, calls, real = threading.Event(), [], integrations.model_fit_parts
+
+            def slow_fit(*args: Any, **kwargs: Any) -> integrations.ModelFit:
+                calls.append(1)
+                held.wait(30)
+                return real(*args, **kwargs)
+
+            integrations.model_fit_parts = slow_fit  # type: ignore[assignment]
+            try:
+                await pilot.press("escape")
+                await pilot.press("f4")
+                await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(calls), steps=200)
+                models = app.screen
+                await pilot.press("escape")
+                await until(pilot, lambda: not isinstance(app.screen, ModelsScreen))
+                held.set()
+                await until(pilot, lambda: not any(w.group == "models-fit" and w.is_running for w in models.workers), steps=200)
+                assert len(calls) == 1  # (not one row more once F4 was left)
+            finally:
+                held.set()
+                integrations.model_fit_parts = real  # type: ignore[assignment]
+    finally:
+        set_probe(None)
+
+
+async def test_a_fit_worked_out_for_the_list_before_a_reload_stays_out_of_the_fresh_one(profiles: Path) -> None:
+    """The column's worker cancelled by a reload (a model pulled, deleted) could still post the fit it
+    was working out: it landed in the fresh list, for a model that may be gone or changed."""
+    from workstation.tui.integrations import ModelFit
+    from workstation.tui.screens.models import FitFound, ModelsScreen
+
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed))
+        models = app.screen
+        assert isinstance(models, ModelsScreen)
+        before = models._generation
+        name = models.installed[0].name
+        models.action_reload()
+        await until(pilot, lambda: models._generation > before)
+        models.fits.pop(name, None)
+        models.post_message(FitFound(name, ModelFit("stale: worked out for the list before"), before))
+        await pilot.pause()
+        await pilot.pause()
+        assert name not in models.fits or models.fits[name].text != "stale: worked out for the list before"

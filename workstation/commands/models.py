@@ -100,26 +100,47 @@ def run_list(args: argparse.Namespace) -> int:
     files = {Path(m.path).name for m in installed}
     available = [e for e in catalog.catalog_entries() if str(e.get("file")) not in files]
     unfinished = model_download.unfinished_downloads()
-    if args.json:
+    t = texts_of(args)
+
+    def size(n: int | None, approx_gb: float | None = None) -> str:  # as F4 says it (1,5 GB in Turkish)
+        return t.number(catalog.file_size_text(n, approx_gb))
+
+    # how each would do here and the one suggested, as F4's "On this PC" column says them (one function)
+    from workstation.tui import integrations
+
+    rows = [*integrations.installed_models(t, measure=False), *integrations.catalog_models(t)]
+    fits = {row.name: integrations.model_fit_parts(row, t) for row in {row.name: row for row in rows}.values()}
+    suggestion = integrations.suggested_model(rows, fits, t)
+
+    def here(name: str) -> str:
+        row = next((r for r in rows if r.name == name), None)
+        return integrations.fit_mark(fits.get(name), t, suggestion is not None and row is not None and suggestion.is_row(row))
+
+    if args.json:  # the column's cell and the parts it is said from, by name, and the suggestion
+        def on_this_pc(name: str) -> dict[str, object]:
+            fit = fits.get(name)
+            return {"mark": here(name), "planned": bool(fit and fit.planned), "fits": bool(fit and fit.fits),
+                    "paged": bool(fit and fit.paged), "slow": bool(fit and fit.slow),
+                    "tokens_per_second": fit.tps if fit is not None else None}
+
         print_json(
             {
                 "models_dir": str(models_dir()),
-                "installed": [m.to_dict() for m in installed],
+                "installed": [{**m.to_dict(), "on_this_pc": on_this_pc(m.name)} for m in installed],
                 "unfinished": [d.to_dict() for d in unfinished],
-                "available": available,
+                "available": [{**e, "on_this_pc": on_this_pc(str(e.get("name", "")))} for e in available],
+                "suggested": None if suggestion is None else {
+                    "name": suggestion.row.name, "installed": suggestion.row.installed,
+                    "keeps_pace": suggestion.keeps_pace, "line": suggestion.line(t, keys=False)},
             }
         )
         return 0
-    t = texts_of(args)
     # (their models are listed too: they were said to be in models/); one not there is not named as
     # where models are, under the warning that it is not there
     extra = [folder for folder in catalog.model_dirs()[1:] if folder.is_dir()]
     folders = t("models_cmd.more_dirs", folder=str(models_dir()), more=", ".join(map(str, extra))) if extra \
         else str(models_dir())
     print(t("models_cmd.installed_in", folders=folders))
-
-    def size(n: int | None, approx_gb: float | None = None) -> str:  # as F4 says it (1,5 GB in Turkish)
-        return t.number(catalog.file_size_text(n, approx_gb))
 
     if not installed:
         print(t("models_cmd.none", pull=cli("models pull smollm2-135m-instruct-q4_1"),
@@ -132,7 +153,7 @@ def run_list(args: argparse.Namespace) -> int:
         chat = t("models_cmd.chat" if i.has_chat_template else "models_cmd.base")
         print(
             f"  {m.name:<36} {size(m.size_bytes):>9}  {i.architecture:<8} {t.number(catalog.params_text(i.parameter_count)):>6} "
-            f"{i.file_type:<7} {t('models_cmd.ctx')} {t.number(f'{i.context_length:,}'):<7} {chat}"
+            f"{i.file_type:<7} {t('models_cmd.ctx')} {t.number(f'{i.context_length:,}'):<7} {chat}  {here(m.name)}"
         )
     for d in unfinished:  # (a download stopped half-way: its part, GBs, was shown nowhere)
         done = (t("models_cmd.part_of", part=f"{part_percent(d.have / d.total)}%", total=size(d.total)) if d.total
@@ -147,7 +168,8 @@ def run_list(args: argparse.Namespace) -> int:
         print(t("models_cmd.known", pull=cli(f"models pull {t('cli.name')}")))
         for e in available:
             shown = size(e.get("size_bytes"), e.get("approx_size_gb"))
-            print(f"  {e.get('name', '?'):<36} {shown:>9}  {e.get('licence', '')}")
+            print(f"  {e.get('name', '?'):<36} {shown:>9}  {here(str(e.get('name', ''))):<23} {e.get('licence', '')}")
+    print(suggestion.line(t, keys=False) if suggestion is not None else t("models_cmd.suggest_none"))
     return 0
 
 

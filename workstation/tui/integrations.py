@@ -355,6 +355,7 @@ def catalog_models(texts: Texts | None = None) -> list[ModelRow]:
                 installed=bool(path and path.exists()),
                 source=str(entry.get("source") or ""),
                 description=_descriptions(entry),
+                for_chat=bool(entry.get("chat", True)),
             )
         )
         if not rows[-1].installed:
@@ -362,8 +363,31 @@ def catalog_models(texts: Texts | None = None) -> list[ModelRow]:
     return rows
 
 
+@dataclass
+class ModelFit:
+    """A model's fit on this PC as F4 works it out once (``model_fit_parts``): the details box's
+    sentence, and the parts F4's "On this PC" column and its suggestion are said from, so the
+    column and the box never disagree (the column had nothing; each row was read one by one)."""
+
+    text: str  # the details box's sentence ("" where it cannot be worked out)
+    planned: bool = False  # worked out (not a file that cannot be read, a model of no known shape)
+    fits: bool = False
+    paged: bool = False  # it fits only with part of it read from the disk: very slow
+    tps: float | None = None  # tokens a second as the sentence times it (its own replies, bench, the estimate)
+    per_token: float | None = None  # the words a token its speed is said in (``about_words``)
+    slow: bool = False  # the sentence says "Slow here" (``slow_phrase``)
+    params: int = 0  # the model's parameters: its size and quality, which the suggestion ranks by
+    size_bytes: int = 0  # its weights' bytes (the rank among models of one parameter count)
+
+
 def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, replies: Path | None = None,
               current: Profile | None = None) -> str:
+    """``model_fit_parts``'s sentence ("" where there is none)."""
+    return model_fit_parts(row, texts, freed, replies, current).text
+
+
+def model_fit_parts(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, replies: Path | None = None,
+                    current: Profile | None = None) -> ModelFit:
     """Whether ``row``'s model fits this PC at an 8k context (f16 K/V, ``gpu_layers: auto``),
     and at most how fast it decodes, in the UI's language, with what bench and this PC's own
     replies with it (``replies_said``, from the conversations' file ``replies``) measured; a
@@ -380,14 +404,14 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     from workstation.core.speed_estimate import slow_phrase
 
     if row.damaged:
-        return ""  # its details say why it cannot be read: no verdict repeating it
+        return ModelFit("")  # its details say why it cannot be read: no verdict repeating it
     try:
         if row.installed and row.path is not None:
             info = model_info.read_model_info(row.path, check=False)
         else:
             shaped = catalog_model(row.name)
             if shaped is None:
-                return ""
+                return ModelFit("")
             info = shaped[0]
         from workstation.core.calibration import measured_cpu, measured_decode
         from workstation.core.profile_plan import plan_for_profile
@@ -413,9 +437,9 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
                                    given.speculative.mode if given is not None else "off") \
             if row.installed and row.path is not None else None
     except WorkstationError as err:
-        return texts.error(err)
+        return ModelFit(texts.error(err))
     except Exception:  # noqa: BLE001 - a file gone since the list was read: no verdict, never a stuck line
-        return ""
+        return ModelFit("")
     basis = model_basis(row.path if row.installed else None, texts)
     words, verdict = context_words(context, basis, texts.get), say(p.verdict_phrases, texts.get)
     # the model's own limit beside what the verdict is worked out for: "reads up to about 98,000
@@ -438,7 +462,8 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
     footing = replies_footing(p, scale)
     per_token = replies_words_a_token(own, texts.lang) if own_tps else scale.words_a_token if footing else None
     # slower than people read by the figure said (SLOW_TPS), as F3 says a slow one ("runs on the CPU … About 0.8 words a second")
-    if slow := slow_phrase(p, own_tps or measured_tps or footing, texts.get, per_token):
+    timed = own_tps or measured_tps or footing
+    if slow := slow_phrase(p, timed, texts.get, per_token):
         # the speed said once: by the sentence that says where it comes from, after this one (it said
         # "Slow here: … about 0.4 words a second …" then "About 0.4 words a second here (estimated …)")
         said_after = bool(own_tps or measured_tps or estimated)
@@ -454,7 +479,77 @@ def model_fit(row: ModelRow, texts: Texts, freed: FreedMemory | None = None, rep
         text += " " + replied
     if counted:
         text += " " + say(counted, texts.get)
-    return text
+    return ModelFit(text, planned=True, fits=p.fits, paged=bool(p.paged_bytes), tps=(timed or p.decode_tps_bound) or None,
+                    per_token=per_token, slow=slow is not None, params=info.parameter_count or 0,
+                    size_bytes=row.size_bytes or int((row.approx_gb or 0) * 1e9))
+
+
+def fit_mark(fit: ModelFit | None, texts: Texts, suggested: bool = False) -> str:
+    """F4's "On this PC" cell of a model, short ("fits · ~40 words/s", "fits · slow (~2 words/s)",
+    "too big"), from the details box's own parts (``model_fit_parts``); "…" while being worked
+    out, "–" where it cannot be; ★ before the suggestion's (``suggested_model``)."""
+    if fit is None:
+        return "…"
+    if not fit.planned:
+        return "–"
+    if not fit.fits:
+        mark = texts("models.mark_too_big")
+    elif fit.paged:
+        mark = texts("models.mark_paged")
+    elif not fit.tps:
+        mark = texts("models.mark_fits")
+    else:
+        words = about_words(fit.tps, texts.get, fit.per_token)
+        mark = texts("models.mark_slow" if fit.slow else "models.mark_fast", words=words)
+    return f"★ {mark}" if suggested else mark
+
+
+@dataclass
+class Suggestion:
+    """The model suggested for this PC (``suggested_model``) and why."""
+
+    row: ModelRow
+    fit: ModelFit
+    keeps_pace: bool  # it answers at least as fast as people read (else it is only the fastest that fits)
+
+    def words(self, texts: Texts) -> str:
+        return about_words(self.fit.tps or 0.0, texts.get, self.fit.per_token)
+
+    def reason(self, texts: Texts) -> str:
+        """The details box's line under the suggested model's verdict."""
+        return texts("models.suggested_why" if self.keeps_pace else "models.suggested_why_slow")
+
+    def line(self, texts: Texts, keys: bool = True) -> str:
+        """The line above F4's lists, and under ``models list``'s: which model, and with ``keys``
+        the key that uses or downloads it (F4's)."""
+        said = texts("models.suggest_line", name=self.row.name, words=self.words(texts))
+        return f"{said} {texts('models.suggest_use' if self.row.installed else 'models.suggest_pull')}" if keys else said
+
+    def is_row(self, row: ModelRow) -> bool:
+        """Whether ``row`` is the suggested model (in either list: the installed one, its catalog row)."""
+        if row is self.row:
+            return True
+        return row.path is not None and self.row.path is not None and row.path == self.row.path
+
+
+def suggested_model(rows: list[ModelRow], fits: dict[str, ModelFit], texts: Texts) -> Suggestion | None:
+    """The model F4 and ``models list`` suggest for this PC, of ``rows`` by their fits by name
+    (``model_fit_parts``): among the chat models that fit (not one read from the disk; the catalog's
+    draft models too: a 1B one answers better than the 135M one ``size`` proposes), the largest whose speed keeps pace with people reading (``keeps_pace``, the reading
+    rule F5 says replies by); none that fast: the fastest that fits (said so). An installed one
+    before a download of the same size; None where none fits."""
+    from workstation.core.speed_estimate import keeps_pace
+
+    candidates = [(row, fit) for row in rows if row.for_chat and not row.damaged
+                  and (fit := fits.get(row.name)) is not None and fit.planned and fit.fits and not fit.paged and fit.tps]
+    fast = [(row, fit) for row, fit in candidates if keeps_pace(fit.tps or 0.0, texts.get, fit.per_token)]
+    if fast:
+        row, fit = max(fast, key=lambda rf: (rf[1].params, rf[1].size_bytes, rf[0].installed))
+        return Suggestion(row, fit, True)
+    if candidates:
+        row, fit = max(candidates, key=lambda rf: (rf[1].tps or 0.0, rf[0].installed))
+        return Suggestion(row, fit, False)
+    return None
 
 
 def profile_running(row: ModelRow, current: Profile | None) -> Profile | None:

@@ -35,7 +35,7 @@ from workstation.core.paths import models_dir
 from workstation.core.phrases import part_percent
 from workstation.core.profile_lookup import profiles_using
 from workstation.tui import integrations
-from workstation.tui.integrations import ModelRow
+from workstation.tui.integrations import ModelFit, ModelRow, Suggestion
 from workstation.tui.messages import Progress, TaskFailed
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.dialogs import ConfirmDialog
@@ -68,12 +68,21 @@ class DetailsMeasured(Message):
 
 
 class FitFound(Message):
-    """Whether a model fits this PC, in a sentence ("" where that cannot be worked out)."""
+    """Whether a model fits this PC (``model_fit_parts``: its sentence "" where that cannot be worked out)."""
 
-    def __init__(self, name: str, fit: str) -> None:
+    def __init__(self, name: str, fit: ModelFit, generation: int = 0) -> None:
         super().__init__()
         self.name = name
         self.fit = fit
+        self.generation = generation  # the list it was worked out for (``ModelsScreen._generation``)
+
+
+class FitsDone(Message):
+    """Every listed model's fit is worked out: the suggestion can be made."""
+
+    def __init__(self, generation: int = 0) -> None:
+        super().__init__()
+        self.generation = generation
 
 
 class ModelsScreen(AppScreen, Screen[None]):
@@ -100,7 +109,12 @@ class ModelsScreen(AppScreen, Screen[None]):
         self.busy = False
         self.pulling = ""  # the catalog model being downloaded ("" when none)
         self.left = False  # popped (Esc, F4), not only covered by a dialog
-        self.fits: dict[str, str] = {}  # model name -> whether it fits this PC, once worked out
+        self.fits: dict[str, ModelFit] = {}  # model name -> whether it fits this PC, once worked out
+        self.suggestion: Suggestion | None = None  # the model suggested for this PC, once every fit is known
+        self._wanted = ""  # the highlighted row's name: the fits' worker works it out next
+        # the list's generation, one more each time it comes: a cancelled worker's fit of the list
+        # before (a model since deleted, pulled) is not put in the fresh one
+        self._generation = 0
         self._select_path: Path | None = None  # a model just added: the cursor goes on it once listed
 
     def compose(self) -> ComposeResult:
@@ -108,6 +122,8 @@ class ModelsScreen(AppScreen, Screen[None]):
         yield Header()
         # a desk PC's profile runs on the office server: said first, as U leaves it for a model here
         yield Label("", id="model-server", markup=False)
+        # which model suits this PC, once every row's fit is known (F4 had no answer to it)
+        yield Label("", id="model-suggest", markup=False)
         with TabbedContent(id="model-tabs"):
             with TabPane(t("models.installed"), id="tab-installed"):
                 yield DataTable(id="installed", cursor_type="row", zebra_stripes=True)
@@ -132,6 +148,8 @@ class ModelsScreen(AppScreen, Screen[None]):
 
     def on_screen_suspend(self) -> None:
         self.left = self not in self.app.screen_stack  # Esc, not a dialog over it
+        if self.left:  # (the column's worker went on down the list behind the screen left)
+            self.workers.cancel_group(self, "models-fit")
 
     def _say_server(self) -> None:
         """The line at the top: this PC uses the office server and its model (F4 listed this PC's
@@ -155,6 +173,7 @@ class ModelsScreen(AppScreen, Screen[None]):
     def on_resize(self) -> None:
         if self.installed or self.catalog:  # the last columns shortened to the new width
             self._fill(keep_cursor=True)
+        self._say_suggestion()
 
     def _fill(self, keep_cursor: bool = False) -> None:
         """Both lists, their last column (details, licence; the box under them says it whole)
@@ -162,22 +181,33 @@ class ModelsScreen(AppScreen, Screen[None]):
         columns they ended "can read up to abo" and "Llama 3.1 Community Lic"."""
         t = self.wapp.texts
         for table_id, labels, rows in (
-                ("installed", (t("models.col_name"), t("models.col_size"), t("models.col_details")),
-                 [(row.name, t.number(row.size_text), row.details or "–") for row in self.installed]),
-                ("catalog", (t("models.col_name"), t("models.col_size"), t("models.col_state"), t("models.col_licence")),
-                 [(row.name, t.number(row.size_text), self._state(row), row.details) for row in self.catalog])):
+                ("installed", (t("models.col_name"), t("models.col_size"), t("models.col_here"), t("models.col_details")),
+                 [(row.name, t.number(row.size_text), self._mark(row), row.details or "–") for row in self.installed]),
+                ("catalog", (t("models.col_name"), t("models.col_size"), t("models.col_state"), t("models.col_here"),
+                             t("models.col_licence")),
+                 [(row.name, t.number(row.size_text), self._state(row), self._mark(row), row.details) for row in self.catalog])):
             table = self.query_one(f"#{table_id}", DataTable)
             at = table.cursor_row
             table.clear(columns=True)
             pad = 2 * table.cell_padding
-            room = (self.size.width - table.styles.scrollbar_size_vertical - pad  # (its scroll bar, if any)
-                    - sum(max(cell_len(text) for text in column) + pad for column in list(zip(labels, *rows, strict=True))[:-1]))
+            widths = [max(cell_len(text) for text in column) + pad for column in zip(labels, *rows, strict=True)]
+            width = self.size.width - table.styles.scrollbar_size_vertical  # (its scroll bar, if any)
+            room = width - pad - sum(widths[:-1])
             last = room >= max(cell_len(labels[-1]), 10)
-            table.add_columns(*(labels if last else labels[:-1]))
+            # "On this PC" (the one before the last) left out too where even without the last the
+            # row went past the screen's edge (60 columns): the box under the list says it whole
+            keep = len(labels) if last else len(labels) - 1 if sum(widths[:-1]) <= width else len(labels) - 2
+            table.add_columns(*labels[:keep])
             for cells in rows:
-                table.add_row(*cells[:-1], *([shortened(cells[-1], room, whole=True)] if last else []))
+                table.add_row(*cells[:keep - 1] if last else cells[:keep],
+                              *([shortened(cells[-1], room, whole=True)] if last else []))
             if keep_cursor and rows:
                 table.move_cursor(row=min(at, len(rows) - 1))
+
+    def _mark(self, row: ModelRow) -> str:
+        """The "On this PC" cell: how the model does here, as the details box says it ("…" until known)."""
+        suggested = self.suggestion is not None and self.suggestion.is_row(row)
+        return integrations.fit_mark(self.fits.get(row.name), self.wapp.texts, suggested)
 
     def _state(self, row: ModelRow) -> str:
         """A catalog model's state: installed, not, part downloaded, downloading."""
@@ -233,7 +263,11 @@ class ModelsScreen(AppScreen, Screen[None]):
             target, self._select_path = self._select_path, None
             self._put_cursor_on(target)
         self.fits.clear()  # a model pulled, added or deleted changes what fits beside it
+        self._generation += 1
+        self.suggestion = None
+        self._say_suggestion()
         self._show_detail()
+        self._work_out_fits()  # the column fills in, row by row (the list shown first)
 
     def _put_cursor_on(self, target: Path) -> None:
         """The installed list shown, its cursor on the model in file ``target``."""
@@ -267,11 +301,15 @@ class ModelsScreen(AppScreen, Screen[None]):
         # whether it runs here before what the catalog says of it: the lines are few (an 80x24
         # terminal cut the speed, a 60x20 one the verdict, when the description came first)
         if row.name in self.fits:
-            if self.fits[row.name]:
-                lines.append(self.fits[row.name])
+            if self.fits[row.name].text:
+                lines.append(self.fits[row.name].text)
+            if self.suggestion is not None and self.suggestion.is_row(row):
+                lines.append(self.suggestion.reason(t))
         else:
             lines.append(t("models.fit_checking"))
-            self._work_out_fit(row)
+            self._wanted = row.name  # the worker going down the list works it out next
+            if not any(w.group == "models-fit" and not w.is_finished for w in self.workers):
+                self._work_out_fits()  # (done with the list, and this one's fit forgotten since)
         description = row.description.get(t.lang) or row.description.get("en")
         if description:
             lines.append(description)
@@ -301,19 +339,62 @@ class ModelsScreen(AppScreen, Screen[None]):
         return t("models.part_hint", name=row.name, have=have, done=row.downloaded_text(t))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="models-fit")
-    def _work_out_fit(self, row: ModelRow) -> None:
+    def _work_out_fits(self) -> None:
+        """Every listed model's fit, one after the other (the highlighted one first, where it is
+        not known yet), each posted as it is known: the column fills in, the details box says it.
+        Cancelled when F4 is left, or the list comes again."""
+        worker = get_current_worker()
         # U loads it in place of the loaded model: that one's memory is free for it
         freed = integrations.memory_freed_by_switch(self.wapp.profile, self.wapp.engine)
-        # (the context the profile in use gives it said beside the fit's: F3's figure)
-        self.post_message(FitFound(row.name, integrations.model_fit(row, self.wapp.texts, freed, self.wapp.store.path,
-                                                                    self.wapp.profile)))
+        texts, replies, current = self.wapp.texts, self.wapp.store.path, self.wapp.profile
+        rows = {row.name: row for row in [*self.installed, *self.catalog]}
+        generation = self._generation
+        done: set[str] = {name for name in rows if name in self.fits}
+        while not worker.is_cancelled:
+            wanted = self._wanted
+            name = wanted if wanted in rows and wanted not in done else next((n for n in rows if n not in done), None)
+            if name is None:
+                self.post_message(FitsDone(generation))
+                return
+            done.add(name)
+            # (the context the profile in use gives it said beside the fit's: F3's figure)
+            fit = integrations.model_fit_parts(rows[name], texts, freed, replies, current)
+            if not worker.is_cancelled:
+                self.post_message(FitFound(name, fit, generation))
 
     @on(FitFound)
     def _fit_found(self, event: FitFound) -> None:
+        if event.generation != self._generation:
+            return  # (worked out for the list before this one: a cancelled worker's last)
         self.fits[event.name] = event.fit
+        self._fill(keep_cursor=True)  # (the cursor where the user put it)
         row = self._highlighted()
         if row is not None and row.name == event.name:
             self._show_detail()
+
+    @on(FitsDone)
+    def _fits_done(self, event: FitsDone) -> None:
+        if event.generation != self._generation or not all(row.name in self.fits for row in [*self.installed, *self.catalog]):
+            return  # (a list come since: its own worker says it)
+        self.suggestion = integrations.suggested_model([*self.installed, *self.catalog], self.fits, self.wapp.texts)
+        self._say_suggestion()
+        self._fill(keep_cursor=True)
+        self._show_detail()
+
+    def _say_suggestion(self) -> None:
+        """The line above the lists: the model suggested for this PC, while it is worked out that it
+        is, or that none fits."""
+        t = self.wapp.texts
+        line = self.query_one("#model-suggest", Label)
+        # under 30 lines (80x24) its line took the details box's last lines: the ★ in the column
+        # and the suggested model's details say it there
+        line.display = self.size.height >= 30
+        if self.suggestion is not None:
+            line.update(self.suggestion.line(t))
+        elif self.fits and all(row.name in self.fits for row in [*self.installed, *self.catalog]):
+            line.update(t("models.suggest_none"))
+        else:
+            line.update(t("models.suggest_checking"))
 
     def action_other_list(self) -> None:
         """Left or Right: the other tab (installed, catalog), its list ready for the arrows."""
