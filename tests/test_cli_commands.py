@@ -1716,7 +1716,7 @@ def test_every_commands_help_is_in_turkish_and_english_as_argparse_says_it(monke
     assert [p.prog for p in parsers if not p.format_help().startswith("kullanım: ")] == []
     assert '(./run.sh chat -c İSİM "..."; uygulama' in " ".join(summarize.format_help().split())
     keys_add = next(p for p in parsers if p.prog == "./run.sh keys add")
-    assert "sırayla yazılanlar:\n  İSİM " in keys_add.format_help() and "[-p PROFİL]" in summarize.format_help()
+    assert "yazılması gerekenler:\n  İSİM " in keys_add.format_help() and "[-p PROFİL]" in summarize.format_help()
     assert keys_add.sentence("the following arguments are required: name").startswith("'./run.sh keys add' için şu eksik: İSİM ")
     keys_rename = next(p for p in parsers if p.prog == "./run.sh keys rename")
     assert "şu eksik: İSİM, YENİ_İSİM " in keys_rename.sentence("the following arguments are required: name, NEW_NAME")
