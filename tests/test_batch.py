@@ -181,7 +181,7 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
     # run 3: nothing left to do, nothing redone
     again = subprocess.run(_batch(folder, out, prof), cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=120)
-    assert "0 pending" in again.stderr
+    assert "0 waiting" in again.stderr
     assert _status(db) == {**final, "broken.txt": "failed"}
 
 
@@ -293,7 +293,7 @@ def test_status_finds_the_queue_of_a_run_with_o_and_a_later_run_leaves_its_summa
     listed, said = capsys.readouterr()
     assert f"No batch has run on {folder} with its summaries in {folder / 'summaries'}; a run would take these:" in said
     assert f"(A queue of its documents is in {out}: '" in said and f"-o {out} --status' shows it.)" in said
-    assert "pending  minutes.txt" in listed and "summary.md" not in listed, listed
+    assert "waiting  minutes.txt" in listed and "summary.md" not in listed, listed
     assert main(["batch", str(folder), "--status", "--json"]) == 0  # JSON alone on stdout
     assert [f["path"] for f in json.loads(capsys.readouterr().out)["files"]] == ["minutes.txt"]
     assert not (folder / "summaries").exists()
@@ -327,8 +327,10 @@ def test_status_after_a_killed_run_and_a_deleted_document(tmp_path: Path, capsys
     (folder / "photo.txt").unlink()
     assert main(["batch", str(folder), "--status"]) == 0
     said = capsys.readouterr().out
-    assert "running" not in said.replace("0 running", "") and "photo.txt" not in said, said
-    assert said.splitlines()[-1] == "2 pending, 0 running, 0 done, 0 failed", said
+    assert "being summarized" not in said.replace("0 being summarized", "") and "photo.txt" not in said, said
+    # plain words (it said "2 pending, 0 running"), and which output folder the queue is of (it did not say)
+    assert said.splitlines()[-1] == "2 waiting, 0 being summarized, 0 done, 0 failed", said
+    assert said.splitlines()[0] == f"The documents of {folder}, and their summaries in {folder / 'summaries'}:", said
     assert main(["batch", str(folder), "--status", "--json"]) == 0
     files = json.loads(capsys.readouterr().out)["files"]
     assert [(f["path"], f["output"]) for f in files] == [("a.txt", None), ("tasks.txt", None)]  # none written yet
@@ -493,7 +495,7 @@ def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm
 
     assert main(["batch", str(folder), "-o", str(out), "--status"]) == 0
     parts = f"{finished} part" if finished == 1 else f"{finished} parts"
-    assert (f"pending  bees.txt — {parts} kept from the run that stopped; the next run goes on from there"
+    assert (f"waiting  bees.txt — {parts} kept from the run that stopped; the next run goes on from there"
             in capsys.readouterr().out.splitlines())
     # the next run, as a person runs it: the parts kept said, then the part under way at once (its time
     # left; it said nothing for 75 s after "1 of 3 parts kept"), then each part as it ends
@@ -694,7 +696,7 @@ def test_a_file_of_a_persons_own_where_a_summary_goes_is_left_as_it_was(
     assert main(["batch", str(folder), "--status"]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert f"failed   scan.pdf — {pdf}" in listed and "skipped  empty.txt — 'empty.txt' is empty." in listed, listed
-    assert listed[-3:] == ["0 pending, 0 running, 1 done, 2 failed, 1 skipped", *(line[len("batch: "):] for line in last[3:])]
+    assert listed[-3:] == ["0 waiting, 0 being summarized, 1 done, 2 failed, 1 skipped", *(line[len("batch: "):] for line in last[3:])]
     with pytest.raises(SystemExit):
         main(["batch", "--help"])
     said = capsys.readouterr().out

@@ -110,7 +110,7 @@ def test_server_down_leaves_the_queue_pending_and_the_next_run_does_it(tmp_path:
         # nothing left to do but the failed one: the run says so, and what to do
         again = _batch(folder, out, desk)
         assert again.returncode == 3
-        assert "0 pending, 0 running, 2 done, 1 failed" in again.stderr
+        assert "0 waiting, 0 being summarized, 2 done, 1 failed" in again.stderr
         assert "the next run takes it by itself" in _last_line(again.stderr), again.stderr
 
 

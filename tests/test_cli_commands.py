@@ -1417,11 +1417,11 @@ def test_batch_status_lists_documents_added_since_the_last_run(tmp_path: Path, c
     inbox.mkdir()
     (inbox / "a.txt").write_text("The first note.", encoding="utf-8")
     assert main(["batch", str(inbox), "--status"]) == 0
-    assert "pending  a.txt" in capsys.readouterr().out
+    assert "waiting  a.txt" in capsys.readouterr().out
     (inbox / "b.txt").write_text("A note added later.", encoding="utf-8")
     assert main(["batch", str(inbox), "--status"]) == 0
     out = capsys.readouterr().out
-    assert "pending  a.txt" in out and "pending  b.txt" in out and "2 pending" in out, out
+    assert "waiting  a.txt" in out and "waiting  b.txt" in out and "2 waiting" in out, out
 
 
 def test_batch_and_summarize_name_a_wrong_path_alike(

@@ -2229,6 +2229,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         await pilot.press("ctrl+k")  # nothing to ask about yet: said (it did nothing, said nothing)
         await until(pilot, lambda: any(str(n.message).startswith("There is no finished summary to ask about yet")
                                        for n in app._notifications))
+        screen.query_one("#summarize-path", Input).focus()
         screen.query_one("#summarize-path", Input).value = str(doc)
         await pilot.press("enter")
         await until(pilot, lambda: not screen.query_one("#summarize-ask", Button).disabled)

@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             if ran:  # which output folder this queue is of (-o names another, with a queue of its own)
                 print(t("batch_cmd.status_of", folder=str(root), path=str(outdir)))
-            width = max(8, *(len(t(f"batch_cmd.status.{status}")) for status in counts))
+            width = max(8, *(len(t(f"batch_cmd.status.{status}")) for status in {r.status for r in rows}))
             for r in rows:
                 why = _why(r.reason, r.said, args) if r.reason else ""
                 if r.parts_kept:  # Ctrl-C in the middle of it: the parts it finished are not done again

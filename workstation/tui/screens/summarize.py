@@ -863,7 +863,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # a folder: its own sentence, as `summarize` says it ("Nothing of School Letters was summarized:
         # '/…/School Letters' is a folder" read awkwardly)
         # (another run holding the folder: "Nothing of School Letters was summarized" before it said the same)
-        own = first[0] in ("doc.folder", "batch.busy")
+        # (a path that is not there: "Nothing of Kasım Faturaları was summarized" called a folder a document)
+        own = first[0] in ("doc.folder", "batch.busy", "doc.missing")
         said = reason if own else t("summarize.failed", name=path.name if path else "?", reason=reason)
         if first[0] in DAY_LIMIT:  # the key's day ran out: the server never went away
             said += " " + t("summarize.failed_day", resets=first[1].get("resets", "00:00"))
