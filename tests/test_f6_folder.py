@@ -199,7 +199,7 @@ async def test_ctrl_k_on_a_folder_too_long_for_a_message_says_so(profiles: Path,
         conversations = app.conversation_id
         app.screen.query_one("#summarize-result").focus()  # (Ctrl+K asks from the summary, not the path box)
         await pilot.press("ctrl+k")
-        await until(pilot, lambda: any(n.startswith("All summaries.md is too long to ask about in the chat: about ")
+        await until(pilot, lambda: any(n.startswith("All summaries.md is too long to ask about in the chat: a message in this profile can be up to about ")
                                        for n in said))
         assert app.screen is screen and app.conversation_id == conversations
 
