@@ -183,7 +183,7 @@ def test_batch_resumes_after_kill_9_and_never_redoes_a_file(tmp_path: Path, smol
     # run 3: nothing left to do, nothing redone
     again = subprocess.run(_batch(folder, out, prof), cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=120)
-    assert "0 pending" in again.stderr
+    assert "0 waiting" in again.stderr
     assert _status(db) == {**final, "broken.txt": "failed"}
 
 
@@ -295,7 +295,7 @@ def test_status_finds_the_queue_of_a_run_with_o_and_a_later_run_leaves_its_summa
     listed, said = capsys.readouterr()
     assert f"No batch has run on {folder} with its summaries in {folder / 'summaries'}; a run would take these:" in said
     assert f"(A queue of its documents is in {out}: '" in said and f"-o {out} --status' shows it.)" in said
-    assert "pending  minutes.txt" in listed and "summary.md" not in listed, listed
+    assert "waiting  minutes.txt" in listed and "summary.md" not in listed, listed
     assert main(["batch", str(folder), "--status", "--json"]) == 0  # JSON alone on stdout
     assert [f["path"] for f in json.loads(capsys.readouterr().out)["files"]] == ["minutes.txt"]
     assert not (folder / "summaries").exists()
@@ -329,8 +329,10 @@ def test_status_after_a_killed_run_and_a_deleted_document(tmp_path: Path, capsys
     (folder / "photo.txt").unlink()
     assert main(["batch", str(folder), "--status"]) == 0
     said = capsys.readouterr().out
-    assert "running" not in said.replace("0 running", "") and "photo.txt" not in said, said
-    assert said.splitlines()[-1] == "2 pending, 0 running, 0 done, 0 failed", said
+    assert "being summarized" not in said.replace("0 being summarized", "") and "photo.txt" not in said, said
+    # plain words (it said "2 pending, 0 running"), and which output folder the queue is of (it did not say)
+    assert said.splitlines()[-1] == "2 waiting, 0 being summarized, 0 done, 0 failed", said
+    assert said.splitlines()[0] == f"The documents of {folder}, and their summaries in {folder / 'summaries'}:", said
     assert main(["batch", str(folder), "--status", "--json"]) == 0
     files = json.loads(capsys.readouterr().out)["files"]
     assert [(f["path"], f["output"]) for f in files] == [("a.txt", None), ("tasks.txt", None)]  # none written yet
@@ -360,7 +362,7 @@ def test_a_queue_of_an_older_workstation_opens_and_says_its_reasons_in_english(
     db.close()
     english = "başarısız photo.txt — 'photo.txt' is a binary file, not text."
     assert main(["batch", str(folder), "--status", "--lang", "tr"]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == english
+    assert capsys.readouterr().out.splitlines()[1] == english
     db = sqlite3.connect(out / DB_NAME)
     try:
         assert db.execute("PRAGMA user_version").fetchone()[0] == 2
@@ -369,7 +371,7 @@ def test_a_queue_of_an_older_workstation_opens_and_says_its_reasons_in_english(
         db.execute("""UPDATE files SET reason_said = '[["doc.empty", {"name": "photo.txt"}]]'""")
         db.commit()
         assert main(["batch", str(folder), "--status", "--lang", "tr"]) == 0
-        assert capsys.readouterr().out.splitlines()[0] == english
+        assert capsys.readouterr().out.splitlines()[1] == english
         db.execute("PRAGMA user_version = 99")  # (a newer workstation's)
     finally:
         db.close()
@@ -413,7 +415,7 @@ def test_a_folder_without_documents_says_so_and_names_what_it_left_alone(
     assert main(["batch", str(folder), "-p", str(_profile_file(tmp_path)), "--lang", "tr", "--full-priority"]) == 0
     err = capsys.readouterr().err
     assert "batch: okumadığı türden 3 dosya atlandı (budget.numbers, report.pages, slides.key); okuduğu türler: .txt" in err
-    assert f"batch: {folder} içinde hiç belge bulunamadı" in err and "batch: 0 bekliyor, 0 sürüyor, 0 bitti" in err, err
+    assert f"batch: {folder} içinde hiç belge bulunamadı" in err and "batch: 0 bekliyor, 0 özetleniyor, 0 bitti" in err, err
 
 
 def test_documents_whose_names_are_not_utf8_are_left_alone_with_a_sentence(tmp_path: Path) -> None:
@@ -495,7 +497,7 @@ def test_a_stopped_run_goes_on_from_the_parts_it_finished(tmp_path: Path, smollm
 
     assert main(["batch", str(folder), "-o", str(out), "--status"]) == 0
     parts = f"{finished} part" if finished == 1 else f"{finished} parts"
-    assert (f"pending  bees.txt — {parts} kept from the run that stopped; the next run goes on from there"
+    assert (f"waiting  bees.txt — {parts} kept from the run that stopped; the next run goes on from there"
             in capsys.readouterr().out.splitlines())
     # the next run, as a person runs it: the parts kept said, then the part under way at once (its time
     # left; it said nothing for 75 s after "1 of 3 parts kept"), then each part as it ends
@@ -696,7 +698,7 @@ def test_a_file_of_a_persons_own_where_a_summary_goes_is_left_as_it_was(
     assert main(["batch", str(folder), "--status"]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert f"failed   scan.pdf — {pdf}" in listed and "skipped  empty.txt — 'empty.txt' is empty." in listed, listed
-    assert listed[-3:] == ["0 pending, 0 running, 1 done, 2 failed, 1 skipped", *(line[len("batch: "):] for line in last[3:])]
+    assert listed[-3:] == ["0 waiting, 0 being summarized, 1 done, 2 failed, 1 skipped", *(line[len("batch: "):] for line in last[3:])]
     with pytest.raises(SystemExit):
         main(["batch", "--help"])
     said = capsys.readouterr().out
@@ -899,7 +901,7 @@ def test_every_summary_of_the_folder_is_in_one_file_to_read(tmp_path: Path, smol
     assert again.returncode == 3 and re.match(
         r"# School Letters klasörünün tüm özetleri\n\n> Adları, .+\n\n## letter1\.txt\n\n", turkish), turkish
     assert turkish.count("> Adları, tarihleri ve rakamları belgeyle karşılaştırın:") == 1, turkish
-    assert "summarizing" not in again.stderr and "özetleniyor" not in again.stderr, again.stderr
+    assert "summarizing" not in again.stderr and "özetleniyor" not in again.stderr.replace("0 özetleniyor", ""), again.stderr
     assert not every.exists()  # (the English one, out of date: two files to choose from, one stale)
     (folder / "letter2.txt").unlink()
     again = _batch_run(folder, "-p", prof)

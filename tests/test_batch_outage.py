@@ -83,7 +83,7 @@ def test_server_down_leaves_the_queue_pending_and_the_next_run_does_it(tmp_path:
     assert down.returncode == 75, down.stderr  # EX_TEMPFAIL: try again later
     last = _last_line(down.stderr)
     assert f"Cannot reach the server at {base_url}" in last, down.stderr
-    assert "3 documents are still pending" in last and "none was marked failed" in last, last
+    assert "3 documents are still waiting" in last and "none was marked failed" in last, last
     assert "run the same command again to continue where it stopped" in last, last
     assert "low priority" not in down.stderr  # the work is on the server, not this computer
     assert {p: s for p, (s, _r) in _rows(out / DB_NAME).items()} == dict.fromkeys(
@@ -110,7 +110,7 @@ def test_server_down_leaves_the_queue_pending_and_the_next_run_does_it(tmp_path:
         # nothing left to do but the failed one: the run says so, and what to do
         again = _batch(folder, out, desk)
         assert again.returncode == 3
-        assert "0 pending, 0 running, 2 done, 1 failed" in again.stderr
+        assert "0 waiting, 0 being summarized, 2 done, 1 failed" in again.stderr
         assert "the next run takes it by itself" in _last_line(again.stderr), again.stderr
 
 
@@ -186,7 +186,7 @@ def test_a_document_the_server_goes_away_on_each_time_fails_at_its_third_try(
         assert server.replies == MAX_ATTEMPTS
         # said whole in the reader's language (both its sentences were English under Turkish)
         assert main(["batch", str(folder), "-o", str(out), "--status", "--lang", "tr"]) == 0
-        line = capsys.readouterr().out.splitlines()[0]
+        line = capsys.readouterr().out.splitlines()[1]
         assert line.startswith("başarısız heavy.txt — ") and "Lost the connection" not in line, line
         assert line.endswith(f" Bu belge {MAX_ATTEMPTS}. kez denendi, bu yüzden bir daha denenmeyecek."), line
     finally:

@@ -1417,11 +1417,11 @@ def test_batch_status_lists_documents_added_since_the_last_run(tmp_path: Path, c
     inbox.mkdir()
     (inbox / "a.txt").write_text("The first note.", encoding="utf-8")
     assert main(["batch", str(inbox), "--status"]) == 0
-    assert "pending  a.txt" in capsys.readouterr().out
+    assert "waiting  a.txt" in capsys.readouterr().out
     (inbox / "b.txt").write_text("A note added later.", encoding="utf-8")
     assert main(["batch", str(inbox), "--status"]) == 0
     out = capsys.readouterr().out
-    assert "pending  a.txt" in out and "pending  b.txt" in out and "2 pending" in out, out
+    assert "waiting  a.txt" in out and "waiting  b.txt" in out and "2 waiting" in out, out
 
 
 def test_batch_and_summarize_name_a_wrong_path_alike(
@@ -1716,7 +1716,7 @@ def test_every_commands_help_is_in_turkish_and_english_as_argparse_says_it(monke
     assert [p.prog for p in parsers if not p.format_help().startswith("kullanım: ")] == []
     assert '(./run.sh chat -c İSİM "..."; uygulama' in " ".join(summarize.format_help().split())
     keys_add = next(p for p in parsers if p.prog == "./run.sh keys add")
-    assert "sırayla yazılanlar:\n  İSİM " in keys_add.format_help() and "[-p PROFİL]" in summarize.format_help()
+    assert "yazılması gerekenler:\n  İSİM " in keys_add.format_help() and "[-p PROFİL]" in summarize.format_help()
     assert keys_add.sentence("the following arguments are required: name").startswith("'./run.sh keys add' için şu eksik: İSİM ")
     keys_rename = next(p for p in parsers if p.prog == "./run.sh keys rename")
     assert "şu eksik: İSİM, YENİ_İSİM " in keys_rename.sentence("the following arguments are required: name, NEW_NAME")

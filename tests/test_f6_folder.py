@@ -136,7 +136,8 @@ async def test_f6_summarizes_a_folder_through_the_batch_queue_and_a_stopped_run_
         assert screen.summary == text
         assert not app.generating and app.summarizing is None
         assert (folder / "summaries" / "letter2 bees.docx.summary.md").is_file()
-        await pilot.press("ctrl+k")  # the box names the folder, the cursor at its end: asks in the chat
+        app.screen.query_one("#summarize-result").focus()  # (Ctrl+K asks from the summary, not the path box)
+        await pilot.press("ctrl+k")  # from the summary: asks in the chat
         await until(pilot, lambda: app.screen is app.chat_screen and app.conversation_id is not None)
         conv = app.conversation_id
     assert (folder / "summaries" / DB_NAME).is_file()
@@ -203,8 +204,9 @@ async def test_ctrl_k_on_a_folder_too_long_for_a_message_says_so(profiles: Path,
         assert " · and 12 more). Ctrl+R tries the failed ones again (those summarized are not done again). " \
             "All the summaries are in one file" in state, state
         conversations = app.conversation_id
+        app.screen.query_one("#summarize-result").focus()  # (Ctrl+K asks from the summary, not the path box)
         await pilot.press("ctrl+k")
-        await until(pilot, lambda: any(n.startswith("All summaries.md is too long to ask about in the chat: about ")
+        await until(pilot, lambda: any(n.startswith("All summaries.md is too long to ask about in the chat: a message in this profile can be up to about ")
                                        for n in said))
         assert app.screen is screen and app.conversation_id == conversations
 

@@ -35,15 +35,31 @@ async def test_a_document_too_long_here_names_the_profile_that_holds_it(profiles
         tokens, _n_ctx, own = next(m for d, m in app._document_tokens.items() if d[0] == ledger)
         sampling = app.profile.sampling
         there = rounded_words((4096 - answer_reserve(sampling, 4096) - (tokens - own)) * 1600 / own)
-        assert said.startswith("Attached: ledger.txt. It is too long to send: about 1,600 words"), said
-        assert said.endswith(" Ctrl+R removes it. The \"Long documents\" profile holds it whole: a message there "
-                             f"holds about {there} words of this document. F3, then Enter, switches to it; your "
-                             "message and the document stay."), said
+        here = rounded_words((app.profile.context - answer_reserve(sampling, app.profile.context)
+                              - (tokens - own)) * 1600 / own)
+        # the figure that decides it first, then its words (it said "holds a conversation of about 3,500
+        # words of this document" of a 2,800-word report it refused)
+        assert said.startswith(f"Attached: ledger.txt. It is too long to send: a message in this profile can be up "
+                               f"to about {here} words of this document (the rest of the room is kept for the "
+                               "reply), and it has about 1,600."), said
+        assert said.endswith(" Ctrl+R removes it. The \"Long documents\" profile takes longer messages, up to about "
+                             f"{there} words of this document, so it holds it whole. F3, then Enter, switches to it; "
+                             "your message and the document stay."), said
+        # F3 says the same figures of this document beside its general ones, for both profiles
+        await pilot.press("f3")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "ProfileMenu")
+        listed = " ".join(str(app.screen._prompt(i, e)) for i, e in enumerate(app.screen.entries))
+        assert f"ledger.txt's words are shorter, so a message holds about {here} of them" in listed or \
+            f"ledger.txt's words are longer, so a message holds about {here} of them" in listed, listed
+        assert f"so a message holds about {there} of them" in listed, listed
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat_screen)
         await pilot.press("f9")  # in Turkish too
         await until(pilot, lambda: "bütünüyle alır" in str(line.render()))
-        assert str(line.render()).endswith(" Ctrl+R onu kaldırır. \"Long documents\" profili onu bütünüyle alır: "
-                                           f"orada bir mesaj bu belgeden yaklaşık {there.replace(',', '.')} sözcük "
-                                           "alır. F3, ardından Enter ona geçer; mesajınız ve belge kalır."), \
+        assert str(line.render()).endswith(" Ctrl+R onu kaldırır. \"Long documents\" profili daha uzun mesajlar "
+                                           f"alır, en çok bu belgeden yaklaşık {there.replace(',', '.')} sözcük; bu "
+                                           "yüzden onu bütünüyle alır. F3, ardından Enter ona geçer; mesajınız ve "
+                                           "belge kalır."), \
             str(line.render())
         await pilot.press("f9")
         await until(pilot, lambda: str(line.render()).startswith("Attached:"))
@@ -52,8 +68,8 @@ async def test_a_document_too_long_here_names_the_profile_that_holds_it(profiles
         await pilot.press("enter")
         await until(pilot, lambda: any(str(n.message).startswith("Not sent: ledger.txt") for n in app._notifications))
         refused = next(str(n.message) for n in app._notifications if str(n.message).startswith("Not sent: ledger"))
-        assert refused.endswith("Ctrl+R removes the document. The \"Long documents\" profile holds it whole: a "
-                                f"message there holds about {there} words of this document. F3, then Enter, "
+        assert refused.endswith("Ctrl+R removes the document. The \"Long documents\" profile takes longer messages, "
+                                f"up to about {there} words of this document, so it holds it whole. F3, then Enter, "
                                 "switches to it; your message and the document stay."), refused
 
 

@@ -3625,6 +3625,7 @@ async def test_a_document_whose_measuring_fails_says_why_and_f6_asks_all_the_sam
             f6.version = document_version(ledger)
             # its measuring over, failed (the server gone): said (before, only as any failed task is)
             await until(pilot, lambda: any(n.severity != "information" for n in app._notifications))
+            app.screen.query_one("#summarize-result").focus()  # (Ctrl+K asks from the summary, not the path box)
             await pilot.press("ctrl+k")
             await until(pilot, lambda: app.screen is not f6 or any(
                 "still being measured" in str(n.message) for n in app._notifications))
@@ -3676,8 +3677,9 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         # another of the user's profiles holds it whole (GEMMA, 4,096): named after the line's own words
         await until(pilot, lambda: app.pending_document in app._holders)
         gemma = app.holder_text(app.pending_document)
-        assert gemma.startswith(' The "GEMMA" profile holds it whole: a message there holds about '), gemma
-        assert gemma.endswith(" words. F3, then Enter, switches to it; your message and the document stay."), gemma
+        assert gemma.startswith(' The "GEMMA" profile takes longer messages, up to about '), gemma
+        assert gemma.endswith(", so it holds it whole. F3, then Enter, switches to it; your message and the document "
+                              "stay."), gemma
         said = str(line.render())
         # in words, as the box's line says what the conversation holds (it said "about 2,001 tokens ... context of
         # 1,024 tokens")
@@ -3691,15 +3693,16 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         # at once", stood beside the refusal of an 850-word contract)
         holds = rounded_words((n_ctx - answer_reserve(app.profile.sampling, n_ctx) - (tokens - own)) * 1600 / own)
         conversation = rounded_words(n_ctx * 1600 / own)
-        assert said == "Attached: ledger.txt. It is too long to send: about 1,600 words, and this profile holds a " \
-            f"conversation of about {conversation} words of this document; a message up to about {holds} (the rest " \
-            "of the room is kept for the reply). F6 summarizes it; your next message then asks about the summary. " \
+        assert conversation
+        assert said == "Attached: ledger.txt. It is too long to send: a message in this profile can be up to " \
+            f"about {holds} words of this document (the rest of the room is kept for the reply), and it has about " \
+            "1,600. F6 summarizes it; your next message then asks about the summary. " \
             "Ctrl+R removes it." + gemma, said
         await pilot.press("f9")  # in Turkish, the figure said as this document's words (beside F3's and the box's)
         await until(pilot, lambda: str(line.render()).startswith("Eklendi: ledger.txt. Bu belge"))
-        assert str(line.render()) == "Eklendi: ledger.txt. Bu belge gönderilemeyecek kadar uzun: yaklaşık 1.600 " \
-            f"sözcük; bu profil, bu belgeden yaklaşık {conversation.replace(',', '.')} sözcüklük bir sohbet; en çok " \
-            f"yaklaşık {holds.replace(',', '.')} sözcüklük bir mesaj alır (kalan yer yanıta ayrılır). " \
+        assert str(line.render()) == "Eklendi: ledger.txt. Bu belge gönderilemeyecek kadar uzun: bu profilde bir " \
+            f"mesaj en çok bu belgeden yaklaşık {holds.replace(',', '.')} sözcük alabilir (kalan yer yanıta " \
+            "ayrılır), belge ise yaklaşık 1.600 sözcük. " \
             "F6 onu özetler; ardından bir sonraki mesajınız özet hakkında sorar. Ctrl+R onu kaldırır." \
             + app.holder_text(app.pending_document), str(line.render())
         await pilot.press("f9")
@@ -3726,10 +3729,10 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         f6.version = document_version(ledger)  # (the file as it was summarized)
         app._attach_document(app.pending_document)  # (as the summary's end does)
         # F6 says what its Ctrl+K does with it: the question typed goes, in the same conversation
-        assert f6._result_text() == "Done. Ctrl+K goes back to your conversation and sends your message there, " \
+        assert f6._result_text() == "Done. Ctrl+K on the summary below (a click on it first) goes back to your conversation and sends your message there, " \
             "with this summary in place of ledger.txt; Ctrl+S saves it beside the document."
         app.chat_screen.set_input("")  # nothing typed: nothing is sent, the next message asks it (said so)
-        assert f6._result_text().startswith("Done. Ctrl+K goes back to your conversation: what you ask there next")
+        assert f6._result_text().startswith("Done. Ctrl+K on the summary below (a click on it first) goes back to your conversation: what you ask there next")
         app.chat_screen.set_input("What was paid?")
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
@@ -3739,11 +3742,13 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
         # still being measured (as just after the summary's end): said to wait (it opened a new "About NAME")
         measured = app._document_tokens.pop(app.pending_document)
+        app.screen.query_one("#summarize-result").focus()  # (Ctrl+K asks from the summary, not the path box)
         await pilot.press("ctrl+k")
         await until(pilot, lambda: any(str(n.message) == "ledger.txt is still being measured for the chat: press "
                                        "Ctrl+K again in a moment." for n in app._notifications))
         assert app.screen is f6 and app.conversation_id is None and not app.store.list()
         app._document_tokens[app.pending_document] = measured
+        app.screen.query_one("#summarize-result").focus()  # (Ctrl+K asks from the summary, not the path box)
         await pilot.press("ctrl+k")  # ask in chat: the message refused before is asked, here (it opened a new
         # conversation "About ledger.txt" with the question in its box, to be sent again)
         await until(pilot, lambda: app.conversation_id is not None and not app.generating)

@@ -2226,9 +2226,11 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         # beside "nothing to show or to ask about")
         asks = lambda: "ctrl+k" in {k.key for k in screen.query(FooterKey)}  # noqa: E731
         await until(pilot, lambda: not asks())
+        app.screen.query_one("#summarize-result").focus()  # (Ctrl+K asks from the summary, not the path box)
         await pilot.press("ctrl+k")  # nothing to ask about yet: said (it did nothing, said nothing)
         await until(pilot, lambda: any(str(n.message).startswith("There is no finished summary to ask about yet")
                                        for n in app._notifications))
+        screen.query_one("#summarize-path", Input).focus()
         screen.query_one("#summarize-path", Input).value = str(doc)
         await pilot.press("enter")
         await until(pilot, lambda: not screen.query_one("#summarize-ask", Button).disabled)
@@ -2239,19 +2241,23 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         # (16 tokens a summary in profile a: cut short, and said so, not "Done.")
         assert not app.generating and state.startswith("Cut short:") and "Ctrl+S saves it beside the document" in state
         assert app.last_folder == doc.parent  # typed, not picked: F7 and the Open dialog start there too
-        # the path box's own Ctrl+K deletes to the end, as in every box (it asked in the chat, and
-        # the path typed next was sent to the model); at the end of the document's path, it asks
+        # the path box's own Ctrl+K deletes to the end, as in every box, wherever its cursor is (at
+        # the end of the document's path it asked in the chat: pressed to clear the box, the path
+        # typed next was sent to the model); the footer does not offer "ask in chat" there
         box = screen.query_one("#summarize-path", LineInput)
-        # …and the footer says Ctrl+K (ask in chat) only where it asks: it still said so while the
-        # key deleted the path being mended
-        await until(pilot, asks)
-        await pilot.press("home")  # (the cursor off the path's end: the box's key)
+        assert box.has_focus and box.cursor_position == len(box.value)
         await until(pilot, lambda: not asks())
-        await pilot.press("right", "ctrl+k", *"tmp/other.md", "ctrl+k")
-        assert app.screen is screen and box.value == "/tmp/other.md" and box.has_focus
-        await until(pilot, lambda: not asks())
+        await pilot.press("ctrl+k")  # (the box's: deletes what is selected, or to the end)
+        assert app.screen is screen and box.has_focus and str(doc).startswith(box.value)
         box.put(str(doc))
+        await pilot.press("home", "right", "ctrl+k", *"tmp/other.md", "ctrl+k")
+        assert app.screen is screen and box.value == "/tmp/other.md" and box.has_focus
+        # from the summary, Ctrl+K asks in the chat, and the footer says so
+        screen.query_one("#summarize-result").focus()
         await until(pilot, asks)
+        box.put(str(doc))
+        box.focus()
+        await until(pilot, lambda: not asks())
         # the summary scrolls from the path box, which keeps the focus (PageDown and End did nothing
         # there: a long summary seemed cut at the screen's last line), and is shown whole
         assert screen.query_one("#summarize-ask").region.right < 100  # (it touched the right edge)
@@ -2309,6 +2315,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         document_prompt = len(app.engine.chat_prompt(follow_up[:1]))  # the summary's prompt
         before = app.conversation_id
         app.chat_screen.set_input("What does it say of bees?")  # typed before F6: asked in the new one
+        app.screen.query_one("#summarize-result").focus()  # (Ctrl+K asks from the summary, not the path box)
         await pilot.press("ctrl+k")
         await until(pilot, lambda: app.screen is app.chat_screen and len(_views(app)) == 2)
         # (it stayed behind as the other conversation's "not sent: What doe…", this box empty)
@@ -2332,6 +2339,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         count = len(app.store.list())
         await pilot.press("f6")  # Ctrl+K again: the conversation made of it, not a second one without the question
         await until(pilot, lambda: app.screen is screen)
+        app.screen.query_one("#summarize-result").focus()  # (Ctrl+K asks from the summary, not the path box)
         await pilot.press("ctrl+k")
         await until(pilot, lambda: app.screen is app.chat_screen and app.conversation_id == asked)
         assert len(app.store.list()) == count and len(_views(app)) == 4
@@ -2361,6 +2369,7 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         assert kept.result.overall and kept.result.overall in kept.summary
         await pilot.press("f9")
         await until(pilot, lambda: kept.query_one("#summary", Markdown).source == made)
+        kept.query_one("#summarize-result").focus()  # (Ctrl+K asks from the summary, not the path box)
         await pilot.press("ctrl+k")  # the conversation made of it before the restart, its question in it
         await until(pilot, lambda: again.screen is again.chat_screen and again.conversation_id == asked)
         said = [(m.role, m.content) for m in again.store.messages(asked)]

@@ -158,7 +158,9 @@ def run(args: argparse.Namespace) -> int:
                                                      "output": r.output if r.status == "done" else None}
                                                     for r in rows]})
         else:
-            width = max(8, *(len(t(f"batch_cmd.status.{status}")) for status in counts))
+            if ran:  # which output folder this queue is of (-o names another, with a queue of its own)
+                print(t("batch_cmd.status_of", folder=str(root), path=str(outdir)))
+            width = max(8, *(len(t(f"batch_cmd.status.{status}")) for status in {r.status for r in rows}))
             for r in rows:
                 why = _why(r.reason, r.said, args) if r.reason else ""
                 if r.parts_kept:  # Ctrl-C in the middle of it: the parts it finished are not done again

@@ -26,7 +26,6 @@ from workstation.core.phrases import (
     WordsBasis,
     context_basis,
     context_words,
-    holds_words,
     part_percent,
     rounded_words,
     say,
@@ -527,6 +526,25 @@ class Attachments(AppPart):
         holder = self._holders.get(document)
         return holder.profile if holder is not None else None
 
+    def attached_room(self: WorkstationApp, profile: Profile) -> tuple[str, int, float] | None:
+        """The attached document's name, the words of it a message of ``profile`` holds, and its
+        words a token, where
+        it is measured and ``profile`` runs the model it was measured by (its tokens are those):
+        the figure its refusal says (``_message_words``), for F3 to say beside its general one."""
+        from workstation.core.profile_lookup import model_file
+
+        document = self.pending_document
+        measured = self._document_tokens.get(document) if document is not None else None
+        current = self.profile
+        if document is None or measured is None or current is None or current.backend != "llama" \
+                or profile.backend != "llama" or model_file(profile) != model_file(current):
+            return None
+        tokens, _n_ctx, own = measured
+        room = max(0, profile.context - answer_reserve(self.session_sampling or profile.sampling, profile.context)
+                   - (tokens - own))
+        basis = document_basis(measured, words_in(document[1]), self.texts)
+        return document[0].name, int(room * basis.per_token), basis.per_token
+
     @on(AttachmentNotMeasured)
     def _attachment_not_measured(self: WorkstationApp, event: AttachmentNotMeasured) -> None:
         """Said under the box and in a notice (F6 may be the screen shown); the document stays
@@ -552,8 +570,16 @@ def _message_words(measured: tuple[int, int, int], words: int, reserve: int, t: 
     "about 2,600 words: more than a message can hold, which reads up to about 3,000 words of it"."""
     tokens, n_ctx, own = measured
     room = max(0, n_ctx - reserve - (tokens - own))
-    basis = WordsBasis(words / own, "document") if own > 0 and words > 0 else context_basis(t.get)
-    return holds_words(n_ctx, room, basis, t.get)
+    return context_words(room, document_basis(measured, words, t), t.get)
+
+
+def document_basis(measured: tuple[int, int, int], words: int, t: Texts) -> WordsBasis:
+    """A document's own words a token (``measured``: as a message, the context, its own tokens),
+    which the refusal, the profile holding it (``holding_profile``) and F3 say its room by: the
+    UI language's where it has no words. One basis for all three: the refusal said "holds 3,500 of
+    this document" and F3 "a message up to about 2,300" of the same profile."""
+    own = measured[2]
+    return WordsBasis(words / own, "document") if own > 0 and words > 0 else context_basis(t.get)
 
 
 def holding_profile(current: Profile, also: Profile | None, engine: Any, document: tuple[Path, str],
@@ -593,7 +619,7 @@ def holding_profile(current: Profile, also: Profile | None, engine: Any, documen
             continue
         same = model_file(entry) == loaded
         if same:  # by the document's own words a token, as this profile's line says its room
-            basis = WordsBasis(words / own, "document") if own > 0 and words > 0 else context_basis(t.get)
+            basis = document_basis(measured, words, t)
             needed = own
         else:
             basis = context_basis(t.get, model_figures(model_file(entry), t.get))

@@ -185,20 +185,16 @@ class KeyHelp(AppPart):
     def box_keeps(self: WorkstationApp, key: str, screen: Screen[Any] | None = None) -> bool:
         """Whether ``key`` is the focused text box's own editing key (``BOX_KEYS``, which it binds)
         rather than an app's or a screen's priority key: in every box but the chat's message box
-        (there, only Ctrl+A and Ctrl+E while it holds text: ``MESSAGE_BOX_MOVES``), unless the
-        screen takes it there (``takes_from_box``: F6's Ctrl+K where the box has nothing
-        to delete). On ``screen`` (the one shown where none is named): its footer leaves such a
-        key out, as it does not do there what the footer says."""
+        (there, only Ctrl+A and Ctrl+E while it holds text: ``MESSAGE_BOX_MOVES``): F6's Ctrl+K
+        (ask in chat) too, which asks from its summary. On ``screen`` (the one shown where none is
+        named): its footer leaves such a key out, as it does not do there what the footer says."""
         screen = self.screen if screen is None else screen
         box = screen.focused
         if not isinstance(box, Input | TextArea) or key not in BOX_KEYS:
             return False
         if box.id in MESSAGE_BOXES:  # (its moves while it holds text: MESSAGE_BOX_MOVES)
             return key in MESSAGE_BOX_MOVES and bool(box.value if isinstance(box, Input) else box.text)
-        if key not in box._bindings.key_to_bindings:
-            return False
-        takes = getattr(screen, "takes_from_box", None)
-        return not (takes is not None and takes(key))
+        return key in box._bindings.key_to_bindings
 
     def check_action(self: WorkstationApp, action: str, parameters: tuple[object, ...]) -> bool | None:
         """App actions wait while a dialog is open (the dialog owns the keys). The chat's own

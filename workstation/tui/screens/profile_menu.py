@@ -22,7 +22,13 @@ from workstation.core.errors import ProfileError, WorkstationError
 from workstation.core.installed_models import model_name
 from workstation.core.language_words import words_figures
 from workstation.core.llama_allocation import kv_share
-from workstation.core.phrases import WordsBasis, context_basis, costly_note, holds_words
+from workstation.core.phrases import (
+    WordsBasis,
+    context_basis,
+    costly_note,
+    holds_words,
+    rounded_words,
+)
 from workstation.core.profile_folders import whose
 from workstation.core.profile_lookup import list_profiles, load_profile_file, model_file
 from workstation.core.profiles import KV_CACHE_TYPES, Profile
@@ -245,6 +251,13 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
             # a conversation's and a message's (less the reply's room): one figure read as what a message
             # holds stood beside the refusal of a shorter document (``holds_words``, as F4, E and the refusal)
             words = holds_words(entry.context, entry.context - answer_reserve(entry.sampling, entry.context), basis, t.get)
+            # and the attached document's own figure, as its refusal says it: its words a token are
+            # its own (F3 said 2,300 where the refusal said 2,600 of the same profile, both "words")
+            attached = self.wapp.attached_room(entry)
+            if attached is not None and abs(attached[2] - basis.per_token) > basis.per_token / 20:
+                name, n, per_token = attached
+                how = "profiles.words_shorter" if per_token > basis.per_token else "profiles.words_longer"
+                words += " " + t("profiles.document_room", name=name, how=t(how), n=rounded_words(n))
             share = kv_share(entry.kv_cache) if entry.kv_cache.k in KV_CACHE_TYPES and \
                 entry.kv_cache.v in KV_CACHE_TYPES else 1.0
             kv = min(KV_SHARES, key=lambda s: abs(math.log(s / share)))

@@ -153,9 +153,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # priority: the path field keeps the focus and has Ctrl+X (cut); while nothing runs the
         # stop is not allowed (check_action), so the key is the field's again
         Binding("ctrl+x", "stop", "stop the summary", id="summarize.stop", priority=True),
-        # priority: the path field keeps the focus; there the field's own Ctrl+K (delete to the
-        # end) comes first, but where it has nothing to delete in the path of the summary shown
-        # (takes_from_box): it took a path being typed to the chat, which sent it to the model
+        # priority, but never in the path box: there Ctrl+K is the box's own (delete to the end,
+        # ``box_keeps``), as in every text box; it asks from the summary (it took a path being
+        # cleared to the chat, and the next path typed went to the model as a message)
         Binding("ctrl+k", "ask", "ask in chat", id="summarize.ask", priority=True),
         Binding("ctrl+o", "browse", "choose a file", id="summarize.browse"),  # in the footer too: the main way to pick
         # beside the document, as batch names it (the only way was Ctrl+K, then F7 of the whole chat)
@@ -194,7 +194,6 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self._made_at = 0.0  # when this summary was made
         self._parts_kept = False  # a stopped run's parts are kept for the box's document (Alt+R shows)
         self._retry = False  # Ctrl+R on the folder shown tries its failed documents again (``_retries``)
-        self._asks = False  # Ctrl+K in the path box asks in the chat (not the box's delete to the end)
         self._written: dict[str, str] = {}  # a summary read back: its Markdown in each UI language, as kept
         self._last: SummaryProgress | None = None  # how far the running summary has got (Ctrl+Q's question says it)
         # a folder summarized (every document in it, by batch's queue): shown until the next run
@@ -224,10 +223,6 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.query_one("#summarize-progress").display = False
         box = self.query_one("#summarize-path", Input)
         box.focus()
-        # the footer's Ctrl+K (ask in chat) shown only where the box leaves it the screen's: the
-        # cursor at the end of the shown summary's path (takes_from_box); the cursor is the box's
-        # selection (its cursor_position, a property, was watched: Home left "ask in chat" shown)
-        self.watch(box, "selection", lambda _at: self._note_asks(), init=False)
         await self._read_back()
         self._offer_attached()
         self._note_parts_kept()
@@ -249,7 +244,6 @@ class SummarizeScreen(AppScreen, Screen[None]):
     @on(Input.Changed, "#summarize-path")
     def _path_changed(self) -> None:
         self._note_parts_kept()
-        self._note_asks()
         self._forget_failure()
 
     def _forget_failure(self) -> None:
@@ -263,16 +257,6 @@ class SummarizeScreen(AppScreen, Screen[None]):
             return  # (the path that failed, put back to be mended: why stays said)
         self._failed = None
         self.query_one("#summarize-state", Label).update(self._result_text())
-
-    def _note_asks(self) -> None:
-        """Whether Ctrl+K asks in the chat from the path box now, or deletes to its end (the box's
-        own key): the footer follows (it said "ask in chat" while the key deleted a path)."""
-        if self.takes_from_box("ctrl+k") != self._asks:
-            self.refresh_bindings()
-
-    def refresh_bindings(self) -> None:
-        self._asks = self.takes_from_box("ctrl+k")  # as the footer shows it from now (_note_asks)
-        super().refresh_bindings()
 
     def _note_parts_kept(self) -> None:
         """Whether Alt+R (start over) is offered now: a stopped run's parts are kept for the box's
@@ -491,21 +475,6 @@ class SummarizeScreen(AppScreen, Screen[None]):
         if action == "start_over":
             return self._parts_kept and not self.running  # only where there are parts to do again
         return True  # Ctrl+R and Ctrl+O while one runs: out of the footer (RunningFooter), they say why they wait
-
-    def takes_from_box(self, key: str) -> bool:
-        """Whether ``key``, a text box's own editing key, is this screen's in the path box (the
-        app's ``box_keeps``): Ctrl+K asks in the chat where the box names the document of the
-        last run, as left, the cursor at its end (as the line above says: "Ctrl+K asks"); in a
-        path being typed or mended, it deletes to the end as in every box."""
-        if self.path is None:
-            return False
-        bound = self.active_bindings.get(key)
-        if bound is None or bound.binding.id != "summarize.ask":
-            return False
-        box = self.query_one("#summarize-path", LineInput)
-        typed = box.value.strip()
-        shown = {self.path} | ({self._folder.root} if self._folder is not None else set())  # (a folder's: its file)
-        return box.cursor_position >= len(box.value) and bool(typed) and typed_path(typed) in shown
 
     def action_page(self, way: int) -> None:
         """The summary a page up (``way`` -1) or down (1), or to its start (-2) or end (2)."""
@@ -914,7 +883,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # a folder: its own sentence, as `summarize` says it ("Nothing of School Letters was summarized:
         # '/…/School Letters' is a folder" read awkwardly)
         # (another run holding the folder: "Nothing of School Letters was summarized" before it said the same)
-        own = first[0] in ("doc.folder", "batch.busy")
+        # (a path that is not there: "Nothing of Kasım Faturaları was summarized" called a folder a document)
+        own = first[0] in ("doc.folder", "batch.busy", "doc.missing")
         said = reason if own else t("summarize.failed", name=path.name if path else "?", reason=reason)
         if first[0] in DAY_LIMIT:  # the key's day ran out: the server never went away
             said += " " + t("summarize.failed_day", resets=first[1].get("resets", "00:00"))
