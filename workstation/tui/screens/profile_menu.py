@@ -288,6 +288,9 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
     _placed_at: int | None = None  # the profile highlighted then
 
     def on_mount(self) -> None:
+        # the notices shown as F3 opens go: the chat's "Not sent … F3 …" sat over the profiles'
+        # descriptions, the highlighted row not seen, as the person did what it said
+        self.app.clear_notifications()
         options = next(iter(self.query(OptionList).results(OptionList)), None)
         if options is None:  # closed before it was shown (Esc and F3 at once: the app ended on an error)
             return
