@@ -71,6 +71,12 @@ async def test_a_document_too_long_here_names_the_profile_that_holds_it(profiles
         assert refused.endswith("Ctrl+R removes the document. The \"Long documents\" profile takes longer messages, "
                                 f"up to about {there} words of this document, so it holds it whole. F3, then Enter, "
                                 "switches to it; your message and the document stay."), refused
+        # F3, as it says: the notice goes (it sat over the profiles, the highlighted row hidden); another stays
+        app.notify("Another notice", timeout=60)
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ProfileMenu))
+        await pilot.pause()
+        assert [str(n.message) for n in app._notifications] == ["Another notice"]
 
 
 async def test_f3_opens_on_the_profile_that_holds_it_and_the_switch_keeps_message_and_document(

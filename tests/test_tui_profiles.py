@@ -2042,33 +2042,6 @@ async def test_the_status_line_names_a_profile_whole_where_it_has_room(language:
         assert len(str(bar.render()).rstrip()) <= 30, str(bar.render())
 
 
-async def test_a_notice_shown_as_f3_opens_leaves_the_profiles_in_view(tmp_path: Path, smollm2_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """The chat's "Not sent: … F3 …" warning stayed over F3's profiles as the person did what it
-    said, the highlighted row not seen (they went one row up and loaded a model not downloaded)."""
-    from conftest import tui_profile
-
-    from workstation.tui.screens.profile_menu import ProfileList
-
-    folder = tmp_path / "profiles"
-    folder.mkdir()
-    for n in range(1, 4):
-        tui_profile(folder / f"p{n}.yaml", str(smollm2_path))
-    as_shipped_profiles(monkeypatch, folder)
-    app = WorkstationApp("p2", start_engine=False, sample_system=False, language="en")
-    async with app.run_test(size=(110, 32), notifications=True) as pilot:
-        app.notify("Not sent: it is too long for this profile; F3, then Enter, loads one that holds it.",
-                   severity="warning", timeout=60)
-        await until(pilot, lambda: any(toast.region for toast in app.screen.query("Toast")))
-        await pilot.press("f3")
-        await until(pilot, lambda: bool(app.screen.query(ProfileList)))
-        for _ in range(3):
-            await pilot.pause()
-        assert not list(app._notifications), list(app._notifications)
-        listed = app.screen.query_one(ProfileList).region
-        assert not [t.region for t in app.screen.query("Toast") if t.region.overlaps(listed)]
-
-
 @pytest.mark.parametrize("size", [(80, 24), (110, 32)])
 async def test_f3_opens_with_the_profiles_above_the_current_one_in_view(
         tmp_path: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]) -> None:

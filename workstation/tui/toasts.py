@@ -26,6 +26,9 @@ READING_CHARACTERS_PER_SECOND = 15.0
 # a warning that asks for nothing stays no longer (one stayed over two screens): only those that ask
 # the user to act (mend a file, delete a copy, wait for another window) give notify a longer timeout
 WARNING_MOST_S = 8.0
+# the kind (``notify``'s) of the chat's refusal of a message with a document too long for it ("Not sent: …
+# F3 …"): put away as F3 opens, the profiles under it
+NOT_SENT = "not-sent"
 # the kind (``notify``'s) of a profile's load said: "Loading the profile …" as it begins, then how it
 # ended ("Loaded: …", the API served or stopped, the load failed). The end takes the beginning's place:
 # "Loaded" went after its 3 s while the older, longer "Loading the profile office-cpu…" stayed

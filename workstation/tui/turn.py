@@ -45,7 +45,7 @@ from workstation.tui.messages import (
     TokenStreamed,
     TurnFinished,
 )
-from workstation.tui.toasts import LOAD_NOTICE
+from workstation.tui.toasts import LOAD_NOTICE, NOT_SENT
 from workstation.tui.widgets.message_view import MessageView
 
 if TYPE_CHECKING:
@@ -150,7 +150,8 @@ class Turn(AppPart):
             # the file before it was changed: said so, it went in the document's place)
             self.notify(t("chat.attached_refused_old" if found else "chat.attached_refused", name=document[0].name,
                           summarize=self.key_for("summarize.open"),
-                          remove=self.key_for("chat.detach")) + self.holder_text(document), severity="warning", timeout=12)
+                          remove=self.key_for("chat.detach")) + self.holder_text(document), severity="warning", timeout=12,
+                        kind=NOT_SENT)
             return  # (the text stays in the box)
         # an earlier message changed goes on in a new conversation (``_go_on_from_earlier``), which
         # claims its own turn: nothing is written in this one (another window's reply here refused it)

@@ -36,6 +36,7 @@ from workstation.tui.i18n import Texts
 from workstation.tui.integrations import fit_verdict, memory_freed_by_switch, server_verdict
 from workstation.tui.screens.app_screen import AppScreen
 from workstation.tui.screens.load_settings import shipped_original
+from workstation.tui.toasts import NOT_SENT
 
 if TYPE_CHECKING:
     from workstation.core.memory_plan import FreedMemory
@@ -288,9 +289,9 @@ class ProfileMenu(AppScreen, ModalScreen[Profile | None]):
     _placed_at: int | None = None  # the profile highlighted then
 
     def on_mount(self) -> None:
-        # the notices shown as F3 opens go: the chat's "Not sent … F3 …" sat over the profiles'
-        # descriptions, the highlighted row not seen, as the person did what it said
-        self.app.clear_notifications()
+        # the chat's "Not sent: … too long … F3 …" goes as F3 opens: it sat over the profiles'
+        # descriptions, the highlighted row not seen, as the person did what it said (other notices stay)
+        self.wapp.put_away(NOT_SENT)
         options = next(iter(self.query(OptionList).results(OptionList)), None)
         if options is None:  # closed before it was shown (Esc and F3 at once: the app ended on an error)
             return
