@@ -206,3 +206,35 @@ async def test_a_search_for_the_profile_switched_from_is_not_taken(profiles: Pat
         assert document not in app._holders
         app.post_message(HolderFound(document, found, app.profile))  # the profile loaded now's own: taken
         await until(pilot, lambda: app._holders.get(document) is found)
+
+
+async def test_f3s_figure_for_another_profile_counts_that_profiles_reply_room(
+        profiles: Path, tmp_path: Path, smollm2_path: Path) -> None:
+    """F3's "a message holds about N words of this document" of another profile of the same model
+    took the loaded profile's reply room (its sampling, Ctrl+E's own settings on it): the figure
+    beside it, of that profile, then disagreed. Each profile's room is its own sampling's, with the
+    conversation's own settings on top (as after a switch)."""
+    import pytest
+
+    from workstation.core.profile_lookup import load_profile
+
+    ledger = tmp_path / "ledger.txt"
+    ledger.write_text("The invoice was paid. " * 100, encoding="utf-8")
+    _profile(profiles / "short.yaml", str(smollm2_path), context=2048)
+    (profiles / "short.yaml").write_text((profiles / "short.yaml").read_text(encoding="utf-8")
+                                         .replace("max_tokens: 8", "max_tokens: 64"), encoding="utf-8")
+    _profile(profiles / "wide.yaml", str(smollm2_path), context=2048)
+    (profiles / "wide.yaml").write_text((profiles / "wide.yaml").read_text(encoding="utf-8")
+                                        .replace("max_tokens: 8", "max_tokens: 400"), encoding="utf-8")
+    app = WorkstationApp("short", sample_system=False, language="en")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: app.engine is not None)
+        app._attach_document((ledger, ledger.read_text(encoding="utf-8")))
+        await until(pilot, lambda: app.pending_document is not None and app.pending_document in app._document_tokens)
+        app.own_sampling = {"temperature": 0.5}  # (Ctrl+E's own setting for this conversation)
+        short, wide = load_profile("short"), load_profile("wide")
+        mine, its = app.attached_room(short), app.attached_room(wide)
+        assert mine is not None and its is not None
+        reserves = answer_reserve(short.sampling, 2048), answer_reserve(wide.sampling, 2048)
+        assert reserves[0] < reserves[1]
+        assert mine[1] - its[1] == pytest.approx((reserves[1] - reserves[0]) * mine[2], abs=2)  # (words, rounded)

@@ -531,6 +531,7 @@ class Attachments(AppPart):
         words a token, where
         it is measured and ``profile`` runs the model it was measured by (its tokens are those):
         the figure its refusal says (``_message_words``), for F3 to say beside its general one."""
+        from workstation.core.profile_check import with_own_sampling
         from workstation.core.profile_lookup import model_file
 
         document = self.pending_document
@@ -540,8 +541,10 @@ class Attachments(AppPart):
                 or profile.backend != "llama" or model_file(profile) != model_file(current):
             return None
         tokens, _n_ctx, own = measured
-        room = max(0, profile.context - answer_reserve(self.session_sampling or profile.sampling, profile.context)
-                   - (tokens - own))
+        # (the conversation's own settings, Ctrl+E's, on top of THIS profile's, as they would be after a switch:
+        # the loaded profile's with them gave another profile's entry its reply room)
+        sampling = with_own_sampling(profile.sampling, self.own_sampling) or profile.sampling
+        room = max(0, profile.context - answer_reserve(sampling, profile.context) - (tokens - own))
         basis = document_basis(measured, words_in(document[1]), self.texts)
         return document[0].name, int(room * basis.per_token), basis.per_token
 
