@@ -60,6 +60,12 @@ class Caller:
 CUT = "cut: "  # a reason of a reply cut off ("cut: day limit"): its audit line's ``cut`` ("day_limit")
 
 
+def cut_reason(why: str) -> str:
+    """The log's reason of a reply cut off for ``why`` ("day limit", "server stopping"): the one
+    form its audit line's ``cut`` is read from."""
+    return CUT + why
+
+
 @dataclass
 class Ticket:
     """One generation request from arrival to its answer."""
@@ -323,7 +329,7 @@ class Accounts:
         if reason:
             ticket.reason = reason
         elif status == 200 and m is not None and ticket.cut_at_day_limit(m):
-            ticket.reason = "cut: day limit"
+            ticket.reason = cut_reason("day limit")
         t0 = time.perf_counter()
         duration_s = t0 - ticket.t0
         # a client that left while its prompt was read pays for the batch stopped under it, as

@@ -19,7 +19,7 @@ from workstation.core.events import (
     TokenDelta,
     TurnFinished,
 )
-from workstation.core.server.accounts import Ticket
+from workstation.core.server.accounts import Ticket, cut_reason
 from workstation.core.server.guard import CLIENT_GONE
 from workstation.core.server.logprobs import ProbsAsked
 from workstation.core.server.protocol import (
@@ -115,7 +115,7 @@ class Replies:
         cancelled = event.metrics.stop_reason == "cancelled"
         cut = self._cut_by_shutdown(event)
         status = SHUTTING_DOWN if cut else CLIENT_GONE if cancelled else 200
-        self.accounts.finish(ticket, status, event.metrics, event.text, reason="cut: server stopping" if cut else "")
+        self.accounts.finish(ticket, status, event.metrics, event.text, reason=cut_reason("server stopping") if cut else "")
 
     async def _first_event(
         self: OpenAIServer, request: Request, req: SchedRequest, q: asyncio.Queue[SchedulerEvent], ticket: Ticket
