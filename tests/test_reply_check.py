@@ -362,3 +362,64 @@ def test_a_reply_giving_the_total_of_every_invoice_for_the_unpaid_ones_is_said_t
         ["1,850.00"]
     assert miscounted_figures(reply, [], tables) == []  # (nothing counted for the question: nothing to hold it to)
 
+
+
+def test_a_right_answer_given_as_the_programs_is_not_said_to_be_no_count_of_it(tmp_path: Path) -> None:
+    """Any figure of a sentence naming "the program" that it had not given was said to be no count
+    of the question: the table's count of rows ("4 of the 10 invoices"), a year and row numbers, under
+    a right answer. Only a figure written as the counted column's (an amount) is, given in the place
+    of the program's figure; the whole total beside the program's is no answer either."""
+    from workstation.core.reply_check import miscounted_figures
+
+    _, tables, counted = _invoices(tmp_path)
+    bare = [{"what": "where", "title": "invoices.xlsx", "rows": 4, "figures": [{"figure": "4,136.00"}], "listed": []}]
+    for right in ("The program counted 4 of the 10 invoices as unpaid, 4,136.00 in total.",
+                  "The program counted 4 unpaid invoices in 2025, total 4,136.00.",
+                  "The program counted them from rows 2 to 11.",
+                  "The program counted 4 of the 10 invoices as unpaid.", "The program counted 4 unpaid invoices in 2025.",
+                  "4 invoices (INV-1043 … INV-1049) are unpaid: 4,136.00 of the 12,996.50 invoiced.",
+                  "The program counted 4,136.00 unpaid of the 12,996.50 invoiced.",
+                  "The program counted 4 unpaid, 25% of them due 15.03.2026."):
+        assert miscounted_figures(right, bare) == [], right
+        assert miscounted_figures(right, counted, tables) == [], right
+    # the all-rows total given in the program's place is still said, with what it is
+    for wrong in ("The program counted the invoice for 12,996.50 in total.",
+                  "The program counted 4 of the 10 invoices as unpaid, 12,996.50 in total.",
+                  "The program counted 4 unpaid invoices. The program's total is 12,996.50."):
+        assert [(w["text"], w.get("what")) for w in miscounted_figures(wrong, counted, tables)] == \
+            [("12,996.50", "total")], wrong
+    assert [w["text"] for w in miscounted_figures("The program counted $1,850 unpaid.", counted, tables)] == ["1,850"]
+
+
+async def test_the_reply_check_counts_of_the_tables_held_not_read_again(
+        lease_profile: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As each reply about an attached table ended, the check read the document's tables again from
+    the conversation's stored text, on the screen's thread: a big sheet froze the chat. It checks
+    against the tables held since the question was sent: none read again, and the file gone from
+    the disk meanwhile changes nothing."""
+    import workstation.tui.turn as turn
+    from workstation.tui.attachment import conversation_tables
+
+    read_again: list[int] = []
+
+    def counting(messages):  # the real one, each call counted
+        read_again.append(1)
+        return conversation_tables(messages)
+
+    monkeypatch.setattr(turn, "conversation_tables", counting)
+    invoices = tmp_path / "invoices.csv"
+    invoices.write_text(INVOICES, encoding="utf-8")
+    app = WorkstationApp("lease", sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await ask_about_the_lease(pilot, app, invoices, "How much is unpaid in total?")
+        await send_message(pilot, app, "And how much is unpaid in total?")  # (a follow-up, not attached again)
+        await until(pilot, lambda: not app.generating and len(message_views(app)) == 4
+                    and app.store.messages(app.conversation_id)[-1].metrics is not None)
+        assert read_again == []
+        counted = app.store.messages(app.conversation_id)[-1].metrics["counted"]
+        assert any(i["what"] == "where" for i in counted)
+        invoices.unlink()
+        app._counted = counted  # (the reply's count, as the turn had it)
+        record = app._document_check("The program counted the invoice for 12,996.50 in total.")
+        assert record is not None and record["miscounted"][0]["what"] == "total", record
+        assert read_again == []

@@ -12,6 +12,7 @@ reply: "Check figures, dates and names against Lease_v1.docx: this model often g
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Any
 
 from workstation.core.letters import fold
@@ -78,6 +79,15 @@ def _value(figure: str) -> str:
     marks are mixed; one before exactly three digits marks thousands, in either way of writing
     (read by table_facts' ``_number``, in the way that decides). Not one number (a version
     1.2.3, a dotted date 15.01.2026): its digits."""
+    value = _read(figure)
+    if value is None:
+        return re.sub(r"\D", "", figure).lstrip("0") or "0"
+    return format(value.normalize(), "f")
+
+
+def _read(figure: str) -> Decimal | None:
+    """A figure as the one number it is, as written (``_value``'s reading: "4,136.00" is 4136.00,
+    its decimal places kept); None where it is no one number (15.01.2026, 1.2.3, 2024-03-01)."""
     marks = re.findall(r"[.,]", figure)
     comma = False  # (whether the comma is its decimal mark)
     if marks:
@@ -85,10 +95,7 @@ def _value(figure: str) -> str:
         after = len(figure) - figure.rindex(last) - 1
         thousands = len(set(marks)) == 1 and after == 3 and not figure.startswith(f"0{last}")  # (0.125 is no 125)
         comma = (last == ".") if thousands else (last == ",")
-    value = _number(figure, comma)
-    if value is None:
-        return re.sub(r"\D", "", figure).lstrip("0") or "0"
-    return format(value.normalize(), "f")
+    return _number(figure, comma)
 
 
 def _word_value(words: str) -> int | None:
@@ -224,6 +231,29 @@ def unchecked_figures(reply: str, document: str, name: str = "", counted: list[d
 # a sentence of the reply that gives its figures as the program's ("The program counted …")
 _PROGRAM_SAID = re.compile(r"\bprogram", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+
+
+def _counted_shape(match: re.Match[str], fractions: bool, rows: int) -> bool:
+    """Whether a figure of the reply (``miscounted_figures``' ``match``: the figure "n", its money
+    sign and % as written) is written as the program's count for the question is, the counted
+    column's kind: an amount (a money sign, a decimal part, thousands marks: "$4,136", "12,996.50",
+    "1 850"), or, where the program's figures have no decimal part (``fractions``: they have),
+    a whole number above ``rows`` (the table's count of rows, and its row numbers) that is no year.
+    Never a percent, a date or code (15.03.2026, INV-1043), a year (2025), the table's count of rows
+    or a row's number ("4 of the 10 invoices", "rows 2 to 11"): a right answer was said to be wrong."""
+    figure = match["n"]
+    read = _read(figure)
+    if match.group().endswith("%") or read is None:
+        return False
+    exponent = read.as_tuple().exponent
+    if re.match(_MONEY, match.group()) or isinstance(exponent, int) and exponent < 0:
+        return True
+    if read <= rows:
+        return False
+    if re.search(r"[.,\s]", figure):
+        return True
+    return not fractions and _YEAR.fullmatch(figure) is None
 
 
 def miscounted_figures(reply: str, counted: list[dict[str, Any]] | None,
@@ -233,10 +263,13 @@ def miscounted_figures(reply: str, counted: list[dict[str, Any]] | None,
     count: "How much is unpaid in total?" of 10 invoices was answered "The program counted the
     invoice for 12,996.50 in total." under the program's "… Unpaid: 4 rows …, total 4,136.00":
     12,996.50 is in the table (the total of every invoice), so ``unchecked_figures`` let it pass.
-    A figure is said so where it is a figure of all the rows of the table (its column's total or
-    average) and the reply gives none of the program's figures, or wherever the reply's sentence
-    gives it as the program's ("the program counted …") and the program did not give it for this
-    question (its figures, its count of rows, the cells of the rows it counted). Each as
+    A figure is said so only where it is written as the counted column's figures are (an amount:
+    ``_counted_shape``; never the table's count of rows, a row's number or a year: "4 of the 10
+    invoices in 2025" was said to be no count of it) and the program did not give it for this
+    question (its figures, its count of rows, the cells of the rows it counted), and either it is a
+    figure of all the rows of the table (its column's total or average) and the reply gives none of
+    the program's figures, or the reply's sentence gives it as the program's ("the program counted
+    …") in the place of the program's figure, which it does not give. Each as
     {"text": the figure as the reply writes it, "counted": the program's figure, and "what"/"column"/
     "rows" where it is a figure of all the rows: "total", "Amount", "10"}, in the reply's order."""
     asked = [i for i in counted or [] if isinstance(i, dict) and i.get("what") == "where"
@@ -245,14 +278,22 @@ def miscounted_figures(reply: str, counted: list[dict[str, Any]] | None,
         return []
     given: set[str] = set()  # (what the program gave for the question: its figures, rows and the rows' cells)
     whole: dict[str, dict[str, str]] = {}  # a figure of all the rows -> what it is
+    figures = [str(f["figure"]) for item in asked for f in item["figures"] if isinstance(f, dict) and f.get("figure")]
+    answers = {_value(f) for f in figures}  # (the program's own figures for it)
+    # (its figures' kind: with a decimal part, a whole number of the reply is no amount of that column)
+    fractions = any(isinstance(e := read.as_tuple().exponent, int) and e < 0
+                    for f in figures if (read := _read(f)) is not None)
+    rows = 0  # (the tables' counts of rows and their rows' numbers, the header's and titles' above it too)
     for item in asked:
         given.update(_value(str(f["figure"])) for f in item["figures"] if isinstance(f, dict) and f.get("figure"))
         given.add(_value(str(item.get("rows", "0"))))
+        rows = max(rows, int(read) if (read := _read(str(item.get("rows", "0")))) is not None else 0)
         listed = {str(n) for n in item.get("listed") or []}
         given.update(v for n in listed for f in re.findall(_FIGURE, n) for v in _values(f))
         for facts in tables or []:
             if facts.title != item.get("title"):
                 continue
+            rows = max(rows, facts.rows + facts.total_rows + facts.above + 1)
             for row in facts.cells:
                 if listed & set(row):
                     given.update(v for cell in row for f in re.findall(_FIGURE, cell) for v in _values(f))
@@ -264,14 +305,18 @@ def miscounted_figures(reply: str, counted: list[dict[str, Any]] | None,
                     if figure and _value(figure) not in given:
                         whole.setdefault(_value(figure), {"what": what, "column": col.name, "rows": f"{facts.rows:,}",
                                                           "letter": col.letter})
-    program = next(str(f["figure"]) for f in asked[0]["figures"] if isinstance(f, dict) and f.get("figure"))
+    program = figures[0]
     answered = any(_value(shown) in given for shown in re.findall(_FIGURE, reply) if shown != "0")
     found: list[dict[str, str]] = []
     for sentence in _SENTENCES.split(reply):
-        claimed = _PROGRAM_SAID.search(sentence) is not None
-        for match in re.finditer(rf"{_MONEY}?(?<![\w-])(?P<n>{_FIGURE})%?", sentence):
+        shown = list(re.finditer(rf"{_MONEY}?(?<![\w-])(?P<n>{_FIGURE})%?", sentence))
+        # a sentence giving it as the program's, and not giving the program's figure: its other
+        # figures of the counted kind are given in the answer's place ("4,136.00 of the 12,996.50
+        # invoiced": the whole total beside the program's is no answer)
+        claimed = _PROGRAM_SAID.search(sentence) is not None and all(_value(m["n"]) not in answers for m in shown)
+        for match in shown:
             value = _value(match["n"])
-            if value in given or any(value == f["value"] for f in found):
+            if value in given or any(value == f["value"] for f in found) or not _counted_shape(match, fractions, rows):
                 continue
             if value in whole and not answered or claimed:
                 said = {"text": match["n"], "counted": program, "value": value}

@@ -582,9 +582,13 @@ class Turn(AppPart):
             return None  # (F6's summary went in its place: said so under the reply it was sent with)
         items = unchecked_figures(reply, attached.document, attached.name, self._counted)  # (the program's own known)
         # a figure given as the answer that is not the program's count for it (the total of every invoice
-        # for the unpaid ones', "The program counted … 12,996.50"): the tables it counted, their rows read again
+        # for the unpaid ones', "The program counted … 12,996.50"): the tables it counted, as the question
+        # was counted of them (held since it was sent: read again here, a big sheet's rows froze the chat
+        # as each reply ended)
+        conv = self.conversation_id
         tables = ([f for f, _ in pasted_facts(attached.document)] if attached.name == PASTED_TITLE else
-                  conversation_tables(messages)) if any(i.get("what") == "where" for i in self._counted) else []
+                  self._tables_asked_of.get(conv, []) if conv is not None else []) \
+            if any(i.get("what") == "where" for i in self._counted) else []
         miscounted = miscounted_figures(reply, self._counted, tables)
         return unchecked_record(attached.name, items, miscounted) if items or miscounted else None
 
