@@ -714,13 +714,39 @@ def test_list_says_how_each_model_does_here_and_suggests_one(capsys: pytest.Capt
     out = capsys.readouterr().out
     t = Texts("en")
     rows = [*integrations.installed_models(t, measure=False), *integrations.catalog_models(t)]
-    fits = {row.name: integrations.model_fit_parts(row, t) for row in rows}
-    suggestion = integrations.suggested_model(rows, fits, t)
+    fits = {row: integrations.model_fit_parts(row, t) for row in rows}
+    suggestion = integrations.suggested_model(rows, fits)
     assert suggestion is not None and out.rstrip().endswith(suggestion.line(t, keys=False))
-    for row in integrations.catalog_models(t):
+    for row in rows:
         if not row.installed:
             line = next(line for line in out.splitlines() if line.split() and line.split()[0] == row.name)
-            assert integrations.fit_mark(fits[row.name], t, suggestion.is_row(row)) in line, line
+            assert integrations.fit_mark(fits[row], t, suggestion.is_row(row)) in line, line
+
+
+def test_list_suggests_the_same_model_in_every_language_by_the_columns_rule(
+        capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:
+    """The column said "slow" under 5 tokens a second, the suggestion "as fast as people read" by 5
+    words a second in the UI's language: llama-3.2-1b was "fits · ~4 sözcük/sn" in Turkish, and the
+    ★ went to the smaller qwen3-0.6b there, to llama-3.2-1b in English. One rule, in tokens a second
+    (``falls_behind_readers``): the same model in both, and every row marked "fits" with a speed,
+    not "slow", is one the rule calls fast enough."""
+    from workstation.core.speed_estimate import falls_behind_readers
+    from workstation.tui import integrations
+    from workstation.tui.i18n import Texts
+
+    said: dict[str, str] = {}
+    for lang in ("en", "tr"):
+        assert main(["models", "list", "--lang", lang]) == 0
+        said[lang] = capsys.readouterr().out.rstrip().splitlines()[-1]
+        t = Texts(lang)
+        rows = [*integrations.installed_models(t, measure=False), *integrations.catalog_models(t)]
+        for fit in (integrations.model_fit_parts(row, t) for row in rows):
+            if fit.tps and integrations.fit_mark(fit, t).startswith(t("models.mark_fast", words="").split("~")[0]):
+                assert not falls_behind_readers(fit.tps), (lang, fit.tps)
+            if fit.slow:
+                assert fit.tps and falls_behind_readers(fit.tps)
+    names = {lang: line.split(": ", 1)[1].split(",")[0] for lang, line in said.items()}
+    assert names["en"] == names["tr"], said
 
 
 def test_list_json_says_each_models_cell_and_the_suggestion(capsys: pytest.CaptureFixture[str], smollm2_path: Path) -> None:

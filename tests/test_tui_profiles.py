@@ -430,7 +430,7 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             assert isinstance(models, ModelsScreen)
             detail = models.query_one("#model-detail", Static)
             first = models.installed[0]
-            await until(pilot, lambda: first.name in models.fits)
+            await until(pilot, lambda: first in models.fits)
             text = str(detail.render())
             assert text.startswith(f"{first.name} · {first.size_text} · {first.details}"), text
             # the layers llama.cpp can put on the GPU, as the status bar ("GPU layers 0/31") and fit count them
@@ -489,7 +489,8 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             names = [row.name for row in models.catalog]
             catalog.move_cursor(row=names.index("qwen2.5-14b-instruct-q4_k_m"))
             # (the column's worker may have worked it out already: the box says it once highlighted)
-            await until(pilot, lambda: "qwen2.5-14b-instruct-q4_k_m" in models.fits
+            qwen = models.catalog[names.index("qwen2.5-14b-instruct-q4_k_m")]
+            await until(pilot, lambda: qwen in models.fits
                         and str(detail.render()).startswith("qwen2.5-14b-instruct-q4_k_m · "))
             text = str(detail.render())
             size = next(row.size_text for row in models.catalog if row.name == "qwen2.5-14b-instruct-q4_k_m")
@@ -503,8 +504,8 @@ async def test_f4_shows_the_highlighted_model_in_full_and_whether_it_fits(langua
             models.fits.clear()
             catalog.move_cursor(row=names.index("qwen2.5-14b-instruct-q4_k_m") - 1)
             catalog.move_cursor(row=names.index("qwen2.5-14b-instruct-q4_k_m"))
-            await until(pilot, lambda: "qwen2.5-14b-instruct-q4_k_m" in models.fits)
-            partial = models.fits["qwen2.5-14b-instruct-q4_k_m"].text
+            await until(pilot, lambda: qwen in models.fits)
+            partial = models.fits[qwen].text
             assert ("49 katmanın " if language == "tr" else " of 49 layers on the GPU") in partial, partial
             # drawn, not under the footer: whole, or its box scrolls and the hint says the key that scrolls it
             box, task = models.query_one("#model-detail-box"), models.query_one("#model-task")
@@ -542,7 +543,7 @@ async def test_f4_at_80x24_shows_every_line_of_the_details(language: str) -> Non
                     await pilot.press("right")
                 for n, row in enumerate(rows[:4]):
                     models.query_one(f"#{table}", DataTable).move_cursor(row=n)
-                    await until(pilot, lambda row=row: row.name in models.fits)
+                    await until(pilot, lambda row=row: row in models.fits)
                     await pilot.pause()
                     listed = models.query_one(f"#{table}", DataTable)
                     cell = str(listed.get_row_at(n)[-1])
@@ -566,7 +567,7 @@ async def test_f4_at_80x24_shows_every_line_of_the_details(language: str) -> Non
             await pilot.resize_terminal(60, 18)
             for n, row in enumerate(models.catalog[:4]):  # (the first whose details go on past the box)
                 catalog.move_cursor(row=n)
-                await until(pilot, lambda row=row, n=n: row.name in models.fits and catalog.cursor_row == n)
+                await until(pilot, lambda row=row, n=n: row in models.fits and catalog.cursor_row == n)
                 await pilot.pause()
                 if box.max_scroll_y:
                     break
@@ -1837,13 +1838,13 @@ async def test_f3_and_f4_say_one_figure_of_words_for_a_model_and_its_context(lan
         for path, limit in ((smollm2_path, 8192), (gemma_path, 32768)):
             index, found = next((i, r) for i, r in enumerate(models.installed) if r.path == path)
             models.query_one("#installed", DataTable).move_cursor(row=index)
-            await until(pilot, lambda found=found: found.name in models.fits)  # type: ignore[misc]
+            await until(pilot, lambda found=found: found in models.fits)  # type: ignore[misc]
             # the model's own limit in its details, said as the model's
             own = context_words(limit, basis[path], t.get)
             could = {"en": f"can read up to {own} at once", "tr": f"en çok {own} okuyabilir"}
             assert could[language] in found.details, found.details
             assert found.details.count(costly) == (language == "tr" and path == smollm2_path), found.details
-            fit = models.fits[found.name].text
+            fit = models.fits[found].text
             if path == smollm2_path:  # the profile in use gives it its context: the figure F3 said
                 # worked out for that profile's context, said up front (F4 said 423 MB at 8,192 tokens where F3 said 333)
                 gives = {"en": f"On this PC, for a conversation of up to {office} (as {app.profile.title('en')} "  # type: ignore[union-attr]

@@ -3274,7 +3274,7 @@ async def test_f4_says_how_each_model_does_here_and_suggests_one(profiles: Path)
         assert catalog.cursor_row == 2
         t = app.texts
         for n, row in enumerate(models.catalog):
-            fit = models.fits[row.name]
+            fit = models.fits[row]
             cell = str(catalog.get_row_at(n)[3])
             assert cell.removeprefix("★ ") == integrations.fit_mark(fit, t), cell
             assert cell != "…"
@@ -3346,8 +3346,51 @@ async def test_a_fit_worked_out_for_the_list_before_a_reload_stays_out_of_the_fr
         name = models.installed[0].name
         models.action_reload()
         await until(pilot, lambda: models._generation > before)
-        models.fits.pop(name, None)
-        models.post_message(FitFound(name, ModelFit("stale: worked out for the list before"), before))
+        row = next(r for r in models.installed if r.name == name)  # (the fresh list's row of that model)
+        models.fits.pop(row, None)
+        models.post_message(FitFound(row, ModelFit("stale: worked out for the list before"), before))
         await pilot.pause()
         await pilot.pause()
-        assert name not in models.fits or models.fits[name].text != "stale: worked out for the list before"
+        assert row not in models.fits or models.fits[row].text != "stale: worked out for the list before"
+
+
+async def test_f4_keeps_each_rows_fit_apart_and_fills_the_column_cell_by_cell(
+        profiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """F4 kept fits by name: a damaged installed file with a catalog model's name got its catalog
+    row's fit, an error sentence, in its box (the damaged row says its error once, in its details).
+    And each fit refilled both lists, the columns shifting as the marks came in: a mark that fits
+    its column goes in its own cell."""
+    from textual.widgets import DataTable, Static
+
+    from workstation.tui.screens.models import ModelsScreen
+
+    home = tmp_path / "damaged-models"
+    home.mkdir()
+    (home / "Qwen_Qwen3-0.6B-Q4_K_M.gguf").write_bytes((Path(__file__).parent / "hostile" / "dim-zero.gguf").read_bytes())
+    monkeypatch.setenv("WORKSTATION_MODELS", str(home))
+    app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.catalog), steps=200)
+        models = app.screen
+        assert isinstance(models, ModelsScreen)
+        fills, fill = [], models._fill
+
+        def counted(keep_cursor: bool = False) -> None:
+            fills.append(1)
+            fill(keep_cursor)
+
+        models._fill = counted  # type: ignore[method-assign]
+        await until(pilot, lambda: all(r in models.fits for r in [*models.installed, *models.catalog]), steps=400)
+        await pilot.pause()
+        damaged = next(r for r in models.installed if r.damaged)
+        assert damaged.name == "qwen3-0.6b-q4_k_m" and models.fits[damaged].text == ""
+        models.query_one("#installed", DataTable).move_cursor(row=models.installed.index(damaged))
+        await pilot.pause()
+        box = str(models.query_one("#model-detail", Static).render())
+        assert len(box.splitlines()) >= 1 and all("GGUF" not in line for line in box.splitlines()[1:]), box
+        # the marks went in their cells: the lists filled again only for wider ones, not once a fit
+        assert len(fills) < len(models.catalog) // 2, len(fills)
+        catalog = models.query_one("#catalog", DataTable)
+        for n, row in enumerate(models.catalog):
+            assert str(catalog.get_row_at(n)[3]) == models._mark(row)

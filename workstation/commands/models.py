@@ -108,27 +108,35 @@ def run_list(args: argparse.Namespace) -> int:
     # how each would do here and the one suggested, as F4's "On this PC" column says them (one function)
     from workstation.tui import integrations
 
-    rows = [*integrations.installed_models(t, measure=False), *integrations.catalog_models(t)]
-    fits = {row.name: integrations.model_fit_parts(row, t) for row in {row.name: row for row in rows}.values()}
-    suggestion = integrations.suggested_model(rows, fits, t)
+    # each row's own (the installed file, the catalog's models not here: a damaged file's catalog
+    # row, keyed by the name they share, said its error sentence in the installed row's place)
+    rows = [*integrations.installed_models(t, measure=False),
+            *(row for row in integrations.catalog_models(t) if row.path is None or row.path.name not in files)]
+    fits = {row: integrations.model_fit_parts(row, t) for row in rows}
+    suggestion = integrations.suggested_model(rows, fits)
 
-    def here(name: str) -> str:
-        row = next((r for r in rows if r.name == name), None)
-        return integrations.fit_mark(fits.get(name), t, suggestion is not None and row is not None and suggestion.is_row(row))
+    def listed(name: str, installed: bool) -> integrations.ModelRow | None:
+        return next((r for r in rows if r.name == name and (r.path is not None and r.path.name in files) == installed), None)
+
+    def here(name: str, installed: bool) -> str:
+        row = listed(name, installed)
+        return integrations.fit_mark(fits.get(row) if row is not None else None, t,
+                                     suggestion is not None and row is not None and suggestion.is_row(row))
 
     if args.json:  # the column's cell and the parts it is said from, by name, and the suggestion
-        def on_this_pc(name: str) -> dict[str, object]:
-            fit = fits.get(name)
-            return {"mark": here(name), "planned": bool(fit and fit.planned), "fits": bool(fit and fit.fits),
+        def on_this_pc(name: str, installed: bool) -> dict[str, object]:
+            row = listed(name, installed)
+            fit = fits.get(row) if row is not None else None
+            return {"mark": here(name, installed), "planned": bool(fit and fit.planned), "fits": bool(fit and fit.fits),
                     "paged": bool(fit and fit.paged), "slow": bool(fit and fit.slow),
                     "tokens_per_second": fit.tps if fit is not None else None}
 
         print_json(
             {
                 "models_dir": str(models_dir()),
-                "installed": [{**m.to_dict(), "on_this_pc": on_this_pc(m.name)} for m in installed],
+                "installed": [{**m.to_dict(), "on_this_pc": on_this_pc(m.name, True)} for m in installed],
                 "unfinished": [d.to_dict() for d in unfinished],
-                "available": [{**e, "on_this_pc": on_this_pc(str(e.get("name", "")))} for e in available],
+                "available": [{**e, "on_this_pc": on_this_pc(str(e.get("name", "")), False)} for e in available],
                 "suggested": None if suggestion is None else {
                     "name": suggestion.row.name, "installed": suggestion.row.installed,
                     "keeps_pace": suggestion.keeps_pace, "line": suggestion.line(t, keys=False)},
@@ -153,7 +161,7 @@ def run_list(args: argparse.Namespace) -> int:
         chat = t("models_cmd.chat" if i.has_chat_template else "models_cmd.base")
         print(
             f"  {m.name:<36} {size(m.size_bytes):>9}  {i.architecture:<8} {t.number(catalog.params_text(i.parameter_count)):>6} "
-            f"{i.file_type:<7} {t('models_cmd.ctx')} {t.number(f'{i.context_length:,}'):<7} {chat}  {here(m.name)}"
+            f"{i.file_type:<7} {t('models_cmd.ctx')} {t.number(f'{i.context_length:,}'):<7} {chat}  {here(m.name, True)}"
         )
     for d in unfinished:  # (a download stopped half-way: its part, GBs, was shown nowhere)
         done = (t("models_cmd.part_of", part=f"{part_percent(d.have / d.total)}%", total=size(d.total)) if d.total
@@ -168,7 +176,7 @@ def run_list(args: argparse.Namespace) -> int:
         print(t("models_cmd.known", pull=cli(f"models pull {t('cli.name')}")))
         for e in available:
             shown = size(e.get("size_bytes"), e.get("approx_size_gb"))
-            print(f"  {e.get('name', '?'):<36} {shown:>9}  {here(str(e.get('name', ''))):<23} {e.get('licence', '')}")
+            print(f"  {e.get('name', '?'):<36} {shown:>9}  {here(str(e.get('name', '')), False):<23} {e.get('licence', '')}")
     print(suggestion.line(t, keys=False) if suggestion is not None else t("models_cmd.suggest_none"))
     return 0
 

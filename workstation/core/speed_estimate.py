@@ -112,6 +112,15 @@ SLOW_TPS = 5.0  # tokens/s (about 4 words) under which a reply falls behind its 
 READING_WORDS_A_SECOND = 5
 
 
+def falls_behind_readers(tps: float) -> bool:
+    """Whether replies written at ``tps`` tokens a second come slower than people read: under
+    SLOW_TPS, in any language (the words a second are only how it is said). The one rule F3's and
+    fit's "Slow here" (``slow_phrase``), F4's column and its suggestion judge by: F4 marked
+    llama-3.2-1b "fits" and suggested the smaller qwen3-0.6b as the one "at least as fast as people
+    read" by the Turkish words a second, a 1B one in English (F9 moved the ★)."""
+    return tps < SLOW_TPS
+
+
 def keeps_pace(tps: float, lookup: Lookup | None = None, per_token: float | None = None) -> bool:
     """Whether replies written at ``tps`` tokens a second come at least as fast as people read,
     judged by the words a second said of them (``about_words``, in ``lookup``'s language or at
@@ -129,7 +138,7 @@ def slow_phrase(p: MemoryPlan, measured: float | None = None, lookup: Lookup | N
     token is (``words_per_token``); ``per_token``: the words a token of the replies it was
     measured by, in its place (``about_words``), so the figure is the one said beside it."""
     tps = measured or p.decode_tps_bound
-    if not p.fits or p.paged_bytes or not tps or tps >= SLOW_TPS:  # (paged: its verdict says it is slow)
+    if not p.fits or p.paged_bytes or not tps or not falls_behind_readers(tps):  # (paged: its verdict says it is slow)
         return None
     # in words and a page's time, which a person pictures ("about 1.8 tokens a second" said neither)
     words_a_second = tps * (per_token or words_per_token(lookup))

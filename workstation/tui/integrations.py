@@ -229,7 +229,7 @@ def summarize_folder(
 
 
 # --- models -----------------------------------------------------------------------------
-@dataclass
+@dataclass(eq=False)  # (each row itself, by identity: F4's fits are kept by row, an installed file and its catalog row apart)
 class ModelRow:
     name: str
     path: Path | None
@@ -532,17 +532,18 @@ class Suggestion:
         return row.path is not None and self.row.path is not None and row.path == self.row.path
 
 
-def suggested_model(rows: list[ModelRow], fits: dict[str, ModelFit], texts: Texts) -> Suggestion | None:
-    """The model F4 and ``models list`` suggest for this PC, of ``rows`` by their fits by name
-    (``model_fit_parts``): among the chat models that fit (not one read from the disk; the catalog's
-    draft models too: a 1B one answers better than the 135M one ``size`` proposes), the largest whose speed keeps pace with people reading (``keeps_pace``, the reading
-    rule F5 says replies by); none that fast: the fastest that fits (said so). An installed one
-    before a download of the same size; None where none fits."""
-    from workstation.core.speed_estimate import keeps_pace
-
+def suggested_model(rows: list[ModelRow], fits: dict[ModelRow, ModelFit]) -> Suggestion | None:
+    """The model F4 and ``models list`` suggest for this PC, of ``rows`` by their fits (``model_fit_parts``,
+    by the row itself: an installed file and its catalog row apart): among the chat models that fit (not
+    one read from the disk; the catalog's draft models too: a 1B one answers better than the 135M one
+    ``size`` proposes), the largest that keeps pace with people reading, by the column's own mark (not
+    "slow": ``falls_behind_readers``, in tokens a second, so the same in every language: by the words a
+    second said, F4 suggested a 1B model in English and a 0.6B one in Turkish, marked "fits" both);
+    none that fast: the fastest that fits (said so). An installed one before a download of the same
+    size; None where none fits. (No language: it says the words, never decides.)"""
     candidates = [(row, fit) for row in rows if row.for_chat and not row.damaged
-                  and (fit := fits.get(row.name)) is not None and fit.planned and fit.fits and not fit.paged and fit.tps]
-    fast = [(row, fit) for row, fit in candidates if keeps_pace(fit.tps or 0.0, texts.get, fit.per_token)]
+                  and (fit := fits.get(row)) is not None and fit.planned and fit.fits and not fit.paged and fit.tps]
+    fast = [(row, fit) for row, fit in candidates if not fit.slow]
     if fast:
         row, fit = max(fast, key=lambda rf: (rf[1].params, rf[1].size_bytes, rf[0].installed))
         return Suggestion(row, fit, True)

@@ -22,6 +22,7 @@ from textual.widgets import (
     TabbedContent,
     TabPane,
 )
+from textual.widgets.data_table import ColumnKey
 from textual.worker import get_current_worker
 
 from workstation.core.catalog import file_size_text
@@ -67,12 +68,15 @@ class DetailsMeasured(Message):
         self.details = details
 
 
+HERE = "here"  # the key of the lists' "On this PC" column (``_mark_cell``)
+
+
 class FitFound(Message):
     """Whether a model fits this PC (``model_fit_parts``: its sentence "" where that cannot be worked out)."""
 
-    def __init__(self, name: str, fit: ModelFit, generation: int = 0) -> None:
+    def __init__(self, row: ModelRow, fit: ModelFit, generation: int = 0) -> None:
         super().__init__()
-        self.name = name
+        self.row = row  # the row itself: an installed file and its catalog row apart
         self.fit = fit
         self.generation = generation  # the list it was worked out for (``ModelsScreen._generation``)
 
@@ -109,9 +113,11 @@ class ModelsScreen(AppScreen, Screen[None]):
         self.busy = False
         self.pulling = ""  # the catalog model being downloaded ("" when none)
         self.left = False  # popped (Esc, F4), not only covered by a dialog
-        self.fits: dict[str, ModelFit] = {}  # model name -> whether it fits this PC, once worked out
+        # each row (by itself, not its name: a damaged installed file's row got its catalog row's
+        # error sentence) -> whether it fits this PC, once worked out
+        self.fits: dict[ModelRow, ModelFit] = {}
         self.suggestion: Suggestion | None = None  # the model suggested for this PC, once every fit is known
-        self._wanted = ""  # the highlighted row's name: the fits' worker works it out next
+        self._wanted: ModelRow | None = None  # the highlighted row: the fits' worker works it out next
         # the list's generation, one more each time it comes: a cancelled worker's fit of the list
         # before (a model since deleted, pulled) is not put in the fresh one
         self._generation = 0
@@ -180,11 +186,13 @@ class ModelsScreen(AppScreen, Screen[None]):
         shortened to the parts or words that fit, or left out where not even a few do: at 80
         columns they ended "can read up to abo" and "Llama 3.1 Community Lic"."""
         t = self.wapp.texts
-        for table_id, labels, rows in (
+        for table_id, labels, keys, rows in (
                 ("installed", (t("models.col_name"), t("models.col_size"), t("models.col_here"), t("models.col_details")),
+                 ("name", "size", HERE, "details"),
                  [(row.name, t.number(row.size_text), self._mark(row), row.details or "–") for row in self.installed]),
                 ("catalog", (t("models.col_name"), t("models.col_size"), t("models.col_state"), t("models.col_here"),
                              t("models.col_licence")),
+                 ("name", "size", "state", HERE, "licence"),
                  [(row.name, t.number(row.size_text), self._state(row), self._mark(row), row.details) for row in self.catalog])):
             table = self.query_one(f"#{table_id}", DataTable)
             at = table.cursor_row
@@ -197,17 +205,36 @@ class ModelsScreen(AppScreen, Screen[None]):
             # "On this PC" (the one before the last) left out too where even without the last the
             # row went past the screen's edge (60 columns): the box under the list says it whole
             keep = len(labels) if last else len(labels) - 1 if sum(widths[:-1]) <= width else len(labels) - 2
-            table.add_columns(*labels[:keep])
-            for cells in rows:
+            for label, key in zip(labels[:keep], keys, strict=False):
+                table.add_column(label, key=key)
+            for i, cells in enumerate(rows):  # (keyed by place: ``_mark_cell`` puts a row's mark in its cell)
                 table.add_row(*cells[:keep - 1] if last else cells[:keep],
-                              *([shortened(cells[-1], room, whole=True)] if last else []))
+                              *([shortened(cells[-1], room, whole=True)] if last else []), key=str(i))
             if keep_cursor and rows:
                 table.move_cursor(row=min(at, len(rows) - 1))
+
+    def _mark_cell(self, row: ModelRow) -> None:
+        """``row``'s "On this PC" cell again, its fit just known: in its own cell where the mark fits
+        the column's width, both lists again (``_fill``) only where it is wider. Each fit refilled
+        both lists, and the columns shifted as the marks came in."""
+        for table_id, rows in (("installed", self.installed), ("catalog", self.catalog)):
+            at = next((i for i, r in enumerate(rows) if r is row), None)
+            if at is None:
+                continue
+            table = self.query_one(f"#{table_id}", DataTable)
+            column = table.columns.get(ColumnKey(HERE))
+            if column is None:
+                continue  # (the column left out on a narrow screen: the details box says it)
+            mark = self._mark(row)
+            if cell_len(mark) > column.content_width:
+                self._fill(keep_cursor=True)
+                return
+            table.update_cell(str(at), HERE, mark)
 
     def _mark(self, row: ModelRow) -> str:
         """The "On this PC" cell: how the model does here, as the details box says it ("…" until known)."""
         suggested = self.suggestion is not None and self.suggestion.is_row(row)
-        return integrations.fit_mark(self.fits.get(row.name), self.wapp.texts, suggested)
+        return integrations.fit_mark(self.fits.get(row), self.wapp.texts, suggested)
 
     def _state(self, row: ModelRow) -> str:
         """A catalog model's state: installed, not, part downloaded, downloading."""
@@ -300,14 +327,14 @@ class ModelsScreen(AppScreen, Screen[None]):
         lines = [f"{row.name} · {t.number(row.size_text)} · {row.details}"]
         # whether it runs here before what the catalog says of it: the lines are few (an 80x24
         # terminal cut the speed, a 60x20 one the verdict, when the description came first)
-        if row.name in self.fits:
-            if self.fits[row.name].text:
-                lines.append(self.fits[row.name].text)
+        if row in self.fits:
+            if self.fits[row].text:
+                lines.append(self.fits[row].text)
             if self.suggestion is not None and self.suggestion.is_row(row):
                 lines.append(self.suggestion.reason(t))
         else:
             lines.append(t("models.fit_checking"))
-            self._wanted = row.name  # the worker going down the list works it out next
+            self._wanted = row  # the worker going down the list works it out next
             if not any(w.group == "models-fit" and not w.is_finished for w in self.workers):
                 self._work_out_fits()  # (done with the list, and this one's fit forgotten since)
         description = row.description.get(t.lang) or row.description.get("en")
@@ -347,36 +374,36 @@ class ModelsScreen(AppScreen, Screen[None]):
         # U loads it in place of the loaded model: that one's memory is free for it
         freed = integrations.memory_freed_by_switch(self.wapp.profile, self.wapp.engine)
         texts, replies, current = self.wapp.texts, self.wapp.store.path, self.wapp.profile
-        rows = {row.name: row for row in [*self.installed, *self.catalog]}
+        rows = [*self.installed, *self.catalog]
         generation = self._generation
-        done: set[str] = {name for name in rows if name in self.fits}
+        done: set[ModelRow] = {row for row in rows if row in self.fits}
         while not worker.is_cancelled:
             wanted = self._wanted
-            name = wanted if wanted in rows and wanted not in done else next((n for n in rows if n not in done), None)
-            if name is None:
+            row = wanted if wanted is not None and wanted in rows and wanted not in done \
+                else next((r for r in rows if r not in done), None)
+            if row is None:
                 self.post_message(FitsDone(generation))
                 return
-            done.add(name)
+            done.add(row)
             # (the context the profile in use gives it said beside the fit's: F3's figure)
-            fit = integrations.model_fit_parts(rows[name], texts, freed, replies, current)
+            fit = integrations.model_fit_parts(row, texts, freed, replies, current)
             if not worker.is_cancelled:
-                self.post_message(FitFound(name, fit, generation))
+                self.post_message(FitFound(row, fit, generation))
 
     @on(FitFound)
     def _fit_found(self, event: FitFound) -> None:
         if event.generation != self._generation:
             return  # (worked out for the list before this one: a cancelled worker's last)
-        self.fits[event.name] = event.fit
-        self._fill(keep_cursor=True)  # (the cursor where the user put it)
-        row = self._highlighted()
-        if row is not None and row.name == event.name:
+        self.fits[event.row] = event.fit
+        self._mark_cell(event.row)
+        if self._highlighted() is event.row:
             self._show_detail()
 
     @on(FitsDone)
     def _fits_done(self, event: FitsDone) -> None:
-        if event.generation != self._generation or not all(row.name in self.fits for row in [*self.installed, *self.catalog]):
+        if event.generation != self._generation or not all(row in self.fits for row in [*self.installed, *self.catalog]):
             return  # (a list come since: its own worker says it)
-        self.suggestion = integrations.suggested_model([*self.installed, *self.catalog], self.fits, self.wapp.texts)
+        self.suggestion = integrations.suggested_model([*self.installed, *self.catalog], self.fits)
         self._say_suggestion()
         self._fill(keep_cursor=True)
         self._show_detail()
@@ -391,7 +418,7 @@ class ModelsScreen(AppScreen, Screen[None]):
         line.display = self.size.height >= 30
         if self.suggestion is not None:
             line.update(self.suggestion.line(t))
-        elif self.fits and all(row.name in self.fits for row in [*self.installed, *self.catalog]):
+        elif self.fits and all(row in self.fits for row in [*self.installed, *self.catalog]):
             line.update(t("models.suggest_none"))
         else:
             line.update(t("models.suggest_checking"))
