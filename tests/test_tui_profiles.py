@@ -1078,7 +1078,8 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
             await until(pilot, lambda: "the office server's model, is a very small model (135M parameters)" in welcome()
                         and "ask whoever runs the server for a larger one" in welcome())
             await type_message(pilot, "What is on the agenda today?")
-            await until(pilot, lambda: any("tokens (pieces of words, as the server counts text) your key has left today" in str(n.message)
+            # (more than its whole day: said so, as waiting would not help)
+            await until(pilot, lambda: any("more than your key's whole day of 5, so waiting will not help" in str(n.message)
                                            for n in app._notifications))
             await until(pilot, lambda: app.chat_screen.input_text() == "What is on the agenda today?")
             assert not app.generating and not list(app.chat_screen.query(MessageView))
@@ -1896,14 +1897,13 @@ async def test_a_summary_stopped_by_the_days_limit_says_when_it_can_go_on(
             resets = time.strftime("%H:%M", time.localtime(next_day_start(time.time())))
             assert state().startswith("report.txt belgesinden hiçbir bölüm özetlenmedi: "), state()
             assert "Sunucu geri geldiğinde" not in state(), state()
-            assert state().endswith(f"Sınır yükseltildiğinde ya da saat {resets} itibarıyla sıfırlandığında "
-                                    "Ctrl+R onu özetler."), state()
-            assert "kalan 60 sözcük parçasından (token) fazlasını" in state(), state()
+            # (a part larger than the key's whole day: no reset at {resets} helps, only a larger limit)
+            assert state().endswith("Sınır yükseltildiğinde Ctrl+R onu özetler."), (state(), resets)
+            assert "özetin sonraki adımının tek başına" in state() and "bütün bir günlük 60 sınırından fazla" in state(), state()
             await pilot.press("f9")  # the same in English
             await until(pilot, lambda: "Nothing of" in state())
-            assert state().endswith(f"Once the limit is raised, or after {resets} when it resets, Ctrl+R summarizes "
-                                    "it."), state()
-            assert "60 tokens (pieces of words, as the server counts text) your key has left" in state(), state()
+            assert state().endswith("Once the limit is raised, Ctrl+R summarizes it."), state()
+            assert "the summary's next step alone needs about" in state() and "whole day of 60" in state(), state()
 
 
 async def test_a_used_up_day_says_when_on_the_status_line_and_clears_once_raised(

@@ -283,7 +283,7 @@ def test_a_reply_cut_off_shows_the_figures_it_has_and_no_row_of_zeros() -> None:
         assert all(name in Texts(lang)("metric.help") for name in names), lang
         assert "cache a/b" not in Texts(lang)("metric.help") and "önbellek a/b" not in Texts(lang)("metric.help")
     # the share of guesses kept is not a speed gain: "speed-up 72% (55/76)" stood under a reply slower than without
-    for lang, kept, not_gain in (("en", "guesses kept: ", "not a speed gain"), ("tr", "tutan tahmin: ", "hız kazancı değildir")):
+    for lang, kept, not_gain in (("en", "guesses kept: ", "not a speed gain"), ("tr", "doğru çıkan tahmin: ", "hız kazancı değildir")):
         assert kept in Texts(lang)("metric.help") and not_gain in Texts(lang)("metric.help"), lang
         assert "speed-up" not in metrics_line(TurnMetrics(predicted_n=2, draft_n=76, draft_n_accepted=55), Texts(lang))
     # the rates are counts over times (tok/s, TPOT in ms); one token has no rate to show
@@ -431,9 +431,9 @@ def test_a_narrow_line_under_a_reply_keeps_the_wait_and_the_speed_longest() -> N
                     draft_n=217, draft_n_accepted=141, stop_reason="length")
     tr = Texts("tr").get
     whole = figures_line(m, tr)
-    assert whole.startswith("TTFT 40 ms · 26,2 token/sn · 512 token · 600/900 zaten okunmuştu · tutan tahmin %65"), whole
+    assert whole.startswith("TTFT 40 ms · 26,2 token/sn · 512 token · 600/900 zaten okunmuştu · doğru çıkan tahmin %65"), whole
     narrow = figures_line(m, tr, width=len(whole) - 30)
-    assert narrow.startswith("TTFT 40 ms · 26,2 token/sn · 512 token") and "tutan tahmin" not in narrow, narrow
+    assert narrow.startswith("TTFT 40 ms · 26,2 token/sn · 512 token") and "doğru çıkan tahmin" not in narrow, narrow
     narrower = figures_line(m, tr, width=40)
     assert narrower == "26,2 token/sn · uzunluk sınırı", narrower
 

@@ -64,6 +64,7 @@ OVER_PROMPT_LIMIT = "engine.over_prompt_limit"  # ... over the prompt tokens a s
 # (and a server's refusal or stop that said what a chat does: "a new conversation needs fewer", "send it again")
 IN_A_SUMMARY = {TOO_LONG: "engine.too_long_in_summary", OVER_PROMPT_LIMIT: "engine.over_prompt_limit_in_summary",
                 "remote.prompt_too_big": "remote.prompt_too_big_in_summary",
+                "remote.over_whole_day": "remote.over_whole_day_in_summary",
                 "remote.cut_by_stopping": "remote.cut_by_stopping_in_summary"}
 
 

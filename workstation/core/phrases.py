@@ -697,6 +697,9 @@ ENGLISH: dict[str, str] = {
                               ", more than your key's whole day of {limit}, so waiting will not help: send a shorter "
                               "text (in a chat, a new conversation sends less), or ask whoever runs the server for a "
                               "larger daily limit."),
+    "remote.over_whole_day_in_summary": ("The server at {url} says the summary's next step alone needs about {n} "
+                                         + SERVER_TOKENS + ", more than your key's whole day of {limit}, so waiting "
+                                         "will not help: ask whoever runs the server for a larger daily limit."),
     "remote.prompt_too_big_in_summary": ("The server at {url} says the summary's next step needs more than the {left} "
                                          + SERVER_TOKENS + " your key has left today, so the summary stopped there; the limit "
                                          "resets at {resets}. A shorter document needs fewer, or ask whoever runs "

@@ -888,6 +888,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         said = reason if own else t("summarize.failed", name=path.name if path else "?", reason=reason)
         if first[0] in DAY_LIMIT:  # the key's day ran out: the server never went away
             said += " " + t("summarize.failed_day", resets=first[1].get("resets", "00:00"))
+        elif first[0] == "remote.over_whole_day_in_summary":  # a step larger than the whole day: no reset helps
+            said += " " + t("summarize.failed_raised")
         elif isinstance(err, BackendUnreachable) or first[0] == "remote.cut_by_stopping_in_summary":
             said += " " + t("summarize.failed_later")
         if self.result is not None and self._kept_at is not None and self.path is not None:
