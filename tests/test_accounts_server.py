@@ -1407,14 +1407,16 @@ def test_over_the_day_a_new_conversation_is_advised_only_where_it_would_fit(
             assert last + 10 < whole
             ring = o.accounts.keys
             assert ring is not None
+            used = 1000  # (most of a day used: what is left is less than a message, the whole day more)
+            o.accounts.quota.charge("mehmet", used, o.clock())
 
-            def refusal(messages: list[dict[str, str]], limit: int) -> str:
-                ring.change("mehmet", tokens_per_day=limit, max_parallel=None, profiles=())
+            def refusal(messages: list[dict[str, str]], left: int) -> str:
+                ring.change("mehmet", tokens_per_day=used + left, max_parallel=None, profiles=())
                 with pytest.raises(BackendUnreachable) as caught:
                     desk.run_chat(messages)  # type: ignore[arg-type]
                 assert caught.value.said[0][0] == "remote.prompt_too_big"
                 said = say(caught.value.said)
-                assert f"needs more than the {limit} tokens" in said, said
+                assert f"needs more than the {left} tokens" in said, said
                 return said + "\n" + say(caught.value.said, Texts("tr").get)
 
             # a new conversation ("hello" alone) that needs more than is left: only the wait helps
@@ -1432,7 +1434,7 @@ def test_over_the_day_a_new_conversation_is_advised_only_where_it_would_fit(
         finally:
             desk.close()
         # `chat "hello"` from the command line: exit 75, the wait said, no new conversation
-        ring.change("mehmet", tokens_per_day=2, max_parallel=None, profiles=())
+        ring.change("mehmet", tokens_per_day=used + 2, max_parallel=None, profiles=())
         desk_file = tmp_path / "desk.yaml"
         desk_file.write_text(yaml.safe_dump({"name": "desk", "backend": "openai",
                                              "remote": {"base_url": o.url, "api_key_env": "WS_DESK_KEY"},
