@@ -130,7 +130,7 @@ async def test_f6_summarizes_a_folder_through_the_batch_queue_and_a_stopped_run_
         state = f6_state(screen)
         every_path = folder / "summaries" / "All summaries.md"
         assert state.startswith("School Letters: 2 summarized, 1 skipped ('letter3 empty.txt' is empty), 0 failed."), state
-        assert ", 0 failed." in state and str(every_path) in state and "Ctrl+K asks about them" in state, state
+        assert ", 0 failed." in state and str(every_path) in state and "Ctrl+K on it (Tab or a click goes to it) asks about them" in state, state
         text = every_path.read_text(encoding="utf-8")
         assert "## letter1 trip.txt" in text and "## letter2 bees.docx" in text
         assert screen.summary == text
@@ -204,7 +204,8 @@ async def test_ctrl_k_on_a_folder_too_long_for_a_message_says_so(profiles: Path,
         assert " · and 12 more). Ctrl+R tries the failed ones again (those summarized are not done again). " \
             "All the summaries are in one file" in state, state
         conversations = app.conversation_id
-        app.screen.query_one("#summarize-result").focus()  # (Ctrl+K asks from the summary, not the path box)
+        # the folder's run over: its summaries take the focus, for Ctrl+K at once (the path box keeps the key)
+        await until(pilot, lambda: app.screen.query_one("#summarize-result").has_focus)
         await pilot.press("ctrl+k")
         await until(pilot, lambda: any(n.startswith("All summaries.md is too long to ask about in the chat: a message in this profile can be up to about ")
                                        for n in said))
@@ -409,3 +410,33 @@ async def test_f6_on_a_folder_takes_the_summary_f6_made_of_a_document_in_it(prof
     assert every.startswith("# All summaries of Client A\n\n" + caveat), every
     assert every.count(caveat) == 1, every
     assert caveat in (out / "memo.txt.summary.md").read_text(encoding="utf-8")  # (each file keeps its own)
+
+
+async def test_a_summary_done_takes_the_focus_so_ctrl_k_asks_at_once(profiles: Path, tmp_path: Path) -> None:
+    """F6's line at a summary's end says "Ctrl+K on the summary below … asks questions about it in the
+    chat", but the path box kept the focus, and there Ctrl+K is the box's own delete key
+    (``box_keeps``): pressed as told, it did nothing. The summary done takes the focus; Tab and
+    Shift+Tab go between it and the path box (past the buttons it took four presses), where Ctrl+K
+    still deletes to the end."""
+    doc = tmp_path / "trip.txt"
+    doc.write_text("Dear parents, the class trip to the museum is on Friday. Bring a packed lunch.\n",
+                   encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db")
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = await summarize_in_f6(pilot, app, doc)
+        await until(pilot, lambda: not screen.running and screen.has_summary, steps=20000)
+        box, shown = screen.query_one("#summarize-path", Input), screen.query_one("#summarize-result")
+        await until(pilot, lambda: shown.has_focus)
+        assert "Ctrl+K on the summary below (Tab or a click goes to it) asks" in f6_state(screen), f6_state(screen)
+        await pilot.press("tab")  # to the path box, at once
+        assert box.has_focus
+        await pilot.press("ctrl+k")  # the box's own there: deletes (what is selected, or to the end)
+        assert app.screen is screen and box.has_focus and str(doc).startswith(box.value) and box.value != str(doc)
+        box.value = str(doc)
+        await pilot.press("shift+tab")
+        assert shown.has_focus
+        await pilot.press("shift+tab", "tab")
+        assert shown.has_focus
+        await pilot.press("ctrl+k")  # from the summary: asks in the chat
+        await until(pilot, lambda: app.screen is app.chat_screen and app.conversation_id is not None)
+

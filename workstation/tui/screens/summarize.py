@@ -168,6 +168,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # long summary seemed to stop at its screen's last line until Tab had reached it, four presses)
         Binding("pageup", "page(-1)", show=False), Binding("pagedown", "page(1)", show=False),
         Binding("ctrl+home", "page(-2)", show=False), Binding("ctrl+end", "page(2)", show=False),
+        # the path box and the summary one Tab apart, either way (the buttons between them have their
+        # keys): Ctrl+K asks from the summary, and Tab past the three buttons took four presses
+        Binding("tab", "between(1)", show=False), Binding("shift+tab", "between(-1)", show=False),
     ]
 
     def __init__(self) -> None:
@@ -482,6 +485,27 @@ class SummarizeScreen(AppScreen, Screen[None]):
         {-2: shown.scroll_home, -1: shown.scroll_page_up, 1: shown.scroll_page_down, 2: shown.scroll_end}[way](
             animate=False)
 
+    def action_between(self, way: int) -> None:
+        """Tab (``way`` 1) or Shift+Tab (-1): from the path box to the summary and back; from a
+        button (clicked), on as Tab goes."""
+        box, shown = self.query_one("#summarize-path", Input), self.query_one("#summarize-result")
+        if self.focused is box or self.focused is shown:
+            (shown if self.focused is box else box).focus()
+        elif way > 0:
+            self.focus_next()
+        else:
+            self.focus_previous()
+
+    def _to_summary(self, ran: Path) -> None:
+        """A summary done: the focus on it, where Ctrl+K asks about it as the state line says (the
+        path box keeps Ctrl+K as its delete key, ``box_keeps``, and kept the focus: the key did nothing).
+        Not while the box names another path than ``ran``: the next one is being typed there."""
+        box = self.query_one("#summarize-path", Input)
+        raw = box.value.strip()
+        if self.focused not in (None, box) or (raw and typed_path(raw) != ran):
+            return
+        self.query_one("#summarize-result").focus()
+
     def _set_running(self, running: bool) -> None:
         self.running = running
         if self._clock is not None:
@@ -705,6 +729,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.query_one("#summarize-state", Label).update(self._result_text())
         self.query_one("#summarize-ask", Button).disabled = not run.text
         self.refresh_bindings()
+        if run.text and not run.stopped and run.error is None:  # (stopped: "press Enter on the folder again")
+            self._to_summary(run.root)
         if self.app.screen is not self:
             self.app.notify(self.wapp.texts("summarize.folder_ready", name=run.root.name), timeout=10)
         await self.query_one("#summary", Markdown).update(run.text)
@@ -915,6 +941,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
             if done:
                 self._made_at = time.time()
                 self._keep()
+                if self.path is not None and not event.data.cancelled:  # (stopped: Enter or Ctrl+R goes on, from the box)
+                    self._to_summary(self.path)
             if self.wapp.pending_document is not None:  # its line says whether the summary goes in its place
                 self.wapp._attach_document(self.wapp.pending_document)
             if self.app.screen is not self and self.path is not None:
@@ -1044,6 +1072,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             if n_ctx and tokens > n_ctx - reserve:
                 words = words_in(self.summary)
                 self.notify(t("summarize.folder_too_long", name=every.name, n=rounded_words(words),
+                              ask=self.wapp.key_for("summarize.ask"),
                               ctx=_message_words((tokens, n_ctx, max(1, tokens - bare)), words, reserve, t)),
                             severity="warning", timeout=15)
                 return
