@@ -440,3 +440,55 @@ async def test_a_summary_done_takes_the_focus_so_ctrl_k_asks_at_once(profiles: P
         await pilot.press("ctrl+k")  # from the summary: asks in the chat
         await until(pilot, lambda: app.screen is app.chat_screen and app.conversation_id is not None)
 
+
+async def test_the_bar_of_a_folder_run_going_on_counts_the_documents_done_before(profiles: Path,
+                                                                               tmp_path: Path) -> None:
+    """F6 going on with a folder's run: the bar showed 14 of 24 documents done (10 summarized, 4 failed
+    by a run before), then, by tokens once a document was done, this run's work alone: 1 done of
+    about 11 (9%). The documents done before count as done work (their text at this run's pace), and
+    the bar never goes back (the failed ones, counted by documents, are no work)."""
+    from types import SimpleNamespace
+
+    from workstation.core.batch_queue import BatchEvent, BatchQueue, Pace
+    from workstation.tui.screens.summarize import FolderEvent
+
+    folder = tmp_path / "Notes"
+    out = folder / "summaries"
+    out.mkdir(parents=True)
+    for i in range(24):
+        (folder / f"note{i:02}.txt").write_text(f"Note {i}: the delivery for order {i} came on Monday.\n",
+                                                encoding="utf-8")
+    queue = BatchQueue(out / DB_NAME)
+    try:
+        queue.scan(folder, out)
+        for i in range(10):  # the run before
+            queue.mark_done(f"note{i:02}.txt", {})
+        for i in range(10, 14):
+            queue.mark_failed(f"note{i:02}.txt", "damaged")
+        app = WorkstationApp("a", start_engine=False, sample_system=False, language="en",
+                             store_path=tmp_path / "c.db")
+        async with app.run_test(size=(120, 34)) as pilot:
+            await pilot.press("f6")
+            await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+            screen = app.screen
+            assert isinstance(screen, SummarizeScreen)
+            screen.path = folder
+            bar = screen.query_one("#summarize-progress", ProgressBar)
+            screen.post_message(FolderEvent(BatchEvent("start", counts=queue.counts())))
+            await until(pilot, lambda: bar.total == 24)
+            before = bar.progress / bar.total
+            assert before == pytest.approx(14 / 24)
+            pace = Pace()  # this run's: one note done
+            pace.begin()
+            row = next(r for r in queue.rows() if r.path == "note14.txt")
+            queue.mark_done(row.path, {})
+            totals = {"document_tokens": 16, "prompt_n": 120, "prompt_ms": 900.0, "calls": 1, "predicted_ms": 400.0,
+                      "total_ms": 1400.0}
+            pace.finished(row, row.size, SimpleNamespace(totals=totals, chunk_budget=900, prefix_tokens=90))
+            work = pace.work(queue)
+            assert work is not None and work[0] / work[1] == pytest.approx(11 / 20, abs=0.02), work
+            screen.post_message(FolderEvent(BatchEvent("file-done", row.path, counts=queue.counts(), work=work)))
+            await until(pilot, lambda: bar.total != 24)
+            assert bar.progress / bar.total >= before, (bar.progress, bar.total)
+    finally:
+        queue.close()

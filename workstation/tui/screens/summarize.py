@@ -207,6 +207,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # top as a share of them (rough), the documents left; counted down on the state line (it said none)
         self._folder_left: tuple[float, float, float | None, int] | None = None
         self._work: tuple[float, float] | None = None  # the folder's work in tokens, done and all (``Pace.work``)
+        self._share = 0.0  # the share of the folder's run the bar shows: it never goes back (an estimate revised)
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -626,7 +627,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.running = True  # before the first await: Enter, the button and Ctrl+R start one run
         self._cancel.clear()
         self.summary, self.result, self._kept_at, self._asked, self.version = "", None, None, None, None
-        self._failed, self._document, self._folder_left, self._work = None, "", None, None
+        self._failed, self._document, self._folder_left, self._work, self._share = None, "", None, None, 0.0
         self._folder_counts = (0, 0)  # (its documents finished, of how many: Ctrl+Q's question says them)
         self.query_one("#summarize-ask", Button).disabled = True
         await self.query_one("#summary", Markdown).update("")
@@ -687,10 +688,15 @@ class SummarizeScreen(AppScreen, Screen[None]):
                 if event.eta_s is not None and time_left(t, event.eta_s, left, event.eta_high) else None
             self._work = event.work or self._work
             self._tick()
+        shown: tuple[float, float] | None = None  # (done, of all)
         if self._work is not None:  # (by documents, a report of 90 s was 5% of the bar and 19 notes of 20 s the rest)
-            bar.update(total=max(1.0, self._work[1]), progress=self._work[0])
+            shown = self._work[0], max(1.0, self._work[1])
         elif event.kind in ("start", "file-start", "file-done", "file-failed", "file-skipped", "file-pending"):
-            bar.update(total=max(1, total), progress=finished)
+            shown = finished, max(1, total)
+        if shown is not None:  # never back: by documents a skipped one counts, by work it does not
+            done = max(shown[0], self._share * shown[1])
+            self._share = done / shown[1]
+            bar.update(total=shown[1], progress=done)
         if event.kind == "start":
             if finished and counts.get("pending", 0):  # a run before stopped: said, as `batch` says its counts
                 said = t("summarize.folder_going_on", name=self.path.name if self.path else "", done=finished,
