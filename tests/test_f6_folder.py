@@ -130,7 +130,7 @@ async def test_f6_summarizes_a_folder_through_the_batch_queue_and_a_stopped_run_
         state = f6_state(screen)
         every_path = folder / "summaries" / "All summaries.md"
         assert state.startswith("School Letters: 2 summarized, 1 skipped ('letter3 empty.txt' is empty), 0 failed."), state
-        assert ", 0 failed." in state and str(every_path) in state and "Ctrl+K asks about them" in state, state
+        assert ", 0 failed." in state and str(every_path) in state and "Ctrl+K on it (Tab or a click goes to it) asks about them" in state, state
         text = every_path.read_text(encoding="utf-8")
         assert "## letter1 trip.txt" in text and "## letter2 bees.docx" in text
         assert screen.summary == text
@@ -204,7 +204,8 @@ async def test_ctrl_k_on_a_folder_too_long_for_a_message_says_so(profiles: Path,
         assert " · and 12 more). Ctrl+R tries the failed ones again (those summarized are not done again). " \
             "All the summaries are in one file" in state, state
         conversations = app.conversation_id
-        app.screen.query_one("#summarize-result").focus()  # (Ctrl+K asks from the summary, not the path box)
+        # the folder's run over: its summaries take the focus, for Ctrl+K at once (the path box keeps the key)
+        await until(pilot, lambda: app.screen.query_one("#summarize-result").has_focus)
         await pilot.press("ctrl+k")
         await until(pilot, lambda: any(n.startswith("All summaries.md is too long to ask about in the chat: a message in this profile can be up to about ")
                                        for n in said))
@@ -409,3 +410,85 @@ async def test_f6_on_a_folder_takes_the_summary_f6_made_of_a_document_in_it(prof
     assert every.startswith("# All summaries of Client A\n\n" + caveat), every
     assert every.count(caveat) == 1, every
     assert caveat in (out / "memo.txt.summary.md").read_text(encoding="utf-8")  # (each file keeps its own)
+
+
+async def test_a_summary_done_takes_the_focus_so_ctrl_k_asks_at_once(profiles: Path, tmp_path: Path) -> None:
+    """F6's line at a summary's end says "Ctrl+K on the summary below … asks questions about it in the
+    chat", but the path box kept the focus, and there Ctrl+K is the box's own delete key
+    (``box_keeps``): pressed as told, it did nothing. The summary done takes the focus; Tab and
+    Shift+Tab go between it and the path box (past the buttons it took four presses), where Ctrl+K
+    still deletes to the end."""
+    doc = tmp_path / "trip.txt"
+    doc.write_text("Dear parents, the class trip to the museum is on Friday. Bring a packed lunch.\n",
+                   encoding="utf-8")
+    app = WorkstationApp("a", sample_system=False, language="en", store_path=tmp_path / "c.db")
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = await summarize_in_f6(pilot, app, doc)
+        await until(pilot, lambda: not screen.running and screen.has_summary, steps=20000)
+        box, shown = screen.query_one("#summarize-path", Input), screen.query_one("#summarize-result")
+        await until(pilot, lambda: shown.has_focus)
+        assert "Ctrl+K on the summary below (Tab or a click goes to it) asks" in f6_state(screen), f6_state(screen)
+        await pilot.press("tab")  # to the path box, at once
+        assert box.has_focus
+        await pilot.press("ctrl+k")  # the box's own there: deletes (what is selected, or to the end)
+        assert app.screen is screen and box.has_focus and str(doc).startswith(box.value) and box.value != str(doc)
+        box.value = str(doc)
+        await pilot.press("shift+tab")
+        assert shown.has_focus
+        await pilot.press("shift+tab", "tab")
+        assert shown.has_focus
+        await pilot.press("ctrl+k")  # from the summary: asks in the chat
+        await until(pilot, lambda: app.screen is app.chat_screen and app.conversation_id is not None)
+
+
+async def test_the_bar_of_a_folder_run_going_on_counts_the_documents_done_before(profiles: Path,
+                                                                               tmp_path: Path) -> None:
+    """F6 going on with a folder's run: the bar showed 14 of 24 documents done (10 summarized, 4 failed
+    by a run before), then, by tokens once a document was done, this run's work alone: 1 done of
+    about 11 (9%). The documents done before count as done work (their text at this run's pace), and
+    the bar never goes back (the failed ones, counted by documents, are no work)."""
+    from types import SimpleNamespace
+
+    from workstation.core.batch_queue import BatchEvent, BatchQueue, Pace
+    from workstation.tui.screens.summarize import FolderEvent
+
+    folder = tmp_path / "Notes"
+    out = folder / "summaries"
+    out.mkdir(parents=True)
+    for i in range(24):
+        (folder / f"note{i:02}.txt").write_text(f"Note {i}: the delivery for order {i} came on Monday.\n",
+                                                encoding="utf-8")
+    queue = BatchQueue(out / DB_NAME)
+    try:
+        queue.scan(folder, out)
+        for i in range(10):  # the run before
+            queue.mark_done(f"note{i:02}.txt", {})
+        for i in range(10, 14):
+            queue.mark_failed(f"note{i:02}.txt", "damaged")
+        app = WorkstationApp("a", start_engine=False, sample_system=False, language="en",
+                             store_path=tmp_path / "c.db")
+        async with app.run_test(size=(120, 34)) as pilot:
+            await pilot.press("f6")
+            await until(pilot, lambda: isinstance(app.screen, SummarizeScreen))
+            screen = app.screen
+            assert isinstance(screen, SummarizeScreen)
+            screen.path = folder
+            bar = screen.query_one("#summarize-progress", ProgressBar)
+            screen.post_message(FolderEvent(BatchEvent("start", counts=queue.counts())))
+            await until(pilot, lambda: bar.total == 24)
+            before = bar.progress / bar.total
+            assert before == pytest.approx(14 / 24)
+            pace = Pace()  # this run's: one note done
+            pace.begin()
+            row = next(r for r in queue.rows() if r.path == "note14.txt")
+            queue.mark_done(row.path, {})
+            totals = {"document_tokens": 16, "prompt_n": 120, "prompt_ms": 900.0, "calls": 1, "predicted_ms": 400.0,
+                      "total_ms": 1400.0}
+            pace.finished(row, row.size, SimpleNamespace(totals=totals, chunk_budget=900, prefix_tokens=90))
+            work = pace.work(queue)
+            assert work is not None and work[0] / work[1] == pytest.approx(11 / 20, abs=0.02), work
+            screen.post_message(FolderEvent(BatchEvent("file-done", row.path, counts=queue.counts(), work=work)))
+            await until(pilot, lambda: bar.total != 24)
+            assert bar.progress / bar.total >= before, (bar.progress, bar.total)
+    finally:
+        queue.close()

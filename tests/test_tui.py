@@ -3729,10 +3729,10 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         f6.version = document_version(ledger)  # (the file as it was summarized)
         app._attach_document(app.pending_document)  # (as the summary's end does)
         # F6 says what its Ctrl+K does with it: the question typed goes, in the same conversation
-        assert f6._result_text() == "Done. Ctrl+K on the summary below (a click on it first) goes back to your conversation and sends your message there, " \
+        assert f6._result_text() == "Done. Ctrl+K on the summary below (Tab or a click goes to it) goes back to your conversation and sends your message there, " \
             "with this summary in place of ledger.txt; Ctrl+S saves it beside the document."
         app.chat_screen.set_input("")  # nothing typed: nothing is sent, the next message asks it (said so)
-        assert f6._result_text().startswith("Done. Ctrl+K on the summary below (a click on it first) goes back to your conversation: what you ask there next")
+        assert f6._result_text().startswith("Done. Ctrl+K on the summary below (Tab or a click goes to it) goes back to your conversation: what you ask there next")
         app.chat_screen.set_input("What was paid?")
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat_screen)
@@ -3744,8 +3744,9 @@ async def test_a_document_too_long_for_a_message_is_said_when_attached(profiles:
         measured = app._document_tokens.pop(app.pending_document)
         app.screen.query_one("#summarize-result").focus()  # (Ctrl+K asks from the summary, not the path box)
         await pilot.press("ctrl+k")
-        await until(pilot, lambda: any(str(n.message) == "ledger.txt is still being measured for the chat: press "
-                                       "Ctrl+K again in a moment." for n in app._notifications))
+        await until(pilot, lambda: any(str(n.message) == "ledger.txt is still being measured for the chat: in a "
+                                       "moment, press Ctrl+K again on the summary below (Tab goes to it)."
+                                       for n in app._notifications))
         assert app.screen is f6 and app.conversation_id is None and not app.store.list()
         app._document_tokens[app.pending_document] = measured
         app.screen.query_one("#summarize-result").focus()  # (Ctrl+K asks from the summary, not the path box)

@@ -2245,7 +2245,10 @@ async def test_models_and_summarize_screens(profiles: Path, tmp_path: Path, smol
         # the end of the document's path it asked in the chat: pressed to clear the box, the path
         # typed next was sent to the model); the footer does not offer "ask in chat" there
         box = screen.query_one("#summarize-path", LineInput)
-        assert box.has_focus and box.cursor_position == len(box.value)
+        assert screen.query_one("#summarize-result").has_focus  # (the summary done: Ctrl+K asks from it)
+        box.focus()
+        await until(pilot, lambda: box.has_focus)
+        assert box.cursor_position == len(box.value)
         await until(pilot, lambda: not asks())
         await pilot.press("ctrl+k")  # (the box's: deletes what is selected, or to the end)
         assert app.screen is screen and box.has_focus and str(doc).startswith(box.value)
@@ -2481,7 +2484,7 @@ async def test_f6_says_a_summary_cut_at_its_length_limit_is_cut_short(profiles: 
         state = lambda: f6_state(screen)  # noqa: E731
         assert state().startswith("Cut short: the summary stopped at its length limit, so it ends mid-sentence (…). "
                                   "To get it whole, raise the profile's longest reply (F3 → E, Longest reply), then "
-                                  "summarize it again (Ctrl+R). Ctrl+K asks"), state()
+                                  "summarize it again (Ctrl+R). Ctrl+K on the summary below (Tab or a click goes to it) asks"), state()
         assert "Done" not in state() and "max_tokens" not in screen.summary
         assert "(F3 → E, Longest reply)" in screen.summary, screen.summary  # the note under it says the same way
         await pilot.press("f9")
@@ -2759,6 +2762,7 @@ async def test_a_summary_goes_on_behind_the_chat_until_stopped(
         other_doc = tmp_path / "hive2.txt"  # (the first one's parts are kept: it begins with them done)
         other_doc.write_text(honeybee_text(3).replace("bee", "wasp"), encoding="utf-8")
         screen.query_one("#summarize-path", Input).value = str(other_doc)
+        screen.query_one("#summarize-path", Input).focus()  # (the summary done had the focus)
         await pilot.press("enter")
         await until(pilot, lambda: screen.running)
         await pilot.press("ctrl+x")  # before any part is done: the summary before comes back (it was gone)

@@ -168,6 +168,9 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # long summary seemed to stop at its screen's last line until Tab had reached it, four presses)
         Binding("pageup", "page(-1)", show=False), Binding("pagedown", "page(1)", show=False),
         Binding("ctrl+home", "page(-2)", show=False), Binding("ctrl+end", "page(2)", show=False),
+        # the path box and the summary one Tab apart, either way (the buttons between them have their
+        # keys): Ctrl+K asks from the summary, and Tab past the three buttons took four presses
+        Binding("tab", "between(1)", show=False), Binding("shift+tab", "between(-1)", show=False),
     ]
 
     def __init__(self) -> None:
@@ -204,6 +207,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         # top as a share of them (rough), the documents left; counted down on the state line (it said none)
         self._folder_left: tuple[float, float, float | None, int] | None = None
         self._work: tuple[float, float] | None = None  # the folder's work in tokens, done and all (``Pace.work``)
+        self._share = 0.0  # the share of the folder's run the bar shows: it never goes back (an estimate revised)
 
     def compose(self) -> ComposeResult:
         t = self.wapp.texts
@@ -482,6 +486,27 @@ class SummarizeScreen(AppScreen, Screen[None]):
         {-2: shown.scroll_home, -1: shown.scroll_page_up, 1: shown.scroll_page_down, 2: shown.scroll_end}[way](
             animate=False)
 
+    def action_between(self, way: int) -> None:
+        """Tab (``way`` 1) or Shift+Tab (-1): from the path box to the summary and back; from a
+        button (clicked), on as Tab goes."""
+        box, shown = self.query_one("#summarize-path", Input), self.query_one("#summarize-result")
+        if self.focused is box or self.focused is shown:
+            (shown if self.focused is box else box).focus()
+        elif way > 0:
+            self.focus_next()
+        else:
+            self.focus_previous()
+
+    def _to_summary(self, ran: Path) -> None:
+        """A summary done: the focus on it, where Ctrl+K asks about it as the state line says (the
+        path box keeps Ctrl+K as its delete key, ``box_keeps``, and kept the focus: the key did nothing).
+        Not while the box names another path than ``ran``: the next one is being typed there."""
+        box = self.query_one("#summarize-path", Input)
+        raw = box.value.strip()
+        if self.focused not in (None, box) or (raw and typed_path(raw) != ran):
+            return
+        self.query_one("#summarize-result").focus()
+
     def _set_running(self, running: bool) -> None:
         self.running = running
         if self._clock is not None:
@@ -602,7 +627,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.running = True  # before the first await: Enter, the button and Ctrl+R start one run
         self._cancel.clear()
         self.summary, self.result, self._kept_at, self._asked, self.version = "", None, None, None, None
-        self._failed, self._document, self._folder_left, self._work = None, "", None, None
+        self._failed, self._document, self._folder_left, self._work, self._share = None, "", None, None, 0.0
         self._folder_counts = (0, 0)  # (its documents finished, of how many: Ctrl+Q's question says them)
         self.query_one("#summarize-ask", Button).disabled = True
         await self.query_one("#summary", Markdown).update("")
@@ -663,10 +688,15 @@ class SummarizeScreen(AppScreen, Screen[None]):
                 if event.eta_s is not None and time_left(t, event.eta_s, left, event.eta_high) else None
             self._work = event.work or self._work
             self._tick()
+        shown: tuple[float, float] | None = None  # (done, of all)
         if self._work is not None:  # (by documents, a report of 90 s was 5% of the bar and 19 notes of 20 s the rest)
-            bar.update(total=max(1.0, self._work[1]), progress=self._work[0])
+            shown = self._work[0], max(1.0, self._work[1])
         elif event.kind in ("start", "file-start", "file-done", "file-failed", "file-skipped", "file-pending"):
-            bar.update(total=max(1, total), progress=finished)
+            shown = finished, max(1, total)
+        if shown is not None:  # never back: by documents a skipped one counts, by work it does not
+            done = max(shown[0], self._share * shown[1])
+            self._share = done / shown[1]
+            bar.update(total=shown[1], progress=done)
         if event.kind == "start":
             if finished and counts.get("pending", 0):  # a run before stopped: said, as `batch` says its counts
                 said = t("summarize.folder_going_on", name=self.path.name if self.path else "", done=finished,
@@ -705,6 +735,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
         self.query_one("#summarize-state", Label).update(self._result_text())
         self.query_one("#summarize-ask", Button).disabled = not run.text
         self.refresh_bindings()
+        if run.text and not run.stopped and run.error is None:  # (stopped: "press Enter on the folder again")
+            self._to_summary(run.root)
         if self.app.screen is not self:
             self.app.notify(self.wapp.texts("summarize.folder_ready", name=run.root.name), timeout=10)
         await self.query_one("#summary", Markdown).update(run.text)
@@ -917,6 +949,8 @@ class SummarizeScreen(AppScreen, Screen[None]):
             if done:
                 self._made_at = time.time()
                 self._keep()
+                if self.path is not None and not event.data.cancelled:  # (stopped: Enter or Ctrl+R goes on, from the box)
+                    self._to_summary(self.path)
             if self.wapp.pending_document is not None:  # its line says whether the summary goes in its place
                 self.wapp._attach_document(self.wapp.pending_document)
             if self.app.screen is not self and self.path is not None:
@@ -1046,6 +1080,7 @@ class SummarizeScreen(AppScreen, Screen[None]):
             if n_ctx and tokens > n_ctx - reserve:
                 words = words_in(self.summary)
                 self.notify(t("summarize.folder_too_long", name=every.name, n=rounded_words(words),
+                              ask=self.wapp.key_for("summarize.ask"),
                               ctx=_message_words((tokens, n_ctx, max(1, tokens - bare)), words, reserve, t)),
                             severity="warning", timeout=15)
                 return
