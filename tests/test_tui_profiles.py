@@ -2075,15 +2075,21 @@ async def test_f3_opens_with_the_profiles_above_the_current_one_in_view(
         fits = min(y for y in starts.values() if y >= end - shown)  # the most whole profiles above it
         assert options.scroll_y == fits, (options.scroll_y, fits, shown, starts)
         assert options.scroll_y > 0
+
+        async def placed_again_when(more: int, than: int) -> int:
+            """The window made ``more`` rows taller: the list placed as at the start for its new height."""
+            await pilot.resize_terminal(size[0], size[1] + more)
+            await until(pilot, lambda: options.scrollable_content_region.height > than)
+            for _ in range(5):
+                await pilot.pause()
+            height = options.scrollable_content_region.height
+            fits = min(y for y in starts.values() if y >= end - height)
+            assert options.scroll_y == fits, (options.scroll_y, fits, height, starts)
+            return height
+
         # fitted again before a key is pressed (the window made taller; on a busy PC a second fit as
         # it opened): placed again as at the start, not left at the first fit's (fewer profiles above)
-        await pilot.resize_terminal(size[0], size[1] + 6)
-        await until(pilot, lambda: options.scrollable_content_region.height > shown)
-        for _ in range(5):
-            await pilot.pause()
-        taller = options.scrollable_content_region.height
-        fits = min(y for y in starts.values() if y >= end - taller)
-        assert options.scroll_y == fits, (options.scroll_y, fits, taller, starts)
+        taller = await placed_again_when(6, shown)
         # the first fit before the current profile was highlighted (a busy PC): the placing is of the
         # profile highlighted as it is placed, and a later fit places it again as at the start
         menu = app.screen
@@ -2093,13 +2099,7 @@ async def test_f3_opens_with_the_profiles_above_the_current_one_in_view(
         options.highlighted = at
         for _ in range(5):
             await pilot.pause()
-        await pilot.resize_terminal(size[0], size[1] + 12)
-        await until(pilot, lambda: options.scrollable_content_region.height > taller)
-        for _ in range(5):
-            await pilot.pause()
-        tallest = options.scrollable_content_region.height
-        fits = min(y for y in starts.values() if y >= end - tallest)
-        assert options.scroll_y == fits, (options.scroll_y, fits, tallest, starts)
+        await placed_again_when(12, taller)
 
 
 async def test_a_desk_pcs_room_left_is_said_in_the_words_of_the_conversations_language(

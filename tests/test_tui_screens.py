@@ -51,6 +51,16 @@ from workstation.tui.screens.profile_menu import ProfileMenu
 from workstation.tui.widgets.line_input import LineInput
 
 
+async def _f4_listed(pilot, app: WorkstationApp):  # noqa: ANN001, ANN202 - (Pilot; the screen's type imported late)
+    """F4 opened, its installed models listed: the screen."""
+    from workstation.tui.screens.models import ModelsScreen
+
+    await pilot.press("f4")
+    await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed))
+    assert isinstance(app.screen, ModelsScreen)
+    return app.screen
+
+
 async def test_language_switch_and_palette(profiles: Path) -> None:
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(80, 24), notifications=True) as pilot:  # (toasts drawn: their lines counted)
@@ -1211,10 +1221,7 @@ async def test_deleting_a_linked_model_removes_the_link_only_and_says_so(
     monkeypatch.setenv("WORKSTATION_MODELS", str(folder))
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("f4")
-        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed))
-        models = app.screen
-        assert isinstance(models, ModelsScreen)
+        models = await _f4_listed(pilot, app)
         models.query_one("#installed", DataTable).move_cursor(
             row=[row.path for row in models.installed].index(folder / "smol-link.gguf"))
         await pilot.press("d")
@@ -3338,14 +3345,11 @@ async def test_a_fit_worked_out_for_the_list_before_a_reload_stays_out_of_the_fr
     """The column's worker cancelled by a reload (a model pulled, deleted) could still post the fit it
     was working out: it landed in the fresh list, for a model that may be gone or changed."""
     from workstation.tui.integrations import ModelFit
-    from workstation.tui.screens.models import FitFound, ModelsScreen
+    from workstation.tui.screens.models import FitFound
 
     app = WorkstationApp("a", start_engine=False, sample_system=False, language="en")
     async with app.run_test(size=(110, 32)) as pilot:
-        await pilot.press("f4")
-        await until(pilot, lambda: isinstance(app.screen, ModelsScreen) and bool(app.screen.installed))
-        models = app.screen
-        assert isinstance(models, ModelsScreen)
+        models = await _f4_listed(pilot, app)
         before = models._generation
         name = models.installed[0].name
         models.action_reload()
