@@ -36,6 +36,20 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return profiles
 
 
+def _server_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, tokens_per_day: int) -> Path:
+    """An office server's data folder with one key, ``name``'s, of ``tokens_per_day``, the desk
+    PC's key in its environment (WS_DESK_KEY): the folder."""
+    from workstation.core.keys import DB_NAME, KeyRing
+
+    server_data = tmp_path / "server"
+    server_data.mkdir()
+    ring = KeyRing(server_data / DB_NAME)
+    _, secret = ring.add(name, tokens_per_day=tokens_per_day)
+    ring.close()
+    monkeypatch.setenv("WS_DESK_KEY", secret)
+    return server_data
+
+
 async def test_a_long_model_name_keeps_its_quantization(folder: Path, tmp_path: Path, smollm2_path: Path) -> None:
     """Two copies of one model differ only at the end of their names (….Q4_1, ….Q8_0): a name
     too long for the line loses its middle, never its end; and only when the line is too long
@@ -1014,12 +1028,7 @@ async def test_a_long_status_message_is_cut_before_the_profiles_name(
 
     from workstation.core.keys import DB_NAME, KeyRing
 
-    server_data = tmp_path / "server"
-    server_data.mkdir()
-    ring = KeyRing(server_data / DB_NAME)
-    _, secret = ring.add("bob", tokens_per_day=100_000)
-    ring.close()
-    monkeypatch.setenv("WS_DESK_KEY", secret)
+    server_data = _server_key(tmp_path, monkeypatch, "bob", 100_000)
     name = "Office server (OpenAI-compatible)"
     with serve(write_profile(tmp_path, smollm2_path), data=server_data) as server:
         _write(folder, "desk", {"name": name, "backend": "openai",
@@ -1059,12 +1068,7 @@ async def test_a_message_the_server_refuses_comes_back_into_the_box(
     from workstation.tui.widgets.message_view import MessageView, metrics_line
 
     monkeypatch.setattr(status_line, "DAY_RECHECK_S", 0.5)
-    server_data = tmp_path / "server"
-    server_data.mkdir()
-    ring = KeyRing(server_data / DB_NAME)
-    _, secret = ring.add("bob", tokens_per_day=5)  # less than any question
-    ring.close()
-    monkeypatch.setenv("WS_DESK_KEY", secret)
+    server_data = _server_key(tmp_path, monkeypatch, "bob", 5)  # less than any question
     with serve(write_profile(tmp_path, smollm2_path), data=server_data) as server:
         _write(folder, "desk", {"backend": "openai", "remote": {"base_url": server.base_url, "api_key_env": "WS_DESK_KEY"},
                                 "sampling": {"temperature": 0.0, "max_tokens": 8}})
@@ -1875,15 +1879,9 @@ async def test_a_summary_stopped_by_the_days_limit_says_when_it_can_go_on(
     from docmaker import honeybee_text
     from serve_helpers import serve, write_profile
 
-    from workstation.core.keys import DB_NAME, KeyRing
     from workstation.core.quota import next_day_start
 
-    server_data = tmp_path / "server"
-    server_data.mkdir()
-    ring = KeyRing(server_data / DB_NAME)
-    _, secret = ring.add("ayse", tokens_per_day=60)  # less than a part of the document
-    ring.close()
-    monkeypatch.setenv("WS_DESK_KEY", secret)
+    server_data = _server_key(tmp_path, monkeypatch, "ayse", 60)  # less than a part of the document
     doc = tmp_path / "report.txt"
     doc.write_text(honeybee_text(8), encoding="utf-8")
     with serve(write_profile(tmp_path, smollm2_path), data=server_data) as server:
@@ -1919,12 +1917,7 @@ async def test_a_used_up_day_says_when_on_the_status_line_and_clears_once_raised
     from workstation.core.keys import DB_NAME, KeyRing
     from workstation.core.quota import next_day_start
 
-    server_data = tmp_path / "server"
-    server_data.mkdir()
-    ring = KeyRing(server_data / DB_NAME)
-    _, secret = ring.add("ayse", tokens_per_day=40)
-    ring.close()
-    monkeypatch.setenv("WS_DESK_KEY", secret)
+    server_data = _server_key(tmp_path, monkeypatch, "ayse", 40)
     with serve(write_profile(tmp_path, smollm2_path, sampling={"temperature": 0.0, "max_tokens": 64, "seed": 1}),
                data=server_data) as server:
         _write(folder, "desk", {"backend": "openai", "remote": {"base_url": server.base_url, "api_key_env": "WS_DESK_KEY"},
@@ -1963,21 +1956,15 @@ async def test_a_summary_stopped_for_a_used_up_day_says_so_on_the_status_line(
     from docmaker import honeybee_text
     from serve_helpers import serve, write_profile
 
-    from workstation.core.keys import DB_NAME, KeyRing
     from workstation.core.quota import next_day_start
 
-    server_data = tmp_path / "server"
-    server_data.mkdir()
-    ring = KeyRing(server_data / DB_NAME)
-    _, secret = ring.add("ayse", tokens_per_day=per_day)
-    ring.close()
-    monkeypatch.setenv("WS_DESK_KEY", secret)
+    server_data = _server_key(tmp_path, monkeypatch, "ayse", per_day)
     doc = tmp_path / "report.txt"
     doc.write_text(honeybee_text(1), encoding="utf-8")
     with serve(write_profile(tmp_path, smollm2_path, sampling={"temperature": 0.0, "max_tokens": 64, "seed": 1}),
                data=server_data) as server:
         if used_before:
-            used = httpx.post(f"{server.base_url}/chat/completions", headers={"Authorization": f"Bearer {secret}"},
+            used = httpx.post(f"{server.base_url}/chat/completions", headers={"Authorization": f"Bearer {os.environ['WS_DESK_KEY']}"},
                               json={"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 64}, timeout=120)
             assert used.status_code == 200, used.text  # the day's 40 tokens end in its reply
         _write(folder, "desk", {"backend": "openai", "remote": {"base_url": server.base_url, "api_key_env": "WS_DESK_KEY"},
